@@ -1,0 +1,9 @@
+//! The engine: an in-process Kubernetes-style apiserver for CustomResourceDefinitions.
+//!
+//! Layers, bottom up: [`store`] (versioned key/value storage, the source of every
+//! `resourceVersion`), [`field`] and [`status`] (the error vocabulary every layer above the
+//! store shares: field errors with paths, and `metav1.Status`).
+
+pub mod field;
+pub mod status;
+pub mod store;

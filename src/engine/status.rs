@@ -1,0 +1,230 @@
+//! `metav1.Status`: the one shape every engine error takes on the wire.
+//!
+//! Constructors mirror apimachinery's `apierrors` (NewNotFound, NewAlreadyExists,
+//! NewConflict, NewInvalid, ...) with the same messages, so that clients which look at
+//! `reason` and `code` (kubectl, client-go, kube-rs) behave as they do against kube-apiserver.
+
+use crate::engine::field::{FieldError, aggregate_message};
+use serde::{Deserialize, Serialize};
+
+/// A group and resource, as in `widgets.stable.example.com` (empty group for core).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupResource {
+    pub group: String,
+    pub resource: String,
+}
+
+impl GroupResource {
+    pub fn new(group: &str, resource: &str) -> Self {
+        GroupResource { group: group.to_string(), resource: resource.to_string() }
+    }
+    /// `widgets.stable.example.com`, or `namespaces` for the core group.
+    pub fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.resource.clone()
+        } else {
+            format!("{}.{}", self.resource, self.group)
+        }
+    }
+}
+
+/// One entry of `details.causes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusCause {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+/// `details` of a Status. Field order is the wire order kube-apiserver uses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusDetails {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub causes: Vec<StatusCause>,
+    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<u32>,
+}
+
+/// A failure Status. Serializes exactly as kube-apiserver's error bodies.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: String,
+    pub message: String,
+    pub details: Option<StatusDetails>,
+}
+
+#[derive(Serialize)]
+struct StatusWire<'a> {
+    kind: &'static str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    metadata: serde_json::Map<String, serde_json::Value>,
+    status: &'static str,
+    message: &'a str,
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<&'a StatusDetails>,
+    code: u16,
+}
+
+impl ApiError {
+    pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        ApiError { code, reason: reason.to_string(), message: message.into(), details: None }
+    }
+
+    fn with_details(mut self, details: StatusDetails) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    fn named(gr: &GroupResource, name: &str) -> StatusDetails {
+        StatusDetails {
+            name: Some(name.to_string()),
+            group: Some(gr.group.clone()),
+            kind: Some(gr.resource.clone()),
+            ..Default::default()
+        }
+    }
+
+    /// 404 `widgets.stable.example.com "w1" not found`.
+    pub fn not_found(gr: &GroupResource, name: &str) -> Self {
+        Self::new(404, "NotFound", format!("{} \"{}\" not found", gr.qualified(), name))
+            .with_details(Self::named(gr, name))
+    }
+
+    /// 409 `widgets.stable.example.com "w1" already exists`.
+    pub fn already_exists(gr: &GroupResource, name: &str) -> Self {
+        Self::new(409, "AlreadyExists", format!("{} \"{}\" already exists", gr.qualified(), name))
+            .with_details(Self::named(gr, name))
+    }
+
+    /// 409 Conflict with kube's optimistic-concurrency wording.
+    pub fn conflict(gr: &GroupResource, name: &str, why: &str) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!("Operation cannot be fulfilled on {} \"{}\": {}", gr.qualified(), name, why),
+        )
+        .with_details(Self::named(gr, name))
+    }
+
+    /// The reason kube gives for a stale resourceVersion.
+    pub const STALE_OBJECT: &'static str =
+        "the object has been modified; please apply your changes to the latest version and try again";
+
+    /// 422 Invalid: `Kind.group "name" is invalid: ...` with one cause per field error.
+    pub fn invalid(kind: &str, group: &str, name: &str, errors: &[FieldError]) -> Self {
+        let qualified_kind = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+        let message = format!("{} \"{}\" is invalid: {}", qualified_kind, name, aggregate_message(errors));
+        let causes = errors
+            .iter()
+            .map(|e| StatusCause {
+                reason: Some(e.error_type.cause_reason().to_string()),
+                message: Some(e.body()),
+                field: Some(e.field.clone()),
+            })
+            .collect();
+        Self::new(422, "Invalid", message).with_details(StatusDetails {
+            name: Some(name.to_string()),
+            group: Some(group.to_string()),
+            kind: Some(kind.to_string()),
+            causes,
+            ..Default::default()
+        })
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message)
+    }
+
+    /// 410 Expired, as a watch from a compacted resourceVersion receives.
+    pub fn expired(message: impl Into<String>) -> Self {
+        Self::new(410, "Expired", message)
+    }
+
+    /// 500 InternalError.
+    pub fn internal(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::new(500, "InternalError", format!("Internal error occurred: {message}")).with_details(StatusDetails {
+            causes: vec![StatusCause { reason: None, message: Some(message), field: None }],
+            ..Default::default()
+        })
+    }
+
+    /// 401 Unauthorized.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
+    /// The Status object as JSON, field order as kube-apiserver writes it.
+    pub fn to_json(&self) -> serde_json::Value {
+        let wire = StatusWire {
+            kind: "Status",
+            api_version: "v1",
+            metadata: serde_json::Map::new(),
+            status: "Failure",
+            message: &self.message,
+            reason: &self.reason,
+            details: self.details.as_ref(),
+            code: self.code,
+        };
+        serde_json::to_value(&wire).unwrap_or(serde_json::Value::Null)
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.code == 404
+    }
+    pub fn is_conflict(&self) -> bool {
+        self.code == 409
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn invalid_status_matches_reference_shape() {
+        let errs = vec![FieldError::invalid(
+            "metadata.name",
+            "gizmo.stable.example.com",
+            "must be spec.names.plural+\".\"+spec.group",
+        )];
+        let s = ApiError::invalid("CustomResourceDefinition", "apiextensions.k8s.io", "gizmo.stable.example.com", &errs);
+        // From reference 11-crd-invalid-name-422.http.
+        let expected = json!({
+          "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+          "message": "CustomResourceDefinition.apiextensions.k8s.io \"gizmo.stable.example.com\" is invalid: metadata.name: Invalid value: \"gizmo.stable.example.com\": must be spec.names.plural+\".\"+spec.group",
+          "reason": "Invalid",
+          "details": {"name": "gizmo.stable.example.com", "group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition",
+            "causes": [{"reason": "FieldValueInvalid",
+              "message": "Invalid value: \"gizmo.stable.example.com\": must be spec.names.plural+\".\"+spec.group",
+              "field": "metadata.name"}]},
+          "code": 422
+        });
+        assert_eq!(s.to_json(), expected);
+    }
+
+    #[test]
+    fn not_found_names_the_qualified_resource() {
+        let s = ApiError::not_found(&GroupResource::new("stable.example.com", "widgets"), "w3");
+        assert_eq!(s.message, "widgets.stable.example.com \"w3\" not found");
+        assert_eq!(s.to_json()["details"]["kind"], "widgets");
+        assert!(s.is_not_found());
+    }
+}

@@ -1,0 +1,236 @@
+//! Versioned key/value storage: the source of every `resourceVersion`.
+//!
+//! The model is etcd v3's: one global, monotonic revision; every successful write gets the
+//! next revision, and that revision is the written object's `resourceVersion`. The [`Store`]
+//! trait is what the engine programs against, so an etcd backend can implement it later
+//! without the layers above changing.
+//!
+//! [`LocalStore`] is the embedded implementation: the whole current state and a bounded
+//! history of changes live in memory ([`state`], also serving as the watch cache), and a
+//! single committer thread ([`writer`]) batches concurrent writes into one durable commit
+//! (group commit) through a [`Persist`] backend: nothing for the memory store, a redb
+//! database on disk ([`redb_backend`]) for the durable one. A write is acknowledged only
+//! after its batch is durable and visible to readers.
+
+mod redb_backend;
+mod state;
+mod watch;
+mod writer;
+
+#[cfg(test)]
+mod conformance;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+pub use redb_backend::RedbPersist;
+pub use writer::{NoPersist, Persist};
+
+/// A revision of the store; the `resourceVersion` of whatever was written at it.
+pub type Revision = u64;
+
+/// How many changes the in-memory history keeps for watches and paged lists by default.
+pub const DEFAULT_HISTORY: usize = 16_384;
+
+/// One stored key with its value and revisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: Bytes,
+    /// The revision at which the key was created (the current incarnation).
+    pub create_revision: Revision,
+    /// The revision of the last write to the key: its `resourceVersion`.
+    pub mod_revision: Revision,
+}
+
+/// One change, as watches deliver it and the history keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchEvent {
+    pub revision: Revision,
+    pub key: String,
+    /// The value after the change; `None` for a delete.
+    pub current: Option<KeyValue>,
+    /// The value before the change; `None` for a create.
+    pub prev: Option<KeyValue>,
+}
+
+/// What a change did to its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl WatchEvent {
+    pub fn event_type(&self) -> EventType {
+        match (&self.prev, &self.current) {
+            (_, None) => EventType::Deleted,
+            (None, Some(_)) => EventType::Added,
+            (Some(_), Some(_)) => EventType::Modified,
+        }
+    }
+}
+
+/// Options of a list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListOptions {
+    /// At most this many items; `None` or `Some(0)` for all.
+    pub limit: Option<usize>,
+    /// Start at this key (inclusive): the key a previous page returned as `next_key`.
+    pub start_key: Option<String>,
+    /// Read the state as it was at this revision (a continued list passes the first
+    /// page's revision so every page comes from one snapshot). `None`: the latest.
+    pub revision: Option<Revision>,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    pub items: Vec<KeyValue>,
+    /// The revision the page was read at.
+    pub revision: Revision,
+    /// Where the next page starts, when there is one.
+    pub next_key: Option<String>,
+    /// How many items remain after this page.
+    pub remaining: u64,
+}
+
+/// The result of a delete: the last value and the revision of the deletion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deleted {
+    pub prev: KeyValue,
+    pub revision: Revision,
+}
+
+/// A stream of changes under a prefix, in revision order. An `Err` ends it.
+pub type WatchStream = BoxStream<'static, Result<WatchEvent, StoreError>>;
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("key {key:?} already exists")]
+    AlreadyExists { key: String },
+    #[error("key {key:?} not found")]
+    NotFound { key: String },
+    #[error("key {key:?} is at revision {actual}, not the expected {expected}")]
+    Conflict { key: String, expected: Revision, actual: Revision },
+    /// The requested revision is older than the history still held (HTTP 410 Gone).
+    #[error("too old resource version: {requested} ({oldest})")]
+    Expired { requested: Revision, oldest: Revision },
+    /// The requested revision is newer than the store's (HTTP 504 with retry, as kube).
+    #[error("Too large resource version: {requested}, current resource version: {current}")]
+    TooLarge { requested: Revision, current: Revision },
+    /// Another process holds the database.
+    #[error("the data directory {path} is in use by another process")]
+    Locked { path: PathBuf },
+    #[error("storage backend: {0}")]
+    Backend(String),
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// The storage every engine layer programs against.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// The latest revision.
+    async fn current_revision(&self) -> Result<Revision, StoreError>;
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError>;
+    /// Keys starting with `prefix`, in key order, consistent at one revision.
+    async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError>;
+    /// Fails with `AlreadyExists` if the key exists.
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError>;
+    /// Fails with `NotFound`, or `Conflict` when `expected` is given and is not the key's
+    /// current `mod_revision`.
+    async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError>;
+    /// Fails with `NotFound`, or `Conflict` like `update`.
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError>;
+    /// Every change under `prefix` after revision `after`, then live changes.
+    /// `Expired` when changes after `after` are no longer held.
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError>;
+}
+
+/// The embedded store: state in memory, writes made durable by `P` in group commits.
+pub struct LocalStore {
+    state: Arc<RwLock<state::State>>,
+    writer: writer::Writer,
+    revisions: tokio::sync::watch::Receiver<Revision>,
+}
+
+impl LocalStore {
+    /// A store that keeps nothing across restarts (tests, `--storage memory`).
+    pub fn memory() -> Self {
+        Self::start(NoPersist, state::State::new(0, DEFAULT_HISTORY))
+    }
+
+    /// A durable store in a redb database file.
+    pub fn redb(path: &Path) -> Result<Self, StoreError> {
+        Self::redb_with_history(path, DEFAULT_HISTORY)
+    }
+
+    /// A durable store keeping `history` changes in memory for watches.
+    pub fn redb_with_history(path: &Path, history: usize) -> Result<Self, StoreError> {
+        let (persist, loaded) = RedbPersist::open(path)?;
+        let mut initial = state::State::new(loaded.revision, history);
+        for kv in loaded.items {
+            initial.insert_loaded(kv);
+        }
+        Ok(Self::start(persist, initial))
+    }
+
+    fn start<P: Persist>(persist: P, initial: state::State) -> Self {
+        let revision = initial.revision();
+        let state = Arc::new(RwLock::new(initial));
+        let (tx, rx) = tokio::sync::watch::channel(revision);
+        let writer = writer::Writer::spawn(persist, Arc::clone(&state), tx);
+        LocalStore { state, writer, revisions: rx }
+    }
+
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, state::State>, StoreError> {
+        self.state.read().map_err(|_| StoreError::Backend("state lock poisoned".into()))
+    }
+}
+
+#[async_trait]
+impl Store for LocalStore {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        Ok(self.read()?.revision())
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        Ok(self.read()?.get(key).cloned())
+    }
+
+    async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
+        self.read()?.list(prefix, opts)
+    }
+
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
+        match self.writer.submit(writer::Op::Create { key: key.to_string(), value }).await? {
+            writer::Outcome::Written(kv) => Ok(kv),
+            writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),
+        }
+    }
+
+    async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
+        match self.writer.submit(writer::Op::Update { key: key.to_string(), value, expected }).await? {
+            writer::Outcome::Written(kv) => Ok(kv),
+            writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),
+        }
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError> {
+        match self.writer.submit(writer::Op::Delete { key: key.to_string(), expected }).await? {
+            writer::Outcome::Deleted(d) => Ok(d),
+            writer::Outcome::Written(_) => Err(StoreError::Backend("unexpected outcome".into())),
+        }
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
+        self.read()?.check_watchable(after)?;
+        Ok(watch::stream(Arc::clone(&self.state), self.revisions.clone(), prefix.to_string(), after))
+    }
+}

@@ -1,0 +1,247 @@
+//! The in-memory state of a [`LocalStore`](super::LocalStore): every current key, and a
+//! bounded history of the latest changes.
+//!
+//! Pure data and logic, no IO: the committer applies durable batches here, and readers
+//! serve get, list and watch from it. The history is what makes two things possible
+//! without a multi-version store: watches from a past revision, and lists *at* a past
+//! revision (a paged list reads every page at the first page's revision) — a past state is
+//! the current one with the newer changes undone. Revisions are contiguous (every
+//! successful write takes the next one), so finding a revision in the history is O(1).
+
+use super::{KeyValue, ListOptions, ListPage, Revision, StoreError, WatchEvent};
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
+use std::sync::Arc;
+
+#[derive(Debug)]
+pub struct State {
+    revision: Revision,
+    /// Changes at revisions up to and including this one are no longer in `history`.
+    compacted: Revision,
+    items: BTreeMap<String, KeyValue>,
+    history: VecDeque<Arc<WatchEvent>>,
+    history_cap: usize,
+}
+
+impl State {
+    /// An empty state at `revision` (the revision a durable backend loaded), with no
+    /// history before it.
+    pub fn new(revision: Revision, history_cap: usize) -> Self {
+        State { revision, compacted: revision, items: BTreeMap::new(), history: VecDeque::new(), history_cap: history_cap.max(1) }
+    }
+
+    /// Adds a key read from durable storage at start-up.
+    pub fn insert_loaded(&mut self, kv: KeyValue) {
+        self.items.insert(kv.key.clone(), kv);
+    }
+
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    pub fn get(&self, key: &str) -> Option<&KeyValue> {
+        self.items.get(key)
+    }
+
+    /// Applies one committed change. The committer calls this in revision order.
+    pub fn apply(&mut self, event: WatchEvent) {
+        debug_assert_eq!(event.revision, self.revision + 1);
+        match &event.current {
+            Some(kv) => {
+                self.items.insert(event.key.clone(), kv.clone());
+            }
+            None => {
+                self.items.remove(&event.key);
+            }
+        }
+        self.revision = event.revision;
+        self.history.push_back(Arc::new(event));
+        while self.history.len() > self.history_cap {
+            if let Some(dropped) = self.history.pop_front() {
+                self.compacted = dropped.revision;
+            }
+        }
+    }
+
+    /// Whether changes after `after` are all still held.
+    pub fn check_watchable(&self, after: Revision) -> Result<(), StoreError> {
+        if after < self.compacted {
+            return Err(StoreError::Expired { requested: after, oldest: self.compacted + 1 });
+        }
+        Ok(())
+    }
+
+    /// Up to `max` changes after `after` whose key starts with `prefix`, and the revision
+    /// scanned up to (so the caller resumes from there even if nothing matched).
+    pub fn events_after(&self, prefix: &str, after: Revision, max: usize) -> Result<(Vec<Arc<WatchEvent>>, Revision), StoreError> {
+        self.check_watchable(after)?;
+        let first = self.compacted + 1;
+        let start = (after + 1 - first) as usize;
+        let mut out = Vec::new();
+        let mut scanned = after;
+        for event in self.history.iter().skip(start) {
+            scanned = event.revision;
+            if event.key.starts_with(prefix) {
+                out.push(Arc::clone(event));
+                if out.len() >= max {
+                    break;
+                }
+            }
+        }
+        Ok((out, scanned))
+    }
+
+    /// A page of keys under `prefix`, read at `opts.revision` (default: latest).
+    pub fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
+        let at = opts.revision.unwrap_or(self.revision);
+        if at > self.revision {
+            return Err(StoreError::TooLarge { requested: at, current: self.revision });
+        }
+        if at < self.compacted {
+            return Err(StoreError::Expired { requested: at, oldest: self.compacted + 1 });
+        }
+        let start = match &opts.start_key {
+            Some(k) if k.as_str() > prefix => k.clone(),
+            _ => prefix.to_string(),
+        };
+        let limit = opts.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
+        let undo = self.undo_since(prefix, at);
+        let current = self
+            .items
+            .range::<str, _>((Bound::Included(start.as_str()), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(k, _)| !undo.contains_key(k.as_str()))
+            .map(|(k, v)| (k.as_str(), Some(v)));
+        let past = undo
+            .range::<str, _>((Bound::Included(start.as_str()), Bound::Unbounded))
+            .map(|(k, v)| (*k, *v));
+        let mut merged = merge_sorted(current, past).filter_map(|(_, v)| v);
+
+        let mut items = Vec::new();
+        for kv in merged.by_ref() {
+            items.push(kv.clone());
+            if items.len() >= limit {
+                break;
+            }
+        }
+        let mut rest = merged.peekable();
+        let next_key = rest.peek().map(|kv| kv.key.clone());
+        let remaining = rest.count() as u64;
+        Ok(ListPage { items, revision: at, next_key, remaining })
+    }
+
+    /// For each key under `prefix` changed after `at`, its value at `at` (`None`: absent).
+    fn undo_since<'a>(&'a self, prefix: &str, at: Revision) -> BTreeMap<&'a str, Option<&'a KeyValue>> {
+        let mut undo = BTreeMap::new();
+        if at == self.revision {
+            return undo;
+        }
+        // Newest first, so the value left for a key is the `prev` of its oldest change after `at`.
+        for event in self.history.iter().rev().take_while(|e| e.revision > at) {
+            if event.key.starts_with(prefix) {
+                undo.insert(event.key.as_str(), event.prev.as_ref());
+            }
+        }
+        undo
+    }
+}
+
+/// Merges two iterators sorted by key with disjoint keys.
+fn merge_sorted<'a, A, B, V>(a: A, b: B) -> impl Iterator<Item = (&'a str, V)>
+where
+    A: Iterator<Item = (&'a str, V)>,
+    B: Iterator<Item = (&'a str, V)>,
+{
+    let mut a = a.peekable();
+    let mut b = b.peekable();
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some((ka, _)), Some((kb, _))) => {
+            if ka <= kb {
+                a.next()
+            } else {
+                b.next()
+            }
+        }
+        (Some(_), None) => a.next(),
+        (None, _) => b.next(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn kv(key: &str, value: &str, created: Revision, modified: Revision) -> KeyValue {
+        KeyValue { key: key.into(), value: Bytes::from(value.to_string()), create_revision: created, mod_revision: modified }
+    }
+
+    fn put(state: &mut State, key: &str, value: &str) {
+        let rev = state.revision() + 1;
+        let prev = state.get(key).cloned();
+        let created = prev.as_ref().map_or(rev, |p| p.create_revision);
+        state.apply(WatchEvent { revision: rev, key: key.into(), current: Some(kv(key, value, created, rev)), prev });
+    }
+
+    fn del(state: &mut State, key: &str) {
+        let rev = state.revision() + 1;
+        let prev = state.get(key).cloned();
+        state.apply(WatchEvent { revision: rev, key: key.into(), current: None, prev });
+    }
+
+    fn keys_at(state: &State, at: Option<Revision>) -> Vec<(String, String)> {
+        let page = state.list("/a/", &ListOptions { revision: at, ..Default::default() }).expect("list");
+        page.items.into_iter().map(|kv| (kv.key, String::from_utf8_lossy(&kv.value).into_owned())).collect()
+    }
+
+    #[test]
+    fn list_at_past_revision_undoes_newer_changes() {
+        let mut s = State::new(0, 100);
+        put(&mut s, "/a/1", "one"); // 1
+        put(&mut s, "/a/2", "two"); // 2
+        put(&mut s, "/b/1", "other"); // 3
+        put(&mut s, "/a/1", "uno"); // 4
+        del(&mut s, "/a/2"); // 5
+        put(&mut s, "/a/0", "zero"); // 6
+        assert_eq!(keys_at(&s, None), vec![("/a/0".into(), "zero".into()), ("/a/1".into(), "uno".into())]);
+        assert_eq!(keys_at(&s, Some(3)), vec![("/a/1".into(), "one".into()), ("/a/2".into(), "two".into())]);
+        assert_eq!(keys_at(&s, Some(1)), vec![("/a/1".into(), "one".into())]);
+        assert_eq!(keys_at(&s, Some(0)), vec![]);
+    }
+
+    #[test]
+    fn history_is_bounded_and_old_revisions_expire() {
+        let mut s = State::new(0, 3);
+        for i in 0..5 {
+            put(&mut s, &format!("/a/{i}"), "v");
+        }
+        assert_eq!(s.list("/a/", &ListOptions { revision: Some(1), ..Default::default() }), Err(StoreError::Expired { requested: 1, oldest: 3 }));
+        assert!(s.list("/a/", &ListOptions { revision: Some(2), ..Default::default() }).is_ok());
+        assert!(matches!(s.events_after("/a/", 1, 10), Err(StoreError::Expired { .. })));
+        let (events, scanned) = s.events_after("/a/", 2, 10).expect("events");
+        assert_eq!(events.iter().map(|e| e.revision).collect::<Vec<_>>(), vec![3, 4, 5]);
+        assert_eq!(scanned, 5);
+    }
+
+    #[test]
+    fn pages_report_next_key_and_remaining() {
+        let mut s = State::new(0, 100);
+        for i in 0..5 {
+            put(&mut s, &format!("/a/{i}"), "v");
+        }
+        let page = s.list("/a/", &ListOptions { limit: Some(2), ..Default::default() }).expect("list");
+        assert_eq!(page.items.len(), 2);
+        assert_eq!(page.next_key.as_deref(), Some("/a/2"));
+        assert_eq!(page.remaining, 3);
+        let next = s
+            .list("/a/", &ListOptions { limit: Some(2), start_key: page.next_key, revision: Some(page.revision) })
+            .expect("list");
+        assert_eq!(next.items[0].key, "/a/2");
+    }
+
+    #[test]
+    fn too_large_revision_is_refused() {
+        let s = State::new(7, 10);
+        assert_eq!(s.list("/", &ListOptions { revision: Some(8), ..Default::default() }), Err(StoreError::TooLarge { requested: 8, current: 7 }));
+    }
+}

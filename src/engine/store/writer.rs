@@ -1,0 +1,197 @@
+//! The committer: one thread that turns concurrent write requests into group commits.
+//!
+//! Every write goes through here. The thread takes every request waiting in its queue,
+//! checks each against the current state plus the earlier requests of the same batch,
+//! gives each successful one the next revision, makes the whole batch durable with one
+//! [`Persist::persist`] call (one fsync for redb), then applies it to the in-memory state,
+//! wakes the watchers, and answers every caller. So throughput grows with concurrency
+//! instead of collapsing to one fsync per write, and a caller is answered only once its
+//! write is durable and visible.
+
+use super::state::State;
+use super::{Deleted, KeyValue, Revision, StoreError, WatchEvent};
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use tokio::sync::{mpsc, oneshot};
+
+/// The most requests one commit takes.
+const MAX_BATCH: usize = 4096;
+
+/// Makes a batch of changes durable, all or none.
+pub trait Persist: Send + 'static {
+    fn persist(&mut self, batch: &[WatchEvent]) -> Result<(), StoreError>;
+}
+
+/// Keeps nothing: the memory store.
+pub struct NoPersist;
+
+impl Persist for NoPersist {
+    fn persist(&mut self, _batch: &[WatchEvent]) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// A write request.
+#[derive(Debug)]
+pub enum Op {
+    Create { key: String, value: Bytes },
+    Update { key: String, value: Bytes, expected: Option<Revision> },
+    Delete { key: String, expected: Option<Revision> },
+}
+
+/// What a successful write returns.
+#[derive(Debug)]
+pub enum Outcome {
+    Written(KeyValue),
+    Deleted(Deleted),
+}
+
+struct Request {
+    op: Op,
+    reply: oneshot::Sender<Result<Outcome, StoreError>>,
+}
+
+/// The handle callers submit writes through. Dropping it stops the committer thread.
+pub struct Writer {
+    queue: mpsc::Sender<Request>,
+}
+
+impl Writer {
+    pub fn spawn<P: Persist>(persist: P, state: Arc<RwLock<State>>, revisions: tokio::sync::watch::Sender<Revision>) -> Self {
+        let (tx, rx) = mpsc::channel(MAX_BATCH);
+        let spawned = std::thread::Builder::new()
+            .name("store-committer".into())
+            .spawn(move || run(persist, state, revisions, rx));
+        if let Err(e) = spawned {
+            // Without the thread every submit answers `Closed`, which callers report.
+            tracing::error!("cannot start the store committer: {e}");
+        }
+        Writer { queue: tx }
+    }
+
+    pub async fn submit(&self, op: Op) -> Result<Outcome, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue.send(Request { op, reply }).await.map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+}
+
+fn run<P: Persist>(
+    mut persist: P,
+    state: Arc<RwLock<State>>,
+    revisions: tokio::sync::watch::Sender<Revision>,
+    mut queue: mpsc::Receiver<Request>,
+) {
+    while let Some(first) = queue.blocking_recv() {
+        let mut requests = vec![first];
+        while requests.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(r) => requests.push(r),
+                Err(_) => break,
+            }
+        }
+        commit(&mut persist, &state, &revisions, requests);
+    }
+}
+
+/// Decides, persists, applies and answers one batch.
+fn commit<P: Persist>(persist: &mut P, state: &RwLock<State>, revisions: &tokio::sync::watch::Sender<Revision>, requests: Vec<Request>) {
+    let (events, answers) = match state.read() {
+        Ok(current) => plan(&current, requests),
+        Err(_) => {
+            answer_all(requests, StoreError::Backend("state lock poisoned".into()));
+            return;
+        }
+    };
+    if !events.is_empty() {
+        if let Err(e) = persist.persist(&events) {
+            for (reply, _) in answers {
+                let _ = reply.send(Err(e.clone()));
+            }
+            return;
+        }
+        let Ok(mut current) = state.write() else {
+            for (reply, _) in answers {
+                let _ = reply.send(Err(StoreError::Backend("state lock poisoned".into())));
+            }
+            return;
+        };
+        let last = events.last().map(|e| e.revision);
+        for event in events {
+            current.apply(event);
+        }
+        drop(current);
+        if let Some(rev) = last {
+            revisions.send_replace(rev);
+        }
+    }
+    for (reply, outcome) in answers {
+        let _ = reply.send(outcome);
+    }
+}
+
+type Answer = (oneshot::Sender<Result<Outcome, StoreError>>, Result<Outcome, StoreError>);
+
+/// Checks each request against the state and the batch's earlier requests; returns the
+/// changes to persist (consecutive revisions) and each caller's answer.
+fn plan(current: &State, requests: Vec<Request>) -> (Vec<WatchEvent>, Vec<Answer>) {
+    let mut overlay: HashMap<String, Option<KeyValue>> = HashMap::new();
+    let mut events = Vec::new();
+    let mut answers = Vec::with_capacity(requests.len());
+    let mut revision = current.revision();
+    for Request { op, reply } in requests {
+        let key = match &op {
+            Op::Create { key, .. } | Op::Update { key, .. } | Op::Delete { key, .. } => key.clone(),
+        };
+        let existing = match overlay.get(&key) {
+            Some(v) => v.clone(),
+            None => current.get(&key).cloned(),
+        };
+        let decided = decide(op, existing, revision + 1);
+        if let Ok((event, _)) = &decided {
+            revision += 1;
+            overlay.insert(key, event.current.clone());
+            events.push(event.clone());
+        }
+        answers.push((reply, decided.map(|(_, outcome)| outcome)));
+    }
+    (events, answers)
+}
+
+/// One request against the key's current value, at revision `rev`.
+fn decide(op: Op, existing: Option<KeyValue>, rev: Revision) -> Result<(WatchEvent, Outcome), StoreError> {
+    let guard = |key: &str, existing: &KeyValue, expected: Option<Revision>| match expected {
+        Some(exp) if exp != existing.mod_revision => {
+            Err(StoreError::Conflict { key: key.to_string(), expected: exp, actual: existing.mod_revision })
+        }
+        _ => Ok(()),
+    };
+    match op {
+        Op::Create { key, value } => {
+            if existing.is_some() {
+                return Err(StoreError::AlreadyExists { key });
+            }
+            let kv = KeyValue { key: key.clone(), value, create_revision: rev, mod_revision: rev };
+            Ok((WatchEvent { revision: rev, key, current: Some(kv.clone()), prev: None }, Outcome::Written(kv)))
+        }
+        Op::Update { key, value, expected } => {
+            let prev = existing.ok_or_else(|| StoreError::NotFound { key: key.clone() })?;
+            guard(&key, &prev, expected)?;
+            let kv = KeyValue { key: key.clone(), value, create_revision: prev.create_revision, mod_revision: rev };
+            Ok((WatchEvent { revision: rev, key, current: Some(kv.clone()), prev: Some(prev) }, Outcome::Written(kv)))
+        }
+        Op::Delete { key, expected } => {
+            let prev = existing.ok_or_else(|| StoreError::NotFound { key: key.clone() })?;
+            guard(&key, &prev, expected)?;
+            let deleted = Deleted { prev: prev.clone(), revision: rev };
+            Ok((WatchEvent { revision: rev, key, current: None, prev: Some(prev) }, Outcome::Deleted(deleted)))
+        }
+    }
+}
+
+fn answer_all(requests: Vec<Request>, error: StoreError) {
+    for r in requests {
+        let _ = r.reply.send(Err(error.clone()));
+    }
+}

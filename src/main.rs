@@ -1,0 +1,27 @@
+//! `kubectl-crd`: parse, run, map the error to an exit code. Everything else lives in the
+//! library.
+
+use clap::Parser;
+use kubectl_crd::cli::{self, args::Cli};
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let result = cli::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into));
+    match result {
+        Ok(()) => ExitCode::from(cli::EXIT_OK),
+        // A closed pipe (`kubectl crd list | head`) is not a failure.
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(cli::EXIT_OK),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(cli::exit_code(&e))
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe))
+}
