@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod serve;
 
 /// The plugin's own version, as printed by `kubectl crd version` and served at `/version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -69,10 +69,10 @@ impl Config {
         let namespaces = if args.all_namespaces {
             NamespaceScope::All
         } else {
-            if let Some(ns) = &args.namespace {
-                if !is_dns_label(ns) {
-                    return Err(ConfigError::Namespace(ns.clone()));
-                }
+            if let Some(ns) = &args.namespace
+                && !crate::engine::meta::is_dns1123_label(ns)
+            {
+                return Err(ConfigError::Namespace(ns.clone()));
             }
             NamespaceScope::One(args.namespace.clone())
         };
@@ -132,15 +132,6 @@ fn parse_go_duration(raw: &str) -> Option<Duration> {
         total += Duration::try_from_secs_f64(number * per_unit).ok()?;
     }
     Some(total)
-}
-
-/// RFC 1123 label, as namespace names must be.
-pub fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
 }
 
 #[cfg(test)]

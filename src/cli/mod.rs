@@ -45,7 +45,7 @@ fn no_color_env() -> bool {
 
 /// Runs one parsed command line, writing its output to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
-    let config = Config::from_args(&cli.global, no_color_env())?;
+    let config = Config::from_args(&cli.global, no_color_env()).map_err(CliError::from)?;
     let Some(command) = cli.command else {
         return Err(CliError::NoSubcommand.into());
     };
@@ -56,7 +56,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
             clap_complete::generate(shell, &mut cmd, "kubectl-crd", out);
             Ok(())
         }
-        Command::Serve(_) => not_yet("serve", "the HTTP surface arrives with the engine's registration API"),
+        Command::Serve(args) => crate::serve::run(&args, out).map_err(Into::into),
         Command::Tui(_) => not_yet("tui", "the terminal UI arrives after the tools' foundation"),
         Command::List => not_yet("list", "arrives with the tools' foundation"),
         Command::Describe { .. } => not_yet("describe", "arrives with the tools' foundation"),

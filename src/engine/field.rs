@@ -124,11 +124,11 @@ impl FieldError {
     /// The message without the field path, as in a `StatusCause.message`.
     pub fn body(&self) -> String {
         let mut s = self.error_type.words().to_string();
-        if !self.error_type.omits_value() {
-            if let Some(v) = &self.value {
-                s.push_str(": ");
-                s.push_str(&format_value(v));
-            }
+        if !self.error_type.omits_value()
+            && let Some(v) = &self.value
+        {
+            s.push_str(": ");
+            s.push_str(&format_value(v));
         }
         if !self.detail.is_empty() {
             s.push_str(": ");

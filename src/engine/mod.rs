@@ -4,6 +4,15 @@
 //! `resourceVersion`), [`field`] and [`status`] (the error vocabulary every layer above the
 //! store shares: field errors with paths, and `metav1.Status`).
 
+pub mod api;
+mod crd_controller;
 pub mod field;
+mod instance;
+pub mod kinds;
+pub mod meta;
+pub mod registry;
+pub mod resources;
 pub mod status;
 pub mod store;
+
+pub use instance::{Engine, EngineError, StorageConfig};

@@ -189,6 +189,12 @@ impl LocalStore {
         LocalStore { state, writer, revisions: rx }
     }
 
+    /// Closes the store: waits for pending writes and releases the backend, so that the
+    /// same database can be opened again at once (by this or another process).
+    pub async fn close(self) {
+        self.writer.close().await;
+    }
+
     fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, state::State>, StoreError> {
         self.state.read().map_err(|_| StoreError::Backend("state lock poisoned".into()))
     }

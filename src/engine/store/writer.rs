@@ -55,6 +55,7 @@ struct Request {
 /// The handle callers submit writes through. Dropping it stops the committer thread.
 pub struct Writer {
     queue: mpsc::Sender<Request>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Writer {
@@ -63,11 +64,25 @@ impl Writer {
         let spawned = std::thread::Builder::new()
             .name("store-committer".into())
             .spawn(move || run(persist, state, revisions, rx));
-        if let Err(e) = spawned {
-            // Without the thread every submit answers `Closed`, which callers report.
-            tracing::error!("cannot start the store committer: {e}");
+        let thread = match spawned {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                // Without the thread every submit answers `Closed`, which callers report.
+                tracing::error!("cannot start the store committer: {e}");
+                None
+            }
+        };
+        Writer { queue: tx, thread }
+    }
+
+    /// Stops taking writes and waits until the committer has finished its last batch and
+    /// released the backend (for redb: closed the database file).
+    pub async fn close(self) {
+        let Writer { queue, thread } = self;
+        drop(queue);
+        if let Some(handle) = thread {
+            let _ = tokio::task::spawn_blocking(move || handle.join()).await;
         }
-        Writer { queue: tx }
     }
 
     pub async fn submit(&self, op: Op) -> Result<Outcome, StoreError> {

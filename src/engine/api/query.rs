@@ -1,0 +1,99 @@
+//! Query parameters of API requests, read leniently and validated where kube validates.
+
+use crate::engine::resources::rest::ListQuery;
+use crate::engine::status::ApiError;
+use std::collections::HashMap;
+
+/// The raw query of one request.
+#[derive(Debug, Clone, Default)]
+pub struct Query(pub HashMap<String, String>);
+
+impl Query {
+    pub fn parse(raw: Option<&str>) -> Self {
+        let mut map = HashMap::new();
+        for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            map.insert(decode(k), decode(v));
+        }
+        Query(map)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some("true" | "1"))
+    }
+
+    pub fn watch(&self) -> bool {
+        self.flag("watch")
+    }
+
+    /// `dryRun=All` (the only value kube accepts); anything else is 400.
+    pub fn dry_run(&self) -> Result<bool, ApiError> {
+        match self.get("dryRun") {
+            None | Some("") => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(ApiError::bad_request(format!("Invalid dryRun value: {other:?}: supported values: \"All\""))),
+        }
+    }
+
+    pub fn timeout_seconds(&self) -> Option<u64> {
+        self.get("timeoutSeconds").and_then(|s| s.parse().ok())
+    }
+
+    pub fn list_query(&self) -> Result<ListQuery, ApiError> {
+        let limit = match self.get("limit").filter(|s| !s.is_empty()) {
+            Some(l) => Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?.max(0) as usize),
+            None => None,
+        };
+        Ok(ListQuery {
+            labels: self.get("labelSelector").map(String::from),
+            fields: self.get("fieldSelector").map(String::from),
+            limit,
+            continue_token: self.get("continue").map(String::from),
+            resource_version: self.get("resourceVersion").map(String::from),
+            resource_version_match: self.get("resourceVersionMatch").map(String::from),
+        })
+    }
+}
+
+/// Percent-decoding with `+` as space, as Go's url.ParseQuery.
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_selectors() {
+        let q = Query::parse(Some("labelSelector=app%3Ddemo%2Ctier+in+(a)&watch=1&limit=2"));
+        assert_eq!(q.get("labelSelector"), Some("app=demo,tier in (a)"));
+        assert!(q.watch());
+        assert_eq!(q.list_query().expect("valid").limit, Some(2));
+        assert!(Query::parse(Some("dryRun=Some")).dry_run().is_err());
+        assert_eq!(Query::parse(Some("x=%")).get("x"), Some("%"));
+    }
+}

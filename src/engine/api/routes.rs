@@ -1,0 +1,228 @@
+//! Request routing: a Kubernetes API path and method to a verb on a served kind.
+//!
+//! Paths are parsed by hand rather than with axum patterns because one kind may be reached
+//! several ways (`/api/v1/namespaces/x` is both a namespace and the prefix of namespaced
+//! resources) and the served kinds change at run time with the CRDs.
+
+use super::{error_response, json_response, query::Query};
+use crate::engine::Engine;
+use crate::engine::kinds::ServedKind;
+use crate::engine::resources::patch::PatchType;
+use crate::engine::resources::rest::{Rest, Subresource, WatchItem};
+use crate::engine::status::ApiError;
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Largest request body accepted, as kube-apiserver's 3 MiB limit.
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// A parsed resource path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub group: String,
+    pub version: String,
+    pub namespace: Option<String>,
+    pub plural: String,
+    pub name: Option<String>,
+    pub subresource: Option<String>,
+}
+
+/// Parses `/api/v1/...` and `/apis/<g>/<v>/...` resource paths.
+pub fn parse_target(path: &str) -> Option<Target> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", v, rest @ ..] => (String::new(), v.to_string(), rest),
+        ["apis", g, v, rest @ ..] => (g.to_string(), v.to_string(), rest),
+        _ => return None,
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, plural, tail @ ..] => (Some(ns.to_string()), [&[*plural][..], tail].concat()),
+        other => (None, other.to_vec()),
+    };
+    let t = |plural: &str, name: Option<&str>, sub: Option<&str>| Target {
+        group: group.clone(),
+        version: version.clone(),
+        namespace: namespace.clone(),
+        plural: plural.to_string(),
+        name: name.map(String::from),
+        subresource: sub.map(String::from),
+    };
+    match rest.as_slice() {
+        [plural] => Some(t(plural, None, None)),
+        [plural, name] => Some(t(plural, Some(name), None)),
+        [plural, name, sub] => Some(t(plural, Some(name), Some(sub))),
+        _ => None,
+    }
+}
+
+/// `/api/v1/namespaces/x` and `/api/v1/namespaces/x/status` name a namespace, not a
+/// namespace prefix.
+fn namespace_object(t: &Target) -> Option<Target> {
+    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && t.plural == "status" {
+        return Some(Target {
+            namespace: None,
+            plural: "namespaces".into(),
+            name: t.namespace.clone(),
+            subresource: Some("status".into()),
+            ..t.clone()
+        });
+    }
+    None
+}
+
+/// kube-apiserver answers paths it does not serve with a plain-text 404 (reference 72).
+pub fn plain_not_found() -> Response {
+    let mut res = (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    res.headers_mut().insert("X-Content-Type-Options", HeaderValue::from_static("nosniff"));
+    res
+}
+
+/// Serves one resource request.
+pub async fn serve_resource(engine: Arc<Engine>, method: Method, path: &str, query: Query, headers: &HeaderMap, body: Bytes) -> Response {
+    let Some(mut target) = parse_target(path) else { return plain_not_found() };
+    if let Some(ns_target) = namespace_object(&target) {
+        target = ns_target;
+    } else if target.group.is_empty() && target.plural == "namespaces" && target.namespace.is_none() {
+        // `/api/v1/namespaces/<name>`: parse_target read it as a cluster-scoped path already.
+    }
+    let Some(kind) = engine.kinds().find(&target.group, &target.version, &target.plural) else {
+        return plain_not_found();
+    };
+    match handle(&engine, &kind, &target, method, &query, headers, body).await {
+        Ok(res) => res,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn body_json(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
+    let media = ct.split(';').next().unwrap_or("").trim();
+    let parsed = match media {
+        "application/yaml" => serde_saphyr::from_slice::<Value>(body).map_err(|e| e.to_string()),
+        _ => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
+    };
+    // kube-apiserver answers an undecodable body with 400 BadRequest.
+    parsed.map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))
+}
+
+async fn handle(
+    engine: &Arc<Engine>,
+    kind: &ServedKind,
+    t: &Target,
+    method: Method,
+    q: &Query,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let info = kind.info();
+    if info.namespaced && t.name.is_some() && t.namespace.is_none() {
+        return Ok(plain_not_found());
+    }
+    if !info.namespaced && t.namespace.is_some() {
+        return Ok(plain_not_found());
+    }
+    let store = engine.store();
+    let rest = Rest { store: store.as_ref(), strategy: kind.strategy.as_ref(), now: engine.now() };
+    let ns = t.namespace.as_deref();
+    let sub = match t.subresource.as_deref() {
+        None => Subresource::Main,
+        Some("status") if info.status_subresource => Subresource::Status,
+        Some(_) => return Ok(plain_not_found()),
+    };
+    let dry_run = q.dry_run()?;
+    match (method, t.name.as_deref()) {
+        (Method::GET, None) if q.watch() => watch(&rest, ns, q).await,
+        (Method::GET, None) => Ok(json_response(StatusCode::OK, &rest.list(ns, &q.list_query()?).await?)),
+        (Method::GET, Some(name)) => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
+        (Method::POST, None) => {
+            if let Some(ns) = ns {
+                engine.require_namespace(ns).await?;
+            }
+            engine.check_create_allowed(kind).await?;
+            let obj = rest.create(ns, body_json(headers, &body)?, dry_run).await?;
+            Ok(json_response(StatusCode::CREATED, &obj))
+        }
+        (Method::PUT, Some(name)) => {
+            Ok(json_response(StatusCode::OK, &rest.update(ns, name, body_json(headers, &body)?, sub, dry_run).await?))
+        }
+        (Method::PATCH, Some(name)) => {
+            let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+            let patch_type = PatchType::from_content_type(ct).ok_or_else(|| unsupported_patch(ct))?;
+            Ok(json_response(StatusCode::OK, &rest.patch(ns, name, patch_type, &body, sub, dry_run).await?))
+        }
+        (Method::DELETE, Some(name)) => {
+            let precondition = delete_precondition(&body)?;
+            let obj = rest.delete(ns, name, precondition, dry_run).await?;
+            Ok(json_response(StatusCode::OK, &obj))
+        }
+        (Method::DELETE, None) => Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, dry_run).await?)),
+        (m, _) => Err(ApiError::new(405, "MethodNotAllowed", format!("the server does not allow this method on the requested resource ({m})"))),
+    }
+}
+
+/// 415 listing the patch types the server takes (reference 27 wording).
+pub fn unsupported_patch(ct: &str) -> ApiError {
+    ApiError::new(
+        415,
+        "UnsupportedMediaType",
+        format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {ct:?})"
+        ),
+    )
+}
+
+/// `DeleteOptions.preconditions.resourceVersion` from a DELETE body, if any.
+fn delete_precondition(body: &[u8]) -> Result<Option<u64>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let opts: Value = serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?;
+    match opts.get("preconditions").and_then(|p| p.get("resourceVersion")).and_then(Value::as_str) {
+        Some(rv) => rv.parse().map(Some).map_err(|_| ApiError::bad_request(format!("invalid precondition resourceVersion {rv:?}"))),
+        None => Ok(None),
+    }
+}
+
+/// A streaming watch: one JSON event per line, ended by `timeoutSeconds`.
+async fn watch(rest: &Rest<'_>, ns: Option<&str>, q: &Query) -> Result<Response, ApiError> {
+    let events = rest.watch(ns, &q.list_query()?).await?;
+    let lines = events.map(|item| {
+        let line = match item {
+            WatchItem::Event { event_type, object } => serde_json::json!({"type": event_type, "object": object}),
+            WatchItem::Error(e) => serde_json::json!({"type": "ERROR", "object": e.to_json()}),
+        };
+        Ok::<_, std::io::Error>(Bytes::from(format!("{line}\n")))
+    });
+    let timeout = q.timeout_seconds().unwrap_or(30 * 60);
+    let limited = lines.take_until(tokio::time::sleep(Duration::from_secs(timeout)));
+    let mut res = Response::new(Body::from_stream(limited));
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+    Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_parse_into_targets() {
+        let t = parse_target("/apis/stable.example.com/v1/namespaces/default/widgets/w1/status").expect("parse");
+        assert_eq!(
+            (t.group.as_str(), t.namespace.as_deref(), t.plural.as_str(), t.name.as_deref(), t.subresource.as_deref()),
+            ("stable.example.com", Some("default"), "widgets", Some("w1"), Some("status"))
+        );
+        let t = parse_target("/api/v1/namespaces/kube-system").expect("parse");
+        assert_eq!((t.plural.as_str(), t.name.as_deref(), t.namespace.as_deref()), ("namespaces", Some("kube-system"), None));
+        let t = parse_target("/api/v1/namespaces/team/status").expect("parse");
+        let ns = namespace_object(&t).expect("the namespace's status");
+        assert_eq!((ns.plural.as_str(), ns.name.as_deref(), ns.subresource.as_deref()), ("namespaces", Some("team"), Some("status")));
+        assert_eq!(parse_target("/apis/g"), None);
+    }
+}

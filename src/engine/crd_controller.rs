@@ -1,0 +1,181 @@
+//! The CRD controllers as one thin loop: read, decide (pure, in `registry`), write.
+//!
+//! After every change to any CRD it makes one pass over all of them, oldest first (so
+//! the first registration keeps a contested name): add the cleanup finalizer; settle
+//! accepted names, `NamesAccepted` and `Established`; for a CRD being deleted, mark it
+//! `Terminating`, delete its custom resources, then drop the finalizer so it goes; and
+//! publish what each CRD serves to the routing table. A pass that writes triggers the
+//! next one through the watch, so the state converges; a restart resumes unfinished
+//! clean-ups because the pass starts from what is stored.
+
+use crate::engine::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
+use crate::engine::meta;
+use crate::engine::registry::conditions::{self, ESTABLISHED, TERMINATING};
+use crate::engine::registry::names;
+use crate::engine::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
+use crate::engine::resources::custom::CustomResourceStrategy;
+use crate::engine::resources::rest::{ListQuery, Rest, Subresource};
+use crate::engine::resources::{ResourceInfo, Strategy};
+use crate::engine::store::{ListOptions, Store};
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Runs the loop until the store closes.
+pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>) {
+    let strategy = CrdStrategy::default();
+    let prefix = strategy.info().prefix();
+    loop {
+        let Ok(from) = store.current_revision().await else { return };
+        let cleaning = match pass(store.as_ref(), &strategy, &kinds).await {
+            Ok(cleaning) => cleaning,
+            Err(e) => {
+                tracing::warn!("CRD controller pass: {e}");
+                false
+            }
+        };
+        // Wait for the next relevant change after the state this pass read: any CRD
+        // change, or, while a clean-up waits on finalizers, any custom resource change.
+        let Ok(mut changes) = store.watch("/registry/", from).await else { return };
+        loop {
+            match changes.next().await {
+                Some(Ok(e)) if cleaning || e.key.starts_with(&prefix) => break,
+                Some(Ok(_)) => {}
+                Some(Err(_)) => break,
+                None => return,
+            }
+        }
+    }
+}
+
+/// One pass; returns whether a clean-up is still under way.
+async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Result<bool, crate::engine::status::ApiError> {
+    let rest = Rest { store, strategy, now: Timestamp::now() };
+    let list = rest.list(None, &ListQuery::default()).await?;
+    let mut objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+    objects.sort_by_key(|o| meta::resource_version(o).and_then(meta::parse_resource_version).unwrap_or(0));
+    let mut crds: Vec<CustomResourceDefinition> = objects.iter().filter_map(typed).collect();
+    // Creation order: the store's create revision is not in the object, so use creationTimestamp then name.
+    crds.sort_by(|a, b| {
+        let ka = (a.metadata.creation_timestamp.clone(), a.metadata.name.clone());
+        let kb = (b.metadata.creation_timestamp.clone(), b.metadata.name.clone());
+        ka.cmp(&kb)
+    });
+    let mut cleaning = false;
+    for i in 0..crds.len() {
+        let crd = crds[i].clone();
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let obj = objects.iter().find(|o| meta::name(o) == Some(name.as_str())).cloned();
+        let Some(obj) = obj else { continue };
+        if crd.metadata.deletion_timestamp.is_some() {
+            kinds.set_custom(&name, served_kinds(&crd, true));
+            clean_up(&rest, &crd, &obj).await?;
+            cleaning = true;
+            continue;
+        }
+        if !meta::finalizers(&obj).iter().any(|f| f == CLEANUP_FINALIZER) {
+            let mut with = obj.clone();
+            let mut fins = meta::finalizers(&obj);
+            fins.push(CLEANUP_FINALIZER.to_string());
+            meta::set_finalizers(&mut with, &fins);
+            rest.update(None, &name, with, Subresource::Main, false).await?;
+            return Ok(cleaning);
+        }
+        let others: Vec<CustomResourceDefinition> = crds.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
+        if let Some(status) = names::sync_names(&crd, &others, rest.now) {
+            let mut updated = obj.clone();
+            if let Some(map) = updated.as_object_mut() {
+                map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
+            }
+            rest.update(None, &name, updated, Subresource::Status, false).await?;
+            return Ok(cleaning);
+        }
+        kinds.set_custom(&name, served_kinds(&crd, false));
+    }
+    // CRDs that are gone serve nothing.
+    for served in kinds.custom_names() {
+        if !crds.iter().any(|c| c.metadata.name.as_deref() == Some(served.as_str())) {
+            kinds.set_custom(&served, Vec::new());
+        }
+    }
+    Ok(cleaning)
+}
+
+/// The kinds an established CRD serves: one per served version.
+fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<ServedKind> {
+    if !conditions::is_crd_condition_true(crd, ESTABLISHED) {
+        return Vec::new();
+    }
+    crd.spec
+        .versions
+        .iter()
+        .filter(|v| v.served)
+        .map(|v| ServedKind {
+            strategy: Arc::new(CustomResourceStrategy::new(crd, v)),
+            verbs: CUSTOM_VERBS.to_vec(),
+            scale_subresource: v.subresources.as_ref().is_some_and(|s| s.scale.is_some()),
+            storage_version_hash: None,
+            terminating,
+        })
+        .collect()
+}
+
+/// Deletion: `Terminating`, every custom resource deleted, then the finalizer dropped.
+async fn clean_up(rest: &Rest<'_>, crd: &CustomResourceDefinition, obj: &Value) -> Result<(), crate::engine::status::ApiError> {
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    if !conditions::is_crd_condition_true(crd, TERMINATING) {
+        let mut status = crd.status.clone().unwrap_or_default();
+        conditions::set_status_condition(
+            &mut status,
+            conditions::condition(TERMINATING, conditions::STATUS_TRUE, "InstanceDeletionInProgress", "CustomResource deletion is in progress"),
+            rest.now,
+        );
+        let mut updated = obj.clone();
+        if let Some(map) = updated.as_object_mut() {
+            map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
+        }
+        rest.update(None, &name, updated, Subresource::Status, false).await?;
+        return Ok(());
+    }
+    let plural = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
+    let mut remaining = 0;
+    if !plural.is_empty() {
+        let prefix = ResourceInfo {
+            group: crd.spec.group.clone(),
+            plural,
+            version: String::new(),
+            singular: String::new(),
+            kind: String::new(),
+            list_kind: String::new(),
+            namespaced: false,
+            short_names: vec![],
+            categories: vec![],
+            status_subresource: false,
+        }
+        .prefix();
+        let page = rest.store.list(&prefix, &ListOptions::default()).await.map_err(|e| crate::engine::status::ApiError::internal(e.to_string()))?;
+        for kv in page.items {
+            let mut cr = meta::from_stored(&kv);
+            if meta::finalizers(&cr).is_empty() {
+                let _ = rest.store.delete(&kv.key, Some(kv.mod_revision)).await;
+            } else {
+                remaining += 1;
+                if meta::deletion_timestamp(&cr).is_none() {
+                    meta::metadata_mut(&mut cr).insert("deletionTimestamp".into(), Value::from(meta::format_time(rest.now)));
+                    let _ = rest.store.update(&kv.key, meta::to_stored(&cr), Some(kv.mod_revision)).await;
+                }
+            }
+        }
+    }
+    if remaining > 0 {
+        // Objects held by their own finalizers; their removal triggers another pass.
+        return Ok(());
+    }
+    let mut done = obj.clone();
+    let fins: Vec<String> = meta::finalizers(obj).into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
+    meta::set_finalizers(&mut done, &fins);
+    rest.update(None, &name, done, Subresource::Main, false).await?;
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! The engine instance: storage plus everything built on it, behind one handle.
+//!
+//! An [`Engine`] is opened on a storage backend, starts its controllers, and hands out
+//! its HTTP surface as an axum [`Router`](axum::Router) — a tower `Service` that `serve`
+//! puts behind a socket and local mode hands to `kube::Client::new` with no socket at all.
+
+use crate::engine::kinds::{BUILTIN_VERBS, Kinds, ServedKind};
+use crate::engine::resources::Strategy;
+use crate::engine::resources::crds::CrdStrategy;
+use crate::engine::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
+use crate::engine::resources::rest::Rest;
+use crate::engine::status::{ApiError, StatusDetails};
+use crate::engine::store::{LocalStore, Store, StoreError};
+use k8s_openapi::jiff::Timestamp;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where the engine keeps its objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageConfig {
+    /// Nothing survives the process.
+    Memory,
+    /// A redb database file (durable; one process at a time).
+    Redb(PathBuf),
+}
+
+/// Why the engine could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot create the initial namespaces: {0}")]
+    Bootstrap(ApiError),
+}
+
+/// A running engine.
+pub struct Engine {
+    store: Arc<LocalStore>,
+    kinds: Arc<Kinds>,
+    namespaces: Arc<NamespaceStrategy>,
+    controller: tokio::task::JoinHandle<()>,
+}
+
+impl Engine {
+    /// Opens the storage, creates the initial namespaces and starts the controllers.
+    /// Must be called inside a tokio runtime.
+    pub async fn open(storage: &StorageConfig) -> Result<Arc<Engine>, EngineError> {
+        let store = Arc::new(match storage {
+            StorageConfig::Memory => LocalStore::memory(),
+            StorageConfig::Redb(path) => LocalStore::redb(path)?,
+        });
+        let namespaces = Arc::new(NamespaceStrategy::default());
+        let builtin = |strategy: Arc<dyn Strategy>| ServedKind {
+            strategy,
+            verbs: BUILTIN_VERBS.to_vec(),
+            scale_subresource: false,
+            storage_version_hash: None,
+            terminating: false,
+        };
+        let kinds = Arc::new(Kinds::new(vec![
+            builtin(namespaces.clone()),
+            builtin(Arc::new(CrdStrategy::default())),
+        ]));
+        let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now() };
+        for ns in INITIAL {
+            match rest.create(None, new_namespace(ns), false).await {
+                Ok(_) => {}
+                Err(e) if e.code == 409 => {}
+                Err(e) => return Err(EngineError::Bootstrap(e)),
+            }
+        }
+        let controller = tokio::spawn(crate::engine::crd_controller::run(store.clone(), Arc::clone(&kinds)));
+        Ok(Arc::new(Engine { store, kinds, namespaces, controller }))
+    }
+
+    /// The storage every resource lives in.
+    pub fn store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
+    /// The kinds served right now.
+    pub fn kinds(&self) -> &Kinds {
+        &self.kinds
+    }
+
+    /// The clock every write reads.
+    pub fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+
+    /// 404 `namespaces "x" not found` unless the namespace exists (reference 62).
+    pub async fn require_namespace(&self, ns: &str) -> Result<(), ApiError> {
+        let rest = Rest { store: self.store.as_ref(), strategy: self.namespaces.as_ref(), now: self.now() };
+        rest.get(None, ns).await.map(|_| ())
+    }
+
+    /// 405 while the kind's CRD is terminating (reference 69).
+    pub async fn check_create_allowed(&self, kind: &ServedKind) -> Result<(), ApiError> {
+        if !kind.terminating {
+            return Ok(());
+        }
+        let mut e = ApiError::new(405, "MethodNotAllowed", "create not allowed while custom resource definition is terminating");
+        e.details = Some(StatusDetails {
+            group: Some(kind.info().group.clone()),
+            kind: Some(kind.info().plural.clone()),
+            ..Default::default()
+        });
+        Err(e)
+    }
+
+    /// The engine's HTTP API as a tower service.
+    pub fn router(self: &Arc<Self>) -> axum::Router {
+        crate::engine::api::router(Arc::clone(self))
+    }
+
+    /// Stops the controllers and closes the storage (waiting for pending writes).
+    pub async fn shutdown(self: Arc<Self>) {
+        self.controller.abort();
+        if let Ok(engine) = Arc::try_unwrap(self)
+            && let Ok(store) = Arc::try_unwrap(engine.store)
+        {
+            store.close().await;
+        }
+    }
+}

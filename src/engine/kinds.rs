@@ -1,0 +1,78 @@
+//! The kinds the engine serves right now: the built-in ones, and one per served version
+//! of every established CRD (added by the CRD controller).
+//!
+//! Routing and discovery both read this table, so a kind is in discovery exactly when
+//! its endpoints answer.
+
+use crate::engine::resources::{ResourceInfo, Strategy};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// One served kind at one version.
+#[derive(Clone)]
+pub struct ServedKind {
+    pub strategy: Arc<dyn Strategy>,
+    /// Verbs in the order discovery lists them.
+    pub verbs: Vec<&'static str>,
+    /// `/scale` is served (status is in `ResourceInfo::status_subresource`).
+    pub scale_subresource: bool,
+    /// Discovery's `storageVersionHash`.
+    pub storage_version_hash: Option<String>,
+    /// The defining CRD is being deleted: creates are refused with 405.
+    pub terminating: bool,
+}
+
+impl ServedKind {
+    pub fn info(&self) -> &ResourceInfo {
+        self.strategy.info()
+    }
+}
+
+/// Verbs of built-in kinds (sorted, as kube's discovery lists them).
+pub const BUILTIN_VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+/// Verbs of custom resources, in the order kube's discovery lists them.
+pub const CUSTOM_VERBS: [&str; 8] = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
+
+/// Every kind the engine serves.
+#[derive(Default)]
+pub struct Kinds {
+    builtin: Vec<ServedKind>,
+    /// Custom kinds by the CRD that defines them.
+    custom: RwLock<BTreeMap<String, Vec<ServedKind>>>,
+}
+
+impl Kinds {
+    pub fn new(builtin: Vec<ServedKind>) -> Self {
+        Kinds { builtin, custom: RwLock::new(BTreeMap::new()) }
+    }
+
+    /// Replaces the kinds a CRD serves (empty: it serves none).
+    pub fn set_custom(&self, crd_name: &str, kinds: Vec<ServedKind>) {
+        if let Ok(mut custom) = self.custom.write() {
+            if kinds.is_empty() {
+                custom.remove(crd_name);
+            } else {
+                custom.insert(crd_name.to_string(), kinds);
+            }
+        }
+    }
+
+    /// The CRDs that currently serve kinds.
+    pub fn custom_names(&self) -> Vec<String> {
+        self.custom.read().map(|c| c.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Every served kind: built-ins first, then custom kinds by CRD name.
+    pub fn all(&self) -> Vec<ServedKind> {
+        let mut out = self.builtin.clone();
+        if let Ok(custom) = self.custom.read() {
+            out.extend(custom.values().flatten().cloned());
+        }
+        out
+    }
+
+    /// The kind served at `group/version` under `plural`.
+    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ServedKind> {
+        self.all().into_iter().find(|k| k.info().group == group && k.info().version == version && k.info().plural == plural)
+    }
+}

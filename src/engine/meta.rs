@@ -1,0 +1,166 @@
+//! Object metadata the server owns, on JSON objects.
+//!
+//! Every object the engine stores is a JSON document (custom resources are schemaless to
+//! the server's Go types, so the engine treats every kind alike). These helpers read and
+//! set the `metadata` fields kube-apiserver manages: uid, resourceVersion, generation,
+//! creationTimestamp, deletionTimestamp. resourceVersion is never stored: it is the
+//! store's `mod_revision`, injected on every read.
+
+use crate::engine::store::{KeyValue, Revision};
+use k8s_openapi::jiff::Timestamp;
+use rand::RngCore;
+use serde_json::{Map, Value};
+
+/// The `metadata` map of an object, created if missing or not an object.
+pub fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = Value::Object(Map::new());
+    }
+    let map = obj.as_object_mut().expect("just made an object");
+    let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    meta.as_object_mut().expect("just made an object")
+}
+
+fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
+    obj.get("metadata")?.get(field)?.as_str()
+}
+
+pub fn name(obj: &Value) -> Option<&str> {
+    meta_str(obj, "name").filter(|s| !s.is_empty())
+}
+
+pub fn namespace(obj: &Value) -> Option<&str> {
+    meta_str(obj, "namespace").filter(|s| !s.is_empty())
+}
+
+pub fn resource_version(obj: &Value) -> Option<&str> {
+    meta_str(obj, "resourceVersion").filter(|s| !s.is_empty())
+}
+
+pub fn deletion_timestamp(obj: &Value) -> Option<&str> {
+    meta_str(obj, "deletionTimestamp")
+}
+
+pub fn generation(obj: &Value) -> i64 {
+    obj.get("metadata").and_then(|m| m.get("generation")).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// The finalizers of an object.
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    obj.get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+pub fn set_finalizers(obj: &mut Value, finalizers: &[String]) {
+    let meta = metadata_mut(obj);
+    if finalizers.is_empty() {
+        meta.remove("finalizers");
+    } else {
+        meta.insert("finalizers".into(), Value::from(finalizers.to_vec()));
+    }
+}
+
+/// kube's timestamp format: RFC 3339 in UTC with whole seconds.
+pub fn format_time(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// An RFC 1123 label, as namespace names must be.
+pub fn is_dns1123_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// A random (version 4) UUID.
+pub fn new_uid() -> String {
+    let mut b = [0u8; 16];
+    rand::rng().fill_bytes(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+/// Parses a `resourceVersion` given by a client. kube answers a malformed one with 400.
+pub fn parse_resource_version(rv: &str) -> Option<Revision> {
+    rv.parse().ok()
+}
+
+/// Sets the fields a create owns, dropping whatever the client put there.
+pub fn prepare_create(obj: &mut Value, now: Timestamp) {
+    let meta = metadata_mut(obj);
+    meta.insert("uid".into(), Value::from(new_uid()));
+    meta.insert("creationTimestamp".into(), Value::from(format_time(now)));
+    meta.insert("generation".into(), Value::from(1));
+    meta.remove("resourceVersion");
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("selfLink");
+}
+
+/// Keeps the fields an update may not change from the stored object.
+pub fn preserve_on_update(new: &mut Value, old: &Value) {
+    let keep = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"];
+    let old_meta = old.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let meta = metadata_mut(new);
+    for field in keep {
+        match old_meta.get(field) {
+            Some(v) => meta.insert(field.into(), v.clone()),
+            None => meta.remove(field),
+        };
+    }
+    meta.remove("resourceVersion");
+    meta.remove("selfLink");
+}
+
+/// Serializes an object for storage (without its resourceVersion).
+pub fn to_stored(obj: &Value) -> bytes::Bytes {
+    let mut obj = obj.clone();
+    metadata_mut(&mut obj).remove("resourceVersion");
+    bytes::Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+}
+
+/// Reads a stored object and injects its resourceVersion.
+pub fn from_stored(kv: &KeyValue) -> Value {
+    let mut obj: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
+    metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(kv.mod_revision.to_string()));
+    obj
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn uids_are_version_4() {
+        let u = new_uid();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert_ne!(u, new_uid());
+    }
+
+    #[test]
+    fn updates_keep_server_owned_fields() {
+        let old = json!({"metadata": {"name": "a", "uid": "u1", "generation": 3, "creationTimestamp": "t"}});
+        let mut new = json!({"metadata": {"name": "a", "uid": "forged", "resourceVersion": "9"}});
+        preserve_on_update(&mut new, &old);
+        assert_eq!(new, json!({"metadata": {"name": "a", "uid": "u1", "generation": 3, "creationTimestamp": "t"}}));
+    }
+
+    #[test]
+    fn stored_objects_get_their_resource_version_on_read() {
+        let obj = json!({"metadata": {"name": "a", "resourceVersion": "1"}});
+        let kv = KeyValue { key: "k".into(), value: to_stored(&obj), create_revision: 5, mod_revision: 7 };
+        assert_eq!(from_stored(&kv), json!({"metadata": {"name": "a", "resourceVersion": "7"}}));
+    }
+}

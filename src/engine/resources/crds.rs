@@ -1,0 +1,111 @@
+//! apiextensions.k8s.io/v1 CustomResourceDefinitions as a kind: the strategy that ties
+//! the registry's pure rules (defaults, validation) to the generic verbs.
+
+use super::{ResourceInfo, Strategy};
+use crate::engine::field::FieldError;
+use crate::engine::registry::{defaults, validation};
+use crate::engine::status::ApiError;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::Value;
+
+/// The finalizer that holds a CRD until its custom resources are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+pub struct CrdStrategy {
+    info: ResourceInfo,
+}
+
+impl Default for CrdStrategy {
+    fn default() -> Self {
+        CrdStrategy {
+            info: ResourceInfo {
+                group: "apiextensions.k8s.io".into(),
+                version: "v1".into(),
+                plural: "customresourcedefinitions".into(),
+                singular: "customresourcedefinition".into(),
+                kind: "CustomResourceDefinition".into(),
+                list_kind: "CustomResourceDefinitionList".into(),
+                namespaced: false,
+                short_names: vec!["crd".into(), "crds".into()],
+                categories: vec!["api-extensions".into()],
+                status_subresource: true,
+            },
+        }
+    }
+}
+
+/// Reads a CRD object; `None` when it does not decode.
+pub fn typed(obj: &Value) -> Option<CustomResourceDefinition> {
+    serde_json::from_value(obj.clone()).ok()
+}
+
+/// Writes a typed CRD back over a JSON object, keeping the JSON's metadata (the typed
+/// round trip would drop fields a newer client sent).
+fn write_back(obj: &mut Value, crd: &CustomResourceDefinition) {
+    let Ok(Value::Object(mut typed)) = serde_json::to_value(crd) else { return };
+    if let Some(meta) = obj.get("metadata").cloned() {
+        typed.insert("metadata".into(), meta);
+    }
+    *obj = Value::Object(typed);
+}
+
+fn edit(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
+    if let Some(mut crd) = typed(obj) {
+        f(&mut crd);
+        write_back(obj, &crd);
+    }
+}
+
+impl Strategy for CrdStrategy {
+    fn info(&self) -> &ResourceInfo {
+        &self.info
+    }
+
+    fn decode(&self, obj: &Value) -> Result<(), ApiError> {
+        serde_json::from_value::<CustomResourceDefinition>(obj.clone())
+            .map(|_| ())
+            .map_err(|e| ApiError::bad_request(format!("CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: {e}")))
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        // Defaulting happens at decode time in kube-apiserver, before validation.
+        edit(obj, |crd| {
+            defaults::apply_defaults(crd);
+            defaults::prepare_for_create(crd);
+        });
+    }
+
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        typed(obj).map(|crd| validation::validate_crd_create(&crd)).unwrap_or_default()
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        if let Some(old_crd) = typed(old) {
+            edit(new, |crd| {
+                defaults::apply_defaults(crd);
+                defaults::prepare_for_update(crd, &old_crd);
+            });
+        }
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        match (typed(new), typed(old)) {
+            (Some(n), Some(o)) => validation::validate_crd_update(&n, &o),
+            _ => vec![],
+        }
+    }
+
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        let status = new.get("status").cloned();
+        let mut merged = old.clone();
+        super::copy_field(&mut merged, &serde_json::json!({"status": status}), "status");
+        if let Some(rv) = crate::engine::meta::resource_version(new).map(String::from) {
+            crate::engine::meta::metadata_mut(&mut merged).insert("resourceVersion".into(), Value::from(rv));
+        }
+        *new = merged;
+    }
+
+    fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        typed(new).map(|crd| validation::validate_crd_status(&crd)).unwrap_or_default()
+    }
+}

@@ -1,0 +1,128 @@
+//! Bearer-token authentication in front of the engine's router. The engine itself has no
+//! notion of users (local mode has no one to authenticate), so `serve` wraps the whole
+//! router — unknown paths included — in [`layer`]: a request without
+//! `Authorization: Bearer <token>` gets kube-apiserver's 401 `Status`, byte for byte the
+//! recorded one, before any routing happens. The decision is the pure [`is_authorized`].
+
+use super::token::Token;
+use crate::engine::api::json_response;
+use crate::engine::status::ApiError;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use std::sync::Arc;
+
+/// Wraps `router` so that every request must carry the bearer `token`.
+pub fn layer(router: axum::Router, token: Token) -> axum::Router {
+    // An outer router whose only content is the engine's, so the check runs for every path:
+    // `Router::layer` on the engine router itself would not cover its fallback.
+    axum::Router::new().fallback_service(router).layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
+}
+
+async fn require_bearer(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
+    if is_authorized(request.headers(), &token) { next.run(request).await } else { unauthorized() }
+}
+
+/// The 401 kube-apiserver answers when no credentials are accepted.
+pub fn unauthorized() -> Response {
+    json_response(StatusCode::UNAUTHORIZED, &ApiError::unauthorized().to_json())
+}
+
+/// Whether the headers carry `Authorization: Bearer <token>`. The scheme is matched without
+/// regard to case, as kube-apiserver does.
+pub fn is_authorized(headers: &HeaderMap, token: &Token) -> bool {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return false;
+    };
+    let Some((scheme, given)) = value.as_bytes().split_first_chunk::<7>() else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case(b"bearer ") && constant_time_eq(token.as_str().as_bytes(), given.trim_ascii())
+}
+
+/// Compares two byte strings in time that depends only on their lengths, so a wrong token
+/// does not reveal how many of its leading bytes were right.
+pub fn constant_time_eq(expected: &[u8], given: &[u8]) -> bool {
+    if expected.len() != given.len() {
+        return false;
+    }
+    let diff = expected.iter().zip(given).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    // `black_box` keeps the optimiser from turning the fold into an early-exit comparison.
+    std::hint::black_box(diff) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::HeaderValue;
+    use tower::ServiceExt;
+
+    fn token() -> Token {
+        Token::parse("0123456789abcdef0123").expect("token")
+    }
+
+    fn headers(authorization: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, HeaderValue::from_str(authorization).expect("header"));
+        h
+    }
+
+    #[test]
+    fn only_the_right_bearer_token_passes() {
+        let t = token();
+        assert!(is_authorized(&headers("Bearer 0123456789abcdef0123"), &t));
+        assert!(is_authorized(&headers("bearer 0123456789abcdef0123"), &t));
+        assert!(!is_authorized(&HeaderMap::new(), &t));
+        assert!(!is_authorized(&headers("Bearer 0123456789abcdef012"), &t));
+        assert!(!is_authorized(&headers("Bearer 0123456789abcdef0124"), &t));
+        assert!(!is_authorized(&headers("Basic 0123456789abcdef0123"), &t));
+        assert!(!is_authorized(&headers("Bearer"), &t));
+        assert!(!is_authorized(&headers(""), &t));
+    }
+
+    #[test]
+    fn constant_time_eq_is_equality() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        assert!(constant_time_eq(b"", b""));
+    }
+
+    async fn call(router: axum::Router, path: &str, authorization: Option<&str>) -> (StatusCode, HeaderMap, serde_json::Value) {
+        let mut req = axum::http::Request::get(path);
+        if let Some(a) = authorization {
+            req = req.header(header::AUTHORIZATION, a);
+        }
+        let res = router.oneshot(req.body(Body::empty()).expect("request")).await.expect("infallible");
+        let (parts, body) = res.into_parts();
+        let bytes = axum::body::to_bytes(body, 1 << 20).await.expect("body");
+        (parts.status, parts.headers, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+    }
+
+    fn engine_like() -> axum::Router {
+        axum::Router::new().route("/version", axum::routing::get(|| async { axum::Json(serde_json::json!({"major": "1"})) }))
+    }
+
+    #[tokio::test]
+    async fn requests_without_the_token_get_kube_apiservers_401() {
+        let app = layer(engine_like(), token());
+        for path in ["/version", "/apis/stable.example.com/v1/namespaces/default/widgets"] {
+            let (status, headers, body) = call(app.clone(), path, None).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
+            assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+            assert_eq!(headers[header::CACHE_CONTROL], "no-cache, private");
+            assert_eq!(
+                body,
+                serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
+            );
+        }
+        let (status, _, _) = call(app.clone(), "/version", Some("Bearer wrong-token-wrong-token")).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let (status, _, body) = call(app, "/version", Some("Bearer 0123456789abcdef0123")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["major"], "1");
+    }
+}

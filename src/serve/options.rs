@@ -1,0 +1,173 @@
+//! Stage two of `serve`'s arguments: what the user typed ([`ServeArgs`]) checked once and
+//! turned into [`ServeOptions`], with defaults filled in. Also the pure address arithmetic
+//! the lifecycle needs: parsing `--listen`, and the URL a client should use for the address
+//! the listener actually got (port 0 becomes the real port, a wildcard host becomes
+//! loopback).
+
+use crate::cli::args::{ServeArgs, StorageKind};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+
+/// File names inside the data directory that the options decide.
+pub const STORE_FILE: &str = "store.redb";
+pub const KUBECONFIG_FILE: &str = "kubeconfig";
+
+/// A command line that does not describe a server we can start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    #[error("invalid --listen {value:?}: {why}. Write HOST:PORT, e.g. 127.0.0.1:6443 (port 0 picks a free port)")]
+    BadListen { value: String, why: &'static str },
+    #[error("no --data-dir given and this system has no default data directory; give one with --data-dir DIR")]
+    NoDataDir,
+}
+
+/// `--listen` as typed: a host (IP address or name, IPv6 without brackets) and a port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenAddr {
+    pub host: String,
+    pub port: u16,
+}
+
+impl ListenAddr {
+    /// The host as an IP address, when it is one.
+    pub fn ip(&self) -> Option<IpAddr> {
+        self.host.parse().ok()
+    }
+}
+
+/// Whether the server speaks TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Https,
+    /// `--insecure-http`: plain HTTP, no certificates and no authentication — kubectl
+    /// sends credentials only over TLS (kubernetes/kubectl#744), so a token would lock it
+    /// out. Like kube-apiserver's old insecure port, it is for loopback addresses only.
+    Http,
+}
+
+impl Transport {
+    fn scheme(self) -> &'static str {
+        match self {
+            Transport::Https => "https",
+            Transport::Http => "http",
+        }
+    }
+}
+
+/// Everything `serve` needs to start, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeOptions {
+    pub listen: ListenAddr,
+    /// Holds the store, the certificates and the token.
+    pub data_dir: PathBuf,
+    /// Where the kubeconfig is written.
+    pub kubeconfig: PathBuf,
+    pub storage: StorageKind,
+    pub transport: Transport,
+}
+
+impl ServeOptions {
+    /// Checks the arguments. `default_data_dir` is used when `--data-dir` is not given.
+    pub fn from_args(args: &ServeArgs, default_data_dir: Option<PathBuf>) -> Result<Self, OptionsError> {
+        let listen = parse_listen(&args.listen)?;
+        let data_dir = args.data_dir.clone().or(default_data_dir).ok_or(OptionsError::NoDataDir)?;
+        let kubeconfig = args.write_kubeconfig.clone().unwrap_or_else(|| data_dir.join(KUBECONFIG_FILE));
+        // The ready line shows this path for copying into KUBECONFIG; relative would only
+        // work from here.
+        let kubeconfig = std::path::absolute(&kubeconfig).unwrap_or(kubeconfig);
+        let transport = if args.insecure_http { Transport::Http } else { Transport::Https };
+        Ok(ServeOptions { listen, data_dir, kubeconfig, storage: args.storage, transport })
+    }
+}
+
+/// Parses `HOST:PORT`; IPv6 hosts go in brackets (`[::1]:6443`).
+pub fn parse_listen(raw: &str) -> Result<ListenAddr, OptionsError> {
+    let bad = |why| OptionsError::BadListen { value: raw.to_string(), why };
+    let (host, port) = raw.trim().rsplit_once(':').ok_or_else(|| bad("there is no port"))?;
+    let port = port.parse::<u16>().map_err(|_| bad("the port is not a number from 0 to 65535"))?;
+    let host = match host.strip_prefix('[') {
+        Some(inner) => {
+            let inner = inner.strip_suffix(']').ok_or_else(|| bad("a '[' without its ']'"))?;
+            inner.parse::<Ipv6Addr>().map_err(|_| bad("only an IPv6 address goes in brackets"))?;
+            inner
+        }
+        None if host.contains(':') => return Err(bad("IPv6 addresses go in brackets, e.g. [::1]:6443")),
+        None if host.is_empty() => {
+            return Err(bad("there is no host; use 127.0.0.1 for this machine only, or 0.0.0.0 for every interface"));
+        }
+        None => host,
+    };
+    Ok(ListenAddr { host: host.to_string(), port })
+}
+
+/// The URL clients use for a listener bound to `bound`: a wildcard address becomes the
+/// loopback address of its family, since that is where a local client finds it.
+pub fn server_url(transport: Transport, bound: SocketAddr) -> String {
+    let ip = match bound.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("{}://{}", transport.scheme(), SocketAddr::new(ip, bound.port()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listen(host: &str, port: u16) -> ListenAddr {
+        ListenAddr { host: host.to_string(), port }
+    }
+
+    #[test]
+    fn listen_addresses_in_every_accepted_form() {
+        assert_eq!(parse_listen("127.0.0.1:6443"), Ok(listen("127.0.0.1", 6443)));
+        assert_eq!(parse_listen("[::1]:0"), Ok(listen("::1", 0)));
+        assert_eq!(parse_listen("localhost:8443"), Ok(listen("localhost", 8443)));
+        assert_eq!(parse_listen(" 0.0.0.0:6443 "), Ok(listen("0.0.0.0", 6443)));
+        assert_eq!(listen("::1", 0).ip(), Some(IpAddr::V6(Ipv6Addr::LOCALHOST)));
+        assert_eq!(listen("localhost", 0).ip(), None);
+    }
+
+    #[test]
+    fn listen_mistakes_say_what_is_wrong() {
+        for (raw, says) in [
+            ("6443", "no port"),
+            ("127.0.0.1:http", "not a number"),
+            ("127.0.0.1:70000", "not a number"),
+            (":6443", "no host"),
+            ("::1:6443", "brackets"),
+            ("[::1:6443", "without its ']'"),
+            ("[localhost]:6443", "only an IPv6"),
+        ] {
+            let err = parse_listen(raw).expect_err(raw);
+            let text = err.to_string();
+            assert!(text.contains(says) && text.contains("127.0.0.1:6443"), "{raw}: {text}");
+        }
+    }
+
+    #[test]
+    fn urls_use_the_real_port_and_loopback_for_wildcards() {
+        let url = |t, a: &str| server_url(t, a.parse().expect("addr"));
+        assert_eq!(url(Transport::Https, "127.0.0.1:43111"), "https://127.0.0.1:43111");
+        assert_eq!(url(Transport::Http, "0.0.0.0:8080"), "http://127.0.0.1:8080");
+        assert_eq!(url(Transport::Https, "[::]:6443"), "https://[::1]:6443");
+        assert_eq!(url(Transport::Https, "[fe80::1]:6443"), "https://[fe80::1]:6443");
+    }
+
+    #[test]
+    fn defaults_fill_in_the_data_dir_and_kubeconfig() {
+        let args = ServeArgs {
+            listen: "127.0.0.1:0".into(),
+            data_dir: None,
+            write_kubeconfig: None,
+            storage: StorageKind::Redb,
+            insecure_http: true,
+        };
+        let opts = ServeOptions::from_args(&args, Some(PathBuf::from("/var/lib/crd"))).expect("valid");
+        assert_eq!(opts.data_dir, PathBuf::from("/var/lib/crd"));
+        assert_eq!(opts.kubeconfig, PathBuf::from("/var/lib/crd/kubeconfig"));
+        assert_eq!(opts.transport, Transport::Http);
+        assert_eq!(ServeOptions::from_args(&args, None), Err(OptionsError::NoDataDir));
+    }
+}

@@ -1,0 +1,141 @@
+//! CRD registration through kube-rs, in process: a `kube::Client` built over the engine's
+//! router with no socket, compared with the real kube-apiserver's recorded answers.
+
+mod support;
+
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::core::DynamicObject;
+use kubectl_crd::engine::{Engine, StorageConfig};
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::compare::assert_json_matches;
+use support::reference::load;
+use tower::ServiceExt;
+
+type Crd = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+async fn engine() -> (std::sync::Arc<Engine>, kube::Client) {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let client = kube::Client::new(engine.router(), "default");
+    (engine, client)
+}
+
+/// The request body a reference exchange sent.
+fn recorded_body(prefix: &str) -> Value {
+    let ex = load(prefix);
+    serde_json::from_slice(ex.request.body.as_deref().expect("a body")).expect("json body")
+}
+
+async fn wait_for(api: &Api<Crd>, name: &str, done: impl Fn(&Crd) -> bool) -> Crd {
+    for _ in 0..200 {
+        let crd = api.get(name).await.expect("get crd");
+        if done(&crd) {
+            return crd;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{name} never reached the expected state");
+}
+
+fn condition<'a>(crd: &'a Crd, type_: &str) -> Option<&'a k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition> {
+    crd.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
+}
+
+#[tokio::test]
+async fn a_crd_is_accepted_established_and_discoverable() {
+    let (_engine, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    let created: Crd = serde_json::from_value(recorded_body("06")).expect("crd");
+    let answer = crds.create(&PostParams::default(), &created).await.expect("create");
+    // Reference 06: the create answers before any controller ran.
+    assert_eq!(answer.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.as_str()), Some(""));
+
+    let crd = wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some_and(|c| c.status == "True")).await;
+    let expected = load("08").response.body.json().clone();
+    let actual = serde_json::to_value(&crd).expect("json");
+    assert_json_matches(&expected["status"], &actual["status"], "status of an established CRD (reference 08)");
+    assert!(crd.metadata.finalizers.unwrap_or_default().contains(&"customresourcecleanup.apiextensions.k8s.io".to_string()));
+
+    let discovery = kube::Discovery::new(client.clone()).run().await.expect("discovery");
+    let (resource, caps) = discovery
+        .groups()
+        .flat_map(|g| g.recommended_resources())
+        .find(|(r, _)| r.plural == "widgets")
+        .expect("widgets are discoverable");
+    assert_eq!(resource.kind, "Widget");
+    assert!(caps.subresources.iter().any(|(r, _)| r.plural == "widgets/status" || r.plural == "status"));
+}
+
+#[tokio::test]
+async fn a_short_name_conflict_keeps_the_first_registration() {
+    let (_engine, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd")).await.expect("widget");
+    wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
+    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("09")).expect("crd")).await.expect("gadget");
+    let gadget = wait_for(&crds, "gadgets.stable.example.com", |c| condition(c, "NamesAccepted").is_some()).await;
+
+    let expected = load("10").response.body.json().clone();
+    let actual = serde_json::to_value(&gadget).expect("json");
+    assert_json_matches(&expected["status"], &actual["status"], "gadget with a conflicting short name (reference 10)");
+
+    // Reference 13: the gadget is not served while its names are not accepted.
+    let doc: Value = client
+        .request(http::Request::get("/apis/stable.example.com/v1").body(Vec::new()).expect("request"))
+        .await
+        .expect("discovery");
+    let names: Vec<&str> = doc["resources"].as_array().expect("resources").iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(names, ["widgets", "widgets/status", "widgets/scale"]);
+
+    // Reference 73: once the widget CRD is gone, the gadget gets `wd`.
+    crds.delete("widgets.stable.example.com", &DeleteParams::default()).await.expect("delete widget crd");
+    let gadget = wait_for(&crds, "gadgets.stable.example.com", |c| condition(c, "Established").is_some_and(|c| c.status == "True")).await;
+    let expected = load("73").response.body.json().clone();
+    assert_json_matches(&expected["status"], &serde_json::to_value(&gadget).expect("json")["status"], "reference 73");
+}
+
+#[tokio::test]
+async fn deleting_a_crd_deletes_its_resources_then_the_crd() {
+    let (_engine, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd")).await.expect("widget");
+    wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
+    let ar = kube::core::ApiResource {
+        group: "stable.example.com".into(),
+        version: "v1".into(),
+        api_version: "stable.example.com/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let widgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    let mut w1 = DynamicObject::new("w1", &ar);
+    w1.data = json!({"spec": {"size": 3}});
+    widgets.create(&PostParams::default(), &w1).await.expect("create w1");
+
+    crds.delete("widgets.stable.example.com", &DeleteParams::default()).await.expect("delete");
+    for _ in 0..200 {
+        if crds.get_opt("widgets.stable.example.com").await.expect("get").is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(crds.get_opt("widgets.stable.example.com").await.expect("get").is_none(), "the CRD is gone after clean-up");
+    // Reference 72: the path is no longer served at all.
+    let res = _engine
+        .router()
+        .oneshot(http::Request::get("/apis/stable.example.com/v1/namespaces/default/widgets").body(axum::body::Body::empty()).expect("req"))
+        .await
+        .expect("answer");
+    assert_eq!(res.status(), 404);
+}
+
+#[tokio::test]
+async fn an_invalid_crd_name_is_refused_as_kube_apiserver_refuses_it() {
+    let (engine, _client) = engine().await;
+    let ex = load("11");
+    let req = ex.request.to_http_request("unused").map(axum::body::Body::from);
+    let res = engine.router().oneshot(req).await.expect("answer");
+    assert_eq!(res.status().as_u16(), ex.response.status);
+    let body: Value = serde_json::from_slice(&axum::body::to_bytes(res.into_body(), 1 << 20).await.expect("body")).expect("json");
+    assert_json_matches(ex.response.body.json(), &body, "reference 11");
+}

@@ -1,0 +1,77 @@
+//! The plugin as users meet it: the real `kubectl` binary finds `kubectl-crd` on PATH and
+//! runs it as `kubectl crd ...`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A PATH whose first entry holds only the freshly built plugin.
+fn plugin_path() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plugin = dir.path().join("kubectl-crd");
+    std::os::unix::fs::symlink(PathBuf::from(env!("CARGO_BIN_EXE_kubectl-crd")), &plugin).expect("link the plugin");
+    let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap_or_default());
+    (dir, path)
+}
+
+fn kubectl(args: &[&str]) -> Output {
+    let (_dir, path) = plugin_path();
+    Command::new("kubectl")
+        .args(args)
+        .env("PATH", path)
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .output()
+        .expect("the kubectl binary is installed (.ci/run installs it)")
+}
+
+fn text(o: &[u8]) -> String {
+    String::from_utf8_lossy(o).into_owned()
+}
+
+#[test]
+fn kubectl_runs_the_plugin_version() {
+    let out = kubectl(&["crd", "version"]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(&format!("kubectl-crd version: v{}", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert!(stdout.contains("Kubernetes API level: v1.32"), "{stdout}");
+}
+
+#[test]
+fn kubectl_passes_flags_through_to_the_plugin() {
+    let out = kubectl(&["crd", "version", "-o", "json"]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["pluginVersion"], format!("v{}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_says_kubectl_crd() {
+    let out = kubectl(&["crd", "--help"]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Usage: kubectl crd"), "{stdout}");
+    for sub in ["serve", "tui", "list", "describe", "get", "apply", "spec", "status", "scale", "migrate", "demo", "version", "completion"] {
+        assert!(stdout.lines().any(|l| l.trim_start().starts_with(sub)), "help lists {sub}: {stdout}");
+    }
+}
+
+#[test]
+fn bad_flags_and_missing_subcommands_exit_2_with_a_reason() {
+    let out = kubectl(&["crd", "version", "--request-timeout", "soon"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("invalid --request-timeout \"soon\""), "{}", text(&out.stderr));
+
+    let out = kubectl(&["crd", "frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unrecognized subcommand 'frobnicate'"), "{}", text(&out.stderr));
+
+    let out = kubectl(&["crd", "migrate", "plan", "--from", "a.example.com", "--to", "b.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("'kubectl crd migrate' is not available"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn kubectl_lists_the_plugin() {
+    let out = kubectl(&["plugin", "list", "--name-only"]);
+    assert!(text(&out.stdout).lines().any(|l| l.trim() == "kubectl-crd"), "{}{}", text(&out.stdout), text(&out.stderr));
+}

@@ -1,0 +1,331 @@
+//! `kubectl crd serve` as users meet it: a real process on a real socket, talked to by the
+//! real kubectl and by kube-rs through the kubeconfig it writes. Every server binds
+//! 127.0.0.1 on port 0 in its own temporary data directory, is found through its ready line,
+//! and is killed when its [`Served`] handle drops. Every wait is bounded.
+
+use base64::Engine as _;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-crd");
+const KUBECTL: &str = "/usr/bin/kubectl";
+const STARTUP: Duration = Duration::from_secs(30);
+const EXIT: Duration = Duration::from_secs(10);
+
+/// A running `kubectl-crd serve`, killed on drop.
+struct Served {
+    child: Child,
+    url: String,
+    kubeconfig: PathBuf,
+    /// Everything the server wrote to stderr, collected in the background.
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Served {
+    /// Starts `serve` on a free port with `dir` as its data directory and waits for the ready
+    /// line.
+    fn start(dir: &Path, extra: &[&str]) -> Served {
+        let mut child = serve_command(dir, extra).spawn().expect("spawn kubectl-crd serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = collect(child.stderr.take().expect("stderr"));
+        let (lines_tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let line = match lines.recv_timeout(STARTUP) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no ready line within {STARTUP:?}; stderr: {}", stderr.recv_timeout(EXIT).unwrap_or_default());
+            }
+        };
+        let (url, kubeconfig) = parse_ready_line(&line).unwrap_or_else(|| panic!("not a ready line: {line:?}"));
+        Served { child, url, kubeconfig, stderr }
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit; gives the status and what the server
+    /// wrote to stderr.
+    fn terminate(mut self) -> (ExitStatus, String) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let status =
+            wait_bounded(&mut self.child, EXIT).unwrap_or_else(|| panic!("serve did not exit within {EXIT:?} of SIGTERM"));
+        (status, self.stderr.recv_timeout(EXIT).unwrap_or_default())
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        kubectl(&self.kubeconfig, args)
+    }
+
+    fn kubeconfig_text(&self) -> String {
+        std::fs::read_to_string(&self.kubeconfig).expect("read kubeconfig")
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_command(dir: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Reads a pipe to its end on a thread; the text arrives on the channel.
+fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        let _ = tx.send(text);
+    });
+    rx
+}
+
+/// `kubectl crd serve: ready on URL (kubeconfig: PATH)` → (URL, PATH).
+fn parse_ready_line(line: &str) -> Option<(String, PathBuf)> {
+    let rest = line.strip_prefix("kubectl crd serve: ready on ")?;
+    let (url, rest) = rest.split_once(" (kubeconfig: ")?;
+    Some((url.to_string(), PathBuf::from(rest.strip_suffix(')')?)))
+}
+
+fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        // Polling a child's exit: there is no readiness signal to wait on instead.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs a command to completion, killing it if it takes longer than `limit`.
+fn output_bounded(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let stdout = collect(child.stdout.take().expect("stdout"));
+    let stderr = collect(child.stderr.take().expect("stderr"));
+    let status = wait_bounded(&mut child, limit).unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("{cmd:?} did not finish within {limit:?}")
+    });
+    let text = |rx: mpsc::Receiver<String>| rx.recv_timeout(EXIT).unwrap_or_default().into_bytes();
+    Output { status, stdout: text(stdout), stderr: text(stderr) }
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(KUBECTL);
+    cmd.arg("--kubeconfig").arg(kubeconfig).args(["--request-timeout", "20s"]).args(args);
+    output_bounded(cmd, Duration::from_secs(30))
+}
+
+fn assert_success(what: &str, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{what} failed ({}):\nstdout: {stdout}\nstderr: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+fn yaml(text: &str) -> serde_json::Value {
+    serde_saphyr::from_str(text).expect("kubeconfig is YAML")
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+}
+
+async fn kube_client(kubeconfig: kube::config::Kubeconfig) -> kube::Client {
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+        .await
+        .expect("kube-rs accepts the kubeconfig");
+    kube::Client::try_from(config).expect("client")
+}
+
+fn read_kubeconfig(path: &Path) -> kube::config::Kubeconfig {
+    kube::config::Kubeconfig::read_from(path).expect("kube-rs reads the kubeconfig")
+}
+
+#[test]
+fn kubectl_talks_to_it_over_tls_with_the_written_kubeconfig() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start(dir.path(), &[]);
+    assert!(served.url.starts_with("https://127.0.0.1:"), "{}", served.url);
+    assert!(!served.url.ends_with(":0"), "the real port is shown: {}", served.url);
+    assert_eq!(served.kubeconfig, dir.path().join("kubeconfig"));
+
+    let out = assert_success("kubectl version", &served.kubectl(&["version", "-o", "json"]));
+    let version: serde_json::Value = serde_json::from_str(&out).expect("kubectl prints JSON");
+    assert_eq!(version["serverVersion"]["major"], "1", "{version}");
+    assert_eq!(version["serverVersion"]["minor"], "32", "{version}");
+
+    let out = assert_success("kubectl get --raw /healthz", &served.kubectl(&["get", "--raw", "/healthz"]));
+    assert_eq!(out.trim(), "ok");
+}
+
+#[test]
+fn kubeconfig_and_token_are_private_and_complete() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start(dir.path(), &[]);
+    let doc = yaml(&served.kubeconfig_text());
+    assert_eq!(doc["current-context"], "kubectl-crd");
+    assert_eq!(doc["clusters"][0]["name"], "kubectl-crd");
+    assert_eq!(doc["clusters"][0]["cluster"]["server"], served.url.as_str());
+    let ca = doc["clusters"][0]["cluster"]["certificate-authority-data"].as_str().expect("certificate-authority-data");
+    let ca = base64::engine::general_purpose::STANDARD.decode(ca).expect("base64");
+    assert_eq!(ca, std::fs::read(dir.path().join("ca.crt")).expect("ca.crt"), "the kubeconfig trusts the kept CA");
+    let token = doc["users"][0]["user"]["token"].as_str().expect("token");
+    let kept = std::fs::read_to_string(dir.path().join("token")).expect("DIR/token");
+    assert_eq!(token, kept.trim());
+    assert!(token.len() >= 43, "32 random bytes or more: {token}");
+    #[cfg(unix)]
+    for file in [served.kubeconfig.as_path(), &dir.path().join("token"), &dir.path().join("ca.key"), &dir.path().join("tls.key")] {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
+}
+
+#[tokio::test]
+async fn requests_without_the_token_get_kube_apiservers_401() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start(dir.path(), &[]);
+    let mut config = read_kubeconfig(&served.kubeconfig);
+    for user in &mut config.auth_infos {
+        if let Some(info) = user.auth_info.as_mut() {
+            info.token = None;
+        }
+    }
+    let client = kube_client(config).await;
+
+    let err = client.request_text(http::Request::get("/version").body(Vec::new()).expect("request")).await.expect_err("401");
+    match err {
+        kube::Error::Api(status) => {
+            assert_eq!(status.code, 401, "{status:?}");
+            assert_eq!(status.reason, "Unauthorized", "{status:?}");
+            assert_eq!(status.message, "Unauthorized", "{status:?}");
+        }
+        other => panic!("expected a 401 Status, got {other:?}"),
+    }
+
+    // The whole answer, as kube-apiserver 1.32 gives it (reference 57-no-token-401.http).
+    let request = http::Request::get("/apis/stable.example.com/v1/namespaces/default/widgets")
+        .body(kube::client::Body::empty())
+        .expect("request");
+    let response = client.send(request).await.expect("an HTTP answer");
+    assert_eq!(response.status(), 401);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(response.headers()["cache-control"], "no-cache, private");
+    let body = http_body_util::BodyExt::collect(response.into_body()).await.expect("body").to_bytes();
+    let body: serde_json::Value = serde_json::from_slice(&body).expect("JSON body");
+    assert_eq!(
+        body,
+        serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
+    );
+}
+
+#[test]
+fn a_restart_keeps_the_ca_and_the_token() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = Served::start(dir.path(), &[]);
+    let before = yaml(&first.kubeconfig_text());
+    let (status, stderr) = first.terminate();
+    assert!(status.success(), "{status}: {stderr}");
+
+    let second = Served::start(dir.path(), &[]);
+    let after = yaml(&second.kubeconfig_text());
+    let ca = |doc: &serde_json::Value| doc["clusters"][0]["cluster"]["certificate-authority-data"].clone();
+    let token = |doc: &serde_json::Value| doc["users"][0]["user"]["token"].clone();
+    assert!(ca(&before).is_string());
+    assert_eq!(ca(&before), ca(&after), "same CA after a restart");
+    assert_eq!(token(&before), token(&after), "same token after a restart");
+    assert_success("kubectl after a restart", &second.kubectl(&["get", "--raw", "/readyz"]));
+}
+
+#[test]
+fn a_second_server_on_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = Served::start(dir.path(), &[]);
+    let second = output_bounded(serve_command(dir.path(), &[]), STARTUP);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "the second serve must fail; stderr: {stderr}");
+    assert!(stderr.contains("is already being served"), "{stderr}");
+    assert!(stderr.contains("--data-dir"), "{stderr}");
+    assert!(second.stdout.is_empty(), "no ready line from the second server");
+    // The first one is undisturbed.
+    assert_success("kubectl on the first server", &first.kubectl(&["get", "--raw", "/healthz"]));
+}
+
+#[test]
+fn sigterm_stops_it_cleanly_and_promptly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start(dir.path(), &[]);
+    assert_success("kubectl before SIGTERM", &served.kubectl(&["get", "--raw", "/livez"]));
+    let started = Instant::now();
+    let (status, stderr) = served.terminate();
+    assert_eq!(status.code(), Some(0), "exit status after SIGTERM: {status}; stderr: {stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    // The data directory is free again: a new server starts on it at once.
+    let again = Served::start(dir.path(), &[]);
+    assert_success("kubectl after the restart", &again.kubectl(&["get", "--raw", "/healthz"]));
+}
+
+#[test]
+fn insecure_http_serves_plain_http() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start(dir.path(), &["--insecure-http"]);
+    assert!(served.url.starts_with("http://127.0.0.1:"), "{}", served.url);
+    let doc = yaml(&served.kubeconfig_text());
+    assert_eq!(doc["clusters"][0]["cluster"]["server"], served.url.as_str());
+    assert!(doc["clusters"][0]["cluster"].get("certificate-authority-data").is_none(), "{doc}");
+    let out = assert_success("kubectl version over HTTP", &served.kubectl(&["version", "-o", "json"]));
+    let version: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(version["serverVersion"]["major"], "1");
+}
+
+#[tokio::test]
+async fn kube_rs_connects_with_the_written_kubeconfig() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("elsewhere").join("kc.yaml");
+    let served = Served::start(dir.path(), &["--write-kubeconfig", kubeconfig.to_str().expect("utf-8 path")]);
+    assert_eq!(served.kubeconfig, kubeconfig);
+    let client = kube_client(read_kubeconfig(&served.kubeconfig)).await;
+    let version = tokio::time::timeout(Duration::from_secs(20), client.apiserver_version())
+        .await
+        .expect("answers in time")
+        .expect("version");
+    assert_eq!(version.major, "1");
+    assert_eq!(version.minor, "32");
+}
+
+#[test]
+fn a_bad_listen_address_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--listen", "6443", "--data-dir"]).arg(dir.path());
+    let out = output_bounded(cmd, STARTUP);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("invalid --listen \"6443\"") && stderr.contains("127.0.0.1:6443"), "{stderr}");
+}
