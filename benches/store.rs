@@ -120,7 +120,11 @@ async fn bench(name: &str, store: Arc<dyn Store>, sequential: usize) {
     let (p50, p99) = get_latency(store.as_ref(), 20_000).await;
     println!("  get latency:                 p50 {}, p99 {}", micros(p50), micros(p99));
     let (p50, p99) = list_latency(store.as_ref(), 50).await;
-    println!("  list of 10,000 keys:         p50 {:.2} ms, p99 {:.2} ms", p50.as_secs_f64() * 1e3, p99.as_secs_f64() * 1e3);
+    println!(
+        "  list of 10,000 keys:         p50 {:.2} ms, p99 {:.2} ms",
+        p50.as_secs_f64() * 1e3,
+        p99.as_secs_f64() * 1e3
+    );
     let (p50, p99) = watch_latency(store.as_ref(), 2_000).await;
     println!("  watch delivery (write→event): p50 {}, p99 {}", micros(p50), micros(p99));
 }
@@ -133,8 +137,10 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         bench("memory", Arc::new(LocalStore::memory()), 50_000).await;
-        let dir = tempfile::tempdir_in(std::env::var_os("BENCH_DIR").unwrap_or_else(|| std::env::temp_dir().into_os_string()))
-            .expect("tempdir");
+        let dir = tempfile::tempdir_in(
+            std::env::var_os("BENCH_DIR").unwrap_or_else(|| std::env::temp_dir().into_os_string()),
+        )
+        .expect("tempdir");
         let redb = LocalStore::redb(&dir.path().join("bench.redb")).expect("open redb");
         bench("redb (durable: every acknowledged write fsynced)", Arc::new(redb), 2_000).await;
     });

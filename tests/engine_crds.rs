@@ -37,7 +37,10 @@ async fn wait_for(api: &Api<Crd>, name: &str, done: impl Fn(&Crd) -> bool) -> Cr
     panic!("{name} never reached the expected state");
 }
 
-fn condition<'a>(crd: &'a Crd, type_: &str) -> Option<&'a k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition> {
+fn condition<'a>(
+    crd: &'a Crd,
+    type_: &str,
+) -> Option<&'a k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition> {
     crd.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
 }
 
@@ -50,11 +53,16 @@ async fn a_crd_is_accepted_established_and_discoverable() {
     // Reference 06: the create answers before any controller ran.
     assert_eq!(answer.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.as_str()), Some(""));
 
-    let crd = wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some_and(|c| c.status == "True")).await;
+    let crd = wait_for(&crds, "widgets.stable.example.com", |c| {
+        condition(c, "Established").is_some_and(|c| c.status == "True")
+    })
+    .await;
     let expected = load("08").response.body.json().clone();
     let actual = serde_json::to_value(&crd).expect("json");
     assert_json_matches(&expected["status"], &actual["status"], "status of an established CRD (reference 08)");
-    assert!(crd.metadata.finalizers.unwrap_or_default().contains(&"customresourcecleanup.apiextensions.k8s.io".to_string()));
+    assert!(
+        crd.metadata.finalizers.unwrap_or_default().contains(&"customresourcecleanup.apiextensions.k8s.io".to_string())
+    );
 
     let discovery = kube::Discovery::new(client.clone()).run().await.expect("discovery");
     let (resource, caps) = discovery
@@ -70,9 +78,13 @@ async fn a_crd_is_accepted_established_and_discoverable() {
 async fn a_short_name_conflict_keeps_the_first_registration() {
     let (_engine, client) = engine().await;
     let crds: Api<Crd> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd")).await.expect("widget");
+    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd"))
+        .await
+        .expect("widget");
     wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
-    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("09")).expect("crd")).await.expect("gadget");
+    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("09")).expect("crd"))
+        .await
+        .expect("gadget");
     let gadget = wait_for(&crds, "gadgets.stable.example.com", |c| condition(c, "NamesAccepted").is_some()).await;
 
     let expected = load("10").response.body.json().clone();
@@ -84,12 +96,16 @@ async fn a_short_name_conflict_keeps_the_first_registration() {
         .request(http::Request::get("/apis/stable.example.com/v1").body(Vec::new()).expect("request"))
         .await
         .expect("discovery");
-    let names: Vec<&str> = doc["resources"].as_array().expect("resources").iter().filter_map(|r| r["name"].as_str()).collect();
+    let names: Vec<&str> =
+        doc["resources"].as_array().expect("resources").iter().filter_map(|r| r["name"].as_str()).collect();
     assert_eq!(names, ["widgets", "widgets/status", "widgets/scale"]);
 
     // Reference 73: once the widget CRD is gone, the gadget gets `wd`.
     crds.delete("widgets.stable.example.com", &DeleteParams::default()).await.expect("delete widget crd");
-    let gadget = wait_for(&crds, "gadgets.stable.example.com", |c| condition(c, "Established").is_some_and(|c| c.status == "True")).await;
+    let gadget = wait_for(&crds, "gadgets.stable.example.com", |c| {
+        condition(c, "Established").is_some_and(|c| c.status == "True")
+    })
+    .await;
     let expected = load("73").response.body.json().clone();
     assert_json_matches(&expected["status"], &serde_json::to_value(&gadget).expect("json")["status"], "reference 73");
 }
@@ -98,7 +114,9 @@ async fn a_short_name_conflict_keeps_the_first_registration() {
 async fn deleting_a_crd_deletes_its_resources_then_the_crd() {
     let (_engine, client) = engine().await;
     let crds: Api<Crd> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd")).await.expect("widget");
+    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd"))
+        .await
+        .expect("widget");
     wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
     let ar = kube::core::ApiResource {
         group: "stable.example.com".into(),
@@ -123,7 +141,11 @@ async fn deleting_a_crd_deletes_its_resources_then_the_crd() {
     // Reference 72: the path is no longer served at all.
     let res = _engine
         .router()
-        .oneshot(http::Request::get("/apis/stable.example.com/v1/namespaces/default/widgets").body(axum::body::Body::empty()).expect("req"))
+        .oneshot(
+            http::Request::get("/apis/stable.example.com/v1/namespaces/default/widgets")
+                .body(axum::body::Body::empty())
+                .expect("req"),
+        )
         .await
         .expect("answer");
     assert_eq!(res.status(), 404);
@@ -136,6 +158,7 @@ async fn an_invalid_crd_name_is_refused_as_kube_apiserver_refuses_it() {
     let req = ex.request.to_http_request("unused").map(axum::body::Body::from);
     let res = engine.router().oneshot(req).await.expect("answer");
     assert_eq!(res.status().as_u16(), ex.response.status);
-    let body: Value = serde_json::from_slice(&axum::body::to_bytes(res.into_body(), 1 << 20).await.expect("body")).expect("json");
+    let body: Value =
+        serde_json::from_slice(&axum::body::to_bytes(res.into_body(), 1 << 20).await.expect("body")).expect("json");
     assert_json_matches(ex.response.body.json(), &body, "reference 11");
 }

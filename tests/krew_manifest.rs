@@ -19,12 +19,7 @@ const API_VERSION: &str = "krew.googlecontainertools.github.com/v1alpha2";
 const BINARY: &str = "kubectl-crd";
 const DEFAULT_BASE_URL: &str = "https://github.com/kubectl-crd/kubectl-crd/releases/download";
 /// The `<os, arch>` pairs the manifest must serve, one platform each.
-const PLATFORMS: [(&str, &str); 4] = [
-    ("linux", "amd64"),
-    ("linux", "arm64"),
-    ("darwin", "amd64"),
-    ("darwin", "arm64"),
-];
+const PLATFORMS: [(&str, &str); 4] = [("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64")];
 /// The `<os, arch>` pairs krew itself knows (`validate-krew-manifest`'s `allPlatforms`).
 const KREW_PLATFORMS: [(&str, &str); 11] = [
     ("windows", "386"),
@@ -40,20 +35,12 @@ const KREW_PLATFORMS: [(&str, &str); 11] = [
     ("darwin", "arm64"),
 ];
 /// File names krew accepts as the license (`validateLicenseFileExists`), lower-cased.
-const LICENSE_FILES: [&str; 8] = [
-    "license",
-    "license.txt",
-    "license.md",
-    "licenses",
-    "licenses.txt",
-    "licenses.md",
-    "copying",
-    "copying.txt",
-];
+const LICENSE_FILES: [&str; 8] =
+    ["license", "license.txt", "license.md", "licenses", "licenses.txt", "licenses.md", "copying", "copying.txt"];
 /// Names Windows reserves, which krew refuses as plugin names.
 const WINDOWS_FORBIDDEN: [&str; 22] = [
-    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
-    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2",
+    "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
 ];
 const SHORT_DESCRIPTION_MAX: usize = 50;
 const DESCRIPTION_LINE_MAX: usize = 80;
@@ -148,8 +135,7 @@ fn manifest_path() -> PathBuf {
 }
 
 fn load_manifest(path: &Path) -> Plugin {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     parse_manifest(&text).unwrap_or_else(|e| panic!("[strict-decode] {}: {e}", path.display()))
 }
 
@@ -205,30 +191,19 @@ fn release_violations(plugin: &Plugin, cargo_version: &str) -> Vec<String> {
 
 fn check_header(path: &Path, plugin: &Plugin, out: &mut Vec<String>) {
     if plugin.api_version != API_VERSION {
-        out.push(format!(
-            "[api-version] apiVersion {:?} must be {API_VERSION:?}",
-            plugin.api_version
-        ));
+        out.push(format!("[api-version] apiVersion {:?} must be {API_VERSION:?}", plugin.api_version));
     }
     if plugin.kind != "Plugin" {
         out.push(format!("[kind] kind {:?} must be \"Plugin\"", plugin.kind));
     }
     let name = &plugin.metadata.name;
     if !is_safe_plugin_name(name) {
-        out.push(format!(
-            "[name-safe] metadata.name {name:?} must match ^[\\w-]+$ and not be a reserved Windows name"
-        ));
+        out.push(format!("[name-safe] metadata.name {name:?} must match ^[\\w-]+$ and not be a reserved Windows name"));
     }
     if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
-        out.push(format!(
-            "[file-extension] {} must end in .yaml",
-            path.display()
-        ));
+        out.push(format!("[file-extension] {} must end in .yaml", path.display()));
     }
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default();
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
     if name != stem {
         out.push(format!(
             "[name-matches-file] metadata.name {name:?} must equal the file name without .yaml ({stem:?})"
@@ -256,32 +231,22 @@ fn check_texts(spec: &Spec, out: &mut Vec<String>) {
     if spec.caveats.trim().is_empty() {
         out.push("[caveats] spec.caveats must be set".to_owned());
     }
-    for (field, text) in [
-        ("description", &spec.description),
-        ("caveats", &spec.caveats),
-    ] {
+    for (field, text) in [("description", &spec.description), ("caveats", &spec.caveats)] {
         for line in long_lines(text, DESCRIPTION_LINE_MAX) {
-            out.push(format!(
-                "[line-length] a spec.{field} line is over {DESCRIPTION_LINE_MAX} characters: {line:?}"
-            ));
+            out.push(format!("[line-length] a spec.{field} line is over {DESCRIPTION_LINE_MAX} characters: {line:?}"));
         }
     }
     if !spec.homepage.starts_with("https://") {
-        out.push(format!(
-            "[homepage] spec.homepage {:?} must be an https URL",
-            spec.homepage
-        ));
+        out.push(format!("[homepage] spec.homepage {:?} must be an https URL", spec.homepage));
     }
 }
 
 fn check_version(version: &str, out: &mut Vec<String>) {
     match version.strip_prefix('v') {
-        None => out.push(format!(
-            "[version-semver] spec.version {version:?} must start with 'v'"
-        )),
-        Some(rest) if !is_semver(rest) => out.push(format!(
-            "[version-semver] spec.version {version:?} is not a semantic version"
-        )),
+        None => out.push(format!("[version-semver] spec.version {version:?} must start with 'v'")),
+        Some(rest) if !is_semver(rest) => {
+            out.push(format!("[version-semver] spec.version {version:?} is not a semantic version"))
+        }
         Some(_) => {}
     }
 }
@@ -290,10 +255,7 @@ fn check_platform(index: usize, platform: &Platform, out: &mut Vec<String>) {
     let at = platform.describe(index);
     check_selector(&at, platform.selector.as_ref(), out);
     if !platform.uri.starts_with("https://") {
-        out.push(format!(
-            "[uri] {at}: uri {:?} must be an https URL",
-            platform.uri
-        ));
+        out.push(format!("[uri] {at}: uri {:?} must be an https URL", platform.uri));
     }
     if let Some((os, arch)) = platform.os_arch() {
         let suffix = format!("_{os}_{arch}.tar.gz");
@@ -306,18 +268,12 @@ fn check_platform(index: usize, platform: &Platform, out: &mut Vec<String>) {
         }
     }
     if !is_sha256(&platform.sha256) {
-        out.push(format!(
-            "[sha256] {at}: sha256 {:?} must match ^[a-f0-9]{{64}}$",
-            platform.sha256
-        ));
+        out.push(format!("[sha256] {at}: sha256 {:?} must match ^[a-f0-9]{{64}}$", platform.sha256));
     }
     if platform.bin.is_empty() {
         out.push(format!("[bin] {at}: bin must be set"));
     } else if platform.bin != BINARY {
-        out.push(format!(
-            "[bin] {at}: bin {:?} must be {BINARY:?}",
-            platform.bin
-        ));
+        out.push(format!("[bin] {at}: bin {:?} must be {BINARY:?}", platform.bin));
     }
     check_files(&at, platform, out);
 }
@@ -333,72 +289,47 @@ fn check_selector(at: &str, selector: Option<&Selector>, out: &mut Vec<String>) 
         out.push(format!("[selector] {at}: selector must not be empty"));
     }
     if labels.is_some_and(BTreeMap::is_empty) {
-        out.push(format!(
-            "[selector] {at}: matchLabels is specified but empty"
-        ));
+        out.push(format!("[selector] {at}: matchLabels is specified but empty"));
     }
     if expressions.is_some_and(Vec::is_empty) {
-        out.push(format!(
-            "[selector] {at}: matchExpressions is specified but empty"
-        ));
+        out.push(format!("[selector] {at}: matchExpressions is specified but empty"));
     }
-    let label_keys = labels
-        .into_iter()
-        .flat_map(BTreeMap::keys)
-        .map(String::as_str);
-    let expression_keys = expressions.into_iter().flatten().map(|e| {
-        e.get("key")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or_default()
-    });
+    let label_keys = labels.into_iter().flat_map(BTreeMap::keys).map(String::as_str);
+    let expression_keys =
+        expressions.into_iter().flatten().map(|e| e.get("key").and_then(serde_json::Value::as_str).unwrap_or_default());
     for key in label_keys.chain(expression_keys) {
         if key != "os" && key != "arch" {
-            out.push(format!(
-                "[selector] {at}: selector key {key:?} is not os or arch"
-            ));
+            out.push(format!("[selector] {at}: selector key {key:?} is not os or arch"));
         }
     }
     if labels.is_some_and(|l| !l.contains_key("os") || !l.contains_key("arch")) {
-        out.push(format!(
-            "[selector] {at}: matchLabels must set both os and arch"
-        ));
+        out.push(format!("[selector] {at}: matchLabels must set both os and arch"));
     }
 }
 
 fn check_files(at: &str, platform: &Platform, out: &mut Vec<String>) {
     let Some(files) = &platform.files else {
-        out.push(format!(
-            "[files] {at}: files must install {BINARY} and LICENSE (krew needs the license installed)"
-        ));
+        out.push(format!("[files] {at}: files must install {BINARY} and LICENSE (krew needs the license installed)"));
         return;
     };
     if files.is_empty() {
-        out.push(format!(
-            "[files] {at}: files must be unspecified or non-empty"
-        ));
+        out.push(format!("[files] {at}: files must be unspecified or non-empty"));
     }
     for op in files {
         if op.from.is_empty() || op.to.is_empty() {
-            out.push(format!(
-                "[files] {at}: every file operation needs from and to, got {op:?}"
-            ));
+            out.push(format!("[files] {at}: every file operation needs from and to, got {op:?}"));
         }
     }
     let installed = |name: &str| files.iter().any(|op| op.from == name && op.to == ".");
     if !installed(&platform.bin) {
-        out.push(format!(
-            "[files-bin] {at}: files must install the bin {:?} ({{from: {0:?}, to: .}})",
-            platform.bin
-        ));
+        out.push(format!("[files-bin] {at}: files must install the bin {:?} ({{from: {0:?}, to: .}})", platform.bin));
     }
     let has_license = files.iter().any(|op| {
         let base = op.from.rsplit('/').next().unwrap_or_default();
         LICENSE_FILES.contains(&base.to_lowercase().as_str())
     });
     if !has_license || !installed("LICENSE") {
-        out.push(format!(
-            "[license] {at}: files must install LICENSE ({{from: LICENSE, to: .}})"
-        ));
+        out.push(format!("[license] {at}: files must install LICENSE ({{from: LICENSE, to: .}})"));
     }
 }
 
@@ -417,10 +348,7 @@ fn check_platform_coverage(platforms: &[Platform], out: &mut Vec<String>) {
             ));
         }
         if !seen.insert(pair) {
-            out.push(format!(
-                "[platform-overlap] {}/{} is selected by more than one platform",
-                pair.0, pair.1
-            ));
+            out.push(format!("[platform-overlap] {}/{} is selected by more than one platform", pair.0, pair.1));
         }
     }
     for (os, arch) in PLATFORMS {
@@ -432,18 +360,12 @@ fn check_platform_coverage(platforms: &[Platform], out: &mut Vec<String>) {
 
 fn is_safe_plugin_name(name: &str) -> bool {
     !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        && !WINDOWS_FORBIDDEN
-            .iter()
-            .any(|f| f.eq_ignore_ascii_case(name))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !WINDOWS_FORBIDDEN.iter().any(|f| f.eq_ignore_ascii_case(name))
 }
 
 fn is_sha256(s: &str) -> bool {
-    s.len() == 64
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Semantic versioning 2.0.0, without the leading `v`.
@@ -456,17 +378,12 @@ fn is_semver(s: &str) -> bool {
         Some((core, pre)) => (core, Some(pre)),
         None => (rest, None),
     };
-    let numeric = |id: &str| {
-        !id.is_empty()
-            && id.bytes().all(|b| b.is_ascii_digit())
-            && (id == "0" || !id.starts_with('0'))
-    };
-    let identifier =
-        |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let numeric =
+        |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) && (id == "0" || !id.starts_with('0'));
+    let identifier = |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     let core_ok = core.split('.').count() == 3 && core.split('.').all(numeric);
     let pre_ok = pre.is_none_or(|p| {
-        p.split('.')
-            .all(|id| identifier(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
+        p.split('.').all(|id| identifier(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
     });
     let build_ok = build.is_none_or(|b| b.split('.').all(identifier));
     core_ok && pre_ok && build_ok
@@ -474,9 +391,7 @@ fn is_semver(s: &str) -> bool {
 
 /// Lines over `max` characters that contain a space (krew lets one long word through).
 fn long_lines(text: &str, max: usize) -> Vec<&str> {
-    text.lines()
-        .filter(|line| line.chars().count() > max && line.trim().contains(' '))
-        .collect()
+    text.lines().filter(|line| line.chars().count() > max && line.trim().contains(' ')).collect()
 }
 
 fn release_uri(base: &str, version: &str, os: &str, arch: &str) -> String {
@@ -484,21 +399,13 @@ fn release_uri(base: &str, version: &str, os: &str, arch: &str) -> String {
 }
 
 fn assert_no_violations(what: &str, violations: &[String]) {
-    assert!(
-        violations.is_empty(),
-        "{what} breaks {} rule(s):\n  {}",
-        violations.len(),
-        violations.join("\n  ")
-    );
+    assert!(violations.is_empty(), "{what} breaks {} rule(s):\n  {}", violations.len(), violations.join("\n  "));
 }
 
 /// Asserts that `violations` contains one for `rule` (the tests of the checker itself).
 fn assert_flags(rule: &str, violations: &[String]) {
     let tag = format!("[{rule}]");
-    assert!(
-        violations.iter().any(|v| v.starts_with(&tag)),
-        "expected a {tag} violation, got: {violations:#?}"
-    );
+    assert!(violations.iter().any(|v| v.starts_with(&tag)), "expected a {tag} violation, got: {violations:#?}");
 }
 
 // --- the committed manifest -----------------------------------------------------
@@ -507,19 +414,13 @@ fn assert_flags(rule: &str, violations: &[String]) {
 fn committed_manifest_follows_krew_rules() {
     let path = manifest_path();
     let plugin = load_manifest(&path);
-    assert_no_violations(
-        &path.display().to_string(),
-        &krew_violations(&path, &plugin),
-    );
+    assert_no_violations(&path.display().to_string(), &krew_violations(&path, &plugin));
 }
 
 #[test]
 fn committed_manifest_is_for_the_cargo_version() {
     let plugin = load_manifest(&manifest_path());
-    assert_no_violations(
-        "krew/crd.yaml",
-        &release_violations(&plugin, env!("CARGO_PKG_VERSION")),
-    );
+    assert_no_violations("krew/crd.yaml", &release_violations(&plugin, env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
@@ -544,36 +445,15 @@ fn violations_after(path: &str, edit: impl FnOnce(&mut Plugin)) -> Vec<String> {
 #[test]
 fn checker_flags_broken_headers_and_texts() {
     let path = "krew/crd.yaml";
-    assert_flags(
-        "api-version",
-        &violations_after(path, |p| p.api_version = "v1".into()),
-    );
+    assert_flags("api-version", &violations_after(path, |p| p.api_version = "v1".into()));
     assert_flags("kind", &violations_after(path, |p| p.kind = "Pod".into()));
-    assert_flags(
-        "name-safe",
-        &violations_after(path, |p| p.metadata.name = "a/b".into()),
-    );
-    assert_flags(
-        "name-safe",
-        &violations_after("krew/nul.yaml", |p| p.metadata.name = "nul".into()),
-    );
-    assert_flags(
-        "name-matches-file",
-        &violations_after("krew/other.yaml", |_| {}),
-    );
+    assert_flags("name-safe", &violations_after(path, |p| p.metadata.name = "a/b".into()));
+    assert_flags("name-safe", &violations_after("krew/nul.yaml", |p| p.metadata.name = "nul".into()));
+    assert_flags("name-matches-file", &violations_after("krew/other.yaml", |_| {}));
     assert_flags("file-extension", &violations_after("krew/crd.yml", |_| {}));
-    assert_flags(
-        "version-semver",
-        &violations_after(path, |p| p.spec.version = "0.1.0".into()),
-    );
-    assert_flags(
-        "version-semver",
-        &violations_after(path, |p| p.spec.version = "v0.1".into()),
-    );
-    assert_flags(
-        "version-semver",
-        &violations_after(path, |p| p.spec.version = "v01.0.0".into()),
-    );
+    assert_flags("version-semver", &violations_after(path, |p| p.spec.version = "0.1.0".into()));
+    assert_flags("version-semver", &violations_after(path, |p| p.spec.version = "v0.1".into()));
+    assert_flags("version-semver", &violations_after(path, |p| p.spec.version = "v01.0.0".into()));
     assert_flags(
         "short-description",
         &violations_after(path, |p| {
@@ -586,47 +466,31 @@ fn checker_flags_broken_headers_and_texts() {
             p.spec.short_description = "two\nlines".into();
         }),
     );
-    assert_flags(
-        "description",
-        &violations_after(path, |p| p.spec.description = "one".into()),
-    );
+    assert_flags("description", &violations_after(path, |p| p.spec.description = "one".into()));
     assert_flags(
         "line-length",
         &violations_after(path, |p| {
             p.spec.caveats = format!("{}\n", "word ".repeat(20));
         }),
     );
-    assert_flags(
-        "homepage",
-        &violations_after(path, |p| p.spec.homepage = "http://x".into()),
-    );
-    assert_flags(
-        "platforms-present",
-        &violations_after(path, |p| p.spec.platforms.clear()),
-    );
+    assert_flags("homepage", &violations_after(path, |p| p.spec.homepage = "http://x".into()));
+    assert_flags("platforms-present", &violations_after(path, |p| p.spec.platforms.clear()));
 }
 
 #[test]
 fn checker_flags_broken_platforms() {
     let path = "krew/crd.yaml";
-    let first =
-        |edit: fn(&mut Platform)| violations_after(path, |p| edit(&mut p.spec.platforms[0]));
+    let first = |edit: fn(&mut Platform)| violations_after(path, |p| edit(&mut p.spec.platforms[0]));
     assert_flags("sha256", &first(|pl| pl.sha256 = "ABC".into()));
     assert_flags("sha256", &first(|pl| pl.sha256 = "A".repeat(64)));
     assert_flags("uri", &first(|pl| pl.uri = String::new()));
-    assert_flags(
-        "uri-archive-name",
-        &first(|pl| pl.uri = "https://x/kubectl-crd.zip".into()),
-    );
+    assert_flags("uri-archive-name", &first(|pl| pl.uri = "https://x/kubectl-crd.zip".into()));
     assert_flags("bin", &first(|pl| pl.bin = String::new()));
     assert_flags("selector", &first(|pl| pl.selector = None));
     assert_flags(
         "selector",
         &first(|pl| {
-            pl.selector = Some(Selector {
-                match_labels: Some(BTreeMap::new()),
-                match_expressions: None,
-            });
+            pl.selector = Some(Selector { match_labels: Some(BTreeMap::new()), match_expressions: None });
         }),
     );
     assert_flags(
@@ -642,19 +506,13 @@ fn checker_flags_broken_platforms() {
     assert_flags(
         "license",
         &first(|pl| {
-            pl.files = Some(vec![FileOperation {
-                from: BINARY.into(),
-                to: ".".into(),
-            }]);
+            pl.files = Some(vec![FileOperation { from: BINARY.into(), to: ".".into() }]);
         }),
     );
     assert_flags(
         "files-bin",
         &first(|pl| {
-            pl.files = Some(vec![FileOperation {
-                from: "LICENSE".into(),
-                to: ".".into(),
-            }]);
+            pl.files = Some(vec![FileOperation { from: "LICENSE".into(), to: ".".into() }]);
         }),
     );
     assert_flags(
@@ -685,10 +543,7 @@ fn checker_flags_stale_release_fields() {
 fn strict_decoding_rejects_unknown_fields() {
     let text = std::fs::read_to_string(manifest_path()).expect("read krew/crd.yaml");
     let broken = text.replacen("  homepage:", "  homepages: x\n  homepage:", 1);
-    assert_ne!(
-        broken, text,
-        "the manifest should have a spec.homepage line to edit"
-    );
+    assert_ne!(broken, text, "the manifest should have a spec.homepage line to edit");
     assert!(
         parse_manifest(&broken).is_err(),
         "[strict-decode] an unknown spec field must be rejected, as krew's strict decoding does"
@@ -697,18 +552,10 @@ fn strict_decoding_rejects_unknown_fields() {
 
 #[test]
 fn semver_parser_follows_the_spec() {
-    for good in [
-        "0.1.0",
-        "1.2.3-rc.1",
-        "1.0.0-alpha-1.0",
-        "1.0.0+build.5",
-        "10.20.30-x.7+y",
-    ] {
+    for good in ["0.1.0", "1.2.3-rc.1", "1.0.0-alpha-1.0", "1.0.0+build.5", "10.20.30-x.7+y"] {
         assert!(is_semver(good), "{good} is a semantic version");
     }
-    for bad in [
-        "", "1", "1.2", "1.2.3.4", "01.2.3", "1.2.3-", "1.2.3-01", "1.2.3+", "a.b.c",
-    ] {
+    for bad in ["", "1", "1.2", "1.2.3.4", "01.2.3", "1.2.3-", "1.2.3-01", "1.2.3+", "a.b.c"] {
         assert!(!is_semver(bad), "{bad:?} is not a semantic version");
     }
 }
@@ -736,13 +583,8 @@ mod release_script {
         fn new() -> Self {
             let dir = tempfile::tempdir().expect("create a temp dir");
             let sandbox = Self { dir };
-            let binary = sandbox
-                .target_dir()
-                .join(HOST_TARGET)
-                .join("release")
-                .join(BINARY);
-            std::fs::create_dir_all(binary.parent().expect("binary has a parent"))
-                .expect("create the fake target dir");
+            let binary = sandbox.target_dir().join(HOST_TARGET).join("release").join(BINARY);
+            std::fs::create_dir_all(binary.parent().expect("binary has a parent")).expect("create the fake target dir");
             std::fs::write(&binary, FAKE_BINARY).expect("write the fake binary");
             std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755))
                 .expect("make the fake binary executable");
@@ -780,8 +622,7 @@ mod release_script {
         }
 
         fn archive(&self, out: &str) -> PathBuf {
-            self.out(out)
-                .join(format!("kubectl-crd_{TEST_VERSION}_linux_amd64.tar.gz"))
+            self.out(out).join(format!("kubectl-crd_{TEST_VERSION}_linux_amd64.tar.gz"))
         }
     }
 
@@ -794,32 +635,19 @@ mod release_script {
     }
 
     fn run_tool(program: &str, args: &[&str], path: &Path) -> String {
-        let output = Command::new(program)
-            .args(args)
-            .arg(path)
-            .output()
-            .unwrap_or_else(|e| panic!("run {program}: {e}"));
-        assert!(
-            output.status.success(),
-            "{program} {args:?} failed: {}",
-            stderr(&output)
-        );
+        let output =
+            Command::new(program).args(args).arg(path).output().unwrap_or_else(|e| panic!("run {program}: {e}"));
+        assert!(output.status.success(), "{program} {args:?} failed: {}", stderr(&output));
         String::from_utf8(output.stdout).expect("tool output is UTF-8")
     }
 
     fn sha256_of(path: &Path) -> String {
         let line = run_tool("sha256sum", &[], path);
-        line.split_whitespace()
-            .next()
-            .expect("sha256sum prints a hash")
-            .to_owned()
+        line.split_whitespace().next().expect("sha256sum prints a hash").to_owned()
     }
 
     fn archive_entries(archive: &Path) -> Vec<String> {
-        let mut names: Vec<String> = run_tool("tar", &["-tzf"], archive)
-            .lines()
-            .map(str::to_owned)
-            .collect();
+        let mut names: Vec<String> = run_tool("tar", &["-tzf"], archive).lines().map(str::to_owned).collect();
         names.sort();
         names
     }
@@ -842,14 +670,8 @@ mod release_script {
 
     #[test]
     fn script_is_executable() {
-        let mode = std::fs::metadata(script_path())
-            .expect("scripts/krew-release.sh exists")
-            .permissions()
-            .mode();
-        assert!(
-            mode & 0o111 != 0,
-            "scripts/krew-release.sh must be executable (mode {mode:o})"
-        );
+        let mode = std::fs::metadata(script_path()).expect("scripts/krew-release.sh exists").permissions().mode();
+        assert!(mode & 0o111 != 0, "scripts/krew-release.sh must be executable (mode {mode:o})");
     }
 
     #[test]
@@ -859,11 +681,7 @@ mod release_script {
         let before = load_manifest(&sandbox.manifest());
 
         let output = sandbox.run("dist", &["--allow-missing", "--targets", HOST_TARGET]);
-        assert!(
-            output.status.success(),
-            "the script failed: {}",
-            stderr(&output)
-        );
+        assert!(output.status.success(), "the script failed: {}", stderr(&output));
 
         let archive = sandbox.archive("dist");
         assert!(archive.is_file(), "no archive at {}", archive.display());
@@ -872,45 +690,19 @@ mod release_script {
             ["LICENSE", "README.md", BINARY],
             "the archive must hold exactly the binary, LICENSE and README.md, at its root"
         );
-        let binary = Command::new("tar")
-            .arg("-xOzf")
-            .arg(&archive)
-            .arg(BINARY)
-            .output()
-            .expect("extract the binary");
-        assert_eq!(
-            binary.stdout,
-            FAKE_BINARY.as_bytes(),
-            "the archive must hold the binary as built"
-        );
+        let binary = Command::new("tar").arg("-xOzf").arg(&archive).arg(BINARY).output().expect("extract the binary");
+        assert_eq!(binary.stdout, FAKE_BINARY.as_bytes(), "the archive must hold the binary as built");
 
         let after = load_manifest(&sandbox.manifest());
-        assert_eq!(
-            after.spec.version, TEST_VERSION,
-            "spec.version must be the released version"
-        );
+        assert_eq!(after.spec.version, TEST_VERSION, "spec.version must be the released version");
         let linux = platform(&after, "linux", "amd64");
-        assert_eq!(
-            linux.sha256,
-            sha256_of(&archive),
-            "linux/amd64 sha256 must be the archive's"
-        );
-        assert_eq!(
-            linux.uri,
-            release_uri(DEFAULT_BASE_URL, TEST_VERSION, "linux", "amd64")
-        );
+        assert_eq!(linux.sha256, sha256_of(&archive), "linux/amd64 sha256 must be the archive's");
+        assert_eq!(linux.uri, release_uri(DEFAULT_BASE_URL, TEST_VERSION, "linux", "amd64"));
         for (os, arch) in PLATFORMS.into_iter().filter(|&p| p != ("linux", "amd64")) {
             let (old, new) = (platform(&before, os, arch), platform(&after, os, arch));
-            assert_eq!(
-                (&old.uri, &old.sha256),
-                (&new.uri, &new.sha256),
-                "{os}/{arch} must be kept"
-            );
+            assert_eq!((&old.uri, &old.sha256), (&new.uri, &new.sha256), "{os}/{arch} must be kept");
         }
-        assert_no_violations(
-            "the rewritten manifest",
-            &krew_violations(&sandbox.manifest(), &after),
-        );
+        assert_no_violations("the rewritten manifest", &krew_violations(&sandbox.manifest(), &after));
     }
 
     #[test]
@@ -921,17 +713,9 @@ mod release_script {
             // Let the clock move on, so that a timestamp leaking into the archive shows.
             std::thread::sleep(std::time::Duration::from_millis(1100));
             let output = sandbox.run(out, &["--allow-missing", "--targets", HOST_TARGET]);
-            assert!(
-                output.status.success(),
-                "the script failed: {}",
-                stderr(&output)
-            );
+            assert!(output.status.success(), "the script failed: {}", stderr(&output));
         }
-        let listing = run_tool(
-            "tar",
-            &["--utc", "--numeric-owner", "-tvzf"],
-            &sandbox.archive("first"),
-        );
+        let listing = run_tool("tar", &["--utc", "--numeric-owner", "-tvzf"], &sandbox.archive("first"));
         for entry in listing.lines() {
             assert!(
                 entry.contains(" 0/0 ") && entry.contains(" 1970-01-01 00:00 "),
@@ -940,10 +724,7 @@ mod release_script {
         }
         let first = std::fs::read(sandbox.archive("first")).expect("read the first archive");
         let second = std::fs::read(sandbox.archive("second")).expect("read the second archive");
-        assert!(
-            first == second,
-            "two runs over the same inputs must give byte-identical archives"
-        );
+        assert!(first == second, "two runs over the same inputs must give byte-identical archives");
     }
 
     #[test]
@@ -953,26 +734,13 @@ mod release_script {
         let before = std::fs::read_to_string(sandbox.manifest()).expect("read the manifest copy");
 
         let output = sandbox.run("dist", &[]);
-        assert!(
-            !output.status.success(),
-            "missing targets must make the script fail"
-        );
+        assert!(!output.status.success(), "missing targets must make the script fail");
         let message = stderr(&output);
-        for missing in [
-            "aarch64-unknown-linux-gnu",
-            "x86_64-apple-darwin",
-            "aarch64-apple-darwin",
-        ] {
-            assert!(
-                message.contains(missing),
-                "the error must name {missing}: {message}"
-            );
+        for missing in ["aarch64-unknown-linux-gnu", "x86_64-apple-darwin", "aarch64-apple-darwin"] {
+            assert!(message.contains(missing), "the error must name {missing}: {message}");
         }
         let after = std::fs::read_to_string(sandbox.manifest()).expect("read the manifest copy");
         assert_eq!(before, after, "a failed run must leave the manifest alone");
-        assert!(
-            !sandbox.archive("dist").exists(),
-            "a failed run must not write archives"
-        );
+        assert!(!sandbox.archive("dist").exists(), "a failed run must not write archives");
     }
 }

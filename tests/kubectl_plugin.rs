@@ -50,7 +50,21 @@ fn help_says_kubectl_crd() {
     assert!(out.status.success());
     let stdout = text(&out.stdout);
     assert!(stdout.contains("Usage: kubectl crd"), "{stdout}");
-    for sub in ["serve", "tui", "list", "describe", "get", "apply", "spec", "status", "scale", "migrate", "demo", "version", "completion"] {
+    for sub in [
+        "serve",
+        "tui",
+        "list",
+        "describe",
+        "get",
+        "apply",
+        "spec",
+        "status",
+        "scale",
+        "migrate",
+        "demo",
+        "version",
+        "completion",
+    ] {
         assert!(stdout.lines().any(|l| l.trim_start().starts_with(sub)), "help lists {sub}: {stdout}");
     }
 }

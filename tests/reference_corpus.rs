@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use support::compare::{
-    AGE, COMPARED_HEADERS, CONTINUE, Difference, RESOURCE_VERSION, TIMESTAMP, UID,
-    assert_body_matches, assert_headers_match, assert_json_matches, diff_json, diff_normalized,
-    headers_from_map, normalize, normalize_events,
+    AGE, COMPARED_HEADERS, CONTINUE, Difference, RESOURCE_VERSION, TIMESTAMP, UID, assert_body_matches,
+    assert_headers_match, assert_json_matches, diff_json, diff_normalized, headers_from_map, normalize,
+    normalize_events,
 };
 use support::reference::{Body, exchange_files, load, load_all, locate_reference_dir};
 
@@ -28,10 +28,7 @@ fn panic_message(f: impl FnOnce()) -> String {
 }
 
 fn event_types(events: &[Value]) -> Vec<&str> {
-    events
-        .iter()
-        .map(|event| event["type"].as_str().unwrap_or_default())
-        .collect()
+    events.iter().map(|event| event["type"].as_str().unwrap_or_default()).collect()
 }
 
 #[test]
@@ -68,22 +65,15 @@ fn json_responses_decode_as_json_or_watch_lines() {
             continue;
         }
         let kind = response.body.kind();
-        let expected = if exchange.request.is_watch() {
-            "WatchLines"
-        } else {
-            "Json"
-        };
+        let expected = if exchange.request.is_watch() { "WatchLines" } else { "Json" };
         assert_eq!(kind, expected, "{}", exchange.file);
     }
 }
 
 #[test]
 fn only_the_four_cut_bodies_are_marked_truncated() {
-    let truncated: Vec<String> = load_all()
-        .into_iter()
-        .filter(|e| e.response.truncated)
-        .map(|e| e.name().to_string())
-        .collect();
+    let truncated: Vec<String> =
+        load_all().into_iter().filter(|e| e.response.truncated).map(|e| e.name().to_string()).collect();
     assert_eq!(
         truncated,
         [
@@ -98,10 +88,7 @@ fn only_the_four_cut_bodies_are_marked_truncated() {
     assert!(note.starts_with("[... truncated by the recorder"), "{note}");
     assert_eq!(cut.response.body.kind(), "Text");
     let trimmed = load("14");
-    assert_eq!(
-        trimmed.response.body.json()["kind"],
-        "APIGroupDiscoveryList"
-    );
+    assert_eq!(trimmed.response.body.json()["kind"], "APIGroupDiscoveryList");
 }
 
 #[test]
@@ -109,15 +96,12 @@ fn widget_create_is_201_with_a_widget() {
     let exchange = load("15-widget-create");
     assert_eq!(exchange, load("15"));
     assert_eq!(exchange.request.method, "POST");
-    assert_eq!(
-        exchange.request.path_and_query,
-        "/apis/stable.example.com/v1/namespaces/default/widgets"
-    );
+    assert_eq!(exchange.request.path_and_query, "/apis/stable.example.com/v1/namespaces/default/widgets");
     assert_eq!(exchange.response.status, 201);
     assert_eq!(exchange.response.reason_phrase, "Created");
     assert_eq!(exchange.response.body.json()["kind"], "Widget");
-    let sent: Value = serde_json::from_slice(exchange.request.body.as_deref().unwrap_or_default())
-        .expect("request body is JSON");
+    let sent: Value =
+        serde_json::from_slice(exchange.request.body.as_deref().unwrap_or_default()).expect("request body is JSON");
     assert_eq!(sent["metadata"]["name"], "w1");
 }
 
@@ -126,9 +110,7 @@ fn invalid_widget_is_422_with_two_causes() {
     let response = load("17").response;
     assert_eq!(response.status, 422);
     assert_eq!(response.reason_phrase, "Unprocessable Entity");
-    let causes = response.body.json()["details"]["causes"]
-        .as_array()
-        .expect("causes array");
+    let causes = response.body.json()["details"]["causes"].as_array().expect("causes array");
     assert_eq!(causes.len(), 2);
 }
 
@@ -149,10 +131,7 @@ fn single_line_watch_streams_stay_watch_lines() {
     let expected = format!("too old resource version: 1 ({RESOURCE_VERSION})");
     assert_eq!(normalized[0]["object"]["message"], expected.as_str());
     assert_eq!(normalized[0]["object"]["code"], 410);
-    assert_eq!(
-        event_types(load("56").response.body.watch_events()),
-        ["ERROR"]
-    );
+    assert_eq!(event_types(load("56").response.body.watch_events()), ["ERROR"]);
 }
 
 #[test]
@@ -165,9 +144,7 @@ fn crd_gone_is_plain_text_404() {
 #[test]
 fn yaml_response_is_kept_raw_and_parses() {
     let body = load("41").response.body;
-    assert!(
-        matches!(&body, Body::Yaml(text) if text.starts_with("apiVersion: stable.example.com/v1"))
-    );
+    assert!(matches!(&body, Body::Yaml(text) if text.starts_with("apiVersion: stable.example.com/v1")));
     let value = body.yaml_value();
     assert_eq!(value["kind"], "Widget");
     assert_eq!(value["metadata"]["name"], "w1");
@@ -177,25 +154,16 @@ fn yaml_response_is_kept_raw_and_parses() {
 #[test]
 fn apply_patch_request_body_is_raw_yaml() {
     let request = load("30").request;
-    assert_eq!(
-        request.header("content-type"),
-        Some("application/apply-patch+yaml")
-    );
+    assert_eq!(request.header("content-type"), Some("application/apply-patch+yaml"));
     let body = String::from_utf8(request.body.unwrap_or_default()).expect("utf-8 body");
-    assert!(
-        body.starts_with("apiVersion: stable.example.com/v1\nkind: Widget\n"),
-        "{body}"
-    );
+    assert!(body.starts_with("apiVersion: stable.example.com/v1\nkind: Widget\n"), "{body}");
     assert!(body.ends_with("replicas: 2\n"), "{body:?}");
 }
 
 #[test]
 fn openapi_v3_index_is_json_served_as_text_plain() {
     let response = load("59").response;
-    assert_eq!(
-        response.header("Content-Type"),
-        Some("text/plain; charset=utf-8")
-    );
+    assert_eq!(response.header("Content-Type"), Some("text/plain; charset=utf-8"));
     assert!(response.body.json()["paths"].is_object());
 }
 
@@ -267,24 +235,13 @@ fn a_changed_spec_field_is_reported_with_its_pointer() {
     assert_eq!(
         differences,
         [
-            Difference {
-                pointer: "/metadata/labels/a~1b".to_string(),
-                expected: None,
-                actual: Some(json!("x")),
-            },
-            Difference {
-                pointer: "/spec/size".to_string(),
-                expected: Some(json!(3)),
-                actual: Some(json!(4)),
-            },
+            Difference { pointer: "/metadata/labels/a~1b".to_string(), expected: None, actual: Some(json!("x")) },
+            Difference { pointer: "/spec/size".to_string(), expected: Some(json!(3)), actual: Some(json!(4)) },
         ]
     );
     let message = panic_message(|| assert_json_matches(&original, &other, "15 replay"));
     assert!(message.contains("15 replay"), "{message}");
-    assert!(
-        message.contains("/spec/size\n      expected: 3\n      actual:   4"),
-        "{message}"
-    );
+    assert!(message.contains("/spec/size\n      expected: 3\n      actual:   4"), "{message}");
     assert!(message.contains("expected: (absent)"), "{message}");
 }
 
@@ -292,29 +249,19 @@ fn a_changed_spec_field_is_reported_with_its_pointer() {
 fn validation_causes_compare_as_a_set() {
     let recorded = load("17").response.body.json().clone();
     let mut reordered = recorded.clone();
-    let causes = reordered["details"]["causes"]
-        .as_array_mut()
-        .expect("causes");
+    let causes = reordered["details"]["causes"].as_array_mut().expect("causes");
     causes.reverse();
     let (color, size) = (
         "spec.color: Unsupported value: \"purple\": supported values: \"red\", \"green\", \"blue\"",
         "spec.size: Invalid value: 42: spec.size in body should be less than or equal to 10",
     );
-    reordered["message"] = json!(format!(
-        "Widget.stable.example.com \"w-bad\" is invalid: [{size}, {color}]"
-    ));
+    reordered["message"] = json!(format!("Widget.stable.example.com \"w-bad\" is invalid: [{size}, {color}]"));
     assert_ne!(diff_json(&recorded, &reordered), []);
     assert_json_matches(&recorded, &reordered, "causes in the other order");
 
     let mut missing = recorded.clone();
-    missing["details"]["causes"]
-        .as_array_mut()
-        .expect("causes")
-        .pop();
-    let pointers: Vec<String> = diff_normalized(&recorded, &missing)
-        .into_iter()
-        .map(|d| d.pointer)
-        .collect();
+    missing["details"]["causes"].as_array_mut().expect("causes").pop();
+    let pointers: Vec<String> = diff_normalized(&recorded, &missing).into_iter().map(|d| d.pointer).collect();
     assert_eq!(pointers, ["/details/causes/1"]);
 }
 
@@ -326,20 +273,11 @@ fn body_comparison_uses_the_same_decoding_for_both_sides() {
     assert_body_matches(&recorded, &ours, "15 compact");
 
     let text = load("72").response;
-    let ours = Body::decode(
-        Some("text/plain; charset=utf-8"),
-        b"404 page not found\n",
-        false,
-    );
+    let ours = Body::decode(Some("text/plain; charset=utf-8"), b"404 page not found\n", false);
     assert_body_matches(&text, &ours, "72");
 
     let watch = load("49").response;
-    let stream: String = watch
-        .body
-        .watch_events()
-        .iter()
-        .map(|event| format!("{event}\n"))
-        .collect();
+    let stream: String = watch.body.watch_events().iter().map(|event| format!("{event}\n")).collect();
     let ours = Body::decode(Some("application/json"), stream.as_bytes(), true);
     assert_body_matches(&watch, &ours, "49");
 
@@ -363,10 +301,7 @@ fn headers_compare_by_name_with_duplicates_and_ignore_content_length() {
         assert_headers_match(&openapi.headers, &created.headers, COMPARED_HEADERS, "58");
     });
     assert!(message.contains("Vary"), "{message}");
-    assert!(
-        message.contains(r#"["Accept-Encoding", "Accept"]"#),
-        "{message}"
-    );
+    assert!(message.contains(r#"["Accept-Encoding", "Accept"]"#), "{message}");
     assert!(!message.contains("Cache-Control"), "{message}");
 }
 
@@ -374,10 +309,7 @@ fn headers_compare_by_name_with_duplicates_and_ignore_content_length() {
 fn recorded_requests_replay_with_a_real_token() {
     let request = load("15").request.to_http_request("s3cret");
     assert_eq!(request.method(), http::Method::POST);
-    assert_eq!(
-        request.uri().path(),
-        "/apis/stable.example.com/v1/namespaces/default/widgets"
-    );
+    assert_eq!(request.uri().path(), "/apis/stable.example.com/v1/namespaces/default/widgets");
     assert_eq!(request.headers()["authorization"], "Bearer s3cret");
     assert_eq!(request.body().len(), 149);
     assert!(load("57").request.header("Authorization").is_none());
@@ -389,10 +321,7 @@ fn a_missing_corpus_fails_saying_where_it_looked() {
     let message = panic_message(|| {
         locate_reference_dir(Some(nowhere.clone()));
     });
-    assert!(
-        message.contains("/nonexistent/kubectl-crd-reference"),
-        "{message}"
-    );
+    assert!(message.contains("/nonexistent/kubectl-crd-reference"), "{message}");
     assert!(message.contains("KUBECTL_CRD_REFERENCE_DIR"), "{message}");
 }
 
@@ -400,11 +329,7 @@ fn a_missing_corpus_fails_saying_where_it_looked() {
 fn encode_like_a_server(body: &Body) -> Vec<u8> {
     match body {
         Body::Json(value) => serde_json::to_vec(value).expect("serializable"),
-        Body::WatchLines(events) => events
-            .iter()
-            .map(|e| format!("{e}\n"))
-            .collect::<String>()
-            .into_bytes(),
+        Body::WatchLines(events) => events.iter().map(|e| format!("{e}\n")).collect::<String>().into_bytes(),
         Body::Text(text) | Body::Yaml(text) => format!("{text}\n").into_bytes(),
         Body::Empty => Vec::new(),
     }

@@ -57,8 +57,8 @@ impl Served {
         let pid = self.child.id().to_string();
         let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
         assert!(sent.success(), "kill -TERM {pid} failed");
-        let status =
-            wait_bounded(&mut self.child, EXIT).unwrap_or_else(|| panic!("serve did not exit within {EXIT:?} of SIGTERM"));
+        let status = wait_bounded(&mut self.child, EXIT)
+            .unwrap_or_else(|| panic!("serve did not exit within {EXIT:?} of SIGTERM"));
         (status, self.stderr.recv_timeout(EXIT).unwrap_or_default())
     }
 
@@ -142,7 +142,12 @@ fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
 
 fn assert_success(what: &str, out: &Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{what} failed ({}):\nstdout: {stdout}\nstderr: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     stdout
 }
 
@@ -200,7 +205,12 @@ fn kubeconfig_and_token_are_private_and_complete() {
     assert_eq!(token, kept.trim());
     assert!(token.len() >= 43, "32 random bytes or more: {token}");
     #[cfg(unix)]
-    for file in [served.kubeconfig.as_path(), &dir.path().join("token"), &dir.path().join("ca.key"), &dir.path().join("tls.key")] {
+    for file in [
+        served.kubeconfig.as_path(),
+        &dir.path().join("token"),
+        &dir.path().join("ca.key"),
+        &dir.path().join("tls.key"),
+    ] {
         assert_eq!(mode(file), 0o600, "{}", file.display());
     }
 }
@@ -217,7 +227,8 @@ async fn requests_without_the_token_get_kube_apiservers_401() {
     }
     let client = kube_client(config).await;
 
-    let err = client.request_text(http::Request::get("/version").body(Vec::new()).expect("request")).await.expect_err("401");
+    let err =
+        client.request_text(http::Request::get("/version").body(Vec::new()).expect("request")).await.expect_err("401");
     match err {
         kube::Error::Api(status) => {
             assert_eq!(status.code, 401, "{status:?}");
@@ -299,9 +310,24 @@ fn insecure_http_serves_plain_http() {
     let doc = yaml(&served.kubeconfig_text());
     assert_eq!(doc["clusters"][0]["cluster"]["server"], served.url.as_str());
     assert!(doc["clusters"][0]["cluster"].get("certificate-authority-data").is_none(), "{doc}");
+    // kubectl sends no credentials over plain HTTP, so this mode has none to check.
+    assert!(doc["users"][0]["user"].get("token").is_none(), "{doc}");
     let out = assert_success("kubectl version over HTTP", &served.kubectl(&["version", "-o", "json"]));
     let version: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(version["serverVersion"]["major"], "1");
+    assert_eq!(version["serverVersion"]["minor"], "32");
+}
+
+#[test]
+fn insecure_http_is_refused_off_loopback() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--insecure-http", "--listen", "0.0.0.0:0", "--data-dir"]).arg(dir.path());
+    let out = output_bounded(cmd, STARTUP);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("only on loopback addresses"), "{stderr}");
+    assert!(out.stdout.is_empty());
 }
 
 #[tokio::test]

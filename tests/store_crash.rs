@@ -104,7 +104,11 @@ async fn kill_9_during_writes_loses_no_acknowledged_write() {
         let max_acked = all_acked.values().copied().max().unwrap_or(0);
         assert!(revision >= max_acked, "store revision {revision} is below an acknowledged write at {max_acked}");
         for (key, rev) in &all_acked {
-            let kv = store.get(key).await.expect("get").unwrap_or_else(|| panic!("acknowledged write {key} is lost (round {round})"));
+            let kv = store
+                .get(key)
+                .await
+                .expect("get")
+                .unwrap_or_else(|| panic!("acknowledged write {key} is lost (round {round})"));
             assert_eq!(kv.mod_revision, *rev, "{key} came back at another revision");
         }
         let everything = store.list("/crash/", &ListOptions::default()).await.expect("list");

@@ -38,13 +38,15 @@ pub struct Config {
 /// A global flag that does not make sense.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error(
-        "invalid --request-timeout {0:?}: use a number with a unit (30s, 2m, 1h, 500ms) or 0 for no limit"
-    )]
+    #[error("invalid --request-timeout {0:?}: use a number with a unit (30s, 2m, 1h, 500ms) or 0 for no limit")]
     RequestTimeout(String),
-    #[error("invalid namespace {0:?}: a namespace is a DNS label (lowercase letters, digits and '-', at most 63 characters)")]
+    #[error(
+        "invalid namespace {0:?}: a namespace is a DNS label (lowercase letters, digits and '-', at most 63 characters)"
+    )]
     Namespace(String),
-    #[error("--local and --{0} cannot be used together: --local talks to the local engine, not to a kubeconfig cluster")]
+    #[error(
+        "--local and --{0} cannot be used together: --local talks to the local engine, not to a kubeconfig cluster"
+    )]
     LocalWithKubeconfig(&'static str),
     #[error("cannot find a data directory for --local; give one with --local=DIR")]
     NoDataDir,
@@ -61,10 +63,16 @@ impl Config {
                 if args.context.is_some() {
                     return Err(ConfigError::LocalWithKubeconfig("context"));
                 }
-                let data_dir = if dir.is_empty() { default_local_dir().ok_or(ConfigError::NoDataDir)? } else { PathBuf::from(dir) };
+                let data_dir = if dir.is_empty() {
+                    default_local_dir().ok_or(ConfigError::NoDataDir)?
+                } else {
+                    PathBuf::from(dir)
+                };
                 Target::Local { data_dir }
             }
-            None => Target::Live { kubeconfig: args.kubeconfig.as_ref().map(PathBuf::from), context: args.context.clone() },
+            None => {
+                Target::Live { kubeconfig: args.kubeconfig.as_ref().map(PathBuf::from), context: args.context.clone() }
+            }
         };
         let namespaces = if args.all_namespaces {
             NamespaceScope::All

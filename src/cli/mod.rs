@@ -159,7 +159,8 @@ mod tests {
 
     #[test]
     fn global_flags_parse_before_and_after_the_subcommand() {
-        let cli = Cli::try_parse_from(["kubectl-crd", "-n", "team", "get", "widgets", "--local=/tmp/x", "-o", "wide"]).expect("parses");
+        let cli = Cli::try_parse_from(["kubectl-crd", "-n", "team", "get", "widgets", "--local=/tmp/x", "-o", "wide"])
+            .expect("parses");
         assert_eq!(cli.global.namespace.as_deref(), Some("team"));
         assert_eq!(cli.global.local.as_deref(), Some("/tmp/x"));
         assert_eq!(cli.global.output, Some(OutputFormat::Wide));

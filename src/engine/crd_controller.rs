@@ -51,7 +51,11 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>) {
 }
 
 /// One pass; returns whether a clean-up is still under way.
-async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Result<bool, crate::engine::status::ApiError> {
+async fn pass(
+    store: &dyn Store,
+    strategy: &CrdStrategy,
+    kinds: &Kinds,
+) -> Result<bool, crate::engine::status::ApiError> {
     let rest = Rest { store, strategy, now: Timestamp::now() };
     let list = rest.list(None, &ListQuery::default()).await?;
     let mut objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -83,7 +87,8 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
             rest.update(None, &name, with, Subresource::Main, false).await?;
             return Ok(cleaning);
         }
-        let others: Vec<CustomResourceDefinition> = crds.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
+        let others: Vec<CustomResourceDefinition> =
+            crds.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
         if let Some(status) = names::sync_names(&crd, &others, rest.now) {
             let mut updated = obj.clone();
             if let Some(map) = updated.as_object_mut() {
@@ -123,13 +128,22 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
 }
 
 /// Deletion: `Terminating`, every custom resource deleted, then the finalizer dropped.
-async fn clean_up(rest: &Rest<'_>, crd: &CustomResourceDefinition, obj: &Value) -> Result<(), crate::engine::status::ApiError> {
+async fn clean_up(
+    rest: &Rest<'_>,
+    crd: &CustomResourceDefinition,
+    obj: &Value,
+) -> Result<(), crate::engine::status::ApiError> {
     let name = crd.metadata.name.clone().unwrap_or_default();
     if !conditions::is_crd_condition_true(crd, TERMINATING) {
         let mut status = crd.status.clone().unwrap_or_default();
         conditions::set_status_condition(
             &mut status,
-            conditions::condition(TERMINATING, conditions::STATUS_TRUE, "InstanceDeletionInProgress", "CustomResource deletion is in progress"),
+            conditions::condition(
+                TERMINATING,
+                conditions::STATUS_TRUE,
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+            ),
             rest.now,
         );
         let mut updated = obj.clone();
@@ -139,7 +153,8 @@ async fn clean_up(rest: &Rest<'_>, crd: &CustomResourceDefinition, obj: &Value) 
         rest.update(None, &name, updated, Subresource::Status, false).await?;
         return Ok(());
     }
-    let plural = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
+    let plural =
+        crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
     let mut remaining = 0;
     if !plural.is_empty() {
         let prefix = ResourceInfo {
@@ -155,7 +170,11 @@ async fn clean_up(rest: &Rest<'_>, crd: &CustomResourceDefinition, obj: &Value) 
             status_subresource: false,
         }
         .prefix();
-        let page = rest.store.list(&prefix, &ListOptions::default()).await.map_err(|e| crate::engine::status::ApiError::internal(e.to_string()))?;
+        let page = rest
+            .store
+            .list(&prefix, &ListOptions::default())
+            .await
+            .map_err(|e| crate::engine::status::ApiError::internal(e.to_string()))?;
         for kv in page.items {
             let mut cr = meta::from_stored(&kv);
             if meta::finalizers(&cr).is_empty() {
@@ -163,7 +182,8 @@ async fn clean_up(rest: &Rest<'_>, crd: &CustomResourceDefinition, obj: &Value) 
             } else {
                 remaining += 1;
                 if meta::deletion_timestamp(&cr).is_none() {
-                    meta::metadata_mut(&mut cr).insert("deletionTimestamp".into(), Value::from(meta::format_time(rest.now)));
+                    meta::metadata_mut(&mut cr)
+                        .insert("deletionTimestamp".into(), Value::from(meta::format_time(rest.now)));
                     let _ = rest.store.update(&kv.key, meta::to_stored(&cr), Some(kv.mod_revision)).await;
                 }
             }

@@ -59,11 +59,7 @@ impl ErrorType {
     fn omits_value(self) -> bool {
         matches!(
             self,
-            ErrorType::Required
-                | ErrorType::Forbidden
-                | ErrorType::TooLong
-                | ErrorType::Internal
-                | ErrorType::TooMany
+            ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong | ErrorType::Internal | ErrorType::TooMany
         )
     }
 }
@@ -140,11 +136,7 @@ impl FieldError {
 
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}", self.body())
-        } else {
-            write!(f, "{}: {}", self.field, self.body())
-        }
+        if self.field.is_empty() { write!(f, "{}", self.body()) } else { write!(f, "{}: {}", self.field, self.body()) }
     }
 }
 
@@ -194,11 +186,7 @@ impl Path {
         Path(name.to_string())
     }
     pub fn child(&self, name: &str) -> Self {
-        if self.0.is_empty() {
-            Path(name.to_string())
-        } else {
-            Path(format!("{}.{}", self.0, name))
-        }
+        if self.0.is_empty() { Path(name.to_string()) } else { Path(format!("{}.{}", self.0, name)) }
     }
     pub fn index(&self, i: usize) -> Self {
         Path(format!("{}[{}]", self.0, i))
@@ -236,7 +224,11 @@ mod tests {
 
     #[test]
     fn messages_match_kube_apiserver_wording() {
-        let e = FieldError::invalid("metadata.name", "gizmo.stable.example.com", "must be spec.names.plural+\".\"+spec.group");
+        let e = FieldError::invalid(
+            "metadata.name",
+            "gizmo.stable.example.com",
+            "must be spec.names.plural+\".\"+spec.group",
+        );
         assert_eq!(
             e.to_string(),
             "metadata.name: Invalid value: \"gizmo.stable.example.com\": must be spec.names.plural+\".\"+spec.group"

@@ -57,10 +57,7 @@ impl Engine {
             storage_version_hash: None,
             terminating: false,
         };
-        let kinds = Arc::new(Kinds::new(vec![
-            builtin(namespaces.clone()),
-            builtin(Arc::new(CrdStrategy::default())),
-        ]));
+        let kinds = Arc::new(Kinds::new(vec![builtin(namespaces.clone()), builtin(Arc::new(CrdStrategy::default()))]));
         let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now() };
         for ns in INITIAL {
             match rest.create(None, new_namespace(ns), false).await {
@@ -99,12 +96,16 @@ impl Engine {
         if !kind.terminating {
             return Ok(());
         }
-        let mut e = ApiError::new(405, "MethodNotAllowed", "create not allowed while custom resource definition is terminating");
-        e.details = Some(StatusDetails {
+        let mut e = ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        );
+        e.details = Some(Box::new(StatusDetails {
             group: Some(kind.info().group.clone()),
             kind: Some(kind.info().plural.clone()),
             ..Default::default()
-        });
+        }));
         Err(e)
     }
 

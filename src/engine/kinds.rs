@@ -29,7 +29,8 @@ impl ServedKind {
 }
 
 /// Verbs of built-in kinds (sorted, as kube's discovery lists them).
-pub const BUILTIN_VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+pub const BUILTIN_VERBS: [&str; 8] =
+    ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 /// Verbs of custom resources, in the order kube's discovery lists them.
 pub const CUSTOM_VERBS: [&str; 8] = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
 
@@ -73,6 +74,8 @@ impl Kinds {
 
     /// The kind served at `group/version` under `plural`.
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ServedKind> {
-        self.all().into_iter().find(|k| k.info().group == group && k.info().version == version && k.info().plural == plural)
+        self.all()
+            .into_iter()
+            .find(|k| k.info().group == group && k.info().version == version && k.info().plural == plural)
     }
 }

@@ -20,11 +20,7 @@ impl GroupResource {
     }
     /// `widgets.stable.example.com`, or `namespaces` for the core group.
     pub fn qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.resource.clone()
-        } else {
-            format!("{}.{}", self.resource, self.group)
-        }
+        if self.group.is_empty() { self.resource.clone() } else { format!("{}.{}", self.resource, self.group) }
     }
 }
 
@@ -63,7 +59,8 @@ pub struct ApiError {
     pub code: u16,
     pub reason: String,
     pub message: String,
-    pub details: Option<StatusDetails>,
+    /// Boxed: errors travel in `Result`s everywhere and should stay small.
+    pub details: Option<Box<StatusDetails>>,
 }
 
 #[derive(Serialize)]
@@ -86,7 +83,7 @@ impl ApiError {
     }
 
     fn with_details(mut self, details: StatusDetails) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -113,12 +110,8 @@ impl ApiError {
 
     /// 409 Conflict with kube's optimistic-concurrency wording.
     pub fn conflict(gr: &GroupResource, name: &str, why: &str) -> Self {
-        Self::new(
-            409,
-            "Conflict",
-            format!("Operation cannot be fulfilled on {} \"{}\": {}", gr.qualified(), name, why),
-        )
-        .with_details(Self::named(gr, name))
+        Self::new(409, "Conflict", format!("Operation cannot be fulfilled on {} \"{}\": {}", gr.qualified(), name, why))
+            .with_details(Self::named(gr, name))
     }
 
     /// The reason kube gives for a stale resourceVersion.
@@ -179,7 +172,7 @@ impl ApiError {
             status: "Failure",
             message: &self.message,
             reason: &self.reason,
-            details: self.details.as_ref(),
+            details: self.details.as_deref(),
             code: self.code,
         };
         serde_json::to_value(&wire).unwrap_or(serde_json::Value::Null)
@@ -205,7 +198,8 @@ mod tests {
             "gizmo.stable.example.com",
             "must be spec.names.plural+\".\"+spec.group",
         )];
-        let s = ApiError::invalid("CustomResourceDefinition", "apiextensions.k8s.io", "gizmo.stable.example.com", &errs);
+        let s =
+            ApiError::invalid("CustomResourceDefinition", "apiextensions.k8s.io", "gizmo.stable.example.com", &errs);
         // From reference 11-crd-invalid-name-422.http.
         let expected = json!({
           "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",

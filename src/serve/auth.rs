@@ -90,7 +90,11 @@ mod tests {
         assert!(constant_time_eq(b"", b""));
     }
 
-    async fn call(router: axum::Router, path: &str, authorization: Option<&str>) -> (StatusCode, HeaderMap, serde_json::Value) {
+    async fn call(
+        router: axum::Router,
+        path: &str,
+        authorization: Option<&str>,
+    ) -> (StatusCode, HeaderMap, serde_json::Value) {
         let mut req = axum::http::Request::get(path);
         if let Some(a) = authorization {
             req = req.header(header::AUTHORIZATION, a);
@@ -102,7 +106,8 @@ mod tests {
     }
 
     fn engine_like() -> axum::Router {
-        axum::Router::new().route("/version", axum::routing::get(|| async { axum::Json(serde_json::json!({"major": "1"})) }))
+        axum::Router::new()
+            .route("/version", axum::routing::get(|| async { axum::Json(serde_json::json!({"major": "1"})) }))
     }
 
     #[tokio::test]

@@ -167,7 +167,9 @@ mod tests {
         assert_eq!(config.current_context.as_deref(), Some(NAME));
         let cluster = config.clusters[0].cluster.as_ref().expect("cluster");
         assert_eq!(cluster.server.as_deref(), Some("https://127.0.0.1:6443"));
-        let ca = base64::engine::general_purpose::STANDARD.decode(cluster.certificate_authority_data.as_deref().expect("ca")).expect("b64");
+        let ca = base64::engine::general_purpose::STANDARD
+            .decode(cluster.certificate_authority_data.as_deref().expect("ca"))
+            .expect("b64");
         assert_eq!(ca, CA);
         let ctx = config.contexts[0].context.as_ref().expect("context");
         assert_eq!((ctx.cluster.as_str(), ctx.user.as_deref()), (NAME, Some(NAME)));

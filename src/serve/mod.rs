@@ -4,7 +4,8 @@
 //! keeps it safe: the engine opens (and locks the data directory) before any file in it is
 //! touched, so a second server on the same directory stops without disturbing the first;
 //! the kubeconfig is written only once the real port is known; the ready line is printed
-//! only once connections are accepted. The steps are a straight line, so they are one
+//! only once connections are accepted. Over TLS every request needs the bearer token; with
+//! `--insecure-http` (loopback only) none does, because kubectl never sends one over HTTP. The steps are a straight line, so they are one
 //! function ([`Server::start`]) rather than a state machine. The parts are in submodules:
 //! [`options`] (arguments, pure), [`token`], [`tls`], [`auth`], [`kubeconfig`], and the
 //! socket loop in `listener`.
@@ -38,6 +39,9 @@ use tokio::net::TcpListener;
 /// How long in-flight requests get to finish after a shutdown signal.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long the async runtime waits for its last tasks after the drain.
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(1);
+
 /// Why the server could not start or run. Each message says what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -68,7 +72,9 @@ pub enum ServeError {
         #[source]
         source: io::Error,
     },
-    #[error("{addr} is already in use by another program; stop it, or choose another port with --listen (127.0.0.1:0 picks a free one)")]
+    #[error(
+        "{addr} is already in use by another program; stop it, or choose another port with --listen (127.0.0.1:0 picks a free one)"
+    )]
     PortInUse { addr: SocketAddr },
     #[error("not allowed to listen on {addr} (ports below 1024 need privileges); choose a higher port with --listen")]
     ListenPermission { addr: SocketAddr },
@@ -99,7 +105,7 @@ pub fn ready_line(url: &str, kubeconfig: &Path) -> String {
 pub fn run(args: &ServeArgs, out: &mut dyn Write) -> Result<(), ServeError> {
     let options = ServeOptions::from_args(args, crate::cli::config::default_local_dir())?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Runtime)?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         // Handlers go in before the ready line: a signal sent the moment a script sees it must
         // stop us gracefully, not kill us.
         let shutdown = shutdown_signal()?;
@@ -118,7 +124,10 @@ pub fn run(args: &ServeArgs, out: &mut dyn Write) -> Result<(), ServeError> {
             );
         }
         Ok(())
-    })
+    });
+    // Tasks still running (aborted connections winding down) get a moment, not forever.
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    result
 }
 
 /// A started server: engine open, files written, socket bound, not yet serving.
@@ -157,7 +166,9 @@ impl Server {
         let url = options::server_url(options.transport, addr);
         let (document, app) = match options.transport {
             // Authentication wraps the engine's whole router, so no path escapes it.
-            Transport::Https => (kubeconfig::document(&url, ca_pem.as_deref(), Some(&token))?, auth::layer(engine.router(), token)),
+            Transport::Https => {
+                (kubeconfig::document(&url, ca_pem.as_deref(), Some(&token))?, auth::layer(engine.router(), token))
+            }
             Transport::Http => (kubeconfig::document(&url, None, None)?, engine.router()),
         };
         kubeconfig::write(&options.kubeconfig, &document)?;

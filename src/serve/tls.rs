@@ -103,7 +103,10 @@ pub fn server_config_for(material: &TlsMaterial) -> Result<Arc<rustls::ServerCon
     server_config(&material.cert, &material.key)
 }
 
-fn server_config(cert: &CertificateDer<'static>, key: &PrivateKeyDer<'static>) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+fn server_config(
+    cert: &CertificateDer<'static>,
+    key: &PrivateKeyDer<'static>,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()

@@ -69,7 +69,8 @@ impl fmt::Debug for Token {
 pub fn load_or_create(dir: &Path) -> Result<Token, TokenError> {
     let path = dir.join(FILE_NAME);
     if let Some(bytes) = files::read_if_exists(&path)? {
-        let text = String::from_utf8(bytes).map_err(|_| TokenError::Invalid { path: path.clone(), why: "it is not text" })?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| TokenError::Invalid { path: path.clone(), why: "it is not text" })?;
         return Token::parse(&text).map_err(|why| TokenError::Invalid { path, why });
     }
     let token = Token::generate()?;
@@ -96,7 +97,10 @@ mod tests {
         assert_eq!(Token::parse("  \n"), Err("it is empty"));
         assert!(Token::parse("short").is_err());
         assert!(Token::parse("has a space in the middle").is_err());
-        assert_eq!(Token::parse("0123456789abcdef\n").map(|t| t.as_str().to_string()), Ok("0123456789abcdef".to_string()));
+        assert_eq!(
+            Token::parse("0123456789abcdef\n").map(|t| t.as_str().to_string()),
+            Ok("0123456789abcdef".to_string())
+        );
     }
 
     #[test]

@@ -24,12 +24,7 @@ pub const CONTINUE: &str = "<continue>";
 
 /// Headers worth comparing on every response (Content-Length is never compared: the recorded
 /// bodies are pretty-printed and the framing choice, chunked or not, is not a fidelity fact).
-pub const COMPARED_HEADERS: &[&str] = &[
-    "Content-Type",
-    "Cache-Control",
-    "Vary",
-    "X-Content-Type-Options",
-];
+pub const COMPARED_HEADERS: &[&str] = &["Content-Type", "Cache-Control", "Vary", "X-Content-Type-Options"];
 
 const TOO_OLD: &str = "too old resource version: ";
 
@@ -44,11 +39,7 @@ pub struct Difference {
 
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
+        let pointer = if self.pointer.is_empty() { "(root)" } else { &self.pointer };
         writeln!(f, "  {pointer}")?;
         writeln!(f, "      expected: {}", show(self.expected.as_ref()))?;
         write!(f, "      actual:   {}", show(self.actual.as_ref()))
@@ -68,10 +59,7 @@ pub fn normalize(value: &Value) -> Value {
 /// event, so the `Age` column found there is remembered for the following events.
 pub fn normalize_events(events: &[Value]) -> Vec<Value> {
     let mut normalizer = Normalizer::default();
-    events
-        .iter()
-        .map(|event| normalizer.value(event, &[]))
-        .collect()
+    events.iter().map(|event| normalizer.value(event, &[])).collect()
 }
 
 /// State carried through one normalization: the index of the Table's `Age` column.
@@ -92,18 +80,13 @@ impl Normalizer {
 
     fn array(&mut self, items: &[Value], path: &[&str]) -> Vec<Value> {
         let indices: Vec<String> = (0..items.len()).map(|index| index.to_string()).collect();
-        items
-            .iter()
-            .zip(&indices)
-            .map(|(item, index)| self.value(item, &child_path(path, index)))
-            .collect()
+        items.iter().zip(&indices).map(|(item, index)| self.value(item, &child_path(path, index))).collect()
     }
 
     fn object(&mut self, map: &Map<String, Value>, path: &[&str]) -> Value {
         if let Some(columns) = table_columns(map) {
-            self.age_column = columns
-                .iter()
-                .position(|column| column.get("name").and_then(Value::as_str) == Some("Age"));
+            self.age_column =
+                columns.iter().position(|column| column.get("name").and_then(Value::as_str) == Some("Age"));
         }
         let mut out = Map::new();
         for (key, child) in map {
@@ -118,8 +101,7 @@ impl Normalizer {
     }
 
     fn mask_age_cells(&self, table: &mut Map<String, Value>) {
-        let (Some(column), Some(Value::Array(rows))) = (self.age_column, table.get_mut("rows"))
-        else {
+        let (Some(column), Some(Value::Array(rows))) = (self.age_column, table.get_mut("rows")) else {
             return;
         };
         for row in rows {
@@ -145,10 +127,7 @@ fn normalize_string(text: &str, path: &[&str]) -> String {
         [.., "ownerReferences", _, "uid"] => Some(UID),
         [.., "metadata", "resourceVersion"] => Some(RESOURCE_VERSION),
         [.., "metadata", "continue"] => Some(CONTINUE),
-        [
-            ..,
-            "creationTimestamp" | "deletionTimestamp" | "lastTransitionTime",
-        ] => Some(TIMESTAMP),
+        [.., "creationTimestamp" | "deletionTimestamp" | "lastTransitionTime"] => Some(TIMESTAMP),
         [.., "managedFields", _, "time"] => Some(TIMESTAMP),
         _ => None,
     };
@@ -193,10 +172,7 @@ fn table_columns(map: &Map<String, Value>) -> Option<&Vec<Value>> {
 /// In a Status, orders `details.causes` canonically and rewrites the bracketed aggregate
 /// message (`... is invalid: [a, b]`) in the same order, so both compare as sets.
 fn sort_causes(status: &mut Map<String, Value>) {
-    let Some(Value::Array(causes)) = status
-        .get_mut("details")
-        .and_then(|details| details.get_mut("causes"))
-    else {
+    let Some(Value::Array(causes)) = status.get_mut("details").and_then(|details| details.get_mut("causes")) else {
         return;
     };
     causes.sort_by_key(Value::to_string);
@@ -259,20 +235,11 @@ fn diff_into(expected: &Value, actual: &Value, pointer: String, out: &mut Vec<Di
         (Value::Object(left), Value::Object(right)) => diff_objects(left, right, &pointer, out),
         (Value::Array(left), Value::Array(right)) => diff_arrays(left, right, &pointer, out),
         _ if expected == actual => {}
-        _ => out.push(Difference {
-            pointer,
-            expected: Some(expected.clone()),
-            actual: Some(actual.clone()),
-        }),
+        _ => out.push(Difference { pointer, expected: Some(expected.clone()), actual: Some(actual.clone()) }),
     }
 }
 
-fn diff_objects(
-    expected: &Map<String, Value>,
-    actual: &Map<String, Value>,
-    pointer: &str,
-    out: &mut Vec<Difference>,
-) {
+fn diff_objects(expected: &Map<String, Value>, actual: &Map<String, Value>, pointer: &str, out: &mut Vec<Difference>) {
     let mut keys: Vec<&String> = expected.keys().chain(actual.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -289,20 +256,11 @@ fn diff_arrays(expected: &[Value], actual: &[Value], pointer: &str, out: &mut Ve
     }
 }
 
-fn diff_optional(
-    expected: Option<&Value>,
-    actual: Option<&Value>,
-    pointer: String,
-    out: &mut Vec<Difference>,
-) {
+fn diff_optional(expected: Option<&Value>, actual: Option<&Value>, pointer: String, out: &mut Vec<Difference>) {
     match (expected, actual) {
         (Some(expected), Some(actual)) => diff_into(expected, actual, pointer, out),
         (None, None) => {}
-        (expected, actual) => out.push(Difference {
-            pointer,
-            expected: expected.cloned(),
-            actual: actual.cloned(),
-        }),
+        (expected, actual) => out.push(Difference { pointer, expected: expected.cloned(), actual: actual.cloned() }),
     }
 }
 
@@ -317,11 +275,7 @@ pub fn diff_normalized(expected: &Value, actual: &Value) -> Vec<Difference> {
 
 /// Renders differences one per block, for failure messages.
 pub fn format_differences(differences: &[Difference]) -> String {
-    differences
-        .iter()
-        .map(Difference::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
+    differences.iter().map(Difference::to_string).collect::<Vec<_>>().join("\n")
 }
 
 /// Panics with a readable report unless the two values match after normalization.
@@ -333,11 +287,7 @@ pub fn assert_json_matches(expected: &Value, actual: &Value, ctx: &str) {
 /// Panics unless two watch streams have the same number of events and each matches.
 pub fn assert_events_match(expected: &[Value], actual: &[Value], ctx: &str) {
     let (expected, actual) = (normalize_events(expected), normalize_events(actual));
-    report_json_differences(
-        &Value::Array(expected),
-        &Value::Array(actual),
-        &format!("{ctx} (watch events)"),
-    );
+    report_json_differences(&Value::Array(expected), &Value::Array(actual), &format!("{ctx} (watch events)"));
 }
 
 fn report_json_differences(expected: &Value, actual: &Value, ctx: &str) {
@@ -379,10 +329,9 @@ pub fn assert_body_matches(expected: &RecordedResponse, actual: &Body, ctx: &str
         (Body::Yaml(_), Body::Yaml(_)) => {
             assert_json_matches(&expected.body.yaml_value(), &actual.yaml_value(), ctx);
         }
-        (Body::Text(expected), Body::Text(actual)) => assert_eq!(
-            expected, actual,
-            "\n{ctx}: text body differs\nexpected: {expected:?}\nactual:   {actual:?}\n"
-        ),
+        (Body::Text(expected), Body::Text(actual)) => {
+            assert_eq!(expected, actual, "\n{ctx}: text body differs\nexpected: {expected:?}\nactual:   {actual:?}\n")
+        }
         (Body::Empty, Body::Empty) => {}
         (expected, actual) => panic!(
             "\n{ctx}: body kinds differ: expected {}, actual {}\nexpected: {expected:?}\n\
@@ -395,29 +344,16 @@ pub fn assert_body_matches(expected: &RecordedResponse, actual: &Body, ctx: &str
 
 /// Panics unless each named header has exactly the same values, in the same order, on both
 /// sides (names compared case-insensitively; absent equals absent; Content-Length skipped).
-pub fn assert_headers_match(
-    expected: &[(String, String)],
-    actual: &[(String, String)],
-    names: &[&str],
-    ctx: &str,
-) {
+pub fn assert_headers_match(expected: &[(String, String)], actual: &[(String, String)], names: &[&str], ctx: &str) {
     let mismatches: Vec<String> = names
         .iter()
         .filter(|name| !name.eq_ignore_ascii_case("content-length"))
         .filter_map(|name| header_mismatch(expected, actual, name))
         .collect();
-    assert!(
-        mismatches.is_empty(),
-        "\n{ctx}: headers differ:\n{}\n",
-        mismatches.join("\n")
-    );
+    assert!(mismatches.is_empty(), "\n{ctx}: headers differ:\n{}\n", mismatches.join("\n"));
 }
 
-fn header_mismatch(
-    expected: &[(String, String)],
-    actual: &[(String, String)],
-    name: &str,
-) -> Option<String> {
+fn header_mismatch(expected: &[(String, String)], actual: &[(String, String)], name: &str) -> Option<String> {
     let (want, got) = (header_values(expected, name), header_values(actual, name));
     (want != got).then(|| format!("  {name}\n      expected: {want:?}\n      actual:   {got:?}"))
 }

@@ -117,18 +117,16 @@ impl Body {
     pub fn watch_events(&self) -> &[Value] {
         match self {
             Body::WatchLines(events) => events,
-            other => panic!(
-                "expected a WatchLines body, found {}: {other:?}",
-                other.kind()
-            ),
+            other => panic!("expected a WatchLines body, found {}: {other:?}", other.kind()),
         }
     }
 
     /// The YAML document parsed into a JSON value (for value comparisons).
     pub fn yaml_value(&self) -> Value {
         match self {
-            Body::Yaml(text) => serde_saphyr::from_str(text)
-                .unwrap_or_else(|err| panic!("recorded YAML does not parse: {err}")),
+            Body::Yaml(text) => {
+                serde_saphyr::from_str(text).unwrap_or_else(|err| panic!("recorded YAML does not parse: {err}"))
+            }
             other => panic!("expected a Yaml body, found {}: {other:?}", other.kind()),
         }
     }
@@ -159,19 +157,13 @@ impl RecordedRequest {
 
     /// True for `?watch=1` / `?watch=true` requests (their bodies are streams of lines).
     pub fn is_watch(&self) -> bool {
-        self.query().is_some_and(|query| {
-            query
-                .split('&')
-                .any(|pair| matches!(pair, "watch=1" | "watch=true"))
-        })
+        self.query().is_some_and(|query| query.split('&').any(|pair| matches!(pair, "watch=1" | "watch=true")))
     }
 
     /// The request ready to replay: same method, target, headers and body, with the recorded
     /// `<token>` placeholder replaced by `token`.
     pub fn to_http_request(&self, token: &str) -> http::Request<Vec<u8>> {
-        let mut builder = http::Request::builder()
-            .method(self.method.as_str())
-            .uri(self.path_and_query.as_str());
+        let mut builder = http::Request::builder().method(self.method.as_str()).uri(self.path_and_query.as_str());
         for (name, value) in &self.headers {
             builder = builder.header(name.as_str(), value.replace("<token>", token));
         }
@@ -190,11 +182,7 @@ impl RecordedResponse {
 
 /// Every value of a header, in order (name compared case-insensitively).
 pub fn header_values<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
-    headers
-        .iter()
-        .filter(|(key, _)| key.eq_ignore_ascii_case(name))
-        .map(|(_, value)| value.as_str())
-        .collect()
+    headers.iter().filter(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str()).collect()
 }
 
 /// The corpus directory (`$KUBECTL_CRD_REFERENCE_DIR` wins); panics, saying where it looked,
@@ -225,8 +213,7 @@ pub fn locate_reference_dir(override_dir: Option<PathBuf>) -> PathBuf {
 /// The `.http` file names of the corpus, sorted (file order is recording order).
 pub fn exchange_files() -> Vec<String> {
     let dir = reference_dir();
-    let entries = std::fs::read_dir(&dir)
-        .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()));
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()));
     let mut files: Vec<String> = entries
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
         .filter(|name| name.ends_with(".http"))
@@ -237,19 +224,13 @@ pub fn exchange_files() -> Vec<String> {
 
 /// Every recorded exchange, in file order; panics on the first file that does not parse.
 pub fn load_all() -> Vec<Exchange> {
-    exchange_files()
-        .iter()
-        .map(|file| load_file(file))
-        .collect()
+    exchange_files().iter().map(|file| load_file(file)).collect()
 }
 
 /// The one exchange whose file name starts with `prefix` (`"15-widget-create"` or just `"15"`).
 pub fn load(prefix: &str) -> Exchange {
     let files = exchange_files();
-    let matches: Vec<&String> = files
-        .iter()
-        .filter(|file| file.starts_with(prefix))
-        .collect();
+    let matches: Vec<&String> = files.iter().filter(|file| file.starts_with(prefix)).collect();
     match matches.as_slice() {
         [file] => load_file(file),
         [] => panic!("no reference exchange starts with {prefix:?}"),
@@ -260,8 +241,7 @@ pub fn load(prefix: &str) -> Exchange {
 /// Reads and parses one corpus file by name (e.g. `15-widget-create.http`).
 pub fn load_file(file: &str) -> Exchange {
     let path = reference_dir().join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     parse_exchange(file, &text).unwrap_or_else(|err| panic!("{file}: {err}"))
 }
 
@@ -285,19 +265,9 @@ pub fn parse_exchange(file: &str, text: &str) -> Result<Exchange, String> {
         body_text.as_bytes(),
         request.is_watch(),
     );
-    let response = RecordedResponse {
-        status,
-        reason_phrase,
-        headers,
-        body,
-        truncated: recorder_note.is_some(),
-        recorder_note,
-    };
-    Ok(Exchange {
-        file: file.to_string(),
-        request,
-        response,
-    })
+    let response =
+        RecordedResponse { status, reason_phrase, headers, body, truncated: recorder_note.is_some(), recorder_note };
+    Ok(Exchange { file: file.to_string(), request, response })
 }
 
 /// `POST /apis/... HTTP/1.1` → method and target.
@@ -315,10 +285,8 @@ fn parse_request_line(line: &str) -> Result<(String, String), String> {
 fn parse_status_line(line: &str) -> Result<(u16, String), String> {
     let mut parts = line.splitn(3, ' ');
     let _version = parts.next();
-    let status = parts
-        .next()
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(|| format!("not a status line: {line:?}"))?;
+    let status =
+        parts.next().and_then(|code| code.parse().ok()).ok_or_else(|| format!("not a status line: {line:?}"))?;
     Ok((status, parts.next().unwrap_or_default().to_string()))
 }
 
@@ -329,9 +297,8 @@ fn parse_headers(lines: &[&str], start: usize) -> Result<(Vec<(String, String)>,
         if line.is_empty() {
             return Ok((headers, index + 1));
         }
-        let (name, value) = line
-            .split_once(':')
-            .ok_or_else(|| format!("line {}: not a header: {line:?}", index + 1))?;
+        let (name, value) =
+            line.split_once(':').ok_or_else(|| format!("line {}: not a header: {line:?}", index + 1))?;
         headers.push((name.to_string(), value.trim_start().to_string()));
     }
     Err("header block does not end with a blank line".to_string())
@@ -340,9 +307,7 @@ fn parse_headers(lines: &[&str], start: usize) -> Result<(Vec<(String, String)>,
 /// Index of the response status line: the first `HTTP/` line that follows a blank line.
 fn find_status_line(lines: &[&str], from: usize) -> Result<usize, String> {
     (from..lines.len())
-        .find(|&index| {
-            lines[index].starts_with("HTTP/") && (index == from || lines[index - 1].is_empty())
-        })
+        .find(|&index| lines[index].starts_with("HTTP/") && (index == from || lines[index - 1].is_empty()))
         .ok_or_else(|| "no response status line".to_string())
 }
 
@@ -354,9 +319,8 @@ fn request_body(lines: &[&str], headers: &[(String, String)]) -> Option<Vec<u8>>
         return None;
     }
     let mut body = lines.join("\n").into_bytes();
-    let declared: Option<usize> = header_values(headers, "content-length")
-        .first()
-        .and_then(|length| length.parse().ok());
+    let declared: Option<usize> =
+        header_values(headers, "content-length").first().and_then(|length| length.parse().ok());
     if let Some(declared) = declared {
         body.resize(declared.max(body.len()), b'\n');
     }
@@ -388,10 +352,7 @@ fn trim_trailing_blank<'a, 'b>(mut lines: &'a [&'b str]) -> &'a [&'b str] {
 
 /// One JSON value per non-empty line, or `None` when any line is not JSON.
 fn parse_watch_lines(text: &str) -> Option<Vec<Value>> {
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| serde_json::from_str(line).ok())
-        .collect()
+    text.lines().filter(|line| !line.trim().is_empty()).map(|line| serde_json::from_str(line).ok()).collect()
 }
 
 /// `application/yaml` (with or without parameters) and `application/*+yaml` types.

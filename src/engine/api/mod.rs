@@ -70,10 +70,9 @@ async fn ok_text() -> Response {
 
 /// Whether the client asked for aggregated discovery (apidiscovery.k8s.io/v2).
 fn wants_aggregated(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.split(',').next().is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2")))
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| {
+        a.split(',').next().is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2"))
+    })
 }
 
 fn aggregated_response(doc: &serde_json::Value) -> Response {
@@ -95,9 +94,15 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     let kinds = engine.kinds();
     if parts.method == Method::GET {
         let found = match path.as_str() {
-            "/api" if wants_aggregated(&parts.headers) => return aggregated_response(&discovery::aggregated(kinds, true)),
-            "/apis" if wants_aggregated(&parts.headers) => return aggregated_response(&discovery::aggregated(kinds, false)),
-            "/api" => Some(discovery::core_versions(parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"))),
+            "/api" if wants_aggregated(&parts.headers) => {
+                return aggregated_response(&discovery::aggregated(kinds, true));
+            }
+            "/apis" if wants_aggregated(&parts.headers) => {
+                return aggregated_response(&discovery::aggregated(kinds, false));
+            }
+            "/api" => Some(discovery::core_versions(
+                parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
+            )),
             "/apis" => Some(discovery::group_list(kinds)),
             "/api/v1" => discovery::resource_list(kinds, "", "v1"),
             p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
@@ -122,4 +127,3 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     };
     routes::serve_resource(Arc::clone(&engine), parts.method, &path, query, &parts.headers, body).await
 }
-

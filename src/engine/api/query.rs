@@ -35,7 +35,9 @@ impl Query {
         match self.get("dryRun") {
             None | Some("") => Ok(false),
             Some("All") => Ok(true),
-            Some(other) => Err(ApiError::bad_request(format!("Invalid dryRun value: {other:?}: supported values: \"All\""))),
+            Some(other) => {
+                Err(ApiError::bad_request(format!("Invalid dryRun value: {other:?}: supported values: \"All\"")))
+            }
         }
     }
 
@@ -45,7 +47,10 @@ impl Query {
 
     pub fn list_query(&self) -> Result<ListQuery, ApiError> {
         let limit = match self.get("limit").filter(|s| !s.is_empty()) {
-            Some(l) => Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?.max(0) as usize),
+            Some(l) => {
+                Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?.max(0)
+                    as usize)
+            }
             None => None,
         };
         Ok(ListQuery {

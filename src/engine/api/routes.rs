@@ -84,7 +84,14 @@ pub fn plain_not_found() -> Response {
 }
 
 /// Serves one resource request.
-pub async fn serve_resource(engine: Arc<Engine>, method: Method, path: &str, query: Query, headers: &HeaderMap, body: Bytes) -> Response {
+pub async fn serve_resource(
+    engine: Arc<Engine>,
+    method: Method,
+    path: &str,
+    query: Query,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Response {
     let Some(mut target) = parse_target(path) else { return plain_not_found() };
     if let Some(ns_target) = namespace_object(&target) {
         target = ns_target;
@@ -161,8 +168,14 @@ async fn handle(
             let obj = rest.delete(ns, name, precondition, dry_run).await?;
             Ok(json_response(StatusCode::OK, &obj))
         }
-        (Method::DELETE, None) => Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, dry_run).await?)),
-        (m, _) => Err(ApiError::new(405, "MethodNotAllowed", format!("the server does not allow this method on the requested resource ({m})"))),
+        (Method::DELETE, None) => {
+            Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, dry_run).await?))
+        }
+        (m, _) => Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            format!("the server does not allow this method on the requested resource ({m})"),
+        )),
     }
 }
 
@@ -182,9 +195,13 @@ fn delete_precondition(body: &[u8]) -> Result<Option<u64>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    let opts: Value = serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?;
+    let opts: Value =
+        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?;
     match opts.get("preconditions").and_then(|p| p.get("resourceVersion")).and_then(Value::as_str) {
-        Some(rv) => rv.parse().map(Some).map_err(|_| ApiError::bad_request(format!("invalid precondition resourceVersion {rv:?}"))),
+        Some(rv) => rv
+            .parse()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid precondition resourceVersion {rv:?}"))),
         None => Ok(None),
     }
 }
@@ -219,10 +236,16 @@ mod tests {
             ("stable.example.com", Some("default"), "widgets", Some("w1"), Some("status"))
         );
         let t = parse_target("/api/v1/namespaces/kube-system").expect("parse");
-        assert_eq!((t.plural.as_str(), t.name.as_deref(), t.namespace.as_deref()), ("namespaces", Some("kube-system"), None));
+        assert_eq!(
+            (t.plural.as_str(), t.name.as_deref(), t.namespace.as_deref()),
+            ("namespaces", Some("kube-system"), None)
+        );
         let t = parse_target("/api/v1/namespaces/team/status").expect("parse");
         let ns = namespace_object(&t).expect("the namespace's status");
-        assert_eq!((ns.plural.as_str(), ns.name.as_deref(), ns.subresource.as_deref()), ("namespaces", Some("team"), Some("status")));
+        assert_eq!(
+            (ns.plural.as_str(), ns.name.as_deref(), ns.subresource.as_deref()),
+            ("namespaces", Some("team"), Some("status"))
+        );
         assert_eq!(parse_target("/apis/g"), None);
     }
 }

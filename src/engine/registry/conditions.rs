@@ -9,8 +9,7 @@
 //! clients watching conditions rely on.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionCondition as Condition,
-    CustomResourceDefinitionStatus,
+    CustomResourceDefinition, CustomResourceDefinitionCondition as Condition, CustomResourceDefinitionStatus,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -120,17 +119,12 @@ pub fn remove_condition(conditions: &mut Vec<Condition>, type_: &str) {
 /// Same type, status, reason and message (the transition time is ignored), like Go's
 /// `IsCRDConditionEquivalent`; `None` is equivalent to nothing.
 pub fn is_equivalent(a: &Condition, b: Option<&Condition>) -> bool {
-    b.is_some_and(|b| {
-        a.type_ == b.type_ && a.status == b.status && a.reason == b.reason && a.message == b.message
-    })
+    b.is_some_and(|b| a.type_ == b.type_ && a.status == b.status && a.reason == b.reason && a.message == b.message)
 }
 
 /// The CRD's conditions (empty when it has no status yet).
 pub fn crd_conditions(crd: &CustomResourceDefinition) -> &[Condition] {
-    crd.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_deref())
-        .unwrap_or_default()
+    crd.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default()
 }
 
 /// Whether the CRD has the condition `type_` with status `True`.
@@ -140,20 +134,11 @@ pub fn is_crd_condition_true(crd: &CustomResourceDefinition, type_: &str) -> boo
 
 /// [`set_condition`] on a CRD, creating `status` and `status.conditions` as needed.
 pub fn set_crd_condition(crd: &mut CustomResourceDefinition, new: Condition, now: Timestamp) {
-    set_status_condition(
-        crd.status
-            .get_or_insert_with(CustomResourceDefinitionStatus::default),
-        new,
-        now,
-    );
+    set_status_condition(crd.status.get_or_insert_with(CustomResourceDefinitionStatus::default), new, now);
 }
 
 /// [`set_condition`] on a status, creating `status.conditions` as needed.
-pub fn set_status_condition(
-    status: &mut CustomResourceDefinitionStatus,
-    new: Condition,
-    now: Timestamp,
-) {
+pub fn set_status_condition(status: &mut CustomResourceDefinitionStatus, new: Condition, now: Timestamp) {
     set_condition(status.conditions.get_or_insert_with(Vec::new), new, now);
 }
 
@@ -178,12 +163,7 @@ mod tests {
             want_time: i64,
         }
         let cases = [
-            Case {
-                name: "absent: appended with now",
-                existing: None,
-                new_status: STATUS_TRUE,
-                want_time: 200,
-            },
+            Case { name: "absent: appended with now", existing: None, new_status: STATUS_TRUE, want_time: 200 },
             Case {
                 name: "same status: time kept",
                 existing: Some((STATUS_TRUE, Some(100))),
@@ -210,46 +190,23 @@ mod tests {
                 c.last_transition_time = time.map(|s| Time(at(s)));
                 conditions.push(c);
             }
-            let new = condition(
-                NAMES_ACCEPTED,
-                case.new_status,
-                reason::NO_CONFLICTS,
-                message::NO_CONFLICTS,
-            );
+            let new = condition(NAMES_ACCEPTED, case.new_status, reason::NO_CONFLICTS, message::NO_CONFLICTS);
             set_condition(&mut conditions, new, at(200));
             assert_eq!(conditions.len(), 1, "{}", case.name);
             let c = &conditions[0];
             assert_eq!(c.status, case.new_status, "{}", case.name);
             assert_eq!(stamp(c), Some(at(case.want_time)), "{}", case.name);
             // Reason and message always follow the newest decision.
-            assert_eq!(
-                c.reason.as_deref(),
-                Some(reason::NO_CONFLICTS),
-                "{}",
-                case.name
-            );
-            assert_eq!(
-                c.message.as_deref(),
-                Some(message::NO_CONFLICTS),
-                "{}",
-                case.name
-            );
+            assert_eq!(c.reason.as_deref(), Some(reason::NO_CONFLICTS), "{}", case.name);
+            assert_eq!(c.message.as_deref(), Some(message::NO_CONFLICTS), "{}", case.name);
         }
     }
 
     #[test]
     fn set_condition_keeps_other_types_in_order() {
         let mut conditions = vec![condition(NAMES_ACCEPTED, STATUS_TRUE, "a", "a")];
-        set_condition(
-            &mut conditions,
-            condition(ESTABLISHED, STATUS_TRUE, "b", "b"),
-            at(1),
-        );
-        set_condition(
-            &mut conditions,
-            condition(TERMINATING, STATUS_TRUE, "c", "c"),
-            at(2),
-        );
+        set_condition(&mut conditions, condition(ESTABLISHED, STATUS_TRUE, "b", "b"), at(1));
+        set_condition(&mut conditions, condition(TERMINATING, STATUS_TRUE, "c", "c"), at(2));
         let types: Vec<&str> = conditions.iter().map(|c| c.type_.as_str()).collect();
         assert_eq!(types, [NAMES_ACCEPTED, ESTABLISHED, TERMINATING]);
         remove_condition(&mut conditions, ESTABLISHED);
@@ -260,26 +217,13 @@ mod tests {
     #[test]
     fn find_and_is_true() {
         let conditions = vec![
-            condition(
-                NAMES_ACCEPTED,
-                STATUS_FALSE,
-                reason::SHORT_NAMES_CONFLICT,
-                "\"wd\" is already in use",
-            ),
-            condition(
-                ESTABLISHED,
-                STATUS_TRUE,
-                reason::INITIAL_NAMES_ACCEPTED,
-                message::INITIAL_NAMES_ACCEPTED,
-            ),
+            condition(NAMES_ACCEPTED, STATUS_FALSE, reason::SHORT_NAMES_CONFLICT, "\"wd\" is already in use"),
+            condition(ESTABLISHED, STATUS_TRUE, reason::INITIAL_NAMES_ACCEPTED, message::INITIAL_NAMES_ACCEPTED),
         ];
         assert!(is_true(&conditions, ESTABLISHED));
         assert!(!is_true(&conditions, NAMES_ACCEPTED));
         assert!(!is_true(&conditions, TERMINATING));
-        assert_eq!(
-            find_condition(&conditions, NAMES_ACCEPTED).map(|c| c.status.as_str()),
-            Some(STATUS_FALSE)
-        );
+        assert_eq!(find_condition(&conditions, NAMES_ACCEPTED).map(|c| c.status.as_str()), Some(STATUS_FALSE));
         assert!(find_condition(&conditions, TERMINATING).is_none());
     }
 
@@ -298,11 +242,7 @@ mod tests {
     fn crd_helpers_create_status() {
         let mut crd = CustomResourceDefinition::default();
         assert!(crd_conditions(&crd).is_empty());
-        set_crd_condition(
-            &mut crd,
-            condition(TERMINATING, STATUS_TRUE, "r", "m"),
-            at(3),
-        );
+        set_crd_condition(&mut crd, condition(TERMINATING, STATUS_TRUE, "r", "m"), at(3));
         assert!(is_crd_condition_true(&crd, TERMINATING));
         assert!(!is_crd_condition_true(&crd, ESTABLISHED));
     }

@@ -9,8 +9,7 @@
 //! after these steps, so `validate_crd_create` expects a prepared object.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceConversion, CustomResourceDefinition, CustomResourceDefinitionNames,
-    CustomResourceDefinitionStatus,
+    CustomResourceConversion, CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionStatus,
 };
 
 /// `spec.conversion.strategy` values.
@@ -37,23 +36,14 @@ pub fn apply_defaults(crd: &mut CustomResourceDefinition) {
     let conversion = crd
         .spec
         .conversion
-        .get_or_insert_with(|| CustomResourceConversion {
-            strategy: CONVERSION_NONE.to_string(),
-            webhook: None,
-        });
-    let service = conversion
-        .webhook
-        .as_mut()
-        .and_then(|w| w.client_config.as_mut())
-        .and_then(|c| c.service.as_mut());
+        .get_or_insert_with(|| CustomResourceConversion { strategy: CONVERSION_NONE.to_string(), webhook: None });
+    let service = conversion.webhook.as_mut().and_then(|w| w.client_config.as_mut()).and_then(|c| c.service.as_mut());
     if let Some(service) = service {
         service.port.get_or_insert(DEFAULT_WEBHOOK_PORT);
     }
     let storage = storage_version(crd).map(str::to_string);
     if let Some(storage) = storage {
-        let status = crd
-            .status
-            .get_or_insert_with(CustomResourceDefinitionStatus::default);
+        let status = crd.status.get_or_insert_with(CustomResourceDefinitionStatus::default);
         if status.stored_versions.as_ref().is_none_or(Vec::is_empty) {
             status.stored_versions = Some(vec![storage]);
         }
@@ -62,11 +52,7 @@ pub fn apply_defaults(crd: &mut CustomResourceDefinition) {
 
 /// The name of the first version marked `storage: true`.
 pub fn storage_version(crd: &CustomResourceDefinition) -> Option<&str> {
-    crd.spec
-        .versions
-        .iter()
-        .find(|v| v.storage)
-        .map(|v| v.name.as_str())
+    crd.spec.versions.iter().find(|v| v.storage).map(|v| v.name.as_str())
 }
 
 /// The status a freshly created CRD carries (reference 06): no conditions, empty accepted
@@ -77,11 +63,7 @@ fn initial_status(crd: &CustomResourceDefinition) -> CustomResourceDefinitionSta
         accepted_names: Some(CustomResourceDefinitionNames::default()),
         conditions: None,
         observed_generation: None,
-        stored_versions: Some(
-            storage_version(crd)
-                .map(|v| vec![v.to_string()])
-                .unwrap_or_default(),
-        ),
+        stored_versions: Some(storage_version(crd).map(|v| vec![v.to_string()]).unwrap_or_default()),
     }
 }
 
@@ -98,16 +80,10 @@ pub fn prepare_for_create(crd: &mut CustomResourceDefinition) {
 pub fn prepare_for_update(new: &mut CustomResourceDefinition, old: &CustomResourceDefinition) {
     new.status = old.status.clone();
     let old_generation = old.metadata.generation.unwrap_or(0);
-    new.metadata.generation = Some(if new.spec == old.spec {
-        old_generation
-    } else {
-        old_generation + 1
-    });
+    new.metadata.generation = Some(if new.spec == old.spec { old_generation } else { old_generation + 1 });
     let storage = storage_version(new).map(str::to_string);
     if let Some(storage) = storage {
-        let status = new
-            .status
-            .get_or_insert_with(CustomResourceDefinitionStatus::default);
+        let status = new.status.get_or_insert_with(CustomResourceDefinitionStatus::default);
         let stored = status.stored_versions.get_or_insert_with(Vec::new);
         if !stored.contains(&storage) {
             stored.push(storage);
@@ -118,10 +94,7 @@ pub fn prepare_for_update(new: &mut CustomResourceDefinition, old: &CustomResour
 /// The `/status` strategy: the stored spec wins. Metadata is kept as sent, as kube does
 /// (its `ResetObjectMetaForStatus` call passes the new metadata twice); the deletion
 /// finalizer depends on this to drop its finalizer through a status write.
-pub fn prepare_for_status_update(
-    new: &mut CustomResourceDefinition,
-    old: &CustomResourceDefinition,
-) {
+pub fn prepare_for_status_update(new: &mut CustomResourceDefinition, old: &CustomResourceDefinition) {
     new.spec = old.spec.clone();
 }
 
@@ -141,9 +114,7 @@ mod tests {
         let cases = [
             Case {
                 name: "singular and listKind from kind",
-                crd: CrdBuilder::new("widgets", "stable.example.com")
-                    .kind("Widget")
-                    .build(),
+                crd: CrdBuilder::new("widgets", "stable.example.com").kind("Widget").build(),
                 singular: "widget",
                 list_kind: Some("WidgetList"),
             },
@@ -167,29 +138,17 @@ mod tests {
         for mut case in cases {
             apply_defaults(&mut case.crd);
             let names = &case.crd.spec.names;
-            assert_eq!(
-                names.singular.as_deref(),
-                Some(case.singular),
-                "{}",
-                case.name
-            );
+            assert_eq!(names.singular.as_deref(), Some(case.singular), "{}", case.name);
             assert_eq!(names.list_kind.as_deref(), case.list_kind, "{}", case.name);
-            let strategy = case
-                .crd
-                .spec
-                .conversion
-                .as_ref()
-                .map(|c| c.strategy.as_str());
+            let strategy = case.crd.spec.conversion.as_ref().map(|c| c.strategy.as_str());
             assert_eq!(strategy, Some(CONVERSION_NONE), "{}", case.name);
         }
     }
 
     #[test]
     fn defaults_keep_a_webhook_conversion_and_default_its_port() {
-        let mut crd = CrdBuilder::new("widgets", "stable.example.com")
-            .kind("Widget")
-            .webhook_service("conv", "ns")
-            .build();
+        let mut crd =
+            CrdBuilder::new("widgets", "stable.example.com").kind("Widget").webhook_service("conv", "ns").build();
         apply_defaults(&mut crd);
         let conversion = crd.spec.conversion.as_ref().expect("conversion");
         assert_eq!(conversion.strategy, CONVERSION_WEBHOOK);
@@ -212,18 +171,13 @@ mod tests {
         apply_defaults(&mut crd);
         prepare_for_create(&mut crd);
         let wire = serde_json::to_value(&crd.status).expect("serializes");
-        assert_eq!(
-            wire,
-            serde_json::json!({"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]})
-        );
+        assert_eq!(wire, serde_json::json!({"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]}));
         assert_eq!(crd.metadata.generation, Some(1));
     }
 
     #[test]
     fn update_keeps_status_bumps_generation_on_spec_change_and_appends_storage() {
-        let mut old = CrdBuilder::new("widgets", "stable.example.com")
-            .kind("Widget")
-            .build();
+        let mut old = CrdBuilder::new("widgets", "stable.example.com").kind("Widget").build();
         apply_defaults(&mut old);
         prepare_for_create(&mut old);
 
@@ -235,30 +189,19 @@ mod tests {
 
         let mut moved = old.clone();
         moved.spec.versions = vec![
-            VersionBuilder::new("v1")
-                .served(true)
-                .storage(false)
-                .build(),
+            VersionBuilder::new("v1").served(true).storage(false).build(),
             VersionBuilder::new("v2").served(true).storage(true).build(),
         ];
         prepare_for_update(&mut moved, &old);
         assert_eq!(moved.metadata.generation, Some(2));
-        let stored = moved
-            .status
-            .as_ref()
-            .and_then(|s| s.stored_versions.clone());
+        let stored = moved.status.as_ref().and_then(|s| s.stored_versions.clone());
         assert_eq!(stored, Some(vec!["v1".to_string(), "v2".to_string()]));
     }
 
     #[test]
     fn status_update_keeps_the_stored_spec() {
-        let old = CrdBuilder::new("widgets", "stable.example.com")
-            .kind("Widget")
-            .build();
-        let mut new = CrdBuilder::new("widgets", "stable.example.com")
-            .kind("Gadget")
-            .label("tier", "x")
-            .build();
+        let old = CrdBuilder::new("widgets", "stable.example.com").kind("Widget").build();
+        let mut new = CrdBuilder::new("widgets", "stable.example.com").kind("Gadget").label("tier", "x").build();
         prepare_for_status_update(&mut new, &old);
         assert_eq!(new.spec, old.spec);
         assert!(new.metadata.labels.is_some(), "metadata is kept as sent");

@@ -26,9 +26,7 @@ fn is_lower_alnum(b: u8) -> bool {
 fn is_rfc1123_label_shape(label: &[u8]) -> bool {
     match (label.first(), label.last()) {
         (Some(&first), Some(&last)) => {
-            is_lower_alnum(first)
-                && is_lower_alnum(last)
-                && label.iter().all(|&b| is_lower_alnum(b) || b == b'-')
+            is_lower_alnum(first) && is_lower_alnum(last) && label.iter().all(|&b| is_lower_alnum(b) || b == b'-')
         }
         _ => false,
     }
@@ -40,10 +38,7 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     if value.len() > DNS1123_SUBDOMAIN_MAX {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX));
     }
-    if !value
-        .split('.')
-        .all(|label| is_rfc1123_label_shape(label.as_bytes()))
-    {
+    if !value.split('.').all(|label| is_rfc1123_label_shape(label.as_bytes())) {
         errs.push(DNS1123_SUBDOMAIN_MSG.to_string());
     }
     errs
@@ -56,8 +51,7 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
         errs.push(max_len_error(DNS1035_LABEL_MAX));
     }
     let bytes = value.as_bytes();
-    let shape_ok =
-        bytes.first().is_some_and(u8::is_ascii_lowercase) && is_rfc1123_label_shape(bytes);
+    let shape_ok = bytes.first().is_some_and(u8::is_ascii_lowercase) && is_rfc1123_label_shape(bytes);
     if !shape_ok {
         errs.push(DNS1035_LABEL_MSG.to_string());
     }
@@ -80,38 +74,14 @@ mod tests {
 
     #[test]
     fn subdomains() {
-        for ok in [
-            "example.com",
-            "stable.example.com",
-            "a",
-            "0",
-            "a-b.c-d",
-            "widgets.stable.example.com",
-        ] {
+        for ok in ["example.com", "stable.example.com", "a", "0", "a-b.c-d", "widgets.stable.example.com"] {
             assert!(is_dns1123_subdomain(ok).is_empty(), "{ok}");
         }
-        for bad in [
-            "",
-            "Example.com",
-            "a..b",
-            ".a",
-            "a.",
-            "-a",
-            "a-",
-            "a_b",
-            "a.b-",
-        ] {
-            assert_eq!(
-                is_dns1123_subdomain(bad),
-                vec![DNS1123_SUBDOMAIN_MSG.to_string()],
-                "{bad}"
-            );
+        for bad in ["", "Example.com", "a..b", ".a", "a.", "-a", "a-", "a_b", "a.b-"] {
+            assert_eq!(is_dns1123_subdomain(bad), vec![DNS1123_SUBDOMAIN_MSG.to_string()], "{bad}");
         }
         let long = "a".repeat(254);
-        assert_eq!(
-            is_dns1123_subdomain(&long),
-            vec!["must be no more than 253 characters".to_string()]
-        );
+        assert_eq!(is_dns1123_subdomain(&long), vec!["must be no more than 253 characters".to_string()]);
     }
 
     #[test]
@@ -120,25 +90,15 @@ mod tests {
             assert!(is_dns1035_label(ok).is_empty(), "{ok}");
         }
         for bad in ["", "1v", "V1", "a.b", "a-", "-a", "wid_gets"] {
-            assert_eq!(
-                is_dns1035_label(bad),
-                vec![DNS1035_LABEL_MSG.to_string()],
-                "{bad}"
-            );
+            assert_eq!(is_dns1035_label(bad), vec![DNS1035_LABEL_MSG.to_string()], "{bad}");
         }
         let long = "a".repeat(64);
-        assert_eq!(
-            is_dns1035_label(&long),
-            vec!["must be no more than 63 characters".to_string()]
-        );
+        assert_eq!(is_dns1035_label(&long), vec!["must be no more than 63 characters".to_string()]);
     }
 
     #[test]
     fn generate_name_prefix_may_end_with_dash() {
         assert!(name_is_dns_subdomain("widgets-", true).is_empty());
-        assert_eq!(
-            name_is_dns_subdomain("widgets-", false),
-            vec![DNS1123_SUBDOMAIN_MSG.to_string()]
-        );
+        assert_eq!(name_is_dns_subdomain("widgets-", false), vec![DNS1123_SUBDOMAIN_MSG.to_string()]);
     }
 }

@@ -5,15 +5,12 @@
 //! stays free of test helpers. The two reference CRDs (Widget, Gadget) mirror the bodies
 //! POSTed in reference files 06 and 09.
 
-use crate::engine::registry::conditions::{
-    self, ESTABLISHED, NAMES_ACCEPTED, STATUS_TRUE, message, reason,
-};
+use crate::engine::registry::conditions::{self, ESTABLISHED, NAMES_ACCEPTED, STATUS_TRUE, message, reason};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
-    CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionStatus,
-    CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
-    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
-    JSONSchemaProps, ServiceReference, WebhookClientConfig, WebhookConversion,
+    CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition, CustomResourceDefinitionNames,
+    CustomResourceDefinitionSpec, CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
+    CustomResourceSubresourceScale, CustomResourceSubresourceStatus, CustomResourceSubresources,
+    CustomResourceValidation, JSONSchemaProps, ServiceReference, WebhookClientConfig, WebhookConversion,
 };
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
@@ -34,10 +31,7 @@ pub struct VersionBuilder(CustomResourceDefinitionVersion);
 impl VersionBuilder {
     /// A version that is neither served nor storage and has no schema.
     pub fn new(name: &str) -> Self {
-        VersionBuilder(CustomResourceDefinitionVersion {
-            name: name.to_string(),
-            ..Default::default()
-        })
+        VersionBuilder(CustomResourceDefinitionVersion { name: name.to_string(), ..Default::default() })
     }
     pub fn served(mut self, served: bool) -> Self {
         self.0.served = served;
@@ -48,9 +42,7 @@ impl VersionBuilder {
         self
     }
     pub fn schema(mut self, value: Value) -> Self {
-        self.0.schema = Some(CustomResourceValidation {
-            open_api_v3_schema: Some(schema(value)),
-        });
+        self.0.schema = Some(CustomResourceValidation { open_api_v3_schema: Some(schema(value)) });
         self
     }
     pub fn status_subresource(mut self) -> Self {
@@ -59,10 +51,7 @@ impl VersionBuilder {
         self
     }
     pub fn scale(mut self, spec: &str, status: &str, selector: Option<&str>) -> Self {
-        let sub = self
-            .0
-            .subresources
-            .get_or_insert_with(CustomResourceSubresources::default);
+        let sub = self.0.subresources.get_or_insert_with(CustomResourceSubresources::default);
         sub.scale = Some(CustomResourceSubresourceScale {
             spec_replicas_path: spec.to_string(),
             status_replicas_path: status.to_string(),
@@ -71,24 +60,16 @@ impl VersionBuilder {
         self
     }
     pub fn column(mut self, name: &str, type_: &str, json_path: &str) -> Self {
-        self.0
-            .additional_printer_columns
-            .get_or_insert_with(Vec::new)
-            .push(CustomResourceColumnDefinition {
-                name: name.to_string(),
-                type_: type_.to_string(),
-                json_path: json_path.to_string(),
-                ..Default::default()
-            });
+        self.0.additional_printer_columns.get_or_insert_with(Vec::new).push(CustomResourceColumnDefinition {
+            name: name.to_string(),
+            type_: type_.to_string(),
+            json_path: json_path.to_string(),
+            ..Default::default()
+        });
         self
     }
     pub fn column_format(mut self, format: &str) -> Self {
-        if let Some(last) = self
-            .0
-            .additional_printer_columns
-            .as_mut()
-            .and_then(|c| c.last_mut())
-        {
+        if let Some(last) = self.0.additional_printer_columns.as_mut().and_then(|c| c.last_mut()) {
             last.format = Some(format.to_string());
         }
         self
@@ -117,17 +98,10 @@ impl CrdBuilder {
         crd.metadata.name = Some(format!("{plural}.{group}"));
         crd.spec = CustomResourceDefinitionSpec {
             group: group.to_string(),
-            names: CustomResourceDefinitionNames {
-                plural: plural.to_string(),
-                ..Default::default()
-            },
+            names: CustomResourceDefinitionNames { plural: plural.to_string(), ..Default::default() },
             scope: "Namespaced".to_string(),
             versions: vec![
-                VersionBuilder::new("v1")
-                    .served(true)
-                    .storage(true)
-                    .schema(json!({"type": "object"}))
-                    .build(),
+                VersionBuilder::new("v1").served(true).storage(true).schema(json!({"type": "object"})).build(),
             ],
             ..Default::default()
         };
@@ -168,9 +142,7 @@ impl CrdBuilder {
     /// Replaces the first version's schema.
     pub fn schema(mut self, value: Value) -> Self {
         if let Some(v) = self.0.spec.versions.first_mut() {
-            v.schema = Some(CustomResourceValidation {
-                open_api_v3_schema: Some(schema(value)),
-            });
+            v.schema = Some(CustomResourceValidation { open_api_v3_schema: Some(schema(value)) });
         }
         self
     }
@@ -179,45 +151,28 @@ impl CrdBuilder {
         self
     }
     pub fn conversion(mut self, strategy: &str) -> Self {
-        self.0.spec.conversion = Some(CustomResourceConversion {
-            strategy: strategy.to_string(),
-            webhook: None,
-        });
+        self.0.spec.conversion = Some(CustomResourceConversion { strategy: strategy.to_string(), webhook: None });
         self
     }
     /// `strategy: Webhook` calling a service, accepting ConversionReview `v1`.
     pub fn webhook_service(mut self, name: &str, namespace: &str) -> Self {
-        let service = ServiceReference {
-            name: name.to_string(),
-            namespace: namespace.to_string(),
-            ..Default::default()
-        };
+        let service =
+            ServiceReference { name: name.to_string(), namespace: namespace.to_string(), ..Default::default() };
         self.0.spec.conversion = Some(CustomResourceConversion {
             strategy: "Webhook".to_string(),
             webhook: Some(WebhookConversion {
-                client_config: Some(WebhookClientConfig {
-                    service: Some(service),
-                    ..Default::default()
-                }),
+                client_config: Some(WebhookClientConfig { service: Some(service), ..Default::default() }),
                 conversion_review_versions: vec!["v1".to_string()],
             }),
         });
         self
     }
     pub fn label(mut self, key: &str, value: &str) -> Self {
-        self.0
-            .metadata
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert(key.to_string(), value.to_string());
+        self.0.metadata.labels.get_or_insert_with(Default::default).insert(key.to_string(), value.to_string());
         self
     }
     pub fn annotation(mut self, key: &str, value: &str) -> Self {
-        self.0
-            .metadata
-            .annotations
-            .get_or_insert_with(Default::default)
-            .insert(key.to_string(), value.to_string());
+        self.0.metadata.annotations.get_or_insert_with(Default::default).insert(key.to_string(), value.to_string());
         self
     }
     fn status(&mut self) -> &mut CustomResourceDefinitionStatus {
@@ -230,28 +185,14 @@ impl CrdBuilder {
         self
     }
     /// Adds a condition stamped at `seconds`.
-    pub fn condition(
-        mut self,
-        type_: &str,
-        status: &str,
-        reason: &str,
-        message: &str,
-        seconds: i64,
-    ) -> Self {
+    pub fn condition(mut self, type_: &str, status: &str, reason: &str, message: &str, seconds: i64) -> Self {
         let c = conditions::condition(type_, status, reason, message);
         conditions::set_status_condition(self.status(), c, at(seconds));
         self
     }
     /// NamesAccepted and Established both `True` since `seconds`, as reference 08 shows.
     pub fn established_at(self, seconds: i64) -> Self {
-        self.condition(
-            NAMES_ACCEPTED,
-            STATUS_TRUE,
-            reason::NO_CONFLICTS,
-            message::NO_CONFLICTS,
-            seconds,
-        )
-        .condition(
+        self.condition(NAMES_ACCEPTED, STATUS_TRUE, reason::NO_CONFLICTS, message::NO_CONFLICTS, seconds).condition(
             ESTABLISHED,
             STATUS_TRUE,
             reason::INITIAL_NAMES_ACCEPTED,
@@ -285,11 +226,7 @@ pub fn widget() -> CrdBuilder {
             }
         }))
         .status_subresource()
-        .scale(
-            ".spec.replicas",
-            ".status.replicas",
-            Some(".status.selector"),
-        )
+        .scale(".spec.replicas", ".status.replicas", Some(".status.selector"))
         .column("Color", "string", ".spec.color")
         .column("Replicas", "integer", ".spec.replicas")
         .column("Phase", "string", ".status.phase")

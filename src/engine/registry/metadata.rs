@@ -29,18 +29,11 @@ pub fn validate_metadata(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     let meta = &crd.metadata;
     if let Some(generate_name) = meta.generate_name.as_deref().filter(|g| !g.is_empty()) {
         for problem in name_problems(generate_name, true) {
-            errs.push(FieldError::invalid(
-                metadata.child("generateName"),
-                generate_name,
-                problem,
-            ));
+            errs.push(FieldError::invalid(metadata.child("generateName"), generate_name, problem));
         }
     }
     match meta.name.as_deref().filter(|n| !n.is_empty()) {
-        None => errs.push(FieldError::required(
-            metadata.child("name"),
-            "name or generateName is required",
-        )),
+        None => errs.push(FieldError::required(metadata.child("name"), "name or generateName is required")),
         Some(name) => {
             for problem in name_problems(name, false) {
                 errs.push(FieldError::invalid(metadata.child("name"), name, problem));
@@ -48,10 +41,7 @@ pub fn validate_metadata(crd: &CustomResourceDefinition) -> Vec<FieldError> {
         }
     }
     if meta.namespace.as_deref().is_some_and(|n| !n.is_empty()) {
-        errs.push(FieldError::forbidden(
-            metadata.child("namespace"),
-            "not allowed on this type",
-        ));
+        errs.push(FieldError::forbidden(metadata.child("namespace"), "not allowed on this type"));
     }
     errs
 }
@@ -65,11 +55,7 @@ enum Approval {
 }
 
 fn approval_annotation(crd: &CustomResourceDefinition) -> &str {
-    crd.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(API_APPROVED_ANNOTATION))
-        .map_or("", String::as_str)
+    crd.metadata.annotations.as_ref().and_then(|a| a.get(API_APPROVED_ANNOTATION)).map_or("", String::as_str)
 }
 
 /// Go's `GetAPIApprovalState`: the state and the sentence explaining it.
@@ -77,19 +63,13 @@ fn approval_state(crd: &CustomResourceDefinition) -> (Approval, String) {
     let annotation = approval_annotation(crd);
     let quoted = go_quote(API_APPROVED_ANNOTATION);
     // url.ParseRequestURI with a scheme and a host.
-    let is_url = annotation.split_once("://").is_some_and(|(scheme, rest)| {
-        !scheme.is_empty() && !rest.split('/').next().unwrap_or_default().is_empty()
-    });
+    let is_url = annotation
+        .split_once("://")
+        .is_some_and(|(scheme, rest)| !scheme.is_empty() && !rest.split('/').next().unwrap_or_default().is_empty());
     if annotation.is_empty() {
-        (
-            Approval::Missing,
-            format!("protected groups must have approval annotation {quoted}, {ENHANCEMENT}"),
-        )
+        (Approval::Missing, format!("protected groups must have approval annotation {quoted}, {ENHANCEMENT}"))
     } else if annotation.starts_with("unapproved") {
-        (
-            Approval::Bypassed,
-            format!("not approved: {}", go_quote(annotation)),
-        )
+        (Approval::Bypassed, format!("not approved: {}", go_quote(annotation)))
     } else if is_url {
         (Approval::Approved, format!("approved in {annotation}"))
     } else {
@@ -102,10 +82,7 @@ fn approval_state(crd: &CustomResourceDefinition) -> (Approval, String) {
 
 /// Groups under `k8s.io` and `kubernetes.io` belong to the Kubernetes project.
 pub fn is_protected_community_group(group: &str) -> bool {
-    group == "k8s.io"
-        || group.ends_with(".k8s.io")
-        || group == "kubernetes.io"
-        || group.ends_with(".kubernetes.io")
+    group == "k8s.io" || group.ends_with(".k8s.io") || group == "kubernetes.io" || group.ends_with(".kubernetes.io")
 }
 
 /// A protected group needs an approval annotation (a URL, or a reason starting with
@@ -122,9 +99,7 @@ pub fn validate_api_approval(
     if old.is_some_and(|old| approval_state(old).0 == state) {
         return Vec::new();
     }
-    let path = Path::root("metadata")
-        .child("annotations")
-        .key(API_APPROVED_ANNOTATION);
+    let path = Path::root("metadata").child("annotations").key(API_APPROVED_ANNOTATION);
     match state {
         Approval::Approved | Approval::Bypassed => Vec::new(),
         Approval::Missing => vec![FieldError::required(path, reason)],

@@ -15,8 +15,12 @@
 //! - [`defaults`]: the server-side defaults and the create/update preparation of the REST
 //!   strategy (status reset, `status.storedVersions`, `metadata.generation`).
 //! - [`validation`]: create, update and status validation with kube-apiserver's field paths
-//!   and messages, collecting every error.
+//!   and messages, collecting every error; [`metadata`] holds its name and API-approval
+//!   rules, private siblings the per-version, conversion and schema rules.
 //! - [`structural`]: the structural-schema rules every `openAPIV3Schema` must satisfy.
+//!
+//! Test fixtures (`fixtures`, a `CrdBuilder` and the reference Widget/Gadget) are
+//! `#[cfg(test)]`: integration tests speak JSON to the engine and do not need them.
 
 pub mod conditions;
 mod conversion;
@@ -35,8 +39,7 @@ mod fixtures;
 
 pub use conditions::{find_condition, is_true, set_condition};
 pub use defaults::{
-    apply_defaults, prepare_for_create, prepare_for_status_update, prepare_for_update,
-    storage_version,
+    apply_defaults, prepare_for_create, prepare_for_status_update, prepare_for_update, storage_version,
 };
 pub use names::{NamesDecision, calculate_names_and_conditions, sync_names};
 pub use structural::{is_structural, validate_structural};

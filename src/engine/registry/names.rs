@@ -15,12 +15,12 @@
 //! a few milliseconds after creation on the real server (reference 07).
 
 use crate::engine::registry::conditions::{
-    self, ESTABLISHED, NAMES_ACCEPTED, STATUS_FALSE, STATUS_TRUE, crd_conditions, find_condition,
-    is_equivalent, message, reason,
+    self, ESTABLISHED, NAMES_ACCEPTED, STATUS_FALSE, STATUS_TRUE, crd_conditions, find_condition, is_equivalent,
+    message, reason,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionCondition as Condition,
-    CustomResourceDefinitionNames as Names, CustomResourceDefinitionStatus,
+    CustomResourceDefinition, CustomResourceDefinitionCondition as Condition, CustomResourceDefinitionNames as Names,
+    CustomResourceDefinitionStatus,
 };
 use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeSet;
@@ -49,30 +49,21 @@ impl ClaimedNames {
     /// for a CRD requesting an empty name, which defaulting and validation prevent.
     fn claim(&mut self, accepted: &Names) {
         self.resources.insert(accepted.plural.clone());
-        self.resources
-            .insert(accepted.singular.clone().unwrap_or_default());
-        self.resources
-            .extend(accepted.short_names.iter().flatten().cloned());
+        self.resources.insert(accepted.singular.clone().unwrap_or_default());
+        self.resources.extend(accepted.short_names.iter().flatten().cloned());
         self.kinds.insert(accepted.kind.clone());
-        self.kinds
-            .insert(accepted.list_kind.clone().unwrap_or_default());
+        self.kinds.insert(accepted.list_kind.clone().unwrap_or_default());
     }
 }
 
 fn accepted_names(crd: &CustomResourceDefinition) -> Names {
-    crd.status
-        .as_ref()
-        .and_then(|s| s.accepted_names.clone())
-        .unwrap_or_default()
+    crd.status.as_ref().and_then(|s| s.accepted_names.clone()).unwrap_or_default()
 }
 
 /// Every name claimed in `crd`'s group, by `crd` itself (kube's lister includes it) and by
 /// each other CRD of the group. An entry of `others` with `crd`'s own name is skipped so
 /// that callers may pass the whole list.
-fn claimed_in_group(
-    crd: &CustomResourceDefinition,
-    others: &[CustomResourceDefinition],
-) -> ClaimedNames {
+fn claimed_in_group(crd: &CustomResourceDefinition, others: &[CustomResourceDefinition]) -> ClaimedNames {
     let mut claimed = ClaimedNames::default();
     claimed.claim(&accepted_names(crd));
     for other in others {
@@ -88,10 +79,7 @@ fn check_name(requested: &str, accepted: &str, used: &BTreeSet<String>) -> Resul
     if requested == accepted || !used.contains(requested) {
         Ok(())
     } else {
-        Err(format!(
-            "{} is already in use",
-            crate::engine::field::go_quote(requested)
-        ))
+        Err(format!("{} is already in use", crate::engine::field::go_quote(requested)))
     }
 }
 
@@ -133,11 +121,7 @@ pub fn calculate_names_and_conditions(
         Err(e) => conflict = Some((reason::PLURAL_CONFLICT, e)),
     }
     let requested_singular = requested.singular.as_deref().unwrap_or_default();
-    match check_name(
-        requested_singular,
-        accepted.singular.as_deref().unwrap_or_default(),
-        &claimed.resources,
-    ) {
+    match check_name(requested_singular, accepted.singular.as_deref().unwrap_or_default(), &claimed.resources) {
         Ok(()) => new.singular = requested.singular.clone(),
         Err(e) => conflict = Some((reason::SINGULAR_CONFLICT, e)),
     }
@@ -160,30 +144,17 @@ pub fn calculate_names_and_conditions(
         Err(e) => conflict = Some((reason::KIND_CONFLICT, e)),
     }
     let requested_list_kind = requested.list_kind.as_deref().unwrap_or_default();
-    match check_name(
-        requested_list_kind,
-        accepted.list_kind.as_deref().unwrap_or_default(),
-        &claimed.kinds,
-    ) {
+    match check_name(requested_list_kind, accepted.list_kind.as_deref().unwrap_or_default(), &claimed.kinds) {
         Ok(()) => new.list_kind = requested.list_kind.clone(),
         Err(e) => conflict = Some((reason::LIST_KIND_CONFLICT, e)),
     }
     new.categories = requested.categories.clone();
 
     let names_accepted = match &conflict {
-        None => conditions::condition(
-            NAMES_ACCEPTED,
-            STATUS_TRUE,
-            reason::NO_CONFLICTS,
-            message::NO_CONFLICTS,
-        ),
+        None => conditions::condition(NAMES_ACCEPTED, STATUS_TRUE, reason::NO_CONFLICTS, message::NO_CONFLICTS),
         Some((r, e)) => conditions::condition(NAMES_ACCEPTED, STATUS_FALSE, r, e),
     };
-    NamesDecision {
-        accepted_names: new,
-        established: established_decision(crd, conflict.is_none()),
-        names_accepted,
-    }
+    NamesDecision { accepted_names: new, established: established_decision(crd, conflict.is_none()), names_accepted }
 }
 
 /// `Established` never goes back to `False`: an established CRD keeps serving its old
@@ -198,18 +169,9 @@ fn established_decision(crd: &CustomResourceDefinition, names_accepted: bool) ->
             reason::INITIAL_NAMES_ACCEPTED,
             message::INITIAL_NAMES_ACCEPTED,
         ),
-        _ => conditions::condition(
-            ESTABLISHED,
-            STATUS_FALSE,
-            reason::NOT_ACCEPTED,
-            message::NOT_ACCEPTED,
-        ),
+        _ => conditions::condition(ESTABLISHED, STATUS_FALSE, reason::NOT_ACCEPTED, message::NOT_ACCEPTED),
     };
-    if is_equivalent(&wanted, current) {
-        None
-    } else {
-        Some(wanted)
-    }
+    if is_equivalent(&wanted, current) { None } else { Some(wanted) }
 }
 
 /// One pass of the names controller for `crd`: the status to write, or `None` when
@@ -223,15 +185,12 @@ pub fn sync_names(
     now: Timestamp,
 ) -> Option<CustomResourceDefinitionStatus> {
     let current = accepted_names(crd);
-    if false {
+    if crd.spec.names == current {
         return None;
     }
     let decision = calculate_names_and_conditions(crd, others);
     let unchanged_names = decision.accepted_names == current
-        && is_equivalent(
-            &decision.names_accepted,
-            find_condition(crd_conditions(crd), NAMES_ACCEPTED),
-        );
+        && is_equivalent(&decision.names_accepted, find_condition(crd_conditions(crd), NAMES_ACCEPTED));
     if unchanged_names && decision.established.is_none() {
         return None;
     }
@@ -311,15 +270,9 @@ mod tests {
             })
         );
         // The widget is unaffected: it holds `wd`.
-        assert_eq!(
-            sync_names(&widget, std::slice::from_ref(&gadget), at(56)),
-            None
-        );
+        assert_eq!(sync_names(&widget, std::slice::from_ref(&gadget), at(56)), None);
         // While the widget still exists, a re-sync of the gadget changes nothing.
-        assert_eq!(
-            sync_names(&gadget, std::slice::from_ref(&widget), at(57)),
-            None
-        );
+        assert_eq!(sync_names(&gadget, std::slice::from_ref(&widget), at(57)), None);
 
         // Reference 73: the widget is gone, the gadget gets `wd`; both conditions flip.
         let gadget = synced(gadget, &[], 80);
@@ -340,12 +293,7 @@ mod tests {
     #[test]
     fn each_kind_of_conflict_has_its_reason_and_message() {
         let holder = synced(
-            created(
-                CrdBuilder::new("foos", "g.example.com")
-                    .kind("Foo")
-                    .singular("foo")
-                    .short_names(["f", "fo"]),
-            ),
+            created(CrdBuilder::new("foos", "g.example.com").kind("Foo").singular("foo").short_names(["f", "fo"])),
             &[],
             1,
         );
@@ -358,59 +306,43 @@ mod tests {
         let cases = [
             Case {
                 name: "plural",
-                crd: CrdBuilder::new("foo", "g.example.com")
-                    .name("x")
-                    .kind("Bar")
-                    .singular("bar"),
+                crd: CrdBuilder::new("foo", "g.example.com").name("x").kind("Bar").singular("bar"),
                 reason: "PluralConflict",
                 message: "\"foo\" is already in use",
             },
             Case {
                 name: "singular",
-                crd: CrdBuilder::new("bars", "g.example.com")
-                    .kind("Bar")
-                    .singular("fo"),
+                crd: CrdBuilder::new("bars", "g.example.com").kind("Bar").singular("fo"),
                 reason: "SingularConflict",
                 message: "\"fo\" is already in use",
             },
             Case {
                 name: "one short name",
-                crd: CrdBuilder::new("bars", "g.example.com")
-                    .kind("Bar")
-                    .short_names(["b", "f"]),
+                crd: CrdBuilder::new("bars", "g.example.com").kind("Bar").short_names(["b", "f"]),
                 reason: "ShortNamesConflict",
                 message: "\"f\" is already in use",
             },
             Case {
                 name: "several short names",
-                crd: CrdBuilder::new("bars", "g.example.com")
-                    .kind("Bar")
-                    .short_names(["fo", "b", "foos"]),
+                crd: CrdBuilder::new("bars", "g.example.com").kind("Bar").short_names(["fo", "b", "foos"]),
                 reason: "ShortNamesConflict",
                 message: "[\"fo\" is already in use, \"foos\" is already in use]",
             },
             Case {
                 name: "kind",
-                crd: CrdBuilder::new("bars", "g.example.com")
-                    .kind("Foo")
-                    .singular("bar")
-                    .list_kind("BarList"),
+                crd: CrdBuilder::new("bars", "g.example.com").kind("Foo").singular("bar").list_kind("BarList"),
                 reason: "KindConflict",
                 message: "\"Foo\" is already in use",
             },
             Case {
                 name: "listKind",
-                crd: CrdBuilder::new("bars", "g.example.com")
-                    .kind("Bar")
-                    .list_kind("FooList"),
+                crd: CrdBuilder::new("bars", "g.example.com").kind("Bar").list_kind("FooList"),
                 reason: "ListKindConflict",
                 message: "\"FooList\" is already in use",
             },
             Case {
                 name: "listKind against kind space",
-                crd: CrdBuilder::new("bars", "g.example.com")
-                    .kind("Bar")
-                    .list_kind("Foo"),
+                crd: CrdBuilder::new("bars", "g.example.com").kind("Bar").list_kind("Foo"),
                 reason: "ListKindConflict",
                 message: "\"Foo\" is already in use",
             },
@@ -419,18 +351,8 @@ mod tests {
             let crd = created(case.crd);
             let decision = calculate_names_and_conditions(&crd, std::slice::from_ref(&holder));
             assert_eq!(decision.names_accepted.status, "False", "{}", case.name);
-            assert_eq!(
-                decision.names_accepted.reason.as_deref(),
-                Some(case.reason),
-                "{}",
-                case.name
-            );
-            assert_eq!(
-                decision.names_accepted.message.as_deref(),
-                Some(case.message),
-                "{}",
-                case.name
-            );
+            assert_eq!(decision.names_accepted.reason.as_deref(), Some(case.reason), "{}", case.name);
+            assert_eq!(decision.names_accepted.message.as_deref(), Some(case.message), "{}", case.name);
             let established = decision.established.expect("a first Established condition");
             assert_eq!(
                 (established.status.as_str(), established.reason.as_deref()),
@@ -443,33 +365,15 @@ mod tests {
 
     #[test]
     fn last_conflict_wins_the_reason_and_free_names_still_move() {
-        let holder = synced(
-            created(
-                CrdBuilder::new("foos", "g.example.com")
-                    .kind("Foo")
-                    .short_names(["f"]),
-            ),
-            &[],
-            1,
-        );
+        let holder = synced(created(CrdBuilder::new("foos", "g.example.com").kind("Foo").short_names(["f"])), &[], 1);
         // Plural and kind both conflict; kind is checked later, so it names the reason.
         let crd = created(
-            CrdBuilder::new("foos", "g.example.com")
-                .name("other")
-                .kind("Foo")
-                .singular("thing")
-                .list_kind("Things"),
+            CrdBuilder::new("foos", "g.example.com").name("other").kind("Foo").singular("thing").list_kind("Things"),
         );
         let d = calculate_names_and_conditions(&crd, std::slice::from_ref(&holder));
         assert_eq!(d.names_accepted.reason.as_deref(), Some("KindConflict"));
-        assert_eq!(
-            d.accepted_names.plural, "",
-            "conflicting plural stays as accepted"
-        );
-        assert_eq!(
-            d.accepted_names.kind, "",
-            "conflicting kind stays as accepted"
-        );
+        assert_eq!(d.accepted_names.plural, "", "conflicting plural stays as accepted");
+        assert_eq!(d.accepted_names.kind, "", "conflicting kind stays as accepted");
         assert_eq!(d.accepted_names.singular.as_deref(), Some("thing"));
         assert_eq!(d.accepted_names.list_kind.as_deref(), Some("Things"));
     }
@@ -492,46 +396,22 @@ mod tests {
     #[test]
     fn established_never_goes_back_and_keeps_its_time() {
         let widget = synced(created(widget()), &[], 10);
-        let other = synced(
-            created(
-                CrdBuilder::new("gizmos", "stable.example.com")
-                    .kind("Gizmo")
-                    .short_names(["gz"]),
-            ),
-            &[],
-            11,
-        );
+        let other =
+            synced(created(CrdBuilder::new("gizmos", "stable.example.com").kind("Gizmo").short_names(["gz"])), &[], 11);
         // The established widget now asks for a short name the gizmo holds.
         let mut renamed = widget.clone();
         renamed.spec.names.short_names = Some(vec!["wd".into(), "gz".into()]);
         let renamed = synced(renamed, std::slice::from_ref(&other), 20);
         let conditions = crd_conditions(&renamed);
         let names = find_condition(conditions, NAMES_ACCEPTED).expect("NamesAccepted");
-        assert_eq!(
-            (names.status.as_str(), names.reason.as_deref()),
-            ("False", Some("ShortNamesConflict"))
-        );
-        assert_eq!(
-            names.last_transition_time.as_ref().map(|t| t.0),
-            Some(at(20))
-        );
+        assert_eq!((names.status.as_str(), names.reason.as_deref()), ("False", Some("ShortNamesConflict")));
+        assert_eq!(names.last_transition_time.as_ref().map(|t| t.0), Some(at(20)));
         let established = find_condition(conditions, ESTABLISHED).expect("Established");
         assert_eq!(established.status, "True");
-        assert_eq!(
-            established.last_transition_time.as_ref().map(|t| t.0),
-            Some(at(10)),
-            "no flip, no new time"
-        );
-        let accepted = renamed
-            .status
-            .as_ref()
-            .and_then(|s| s.accepted_names.as_ref())
-            .and_then(|n| n.short_names.clone());
-        assert_eq!(
-            accepted,
-            Some(vec!["wd".to_string()]),
-            "old short names are still served"
-        );
+        assert_eq!(established.last_transition_time.as_ref().map(|t| t.0), Some(at(10)), "no flip, no new time");
+        let accepted =
+            renamed.status.as_ref().and_then(|s| s.accepted_names.as_ref()).and_then(|n| n.short_names.clone());
+        assert_eq!(accepted, Some(vec!["wd".to_string()]), "old short names are still served");
     }
 
     #[test]
@@ -540,14 +420,8 @@ mod tests {
         // the conditions are missing (e.g. a client wrote acceptedNames through /status).
         let mut crd = created(widget());
         let names = crd.spec.names.clone();
-        crd.status
-            .get_or_insert_with(Default::default)
-            .accepted_names = Some(names);
-        assert!(
-            calculate_names_and_conditions(&crd, &[])
-                .established
-                .is_some()
-        );
+        crd.status.get_or_insert_with(Default::default).accepted_names = Some(names);
+        assert!(calculate_names_and_conditions(&crd, &[]).established.is_some());
         assert_eq!(sync_names(&crd, &[], at(1)), None);
     }
 
@@ -555,9 +429,6 @@ mod tests {
     fn categories_follow_the_spec() {
         let crd = created(widget().categories(["all", "toys"]));
         let d = calculate_names_and_conditions(&crd, &[]);
-        assert_eq!(
-            d.accepted_names.categories,
-            Some(vec!["all".to_string(), "toys".to_string()])
-        );
+        assert_eq!(d.accepted_names.categories, Some(vec!["all".to_string(), "toys".to_string()]));
     }
 }

@@ -91,10 +91,7 @@ pub fn validate_validation(
         }
     }
     if flag(schema.nullable) {
-        errs.push(FieldError::forbidden(
-            path.child("openAPIV3Schema.nullable"),
-            "nullable cannot be true at the root",
-        ));
+        errs.push(FieldError::forbidden(path.child("openAPIV3Schema.nullable"), "nullable cannot be true at the root"));
     }
     let mut init_errs = Vec::new();
     if opts.require_structural {
@@ -103,12 +100,7 @@ pub fn validate_validation(
             None => errs.extend(validate_structural(&root, schema)),
         }
     }
-    let ctx = Ctx {
-        allow_defaults: true,
-        disallow_reason: String::new(),
-        inside_resource_meta: false,
-        opts,
-    };
+    let ctx = Ctx { allow_defaults: true, disallow_reason: String::new(), inside_resource_meta: false, opts };
     openapi_schema(schema, &root, &ctx, true, &mut errs);
     if errs.is_empty() {
         errs = init_errs;
@@ -127,24 +119,15 @@ struct Ctx {
 
 impl Ctx {
     fn forbid_defaults(&self, reason: String) -> Ctx {
-        Ctx {
-            allow_defaults: false,
-            disallow_reason: reason,
-            ..self.clone()
-        }
+        Ctx { allow_defaults: false, disallow_reason: reason, ..self.clone() }
     }
 }
 
 /// The OpenAPI subset kube accepts, at one node.
 fn node_rules(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, errs: &mut Vec<FieldError>) {
     let type_ = text(&s.type_);
-    if ctx.opts.require_valid_property_type && !type_.is_empty() && !OPENAPI_TYPES.contains(&type_)
-    {
-        errs.push(FieldError::not_supported(
-            path.child("type"),
-            type_,
-            &OPENAPI_TYPES,
-        ));
+    if ctx.opts.require_valid_property_type && !type_.is_empty() && !OPENAPI_TYPES.contains(&type_) {
+        errs.push(FieldError::not_supported(path.child("type"), type_, &OPENAPI_TYPES));
     }
     if s.default.is_some() && !ctx.allow_defaults {
         let detail = match ctx.disallow_reason.as_str() {
@@ -159,39 +142,18 @@ fn node_rules(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, errs: &mut Vec<FieldE
         }
     };
     forbid(!text(&s.id).is_empty(), "id", "id is not supported");
-    forbid(
-        s.additional_items.is_some(),
-        "additionalItems",
-        "additionalItems is not supported",
-    );
+    forbid(s.additional_items.is_some(), "additionalItems", "additionalItems is not supported");
     forbid(
         s.pattern_properties.as_ref().is_some_and(|m| !m.is_empty()),
         "patternProperties",
         "patternProperties is not supported",
     );
-    forbid(
-        s.definitions.as_ref().is_some_and(|m| !m.is_empty()),
-        "definitions",
-        "definitions is not supported",
-    );
-    forbid(
-        s.dependencies.is_some(),
-        "dependencies",
-        "dependencies is not supported",
-    );
+    forbid(s.definitions.as_ref().is_some_and(|m| !m.is_empty()), "definitions", "definitions is not supported");
+    forbid(s.dependencies.is_some(), "dependencies", "dependencies is not supported");
     forbid(s.ref_path.is_some(), "$ref", "$ref is not supported");
-    forbid(
-        type_ == "null",
-        "type",
-        "type cannot be set to null, use nullable as an alternative",
-    );
-    let items_array =
-        matches!(&s.items, Some(JSONSchemaPropsOrArray::Schemas(list)) if !list.is_empty());
-    forbid(
-        items_array,
-        "items",
-        "items must be a schema object and not an array",
-    );
+    forbid(type_ == "null", "type", "type cannot be set to null, use nullable as an alternative");
+    let items_array = matches!(&s.items, Some(JSONSchemaPropsOrArray::Schemas(list)) if !list.is_empty());
+    forbid(items_array, "items", "items must be a schema object and not an array");
     forbid(
         ctx.inside_resource_meta && flag(s.x_kubernetes_embedded_resource),
         "x-kubernetes-embedded-resource",
@@ -199,13 +161,7 @@ fn node_rules(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, errs: &mut Vec<FieldE
     );
 }
 
-fn openapi_schema(
-    s: &JSONSchemaProps,
-    path: &Path,
-    ctx: &Ctx,
-    is_root: bool,
-    errs: &mut Vec<FieldError>,
-) {
+fn openapi_schema(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, is_root: bool, errs: &mut Vec<FieldError>) {
     node_rules(s, path, ctx, errs);
     if flag(s.unique_items) {
         errs.push(FieldError::forbidden(
@@ -226,9 +182,7 @@ fn openapi_schema(
         if let JSONSchemaPropsOrBool::Schema(ap) = ap {
             let sub = if ctx.inside_resource_meta {
                 // Pruning a default without the actual key is ambiguous.
-                ctx.forbid_defaults(
-                    "inside additionalProperties applying to object metadata".into(),
-                )
+                ctx.forbid_defaults("inside additionalProperties applying to object metadata".into())
             } else {
                 ctx.clone()
             };
@@ -244,39 +198,21 @@ fn openapi_schema(
                 sub = sub.forbid_defaults(format!("in top-level {key}"));
             }
         }
-        openapi_schema(
-            property,
-            &path.child("properties").key(key),
-            &sub,
-            false,
-            errs,
-        );
+        openapi_schema(property, &path.child("properties").key(key), &sub, false, errs);
     }
     if let Some(not) = &s.not {
         openapi_schema(not, &path.child("not"), ctx, false, errs);
     }
-    for (junctor, list) in [
-        ("allOf", &s.all_of),
-        ("oneOf", &s.one_of),
-        ("anyOf", &s.any_of),
-    ] {
+    for (junctor, list) in [("allOf", &s.all_of), ("oneOf", &s.one_of), ("anyOf", &s.any_of)] {
         for (i, x) in list.iter().flatten().enumerate() {
             openapi_schema(x, &path.child(junctor).index(i), ctx, false, errs);
         }
     }
     for (key, definition) in s.definitions.iter().flatten() {
-        openapi_schema(
-            definition,
-            &path.child("definitions").key(key),
-            ctx,
-            false,
-            errs,
-        );
+        openapi_schema(definition, &path.child("definitions").key(key), ctx, false, errs);
     }
     match &s.items {
-        Some(JSONSchemaPropsOrArray::Schema(item)) => {
-            openapi_schema(item, &path.child("items"), ctx, false, errs)
-        }
+        Some(JSONSchemaPropsOrArray::Schema(item)) => openapi_schema(item, &path.child("items"), ctx, false, errs),
         Some(JSONSchemaPropsOrArray::Schemas(list)) => {
             for (i, item) in list.iter().enumerate() {
                 openapi_schema(item, &path.child("items").index(i), ctx, false, errs);
@@ -312,12 +248,7 @@ fn type_must_be(s: &JSONSchemaProps, want: &str, detail: &str, path: &Path) -> O
 fn list_and_map_rules(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, errs: &mut Vec<FieldError>) {
     let item = item_schema(s);
     if let Some(map_type) = s.x_kubernetes_map_type.as_deref() {
-        errs.extend(type_must_be(
-            s,
-            "object",
-            "must be object if x-kubernetes-map-type is specified",
-            path,
-        ));
+        errs.extend(type_must_be(s, "object", "must be object if x-kubernetes-map-type is specified", path));
         if map_type != "atomic" && map_type != "granular" {
             errs.push(FieldError::not_supported(
                 path.child("x-kubernetes-map-type"),
@@ -328,12 +259,7 @@ fn list_and_map_rules(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, errs: &mut Ve
     }
     let list_type = s.x_kubernetes_list_type.as_deref();
     if let Some(list_type) = list_type {
-        if let Some(e) = type_must_be(
-            s,
-            "array",
-            "must be array if x-kubernetes-list-type is specified",
-            path,
-        ) {
+        if let Some(e) = type_must_be(s, "array", "must be array if x-kubernetes-list-type is specified", path) {
             errs.push(e);
         } else if ctx.opts.require_atomic_set_type && list_type == "set" {
             atomic_set_items(item, path, errs);
@@ -373,18 +299,9 @@ fn list_and_map_rules(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, errs: &mut Ve
 fn atomic_set_items(item: Option<&JSONSchemaProps>, path: &Path, errs: &mut Vec<FieldError>) {
     let Some(item) = item else { return };
     let detail = "must be atomic as item of a list with x-kubernetes-list-type=set";
-    let item_list_type = || {
-        item.x_kubernetes_list_type
-            .clone()
-            .map_or(Value::Null, Value::from)
-    };
+    let item_list_type = || item.x_kubernetes_list_type.clone().map_or(Value::Null, Value::from);
     match text(&item.type_) {
-        "array"
-            if item
-                .x_kubernetes_list_type
-                .as_deref()
-                .is_some_and(|t| t != "atomic") =>
-        {
+        "array" if item.x_kubernetes_list_type.as_deref().is_some_and(|t| t != "atomic") => {
             errs.push(FieldError::invalid(
                 path.child("items").child("x-kubernetes-list-type"),
                 item_list_type(),
@@ -417,10 +334,9 @@ fn map_list_rules(
         ));
     }
     match (&s.items, item) {
-        (None, _) => errs.push(FieldError::required(
-            path.child("items"),
-            "must have a schema if x-kubernetes-list-type is map",
-        )),
+        (None, _) => {
+            errs.push(FieldError::required(path.child("items"), "must have a schema if x-kubernetes-list-type is map"))
+        }
         (Some(items), None) => errs.push(FieldError::invalid(
             path.child("items"),
             serde_json::to_value(items).unwrap_or(Value::Null),
@@ -436,16 +352,11 @@ fn map_list_rules(
             for key in keys {
                 match item.properties.as_ref().and_then(|p| p.get(key)) {
                     // kube reports the item's type ("object") as the value here.
-                    Some(p) if matches!(text(&p.type_), "array" | "object") => {
-                        errs.push(FieldError::invalid(
-                            path.child("items")
-                                .child("properties")
-                                .key(key)
-                                .child("type"),
-                            text(&item.type_),
-                            "must be a scalar type if parent array's x-kubernetes-list-type is map",
-                        ))
-                    }
+                    Some(p) if matches!(text(&p.type_), "array" | "object") => errs.push(FieldError::invalid(
+                        path.child("items").child("properties").key(key).child("type"),
+                        text(&item.type_),
+                        "must be a scalar type if parent array's x-kubernetes-list-type is map",
+                    )),
                     Some(_) => {}
                     None => errs.push(FieldError::invalid(
                         path.child("x-kubernetes-list-map-keys"),
@@ -511,12 +422,8 @@ pub fn map_set_keys_rules(
     errs
 }
 
-const SUPPORTED_RULE_REASONS: [&str; 4] = [
-    "FieldValueDuplicate",
-    "FieldValueForbidden",
-    "FieldValueInvalid",
-    "FieldValueRequired",
-];
+const SUPPORTED_RULE_REASONS: [&str; 4] =
+    ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"];
 
 fn has_newlines(s: &str) -> bool {
     s.contains(['\n', '\r'])
@@ -530,22 +437,11 @@ fn validation_rules(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>
         let message = text(&rule.message);
         let (trimmed_rule, trimmed_message) = (rule.rule.trim(), message.trim());
         if trimmed_rule.is_empty() {
-            errs.push(FieldError::required(
-                p.child("rule"),
-                "rule is not specified",
-            ));
+            errs.push(FieldError::required(p.child("rule"), "rule is not specified"));
         } else if !message.is_empty() && trimmed_message.is_empty() {
-            errs.push(FieldError::invalid(
-                p.child("message"),
-                message,
-                "must be non-empty if specified",
-            ));
+            errs.push(FieldError::invalid(p.child("message"), message, "must be non-empty if specified"));
         } else if has_newlines(trimmed_message) {
-            errs.push(FieldError::invalid(
-                p.child("message"),
-                message,
-                "must not contain line breaks",
-            ));
+            errs.push(FieldError::invalid(p.child("message"), message, "must not contain line breaks"));
         } else if has_newlines(trimmed_rule) && trimmed_message.is_empty() {
             errs.push(FieldError::required(
                 p.child("message"),
@@ -562,26 +458,14 @@ fn validation_rules(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>
         if let Some(reason) = rule.reason.as_deref()
             && !SUPPORTED_RULE_REASONS.contains(&reason)
         {
-            errs.push(FieldError::not_supported(
-                p.child("reason"),
-                reason,
-                &SUPPORTED_RULE_REASONS,
-            ));
+            errs.push(FieldError::not_supported(p.child("reason"), reason, &SUPPORTED_RULE_REASONS));
         }
         let field_path = text(&rule.field_path);
         if !field_path.is_empty() && field_path.trim().is_empty() {
-            errs.push(FieldError::invalid(
-                p.child("fieldPath"),
-                field_path,
-                "must be non-empty if specified",
-            ));
+            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "must be non-empty if specified"));
         }
         if has_newlines(field_path) {
-            errs.push(FieldError::invalid(
-                p.child("fieldPath"),
-                field_path,
-                "must not contain line breaks",
-            ));
+            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "must not contain line breaks"));
         }
     }
 }

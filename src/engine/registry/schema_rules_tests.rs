@@ -11,18 +11,11 @@ const ALL: SchemaOptions = SchemaOptions {
 };
 
 fn check(value: Value, status_enabled: bool) -> Vec<String> {
-    let validation = CustomResourceValidation {
-        open_api_v3_schema: Some(schema(value)),
-    };
-    validate_validation(
-        Some(&validation),
-        status_enabled,
-        ALL,
-        &Path::root("spec").child("validation"),
-    )
-    .iter()
-    .map(ToString::to_string)
-    .collect()
+    let validation = CustomResourceValidation { open_api_v3_schema: Some(schema(value)) };
+    validate_validation(Some(&validation), status_enabled, ALL, &Path::root("spec").child("validation"))
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
 
 const ROOT: &str = "spec.validation.openAPIV3Schema";
@@ -40,10 +33,7 @@ fn the_widget_schema_passes_with_status_on() {
     }});
     assert_eq!(check(widget, true), Vec::<String>::new());
     assert_eq!(
-        check(
-            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
-            true
-        ),
+        check(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}), true),
         Vec::<String>::new()
     );
 }
@@ -54,17 +44,17 @@ fn root_restrictions_with_status_subresource() {
         "spec.validation.openAPIV3Schema.type: Invalid value: \"string\": only \"object\" is allowed as the type at the root of the schema if the status subresource is enabled".to_string(),
         format!("{ROOT}.type: Invalid value: \"string\": must be object at the root"),
     ]);
-    let errs = check(
-        json!({"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]}),
-        true,
-    );
+    let errs =
+        check(json!({"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]}), true);
     assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].starts_with(&format!("{ROOT}: Invalid value: {{")), "{}", errs[0]);
     assert!(
-        errs[0].starts_with(&format!("{ROOT}: Invalid value: {{")),
+        errs[0].ends_with(&format!(
+            "only {ALLOWED_AT_ROOT} fields are allowed at the root of the schema if the status subresource is enabled"
+        )),
         "{}",
         errs[0]
     );
-    assert!(errs[0].ends_with(&format!("only {ALLOWED_AT_ROOT} fields are allowed at the root of the schema if the status subresource is enabled")), "{}", errs[0]);
     // Without /status the same schema is fine.
     assert_eq!(
         check(
@@ -80,9 +70,7 @@ fn openapi_subset() {
     let cases: Vec<(Value, Vec<String>)> = vec![
         (
             json!({"type": "object", "nullable": true}),
-            vec![format!(
-                "{ROOT}.nullable: Forbidden: nullable cannot be true at the root"
-            )],
+            vec![format!("{ROOT}.nullable: Forbidden: nullable cannot be true at the root")],
         ),
         (
             prop(json!({"type": "foo"})),
@@ -103,45 +91,31 @@ fn openapi_subset() {
         ),
         (
             prop(json!({"type": "string", "id": "x"})),
-            vec![format!(
-                "{ROOT}.properties[p].id: Forbidden: id is not supported"
-            )],
+            vec![format!("{ROOT}.properties[p].id: Forbidden: id is not supported")],
         ),
         (
             prop(json!({"type": "string", "$ref": "#/d"})),
-            vec![format!(
-                "{ROOT}.properties[p].$ref: Forbidden: $ref is not supported"
-            )],
+            vec![format!("{ROOT}.properties[p].$ref: Forbidden: $ref is not supported")],
         ),
         (
             prop(json!({"type": "array", "items": {"type": "string"}, "additionalItems": false})),
-            vec![format!(
-                "{ROOT}.properties[p].additionalItems: Forbidden: additionalItems is not supported"
-            )],
+            vec![format!("{ROOT}.properties[p].additionalItems: Forbidden: additionalItems is not supported")],
         ),
         (
             prop(json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}})),
-            vec![format!(
-                "{ROOT}.properties[p].patternProperties: Forbidden: patternProperties is not supported"
-            )],
+            vec![format!("{ROOT}.properties[p].patternProperties: Forbidden: patternProperties is not supported")],
         ),
         (
             prop(json!({"type": "object", "definitions": {"d": {"type": "string"}}})),
-            vec![format!(
-                "{ROOT}.properties[p].definitions: Forbidden: definitions is not supported"
-            )],
+            vec![format!("{ROOT}.properties[p].definitions: Forbidden: definitions is not supported")],
         ),
         (
             prop(json!({"type": "object", "dependencies": {"a": ["b"]}})),
-            vec![format!(
-                "{ROOT}.properties[p].dependencies: Forbidden: dependencies is not supported"
-            )],
+            vec![format!("{ROOT}.properties[p].dependencies: Forbidden: dependencies is not supported")],
         ),
         (
             prop(json!({"type": "array", "items": [{"type": "string"}]})),
-            vec![format!(
-                "{ROOT}.properties[p].items: Forbidden: items must be a schema object and not an array"
-            )],
+            vec![format!("{ROOT}.properties[p].items: Forbidden: items must be a schema object and not an array")],
         ),
         (
             prop(json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true})),
@@ -150,25 +124,19 @@ fn openapi_subset() {
             )],
         ),
         (
-            prop(
-                json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}),
-            ),
+            prop(json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false})),
             vec![format!(
                 "{ROOT}.properties[p].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"
             )],
         ),
         (
-            prop(
-                json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true}),
-            ),
+            prop(json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true})),
             vec![],
         ),
         // NewStructural's refusal shows only when nothing else is wrong.
         (
             json!({"type": "object", "$schema": "http://json-schema.org/draft-04/schema#"}),
-            vec![format!(
-                "{ROOT}: Invalid value: \"\": OpenAPIV3Schema 'schema' is not supported"
-            )],
+            vec![format!("{ROOT}: Invalid value: \"\": OpenAPIV3Schema 'schema' is not supported")],
         ),
         (
             prop(json!({"type": "string", "x-kubernetes-preserve-unknown-fields": false})),
@@ -185,21 +153,14 @@ fn openapi_subset() {
 #[test]
 fn defaults_in_resource_meta() {
     let cases: Vec<(Value, Vec<String>)> = vec![
-        (
-            json!({"type": "object", "properties": {"spec": {"type": "object", "default": {}}}}),
-            vec![],
-        ),
+        (json!({"type": "object", "properties": {"spec": {"type": "object", "default": {}}}}), vec![]),
         (
             json!({"type": "object", "properties": {"kind": {"type": "string", "default": "Widget"}}}),
-            vec![format!(
-                "{ROOT}.properties[kind].default: Forbidden: must not be set in top-level kind"
-            )],
+            vec![format!("{ROOT}.properties[kind].default: Forbidden: must not be set in top-level kind")],
         ),
         (
             json!({"type": "object", "properties": {"metadata": {"type": "object", "default": {}}}}),
-            vec![format!(
-                "{ROOT}.properties[metadata].default: Forbidden: must not be set in top-level metadata"
-            )],
+            vec![format!("{ROOT}.properties[metadata].default: Forbidden: must not be set in top-level metadata")],
         ),
         (
             json!({"type": "object", "properties": {"e": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {
@@ -229,10 +190,7 @@ fn defaults_in_resource_meta() {
 #[test]
 fn list_and_map_extensions() {
     let cases: Vec<(Value, Vec<String>)> = vec![
-        (
-            prop(json!({"type": "object", "x-kubernetes-map-type": "atomic"})),
-            vec![],
-        ),
+        (prop(json!({"type": "object", "x-kubernetes-map-type": "atomic"})), vec![]),
         (
             prop(json!({"type": "string", "x-kubernetes-map-type": "sparse"})),
             vec![
@@ -245,25 +203,19 @@ fn list_and_map_extensions() {
             ],
         ),
         (
-            prop(
-                json!({"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-list-type": "atomic"}),
-            ),
+            prop(json!({"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-list-type": "atomic"})),
             vec![format!(
                 "{ROOT}.properties[p].type: Required value: must be array if x-kubernetes-list-type is specified"
             )],
         ),
         (
-            prop(
-                json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "bag"}),
-            ),
+            prop(json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "bag"})),
             vec![format!(
                 "{ROOT}.properties[p].x-kubernetes-list-type: Unsupported value: \"bag\": supported values: \"atomic\", \"set\", \"map\""
             )],
         ),
         (
-            prop(
-                json!({"type": "array", "items": {"type": "object"}, "x-kubernetes-list-type": "set"}),
-            ),
+            prop(json!({"type": "array", "items": {"type": "object"}, "x-kubernetes-list-type": "set"})),
             vec![format!(
                 "{ROOT}.properties[p].items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set"
             )],
@@ -277,17 +229,13 @@ fn list_and_map_extensions() {
             )],
         ),
         (
-            prop(
-                json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-map-keys": ["k"]}),
-            ),
+            prop(json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-map-keys": ["k"]})),
             vec![format!(
                 "{ROOT}.properties[p].x-kubernetes-list-type: Required value: must be map if x-kubernetes-list-map-keys is non-empty"
             )],
         ),
         (
-            prop(
-                json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "map"}),
-            ),
+            prop(json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "map"})),
             vec![
                 format!(
                     "{ROOT}.properties[p].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map"
@@ -347,10 +295,7 @@ fn validation_rules_static_checks() {
         {"rule": "true", "fieldPath": ".a\n"},
         {"rule": "true", "message": "fine", "reason": "FieldValueForbidden"}
     ]);
-    let got = check(
-        prop(json!({"type": "object", "x-kubernetes-validations": rules})),
-        false,
-    );
+    let got = check(prop(json!({"type": "object", "x-kubernetes-validations": rules})), false);
     let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
     assert_eq!(
         got,
@@ -358,12 +303,8 @@ fn validation_rules_static_checks() {
             format!("{v}[0].rule: Required value: rule is not specified"),
             format!("{v}[1].message: Invalid value: \"  \": must be non-empty if specified"),
             format!("{v}[2].message: Invalid value: \"two\\nlines\": must not contain line breaks"),
-            format!(
-                "{v}[3].message: Required value: message must be specified if rule contains line breaks"
-            ),
-            format!(
-                "{v}[4].messageExpression: Required value: messageExpression must be non-empty if specified"
-            ),
+            format!("{v}[3].message: Required value: message must be specified if rule contains line breaks"),
+            format!("{v}[4].messageExpression: Required value: messageExpression must be non-empty if specified"),
             format!(
                 "{v}[5].reason: Unsupported value: \"Because\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\""
             ),

@@ -7,8 +7,8 @@
 //! that decide which rules apply, notably the update ratchets.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinitionSpec, CustomResourceValidation, JSONSchemaProps,
-    JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, JSONSchemaPropsOrStringArray,
+    CustomResourceDefinitionSpec, CustomResourceValidation, JSONSchemaProps, JSONSchemaPropsOrArray,
+    JSONSchemaPropsOrBool, JSONSchemaPropsOrStringArray,
 };
 
 /// The types an OpenAPI v3 schema may name (sorted, as kube lists them).
@@ -43,14 +43,8 @@ pub fn schema_of(validation: Option<&CustomResourceValidation>) -> Option<&JSONS
 }
 
 /// Whether `pred` holds for the schema of some version.
-pub fn spec_has_schema_with(
-    spec: &CustomResourceDefinitionSpec,
-    pred: impl Fn(&JSONSchemaProps) -> bool,
-) -> bool {
-    spec.versions
-        .iter()
-        .filter_map(|v| schema_of(v.schema.as_ref()))
-        .any(pred)
+pub fn spec_has_schema_with(spec: &CustomResourceDefinitionSpec, pred: impl Fn(&JSONSchemaProps) -> bool) -> bool {
+    spec.versions.iter().filter_map(|v| schema_of(v.schema.as_ref())).any(pred)
 }
 
 fn schema_of_or_bool(b: &Option<JSONSchemaPropsOrBool>) -> Option<&JSONSchemaProps> {
@@ -70,14 +64,10 @@ pub fn schema_has(s: &JSONSchemaProps, pred: &dyn Fn(&JSONSchemaProps) -> bool) 
         Some(JSONSchemaPropsOrArray::Schemas(list)) => Box::new(list.iter()),
         None => Box::new(std::iter::empty()),
     };
-    let dependencies = s
-        .dependencies
-        .iter()
-        .flatten()
-        .filter_map(|(_, d)| match d {
-            JSONSchemaPropsOrStringArray::Schema(x) => Some(x.as_ref()),
-            JSONSchemaPropsOrStringArray::Strings(_) => None,
-        });
+    let dependencies = s.dependencies.iter().flatten().filter_map(|(_, d)| match d {
+        JSONSchemaPropsOrStringArray::Schema(x) => Some(x.as_ref()),
+        JSONSchemaPropsOrStringArray::Strings(_) => None,
+    });
     let mut children = items
         .chain(s.all_of.iter().flatten())
         .chain(s.any_of.iter().flatten())
@@ -99,9 +89,7 @@ pub fn has_kubernetes_extension(s: &JSONSchemaProps) -> bool {
         || flag(s.x_kubernetes_int_or_string)
         || !list_map_keys(s).is_empty()
         || s.x_kubernetes_list_type.is_some()
-        || s.x_kubernetes_validations
-            .as_ref()
-            .is_some_and(|v| !v.is_empty())
+        || s.x_kubernetes_validations.as_ref().is_some_and(|v| !v.is_empty())
 }
 
 /// Names a type outside the OpenAPI v3 set.
@@ -112,15 +100,11 @@ pub fn has_invalid_type(s: &JSONSchemaProps) -> bool {
 
 /// A `set` list whose items do not compare as a whole.
 pub fn has_non_atomic_set(s: &JSONSchemaProps) -> bool {
-    let Some(item) = item_schema(s).filter(|_| s.x_kubernetes_list_type.as_deref() == Some("set"))
-    else {
+    let Some(item) = item_schema(s).filter(|_| s.x_kubernetes_list_type.as_deref() == Some("set")) else {
         return false;
     };
     match text(&item.type_) {
-        "array" => item
-            .x_kubernetes_list_type
-            .as_deref()
-            .is_some_and(|t| t != "atomic"),
+        "array" => item.x_kubernetes_list_type.as_deref().is_some_and(|t| t != "atomic"),
         "object" => item.x_kubernetes_map_type.as_deref() != Some("atomic"),
         _ => false,
     }
@@ -152,29 +136,19 @@ mod tests {
         for value in deep {
             assert!(schema_has(&schema(value.clone()), &has_default), "{value}");
         }
-        assert!(!schema_has(
-            &schema(json!({"type": "object", "dependencies": {"a": ["b"]}})),
-            &has_default
-        ));
+        assert!(!schema_has(&schema(json!({"type": "object", "dependencies": {"a": ["b"]}})), &has_default));
     }
 
     #[test]
     fn predicates() {
         assert!(has_invalid_type(&schema(json!({"type": "date"}))));
         assert!(!has_invalid_type(&schema(json!({"type": "number"}))));
-        assert!(has_kubernetes_extension(&schema(
-            json!({"x-kubernetes-list-type": "atomic"})
-        )));
-        assert!(!has_kubernetes_extension(&schema(
-            json!({"type": "object"})
-        )));
-        let set_of = |item: serde_json::Value| {
-            schema(json!({"type": "array", "x-kubernetes-list-type": "set", "items": item}))
-        };
+        assert!(has_kubernetes_extension(&schema(json!({"x-kubernetes-list-type": "atomic"}))));
+        assert!(!has_kubernetes_extension(&schema(json!({"type": "object"}))));
+        let set_of =
+            |item: serde_json::Value| schema(json!({"type": "array", "x-kubernetes-list-type": "set", "items": item}));
         assert!(has_non_atomic_set(&set_of(json!({"type": "object"}))));
-        assert!(!has_non_atomic_set(&set_of(
-            json!({"type": "object", "x-kubernetes-map-type": "atomic"})
-        )));
+        assert!(!has_non_atomic_set(&set_of(json!({"type": "object", "x-kubernetes-map-type": "atomic"}))));
         assert!(!has_non_atomic_set(&set_of(json!({"type": "string"}))));
     }
 }

@@ -63,22 +63,12 @@ pub fn new_structural_error(s: &JSONSchemaProps) -> Option<&'static str> {
     if let Some(e) = unsupported_field(s) {
         return Some(e);
     }
-    let junctors = s
-        .not
-        .as_deref()
-        .into_iter()
-        .chain(s.all_of.iter().flatten())
-        .chain(s.any_of.iter().flatten());
-    if let Some(e) = junctors
-        .chain(s.one_of.iter().flatten())
-        .find_map(new_structural_error)
-    {
+    let junctors = s.not.as_deref().into_iter().chain(s.all_of.iter().flatten()).chain(s.any_of.iter().flatten());
+    if let Some(e) = junctors.chain(s.one_of.iter().flatten()).find_map(new_structural_error) {
         return Some(e);
     }
     if s.x_kubernetes_preserve_unknown_fields == Some(false) {
-        return Some(
-            "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined",
-        );
+        return Some("internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined");
     }
     match &s.items {
         Some(JSONSchemaPropsOrArray::Schemas(list)) if !list.is_empty() => {
@@ -91,12 +81,7 @@ pub fn new_structural_error(s: &JSONSchemaProps) -> Option<&'static str> {
         }
         _ => {}
     }
-    if let Some(e) = s
-        .properties
-        .iter()
-        .flatten()
-        .find_map(|(_, p)| new_structural_error(p))
-    {
+    if let Some(e) = s.properties.iter().flatten().find_map(|(_, p)| new_structural_error(p)) {
         return Some(e);
     }
     match &s.additional_properties {
@@ -170,10 +155,7 @@ fn is_int_or_string_any_of(any_of: Option<&Vec<JSONSchemaProps>>) -> bool {
 
 /// `allOf: [{anyOf: [{type: integer}, {type: string}]}, ...]`, the second exception.
 fn is_int_or_string_all_of(s: &JSONSchemaProps) -> bool {
-    s.all_of
-        .as_ref()
-        .and_then(|a| a.first())
-        .is_some_and(|first| is_int_or_string_any_of(first.any_of.as_ref()))
+    s.all_of.as_ref().and_then(|a| a.first()).is_some_and(|first| is_int_or_string_any_of(first.any_of.as_ref()))
 }
 
 /// Validates `s` as a structural schema rooted at `path` (`...openAPIV3Schema`). Assumes
@@ -194,28 +176,17 @@ pub fn is_structural(s: &JSONSchemaProps) -> bool {
 fn invariants(s: &JSONSchemaProps, lvl: Level, path: &Path, errs: &mut Vec<FieldError>) {
     let type_ = text(&s.type_);
     if type_ == "array" && s.items.is_none() {
-        errs.push(FieldError::required(
-            path.child("items"),
-            "must be specified",
-        ));
+        errs.push(FieldError::required(path.child("items"), "must be specified"));
     }
     if let Some(item) = item_schema(s) {
         invariants(item, Level::Item, &path.child("items"), errs);
     }
     for (key, property) in s.properties.iter().flatten() {
-        invariants(
-            property,
-            Level::Field,
-            &path.child("properties").key(key),
-            errs,
-        );
+        invariants(property, Level::Field, &path.child("properties").key(key), errs);
     }
     if let Some(ap) = &s.additional_properties {
         if lvl == Level::Root {
-            errs.push(FieldError::forbidden(
-                path.child("additionalProperties"),
-                "must not be used at the root",
-            ));
+            errs.push(FieldError::forbidden(path.child("additionalProperties"), "must not be used at the root"));
         }
         if let JSONSchemaPropsOrBool::Schema(ap) = ap {
             invariants(ap, Level::Field, &path.child("additionalProperties"), errs);
@@ -265,19 +236,13 @@ fn invariants(s: &JSONSchemaProps, lvl: Level, path: &Path, errs: &mut Vec<Field
         ));
     }
     if lvl == Level::Root && !type_.is_empty() && type_ != "object" {
-        errs.push(FieldError::invalid(
-            path.child("type"),
-            type_,
-            "must be object at the root",
-        ));
+        errs.push(FieldError::invalid(path.child("type"), type_, "must be object at the root"));
     }
 
     let check_metadata = lvl == Level::Root || embedded;
     let properties = s.properties.as_ref();
     for key in ["kind", "apiVersion"] {
-        if let Some(p) = properties
-            .and_then(|p| p.get(key))
-            .filter(|_| check_metadata)
+        if let Some(p) = properties.and_then(|p| p.get(key)).filter(|_| check_metadata)
             && text(&p.type_) != "string"
         {
             errs.push(FieldError::invalid(
@@ -288,13 +253,7 @@ fn invariants(s: &JSONSchemaProps, lvl: Level, path: &Path, errs: &mut Vec<Field
         }
     }
     if let Some(metadata) = properties.and_then(|p| p.get("metadata")) {
-        metadata_invariants(
-            metadata,
-            check_metadata,
-            lvl,
-            &path.child("properties").key("metadata"),
-            errs,
-        );
+        metadata_invariants(metadata, check_metadata, lvl, &path.child("properties").key("metadata"), errs);
     }
     if embedded && !preserve && properties.is_none_or(|p| p.is_empty()) {
         errs.push(FieldError::required(
@@ -306,19 +265,9 @@ fn invariants(s: &JSONSchemaProps, lvl: Level, path: &Path, errs: &mut Vec<Field
 
 /// At the root, a `metadata` schema may only restrict `name` and `generateName`: anything
 /// else would let a CRD change how object metadata is validated or pruned.
-fn metadata_invariants(
-    s: &JSONSchemaProps,
-    check_metadata: bool,
-    lvl: Level,
-    path: &Path,
-    errs: &mut Vec<FieldError>,
-) {
+fn metadata_invariants(s: &JSONSchemaProps, check_metadata: bool, lvl: Level, path: &Path, errs: &mut Vec<FieldError>) {
     if check_metadata && text(&s.type_) != "object" {
-        errs.push(FieldError::invalid(
-            path.child("type"),
-            text(&s.type_),
-            "must be object",
-        ));
+        errs.push(FieldError::invalid(path.child("type"), text(&s.type_), "must be object"));
     }
     if lvl != Level::Root {
         return;
@@ -354,12 +303,7 @@ fn value_validation(
         }
     }
     for (i, x) in s.all_of.iter().flatten().enumerate() {
-        nested(
-            x,
-            skip_first_all_of_any_of && i == 0,
-            &path.child("allOf").index(i),
-            errs,
-        );
+        nested(x, skip_first_all_of_any_of && i == 0, &path.child("allOf").index(i), errs);
     }
     for (i, x) in s.one_of.iter().flatten().enumerate() {
         nested(x, false, &path.child("oneOf").index(i), errs);
@@ -387,11 +331,7 @@ fn nested(v: &JSONSchemaProps, skip_any_of: bool, path: &Path, errs: &mut Vec<Fi
         v.additional_properties,
         Some(JSONSchemaPropsOrBool::Schema(_)) | Some(JSONSchemaPropsOrBool::Bool(true))
     ) {
-        forbid(
-            errs,
-            "additionalProperties",
-            "must be undefined to be structural",
-        );
+        forbid(errs, "additionalProperties", "must be undefined to be structural");
     }
     if is_set_json(&v.default, |j| &j.0) {
         forbid(errs, "default", "must be undefined to be structural");
@@ -406,64 +346,27 @@ fn nested(v: &JSONSchemaProps, skip_any_of: bool, path: &Path, errs: &mut Vec<Fi
         forbid(errs, "nullable", "must be false to be structural");
     }
     if flag(v.x_kubernetes_preserve_unknown_fields) {
-        forbid(
-            errs,
-            "x-kubernetes-preserve-unknown-fields",
-            "must be false to be structural",
-        );
+        forbid(errs, "x-kubernetes-preserve-unknown-fields", "must be false to be structural");
     }
     if flag(v.x_kubernetes_embedded_resource) {
-        forbid(
-            errs,
-            "x-kubernetes-embedded-resource",
-            "must be false to be structural",
-        );
+        forbid(errs, "x-kubernetes-embedded-resource", "must be false to be structural");
     }
     if flag(v.x_kubernetes_int_or_string) {
-        forbid(
-            errs,
-            "x-kubernetes-int-or-string",
-            "must be false to be structural",
-        );
+        forbid(errs, "x-kubernetes-int-or-string", "must be false to be structural");
     }
-    if v.x_kubernetes_list_map_keys
-        .as_ref()
-        .is_some_and(|k| !k.is_empty())
-    {
-        forbid(
-            errs,
-            "x-kubernetes-list-map-keys",
-            "must be empty to be structural",
-        );
+    if v.x_kubernetes_list_map_keys.as_ref().is_some_and(|k| !k.is_empty()) {
+        forbid(errs, "x-kubernetes-list-map-keys", "must be empty to be structural");
     }
     if v.x_kubernetes_list_type.is_some() {
-        forbid(
-            errs,
-            "x-kubernetes-list-type",
-            "must be undefined to be structural",
-        );
+        forbid(errs, "x-kubernetes-list-type", "must be undefined to be structural");
     }
     if v.x_kubernetes_map_type.is_some() {
-        forbid(
-            errs,
-            "x-kubernetes-map-type",
-            "must be undefined to be structural",
-        );
+        forbid(errs, "x-kubernetes-map-type", "must be undefined to be structural");
     }
-    if v.x_kubernetes_validations
-        .as_ref()
-        .is_some_and(|x| !x.is_empty())
-    {
-        forbid(
-            errs,
-            "x-kubernetes-validations",
-            "must be empty to be structural",
-        );
+    if v.x_kubernetes_validations.as_ref().is_some_and(|x| !x.is_empty()) {
+        forbid(errs, "x-kubernetes-validations", "must be empty to be structural");
     }
-    if v.properties
-        .as_ref()
-        .is_some_and(|p| p.contains_key("metadata"))
-    {
+    if v.properties.as_ref().is_some_and(|p| p.contains_key("metadata")) {
         errs.push(FieldError::forbidden(
             path.child("properties").key("metadata"),
             "must not be specified in a nested context",
@@ -473,21 +376,11 @@ fn nested(v: &JSONSchemaProps, skip_any_of: bool, path: &Path, errs: &mut Vec<Fi
 
 /// Every field or array a junctor talks about must also be specified outside it. Like
 /// kube, only the junctors of the root are checked (with what they nest).
-fn completeness(
-    v: &JSONSchemaProps,
-    s: &JSONSchemaProps,
-    s_path: &Path,
-    v_path: &Path,
-    errs: &mut Vec<FieldError>,
-) {
+fn completeness(v: &JSONSchemaProps, s: &JSONSchemaProps, s_path: &Path, v_path: &Path, errs: &mut Vec<FieldError>) {
     if let Some(not) = &v.not {
         nested_completeness(not, Some(s), s_path, &v_path.child("not"), errs);
     }
-    for (junctor, list) in [
-        ("allOf", &v.all_of),
-        ("anyOf", &v.any_of),
-        ("oneOf", &v.one_of),
-    ] {
+    for (junctor, list) in [("allOf", &v.all_of), ("anyOf", &v.any_of), ("oneOf", &v.one_of)] {
         for (i, x) in list.iter().flatten().enumerate() {
             nested_completeness(x, Some(s), s_path, &v_path.child(junctor).index(i), errs);
         }
@@ -502,33 +395,18 @@ fn nested_completeness(
     errs: &mut Vec<FieldError>,
 ) {
     let Some(s) = s else {
-        errs.push(FieldError::required(
-            s_path.clone(),
-            format!("because it is defined in {v_path}"),
-        ));
+        errs.push(FieldError::required(s_path.clone(), format!("because it is defined in {v_path}")));
         return;
     };
     completeness(v, s, s_path, v_path, errs);
     if let Some(item) = item_schema(v) {
-        nested_completeness(
-            item,
-            item_schema(s),
-            &s_path.child("items"),
-            &v_path.child("items"),
-            errs,
-        );
+        nested_completeness(item, item_schema(s), &s_path.child("items"), &v_path.child("items"), errs);
     }
     for (key, v_field) in v.properties.iter().flatten() {
         let s_field = s.properties.as_ref().and_then(|p| p.get(key));
-        let (s_key, v_key) = (
-            s_path.child("properties").key(key),
-            v_path.child("properties").key(key),
-        );
+        let (s_key, v_key) = (s_path.child("properties").key(key), v_path.child("properties").key(key));
         match s_field {
-            None => errs.push(FieldError::required(
-                s_key,
-                format!("because it is defined in {v_key}"),
-            )),
+            None => errs.push(FieldError::required(s_key, format!("because it is defined in {v_key}"))),
             Some(s_field) => nested_completeness(v_field, Some(s_field), &s_key, &v_key, errs),
         }
     }

@@ -5,7 +5,7 @@
 //! follows kube's: metadata, spec (group, scope, schemas, each version, version set, names,
 //! the spec-level schema/subresources/columns, conversion), status, stored versions, API
 //! approval, `preserveUnknownFields`. Paths are those of kube's internal type: see
-//! [`super::versions`] for why a shared schema is reported under `spec.validation`.
+//! the private `versions` module for why a shared schema is reported under `spec.validation`.
 //!
 //! Bad values that are Go structs (the version list, a whole schema) are shown as compact
 //! JSON: kube prints them with `%#v`, pointer addresses included, which no client can
@@ -17,18 +17,14 @@
 
 use crate::engine::field::{FieldError, Path};
 use crate::engine::registry::conditions::{ESTABLISHED, is_crd_condition_true};
-use crate::engine::registry::conversion::{
-    has_recognized_review_version_or_empty, validate_conversion,
-};
+use crate::engine::registry::conversion::{has_recognized_review_version_or_empty, validate_conversion};
 use crate::engine::registry::defaults::{CONVERSION_NONE, SCOPE_CLUSTER, SCOPE_NAMESPACED};
 use crate::engine::registry::dns::{is_dns1035_label, is_dns1123_subdomain};
 use crate::engine::registry::metadata::{validate_api_approval, validate_metadata};
-use crate::engine::registry::schema_rules::{
-    SchemaOptions, map_set_keys_rules, validate_validation,
-};
+use crate::engine::registry::schema_rules::{SchemaOptions, map_set_keys_rules, validate_validation};
 use crate::engine::registry::schema_walk::{
-    has_invalid_type, has_kubernetes_extension, has_non_atomic_set, item_schema, list_map_keys,
-    schema_has, schema_of, spec_has_schema_with,
+    has_invalid_type, has_kubernetes_extension, has_non_atomic_set, item_schema, list_map_keys, schema_has, schema_of,
+    spec_has_schema_with,
 };
 use crate::engine::registry::structural::is_structural;
 use crate::engine::registry::versions::{
@@ -69,26 +65,16 @@ impl Options {
     fn update(old: &CustomResourceDefinition) -> Self {
         let old_spec = &old.spec;
         Options {
-            require_recognized_review_version: has_recognized_review_version_or_empty(
-                old_spec.conversion.as_ref(),
-            ),
+            require_recognized_review_version: has_recognized_review_version_or_empty(old_spec.conversion.as_ref()),
             require_immutable_names: is_crd_condition_true(old, ESTABLISHED),
-            require_openapi_schema: old_spec
-                .versions
-                .iter()
-                .all(|v| schema_of(v.schema.as_ref()).is_some()),
+            require_openapi_schema: old_spec.versions.iter().all(|v| schema_of(v.schema.as_ref()).is_some()),
             schema: SchemaOptions {
                 require_structural: !spec_has_schema_with(old_spec, |s| !is_structural(s)),
-                require_valid_property_type: !spec_has_schema_with(old_spec, |s| {
-                    schema_has(s, &has_invalid_type)
-                }),
-                require_atomic_set_type: !spec_has_schema_with(old_spec, |s| {
-                    schema_has(s, &has_non_atomic_set)
-                }),
+                require_valid_property_type: !spec_has_schema_with(old_spec, |s| schema_has(s, &has_invalid_type)),
+                require_atomic_set_type: !spec_has_schema_with(old_spec, |s| schema_has(s, &has_non_atomic_set)),
                 require_map_list_keys_map_set_validation: !spec_has_schema_with(old_spec, |s| {
                     schema_has(s, &|n| {
-                        !map_set_keys_rules(n, item_schema(n), list_map_keys(n), &Path::default())
-                            .is_empty()
+                        !map_set_keys_rules(n, item_schema(n), list_map_keys(n), &Path::default()).is_empty()
                     })
                 }),
             },
@@ -108,37 +94,18 @@ pub fn validate_crd_create(crd: &CustomResourceDefinition) -> Vec<FieldError> {
 }
 
 /// Validates an update of `old` to `new` (the main endpoint, not `/status`).
-pub fn validate_crd_update(
-    new: &CustomResourceDefinition,
-    old: &CustomResourceDefinition,
-) -> Vec<FieldError> {
+pub fn validate_crd_update(new: &CustomResourceDefinition, old: &CustomResourceDefinition) -> Vec<FieldError> {
     let opts = Options::update(old);
     let mut errs = validate_spec(&new.spec, opts);
     let spec = Path::root("spec");
     if opts.require_immutable_names {
         // Scope and kind are baked into stored objects once the CRD serves.
-        errs.extend(immutable(
-            &new.spec.scope,
-            &old.spec.scope,
-            spec.child("scope"),
-        ));
-        errs.extend(immutable(
-            &new.spec.names.kind,
-            &old.spec.names.kind,
-            spec.child("names").child("kind"),
-        ));
+        errs.extend(immutable(&new.spec.scope, &old.spec.scope, spec.child("scope")));
+        errs.extend(immutable(&new.spec.names.kind, &old.spec.names.kind, spec.child("names").child("kind")));
     }
     // Group and plural make up the object name, which never changes.
-    errs.extend(immutable(
-        &new.spec.group,
-        &old.spec.group,
-        spec.child("group"),
-    ));
-    errs.extend(immutable(
-        &new.spec.names.plural,
-        &old.spec.names.plural,
-        spec.child("names").child("plural"),
-    ));
+    errs.extend(immutable(&new.spec.group, &old.spec.group, spec.child("group")));
+    errs.extend(immutable(&new.spec.names.plural, &old.spec.names.plural, spec.child("names").child("plural")));
     errs.extend(validate_crd_status(new));
     errs.extend(validate_stored_versions(new));
     errs.extend(validate_api_approval(new, Some(old)));
@@ -149,11 +116,7 @@ pub fn validate_crd_update(
 /// Validates the status of a CRD (a `/status` write): its accepted names must be well formed.
 pub fn validate_crd_status(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     let default_names = CustomResourceDefinitionNames::default();
-    let accepted = crd
-        .status
-        .as_ref()
-        .and_then(|s| s.accepted_names.as_ref())
-        .unwrap_or(&default_names);
+    let accepted = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).unwrap_or(&default_names);
     validate_names(accepted, &Path::root("status").child("acceptedNames"))
 }
 
@@ -184,79 +147,43 @@ fn validate_spec(spec: &CustomResourceDefinitionSpec, opts: Options) -> Vec<Fiel
     errs.extend(validate_names(n, &names_path));
 
     if let Some(first) = spec.versions.first() {
-        let any_status = spec
-            .versions
-            .iter()
-            .any(|v| has_status(v.subresources.as_ref()));
-        version_fields(
-            first,
-            any_status,
-            hoisted,
-            opts,
-            &path,
-            "validation",
-            &mut errs,
-        );
+        let any_status = spec.versions.iter().any(|v| has_status(v.subresources.as_ref()));
+        version_fields(first, any_status, hoisted, opts, &path, "validation", &mut errs);
     }
 
     let conversion = spec.conversion.as_ref();
     let preserve_unknown_fields = spec.preserve_unknown_fields.unwrap_or(false);
-    if let Some(c) = conversion.filter(|c| c.strategy != CONVERSION_NONE && preserve_unknown_fields)
-    {
+    if let Some(c) = conversion.filter(|c| c.strategy != CONVERSION_NONE && preserve_unknown_fields) {
         errs.push(FieldError::invalid(
             path.child("conversion").child("strategy"),
             c.strategy.as_str(),
             "must be None if spec.preserveUnknownFields is true",
         ));
     }
-    errs.extend(validate_conversion(
-        conversion,
-        opts.require_recognized_review_version,
-        &path.child("conversion"),
-    ));
+    errs.extend(validate_conversion(conversion, opts.require_recognized_review_version, &path.child("conversion")));
     errs
 }
 
-fn validate_group_and_scope(
-    spec: &CustomResourceDefinitionSpec,
-    path: &Path,
-    errs: &mut Vec<FieldError>,
-) {
+fn validate_group_and_scope(spec: &CustomResourceDefinitionSpec, path: &Path, errs: &mut Vec<FieldError>) {
     let group = spec.group.as_str();
     if group.is_empty() {
         errs.push(FieldError::required(path.child("group"), ""));
     } else if let problems @ [_, ..] = is_dns1123_subdomain(group).as_slice() {
-        errs.push(FieldError::invalid(
-            path.child("group"),
-            group,
-            problems.join(","),
-        ));
+        errs.push(FieldError::invalid(path.child("group"), group, problems.join(",")));
     } else if !group.contains('.') {
-        errs.push(FieldError::invalid(
-            path.child("group"),
-            group,
-            "should be a domain with at least one dot",
-        ));
+        errs.push(FieldError::invalid(path.child("group"), group, "should be a domain with at least one dot"));
     }
     let scope = spec.scope.as_str();
     if scope.is_empty() {
         errs.push(FieldError::required(path.child("scope"), ""));
     } else if scope != SCOPE_CLUSTER && scope != SCOPE_NAMESPACED {
-        errs.push(FieldError::not_supported(
-            path.child("scope"),
-            scope,
-            &[SCOPE_CLUSTER, SCOPE_NAMESPACED],
-        ));
+        errs.push(FieldError::not_supported(path.child("scope"), scope, &[SCOPE_CLUSTER, SCOPE_NAMESPACED]));
     }
 }
 
 /// Which versions need a schema, and whether schemas must be structural: pruning (always
 /// on in v1 unless the legacy flag is set), defaults and Kubernetes extensions all need it.
-fn schema_requirements(
-    spec: &CustomResourceDefinitionSpec,
-    opts: Options,
-    errs: &mut Vec<FieldError>,
-) -> Options {
+fn schema_requirements(spec: &CustomResourceDefinitionSpec, opts: Options, errs: &mut Vec<FieldError>) -> Options {
     let mut opts = opts;
     let preserve_unknown_fields = spec.preserve_unknown_fields.unwrap_or(false);
     if !preserve_unknown_fields {
@@ -267,17 +194,11 @@ fn schema_requirements(
         if schema_of(v.schema.as_ref()).is_some() {
             continue;
         }
-        let schema_path = versions_path
-            .index(i)
-            .child("schema")
-            .child("openAPIV3Schema");
+        let schema_path = versions_path.index(i).child("schema").child("openAPIV3Schema");
         if opts.require_openapi_schema {
             errs.push(FieldError::required(schema_path, "schemas are required"));
         } else if !preserve_unknown_fields && v.served {
-            errs.push(FieldError::required(
-                schema_path,
-                "because otherwise all fields are pruned",
-            ));
+            errs.push(FieldError::required(schema_path, "because otherwise all fields are pruned"));
         }
     }
     if spec_has_schema_with(spec, |s| schema_has(s, &|n| n.default.is_some())) {
@@ -297,71 +218,35 @@ fn schema_requirements(
 }
 
 /// Each version's own checks, then the checks on the set of versions.
-fn validate_versions(
-    spec: &CustomResourceDefinitionSpec,
-    opts: Options,
-    hoisted: Hoisted,
-    errs: &mut Vec<FieldError>,
-) {
+fn validate_versions(spec: &CustomResourceDefinitionSpec, opts: Options, hoisted: Hoisted, errs: &mut Vec<FieldError>) {
     let versions_path = Path::root("spec").child("versions");
     for (i, v) in spec.versions.iter().enumerate() {
         let vpath = versions_path.index(i);
         if let problems @ [_, ..] = is_dns1035_label(&v.name).as_slice() {
-            errs.push(FieldError::invalid(
-                vpath.child("name"),
-                v.name.as_str(),
-                problems.join(","),
-            ));
+            errs.push(FieldError::invalid(vpath.child("name"), v.name.as_str(), problems.join(",")));
         }
-        let warning = v
-            .deprecation_warning
-            .clone()
-            .map_or(Value::Null, Value::from);
+        let warning = v.deprecation_warning.clone().map_or(Value::Null, Value::from);
         for problem in deprecation_warning_problems(v) {
-            errs.push(FieldError::invalid(
-                vpath.child("deprecationWarning"),
-                warning.clone(),
-                problem,
-            ));
+            errs.push(FieldError::invalid(vpath.child("deprecationWarning"), warning.clone(), problem));
         }
-        version_fields(
-            v,
-            has_status(v.subresources.as_ref()),
-            hoisted.inverse(),
-            opts,
-            &vpath,
-            "schema",
-            errs,
-        );
+        version_fields(v, has_status(v.subresources.as_ref()), hoisted.inverse(), opts, &vpath, "schema", errs);
     }
 
     let versions_value = || serde_json::to_value(&spec.versions).unwrap_or(Value::Null);
     let mut names: Vec<&str> = spec.versions.iter().map(|v| v.name.as_str()).collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) {
-        errs.push(FieldError::invalid(
-            &versions_path,
-            versions_value(),
-            "must contain unique version names",
-        ));
+        errs.push(FieldError::invalid(&versions_path, versions_value(), "must contain unique version names"));
     }
     if spec.versions.iter().filter(|v| v.storage).count() != 1 {
         let detail = "must have exactly one version marked as storage version";
-        errs.push(FieldError::invalid(
-            &versions_path,
-            versions_value(),
-            detail,
-        ));
+        errs.push(FieldError::invalid(&versions_path, versions_value(), detail));
     }
     // kube's internal type carries the first version's name as `spec.version` and checks it again.
     if let Some(first) = spec.versions.first().filter(|v| !v.name.is_empty())
         && let problems @ [_, ..] = is_dns1035_label(&first.name).as_slice()
     {
-        errs.push(FieldError::invalid(
-            Path::root("spec").child("version"),
-            first.name.as_str(),
-            problems.join(","),
-        ));
+        errs.push(FieldError::invalid(Path::root("spec").child("version"), first.name.as_str(), problems.join(",")));
     }
 }
 
@@ -377,25 +262,14 @@ fn version_fields(
     errs: &mut Vec<FieldError>,
 ) {
     if here.schema {
-        errs.extend(validate_validation(
-            v.schema.as_ref(),
-            status_enabled,
-            opts.schema,
-            &base.child(schema_field),
-        ));
+        errs.extend(validate_validation(v.schema.as_ref(), status_enabled, opts.schema, &base.child(schema_field)));
     }
     if here.subresources {
-        errs.extend(validate_subresources(
-            v.subresources.as_ref(),
-            &base.child("subresources"),
-        ));
+        errs.extend(validate_subresources(v.subresources.as_ref(), &base.child("subresources")));
     }
     if here.columns {
         for (j, column) in v.additional_printer_columns.iter().flatten().enumerate() {
-            errs.extend(validate_column(
-                column,
-                &base.child("additionalPrinterColumns").index(j),
-            ));
+            errs.extend(validate_column(column, &base.child("additionalPrinterColumns").index(j)));
         }
     }
 }
@@ -406,19 +280,12 @@ fn validate_names(names: &CustomResourceDefinitionNames, path: &Path) -> Vec<Fie
     let mut errs = Vec::new();
     let label = |field: &str, value: &str, errs: &mut Vec<FieldError>| {
         if let problems @ [_, ..] = is_dns1035_label(value).as_slice() {
-            errs.push(FieldError::invalid(
-                path.child(field),
-                value,
-                problems.join(","),
-            ));
+            errs.push(FieldError::invalid(path.child(field), value, problems.join(",")));
         }
     };
     let mixed_case = |field: &str, value: &str, errs: &mut Vec<FieldError>| {
         if let problems @ [_, ..] = is_dns1035_label(&value.to_lowercase()).as_slice() {
-            let detail = format!(
-                "may have mixed case, but should otherwise match: {}",
-                problems.join(",")
-            );
+            let detail = format!("may have mixed case, but should otherwise match: {}", problems.join(","));
             errs.push(FieldError::invalid(path.child(field), value, detail));
         }
     };
@@ -438,28 +305,16 @@ fn validate_names(names: &CustomResourceDefinitionNames, path: &Path) -> Vec<Fie
     }
     for (i, short_name) in names.short_names.iter().flatten().enumerate() {
         if let problems @ [_, ..] = is_dns1035_label(short_name).as_slice() {
-            errs.push(FieldError::invalid(
-                path.child("shortNames").index(i),
-                short_name.as_str(),
-                problems.join(","),
-            ));
+            errs.push(FieldError::invalid(path.child("shortNames").index(i), short_name.as_str(), problems.join(",")));
         }
     }
     // Otherwise a kind could not be told from its list.
     if !names.kind.is_empty() && names.kind == list_kind {
-        errs.push(FieldError::invalid(
-            path.child("listKind"),
-            list_kind,
-            "kind and listKind may not be the same",
-        ));
+        errs.push(FieldError::invalid(path.child("listKind"), list_kind, "kind and listKind may not be the same"));
     }
     for (i, category) in names.categories.iter().flatten().enumerate() {
         if let problems @ [_, ..] = is_dns1035_label(category).as_slice() {
-            errs.push(FieldError::invalid(
-                path.child("categories").index(i),
-                category.as_str(),
-                problems.join(","),
-            ));
+            errs.push(FieldError::invalid(path.child("categories").index(i), category.as_str(), problems.join(",")));
         }
     }
     errs
@@ -467,30 +322,13 @@ fn validate_names(names: &CustomResourceDefinitionNames, path: &Path) -> Vec<Fie
 
 fn validate_stored_versions(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     let path = Path::root("status").child("storedVersions");
-    let stored = crd
-        .status
-        .as_ref()
-        .and_then(|s| s.stored_versions.as_deref())
-        .unwrap_or_default();
+    let stored = crd.status.as_ref().and_then(|s| s.stored_versions.as_deref()).unwrap_or_default();
     if stored.is_empty() {
-        return vec![FieldError::invalid(
-            &path,
-            json!(stored),
-            "must have at least one stored version",
-        )];
+        return vec![FieldError::invalid(&path, json!(stored), "must have at least one stored version")];
     }
     let mut errs = Vec::new();
-    for v in crd
-        .spec
-        .versions
-        .iter()
-        .filter(|v| v.storage && !stored.contains(&v.name))
-    {
-        errs.push(FieldError::invalid(
-            &path,
-            json!(stored),
-            format!("must have the storage version {}", v.name),
-        ));
+    for v in crd.spec.versions.iter().filter(|v| v.storage && !stored.contains(&v.name)) {
+        errs.push(FieldError::invalid(&path, json!(stored), format!("must have the storage version {}", v.name)));
     }
     // A version still holding stored data cannot disappear before a storage migration.
     // kube indexes a repeated entry by its last position.

@@ -33,11 +33,7 @@ fn assert_contains_all(cases: Vec<(&str, CrdBuilder, Vec<String>)>) {
     for (name, builder, want) in cases {
         let got = create_errors(builder);
         for w in &want {
-            assert!(
-                got.contains(w),
-                "{name}: missing\n  {w}\nin\n  {}",
-                got.join("\n  ")
-            );
+            assert!(got.contains(w), "{name}: missing\n  {w}\nin\n  {}", got.join("\n  "));
         }
     }
 }
@@ -50,16 +46,11 @@ fn reference_crds_are_valid() {
 
 #[test]
 fn reference_11_name_must_be_plural_dot_group() {
-    let got = create_errors(
-        CrdBuilder::new("gizmos", "stable.example.com")
-            .name("gizmo.stable.example.com")
-            .kind("Gizmo"),
-    );
+    let got =
+        create_errors(CrdBuilder::new("gizmos", "stable.example.com").name("gizmo.stable.example.com").kind("Gizmo"));
     assert_eq!(
         got,
-        [
-            "metadata.name: Invalid value: \"gizmo.stable.example.com\": must be spec.names.plural+\".\"+spec.group"
-        ]
+        ["metadata.name: Invalid value: \"gizmo.stable.example.com\": must be spec.names.plural+\".\"+spec.group"]
     );
 }
 
@@ -85,46 +76,47 @@ fn metadata_rules() {
     generated.metadata.generate_name = Some("widgets-".into());
     assert_eq!(
         strings(&validate_crd_create(&generated)),
-        [
-            "metadata.generateName: Invalid value: \"widgets-\": must be spec.names.plural+\".\"+spec.group"
-        ]
+        ["metadata.generateName: Invalid value: \"widgets-\": must be spec.names.plural+\".\"+spec.group"]
     );
 
-    assert_eq!(create_errors(basic("widgets").name("Widgets.stable.example.com")), [
-        format!("metadata.name: Invalid value: \"Widgets.stable.example.com\": {DNS1123_SUBDOMAIN_MSG}"),
-        "metadata.name: Invalid value: \"Widgets.stable.example.com\": must be spec.names.plural+\".\"+spec.group".to_string(),
-    ]);
+    assert_eq!(
+        create_errors(basic("widgets").name("Widgets.stable.example.com")),
+        [
+            format!("metadata.name: Invalid value: \"Widgets.stable.example.com\": {DNS1123_SUBDOMAIN_MSG}"),
+            "metadata.name: Invalid value: \"Widgets.stable.example.com\": must be spec.names.plural+\".\"+spec.group"
+                .to_string(),
+        ]
+    );
 }
 
 #[test]
 fn group_and_scope() {
     assert_contains_all(vec![
         ("group required", CrdBuilder::new("widgets", "").kind("Widget"), vec!["spec.group: Required value".into()]),
-        ("group one label", CrdBuilder::new("widgets", "example").kind("Widget"), vec![
-            "spec.group: Invalid value: \"example\": should be a domain with at least one dot".into(),
-        ]),
-        ("group not a subdomain", CrdBuilder::new("widgets", "Example.com").kind("Widget"), vec![
-            format!("spec.group: Invalid value: \"Example.com\": {DNS1123_SUBDOMAIN_MSG}"),
-        ]),
+        (
+            "group one label",
+            CrdBuilder::new("widgets", "example").kind("Widget"),
+            vec!["spec.group: Invalid value: \"example\": should be a domain with at least one dot".into()],
+        ),
+        (
+            "group not a subdomain",
+            CrdBuilder::new("widgets", "Example.com").kind("Widget"),
+            vec![format!("spec.group: Invalid value: \"Example.com\": {DNS1123_SUBDOMAIN_MSG}")],
+        ),
         ("scope required", basic("widgets").scope(""), vec!["spec.scope: Required value".into()]),
-        ("scope unsupported", basic("widgets").scope("Global"), vec![
-            "spec.scope: Unsupported value: \"Global\": supported values: \"Cluster\", \"Namespaced\"".into(),
-        ]),
+        (
+            "scope unsupported",
+            basic("widgets").scope("Global"),
+            vec!["spec.scope: Unsupported value: \"Global\": supported values: \"Cluster\", \"Namespaced\"".into()],
+        ),
     ]);
-    assert_eq!(
-        create_errors(basic("widgets").scope("Cluster")),
-        Vec::<String>::new()
-    );
+    assert_eq!(create_errors(basic("widgets").scope("Cluster")), Vec::<String>::new());
 }
 
 #[test]
 fn version_set() {
     let v = |name: &str, storage: bool| {
-        VersionBuilder::new(name)
-            .served(true)
-            .storage(storage)
-            .schema(json!({"type": "object"}))
-            .build()
+        VersionBuilder::new(name).served(true).storage(storage).schema(json!({"type": "object"})).build()
     };
     assert_eq!(
         create_errors(basic("widgets").versions(vec![])),
@@ -137,27 +129,16 @@ fn version_set() {
     // from status.storedVersions.
     let two_storage = create_errors(basic("widgets").versions(vec![v("v1", true), v("v2", true)]));
     assert_eq!(two_storage.len(), 2, "{two_storage:?}");
-    assert!(
-        two_storage[0].starts_with("spec.versions: Invalid value: [{"),
-        "{}",
-        two_storage[0]
-    );
+    assert!(two_storage[0].starts_with("spec.versions: Invalid value: [{"), "{}", two_storage[0]);
     assert!(
         two_storage[0].ends_with(": must have exactly one version marked as storage version"),
         "{}",
         two_storage[0]
     );
-    assert_eq!(
-        two_storage[1],
-        "status.storedVersions: Invalid value: [\"v1\"]: must have the storage version v2"
-    );
+    assert_eq!(two_storage[1], "status.storedVersions: Invalid value: [\"v1\"]: must have the storage version v2");
     let duplicate = create_errors(basic("widgets").versions(vec![v("v1", true), v("v1", false)]));
     assert_eq!(duplicate.len(), 1, "{duplicate:?}");
-    assert!(
-        duplicate[0].ends_with(": must contain unique version names"),
-        "{}",
-        duplicate[0]
-    );
+    assert!(duplicate[0].ends_with(": must contain unique version names"), "{}", duplicate[0]);
     assert_eq!(
         create_errors(basic("widgets").versions(vec![v("V1", true)])),
         [
@@ -165,15 +146,9 @@ fn version_set() {
             format!("spec.version: Invalid value: \"V1\": {DNS1035_LABEL_MSG}"),
         ]
     );
-    let unserved_storage = VersionBuilder::new("v1")
-        .served(false)
-        .storage(true)
-        .schema(json!({"type": "object"}))
-        .build();
-    assert_eq!(
-        create_errors(basic("widgets").versions(vec![unserved_storage])),
-        Vec::<String>::new()
-    );
+    let unserved_storage =
+        VersionBuilder::new("v1").served(false).storage(true).schema(json!({"type": "object"})).build();
+    assert_eq!(create_errors(basic("widgets").versions(vec![unserved_storage])), Vec::<String>::new());
 }
 
 #[test]
@@ -197,17 +172,43 @@ fn names_rules() {
     );
     assert_contains_all(vec![
         ("plural required", basic("").name("x.stable.example.com"), vec!["spec.names.plural: Required value".into()]),
-        ("plural label", basic("Widgets"), vec![format!("spec.names.plural: Invalid value: \"Widgets\": {DNS1035_LABEL_MSG}")]),
-        ("singular label", basic("widgets").singular("a.b"), vec![format!("spec.names.singular: Invalid value: \"a.b\": {DNS1035_LABEL_MSG}")]),
-        ("kind", CrdBuilder::new("widgets", "stable.example.com").kind("Wid_get"), vec![
-            format!("spec.names.kind: Invalid value: \"Wid_get\": may have mixed case, but should otherwise match: {DNS1035_LABEL_MSG}"),
-            format!("spec.names.listKind: Invalid value: \"Wid_getList\": may have mixed case, but should otherwise match: {DNS1035_LABEL_MSG}"),
-        ]),
-        ("kind equals listKind", basic("widgets").list_kind("Widget"), vec![
-            "spec.names.listKind: Invalid value: \"Widget\": kind and listKind may not be the same".into(),
-        ]),
-        ("short names", basic("widgets").short_names(["wd", "w d"]), vec![format!("spec.names.shortNames[1]: Invalid value: \"w d\": {DNS1035_LABEL_MSG}")]),
-        ("categories", basic("widgets").categories(["All"]), vec![format!("spec.names.categories[0]: Invalid value: \"All\": {DNS1035_LABEL_MSG}")]),
+        (
+            "plural label",
+            basic("Widgets"),
+            vec![format!("spec.names.plural: Invalid value: \"Widgets\": {DNS1035_LABEL_MSG}")],
+        ),
+        (
+            "singular label",
+            basic("widgets").singular("a.b"),
+            vec![format!("spec.names.singular: Invalid value: \"a.b\": {DNS1035_LABEL_MSG}")],
+        ),
+        (
+            "kind",
+            CrdBuilder::new("widgets", "stable.example.com").kind("Wid_get"),
+            vec![
+                format!(
+                    "spec.names.kind: Invalid value: \"Wid_get\": may have mixed case, but should otherwise match: {DNS1035_LABEL_MSG}"
+                ),
+                format!(
+                    "spec.names.listKind: Invalid value: \"Wid_getList\": may have mixed case, but should otherwise match: {DNS1035_LABEL_MSG}"
+                ),
+            ],
+        ),
+        (
+            "kind equals listKind",
+            basic("widgets").list_kind("Widget"),
+            vec!["spec.names.listKind: Invalid value: \"Widget\": kind and listKind may not be the same".into()],
+        ),
+        (
+            "short names",
+            basic("widgets").short_names(["wd", "w d"]),
+            vec![format!("spec.names.shortNames[1]: Invalid value: \"w d\": {DNS1035_LABEL_MSG}")],
+        ),
+        (
+            "categories",
+            basic("widgets").categories(["All"]),
+            vec![format!("spec.names.categories[0]: Invalid value: \"All\": {DNS1035_LABEL_MSG}")],
+        ),
     ]);
 }
 
@@ -222,11 +223,7 @@ fn shared_schema_errors_are_reported_under_spec_validation() {
     );
     // Two versions sharing the schema: still hoisted.
     let shared = |name: &str, storage: bool| {
-        VersionBuilder::new(name)
-            .served(true)
-            .storage(storage)
-            .schema(broken.clone())
-            .build()
+        VersionBuilder::new(name).served(true).storage(storage).schema(broken.clone()).build()
     };
     assert_eq!(
         create_errors(basic("widgets").versions(vec![shared("v1", true), shared("v2", false)])),
@@ -235,11 +232,7 @@ fn shared_schema_errors_are_reported_under_spec_validation() {
         ]
     );
     // Different schemas: reported per version.
-    let fine = VersionBuilder::new("v1")
-        .served(true)
-        .storage(true)
-        .schema(json!({"type": "object"}))
-        .build();
+    let fine = VersionBuilder::new("v1").served(true).storage(true).schema(json!({"type": "object"})).build();
     assert_eq!(
         create_errors(basic("widgets").versions(vec![fine, shared("v2", false)])),
         [
@@ -251,27 +244,13 @@ fn shared_schema_errors_are_reported_under_spec_validation() {
 #[test]
 fn status_root_restriction_uses_any_version_status() {
     let root = json!({"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]});
-    let v1 = VersionBuilder::new("v1")
-        .served(true)
-        .storage(true)
-        .schema(root.clone())
-        .build();
-    let v2 = VersionBuilder::new("v2")
-        .served(true)
-        .schema(root)
-        .status_subresource()
-        .build();
+    let v1 = VersionBuilder::new("v1").served(true).storage(true).schema(root.clone()).build();
+    let v2 = VersionBuilder::new("v2").served(true).schema(root).status_subresource().build();
     let got = create_errors(basic("widgets").versions(vec![v1, v2]));
     assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].starts_with("spec.validation.openAPIV3Schema: Invalid value: {"), "{}", got[0]);
     assert!(
-        got[0].starts_with("spec.validation.openAPIV3Schema: Invalid value: {"),
-        "{}",
-        got[0]
-    );
-    assert!(
-        got[0].ends_with(
-            "fields are allowed at the root of the schema if the status subresource is enabled"
-        ),
+        got[0].ends_with("fields are allowed at the root of the schema if the status subresource is enabled"),
         "{}",
         got[0]
     );
@@ -280,11 +259,11 @@ fn status_root_restriction_uses_any_version_status() {
 #[test]
 fn subresources_and_columns_follow_hoisting() {
     let bad_scale = |name: &str, storage: bool| {
-        VersionBuilder::new(name)
-            .served(true)
-            .storage(storage)
-            .schema(json!({"type": "object"}))
-            .scale("spec.replicas", ".status.replicas", None)
+        VersionBuilder::new(name).served(true).storage(storage).schema(json!({"type": "object"})).scale(
+            "spec.replicas",
+            ".status.replicas",
+            None,
+        )
     };
     assert_eq!(
         create_errors(basic("widgets").versions(vec![bad_scale("v1", true).build()])),
@@ -292,15 +271,9 @@ fn subresources_and_columns_follow_hoisting() {
             "spec.subresources.scale.specReplicasPath: Invalid value: \"spec.replicas\": must be a simple json path starting with ."
         ]
     );
-    let plain = VersionBuilder::new("v1")
-        .served(true)
-        .storage(true)
-        .schema(json!({"type": "object"}))
-        .build();
+    let plain = VersionBuilder::new("v1").served(true).storage(true).schema(json!({"type": "object"})).build();
     assert_eq!(
-        create_errors(
-            basic("widgets").versions(vec![plain.clone(), bad_scale("v2", false).build()])
-        ),
+        create_errors(basic("widgets").versions(vec![plain.clone(), bad_scale("v2", false).build()])),
         [
             "spec.versions[1].subresources.scale.specReplicasPath: Invalid value: \"spec.replicas\": must be a simple json path starting with ."
         ]
@@ -338,9 +311,7 @@ fn deprecation_warning_needs_deprecated() {
         .build();
     assert_eq!(
         create_errors(basic("widgets").versions(vec![v])),
-        [
-            "spec.versions[0].deprecationWarning: Invalid value: \"old\": can only be set for deprecated versions"
-        ]
+        ["spec.versions[0].deprecationWarning: Invalid value: \"old\": can only be set for deprecated versions"]
     );
 }
 
@@ -352,12 +323,9 @@ fn preserve_unknown_fields_and_conversion() {
             "spec.preserveUnknownFields: Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
         ]
     );
-    assert_eq!(
-        create_errors(basic("widgets").preserve_unknown_fields(false)),
-        Vec::<String>::new()
-    );
-    let with_default = basic("widgets")
-        .schema(json!({"type": "object", "properties": {"a": {"type": "string", "default": "x"}}}));
+    assert_eq!(create_errors(basic("widgets").preserve_unknown_fields(false)), Vec::<String>::new());
+    let with_default =
+        basic("widgets").schema(json!({"type": "object", "properties": {"a": {"type": "string", "default": "x"}}}));
     assert_contains_all(vec![
         ("defaults need pruning", with_default.preserve_unknown_fields(true), vec![
             "spec.preserveUnknownFields: Invalid value: true: must be false in order to use defaults in the schema".into(),
@@ -369,10 +337,7 @@ fn preserve_unknown_fields_and_conversion() {
             "spec.conversion.strategy: Unsupported value: \"Magic\": supported values: \"None\", \"Webhook\"".into(),
         ]),
     ]);
-    assert_eq!(
-        create_errors(basic("widgets").webhook_service("conv", "ns")),
-        Vec::<String>::new()
-    );
+    assert_eq!(create_errors(basic("widgets").webhook_service("conv", "ns")), Vec::<String>::new());
 }
 
 #[test]
@@ -390,33 +355,21 @@ fn api_approval_in_protected_groups() {
             "metadata.annotations[api-approved.kubernetes.io]: Invalid value: \"yes\": protected groups must have approval annotation \"api-approved.kubernetes.io\" with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111"
         ]
     );
-    for ok in [
-        "unapproved, experimental",
-        "https://github.com/kubernetes/kubernetes/pull/78458",
-    ] {
-        assert_eq!(
-            create_errors(protected().annotation(API_APPROVED_ANNOTATION, ok)),
-            Vec::<String>::new(),
-            "{ok}"
-        );
+    for ok in ["unapproved, experimental", "https://github.com/kubernetes/kubernetes/pull/78458"] {
+        assert_eq!(create_errors(protected().annotation(API_APPROVED_ANNOTATION, ok)), Vec::<String>::new(), "{ok}");
     }
     assert!(!is_protected_community_group("stable.example.com"));
     assert!(is_protected_community_group("kubernetes.io"));
     // An unchanged (even missing) approval never fails an update.
     let old = prepared(protected());
-    assert_eq!(
-        strings(&validate_crd_update(&old.clone(), &old)),
-        Vec::<String>::new()
-    );
+    assert_eq!(strings(&validate_crd_update(&old.clone(), &old)), Vec::<String>::new());
 }
 
 #[test]
 fn stored_versions() {
     let mut crd = widget().build();
     apply_defaults(&mut crd);
-    crd.status
-        .get_or_insert_with(Default::default)
-        .stored_versions = Some(vec!["v0".into()]);
+    crd.status.get_or_insert_with(Default::default).stored_versions = Some(vec!["v0".into()]);
     assert_eq!(
         strings(&validate_crd_create(&crd)),
         [
@@ -432,20 +385,13 @@ fn established(builder: CrdBuilder) -> CustomResourceDefinition {
     let names = crd.spec.names.clone();
     let status = crd.status.get_or_insert_with(Default::default);
     status.accepted_names = Some(names);
-    let condition = conditions::condition(
-        ESTABLISHED,
-        STATUS_TRUE,
-        "InitialNamesAccepted",
-        "the initial names have been accepted",
-    );
+    let condition =
+        conditions::condition(ESTABLISHED, STATUS_TRUE, "InitialNamesAccepted", "the initial names have been accepted");
     conditions::set_status_condition(status, condition, at(1));
     crd
 }
 
-fn update_errors(
-    old: &CustomResourceDefinition,
-    edit: impl FnOnce(&mut CustomResourceDefinition),
-) -> Vec<String> {
+fn update_errors(old: &CustomResourceDefinition, edit: impl FnOnce(&mut CustomResourceDefinition)) -> Vec<String> {
     let mut new = old.clone();
     edit(&mut new);
     prepare_for_update(&mut new, old);
@@ -465,26 +411,18 @@ fn update_immutables() {
         ["spec.names.kind: Invalid value: \"Gadget\": field is immutable"]
     );
     assert!(
-        update_errors(&old, |n| n.spec.group = "other.example.com".into()).contains(
-            &"spec.group: Invalid value: \"other.example.com\": field is immutable".to_string()
-        )
+        update_errors(&old, |n| n.spec.group = "other.example.com".into())
+            .contains(&"spec.group: Invalid value: \"other.example.com\": field is immutable".to_string())
     );
     assert!(
-        update_errors(&old, |n| n.spec.names.plural = "things".into()).contains(
-            &"spec.names.plural: Invalid value: \"things\": field is immutable".to_string()
-        )
+        update_errors(&old, |n| n.spec.names.plural = "things".into())
+            .contains(&"spec.names.plural: Invalid value: \"things\": field is immutable".to_string())
     );
 
     // Before it is established, scope and kind may still change.
     let fresh = prepared(widget());
-    assert_eq!(
-        update_errors(&fresh, |n| n.spec.scope = "Cluster".into()),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        update_errors(&fresh, |n| n.spec.names.kind = "Gadget".into()),
-        Vec::<String>::new()
-    );
+    assert_eq!(update_errors(&fresh, |n| n.spec.scope = "Cluster".into()), Vec::<String>::new());
+    assert_eq!(update_errors(&fresh, |n| n.spec.names.kind = "Gadget".into()), Vec::<String>::new());
 }
 
 #[test]
@@ -501,37 +439,23 @@ fn update_ratchets_legacy_objects() {
     // A legacy object (pre-v1): pruning off, no schema, non-structural is tolerated.
     let mut legacy = basic("widgets")
         .preserve_unknown_fields(true)
-        .versions(vec![
-            VersionBuilder::new("v1").served(true).storage(true).build(),
-        ])
+        .versions(vec![VersionBuilder::new("v1").served(true).storage(true).build()])
         .build();
     apply_defaults(&mut legacy);
     prepare_for_create(&mut legacy);
     assert_eq!(
-        update_errors(&legacy, |n| n.metadata.labels =
-            Some([("a".into(), "b".into())].into())),
+        update_errors(&legacy, |n| n.metadata.labels = Some([("a".into(), "b".into())].into())),
         Vec::<String>::new()
     );
     // Turning pruning on requires schemas for served versions.
     assert_eq!(
         update_errors(&legacy, |n| n.spec.preserve_unknown_fields = Some(false)),
-        [
-            "spec.versions[0].schema.openAPIV3Schema: Required value: because otherwise all fields are pruned"
-        ]
+        ["spec.versions[0].schema.openAPIV3Schema: Required value: because otherwise all fields are pruned"]
     );
     let non_structural = json!({"properties": {"a": {}}});
     let mut old = legacy.clone();
-    old.spec.versions[0].schema = basic("x")
-        .schema(non_structural.clone())
-        .build()
-        .spec
-        .versions[0]
-        .schema
-        .clone();
-    assert_eq!(
-        update_errors(&old, |n| n.metadata.generation = Some(7)),
-        Vec::<String>::new()
-    );
+    old.spec.versions[0].schema = basic("x").schema(non_structural.clone()).build().spec.versions[0].schema.clone();
+    assert_eq!(update_errors(&old, |n| n.metadata.generation = Some(7)), Vec::<String>::new());
     // The same schema on a new object is refused.
     assert!(!create_errors(basic("widgets").schema(non_structural)).is_empty());
 }
@@ -545,13 +469,15 @@ fn status_write_checks_accepted_names() {
         list_kind: Some("Widget".into()),
         ..Default::default()
     };
-    crd.status
-        .get_or_insert_with(Default::default)
-        .accepted_names = Some(names);
-    assert_eq!(strings(&validate_crd_status(&crd)), [
-        format!("status.acceptedNames.plural: Invalid value: \"Widgets\": {DNS1035_LABEL_MSG}"),
-        "status.acceptedNames.listKind: Invalid value: \"Widget\": kind and listKind may not be the same".to_string(),
-    ]);
+    crd.status.get_or_insert_with(Default::default).accepted_names = Some(names);
+    assert_eq!(
+        strings(&validate_crd_status(&crd)),
+        [
+            format!("status.acceptedNames.plural: Invalid value: \"Widgets\": {DNS1035_LABEL_MSG}"),
+            "status.acceptedNames.listKind: Invalid value: \"Widget\": kind and listKind may not be the same"
+                .to_string(),
+        ]
+    );
     // Conditions are free-form for validation (the finalizer writes Terminating through /status).
     let mut terminating = prepared(widget());
     conditions::set_crd_condition(
@@ -559,8 +485,5 @@ fn status_write_checks_accepted_names() {
         conditions::condition(TERMINATING, STATUS_TRUE, "InstanceDeletionInProgress", "x"),
         at(9),
     );
-    assert_eq!(
-        strings(&validate_crd_status(&terminating)),
-        Vec::<String>::new()
-    );
+    assert_eq!(strings(&validate_crd_status(&terminating)), Vec::<String>::new());
 }

@@ -25,29 +25,17 @@ pub struct Hoisted {
 impl Hoisted {
     /// The fields that stay per version.
     pub fn inverse(self) -> Self {
-        Hoisted {
-            schema: !self.schema,
-            subresources: !self.subresources,
-            columns: !self.columns,
-        }
+        Hoisted { schema: !self.schema, subresources: !self.subresources, columns: !self.columns }
     }
 
     pub fn of(versions: &[CustomResourceDefinitionVersion]) -> Self {
         let Some(first) = versions.first() else {
-            return Hoisted {
-                schema: false,
-                subresources: false,
-                columns: false,
-            };
+            return Hoisted { schema: false, subresources: false, columns: false };
         };
         Hoisted {
             schema: versions.iter().all(|v| v.schema == first.schema),
-            subresources: versions
-                .iter()
-                .all(|v| v.subresources == first.subresources),
-            columns: versions
-                .iter()
-                .all(|v| v.additional_printer_columns == first.additional_printer_columns),
+            subresources: versions.iter().all(|v| v.subresources == first.subresources),
+            columns: versions.iter().all(|v| v.additional_printer_columns == first.additional_printer_columns),
         }
     }
 }
@@ -75,11 +63,9 @@ pub fn deprecation_warning_problems(version: &CustomResourceDefinitionVersion) -
     // Go's unicode.IsPrint, approximated: control characters and any whitespace but the
     // ASCII space are not printable. Every control character is also non-printable, so
     // kube's separate "control character" sentence can never be reached.
-    if let Some((i, _)) = warning
-        .char_indices()
-        .find(|&(_, c)| c.is_control() || (c.is_whitespace() && c != ' '))
-    {
-        problems.push(format!("must only contain printable UTF-8 characters; non-printable character found at index {i}"));
+    if let Some((i, _)) = warning.char_indices().find(|&(_, c)| c.is_control() || (c.is_whitespace() && c != ' ')) {
+        problems
+            .push(format!("must only contain printable UTF-8 characters; non-printable character found at index {i}"));
     }
     problems
 }
@@ -90,21 +76,14 @@ fn simple_json_path(value: &str, path: &Path) -> Option<FieldError> {
     if value.is_empty() {
         Some(FieldError::invalid(path, value, "must not be empty"))
     } else if !value.starts_with('.') {
-        Some(FieldError::invalid(
-            path,
-            value,
-            "must be a simple json path starting with .",
-        ))
+        Some(FieldError::invalid(path, value, "must be a simple json path starting with ."))
     } else {
         None
     }
 }
 
 /// `subresources.scale` paths (`path` is `spec.subresources` or `spec.versions[i].subresources`).
-pub fn validate_subresources(
-    subresources: Option<&CustomResourceSubresources>,
-    path: &Path,
-) -> Vec<FieldError> {
+pub fn validate_subresources(subresources: Option<&CustomResourceSubresources>, path: &Path) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(scale) = subresources.and_then(|s| s.scale.as_ref()) else {
         return errs;
@@ -133,20 +112,12 @@ pub fn validate_subresources(
             errs.push(FieldError::invalid(&p, value, detail));
         }
     }
-    if let Some(selector) = scale
-        .label_selector_path
-        .as_deref()
-        .filter(|s| !s.is_empty())
-    {
+    if let Some(selector) = scale.label_selector_path.as_deref().filter(|s| !s.is_empty()) {
         let p = path.child("scale.labelSelectorPath");
         if let Some(e) = simple_json_path(selector, &p) {
             errs.push(e);
         } else if !selector.starts_with(".spec.") && !selector.starts_with(".status.") {
-            errs.push(FieldError::invalid(
-                &p,
-                selector,
-                "should be a json path under either .spec or .status",
-            ));
+            errs.push(FieldError::invalid(&p, selector, "should be a json path under either .spec or .status"));
         }
     }
     errs
@@ -164,25 +135,14 @@ pub fn validate_column(column: &CustomResourceColumnDefinition, path: &Path) -> 
     }
     let one_of = |list: &str| format!("must be one of {list}");
     if column.type_.is_empty() {
-        errs.push(FieldError::required(
-            path.child("type"),
-            one_of(COLUMN_TYPES),
-        ));
+        errs.push(FieldError::required(path.child("type"), one_of(COLUMN_TYPES)));
     } else if !COLUMN_TYPES.split(',').any(|t| t == column.type_) {
-        errs.push(FieldError::invalid(
-            path.child("type"),
-            column.type_.as_str(),
-            one_of(COLUMN_TYPES),
-        ));
+        errs.push(FieldError::invalid(path.child("type"), column.type_.as_str(), one_of(COLUMN_TYPES)));
     }
     if let Some(format) = column.format.as_deref().filter(|f| !f.is_empty())
         && !COLUMN_FORMATS.split(',').any(|f| f == format)
     {
-        errs.push(FieldError::invalid(
-            path.child("format"),
-            format,
-            one_of(COLUMN_FORMATS),
-        ));
+        errs.push(FieldError::invalid(path.child("format"), format, one_of(COLUMN_FORMATS)));
     }
     let json_path = path.child("JSONPath");
     if column.json_path.is_empty() {
@@ -205,67 +165,24 @@ mod tests {
 
     #[test]
     fn hoisting_follows_equality_across_versions() {
-        let a = VersionBuilder::new("v1")
-            .schema(json!({"type": "object"}))
-            .status_subresource()
-            .build();
-        let b = VersionBuilder::new("v2")
-            .schema(json!({"type": "object"}))
-            .build();
+        let a = VersionBuilder::new("v1").schema(json!({"type": "object"})).status_subresource().build();
+        let b = VersionBuilder::new("v2").schema(json!({"type": "object"})).build();
         let c = VersionBuilder::new("v3")
             .schema(json!({"type": "object", "description": "c"}))
             .status_subresource()
             .build();
-        assert_eq!(
-            Hoisted::of(std::slice::from_ref(&a)),
-            Hoisted {
-                schema: true,
-                subresources: true,
-                columns: true
-            }
-        );
-        assert_eq!(
-            Hoisted::of(&[a.clone(), b]),
-            Hoisted {
-                schema: true,
-                subresources: false,
-                columns: true
-            }
-        );
-        assert_eq!(
-            Hoisted::of(&[a, c]),
-            Hoisted {
-                schema: false,
-                subresources: true,
-                columns: true
-            }
-        );
-        assert_eq!(
-            Hoisted::of(&[]),
-            Hoisted {
-                schema: false,
-                subresources: false,
-                columns: false
-            }
-        );
+        assert_eq!(Hoisted::of(std::slice::from_ref(&a)), Hoisted { schema: true, subresources: true, columns: true });
+        assert_eq!(Hoisted::of(&[a.clone(), b]), Hoisted { schema: true, subresources: false, columns: true });
+        assert_eq!(Hoisted::of(&[a, c]), Hoisted { schema: false, subresources: true, columns: true });
+        assert_eq!(Hoisted::of(&[]), Hoisted { schema: false, subresources: false, columns: false });
     }
 
     #[test]
     fn scale_paths() {
         let base = Path::root("spec").child("subresources");
         let cases = [
-            (
-                (
-                    ".spec.replicas",
-                    ".status.replicas",
-                    Some(".status.selector"),
-                ),
-                vec![],
-            ),
-            (
-                (".spec.replicas", ".status.replicas", Some(".spec.selector")),
-                vec![],
-            ),
+            ((".spec.replicas", ".status.replicas", Some(".status.selector")), vec![]),
+            ((".spec.replicas", ".status.replicas", Some(".spec.selector")), vec![]),
             (
                 ("", "", None),
                 vec![
@@ -282,11 +199,7 @@ mod tests {
                 ],
             ),
             (
-                (
-                    ".status.replicas",
-                    ".spec.replicas",
-                    Some(".metadata.labels"),
-                ),
+                (".status.replicas", ".spec.replicas", Some(".metadata.labels")),
                 vec![
                     "spec.subresources.scale.specReplicasPath: Invalid value: \".status.replicas\": should be a json path under .spec",
                     "spec.subresources.scale.statusReplicasPath: Invalid value: \".spec.replicas\": should be a json path under .status",
@@ -302,9 +215,7 @@ mod tests {
             ),
         ];
         for ((spec, status, selector), want) in cases {
-            let v = VersionBuilder::new("v1")
-                .scale(spec, status, selector)
-                .build();
+            let v = VersionBuilder::new("v1").scale(spec, status, selector).build();
             assert_eq!(
                 messages(&validate_subresources(v.subresources.as_ref(), &base)),
                 want,
@@ -315,20 +226,10 @@ mod tests {
 
     #[test]
     fn printer_columns() {
-        let base = Path::root("spec")
-            .child("additionalPrinterColumns")
-            .index(0);
+        let base = Path::root("spec").child("additionalPrinterColumns").index(0);
         let cases = [
-            (
-                VersionBuilder::new("v1").column("Age", "date", ".metadata.creationTimestamp"),
-                vec![],
-            ),
-            (
-                VersionBuilder::new("v1")
-                    .column("Size", "integer", ".spec.size")
-                    .column_format("int64"),
-                vec![],
-            ),
+            (VersionBuilder::new("v1").column("Age", "date", ".metadata.creationTimestamp"), vec![]),
+            (VersionBuilder::new("v1").column("Size", "integer", ".spec.size").column_format("int64"), vec![]),
             (
                 VersionBuilder::new("v1").column("", "", ""),
                 vec![
@@ -338,9 +239,7 @@ mod tests {
                 ],
             ),
             (
-                VersionBuilder::new("v1")
-                    .column("X", "text", "spec.x")
-                    .column_format("money"),
+                VersionBuilder::new("v1").column("X", "text", "spec.x").column_format("money"),
                 vec![
                     "spec.additionalPrinterColumns[0].type: Invalid value: \"text\": must be one of boolean,date,integer,number,string",
                     "spec.additionalPrinterColumns[0].format: Invalid value: \"money\": must be one of byte,date,date-time,double,float,int32,int64,password",
@@ -351,49 +250,27 @@ mod tests {
         for (builder, want) in cases {
             let v = builder.build();
             let column = &v.additional_printer_columns.as_ref().expect("one column")[0];
-            assert_eq!(
-                messages(&validate_column(column, &base)),
-                want,
-                "{column:?}"
-            );
+            assert_eq!(messages(&validate_column(column, &base)), want, "{column:?}");
         }
     }
 
     #[test]
     fn deprecation_warnings() {
         let cases = [
-            (
-                VersionBuilder::new("v1").deprecation_warning("old"),
-                vec!["can only be set for deprecated versions"],
-            ),
+            (VersionBuilder::new("v1").deprecation_warning("old"), vec!["can only be set for deprecated versions"]),
             (VersionBuilder::new("v1").deprecated(None), vec![]),
             (VersionBuilder::new("v1").deprecated(Some("use v2")), vec![]),
-            (
-                VersionBuilder::new("v1").deprecated(Some("")),
-                vec!["must not be an empty string"],
-            ),
+            (VersionBuilder::new("v1").deprecated(Some("")), vec!["must not be an empty string"]),
             (
                 VersionBuilder::new("v1").deprecated(Some("tab\there")),
-                vec![
-                    "must only contain printable UTF-8 characters; non-printable character found at index 3",
-                ],
+                vec!["must only contain printable UTF-8 characters; non-printable character found at index 3"],
             ),
         ];
         for (builder, want) in cases {
             let v = builder.build();
-            assert_eq!(
-                deprecation_warning_problems(&v),
-                want,
-                "{:?}",
-                v.deprecation_warning
-            );
+            assert_eq!(deprecation_warning_problems(&v), want, "{:?}", v.deprecation_warning);
         }
-        let long = VersionBuilder::new("v1")
-            .deprecated(Some(&"x".repeat(257)))
-            .build();
-        assert_eq!(
-            deprecation_warning_problems(&long),
-            vec!["must be <= 256 characters long"]
-        );
+        let long = VersionBuilder::new("v1").deprecated(Some(&"x".repeat(257))).build();
+        assert_eq!(deprecation_warning_problems(&long), vec!["must be <= 256 characters long"]);
     }
 }

@@ -62,9 +62,11 @@ impl Strategy for CrdStrategy {
     }
 
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        serde_json::from_value::<CustomResourceDefinition>(obj.clone())
-            .map(|_| ())
-            .map_err(|e| ApiError::bad_request(format!("CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: {e}")))
+        serde_json::from_value::<CustomResourceDefinition>(obj.clone()).map(|_| ()).map_err(|e| {
+            ApiError::bad_request(format!(
+                "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: {e}"
+            ))
+        })
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {

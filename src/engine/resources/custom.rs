@@ -42,8 +42,7 @@ impl CustomResourceStrategy {
 
 /// A DNS-1123 subdomain, as custom resource names must be.
 fn valid_name(name: &str) -> bool {
-    name.len() <= 253
-        && name.split('.').all(meta::is_dns1123_label)
+    name.len() <= 253 && name.split('.').all(meta::is_dns1123_label)
 }
 
 impl Strategy for CustomResourceStrategy {

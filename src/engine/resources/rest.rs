@@ -69,7 +69,8 @@ const GENERATE_NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 fn generated_name(base: &str) -> String {
     use rand::Rng;
     let mut rng = rand::rng();
-    let suffix: String = (0..5).map(|_| GENERATE_NAME_CHARS[rng.random_range(0..GENERATE_NAME_CHARS.len())] as char).collect();
+    let suffix: String =
+        (0..5).map(|_| GENERATE_NAME_CHARS[rng.random_range(0..GENERATE_NAME_CHARS.len())] as char).collect();
     format!("{base}{suffix}")
 }
 
@@ -88,8 +89,15 @@ impl Rest<'_> {
                 "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
             ),
             StoreError::TooLarge { requested, current } => {
-                let mut err = ApiError::new(504, "Timeout", format!("Too large resource version: {requested}, current: {current}"));
-                err.details = Some(crate::engine::status::StatusDetails { retry_after_seconds: Some(1), ..Default::default() });
+                let mut err = ApiError::new(
+                    504,
+                    "Timeout",
+                    format!("Too large resource version: {requested}, current: {current}"),
+                );
+                err.details = Some(Box::new(crate::engine::status::StatusDetails {
+                    retry_after_seconds: Some(1),
+                    ..Default::default()
+                }));
                 err
             }
             other => ApiError::internal(other.to_string()),
@@ -150,13 +158,16 @@ impl Rest<'_> {
     pub async fn create(&self, namespace: Option<&str>, mut obj: Value, dry_run: bool) -> Result<Value, ApiError> {
         self.check_body(&mut obj, namespace)?;
         if meta::name(&obj).is_none() {
-            let generate = obj.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).map(String::from);
+            let generate =
+                obj.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).map(String::from);
             match generate.filter(|g| !g.is_empty()) {
                 Some(base) => {
                     meta::metadata_mut(&mut obj).insert("name".into(), Value::from(generated_name(&base)));
                 }
                 None => {
-                    return Err(self.invalid("", &[FieldError::required("metadata.name", "name or generateName is required")]));
+                    return Err(
+                        self.invalid("", &[FieldError::required("metadata.name", "name or generateName is required")])
+                    );
                 }
             }
         }
@@ -172,7 +183,13 @@ impl Rest<'_> {
             return Err(self.invalid(&name, &errors));
         }
         if dry_run {
-            if self.store.get(&self.info().key(namespace, &name)).await.map_err(|e| self.store_error(e, &name))?.is_some() {
+            if self
+                .store
+                .get(&self.info().key(namespace, &name))
+                .await
+                .map_err(|e| self.store_error(e, &name))?
+                .is_some()
+            {
                 return Err(ApiError::already_exists(&self.info().group_resource(), &name));
             }
             return Ok(obj);
@@ -212,9 +229,11 @@ impl Rest<'_> {
             opts.revision = Some(rv);
             opts.start_key = Some(format!("{prefix}{start}"));
         } else if q.resource_version_match.as_deref() == Some("Exact") {
-            let rv = q.resource_version.as_deref().and_then(meta::parse_resource_version).ok_or_else(|| {
-                ApiError::bad_request("resourceVersionMatch=Exact requires a resourceVersion")
-            })?;
+            let rv = q
+                .resource_version
+                .as_deref()
+                .and_then(meta::parse_resource_version)
+                .ok_or_else(|| ApiError::bad_request("resourceVersionMatch=Exact requires a resourceVersion"))?;
             opts.revision = Some(rv);
         }
         let filtering = !labels.0.is_empty() || !fields.0.is_empty();
@@ -255,7 +274,14 @@ impl Rest<'_> {
     }
 
     /// PUT on the main endpoint or `/status`.
-    pub async fn update(&self, namespace: Option<&str>, name: &str, mut obj: Value, sub: Subresource, dry_run: bool) -> Result<Value, ApiError> {
+    pub async fn update(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        mut obj: Value,
+        sub: Subresource,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
         self.check_body(&mut obj, namespace)?;
         match meta::name(&obj) {
             Some(n) if n != name => {
@@ -270,12 +296,13 @@ impl Rest<'_> {
         }
         self.strategy.decode(&obj)?;
         let old = self.get(namespace, name).await?;
-        let expected = match meta::resource_version(&obj) {
-            Some(rv) => Some(meta::parse_resource_version(rv).ok_or_else(|| {
-                ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
-            })?),
-            None => None,
-        };
+        let expected =
+            match meta::resource_version(&obj) {
+                Some(rv) => Some(meta::parse_resource_version(rv).ok_or_else(|| {
+                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
+                })?),
+                None => None,
+            };
         self.write_update(namespace, name, obj, &old, expected, sub, dry_run).await
     }
 
@@ -352,7 +379,11 @@ impl Rest<'_> {
             PatchType::Json => patch::json(&old, body),
             PatchType::StrategicMerge => patch::strategic(&old, body),
             PatchType::Apply => {
-                return Err(ApiError::new(415, "UnsupportedMediaType", "apply patches are not supported for this resource yet"));
+                return Err(ApiError::new(
+                    415,
+                    "UnsupportedMediaType",
+                    "apply patches are not supported for this resource yet",
+                ));
             }
         };
         let mut patched = patched.map_err(|e| match e {
@@ -370,7 +401,13 @@ impl Rest<'_> {
 
     /// DELETE one object: with finalizers it is only marked (deletionTimestamp); without,
     /// it goes. Answers with the object's last state, as kube does for these kinds.
-    pub async fn delete(&self, namespace: Option<&str>, name: &str, precondition_rv: Option<Revision>, dry_run: bool) -> Result<Value, ApiError> {
+    pub async fn delete(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        precondition_rv: Option<Revision>,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
         let current = self.get(namespace, name).await?;
         let rv = meta::resource_version(&current).and_then(meta::parse_resource_version);
         if let (Some(want), Some(have)) = (precondition_rv, rv)
@@ -379,7 +416,9 @@ impl Rest<'_> {
             return Err(ApiError::conflict(
                 &self.info().group_resource(),
                 name,
-                &format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"),
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"
+                ),
             ));
         }
         let key = self.info().key(namespace, name);
@@ -394,7 +433,8 @@ impl Rest<'_> {
             if self.strategy.uses_generation() {
                 m.insert("generation".into(), Value::from(meta::generation(&current) + 1));
             }
-            let kv = self.store.update(&key, meta::to_stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
+            let kv =
+                self.store.update(&key, meta::to_stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
             return Ok(meta::from_stored(&kv));
         }
         if dry_run {
@@ -405,7 +445,12 @@ impl Rest<'_> {
     }
 
     /// DELETE a collection: every object the selectors match, each as a single delete.
-    pub async fn delete_collection(&self, namespace: Option<&str>, q: &ListQuery, dry_run: bool) -> Result<Value, ApiError> {
+    pub async fn delete_collection(
+        &self,
+        namespace: Option<&str>,
+        q: &ListQuery,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
         let list = self.list(namespace, &ListQuery { limit: None, continue_token: None, ..q.clone() }).await?;
         let mut deleted = Vec::new();
         for item in list.get("items").and_then(Value::as_array).cloned().unwrap_or_default() {
@@ -427,18 +472,24 @@ impl Rest<'_> {
 
     /// WATCH: without a resourceVersion (or "0"), the current objects first as ADDED, then
     /// every change; from a resourceVersion, every change after it (410 if too old).
-    pub async fn watch(&self, namespace: Option<&str>, q: &ListQuery) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+    pub async fn watch(
+        &self,
+        namespace: Option<&str>,
+        q: &ListQuery,
+    ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
         let (labels, fields) = self.selectors(q)?;
         let prefix = self.info().namespace_prefix(namespace);
         let rv = q.resource_version.as_deref().filter(|s| !s.is_empty() && *s != "0");
         let (initial, after) = match rv {
             Some(rv) => {
-                let after = meta::parse_resource_version(rv)
-                    .ok_or_else(|| ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number")))?;
+                let after = meta::parse_resource_version(rv).ok_or_else(|| {
+                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
+                })?;
                 (Vec::new(), after)
             }
             None => {
-                let page = self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.store_error(e, ""))?;
+                let page =
+                    self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.store_error(e, ""))?;
                 let objs: Vec<WatchItem> = page
                     .items
                     .iter()
@@ -460,9 +511,9 @@ impl Rest<'_> {
         let events = changes.filter_map(move |item| {
             let out = match item {
                 Ok(event) => translate(&event, &labels, &fields),
-                Err(StoreError::Expired { requested, oldest }) => {
-                    Some(WatchItem::Error(ApiError::expired(format!("too old resource version: {requested} ({oldest})"))))
-                }
+                Err(StoreError::Expired { requested, oldest }) => Some(WatchItem::Error(ApiError::expired(format!(
+                    "too old resource version: {requested} ({oldest})"
+                )))),
                 Err(e) => Some(WatchItem::Error(ApiError::internal(e.to_string()))),
             };
             futures::future::ready(out)

@@ -87,7 +87,10 @@ pub async fn list_pages_are_one_snapshot(s: impl Store) {
     assert_eq!(values, [b("2"), b("3"), b("4")]);
 
     let latest = s.list("/l/", &ListOptions::default()).await.expect("list");
-    assert_eq!(latest.items.iter().map(|kv| kv.key.as_str()).collect::<Vec<_>>(), ["/l/0", "/l/1", "/l/2", "/l/4", "/l/9"]);
+    assert_eq!(
+        latest.items.iter().map(|kv| kv.key.as_str()).collect::<Vec<_>>(),
+        ["/l/0", "/l/1", "/l/2", "/l/4", "/l/9"]
+    );
     assert_eq!(latest.next_key, None);
 }
 

@@ -27,7 +27,13 @@ impl State {
     /// An empty state at `revision` (the revision a durable backend loaded), with no
     /// history before it.
     pub fn new(revision: Revision, history_cap: usize) -> Self {
-        State { revision, compacted: revision, items: BTreeMap::new(), history: VecDeque::new(), history_cap: history_cap.max(1) }
+        State {
+            revision,
+            compacted: revision,
+            items: BTreeMap::new(),
+            history: VecDeque::new(),
+            history_cap: history_cap.max(1),
+        }
     }
 
     /// Adds a key read from durable storage at start-up.
@@ -73,7 +79,12 @@ impl State {
 
     /// Up to `max` changes after `after` whose key starts with `prefix`, and the revision
     /// scanned up to (so the caller resumes from there even if nothing matched).
-    pub fn events_after(&self, prefix: &str, after: Revision, max: usize) -> Result<(Vec<Arc<WatchEvent>>, Revision), StoreError> {
+    pub fn events_after(
+        &self,
+        prefix: &str,
+        after: Revision,
+        max: usize,
+    ) -> Result<(Vec<Arc<WatchEvent>>, Revision), StoreError> {
         self.check_watchable(after)?;
         let first = self.compacted + 1;
         let start = (after + 1 - first) as usize;
@@ -112,9 +123,7 @@ impl State {
             .take_while(|(k, _)| k.starts_with(prefix))
             .filter(|(k, _)| !undo.contains_key(k.as_str()))
             .map(|(k, v)| (k.as_str(), Some(v)));
-        let past = undo
-            .range::<str, _>((Bound::Included(start.as_str()), Bound::Unbounded))
-            .map(|(k, v)| (*k, *v));
+        let past = undo.range::<str, _>((Bound::Included(start.as_str()), Bound::Unbounded)).map(|(k, v)| (*k, *v));
         let mut merged = merge_sorted(current, past).filter_map(|(_, v)| v);
 
         let mut items = Vec::new();
@@ -173,7 +182,12 @@ mod tests {
     use bytes::Bytes;
 
     fn kv(key: &str, value: &str, created: Revision, modified: Revision) -> KeyValue {
-        KeyValue { key: key.into(), value: Bytes::from(value.to_string()), create_revision: created, mod_revision: modified }
+        KeyValue {
+            key: key.into(),
+            value: Bytes::from(value.to_string()),
+            create_revision: created,
+            mod_revision: modified,
+        }
     }
 
     fn put(state: &mut State, key: &str, value: &str) {
@@ -215,7 +229,10 @@ mod tests {
         for i in 0..5 {
             put(&mut s, &format!("/a/{i}"), "v");
         }
-        assert_eq!(s.list("/a/", &ListOptions { revision: Some(1), ..Default::default() }), Err(StoreError::Expired { requested: 1, oldest: 3 }));
+        assert_eq!(
+            s.list("/a/", &ListOptions { revision: Some(1), ..Default::default() }),
+            Err(StoreError::Expired { requested: 1, oldest: 3 })
+        );
         assert!(s.list("/a/", &ListOptions { revision: Some(2), ..Default::default() }).is_ok());
         assert!(matches!(s.events_after("/a/", 1, 10), Err(StoreError::Expired { .. })));
         let (events, scanned) = s.events_after("/a/", 2, 10).expect("events");
@@ -242,6 +259,9 @@ mod tests {
     #[test]
     fn too_large_revision_is_refused() {
         let s = State::new(7, 10);
-        assert_eq!(s.list("/", &ListOptions { revision: Some(8), ..Default::default() }), Err(StoreError::TooLarge { requested: 8, current: 7 }));
+        assert_eq!(
+            s.list("/", &ListOptions { revision: Some(8), ..Default::default() }),
+            Err(StoreError::TooLarge { requested: 8, current: 7 })
+        );
     }
 }

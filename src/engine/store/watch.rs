@@ -24,7 +24,12 @@ struct Cursor {
     done: bool,
 }
 
-pub fn stream(state: Arc<RwLock<State>>, revisions: watch::Receiver<Revision>, prefix: String, after: Revision) -> super::WatchStream {
+pub fn stream(
+    state: Arc<RwLock<State>>,
+    revisions: watch::Receiver<Revision>,
+    prefix: String,
+    after: Revision,
+) -> super::WatchStream {
     let cursor = Cursor { state, revisions, prefix, after, buffer: VecDeque::new(), done: false };
     futures::stream::unfold(cursor, |mut c| async move {
         let item = c.next_event().await?;

@@ -59,7 +59,11 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn spawn<P: Persist>(persist: P, state: Arc<RwLock<State>>, revisions: tokio::sync::watch::Sender<Revision>) -> Self {
+    pub fn spawn<P: Persist>(
+        persist: P,
+        state: Arc<RwLock<State>>,
+        revisions: tokio::sync::watch::Sender<Revision>,
+    ) -> Self {
         let (tx, rx) = mpsc::channel(MAX_BATCH);
         let spawned = std::thread::Builder::new()
             .name("store-committer".into())
@@ -111,7 +115,12 @@ fn run<P: Persist>(
 }
 
 /// Decides, persists, applies and answers one batch.
-fn commit<P: Persist>(persist: &mut P, state: &RwLock<State>, revisions: &tokio::sync::watch::Sender<Revision>, requests: Vec<Request>) {
+fn commit<P: Persist>(
+    persist: &mut P,
+    state: &RwLock<State>,
+    revisions: &tokio::sync::watch::Sender<Revision>,
+    requests: Vec<Request>,
+) {
     let (events, answers) = match state.read() {
         Ok(current) => plan(&current, requests),
         Err(_) => {

@@ -1,0 +1,125 @@
+//! CRD registration driven by the real `kubectl` against `kubectl crd serve` over HTTPS.
+//!
+//! `apply` runs with `--validate=false` until the engine serves `/openapi/v3` (the
+//! representations issue); everything else is kubectl as users run it.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+
+/// A `serve` process on a free loopback port, killed on drop.
+struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let line = BufReader::new(stdout).lines().next().expect("a ready line").expect("utf8");
+        assert!(line.contains("ready"), "{line}");
+        Server { child, kubeconfig: dir.path().join("kubeconfig"), _dir: dir }
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        Command::new("kubectl").arg("--kubeconfig").arg(&self.kubeconfig).args(args).output().expect("kubectl runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(out.status.success(), "kubectl {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes a reference exchange's request body (a CRD) to a file kubectl can apply.
+fn crd_file(dir: &std::path::Path, prefix: &str) -> String {
+    let ex = support::reference::load(prefix);
+    let path = dir.join(format!("{prefix}.json"));
+    std::fs::write(&path, ex.request.body.expect("a body")).expect("write");
+    path.display().to_string()
+}
+
+#[test]
+fn kubectl_registers_waits_describes_and_deletes_a_crd() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let widget = crd_file(dir.path(), "06");
+    assert!(server.ok(&["apply", "--validate=false", "-f", &widget]).contains("widgets.stable.example.com created"));
+    server.ok(&["wait", "--for=condition=Established", "crd/widgets.stable.example.com", "--timeout=20s"]);
+    assert!(server.ok(&["get", "crd"]).contains("widgets.stable.example.com"));
+
+    let resources = server.ok(&["api-resources"]);
+    let widgets = resources.lines().find(|l| l.starts_with("widgets ")).expect("widgets in api-resources");
+    assert!(
+        widgets.contains(" wd ") && widgets.contains("stable.example.com/v1") && widgets.contains("Widget"),
+        "{widgets}"
+    );
+    let verbs = server.ok(&["api-resources", "-o", "wide"]);
+    assert!(
+        verbs
+            .lines()
+            .any(|l| l.starts_with("widgets ")
+                && l.contains("delete,deletecollection,get,list,patch,create,update,watch")),
+        "{verbs}"
+    );
+
+    let described = server.ok(&["describe", "crd", "widgets.stable.example.com"]);
+    for expected in ["NoConflicts", "InitialNamesAccepted", "Established", "NamesAccepted"] {
+        assert!(described.contains(expected), "describe shows {expected}: {described}");
+    }
+
+    // Two CRDs competing for a short name: the second is not accepted.
+    let gadget = crd_file(dir.path(), "09");
+    server.ok(&["apply", "--validate=false", "-f", &gadget]);
+    server.ok(&["wait", "--for=condition=NamesAccepted=False", "crd/gadgets.stable.example.com", "--timeout=20s"]);
+    let reason = server.ok(&[
+        "get",
+        "crd",
+        "gadgets.stable.example.com",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"NamesAccepted\")].reason}",
+    ]);
+    assert_eq!(reason, "ShortNamesConflict");
+
+    assert!(server.ok(&["delete", "crd", "widgets.stable.example.com"]).contains("deleted"));
+    let gone = server.kubectl(&["get", "crd", "widgets.stable.example.com"]);
+    assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("NotFound"));
+    // The gadget takes over the freed short name.
+    server.ok(&["wait", "--for=condition=Established", "crd/gadgets.stable.example.com", "--timeout=20s"]);
+}
+
+#[test]
+fn kubectl_sees_a_refused_crd_with_kube_apiserver_s_message() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = crd_file(dir.path(), "11");
+    let out = server.kubectl(&["create", "--validate=false", "-f", &bad]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "metadata.name: Invalid value: \"gizmo.stable.example.com\": must be spec.names.plural+\".\"+spec.group"
+        ),
+        "{stderr}"
+    );
+    assert!(!server.ok(&["get", "crd", "-o", "name"]).contains("gizmo"), "nothing was stored");
+}
