@@ -151,6 +151,15 @@ fn assert_success(what: &str, out: &Output) -> String {
     stdout
 }
 
+/// Runs a `serve` that must not start: it exits non-zero without a ready line. Gives stderr.
+fn refused(cmd: Command) -> String {
+    let out = output_bounded(cmd, STARTUP);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "serve should have failed; stderr: {stderr}");
+    assert!(out.stdout.is_empty(), "no ready line: {}", String::from_utf8_lossy(&out.stdout));
+    stderr
+}
+
 fn yaml(text: &str) -> serde_json::Value {
     serde_saphyr::from_str(text).expect("kubeconfig is YAML")
 }
@@ -277,12 +286,9 @@ fn a_restart_keeps_the_ca_and_the_token() {
 fn a_second_server_on_the_same_directory_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let first = Served::start(dir.path(), &[]);
-    let second = output_bounded(serve_command(dir.path(), &[]), STARTUP);
-    let stderr = String::from_utf8_lossy(&second.stderr);
-    assert!(!second.status.success(), "the second serve must fail; stderr: {stderr}");
+    let stderr = refused(serve_command(dir.path(), &[]));
     assert!(stderr.contains("is already being served"), "{stderr}");
     assert!(stderr.contains("--data-dir"), "{stderr}");
-    assert!(second.stdout.is_empty(), "no ready line from the second server");
     // The first one is undisturbed.
     assert_success("kubectl on the first server", &first.kubectl(&["get", "--raw", "/healthz"]));
 }
@@ -323,11 +329,8 @@ fn insecure_http_is_refused_off_loopback() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cmd = Command::new(BIN);
     cmd.args(["serve", "--insecure-http", "--listen", "0.0.0.0:0", "--data-dir"]).arg(dir.path());
-    let out = output_bounded(cmd, STARTUP);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let stderr = refused(cmd);
     assert!(stderr.contains("only on loopback addresses"), "{stderr}");
-    assert!(out.stdout.is_empty());
 }
 
 #[tokio::test]
@@ -350,8 +353,6 @@ fn a_bad_listen_address_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cmd = Command::new(BIN);
     cmd.args(["serve", "--listen", "6443", "--data-dir"]).arg(dir.path());
-    let out = output_bounded(cmd, STARTUP);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = refused(cmd);
     assert!(stderr.contains("invalid --listen \"6443\"") && stderr.contains("127.0.0.1:6443"), "{stderr}");
 }

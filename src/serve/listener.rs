@@ -87,15 +87,15 @@ impl Connection {
             return self.http(stream).await;
         };
         let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(stream));
-        let stream = tokio::select! {
-            done = handshake => match done {
-                Ok(Ok(stream)) => stream,
-                Ok(Err(e)) => return tracing::debug!(peer = %self.peer, "TLS handshake failed: {e}"),
-                Err(_) => return tracing::debug!(peer = %self.peer, "TLS handshake timed out"),
-            },
+        let done = tokio::select! {
+            done = handshake => done,
             () = stopped(&mut self.stop) => return,
         };
-        self.http(stream).await
+        match done {
+            Ok(Ok(stream)) => self.http(stream).await,
+            Ok(Err(e)) => tracing::debug!(peer = %self.peer, "TLS handshake failed: {e}"),
+            Err(_) => tracing::debug!(peer = %self.peer, "TLS handshake timed out"),
+        }
     }
 
     async fn http<I>(mut self, io: I)

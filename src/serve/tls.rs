@@ -160,9 +160,7 @@ fn load_or_create_ca(dir: &Path) -> Result<(Vec<u8>, KeyPair), TlsError> {
 /// the x509-parser feature, and this way it does not need to).
 fn ca_params() -> CertificateParams {
     let mut params = CertificateParams::default();
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::CommonName, "kubectl-crd-ca");
-    params.distinguished_name = dn;
+    params.distinguished_name = common_name("kubectl-crd-ca");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
     params
@@ -187,9 +185,7 @@ fn issue_serving(
     let generate = |source| TlsError::Generate { names: names.to_vec(), source };
     let key = KeyPair::generate().map_err(generate)?;
     let mut params = CertificateParams::new(names.to_vec()).map_err(generate)?;
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::CommonName, "kubectl-crd");
-    params.distinguished_name = dn;
+    params.distinguished_name = common_name("kubectl-crd");
     params.is_ca = IsCa::NoCa;
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
@@ -202,6 +198,12 @@ fn issue_serving(
     files::write_atomic(&dir.join(SERVING_CERT), cert.pem().as_bytes(), files::PUBLIC)?;
     let key = PrivateKeyDer::Pkcs8(key.serialize_der().into());
     Ok((cert.der().clone(), key))
+}
+
+fn common_name(name: &str) -> DistinguishedName {
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, name);
+    dn
 }
 
 /// A positive 128-bit serial whose DER encoding needs no padding byte.
