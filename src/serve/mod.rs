@@ -4,11 +4,11 @@
 //! keeps it safe: the engine opens (and locks the data directory) before any file in it is
 //! touched, so a second server on the same directory stops without disturbing the first;
 //! the kubeconfig is written only once the real port is known; the ready line is printed
-//! only once connections are accepted. Over TLS every request needs the bearer token; with
-//! `--insecure-http` (loopback only) none does, because kubectl never sends one over HTTP. The steps are a straight line, so they are one
-//! function ([`Server::start`]) rather than a state machine. The parts are in submodules:
-//! [`options`] (arguments, pure), [`token`], [`tls`], [`auth`], [`kubeconfig`], and the
-//! socket loop in `listener`.
+//! only once connections are accepted. The steps are a straight line, so they are one
+//! function ([`Server::start`]) rather than a state machine. Over TLS every request needs
+//! the bearer token; with `--insecure-http` (loopback only) none does, because kubectl never
+//! sends credentials over plain HTTP. The parts are in submodules: [`options`] (arguments,
+//! pure), [`token`], [`tls`], [`auth`], [`kubeconfig`], and the socket loop in `listener`.
 
 pub mod auth;
 mod files;
@@ -164,14 +164,13 @@ impl Server {
         let listener = bind(requested).await?;
         let addr = listener.local_addr().map_err(|source| ServeError::Listen { addr: requested, source })?;
         let url = options::server_url(options.transport, addr);
-        let (document, app) = match options.transport {
+        let credentials = (options.transport == Transport::Https).then_some(&token);
+        kubeconfig::write(&options.kubeconfig, &kubeconfig::document(&url, ca_pem.as_deref(), credentials)?)?;
+        let app = match options.transport {
             // Authentication wraps the engine's whole router, so no path escapes it.
-            Transport::Https => {
-                (kubeconfig::document(&url, ca_pem.as_deref(), Some(&token))?, auth::layer(engine.router(), token))
-            }
-            Transport::Http => (kubeconfig::document(&url, None, None)?, engine.router()),
+            Transport::Https => auth::layer(engine.router(), token),
+            Transport::Http => engine.router(),
         };
-        kubeconfig::write(&options.kubeconfig, &document)?;
         Ok(Server { engine, listener, tls, app, addr, url, kubeconfig: options.kubeconfig.clone() })
     }
 
