@@ -37,6 +37,14 @@ async fn wait_for(api: &Api<Crd>, name: &str, done: impl Fn(&Crd) -> bool) -> Cr
     panic!("{name} never reached the expected state");
 }
 
+/// Creates the widget CRD of reference 06 and waits until it has an Established condition.
+async fn register_widget(crds: &Api<Crd>) {
+    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd"))
+        .await
+        .expect("widget");
+    wait_for(crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
+}
+
 fn condition<'a>(
     crd: &'a Crd,
     type_: &str,
@@ -78,10 +86,7 @@ async fn a_crd_is_accepted_established_and_discoverable() {
 async fn a_short_name_conflict_keeps_the_first_registration() {
     let (_engine, client) = engine().await;
     let crds: Api<Crd> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd"))
-        .await
-        .expect("widget");
-    wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
+    register_widget(&crds).await;
     crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("09")).expect("crd"))
         .await
         .expect("gadget");
@@ -114,10 +119,7 @@ async fn a_short_name_conflict_keeps_the_first_registration() {
 async fn deleting_a_crd_deletes_its_resources_then_the_crd() {
     let (_engine, client) = engine().await;
     let crds: Api<Crd> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &serde_json::from_value(recorded_body("06")).expect("crd"))
-        .await
-        .expect("widget");
-    wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
+    register_widget(&crds).await;
     let ar = kube::core::ApiResource {
         group: "stable.example.com".into(),
         version: "v1".into(),

@@ -58,8 +58,7 @@ async fn pass(
 ) -> Result<bool, crate::engine::status::ApiError> {
     let rest = Rest { store, strategy, now: Timestamp::now() };
     let list = rest.list(None, &ListQuery::default()).await?;
-    let mut objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-    objects.sort_by_key(|o| meta::resource_version(o).and_then(meta::parse_resource_version).unwrap_or(0));
+    let objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut crds: Vec<CustomResourceDefinition> = objects.iter().filter_map(typed).collect();
     // Creation order: the store's create revision is not in the object, so use creationTimestamp then name.
     crds.sort_by(|a, b| {
@@ -157,19 +156,7 @@ async fn clean_up(
         crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
     let mut remaining = 0;
     if !plural.is_empty() {
-        let prefix = ResourceInfo {
-            group: crd.spec.group.clone(),
-            plural,
-            version: String::new(),
-            singular: String::new(),
-            kind: String::new(),
-            list_kind: String::new(),
-            namespaced: false,
-            short_names: vec![],
-            categories: vec![],
-            status_subresource: false,
-        }
-        .prefix();
+        let prefix = ResourceInfo::store_prefix(&crd.spec.group, &plural);
         let page = rest
             .store
             .list(&prefix, &ListOptions::default())

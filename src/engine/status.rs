@@ -163,9 +163,18 @@ impl ApiError {
         Self::new(401, "Unauthorized", "Unauthorized")
     }
 
-    /// The Status object as JSON, field order as kube-apiserver writes it.
+    /// The Status object as JSON (a `Value`: keys sorted; see [`ApiError::to_body`]).
     pub fn to_json(&self) -> serde_json::Value {
-        let wire = StatusWire {
+        serde_json::to_value(self.wire()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The Status body as sent, field order as kube-apiserver writes it.
+    pub fn to_body(&self) -> String {
+        serde_json::to_string(&self.wire()).unwrap_or_default()
+    }
+
+    fn wire(&self) -> StatusWire<'_> {
+        StatusWire {
             kind: "Status",
             api_version: "v1",
             metadata: serde_json::Map::new(),
@@ -174,8 +183,7 @@ impl ApiError {
             reason: &self.reason,
             details: self.details.as_deref(),
             code: self.code,
-        };
-        serde_json::to_value(&wire).unwrap_or(serde_json::Value::Null)
+        }
     }
 
     pub fn is_not_found(&self) -> bool {

@@ -5,10 +5,9 @@
 //! recorded one, before any routing happens. The decision is the pure [`is_authorized`].
 
 use super::token::Token;
-use crate::engine::api::json_response;
 use crate::engine::status::ApiError;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use std::sync::Arc;
@@ -26,7 +25,7 @@ async fn require_bearer(State(token): State<Arc<Token>>, request: Request, next:
 
 /// The 401 kube-apiserver answers when no credentials are accepted.
 pub fn unauthorized() -> Response {
-    json_response(StatusCode::UNAUTHORIZED, &ApiError::unauthorized().to_json())
+    crate::engine::api::error_response(&ApiError::unauthorized())
 }
 
 /// Whether the headers carry `Authorization: Bearer <token>`. The scheme is matched without
@@ -56,7 +55,7 @@ pub fn constant_time_eq(expected: &[u8], given: &[u8]) -> bool {
 mod tests {
     use super::*;
     use axum::body::Body;
-    use axum::http::HeaderValue;
+    use axum::http::{HeaderValue, StatusCode};
     use tower::ServiceExt;
 
     fn token() -> Token {

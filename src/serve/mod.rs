@@ -200,8 +200,8 @@ impl Server {
         let Server { engine, listener, tls, app, .. } = self;
         let drained = listener::serve(listener, tls, app, shutdown, DRAIN_TIMEOUT).await;
         // The router and every connection (and with them their engine handles) are gone;
-        // dropping the last handle stops the store's committer, which closes the database.
-        drop(engine);
+        // close the engine so the database is closed before the process exits.
+        engine.shutdown().await;
         drained
     }
 }

@@ -30,7 +30,11 @@ pub fn router(engine: Arc<Engine>) -> Router {
 
 /// A JSON body with the headers kube-apiserver sends on every API response.
 pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
-    let mut res = (status, body.to_string()).into_response();
+    json_text_response(status, body.to_string())
+}
+
+fn json_text_response(status: StatusCode, body: String) -> Response {
+    let mut res = (status, body).into_response();
     let h = res.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
@@ -40,7 +44,7 @@ pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
 /// An error as a `Status` response.
 pub fn error_response(e: &ApiError) -> Response {
     let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json_response(status, &e.to_json())
+    json_text_response(status, e.to_body())
 }
 
 async fn version() -> Response {

@@ -97,16 +97,6 @@ impl Strategy for CrdStrategy {
         }
     }
 
-    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
-        let status = new.get("status").cloned();
-        let mut merged = old.clone();
-        super::copy_field(&mut merged, &serde_json::json!({"status": status}), "status");
-        if let Some(rv) = crate::engine::meta::resource_version(new).map(String::from) {
-            crate::engine::meta::metadata_mut(&mut merged).insert("resourceVersion".into(), Value::from(rv));
-        }
-        *new = merged;
-    }
-
     fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
         typed(new).map(|crd| validation::validate_crd_status(&crd)).unwrap_or_default()
     }

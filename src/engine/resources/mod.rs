@@ -45,8 +45,13 @@ impl ResourceInfo {
 
     /// The store prefix holding every object of this kind.
     pub fn prefix(&self) -> String {
-        let group = if self.group.is_empty() { "core" } else { self.group.as_str() };
-        format!("/registry/{}/{}/", group, self.plural)
+        Self::store_prefix(&self.group, &self.plural)
+    }
+
+    /// The store prefix of every object of `plural` in `group`, whatever the version.
+    pub fn store_prefix(group: &str, plural: &str) -> String {
+        let group = if group.is_empty() { "core" } else { group };
+        format!("/registry/{group}/{plural}/")
     }
 
     /// The store prefix of one namespace (or of everything for cluster-scoped kinds).
