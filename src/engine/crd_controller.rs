@@ -14,7 +14,7 @@ use crate::engine::registry::conditions::{self, ESTABLISHED, TERMINATING};
 use crate::engine::registry::names;
 use crate::engine::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
 use crate::engine::resources::custom::CustomResourceStrategy;
-use crate::engine::resources::rest::{ListQuery, Rest, Subresource};
+use crate::engine::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
 use crate::engine::resources::{ResourceInfo, Strategy};
 use crate::engine::store::{ListOptions, Store};
 use futures::StreamExt;
@@ -83,7 +83,7 @@ async fn pass(
             let mut fins = meta::finalizers(&obj);
             fins.push(CLEANUP_FINALIZER.to_string());
             meta::set_finalizers(&mut with, &fins);
-            rest.update(None, &name, with, Subresource::Main, false).await?;
+            rest.update(None, &name, with, Subresource::Main, &WriteOptions::internal()).await?;
             return Ok(cleaning);
         }
         let others: Vec<CustomResourceDefinition> =
@@ -93,7 +93,7 @@ async fn pass(
             if let Some(map) = updated.as_object_mut() {
                 map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
             }
-            rest.update(None, &name, updated, Subresource::Status, false).await?;
+            rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
             return Ok(cleaning);
         }
         kinds.set_custom(&name, served_kinds(&crd, false));
@@ -149,7 +149,7 @@ async fn clean_up(
         if let Some(map) = updated.as_object_mut() {
             map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
         }
-        rest.update(None, &name, updated, Subresource::Status, false).await?;
+        rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
         return Ok(());
     }
     let plural =
@@ -183,6 +183,6 @@ async fn clean_up(
     let mut done = obj.clone();
     let fins: Vec<String> = meta::finalizers(obj).into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
     meta::set_finalizers(&mut done, &fins);
-    rest.update(None, &name, done, Subresource::Main, false).await?;
+    rest.update(None, &name, done, Subresource::Main, &WriteOptions::internal()).await?;
     Ok(())
 }

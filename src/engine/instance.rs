@@ -8,7 +8,7 @@ use crate::engine::kinds::{BUILTIN_VERBS, Kinds, ServedKind};
 use crate::engine::resources::Strategy;
 use crate::engine::resources::crds::CrdStrategy;
 use crate::engine::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
-use crate::engine::resources::rest::Rest;
+use crate::engine::resources::rest::{Rest, WriteOptions};
 use crate::engine::status::{ApiError, StatusDetails};
 use crate::engine::store::{LocalStore, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
@@ -60,7 +60,7 @@ impl Engine {
         let kinds = Arc::new(Kinds::new(vec![builtin(namespaces.clone()), builtin(Arc::new(CrdStrategy::default()))]));
         let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now() };
         for ns in INITIAL {
-            match rest.create(None, new_namespace(ns), false).await {
+            match rest.create(None, new_namespace(ns), &WriteOptions::internal()).await {
                 Ok(_) => {}
                 Err(e) if e.code == 409 => {}
                 Err(e) => return Err(EngineError::Bootstrap(e)),

@@ -1,5 +1,6 @@
 //! Query parameters of API requests, read leniently and validated where kube validates.
 
+use crate::engine::resources::rest::{FieldValidation, WriteOptions};
 use crate::engine::resources::rest::ListQuery;
 use crate::engine::status::ApiError;
 use std::collections::HashMap;
@@ -39,6 +40,39 @@ impl Query {
                 Err(ApiError::bad_request(format!("Invalid dryRun value: {other:?}: supported values: \"All\"")))
             }
         }
+    }
+
+    /// The write options of a mutating request: dryRun, fieldManager, fieldValidation,
+    /// force. Without `fieldManager`, kube names the manager after the User-Agent's
+    /// program (`kubectl-patch/v1.32.4 (linux/amd64) ...` → `kubectl-patch`).
+    pub fn write_options(&self, user_agent: Option<&str>) -> Result<WriteOptions, ApiError> {
+        let field_validation = match self.get("fieldValidation") {
+            None | Some("") => FieldValidation::Warn,
+            Some("Ignore") => FieldValidation::Ignore,
+            Some("Warn") => FieldValidation::Warn,
+            Some("Strict") => FieldValidation::Strict,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \"Strict\", \"Warn\""
+                )));
+            }
+        };
+        let field_manager = match self.get("fieldManager").filter(|m| !m.is_empty()) {
+            Some(m) if m.len() > 128 => {
+                return Err(ApiError::bad_request(format!(
+                    "fieldManager: Too long: may not be more than 128 bytes"
+                )));
+            }
+            Some(m) => Some(m.to_string()),
+            None => user_agent.and_then(|ua| ua.split('/').next()).map(|p| p.trim().to_string()).filter(|p| !p.is_empty()),
+        };
+        Ok(WriteOptions {
+            dry_run: self.dry_run()?,
+            field_manager,
+            field_validation,
+            force: self.flag("force"),
+            ..Default::default()
+        })
     }
 
     pub fn timeout_seconds(&self) -> Option<u64> {

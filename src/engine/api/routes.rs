@@ -8,7 +8,7 @@ use super::{error_response, json_response, query::Query};
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::resources::patch::PatchType;
-use crate::engine::resources::rest::{Rest, Subresource, WatchItem};
+use crate::engine::resources::rest::{Rest, Subresource, WatchItem, WriteOptions};
 use crate::engine::status::ApiError;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -136,15 +136,44 @@ async fn handle(
     }
     let store = engine.store();
     let rest = Rest { store: store.as_ref(), strategy: kind.strategy.as_ref(), now: engine.now() };
-    let ns = t.namespace.as_deref();
     let sub = match t.subresource.as_deref() {
         None => Subresource::Main,
         Some("status") if info.status_subresource => Subresource::Status,
         Some(_) => return Ok(plain_not_found()),
     };
-    let dry_run = q.dry_run()?;
+    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    let opts = q.write_options(user_agent)?;
+    let res = dispatch(engine, kind, &rest, t, method, q, headers, body, sub, &opts).await?;
+    Ok(with_warnings(res, opts.take_warnings()))
+}
+
+/// Adds one `Warning: 299 - "..."` header per warning, as kube-apiserver does.
+fn with_warnings(mut res: Response, warnings: Vec<String>) -> Response {
+    for w in warnings {
+        let text = format!("299 - {}", crate::engine::field::go_quote(&w));
+        if let Ok(v) = HeaderValue::from_str(&text) {
+            res.headers_mut().append("Warning", v);
+        }
+    }
+    res
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn dispatch(
+    engine: &Arc<Engine>,
+    kind: &ServedKind,
+    rest: &Rest<'_>,
+    t: &Target,
+    method: Method,
+    q: &Query,
+    headers: &HeaderMap,
+    body: Bytes,
+    sub: Subresource,
+    opts: &WriteOptions,
+) -> Result<Response, ApiError> {
+    let ns = t.namespace.as_deref();
     match (method, t.name.as_deref()) {
-        (Method::GET, None) if q.watch() => watch(&rest, ns, q).await,
+        (Method::GET, None) if q.watch() => watch(rest, ns, q).await,
         (Method::GET, None) => Ok(json_response(StatusCode::OK, &rest.list(ns, &q.list_query()?).await?)),
         (Method::GET, Some(name)) => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         (Method::POST, None) => {
@@ -152,24 +181,24 @@ async fn handle(
                 engine.require_namespace(ns).await?;
             }
             engine.check_create_allowed(kind).await?;
-            let obj = rest.create(ns, body_json(headers, &body)?, dry_run).await?;
+            let obj = rest.create(ns, body_json(headers, &body)?, opts).await?;
             Ok(json_response(StatusCode::CREATED, &obj))
         }
         (Method::PUT, Some(name)) => {
-            Ok(json_response(StatusCode::OK, &rest.update(ns, name, body_json(headers, &body)?, sub, dry_run).await?))
+            Ok(json_response(StatusCode::OK, &rest.update(ns, name, body_json(headers, &body)?, sub, opts).await?))
         }
         (Method::PATCH, Some(name)) => {
             let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
             let patch_type = PatchType::from_content_type(ct).ok_or_else(|| unsupported_patch(ct))?;
-            Ok(json_response(StatusCode::OK, &rest.patch(ns, name, patch_type, &body, sub, dry_run).await?))
+            Ok(json_response(StatusCode::OK, &rest.patch(ns, name, patch_type, &body, sub, opts).await?))
         }
         (Method::DELETE, Some(name)) => {
             let precondition = delete_precondition(&body)?;
-            let obj = rest.delete(ns, name, precondition, dry_run).await?;
+            let obj = rest.delete(ns, name, precondition, opts).await?;
             Ok(json_response(StatusCode::OK, &obj))
         }
         (Method::DELETE, None) => {
-            Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, dry_run).await?))
+            Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, opts).await?))
         }
         (m, _) => Err(ApiError::new(
             405,

@@ -82,6 +82,14 @@ pub trait Strategy: Send + Sync {
         true
     }
 
+    /// Decode-time processing of a request body, as kube-apiserver does while decoding a
+    /// custom resource: drop fields the schema does not know and apply schema defaults.
+    /// Returns the dropped fields' paths (`spec.foo`), which `fieldValidation=Strict|Warn`
+    /// turns into an error or warnings.
+    fn prune_and_default(&self, _obj: &mut Value) -> Vec<String> {
+        vec![]
+    }
+
     /// Normalizes a new object before validation (drop status, set defaults, finalizers).
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

@@ -24,6 +24,48 @@ pub enum Subresource {
     Status,
 }
 
+/// `fieldValidation`: what happens to fields the schema does not know (kube's default is Warn).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+/// The query parameters every mutating verb shares, and the warnings it gives back
+/// (sent as `Warning` headers).
+#[derive(Debug, Default)]
+pub struct WriteOptions {
+    /// `dryRun=All`: validate and answer as if written, store nothing.
+    pub dry_run: bool,
+    /// `fieldManager`, or the one kube derives from the User-Agent.
+    pub field_manager: Option<String>,
+    pub field_validation: FieldValidation,
+    /// `force=true` on an apply patch: take over conflicting fields.
+    pub force: bool,
+    pub warnings: std::sync::Mutex<Vec<String>>,
+}
+
+impl WriteOptions {
+    /// Options for a write the engine makes itself (controllers).
+    pub fn internal() -> Self {
+        WriteOptions::default()
+    }
+
+    pub fn dry_run() -> Self {
+        WriteOptions { dry_run: true, ..Default::default() }
+    }
+
+    pub fn warn(&self, message: String) {
+        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(message);
+    }
+
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
 /// Everything a verb needs: where objects live and how this kind behaves.
 pub struct Rest<'a> {
     pub store: &'a dyn Store,
@@ -155,7 +197,8 @@ impl Rest<'_> {
     }
 
     /// POST: creates an object. `dry_run` answers as if it had, storing nothing.
-    pub async fn create(&self, namespace: Option<&str>, mut obj: Value, dry_run: bool) -> Result<Value, ApiError> {
+    pub async fn create(&self, namespace: Option<&str>, mut obj: Value, opts: &WriteOptions) -> Result<Value, ApiError> {
+        let dry_run = opts.dry_run;
         self.check_body(&mut obj, namespace)?;
         if meta::name(&obj).is_none() {
             let generate =
@@ -280,7 +323,7 @@ impl Rest<'_> {
         name: &str,
         mut obj: Value,
         sub: Subresource,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         self.check_body(&mut obj, namespace)?;
         match meta::name(&obj) {
@@ -303,7 +346,7 @@ impl Rest<'_> {
                 })?),
                 None => None,
             };
-        self.write_update(namespace, name, obj, &old, expected, sub, dry_run).await
+        self.write_update(namespace, name, obj, &old, expected, sub, opts).await
     }
 
     /// The shared tail of update and patch: normalize, validate, guard, write.
@@ -316,8 +359,9 @@ impl Rest<'_> {
         old: &Value,
         expected: Option<Revision>,
         sub: Subresource,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        let dry_run = opts.dry_run;
         let old_rv = meta::resource_version(old).and_then(meta::parse_resource_version);
         if let (Some(exp), Some(cur)) = (expected, old_rv)
             && exp != cur
@@ -371,7 +415,7 @@ impl Rest<'_> {
         patch_type: PatchType,
         body: &[u8],
         sub: Subresource,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let old = self.get(namespace, name).await?;
         let patched = match patch_type {
@@ -396,7 +440,7 @@ impl Rest<'_> {
             return Err(ApiError::bad_request("metadata.name in a patch must not change"));
         }
         let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
-        self.write_update(namespace, name, patched, &old, expected, sub, dry_run).await
+        self.write_update(namespace, name, patched, &old, expected, sub, opts).await
     }
 
     /// DELETE one object: with finalizers it is only marked (deletionTimestamp); without,
@@ -406,8 +450,9 @@ impl Rest<'_> {
         namespace: Option<&str>,
         name: &str,
         precondition_rv: Option<Revision>,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        let dry_run = opts.dry_run;
         let current = self.get(namespace, name).await?;
         let rv = meta::resource_version(&current).and_then(meta::parse_resource_version);
         if let (Some(want), Some(have)) = (precondition_rv, rv)
@@ -449,14 +494,14 @@ impl Rest<'_> {
         &self,
         namespace: Option<&str>,
         q: &ListQuery,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let list = self.list(namespace, &ListQuery { limit: None, continue_token: None, ..q.clone() }).await?;
         let mut deleted = Vec::new();
         for item in list.get("items").and_then(Value::as_array).cloned().unwrap_or_default() {
             let name = meta::name(&item).unwrap_or_default().to_string();
             let ns = meta::namespace(&item).map(String::from);
-            match self.delete(ns.as_deref(), &name, None, dry_run).await {
+            match self.delete(ns.as_deref(), &name, None, opts).await {
                 Ok(obj) => deleted.push(obj),
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
