@@ -15,6 +15,7 @@ use crate::engine::registry::names;
 use crate::engine::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
 use crate::engine::resources::custom::CustomResourceStrategy;
 use crate::engine::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
+use crate::engine::resources::scale::ScalePaths;
 use crate::engine::resources::{ResourceInfo, Strategy};
 use crate::engine::store::{ListOptions, Store};
 use futures::StreamExt;
@@ -56,7 +57,7 @@ async fn pass(
     strategy: &CrdStrategy,
     kinds: &Kinds,
 ) -> Result<bool, crate::engine::status::ApiError> {
-    let rest = Rest { store, strategy, now: Timestamp::now() };
+    let rest = Rest { store, strategy, now: Timestamp::now(), scale: None };
     let list = rest.list(None, &ListQuery::default()).await?;
     let objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut crds: Vec<CustomResourceDefinition> = objects.iter().filter_map(typed).collect();
@@ -119,7 +120,7 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
         .map(|v| ServedKind {
             strategy: Arc::new(CustomResourceStrategy::new(crd, v)),
             verbs: CUSTOM_VERBS.to_vec(),
-            scale_subresource: v.subresources.as_ref().is_some_and(|s| s.scale.is_some()),
+            scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
             storage_version_hash: None,
             terminating,
         })

@@ -53,12 +53,12 @@ impl Engine {
         let builtin = |strategy: Arc<dyn Strategy>| ServedKind {
             strategy,
             verbs: BUILTIN_VERBS.to_vec(),
-            scale_subresource: false,
+            scale: None,
             storage_version_hash: None,
             terminating: false,
         };
         let kinds = Arc::new(Kinds::new(vec![builtin(namespaces.clone()), builtin(Arc::new(CrdStrategy::default()))]));
-        let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now() };
+        let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now(), scale: None };
         for ns in INITIAL {
             match rest.create(None, new_namespace(ns), &WriteOptions::internal()).await {
                 Ok(_) => {}
@@ -87,7 +87,8 @@ impl Engine {
 
     /// 404 `namespaces "x" not found` unless the namespace exists (reference 62).
     pub async fn require_namespace(&self, ns: &str) -> Result<(), ApiError> {
-        let rest = Rest { store: self.store.as_ref(), strategy: self.namespaces.as_ref(), now: self.now() };
+        let rest =
+            Rest { store: self.store.as_ref(), strategy: self.namespaces.as_ref(), now: self.now(), scale: None };
         rest.get(None, ns).await.map(|_| ())
     }
 

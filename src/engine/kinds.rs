@@ -4,6 +4,7 @@
 //! Routing and discovery both read this table, so a kind is in discovery exactly when
 //! its endpoints answer.
 
+use crate::engine::resources::scale::ScalePaths;
 use crate::engine::resources::{ResourceInfo, Strategy};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -14,8 +15,8 @@ pub struct ServedKind {
     pub strategy: Arc<dyn Strategy>,
     /// Verbs in the order discovery lists them.
     pub verbs: Vec<&'static str>,
-    /// `/scale` is served (status is in `ResourceInfo::status_subresource`).
-    pub scale_subresource: bool,
+    /// `/scale` is served with these paths (status is in `ResourceInfo::status_subresource`).
+    pub scale: Option<ScalePaths>,
     /// Discovery's `storageVersionHash`.
     pub storage_version_hash: Option<String>,
     /// The defining CRD is being deleted: creates are refused with 405.

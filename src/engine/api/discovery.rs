@@ -113,7 +113,7 @@ fn resource_entries(k: &ServedKind) -> Vec<Value> {
             "kind": info.kind, "verbs": ["get", "patch", "update"],
         }));
     }
-    if k.scale_subresource {
+    if k.scale.is_some() {
         out.push(json!({
             "name": format!("{}/scale", info.plural), "singularName": "", "namespaced": info.namespaced,
             "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
@@ -184,7 +184,7 @@ fn aggregated_resource(k: &ServedKind) -> Value {
     if info.status_subresource {
         subs.push(json!({"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}));
     }
-    if k.scale_subresource {
+    if k.scale.is_some() {
         subs.push(json!({
             "subresource": "scale",
             "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},

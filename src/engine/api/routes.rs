@@ -135,10 +135,12 @@ async fn handle(
         return Ok(plain_not_found());
     }
     let store = engine.store();
-    let rest = Rest { store: store.as_ref(), strategy: kind.strategy.as_ref(), now: engine.now() };
+    let rest =
+        Rest { store: store.as_ref(), strategy: kind.strategy.as_ref(), now: engine.now(), scale: kind.scale.as_ref() };
     let sub = match t.subresource.as_deref() {
         None => Subresource::Main,
         Some("status") if info.status_subresource => Subresource::Status,
+        Some("scale") if kind.scale.is_some() => Subresource::Scale,
         Some(_) => return Ok(plain_not_found()),
     };
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
@@ -172,6 +174,10 @@ async fn dispatch(
     opts: &WriteOptions,
 ) -> Result<Response, ApiError> {
     let ns = t.namespace.as_deref();
+    if sub != Subresource::Main {
+        return dispatch_subresource(rest, ns, t.name.as_deref().unwrap_or_default(), method, headers, body, sub, opts)
+            .await;
+    }
     match (method, t.name.as_deref()) {
         (Method::GET, None) if q.watch() => watch(rest, ns, q).await,
         (Method::GET, None) => Ok(json_response(StatusCode::OK, &rest.list(ns, &q.list_query()?).await?)),
@@ -200,12 +206,50 @@ async fn dispatch(
         (Method::DELETE, None) => {
             Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, opts).await?))
         }
-        (m, _) => Err(ApiError::new(
-            405,
-            "MethodNotAllowed",
-            format!("the server does not allow this method on the requested resource ({m})"),
-        )),
+        (m, _) => Err(method_not_allowed(&m)),
     }
+}
+
+fn method_not_allowed(m: &Method) -> ApiError {
+    ApiError::new(
+        405,
+        "MethodNotAllowed",
+        format!("the server does not allow this method on the requested resource ({m})"),
+    )
+}
+
+/// `/status` and `/scale` of one object: get, update and patch; nothing else.
+#[allow(clippy::too_many_arguments)]
+async fn dispatch_subresource(
+    rest: &Rest<'_>,
+    ns: Option<&str>,
+    name: &str,
+    method: Method,
+    headers: &HeaderMap,
+    body: Bytes,
+    sub: Subresource,
+    opts: &WriteOptions,
+) -> Result<Response, ApiError> {
+    let scale = sub == Subresource::Scale;
+    let obj = match method {
+        Method::GET if scale => rest.get_scale(ns, name).await?,
+        Method::GET => rest.get(ns, name).await?,
+        Method::PUT if scale => rest.update_scale(ns, name, body_json(headers, &body)?, opts).await?,
+        Method::PUT => rest.update(ns, name, body_json(headers, &body)?, sub, opts).await?,
+        Method::PATCH => {
+            let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+            let patch_type = PatchType::from_content_type(ct).ok_or_else(|| unsupported_patch(ct))?;
+            match patch_type {
+                PatchType::Merge | PatchType::Json if scale => {
+                    rest.patch_scale(ns, name, patch_type, &body, opts).await?
+                }
+                _ if scale => return Err(unsupported_patch(ct)),
+                _ => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
+            }
+        }
+        m => return Err(method_not_allowed(&m)),
+    };
+    Ok(json_response(StatusCode::OK, &obj))
 }
 
 /// 415 listing the patch types the server takes (reference 27 wording).

@@ -10,6 +10,8 @@ pub mod custom;
 pub mod namespaces;
 pub mod patch;
 pub mod rest;
+pub mod scale;
+mod scale_rest;
 pub mod selector;
 
 use crate::engine::field::FieldError;

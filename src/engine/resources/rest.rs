@@ -5,6 +5,7 @@
 //! [`ApiError`]s; the api layer does the wire.
 
 use super::patch::{self, PatchError, PatchType};
+use super::scale::{self, ScalePaths};
 use super::selector::{FieldSelector, LabelSelector};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
@@ -22,6 +23,19 @@ use serde_json::{Value, json};
 pub enum Subresource {
     Main,
     Status,
+    /// `/scale`: written with the main endpoint's rules (status kept, generation bumped).
+    Scale,
+}
+
+impl Subresource {
+    /// The name kube records in managedFields (`None` for the main endpoint).
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Subresource::Main => None,
+            Subresource::Status => Some("status"),
+            Subresource::Scale => Some("scale"),
+        }
+    }
 }
 
 /// `fieldValidation`: what happens to fields the schema does not know (kube's default is Warn).
@@ -71,6 +85,8 @@ pub struct Rest<'a> {
     pub store: &'a dyn Store,
     pub strategy: &'a dyn Strategy,
     pub now: Timestamp,
+    /// The `/scale` paths when the kind serves that subresource.
+    pub scale: Option<&'a ScalePaths>,
 }
 
 /// The query of a list or watch.
@@ -196,8 +212,46 @@ impl Rest<'_> {
         }
     }
 
+    /// Decode-time checks of a request body: the kind's own, then pruning and defaulting,
+    /// with unknown fields refused or reported as `fieldValidation` asks.
+    fn decode(&self, obj: &mut Value, opts: &WriteOptions) -> Result<(), ApiError> {
+        self.strategy.decode(obj)?;
+        let unknown = self.strategy.prune_and_default(obj);
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let described: Vec<String> = unknown.iter().map(|f| format!("unknown field {f:?}")).collect();
+        match opts.field_validation {
+            FieldValidation::Ignore => Ok(()),
+            FieldValidation::Warn => {
+                described.into_iter().for_each(|w| opts.warn(w));
+                Ok(())
+            }
+            FieldValidation::Strict => {
+                Err(ApiError::bad_request(format!("strict decoding error: {}", described.join(", "))))
+            }
+        }
+    }
+
+    /// The `/scale` paths' checks every write makes (kube's ValidateScaleSpec/Status);
+    /// a status write checks only the status side.
+    fn scale_errors(&self, obj: &Value, sub: Subresource) -> Vec<FieldError> {
+        let Some(paths) = self.scale else { return Vec::new() };
+        let mut errors = Vec::new();
+        if sub != Subresource::Status {
+            errors.extend(scale::validate_spec(obj, paths));
+        }
+        errors.extend(scale::validate_status(obj, paths));
+        errors
+    }
+
     /// POST: creates an object. `dry_run` answers as if it had, storing nothing.
-    pub async fn create(&self, namespace: Option<&str>, mut obj: Value, opts: &WriteOptions) -> Result<Value, ApiError> {
+    pub async fn create(
+        &self,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
         self.check_body(&mut obj, namespace)?;
         if meta::name(&obj).is_none() {
@@ -215,13 +269,14 @@ impl Rest<'_> {
             }
         }
         let name = meta::name(&obj).unwrap_or_default().to_string();
-        self.strategy.decode(&obj)?;
+        self.decode(&mut obj, opts)?;
         meta::prepare_create(&mut obj, self.now);
         if !self.strategy.uses_generation() {
             meta::metadata_mut(&mut obj).remove("generation");
         }
         self.strategy.prepare_for_create(&mut obj);
-        let errors = self.strategy.validate_create(&obj);
+        let mut errors = self.strategy.validate_create(&obj);
+        errors.extend(self.scale_errors(&obj, Subresource::Main));
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
         }
@@ -337,7 +392,7 @@ impl Rest<'_> {
                 meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
             }
         }
-        self.strategy.decode(&obj)?;
+        self.decode(&mut obj, opts)?;
         let old = self.get(namespace, name).await?;
         let expected =
             match meta::resource_version(&obj) {
@@ -351,7 +406,7 @@ impl Rest<'_> {
 
     /// The shared tail of update and patch: normalize, validate, guard, write.
     #[allow(clippy::too_many_arguments)]
-    async fn write_update(
+    pub(super) async fn write_update(
         &self,
         namespace: Option<&str>,
         name: &str,
@@ -369,7 +424,7 @@ impl Rest<'_> {
             return Err(ApiError::conflict(&self.info().group_resource(), name, ApiError::STALE_OBJECT));
         }
         match sub {
-            Subresource::Main => self.strategy.prepare_for_update(&mut obj, old),
+            Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
         }
         meta::preserve_on_update(&mut obj, old);
@@ -378,10 +433,11 @@ impl Rest<'_> {
             meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
         }
         // An update may not add finalizers to an object being deleted, but may remove them.
-        let errors = match sub {
-            Subresource::Main => self.strategy.validate_update(&obj, old),
+        let mut errors = match sub {
+            Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
             Subresource::Status => self.strategy.validate_status_update(&obj, old),
         };
+        errors.extend(self.scale_errors(&obj, sub));
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
         }
@@ -435,7 +491,7 @@ impl Rest<'_> {
             PatchError::Failed(m) => ApiError::new(422, "Invalid", m),
         })?;
         self.check_body(&mut patched, namespace)?;
-        self.strategy.decode(&patched)?;
+        self.decode(&mut patched, opts)?;
         if meta::name(&patched) != Some(name) {
             return Err(ApiError::bad_request("metadata.name in a patch must not change"));
         }
