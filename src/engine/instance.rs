@@ -9,7 +9,7 @@ use crate::engine::resources::Strategy;
 use crate::engine::resources::crds::CrdStrategy;
 use crate::engine::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::engine::resources::rest::{Rest, WriteOptions};
-use crate::engine::status::{ApiError, StatusDetails};
+use crate::engine::status::{ApiError, GroupResource, StatusCause, StatusDetails};
 use crate::engine::store::{LocalStore, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ pub struct Engine {
     store: Arc<LocalStore>,
     kinds: Arc<Kinds>,
     namespaces: Arc<NamespaceStrategy>,
-    controller: tokio::task::JoinHandle<()>,
+    controllers: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Engine {
@@ -66,8 +66,11 @@ impl Engine {
                 Err(e) => return Err(EngineError::Bootstrap(e)),
             }
         }
-        let controller = tokio::spawn(crate::engine::crd_controller::run(store.clone(), Arc::clone(&kinds)));
-        Ok(Arc::new(Engine { store, kinds, namespaces, controller }))
+        let controllers = vec![
+            tokio::spawn(crate::engine::crd_controller::run(store.clone(), Arc::clone(&kinds))),
+            tokio::spawn(crate::engine::gc::run(store.clone(), Arc::clone(&kinds))),
+        ];
+        Ok(Arc::new(Engine { store, kinds, namespaces, controllers: std::sync::Mutex::new(controllers) }))
     }
 
     /// The storage every resource lives in.
@@ -85,11 +88,35 @@ impl Engine {
         Timestamp::now()
     }
 
-    /// 404 `namespaces "x" not found` unless the namespace exists (reference 62).
-    pub async fn require_namespace(&self, ns: &str) -> Result<(), ApiError> {
+    /// 404 `namespaces "x" not found` unless the namespace exists (reference 62); 403
+    /// while it is being deleted, as kube's NamespaceLifecycle admission answers.
+    pub async fn require_namespace(&self, ns: &str, creating: &GroupResource, name: &str) -> Result<(), ApiError> {
         let rest =
             Rest { store: self.store.as_ref(), strategy: self.namespaces.as_ref(), now: self.now(), scale: None };
-        rest.get(None, ns).await.map(|_| ())
+        let namespace = rest.get(None, ns).await?;
+        if crate::engine::meta::deletion_timestamp(&namespace).is_none() {
+            return Ok(());
+        }
+        let mut e = ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "{} {name:?} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                creating.qualified()
+            ),
+        );
+        e.details = Some(Box::new(StatusDetails {
+            name: Some(name.to_string()),
+            group: Some(creating.group.clone()),
+            kind: Some(creating.resource.clone()),
+            causes: vec![StatusCause {
+                reason: Some("NamespaceTerminating".into()),
+                message: Some(format!("namespace {ns} is being terminated")),
+                field: Some("metadata.namespace".into()),
+            }],
+            ..Default::default()
+        }));
+        Err(e)
     }
 
     /// 405 while the kind's CRD is terminating (reference 69).
@@ -117,7 +144,12 @@ impl Engine {
 
     /// Stops the controllers and closes the storage (waiting for pending writes).
     pub async fn shutdown(self: Arc<Self>) {
-        self.controller.abort();
+        let controllers = std::mem::take(&mut *self.controllers.lock().unwrap_or_else(|e| e.into_inner()));
+        for c in controllers {
+            c.abort();
+            // Wait until the task has dropped its handle on the store.
+            let _ = c.await;
+        }
         if let Ok(engine) = Arc::try_unwrap(self)
             && let Ok(store) = Arc::try_unwrap(engine.store)
         {

@@ -73,6 +73,11 @@ impl Kinds {
         out
     }
 
+    /// A kind served under `plural` in `group`, at any version (they share storage).
+    pub fn find_resource(&self, group: &str, plural: &str) -> Option<ServedKind> {
+        self.all().into_iter().find(|k| k.info().group == group && k.info().plural == plural)
+    }
+
     /// The kind served at `group/version` under `plural`.
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ServedKind> {
         self.all()

@@ -32,6 +32,10 @@ pub fn name(obj: &Value) -> Option<&str> {
     meta_str(obj, "name").filter(|s| !s.is_empty())
 }
 
+pub fn uid(obj: &Value) -> Option<&str> {
+    meta_str(obj, "uid").filter(|s| !s.is_empty())
+}
+
 pub fn namespace(obj: &Value) -> Option<&str> {
     meta_str(obj, "namespace").filter(|s| !s.is_empty())
 }

@@ -7,6 +7,7 @@
 pub mod api;
 mod crd_controller;
 pub mod field;
+mod gc;
 mod instance;
 pub mod kinds;
 pub mod meta;

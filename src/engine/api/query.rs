@@ -1,7 +1,7 @@
 //! Query parameters of API requests, read leniently and validated where kube validates.
 
-use crate::engine::resources::rest::{FieldValidation, WriteOptions};
 use crate::engine::resources::rest::ListQuery;
+use crate::engine::resources::rest::{DeleteOptions, FieldValidation, Propagation, WriteOptions};
 use crate::engine::status::ApiError;
 use std::collections::HashMap;
 
@@ -59,12 +59,12 @@ impl Query {
         };
         let field_manager = match self.get("fieldManager").filter(|m| !m.is_empty()) {
             Some(m) if m.len() > 128 => {
-                return Err(ApiError::bad_request(format!(
-                    "fieldManager: Too long: may not be more than 128 bytes"
-                )));
+                return Err(ApiError::bad_request(format!("fieldManager: Too long: may not be more than 128 bytes")));
             }
             Some(m) => Some(m.to_string()),
-            None => user_agent.and_then(|ua| ua.split('/').next()).map(|p| p.trim().to_string()).filter(|p| !p.is_empty()),
+            None => {
+                user_agent.and_then(|ua| ua.split('/').next()).map(|p| p.trim().to_string()).filter(|p| !p.is_empty())
+            }
         };
         Ok(WriteOptions {
             dry_run: self.dry_run()?,
@@ -73,6 +73,52 @@ impl Query {
             force: self.flag("force"),
             ..Default::default()
         })
+    }
+
+    /// `metav1.DeleteOptions` from a DELETE body and the query (`propagationPolicy`,
+    /// legacy `orphanDependents`, `preconditions`; `dryRun` is in [`Self::write_options`]).
+    pub fn delete_options(&self, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+        let doc: serde_json::Value = if body.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+        };
+        let text = |key: &str| doc.get(key).and_then(serde_json::Value::as_str).or_else(|| self.get(key));
+        let propagation = match text("propagationPolicy") {
+            None | Some("") => match doc.get("orphanDependents").and_then(serde_json::Value::as_bool) {
+                Some(true) => Some(Propagation::Orphan),
+                Some(false) => Some(Propagation::Background),
+                None => None,
+            },
+            Some("Orphan") => Some(Propagation::Orphan),
+            Some("Background") => Some(Propagation::Background),
+            Some("Foreground") => Some(Propagation::Foreground),
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "propagationPolicy: Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                )));
+            }
+        };
+        let pre = doc.get("preconditions");
+        let precondition_rv = match pre.and_then(|p| p.get("resourceVersion")).and_then(serde_json::Value::as_str) {
+            Some(rv) => Some(
+                rv.parse()
+                    .map_err(|_| ApiError::bad_request(format!("invalid precondition resourceVersion {rv:?}")))?,
+            ),
+            None => None,
+        };
+        let precondition_uid = pre.and_then(|p| p.get("uid")).and_then(serde_json::Value::as_str).map(String::from);
+        let dry_run = match doc.get("dryRun") {
+            None | Some(serde_json::Value::Null) => false,
+            Some(v) => match v.as_array().map(|a| a.iter().map(|x| x.as_str()).collect::<Vec<_>>()) {
+                Some(values) if values.is_empty() => false,
+                Some(values) if values == [Some("All")] => true,
+                _ => {
+                    return Err(ApiError::bad_request(format!("Invalid dryRun value: {v}: supported values: \"All\"")));
+                }
+            },
+        };
+        Ok(DeleteOptions { precondition_uid, precondition_rv, propagation, dry_run })
     }
 
     pub fn timeout_seconds(&self) -> Option<u64> {

@@ -183,11 +183,13 @@ async fn dispatch(
         (Method::GET, None) => Ok(json_response(StatusCode::OK, &rest.list(ns, &q.list_query()?).await?)),
         (Method::GET, Some(name)) => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         (Method::POST, None) => {
+            let obj = body_json(headers, &body)?;
             if let Some(ns) = ns {
-                engine.require_namespace(ns).await?;
+                let name = crate::engine::meta::name(&obj).unwrap_or_default();
+                engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
             }
             engine.check_create_allowed(kind).await?;
-            let obj = rest.create(ns, body_json(headers, &body)?, opts).await?;
+            let obj = rest.create(ns, obj, opts).await?;
             Ok(json_response(StatusCode::CREATED, &obj))
         }
         (Method::PUT, Some(name)) => {
@@ -199,13 +201,13 @@ async fn dispatch(
             Ok(json_response(StatusCode::OK, &rest.patch(ns, name, patch_type, &body, sub, opts).await?))
         }
         (Method::DELETE, Some(name)) => {
-            let precondition = delete_precondition(&body)?;
-            let obj = rest.delete(ns, name, precondition, opts).await?;
+            let obj = rest.delete(ns, name, &q.delete_options(&body)?, opts).await?;
             Ok(json_response(StatusCode::OK, &obj))
         }
-        (Method::DELETE, None) => {
-            Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, opts).await?))
-        }
+        (Method::DELETE, None) => Ok(json_response(
+            StatusCode::OK,
+            &rest.delete_collection(ns, &q.list_query()?, &q.delete_options(&body)?, opts).await?,
+        )),
         (m, _) => Err(method_not_allowed(&m)),
     }
 }
@@ -261,22 +263,6 @@ pub fn unsupported_patch(ct: &str) -> ApiError {
             "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {ct:?})"
         ),
     )
-}
-
-/// `DeleteOptions.preconditions.resourceVersion` from a DELETE body, if any.
-fn delete_precondition(body: &[u8]) -> Result<Option<u64>, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
-    }
-    let opts: Value =
-        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?;
-    match opts.get("preconditions").and_then(|p| p.get("resourceVersion")).and_then(Value::as_str) {
-        Some(rv) => rv
-            .parse()
-            .map(Some)
-            .map_err(|_| ApiError::bad_request(format!("invalid precondition resourceVersion {rv:?}"))),
-        None => Ok(None),
-    }
 }
 
 /// A streaming watch: one JSON event per line, ended by `timeoutSeconds`.

@@ -134,6 +134,16 @@ pub trait Strategy: Send + Sync {
         self.validate_update(new, old)
     }
 
+    /// Whether a DELETE only marks the object even without finalizers (a namespace waits
+    /// for its content to go).
+    fn defers_deletion(&self, _obj: &Value) -> bool {
+        false
+    }
+
+    /// Changes a DELETE makes besides the deletionTimestamp (a namespace turns
+    /// Terminating).
+    fn prepare_for_deletion(&self, _obj: &mut Value) {}
+
     /// Field paths a field selector may use.
     fn selectable_fields(&self) -> Vec<String> {
         let mut f = vec!["metadata.name".to_string()];

@@ -73,6 +73,20 @@ impl Strategy for NamespaceStrategy {
         validate_name(obj)
     }
 
+    /// A namespace goes only once the namespace controller has emptied it and cleared
+    /// `spec.finalizers`.
+    fn defers_deletion(&self, obj: &Value) -> bool {
+        obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+    }
+
+    fn prepare_for_deletion(&self, obj: &mut Value) {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("status".into(), json!({"phase": "Terminating"}));
+        }
+        // Namespaces carry no deletionGracePeriodSeconds in kube's answers.
+        meta::metadata_mut(obj).remove("deletionGracePeriodSeconds");
+    }
+
     fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
         vec![]
     }

@@ -80,6 +80,30 @@ impl WriteOptions {
     }
 }
 
+/// The finalizer the garbage collector clears after orphaning an owner's dependents.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+/// The finalizer the garbage collector clears once an owner's dependents are gone.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// `propagationPolicy`: what happens to the dependents of a deleted owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    Orphan,
+    Background,
+    Foreground,
+}
+
+/// The parts of `metav1.DeleteOptions` the engine honours.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeleteOptions {
+    pub precondition_uid: Option<String>,
+    pub precondition_rv: Option<Revision>,
+    /// `None`: the kind's default (background for every kind the engine serves).
+    pub propagation: Option<Propagation>,
+    /// `dryRun: ["All"]` in the body (clients put it there rather than in the query).
+    pub dry_run: bool,
+}
+
 /// Everything a verb needs: where objects live and how this kind behaves.
 pub struct Rest<'a> {
     pub store: &'a dyn Store,
@@ -428,7 +452,7 @@ impl Rest<'_> {
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
         }
         meta::preserve_on_update(&mut obj, old);
-        if self.strategy.uses_generation() && sub == Subresource::Main && spec_changed(&obj, old) {
+        if self.strategy.uses_generation() && sub != Subresource::Status && spec_changed(&obj, old) {
             let next = meta::generation(old) + 1;
             meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
         }
@@ -499,50 +523,83 @@ impl Rest<'_> {
         self.write_update(namespace, name, patched, &old, expected, sub, opts).await
     }
 
-    /// DELETE one object: with finalizers it is only marked (deletionTimestamp); without,
-    /// it goes. Answers with the object's last state, as kube does for these kinds.
+    /// DELETE one object. Finalizers (the object's own, plus `orphan` or
+    /// `foregroundDeletion` for those propagation policies, and a kind's own deferral such
+    /// as a namespace's) make it only marked with a deletionTimestamp; the engine's
+    /// controllers finish the job. Answers with the object's last state, as kube does.
     pub async fn delete(
         &self,
         namespace: Option<&str>,
         name: &str,
-        precondition_rv: Option<Revision>,
+        delete: &DeleteOptions,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let dry_run = opts.dry_run;
+        let dry_run = opts.dry_run || delete.dry_run;
         let current = self.get(namespace, name).await?;
         let rv = meta::resource_version(&current).and_then(meta::parse_resource_version);
-        if let (Some(want), Some(have)) = (precondition_rv, rv)
-            && want != have
-        {
-            return Err(ApiError::conflict(
-                &self.info().group_resource(),
-                name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"
-                ),
-            ));
-        }
+        self.check_delete_preconditions(name, &current, delete)?;
         let key = self.info().key(namespace, name);
-        if !meta::finalizers(&current).is_empty() {
-            if meta::deletion_timestamp(&current).is_some() || dry_run {
-                return Ok(current);
+        let mut finalizers = meta::finalizers(&current);
+        let policy_finalizer = match delete.propagation {
+            Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
+            Some(Propagation::Foreground) => Some(FOREGROUND_FINALIZER),
+            _ => None,
+        };
+        let mut changed = false;
+        if let Some(f) = policy_finalizer
+            && !finalizers.iter().any(|x| x == f)
+        {
+            finalizers.push(f.to_string());
+            changed = true;
+        }
+        let deferred = self.strategy.defers_deletion(&current);
+        if finalizers.is_empty() && !deferred {
+            if !dry_run {
+                self.store.delete(&key, rv).await.map_err(|e| self.store_error(e, name))?;
             }
-            let mut marked = current.clone();
-            let m = meta::metadata_mut(&mut marked);
+            return Ok(current);
+        }
+        let already_marked = meta::deletion_timestamp(&current).is_some();
+        if (already_marked && !changed) || dry_run {
+            return Ok(current);
+        }
+        let mut marked = current.clone();
+        let m = meta::metadata_mut(&mut marked);
+        m.insert("finalizers".into(), Value::from(finalizers));
+        if !already_marked {
             m.insert("deletionTimestamp".into(), Value::from(meta::format_time(self.now)));
             m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
             if self.strategy.uses_generation() {
                 m.insert("generation".into(), Value::from(meta::generation(&current) + 1));
             }
-            let kv =
-                self.store.update(&key, meta::to_stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
-            return Ok(meta::from_stored(&kv));
+            self.strategy.prepare_for_deletion(&mut marked);
         }
-        if dry_run {
-            return Ok(current);
+        let kv = self.store.update(&key, meta::to_stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
+        Ok(meta::from_stored(&kv))
+    }
+
+    /// `DeleteOptions.preconditions`: 409 when the object is not the one the client meant.
+    fn check_delete_preconditions(&self, name: &str, current: &Value, delete: &DeleteOptions) -> Result<(), ApiError> {
+        let failed = |what: &str, want: &str, have: &str| {
+            ApiError::conflict(
+                &self.info().group_resource(),
+                name,
+                &format!("Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}"),
+            )
+        };
+        if let Some(want) = &delete.precondition_uid {
+            let have = meta::uid(current).unwrap_or_default();
+            if want != have {
+                return Err(failed("UID", want, have));
+            }
         }
-        self.store.delete(&key, rv).await.map_err(|e| self.store_error(e, name))?;
-        Ok(current)
+        if let Some(want) = delete.precondition_rv {
+            let have = meta::resource_version(current).unwrap_or_default();
+            if want.to_string() != have {
+                return Err(failed("ResourceVersion", &want.to_string(), have));
+            }
+        }
+        Ok(())
     }
 
     /// DELETE a collection: every object the selectors match, each as a single delete.
@@ -550,6 +607,7 @@ impl Rest<'_> {
         &self,
         namespace: Option<&str>,
         q: &ListQuery,
+        delete: &DeleteOptions,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let list = self.list(namespace, &ListQuery { limit: None, continue_token: None, ..q.clone() }).await?;
@@ -557,7 +615,7 @@ impl Rest<'_> {
         for item in list.get("items").and_then(Value::as_array).cloned().unwrap_or_default() {
             let name = meta::name(&item).unwrap_or_default().to_string();
             let ns = meta::namespace(&item).map(String::from);
-            match self.delete(ns.as_deref(), &name, None, opts).await {
+            match self.delete(ns.as_deref(), &name, delete, opts).await {
                 Ok(obj) => deleted.push(obj),
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),

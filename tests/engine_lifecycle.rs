@@ -1,0 +1,327 @@
+//! Custom-resource life cycle through kube-rs, in process: `/scale`, garbage collection of
+//! dependents (background, foreground, orphan), namespace deletion, delete preconditions
+//! and dry runs. Each test checks what the store holds afterwards, not just the answer.
+
+mod support;
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kubectl_crd::engine::{Engine, StorageConfig};
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::reference::load;
+
+type Crd = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+type Namespace = k8s_openapi::api::core::v1::Namespace;
+type Scale = k8s_openapi::api::autoscaling::v1::Scale;
+
+async fn engine() -> (std::sync::Arc<Engine>, kube::Client) {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let client = kube::Client::new(engine.router(), "default");
+    (engine, client)
+}
+
+async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
+    for _ in 0..300 {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{what} never happened");
+}
+
+/// Registers a CRD and waits until its kind is served.
+async fn register(client: &kube::Client, crd: Value) {
+    let crds: Api<Crd> = Api::all(client.clone());
+    let name = crd["metadata"]["name"].as_str().expect("name").to_string();
+    crds.create(&PostParams::default(), &serde_json::from_value(crd).expect("crd")).await.expect("create crd");
+    eventually("the CRD to be established", async || {
+        let crd = crds.get(&name).await.ok()?;
+        let established = crd.status?.conditions?.iter().any(|c| c.type_ == "Established" && c.status == "True");
+        established.then_some(())
+    })
+    .await;
+}
+
+/// The Widget CRD of reference 06 (status and scale subresources).
+async fn widgets(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
+    let body = load("06").request.body.expect("body");
+    register(client, serde_json::from_slice(&body).expect("json")).await;
+    Api::namespaced_with(client.clone(), ns, &widget_resource())
+}
+
+fn widget_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("stable.example.com", "v1", "Widget"), "widgets")
+}
+
+/// A second kind, used as dependents of widgets.
+async fn parts(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
+    register(
+        client,
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "parts.stable.example.com"},
+            "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                "names": {"plural": "parts", "singular": "part", "kind": "Part"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }),
+    )
+    .await;
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("stable.example.com", "v1", "Part"), "parts");
+    Api::namespaced_with(client.clone(), ns, &ar)
+}
+
+fn widget(name: &str, replicas: i64) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": name}, "spec": {"color": "red", "replicas": replicas}
+    }))
+    .expect("widget")
+}
+
+fn part_owned_by(name: &str, owners: &[&DynamicObject]) -> DynamicObject {
+    let refs: Vec<Value> = owners
+        .iter()
+        .map(|o| {
+            json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+                   "name": o.metadata.name.clone().expect("name"), "uid": o.metadata.uid.clone().expect("uid")})
+        })
+        .collect();
+    serde_json::from_value(json!({
+        "apiVersion": "stable.example.com/v1", "kind": "Part",
+        "metadata": {"name": name, "ownerReferences": refs}, "spec": {"n": 1}
+    }))
+    .expect("part")
+}
+
+fn api_error(e: kube::Error) -> kube::core::Status {
+    match e {
+        kube::Error::Api(status) => *status,
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn scale_reads_and_writes_only_spec_replicas_sharing_the_resource_version() {
+    let (_engine, client) = engine().await;
+    let api = widgets(&client, "default").await;
+    api.create(&PostParams::default(), &widget("w1", 0)).await.expect("create");
+    api.patch_status(
+        "w1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"replicas": 2, "selector": "app=demo"}})),
+    )
+    .await
+    .expect("status");
+
+    let scale: Scale = api.get_scale("w1").await.expect("get scale");
+    assert_eq!(scale.spec.as_ref().and_then(|s| s.replicas), None, "0 replicas is omitted, as Go's omitempty does");
+    let status = scale.status.clone().expect("status");
+    assert_eq!((status.replicas, status.selector.as_deref()), (2, Some("app=demo")));
+
+    // Scaling from 0 with the Scale's resourceVersion as precondition.
+    let mut up = scale.clone();
+    up.spec = Some(k8s_openapi::api::autoscaling::v1::ScaleSpec { replicas: Some(3) });
+    up.status = Some(k8s_openapi::api::autoscaling::v1::ScaleStatus { replicas: 99, selector: Some("x=y".into()) });
+    let scaled = api.replace_scale("w1", &PostParams::default(), &up).await;
+    let scaled: Scale = scaled.expect("replace scale");
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(3));
+    let stored = api.get("w1").await.expect("get");
+    assert_eq!(stored.data["spec"]["replicas"], 3);
+    assert_eq!(stored.data["status"]["replicas"], 2, "status is never written through /scale");
+    assert_eq!(stored.metadata.generation, Some(2), "a spec change bumps generation");
+    assert_eq!(stored.metadata.resource_version, scaled.metadata.resource_version);
+
+    // The old resourceVersion is now stale: 409, nothing changes.
+    let stale = api.replace_scale("w1", &PostParams::default(), &up).await;
+    let err = api_error(stale.expect_err("stale scale"));
+    assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
+    assert_eq!(
+        err.message,
+        "Operation cannot be fulfilled on widgets.stable.example.com \"w1\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+
+    // Merge patch, as `kubectl scale` sends it.
+    let patched: Scale = api
+        .patch_scale("w1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 5}})))
+        .await
+        .expect("patch scale");
+    assert_eq!(patched.spec.and_then(|s| s.replicas), Some(5));
+    assert_eq!(api.get("w1").await.expect("get").data["spec"]["replicas"], 5);
+}
+
+#[tokio::test]
+async fn invalid_replicas_are_refused_on_scale_and_on_ordinary_writes() {
+    let (_engine, client) = engine().await;
+    let api = widgets(&client, "default").await;
+    api.create(&PostParams::default(), &widget("w1", 1)).await.expect("create");
+
+    let negative = api
+        .patch_scale("w1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": -1}})))
+        .await
+        .expect_err("negative replicas");
+    let err = api_error(negative);
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        "Scale.autoscaling \"w1\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+    );
+
+    // A status replicas value /scale could not read is refused on /status too.
+    let bad_status = api
+        .patch_status("w1", &PatchParams::default(), &Patch::Merge(json!({"status": {"selector": "a in (b"}})))
+        .await
+        .expect_err("bad selector");
+    let err = api_error(bad_status);
+    assert_eq!(err.code, 422);
+    assert!(err.message.contains(".status.selector: Invalid value: \"a in (b\""), "{}", err.message);
+
+    let stored = api.get("w1").await.expect("get");
+    assert_eq!(stored.data["spec"]["replicas"], 1);
+    assert!(stored.data.get("status").is_none());
+}
+
+#[tokio::test]
+async fn scale_is_not_served_without_the_subresource() {
+    let (_engine, client) = engine().await;
+    let api = parts(&client, "default").await;
+    api.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "p"}})).expect("p"))
+        .await
+        .expect("create");
+    let err = api.get_scale("p").await.expect_err("no scale");
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 404), "{err}");
+}
+
+#[tokio::test]
+async fn background_deletion_collects_dependents_whose_owners_are_all_gone() {
+    let (_engine, client) = engine().await;
+    let widgets = widgets(&client, "default").await;
+    let parts = parts(&client, "default").await;
+    let a = widgets.create(&PostParams::default(), &widget("a", 1)).await.expect("a");
+    let b = widgets.create(&PostParams::default(), &widget("b", 1)).await.expect("b");
+    parts.create(&PostParams::default(), &part_owned_by("only-a", &[&a])).await.expect("only-a");
+    parts.create(&PostParams::default(), &part_owned_by("a-and-b", &[&a, &b])).await.expect("a-and-b");
+
+    widgets.delete("a", &DeleteParams::background()).await.expect("delete a");
+    eventually("only-a to be collected", async || parts.get_opt("only-a").await.ok()?.is_none().then_some(())).await;
+    let shared = eventually("a-and-b to lose its reference to a", async || {
+        let p = parts.get("a-and-b").await.ok()?;
+        (p.metadata.owner_references.as_ref()?.len() == 1).then_some(p)
+    })
+    .await;
+    assert_eq!(shared.metadata.owner_references.expect("refs")[0].name, "b");
+}
+
+#[tokio::test]
+async fn foreground_deletion_removes_dependents_before_the_owner() {
+    let (_engine, client) = engine().await;
+    let widgets = widgets(&client, "default").await;
+    let parts = parts(&client, "default").await;
+    let owner = widgets.create(&PostParams::default(), &widget("owner", 1)).await.expect("owner");
+    let mut held = part_owned_by("held", &[&owner]);
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    parts.create(&PostParams::default(), &held).await.expect("held");
+
+    let answer = widgets.delete("owner", &DeleteParams::foreground()).await.expect("delete");
+    let marked = answer.left().expect("the owner stays while dependents exist");
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(marked.metadata.finalizers, Some(vec!["foregroundDeletion".to_string()]));
+
+    // The dependent is being deleted but held by its finalizer; the owner waits.
+    eventually("the dependent to be marked", async || {
+        parts.get("held").await.ok()?.metadata.deletion_timestamp.map(|_| ())
+    })
+    .await;
+    assert!(widgets.get_opt("owner").await.expect("get").is_some());
+
+    parts.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}}))).await.ok();
+    eventually("the owner to go", async || widgets.get_opt("owner").await.ok()?.is_none().then_some(())).await;
+    assert!(parts.get_opt("held").await.expect("get").is_none());
+}
+
+#[tokio::test]
+async fn orphan_deletion_keeps_dependents_and_drops_the_reference() {
+    let (_engine, client) = engine().await;
+    let widgets = widgets(&client, "default").await;
+    let parts = parts(&client, "default").await;
+    let owner = widgets.create(&PostParams::default(), &widget("owner", 1)).await.expect("owner");
+    parts.create(&PostParams::default(), &part_owned_by("kept", &[&owner])).await.expect("kept");
+
+    let dp = DeleteParams { propagation_policy: Some(PropagationPolicy::Orphan), ..Default::default() };
+    widgets.delete("owner", &dp).await.expect("delete");
+    eventually("the owner to go", async || widgets.get_opt("owner").await.ok()?.is_none().then_some(())).await;
+    let kept = parts.get("kept").await.expect("the dependent survives");
+    assert!(kept.metadata.owner_references.is_none_or(|r| r.is_empty()));
+    assert!(kept.metadata.deletion_timestamp.is_none());
+}
+
+#[tokio::test]
+async fn deleting_a_namespace_deletes_its_content_and_refuses_new_content() {
+    let (_engine, client) = engine().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "team"}})).expect("ns"))
+        .await
+        .expect("namespace");
+    let api = widgets(&client, "team").await;
+    let mut held = widget("held", 1);
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    api.create(&PostParams::default(), &held).await.expect("held");
+    api.create(&PostParams::default(), &widget("plain", 1)).await.expect("plain");
+    let elsewhere = Api::<DynamicObject>::namespaced_with(client.clone(), "default", &widget_resource());
+    elsewhere.create(&PostParams::default(), &widget("other", 1)).await.expect("other namespace");
+
+    let answer = namespaces.delete("team", &DeleteParams::default()).await.expect("delete ns");
+    let terminating = answer.left().expect("a namespace waits for its content");
+    assert_eq!(terminating.status.and_then(|s| s.phase).as_deref(), Some("Terminating"));
+
+    eventually("plain to be deleted", async || api.get_opt("plain").await.ok()?.is_none().then_some(())).await;
+    let refused = api.create(&PostParams::default(), &widget("late", 1)).await.expect_err("terminating");
+    let err = api_error(refused);
+    assert_eq!((err.code, err.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        err.message,
+        "widgets.stable.example.com \"late\" is forbidden: unable to create new content in namespace team because it is being terminated"
+    );
+    assert!(namespaces.get_opt("team").await.expect("get").is_some(), "held content keeps the namespace");
+
+    api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
+        .await
+        .expect("release");
+    eventually("the namespace to go", async || namespaces.get_opt("team").await.ok()?.is_none().then_some(())).await;
+    assert!(elsewhere.get_opt("other").await.expect("get").is_some(), "other namespaces are untouched");
+}
+
+#[tokio::test]
+async fn delete_preconditions_and_dry_runs_change_nothing() {
+    let (_engine, client) = engine().await;
+    let api = widgets(&client, "default").await;
+    let w = api.create(&PostParams::default(), &widget("w1", 1)).await.expect("create");
+
+    let wrong_uid = DeleteParams {
+        preconditions: Some(kube::api::Preconditions { uid: Some("nope".into()), resource_version: None }),
+        ..Default::default()
+    };
+    let err = api_error(api.delete("w1", &wrong_uid).await.expect_err("uid precondition"));
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.message,
+        format!(
+            "Operation cannot be fulfilled on widgets.stable.example.com \"w1\": Precondition failed: UID in precondition: nope, UID in object meta: {}",
+            w.metadata.uid.clone().expect("uid")
+        )
+    );
+
+    api.delete("w1", &DeleteParams { dry_run: true, ..Default::default() }).await.expect("dry-run delete");
+    let dry = PostParams { dry_run: true, ..Default::default() };
+    api.create(&dry, &widget("w2", 1)).await.expect("dry-run create");
+    api.patch("w1", &PatchParams { dry_run: true, ..Default::default() }, &Patch::Merge(json!({"spec": {"size": 3}})))
+        .await
+        .expect("dry-run patch");
+
+    let stored = api.get("w1").await.expect("still there");
+    assert_eq!(stored.metadata.resource_version, w.metadata.resource_version);
+    assert!(api.get_opt("w2").await.expect("get").is_none());
+}
