@@ -1,0 +1,145 @@
+//! Bad input against the engine's HTTP surface, in process: every refusal is a
+//! `metav1.Status` with the right code and reason, nothing panics, and nothing is stored.
+
+mod support;
+
+use axum::body::Body;
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use kubectl_crd::engine::{Engine, StorageConfig};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tower::ServiceExt;
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+async fn send(engine: &Arc<Engine>, method: &str, uri: &str, content_type: &str, body: Vec<u8>) -> (StatusCode, Value) {
+    let req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("Content-Type", content_type)
+        .header("Accept", "application/json")
+        .body(Body::from(body))
+        .expect("request");
+    let res = engine.router().oneshot(req).await.expect("a response");
+    let status = res.status();
+    let bytes = res.into_body().collect().await.expect("body").to_bytes();
+    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+    (status, value)
+}
+
+/// The names of every stored CRD.
+async fn stored_crds(engine: &Arc<Engine>) -> Vec<String> {
+    let (status, list) = send(engine, "GET", CRDS, "application/json", Vec::new()).await;
+    assert_eq!(status, StatusCode::OK);
+    list["items"].as_array().expect("items").iter().map(|i| i["metadata"]["name"].as_str().unwrap_or("").into()).collect()
+}
+
+fn assert_status(body: &Value, code: u16, reason: &str) {
+    assert_eq!(body["kind"], "Status", "{body}");
+    assert_eq!(body["status"], "Failure", "{body}");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["reason"], reason, "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+}
+
+fn widget_crd() -> Value {
+    let ex = support::reference::load("06");
+    serde_json::from_slice(&ex.request.body.expect("body")).expect("json")
+}
+
+async fn engine() -> Arc<Engine> {
+    Engine::open(&StorageConfig::Memory).await.expect("engine")
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_413_and_nothing_is_stored() {
+    let engine = engine().await;
+    let mut crd = widget_crd();
+    crd["metadata"]["annotations"] = json!({"big": "x".repeat(10 * 1024 * 1024)});
+    let (status, body) = send(&engine, "POST", CRDS, "application/json", crd.to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_status(&body, 413, "RequestEntityTooLarge");
+    assert!(stored_crds(&engine).await.is_empty());
+}
+
+#[tokio::test]
+async fn malformed_and_deeply_nested_bodies_are_400() {
+    let engine = engine().await;
+    for (what, body) in [
+        ("truncated JSON", b"{\"apiVersion\": \"apiextensions.k8s.io/v1\", ".to_vec()),
+        ("not JSON at all", b"\x00\x01\x02garbage".to_vec()),
+        ("10,000 nested arrays", format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)).into_bytes()),
+        ("a JSON string", b"\"a string\"".to_vec()),
+    ] {
+        let (status, answer) = send(&engine, "POST", CRDS, "application/json", body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{what}: {answer}");
+        assert_status(&answer, 400, "BadRequest");
+    }
+    let (status, answer) = send(&engine, "POST", CRDS, "application/yaml", b"a: [unclosed".to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(stored_crds(&engine).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_body_of_another_kind_or_version_is_400() {
+    let engine = engine().await;
+    let mut wrong_kind = widget_crd();
+    wrong_kind["kind"] = json!("Namespace");
+    let (status, answer) = send(&engine, "POST", CRDS, "application/json", wrong_kind.to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(
+        answer["message"],
+        "the kind in the data (Namespace) does not match the expected kind (CustomResourceDefinition)"
+    );
+    let mut wrong_version = widget_crd();
+    wrong_version["apiVersion"] = json!("apiextensions.k8s.io/v1beta1");
+    let (status, _) = send(&engine, "POST", CRDS, "application/json", wrong_version.to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(stored_crds(&engine).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_non_structural_schema_is_422_with_kube_s_causes() {
+    let engine = engine().await;
+    let mut crd = widget_crd();
+    // No type on spec, and a property with neither type nor preserve-unknown-fields.
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] =
+        json!({"properties": {"size": {"minimum": 0}}});
+    let (status, answer) = send(&engine, "POST", CRDS, "application/json", crd.to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_status(&answer, 422, "Invalid");
+    let causes: Vec<String> = answer["details"]["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .map(|c| format!("{}: {}", c["field"].as_str().unwrap_or(""), c["message"].as_str().unwrap_or("")))
+        .collect();
+    assert!(
+        causes.contains(
+            &"spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"
+                .to_string()
+        ),
+        "{causes:?}"
+    );
+    assert!(stored_crds(&engine).await.is_empty());
+}
+
+#[tokio::test]
+async fn unknown_methods_paths_and_subresources_answer_without_touching_data() {
+    let engine = engine().await;
+    let (status, _) = send(&engine, "POST", CRDS, "application/json", widget_crd().to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let one = format!("{CRDS}/widgets.stable.example.com");
+    let (status, answer) = send(&engine, "POST", &one, "application/json", b"{}".to_vec()).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{answer}");
+    assert_status(&answer, 405, "MethodNotAllowed");
+    let (status, _) = send(&engine, "DELETE", &format!("{one}/status"), "application/json", Vec::new()).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "DELETE on /status must not delete the object");
+    let (status, _) = send(&engine, "GET", &format!("{one}/nonsense"), "application/json", Vec::new()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, answer) =
+        send(&engine, "PATCH", &one, "application/merge-patch+json", b"{\"metadata\": [1, 2".to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(stored_crds(&engine).await, ["widgets.stable.example.com"]);
+}
