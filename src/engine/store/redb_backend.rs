@@ -40,6 +40,12 @@ impl RedbPersist {
             DatabaseError::DatabaseAlreadyOpen => StoreError::Locked { path: PathBuf::from(path) },
             other => StoreError::Backend(format!("cannot open {}: {other}", path.display())),
         })?;
+        // The store may hold Secrets: readable by its owner only.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(backend)?;
+        }
         // Create the tables up front so that reads of a new database find them.
         let txn = db.begin_write().map_err(backend)?;
         {
@@ -120,5 +126,16 @@ mod tests {
         let kv = KeyValue { key: "/a".into(), value: Bytes::from_static(b"{}"), create_revision: 3, mod_revision: 9 };
         assert_eq!(decode("/a", &encode(&kv)), Ok(kv));
         assert!(matches!(decode("/a", b"short"), Err(StoreError::Backend(_))));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_database_file_is_private_to_its_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("store.redb");
+        let _opened = RedbPersist::open(&path).expect("open");
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }
