@@ -6,8 +6,11 @@
 //! `kube::Client`. Imports point one way: engine ← cli.
 
 pub mod cli;
+pub mod cluster;
 pub mod engine;
+pub mod migrate;
 pub mod serve;
+pub mod tui;
 
 /// The plugin's own version, as printed by `kubectl crd version` and served at `/version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

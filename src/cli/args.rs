@@ -100,11 +100,15 @@ pub enum Command {
         #[arg(short = 'l', long)]
         selector: Option<String>,
     },
-    /// Create or update objects from a file (CRDs first, then custom resources).
+    /// Create or update objects from files (namespaces and CRDs first, waiting for each CRD
+    /// to be Established, then custom resources with their status).
     Apply {
-        /// File to read, or - for standard input.
+        /// File or directory (its .yaml, .yml and .json files) to read, or - for standard input.
         #[arg(short = 'f', long = "filename", required = true)]
         filename: Vec<String>,
+        /// On a 409 Conflict, re-read the object and try again.
+        #[arg(long)]
+        retry_conflicts: bool,
     },
     /// Work on a resource's spec (everything but its status).
     Spec {
@@ -116,23 +120,29 @@ pub enum Command {
         #[command(subcommand)]
         action: StatusAction,
     },
-    /// Show or set replicas through the /scale subresource.
+    /// Show (without --replicas) or set replicas through the /scale subresource.
     Scale {
+        /// KIND, PLURAL or SHORTNAME of the custom resource.
         resource: String,
+        /// The resource's name.
         name: String,
-        /// The desired number of replicas.
+        /// The desired number of replicas (0 or more).
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        replicas: Option<String>,
+        /// Only scale if the desired replicas are this now (kubectl's precondition).
+        #[arg(long, value_name = "M", requires = "replicas", allow_hyphen_values = true)]
+        current_replicas: Option<String>,
+        /// On a 409 Conflict, re-read the scale and try again (the precondition is checked again).
         #[arg(long)]
-        replicas: Option<u32>,
-        /// Only scale if the current desired replicas equal this.
-        #[arg(long, requires = "replicas")]
-        current_replicas: Option<u32>,
+        retry_conflicts: bool,
     },
     /// Move objects from an old registration to a new CRD, step by step.
     Migrate {
         #[command(subcommand)]
         action: MigrateAction,
     },
-    /// Load the demo CRDs and resources into the local engine.
+    /// Load the demo CRDs and resources into the local engine (--local=DIR, or the default
+    /// local directory).
     Demo,
     /// Print the plugin's version and the Kubernetes API level it implements.
     Version,
@@ -170,59 +180,141 @@ pub enum StorageKind {
 
 #[derive(Debug, Args)]
 pub struct TuiArgs {
-    /// Open on a fresh local engine loaded with the demo CRDs and resources.
+    /// Open on a fresh local engine loaded with the demo CRDs and resources (kept in DIR
+    /// with --local=DIR, else in a temporary directory removed on exit).
     #[arg(long)]
     pub demo: bool,
+    /// Turn every write off (edit, status edit, scale).
+    #[arg(long)]
+    pub readonly: bool,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum SpecAction {
-    /// Edit the object without its status in $KUBE_EDITOR or $EDITOR.
-    Edit { resource: String, name: String },
+    /// Edit the object without its status in $KUBE_EDITOR or $EDITOR; the result is
+    /// written to the main endpoint.
+    Edit {
+        /// KIND, PLURAL or SHORTNAME of the custom resource.
+        resource: String,
+        /// The resource's name.
+        name: String,
+        /// On a 409 Conflict, re-read the object and write the edit again.
+        #[arg(long)]
+        retry_conflicts: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum StatusAction {
-    /// Print the status.
-    Get { resource: String, name: String },
-    /// Replace the status from a file holding {"status": ...} or a whole object.
+    /// Print the status (as {"status": ...}, ready for 'status set').
+    Get {
+        /// KIND, PLURAL or SHORTNAME of the custom resource.
+        resource: String,
+        /// The resource's name.
+        name: String,
+    },
+    /// Replace the status through /status from a file holding {"status": ...} or a whole object.
     Set {
+        /// KIND, PLURAL or SHORTNAME of the custom resource.
         resource: String,
+        /// The resource's name.
         name: String,
-        #[arg(short = 'f', long = "filename")]
+        /// YAML or JSON file, or - for standard input.
+        #[arg(short = 'f', long = "filename", required = true)]
         filename: String,
+        /// On a 409 Conflict, re-read the object and write the status again.
+        #[arg(long)]
+        retry_conflicts: bool,
     },
-    /// Merge-patch the status from a file.
+    /// Merge-patch the status through /status from a file holding {"status": ...} or a whole object.
     Patch {
+        /// KIND, PLURAL or SHORTNAME of the custom resource.
         resource: String,
+        /// The resource's name.
         name: String,
-        #[arg(short = 'f', long = "filename")]
+        /// YAML or JSON file, or - for standard input.
+        #[arg(short = 'f', long = "filename", required = true)]
         filename: String,
     },
-    /// Edit the status alone in $KUBE_EDITOR or $EDITOR.
-    Edit { resource: String, name: String },
+    /// Edit the status alone in $KUBE_EDITOR or $EDITOR; the result goes through /status.
+    Edit {
+        /// KIND, PLURAL or SHORTNAME of the custom resource.
+        resource: String,
+        /// The resource's name.
+        name: String,
+        /// On a 409 Conflict, re-read the object and write the edited status again.
+        #[arg(long)]
+        retry_conflicts: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum MigrateAction {
     /// Print what a migration will do, changing nothing.
     Plan(MigrateArgs),
-    /// Run (or resume) a migration.
+    /// Run a migration, with a journal on disk (asks before destructive steps unless --yes).
     Run(MigrateArgs),
+    /// Continue an interrupted migration (or rollback) from its journal.
+    Resume(JournalArgs),
+    /// Compare a migration's backup with the cluster; exit code 1 if anything differs.
+    Verify(JournalArgs),
+    /// Restore the old registration and its objects from a migration's backup.
+    Rollback(JournalArgs),
+    /// Print a ThirdPartyResource or apiextensions.k8s.io/v1beta1 CRD file as a v1 CRD.
+    Convert(ConvertArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct MigrateArgs {
-    /// The old registration: a CRD name, or a TPR file (with --data).
-    #[arg(long)]
+    /// The old registration: a CRD on the cluster (name, plural or kind), or a file with a
+    /// ThirdPartyResource or CRD (v1beta1 or v1) whose objects are given with --data.
+    #[arg(long, value_name = "CRD_NAME|FILE")]
     pub from: String,
-    /// Exported data of a TPR-era registration.
-    #[arg(long)]
+    /// Exported data of a file registration (kubectl get ... -o yaml); repeatable.
+    #[arg(long, value_name = "EXPORT_FILE")]
     pub data: Vec<PathBuf>,
-    /// The new CRD document.
-    #[arg(long)]
-    pub to: PathBuf,
-    /// Where the migration keeps its journal.
-    #[arg(long)]
+    /// The new CRD document (v1 or v1beta1). May be left out for a ThirdPartyResource: the
+    /// CRD derived from it, with names you confirm, is the new one.
+    #[arg(long, value_name = "NEW_CRD_FILE")]
+    pub to: Option<PathBuf>,
+    /// Where the migration keeps its journal and backup (default: under the user's data
+    /// directory, kubectl-crd/migrations/<id>).
+    #[arg(long, value_name = "DIR")]
     pub journal: Option<PathBuf>,
+    /// A controller to stop during the migration: NS/DEPLOYMENT, or NS/RESOURCE/NAME for any
+    /// resource with a /scale subresource; repeatable.
+    #[arg(long, value_name = "NS/DEPLOYMENT")]
+    pub controller: Vec<String>,
+    /// Write objects of an old version at a new one (OLD=NEW, e.g. v1beta1=v1); repeatable.
+    #[arg(long, value_name = "OLD=NEW")]
+    pub map_version: Vec<String>,
+    /// The namespace for objects of a cluster-scoped kind moved to a namespaced one.
+    #[arg(long, value_name = "NS")]
+    pub into_namespace: Option<String>,
+    /// Do not ask before destructive steps.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct JournalArgs {
+    /// The migration's journal (default: the one migration under the user's data directory).
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    /// Do not ask before destructive steps.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The ThirdPartyResource or v1beta1 CRD file.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+    /// The kind a ThirdPartyResource's objects get (default: derived from its name).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// The plural a ThirdPartyResource's objects get (default: the lower-cased kind + s).
+    #[arg(long)]
+    pub plural: Option<String>,
 }

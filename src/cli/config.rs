@@ -7,14 +7,8 @@ use super::args::{GlobalArgs, OutputFormat};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Where the tools' requests go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// The cluster of the kubeconfig.
-    Live { kubeconfig: Option<PathBuf>, context: Option<String> },
-    /// The local engine with its data in this directory.
-    Local { data_dir: PathBuf },
-}
+/// Where the tools' requests go (defined with the connection code that uses it).
+pub use crate::cluster::Target;
 
 /// Which namespaces a request covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +21,12 @@ pub enum NamespaceScope {
 /// The validated global configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
+    /// `--kubeconfig` or `--context` was given (commands that only make sense locally refuse them).
+    pub explicit_live: bool,
     pub target: Target,
     pub namespaces: NamespaceScope,
+    /// `-n` was given explicitly (apply refuses objects of other namespaces then).
+    pub namespace_explicit: bool,
     pub output: OutputFormat,
     /// `None`: no limit.
     pub request_timeout: Option<Duration>,
@@ -89,7 +87,9 @@ impl Config {
             None => None,
         };
         Ok(Config {
+            explicit_live: args.kubeconfig.is_some() || args.context.is_some(),
             target,
+            namespace_explicit: args.namespace.is_some() && !args.all_namespaces,
             namespaces,
             output: args.output.unwrap_or(OutputFormat::Table),
             request_timeout,

@@ -1,25 +1,37 @@
 //! The scriptable face of the plugin: `kubectl crd <subcommand>`.
 //!
 //! `main` parses with [`args::Cli`], calls [`run`], and maps the result to an exit code
-//! with [`exit_code`]. Exit codes a script can rely on: 0 success, 1 the operation failed,
-//! 2 the command line was wrong or the subcommand is not available in this build.
+//! with [`exit_code`]. Exit codes a script can rely on: 0 done, 1 the server refused (or
+//! could not be reached), 2 the command line or an input file was wrong, or the
+//! subcommand is not available in this build.
+//!
+//! Cluster subcommands run on a tokio runtime built here, over one [`session::Session`]
+//! (connection and configuration) that is closed before the runtime ends, so the local
+//! engine's store is shut down cleanly.
 
+mod apply;
 pub mod args;
 pub mod config;
+mod editor;
+pub mod output;
+mod registrations;
+mod resources;
+pub mod session;
 
 use args::{Cli, Command, OutputFormat};
 use clap::CommandFactory;
-use config::Config;
+use config::{Config, Target};
+use session::Session;
 use std::io::Write;
 
 /// Exit code for success.
 pub const EXIT_OK: u8 = 0;
-/// Exit code when the operation failed.
+/// Exit code when the server refused or could not be reached.
 pub const EXIT_FAILURE: u8 = 1;
-/// Exit code for a wrong command line or a subcommand this build does not have.
+/// Exit code for a wrong command line or input, or a subcommand this build does not have.
 pub const EXIT_USAGE: u8 = 2;
 
-/// Errors that decide the exit code; anything else is a failure (1).
+/// Errors in what the user typed; they exit with [`EXIT_USAGE`].
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     #[error(transparent)]
@@ -28,13 +40,18 @@ pub enum CliError {
     NotAvailable(&'static str, &'static str),
     #[error("no subcommand given. Run 'kubectl crd --help' to see the subcommands.")]
     NoSubcommand,
+    #[error("{0}")]
+    Usage(String),
 }
 
 /// Maps an error to the exit code scripts see.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
-    match err.downcast_ref::<CliError>() {
-        Some(_) => EXIT_USAGE,
-        None => EXIT_FAILURE,
+    if err.downcast_ref::<CliError>().is_some() {
+        return EXIT_USAGE;
+    }
+    match err.downcast_ref::<crate::cluster::ClusterError>() {
+        Some(e) if e.is_usage() => EXIT_USAGE,
+        _ => EXIT_FAILURE,
     }
 }
 
@@ -47,6 +64,11 @@ fn no_color_env() -> bool {
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = Config::from_args(&cli.global, no_color_env()).map_err(CliError::from)?;
     let Some(command) = cli.command else {
+        // `kubectl crd` alone in a terminal opens the TUI; in a script it is a usage error.
+        use std::io::IsTerminal;
+        if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+            return tui(&config, &args::TuiArgs { demo: false, readonly: false });
+        }
         return Err(CliError::NoSubcommand.into());
     };
     match command {
@@ -57,21 +79,115 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Serve(args) => crate::serve::run(&args, out).map_err(Into::into),
-        Command::Tui(_) => not_yet("tui", "the terminal UI arrives after the tools' foundation"),
-        Command::List => not_yet("list", "arrives with the tools' foundation"),
-        Command::Describe { .. } => not_yet("describe", "arrives with the tools' foundation"),
-        Command::Get { .. } => not_yet("get", "arrives with the tools' foundation"),
-        Command::Apply { .. } => not_yet("apply", "arrives with the tools' foundation"),
-        Command::Spec { .. } => not_yet("spec", "arrives with the tools' foundation"),
-        Command::Status { .. } => not_yet("status", "arrives with the tools' foundation"),
-        Command::Scale { .. } => not_yet("scale", "arrives with the tools' foundation"),
-        Command::Migrate { .. } => not_yet("migrate", "arrives with the guided migration"),
-        Command::Demo => not_yet("demo", "arrives with the terminal UI"),
+        Command::Tui(args) => tui(&config, &args),
+        Command::Migrate { action } => crate::migrate::cli::run(&config, action, out),
+        Command::Demo => {
+            let target = demo_target(&config)?;
+            on_cluster(&config, target, command, out)
+        }
+        command => on_cluster(&config, config.target.clone(), command, out),
     }
 }
 
-fn not_yet(name: &'static str, why: &'static str) -> anyhow::Result<()> {
-    Err(CliError::NotAvailable(name, why).into())
+/// `kubectl crd tui`: the terminal UI on the configured cluster, or on the demo.
+fn tui(config: &Config, args: &args::TuiArgs) -> anyhow::Result<()> {
+    if args.demo && config.explicit_live {
+        return Err(CliError::Usage(
+            "kubectl crd tui --demo runs on a local engine; drop --kubeconfig/--context (--local=DIR keeps its data)"
+                .into(),
+        )
+        .into());
+    }
+    let demo_dir = match &config.target {
+        Target::Local { data_dir } if args.demo => Some(data_dir.clone()),
+        _ => None,
+    };
+    let options = crate::tui::Options {
+        connect: crate::cluster::ConnectOptions {
+            target: config.target.clone(),
+            namespace: match &config.namespaces {
+                config::NamespaceScope::One(ns) => ns.clone(),
+                config::NamespaceScope::All => None,
+            },
+            request_timeout: config.request_timeout,
+        },
+        all_namespaces: config.namespaces == config::NamespaceScope::All,
+        demo: args.demo,
+        demo_dir,
+        readonly: args.readonly,
+        color: config.color,
+    };
+    crate::tui::run(options).map_err(|e| match e {
+        // Kept as the cluster's error so the exit code follows it (2 for a bad kubeconfig).
+        crate::tui::TuiError::Cluster(e) => e.into(),
+        other => other.into(),
+    })
+}
+
+/// The demo goes into the local engine: `--local=DIR`, or the default directory when no
+/// cluster was named. It never goes to a kubeconfig cluster by accident.
+fn demo_target(config: &Config) -> anyhow::Result<Target> {
+    match &config.target {
+        Target::Local { .. } => Ok(config.target.clone()),
+        Target::Live { .. } if config.explicit_live => Err(CliError::Usage(
+            "kubectl crd demo loads into the local engine only; use --local[=DIR], or load a cluster with 'kubectl crd apply -f'".into(),
+        )
+        .into()),
+        Target::Live { .. } => {
+            let data_dir = config::default_local_dir().ok_or(config::ConfigError::NoDataDir).map_err(CliError::from)?;
+            Ok(Target::Local { data_dir })
+        }
+    }
+}
+
+/// Runs a cluster subcommand on its own runtime and closes the connection afterwards.
+fn on_cluster(config: &Config, target: Target, command: Command, out: &mut dyn Write) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async {
+        // Input that can be checked without a cluster is checked before connecting.
+        let replicas = match &command {
+            Command::Scale { replicas, current_replicas, .. } => (
+                replicas.as_deref().map(|r| resources::parse_replicas("replicas", r)).transpose()?,
+                current_replicas.as_deref().map(|r| resources::parse_replicas("current-replicas", r)).transpose()?,
+            ),
+            _ => (None, None),
+        };
+        let session = Session::open(config, target).await?;
+        let result = dispatch(&session, command, replicas, out).await;
+        session.close().await;
+        result
+    })
+}
+
+async fn dispatch(
+    s: &Session,
+    command: Command,
+    (replicas, current): (Option<i32>, Option<i32>),
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    match command {
+        Command::List => registrations::list(s, out).await,
+        Command::Describe { name } => registrations::describe(s, &name, out).await,
+        Command::Get { resource, name, selector } => {
+            resources::get(s, &resource, name.as_deref(), selector.as_deref(), out).await
+        }
+        Command::Status { action } => resources::status(s, &action, out).await,
+        Command::Spec { action } => resources::spec(s, &action, out).await,
+        Command::Scale { resource, name, retry_conflicts, .. } => {
+            resources::scale(s, &resource, &name, replicas, current, retry_conflicts, out).await
+        }
+        Command::Apply { filename, retry_conflicts } => apply::apply(s, &filename, retry_conflicts, out).await,
+        Command::Demo => apply::demo(s, out).await,
+        Command::Version
+        | Command::Completion { .. }
+        | Command::Serve(_)
+        | Command::Tui(_)
+        | Command::Migrate { .. } => Err(anyhow::anyhow!("not a cluster subcommand")),
+    }
 }
 
 /// The version document `kubectl crd version -o json|yaml` prints.
@@ -142,7 +258,7 @@ mod tests {
 
     #[test]
     fn later_subcommands_say_so_and_exit_2() {
-        let (r, _) = run_args(&["list"]);
+        let (r, _) = run_args(&["migrate", "plan", "--from", "a", "--to", "b.yaml"]);
         let err = r.expect_err("not available yet");
         assert!(err.to_string().contains("not available"), "{err}");
         assert_eq!(exit_code(&err), EXIT_USAGE);

@@ -75,6 +75,7 @@ async fn pass(
         let Some(obj) = obj else { continue };
         if crd.metadata.deletion_timestamp.is_some() {
             kinds.set_custom(&name, served_kinds(&crd, true));
+            kinds.set_tables(&name, printer_tables(&crd));
             clean_up(&rest, &crd, &obj).await?;
             cleaning = true;
             continue;
@@ -98,6 +99,7 @@ async fn pass(
             return Ok(cleaning);
         }
         kinds.set_custom(&name, served_kinds(&crd, false));
+        kinds.set_tables(&name, printer_tables(&crd));
     }
     // CRDs that are gone serve nothing.
     for served in kinds.custom_names() {
@@ -106,6 +108,24 @@ async fn pass(
         }
     }
     Ok(cleaning)
+}
+
+/// The Table layout of each served version: its `additionalPrinterColumns`.
+fn printer_tables(crd: &CustomResourceDefinition) -> Vec<crate::engine::kinds::CustomTable> {
+    let plural = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
+    crd.spec
+        .versions
+        .iter()
+        .filter(|v| v.served)
+        .map(|v| crate::engine::kinds::CustomTable {
+            group: crd.spec.group.clone(),
+            version: v.name.clone(),
+            plural: plural.clone(),
+            convertor: Arc::new(crate::engine::representation::table::TableConvertor::custom_resource(
+                v.additional_printer_columns.as_deref().unwrap_or_default(),
+            )),
+        })
+        .collect()
 }
 
 /// The kinds an established CRD serves: one per served version.

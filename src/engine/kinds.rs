@@ -5,6 +5,7 @@
 //! its endpoints answer.
 
 use crate::engine::resources::scale::ScalePaths;
+use crate::engine::representation::table::TableConvertor;
 use crate::engine::resources::{ResourceInfo, Strategy};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -41,11 +42,43 @@ pub struct Kinds {
     builtin: Vec<ServedKind>,
     /// Custom kinds by the CRD that defines them.
     custom: RwLock<BTreeMap<String, Vec<ServedKind>>>,
+    /// Table layouts of custom kinds (their printer columns) by defining CRD.
+    tables: RwLock<BTreeMap<String, Vec<CustomTable>>>,
+}
+
+/// The Table layout of one custom kind at one version.
+#[derive(Clone)]
+pub struct CustomTable {
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    pub convertor: Arc<TableConvertor>,
 }
 
 impl Kinds {
     pub fn new(builtin: Vec<ServedKind>) -> Self {
-        Kinds { builtin, custom: RwLock::new(BTreeMap::new()) }
+        Kinds { builtin, custom: RwLock::new(BTreeMap::new()), tables: RwLock::new(BTreeMap::new()) }
+    }
+
+    /// Replaces the Table layouts of the kinds a CRD serves.
+    pub fn set_tables(&self, crd_name: &str, tables: Vec<CustomTable>) {
+        if let Ok(mut all) = self.tables.write() {
+            if tables.is_empty() {
+                all.remove(crd_name);
+            } else {
+                all.insert(crd_name.to_string(), tables);
+            }
+        }
+    }
+
+    /// How Tables show `kind`: its printer columns for a custom kind, else its
+    /// strategy's layout.
+    pub fn table(&self, kind: &ServedKind) -> Arc<TableConvertor> {
+        let info = kind.info();
+        let custom = self.tables.read().ok().and_then(|all| {
+            all.values().flatten().find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural).map(|t| Arc::clone(&t.convertor))
+        });
+        custom.unwrap_or_else(|| Arc::new(kind.strategy.table_convertor()))
     }
 
     /// Replaces the kinds a CRD serves (empty: it serves none).
@@ -53,6 +86,7 @@ impl Kinds {
         if let Ok(mut custom) = self.custom.write() {
             if kinds.is_empty() {
                 custom.remove(crd_name);
+                self.set_tables(crd_name, Vec::new());
             } else {
                 custom.insert(crd_name.to_string(), kinds);
             }

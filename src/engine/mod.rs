@@ -11,8 +11,11 @@ mod gc;
 mod instance;
 pub mod kinds;
 pub mod meta;
+pub mod openapi;
 pub mod registry;
+pub mod representation;
 pub mod resources;
+pub mod schema;
 pub mod status;
 pub mod store;
 

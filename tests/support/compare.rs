@@ -120,8 +120,12 @@ fn child_path<'a>(path: &[&'a str], key: &'a str) -> Vec<&'a str> {
     child
 }
 
-/// Placeholder for a string at `path` (keys from the root), or the string itself.
+/// Placeholder for a string at `path` (keys from the root), or the string itself. Empty
+/// strings stay empty: `"continue": ""` (no more pages) is a fact, not a volatile value.
 fn normalize_string(text: &str, path: &[&str]) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
     let placeholder = match path {
         [.., "metadata" | "details", "uid"] => Some(UID),
         [.., "ownerReferences", _, "uid"] => Some(UID),
@@ -365,5 +369,57 @@ pub fn headers_from_map(map: &http::HeaderMap) -> Vec<(String, String)> {
             let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
             (name.as_str().to_string(), value)
         })
+        .collect()
+}
+
+/// Every difference between a recorded body and ours, without panicking: JSON and YAML are
+/// compared as normalized values, watch streams event by event (pointer `/<index>/...`), text
+/// exactly. A difference in body kind is one root difference naming both kinds. Unlike
+/// [`assert_body_matches`], truncated recordings are the caller's business (compare a trimmed
+/// view of our body instead).
+pub fn diff_bodies(expected: &Body, actual: &Body) -> Vec<Difference> {
+    match (expected, actual) {
+        (Body::Json(expected), Body::Json(actual)) => diff_normalized(expected, actual),
+        (Body::WatchLines(expected), Body::WatchLines(actual)) => {
+            diff_json(&Value::Array(normalize_events(expected)), &Value::Array(normalize_events(actual)))
+        }
+        (Body::Yaml(expected_text), Body::Yaml(actual_text)) => match serde_saphyr::from_str::<Value>(actual_text) {
+            Ok(actual) => diff_normalized(&expected.yaml_value(), &actual),
+            Err(err) => vec![root_difference(
+                Value::String(expected_text.clone()),
+                Value::String(format!("(YAML does not parse: {err}) {actual_text}")),
+            )],
+        },
+        (Body::Text(expected), Body::Text(actual)) if expected == actual => Vec::new(),
+        (Body::Empty, Body::Empty) => Vec::new(),
+        (expected, actual) => vec![root_difference(body_summary(expected), body_summary(actual))],
+    }
+}
+
+fn root_difference(expected: Value, actual: Value) -> Difference {
+    Difference { pointer: String::new(), expected: Some(expected), actual: Some(actual) }
+}
+
+/// A body as one JSON value for a root difference: `"<Kind>: <content, cut>"`.
+fn body_summary(body: &Body) -> Value {
+    const LIMIT: usize = 300;
+    let content = match body {
+        Body::Json(value) => value.to_string(),
+        Body::WatchLines(events) => Value::Array(events.clone()).to_string(),
+        Body::Text(text) | Body::Yaml(text) => text.clone(),
+        Body::Empty => String::new(),
+    };
+    let cut: String = content.chars().take(LIMIT).collect();
+    let ellipsis = if cut.len() < content.len() { " ..." } else { "" };
+    Value::String(format!("{}: {cut}{ellipsis}", body.kind()))
+}
+
+/// The named headers whose values differ (same rules as [`assert_headers_match`]), one
+/// readable block per header; empty when they all match.
+pub fn header_differences(expected: &[(String, String)], actual: &[(String, String)], names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|name| !name.eq_ignore_ascii_case("content-length"))
+        .filter_map(|name| header_mismatch(expected, actual, name))
         .collect()
 }

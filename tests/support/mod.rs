@@ -13,4 +13,6 @@
 #![allow(dead_code)]
 
 pub mod compare;
+pub mod kubectl;
 pub mod reference;
+pub mod replay;

@@ -5,7 +5,9 @@
 
 pub mod discovery;
 pub mod query;
+pub mod respond;
 pub mod routes;
+pub mod watch;
 
 use crate::engine::Engine;
 use crate::engine::status::ApiError;
@@ -24,6 +26,9 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/healthz", get(ok_text))
         .route("/livez", get(ok_text))
         .route("/readyz", get(ok_text))
+        .route("/openapi/v2", get(crate::engine::openapi::serve_v2))
+        .route("/openapi/v3", get(crate::engine::openapi::serve_v3_index))
+        .route("/openapi/v3/{*group_version}", get(crate::engine::openapi::serve_v3_document))
         .fallback(dispatch)
         .with_state(engine)
 }

@@ -140,7 +140,21 @@ impl Query {
             continue_token: self.get("continue").map(String::from),
             resource_version: self.get("resourceVersion").map(String::from),
             resource_version_match: self.get("resourceVersionMatch").map(String::from),
+            send_initial_events: self.go_bool("sendInitialEvents")?,
+            allow_watch_bookmarks: self.go_bool("allowWatchBookmarks")?.unwrap_or(false),
         })
+    }
+
+    /// A boolean parameter read as Go's `strconv.ParseBool` (400 when it is not one).
+    fn go_bool(&self, key: &str) -> Result<Option<bool>, ApiError> {
+        match self.get(key).filter(|s| !s.is_empty()) {
+            None => Ok(None),
+            Some("1" | "t" | "T" | "TRUE" | "true" | "True") => Ok(Some(true)),
+            Some("0" | "f" | "F" | "FALSE" | "false" | "False") => Ok(Some(false)),
+            Some(other) => {
+                Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax")))
+            }
+        }
     }
 }
 

@@ -4,19 +4,18 @@
 //! several ways (`/api/v1/namespaces/x` is both a namespace and the prefix of namespaced
 //! resources) and the served kinds change at run time with the CRDs.
 
-use super::{error_response, json_response, query::Query};
+use super::{json_response, query::Query};
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::resources::patch::PatchType;
-use crate::engine::resources::rest::{Rest, Subresource, WatchItem, WriteOptions};
+use crate::engine::representation::negotiation::Endpoint;
+use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Largest request body accepted, as kube-apiserver's 3 MiB limit.
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -103,7 +102,7 @@ pub async fn serve_resource(
     };
     match handle(&engine, &kind, &target, method, &query, headers, body).await {
         Ok(res) => res,
-        Err(e) => error_response(&e),
+        Err(e) => super::respond::error_for(&e, headers, &query),
     }
 }
 
@@ -145,7 +144,17 @@ async fn handle(
     };
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
     let opts = q.write_options(user_agent)?;
+    // Lists and watches negotiate for themselves; every other answer is one object, and
+    // its representation is chosen before anything is done (a 406 writes nothing).
+    let shape = match (&method, t.name.as_deref()) {
+        (&Method::GET, None) => None,
+        _ => Some(super::respond::shape(engine, headers, q, Endpoint::Resource)?),
+    };
     let res = dispatch(engine, kind, &rest, t, method, q, headers, body, sub, &opts).await?;
+    let res = match &shape {
+        Some(shape) => super::respond::object(engine, kind, shape, res).await,
+        None => res,
+    };
     Ok(with_warnings(res, opts.take_warnings()))
 }
 
@@ -179,8 +188,8 @@ async fn dispatch(
             .await;
     }
     match (method, t.name.as_deref()) {
-        (Method::GET, None) if q.watch() => watch(rest, ns, q).await,
-        (Method::GET, None) => Ok(json_response(StatusCode::OK, &rest.list(ns, &q.list_query()?).await?)),
+        (Method::GET, None) if q.watch() => super::watch::respond(engine, kind, rest, ns, q, headers).await,
+        (Method::GET, None) => super::respond::list(engine, kind, rest, ns, q, headers).await,
         (Method::GET, Some(name)) => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         (Method::POST, None) => {
             let obj = body_json(headers, &body)?;
@@ -263,24 +272,6 @@ pub fn unsupported_patch(ct: &str) -> ApiError {
             "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {ct:?})"
         ),
     )
-}
-
-/// A streaming watch: one JSON event per line, ended by `timeoutSeconds`.
-async fn watch(rest: &Rest<'_>, ns: Option<&str>, q: &Query) -> Result<Response, ApiError> {
-    let events = rest.watch(ns, &q.list_query()?).await?;
-    let lines = events.map(|item| {
-        let line = match item {
-            WatchItem::Event { event_type, object } => serde_json::json!({"type": event_type, "object": object}),
-            WatchItem::Error(e) => serde_json::json!({"type": "ERROR", "object": e.to_json()}),
-        };
-        Ok::<_, std::io::Error>(Bytes::from(format!("{line}\n")))
-    });
-    let timeout = q.timeout_seconds().unwrap_or(30 * 60);
-    let limited = lines.take_until(tokio::time::sleep(Duration::from_secs(timeout)));
-    let mut res = Response::new(Body::from_stream(limited));
-    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
-    Ok(res)
 }
 
 #[cfg(test)]

@@ -2,20 +2,66 @@
 //!
 //! The spec/status split follows the subresources proposal: with `/status` enabled, a
 //! create drops `.status` and the main endpoint keeps the stored status (the generic
-//! `Strategy` defaults), while `/status` writes only `.status`. Schema validation, pruning
-//! and defaulting arrive with the custom-resources issue; until then objects are checked
-//! for a valid name only.
+//! `Strategy` defaults), while `/status` writes only `.status`.
+//!
+//! The version's structural schema ([`Schema`]) does the rest, as apiextensions-apiserver's
+//! `customResourceStrategy` does: request bodies are checked and pruned/defaulted while
+//! decoding, and every create, update and status update is validated by collecting the
+//! errors of several checks in kube's order — type meta, object metadata, the schema's
+//! values, embedded resources and list types, then the CEL rules (which kube skips when an
+//! earlier error means the object has the wrong shape). Status updates validate the whole
+//! object, like kube's status strategy. Schemas are compiled once per CRD generation and
+//! version and shared by every strategy built for them.
 
 use super::{ResourceInfo, Strategy};
-use crate::engine::field::FieldError;
-use crate::engine::meta;
+use crate::engine::field::{FieldError, Path};
+use crate::engine::schema::names::{name_is_dns_subdomain, validate_path_segment_name};
+use crate::engine::schema::{Schema, object_meta, validate_object_meta, validate_object_meta_update};
+use crate::engine::status::ApiError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionVersion,
 };
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
 pub struct CustomResourceStrategy {
     info: ResourceInfo,
+    schema: Option<Arc<Schema>>,
+}
+
+/// Which compiled schema a CRD version has: it changes only with the CRD's generation.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct SchemaKey {
+    crd: String,
+    version: String,
+}
+
+/// Compiled schemas by CRD (uid, else name) and version, with the generation compiled.
+type SchemaCache = Mutex<HashMap<SchemaKey, (i64, Arc<Schema>)>>;
+
+static SCHEMAS: LazyLock<SchemaCache> = LazyLock::new(Default::default);
+
+/// The compiled schema of `version`, compiled once per CRD generation.
+fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Option<Arc<Schema>> {
+    let props = version.schema.as_ref()?.open_api_v3_schema.as_ref()?;
+    let preserve = crd.spec.preserve_unknown_fields.unwrap_or(false);
+    let build = || Arc::new(Schema::new(props).preserving_unknown_fields(preserve));
+    let (Some(crd_id), Some(generation)) =
+        (crd.metadata.uid.clone().or_else(|| crd.metadata.name.clone()), crd.metadata.generation)
+    else {
+        return Some(build());
+    };
+    let key = SchemaKey { crd: crd_id, version: version.name.clone() };
+    let mut cache = SCHEMAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((compiled_generation, schema)) = cache.get(&key)
+        && *compiled_generation == generation
+    {
+        return Some(Arc::clone(schema));
+    }
+    let schema = build();
+    cache.insert(key, (generation, Arc::clone(&schema)));
+    Some(schema)
 }
 
 impl CustomResourceStrategy {
@@ -36,18 +82,107 @@ impl CustomResourceStrategy {
                 categories: names.categories.clone().unwrap_or_default(),
                 status_subresource,
             },
+            schema: compiled_schema(crd, version),
         }
+    }
+
+    /// The served version's compiled schema, if it has one.
+    pub fn schema(&self) -> Option<&Schema> {
+        self.schema.as_deref()
+    }
+
+    /// `kind` and `apiVersion` must be this kind's (kube checks them before anything else).
+    fn validate_type_meta(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if kind != self.info.kind {
+            errs.push(FieldError::invalid("kind", kind, format!("must be {}", self.info.kind)));
+        }
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let want = format!("{}/{}", self.info.group, self.info.version);
+        if api_version != want {
+            errs.push(FieldError::invalid("apiVersion", api_version, format!("must be {want}")));
+        }
+        errs
+    }
+
+    /// The schema's checks, in kube's order: values, structure, then the CEL rules (told
+    /// about every earlier error, `errs` included, since some of them block the rules).
+    fn validate_schema(&self, obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
+        let Some(schema) = self.schema() else { return };
+        errs.extend(schema.validate_values(obj, old));
+        errs.extend(schema.validate_structure(obj, old));
+        let rules = schema.validate_rules(obj, old, errs);
+        errs.extend(rules);
+    }
+
+    /// An update (main endpoint or `/status`): the generic metadata checks kube's
+    /// registry makes on every update, then the strategy's own. kube repeats some
+    /// metadata errors between the two; they are reported once.
+    fn validate_any_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let metadata = Path::root("metadata");
+        let (new_meta, old_meta) = (metadata_of(new), metadata_of(old));
+        let mut errs = validate_object_meta(new_meta, self.info.namespaced, validate_path_segment_name, &metadata);
+        errs.extend(validate_object_meta_update(new_meta, old_meta, &metadata));
+        let type_meta = self.validate_type_meta(new);
+        if !type_meta.is_empty() {
+            errs.extend(type_meta);
+            return dedup(errs);
+        }
+        errs.extend(validate_object_meta_update(new_meta, old_meta, &metadata));
+        self.validate_schema(new, Some(old), &mut errs);
+        dedup(errs)
     }
 }
 
-/// A DNS-1123 subdomain, as custom resource names must be.
-fn valid_name(name: &str) -> bool {
-    name.len() <= 253 && name.split('.').all(meta::is_dns1123_label)
+fn metadata_of(obj: &Value) -> &Value {
+    obj.get("metadata").unwrap_or(&Value::Null)
+}
+
+/// Drops repeated errors, keeping the first of each.
+fn dedup(errs: Vec<FieldError>) -> Vec<FieldError> {
+    let mut out: Vec<FieldError> = Vec::with_capacity(errs.len());
+    for e in errs {
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    }
+    out
 }
 
 impl Strategy for CustomResourceStrategy {
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    /// kube refuses a body it cannot decode with 400 `<Kind> in version "<v>" cannot be
+    /// handled as a <Kind>: ...`: metadata that is not an `ObjectMeta`, or an embedded
+    /// resource whose `apiVersion`/`kind` is not a string.
+    fn decode(&self, obj: &Value) -> Result<(), ApiError> {
+        let checked = match self.schema() {
+            Some(schema) => schema.check_decode(obj),
+            None => obj.get("metadata").map_or(Ok(()), object_meta::check_types),
+        };
+        checked.map_err(|e| {
+            let kind = &self.info.kind;
+            ApiError::bad_request(format!(
+                "{kind} in version {:?} cannot be handled as a {kind}: {e}",
+                self.info.version
+            ))
+        })
+    }
+
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        match self.schema() {
+            Some(schema) => schema.prune_and_default(obj),
+            None => {
+                let mut unknown = Vec::new();
+                if let Some(meta) = obj.get_mut("metadata") {
+                    object_meta::coerce(meta, "metadata", &mut unknown);
+                }
+                unknown
+            }
+        }
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -59,18 +194,121 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        let name = meta::name(obj).unwrap_or_default();
-        if valid_name(name) {
-            return vec![];
+        let mut errs = self.validate_type_meta(obj);
+        if !errs.is_empty() {
+            return errs;
         }
-        vec![FieldError::invalid(
-            "metadata.name",
-            name,
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-        )]
+        errs.extend(validate_object_meta(
+            metadata_of(obj),
+            self.info.namespaced,
+            name_is_dns_subdomain,
+            &Path::root("metadata"),
+        ));
+        self.validate_schema(obj, None, &mut errs);
+        errs
     }
 
-    fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
-        vec![]
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_any_update(new, old)
+    }
+
+    /// kube's status strategy validates the whole object too (metadata, schema, rules),
+    /// with the same ratcheting of unchanged values.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_any_update(new, old)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn strategy(schema: Value) -> CustomResourceStrategy {
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.stable.example.com", "uid": format!("test-{}", crate::engine::meta::new_uid()), "generation": 1},
+            "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                     "names": {"plural": "widgets", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": schema}, "subresources": {"status": {}}}]},
+            "status": {"acceptedNames": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"}}
+        }))
+        .expect("crd");
+        CustomResourceStrategy::new(&crd, &crd.spec.versions[0])
+    }
+
+    fn widget(spec: Value) -> Value {
+        json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+               "metadata": {"name": "w1", "namespace": "default", "generation": 1}, "spec": spec})
+    }
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "size": {"type": "integer", "maximum": 10},
+            "color": {"type": "string", "enum": ["red", "green", "blue"], "default": "red"}
+        }}}})
+    }
+
+    fn strings(errs: &[FieldError]) -> Vec<String> {
+        errs.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn create_collects_metadata_and_schema_errors() {
+        let s = strategy(schema());
+        let mut obj = widget(json!({"size": 42, "color": "purple"}));
+        obj["metadata"]["name"] = json!("Bad");
+        let errs = strings(&s.validate_create(&obj));
+        assert_eq!(errs.len(), 3);
+        assert!(errs[0].starts_with("metadata.name: Invalid value: \"Bad\": a lowercase RFC 1123 subdomain"));
+        assert!(
+            errs.contains(&"spec.size: Invalid value: 42: spec.size in body should be less than or equal to 10".into())
+        );
+        assert!(errs.contains(
+            &"spec.color: Unsupported value: \"purple\": supported values: \"red\", \"green\", \"blue\"".into()
+        ));
+        assert!(s.validate_create(&widget(json!({"size": 3}))).is_empty());
+    }
+
+    #[test]
+    fn decoding_prunes_defaults_and_refuses_bad_metadata() {
+        let s = strategy(schema());
+        let mut obj = widget(json!({"size": 1, "shape": "round"}));
+        assert_eq!(s.prune_and_default(&mut obj), ["spec.shape"]);
+        assert_eq!(obj["spec"], json!({"size": 1, "color": "red"}));
+        let mut bad = widget(json!({}));
+        bad["metadata"]["labels"] = json!("x");
+        let err = s.decode(&bad).expect_err("labels must be a map");
+        assert_eq!(err.code, 400);
+        assert!(err.message.starts_with("Widget in version \"v1\" cannot be handled as a Widget: "), "{}", err.message);
+    }
+
+    #[test]
+    fn updates_ratchet_and_check_metadata_once() {
+        let s = strategy(schema());
+        let old = widget(json!({"size": 42}));
+        assert!(s.validate_update(&old, &old).is_empty());
+        let mut new = widget(json!({"size": 43}));
+        new["metadata"]["labels"] = json!({"-bad": "x"});
+        let errs = strings(&s.validate_status_update(&new, &old));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs[0].starts_with("metadata.labels: Invalid value: \"-bad\""));
+        assert_eq!(errs[1], "spec.size: Invalid value: 43: spec.size in body should be less than or equal to 10");
+    }
+
+    #[test]
+    fn schemas_are_compiled_once_per_generation() {
+        let s1 = strategy(schema());
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "metadata": {"name": "x.example.com", "uid": "fixed-uid-for-cache-test", "generation": 4},
+            "spec": {"group": "example.com", "scope": "Cluster", "names": {"plural": "x", "kind": "X"},
+                     "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema()}}]}
+        }))
+        .expect("crd");
+        let a = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
+        let b = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
+        assert!(Arc::ptr_eq(a.schema.as_ref().expect("schema"), b.schema.as_ref().expect("schema")));
+        assert!(s1.schema().is_some());
     }
 }

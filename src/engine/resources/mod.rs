@@ -9,6 +9,8 @@ pub mod crds;
 pub mod custom;
 pub mod namespaces;
 pub mod patch;
+pub mod listing;
+pub mod managed_fields;
 pub mod rest;
 pub mod scale;
 mod scale_rest;
@@ -151,6 +153,12 @@ pub trait Strategy: Send + Sync {
             f.push("metadata.namespace".into());
         }
         f
+    }
+
+    /// How a `meta.k8s.io` Table shows objects of this kind: kube-apiserver's default
+    /// convertor (`Name`, `Created At`) unless the kind has its own printer.
+    fn table_convertor(&self) -> crate::engine::representation::table::TableConvertor {
+        crate::engine::representation::table::TableConvertor::default()
     }
 }
 

@@ -57,6 +57,10 @@ impl Strategy for NamespaceStrategy {
         false
     }
 
+    fn table_convertor(&self) -> crate::engine::representation::table::TableConvertor {
+        crate::engine::representation::table::TableConvertor::namespaces()
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Some(map) = obj.as_object_mut() {
             map.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));

@@ -5,15 +5,14 @@
 //! [`ApiError`]s; the api layer does the wire.
 
 use super::patch::{self, PatchError, PatchType};
+use super::managed_fields::verbs::{ApplyStep, check_name};
+use super::managed_fields::{PatchOutcome, Tracking};
 use super::scale::{self, ScalePaths};
-use super::selector::{FieldSelector, LabelSelector};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
 use crate::engine::meta;
 use crate::engine::status::ApiError;
-use crate::engine::store::{EventType, ListOptions, Revision, Store, StoreError, WatchEvent};
-use base64::Engine as _;
-use futures::StreamExt;
+use crate::engine::store::{Revision, Store, StoreError};
 use futures::stream::BoxStream;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
@@ -122,28 +121,20 @@ pub struct ListQuery {
     pub continue_token: Option<String>,
     pub resource_version: Option<String>,
     pub resource_version_match: Option<String>,
+    /// `sendInitialEvents` of a watch (`None`: not given).
+    pub send_initial_events: Option<bool>,
+    /// `allowWatchBookmarks` of a watch.
+    pub allow_watch_bookmarks: bool,
 }
 
 /// One watch event, or the error that ends the watch.
 #[derive(Debug, Clone)]
 pub enum WatchItem {
     Event { event_type: &'static str, object: Value },
+    /// Every event up to `resource_version` has been sent; `initial_events_end` marks the
+    /// end of a `sendInitialEvents` watch's initial state.
+    Bookmark { resource_version: Revision, initial_events_end: bool },
     Error(ApiError),
-}
-
-/// A continue token: kube's shape, `{"v":"meta.k8s.io/v1","rv":N,"start":"key"}` base64.
-fn encode_continue(revision: Revision, start: &str) -> String {
-    let doc = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": start});
-    base64::engine::general_purpose::URL_SAFE.encode(doc.to_string())
-}
-
-fn decode_continue(token: &str) -> Result<(Revision, String), ApiError> {
-    let bad = || ApiError::bad_request("The provided continue parameter is invalid");
-    let raw = base64::engine::general_purpose::URL_SAFE.decode(token).map_err(|_| bad())?;
-    let doc: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
-    let rv = doc.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
-    let start = doc.get("start").and_then(Value::as_str).ok_or_else(bad)?;
-    Ok((rv, start.to_string()))
 }
 
 const GENERATE_NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -270,11 +261,17 @@ impl Rest<'_> {
     }
 
     /// POST: creates an object. `dry_run` answers as if it had, storing nothing.
-    pub async fn create(
+    pub async fn create(&self, namespace: Option<&str>, obj: Value, opts: &WriteOptions) -> Result<Value, ApiError> {
+        self.create_tracked(namespace, obj, opts, Tracking::Update).await
+    }
+
+    /// A create whose managedFields are recorded as an update, or were set by an apply.
+    pub(super) async fn create_tracked(
         &self,
         namespace: Option<&str>,
         mut obj: Value,
         opts: &WriteOptions,
+        tracking: Tracking,
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
         self.check_body(&mut obj, namespace)?;
@@ -294,6 +291,7 @@ impl Rest<'_> {
         }
         let name = meta::name(&obj).unwrap_or_default().to_string();
         self.decode(&mut obj, opts)?;
+        self.track_create(&mut obj, opts, tracking).await;
         meta::prepare_create(&mut obj, self.now);
         if !self.strategy.uses_generation() {
             meta::metadata_mut(&mut obj).remove("generation");
@@ -334,65 +332,11 @@ impl Rest<'_> {
             .ok_or_else(|| ApiError::not_found(&self.info().group_resource(), name))
     }
 
-    fn selectors(&self, q: &ListQuery) -> Result<(LabelSelector, FieldSelector), ApiError> {
-        let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(|e| ApiError::bad_request(e.0))?;
-        let fields = FieldSelector::parse(q.fields.as_deref().unwrap_or(""), &self.strategy.selectable_fields())
-            .map_err(|e| ApiError::bad_request(e.0))?;
-        Ok((labels, fields))
-    }
-
-    /// GET a list: selectors, `limit` and `continue` over one consistent snapshot.
+    /// GET a list: selectors, `limit` and `continue` over one consistent snapshot (see
+    /// [`Rest::list_raw`] for the stored bytes without decoding).
     pub async fn list(&self, namespace: Option<&str>, q: &ListQuery) -> Result<Value, ApiError> {
-        let (labels, fields) = self.selectors(q)?;
-        let prefix = self.info().namespace_prefix(namespace);
-        let mut opts = ListOptions { limit: q.limit.filter(|l| *l > 0), ..Default::default() };
-        if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
-            let (rv, start) = decode_continue(token)?;
-            opts.revision = Some(rv);
-            opts.start_key = Some(format!("{prefix}{start}"));
-        } else if q.resource_version_match.as_deref() == Some("Exact") {
-            let rv = q
-                .resource_version
-                .as_deref()
-                .and_then(meta::parse_resource_version)
-                .ok_or_else(|| ApiError::bad_request("resourceVersionMatch=Exact requires a resourceVersion"))?;
-            opts.revision = Some(rv);
-        }
-        let filtering = !labels.0.is_empty() || !fields.0.is_empty();
-        let want = opts.limit.unwrap_or(usize::MAX);
-        let mut items = Vec::new();
-        let (revision, next_key, remaining) = loop {
-            let page = self.store.list(&prefix, &opts).await.map_err(|e| self.store_error(e, ""))?;
-            opts.revision = Some(page.revision);
-            for kv in &page.items {
-                if items.len() >= want {
-                    break;
-                }
-                let obj = meta::from_stored(kv);
-                if labels.matches(&obj) && fields.matches(&obj) {
-                    items.push(obj);
-                }
-            }
-            match page.next_key {
-                Some(next) if items.len() < want => opts.start_key = Some(next),
-                next => break (page.revision, next, page.remaining),
-            }
-        };
-        let mut list_meta = serde_json::Map::new();
-        list_meta.insert("resourceVersion".into(), Value::from(revision.to_string()));
-        if let Some(next) = next_key {
-            let start = next.strip_prefix(&prefix).unwrap_or(&next);
-            list_meta.insert("continue".into(), Value::from(encode_continue(revision, start)));
-            if !filtering {
-                list_meta.insert("remainingItemCount".into(), Value::from(remaining));
-            }
-        }
-        Ok(json!({
-            "apiVersion": self.info().api_version(),
-            "items": items,
-            "kind": self.info().list_kind,
-            "metadata": list_meta,
-        }))
+        let info = self.info();
+        Ok(self.list_raw(namespace, q).await?.to_value(&info.api_version(), &info.list_kind))
     }
 
     /// PUT on the main endpoint or `/status`.
@@ -434,11 +378,27 @@ impl Rest<'_> {
         &self,
         namespace: Option<&str>,
         name: &str,
+        obj: Value,
+        old: &Value,
+        expected: Option<Revision>,
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.write_tracked(namespace, name, obj, old, expected, sub, opts, Tracking::Update).await
+    }
+
+    /// [`Rest::write_update`], with managedFields recorded as an update or set by an apply.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_tracked(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
         mut obj: Value,
         old: &Value,
         expected: Option<Revision>,
         sub: Subresource,
         opts: &WriteOptions,
+        tracking: Tracking,
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
         let old_rv = meta::resource_version(old).and_then(meta::parse_resource_version);
@@ -447,11 +407,13 @@ impl Rest<'_> {
         {
             return Err(ApiError::conflict(&self.info().group_resource(), name, ApiError::STALE_OBJECT));
         }
+        let managed_fields = self.track_update(old, &obj, sub, opts, tracking).await;
         match sub {
             Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
         }
         meta::preserve_on_update(&mut obj, old);
+        managed_fields.restore(&mut obj);
         if self.strategy.uses_generation() && sub != Subresource::Status && spec_changed(&obj, old) {
             let next = meta::generation(old) + 1;
             meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
@@ -497,30 +459,48 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let old = self.get(namespace, name).await?;
-        let patched = match patch_type {
-            PatchType::Merge => patch::merge(&old, body),
-            PatchType::Json => patch::json(&old, body),
-            PatchType::StrategicMerge => patch::strategic(&old, body),
-            PatchType::Apply => {
-                return Err(ApiError::new(
-                    415,
-                    "UnsupportedMediaType",
-                    "apply patches are not supported for this resource yet",
-                ));
+        Ok(self.patch_outcome(namespace, name, patch_type, body, sub, opts).await?.object)
+    }
+
+    /// PATCH, telling whether it created the object: an apply patch creates what does not
+    /// exist yet, and kube answers that with 201.
+    pub async fn patch_outcome(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<PatchOutcome, ApiError> {
+        let (old, patched, tracking) = match patch_type {
+            PatchType::Apply => match self.apply_patch(namespace, name, body, sub, opts).await? {
+                ApplyStep::Create(obj) => {
+                    let object = self.create_tracked(namespace, obj, opts, Tracking::Applied).await?;
+                    return Ok(PatchOutcome { object, created: true });
+                }
+                ApplyStep::Update { live, obj } => (live, Ok(obj), Tracking::Applied),
+            },
+            other => {
+                let old = self.get(namespace, name).await?;
+                let patched = match other {
+                    PatchType::Merge => patch::merge(&old, body),
+                    PatchType::Json => patch::json(&old, body),
+                    _ => patch::strategic(&old, body),
+                };
+                (old, patched, Tracking::Update)
             }
         };
         let mut patched = patched.map_err(|e| match e {
             PatchError::Malformed(m) => ApiError::bad_request(m),
             PatchError::Failed(m) => ApiError::new(422, "Invalid", m),
         })?;
+        check_name(&patched, name, namespace)?;
         self.check_body(&mut patched, namespace)?;
         self.decode(&mut patched, opts)?;
-        if meta::name(&patched) != Some(name) {
-            return Err(ApiError::bad_request("metadata.name in a patch must not change"));
-        }
         let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
-        self.write_update(namespace, name, patched, &old, expected, sub, opts).await
+        let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
+        Ok(PatchOutcome { object, created: false })
     }
 
     /// DELETE one object. Finalizers (the object's own, plus `orphan` or
@@ -629,87 +609,14 @@ impl Rest<'_> {
         }))
     }
 
-    /// WATCH: without a resourceVersion (or "0"), the current objects first as ADDED, then
-    /// every change; from a resourceVersion, every change after it (410 if too old).
+    /// WATCH: the current objects first as ADDED (without a resourceVersion, or with
+    /// `sendInitialEvents=true`), then every change; from a resourceVersion, every change
+    /// after it (an ERROR event with 410 if too old). See [`Rest::watch_items`].
     pub async fn watch(
         &self,
         namespace: Option<&str>,
         q: &ListQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
-        let (labels, fields) = self.selectors(q)?;
-        let prefix = self.info().namespace_prefix(namespace);
-        let rv = q.resource_version.as_deref().filter(|s| !s.is_empty() && *s != "0");
-        let (initial, after) = match rv {
-            Some(rv) => {
-                let after = meta::parse_resource_version(rv).ok_or_else(|| {
-                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
-                })?;
-                (Vec::new(), after)
-            }
-            None => {
-                let page =
-                    self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.store_error(e, ""))?;
-                let objs: Vec<WatchItem> = page
-                    .items
-                    .iter()
-                    .map(meta::from_stored)
-                    .filter(|o| labels.matches(o) && fields.matches(o))
-                    .map(|object| WatchItem::Event { event_type: "ADDED", object })
-                    .collect();
-                (objs, page.revision)
-            }
-        };
-        let changes = match self.store.watch(&prefix, after).await {
-            Ok(s) => s,
-            Err(StoreError::Expired { requested, oldest }) => {
-                let err = ApiError::expired(format!("too old resource version: {requested} ({oldest})"));
-                return Ok(futures::stream::iter([WatchItem::Error(err)]).boxed());
-            }
-            Err(e) => return Err(self.store_error(e, "")),
-        };
-        let events = changes.filter_map(move |item| {
-            let out = match item {
-                Ok(event) => translate(&event, &labels, &fields),
-                Err(StoreError::Expired { requested, oldest }) => Some(WatchItem::Error(ApiError::expired(format!(
-                    "too old resource version: {requested} ({oldest})"
-                )))),
-                Err(e) => Some(WatchItem::Error(ApiError::internal(e.to_string()))),
-            };
-            futures::future::ready(out)
-        });
-        Ok(futures::stream::iter(initial).chain(events).boxed())
+        self.watch_items(namespace, q).await
     }
-}
-
-/// A store change as the watcher of a filtered view sees it: an object moving into the
-/// view is ADDED, one moving out is DELETED.
-fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector) -> Option<WatchItem> {
-    let matches = |o: &Value| labels.matches(o) && fields.matches(o);
-    let current = event.current.as_ref().map(meta::from_stored);
-    let prev = event.prev.as_ref().map(meta::from_stored);
-    let (event_type, object) = match event.event_type() {
-        EventType::Added => ("ADDED", current?),
-        EventType::Deleted => {
-            // A deleted object is reported at the deletion's revision.
-            let mut obj = prev?;
-            meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(event.revision.to_string()));
-            ("DELETED", obj)
-        }
-        EventType::Modified => {
-            let (cur, old) = (current?, prev?);
-            match (matches(&old), matches(&cur)) {
-                (true, true) => ("MODIFIED", cur),
-                (false, true) => ("ADDED", cur),
-                (true, false) => ("DELETED", cur),
-                (false, false) => return None,
-            }
-        }
-    };
-    if event_type != "DELETED" && !matches(&object) {
-        return None;
-    }
-    if event_type == "DELETED" && event.event_type() == EventType::Deleted && !matches(&object) {
-        return None;
-    }
-    Some(WatchItem::Event { event_type, object })
 }

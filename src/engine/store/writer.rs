@@ -102,15 +102,35 @@ fn run<P: Persist>(
     revisions: tokio::sync::watch::Sender<Revision>,
     mut queue: mpsc::Receiver<Request>,
 ) {
+    let mut last_batch = 1;
     while let Some(first) = queue.blocking_recv() {
         let mut requests = vec![first];
-        while requests.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(r) => requests.push(r),
-                Err(_) => break,
-            }
-        }
+        collect(&mut queue, &mut requests, last_batch);
+        last_batch = requests.len();
         commit(&mut persist, &state, &revisions, requests);
+    }
+}
+
+/// How long a batch waits for writers that were in the previous batch. Callers answered
+/// by the last commit need a moment to be scheduled and send their next write; without
+/// this pause the committer takes whoever is queued right now, and with many writers the
+/// batches shrink to a few requests each, one fsync apiece.
+const LINGER: std::time::Duration = std::time::Duration::from_micros(150);
+
+/// Takes what is queued; while the batch is smaller than the previous one, waits up to
+/// [`LINGER`] for the rest. A lone writer never waits (its previous batch was 1).
+fn collect(queue: &mut mpsc::Receiver<Request>, requests: &mut Vec<Request>, expected: usize) {
+    let deadline = std::time::Instant::now() + LINGER;
+    while requests.len() < MAX_BATCH {
+        match queue.try_recv() {
+            Ok(r) => requests.push(r),
+            Err(mpsc::error::TryRecvError::Empty)
+                if requests.len() < expected && std::time::Instant::now() < deadline =>
+            {
+                std::thread::yield_now();
+            }
+            Err(_) => break,
+        }
     }
 }
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Takes the README's screenshots: runs `kubectl crd tui --demo` in tmux, walks through the
+# main screens with keys, captures each with its colours (capture-pane -e) and renders it
+# to PNG with render.py. Usage: assets/screenshots/take.sh [path/to/kubectl-crd]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bin="${1:-$here/../../target/release/kubectl-crd}"
+work="$(mktemp -d)"
+sock="$work/tmux.sock"
+trap 'tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
+cols=132 rows=36
+
+cat >"$work/editor.sh" <<'ED'
+#!/bin/sh
+sed -i 's/phase: Stopped/phase: Running/' "$1"
+ED
+chmod +x "$work/editor.sh"
+
+t() { tmux -S "$sock" "$@"; }
+keys() { for k in "$@"; do t send-keys -t shot "$k"; sleep 0.3; done; }
+wait_for() {
+  for _ in $(seq 1 100); do
+    if t capture-pane -p -t shot | grep -qF -- "$1"; then return 0; fi
+    sleep 0.1
+  done
+  echo "timed out waiting for: $1" >&2; t capture-pane -p -t shot >&2; exit 1
+}
+shot() {
+  sleep 0.4
+  t capture-pane -e -p -t shot >"$work/$1.ansi"
+  python3 "$here/render.py" "$work/$1.ansi" "$here/$1.png" "$cols" "$rows"
+  echo "wrote $here/$1.png"
+}
+
+t new-session -d -s shot -x "$cols" -y "$rows" \
+  "KUBE_EDITOR=$work/editor.sh $bin --local=$work/data tui --demo 2>/dev/null; sleep 30"
+wait_for "widgets.demo.example.com"
+keys j; shot registrations
+keys j Enter; wait_for "Names (spec"; shot detail-conflict
+keys Escape; sleep 0.3; keys G Enter Tab j l j; wait_for "schema"; shot detail
+keys Enter; wait_for "widgets(default)"; keys j Space Space j; shot resources
+keys Escape; sleep 0.3; keys Escape; sleep 0.3
+t send-keys -t shot -l ":db"; keys Enter; wait_for "databases("; keys 0; wait_for "databases(all)"; shot resources-all-namespaces
+keys 0; sleep 0.3; t send-keys -t shot -l ":wd"; keys Enter; wait_for "widget-001"; keys Enter; wait_for "phase:"; shot resource
+keys E; wait_for "saved the status"; shot resource-after-status-edit
+keys s; wait_for "desired"; keys + +; shot scale
+keys Escape; sleep 0.3; keys y; wait_for "apiVersion"; shot yaml
+keys Escape; sleep 0.3; keys d; wait_for "Name:"; shot describe
+keys Escape; sleep 0.3; keys "?"; wait_for "help"; shot help
+keys Escape; sleep 0.3; keys q

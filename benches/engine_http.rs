@@ -1,0 +1,272 @@
+//! `cargo bench --bench engine_http`: the engine as a client sees it, over HTTPS on
+//! loopback, against the real `kubectl-crd serve` binary in a child process.
+//!
+//! Prints: time from process start to the ready line; creates/s and updates/s with 16
+//! concurrent clients (10,000 custom resources stored); list latency of all 10,000
+//! (p50/p99); watch event latency with 100 watchers (from the start of the write to the
+//! event reaching each watcher; p50/p99); and the server's resident memory with 10,000
+//! objects. Figures only; nothing asserts a time.
+
+use futures::TryStreamExt;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const OBJECTS: usize = 10_000;
+const CLIENTS: usize = 16;
+const WATCHERS: usize = 100;
+const WATCHED_WRITES: usize = 200;
+
+struct Served {
+    child: Child,
+    kubeconfig: std::path::PathBuf,
+    ready_after: Duration,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve() -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Issue TLS material once, so the measured start is a restart as users see it daily.
+    let mut first = spawn(dir.path());
+    let _ = first.0.kill();
+    let _ = first.0.wait();
+    let (child, ready_after) = spawn(dir.path());
+    Served { child, kubeconfig: dir.path().join("kubeconfig"), ready_after, _dir: dir }
+}
+
+fn spawn(dir: &std::path::Path) -> (Child, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start serve");
+    let mut line = String::new();
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    out.read_line(&mut line).expect("ready line");
+    let ready = start.elapsed();
+    assert!(line.contains("ready"), "{line}");
+    // Keep draining so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in out.lines() {});
+    (child, ready)
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn now_micros() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0)
+}
+
+async fn client(kubeconfig: &std::path::Path) -> kube::Client {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig"),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
+    kube::Client::try_from(config).expect("client")
+}
+
+async fn register(client: &kube::Client) -> Api<DynamicObject> {
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.stable.example.com"},
+        "spec": {"group": "stable.example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "color": {"type": "string"}, "size": {"type": "integer"}, "note": {"type": "string"}}},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
+    });
+    crds.create(&PostParams::default(), &serde_json::from_value(crd).expect("crd")).await.expect("crd");
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("stable.example.com", "v1", "Widget"), "widgets");
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    for _ in 0..500 {
+        if api.list(&ListParams::default().limit(1)).await.is_ok() {
+            return api;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the CRD was never served");
+}
+
+fn widget(i: usize) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": format!("w-{i:05}"), "labels": {"app": "bench", "shard": format!("s{}", i % 16)}},
+        "spec": {"color": "red", "size": i % 10, "note": "x".repeat(200)}
+    }))
+    .expect("widget")
+}
+
+/// Runs `total` operations split across CLIENTS tasks; returns operations per second.
+async fn concurrently<F, Fut>(total: usize, op: F) -> f64
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let op = Arc::new(op);
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let op = op.clone();
+            tokio::spawn(async move {
+                let mut i = c;
+                while i < total {
+                    op(i).await;
+                    i += CLIENTS;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+    total as f64 / start.elapsed().as_secs_f64()
+}
+
+/// The one field a watcher reads from each event line; serde skips the rest unparsed,
+/// so the figure is the server's latency rather than the bench's decoding.
+#[derive(serde::Deserialize)]
+struct Line {
+    object: LineObject,
+}
+#[derive(serde::Deserialize)]
+struct LineObject {
+    metadata: LineMeta,
+}
+#[derive(serde::Deserialize)]
+struct LineMeta {
+    #[serde(default)]
+    annotations: std::collections::BTreeMap<String, String>,
+}
+
+async fn watch_latency(client: &kube::Client, api: &Api<DynamicObject>) -> Vec<Duration> {
+    let rv = api.list(&ListParams::default().limit(1)).await.expect("list").metadata.resource_version.expect("rv");
+    let mut watchers = Vec::new();
+    for _ in 0..WATCHERS {
+        let uri = format!(
+            "/apis/stable.example.com/v1/namespaces/default/widgets?watch=1&resourceVersion={rv}&timeoutSeconds=60"
+        );
+        let req = http::Request::get(uri).body(Vec::new()).expect("request");
+        let lines = client.request_stream(req).await.expect("watch");
+        watchers.push(tokio::spawn(async move {
+            use futures::AsyncBufReadExt;
+            let mut lines = lines.lines();
+            let mut seen = Vec::new();
+            while seen.len() < WATCHED_WRITES {
+                let Ok(Some(line)) = lines.try_next().await else { break };
+                let Ok(event) = serde_json::from_str::<Line>(&line) else { continue };
+                if let Some(sent) = event.object.metadata.annotations.get("bench/sent").and_then(|s| s.parse::<u128>().ok()) {
+                    seen.push(Duration::from_micros(now_micros().saturating_sub(sent) as u64));
+                }
+            }
+            seen
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for i in 0..WATCHED_WRITES {
+        let patch = json!({"metadata": {"annotations": {"bench/sent": now_micros().to_string()}}});
+        api.patch(&format!("w-{i:05}"), &PatchParams::default(), &Patch::Merge(patch)).await.expect("patch");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut all = Vec::new();
+    for w in watchers {
+        all.extend(w.await.expect("watcher"));
+    }
+    all.sort();
+    all
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        rustls::crypto::ring::default_provider().install_default().ok();
+        let served = serve();
+        println!("engine over HTTPS on loopback ({CLIENTS} clients, {OBJECTS} custom resources)");
+        println!("  start to ready:            {}", ms(served.ready_after));
+        let client = client(&served.kubeconfig).await;
+        let api = register(&client).await;
+        let idle = rss_mib(served.child.id());
+
+        let creator = api.clone();
+        let creates = concurrently(OBJECTS, move |i| {
+            let api = creator.clone();
+            async move {
+                api.create(&PostParams::default(), &widget(i)).await.expect("create");
+            }
+        })
+        .await;
+        println!("  creates/s:                 {creates:.0}");
+
+        let updater = api.clone();
+        let updates = concurrently(OBJECTS, move |i| {
+            let api = updater.clone();
+            async move {
+                let patch = json!({"spec": {"size": (i % 10) + 1}});
+                api.patch(&format!("w-{i:05}"), &PatchParams::default(), &Patch::Merge(patch)).await.expect("update");
+            }
+        })
+        .await;
+        println!("  updates/s (merge patch):   {updates:.0}");
+
+        // Raw bytes: the server's time, not the bench's own decoding of 5 MB.
+        let mut lists = Vec::new();
+        for _ in 0..20 {
+            let start = Instant::now();
+            let req = http::Request::get("/apis/stable.example.com/v1/namespaces/default/widgets")
+                .body(Vec::new())
+                .expect("request");
+            let body = client.request_text(req).await.expect("list");
+            lists.push(start.elapsed());
+            assert!(body.len() > OBJECTS * 200);
+        }
+        lists.sort();
+        println!("  list {OBJECTS} (JSON) p50/p99:  {} / {}", ms(percentile(&lists, 0.5)), ms(percentile(&lists, 0.99)));
+
+        let latencies = watch_latency(&client, &api).await;
+        println!(
+            "  watch latency, {WATCHERS} watchers p50/p99: {} / {} ({} events)",
+            ms(percentile(&latencies, 0.5)),
+            ms(percentile(&latencies, 0.99)),
+            latencies.len()
+        );
+        println!("  resident memory: {idle:.0} MiB idle, {:.0} MiB with {OBJECTS} objects", rss_mib(served.child.id()));
+    });
+}

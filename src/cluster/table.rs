@@ -1,0 +1,287 @@
+//! Resources as the server tabulates them: a `meta.k8s.io/v1` Table, asked for with
+//! kubectl's `Accept` header, so the columns are the CRD's printer columns exactly as
+//! kube-apiserver computes them. A server that sends no Table gets kubectl's fallback,
+//! Name and Age, computed here from the objects.
+
+use super::discovery::ResourceType;
+use super::error::ClusterError;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{GetParams, ListParams};
+use serde_json::Value;
+use std::time::Duration;
+
+/// kubectl's Accept for tables: v1 Table, v1beta1 Table, or whatever JSON the server has.
+pub const ACCEPT_TABLE: &str =
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+/// Rows per page, as kubectl's `--chunk-size` default.
+const PAGE: u32 = 500;
+
+/// One column definition.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TableColumn {
+    pub name: String,
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    #[serde(default)]
+    pub format: String,
+    #[serde(default)]
+    pub description: String,
+    /// 0: always shown; more: only with `-o wide`.
+    #[serde(default)]
+    pub priority: i32,
+}
+
+/// One row with the identity of its object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRow {
+    /// Cells as the server sent them (strings, numbers, booleans, null for missing values).
+    pub cells: Vec<Value>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub created: Option<Timestamp>,
+}
+
+/// A table of resources.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub columns: Vec<TableColumn>,
+    pub rows: Vec<TableRow>,
+    /// Whether the server sent the table (else it is the Name/Age fallback).
+    pub from_server: bool,
+}
+
+impl Table {
+    /// The fallback table of objects (each a JSON object with metadata).
+    pub fn fallback(objects: &[Value], now: Timestamp) -> Table {
+        let columns = vec![
+            TableColumn {
+                name: "Name".into(),
+                type_: "string".into(),
+                format: "name".into(),
+                description: String::new(),
+                priority: 0,
+            },
+            TableColumn {
+                name: "Age".into(),
+                type_: "string".into(),
+                format: String::new(),
+                description: String::new(),
+                priority: 0,
+            },
+        ];
+        let rows = objects
+            .iter()
+            .map(|o| {
+                let mut row = row_identity(o.get("metadata"));
+                row.cells = vec![
+                    Value::String(row.name.clone()),
+                    Value::String(row.created.map_or_else(unknown_age, |t| age(t, now))),
+                ];
+                row
+            })
+            .collect();
+        Table { columns, rows, from_server: false }
+    }
+}
+
+fn unknown_age() -> String {
+    "<unknown>".to_string()
+}
+
+fn row_identity(meta: Option<&Value>) -> TableRow {
+    let text = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).map(String::from);
+    TableRow {
+        cells: Vec::new(),
+        name: text("name").unwrap_or_default(),
+        namespace: text("namespace").filter(|n| !n.is_empty()),
+        created: text("creationTimestamp").and_then(|t| t.parse().ok()),
+    }
+}
+
+/// Fetches a table of `resource` in `namespace` (`None`: every namespace), of one object
+/// when `name` is given, filtered by `label_selector`.
+pub async fn fetch_table(
+    client: &kube::Client,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    label_selector: Option<&str>,
+) -> Result<Table, ClusterError> {
+    let request = kube::core::Request::new(resource.collection_path(namespace));
+    let target_ns = namespace.filter(|_| resource.namespaced);
+    let not_found = |n: &str| Some((resource.qualified_name(), n.to_string(), target_ns.map(String::from)));
+    let mut params = ListParams::default().limit(PAGE);
+    if let Some(selector) = label_selector {
+        params = params.labels(selector);
+    }
+    let mut table: Option<Table> = None;
+    loop {
+        let http_request = match name {
+            Some(n) => request.get(n, &GetParams::default()),
+            None => request.list(&params),
+        };
+        let mut http_request = http_request.map_err(|e| ClusterError::Other(e.to_string()))?;
+        http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
+        let text = client.request_text(http_request).await.map_err(|e| {
+            let target = name.and_then(not_found);
+            ClusterError::from_kube(e, target.as_ref().map(|(w, n, ns)| (w.as_str(), n.as_str(), ns.as_deref())))
+        })?;
+        let doc: Value = serde_json::from_str(&text)
+            .map_err(|e| ClusterError::Other(format!("cannot read the server's answer: {e}")))?;
+        let page = parse_page(&doc, name.is_some())?;
+        let more =
+            doc.get("metadata").and_then(|m| m.get("continue")).and_then(Value::as_str).unwrap_or("").to_string();
+        table = Some(match table {
+            None => page,
+            Some(mut t) => {
+                t.rows.extend(page.rows);
+                t
+            }
+        });
+        if name.is_some() || more.is_empty() {
+            break;
+        }
+        params = params.continue_token(&more);
+    }
+    table.ok_or_else(|| ClusterError::Other("the server sent no table".into()))
+}
+
+/// One answer: a Table, a list of objects, or one object.
+fn parse_page(doc: &Value, single: bool) -> Result<Table, ClusterError> {
+    if doc.get("kind").and_then(Value::as_str) == Some("Table") {
+        let columns: Vec<TableColumn> = match doc.get("columnDefinitions") {
+            Some(v) if !v.is_null() => serde_json::from_value(v.clone())
+                .map_err(|e| ClusterError::Other(format!("cannot read the table's columns: {e}")))?,
+            _ => Vec::new(),
+        };
+        let rows = doc
+            .get("rows")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let mut row = row_identity(r.get("object").and_then(|o| o.get("metadata")));
+                row.cells = r.get("cells").and_then(Value::as_array).cloned().unwrap_or_default();
+                row
+            })
+            .collect();
+        return Ok(Table { columns, rows, from_server: true });
+    }
+    let now = Timestamp::now();
+    if single {
+        return Ok(Table::fallback(std::slice::from_ref(doc), now));
+    }
+    let items = doc.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+    Ok(Table::fallback(&items, now))
+}
+
+/// The age of something created at `created`, as kubectl prints it (`translateTimestampSince`).
+pub fn age(created: Timestamp, now: Timestamp) -> String {
+    let seconds = now.as_second() - created.as_second();
+    if seconds < -1 {
+        return "<invalid>".into();
+    }
+    human_duration(Duration::from_secs(u64::try_from(seconds).unwrap_or(0)))
+}
+
+/// apimachinery's `HumanDuration`: `45s`, `3m20s`, `15m`, `5h10m`, `2d4h`, `90d`, `3y10d`.
+pub fn human_duration(d: Duration) -> String {
+    let seconds = d.as_secs();
+    if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
+    }
+    if minutes < 60 * 3 {
+        return format!("{minutes}m");
+    }
+    let hours = minutes / 60;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{h}h", hours / 24) };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let days = (hours / 24) % 365;
+        return if days == 0 { format!("{}y", hours / 24 / 365) } else { format!("{}y{days}d", hours / 24 / 365) };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn durations_read_like_kubectl() {
+        let cases = [
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (200, "3m20s"),
+            (600, "10m"),
+            (179 * 60, "179m"),
+            (3 * 3600, "3h"),
+            (5 * 3600 + 600, "5h10m"),
+            (47 * 3600, "47h"),
+            (52 * 3600, "2d4h"),
+            (8 * 86400, "8d"),
+            (3 * 365 * 86400 + 10 * 86400, "3y10d"),
+            (9 * 365 * 86400, "9y"),
+        ];
+        for (secs, text) in cases {
+            assert_eq!(human_duration(Duration::from_secs(secs)), text, "{secs}s");
+        }
+        let t: Timestamp = "2026-11-22T02:36:58Z".parse().expect("ts");
+        let later: Timestamp = "2026-11-22T02:37:03Z".parse().expect("ts");
+        assert_eq!(age(t, later), "5s");
+        assert_eq!(age(later, t), "<invalid>");
+    }
+
+    #[test]
+    fn a_server_table_keeps_its_cells_and_object_identity() {
+        // Reference 35, shortened.
+        let doc = json!({
+            "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": "86"},
+            "columnDefinitions": [
+                {"name": "Name", "type": "string", "format": "name", "description": "", "priority": 0},
+                {"name": "Phase", "type": "string", "format": "", "description": "", "priority": 1}
+            ],
+            "rows": [{"cells": ["w1", null], "object": {"kind": "PartialObjectMetadata", "metadata": {"name": "w1", "namespace": "default", "creationTimestamp": "2026-11-22T02:36:58Z"}}}]
+        });
+        let t = parse_page(&doc, false).expect("table");
+        assert!(t.from_server);
+        assert_eq!(t.columns[1].priority, 1);
+        assert_eq!(t.rows[0].cells, vec![json!("w1"), Value::Null]);
+        assert_eq!(t.rows[0].namespace.as_deref(), Some("default"));
+        assert!(t.rows[0].created.is_some());
+    }
+
+    #[test]
+    fn without_a_table_the_fallback_is_name_and_age() {
+        let doc = json!({"kind": "WidgetList", "items": [{"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T02:36:58Z"}}, {"metadata": {"name": "w2"}}]});
+        let t = parse_page(&doc, false).expect("fallback");
+        assert!(!t.from_server);
+        let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Name", "Age"]);
+        assert_eq!(t.rows[0].cells[0], json!("w1"));
+        assert_eq!(t.rows[1].cells[1], json!("<unknown>"));
+        let one = parse_page(&json!({"kind": "Widget", "metadata": {"name": "w1"}}), true).expect("one");
+        assert_eq!(one.rows.len(), 1);
+    }
+}

@@ -1,0 +1,175 @@
+//! Cluster operations only the terminal UI needs, built on the rest of this layer: the
+//! endpoint of a CRD's resources as a [`ResourceType`], CRDs with their resource counts,
+//! and a watch of a resource list as Table rows (what `kubectl get -w` receives).
+//!
+//! The watch asks for Table events with kubectl's `Accept`; a server that sends plain
+//! objects instead gets each changed object's row through [`fetch_table`], so the columns
+//! stay the server's either way.
+
+use super::discovery::ResourceType;
+use super::error::ClusterError;
+use super::registrations::{Crd, count_resources, list_crds, served_resource};
+use super::table::{ACCEPT_TABLE, TableRow, fetch_table};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use kube::api::{ListParams, WatchParams};
+use kube::core::WatchEvent;
+use serde_json::Value;
+
+/// How many CRDs have their resources counted at once.
+const COUNT_CONCURRENCY: usize = 8;
+
+/// The endpoint of a CRD's custom resources under its accepted names, if it is served.
+pub fn resource_of(crd: &Crd) -> Option<ResourceType> {
+    let ar = served_resource(crd)?;
+    let accepted = crd.status.as_ref()?.accepted_names.as_ref()?;
+    let version = crd.spec.versions.iter().find(|v| v.name == ar.version)?;
+    let sub = version.subresources.as_ref();
+    Some(ResourceType {
+        group: ar.group,
+        version: ar.version,
+        kind: ar.kind,
+        plural: ar.plural,
+        singular: accepted.singular.clone().unwrap_or_default(),
+        short_names: accepted.short_names.clone().unwrap_or_default(),
+        categories: accepted.categories.clone().unwrap_or_default(),
+        namespaced: crd.spec.scope == "Namespaced",
+        verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+            .map(String::from)
+            .to_vec(),
+        status: sub.is_some_and(|s| s.status.is_some()),
+        scale: sub.is_some_and(|s| s.scale.is_some()),
+        preferred: true,
+    })
+}
+
+/// Every CRD, sorted by name, with how many custom resources it holds (`None` when they
+/// cannot be counted).
+pub async fn list_crds_with_counts(client: &kube::Client) -> Result<Vec<(Crd, Option<u64>)>, ClusterError> {
+    let crds = list_crds(client).await?;
+    // Owned futures: borrowing ones are not `Send` for every lifetime, and the TUI runs
+    // this in a spawned task.
+    let jobs = crds.iter().cloned().map(|crd| {
+        let client = client.clone();
+        async move { count_resources(&client, &crd).await }
+    });
+    let counts: Vec<Option<u64>> =
+        futures::stream::iter(jobs).buffered(COUNT_CONCURRENCY).map(|r| r.ok().flatten()).collect().await;
+    Ok(crds.into_iter().zip(counts).collect())
+}
+
+/// The collection's current resourceVersion: where a watch that follows a list starts.
+/// Read before the list, so nothing between the two is missed (replayed changes are
+/// idempotent for a table keyed by object).
+pub async fn collection_version(
+    client: &kube::Client,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    label_selector: Option<&str>,
+) -> Result<String, ClusterError> {
+    let mut params = ListParams::default().limit(1);
+    if let Some(selector) = label_selector {
+        params = params.labels(selector);
+    }
+    let page =
+        resource.api(client, namespace).list_metadata(&params).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    Ok(page.metadata.resource_version.unwrap_or_default())
+}
+
+/// A change to a watched list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableEvent {
+    /// A new or changed object's row.
+    Upsert(TableRow),
+    Deleted {
+        name: String,
+        namespace: Option<String>,
+    },
+    /// The watch has seen everything up to this resourceVersion.
+    Bookmark,
+}
+
+/// An event's object with the resourceVersion it carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Watched {
+    pub event: TableEvent,
+    pub resource_version: Option<String>,
+}
+
+/// Whether a watch error means the resourceVersion is too old and the list must be read
+/// again (410 Gone / `Expired`).
+pub fn is_gone(e: &ClusterError) -> bool {
+    matches!(e, ClusterError::Api { code: 410, .. })
+}
+
+/// Watches `resource` from `resource_version`, as Table rows.
+pub async fn watch_table(
+    client: &kube::Client,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    label_selector: Option<&str>,
+    resource_version: &str,
+) -> Result<BoxStream<'static, Result<Watched, ClusterError>>, ClusterError> {
+    let mut params = WatchParams::default().timeout(290);
+    if let Some(selector) = label_selector {
+        params = params.labels(selector);
+    }
+    let request = kube::core::Request::new(resource.collection_path(namespace));
+    let mut http_request = request.watch(&params, resource_version).map_err(|e| ClusterError::Other(e.to_string()))?;
+    http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
+    let events = client.request_events::<Value>(http_request).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    let client = client.clone();
+    let resource = resource.clone();
+    let namespace = namespace.map(String::from);
+    Ok(events
+        .then(move |item| {
+            let (client, resource, namespace) = (client.clone(), resource.clone(), namespace.clone());
+            async move {
+                let event = item.map_err(|e| ClusterError::from_kube(e, None))?;
+                watched(&client, &resource, namespace.as_deref(), event).await
+            }
+        })
+        .boxed())
+}
+
+async fn watched(
+    client: &kube::Client,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    event: WatchEvent<Value>,
+) -> Result<Watched, ClusterError> {
+    let (object, deleted) = match event {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) => (o, false),
+        WatchEvent::Deleted(o) => (o, true),
+        WatchEvent::Bookmark(b) => {
+            return Ok(Watched { event: TableEvent::Bookmark, resource_version: Some(b.metadata.resource_version) });
+        }
+        WatchEvent::Error(status) => return Err(ClusterError::from_status(&status, None)),
+    };
+    // A Table event holds one row whose `object` is the object's metadata.
+    let (row_cells, meta) = if object.get("kind").and_then(Value::as_str) == Some("Table") {
+        let row = object.pointer("/rows/0").cloned().unwrap_or_default();
+        let meta = row.pointer("/object/metadata").cloned().unwrap_or_default();
+        (row.get("cells").and_then(Value::as_array).cloned(), meta)
+    } else {
+        (None, object.get("metadata").cloned().unwrap_or_default())
+    };
+    let text = |k: &str| meta.get(k).and_then(Value::as_str).map(String::from);
+    let name = text("name").unwrap_or_default();
+    let ns = text("namespace").filter(|n| !n.is_empty());
+    let resource_version = text("resourceVersion");
+    if deleted {
+        return Ok(Watched { event: TableEvent::Deleted { name, namespace: ns }, resource_version });
+    }
+    let row = match row_cells {
+        Some(cells) => {
+            TableRow { cells, name, namespace: ns, created: text("creationTimestamp").and_then(|t| t.parse().ok()) }
+        }
+        None => {
+            let in_ns = ns.as_deref().or(namespace);
+            let table = fetch_table(client, resource, in_ns, Some(&name), None).await?;
+            table.rows.into_iter().next().ok_or_else(|| ClusterError::Other(format!("no row for {name}")))?
+        }
+    };
+    Ok(Watched { event: TableEvent::Upsert(row), resource_version })
+}

@@ -1,0 +1,84 @@
+//! The definitions of the built-in types: meta/v1 (`ObjectMeta`, `ListMeta`, `Status`,
+//! `DeleteOptions`, ...), autoscaling/v1 `Scale`, and the built-in kinds with their parts.
+//!
+//! They live in `definitions.json` (swagger 2.0 form), produced by
+//! `generate_definitions.py`: the meta and autoscaling types exactly as the recorded
+//! kube-apiserver 1.32 serves them, the kinds from `k8s-openapi`'s copy of kube's schemas.
+
+use super::json::J;
+use super::schema::refs;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+const DATA: &str = include_str!("definitions.json");
+
+/// A set of definitions by name (swagger 2.0 form).
+pub type Definitions = BTreeMap<String, Value>;
+
+/// The built-in definitions, parsed once.
+pub fn builtin() -> &'static Definitions {
+    static DEFS: OnceLock<Definitions> = OnceLock::new();
+    DEFS.get_or_init(|| serde_json::from_str(DATA).unwrap_or_default())
+}
+
+/// The definition marked with `x-kubernetes-group-version-kind` = this kind.
+pub fn find_kind(defs: &Definitions, group: &str, version: &str, kind: &str) -> Option<String> {
+    defs.iter()
+        .find(|(_, d)| {
+            d.get("x-kubernetes-group-version-kind").and_then(Value::as_array).is_some_and(|gvks| {
+                gvks.iter().any(|g| g["group"] == group && g["version"] == version && g["kind"] == kind)
+            })
+        })
+        .map(|(name, _)| name.clone())
+}
+
+/// `roots` and every definition they reach.
+pub fn closure(defs: &Definitions, roots: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<String> = roots.into_iter().collect();
+    while let Some(name) = todo.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        if let Some(def) = defs.get(&name) {
+            let mut found = BTreeSet::new();
+            refs(def, &mut found);
+            todo.extend(found.into_iter().filter(|n| !seen.contains(n)));
+        }
+    }
+    seen
+}
+
+/// `roots` and every definition they reach, each written by `write`, sorted by name.
+pub fn written(defs: &Definitions, roots: impl IntoIterator<Item = String>, write: impl Fn(&Value) -> J) -> J {
+    J::Obj(
+        closure(defs, roots).into_iter().filter_map(|name| defs.get(&name).map(|d| (name.clone(), write(d)))).collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_parses_and_every_reference_resolves() {
+        let defs = builtin();
+        assert!(defs.len() > 50, "{}", defs.len());
+        for name in closure(defs, defs.keys().cloned()) {
+            assert!(defs.contains_key(&name), "{name} is referenced but not defined");
+        }
+    }
+
+    #[test]
+    fn built_in_kinds_are_found_by_their_group_version_kind() {
+        let defs = builtin();
+        assert_eq!(find_kind(defs, "", "v1", "Namespace").as_deref(), Some("io.k8s.api.core.v1.Namespace"));
+        assert_eq!(
+            find_kind(defs, "apiextensions.k8s.io", "v1", "CustomResourceDefinitionList").as_deref(),
+            Some("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList")
+        );
+        let reached = closure(defs, ["io.k8s.api.core.v1.Namespace".to_string()]);
+        assert!(reached.contains("io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry"));
+    }
+}

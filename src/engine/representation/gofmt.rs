@@ -1,0 +1,130 @@
+//! Values printed as Go prints them: `fmt.Fprint` (what a string printer column shows),
+//! `encoding/json` (objects and arrays in cells, float cells in Table JSON). Go and Rust
+//! disagree on float text (`1e+06` vs `1000000`, `1` vs `1.0`), and these strings end up in
+//! `kubectl get` output, so they follow Go's rules.
+
+use serde_json::Value;
+
+
+/// The text client-go's `JSONPath.PrintResults` writes for one value: JSON for objects
+/// and arrays, `fmt.Fprint` for the rest (`<no value>` for null).
+pub fn print_text(v: &Value) -> String {
+    match v {
+        Value::Null => "<no value>".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(u)) => u.to_string(),
+            _ => go_format_g(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::Array(_) | Value::Object(_) => go_json(v),
+    }
+}
+
+/// `json.Marshal` of a decoded value: keys sorted, `<`, `>` and `&` escaped, floats as
+/// Go writes them.
+pub fn go_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_go_json(v, &mut out);
+    out
+}
+
+fn write_go_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => out.push_str(&i.to_string()),
+            (None, Some(u)) => out.push_str(&u.to_string()),
+            _ => out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0))),
+        },
+        Value::String(s) => write_go_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(k, out);
+                out.push(':');
+                write_go_json(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A JSON string as Go's encoder escapes it (HTML-safe).
+pub fn write_go_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Shortest digits and decimal exponent of a finite float, from Rust's `{:e}`.
+fn mantissa_exponent(f: f64) -> (String, i32) {
+    let s = format!("{:e}", f.abs());
+    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+    (m.replace('.', ""), e.parse().unwrap_or(0))
+}
+
+/// Go's `%e`-style text with shortest digits: `1.5e+06`, `1e-07`.
+fn go_exponent(f: f64, exp_digits: usize) -> String {
+    let (digits, exp) = mantissa_exponent(f);
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let mantissa = if digits.len() > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}{mantissa}e{esign}{:0width$}", exp.abs(), width = exp_digits)
+}
+
+/// `fmt.Fprint` of a float64 (`%v`, i.e. `%g` with the shortest representation).
+pub fn go_format_g(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // strconv's %g with the shortest precision switches to exponent form outside
+    // 1e-4 <= |f| < 1e6 (precision 6 decides when the precision is the shortest).
+    let (_, exp) = mantissa_exponent(f);
+    if !(-4..6).contains(&exp) {
+        return go_exponent(f, 2);
+    }
+    format!("{f}")
+}
+
+/// `encoding/json`'s float64: plain decimal for 1e-6 ≤ |f| < 1e21, else exponent form
+/// (`1e+21`, `1e-7`).
+pub fn go_json_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        return go_exponent(f, 1);
+    }
+    format!("{f}")
+}

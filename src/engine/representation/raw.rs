@@ -1,0 +1,327 @@
+//! Zero-copy reading and rewriting of serialized JSON objects.
+//!
+//! The store keeps every object as the bytes serde_json wrote (compact, keys sorted,
+//! without `metadata.resourceVersion`). Lists of thousands of objects are answered by
+//! assembling those bytes rather than by parsing each object into a `Value` and writing it
+//! again: this module finds members of an object without decoding them, splices the
+//! resourceVersion into `metadata`, and re-indents compact JSON as Go's `MarshalIndent`
+//! does for `pretty` responses. Everything here takes untrusted-shaped bytes and answers
+//! `None` rather than panicking when they are not what it expects.
+
+/// Skips JSON whitespace from `pos`.
+fn skip_ws(b: &[u8], mut pos: usize) -> usize {
+    while pos < b.len() && matches!(b[pos], b' ' | b'\n' | b'\r' | b'\t') {
+        pos += 1;
+    }
+    pos
+}
+
+/// The end (exclusive) of the string starting at `pos` (which must be `"`).
+fn skip_string(b: &[u8], pos: usize) -> Option<usize> {
+    let mut i = pos + 1;
+    loop {
+        // Jump to the next quote or backslash: most strings have no escapes.
+        i += b.get(i..)?.iter().position(|c| *c == b'"' || *c == b'\\')?;
+        if b[i] == b'"' {
+            return Some(i + 1);
+        }
+        i += 2;
+    }
+}
+
+/// The end (exclusive) of the value starting at `pos` (after whitespace).
+pub fn skip_value(b: &[u8], pos: usize) -> Option<usize> {
+    let pos = skip_ws(b, pos);
+    match *b.get(pos)? {
+        b'"' => skip_string(b, pos),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = pos;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i = skip_string(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            let mut i = pos;
+            while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                i += 1;
+            }
+            (i > pos).then_some(i)
+        }
+    }
+}
+
+/// One member of an object: its key as written (without quotes, escapes kept) and the
+/// bytes of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member<'a> {
+    pub key: &'a [u8],
+    pub value: &'a [u8],
+}
+
+/// The members of the object `obj`, in order; `None` when `obj` is not an object.
+pub fn members(obj: &[u8]) -> Option<Vec<Member<'_>>> {
+    let mut out = Vec::with_capacity(8);
+    let mut pos = skip_ws(obj, 0);
+    if obj.get(pos) != Some(&b'{') {
+        return None;
+    }
+    pos = skip_ws(obj, pos + 1);
+    if obj.get(pos) == Some(&b'}') {
+        return Some(out);
+    }
+    loop {
+        if obj.get(pos) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(obj, pos)?;
+        let key = &obj[pos + 1..key_end - 1];
+        pos = skip_ws(obj, key_end);
+        if obj.get(pos) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_ws(obj, pos + 1);
+        let value_end = skip_value(obj, value_start)?;
+        out.push(Member { key, value: &obj[value_start..value_end] });
+        pos = skip_ws(obj, value_end);
+        match obj.get(pos)? {
+            b',' => pos = skip_ws(obj, pos + 1),
+            b'}' => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+/// The value of member `key` of the object `obj`, without decoding anything else.
+pub fn get<'a>(obj: &'a [u8], key: &str) -> Option<&'a [u8]> {
+    let key = key.as_bytes();
+    let mut pos = skip_ws(obj, 0);
+    if obj.get(pos) != Some(&b'{') {
+        return None;
+    }
+    pos = skip_ws(obj, pos + 1);
+    if obj.get(pos) == Some(&b'}') {
+        return None;
+    }
+    loop {
+        if obj.get(pos) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(obj, pos)?;
+        let found = &obj[pos + 1..key_end - 1] == key;
+        pos = skip_ws(obj, key_end);
+        if obj.get(pos) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_ws(obj, pos + 1);
+        let value_end = skip_value(obj, value_start)?;
+        if found {
+            return Some(&obj[value_start..value_end]);
+        }
+        pos = skip_ws(obj, value_end);
+        match obj.get(pos)? {
+            b',' => pos = skip_ws(obj, pos + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// The value at a path of object keys.
+pub fn get_path<'a>(obj: &'a [u8], path: &[impl AsRef<str>]) -> Option<&'a [u8]> {
+    path.iter().try_fold(obj, |cur, key| get(cur, key.as_ref()))
+}
+
+/// A JSON string value decoded; `None` when `raw` is not a string.
+pub fn string(raw: &[u8]) -> Option<String> {
+    if raw.first() != Some(&b'"') {
+        return None;
+    }
+    let inner = &raw[1..raw.len().saturating_sub(1)];
+    if !inner.contains(&b'\\') {
+        return std::str::from_utf8(inner).ok().map(String::from);
+    }
+    serde_json::from_slice(raw).ok()
+}
+
+/// Appends `"resourceVersion":"<rv>"` as a member, with a comma when `first` is false.
+fn push_rv_member(out: &mut Vec<u8>, rv: u64, first: bool) {
+    if !first {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"resourceVersion\":\"");
+    out.extend_from_slice(rv.to_string().as_bytes());
+    out.push(b'"');
+}
+
+/// Writes the metadata object `meta` with `resourceVersion` set to `rv`, in sorted key
+/// position (the position serde_json's sorted maps give it), replacing any present.
+pub fn write_metadata_with_rv(meta: &[u8], rv: u64, out: &mut Vec<u8>) -> Option<()> {
+    let members = members(meta)?;
+    out.push(b'{');
+    let mut written = false;
+    let mut first = true;
+    for m in &members {
+        if m.key == b"resourceVersion" {
+            continue;
+        }
+        if !written && m.key > b"resourceVersion".as_slice() {
+            push_rv_member(out, rv, first);
+            written = true;
+            first = false;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.push(b'"');
+        out.extend_from_slice(m.key);
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(m.value);
+    }
+    if !written {
+        push_rv_member(out, rv, first);
+    }
+    out.push(b'}');
+    Some(())
+}
+
+/// Writes the stored object `obj` with `metadata.resourceVersion` set to `rv`: what
+/// `meta::from_stored` gives, without decoding the object. Falls back to copying the
+/// object unchanged when it has no metadata object (never the case for stored objects).
+pub fn write_with_rv(obj: &[u8], rv: u64, out: &mut Vec<u8>) {
+    let Some(meta) = get(obj, "metadata").filter(|m| m.first() == Some(&b'{')) else {
+        out.extend_from_slice(obj);
+        return;
+    };
+    // `meta` is a subslice of `obj`: copy around it.
+    let start = meta.as_ptr() as usize - obj.as_ptr() as usize;
+    let end = start + meta.len();
+    out.extend_from_slice(&obj[..start]);
+    let mark = out.len();
+    if write_metadata_with_rv(meta, rv, out).is_none() {
+        out.truncate(mark);
+        out.extend_from_slice(meta);
+    }
+    out.extend_from_slice(&obj[end..]);
+}
+
+/// Re-indents compact (or any) JSON as Go's `json.MarshalIndent(v, "", "  ")`: two spaces
+/// per level, `": "` after keys, empty objects and arrays kept as `{}` and `[]`.
+pub fn pretty(json: &[u8], out: &mut Vec<u8>) {
+    out.reserve(json.len() + json.len() / 2);
+    let mut depth = 0usize;
+    let mut i = 0;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        for _ in 0..depth {
+            out.extend_from_slice(b"  ");
+        }
+    };
+    while i < json.len() {
+        let c = json[i];
+        match c {
+            b'"' => {
+                let end = skip_string(json, i).unwrap_or(json.len());
+                out.extend_from_slice(&json[i..end]);
+                i = end;
+                continue;
+            }
+            b'{' | b'[' => {
+                let close = if c == b'{' { b'}' } else { b']' };
+                let next = skip_ws(json, i + 1);
+                if json.get(next) == Some(&close) {
+                    out.push(c);
+                    out.push(close);
+                    i = next + 1;
+                    continue;
+                }
+                out.push(c);
+                depth += 1;
+                newline(out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(out, depth);
+                out.push(c);
+            }
+            b',' => {
+                out.push(b',');
+                newline(out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            b' ' | b'\n' | b'\r' | b'\t' => {}
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn members_and_get_skip_nested_values() {
+        let doc = br#"{"a":{"x":[1,{"y":"}"}]},"b":"q\"uote","c":-1.5e3,"d":null}"#;
+        let m = members(doc).expect("object");
+        let keys: Vec<&[u8]> = m.iter().map(|m| m.key).collect();
+        assert_eq!(keys, vec![&b"a"[..], b"b", b"c", b"d"]);
+        assert_eq!(get(doc, "b"), Some(&br#""q\"uote""#[..]));
+        assert_eq!(get(doc, "c"), Some(&b"-1.5e3"[..]));
+        assert_eq!(get(doc, "d"), Some(&b"null"[..]));
+        assert_eq!(get_path(doc, &["a", "x"]), Some(&br#"[1,{"y":"}"}]"#[..]));
+        assert_eq!(get(doc, "zz"), None);
+        assert_eq!(get(b"[1]", "a"), None);
+        assert_eq!(members(b"{}").map(|m| m.len()), Some(0));
+        assert_eq!(members(b"{\"a\":"), None);
+        assert_eq!(string(br#""a\nb""#).as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn resource_version_lands_where_a_sorted_map_puts_it() {
+        let obj = json!({"apiVersion": "v1", "kind": "K", "metadata": {"labels": {"a": "b"}, "name": "n", "uid": "u"}, "spec": {"x": 1}});
+        let stored = serde_json::to_vec(&obj).expect("json");
+        let mut out = Vec::new();
+        write_with_rv(&stored, 42, &mut out);
+        let mut expected = obj.clone();
+        expected["metadata"]["resourceVersion"] = json!("42");
+        assert_eq!(out, serde_json::to_vec(&expected).expect("json"));
+
+        for meta in [json!({}), json!({"a": 1}), json!({"z": 1}), json!({"resourceVersion": "1", "z": 2})] {
+            let mut out = Vec::new();
+            write_metadata_with_rv(&serde_json::to_vec(&meta).expect("json"), 7, &mut out).expect("object");
+            let mut expected = meta.clone();
+            expected["resourceVersion"] = json!("7");
+            assert_eq!(String::from_utf8_lossy(&out), expected.to_string());
+        }
+    }
+
+    #[test]
+    fn pretty_matches_go_marshal_indent() {
+        let v = json!({"a": [], "b": {}, "c": [1, {"d": "x,y:{"}], "e": "s"});
+        let mut out = Vec::new();
+        pretty(v.to_string().as_bytes(), &mut out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": \"x,y:{\"\n    }\n  ],\n  \"e\": \"s\"\n}"
+        );
+        // serde_json's own pretty printer agrees.
+        assert_eq!(out, serde_json::to_vec_pretty(&v).expect("json"));
+    }
+}

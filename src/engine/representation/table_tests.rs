@@ -1,0 +1,132 @@
+//! Table conversion: column layouts, typed cells, ages.
+
+use super::*;
+use serde_json::json;
+
+fn now() -> Timestamp {
+    "2026-11-22T12:00:00Z".parse().expect("time")
+}
+
+fn column(name: &str, type_: &str, path: &str) -> CustomResourceColumnDefinition {
+    CustomResourceColumnDefinition { name: name.into(), type_: type_.into(), json_path: path.into(), ..Default::default() }
+}
+
+fn cells(conv: &TableConvertor, obj: &Value) -> Vec<Cell> {
+    conv.cells(&serde_json::to_vec(obj).expect("json"), now())
+}
+
+#[test]
+fn human_durations_match_kube() {
+    let cases = [
+        (-5, "<invalid>"),
+        (-1, "0s"),
+        (0, "0s"),
+        (5, "5s"),
+        (119, "119s"),
+        (120, "2m"),
+        (125, "2m5s"),
+        (600, "10m"),
+        (179 * 60, "179m"),
+        (3 * 3600, "3h"),
+        (3 * 3600 + 12 * 60, "3h12m"),
+        (8 * 3600, "8h"),
+        (47 * 3600, "47h"),
+        (48 * 3600, "2d"),
+        (50 * 3600, "2d2h"),
+        (8 * 86400, "8d"),
+        (730 * 86400, "2y"),
+        (731 * 86400, "2y1d"),
+        (9 * 365 * 86400, "9y"),
+    ];
+    for (secs, want) in cases {
+        assert_eq!(human_duration(secs), want, "{secs}s");
+    }
+}
+
+#[test]
+fn typed_cells_follow_the_crd_convertor() {
+    assert_eq!(typed_cell("integer", &json!(5), now()), Cell::Int(5));
+    assert_eq!(typed_cell("integer", &json!(5.7), now()), Cell::Int(5));
+    assert_eq!(typed_cell("integer", &json!("5"), now()), Cell::Null);
+    assert_eq!(typed_cell("number", &json!(5), now()), Cell::Float(5.0));
+    assert_eq!(typed_cell("number", &json!(0.25), now()), Cell::Float(0.25));
+    assert_eq!(typed_cell("boolean", &json!(true), now()), Cell::Bool(true));
+    assert_eq!(typed_cell("boolean", &json!("true"), now()), Cell::Null);
+    assert_eq!(typed_cell("date", &json!("2026-11-22T11:55:00Z"), now()), Cell::Str("5m".into()));
+    assert_eq!(typed_cell("date", &json!("2026-11-19T08:48:00Z"), now()), Cell::Str("3d3h".into()));
+    assert_eq!(typed_cell("date", &json!(""), now()), Cell::Str("<unknown>".into()));
+    assert_eq!(typed_cell("date", &json!("yesterday"), now()), Cell::Str("<invalid>".into()));
+    assert_eq!(typed_cell("date", &json!(12), now()), Cell::Null);
+    assert_eq!(typed_cell("integer", &Value::Null, now()), Cell::Null);
+}
+
+#[test]
+fn printer_columns_make_cells_from_json_paths() {
+    let conv = TableConvertor::custom_resource(&[
+        column("Color", "string", ".spec.color"),
+        column("Replicas", "integer", ".spec.replicas"),
+        column("Ready", "string", r#".status.conditions[?(@.type=="Ready")].status"#),
+        column("Tags", "string", ".spec.tags"),
+        column("First", "string", ".spec.tags[*]"),
+        column("Up", "boolean", ".spec.up"),
+        column("Ratio", "number", ".spec.ratio"),
+        column("Age", "date", ".metadata.creationTimestamp"),
+        column("Null", "string", ".spec.nothing"),
+    ]);
+    let obj = json!({"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T09:00:00Z"},
+        "spec": {"color": "blue", "tags": ["a", "b"], "up": false, "ratio": 2, "nothing": null},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    assert_eq!(
+        cells(&conv, &obj),
+        vec![
+            Cell::Str("w1".into()),
+            Cell::Str("blue".into()),
+            Cell::Null,
+            Cell::Str("True".into()),
+            Cell::Str(r#"["a","b"]"#.into()),
+            Cell::Str("a".into()),
+            Cell::Bool(false),
+            Cell::Float(2.0),
+            Cell::Str("3h".into()),
+            Cell::Str("<no value>".into()),
+        ]
+    );
+    let defs = conv.definitions();
+    assert_eq!(defs[1].description, "Custom resource definition column (in JSONPath format): .spec.color");
+    assert_eq!((defs[2].type_.as_str(), defs[2].priority, defs[2].format.as_str()), ("integer", 0, ""));
+}
+
+#[test]
+fn no_printer_columns_means_name_and_age() {
+    let conv = TableConvertor::custom_resource(&[]);
+    let defs = conv.definitions();
+    assert_eq!(defs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["Name", "Age"]);
+    assert_eq!((defs[1].type_.as_str(), defs[1].description.as_str()), ("date", CREATION_TIMESTAMP_DESCRIPTION));
+}
+
+#[test]
+fn default_and_namespace_layouts() {
+    let obj = json!({"metadata": {"name": "x", "creationTimestamp": "2026-11-22T11:00:00Z"}, "status": {"phase": "Active"}});
+    assert_eq!(
+        cells(&TableConvertor::default(), &obj),
+        vec![Cell::Str("x".into()), Cell::Str("2026-11-22T11:00:00Z".into())]
+    );
+    assert_eq!(
+        cells(&TableConvertor::namespaces(), &obj),
+        vec![Cell::Str("x".into()), Cell::Str("Active".into()), Cell::Str("60m".into())]
+    );
+    let mut out = Vec::new();
+    TableConvertor::default().write_table(&[], &ListMeta::default(), TableOptions::default(), MetaVersion::V1, now(), &mut out);
+    let table: Value = serde_json::from_slice(&out).expect("json");
+    assert_eq!(table["rows"], Value::Null);
+    assert_eq!(table["columnDefinitions"][1]["name"], "Created At");
+}
+
+#[test]
+fn the_fast_time_parser_agrees_with_jiff() {
+    for t in ["2026-11-22T02:36:58Z", "1970-01-01T00:00:00Z", "2000-02-29T23:59:59Z", "2024-12-31T12:00:00Z"] {
+        assert_eq!(parse_time(t), t.parse::<Timestamp>().ok(), "{t}");
+    }
+    assert_eq!(parse_time("2026-11-22T02:36:58.5+01:00"), "2026-11-22T02:36:58.5+01:00".parse::<Timestamp>().ok());
+    assert_eq!(parse_time("2026-13-22T02:36:58Z"), None);
+}

@@ -1,0 +1,344 @@
+//! `application/yaml` responses, written as kube-apiserver writes them.
+//!
+//! kube converts its JSON to YAML through go-yaml v2, so that is the style kept here:
+//! keys in go-yaml's order (non-letters first, digit runs compared as numbers), sequences
+//! inside mappings not indented, strings plain when they read back as the same string,
+//! double-quoted when they would read back as something else (`"83"`, `"yes"`,
+//! timestamps), single-quoted when only YAML syntax gets in the way (`'a: b'`), and
+//! literal blocks for multi-line text. go-yaml's folding of lines past 80 columns is not
+//! reproduced: the documents are equal as YAML, not always byte for byte.
+
+use super::gofmt::go_format_g;
+use serde_json::Value;
+use std::cmp::Ordering;
+
+/// The YAML document for `value`.
+pub fn to_yaml(value: &Value) -> String {
+    let mut out = String::new();
+    match value {
+        Value::Object(m) if !m.is_empty() => write_mapping(value, 0, &mut out),
+        Value::Array(a) if !a.is_empty() => write_sequence(value, 0, &mut out),
+        other => {
+            out.push_str(&scalar(other, 0));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn indent(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// go-yaml's `keyList.Less` on string keys.
+fn key_order(a: &str, b: &str) -> Ordering {
+    let (ar, br): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    for i in 0..ar.len().min(br.len()) {
+        if ar[i] == br[i] {
+            continue;
+        }
+        let (al, bl) = (ar[i].is_alphabetic(), br[i].is_alphabetic());
+        if al && bl {
+            return ar[i].cmp(&br[i]);
+        }
+        if al || bl {
+            return if bl { Ordering::Less } else { Ordering::Greater };
+        }
+        let (mut an, mut bn) = (0i64, 0i64);
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && ar[j - 1].is_ascii_digit() {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let mut ai = i;
+        while ai < ar.len() && ar[ai].is_ascii_digit() {
+            an = an.saturating_mul(10).saturating_add(i64::from(ar[ai] as u8 - b'0'));
+            ai += 1;
+        }
+        let mut bi = i;
+        while bi < br.len() && br[bi].is_ascii_digit() {
+            bn = bn.saturating_mul(10).saturating_add(i64::from(br[bi] as u8 - b'0'));
+            bi += 1;
+        }
+        if an != bn {
+            return an.cmp(&bn);
+        }
+        if ai != bi {
+            return ai.cmp(&bi);
+        }
+        return ar[i].cmp(&br[i]);
+    }
+    ar.len().cmp(&br.len())
+}
+
+fn is_block(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if !m.is_empty()) || matches!(v, Value::Array(a) if !a.is_empty())
+}
+
+fn write_mapping(value: &Value, level: usize, out: &mut String) {
+    let Value::Object(map) = value else { return };
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort_by(|a, b| key_order(a, b));
+    for (i, key) in keys.into_iter().enumerate() {
+        if i > 0 {
+            indent(out, level);
+        }
+        out.push_str(&string_scalar(key, level, true));
+        out.push(':');
+        write_value_after(&map[key.as_str()], level, true, out);
+    }
+}
+
+fn write_sequence(value: &Value, level: usize, out: &mut String) {
+    let Value::Array(items) = value else { return };
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            indent(out, level);
+        }
+        out.push('-');
+        match item {
+            Value::Object(m) if !m.is_empty() => {
+                out.push(' ');
+                write_mapping(item, level + 2, out);
+            }
+            Value::Array(a) if !a.is_empty() => {
+                out.push(' ');
+                write_sequence(item, level + 2, out);
+            }
+            _ => {
+                out.push(' ');
+                out.push_str(&scalar(item, level + 2));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// Writes a mapping value after `key:`.
+fn write_value_after(v: &Value, level: usize, _in_map: bool, out: &mut String) {
+    if !is_block(v) {
+        out.push(' ');
+        out.push_str(&scalar(v, level + 2));
+        out.push('\n');
+        return;
+    }
+    out.push('\n');
+    match v {
+        // go-yaml does not indent a sequence under a mapping key.
+        Value::Array(_) => {
+            indent(out, level);
+            write_sequence(v, level, out);
+        }
+        _ => {
+            indent(out, level + 2);
+            write_mapping(v, level + 2, out);
+        }
+    }
+}
+
+fn scalar(v: &Value, level: usize) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(u)) => u.to_string(),
+            _ => {
+                let f = n.as_f64().unwrap_or(0.0);
+                if f.is_nan() {
+                    ".nan".into()
+                } else if f.is_infinite() {
+                    if f > 0.0 { ".inf".into() } else { "-.inf".into() }
+                } else {
+                    go_format_g(f)
+                }
+            }
+        },
+        Value::String(s) => string_scalar(s, level, false),
+        Value::Array(_) => "[]".into(),
+        Value::Object(_) => "{}".into(),
+    }
+}
+
+/// Whether go-yaml's resolver reads `s` as something other than a string.
+fn resolves_to_non_string(s: &str) -> bool {
+    const SPECIAL: &[&str] = &[
+        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True",
+        "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", ".inf", ".Inf", ".INF", "+.inf",
+        "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", "<<",
+    ];
+    if SPECIAL.contains(&s) {
+        return true;
+    }
+    let first = s.as_bytes()[0];
+    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
+        return false;
+    }
+    let plain = s.replace('_', "");
+    let unsigned = plain.trim_start_matches(['-', '+']);
+    let is_int = !unsigned.is_empty()
+        && (unsigned.bytes().all(|b| b.is_ascii_digit())
+            || unsigned.strip_prefix("0x").is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            || unsigned.strip_prefix("0b").is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b == b'0' || b == b'1')));
+    let is_float = plain.parse::<f64>().is_ok() && plain.bytes().any(|b| b.is_ascii_digit());
+    let is_base60 = unsigned.contains(':')
+        && unsigned.split(':').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    is_int || is_float || is_base60 || is_timestamp(s)
+}
+
+/// YAML 1.1 timestamps as go-yaml resolves them (`2001-12-14`, `2001-12-14T21:59:43Z`...).
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 8 || !b[0..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return false;
+    }
+    let date_end = s.find(['T', 't', ' ']).unwrap_or(s.len());
+    let date: Vec<&str> = s[..date_end].split('-').collect();
+    if date.len() != 3 || !date.iter().all(|p| !p.is_empty() && p.len() <= 4 && p.bytes().all(|c| c.is_ascii_digit())) {
+        return false;
+    }
+    date_end == s.len() || s[date_end + 1..].contains(':')
+}
+
+/// go-yaml's plain-scalar analysis: whether `s` can be written without quotes.
+fn plain_allowed(s: &str) -> bool {
+    let b = s.as_bytes();
+    if s.starts_with("---") || s.starts_with("...") {
+        return false;
+    }
+    if b.first().is_some_and(|c| b" \t".contains(c)) || b.last().is_some_and(|c| b" \t".contains(c)) {
+        return false;
+    }
+    let first = b[0];
+    let followed_by_space = |i: usize| b.get(i + 1).is_none_or(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+    if b"#,[]{}&*!|>'\"%@`".contains(&first) {
+        return false;
+    }
+    if matches!(first, b'?' | b':' | b'-') && followed_by_space(0) {
+        return false;
+    }
+    for (i, c) in s.char_indices() {
+        if c.is_control() || c == '\u{feff}' {
+            return false;
+        }
+        if c == ':' && followed_by_space(i) {
+            return false;
+        }
+        if c == '#' && i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+            return false;
+        }
+    }
+    true
+}
+
+fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\x0b' => out.push_str("\\v"),
+            '\x0c' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            '\x1b' => out.push_str("\\e"),
+            '\u{85}' => out.push_str("\\N"),
+            '\u{a0}' => out.push_str("\\_"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            c if c.is_control() || c == '\u{feff}' => {
+                let n = c as u32;
+                if n <= 0xff {
+                    out.push_str(&format!("\\x{n:02X}"));
+                } else {
+                    out.push_str(&format!("\\u{n:04X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A literal block (`|`, `|-`, `|+`) for multi-line text at mapping `level`.
+fn literal(s: &str, level: usize) -> String {
+    let chomp = if !s.ends_with('\n') {
+        "-"
+    } else if s.ends_with("\n\n") {
+        "+"
+    } else {
+        ""
+    };
+    let indicator = if s.starts_with(' ') || s.starts_with('\n') { "2" } else { "" };
+    let mut out = format!("|{indicator}{chomp}");
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    for line in body.split('\n') {
+        out.push('\n');
+        if !line.is_empty() {
+            out.extend(std::iter::repeat_n(' ', level.max(2)));
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+fn string_scalar(s: &str, level: usize, key: bool) -> String {
+    if resolves_to_non_string(s) {
+        return double_quoted(s);
+    }
+    let multiline = s.contains('\n');
+    if multiline && !key && !s.chars().any(|c| c.is_control() && c != '\n') && !s.ends_with(' ') {
+        return literal(s, level);
+    }
+    if !multiline && plain_allowed(s) {
+        return s.to_string();
+    }
+    if !s.chars().any(|c| c.is_control() || c == '\u{feff}') {
+        return format!("'{}'", s.replace('\'', "''"));
+    }
+    double_quoted(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strings_are_quoted_as_go_yaml_quotes_them() {
+        let v = json!({"a": "yes", "b": "", "c": "2026-11-22T02:36:58Z", "d": "1.5", "e": "a: b", "f": "f:app",
+            "g": "- x", "h": "83", "i": "plain text", "j": "@x", "k": "it's", "l": "tab\there", "m": "0x1f",
+            "n": "app=demo", "o": "1:2"});
+        assert_eq!(
+            to_yaml(&v),
+            "a: \"yes\"\nb: \"\"\nc: \"2026-11-22T02:36:58Z\"\nd: \"1.5\"\ne: 'a: b'\nf: f:app\ng: '- x'\nh: \"83\"\ni: plain text\nj: '@x'\nk: it's\nl: \"tab\\there\"\nm: \"0x1f\"\n\"n\": app=demo\no: \"1:2\"\n"
+        );
+    }
+
+    #[test]
+    fn sequences_sit_under_their_key_and_keys_sort_naturally() {
+        let v = json!({"items": [{"b": 1, "a": [1, 2]}, "x"], "empty": {}, "none": [], "k10": 1, "k9": 2, ".": {}, "z": null, "f": 1.5});
+        assert_eq!(
+            to_yaml(&v),
+            ".: {}\nempty: {}\nf: 1.5\nitems:\n- a:\n  - 1\n  - 2\n  b: 1\n- x\nk9: 2\nk10: 1\nnone: []\nz: null\n"
+        );
+    }
+
+    #[test]
+    fn multi_line_text_is_a_literal_block() {
+        assert_eq!(to_yaml(&json!({"s": "a\nb\n"})), "s: |\n  a\n  b\n");
+        assert_eq!(to_yaml(&json!({"m": {"s": "a\n\nb"}})), "m:\n  s: |-\n    a\n\n    b\n");
+    }
+}

@@ -1,0 +1,398 @@
+//! List and watch, as kube-apiserver serves them from its watch cache.
+//!
+//! A list returns the stored objects' bytes ([`RawList`]) so that the representations
+//! layer can answer ten thousand objects without decoding them; `resourceVersion` and
+//! `resourceVersionMatch` choose the snapshot (`NotOlderThan` waits a little for a
+//! revision the store has not reached, `Exact` reads the past) with kube's errors for
+//! combinations it refuses. A watch starts with the current objects (legacy mode, or
+//! `sendInitialEvents=true` ending in an annotated BOOKMARK) and follows the store's
+//! changes through a selector-filtered view.
+
+use super::rest::{ListQuery, Rest, WatchItem};
+use super::selector::{FieldSelector, LabelSelector};
+use crate::engine::field::{FieldError, go_quote};
+use crate::engine::meta;
+use crate::engine::status::{ApiError, StatusCause, StatusDetails};
+use crate::engine::store::{EventType, KeyValue, ListOptions, Revision, StoreError, WatchEvent};
+use base64::Engine as _;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// How long a `NotOlderThan` read waits for the store to reach a future revision (kube's
+/// watch cache waits 3 s).
+const FRESHNESS_WAIT: Duration = Duration::from_secs(3);
+
+/// A list as stored: the matching objects and the list's metadata.
+#[derive(Debug, Clone, Default)]
+pub struct RawList {
+    pub revision: Revision,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<u64>,
+    /// Values as stored (no resourceVersion; it is each item's `mod_revision`).
+    pub items: Vec<KeyValue>,
+}
+
+impl RawList {
+    /// The list as a JSON object (`items` decoded, resourceVersions injected).
+    pub fn to_value(&self, api_version: &str, list_kind: &str) -> Value {
+        let mut list_meta = serde_json::Map::new();
+        list_meta.insert("resourceVersion".into(), Value::from(self.revision.to_string()));
+        if let Some(c) = &self.continue_token {
+            list_meta.insert("continue".into(), Value::from(c.clone()));
+        }
+        if let Some(n) = self.remaining_item_count {
+            list_meta.insert("remainingItemCount".into(), Value::from(n));
+        }
+        json!({
+            "apiVersion": api_version,
+            "items": self.items.iter().map(meta::from_stored).collect::<Vec<_>>(),
+            "kind": list_kind,
+            "metadata": list_meta,
+        })
+    }
+}
+
+/// A continue token: kube's shape, `{"v":"meta.k8s.io/v1","rv":N,"start":"key"}` base64.
+pub fn encode_continue(revision: Revision, start: &str) -> String {
+    let doc = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": start});
+    base64::engine::general_purpose::URL_SAFE.encode(doc.to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(Revision, String), ApiError> {
+    let bad = || ApiError::bad_request("The provided continue parameter is invalid");
+    let raw = base64::engine::general_purpose::URL_SAFE.decode(token).map_err(|_| bad())?;
+    let doc: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    let rv = doc.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
+    let start = doc.get("start").and_then(Value::as_str).ok_or_else(bad)?;
+    Ok((rv, start.to_string()))
+}
+
+/// kube's 422 for refused list options: `ListOptions.meta.k8s.io "" is invalid: ...`.
+fn invalid_options(errors: Vec<FieldError>) -> Result<(), ApiError> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid("ListOptions", "meta.k8s.io", "", &errors))
+}
+
+/// apimachinery's `ValidateListOptions` (watch-list enabled, as in 1.32).
+pub fn validate(q: &ListQuery, watch: bool) -> Result<(), ApiError> {
+    let mut errs = Vec::new();
+    let m = q.resource_version_match.as_deref().unwrap_or("");
+    let rv = q.resource_version.as_deref().unwrap_or("");
+    let has_continue = q.continue_token.as_deref().is_some_and(|c| !c.is_empty());
+    if watch {
+        if let Some(_send) = q.send_initial_events
+            && m != "NotOlderThan"
+        {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !m.is_empty() {
+            if q.send_initial_events.is_none() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if m != "NotOlderThan" {
+                errs.push(FieldError::not_supported("resourceVersionMatch", m, &["NotOlderThan"]));
+            }
+            if has_continue {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        return invalid_options(errs);
+    }
+    if !m.is_empty() {
+        if rv.is_empty() {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if has_continue {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            errs.push(FieldError::not_supported("resourceVersionMatch", m, &["Exact", "NotOlderThan", ""]));
+        }
+        if m == "Exact" && rv == "0" {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if q.send_initial_events.is_some() {
+        errs.push(FieldError::forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"));
+    }
+    invalid_options(errs)
+}
+
+/// A client's resourceVersion: `None` for unset or `"0"` (any), else the revision.
+fn parse_rv(rv: Option<&str>) -> Result<Option<Revision>, ApiError> {
+    match rv.filter(|s| !s.is_empty() && *s != "0") {
+        None => Ok(None),
+        Some(s) => meta::parse_resource_version(s).map(Some).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "resourceVersion: Invalid value: {}: strconv.ParseUint: parsing {}: invalid syntax",
+                go_quote(s),
+                go_quote(s)
+            ))
+        }),
+    }
+}
+
+/// 504 `Too large resource version`, with kube's cause and retry hint.
+fn too_large(requested: Revision, current: Revision) -> ApiError {
+    let mut err = ApiError::new(504, "Timeout", format!("Too large resource version: {requested}, current: {current}"));
+    err.details = Some(Box::new(StatusDetails {
+        causes: vec![StatusCause {
+            reason: Some("ResourceVersionTooLarge".into()),
+            message: Some("Too large resource version".into()),
+            field: None,
+        }],
+        retry_after_seconds: Some(1),
+        ..Default::default()
+    }));
+    err
+}
+
+impl Rest<'_> {
+    fn list_selectors(&self, q: &ListQuery) -> Result<(LabelSelector, FieldSelector), ApiError> {
+        let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(|e| ApiError::bad_request(e.0))?;
+        let fields = FieldSelector::parse(q.fields.as_deref().unwrap_or(""), &self.strategy.selectable_fields())
+            .map_err(|e| ApiError::bad_request(e.0))?;
+        Ok((labels, fields))
+    }
+
+    fn list_store_error(&self, e: StoreError) -> ApiError {
+        match e {
+            StoreError::TooLarge { requested, current } => too_large(requested, current),
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+
+    /// Waits (briefly) until the store has reached `rv`, as a `NotOlderThan` read does.
+    async fn wait_fresh(&self, rv: Revision) -> Result<(), ApiError> {
+        let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
+        loop {
+            let current = self.store.current_revision().await.map_err(|e| self.list_store_error(e))?;
+            if current >= rv {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(too_large(rv, current));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// GET a list as stored: selectors, `limit` and `continue` over one consistent
+    /// snapshot chosen by `resourceVersion` and `resourceVersionMatch`.
+    pub async fn list_raw(&self, namespace: Option<&str>, q: &ListQuery) -> Result<RawList, ApiError> {
+        validate(q, false)?;
+        let (labels, fields) = self.list_selectors(q)?;
+        let info = self.strategy.info();
+        let prefix = info.namespace_prefix(namespace);
+        let mut opts = ListOptions { limit: q.limit.filter(|l| *l > 0), ..Default::default() };
+        let rv = parse_rv(q.resource_version.as_deref())?;
+        let mut exact = false;
+        if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
+            if rv.is_some() {
+                return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+            }
+            let (at, start) = decode_continue(token)?;
+            opts.revision = Some(at);
+            opts.start_key = Some(format!("{prefix}{start}"));
+        } else if let Some(rv) = rv {
+            if q.resource_version_match.as_deref() == Some("Exact") {
+                opts.revision = Some(rv);
+                exact = true;
+            } else {
+                self.wait_fresh(rv).await?;
+            }
+        }
+        let filtering = !labels.0.is_empty() || !fields.0.is_empty();
+        let want = opts.limit.unwrap_or(usize::MAX);
+        let mut items = Vec::new();
+        let (revision, next_key, remaining) = loop {
+            let page = match self.store.list(&prefix, &opts).await {
+                Ok(page) => page,
+                Err(StoreError::Expired { .. }) if exact => {
+                    return Err(ApiError::expired("The resourceVersion for the provided list is too old."));
+                }
+                Err(StoreError::Expired { .. }) => return Err(ApiError::expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+                )),
+                Err(e) => return Err(self.list_store_error(e)),
+            };
+            opts.revision = Some(page.revision);
+            for kv in page.items {
+                if items.len() >= want {
+                    break;
+                }
+                if !filtering || {
+                    let obj = meta::from_stored(&kv);
+                    labels.matches(&obj) && fields.matches(&obj)
+                } {
+                    items.push(kv);
+                }
+            }
+            match page.next_key {
+                Some(next) if items.len() < want => opts.start_key = Some(next),
+                next => break (page.revision, next, page.remaining),
+            }
+        };
+        let mut list = RawList { revision, items, ..Default::default() };
+        if let Some(next) = next_key {
+            let start = next.strip_prefix(&prefix).unwrap_or(&next);
+            list.continue_token = Some(encode_continue(revision, start));
+            if !filtering {
+                list.remaining_item_count = Some(remaining);
+            }
+        } else if fields.pinned_name().is_some() {
+            // kube reads a name-pinned list as a single get and sets an empty continue,
+            // which unstructured lists keep (reference 46).
+            list.continue_token = Some(String::new());
+        }
+        Ok(list)
+    }
+
+    /// WATCH: the initial events the query asks for, then every change of the filtered
+    /// view (an ERROR event with 410 when the revision is older than the history).
+    pub async fn watch_items(
+        &self,
+        namespace: Option<&str>,
+        q: &ListQuery,
+    ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+        validate(q, true)?;
+        let (labels, fields) = self.list_selectors(q)?;
+        let prefix = self.strategy.info().namespace_prefix(namespace);
+        let rv = parse_rv(q.resource_version.as_deref())?;
+        // sendInitialEvents=true, or the legacy watch without a resourceVersion.
+        let initial_events = q.send_initial_events.unwrap_or(rv.is_none());
+        let (mut initial, after) = if initial_events {
+            if let Some(rv) = rv {
+                self.wait_fresh(rv).await?;
+            }
+            let page =
+                self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
+            let objs: Vec<WatchItem> = page
+                .items
+                .iter()
+                .map(meta::from_stored)
+                .filter(|o| labels.matches(o) && fields.matches(o))
+                .map(|object| WatchItem::Event { event_type: "ADDED", object })
+                .collect();
+            (objs, page.revision)
+        } else {
+            match rv {
+                Some(rv) => (Vec::new(), rv),
+                None => (Vec::new(), self.store.current_revision().await.map_err(|e| self.list_store_error(e))?),
+            }
+        };
+        if initial_events && q.allow_watch_bookmarks {
+            initial.push(WatchItem::Bookmark {
+                resource_version: after,
+                initial_events_end: q.send_initial_events == Some(true),
+            });
+        }
+        let changes = match self.store.watch(&prefix, after).await {
+            Ok(s) => s,
+            Err(StoreError::Expired { requested, oldest }) => {
+                let err = ApiError::expired(format!("too old resource version: {requested} ({oldest})"));
+                return Ok(futures::stream::iter([WatchItem::Error(err)]).boxed());
+            }
+            Err(e) => return Err(self.list_store_error(e)),
+        };
+        let events = changes.filter_map(move |item| {
+            let out = match item {
+                Ok(event) => translate(&event, &labels, &fields),
+                Err(StoreError::Expired { requested, oldest }) => Some(WatchItem::Error(ApiError::expired(format!(
+                    "too old resource version: {requested} ({oldest})"
+                )))),
+                Err(e) => Some(WatchItem::Error(ApiError::internal(e.to_string()))),
+            };
+            futures::future::ready(out)
+        });
+        Ok(futures::stream::iter(initial).chain(events).boxed())
+    }
+}
+
+/// A store change as the watcher of a filtered view sees it: an object moving into the
+/// view is ADDED, one moving out is DELETED.
+fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector) -> Option<WatchItem> {
+    let matches = |o: &Value| labels.matches(o) && fields.matches(o);
+    let current = event.current.as_ref().map(meta::from_stored);
+    let prev = event.prev.as_ref().map(meta::from_stored);
+    let (event_type, object) = match event.event_type() {
+        EventType::Added => ("ADDED", current?),
+        EventType::Deleted => {
+            // A deleted object is reported at the deletion's revision.
+            let mut obj = prev?;
+            meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(event.revision.to_string()));
+            ("DELETED", obj)
+        }
+        EventType::Modified => {
+            let (cur, old) = (current?, prev?);
+            match (matches(&old), matches(&cur)) {
+                (true, true) => ("MODIFIED", cur),
+                (false, true) => ("ADDED", cur),
+                (true, false) => ("DELETED", cur),
+                (false, false) => return None,
+            }
+        }
+    };
+    if event_type != "DELETED" && !matches(&object) {
+        return None;
+    }
+    if event_type == "DELETED" && event.event_type() == EventType::Deleted && !matches(&object) {
+        return None;
+    }
+    Some(WatchItem::Event { event_type, object })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(rv: Option<&str>, m: Option<&str>) -> ListQuery {
+        ListQuery { resource_version: rv.map(String::from), resource_version_match: m.map(String::from), ..Default::default() }
+    }
+
+    #[test]
+    fn list_option_combinations_kube_refuses() {
+        let e = validate(&q(None, Some("Exact")), false).expect_err("rv required");
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+        );
+        let e = validate(&q(Some("0"), Some("Exact")), false).expect_err("exact 0");
+        assert!(e.message.contains("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""), "{}", e.message);
+        let e = validate(&q(Some("5"), Some("Newest")), false).expect_err("unknown match");
+        assert!(e.message.contains("Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""), "{}", e.message);
+        assert!(validate(&q(Some("5"), Some("NotOlderThan")), false).is_ok());
+        let mut send = q(None, None);
+        send.send_initial_events = Some(true);
+        assert!(validate(&send, false).is_err());
+        let e = validate(&send, true).expect_err("needs NotOlderThan");
+        assert!(e.message.contains("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+        send.resource_version_match = Some("NotOlderThan".into());
+        assert!(validate(&send, true).is_ok());
+        let e = validate(&q(None, Some("NotOlderThan")), true).expect_err("match without sendInitialEvents");
+        assert!(e.message.contains("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
+    }
+}

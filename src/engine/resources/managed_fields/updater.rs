@@ -1,0 +1,162 @@
+//! structured-merge-diff's `Updater`: how one write changes every manager's fields.
+//!
+//! An update gives the writer what it added or changed and takes from everyone else what
+//! it changed (forcibly) or removed. An apply merges the configuration into the live
+//! object, prunes what the applier set last time and no longer sets (unless someone
+//! else owns it), then does the same bookkeeping, refusing changes to other managers'
+//! fields unless forced. Fields a [`Filter`] hides (the status on the main endpoint, the
+//! spec on `/status`) are neither owned nor taken.
+
+use super::managers::{ManagerId, VersionedSet};
+use super::path::{Path, values_equal};
+use super::schema::Schema;
+use super::set::Set;
+use super::walk::{self, Comparison};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Every manager's fields.
+pub type Managers = BTreeMap<ManagerId, VersionedSet>;
+
+/// The fields a write through one endpoint may own (kube's reset fields).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Filter {
+    #[default]
+    Everything,
+    /// Everything but these subtrees.
+    Except(Set),
+    /// Only these subtrees.
+    Only(Set),
+}
+
+impl Filter {
+    pub fn apply(&self, set: &Set) -> Set {
+        match self {
+            Filter::Everything => set.clone(),
+            Filter::Except(hidden) => set.recursive_difference(hidden),
+            Filter::Only(kept) => set.keep_under(kept),
+        }
+    }
+}
+
+/// Fields an apply would take from other managers, sorted by manager then path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflicts(pub Vec<(ManagerId, Path)>);
+
+impl Conflicts {
+    fn from_sets(sets: &BTreeMap<ManagerId, Set>) -> Conflicts {
+        let mut all: Vec<(ManagerId, Path)> =
+            sets.iter().flat_map(|(id, s)| s.paths().into_iter().map(move |p| (id.clone(), p))).collect();
+        all.sort();
+        Conflicts(all)
+    }
+}
+
+/// The updater for one kind's schema and one endpoint's filter.
+pub struct Updater<'a> {
+    pub schema: &'a Schema,
+    pub filter: &'a Filter,
+}
+
+impl Updater<'_> {
+    /// Takes from every manager but `writer` the fields the change `old` → `new` removed,
+    /// and those it added or modified (refused unless `force`).
+    fn settle(
+        &self,
+        old: &Value,
+        new: &Value,
+        managers: &mut Managers,
+        writer: &ManagerId,
+        force: bool,
+    ) -> Result<Comparison, Conflicts> {
+        let compare = walk::compare(self.schema, old, new);
+        let visible = compare.map_sets(|s| self.filter.apply(s));
+        let changed = visible.modified.union(&visible.added);
+        let mut conflicts = BTreeMap::new();
+        for (id, vs) in managers.iter() {
+            if id == writer {
+                continue;
+            }
+            let taken = vs.set.intersection(&changed);
+            if !taken.is_empty() {
+                conflicts.insert(id.clone(), taken);
+            }
+        }
+        if !force && !conflicts.is_empty() {
+            return Err(Conflicts::from_sets(&conflicts));
+        }
+        for (id, vs) in managers.iter_mut() {
+            if id == writer {
+                continue;
+            }
+            if let Some(taken) = conflicts.get(id) {
+                vs.set = vs.set.difference(taken);
+            }
+            vs.set = vs.set.difference(&visible.removed);
+        }
+        managers.retain(|_, vs| !vs.set.is_empty());
+        Ok(compare)
+    }
+
+    /// An update (create, update, patch) by `writer` through `version`.
+    pub fn update(&self, live: &Value, new: &Value, version: &str, mut managers: Managers, writer: &ManagerId) -> Managers {
+        let compare = match self.settle(live, new, &mut managers, writer, true) {
+            Ok(c) => c,
+            // Forced settling never conflicts.
+            Err(_) => return managers,
+        };
+        let previous = managers.get(writer).map(|vs| vs.set.clone()).unwrap_or_default();
+        let set = self
+            .filter
+            .apply(&previous.difference(&compare.removed).union(&compare.modified).union(&compare.added));
+        if set.is_empty() {
+            managers.remove(writer);
+        } else {
+            managers.insert(writer.clone(), VersionedSet { set, api_version: version.to_string(), applied: false });
+        }
+        managers
+    }
+
+    /// An apply of `config` by `applier`: the new object (`None` when nothing changed) and
+    /// the managers after it.
+    pub fn apply(
+        &self,
+        live: &Value,
+        config: &Value,
+        version: &str,
+        mut managers: Managers,
+        applier: &ManagerId,
+        force: bool,
+    ) -> Result<(Option<Value>, Managers), Conflicts> {
+        let merged = walk::merge(self.schema, live, config);
+        let last = managers.get(applier).cloned();
+        let set = self.filter.apply(&walk::field_set(self.schema, config));
+        managers.insert(applier.clone(), VersionedSet { set, api_version: version.to_string(), applied: true });
+        let new = self.prune(merged, &managers, last.as_ref());
+        self.settle(live, &new, &mut managers, applier, force)?;
+        let changed = !values_equal(live, &new);
+        Ok((changed.then_some(new), managers))
+    }
+
+    /// Removes what the applier set last time and no longer sets, unless a manager (the
+    /// applier's new configuration included) owns it.
+    fn prune(&self, merged: Value, managers: &Managers, last: Option<&VersionedSet>) -> Value {
+        let Some(last) = last.filter(|l| !l.set.is_empty()) else { return merged };
+        let ensure = |s: &Set| s.ensure_named_fields_are_members(self.schema);
+        let fields_of = |v: &Value| ensure(&walk::field_set(self.schema, v));
+        let last = ensure(&last.set);
+        let pruned = walk::remove_items(self.schema, &merged, &last);
+        // Add back everything someone owns.
+        let owned = managers.values().fold(Set::new(), |acc, vs| acc.union(&vs.set));
+        let merged_fields = fields_of(&merged);
+        let pruned =
+            walk::remove_items(self.schema, &merged, &merged_fields.difference(&fields_of(&pruned).union(&ensure(&owned))));
+        // Add back what nobody owns but the applier never owned either.
+        let dangling = merged_fields.difference(&fields_of(&pruned)).intersection(&last);
+        walk::remove_items(self.schema, &merged, &dangling)
+    }
+}
+
+#[cfg(test)]
+#[path = "updater_tests.rs"]
+mod tests;

@@ -1,0 +1,235 @@
+//! Field management inside the REST verbs: the bookkeeping create and update run, and
+//! the apply patch (create when absent, merge with ownership otherwise).
+//!
+//! The field types come from the kind's CRD (its served version's `openAPIV3Schema`);
+//! kinds without one are handled untyped. Which fields a write may own follows kube's
+//! reset fields: the main endpoint of a kind with `/status` never owns `.status`, `/status`
+//! never owns `.spec`, and `/scale` owns only the replicas path.
+
+use super::fieldmanager::FieldManager;
+use super::path::PathElement;
+use super::schema::Schema;
+use super::set::Set;
+use super::updater::Filter;
+use crate::engine::field::FieldError;
+use crate::engine::meta;
+use crate::engine::resources::ResourceInfo;
+use crate::engine::resources::crds;
+use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
+use crate::engine::status::ApiError;
+use serde_json::{Value, json};
+
+/// Whether a create or update still has to compute its managedFields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tracking {
+    /// An ordinary write: record it as an `Update` by the request's field manager.
+    Update,
+    /// An apply already set them.
+    Applied,
+}
+
+/// The managedFields a write ends with, put back after the strategy hooks (the status
+/// strategy rebuilds the object from the stored one, as kube's copies them over too).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManagedFieldsAfter(Option<Value>);
+
+impl ManagedFieldsAfter {
+    pub fn restore(self, obj: &mut Value) {
+        match self.0 {
+            Some(entries) => {
+                meta::metadata_mut(obj).insert("managedFields".into(), entries);
+            }
+            None => {
+                if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.remove("managedFields");
+                }
+            }
+        }
+    }
+}
+
+/// The answer to a patch: the object, and whether an apply patch created it (kube
+/// answers 201 then).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatchOutcome {
+    pub object: Value,
+    pub created: bool,
+}
+
+fn path_of(dotted: &str) -> Vec<PathElement> {
+    dotted.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).map(|s| PathElement::Field(s.into())).collect()
+}
+
+impl Rest<'_> {
+    /// The field types of this kind: the CRD's schema for the served version.
+    async fn type_schema(&self) -> Schema {
+        let info = self.strategy.info();
+        let key = format!(
+            "{}{}.{}",
+            ResourceInfo::store_prefix("apiextensions.k8s.io", "customresourcedefinitions"),
+            info.plural,
+            info.group
+        );
+        let crd = match self.store.get(&key).await {
+            Ok(Some(kv)) => crds::typed(&meta::from_stored(&kv)),
+            _ => None,
+        };
+        let Some(crd) = crd.filter(|c| c.spec.group == info.group) else { return Schema::for_kind(None, false) };
+        let schema = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.name == info.version)
+            .and_then(|v| v.schema.as_ref())
+            .and_then(|s| s.open_api_v3_schema.as_ref());
+        Schema::for_kind(schema, crd.spec.preserve_unknown_fields == Some(true))
+    }
+
+    fn field_manager<'s>(&self, schema: &'s Schema, sub: Subresource) -> FieldManager<'s> {
+        let info = self.strategy.info();
+        let top = |field: &str| Set::of(&[vec![PathElement::Field(field.into())]]);
+        let filter = match sub {
+            Subresource::Main if info.status_subresource => Filter::Except(top("status")),
+            Subresource::Main => Filter::Everything,
+            Subresource::Status => Filter::Except(top("spec")),
+            Subresource::Scale => match self.scale {
+                Some(paths) => Filter::Only(Set::of(&[path_of(&paths.spec_replicas)])),
+                None => Filter::Everything,
+            },
+        };
+        FieldManager {
+            schema,
+            api_version: info.api_version(),
+            kind: info.kind.clone(),
+            subresource: sub.name(),
+            filter,
+            stamps_time: sub != Subresource::Scale,
+            now: meta::format_time(self.now),
+        }
+    }
+
+    /// A create's managedFields: everything it sets belongs to its field manager.
+    pub(in crate::engine::resources) async fn track_create(&self, obj: &mut Value, opts: &WriteOptions, tracking: Tracking) {
+        if tracking == Tracking::Applied {
+            return;
+        }
+        let schema = self.type_schema().await;
+        let info = self.strategy.info();
+        let empty = json!({"apiVersion": info.api_version(), "kind": info.kind});
+        self.field_manager(&schema, Subresource::Main).update(&empty, obj, opts.field_manager.as_deref());
+    }
+
+    /// An update's managedFields, computed from the request before the strategy touches
+    /// it; [`ManagedFieldsAfter::restore`] puts them on the object the strategy made.
+    pub(in crate::engine::resources) async fn track_update(
+        &self,
+        old: &Value,
+        obj: &Value,
+        sub: Subresource,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) -> ManagedFieldsAfter {
+        let mut requested = obj.clone();
+        if tracking == Tracking::Update {
+            let schema = self.type_schema().await;
+            self.field_manager(&schema, sub).update(old, &mut requested, opts.field_manager.as_deref());
+        }
+        ManagedFieldsAfter(requested.get("metadata").and_then(|m| m.get("managedFields")).cloned())
+    }
+
+    /// The first half of an apply patch (PATCH with `application/apply-patch+yaml`): the
+    /// configuration in `body` merged into the live object with field ownership, or the
+    /// object to create when there is none. The caller writes it like any patch.
+    pub(in crate::engine::resources) async fn apply_patch(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        body: &[u8],
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<ApplyStep, ApiError> {
+        let Some(manager) = opts.field_manager.as_deref() else {
+            return Err(ApiError::invalid(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                &[FieldError::required("fieldManager", "is required for apply patch")],
+            ));
+        };
+        let config = decode_yaml(body)?;
+        let live = match self.get(namespace, name).await {
+            Ok(live) => Some(live),
+            Err(e) if e.is_not_found() && sub == Subresource::Main => None,
+            Err(e) => return Err(e),
+        };
+        let schema = self.type_schema().await;
+        let fm = self.field_manager(&schema, sub);
+        let info = self.strategy.info();
+        let Some(live) = live else {
+            let empty = json!({"apiVersion": info.api_version(), "kind": info.kind});
+            let mut obj = fm.apply(&empty, &config, manager, opts.force).map_err(ApiError::from)?;
+            if let Some(uid) = meta::uid(&obj) {
+                return Err(ApiError::conflict(
+                    &info.group_resource(),
+                    name,
+                    &format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found"),
+                ));
+            }
+            check_name(&obj, name, namespace)?;
+            meta::metadata_mut(&mut obj).remove("resourceVersion");
+            return Ok(ApplyStep::Create(obj));
+        };
+        let obj = fm.apply(&live, &config, manager, opts.force).map_err(ApiError::from)?;
+        check_name(&obj, name, namespace)?;
+        Ok(ApplyStep::Update { live, obj })
+    }
+}
+
+/// What an apply patch writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApplyStep {
+    /// The object did not exist: create this one.
+    Create(Value),
+    /// Update `live` to `obj`.
+    Update { live: Value, obj: Value },
+}
+
+/// The body of an apply patch: YAML (JSON is YAML) holding one object.
+fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    let value: Value = serde_saphyr::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::Null => Ok(json!({})),
+        other => Err(ApiError::bad_request(format!(
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            match other {
+                Value::Array(_) => "array",
+                Value::String(_) => "string",
+                Value::Bool(_) => "bool",
+                _ => "number",
+            }
+        ))),
+    }
+}
+
+/// kube's `checkName`: a patched object must be the one the URL names.
+pub(in crate::engine::resources) fn check_name(obj: &Value, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
+    let obj_name = obj.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
+    if obj_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({obj_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    if let (Some(ns), Some(obj_ns)) = (namespace, meta::namespace(obj))
+        && ns != obj_ns
+    {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({obj_ns}) does not match the namespace on the URL ({ns})"
+        )));
+    }
+    Ok(())
+}

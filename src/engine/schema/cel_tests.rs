@@ -1,0 +1,185 @@
+use super::*;
+use serde_json::json;
+
+fn node(v: Value) -> Node {
+    Node::compile(&serde_json::from_value(v).expect("schema"))
+}
+
+fn run(schema: &Node, obj: Value, old: Option<Value>) -> Vec<String> {
+    let path = Path::default();
+    let ratchet = old.as_ref().is_some_and(|o| correlate::equal(Some(schema), &obj, o));
+    let site = Site { path: &path, value: &obj, old: old.as_ref(), resource_root: true, ratchet };
+    validate(schema, &site).iter().map(ToString::to_string).collect()
+}
+
+fn spec_with_rules(rules: Value) -> Node {
+    node(json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "x-kubernetes-validations": rules,
+        "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}, "name": {"type": "string"}}
+    }}}))
+}
+
+#[test]
+fn failed_rules_report_the_schema_type_and_message() {
+    let s = spec_with_rules(json!([
+        {"rule": "self.min <= self.max", "message": "min must not exceed max"},
+        {"rule": "self.min >= 0"}
+    ]));
+    assert_eq!(
+        run(&s, json!({"spec": {"min": -3, "max": -5}}), None),
+        [
+            r#"spec: Invalid value: "object": min must not exceed max"#,
+            r#"spec: Invalid value: "object": failed rule: self.min >= 0"#
+        ]
+    );
+    assert!(run(&s, json!({"spec": {"min": 1, "max": 5}}), None).is_empty());
+}
+
+#[test]
+fn message_expression_reason_and_field_path() {
+    let s = spec_with_rules(json!([
+        {"rule": "self.min <= self.max", "messageExpression": "'min ' + string(self.min) + ' exceeds max'",
+         "reason": "FieldValueForbidden", "fieldPath": ".min"},
+        {"rule": "has(self.name)", "message": "name is needed", "reason": "FieldValueRequired", "fieldPath": ".name"},
+        {"rule": "false", "reason": "FieldValueDuplicate"}
+    ]));
+    assert_eq!(
+        run(&s, json!({"spec": {"min": 9, "max": 1}}), None),
+        [
+            "spec.min: Forbidden: min 9 exceeds max",
+            "spec.name: Required value: name is needed",
+            r#"spec: Duplicate value: "object""#
+        ]
+    );
+}
+
+#[test]
+fn bad_message_expressions_fall_back_to_the_message() {
+    let s = spec_with_rules(json!([{"rule": "false", "message": "static", "messageExpression": "''"}]));
+    assert_eq!(run(&s, json!({"spec": {}}), None), [r#"spec: Invalid value: "object": static"#]);
+}
+
+#[test]
+fn evaluation_errors_are_worded_like_cel_go() {
+    let s = spec_with_rules(json!([{"rule": "self.min > 0"}]));
+    assert_eq!(
+        run(&s, json!({"spec": {}}), None),
+        [r#"spec: Invalid value: "object": no such key: min evaluating rule: self.min > 0"#]
+    );
+}
+
+#[test]
+fn transition_rules_need_an_old_value() {
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "name": {"type": "string", "x-kubernetes-validations": [
+            {"rule": "self == oldSelf", "message": "name is immutable"}]},
+        "size": {"type": "integer", "x-kubernetes-validations": [
+            {"rule": "!oldSelf.hasValue() || self >= oldSelf.value()", "message": "may not shrink", "optionalOldSelf": true},
+            {"rule": "self < 100", "message": "too big"}]}
+    }}}}));
+    assert!(run(&s, json!({"spec": {"name": "a", "size": 5}}), None).is_empty());
+    assert_eq!(
+        run(&s, json!({"spec": {"name": "b", "size": 3}}), Some(json!({"spec": {"name": "a", "size": 5}}))),
+        [
+            r#"spec.name: Invalid value: "string": name is immutable"#,
+            r#"spec.size: Invalid value: "integer": may not shrink"#
+        ]
+    );
+    // An unchanged value ratchets rules that do not use oldSelf.
+    assert!(
+        run(&s, json!({"spec": {"name": "a", "size": 200}}), Some(json!({"spec": {"name": "a", "size": 200}})))
+            .is_empty()
+    );
+    assert_eq!(
+        run(&s, json!({"spec": {"name": "a", "size": 300}}), Some(json!({"spec": {"name": "a", "size": 200}}))),
+        [r#"spec.size: Invalid value: "integer": too big"#]
+    );
+}
+
+#[test]
+fn lists_and_maps_use_field_path_keys() {
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 3"}]}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "self != 'bad'", "message": "bad value"}]}}
+    }}}}));
+    assert_eq!(
+        run(&s, json!({"spec": {"items": ["ok", "long"], "labels": {"a": "bad"}}}), None),
+        [
+            r#"spec.items[1]: Invalid value: "string": failed rule: self.size() < 3"#,
+            r#"spec.labels[a]: Invalid value: "string": bad value"#
+        ]
+    );
+}
+
+#[test]
+fn root_rules_see_only_name_and_generate_name_of_metadata() {
+    let s = node(json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.metadata.name.startsWith('w')", "message": "name must start with w"},
+        {"rule": "self.kind == 'Widget' && self.apiVersion == 'x/v1'"},
+        {"rule": "has(self.metadata.labels)", "message": "labels hidden"}
+    ]}));
+    let obj = json!({"apiVersion": "x/v1", "kind": "Widget", "metadata": {"name": "a", "labels": {"x": "y"}}});
+    assert_eq!(
+        run(&s, obj, None),
+        [
+            r#"<nil>: Invalid value: "object": name must start with w"#,
+            r#"<nil>: Invalid value: "object": labels hidden"#
+        ]
+    );
+}
+
+#[test]
+fn formats_become_cel_types() {
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+    "x-kubernetes-validations": [
+        {"rule": "self.until > timestamp('2024-01-01T00:00:00Z')", "message": "too early"},
+        {"rule": "self.timeout <= duration('1h')", "message": "too long"},
+        {"rule": "self.when == timestamp('2024-05-06T00:00:00Z')", "message": "date"}
+    ],
+    "properties": {
+        "until": {"type": "string", "format": "date-time"},
+        "timeout": {"type": "string", "format": "duration"},
+        "when": {"type": "string", "format": "date"}
+    }}}}));
+    let good = json!({"spec": {"until": "2025-01-01T00:00:00Z", "timeout": "30m", "when": "2024-05-06"}});
+    assert!(run(&s, good, None).is_empty());
+    let bad = json!({"spec": {"until": "2020-01-01T00:00:00Z", "timeout": "2h", "when": "2024-05-07"}});
+    assert_eq!(run(&s, bad, None).len(), 3);
+}
+
+#[test]
+fn property_names_are_escaped() {
+    assert_eq!(escape("my-field").as_deref(), Some("my__dash__field"));
+    assert_eq!(escape("a.b/c").as_deref(), Some("a__dot__b__slash__c"));
+    assert_eq!(escape("x__y").as_deref(), Some("x__underscores__y"));
+    assert_eq!(escape("x_y").as_deref(), Some("x_y"));
+    assert_eq!(escape("namespace").as_deref(), Some("__namespace__"));
+    assert_eq!(escape("1abc"), None);
+    assert_eq!(escape("a b"), None);
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "x-kubernetes-validations": [{"rule": "self.my__dash__field == 1 && self.__namespace__ == 'n'"}],
+        "properties": {"my-field": {"type": "integer"}, "namespace": {"type": "string"}}}}}));
+    assert!(run(&s, json!({"spec": {"my-field": 1, "namespace": "n"}}), None).is_empty());
+}
+
+#[test]
+fn field_paths_normalize_against_the_schema() {
+    let props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "a": {"type": "object", "properties": {"b.c": {"type": "string"}}},
+        "m": {"type": "object", "additionalProperties": {"type": "string"}}
+    }}))
+    .expect("schema");
+    assert_eq!(normalize_field_path(".a['b.c']", &props).as_deref(), Some("a.b.c"));
+    assert_eq!(normalize_field_path(".m.key", &props).as_deref(), Some("m[key]"));
+    assert_eq!(normalize_field_path(".nope", &props), None);
+}
+
+#[test]
+fn compile_errors_are_reported_at_the_node() {
+    let s = spec_with_rules(json!([{"rule": "self.min <"}]));
+    let errs = run(&s, json!({"spec": {}}), None);
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].starts_with(r#"spec: Invalid value: "object": rule compile error: "#), "{}", errs[0]);
+}

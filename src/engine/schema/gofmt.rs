@@ -1,0 +1,137 @@
+//! Go's `fmt` rendering of unstructured values, as kube-apiserver's messages print them.
+//!
+//! kube-apiserver decodes a custom resource into `map[string]interface{}` with `int64` and
+//! `float64` numbers, and its messages print those Go values with `%v` (numbers in
+//! bounds, bad values) or `%#v` (maps and slices in `Duplicate value` errors). JSON
+//! rendering differs in the details users see (`1e+06` vs `1000000.0`,
+//! `map[string]interface {}{"name":"a"}` vs `{"name":"a"}`), so the schema validator
+//! renders through these helpers.
+
+use crate::engine::field::go_quote;
+use serde_json::{Number, Value};
+
+/// `%v` of a Go `float64`: the shortest representation, in exponent form when the
+/// exponent is below -4 or at least 6 (`strconv.FormatFloat(f, 'g', -1, 64)`).
+pub fn float_v(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    // Rust's `{:e}` is the shortest round-trip form: "1.234567e6", "1e-5".
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exp.abs());
+    }
+    format!("{f}")
+}
+
+/// The Go value a JSON number decodes to in an unstructured object: `int64` when it is
+/// an integer that fits, `float64` otherwise.
+pub enum GoNumber {
+    Int(i64),
+    Float(f64),
+}
+
+impl GoNumber {
+    pub fn of(n: &Number) -> GoNumber {
+        match n.as_i64() {
+            Some(i) => GoNumber::Int(i),
+            None => GoNumber::Float(n.as_f64().unwrap_or(f64::NAN)),
+        }
+    }
+
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            GoNumber::Int(i) => i as f64,
+            GoNumber::Float(f) => f,
+        }
+    }
+}
+
+/// `%v` of a decoded JSON number.
+pub fn number_v(n: &Number) -> String {
+    match GoNumber::of(n) {
+        GoNumber::Int(i) => i.to_string(),
+        GoNumber::Float(f) => float_v(f),
+    }
+}
+
+/// `%#v` of an unstructured value: `map[string]interface {}{"a":1}`, `[]interface {}{"a", 1}`.
+pub fn sharp_v(v: &Value) -> String {
+    match v {
+        Value::Null => "interface {}(nil)".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number_v(n),
+        Value::String(s) => go_quote(s),
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(sharp_v).collect();
+            format!("[]interface {{}}{{{}}}", inner.join(", "))
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> =
+                keys.iter().map(|k| format!("{}:{}", go_quote(k), sharp_v(&map[k.as_str()]))).collect();
+            format!("map[string]interface {{}}{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+/// How `field.Error` prints a bad value: strings quoted, numbers and booleans with `%v`,
+/// `nil` as `"null"`, maps and slices with `%#v`.
+pub fn bad_value(v: &Value) -> String {
+    match v {
+        Value::Null => go_quote("null"),
+        Value::String(s) => go_quote(s),
+        Value::Number(n) => number_v(n),
+        Value::Bool(b) => b.to_string(),
+        other => sharp_v(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn floats_print_like_go_v() {
+        assert_eq!(float_v(10.0), "10");
+        assert_eq!(float_v(1.5), "1.5");
+        assert_eq!(float_v(123456.0), "123456");
+        assert_eq!(float_v(1234567.0), "1.234567e+06");
+        assert_eq!(float_v(1e6), "1e+06");
+        assert_eq!(float_v(0.0001), "0.0001");
+        assert_eq!(float_v(0.00001), "1e-05");
+        assert_eq!(float_v(-2.5e-7), "-2.5e-07");
+        assert_eq!(float_v(1e21), "1e+21");
+        assert_eq!(float_v(0.0), "0");
+    }
+
+    #[test]
+    fn numbers_keep_their_go_type() {
+        assert_eq!(number_v(&Number::from(42)), "42");
+        assert_eq!(number_v(&Number::from_f64(2.0).expect("finite")), "2");
+        assert_eq!(number_v(&Number::from(u64::MAX)), "1.8446744073709552e+19");
+    }
+
+    #[test]
+    fn maps_and_slices_print_like_go_sharp_v() {
+        assert_eq!(sharp_v(&json!({"name": "a", "port": 80})), r#"map[string]interface {}{"name":"a", "port":80}"#);
+        assert_eq!(sharp_v(&json!({})), "map[string]interface {}{}");
+        assert_eq!(sharp_v(&json!(["a", 1, null, true])), r#"[]interface {}{"a", 1, interface {}(nil), true}"#);
+        assert_eq!(bad_value(&json!(null)), r#""null""#);
+        assert_eq!(bad_value(&json!("x")), r#""x""#);
+    }
+}

@@ -1,0 +1,250 @@
+//! The compiled form of one `JSONSchemaProps` node.
+//!
+//! k8s-openapi models every Go field as an `Option`; a [`Node`] resolves them once to
+//! Go's zero-value meaning, compiles `pattern` and the CEL rules, and strips the formats
+//! kube does not validate (`StripUnsupportedFormatsPostProcess`). The structural spine
+//! (`properties`, `items`, `additionalProperties`) drives pruning, defaulting, list-type,
+//! embedded-metadata and CEL checks; the junctors (`allOf`, `anyOf`, `oneOf`, `not`) only
+//! add value validations, exactly as in a structural schema.
+
+use super::cel::CompiledRule;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// `additionalProperties`: absent, a boolean, or a schema for every other key.
+#[derive(Debug, Default)]
+pub enum Additional {
+    #[default]
+    Absent,
+    Allows(bool),
+    Schema(Box<Node>),
+}
+
+/// A compiled `pattern`: the source as written (messages quote it) and the regex, or the
+/// compile error kube reports on every value.
+#[derive(Debug)]
+pub struct Pattern {
+    pub source: String,
+    pub regex: Result<regex::Regex, String>,
+}
+
+/// One schema node with Go's zero values resolved.
+#[derive(Debug, Default)]
+pub struct Node {
+    /// The `type` as written (`""` when unset).
+    pub type_: String,
+    /// The types the value validator accepts: `[type]`, `["integer", "string"]` for
+    /// `x-kubernetes-int-or-string`, empty when untyped.
+    pub types: Vec<String>,
+    pub int_or_string: bool,
+    pub nullable: bool,
+    /// The format kube validates with (unsupported ones are stripped to `""`).
+    pub format: String,
+    /// The format as written, which decides the CEL type (`date-time` → timestamp).
+    pub raw_format: String,
+    pub enum_: Option<Vec<Value>>,
+    pub maximum: Option<f64>,
+    pub exclusive_maximum: bool,
+    pub minimum: Option<f64>,
+    pub exclusive_minimum: bool,
+    pub multiple_of: Option<f64>,
+    pub max_length: Option<i64>,
+    pub min_length: Option<i64>,
+    pub pattern: Option<Pattern>,
+    pub max_items: Option<i64>,
+    pub min_items: Option<i64>,
+    pub unique_items: bool,
+    pub max_properties: Option<i64>,
+    pub min_properties: Option<i64>,
+    pub required: Vec<String>,
+    pub properties: BTreeMap<String, Node>,
+    pub additional_properties: Additional,
+    pub items: Option<Box<Node>>,
+    pub all_of: Vec<Node>,
+    pub any_of: Vec<Node>,
+    pub one_of: Vec<Node>,
+    pub not: Option<Box<Node>>,
+    pub default: Option<Value>,
+    pub preserve_unknown_fields: bool,
+    pub embedded_resource: bool,
+    pub list_type: Option<String>,
+    pub list_map_keys: Vec<String>,
+    pub map_type: Option<String>,
+    pub rules: Vec<CompiledRule>,
+}
+
+/// String formats kube-apiserver 1.32 validates, normalized without dashes as go-openapi
+/// looks them up (`date-time` → `datetime`).
+const SUPPORTED_STRING_FORMATS: [&str; 25] = [
+    "bsonobjectid",
+    "uri",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "cidr",
+    "mac",
+    "uuid",
+    "uuid3",
+    "uuid4",
+    "uuid5",
+    "isbn",
+    "isbn10",
+    "isbn13",
+    "creditcard",
+    "ssn",
+    "hexcolor",
+    "rgbcolor",
+    "byte",
+    "password",
+    "date",
+    "duration",
+    "datetime",
+    "quantity",
+];
+
+/// Go's `StripUnsupportedFormatsPostProcess`: formats kube does not know are ignored.
+fn supported_format(type_: &str, format: &str) -> String {
+    let keep = match type_ {
+        "" | "string" => SUPPORTED_STRING_FORMATS.contains(&format.replace('-', "").as_str()),
+        "integer" => format == "int32" || format == "int64",
+        "number" => format == "float" || format == "double",
+        _ => false,
+    };
+    if keep { format.to_string() } else { String::new() }
+}
+
+impl Node {
+    /// Compiles a schema node and everything under it.
+    pub fn compile(s: &JSONSchemaProps) -> Node {
+        let type_ = s.type_.clone().unwrap_or_default();
+        let int_or_string = s.x_kubernetes_int_or_string.unwrap_or(false);
+        let types = if int_or_string {
+            vec!["integer".to_string(), "string".to_string()]
+        } else if type_.is_empty() {
+            vec![]
+        } else {
+            vec![type_.clone()]
+        };
+        let raw_format = s.format.clone().unwrap_or_default();
+        let format = if raw_format.is_empty() {
+            String::new()
+        } else {
+            // Go strips on the converted schema, where int-or-string has two types and so
+            // counts as untyped.
+            let t = if int_or_string { "" } else { type_.as_str() };
+            supported_format(t, &raw_format)
+        };
+        let pattern = s
+            .pattern
+            .as_ref()
+            .filter(|p| !p.is_empty())
+            .map(|p| Pattern { source: p.clone(), regex: regex::Regex::new(p).map_err(|e| e.to_string()) });
+        let compile_all = |v: &Option<Vec<JSONSchemaProps>>| v.iter().flatten().map(Node::compile).collect();
+        Node {
+            types,
+            int_or_string,
+            nullable: s.nullable.unwrap_or(false),
+            format,
+            raw_format,
+            enum_: s.enum_.as_ref().map(|e| e.iter().map(|j| j.0.clone()).collect()),
+            maximum: s.maximum,
+            exclusive_maximum: s.exclusive_maximum.unwrap_or(false),
+            minimum: s.minimum,
+            exclusive_minimum: s.exclusive_minimum.unwrap_or(false),
+            multiple_of: s.multiple_of,
+            max_length: s.max_length,
+            min_length: s.min_length,
+            pattern,
+            max_items: s.max_items,
+            min_items: s.min_items,
+            unique_items: s.unique_items.unwrap_or(false),
+            max_properties: s.max_properties,
+            min_properties: s.min_properties,
+            required: s.required.clone().unwrap_or_default(),
+            properties: s.properties.iter().flatten().map(|(k, v)| (k.clone(), Node::compile(v))).collect(),
+            additional_properties: match &s.additional_properties {
+                None => Additional::Absent,
+                Some(JSONSchemaPropsOrBool::Bool(b)) => Additional::Allows(*b),
+                Some(JSONSchemaPropsOrBool::Schema(x)) => Additional::Schema(Box::new(Node::compile(x))),
+            },
+            items: match &s.items {
+                Some(JSONSchemaPropsOrArray::Schema(x)) => Some(Box::new(Node::compile(x))),
+                // Tuple items are not structural; kube refuses them at registration.
+                Some(JSONSchemaPropsOrArray::Schemas(_)) | None => None,
+            },
+            all_of: compile_all(&s.all_of),
+            any_of: compile_all(&s.any_of),
+            one_of: compile_all(&s.one_of),
+            not: s.not.as_deref().map(|n| Box::new(Node::compile(n))),
+            default: s.default.as_ref().map(|d| d.0.clone()),
+            preserve_unknown_fields: s.x_kubernetes_preserve_unknown_fields.unwrap_or(false),
+            embedded_resource: s.x_kubernetes_embedded_resource.unwrap_or(false),
+            list_type: s.x_kubernetes_list_type.clone(),
+            list_map_keys: s.x_kubernetes_list_map_keys.clone().unwrap_or_default(),
+            map_type: s.x_kubernetes_map_type.clone(),
+            rules: s.x_kubernetes_validations.iter().flatten().map(|r| CompiledRule::compile(r, s)).collect(),
+            type_,
+        }
+    }
+
+    /// The structural schema of a child field: its property, else `additionalProperties`.
+    pub fn field(&self, key: &str) -> Option<&Node> {
+        self.properties.get(key).or(match &self.additional_properties {
+            Additional::Schema(s) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// `additionalProperties` as a schema, when it is one.
+    pub fn additional_schema(&self) -> Option<&Node> {
+        match &self.additional_properties {
+            Additional::Schema(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether this node or any node under it has `x-kubernetes-validations`.
+    pub fn has_rules(&self) -> bool {
+        !self.rules.is_empty()
+            || self.properties.values().any(Node::has_rules)
+            || self.items.as_deref().is_some_and(Node::has_rules)
+            || self.additional_schema().is_some_and(Node::has_rules)
+            || self.all_of.iter().any(Node::has_rules)
+    }
+
+    pub fn is_list_type(&self, t: &str) -> bool {
+        self.list_type.as_deref() == Some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(v: Value) -> Node {
+        Node::compile(&serde_json::from_value(v).expect("schema"))
+    }
+
+    #[test]
+    fn unsupported_formats_are_stripped_like_kube() {
+        assert_eq!(node(json!({"type": "string", "format": "date-time"})).format, "date-time");
+        assert_eq!(node(json!({"type": "string", "format": "int32"})).format, "");
+        assert_eq!(node(json!({"type": "integer", "format": "int32"})).format, "int32");
+        assert_eq!(node(json!({"type": "integer", "format": "date"})).format, "");
+        assert_eq!(node(json!({"type": "number", "format": "double"})).format, "double");
+        assert_eq!(node(json!({"type": "boolean", "format": "byte"})).format, "");
+        assert_eq!(node(json!({"type": "string", "format": "email"})).raw_format, "email");
+    }
+
+    #[test]
+    fn int_or_string_accepts_both_types() {
+        let n = node(json!({"x-kubernetes-int-or-string": true}));
+        assert_eq!(n.types, ["integer", "string"]);
+        assert!(n.type_.is_empty());
+    }
+}

@@ -1,0 +1,100 @@
+use super::*;
+use serde_json::json;
+
+fn schema(v: Value) -> Schema {
+    Schema::new(&serde_json::from_value(v).expect("schema"))
+}
+
+fn strings(errs: &[FieldError]) -> Vec<String> {
+    errs.iter().map(ToString::to_string).collect()
+}
+
+fn cron_tab() -> Schema {
+    schema(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "required": ["cronSpec"], "properties": {
+            "cronSpec": {"type": "string", "pattern": "^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$"},
+            "image": {"type": "string"},
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}
+        }, "x-kubernetes-validations": [{"rule": "self.replicas <= 5 || self.image != ''", "message": "big crons need an image"}]},
+        "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}
+    }}))
+}
+
+#[test]
+fn decoding_prunes_reports_and_defaults() {
+    let s = cron_tab();
+    let mut obj = json!({"apiVersion": "x/v1", "kind": "CronTab", "metadata": {"name": "c", "junk": 1},
+                         "spec": {"cronSpec": "* * * * */5", "color": "red", "image": null}, "extra": true});
+    let unknown = s.prune_and_default(&mut obj);
+    assert_eq!(unknown, ["extra", "metadata.junk", "spec.color"]);
+    assert_eq!(
+        obj,
+        json!({"apiVersion": "x/v1", "kind": "CronTab", "metadata": {"name": "c"},
+                           "spec": {"cronSpec": "* * * * */5", "replicas": 1}})
+    );
+    // A second pass changes nothing.
+    let again = obj.clone();
+    assert!(s.prune_and_default(&mut obj).is_empty());
+    assert_eq!(obj, again);
+}
+
+#[test]
+fn preserve_unknown_fields_crds_keep_everything_but_still_default() {
+    let s = cron_tab().preserving_unknown_fields(true);
+    let mut obj = json!({"spec": {"cronSpec": "x", "color": "red"}});
+    assert!(s.prune_and_default(&mut obj).is_empty());
+    assert_eq!(obj["spec"]["color"], "red");
+    assert_eq!(obj["spec"]["replicas"], 1);
+}
+
+#[test]
+fn validation_collects_every_error_in_kube_order() {
+    let s = cron_tab();
+    let obj = json!({"spec": {"replicas": 20, "tags": ["a", "a"]}});
+    assert_eq!(
+        strings(&s.validate(&obj)),
+        [
+            "spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal to 10",
+            "spec.cronSpec: Required value",
+            "spec.tags[1]: Duplicate value: \"a\"",
+            "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+        ]
+    );
+}
+
+#[test]
+fn rules_run_when_nothing_blocks_them() {
+    let s = cron_tab();
+    let obj = json!({"spec": {"cronSpec": "* * * * *", "replicas": 8, "image": ""}});
+    assert_eq!(strings(&s.validate(&obj)), ["spec: Invalid value: \"object\": big crons need an image"]);
+}
+
+#[test]
+fn updates_ratchet_unchanged_errors_and_list_rules() {
+    let s = cron_tab();
+    let old = json!({"spec": {"cronSpec": "bad", "replicas": 8, "image": "", "tags": ["a", "a"]}});
+    assert!(s.validate_update(&old, &old).is_empty());
+    let new = json!({"spec": {"cronSpec": "bad", "replicas": 9, "image": "", "tags": ["a", "a"]}});
+    // cronSpec is unchanged (ratcheted), the set kept its duplicates (the old object had
+    // them already); the changed spec runs its rule.
+    assert_eq!(strings(&s.validate_update(&new, &old)), ["spec: Invalid value: \"object\": big crons need an image"]);
+}
+
+#[test]
+fn decode_checks_refuse_malformed_metadata() {
+    let s = cron_tab();
+    assert!(s.check_decode(&json!({"metadata": {"name": "a"}})).is_ok());
+    assert!(s.check_decode(&json!({"metadata": {"labels": ["x"]}})).is_err());
+}
+
+#[test]
+fn rule_free_schemas_skip_the_blocking_error() {
+    let s = schema(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"n": {"type": "integer"}}}}}),
+    );
+    assert_eq!(
+        strings(&s.validate(&json!({"spec": {"n": "x"}}))),
+        ["spec.n: Invalid value: \"string\": spec.n in body must be of type integer: \"string\""]
+    );
+}

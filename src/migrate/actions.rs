@@ -1,0 +1,587 @@
+//! The bodies of the steps: each reads the journal and the cluster, does what is left to
+//! do, and answers with a one-sentence summary. Rollback steps reuse the forward ones
+//! with the mapping turned around (objects restored under the old kind are "recreated"
+//! there; dependents are "re-adopted" by the restored objects).
+
+use super::diff;
+use super::failpoint::{self, Point};
+use super::journal::{self, Backup, Dependent, SourceKind};
+use super::model::{Adoption, Identity, Mapping, NewOwner, ObjectKey, owner_refs, same_refs, uid};
+use super::ops::{self, CONCURRENCY};
+use super::plan;
+use super::progress::{Event, Report};
+use super::steps::{Migration, Step};
+use super::verify::{self, Verification};
+use super::MigrateError;
+use crate::cluster::{ClusterError, Discovery, ResourceType};
+use futures::StreamExt;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::future::Future;
+
+type Done = (String, Option<Verification>);
+
+/// Runs one step's body.
+pub(crate) async fn run(m: &mut Migration, step: Step, client: &kube::Client, report: Report<'_>) -> Result<Done, MigrateError> {
+    let plain = |s: String| Ok((s, None));
+    match step {
+        Step::StopControllers => plain(stop_controllers(m, client, report).await?),
+        Step::Backup => plain(backup(m, client, report).await?),
+        Step::CreateNewCrd => plain(create_new_crd(m, client, report).await?),
+        Step::Validate => plain(validate(m, client, report).await?),
+        Step::DeleteOldData => {
+            let backup = journal::read_backup(m.dir())?;
+            plain(delete_data(m, client, report, step, &m.state().mapping.from, &backup, true).await?)
+        }
+        Step::DeleteOldCrd => plain(delete_old_crd(m, client).await?),
+        Step::Recreate => {
+            let mapping = m.state().mapping.clone();
+            plain(recreate(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+        }
+        Step::Readopt => {
+            let mapping = m.state().mapping.clone();
+            plain(readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+        }
+        Step::RestartControllers => plain(restart_controllers(m, client).await?),
+        Step::Verify | Step::VerifyRollback => {
+            let v = verify::verify(client, m.dir(), m.state()).await?;
+            if !v.differences.is_empty() {
+                return Err(MigrateError::Differences(v.differences.len()));
+            }
+            Ok((v.summary(), Some(v)))
+        }
+        Step::RemoveValidationCrd => {
+            ops::delete_crd(client, &m.state().validation_crd.crd_name(), None, m.options().wait_timeout).await?;
+            plain("the temporary validation CRD is gone".into())
+        }
+        Step::RemoveNewData => {
+            let backup = journal::read_backup(m.dir())?;
+            let to = m.state().mapping.to.clone();
+            plain(delete_data(m, client, report, step, &to, &backup, false).await?)
+        }
+        Step::RemoveNewCrd => plain(remove_new_crd(m, client).await?),
+        Step::RestoreOldCrd => plain(restore_old_crd(m, client).await?),
+        Step::RestoreOldData => {
+            let mapping = back(m);
+            plain(recreate(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+        }
+        Step::ReadoptOld => {
+            let mapping = back(m);
+            plain(readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+        }
+    }
+}
+
+/// The backup mapped onto the old kind again.
+pub(crate) fn back(m: &Migration) -> Mapping {
+    let mapping = &m.state().mapping;
+    mapping.towards(&mapping.from)
+}
+
+/// Old uids of every backed-up object.
+pub(crate) fn migrated_uids(backup: &Backup) -> HashSet<String> {
+    backup.objects.iter().map(|o| uid(o).to_string()).filter(|u| !u.is_empty()).collect()
+}
+
+/// Runs `f` over `items`, [`CONCURRENCY`] at a time, reporting progress and honouring
+/// per-item crash points. Answers every result, in completion order.
+async fn each<'a, T, R, F, Fut>(step: Step, items: &'a [T], report: Report<'_>, f: F) -> Vec<Result<R, MigrateError>>
+where
+    F: Fn(&'a T) -> Fut,
+    Fut: Future<Output = Result<R, MigrateError>>,
+{
+    let total = items.len() as u64;
+    report(Event::Started { step, total: Some(total) });
+    let mut stream = futures::stream::iter(items.iter().map(f)).buffer_unordered(CONCURRENCY);
+    let mut out = Vec::with_capacity(items.len());
+    let mut done = 0;
+    while let Some(r) = stream.next().await {
+        done += 1;
+        failpoint::check(step, Point::Item(done));
+        report(Event::Progress { step, done, total });
+        out.push(r);
+    }
+    out
+}
+
+/// The first error of a batch, with how many failed.
+fn first_error<R>(results: Vec<Result<R, MigrateError>>) -> Result<Vec<R>, MigrateError> {
+    let mut ok = Vec::with_capacity(results.len());
+    let mut failed = 0;
+    let mut first = None;
+    for r in results {
+        match r {
+            Ok(v) => ok.push(v),
+            Err(e) => {
+                failed += 1;
+                first.get_or_insert(e);
+            }
+        }
+    }
+    match first {
+        None => Ok(ok),
+        Some(e) if failed == 1 => Err(e),
+        Some(e) => Err(MigrateError::State(format!("{failed} objects failed; the first: {e}"))),
+    }
+}
+
+async fn stop_controllers(m: &mut Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+    let step = Step::StopControllers;
+    if m.state().controllers.is_empty() {
+        return Ok("no controllers were named".into());
+    }
+    for i in 0..m.state().controllers.len() {
+        let c = m.state().controllers[i].clone();
+        if c.replicas.is_none() {
+            // Recorded before scaling: once at 0, the cluster no longer knows the number.
+            let replicas = ops::controller_replicas(client, &c).await?;
+            m.state_mut().controllers[i].replicas = Some(replicas);
+            m.save()?;
+        }
+        if m.state().controllers[i].replicas.is_some() {
+            ops::scale_controller(client, &c, 0).await?;
+            report(Event::Note { step, message: format!("{} scaled to 0", c.spec) });
+            ops::wait_scaled_down(client, &c, m.options().wait_timeout).await?;
+        }
+    }
+    let list: Vec<String> =
+        m.state().controllers.iter().map(|c| format!("{} (was {})", c.spec, c.replicas.unwrap_or(0))).collect();
+    Ok(format!("scaled to 0: {}", list.join(", ")))
+}
+
+async fn restart_controllers(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+    if m.state().controllers.is_empty() {
+        return Ok("no controllers were named".into());
+    }
+    let mut list = Vec::new();
+    for c in &m.state().controllers {
+        if let Some(replicas) = c.replicas {
+            ops::scale_controller(client, c, replicas).await?;
+            list.push(format!("{} to {replicas}", c.spec));
+        }
+    }
+    Ok(format!("scaled back: {}", list.join(", ")))
+}
+
+async fn backup(m: &mut Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+    let step = Step::Backup;
+    let from = m.state().mapping.from.clone();
+    report(Event::Started { step, total: None });
+    let (objects, old_crd) = match m.state().source {
+        SourceKind::Cluster => {
+            let name = m.state().old_crd_name.clone();
+            let crd = ops::get_crd(client, &name)
+                .await?
+                .ok_or_else(|| MigrateError::refused(format!("the old CustomResourceDefinition {name} is not there")))?;
+            let objects = ops::list_all(client, &from.resource()).await?;
+            let doc = serde_json::to_value(&crd).map_err(|e| ClusterError::Other(e.to_string()))?;
+            (objects, Some(doc))
+        }
+        SourceKind::Files => (journal::read_docs(m.dir(), journal::INPUT_FILE)?, None),
+    };
+    let total = objects.len() as u64;
+    report(Event::Progress { step, done: total, total });
+    let deleting: Vec<String> =
+        objects.iter().filter(|o| o.pointer("/metadata/deletionTimestamp").is_some()).map(|o| ObjectKey::of(o).to_string()).collect();
+    if !deleting.is_empty() {
+        return Err(MigrateError::refused(format!(
+            "{} object(s) are being deleted and wait for finalizers (first: {}); let them go first",
+            deleting.len(),
+            deleting[0]
+        )));
+    }
+    let owners: HashSet<String> = objects.iter().map(|o| uid(o).to_string()).filter(|u| !u.is_empty()).collect();
+    let discovery = Discovery::fetch(client).await?;
+    let scan = ops::find_dependents(client, &discovery, &owners, &[(from.group.clone(), from.plural.clone())]).await;
+    if !scan.unchecked.is_empty() {
+        report(Event::Note { step, message: format!("not scanned for dependents: {}", scan.unchecked.join("; ")) });
+    }
+    let backup = Backup { objects, dependents: scan.dependents, old_crd };
+    let summary = journal::write_backup(m.dir(), &backup)?;
+    let line = format!(
+        "{} object(s) in {} namespace(s) and {} dependent(s) written to {} and verified against SHA-256 sums",
+        summary.objects,
+        summary.per_namespace.len(),
+        summary.dependents,
+        m.dir().join(journal::BACKUP_DIR).display()
+    );
+    m.state_mut().backup = Some(summary);
+    m.save()?;
+    Ok(line)
+}
+
+async fn create_new_crd(m: &Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+    let step = Step::CreateNewCrd;
+    let doc = journal::read_docs(m.dir(), journal::NEW_CRD_FILE)?.into_iter().next().unwrap_or_default();
+    let name = m.state().new_crd_name.clone();
+    // With the old CRD's name, the old one must be gone first (DeleteOldCrd comes before).
+    if m.state().order == journal::Order::OldFirst
+        && name == m.state().old_crd_name
+        && let Some(old) = journal::read_backup(m.dir())?.old_crd
+        && let Some(current) = ops::get_crd(client, &name).await?
+        && current.metadata.uid.as_deref() == old.pointer("/metadata/uid").and_then(Value::as_str)
+    {
+        return Err(MigrateError::State(format!("the old CustomResourceDefinition {name} is still there")));
+    }
+    report(Event::Started { step, total: None });
+    let (_, created) = ops::ensure_crd(client, &doc, m.options().wait_timeout).await?;
+    Ok(if created { format!("{name} created and Established") } else { format!("{name} was there and is Established") })
+}
+
+async fn validate(m: &Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+    let step = Step::Validate;
+    let backup = journal::read_backup(m.dir())?;
+    let mapping = m.state().mapping.clone();
+    let migrated = migrated_uids(&backup);
+    let keys: Vec<ObjectKey> = backup.objects.iter().map(|o| mapping.key(&ObjectKey::of(o))).collect();
+    // Objects that would clash with objects already under the new kind.
+    if m.state().new_crd_preexisted || m.state().order == journal::Order::NewFirst {
+        let present: HashSet<ObjectKey> = ops::list_all(client, &mapping.to.resource()).await?.iter().map(ObjectKey::of).collect();
+        let clash: Vec<String> = keys.iter().filter(|k| present.contains(k)).map(ToString::to_string).collect();
+        if !clash.is_empty() {
+            return Err(MigrateError::refused(format!("{} object(s) already exist under the new kind (first: {})", clash.len(), clash[0])));
+        }
+    }
+    let namespaces: BTreeSet<String> = keys.iter().filter_map(|k| k.namespace.clone()).collect();
+    let created = ops::ensure_namespaces(client, &namespaces).await?;
+    if !created.is_empty() {
+        report(Event::Note { step, message: format!("created namespace(s) {}", created.join(", ")) });
+    }
+    let new_doc = journal::read_docs(m.dir(), journal::NEW_CRD_FILE)?.into_iter().next().unwrap_or_default();
+    let (shadow, shadow_doc) = plan::validation_crd(&new_doc, &m.state().id);
+    ops::ensure_crd(client, &shadow_doc, m.options().wait_timeout).await?;
+    let shadow_mapping = Mapping { to: shadow.clone(), ..mapping.clone() };
+    let res = shadow.resource();
+    let results = each(step, &backup.objects, report, |o| {
+        let (res, shadow_mapping, migrated) = (&res, &shadow_mapping, &migrated);
+        async move { Ok(plan::check_object(client, res, shadow_mapping, o, migrated, true).await) }
+    })
+    .await;
+    let rejected: Vec<plan::Rejection> = first_error(results)?.into_iter().flatten().collect();
+    ops::delete_crd(client, &shadow.crd_name(), None, m.options().wait_timeout).await?;
+    if !rejected.is_empty() {
+        let shown: Vec<String> = rejected.iter().take(5).map(|r| format!("{}: {}", r.object, r.message)).collect();
+        return Err(MigrateError::refused(format!(
+            "the new schema refuses {} of {} object(s): {}{}",
+            rejected.len(),
+            backup.objects.len(),
+            shown.join("; "),
+            if rejected.len() > 5 { "; ..." } else { "" }
+        )));
+    }
+    Ok(format!("all {} object(s) pass a dry run against the new schema (spec and status)", backup.objects.len()))
+}
+
+/// Deletes the backed-up objects as they are under `kind` (the old kind going forward;
+/// the new kind when rolling back), orphaning dependents, and waits until they are gone.
+/// Going forward (`guard`), objects not in the backup, or changed since, stop the step
+/// before anything is deleted: writers are still running.
+async fn delete_data(
+    m: &Migration,
+    client: &kube::Client,
+    report: Report<'_>,
+    step: Step,
+    kind: &Identity,
+    backup: &Backup,
+    guard: bool,
+) -> Result<String, MigrateError> {
+    let res = kind.resource();
+    let mapping = m.state().mapping.towards(kind);
+    let current = ops::list_all(client, &res).await?;
+    let by_key: HashMap<ObjectKey, &Value> = current.iter().map(|o| (ObjectKey::of(o), o)).collect();
+    let wanted: HashMap<ObjectKey, &Value> = backup.objects.iter().map(|o| (mapping.key(&ObjectKey::of(o)), o)).collect();
+    if guard {
+        let backed_up = migrated_uids(backup);
+        let extra: Vec<String> = current
+            .iter()
+            .filter(|o| !backed_up.contains(uid(o)) && o.pointer("/metadata/deletionTimestamp").is_none())
+            .map(|o| ObjectKey::of(o).to_string())
+            .collect();
+        let changed: Vec<String> = wanted
+            .iter()
+            .filter_map(|(k, b)| by_key.get(k).map(|c| (k, b, c)))
+            .filter(|(_, b, c)| c.pointer("/metadata/deletionTimestamp").is_none() && changed_since(b, c))
+            .map(|(k, _, _)| k.to_string())
+            .collect();
+        if !extra.is_empty() || !changed.is_empty() {
+            return Err(MigrateError::Changed(format!(
+                "objects changed after the backup: {} new ({}), {} modified ({}). Writers are still running: stop them, then run 'kubectl crd migrate rollback' and run the migration again",
+                extra.len(),
+                extra.first().map(String::as_str).unwrap_or("-"),
+                changed.len(),
+                changed.first().map(String::as_str).unwrap_or("-"),
+            )));
+        }
+    }
+    let targets: Vec<&Value> = wanted.keys().filter_map(|k| by_key.get(k).copied()).collect();
+    let uids: HashSet<String> = targets.iter().map(|o| uid(o).to_string()).collect();
+    let results = each(step, &targets, report, |o| {
+        let res = &res;
+        async move { ops::delete_orphaning(client, res, o).await.map_err(MigrateError::from) }
+    })
+    .await;
+    first_error(results).map_err(|e| match e {
+        MigrateError::Cluster(c) if c.is_conflict() => MigrateError::Changed(format!(
+            "an object changed while it was being deleted ({c}); writers are still running: stop them and resume"
+        )),
+        other => other,
+    })?;
+    report(Event::Note { step, message: format!("waiting for {} object(s) to be gone", uids.len()) });
+    ops::wait_gone(client, &res, &uids, m.options().wait_timeout).await?;
+    Ok(format!("{} {} deleted, dependents orphaned", targets.len(), res.qualified_name()))
+}
+
+/// Whether an object differs from its backup in what a migration keeps.
+fn changed_since(backup: &Value, current: &Value) -> bool {
+    !diff::compare_objects(backup, current).is_empty() || !same_refs(&owner_refs(backup), &owner_refs(current))
+}
+
+async fn delete_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+    let name = m.state().old_crd_name.clone();
+    let backup = journal::read_backup(m.dir())?;
+    let old_uid = backup.old_crd.as_ref().and_then(|c| c.pointer("/metadata/uid")).and_then(Value::as_str).map(String::from);
+    let left = ops::list_all(client, &m.state().mapping.from.resource()).await?;
+    if !left.is_empty() {
+        return Err(MigrateError::Changed(format!(
+            "{} object(s) are still under the old kind (first: {}); deleting the CRD would delete them and collect their dependents",
+            left.len(),
+            ObjectKey::of(&left[0])
+        )));
+    }
+    ops::delete_crd(client, &name, old_uid.as_deref(), m.options().wait_timeout).await?;
+    Ok(format!("{name} deleted"))
+}
+
+async fn remove_new_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+    let name = m.state().new_crd_name.clone();
+    let backup = journal::read_backup(m.dir()).ok();
+    let old_uid = backup.as_ref().and_then(|b| b.old_crd.as_ref()).and_then(|c| c.pointer("/metadata/uid")).and_then(Value::as_str);
+    let Some(crd) = ops::get_crd(client, &name).await? else { return Ok(format!("{name} is not there")) };
+    if old_uid.is_some() && crd.metadata.uid.as_deref() == old_uid {
+        return Ok(format!("{name} is the old registration; kept"));
+    }
+    let left = ops::list_all(client, &m.state().mapping.to.resource()).await?;
+    if !left.is_empty() {
+        return Err(MigrateError::State(format!(
+            "{} object(s) not from this migration are under the new kind (first: {}); the new CRD {name} is kept. Move or delete them, then run rollback again",
+            left.len(),
+            ObjectKey::of(&left[0])
+        )));
+    }
+    ops::delete_crd(client, &name, crd.metadata.uid.as_deref(), m.options().wait_timeout).await?;
+    Ok(format!("{name} deleted"))
+}
+
+async fn restore_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+    let backup = journal::read_backup(m.dir())?;
+    let Some(old) = backup.old_crd else { return Err(MigrateError::State("the backup holds no old registration".into())) };
+    let doc = super::convert::clean_crd(&old);
+    let (_, created) = ops::ensure_crd(client, &doc, m.options().wait_timeout).await?;
+    let name = &m.state().old_crd_name;
+    Ok(if created { format!("{name} created again and Established") } else { format!("{name} is there") })
+}
+
+/// Creates every backed-up object under `mapping.to` (skipping those already there with
+/// the same content) and restores its status through `/status` where that is served.
+async fn recreate(client: &kube::Client, report: Report<'_>, step: Step, mapping: &Mapping, backup: &Backup) -> Result<String, MigrateError> {
+    let res = mapping.to.resource();
+    let migrated = migrated_uids(backup);
+    let namespaces: BTreeSet<String> = backup.objects.iter().filter_map(|o| mapping.key(&ObjectKey::of(o)).namespace).collect();
+    ops::ensure_namespaces(client, &namespaces).await?;
+    let results = each(step, &backup.objects, report, |o| {
+        let (res, migrated) = (&res, &migrated);
+        async move { recreate_one(client, res, mapping, o, migrated).await }
+    })
+    .await;
+    let created = first_error(results)?.into_iter().filter(|c| *c).count();
+    Ok(format!(
+        "{} object(s) under {} ({created} created, {} already there), status restored",
+        backup.objects.len(),
+        res.qualified_name(),
+        backup.objects.len() - created
+    ))
+}
+
+async fn recreate_one(
+    client: &kube::Client,
+    res: &ResourceType,
+    mapping: &Mapping,
+    old: &Value,
+    migrated: &HashSet<String>,
+) -> Result<bool, MigrateError> {
+    let desired = mapping.object(old, migrated);
+    let key = ObjectKey::of(&desired);
+    let (mut current, created) = match ops::create(client, res, &desired, false).await {
+        Ok(obj) => (obj, true),
+        Err(ClusterError::AlreadyExists { .. }) => {
+            let existing = ops::get(client, res, &key).await?.ok_or_else(|| MigrateError::Changed(format!("{key} vanished")))?;
+            let mut expected = desired.clone();
+            if let Some(map) = expected.as_object_mut() {
+                map.remove("status");
+            }
+            let lost: Vec<String> = diff::compare_objects(&expected, &existing).iter().filter(|c| c.is_loss()).map(ToString::to_string).collect();
+            if !lost.is_empty() {
+                return Err(MigrateError::Changed(format!(
+                    "{key} already exists under {} with other content ({}); it was not created by this migration",
+                    res.qualified_name(),
+                    lost.join("; ")
+                )));
+            }
+            (existing, false)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let Some(status) = desired.get("status").filter(|s| !s.is_null()) else { return Ok(created) };
+    if !res.status {
+        return Ok(created);
+    }
+    for _ in 0..5 {
+        if current.get("status") == Some(status) {
+            return Ok(created);
+        }
+        match ops::put_status(client, res, &current, status).await {
+            Ok(_) => return Ok(created),
+            Err(e) if e.is_conflict() => {
+                current = ops::get(client, res, &key).await?.ok_or_else(|| MigrateError::Changed(format!("{key} vanished")))?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(MigrateError::Changed(format!("{key}: its status kept changing while it was restored")))
+}
+
+/// Where each migrated object is now, by its old uid.
+pub(crate) fn adoption(mapping: &Mapping, backup: &Backup, now: &[Value]) -> Adoption {
+    let by_key: HashMap<ObjectKey, &Value> = now.iter().map(|o| (ObjectKey::of(o), o)).collect();
+    let mut adoption = Adoption::default();
+    for o in &backup.objects {
+        let old_uid = uid(o);
+        if old_uid.is_empty() {
+            continue;
+        }
+        if let Some(current) = by_key.get(&mapping.key(&ObjectKey::of(o))) {
+            adoption.owners.insert(
+                old_uid.to_string(),
+                NewOwner {
+                    uid: uid(current).to_string(),
+                    api_version: current.get("apiVersion").and_then(Value::as_str).map(String::from).unwrap_or_else(|| mapping.api_version_for(o)),
+                    kind: mapping.to.kind.clone(),
+                },
+            );
+        }
+    }
+    adoption
+}
+
+/// One object whose ownerReferences a re-adoption sets: a dependent of another kind, or a
+/// migrated object owned by another migrated object.
+pub(crate) struct Link {
+    pub resource: ResourceType,
+    pub key: ObjectKey,
+    /// The uid it must still have (dependents are never recreated); `None` for migrated objects.
+    pub uid: Option<String>,
+    pub backed_up_refs: Vec<Value>,
+    pub label: String,
+}
+
+/// Every link a re-adoption under `mapping` sets.
+pub(crate) fn links(mapping: &Mapping, backup: &Backup) -> Vec<Link> {
+    let migrated = migrated_uids(backup);
+    let mut out: Vec<Link> = backup
+        .dependents
+        .iter()
+        .map(|d: &Dependent| Link {
+            resource: d.resource(),
+            key: ObjectKey { namespace: d.namespace.clone(), name: d.name.clone() },
+            uid: Some(d.uid.clone()),
+            backed_up_refs: d.owner_references.clone(),
+            label: d.label(),
+        })
+        .collect();
+    let res = mapping.to.resource();
+    for o in &backup.objects {
+        let refs = owner_refs(o);
+        if refs.iter().any(|r| r.get("uid").and_then(Value::as_str).is_some_and(|u| migrated.contains(u))) {
+            let key = mapping.key(&ObjectKey::of(o));
+            out.push(Link { resource: res.clone(), label: format!("{} {key}", mapping.to.kind), key, uid: None, backed_up_refs: refs });
+        }
+    }
+    out
+}
+
+/// Current objects of every resource type the links name, by type and key.
+pub(crate) async fn current_of(
+    client: &kube::Client,
+    links: &[Link],
+) -> Result<HashMap<(String, String), HashMap<ObjectKey, Value>>, MigrateError> {
+    let mut types: BTreeMap<(String, String), &ResourceType> = BTreeMap::new();
+    for l in links {
+        types.entry((l.resource.group.clone(), l.resource.plural.clone())).or_insert(&l.resource);
+    }
+    let mut out = HashMap::new();
+    for (k, r) in types {
+        let objects = ops::list_all(client, r).await?;
+        out.insert(k, objects.into_iter().map(|o| (ObjectKey::of(&o), o)).collect());
+    }
+    Ok(out)
+}
+
+/// Rewrites the links' ownerReferences so that they point at the objects as they are
+/// under `mapping.to`. Dependents that are gone or were recreated are reported, not
+/// touched.
+async fn readopt(client: &kube::Client, report: Report<'_>, step: Step, mapping: &Mapping, backup: &Backup) -> Result<String, MigrateError> {
+    let migrated = migrated_uids(backup);
+    let now = ops::list_all(client, &mapping.to.resource()).await?;
+    let adoption = adoption(mapping, backup, &now);
+    let links = links(mapping, backup);
+    let current = current_of(client, &links).await?;
+    let results = each(step, &links, report, |l| {
+        let (adoption, migrated, current) = (&adoption, &migrated, &current);
+        async move {
+            let found = current.get(&(l.resource.group.clone(), l.resource.plural.clone())).and_then(|m| m.get(&l.key)).cloned();
+            readopt_one(client, l, found, adoption, migrated).await
+        }
+    })
+    .await;
+    let outcomes = first_error(results)?;
+    let changed = outcomes.iter().filter(|o| matches!(o, Adopted::Changed)).count();
+    let lost: Vec<&String> = outcomes.iter().filter_map(|o| if let Adopted::Lost(l) = o { Some(l) } else { None }).collect();
+    if !lost.is_empty() {
+        report(Event::Note { step, message: format!("{} dependent(s) are gone or were recreated: {:?}", lost.len(), lost) });
+    }
+    Ok(format!("{} link(s) checked, {changed} rewritten to {}, {} dependent(s) gone", links.len(), mapping.to.kind, lost.len()))
+}
+
+enum Adopted {
+    Changed,
+    Unchanged,
+    Lost(String),
+}
+
+async fn readopt_one(
+    client: &kube::Client,
+    link: &Link,
+    mut current: Option<Value>,
+    adoption: &Adoption,
+    migrated: &HashSet<String>,
+) -> Result<Adopted, MigrateError> {
+    for _ in 0..5 {
+        let Some(obj) = current.take() else { return Ok(Adopted::Lost(link.label.clone())) };
+        if link.uid.as_deref().is_some_and(|u| u != uid(&obj)) {
+            return Ok(Adopted::Lost(format!("{} (recreated)", link.label)));
+        }
+        let now = owner_refs(&obj);
+        let desired = adoption.desired_refs(&link.backed_up_refs, &now, migrated);
+        if same_refs(&desired, &now) {
+            return Ok(Adopted::Unchanged);
+        }
+        let rv = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+        match ops::set_owner_refs(client, &link.resource, &link.key, rv, &desired).await {
+            Ok(_) => return Ok(Adopted::Changed),
+            Err(e) if e.is_conflict() => current = ops::get(client, &link.resource, &link.key).await?,
+            Err(e) if e.is_not_found() => return Ok(Adopted::Lost(link.label.clone())),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(MigrateError::Changed(format!("{}: its ownerReferences kept changing while they were rewritten", link.label)))
+}

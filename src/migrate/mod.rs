@@ -1,0 +1,117 @@
+//! Guided migration of a registration's data to a new CustomResourceDefinition: the
+//! TPR proposal's seven manual steps made a plan that is printed, then executed step by
+//! step with a journal on disk, resumable after a crash, verified, and reversible.
+//!
+//! Storage-version migration cannot move objects to a new group, kind, plural or scope;
+//! this does, the way the proposal's manual procedure does, without losing anything:
+//!
+//! 1. stop the controllers (through `/scale`, replicas recorded in the journal);
+//! 2. back up every object, status included, and the dependents that point at them
+//!    through ownerReferences — YAML with a SHA-256 manifest, fsynced and read back;
+//! 3. delete the old objects with `propagationPolicy=Orphan` (dependents are kept);
+//! 4. delete the old registration and wait until it is gone;
+//! 5. create the new registration and wait for `Established`;
+//! 6. recreate every object, restoring status through `/status`;
+//! 7. re-adopt the dependents (ownerReferences rewritten to the new uids), restart the
+//!    controllers, and verify.
+//!
+//! Before anything is deleted every object is dry-run created (`dryRun=All`) against a
+//! temporary copy of the new CRD's schema (see [`steps`]), and when the new names do not
+//! collide with the old ones the new CRD is created first, so a name conflict stops the
+//! run while the old data is untouched.
+//!
+//! The module is a library: [`Migration::plan`] reads the cluster and returns a [`Plan`]
+//! (changing nothing); [`Migration::create`] writes the journal; [`Migration::run_step`]
+//! executes the next [`Step`] over a `kube::Client`, reporting [`Event`]s through a
+//! callback and never printing. The CLI ([`cli`]) and the TUI wizard drive the same API.
+//!
+//! - [`convert`]: ThirdPartyResource and `apiextensions.k8s.io/v1beta1` documents to v1
+//!   CRDs, and exported data lists (pure).
+//! - [`model`]: identities of the old and new kinds and the object mapping (pure).
+//! - [`diff`]: the loss-oriented comparison used by validation and verification (pure).
+//! - [`plan`]: what will happen, from a read-only look at the cluster.
+//! - [`journal`]: the journal and the durable, checksummed backup.
+//! - [`ops`]: the cluster operations the steps need beyond [`crate::cluster`].
+//! - [`steps`]: the step functions and the [`Migration`] state machine.
+//! - [`verify`]: backup against cluster.
+//! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
+
+mod actions;
+pub mod cli;
+pub mod convert;
+pub mod diff;
+mod failpoint;
+pub mod journal;
+pub mod model;
+pub mod ops;
+pub mod plan;
+pub mod progress;
+pub mod steps;
+pub mod verify;
+
+pub use journal::{Phase, StepRecord, StepState};
+pub use model::{Identity, ObjectKey};
+pub use plan::{Plan, Request, Source};
+pub use progress::{Event, Report};
+pub use steps::{Migration, Step, StepOutcome};
+pub use verify::Verification;
+
+use crate::cluster::ClusterError;
+use std::path::PathBuf;
+
+/// Why a migration (or its plan) could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    /// A cluster request failed.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    /// A file or flag the user gave is not what the migration needs.
+    #[error("invalid {what} in {source_name}: {reason}")]
+    Input { what: &'static str, source_name: String, reason: String },
+    /// The migration would lose or break something, so it stops before deleting anything.
+    #[error("refused: {reason}. Nothing was deleted")]
+    Refused { reason: String },
+    /// The backup could not be written or read back; nothing is deleted without one.
+    #[error("cannot write the backup in {}: {reason}. Nothing was deleted", path.display())]
+    Backup { path: PathBuf, reason: String },
+    /// The journal could not be read or written.
+    #[error("journal {}: {reason}", path.display())]
+    Journal { path: PathBuf, reason: String },
+    /// Objects changed on the cluster behind the migration's back (writers still running).
+    #[error("{0}")]
+    Changed(String),
+    /// Waiting for the cluster gave up; running the step again continues the wait.
+    #[error("{what} did not happen within {secs}s; run 'kubectl crd migrate resume' to keep waiting")]
+    Timeout { what: String, secs: u64 },
+    /// Verification found differences between the backup and the cluster.
+    #[error("verification found {0} difference(s) between the backup and the cluster")]
+    Differences(usize),
+    /// The journal is not in a state for what was asked.
+    #[error("{0}")]
+    State(String),
+}
+
+impl MigrateError {
+    /// A fault in what the user gave (exit code 2) rather than in the cluster's state.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            MigrateError::Input { .. } => true,
+            MigrateError::Cluster(e) => e.is_usage(),
+            _ => false,
+        }
+    }
+
+    /// The run stopped before deleting anything, for a reason the user must fix: what the
+    /// run changed so far (controllers scaled down, the new CRD created) should be undone.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, MigrateError::Refused { .. } | MigrateError::Backup { .. })
+    }
+
+    pub(crate) fn refused(reason: impl Into<String>) -> Self {
+        MigrateError::Refused { reason: reason.into() }
+    }
+
+    pub(crate) fn input(what: &'static str, source: &str, reason: impl Into<String>) -> Self {
+        MigrateError::Input { what, source_name: source.to_string(), reason: reason.into() }
+    }
+}

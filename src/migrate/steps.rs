@@ -1,0 +1,344 @@
+//! The migration as a state machine: a [`Step`] enum and one step function,
+//! [`Migration::run_step`], that runs the journal's next step and records it.
+//!
+//! Each step is idempotent — it looks at the cluster, not at what it believes it did —
+//! so a step that was `Started` and not `Done` when the process died simply runs again.
+//! The journal records a step as started before its first change and done after its last
+//! one; values a later step needs and the cluster cannot give back (a controller's
+//! replicas before it was scaled to 0) are recorded before the change that loses them.
+//!
+//! Validation against the new schema, before anything is deleted: every object is
+//! dry-run created against a temporary copy of the new CRD — same versions and schemas,
+//! under a group of its own (`v<hash>.migrate.kubectl-crd.io`), without subresources. A
+//! group of its own means its names collide with nothing, the old registration included,
+//! so it works whatever the order; without subresources a create keeps the status, so the
+//! status is validated with the spec (with `/status` served, a create would drop it and
+//! only the later `/status` write would find a bad one — after the old data is gone).
+//! Schema validation does not depend on the group, so what passes there passes under the
+//! new CRD; the dry-run's answer also shows fields the new schema would prune, which are
+//! refused as data loss. The copy is removed when the check is done.
+//!
+//! Rollback is a second phase with its own steps, derived from how far the forward phase
+//! got, so it undoes only what was done (and works from any point, a completed run
+//! included).
+
+use super::actions;
+use super::failpoint::{self, Point};
+use super::journal::{self, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
+use super::plan::{self, Plan, Request};
+use super::progress::{Event, Report};
+use super::verify::{self, Verification};
+use super::MigrateError;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One step of a migration or of its rollback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Step {
+    /// Scale the named controllers to 0, recording their replicas.
+    StopControllers,
+    /// Back up every object and dependent, durably, and read the backup back.
+    Backup,
+    /// Create the new CRD and wait until it is Established.
+    CreateNewCrd,
+    /// Dry-run every object against a temporary copy of the new schema.
+    Validate,
+    /// Delete the old objects, orphaning their dependents.
+    DeleteOldData,
+    /// Delete the old CRD and wait until it is gone.
+    DeleteOldCrd,
+    /// Create every object under the new kind, status restored through `/status`.
+    Recreate,
+    /// Point the dependents at the new objects.
+    Readopt,
+    /// Scale the controllers back to their recorded replicas.
+    RestartControllers,
+    /// Compare the backup with the cluster.
+    Verify,
+    /// Rollback: remove the temporary validation CRD, if left.
+    RemoveValidationCrd,
+    /// Rollback: delete the objects created under the new kind (orphaning).
+    RemoveNewData,
+    /// Rollback: delete the new CRD, unless it was there before.
+    RemoveNewCrd,
+    /// Rollback: create the old CRD again from the backup.
+    RestoreOldCrd,
+    /// Rollback: create the old objects again from the backup.
+    RestoreOldData,
+    /// Rollback: point the dependents at the restored objects.
+    ReadoptOld,
+    /// Rollback: compare the backup with the restored objects.
+    VerifyRollback,
+}
+
+impl Step {
+    /// The step's name in the journal and in `KUBECTL_CRD_MIGRATE_CRASH_AT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::StopControllers => "stop-controllers",
+            Step::Backup => "backup",
+            Step::CreateNewCrd => "create-new-crd",
+            Step::Validate => "validate",
+            Step::DeleteOldData => "delete-old-data",
+            Step::DeleteOldCrd => "delete-old-crd",
+            Step::Recreate => "recreate",
+            Step::Readopt => "readopt",
+            Step::RestartControllers => "restart-controllers",
+            Step::Verify => "verify",
+            Step::RemoveValidationCrd => "remove-validation-crd",
+            Step::RemoveNewData => "remove-new-data",
+            Step::RemoveNewCrd => "remove-new-crd",
+            Step::RestoreOldCrd => "restore-old-crd",
+            Step::RestoreOldData => "restore-old-data",
+            Step::ReadoptOld => "readopt-old",
+            Step::VerifyRollback => "verify-rollback",
+        }
+    }
+
+    /// Whether the step deletes or stops something, so a driver asks before it.
+    pub fn is_destructive(self) -> bool {
+        matches!(
+            self,
+            Step::StopControllers | Step::DeleteOldData | Step::DeleteOldCrd | Step::RemoveNewData | Step::RemoveNewCrd
+        )
+    }
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Limits of the waits a step makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// For objects and registrations to be gone, a CRD to be Established, pods to stop.
+    pub wait_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { wait_timeout: Duration::from_secs(300) }
+    }
+}
+
+/// What a step did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOutcome {
+    pub step: Step,
+    pub summary: String,
+    /// The phase has no step left.
+    pub phase_finished: bool,
+    /// The verification a `Verify` step made.
+    pub verification: Option<Verification>,
+}
+
+/// A migration with its journal on disk.
+#[derive(Debug)]
+pub struct Migration {
+    dir: PathBuf,
+    state: JournalState,
+    options: Options,
+}
+
+impl Migration {
+    /// Reads the cluster and plans (see [`plan::plan`]); changes nothing.
+    pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, MigrateError> {
+        plan::plan(client, request).await
+    }
+
+    /// Starts a journal in `dir` for `plan`. Refuses a plan with problems, and a directory
+    /// that holds a journal already.
+    pub fn create(plan: &Plan, dir: &Path) -> Result<Migration, MigrateError> {
+        if plan.is_blocked() {
+            return Err(MigrateError::refused(plan.problems.join("; ")));
+        }
+        if dir.join(journal::JOURNAL_FILE).exists() {
+            return Err(MigrateError::State(format!(
+                "{} already holds a migration; resume it with 'kubectl crd migrate resume --journal {0}', or choose another --journal",
+                dir.display()
+            )));
+        }
+        let p = &plan.prepared;
+        let (Some(mapping), Some(validation_crd)) = (p.mapping.clone(), p.validation_crd.clone()) else {
+            return Err(MigrateError::State("the plan is incomplete".into()));
+        };
+        journal::create_dir(dir)?;
+        journal::write_doc(dir, journal::NEW_CRD_FILE, &p.new_crd)?;
+        journal::write_doc(dir, journal::OLD_CRD_FILE, &p.old_crd)?;
+        if plan.source == SourceKind::Files {
+            let docs: Vec<&serde_json::Value> = p.inputs.iter().collect();
+            let text = journal::to_yaml_docs(&docs).map_err(|e| MigrateError::Journal { path: dir.join(journal::INPUT_FILE), reason: e })?;
+            journal::write_durable(&dir.join(journal::INPUT_FILE), text.as_bytes())
+                .map_err(|e| MigrateError::Journal { path: dir.join(journal::INPUT_FILE), reason: e.to_string() })?;
+        }
+        let state = JournalState {
+            format: JournalState::new_format(),
+            id: plan.id.clone(),
+            created: k8s_openapi::jiff::Timestamp::now().to_string(),
+            source: plan.source,
+            old_crd_name: plan.old_crd_name.clone(),
+            source_label: plan.source_label.clone(),
+            new_crd_name: plan.new_crd_name.clone(),
+            new_crd_preexisted: plan.new_crd_exists,
+            order: plan.order,
+            mapping,
+            validation_crd,
+            controllers: p.controllers.clone(),
+            phase: Phase::Forward,
+            forward: plan.steps.iter().map(|s| StepRecord::pending(s.step)).collect(),
+            rollback: vec![],
+            backup: None,
+            refused: None,
+        };
+        journal::save_state(dir, &state)?;
+        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default() })
+    }
+
+    /// Opens the journal in `dir`.
+    pub fn open(dir: &Path) -> Result<Migration, MigrateError> {
+        let state = journal::load_state(dir)?;
+        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default() })
+    }
+
+    /// The same migration with other limits.
+    pub fn with_options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn state(&self) -> &JournalState {
+        &self.state
+    }
+
+    pub(crate) fn options(&self) -> Options {
+        self.options
+    }
+
+    /// The step [`Migration::run_step`] runs next, if any.
+    pub fn next_step(&self) -> Option<Step> {
+        if self.state.phase.finished() {
+            return None;
+        }
+        self.state.steps().iter().find(|r| r.state != StepState::Done).map(|r| r.step)
+    }
+
+    /// Runs the next step and records it in the journal.
+    pub async fn run_step(&mut self, client: &kube::Client, report: Report<'_>) -> Result<StepOutcome, MigrateError> {
+        let Some(step) = self.next_step() else {
+            return Err(MigrateError::State(format!("the migration in {} has no step left", self.dir.display())));
+        };
+        failpoint::check(step, Point::Start);
+        self.set_state(step, StepState::Started, None)?;
+        let (summary, verification) = actions::run(self, step, client, report).await?;
+        failpoint::check(step, Point::End);
+        self.set_state(step, StepState::Done, Some(summary.clone()))?;
+        report(Event::Finished { step, summary: summary.clone() });
+        let phase_finished = self.next_step().is_none();
+        Ok(StepOutcome { step, summary, phase_finished, verification })
+    }
+
+    fn set_state(&mut self, step: Step, state: StepState, summary: Option<String>) -> Result<(), MigrateError> {
+        if let Some(r) = self.state.steps_mut().iter_mut().find(|r| r.step == step) {
+            r.state = state;
+            if summary.is_some() {
+                r.summary = summary;
+            }
+        }
+        if self.state.steps().iter().all(|r| r.state == StepState::Done) {
+            self.state.phase = match self.state.phase {
+                Phase::Forward => Phase::Completed,
+                Phase::Rollback => Phase::RolledBack,
+                done => done,
+            };
+        }
+        self.save()
+    }
+
+    pub(crate) fn save(&self) -> Result<(), MigrateError> {
+        journal::save_state(&self.dir, &self.state)
+    }
+
+    pub(crate) fn state_mut(&mut self) -> &mut JournalState {
+        &mut self.state
+    }
+
+    /// Switches to the rollback phase: the steps that undo what the forward phase did,
+    /// in reverse order. `refused` records why, when a refusal asks for the undo.
+    pub fn start_rollback(&mut self, refused: Option<String>) -> Result<(), MigrateError> {
+        match self.state.phase {
+            Phase::Rollback => return Ok(()),
+            Phase::RolledBack => {
+                return Err(MigrateError::State(format!("the migration in {} was rolled back already", self.dir.display())));
+            }
+            Phase::Forward | Phase::Completed => {}
+        }
+        let s = &self.state;
+        let began = |step| s.began(step);
+        let cluster = s.source == SourceKind::Cluster;
+        let mut steps = Vec::new();
+        if began(Step::RestartControllers) && !s.controllers.is_empty() {
+            steps.push(Step::StopControllers);
+        }
+        if began(Step::Validate) {
+            steps.push(Step::RemoveValidationCrd);
+        }
+        if began(Step::Recreate) {
+            steps.push(Step::RemoveNewData);
+        }
+        if began(Step::CreateNewCrd) && !s.new_crd_preexisted {
+            steps.push(Step::RemoveNewCrd);
+        }
+        let restore = cluster && began(Step::DeleteOldData);
+        if cluster && began(Step::DeleteOldCrd) {
+            steps.push(Step::RestoreOldCrd);
+        }
+        if restore {
+            steps.push(Step::RestoreOldData);
+            steps.push(Step::ReadoptOld);
+        }
+        if began(Step::StopControllers) && !s.controllers.is_empty() {
+            steps.push(Step::RestartControllers);
+        }
+        if restore || began(Step::Recreate) {
+            steps.push(Step::VerifyRollback);
+        }
+        self.state.rollback = steps.into_iter().map(StepRecord::pending).collect();
+        self.state.refused = refused;
+        self.state.phase = if self.state.rollback.is_empty() { Phase::RolledBack } else { Phase::Rollback };
+        self.save()
+    }
+
+    /// Compares the backup with the cluster: with the new kind after (or during) a run,
+    /// with the old kind once rolling back.
+    pub async fn verify(&self, client: &kube::Client) -> Result<Verification, MigrateError> {
+        verify::verify(client, &self.dir, &self.state).await
+    }
+
+    /// Whether the registrations change new-first.
+    pub fn order(&self) -> Order {
+        self.state.order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_names_are_the_journal_s_and_round_trip() {
+        for step in [Step::StopControllers, Step::DeleteOldData, Step::ReadoptOld, Step::VerifyRollback] {
+            let json = serde_json::to_string(&step).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", step.name()));
+            assert_eq!(serde_json::from_str::<Step>(&json).expect("parses"), step);
+        }
+        assert!(Step::DeleteOldCrd.is_destructive() && !Step::Recreate.is_destructive());
+    }
+}

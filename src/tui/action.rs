@@ -1,0 +1,140 @@
+//! The vocabulary between the parts of the TUI: what a key asks for ([`Action`]), the IO
+//! the state machine asks the runtime to do ([`Effect`]), and what comes back from the
+//! cluster ([`Msg`]).
+
+use crate::cluster::discovery::ResourceType;
+use crate::cluster::objects::ScaleView;
+use crate::cluster::registrations::Crd;
+use crate::tui::model::Registration;
+use crate::tui::state::{EditPart, Namespaces, ScaleChange, Target};
+use crate::tui::table::{ObjKey, Row, TableData};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// What the user asked for, independent of the key that asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Back,
+    Enter,
+    Move(isize),
+    Page(isize),
+    /// To the first (`false`) or last (`true`) row.
+    Jump(bool),
+    FocusNext,
+    /// Fold (`false`) or unfold (`true`) a schema node.
+    Fold(bool),
+    OpenCommand,
+    OpenFilter,
+    OpenHelp,
+    Yaml,
+    Describe,
+    EditSpec,
+    EditStatus,
+    Scale,
+    Refresh,
+    Mark,
+    ClearMarks,
+    /// Sort by the n-th column (0-based); again flips the direction.
+    Sort(usize),
+    ToggleAllNamespaces,
+    /// Typing into the command line, the filter or the scale dialog.
+    Type(char),
+    Backspace,
+    ClearInput,
+    Submit,
+    Cancel,
+    /// `+`/`-` in the scale dialog.
+    Step(i32),
+    /// In the conflict dialog: re-apply the edit on the server's new version.
+    Reapply,
+    /// In the conflict dialog: drop the edit (the file stays).
+    Discard,
+}
+
+/// IO the runtime performs; results come back as [`Msg`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    LoadRegistrations,
+    /// List the kind's Table and watch it; events carry `watch`.
+    LoadTable {
+        watch: u64,
+        kind: ResourceType,
+        namespaces: Namespaces,
+        selector: Option<String>,
+    },
+    /// Stop any running watch.
+    StopWatch,
+    LoadObject {
+        kind: ResourceType,
+        key: ObjKey,
+    },
+    LoadScale {
+        kind: ResourceType,
+        key: ObjKey,
+    },
+    /// Open the editor on a part of an object and save the result.
+    Edit {
+        kind: ResourceType,
+        key: ObjKey,
+        part: EditPart,
+    },
+    /// Re-apply the changes `base → edited` onto the server's current version.
+    Reapply {
+        kind: ResourceType,
+        key: ObjKey,
+        part: EditPart,
+        base: Value,
+        edited: Value,
+        kept: PathBuf,
+    },
+    SetScale {
+        kind: ResourceType,
+        targets: Vec<ObjKey>,
+        change: ScaleChange,
+    },
+    SwitchContext(String),
+    /// Find the CRD a word names (`:widgets`) and open its resources.
+    Resolve(String),
+}
+
+/// A change seen by a watch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchEvent {
+    Upsert(Row),
+    Delete(ObjKey),
+    /// The watch ended or failed; the text says why.
+    Error(String),
+}
+
+/// What came back from the cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    Registrations(Result<Vec<Registration>, String>),
+    Table {
+        watch: u64,
+        result: Result<TableData, String>,
+    },
+    Watch {
+        watch: u64,
+        event: WatchEvent,
+    },
+    Object {
+        key: ObjKey,
+        result: Result<Value, String>,
+    },
+    Scale {
+        key: ObjKey,
+        result: Result<ScaleView, String>,
+    },
+    /// The CRD a `:word` named.
+    Resolved(Result<Box<Crd>, String>),
+    /// A write went through; the text says what.
+    Saved(String),
+    /// A save met a 409; the dialog says what changed.
+    Conflict(Box<crate::tui::state::ConflictDialog>),
+    Info(String),
+    Error(String),
+    /// A new connection (after `:ctx`).
+    Connected(Target, Namespaces),
+}

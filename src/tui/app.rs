@@ -1,0 +1,295 @@
+//! The running TUI: connect (or load the demo into a fresh local engine), take the
+//! terminal, and run the one loop whose `tokio::select!` owns every input — terminal
+//! events, the resources screen's watch, results of requests, and the clock.
+
+use crate::cluster::demo;
+use crate::cluster::{ClusterError, ConnectOptions, Connection, Origin, Target as ClusterTarget};
+use crate::tui::action::{Effect, Msg};
+use crate::tui::runtime::{self, EditJob};
+use crate::tui::state::{Connection as Conn, Namespaces, State, Target};
+use crate::tui::theme::Theme;
+use crate::tui::watch::TableWatch;
+use crate::tui::{keys, update, view};
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use k8s_openapi::jiff::Timestamp;
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How often ages and the clock move on.
+const TICK: Duration = Duration::from_secs(1);
+
+/// What `kubectl crd tui` was asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub connect: ConnectOptions,
+    /// `-A`: start on all namespaces.
+    pub all_namespaces: bool,
+    /// Load the demo first; without `--local=DIR`, into a temporary directory.
+    pub demo: bool,
+    /// The data directory was given with `--local=DIR` (the demo then stays there).
+    pub demo_dir: Option<PathBuf>,
+    pub readonly: bool,
+    pub color: bool,
+}
+
+/// Why the TUI stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error("the terminal: {0}")]
+    Terminal(#[from] io::Error),
+    #[error("cannot load the demo: {0}")]
+    Demo(ClusterError),
+}
+
+/// Runs the TUI until the user quits.
+pub fn run(options: Options) -> Result<(), TuiError> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(run_async(options))
+}
+
+async fn run_async(mut options: Options) -> Result<(), TuiError> {
+    let temp = if options.demo && options.demo_dir.is_none() {
+        let stamp = Timestamp::now().as_nanosecond();
+        let dir = std::env::temp_dir().join(format!("kubectl-crd-demo-{}-{stamp}", std::process::id()));
+        options.connect.target = ClusterTarget::Local { data_dir: dir.clone() };
+        Some(dir)
+    } else {
+        None
+    };
+    let result = connect_and_run(&options).await;
+    if let Some(dir) = temp {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    result
+}
+
+async fn connect_and_run(options: &Options) -> Result<(), TuiError> {
+    let conn = Connection::open(&options.connect).await?;
+    if options.demo {
+        eprintln!("Loading the demo CRDs and resources into {}…", conn.origin());
+        if let Err(e) = demo::load(conn.client(), |_| {}).await {
+            conn.close().await;
+            return Err(TuiError::Demo(e));
+        }
+    }
+    let namespaces =
+        if options.all_namespaces { Namespaces::All } else { Namespaces::One(conn.namespace().to_string()) };
+    let state = State::new(target_of(conn.origin()), namespaces, options.readonly, Theme { color: options.color }, Timestamp::now());
+    let mut terminal = enter()?;
+    let result = Loop::new(conn, options.connect.clone()).run(&mut terminal, state).await;
+    leave();
+    let conn = result?;
+    conn.close().await;
+    Ok(())
+}
+
+/// What the header says for a connection.
+pub fn target_of(origin: &Origin) -> Target {
+    match origin {
+        Origin::Live { context, server } => {
+            Target { connection: Conn::Live, context: context.clone(), server: server.clone() }
+        }
+        Origin::Local { data_dir } => {
+            Target { connection: Conn::Local, context: "local".into(), server: data_dir.display().to_string() }
+        }
+        Origin::Served { server, .. } => {
+            Target { connection: Conn::Local, context: "local (served)".into(), server: server.clone() }
+        }
+        Origin::Memory => Target { connection: Conn::Local, context: "local".into(), server: "in memory".into() },
+    }
+}
+
+fn enter() -> io::Result<ratatui::DefaultTerminal> {
+    let terminal = ratatui::try_init()?;
+    crossterm::execute!(io::stdout(), EnableMouseCapture)?;
+    Ok(terminal)
+}
+
+fn leave() {
+    let _ = crossterm::execute!(io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+}
+
+/// Gives the terminal back to the shell (for the editor) and takes it again.
+fn suspend() {
+    leave();
+}
+
+fn resume(terminal: &mut ratatui::DefaultTerminal) -> io::Result<()> {
+    crossterm::terminal::enable_raw_mode()?;
+    crossterm::execute!(io::stdout(), crossterm::terminal::EnterAlternateScreen, EnableMouseCapture)?;
+    // `clear` would ask the terminal for the cursor position, whose answer can queue
+    // behind keys typed meanwhile; a resize redraws everything without asking.
+    let size = terminal.size()?;
+    terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
+}
+
+/// The loop's inputs beside the terminal.
+struct Loop {
+    conn: Connection,
+    options: ConnectOptions,
+    tx: mpsc::UnboundedSender<Msg>,
+    rx: mpsc::UnboundedReceiver<Msg>,
+    watch: Option<BoxStream<'static, Msg>>,
+}
+
+/// The next message of the watch, or never when there is none.
+async fn next_watched(watch: &mut Option<BoxStream<'static, Msg>>) -> Option<Msg> {
+    match watch {
+        Some(w) => w.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Loop {
+    fn new(conn: Connection, options: ConnectOptions) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Loop { conn, options, tx, rx, watch: None }
+    }
+
+    /// Runs until quit; gives the connection back for closing.
+    async fn run(mut self, terminal: &mut ratatui::DefaultTerminal, mut state: State) -> Result<Connection, TuiError> {
+        let size = terminal.size()?;
+        state.size = (size.width, size.height);
+        let mut events = Some(EventStream::new());
+        let mut tick = tokio::time::interval(TICK);
+        self.perform(Effect::LoadRegistrations, terminal, &mut events).await?;
+        while !state.quit {
+            state.prepare();
+            terminal.draw(|f| view::draw(f, &state))?;
+            let effects = tokio::select! {
+                event = next_event(&mut events) => match event {
+                    Some(Ok(event)) => on_event(&mut state, event),
+                    Some(Err(e)) => return Err(e.into()),
+                    None => { state.quit = true; vec![] }
+                },
+                Some(msg) = next_watched(&mut self.watch) => self.drain(&mut state, msg),
+                Some(msg) = self.rx.recv() => self.drain(&mut state, msg),
+                _ = tick.tick() => { state.now = Timestamp::now(); vec![] }
+            };
+            for effect in effects {
+                self.perform(effect, terminal, &mut events).await?;
+            }
+        }
+        Ok(self.conn)
+    }
+
+    /// Applies a message and every one already waiting, so a burst of watch events costs
+    /// one frame.
+    fn drain(&mut self, state: &mut State, first: Msg) -> Vec<Effect> {
+        let mut effects = update::apply(state, first);
+        for _ in 0..10_000 {
+            let next = match self.rx.try_recv() {
+                Ok(m) => m,
+                Err(_) => match self.watch.as_mut().and_then(|w| w.next().now_or_never().flatten()) {
+                    Some(m) => m,
+                    None => break,
+                },
+            };
+            effects.extend(update::apply(state, next));
+        }
+        effects
+    }
+
+    async fn perform(
+        &mut self,
+        effect: Effect,
+        terminal: &mut ratatui::DefaultTerminal,
+        events: &mut Option<EventStream>,
+    ) -> Result<(), TuiError> {
+        let client = self.conn.client().clone();
+        match effect {
+            Effect::LoadTable { watch, kind, namespaces, selector } => {
+                let ns = namespaces.one().map(String::from);
+                self.watch = Some(TableWatch::new(client, kind, ns, selector, watch).into_stream());
+            }
+            Effect::StopWatch => self.watch = None,
+            Effect::Edit { kind, key, part } => {
+                let (against, base, kept) = match runtime::prepare_edit(&client, &kind, &key, part).await {
+                    Ok(prepared) => prepared,
+                    Err(e) => {
+                        let _ = self.tx.send(Msg::Error(e));
+                        return Ok(());
+                    }
+                };
+                // The event reader would take the editor's keys: stop it while the editor runs.
+                *events = None;
+                suspend();
+                let edited = runtime::run_editor(&kept).await;
+                resume(terminal)?;
+                *events = Some(EventStream::new());
+                let msg = match edited {
+                    Err(e) => Msg::Error(format!("{e}; your edit is kept in {}", kept.display())),
+                    Ok(()) => {
+                        let job = EditJob { kind, key, part, kept, base: base.clone(), edited: base };
+                        runtime::finish_edit(&client, against, job).await
+                    }
+                };
+                let _ = self.tx.send(msg);
+            }
+            Effect::SwitchContext(context) => self.switch_context(context).await,
+            other => runtime::spawn(&client, &self.tx, other),
+        }
+        Ok(())
+    }
+
+    async fn switch_context(&mut self, context: String) {
+        let ClusterTarget::Live { kubeconfig, .. } = &self.options.target else {
+            let _ = self.tx.send(Msg::Error("the local engine has one context; :ctx works on live clusters".into()));
+            return;
+        };
+        let mut options = self.options.clone();
+        options.target = ClusterTarget::Live { kubeconfig: kubeconfig.clone(), context: Some(context) };
+        options.namespace = None;
+        match Connection::open(&options).await {
+            Ok(conn) => {
+                self.watch = None;
+                let namespaces = Namespaces::One(conn.namespace().to_string());
+                let target = target_of(conn.origin());
+                let old = std::mem::replace(&mut self.conn, conn);
+                old.close().await;
+                self.options = options;
+                let _ = self.tx.send(Msg::Connected(target, namespaces));
+            }
+            Err(e) => {
+                let _ = self.tx.send(Msg::Error(e.to_string()));
+            }
+        }
+    }
+}
+
+async fn next_event(events: &mut Option<EventStream>) -> Option<io::Result<Event>> {
+    match events {
+        Some(e) => e.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Turns one terminal event into the effects of its action.
+pub fn on_event(state: &mut State, event: Event) -> Vec<Effect> {
+    let action = match event {
+        // Esc and a key typed fast arrive as one Alt+key sequence: take them as both.
+        Event::Key(mut key) if key.modifiers == KeyModifiers::ALT => {
+            let mut effects = on_event(state, Event::Key(KeyEvent::from(KeyCode::Esc)));
+            key.modifiers = KeyModifiers::NONE;
+            effects.extend(on_event(state, Event::Key(key)));
+            return effects;
+        }
+        Event::Key(key) => keys::action_for(state, &key),
+        Event::Mouse(mouse) => keys::mouse_action(&mouse),
+        Event::Resize(w, h) => {
+            state.size = (w, h);
+            None
+        }
+        _ => None,
+    };
+    action.map(|a| update::update(state, a)).unwrap_or_default()
+}
+
+use futures::FutureExt as _;

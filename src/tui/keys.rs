@@ -1,0 +1,186 @@
+//! The keymap, as data: every binding with the screens it works on and the words the help
+//! screen shows. Handlers only translate a key event into an [`Action`].
+
+use crate::tui::action::Action;
+use crate::tui::state::{Mode, Screen, State};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+
+/// Where a binding works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    All,
+    Registrations,
+    Detail,
+    Resources,
+    Resource,
+    /// Registrations and resources (the lists).
+    Lists,
+    /// Resources and one resource (writes).
+    Objects,
+    /// Detail and one resource (two panes).
+    Panes,
+}
+
+impl Binding {
+    /// Whether the binding works on this screen.
+    pub fn on_screen(&self, screen: &Screen) -> bool {
+        self.on.covers(screen)
+    }
+}
+
+impl On {
+    fn covers(self, screen: &Screen) -> bool {
+        matches!(
+            (self, screen),
+            (On::All, _)
+                | (On::Registrations, Screen::Registrations)
+                | (On::Detail, Screen::Detail(_))
+                | (On::Resources, Screen::Resources(_))
+                | (On::Resource, Screen::Resource(_))
+                | (On::Lists, Screen::Registrations | Screen::Resources(_))
+                | (On::Objects, Screen::Resources(_) | Screen::Resource(_))
+                | (On::Panes, Screen::Detail(_) | Screen::Resource(_))
+        )
+    }
+}
+
+/// One key of a binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    Ctrl(char),
+    Code(KeyCode),
+}
+
+impl Key {
+    fn matches(self, ev: &KeyEvent) -> bool {
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        match self {
+            Key::Char(c) => !ctrl && ev.code == KeyCode::Char(c),
+            Key::Ctrl(c) => ctrl && ev.code == KeyCode::Char(c),
+            Key::Code(code) => !ctrl && ev.code == code,
+        }
+    }
+}
+
+/// A binding: keys, what they do, where, and the help text.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub keys: &'static [Key],
+    pub label: &'static str,
+    pub action: Action,
+    pub on: On,
+    pub help: &'static str,
+}
+
+const fn b(keys: &'static [Key], label: &'static str, action: Action, on: On, help: &'static str) -> Binding {
+    Binding { keys, label, action, on, help }
+}
+
+use Key::{Char as C, Code, Ctrl};
+
+/// The normal-mode keymap, in the order the help screen lists it.
+pub const BINDINGS: &[Binding] = &[
+    b(&[C('?')], "?", Action::OpenHelp, On::All, "help: every key"),
+    b(&[C('q'), Ctrl('c')], "q Ctrl-C", Action::Quit, On::All, "quit"),
+    b(&[Code(KeyCode::Esc)], "Esc", Action::Back, On::All, "back to the previous screen"),
+    b(&[Code(KeyCode::Enter)], "Enter", Action::Enter, On::All, "drill in: detail → resources → resource"),
+    b(
+        &[C(':')],
+        ":",
+        Action::OpenCommand,
+        On::All,
+        "command: :crd :<plural|singular|short|kind> :ns NAME :ctx NAME :q",
+    ),
+    b(&[C('/')], "/", Action::OpenFilter, On::All, "filter rows by regex; /-l app=x sets a label selector"),
+    b(&[C('j'), Code(KeyCode::Down)], "j ↓", Action::Move(1), On::All, "down"),
+    b(&[C('k'), Code(KeyCode::Up)], "k ↑", Action::Move(-1), On::All, "up"),
+    b(&[Code(KeyCode::PageDown), Ctrl('f')], "PgDn Ctrl-F", Action::Page(1), On::All, "page down"),
+    b(&[Code(KeyCode::PageUp), Ctrl('b')], "PgUp Ctrl-B", Action::Page(-1), On::All, "page up"),
+    b(&[C('g'), Code(KeyCode::Home)], "g Home", Action::Jump(false), On::All, "first row"),
+    b(&[C('G'), Code(KeyCode::End)], "G End", Action::Jump(true), On::All, "last row"),
+    b(&[C('y')], "y", Action::Yaml, On::All, "YAML of the selection"),
+    b(&[C('d')], "d", Action::Describe, On::All, "describe the selection"),
+    b(&[Ctrl('r')], "Ctrl-R", Action::Refresh, On::All, "refresh from the server"),
+    b(&[Code(KeyCode::Tab), Code(KeyCode::BackTab)], "Tab", Action::FocusNext, On::Panes, "switch pane"),
+    b(&[C('l'), Code(KeyCode::Right)], "l →", Action::Fold(true), On::Detail, "schema: unfold"),
+    b(&[C('h'), Code(KeyCode::Left)], "h ←", Action::Fold(false), On::Detail, "schema: fold"),
+    b(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
+    b(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
+    b(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
+    b(&[C(' ')], "Space", Action::Mark, On::Resources, "mark or unmark the row"),
+    b(&[C('u')], "u", Action::ClearMarks, On::Resources, "unmark every row"),
+    b(&[C('0')], "0", Action::ToggleAllNamespaces, On::Resources, "all namespaces ⇄ the current one (-A)"),
+    b(&[C('1')], "1…9", Action::Sort(0), On::Resources, "sort by column N; again to reverse"),
+    b(&[C('2')], "", Action::Sort(1), On::Resources, ""),
+    b(&[C('3')], "", Action::Sort(2), On::Resources, ""),
+    b(&[C('4')], "", Action::Sort(3), On::Resources, ""),
+    b(&[C('5')], "", Action::Sort(4), On::Resources, ""),
+    b(&[C('6')], "", Action::Sort(5), On::Resources, ""),
+    b(&[C('7')], "", Action::Sort(6), On::Resources, ""),
+    b(&[C('8')], "", Action::Sort(7), On::Resources, ""),
+    b(&[C('9')], "", Action::Sort(8), On::Resources, ""),
+];
+
+/// Keys of the dialogs and input lines, for the help screen.
+pub const DIALOG_KEYS: &[(&str, &str)] = &[
+    (": /", "type, Enter to run, Esc to cancel, Ctrl-U to clear"),
+    ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels"),
+    ("conflict", "r re-applies your edit on the server's version, d or Esc discards (the file stays)"),
+];
+
+/// The action for a key in the current mode and screen, if any.
+pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
+    if ev.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && ev.code == KeyCode::Char('c') {
+        return Some(Action::Quit);
+    }
+    match &state.mode {
+        Mode::Command(_) | Mode::Filter(_) => match ev.code {
+            KeyCode::Esc => Some(Action::Cancel),
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Char('u') if ctrl => Some(Action::ClearInput),
+            KeyCode::Char(c) if !ctrl => Some(Action::Type(c)),
+            _ => None,
+        },
+        Mode::Help { .. } => match ev.code {
+            KeyCode::Esc | KeyCode::Char('q' | '?') => Some(Action::Cancel),
+            KeyCode::Down | KeyCode::Char('j') => Some(Action::Move(1)),
+            KeyCode::Up | KeyCode::Char('k') => Some(Action::Move(-1)),
+            KeyCode::PageDown => Some(Action::Page(1)),
+            KeyCode::PageUp => Some(Action::Page(-1)),
+            _ => None,
+        },
+        Mode::Scale(_) => match ev.code {
+            KeyCode::Esc => Some(Action::Cancel),
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Char('+' | '=') | KeyCode::Up | KeyCode::Right => Some(Action::Step(1)),
+            KeyCode::Char('-' | '_') | KeyCode::Down | KeyCode::Left => Some(Action::Step(-1)),
+            KeyCode::Char(c) if c.is_ascii_digit() => Some(Action::Type(c)),
+            _ => None,
+        },
+        Mode::Conflict(_) => match ev.code {
+            KeyCode::Char('r') => Some(Action::Reapply),
+            KeyCode::Char('d') | KeyCode::Esc => Some(Action::Discard),
+            _ => None,
+        },
+        Mode::Normal => {
+            let screen = state.screen();
+            BINDINGS.iter().find(|b| b.on.covers(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+        }
+    }
+}
+
+/// Mouse wheel: three rows a notch, like most terminals scroll.
+pub fn mouse_action(ev: &MouseEvent) -> Option<Action> {
+    match ev.kind {
+        MouseEventKind::ScrollDown => Some(Action::Move(3)),
+        MouseEventKind::ScrollUp => Some(Action::Move(-3)),
+        _ => None,
+    }
+}

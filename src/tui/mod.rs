@@ -1,0 +1,29 @@
+//! The terminal UI (`kubectl crd tui`): registrations → detail → resources → one resource,
+//! with spec and status edited apart, scale, YAML and describe views, k9s-style keys.
+//!
+//! The parts are kept apart as ratatui apps do it: [`state`] holds everything shown,
+//! [`keys`] turns key events into [`action::Action`]s, [`update`] is the one step function
+//! that changes the state and asks for IO ([`action::Effect`]), and [`view`] draws from
+//! `&State`. The runtime owns the terminal and the single `tokio::select!` over terminal
+//! events, cluster results (list, watch) and ticks; it performs effects through the
+//! cluster layer, the same one the subcommands use.
+
+pub mod action;
+mod app;
+pub mod describe;
+pub mod edit;
+#[cfg(test)]
+pub(crate) mod fixtures;
+pub mod keys;
+pub mod model;
+pub mod runtime;
+pub mod schema;
+pub mod state;
+pub mod table;
+pub mod theme;
+pub mod update;
+pub mod view;
+pub mod watch;
+pub mod yaml;
+
+pub use app::{Options, TuiError, on_event, run, target_of};

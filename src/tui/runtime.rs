@@ -1,0 +1,245 @@
+//! The IO half of the TUI: effects performed through the cluster layer (the same
+//! operations the subcommands use), results sent back as [`Msg`]s. Requests run as tasks
+//! so the screen never waits; edits run in place because the editor needs the terminal.
+
+use crate::cluster::objects::{
+    ObjectRef, get_object, get_scale, parse_status_document, replace_spec, replace_status, set_scale, spec_view,
+};
+use crate::cluster::registrations::find_crd;
+use crate::cluster::tui_ops::list_crds_with_counts;
+use crate::cluster::{ClusterError, ResourceType};
+use crate::tui::action::{Effect, Msg};
+use crate::tui::edit::{self, Outcome};
+use crate::tui::model::Registration;
+use crate::tui::state::{ConflictDialog, EditPart, ScaleChange};
+use crate::tui::table::ObjKey;
+use kube::api::DynamicObject;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Where edits are kept until they are saved (and after, when they are not).
+pub fn edits_dir() -> PathBuf {
+    std::env::temp_dir().join("kubectl-crd-edits")
+}
+
+/// The editor kubectl would use: `$KUBE_EDITOR`, `$EDITOR`, else `vi`.
+pub fn editor() -> String {
+    ["KUBE_EDITOR", "EDITOR"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))
+        .unwrap_or_else(|| "vi".to_string())
+}
+
+/// Runs the editor on `path` and waits for it (the terminal must be handed over first).
+/// The editor line goes through `sh` so `code --wait` or `vim -u NONE` work as in kubectl.
+pub async fn run_editor(path: &Path) -> Result<(), String> {
+    let editor = editor();
+    let path = path.to_path_buf();
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&path).status()
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("cannot start the editor: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("the editor exited with {status}")) }
+}
+
+/// An edit on its way to the server: what the user started from and what they saved.
+#[derive(Debug, Clone)]
+pub struct EditJob {
+    pub kind: ResourceType,
+    pub key: ObjKey,
+    pub part: EditPart,
+    pub kept: PathBuf,
+    pub base: Value,
+    pub edited: Value,
+}
+
+fn object_ref<'a>(kind: &'a ResourceType, key: &'a ObjKey) -> ObjectRef<'a> {
+    ObjectRef::new(kind, key.namespace.as_deref().unwrap_or_default(), &key.name)
+}
+
+fn what(kind: &ResourceType, key: &ObjKey) -> String {
+    format!("{}/{}", kind.plural, key.display())
+}
+
+/// The document the editor shows for `part` of `obj`.
+pub fn document(obj: &DynamicObject, part: EditPart) -> Result<Value, ClusterError> {
+    match part {
+        EditPart::Spec => Ok(spec_view(obj)?.object),
+        EditPart::Status => Ok(edit::status_document(obj.data.get("status"))),
+    }
+}
+
+/// The file an edit is kept in.
+pub fn kept_path(kind: &ResourceType, key: &ObjKey, part: EditPart) -> PathBuf {
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let ns = key.namespace.as_deref().map(|n| format!("{n}-")).unwrap_or_default();
+    edits_dir().join(format!("{}-{ns}{}-{}-{stamp}.yaml", kind.plural, key.name, part.word()))
+}
+
+/// Reads the object, writes the document for the editor; returns it with the file.
+pub async fn prepare_edit(
+    client: &kube::Client,
+    kind: &ResourceType,
+    key: &ObjKey,
+    part: EditPart,
+) -> Result<(DynamicObject, Value, PathBuf), String> {
+    let against = get_object(client, object_ref(kind, key)).await.map_err(|e| e.to_string())?;
+    let base = document(&against, part).map_err(|e| e.to_string())?;
+    let kept = kept_path(kind, key, part);
+    std::fs::create_dir_all(edits_dir()).map_err(|e| format!("cannot create {}: {e}", edits_dir().display()))?;
+    std::fs::write(&kept, edit::render(&base, part, &what(kind, key)))
+        .map_err(|e| format!("cannot write {}: {e}", kept.display()))?;
+    Ok((against, base, kept))
+}
+
+/// Reads back what the editor saved and sends it.
+pub async fn finish_edit(client: &kube::Client, against: DynamicObject, mut job: EditJob) -> Msg {
+    let text = match std::fs::read_to_string(&job.kept) {
+        Ok(t) => t,
+        Err(e) => return Msg::Error(format!("cannot read {}: {e}", job.kept.display())),
+    };
+    match edit::parse(&text) {
+        Err(e) => Msg::Error(format!("cannot read your edit ({e}); it is kept in {}", job.kept.display())),
+        Ok(None) => {
+            let _ = std::fs::remove_file(&job.kept);
+            Msg::Info("edit cancelled: the file was empty".into())
+        }
+        Ok(Some(edited)) => {
+            job.edited = edited;
+            save(client, job, against).await
+        }
+    }
+}
+
+/// Sends an edit against `against` (the version it applies to); on 409 reads the server's
+/// version and asks the user what to do.
+pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -> Msg {
+    let at = object_ref(&job.kind, &job.key);
+    let name = what(&job.kind, &job.key);
+    let kept = job.kept.display().to_string();
+    let doc = match document(&against, job.part) {
+        Ok(d) => d,
+        Err(e) => return Msg::Error(e.to_string()),
+    };
+    let target = if doc == job.base { job.edited.clone() } else { edit::reapply(&doc, &job.base, &job.edited) };
+    let rv = against.metadata.resource_version.clone();
+    let result = match edit::outcome(&doc, against.data.get("status"), target, job.part) {
+        Outcome::Unchanged { ignored_status } => {
+            let _ = std::fs::remove_file(&job.kept);
+            let note = if ignored_status { ignored_status_note() } else { "" };
+            return Msg::Info(format!("no changes to the {} of {name}{note}", job.part.word()));
+        }
+        Outcome::Spec { mut object, ignored_status } => {
+            object["metadata"]["resourceVersion"] = Value::from(rv.clone());
+            replace_spec(client, at, &object, &kept, false).await.map(|o| (o, ignored_status))
+        }
+        Outcome::Status { document } => match parse_status_document(&document, &kept, at) {
+            Ok(mut d) => {
+                d.resource_version = rv;
+                replace_status(client, at, &d, false).await.map(|o| (o, false))
+            }
+            Err(e) => Err(e),
+        },
+    };
+    match result {
+        Ok((saved, ignored_status)) => {
+            let _ = std::fs::remove_file(&job.kept);
+            let rv = saved.metadata.resource_version.unwrap_or_default();
+            let note = if ignored_status { ignored_status_note() } else { "" };
+            Msg::Saved(format!("saved the {} of {name} (resourceVersion {rv}){note}", job.part.word()))
+        }
+        Err(e) if e.is_conflict() => match get_object(client, at).await {
+            Ok(current) => {
+                let before = serde_json::to_value(&against).unwrap_or_default();
+                let after = serde_json::to_value(&current).unwrap_or_default();
+                Msg::Conflict(Box::new(ConflictDialog {
+                    kind: job.kind,
+                    key: job.key,
+                    part: job.part,
+                    server_changes: edit::changes(&before, &after),
+                    kept: job.kept,
+                    base: job.base,
+                    edited: job.edited,
+                }))
+            }
+            Err(e) => Msg::Error(format!("conflict, and then {e}; your edit is kept in {kept}")),
+        },
+        Err(e) => Msg::Error(format!("{e}; your edit is kept in {kept}")),
+    }
+}
+
+fn ignored_status_note() -> &'static str {
+    "; the status typed there was ignored: the status is saved through /status (press E)"
+}
+
+/// Runs the effects that need neither the terminal nor the watch as tasks.
+pub fn spawn(client: &kube::Client, tx: &UnboundedSender<Msg>, effect: Effect) {
+    let client = client.clone();
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let msg = perform(&client, effect).await;
+        if let Some(msg) = msg {
+            let _ = tx.send(msg);
+        }
+    });
+}
+
+/// One effect's request(s) and the message they end in.
+pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
+    Some(match effect {
+        Effect::LoadRegistrations => Msg::Registrations(
+            list_crds_with_counts(client)
+                .await
+                .map(|list| list.into_iter().map(|(crd, n)| Registration::new(crd, n)).collect())
+                .map_err(|e| e.to_string()),
+        ),
+        Effect::Resolve(word) => Msg::Resolved(find_crd(client, &word).await.map(Box::new).map_err(|e| e.to_string())),
+        Effect::LoadObject { kind, key } => {
+            let result = get_object(client, object_ref(&kind, &key)).await.map_err(|e| e.to_string());
+            Msg::Object { key, result: result.map(|o| serde_json::to_value(o).unwrap_or_default()) }
+        }
+        Effect::LoadScale { kind, key } => {
+            let result = get_scale(client, object_ref(&kind, &key)).await.map(|(_, view)| view);
+            Msg::Scale { key, result: result.map_err(|e| e.to_string()) }
+        }
+        Effect::SetScale { kind, targets, change } => scale_all(client, &kind, &targets, change).await,
+        Effect::Reapply { kind, key, part, base, edited, kept } => {
+            let against = match get_object(client, object_ref(&kind, &key)).await {
+                Ok(o) => o,
+                Err(e) => return Some(Msg::Error(format!("{e}; your edit is kept in {}", kept.display()))),
+            };
+            save(client, EditJob { kind, key, part, kept, base, edited }, against).await
+        }
+        // The loop runs these itself.
+        Effect::LoadTable { .. } | Effect::StopWatch | Effect::Edit { .. } | Effect::SwitchContext(_) => return None,
+    })
+}
+
+/// Scales every target; `By` reads each one's desired replicas and writes on that
+/// condition, so a concurrent change is not overwritten.
+async fn scale_all(client: &kube::Client, kind: &ResourceType, targets: &[ObjKey], change: ScaleChange) -> Msg {
+    let mut done = vec![];
+    let mut failed = vec![];
+    for key in targets {
+        let at = object_ref(kind, key);
+        let result = match change {
+            ScaleChange::To(n) => set_scale(client, at, n, None, false).await,
+            ScaleChange::By(d) => match get_scale(client, at).await {
+                Ok((_, view)) => set_scale(client, at, (view.desired + d).max(0), Some(view.desired), false).await,
+                Err(e) => Err(e),
+            },
+        };
+        match result {
+            Ok(view) => done.push(format!("{} → {}", key.name, view.desired)),
+            Err(e) => failed.push(format!("{}: {e}", key.display())),
+        }
+    }
+    if failed.is_empty() {
+        Msg::Saved(format!("scaled {} {}", kind.plural, done.join(", ")))
+    } else {
+        Msg::Error(format!("scale failed for {}{}", failed.join("; "), if done.is_empty() { String::new() } else { format!(" (scaled {})", done.join(", ")) }))
+    }
+}

@@ -1,0 +1,347 @@
+//! Everything the TUI shows, as one value. Only [`crate::tui::update`] changes it; the
+//! views read it through `&State`.
+
+use crate::cluster::discovery::ResourceType;
+use crate::cluster::objects::ScaleView;
+use crate::tui::model::Registration;
+use crate::tui::schema::SchemaTree;
+use crate::tui::table::{ObjKey, ResourceTable, scroll_offset};
+use crate::tui::theme::Theme;
+use k8s_openapi::jiff::Timestamp;
+use regex::Regex;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Live cluster or local engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connection {
+    Live,
+    Local,
+}
+
+/// What the header says about where requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub connection: Connection,
+    /// The kubeconfig context (for local: `local`).
+    pub context: String,
+    /// The server URL, or the local engine's data directory.
+    pub server: String,
+}
+
+/// Which namespaces the resources screen lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Namespaces {
+    One(String),
+    All,
+}
+
+impl Namespaces {
+    pub fn label(&self) -> &str {
+        match self {
+            Namespaces::One(ns) => ns,
+            Namespaces::All => "all",
+        }
+    }
+    /// The namespace for requests, `None` for all.
+    pub fn one(&self) -> Option<&str> {
+        match self {
+            Namespaces::One(ns) => Some(ns),
+            Namespaces::All => None,
+        }
+    }
+}
+
+/// A line of text being typed (the `:` command line or the `/` filter).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Input {
+    pub text: String,
+}
+
+/// Which part of an object an edit changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditPart {
+    /// Everything but `.status`, through the main endpoint.
+    Spec,
+    /// `.status` alone, through `/status`.
+    Status,
+}
+
+impl EditPart {
+    pub fn word(self) -> &'static str {
+        match self {
+            EditPart::Spec => "spec",
+            EditPart::Status => "status",
+        }
+    }
+}
+
+/// What a scale request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleChange {
+    To(i32),
+    By(i32),
+}
+
+/// The scale dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleDialog {
+    pub kind: ResourceType,
+    pub targets: Vec<ObjKey>,
+    /// The subresource of the single target, once read.
+    pub info: Option<ScaleView>,
+    /// Digits typed (an absolute number), or empty.
+    pub typed: String,
+    /// Steps taken with `+`/`-`.
+    pub step: i32,
+}
+
+impl ScaleDialog {
+    /// The change Enter would send, if any.
+    pub fn change(&self) -> Option<ScaleChange> {
+        if let Ok(n) = self.typed.parse::<i32>() {
+            return Some(ScaleChange::To((n + self.step).max(0)));
+        }
+        match (&self.info, self.targets.len()) {
+            (Some(info), 1) => Some(ScaleChange::To((info.desired + self.step).max(0))),
+            _ if self.step != 0 => Some(ScaleChange::By(self.step)),
+            _ => None,
+        }
+    }
+}
+
+/// A 409 Conflict on save: what changed on the server, and the user's edit, kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictDialog {
+    pub kind: ResourceType,
+    pub key: ObjKey,
+    pub part: EditPart,
+    /// `~ spec.size: 1 -> 2` lines: the server's changes since the edit began.
+    pub server_changes: Vec<String>,
+    /// Where the user's edit is kept.
+    pub kept: PathBuf,
+    /// The document the edit started from, and the edited one (both of `part`).
+    pub base: Value,
+    pub edited: Value,
+}
+
+/// Overlays and input modes; the screen below stays as it was.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Mode {
+    #[default]
+    Normal,
+    Command(Input),
+    Filter(Input),
+    Help {
+        scroll: usize,
+    },
+    Scale(ScaleDialog),
+    Conflict(ConflictDialog),
+}
+
+/// Which pane of a two-pane screen has the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pane {
+    #[default]
+    Left,
+    Right,
+}
+
+impl Pane {
+    pub fn other(self) -> Pane {
+        match self {
+            Pane::Left => Pane::Right,
+            Pane::Right => Pane::Left,
+        }
+    }
+}
+
+/// The registrations screen's list.
+#[derive(Debug, Default)]
+pub struct RegistrationList {
+    pub items: Vec<Registration>,
+    pub loaded: bool,
+    pub filter: Option<Regex>,
+    pub cursor: usize,
+    pub offset: usize,
+}
+
+impl RegistrationList {
+    /// Indexes of the registrations the filter lets through, in name order.
+    pub fn shown(&self) -> Vec<usize> {
+        (0..self.items.len())
+            .filter(|&i| {
+                let r = &self.items[i];
+                self.filter.as_ref().is_none_or(|re| re.is_match(r.name()) || re.is_match(r.kind()))
+            })
+            .collect()
+    }
+    pub fn current(&self) -> Option<&Registration> {
+        self.shown().get(self.cursor).map(|&i| &self.items[i])
+    }
+    pub fn find(&self, name: &str) -> Option<&Registration> {
+        self.items.iter().find(|r| r.name() == name)
+    }
+    pub fn move_by(&mut self, delta: isize, height: usize) {
+        let last = self.shown().len().saturating_sub(1);
+        self.cursor = self.cursor.saturating_add_signed(delta).min(last);
+        self.offset = scroll_offset(self.offset, self.cursor, height);
+    }
+}
+
+/// The registration detail screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailScreen {
+    pub crd: String,
+    pub schema: SchemaTree,
+    pub focus: Pane,
+    pub scroll: usize,
+}
+
+/// The resources of one CRD.
+#[derive(Debug)]
+pub struct ResourcesScreen {
+    pub kind: ResourceType,
+    pub table: ResourceTable,
+    /// Server-side label selector (`/-l app=x`).
+    pub selector: Option<String>,
+    /// The list+watch this screen listens to; events of older ones are dropped.
+    pub watch: u64,
+    pub loading: bool,
+}
+
+/// One custom resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceScreen {
+    pub kind: ResourceType,
+    pub key: ObjKey,
+    pub object: Option<Value>,
+    pub focus: Pane,
+    pub scroll: [usize; 2],
+}
+
+/// A YAML or describe text of anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextScreen {
+    pub title: String,
+    pub lines: Vec<String>,
+    pub yaml: bool,
+    pub scroll: usize,
+    /// The object whose text is on its way.
+    pub pending: Option<ObjKey>,
+}
+
+/// The screens, stacked: `Enter` pushes, `Esc` pops.
+#[derive(Debug)]
+pub enum Screen {
+    Registrations,
+    Detail(DetailScreen),
+    Resources(Box<ResourcesScreen>),
+    Resource(ResourceScreen),
+    Text(TextScreen),
+}
+
+impl Screen {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Screen::Registrations => "registrations",
+            Screen::Detail(_) => "detail",
+            Screen::Resources(_) => "resources",
+            Screen::Resource(_) => "resource",
+            Screen::Text(t) if t.yaml => "yaml",
+            Screen::Text(_) => "describe",
+        }
+    }
+}
+
+/// How a status-line message reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Error,
+}
+
+/// The whole state.
+#[derive(Debug)]
+pub struct State {
+    pub target: Target,
+    pub namespaces: Namespaces,
+    /// The namespace `0` switches back to from all namespaces.
+    pub last_namespace: String,
+    pub readonly: bool,
+    pub theme: Theme,
+    /// The clock the views read (ages); set by each tick.
+    pub now: Timestamp,
+    /// Terminal size, for the list heights the handlers need.
+    pub size: (u16, u16),
+    pub registrations: RegistrationList,
+    /// Never empty: the registrations screen is at the bottom.
+    pub stack: Vec<Screen>,
+    pub mode: Mode,
+    pub message: Option<(Level, String)>,
+    pub quit: bool,
+    /// Source of list+watch ids.
+    pub next_watch: u64,
+}
+
+impl State {
+    pub fn new(target: Target, namespaces: Namespaces, readonly: bool, theme: Theme, now: Timestamp) -> Self {
+        let last_namespace = namespaces.one().unwrap_or("default").to_string();
+        State {
+            target,
+            namespaces,
+            last_namespace,
+            readonly,
+            theme,
+            now,
+            size: (80, 24),
+            registrations: RegistrationList::default(),
+            stack: vec![Screen::Registrations],
+            mode: Mode::Normal,
+            message: None,
+            quit: false,
+            next_watch: 0,
+        }
+    }
+
+    pub fn screen(&self) -> &Screen {
+        self.stack.last().unwrap_or(&Screen::Registrations)
+    }
+    pub fn screen_mut(&mut self) -> &mut Screen {
+        if self.stack.is_empty() {
+            self.stack.push(Screen::Registrations);
+        }
+        let last = self.stack.len() - 1;
+        &mut self.stack[last]
+    }
+
+    /// The resources screen on the stack, if any (watch events go there).
+    pub fn resources_mut(&mut self) -> Option<&mut ResourcesScreen> {
+        self.stack.iter_mut().rev().find_map(|s| match s {
+            Screen::Resources(r) => Some(r.as_mut()),
+            _ => None,
+        })
+    }
+
+    /// Rows a list has on screen: the terminal less header (2), status line (1), the
+    /// block's borders (2) and the column headings (1).
+    pub fn list_height(&self) -> usize {
+        usize::from(self.size.1).saturating_sub(6)
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some((Level::Info, text.into()));
+    }
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.message = Some((Level::Error, text.into()));
+    }
+
+    /// Work to do before a frame: rebuild views changed by events.
+    pub fn prepare(&mut self) {
+        for s in &mut self.stack {
+            if let Screen::Resources(r) = s {
+                r.table.prepare();
+            }
+        }
+    }
+}

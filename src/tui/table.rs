@@ -1,0 +1,440 @@
+//! The custom resources of one CRD as the resources screen shows them: the server's Table
+//! columns, every row as it arrived from the list and the watch, and a view over them
+//! (filtered, sorted, with a cursor, a scroll offset and marks).
+//!
+//! The view is an index vector over the rows, rebuilt lazily (once per frame at most, after
+//! a change), and rendering reads only the rows on screen: 100,000 resources cost one sort
+//! when they change, not one per frame.
+
+use crate::tui::model::age;
+use k8s_openapi::jiff::Timestamp;
+use regex::Regex;
+use serde_json::Value;
+use std::cmp::Ordering;
+use crate::cluster::table::{Table, TableRow};
+use std::collections::{BTreeSet, HashMap};
+
+/// Which object a row shows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjKey {
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjKey {
+    pub fn new(namespace: Option<&str>, name: &str) -> Self {
+        ObjKey { namespace: namespace.map(String::from), name: name.to_string() }
+    }
+
+    /// Reads `metadata.namespace` and `metadata.name` of an object (or object metadata).
+    pub fn of(obj: &Value) -> Option<Self> {
+        let meta = obj.get("metadata")?;
+        let name = meta.get("name")?.as_str()?;
+        Some(ObjKey::new(meta.get("namespace").and_then(Value::as_str), name))
+    }
+
+    /// `ns/name`, or `name` when cluster-scoped.
+    pub fn display(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// A column of the server's Table.
+pub use crate::cluster::table::TableColumn as Column;
+
+/// An `Age` column, whose cells are recomputed from the creation time at each frame.
+pub fn is_age(column: &Column) -> bool {
+    column.name.eq_ignore_ascii_case("age") && matches!(column.type_.as_str(), "date" | "string")
+}
+
+fn is_numeric(column: &Column) -> bool {
+    matches!(column.type_.as_str(), "integer" | "number")
+}
+
+/// One custom resource as a row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub key: ObjKey,
+    pub cells: Vec<String>,
+    pub created: Option<Timestamp>,
+}
+
+impl Row {
+    /// The same row under another name (tests, and renames are not a thing in Kubernetes).
+    #[cfg(test)]
+    pub fn renamed(mut self, name: &str) -> Row {
+        self.key.name = name.to_string();
+        if let Some(first) = self.cells.first_mut() {
+            *first = name.to_string();
+        }
+        self
+    }
+}
+
+impl From<TableRow> for Row {
+    fn from(row: TableRow) -> Row {
+        Row {
+            key: ObjKey { namespace: row.namespace, name: row.name },
+            cells: row.cells.iter().map(cell_text).collect(),
+            created: row.created,
+        }
+    }
+}
+
+/// A Table cell as kubectl prints it: strings as they are, other values as JSON, a
+/// missing value as `<none>`.
+pub fn cell_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "<none>".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The columns and rows of one list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableData {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+}
+
+impl From<Table> for TableData {
+    fn from(t: Table) -> TableData {
+        TableData { columns: t.columns, rows: t.rows.into_iter().map(Row::from).collect() }
+    }
+}
+
+/// How the view is sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort {
+    pub column: usize,
+    pub descending: bool,
+}
+
+/// The resources screen's table.
+#[derive(Debug, Default)]
+pub struct ResourceTable {
+    pub columns: Vec<Column>,
+    rows: Vec<Row>,
+    index: HashMap<ObjKey, usize>,
+    view: Vec<u32>,
+    widths: Vec<usize>,
+    sort: Option<Sort>,
+    filter: Option<Regex>,
+    marks: BTreeSet<ObjKey>,
+    cursor: usize,
+    offset: usize,
+    /// The row the cursor is on, kept across rebuilds.
+    anchor: Option<ObjKey>,
+    dirty: bool,
+}
+
+impl ResourceTable {
+    /// Replaces every row (a fresh list); marks on rows that still exist are kept.
+    pub fn replace(&mut self, data: TableData) {
+        self.columns = data.columns;
+        self.widths = self.columns.iter().map(|c| c.name.chars().count()).collect();
+        self.rows = Vec::with_capacity(data.rows.len());
+        self.index.clear();
+        for row in data.rows {
+            self.push(row);
+        }
+        self.marks.retain(|k| self.index.contains_key(k));
+        self.dirty = true;
+    }
+
+    fn push(&mut self, row: Row) {
+        self.widen(&row);
+        self.index.insert(row.key.clone(), self.rows.len());
+        self.rows.push(row);
+    }
+
+    fn widen(&mut self, row: &Row) {
+        for (w, cell) in self.widths.iter_mut().zip(&row.cells) {
+            *w = (*w).max(cell.chars().count().min(60));
+        }
+    }
+
+    /// Adds or replaces one row (a watch ADDED or MODIFIED event).
+    pub fn upsert(&mut self, row: Row) {
+        match self.index.get(&row.key) {
+            Some(&i) => {
+                self.widen(&row);
+                self.rows[i] = row;
+            }
+            None => self.push(row),
+        }
+        self.dirty = true;
+    }
+
+    /// Removes one row (a watch DELETED event).
+    pub fn remove(&mut self, key: &ObjKey) {
+        let Some(i) = self.index.remove(key) else { return };
+        self.rows.swap_remove(i);
+        if let Some(moved) = self.rows.get(i) {
+            self.index.insert(moved.key.clone(), i);
+        }
+        self.marks.remove(key);
+        self.dirty = true;
+    }
+
+    /// Rebuilds the view if rows, filter or sort changed. Call before drawing.
+    pub fn prepare(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let rows = &self.rows;
+        let filter = self.filter.as_ref();
+        self.view = (0..rows.len() as u32)
+            .filter(|&i| {
+                let r = &rows[i as usize];
+                filter.is_none_or(|re| {
+                    r.cells.iter().any(|c| re.is_match(c)) || r.key.namespace.as_deref().is_some_and(|n| re.is_match(n))
+                })
+            })
+            .collect();
+        let columns = &self.columns;
+        match self.sort {
+            Some(sort) => self.view.sort_by(|&a, &b| {
+                let o = compare(columns, sort.column, &rows[a as usize], &rows[b as usize]);
+                let o = if sort.descending { o.reverse() } else { o };
+                o.then_with(|| rows[a as usize].key.cmp(&rows[b as usize].key))
+            }),
+            None => self.view.sort_by(|&a, &b| rows[a as usize].key.cmp(&rows[b as usize].key)),
+        }
+        if let Some(anchor) = &self.anchor
+            && let Some(&i) = self.index.get(anchor)
+            && let Some(pos) = self.view.iter().position(|&v| v as usize == i)
+        {
+            self.cursor = pos;
+        }
+        self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
+        self.anchor = self.current().map(|r| r.key.clone());
+    }
+
+    /// Whether a change waits for [`prepare`](Self::prepare).
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn total(&self) -> usize {
+        self.rows.len()
+    }
+    pub fn shown(&self) -> usize {
+        self.view.len()
+    }
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+    pub fn sort(&self) -> Option<Sort> {
+        self.sort
+    }
+    pub fn widths(&self) -> &[usize] {
+        &self.widths
+    }
+    pub fn filter(&self) -> Option<&str> {
+        self.filter.as_ref().map(Regex::as_str)
+    }
+
+    /// The row under the cursor.
+    pub fn current(&self) -> Option<&Row> {
+        self.view.get(self.cursor).map(|&i| &self.rows[i as usize])
+    }
+
+    pub fn get(&self, key: &ObjKey) -> Option<&Row> {
+        self.index.get(key).map(|&i| &self.rows[i])
+    }
+
+    /// Moves the cursor by `delta` rows, keeping it on screen for a list `height` rows high.
+    pub fn move_by(&mut self, delta: isize, height: usize) {
+        let last = self.view.len().saturating_sub(1);
+        self.cursor = self.cursor.saturating_add_signed(delta).min(last);
+        self.anchor = self.current().map(|r| r.key.clone());
+        self.offset = scroll_offset(self.offset, self.cursor, height);
+    }
+
+    /// Moves the cursor to the first (`false`) or last (`true`) row.
+    pub fn jump(&mut self, end: bool, height: usize) {
+        let target = if end { self.view.len() as isize } else { -(self.view.len() as isize) - 1 };
+        self.move_by(target - self.cursor as isize, height);
+    }
+
+    /// The first row on screen for a list `height` rows high.
+    pub fn offset(&self, height: usize) -> usize {
+        scroll_offset(self.offset, self.cursor, height)
+    }
+
+    /// The rows on screen: `(position in the view, row)`.
+    pub fn visible(&self, height: usize) -> impl Iterator<Item = (usize, &Row)> {
+        let start = self.offset(height);
+        self.view.iter().enumerate().skip(start).take(height).map(|(pos, &i)| (pos, &self.rows[i as usize]))
+    }
+
+    /// Sorts by `column`; the same column again flips the direction.
+    pub fn sort_by(&mut self, column: usize) {
+        if column >= self.columns.len() {
+            return;
+        }
+        self.sort = Some(match self.sort {
+            Some(s) if s.column == column => Sort { column, descending: !s.descending },
+            _ => Sort { column, descending: false },
+        });
+        self.dirty = true;
+    }
+
+    /// Sets (or clears, with `None`) the regex filter.
+    pub fn set_filter(&mut self, filter: Option<Regex>) {
+        self.filter = filter;
+        self.dirty = true;
+    }
+
+    /// Marks or unmarks the row under the cursor.
+    pub fn toggle_mark(&mut self) {
+        if let Some(key) = self.current().map(|r| r.key.clone())
+            && !self.marks.remove(&key)
+        {
+            self.marks.insert(key);
+        }
+    }
+
+    pub fn is_marked(&self, key: &ObjKey) -> bool {
+        self.marks.contains(key)
+    }
+    pub fn marks(&self) -> &BTreeSet<ObjKey> {
+        &self.marks
+    }
+    pub fn clear_marks(&mut self) {
+        self.marks.clear();
+    }
+
+    /// The marked rows, or the row under the cursor when none is marked.
+    pub fn targets(&self) -> Vec<ObjKey> {
+        if self.marks.is_empty() {
+            self.current().map(|r| vec![r.key.clone()]).unwrap_or_default()
+        } else {
+            self.marks.iter().cloned().collect()
+        }
+    }
+
+    /// A cell as shown at `now`: `Age` columns are recomputed from the creation time.
+    pub fn cell<'a>(&self, row: &'a Row, column: usize, now: Timestamp) -> std::borrow::Cow<'a, str> {
+        match (self.columns.get(column), row.created) {
+            (Some(c), Some(created)) if is_age(c) => age(created, now).into(),
+            _ => row.cells.get(column).map(String::as_str).unwrap_or_default().into(),
+        }
+    }
+}
+
+/// The first row on screen: the old offset, moved just enough to show the cursor.
+pub fn scroll_offset(offset: usize, cursor: usize, height: usize) -> usize {
+    if height == 0 {
+        return cursor;
+    }
+    if cursor < offset {
+        cursor
+    } else if cursor >= offset + height {
+        cursor + 1 - height
+    } else {
+        offset
+    }
+}
+
+fn compare(columns: &[Column], column: usize, a: &Row, b: &Row) -> Ordering {
+    let col = columns.get(column);
+    if col.is_some_and(is_age) {
+        // Youngest first, as ages grow.
+        return b.created.cmp(&a.created);
+    }
+    let (x, y) = (a.cells.get(column).map(String::as_str), b.cells.get(column).map(String::as_str));
+    if col.is_some_and(is_numeric)
+        && let (Some(Ok(x)), Some(Ok(y))) = (x.map(str::parse::<f64>), y.map(str::parse::<f64>))
+    {
+        return x.total_cmp(&y);
+    }
+    x.cmp(&y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn column(name: &str, type_: &str) -> Column {
+        Column { name: name.into(), type_: type_.into(), format: String::new(), description: String::new(), priority: 0 }
+    }
+
+    fn row(ns: &str, name: &str, replicas: &str) -> Row {
+        Row { key: ObjKey::new(Some(ns), name), cells: vec![name.to_string(), replicas.to_string()], created: None }
+    }
+
+    fn table(n: usize) -> ResourceTable {
+        let mut t = ResourceTable::default();
+        t.replace(TableData {
+            columns: vec![column("Name", "string"), column("Replicas", "integer")],
+            rows: (0..n).map(|i| row("default", &format!("w{i:03}"), &(i % 7).to_string())).collect(),
+        });
+        t.prepare();
+        t
+    }
+
+    #[test]
+    fn rows_are_in_key_order_and_the_cursor_follows_its_row() {
+        let mut t = table(20);
+        t.move_by(3, 10);
+        assert_eq!(t.current().map(|r| r.key.name.as_str()), Some("w003"));
+        t.upsert(row("default", "w000a", "1"));
+        t.prepare();
+        assert_eq!(t.current().map(|r| r.key.name.as_str()), Some("w003"), "cursor stays on its row");
+        assert_eq!(t.shown(), 21);
+        t.remove(&ObjKey::new(Some("default"), "w003"));
+        t.prepare();
+        assert_eq!(t.shown(), 20);
+        assert!(t.current().is_some());
+    }
+
+    #[test]
+    fn numeric_sort_filter_and_marks() {
+        let mut t = table(30);
+        t.sort_by(1);
+        t.prepare();
+        let first: Vec<_> = t.visible(3).map(|(_, r)| r.cells[1].clone()).collect();
+        assert_eq!(first, ["0", "0", "0"]);
+        t.sort_by(1);
+        t.prepare();
+        t.jump(false, 1);
+        assert_eq!(t.visible(1).next().map(|(_, r)| r.cells[1].clone()), Some("6".to_string()));
+        t.set_filter(Regex::new("^w01").ok());
+        t.prepare();
+        assert_eq!(t.shown(), 10);
+        t.toggle_mark();
+        assert_eq!(t.targets().len(), 1);
+        assert_eq!(t.marks().len(), 1);
+    }
+
+    #[test]
+    fn offsets_keep_the_cursor_visible() {
+        assert_eq!(scroll_offset(0, 5, 10), 0);
+        assert_eq!(scroll_offset(0, 15, 10), 6);
+        assert_eq!(scroll_offset(10, 3, 10), 3);
+        let mut t = table(100);
+        t.jump(true, 10);
+        assert_eq!(t.cursor(), 99);
+        assert_eq!(t.offset(10), 90);
+        assert_eq!(t.visible(10).count(), 10);
+    }
+
+    #[test]
+    fn server_rows_become_rows_with_kubectl_cells() {
+        let row = Row::from(TableRow {
+            cells: vec![Value::from("w1"), Value::Null, Value::from(3)],
+            name: "w1".into(),
+            namespace: Some("team".into()),
+            created: None,
+        });
+        assert_eq!(row.key, ObjKey::new(Some("team"), "w1"));
+        assert_eq!(row.cells, ["w1", "<none>", "3"]);
+    }
+}

@@ -1,0 +1,578 @@
+//! The step function: an [`Action`] or a [`Msg`] changes the [`State`] and may ask for IO
+//! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
+
+use crate::tui::action::{Action, Effect, Msg, WatchEvent};
+use crate::tui::describe::describe;
+use crate::cluster::discovery::ResourceType;
+use crate::tui::model::Registration;
+use crate::tui::schema::SchemaTree;
+use crate::tui::state::{
+    DetailScreen, EditPart, Input, Mode, Namespaces, Pane, ResourceScreen, ResourcesScreen, ScaleDialog, Screen, State,
+    TextScreen,
+};
+use crate::tui::table::{ObjKey, ResourceTable};
+use crate::tui::yaml;
+use regex::Regex;
+use serde_json::Value;
+
+/// Applies one user action.
+pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
+    if action == Action::Quit {
+        state.quit = true;
+        return vec![];
+    }
+    // Actions read the view (the row under the cursor): bring it up to date first.
+    state.prepare();
+    match std::mem::take(&mut state.mode) {
+        Mode::Normal => normal(state, action),
+        Mode::Command(input) => typing(state, action, input, true),
+        Mode::Filter(input) => typing(state, action, input, false),
+        Mode::Help { scroll } => {
+            state.mode = match action {
+                Action::Move(n) => Mode::Help { scroll: scroll.saturating_add_signed(n) },
+                Action::Page(n) => Mode::Help { scroll: scroll.saturating_add_signed(n * 10) },
+                _ => Mode::Normal,
+            };
+            vec![]
+        }
+        Mode::Scale(dialog) => scale_dialog(state, action, dialog),
+        Mode::Conflict(dialog) => match action {
+            Action::Reapply => vec![Effect::Reapply {
+                kind: dialog.kind,
+                key: dialog.key,
+                part: dialog.part,
+                base: dialog.base,
+                edited: dialog.edited,
+                kept: dialog.kept,
+            }],
+            Action::Discard => {
+                state.info(format!("Edit discarded; your text stays in {}", dialog.kept.display()));
+                vec![Effect::LoadObject { kind: dialog.kind, key: dialog.key }]
+            }
+            _ => {
+                state.mode = Mode::Conflict(dialog);
+                vec![]
+            }
+        },
+    }
+}
+
+fn normal(state: &mut State, action: Action) -> Vec<Effect> {
+    let height = state.list_height();
+    match action {
+        Action::Back => back(state),
+        Action::Enter => enter(state),
+        Action::Move(n) => {
+            move_by(state, n, height);
+            vec![]
+        }
+        Action::Page(n) => {
+            move_by(state, n * height.max(1) as isize, height);
+            vec![]
+        }
+        Action::Jump(end) => {
+            move_by(state, if end { isize::MAX / 2 } else { isize::MIN / 2 }, height);
+            vec![]
+        }
+        Action::FocusNext => {
+            match state.screen_mut() {
+                Screen::Detail(d) => d.focus = d.focus.other(),
+                Screen::Resource(r) => r.focus = r.focus.other(),
+                _ => {}
+            }
+            vec![]
+        }
+        Action::Fold(open) => {
+            if let Screen::Detail(d) = state.screen_mut() {
+                d.focus = Pane::Right;
+                d.schema.set_open(Some(open));
+            }
+            vec![]
+        }
+        Action::OpenCommand => {
+            state.mode = Mode::Command(Input::default());
+            vec![]
+        }
+        Action::OpenFilter => {
+            state.mode = Mode::Filter(Input::default());
+            vec![]
+        }
+        Action::OpenHelp => {
+            state.mode = Mode::Help { scroll: 0 };
+            vec![]
+        }
+        Action::Yaml | Action::Describe => show_text(state, action == Action::Yaml),
+        Action::EditSpec => edit(state, EditPart::Spec),
+        Action::EditStatus => edit(state, EditPart::Status),
+        Action::Scale => scale(state),
+        Action::Refresh => refresh(state),
+        Action::Mark => {
+            if let Screen::Resources(r) = state.screen_mut() {
+                r.table.toggle_mark();
+                r.table.move_by(1, height);
+            }
+            vec![]
+        }
+        Action::ClearMarks => {
+            if let Screen::Resources(r) = state.screen_mut() {
+                r.table.clear_marks();
+            }
+            vec![]
+        }
+        Action::Sort(column) => {
+            if let Screen::Resources(r) = state.screen_mut() {
+                r.table.sort_by(column);
+            }
+            vec![]
+        }
+        Action::ToggleAllNamespaces => {
+            let next = match &state.namespaces {
+                Namespaces::All => Namespaces::One(state.last_namespace.clone()),
+                Namespaces::One(ns) => {
+                    state.last_namespace = ns.clone();
+                    Namespaces::All
+                }
+            };
+            set_namespaces(state, next)
+        }
+        _ => vec![],
+    }
+}
+
+fn move_by(state: &mut State, n: isize, height: usize) {
+    match state.screen_mut() {
+        Screen::Registrations => state.registrations.move_by(n, height),
+        Screen::Detail(d) => match d.focus {
+            Pane::Left => d.scroll = d.scroll.saturating_add_signed(n),
+            Pane::Right => d.schema.move_by(n),
+        },
+        Screen::Resources(r) => r.table.move_by(n, height),
+        Screen::Resource(r) => {
+            let i = usize::from(r.focus == Pane::Right);
+            r.scroll[i] = r.scroll[i].saturating_add_signed(n);
+        }
+        Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
+    }
+}
+
+fn back(state: &mut State) -> Vec<Effect> {
+    if state.stack.len() <= 1 {
+        if state.registrations.filter.take().is_some() {
+            state.registrations.cursor = 0;
+        }
+        return vec![];
+    }
+    let popped = state.stack.pop();
+    state.message = None;
+    match popped {
+        Some(Screen::Resources(_)) => vec![Effect::StopWatch],
+        _ => vec![],
+    }
+}
+
+fn enter(state: &mut State) -> Vec<Effect> {
+    match state.screen() {
+        Screen::Registrations => {
+            if let Some(reg) = state.registrations.current() {
+                let detail = DetailScreen {
+                    crd: reg.name().to_string(),
+                    schema: SchemaTree::new(reg),
+                    focus: Pane::Left,
+                    scroll: 0,
+                };
+                state.stack.push(Screen::Detail(detail));
+            }
+            vec![]
+        }
+        Screen::Detail(d) => {
+            let Some(reg) = state.registrations.find(&d.crd).cloned() else { return vec![] };
+            open_resources(state, &reg)
+        }
+        Screen::Resources(r) => {
+            let Some(key) = r.table.current().map(|row| row.key.clone()) else { return vec![] };
+            let kind = r.kind.clone();
+            state.stack.push(Screen::Resource(ResourceScreen {
+                kind: kind.clone(),
+                key: key.clone(),
+                object: None,
+                focus: Pane::Left,
+                scroll: [0, 0],
+            }));
+            vec![Effect::LoadObject { kind, key }]
+        }
+        Screen::Resource(_) | Screen::Text(_) => vec![],
+    }
+}
+
+/// Pushes the resources screen of a registration and starts its list and watch.
+fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effect> {
+    let Some(kind) = reg.resource.clone() else {
+        let why = reg.troubles().iter().map(|t| t.word()).collect::<Vec<_>>().join(", ");
+        state.error(format!("{} serves no resources yet ({why})", reg.name()));
+        return vec![];
+    };
+    let mut effects = vec![];
+    if state.stack.iter().any(|s| matches!(s, Screen::Resources(_))) {
+        effects.push(Effect::StopWatch);
+        state.stack.retain(|s| matches!(s, Screen::Registrations | Screen::Detail(_)));
+    }
+    state.next_watch += 1;
+    state.stack.push(Screen::Resources(Box::new(ResourcesScreen {
+        kind: kind.clone(),
+        table: ResourceTable::default(),
+        selector: None,
+        watch: state.next_watch,
+        loading: true,
+    })));
+    effects.push(load_table(state));
+    effects
+}
+
+/// A fresh list and watch for the resources screen on the stack.
+fn load_table(state: &mut State) -> Effect {
+    state.next_watch += 1;
+    let id = state.next_watch;
+    let namespaces = state.namespaces.clone();
+    let Some(r) = state.resources_mut() else { return Effect::StopWatch };
+    r.watch = id;
+    r.loading = true;
+    let namespaces = if r.kind.namespaced { namespaces } else { Namespaces::All };
+    Effect::LoadTable { watch: id, kind: r.kind.clone(), namespaces, selector: r.selector.clone() }
+}
+
+fn set_namespaces(state: &mut State, namespaces: Namespaces) -> Vec<Effect> {
+    state.namespaces = namespaces;
+    state.info(format!("namespace: {}", state.namespaces.label()));
+    if state.resources_mut().is_some() { vec![load_table(state)] } else { vec![] }
+}
+
+fn refresh(state: &mut State) -> Vec<Effect> {
+    match state.screen() {
+        Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
+        Screen::Resources(_) => vec![load_table(state)],
+        Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
+        Screen::Text(_) => vec![],
+    }
+}
+
+/// The object the cursor is on, on screens that show custom resources.
+fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
+    match state.screen() {
+        Screen::Resources(r) => r.table.current().map(|row| (r.kind.clone(), row.key.clone())),
+        Screen::Resource(r) => Some((r.kind.clone(), r.key.clone())),
+        _ => None,
+    }
+}
+
+fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
+    let word = if as_yaml { "yaml" } else { "describe" };
+    let text = |title: String, obj: &Value| TextScreen {
+        title,
+        lines: if as_yaml { yaml::to_lines(obj) } else { describe(obj) },
+        yaml: as_yaml,
+        scroll: 0,
+        pending: None,
+    };
+    let screen = match state.screen() {
+        Screen::Registrations | Screen::Detail(_) => {
+            let reg = match state.screen() {
+                Screen::Detail(d) => state.registrations.find(&d.crd),
+                _ => state.registrations.current(),
+            };
+            let Some(reg) = reg else { return vec![] };
+            let mut obj = serde_json::to_value(&reg.crd).unwrap_or_default();
+            if let Some(m) = obj.as_object_mut() {
+                m.insert("apiVersion".into(), "apiextensions.k8s.io/v1".into());
+                m.insert("kind".into(), "CustomResourceDefinition".into());
+            }
+            text(format!("{word} customresourcedefinition/{}", reg.name()), &obj)
+        }
+        Screen::Resource(r) if r.object.is_some() => {
+            text(format!("{word} {}/{}", r.kind.plural, r.key.display()), r.object.as_ref().unwrap_or(&Value::Null))
+        }
+        Screen::Resources(_) | Screen::Resource(_) => {
+            let Some((kind, key)) = selected_object(state) else { return vec![] };
+            let title = format!("{word} {}/{}", kind.plural, key.display());
+            let mut t = text(title, &Value::Null);
+            t.lines = vec!["loading…".into()];
+            t.pending = Some(key.clone());
+            state.stack.push(Screen::Text(t));
+            return vec![Effect::LoadObject { kind, key }];
+        }
+        Screen::Text(_) => return vec![],
+    };
+    state.stack.push(Screen::Text(screen));
+    vec![]
+}
+
+fn writes_allowed(state: &mut State) -> bool {
+    if state.readonly {
+        state.error("read-only: writes are off (started with --readonly)");
+    }
+    !state.readonly
+}
+
+fn edit(state: &mut State, part: EditPart) -> Vec<Effect> {
+    let Some((kind, key)) = selected_object(state) else { return vec![] };
+    if !writes_allowed(state) {
+        return vec![];
+    }
+    if part == EditPart::Status && !kind.status {
+        state.error(format!("{} have no status subresource: edit the status with e", kind.plural));
+        return vec![];
+    }
+    vec![Effect::Edit { kind, key, part }]
+}
+
+fn scale(state: &mut State) -> Vec<Effect> {
+    let (kind, targets) = match state.screen() {
+        Screen::Resources(r) => (r.kind.clone(), r.table.targets()),
+        Screen::Resource(r) => (r.kind.clone(), vec![r.key.clone()]),
+        _ => return vec![],
+    };
+    if targets.is_empty() || !writes_allowed(state) {
+        return vec![];
+    }
+    if !kind.scale {
+        state.error(format!("{} have no scale subresource", kind.plural));
+        return vec![];
+    }
+    let effects = match targets.as_slice() {
+        [one] => vec![Effect::LoadScale { kind: kind.clone(), key: one.clone() }],
+        _ => vec![],
+    };
+    state.mode = Mode::Scale(ScaleDialog { kind, targets, info: None, typed: String::new(), step: 0 });
+    effects
+}
+
+fn scale_dialog(state: &mut State, action: Action, mut dialog: ScaleDialog) -> Vec<Effect> {
+    match action {
+        Action::Cancel | Action::Back => return vec![],
+        Action::Type(c) if dialog.typed.len() < 9 => {
+            dialog.typed.push(c);
+            dialog.step = 0;
+        }
+        Action::Backspace => {
+            dialog.typed.pop();
+        }
+        Action::Step(n) => dialog.step += n,
+        Action::Submit => {
+            let Some(change) = dialog.change() else {
+                state.error("type a number of replicas, or step with + and -");
+                state.mode = Mode::Scale(dialog);
+                return vec![];
+            };
+            return vec![Effect::SetScale { kind: dialog.kind, targets: dialog.targets, change }];
+        }
+        _ => {}
+    }
+    state.mode = Mode::Scale(dialog);
+    vec![]
+}
+
+fn typing(state: &mut State, action: Action, mut input: Input, command: bool) -> Vec<Effect> {
+    match action {
+        Action::Type(c) => input.text.push(c),
+        // Backspace on an empty line leaves it, as in k9s and vim.
+        Action::Backspace if input.text.is_empty() => return vec![],
+        Action::Backspace => {
+            input.text.pop();
+        }
+        Action::ClearInput => input.text.clear(),
+        Action::Cancel => return vec![],
+        Action::Submit if command => return run_command(state, input.text.trim()),
+        Action::Submit => return apply_filter(state, input.text.trim()),
+        _ => {}
+    }
+    state.mode = if command { Mode::Command(input) } else { Mode::Filter(input) };
+    vec![]
+}
+
+/// `:` commands, as k9s reads them.
+pub fn run_command(state: &mut State, line: &str) -> Vec<Effect> {
+    let mut words = line.split_whitespace();
+    let Some(first) = words.next() else { return vec![] };
+    let arg = words.next();
+    match (first, arg) {
+        ("q" | "q!" | "quit" | "exit", _) => {
+            state.quit = true;
+            vec![]
+        }
+        ("help" | "h", _) => {
+            state.mode = Mode::Help { scroll: 0 };
+            vec![]
+        }
+        ("crd" | "crds" | "customresourcedefinition" | "customresourcedefinitions", _) => {
+            let stop = state.stack.iter().any(|s| matches!(s, Screen::Resources(_)));
+            state.stack.truncate(1);
+            let mut effects = vec![Effect::LoadRegistrations];
+            if stop {
+                effects.insert(0, Effect::StopWatch);
+            }
+            effects
+        }
+        ("ns" | "namespace", Some("all" | "-A" | "*")) => set_namespaces(state, Namespaces::All),
+        ("ns" | "namespace", Some(ns)) if crate::engine::meta::is_dns1123_label(ns) => {
+            state.last_namespace = ns.to_string();
+            set_namespaces(state, Namespaces::One(ns.to_string()))
+        }
+        ("ns" | "namespace", Some(ns)) => {
+            state.error(format!("{ns:?} is not a namespace name (a DNS label)"));
+            vec![]
+        }
+        ("ns" | "namespace", None) => {
+            state.info(format!("namespace: {} (:ns NAME, :ns all)", state.namespaces.label()));
+            vec![]
+        }
+        ("ctx" | "context", Some(ctx)) => vec![Effect::SwitchContext(ctx.to_string())],
+        ("ctx" | "context", None) => {
+            state.info(format!("context: {} (:ctx NAME to switch)", state.target.context));
+            vec![]
+        }
+        (word, _) => vec![Effect::Resolve(word.to_string())],
+    }
+}
+
+/// `/` filters: a regex over the rows, or `-l SELECTOR` for the server's label selector.
+fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
+    if let Some(selector) = text.strip_prefix("-l").map(str::trim) {
+        let Some(r) = state.resources_mut() else {
+            state.error("label selectors work on the resources screen");
+            return vec![];
+        };
+        r.selector = (!selector.is_empty()).then(|| selector.to_string());
+        return vec![load_table(state)];
+    }
+    let regex = if text.is_empty() {
+        None
+    } else {
+        match Regex::new(&format!("(?i){text}")) {
+            Ok(re) => Some(re),
+            Err(e) => {
+                state.error(format!("not a regex: {e}"));
+                return vec![];
+            }
+        }
+    };
+    match state.screen_mut() {
+        Screen::Registrations => {
+            state.registrations.filter = regex;
+            state.registrations.cursor = 0;
+            state.registrations.offset = 0;
+        }
+        Screen::Resources(r) => {
+            if text.is_empty() && r.selector.take().is_some() {
+                r.table.set_filter(None);
+                return vec![load_table(state)];
+            }
+            r.table.set_filter(regex);
+        }
+        _ => state.error("the filter works on the lists"),
+    }
+    vec![]
+}
+
+/// Applies one result from the cluster.
+pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Registrations(Ok(mut list)) => {
+            list.sort_by(|a, b| a.name().cmp(b.name()));
+            let list_height = state.list_height();
+            let regs = &mut state.registrations;
+            regs.items = list;
+            regs.loaded = true;
+            regs.move_by(0, list_height);
+            let items = regs.items.clone();
+            for s in &mut state.stack {
+                if let Screen::Detail(d) = s
+                    && let Some(reg) = items.iter().find(|r| r.name() == d.crd)
+                {
+                    let cursor = d.schema.cursor;
+                    let fresh = SchemaTree::new(reg);
+                    if fresh.roots != d.schema.roots {
+                        d.schema = fresh;
+                        d.schema.cursor = cursor;
+                    }
+                }
+            }
+        }
+        Msg::Registrations(Err(e)) => state.error(format!("cannot list CRDs: {e}")),
+        Msg::Table { watch, result } => {
+            let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
+            r.loading = false;
+            match result {
+                Ok(data) => r.table.replace(data),
+                Err(e) => state.error(format!("cannot list: {e}")),
+            }
+        }
+        Msg::Watch { watch, event } => {
+            let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
+            match event {
+                WatchEvent::Upsert(row) => r.table.upsert(row),
+                WatchEvent::Delete(key) => r.table.remove(&key),
+                WatchEvent::Error(e) => state.error(format!("watch: {e} (Ctrl-R to list again)")),
+            }
+        }
+        Msg::Object { key, result } => {
+            let theme_error = match &result {
+                Err(e) => Some(format!("cannot read {}: {e}", key.display())),
+                Ok(_) => None,
+            };
+            for s in &mut state.stack {
+                match s {
+                    Screen::Resource(r) if r.key == key => {
+                        if let Ok(obj) = &result {
+                            r.object = Some(obj.clone());
+                        }
+                    }
+                    Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
+                        if let Ok(obj) = &result {
+                            t.lines = if t.yaml { yaml::to_lines(obj) } else { describe(obj) };
+                            t.pending = None;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(e) = theme_error {
+                state.error(e);
+            }
+        }
+        Msg::Scale { key, result } => match (&mut state.mode, result) {
+            (Mode::Scale(d), Ok(info)) if d.targets == [key.clone()] => d.info = Some(info),
+            (_, Err(e)) => state.error(format!("cannot read the scale of {}: {e}", key.display())),
+            _ => {}
+        },
+        Msg::Saved(text) => {
+            state.info(text);
+            if let Screen::Resource(r) = state.screen() {
+                return vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }];
+            }
+        }
+        Msg::Conflict(dialog) => state.mode = Mode::Conflict(*dialog),
+        Msg::Resolved(Ok(crd)) => {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            let reg = state.registrations.find(&name).cloned().unwrap_or_else(|| Registration::new(*crd, None));
+            state.stack.truncate(1);
+            let mut effects = vec![Effect::StopWatch];
+            effects.extend(open_resources(state, &reg));
+            return effects;
+        }
+        Msg::Resolved(Err(e)) => state.error(e),
+        Msg::Info(text) => state.info(text),
+        Msg::Error(text) => state.error(text),
+        Msg::Connected(target, namespaces) => {
+            state.info(format!("context: {}", target.context));
+            state.target = target;
+            state.namespaces = namespaces;
+            state.stack.truncate(1);
+            state.registrations = Default::default();
+            return vec![Effect::StopWatch, Effect::LoadRegistrations];
+        }
+    }
+    vec![]
+}
+
+#[cfg(test)]
+#[path = "update_tests.rs"]
+mod tests;

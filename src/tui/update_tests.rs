@@ -1,0 +1,226 @@
+use super::*;
+use crate::tui::action::Effect;
+use crate::tui::fixtures::{self, press, state, type_keys, widget, widget_table};
+use crate::tui::state::{ConflictDialog, Level, ScaleChange};
+use crossterm::event::KeyCode;
+
+fn top(state: &State) -> &'static str {
+    state.screen().name()
+}
+
+/// Opens the widgets' resources with their table loaded; returns the watch id.
+fn open_widgets(s: &mut State, rows: usize) -> u64 {
+    type_keys(s, "G");
+    press(s, KeyCode::Enter);
+    assert_eq!(top(s), "detail");
+    let effects = press(s, KeyCode::Enter);
+    let Some(Effect::LoadTable { watch, kind, namespaces, selector }) = effects.last().cloned() else {
+        panic!("expected a list+watch, got {effects:?}")
+    };
+    assert_eq!((kind.plural.as_str(), namespaces, selector), ("widgets", Namespaces::One("default".into()), None));
+    apply(s, Msg::Table { watch, result: Ok(widget_table(rows)) });
+    s.prepare();
+    watch
+}
+
+#[test]
+fn enter_drills_in_and_esc_comes_back_stopping_the_watch() {
+    let mut s = state();
+    open_widgets(&mut s, 5);
+    assert_eq!(top(&s), "resources");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert_eq!(top(&s), "resource");
+    assert!(matches!(&effects[..], [Effect::LoadObject { key, .. }] if key.name == "widget-000"));
+    assert_eq!(press(&mut s, KeyCode::Esc), vec![]);
+    assert_eq!(press(&mut s, KeyCode::Esc), vec![Effect::StopWatch]);
+    assert_eq!(top(&s), "detail");
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(top(&s), "registrations");
+    assert!(type_keys(&mut s, "q").is_empty() && s.quit);
+}
+
+#[test]
+fn watch_events_change_rows_and_stale_ones_are_dropped() {
+    let mut s = state();
+    let watch = open_widgets(&mut s, 3);
+    let row = |name: &str| widget_table(1).rows[0].clone().renamed(name);
+    apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row("widget-new")) });
+    apply(&mut s, Msg::Watch { watch, event: WatchEvent::Delete(ObjKey::new(Some("default"), "widget-001")) });
+    apply(&mut s, Msg::Watch { watch: watch - 1, event: WatchEvent::Upsert(row("from-an-old-watch")) });
+    s.prepare();
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!(r.table.total(), 3);
+    assert!(r.table.get(&ObjKey::new(Some("default"), "widget-new")).is_some());
+    assert!(r.table.get(&ObjKey::new(Some("default"), "from-an-old-watch")).is_none());
+}
+
+#[test]
+fn colon_commands_switch_namespace_resource_and_registrations() {
+    let mut s = state();
+    open_widgets(&mut s, 2);
+    type_keys(&mut s, ":ns team");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "team"));
+    assert_eq!(s.namespaces, Namespaces::One("team".into()));
+    let effects = type_keys(&mut s, "0");
+    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::All, .. }]));
+    let effects = type_keys(&mut s, "0");
+    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "team"));
+    type_keys(&mut s, ":wd");
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![Effect::Resolve("wd".into())]);
+    let crd = fixtures::crd("gizmos", "Gizmo").build();
+    let effects = apply(&mut s, Msg::Resolved(Ok(Box::new(crd))));
+    assert!(matches!(&effects[..], [Effect::StopWatch, Effect::LoadTable { kind, .. }] if kind.plural == "gizmos"));
+    type_keys(&mut s, ":crd");
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![Effect::StopWatch, Effect::LoadRegistrations]);
+    assert_eq!(s.stack.len(), 1);
+    type_keys(&mut s, ":ns Bad_Name");
+    press(&mut s, KeyCode::Enter);
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("DNS label")));
+}
+
+#[test]
+fn filters_are_regexes_or_label_selectors() {
+    let mut s = state();
+    type_keys(&mut s, "/gadg");
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(s.registrations.shown().len(), 1);
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(s.registrations.shown().len(), 4, "Esc clears the filter");
+    open_widgets(&mut s, 20);
+    type_keys(&mut s, "/widget-01");
+    press(&mut s, KeyCode::Enter);
+    s.prepare();
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!(r.table.shown(), 10);
+    type_keys(&mut s, "/-l app=x");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert!(matches!(&effects[..], [Effect::LoadTable { selector: Some(sel), .. }] if sel == "app=x"));
+    type_keys(&mut s, "/([");
+    press(&mut s, KeyCode::Enter);
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.starts_with("not a regex")));
+}
+
+#[test]
+fn marks_and_scale_of_several_rows_step_each() {
+    let mut s = state();
+    open_widgets(&mut s, 10);
+    type_keys(&mut s, "  ");
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!(r.table.marks().len(), 2);
+    let effects = type_keys(&mut s, "s");
+    assert!(effects.is_empty(), "no single scale to read for several rows");
+    let effects = type_keys(&mut s, "++-+");
+    assert!(effects.is_empty());
+    let effects = press(&mut s, KeyCode::Enter);
+    let [Effect::SetScale { targets, change, .. }] = &effects[..] else { panic!("{effects:?}") };
+    assert_eq!(targets.len(), 2);
+    assert_eq!(*change, ScaleChange::By(2));
+}
+
+#[test]
+fn scale_one_from_zero_and_type_a_number() {
+    let mut s = state();
+    open_widgets(&mut s, 3);
+    press(&mut s, KeyCode::Enter);
+    let key = ObjKey::new(Some("default"), "widget-000");
+    apply(&mut s, Msg::Object { key: key.clone(), result: Ok(widget("widget-000", 0)) });
+    let effects = type_keys(&mut s, "s");
+    assert!(matches!(&effects[..], [Effect::LoadScale { .. }]));
+    let view = crate::cluster::objects::ScaleView { desired: 0, current: 0, selector: Some("app=widget-000".into()), resource_version: None };
+    apply(&mut s, Msg::Scale { key: key.clone(), result: Ok(view) });
+    type_keys(&mut s, "+");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert!(matches!(&effects[..], [Effect::SetScale { change: ScaleChange::To(1), .. }]));
+    type_keys(&mut s, "s");
+    type_keys(&mut s, "12");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert!(matches!(&effects[..], [Effect::SetScale { change: ScaleChange::To(12), .. }]));
+    let effects = apply(&mut s, Msg::Saved("scaled".into()));
+    assert!(matches!(&effects[..], [Effect::LoadObject { .. }]), "the resource screen reloads after a write");
+}
+
+#[test]
+fn edits_need_the_subresource_and_readonly_turns_writes_off() {
+    let mut s = state();
+    open_widgets(&mut s, 3);
+    assert!(matches!(&type_keys(&mut s, "e")[..], [Effect::Edit { part: EditPart::Spec, .. }]));
+    assert!(matches!(&type_keys(&mut s, "E")[..], [Effect::Edit { part: EditPart::Status, .. }]));
+    s.readonly = true;
+    for k in ["e", "E", "s"] {
+        assert!(type_keys(&mut s, k).is_empty(), "{k}");
+        assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("read-only")));
+    }
+    let mut s = state();
+    type_keys(&mut s, ":crd");
+    press(&mut s, KeyCode::Enter);
+    // clusterpolicies: no subresources.
+    let reg = s.registrations.find("clusterpolicies.demo.example.com").cloned().expect("fixture");
+    open_resources(&mut s, &reg);
+    let watch = s.next_watch;
+    apply(&mut s, Msg::Table { watch, result: Ok(widget_table(1)) });
+    s.prepare();
+    assert!(type_keys(&mut s, "E").is_empty());
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no status subresource")));
+    assert!(type_keys(&mut s, "s").is_empty());
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no scale subresource")));
+}
+
+#[test]
+fn troubled_registrations_say_why_they_cannot_be_opened() {
+    let mut s = state();
+    let reg = s.registrations.find("gadgets.demo.example.com").cloned().expect("fixture");
+    assert!(open_resources(&mut s, &reg).is_empty());
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("NameConflict")), "{:?}", s.message);
+}
+
+#[test]
+fn conflicts_offer_reapply_or_discard() {
+    let mut s = state();
+    let kind = s.registrations.find("widgets.demo.example.com").and_then(|r| r.resource.clone()).expect("served");
+    let dialog = ConflictDialog {
+        kind,
+        key: ObjKey::new(Some("default"), "w1"),
+        part: EditPart::Status,
+        server_changes: vec!["~ status.phase: \"A\" → \"B\"".into()],
+        kept: "/tmp/kept.yaml".into(),
+        base: serde_json::json!({"status": {}}),
+        edited: serde_json::json!({"status": {"phase": "C"}}),
+    };
+    apply(&mut s, Msg::Conflict(Box::new(dialog.clone())));
+    assert!(type_keys(&mut s, "x").is_empty(), "other keys wait");
+    let effects = type_keys(&mut s, "r");
+    assert!(matches!(&effects[..], [Effect::Reapply { part: EditPart::Status, .. }]));
+    apply(&mut s, Msg::Conflict(Box::new(dialog)));
+    let effects = type_keys(&mut s, "d");
+    assert!(matches!(&effects[..], [Effect::LoadObject { .. }]));
+    assert!(matches!(&s.message, Some((Level::Info, m)) if m.contains("/tmp/kept.yaml")));
+}
+
+#[test]
+fn yaml_and_describe_of_the_selection() {
+    let mut s = state();
+    type_keys(&mut s, "y");
+    let Screen::Text(t) = s.screen() else { panic!() };
+    assert!(t.yaml && t.title == "yaml customresourcedefinition/clusterpolicies.demo.example.com");
+    assert!(t.lines.iter().any(|l| l == "kind: CustomResourceDefinition"));
+    press(&mut s, KeyCode::Esc);
+    open_widgets(&mut s, 2);
+    let effects = type_keys(&mut s, "d");
+    assert!(matches!(&effects[..], [Effect::LoadObject { .. }]));
+    apply(&mut s, Msg::Object { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(widget("widget-000", 1)) });
+    let Screen::Text(t) = s.screen() else { panic!() };
+    assert_eq!(t.lines[0], "Name:         widget-000");
+}
+
+#[test]
+fn esc_and_a_key_typed_together_are_both_taken() {
+    let mut s = state();
+    type_keys(&mut s, "G");
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(top(&s), "detail");
+    let alt_k = crossterm::event::KeyEvent::new(KeyCode::Char('k'), crossterm::event::KeyModifiers::ALT);
+    crate::tui::on_event(&mut s, crossterm::event::Event::Key(alt_k));
+    assert_eq!(top(&s), "registrations");
+    assert_eq!(s.registrations.cursor, 2, "back, then up");
+}

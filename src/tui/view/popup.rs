@@ -1,0 +1,127 @@
+//! What is drawn over the screen: help, the scale dialog, the conflict dialog.
+
+use super::block;
+use crate::tui::keys::{BINDINGS, DIALOG_KEYS};
+use crate::tui::state::{ConflictDialog, ScaleChange, ScaleDialog, State};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    area.centered(Constraint::Length(width.min(area.width)), Constraint::Length(height.min(area.height)))
+}
+
+/// Every key, those of other screens dimmed.
+pub fn help(frame: &mut Frame, area: Rect, state: &State, scroll: usize) {
+    let t = &state.theme;
+    let mut lines = vec![];
+    for b in BINDINGS.iter().filter(|b| !b.label.is_empty()) {
+        let here = b.on_screen(state.screen());
+        let style = if here { ratatui::style::Style::new() } else { t.dim() };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", b.label), if here { t.yaml_key() } else { t.dim() }),
+            Span::styled(b.help, style),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    for (k, h) in DIALOG_KEYS {
+        lines.push(Line::from(vec![Span::styled(format!("{k:<13}"), t.yaml_key()), Span::raw(*h)]));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let r = centered(area, 96, height);
+    frame.render_widget(Clear, r);
+    let b = block(Line::styled(" help (dimmed: other screens; Esc closes) ", t.title()), true, state);
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    let scroll = scroll.min(lines.len().saturating_sub(usize::from(inner.height)));
+    frame.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)), inner);
+}
+
+pub fn scale(frame: &mut Frame, area: Rect, state: &State, d: &ScaleDialog) {
+    let t = &state.theme;
+    let mut lines = vec![];
+    match (d.targets.as_slice(), &d.info) {
+        ([one], Some(info)) => {
+            lines.push(Line::raw(format!("{}/{}", d.kind.plural, one.display())));
+            lines.push(Line::from(vec![Span::styled("desired   ", t.dim()), Span::raw(info.desired.to_string())]));
+            lines.push(Line::from(vec![Span::styled("current   ", t.dim()), Span::raw(info.current.to_string())]));
+            let selector = info.selector.clone().unwrap_or_else(|| "<none>".into());
+            lines.push(Line::from(vec![Span::styled("selector  ", t.dim()), Span::raw(selector)]));
+        }
+        ([one], None) => {
+            lines.push(Line::raw(format!("{}/{}", d.kind.plural, one.display())));
+            lines.push(Line::styled("reading /scale…", t.dim()));
+        }
+        (many, _) => {
+            lines.push(Line::raw(format!("{} marked {}", many.len(), d.kind.plural)));
+            for k in many.iter().take(5) {
+                lines.push(Line::styled(format!("  {}", k.display()), t.marked()));
+            }
+            if many.len() > 5 {
+                lines.push(Line::styled(format!("  … and {} more", many.len() - 5), t.dim()));
+            }
+        }
+    }
+    lines.push(Line::raw(""));
+    let target = match d.change() {
+        Some(ScaleChange::To(n)) => format!("set replicas to {n}"),
+        Some(ScaleChange::By(n)) => format!("change replicas by {n:+} each"),
+        None => "type a number or press + / -".into(),
+    };
+    lines.push(Line::from(vec![
+        Span::styled("→ ", t.title()),
+        Span::styled(target, t.marked()),
+        Span::raw(if d.typed.is_empty() { String::new() } else { format!("   (typed {})", d.typed) }),
+    ]));
+    lines.push(Line::styled("digits, + -, Enter applies, Esc cancels", t.dim()));
+    let r = centered(area, 60, lines.len() as u16 + 2);
+    frame.render_widget(Clear, r);
+    let b = block(Line::styled(" scale (/scale) ", t.title()), true, state);
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+pub fn conflict(frame: &mut Frame, area: Rect, state: &State, d: &ConflictDialog) {
+    let t = &state.theme;
+    let mut lines = vec![
+        Line::styled(
+            format!(
+                "409 Conflict: {} {} changed on the server while you edited its {}.",
+                d.kind.kind,
+                d.key.display(),
+                d.part.word()
+            ),
+            t.error(),
+        ),
+        Line::raw("What changed on the server:"),
+    ];
+    if d.server_changes.is_empty() {
+        lines.push(Line::styled("  (only bookkeeping fields)", t.dim()));
+    }
+    for c in d.server_changes.iter().take(12) {
+        lines.push(Line::styled(format!("  {c}"), t.warning()));
+    }
+    if d.server_changes.len() > 12 {
+        lines.push(Line::styled(format!("  … and {} more", d.server_changes.len() - 12), t.dim()));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::raw("Your edit is kept in "),
+        Span::styled(d.kept.display().to_string(), t.marked()),
+    ]));
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::styled("r", t.yaml_key()),
+        Span::raw(" re-apply your changes on the new version   "),
+        Span::styled("d", t.yaml_key()),
+        Span::raw(" discard"),
+    ]));
+    let r = centered(area, 90, lines.len() as u16 + 4);
+    frame.render_widget(Clear, r);
+    let b = block(Line::styled(" conflict ", t.error()), true, state);
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}

@@ -1,0 +1,125 @@
+//! The live list of the resources screen: list, then watch from the list's
+//! resourceVersion, resume after the server ends a watch, list again after `410 Gone`,
+//! retry after errors. A state machine ([`Phase`] and one step function) turned into a
+//! stream of [`Msg`]s that the main `select!` polls beside the terminal and the ticks.
+
+use crate::cluster::ResourceType;
+use crate::cluster::table::fetch_table;
+use crate::cluster::tui_ops::{TableEvent, Watched, collection_version, is_gone, watch_table};
+use crate::cluster::ClusterError;
+use crate::tui::action::{Msg, WatchEvent};
+use crate::tui::table::{ObjKey, Row};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use std::time::Duration;
+
+/// Pause before trying again after an error.
+const RETRY: Duration = Duration::from_secs(2);
+/// Pause before resuming a watch the server ended (it ends them every few minutes).
+const RESUME: Duration = Duration::from_millis(100);
+
+enum Phase {
+    List,
+    Watch { rv: String },
+    Streaming { events: BoxStream<'static, Result<Watched, ClusterError>>, rv: String },
+    Wait { pause: Duration, next: Box<Phase> },
+}
+
+/// One list+watch of a resource table.
+pub struct TableWatch {
+    client: kube::Client,
+    resource: ResourceType,
+    namespace: Option<String>,
+    selector: Option<String>,
+    id: u64,
+    phase: Phase,
+}
+
+impl TableWatch {
+    pub fn new(
+        client: kube::Client,
+        resource: ResourceType,
+        namespace: Option<String>,
+        selector: Option<String>,
+        id: u64,
+    ) -> Self {
+        TableWatch { client, resource, namespace, selector, id, phase: Phase::List }
+    }
+
+    /// The messages of this watch, forever (until dropped).
+    pub fn into_stream(self) -> BoxStream<'static, Msg> {
+        futures::stream::unfold(self, |mut w| async move {
+            let msg = w.step().await;
+            Some((msg, w))
+        })
+        .boxed()
+    }
+
+    fn watch_error(&self, e: &ClusterError) -> Msg {
+        Msg::Watch { watch: self.id, event: WatchEvent::Error(format!("{e}; reconnecting")) }
+    }
+
+    /// Runs until the next message.
+    async fn step(&mut self) -> Msg {
+        let id = self.id;
+        loop {
+            let ns = self.namespace.as_deref();
+            let sel = self.selector.as_deref();
+            match std::mem::replace(&mut self.phase, Phase::List) {
+                Phase::List => {
+                    let listed = async {
+                        let rv = collection_version(&self.client, &self.resource, ns, sel).await?;
+                        let table = fetch_table(&self.client, &self.resource, ns, None, sel).await?;
+                        Ok::<_, ClusterError>((rv, table))
+                    };
+                    match listed.await {
+                        Ok((rv, table)) => {
+                            self.phase = Phase::Watch { rv };
+                            return Msg::Table { watch: id, result: Ok(table.into()) };
+                        }
+                        Err(e) => {
+                            self.phase = Phase::Wait { pause: RETRY, next: Box::new(Phase::List) };
+                            return Msg::Table { watch: id, result: Err(e.to_string()) };
+                        }
+                    }
+                }
+                Phase::Watch { rv } => match watch_table(&self.client, &self.resource, ns, sel, &rv).await {
+                    Ok(events) => self.phase = Phase::Streaming { events, rv },
+                    Err(e) if is_gone(&e) => self.phase = Phase::List,
+                    Err(e) => {
+                        self.phase = Phase::Wait { pause: RETRY, next: Box::new(Phase::Watch { rv }) };
+                        return self.watch_error(&e);
+                    }
+                },
+                Phase::Streaming { mut events, mut rv } => match events.next().await {
+                    Some(Ok(w)) => {
+                        if let Some(v) = w.resource_version.filter(|v| !v.is_empty()) {
+                            rv = v;
+                        }
+                        self.phase = Phase::Streaming { events, rv };
+                        let event = match w.event {
+                            TableEvent::Upsert(row) => WatchEvent::Upsert(Row::from(row)),
+                            TableEvent::Deleted { name, namespace } => {
+                                WatchEvent::Delete(ObjKey { namespace, name })
+                            }
+                            TableEvent::Bookmark => continue,
+                        };
+                        return Msg::Watch { watch: id, event };
+                    }
+                    // The object went away before its row could be read: its DELETED follows.
+                    Some(Err(e)) if e.is_not_found() => self.phase = Phase::Streaming { events, rv },
+                    Some(Err(e)) if is_gone(&e) => self.phase = Phase::List,
+                    Some(Err(e)) => {
+                        self.phase = Phase::Wait { pause: RETRY, next: Box::new(Phase::Watch { rv }) };
+                        return self.watch_error(&e);
+                    }
+                    None => self.phase = Phase::Wait { pause: RESUME, next: Box::new(Phase::Watch { rv }) },
+                },
+                Phase::Wait { pause, next } => {
+                    tokio::time::sleep(pause).await;
+                    self.phase = *next;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The TUI's IO half against a real engine (in memory, through `kube::Client`): edits of
+//! spec and status, a 409 Conflict shown with what changed on the server and re-applied on
+//! the new version with nothing the user typed lost, and scale from 0 on marked rows.
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kubectl_crd::cluster::registrations::find_crd;
+use kubectl_crd::cluster::tui_ops::resource_of;
+use kubectl_crd::cluster::{Connection, ResourceType, demo};
+use kubectl_crd::tui::action::{Effect, Msg};
+use kubectl_crd::tui::edit;
+use kubectl_crd::tui::runtime::{EditJob, finish_edit, perform, prepare_edit};
+use kubectl_crd::tui::state::{EditPart, ScaleChange};
+use kubectl_crd::tui::table::ObjKey;
+use serde_json::{Value, json};
+
+async fn demo_engine() -> (Connection, ResourceType) {
+    let conn = Connection::in_memory(None).await.expect("engine");
+    demo::load(conn.client(), |_| {}).await.expect("demo");
+    let crd = find_crd(conn.client(), "widgets").await.expect("widgets");
+    (conn, resource_of(&crd).expect("served"))
+}
+
+fn key(name: &str) -> ObjKey {
+    ObjKey::new(Some("default"), name)
+}
+
+async fn stored(conn: &Connection, kind: &ResourceType, name: &str) -> Value {
+    let api: Api<DynamicObject> = kind.api(conn.client(), Some("default"));
+    serde_json::to_value(api.get(name).await.expect("get")).expect("json")
+}
+
+async fn server_patch(conn: &Connection, kind: &ResourceType, name: &str, patch: Value, status: bool) {
+    let api: Api<DynamicObject> = kind.api(conn.client(), Some("default"));
+    let pp = PatchParams::default();
+    if status {
+        api.patch_status(name, &pp, &Patch::Merge(&patch)).await.expect("status patch");
+    } else {
+        api.patch(name, &pp, &Patch::Merge(&patch)).await.expect("patch");
+    }
+}
+
+/// Writes what "the user typed" into the kept file, as the editor would.
+fn type_into(path: &std::path::Path, doc: &Value, part: EditPart) {
+    std::fs::write(path, edit::render(doc, part, "test")).expect("write edit");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spec_conflict_shows_the_server_change_and_reapplies_the_edit() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let (against, base, kept) = prepare_edit(client, &kind, &key("widget-002"), EditPart::Spec).await.expect("prepare");
+    assert!(base.get("status").is_none(), "a spec edit shows no status");
+    let mut edited = base.clone();
+    edited["spec"]["size"] = json!(7);
+    type_into(&kept, &edited, EditPart::Spec);
+    // Meanwhile someone else changes the color.
+    server_patch(&conn, &kind, "widget-002", json!({"spec": {"color": "blue"}}), false).await;
+
+    let job = EditJob { kind: kind.clone(), key: key("widget-002"), part: EditPart::Spec, kept: kept.clone(), base: base.clone(), edited: base.clone() };
+    let Msg::Conflict(dialog) = finish_edit(client, against, job).await else { panic!("expected a conflict") };
+    assert!(dialog.server_changes.iter().any(|c| c.starts_with("~ spec.color:") && c.ends_with("\"blue\"")), "{:?}", dialog.server_changes);
+    assert!(kept.exists(), "the edit is kept while the user decides");
+    assert_eq!(dialog.edited["spec"]["size"], 7);
+
+    let effect = Effect::Reapply {
+        kind: dialog.kind.clone(),
+        key: dialog.key.clone(),
+        part: dialog.part,
+        base: dialog.base.clone(),
+        edited: dialog.edited.clone(),
+        kept: dialog.kept.clone(),
+    };
+    let msg = perform(client, effect).await.expect("a message");
+    assert!(matches!(&msg, Msg::Saved(m) if m.starts_with("saved the spec of widgets/default/widget-002")), "{msg:?}");
+    let obj = stored(&conn, &kind, "widget-002").await;
+    assert_eq!((obj["spec"]["size"].clone(), obj["spec"]["color"].clone()), (json!(7), json!("blue")), "both changes");
+    assert!(!kept.exists(), "saved edits leave no file behind");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_edits_go_through_status_and_conflict_too() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let (against, base, kept) = prepare_edit(client, &kind, &key("widget-003"), EditPart::Status).await.expect("prepare");
+    assert_eq!(base.as_object().map(|m| m.len()), Some(1), "status alone: {base}");
+    let mut edited = base.clone();
+    edited["status"]["phase"] = json!("Degraded");
+    type_into(&kept, &edited, EditPart::Status);
+    server_patch(&conn, &kind, "widget-003", json!({"status": {"observedGeneration": 99}}), true).await;
+    let job = EditJob { kind: kind.clone(), key: key("widget-003"), part: EditPart::Status, kept: kept.clone(), base: base.clone(), edited: base };
+    let Msg::Conflict(dialog) = finish_edit(client, against, job).await else { panic!("expected a conflict") };
+    assert!(dialog.server_changes.iter().any(|c| c.contains("status.observedGeneration")), "{:?}", dialog.server_changes);
+    let effect = Effect::Reapply { kind: kind.clone(), key: key("widget-003"), part: EditPart::Status, base: dialog.base, edited: dialog.edited, kept };
+    let msg = perform(client, effect).await.expect("a message");
+    assert!(matches!(&msg, Msg::Saved(m) if m.contains("status")), "{msg:?}");
+    let obj = stored(&conn, &kind, "widget-003").await;
+    assert_eq!(obj["status"]["phase"], "Degraded");
+    assert_eq!(obj["status"]["observedGeneration"], 99);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_typed_in_a_spec_edit_is_ignored_and_said() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let before = stored(&conn, &kind, "widget-004").await;
+    let (against, base, kept) = prepare_edit(client, &kind, &key("widget-004"), EditPart::Spec).await.expect("prepare");
+    let mut edited = base.clone();
+    edited["spec"]["size"] = json!(9);
+    edited["status"] = json!({"phase": "Typed"});
+    type_into(&kept, &edited, EditPart::Spec);
+    let job = EditJob { kind: kind.clone(), key: key("widget-004"), part: EditPart::Spec, kept, base: base.clone(), edited: base };
+    let msg = finish_edit(client, against, job).await;
+    assert!(matches!(&msg, Msg::Saved(m) if m.contains("status typed there was ignored")), "{msg:?}");
+    let after = stored(&conn, &kind, "widget-004").await;
+    assert_eq!(after["spec"]["size"], 9);
+    assert_eq!(after["status"], before["status"], "the status did not change");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn marked_rows_scale_from_zero_by_a_step() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let targets = vec![key("widget-001"), key("widget-005")];
+    for t in &targets {
+        server_patch(&conn, &kind, &t.name, json!({"spec": {"replicas": 0}}), false).await;
+    }
+    let msg = perform(client, Effect::SetScale { kind: kind.clone(), targets: targets.clone(), change: ScaleChange::By(2) })
+        .await
+        .expect("a message");
+    assert!(matches!(&msg, Msg::Saved(m) if m.contains("widget-001 → 2") && m.contains("widget-005 → 2")), "{msg:?}");
+    for t in &targets {
+        assert_eq!(stored(&conn, &kind, &t.name).await["spec"]["replicas"], 2);
+    }
+    let msg = perform(client, Effect::SetScale { kind: kind.clone(), targets: vec![key("no-such")], change: ScaleChange::To(1) })
+        .await
+        .expect("a message");
+    assert!(matches!(&msg, Msg::Error(m) if m.contains("no-such")), "{msg:?}");
+}
