@@ -325,3 +325,55 @@ async fn delete_preconditions_and_dry_runs_change_nothing() {
     assert_eq!(stored.metadata.resource_version, w.metadata.resource_version);
     assert!(api.get_opt("w2").await.expect("get").is_none());
 }
+
+#[tokio::test]
+async fn status_round_trips_through_get_status_and_replace_status() {
+    let (_engine, client) = engine().await;
+    let api = widgets(&client, "default").await;
+    api.create(&PostParams::default(), &widget("w1", 1)).await.expect("create");
+    let mut current = api.get_status("w1").await.expect("get status");
+    current.data["status"] = json!({"phase": "Ready", "replicas": 1});
+    current.data["spec"]["color"] = json!("blue");
+    let written = api.replace_status("w1", &PostParams::default(), &current).await.expect("replace status");
+    assert_eq!(written.data["status"]["phase"], "Ready");
+    assert_eq!(written.data["spec"]["color"], "red", "spec changes through /status are ignored");
+    assert_eq!(written.metadata.generation, Some(1));
+    // The same stale object again: the shared resourceVersion makes it a conflict.
+    let stale = api.replace_status("w1", &PostParams::default(), &current).await;
+    assert_eq!(api_error(stale.expect_err("stale")).code, 409);
+}
+
+#[tokio::test]
+async fn a_runtime_watcher_sees_every_change_in_order() {
+    use futures::StreamExt;
+    use kube::runtime::watcher::{self, Event};
+    let (_engine, client) = engine().await;
+    let api = widgets(&client, "default").await;
+    api.create(&PostParams::default(), &widget("before", 1)).await.expect("create");
+    let mut stream = watcher::watcher(api.clone(), watcher::Config::default()).boxed();
+    let mut initial = Vec::new();
+    loop {
+        match stream.next().await.expect("event").expect("no error") {
+            Event::Init => {}
+            Event::InitApply(o) => initial.push(o.metadata.name.expect("name")),
+            Event::InitDone => break,
+            other => panic!("unexpected before InitDone: {other:?}"),
+        }
+    }
+    assert_eq!(initial, ["before"]);
+    api.create(&PostParams::default(), &widget("after", 2)).await.expect("create");
+    api.patch("after", &PatchParams::default(), &Patch::Merge(json!({"spec": {"size": 4}}))).await.expect("patch");
+    api.delete("after", &DeleteParams::default()).await.expect("delete");
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let event = tokio::time::timeout(Duration::from_secs(5), stream.next()).await.expect("in time");
+        match event.expect("event").expect("no error") {
+            Event::Apply(o) => {
+                seen.push(format!("apply {} size={}", o.metadata.name.expect("name"), o.data["spec"]["size"]))
+            }
+            Event::Delete(o) => seen.push(format!("delete {}", o.metadata.name.expect("name"))),
+            _ => {}
+        }
+    }
+    assert_eq!(seen, ["apply after size=null", "apply after size=4", "delete after"]);
+}
