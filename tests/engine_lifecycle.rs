@@ -377,3 +377,27 @@ async fn a_runtime_watcher_sees_every_change_in_order() {
     }
     assert_eq!(seen, ["apply after size=null", "apply after size=4", "delete after"]);
 }
+
+#[tokio::test]
+async fn field_selectors_take_the_crd_s_selectable_fields() {
+    let (_engine, client) = engine().await;
+    let mut crd: Value = serde_json::from_slice(&load("06").request.body.expect("body")).expect("json");
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.color"}]);
+    register(&client, crd).await;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &widget_resource());
+    api.create(&PostParams::default(), &widget("red-one", 1)).await.expect("red");
+    let mut blue = widget("blue-one", 1);
+    blue.data["spec"]["color"] = json!("blue");
+    api.create(&PostParams::default(), &blue).await.expect("blue");
+
+    let names = |list: kube::core::ObjectList<DynamicObject>| {
+        list.items.into_iter().map(|o| o.metadata.name.expect("name")).collect::<Vec<_>>()
+    };
+    let reds = api.list(&kube::api::ListParams::default().fields("spec.color=red")).await.expect("list");
+    assert_eq!(names(reds), ["red-one"]);
+    let not_red = api.list(&kube::api::ListParams::default().fields("spec.color!=red")).await.expect("list");
+    assert_eq!(names(not_red), ["blue-one"]);
+    let err = api.list(&kube::api::ListParams::default().fields("spec.size=1")).await.expect_err("not selectable");
+    let err = api_error(err);
+    assert_eq!((err.code, err.message.as_str()), (400, "field label not supported: spec.size"));
+}

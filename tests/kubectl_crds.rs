@@ -1,7 +1,5 @@
-//! CRD registration driven by the real `kubectl` against `kubectl crd serve` over HTTPS.
-//!
-//! `apply` runs with `--validate=false` until the engine serves `/openapi/v3` (the
-//! representations issue); everything else is kubectl as users run it.
+//! CRD registration driven by the real `kubectl` against `kubectl crd serve` over HTTPS,
+//! as users run it (kubectl validates against the engine's OpenAPI).
 
 mod support;
 
@@ -20,7 +18,7 @@ fn kubectl_registers_waits_describes_and_deletes_a_crd() {
     let server = Server::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let widget = crd_file(dir.path(), "06");
-    assert!(server.ok(&["apply", "--validate=false", "-f", &widget]).contains("widgets.stable.example.com created"));
+    assert!(server.ok(&["apply", "-f", &widget]).contains("widgets.stable.example.com created"));
     server.ok(&["wait", "--for=condition=Established", "crd/widgets.stable.example.com", "--timeout=20s"]);
     assert!(server.ok(&["get", "crd"]).contains("widgets.stable.example.com"));
 
@@ -46,7 +44,7 @@ fn kubectl_registers_waits_describes_and_deletes_a_crd() {
 
     // Two CRDs competing for a short name: the second is not accepted.
     let gadget = crd_file(dir.path(), "09");
-    server.ok(&["apply", "--validate=false", "-f", &gadget]);
+    server.ok(&["apply", "-f", &gadget]);
     server.ok(&["wait", "--for=condition=NamesAccepted=False", "crd/gadgets.stable.example.com", "--timeout=20s"]);
     let reason = server.ok(&[
         "get",
@@ -69,7 +67,7 @@ fn kubectl_sees_a_refused_crd_with_kube_apiserver_s_message() {
     let server = Server::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = crd_file(dir.path(), "11");
-    let out = server.kubectl(&["create", "--validate=false", "-f", &bad]);
+    let out = server.kubectl(&["create", "-f", &bad]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -27,7 +27,7 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
 fn server_with_widgets() -> (Server, tempfile::TempDir) {
     let server = Server::start();
     let dir = tempfile::tempdir().expect("tempdir");
-    server.ok(&["apply", "--validate=false", "-f", &crd_file(dir.path(), "06")]);
+    server.ok(&["apply", "-f", &crd_file(dir.path(), "06")]);
     server.ok(&["wait", "--for=condition=Established", "crd/widgets.stable.example.com", "--timeout=20s"]);
     (server, dir)
 }
@@ -52,7 +52,7 @@ fn jsonpath(server: &Server, args: &[&str], path: &str) -> String {
 fn kubectl_applies_gets_patches_and_scales_a_custom_resource() {
     let (server, dir) = server_with_widgets();
     let w1 = write(dir.path(), "w1.yaml", W1);
-    assert!(server.ok(&["apply", "--validate=false", "-f", &w1]).contains("widget.stable.example.com/w1 created"));
+    assert!(server.ok(&["apply", "-f", &w1]).contains("widget.stable.example.com/w1 created"));
     assert_eq!(server.ok(&["get", "widgets", "-o", "name"]), "widget.stable.example.com/w1\n");
     assert_eq!(server.ok(&["get", "wd", "w1", "-o", "name"]), "widget.stable.example.com/w1\n");
 
@@ -94,7 +94,7 @@ fn kubectl_applies_gets_patches_and_scales_a_custom_resource() {
 #[test]
 fn kubectl_writes_status_only_through_the_status_subresource() {
     let (server, dir) = server_with_widgets();
-    server.ok(&["apply", "--validate=false", "-f", &write(dir.path(), "w1.yaml", W1)]);
+    server.ok(&["apply", "-f", &write(dir.path(), "w1.yaml", W1)]);
 
     server.ok(&[
         "patch",
@@ -126,14 +126,14 @@ fn kubectl_writes_status_only_through_the_status_subresource() {
 #[test]
 fn kubectl_edit_saves_through_a_scripted_editor() {
     let (server, dir) = server_with_widgets();
-    server.ok(&["apply", "--validate=false", "-f", &write(dir.path(), "w1.yaml", W1)]);
+    server.ok(&["apply", "-f", &write(dir.path(), "w1.yaml", W1)]);
     let editor = dir.path().join("editor.sh");
     std::fs::write(&editor, "#!/bin/sh\nsed -i 's/color: red/color: green/' \"$1\"\n").expect("editor");
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
     let out = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(&server.kubeconfig)
-        .args(["edit", "widget", "w1", "--validate=false"])
+        .args(["edit", "widget", "w1"])
         .env("KUBE_EDITOR", &editor)
         .output()
         .expect("kubectl edit");
@@ -171,7 +171,7 @@ fn kubectl_get_watch_receives_events() {
     });
     // The watch is established once kubectl has listed (empty) and started watching.
     std::thread::sleep(Duration::from_millis(500));
-    server.ok(&["apply", "--validate=false", "-f", &write(dir.path(), "w1.yaml", W1)]);
+    server.ok(&["apply", "-f", &write(dir.path(), "w1.yaml", W1)]);
     server.ok(&["patch", "widget", "w1", "--type=merge", "-p", r#"{"spec":{"size":1}}"#]);
     server.ok(&["delete", "widget", "w1"]);
     let mut seen = Vec::new();
@@ -189,14 +189,14 @@ fn kubectl_get_watch_receives_events() {
 #[test]
 fn kubectl_delete_cascades_unless_told_to_orphan() {
     let (server, dir) = server_with_widgets();
-    server.ok(&["apply", "--validate=false", "-f", &write(dir.path(), "w1.yaml", W1)]);
+    server.ok(&["apply", "-f", &write(dir.path(), "w1.yaml", W1)]);
     let uid = jsonpath(&server, &["get", "widget", "w1"], "{.metadata.uid}");
     let dependent = |name: &str, uid: &str| {
         format!(
             "apiVersion: stable.example.com/v1\nkind: Widget\nmetadata:\n  name: {name}\n  ownerReferences:\n  - apiVersion: stable.example.com/v1\n    kind: Widget\n    name: w1\n    uid: {uid}\nspec:\n  color: red\n"
         )
     };
-    server.ok(&["apply", "--validate=false", "-f", &write(dir.path(), "d1.yaml", &dependent("d1", &uid))]);
+    server.ok(&["apply", "-f", &write(dir.path(), "d1.yaml", &dependent("d1", &uid))]);
 
     // Orphan: the owner goes, the dependent stays without its owner reference.
     assert!(server.ok(&["delete", "widget", "w1", "--cascade=orphan"]).contains("deleted"));
@@ -204,9 +204,9 @@ fn kubectl_delete_cascades_unless_told_to_orphan() {
     assert_eq!(jsonpath(&server, &["get", "widget", "d1"], "{.metadata.ownerReferences}"), "");
 
     // Background (the default): the dependent is collected with its owner.
-    server.ok(&["apply", "--validate=false", "-f", &write(dir.path(), "w1.yaml", W1)]);
+    server.ok(&["apply", "-f", &write(dir.path(), "w1.yaml", W1)]);
     let uid = jsonpath(&server, &["get", "widget", "w1"], "{.metadata.uid}");
-    server.ok(&["apply", "--validate=false", "-f", &write(dir.path(), "d2.yaml", &dependent("d2", &uid))]);
+    server.ok(&["apply", "-f", &write(dir.path(), "d2.yaml", &dependent("d2", &uid))]);
     server.ok(&["delete", "widget", "w1"]);
     server.ok(&["wait", "--for=delete", "widget/d2", "--timeout=20s"]);
     assert!(server.ok(&["get", "widgets", "-o", "name"]).contains("widget.stable.example.com/d1"));

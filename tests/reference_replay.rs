@@ -57,7 +57,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ),
     ("10-crd-gadget-get-names-not-accepted.http", "as 07: finalizer at create, status managedFields entry"),
     ("13-group-version-stable-v1.http", "discovery: widgets has no storageVersionHash"),
-    ("27-widget-patch-strategic-merge-415.http", "strategic merge patch applied (200) instead of 415"),
     ("28-widget-patch-json.http", "after 27: spec.size 6 instead of 4, generation 6 instead of 5, managedFields"),
     ("29-widget-patch-merge.http", "after 27: generation 7 instead of 6, managedFields"),
     ("30-widget-server-side-apply-create.http", "server-side apply that creates answers 200 instead of 201"),
@@ -72,35 +71,18 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ("44-widgets-list-all-namespaces.http", "after 27: w1 generation and managedFields"),
     ("45-widgets-list-labelselector.http", "after 27: w1 generation and managedFields"),
     ("47-widgets-list-limit-1.http", "after 27: w1 generation and managedFields"),
-    (
-        "52-during-watch-delete-w4.http",
-        "DELETE without finalizers answers the object instead of a Status Success with details",
-    ),
     ("53-widgets-watch-table-kubectl-accept.http", "after 27: w1 generation and managedFields"),
-    ("54-during-table-watch-patch-w1.http", "after 27: generation 8 instead of 7"),
-    (
-        "55-widgets-watch-rv-1-410-gone.http",
-        "watch from a compacted resourceVersion replays history instead of one ERROR 410 Expired event",
-    ),
-    ("56-widgets-watch-sendInitialEvents.http", "after 27: w1 generation 8 instead of 7"),
     (
         "61-namespaces-list-table.http",
         "namespace kube-node-lease missing; namespaces carry no kube-apiserver managedFields",
     ),
-    ("62-widget-create-missing-namespace-404.http", "Status details.group is \"\" instead of omitted"),
-    ("63-widget-delete-w3.http", "as 52: DELETE answers the object instead of a Status Success"),
     (
         "66-crd-widget-delete.http",
         "CRD DELETE bumps generation and sets deletionGracePeriodSeconds 0 (real: neither), answers \
          without the Terminating condition; schema floats; managedFields",
     ),
     ("67-crd-widget-get-terminating.http", "as 66: generation, deletionGracePeriodSeconds, schema floats"),
-    (
-        "68-widget-get-held-by-finalizer.http",
-        "CR deleted by the CRD clean-up: generation not bumped, deletionGracePeriodSeconds 0 missing",
-    ),
     ("70-widget-remove-finalizer.http", "as 68, and the answer has no resourceVersion"),
-    ("72-widgets-list-after-crd-gone-404.http", "plain-text 404 lacks Cache-Control: no-cache, private"),
     ("73-crd-gadget-get-after-widget-gone.http", "as 07: finalizer at create, status managedFields entry"),
     ("74-crd-gadget-delete.http", "as 66: CRD DELETE generation, deletionGracePeriodSeconds, no Terminating"),
 ];
@@ -406,7 +388,9 @@ fn served_groups_view(
 }
 
 /// 04 was cut after 400 lines: the part before the cut, minus the group it cut through,
-/// compared with the same groups of ours.
+/// compared with the same groups of ours. None of the complete groups there (apiregistration,
+/// apps, events.k8s.io, authentication) is one the engine serves, so today this compares the
+/// list's kind, apiVersion and metadata; the CRD group's entry is compared by 14.
 fn truncated_discovery_view(cut: &str, ours: &Value) -> Vec<Difference> {
     let Some(mut recorded) = repair_truncated_json(cut) else {
         return vec![Difference { pointer: String::new(), expected: Some(json!(cut)), actual: Some(ours.clone()) }];
@@ -414,15 +398,7 @@ fn truncated_discovery_view(cut: &str, ours: &Value) -> Vec<Difference> {
     if let Some(Value::Array(items)) = recorded.get_mut("items") {
         items.pop();
     }
-    let recorded_groups = aggregated_group_names(&recorded);
-    let mut ours = ours.clone();
-    if let Some(Value::Array(items)) = ours.get_mut("items") {
-        items.retain(|item| {
-            let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-            recorded_groups.iter().any(|group| group == name)
-        });
-    }
-    served_groups_view(&recorded, &ours, "items", "/metadata/name", &[])
+    served_groups_view(&recorded, ours, "items", "/metadata/name", &[])
 }
 
 /// 14 was trimmed to the stable.example.com group: trim ours the same way, and check that the

@@ -24,10 +24,13 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Runs the loop until the store closes.
-pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>) {
+/// Runs the loop until the store closes. `first_pass` is told once the stored CRDs have
+/// been read and their kinds published, so an engine opened over existing data serves
+/// them from its first request.
+pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, first_pass: tokio::sync::oneshot::Sender<()>) {
     let strategy = CrdStrategy::default();
     let prefix = strategy.info().prefix();
+    let mut first_pass = Some(first_pass);
     loop {
         let Ok(from) = store.current_revision().await else { return };
         let cleaning = match pass(store.as_ref(), &strategy, &kinds).await {
@@ -37,6 +40,9 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>) {
                 false
             }
         };
+        if let Some(tx) = first_pass.take() {
+            let _ = tx.send(());
+        }
         // Wait for the next relevant change after the state this pass read: any CRD
         // change, or, while a clean-up waits on finalizers, any custom resource change.
         let Ok(mut changes) = store.watch("/registry/", from).await else { return };
@@ -59,6 +65,7 @@ async fn pass(
 ) -> Result<bool, crate::engine::status::ApiError> {
     let rest = Rest { store, strategy, now: Timestamp::now(), scale: None };
     let list = rest.list(None, &ListQuery::default()).await?;
+    let served_since = store.current_revision().await.unwrap_or(0);
     let objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut crds: Vec<CustomResourceDefinition> = objects.iter().filter_map(typed).collect();
     // Creation order: the store's create revision is not in the object, so use creationTimestamp then name.
@@ -75,18 +82,10 @@ async fn pass(
         let Some(obj) = obj else { continue };
         if crd.metadata.deletion_timestamp.is_some() {
             kinds.set_custom(&name, served_kinds(&crd, true));
-            kinds.set_tables(&name, printer_tables(&crd));
+            kinds.set_tables(&name, printer_tables(&crd, served_since));
             clean_up(&rest, &crd, &obj).await?;
             cleaning = true;
             continue;
-        }
-        if !meta::finalizers(&obj).iter().any(|f| f == CLEANUP_FINALIZER) {
-            let mut with = obj.clone();
-            let mut fins = meta::finalizers(&obj);
-            fins.push(CLEANUP_FINALIZER.to_string());
-            meta::set_finalizers(&mut with, &fins);
-            rest.update(None, &name, with, Subresource::Main, &WriteOptions::internal()).await?;
-            return Ok(cleaning);
         }
         let others: Vec<CustomResourceDefinition> =
             crds.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
@@ -99,7 +98,7 @@ async fn pass(
             return Ok(cleaning);
         }
         kinds.set_custom(&name, served_kinds(&crd, false));
-        kinds.set_tables(&name, printer_tables(&crd));
+        kinds.set_tables(&name, printer_tables(&crd, served_since));
     }
     // CRDs that are gone serve nothing.
     for served in kinds.custom_names() {
@@ -111,8 +110,9 @@ async fn pass(
 }
 
 /// The Table layout of each served version: its `additionalPrinterColumns`.
-fn printer_tables(crd: &CustomResourceDefinition) -> Vec<crate::engine::kinds::CustomTable> {
-    let plural = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
+fn printer_tables(crd: &CustomResourceDefinition, since: u64) -> Vec<crate::engine::kinds::CustomTable> {
+    let plural =
+        crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
     crd.spec
         .versions
         .iter()
@@ -124,6 +124,7 @@ fn printer_tables(crd: &CustomResourceDefinition) -> Vec<crate::engine::kinds::C
             convertor: Arc::new(crate::engine::representation::table::TableConvertor::custom_resource(
                 v.additional_printer_columns.as_deref().unwrap_or_default(),
             )),
+            since,
         })
         .collect()
 }
@@ -154,7 +155,10 @@ async fn clean_up(
     obj: &Value,
 ) -> Result<(), crate::engine::status::ApiError> {
     let name = crd.metadata.name.clone().unwrap_or_default();
-    if !conditions::is_crd_condition_true(crd, TERMINATING) {
+    let in_progress = conditions::find_condition(conditions::crd_conditions(crd), TERMINATING).is_some_and(|c| {
+        c.status == conditions::STATUS_TRUE && c.reason.as_deref() == Some("InstanceDeletionInProgress")
+    });
+    if !in_progress {
         let mut status = crd.status.clone().unwrap_or_default();
         conditions::set_status_condition(
             &mut status,
@@ -190,8 +194,7 @@ async fn clean_up(
             } else {
                 remaining += 1;
                 if meta::deletion_timestamp(&cr).is_none() {
-                    meta::metadata_mut(&mut cr)
-                        .insert("deletionTimestamp".into(), Value::from(meta::format_time(rest.now)));
+                    meta::mark_as_deleting(&mut cr, rest.now);
                     let _ = rest.store.update(&kv.key, meta::to_stored(&cr), Some(kv.mod_revision)).await;
                 }
             }

@@ -57,7 +57,9 @@ impl Engine {
             storage_version_hash: None,
             terminating: false,
         };
-        let kinds = Arc::new(Kinds::new(vec![builtin(namespaces.clone()), builtin(Arc::new(CrdStrategy::default()))]));
+        let mut served = vec![builtin(namespaces.clone()), builtin(Arc::new(CrdStrategy::default()))];
+        served.extend(crate::engine::resources::builtin::all());
+        let kinds = Arc::new(Kinds::new(served));
         let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now(), scale: None };
         for ns in INITIAL {
             match rest.create(None, new_namespace(ns), &WriteOptions::internal()).await {
@@ -66,10 +68,13 @@ impl Engine {
                 Err(e) => return Err(EngineError::Bootstrap(e)),
             }
         }
+        let (first_pass, published) = tokio::sync::oneshot::channel();
         let controllers = vec![
-            tokio::spawn(crate::engine::crd_controller::run(store.clone(), Arc::clone(&kinds))),
+            tokio::spawn(crate::engine::crd_controller::run(store.clone(), Arc::clone(&kinds), first_pass)),
             tokio::spawn(crate::engine::gc::run(store.clone(), Arc::clone(&kinds))),
         ];
+        // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), published).await;
         Ok(Arc::new(Engine { store, kinds, namespaces, controllers: std::sync::Mutex::new(controllers) }))
     }
 

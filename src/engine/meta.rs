@@ -32,6 +32,19 @@ pub fn name(obj: &Value) -> Option<&str> {
     meta_str(obj, "name").filter(|s| !s.is_empty())
 }
 
+/// kube's `markAsDeleting`: the deletionTimestamp, a zero grace period, and one more
+/// generation for kinds that count them.
+pub fn mark_as_deleting(obj: &mut Value, now: Timestamp) {
+    let bump = deletion_timestamp(obj).is_none() && generation(obj) > 0;
+    let next = generation(obj) + 1;
+    let m = metadata_mut(obj);
+    if bump {
+        m.insert("generation".into(), Value::from(next));
+    }
+    m.insert("deletionTimestamp".into(), Value::from(format_time(now)));
+    m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+}
+
 pub fn uid(obj: &Value) -> Option<&str> {
     meta_str(obj, "uid").filter(|s| !s.is_empty())
 }

@@ -90,7 +90,8 @@ impl ApiError {
     fn named(gr: &GroupResource, name: &str) -> StatusDetails {
         StatusDetails {
             name: Some(name.to_string()),
-            group: Some(gr.group.clone()),
+            // The core group is omitted, as Go's omitempty does (reference 62).
+            group: Some(gr.group.clone()).filter(|g| !g.is_empty()),
             kind: Some(gr.resource.clone()),
             ..Default::default()
         }
@@ -100,6 +101,15 @@ impl ApiError {
     pub fn not_found(gr: &GroupResource, name: &str) -> Self {
         Self::new(404, "NotFound", format!("{} \"{}\" not found", gr.qualified(), name))
             .with_details(Self::named(gr, name))
+    }
+
+    /// 415 listing the patch types custom resources take (reference 27 wording).
+    pub fn unsupported_patch() -> Self {
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        )
     }
 
     /// 409 `widgets.stable.example.com "w1" already exists`.

@@ -7,8 +7,8 @@
 use super::{json_response, query::Query};
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
-use crate::engine::resources::patch::PatchType;
 use crate::engine::representation::negotiation::Endpoint;
+use crate::engine::resources::patch::PatchType;
 use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
 use axum::body::Bytes;
@@ -77,6 +77,7 @@ fn namespace_object(t: &Target) -> Option<Target> {
 /// kube-apiserver answers paths it does not serve with a plain-text 404 (reference 72).
 pub fn plain_not_found() -> Response {
     let mut res = (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     res.headers_mut().insert("X-Content-Type-Options", HeaderValue::from_static("nosniff"));
     res
@@ -132,6 +133,15 @@ async fn handle(
     }
     if !info.namespaced && t.namespace.is_some() {
         return Ok(plain_not_found());
+    }
+    // A create-only kind (the access reviews) serves POST on its collection, nothing else.
+    if kind.verbs == ["create"] {
+        if t.name.is_some() || t.subresource.is_some() {
+            return Ok(plain_not_found());
+        }
+        if method != Method::POST {
+            return Err(method_not_allowed(&method));
+        }
     }
     let store = engine.store();
     let rest =
@@ -206,7 +216,7 @@ async fn dispatch(
         }
         (Method::PATCH, Some(name)) => {
             let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-            let patch_type = PatchType::from_content_type(ct).ok_or_else(|| unsupported_patch(ct))?;
+            let patch_type = PatchType::from_content_type(ct).ok_or_else(ApiError::unsupported_patch)?;
             Ok(json_response(StatusCode::OK, &rest.patch(ns, name, patch_type, &body, sub, opts).await?))
         }
         (Method::DELETE, Some(name)) => {
@@ -249,29 +259,18 @@ async fn dispatch_subresource(
         Method::PUT => rest.update(ns, name, body_json(headers, &body)?, sub, opts).await?,
         Method::PATCH => {
             let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-            let patch_type = PatchType::from_content_type(ct).ok_or_else(|| unsupported_patch(ct))?;
+            let patch_type = PatchType::from_content_type(ct).ok_or_else(ApiError::unsupported_patch)?;
             match patch_type {
                 PatchType::Merge | PatchType::Json if scale => {
                     rest.patch_scale(ns, name, patch_type, &body, opts).await?
                 }
-                _ if scale => return Err(unsupported_patch(ct)),
+                _ if scale => return Err(ApiError::unsupported_patch()),
                 _ => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
             }
         }
         m => return Err(method_not_allowed(&m)),
     };
     Ok(json_response(StatusCode::OK, &obj))
-}
-
-/// 415 listing the patch types the server takes (reference 27 wording).
-pub fn unsupported_patch(ct: &str) -> ApiError {
-    ApiError::new(
-        415,
-        "UnsupportedMediaType",
-        format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {ct:?})"
-        ),
-    )
 }
 
 #[cfg(test)]

@@ -3,9 +3,11 @@
 
 use super::{ResourceInfo, Strategy};
 use crate::engine::field::FieldError;
-use crate::engine::registry::{defaults, validation};
+use crate::engine::meta;
+use crate::engine::registry::{conditions, defaults, validation};
 use crate::engine::status::ApiError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
 /// The finalizer that holds a CRD until its custom resources are gone.
@@ -46,7 +48,28 @@ fn write_back(obj: &mut Value, crd: &CustomResourceDefinition) {
     if let Some(meta) = obj.get("metadata").cloned() {
         typed.insert("metadata".into(), meta);
     }
-    *obj = Value::Object(typed);
+    let mut typed = Value::Object(typed);
+    whole_floats_as_integers(&mut typed);
+    *obj = typed;
+}
+
+/// The typed CRD holds schema numbers (`minimum`, `maximum`, `multipleOf`) as f64;
+/// Go's JSON encoder writes a whole float64 without a fraction (`10`, not `10.0`), so
+/// kube answers `"minimum": 0`. Do the same.
+fn whole_floats_as_integers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 1e15
+            {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_floats_as_integers),
+        _ => {}
+    }
 }
 
 fn edit(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
@@ -59,6 +82,36 @@ fn edit(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
 impl Strategy for CrdStrategy {
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    /// A CRD always waits for the clean-up of its custom resources.
+    fn defers_deletion(&self, _obj: &Value) -> bool {
+        true
+    }
+
+    /// kube's CRD REST Delete: a deletionTimestamp, the clean-up finalizer and a
+    /// `Terminating` condition (InstanceDeletionPending) in one write; no grace period
+    /// and no new generation (reference 66).
+    fn prepare_for_deletion(&self, obj: &mut Value, now: Timestamp) {
+        meta::metadata_mut(obj).insert("deletionTimestamp".into(), Value::from(meta::format_time(now)));
+        let mut finalizers = meta::finalizers(obj);
+        if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
+            finalizers.push(CLEANUP_FINALIZER.to_string());
+            meta::set_finalizers(obj, &finalizers);
+        }
+        edit(obj, |crd| {
+            let status = crd.status.get_or_insert_with(Default::default);
+            conditions::set_status_condition(
+                status,
+                conditions::condition(
+                    conditions::TERMINATING,
+                    conditions::STATUS_TRUE,
+                    "InstanceDeletionPending",
+                    "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+                ),
+                now,
+            );
+        });
     }
 
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {

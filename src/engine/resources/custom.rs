@@ -25,9 +25,12 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
+/// The strategy of one served version of a CRD: its names and its compiled schema.
 pub struct CustomResourceStrategy {
     info: ResourceInfo,
     schema: Option<Arc<Schema>>,
+    /// The version's `selectableFields`, as field-selector paths (`spec.color`).
+    selectable: Vec<String>,
 }
 
 /// Which compiled schema a CRD version has: it changes only with the CRD's generation.
@@ -83,6 +86,12 @@ impl CustomResourceStrategy {
                 status_subresource,
             },
             schema: compiled_schema(crd, version),
+            selectable: version
+                .selectable_fields
+                .iter()
+                .flatten()
+                .map(|f| f.json_path.trim_start_matches('.').to_string())
+                .collect(),
         }
     }
 
@@ -153,6 +162,21 @@ fn dedup(errs: Vec<FieldError>) -> Vec<FieldError> {
 impl Strategy for CustomResourceStrategy {
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    /// `metadata.name`, `metadata.namespace`, and the CRD's `selectableFields`.
+    fn selectable_fields(&self) -> Vec<String> {
+        let mut fields = vec!["metadata.name".to_string()];
+        if self.info.namespaced {
+            fields.push("metadata.namespace".into());
+        }
+        fields.extend(self.selectable.iter().cloned());
+        fields
+    }
+
+    /// Custom resources have no patch strategies: kube answers 415 (reference 27).
+    fn supports_strategic_merge(&self) -> bool {
+        false
     }
 
     /// kube refuses a body it cannot decode with 400 `<Kind> in version "<v>" cannot be

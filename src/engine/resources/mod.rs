@@ -5,12 +5,13 @@
 //! update, the status variation). [`rest`] implements the verbs once for every kind:
 //! namespaces, CustomResourceDefinitions and, later, custom resources.
 
+pub mod builtin;
 pub mod crds;
 pub mod custom;
-pub mod namespaces;
-pub mod patch;
 pub mod listing;
 pub mod managed_fields;
+pub mod namespaces;
+pub mod patch;
 pub mod rest;
 pub mod scale;
 mod scale_rest;
@@ -19,6 +20,42 @@ pub mod selector;
 use crate::engine::field::FieldError;
 use crate::engine::status::GroupResource;
 use serde_json::Value;
+
+/// Resources stored under another group's prefix, as kube's storage factory cohabits
+/// them: `(group, plural, storage group)`. events.k8s.io Events are the core Events,
+/// one storage seen through two APIs.
+pub const COHABITING: [(&str, &str, &str); 1] = [("events.k8s.io", "events", "")];
+
+/// How a kind that shares its storage with another view of the same objects converts
+/// between what it serves and what is stored (events.k8s.io/v1 Events are stored as core
+/// v1 Events). Plain functions, so that watch streams can carry them.
+#[derive(Debug, Clone, Copy)]
+pub struct StorageConversion {
+    /// The served form to the stored form.
+    pub to_storage: fn(Value) -> Value,
+    /// The stored form to the served form (the resourceVersion is kept).
+    pub from_storage: fn(Value) -> Value,
+}
+
+/// A stored object as a kind with `conversion` serves it, with its resourceVersion.
+pub fn read_stored(conversion: Option<StorageConversion>, kv: &crate::engine::store::KeyValue) -> Value {
+    let obj = crate::engine::meta::from_stored(kv);
+    match conversion {
+        Some(c) => (c.from_storage)(obj),
+        None => obj,
+    }
+}
+
+/// An object of a kind with `conversion` as the store keeps it (without resourceVersion).
+pub fn write_stored(conversion: Option<StorageConversion>, obj: &Value) -> bytes::Bytes {
+    match conversion {
+        Some(c) => crate::engine::meta::to_stored(&(c.to_storage)(obj.clone())),
+        None => crate::engine::meta::to_stored(obj),
+    }
+}
+
+/// How a field selector reads a field of an object (`None`: absent).
+pub type FieldLookup = fn(&Value, &str) -> Option<String>;
 
 /// What the API calls a kind: names, scope and subresources.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,9 +84,14 @@ impl ResourceInfo {
         GroupResource::new(&self.group, &self.plural)
     }
 
-    /// The store prefix holding every object of this kind.
+    /// The store prefix holding every object of this kind: its own, unless it cohabits
+    /// with another group's resource (see [`COHABITING`]).
     pub fn prefix(&self) -> String {
-        Self::store_prefix(&self.group, &self.plural)
+        let group = COHABITING
+            .iter()
+            .find(|(g, plural, _)| *g == self.group && *plural == self.plural)
+            .map_or(self.group.as_str(), |(_, _, storage_group)| storage_group);
+        Self::store_prefix(group, &self.plural)
     }
 
     /// The store prefix of every object of `plural` in `group`, whatever the version.
@@ -142,9 +184,17 @@ pub trait Strategy: Send + Sync {
         false
     }
 
-    /// Changes a DELETE makes besides the deletionTimestamp (a namespace turns
-    /// Terminating).
-    fn prepare_for_deletion(&self, _obj: &mut Value) {}
+    /// What a DELETE that leaves the object in place writes: kube's `markAsDeleting` by
+    /// default; a namespace turns Terminating, a CRD takes its clean-up finalizer.
+    fn prepare_for_deletion(&self, obj: &mut Value, now: k8s_openapi::jiff::Timestamp) {
+        crate::engine::meta::mark_as_deleting(obj, now);
+    }
+
+    /// Whether `application/strategic-merge-patch+json` applies (not to custom resources,
+    /// whose schemas carry no patch strategies: kube answers 415).
+    fn supports_strategic_merge(&self) -> bool {
+        true
+    }
 
     /// Field paths a field selector may use.
     fn selectable_fields(&self) -> Vec<String> {
@@ -153,6 +203,24 @@ pub trait Strategy: Send + Sync {
             f.push("metadata.namespace".into());
         }
         f
+    }
+
+    /// How objects of this kind differ from their stored form (`None`: not at all, and
+    /// lists serve the stored bytes as they are).
+    fn storage_conversion(&self) -> Option<StorageConversion> {
+        None
+    }
+
+    /// How field selectors read fields that are not plain paths (core Events' `source`);
+    /// `None`: every selectable field is the value at its dotted path.
+    fn field_lookup(&self) -> Option<FieldLookup> {
+        None
+    }
+
+    /// A create-only kind (kube's self access reviews) answers a POST from the request
+    /// alone and stores nothing: `Some(answer)`. `None`: objects of this kind are stored.
+    fn evaluate(&self, _obj: &Value) -> Option<Result<Value, crate::engine::status::ApiError>> {
+        None
     }
 
     /// How a `meta.k8s.io` Table shows objects of this kind: kube-apiserver's default

@@ -83,12 +83,12 @@ impl Strategy for NamespaceStrategy {
         obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
     }
 
-    fn prepare_for_deletion(&self, obj: &mut Value) {
+    /// kube's namespace REST: a deletionTimestamp and phase Terminating, nothing else.
+    fn prepare_for_deletion(&self, obj: &mut Value, now: k8s_openapi::jiff::Timestamp) {
         if let Some(map) = obj.as_object_mut() {
             map.insert("status".into(), json!({"phase": "Terminating"}));
         }
-        // Namespaces carry no deletionGracePeriodSeconds in kube's answers.
-        meta::metadata_mut(obj).remove("deletionGracePeriodSeconds");
+        meta::metadata_mut(obj).insert("deletionTimestamp".into(), Value::from(meta::format_time(now)));
     }
 
     fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {

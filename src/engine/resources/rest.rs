@@ -4,9 +4,9 @@
 //! Pure of HTTP: requests come in as values and answers go out as JSON objects or
 //! [`ApiError`]s; the api layer does the wire.
 
-use super::patch::{self, PatchError, PatchType};
-use super::managed_fields::verbs::{ApplyStep, check_name};
+use super::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
 use super::managed_fields::{PatchOutcome, Tracking};
+use super::patch::{self, PatchError, PatchType};
 use super::scale::{self, ScalePaths};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
@@ -130,10 +130,16 @@ pub struct ListQuery {
 /// One watch event, or the error that ends the watch.
 #[derive(Debug, Clone)]
 pub enum WatchItem {
-    Event { event_type: &'static str, object: Value },
+    Event {
+        event_type: &'static str,
+        object: Value,
+    },
     /// Every event up to `resource_version` has been sent; `initial_events_end` marks the
     /// end of a `sendInitialEvents` watch's initial state.
-    Bookmark { resource_version: Revision, initial_events_end: bool },
+    Bookmark {
+        resource_version: Revision,
+        initial_events_end: bool,
+    },
     Error(ApiError),
 }
 
@@ -175,6 +181,16 @@ impl Rest<'_> {
             }
             other => ApiError::internal(other.to_string()),
         }
+    }
+
+    /// A stored object as this kind serves it (see [`super::StorageConversion`]).
+    fn read(&self, kv: &crate::engine::store::KeyValue) -> Value {
+        super::read_stored(self.strategy.storage_conversion(), kv)
+    }
+
+    /// An object of this kind as the store keeps it.
+    fn stored(&self, obj: &Value) -> bytes::Bytes {
+        super::write_stored(self.strategy.storage_conversion(), obj)
     }
 
     fn invalid(&self, name: &str, errors: &[FieldError]) -> ApiError {
@@ -275,6 +291,9 @@ impl Rest<'_> {
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
         self.check_body(&mut obj, namespace)?;
+        if let Some(answer) = self.strategy.evaluate(&obj) {
+            return answer;
+        }
         if meta::name(&obj).is_none() {
             let generate =
                 obj.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).map(String::from);
@@ -316,10 +335,10 @@ impl Rest<'_> {
         }
         let kv = self
             .store
-            .create(&self.info().key(namespace, &name), meta::to_stored(&obj))
+            .create(&self.info().key(namespace, &name), self.stored(&obj))
             .await
             .map_err(|e| self.store_error(e, &name))?;
-        Ok(meta::from_stored(&kv))
+        Ok(self.read(&kv))
     }
 
     /// GET one object.
@@ -328,7 +347,7 @@ impl Rest<'_> {
             .get(&self.info().key(namespace, name))
             .await
             .map_err(|e| self.store_error(e, name))?
-            .map(|kv| meta::from_stored(&kv))
+            .map(|kv| self.read(&kv))
             .ok_or_else(|| ApiError::not_found(&self.info().group_resource(), name))
     }
 
@@ -445,8 +464,8 @@ impl Rest<'_> {
             self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
             return Ok(obj);
         }
-        let kv = self.store.update(&key, meta::to_stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;
-        Ok(meta::from_stored(&kv))
+        let kv = self.store.update(&key, self.stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;
+        Ok(self.read(&kv))
     }
 
     /// PATCH on the main endpoint or `/status`.
@@ -473,6 +492,7 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<PatchOutcome, ApiError> {
+        validate_patch_options(patch_type == PatchType::Apply, opts)?;
         let (old, patched, tracking) = match patch_type {
             PatchType::Apply => match self.apply_patch(namespace, name, body, sub, opts).await? {
                 ApplyStep::Create(obj) => {
@@ -481,6 +501,9 @@ impl Rest<'_> {
                 }
                 ApplyStep::Update { live, obj } => (live, Ok(obj), Tracking::Applied),
             },
+            PatchType::StrategicMerge if !self.strategy.supports_strategic_merge() => {
+                return Err(ApiError::unsupported_patch());
+            }
             other => {
                 let old = self.get(namespace, name).await?;
                 let patched = match other {
@@ -537,25 +560,34 @@ impl Rest<'_> {
             if !dry_run {
                 self.store.delete(&key, rv).await.map_err(|e| self.store_error(e, name))?;
             }
-            return Ok(current);
+            return Ok(self.deleted_status(&current));
         }
         let already_marked = meta::deletion_timestamp(&current).is_some();
         if (already_marked && !changed) || dry_run {
             return Ok(current);
         }
         let mut marked = current.clone();
-        let m = meta::metadata_mut(&mut marked);
-        m.insert("finalizers".into(), Value::from(finalizers));
+        meta::metadata_mut(&mut marked).insert("finalizers".into(), Value::from(finalizers));
         if !already_marked {
-            m.insert("deletionTimestamp".into(), Value::from(meta::format_time(self.now)));
-            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-            if self.strategy.uses_generation() {
-                m.insert("generation".into(), Value::from(meta::generation(&current) + 1));
-            }
-            self.strategy.prepare_for_deletion(&mut marked);
+            self.strategy.prepare_for_deletion(&mut marked, self.now);
         }
-        let kv = self.store.update(&key, meta::to_stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
-        Ok(meta::from_stored(&kv))
+        let kv = self.store.update(&key, self.stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
+        Ok(self.read(&kv))
+    }
+
+    /// What kube answers for an object deleted at once: a `Success` Status naming it.
+    fn deleted_status(&self, obj: &Value) -> Value {
+        let info = self.info();
+        let mut details = serde_json::Map::new();
+        details.insert("name".into(), Value::from(meta::name(obj).unwrap_or_default()));
+        if !info.group.is_empty() {
+            details.insert("group".into(), Value::from(info.group.clone()));
+        }
+        details.insert("kind".into(), Value::from(info.plural.clone()));
+        if let Some(uid) = meta::uid(obj) {
+            details.insert("uid".into(), Value::from(uid));
+        }
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
     }
 
     /// `DeleteOptions.preconditions`: 409 when the object is not the one the client meant.
@@ -596,6 +628,8 @@ impl Rest<'_> {
             let name = meta::name(&item).unwrap_or_default().to_string();
             let ns = meta::namespace(&item).map(String::from);
             match self.delete(ns.as_deref(), &name, delete, opts).await {
+                // An object deleted at once answers a Status; the collection lists the object.
+                Ok(answer) if answer.get("kind").and_then(Value::as_str) == Some("Status") => deleted.push(item),
                 Ok(obj) => deleted.push(obj),
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
