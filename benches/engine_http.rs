@@ -193,7 +193,9 @@ async fn watch_latency(client: &kube::Client, api: &Api<DynamicObject>) -> Vec<D
             while seen.len() < WATCHED_WRITES {
                 let Ok(Some(line)) = lines.try_next().await else { break };
                 let Ok(event) = serde_json::from_str::<Line>(&line) else { continue };
-                if let Some(sent) = event.object.metadata.annotations.get("bench/sent").and_then(|s| s.parse::<u128>().ok()) {
+                if let Some(sent) =
+                    event.object.metadata.annotations.get("bench/sent").and_then(|s| s.parse::<u128>().ok())
+                {
                     seen.push(Duration::from_micros(now_micros().saturating_sub(sent) as u64));
                 }
             }
@@ -258,7 +260,11 @@ fn main() {
             assert!(body.len() > OBJECTS * 200);
         }
         lists.sort();
-        println!("  list {OBJECTS} (JSON) p50/p99:  {} / {}", ms(percentile(&lists, 0.5)), ms(percentile(&lists, 0.99)));
+        println!(
+            "  list {OBJECTS} (JSON) p50/p99:  {} / {}",
+            ms(percentile(&lists, 0.5)),
+            ms(percentile(&lists, 0.99))
+        );
 
         let latencies = watch_latency(&client, &api).await;
         println!(

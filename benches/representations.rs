@@ -86,8 +86,14 @@ async fn main() {
     println!("list latency, {OBJECTS} widgets, {RUNS} runs each (median / best):");
     for (label, accept) in [
         ("JSON", "application/json"),
-        ("Table", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"),
-        ("PartialObjectMetadataList", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"),
+        (
+            "Table",
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
+        ),
+        (
+            "PartialObjectMetadataList",
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+        ),
     ] {
         list(&engine, accept).await;
         let mut times = Vec::with_capacity(RUNS);
@@ -98,11 +104,6 @@ async fn main() {
             size = n;
         }
         times.sort();
-        println!(
-            "  {label:<26} {:>9} / {:>9}   ({:.1} MB)",
-            ms(times[RUNS / 2]),
-            ms(times[0]),
-            size as f64 / 1e6
-        );
+        println!("  {label:<26} {:>9} / {:>9}   ({:.1} MB)", ms(times[RUNS / 2]), ms(times[0]), size as f64 / 1e6);
     }
 }

@@ -183,7 +183,8 @@ async fn an_apply_creates_what_does_not_exist_as_reference_30() {
     let widgets = widgets(&client).await;
     let ex = load("30");
     let config: Value = serde_saphyr::from_slice(ex.request.body.as_deref().expect("yaml")).expect("yaml");
-    let created = widgets.patch("w2", &PatchParams::apply("demo-manager"), &Patch::Apply(&config)).await.expect("apply");
+    let created =
+        widgets.patch("w2", &PatchParams::apply("demo-manager"), &Patch::Apply(&config)).await.expect("apply");
     assert_json_matches(ex.response.body.json(), &value(&created), "reference 30");
 }
 
@@ -240,7 +241,11 @@ async fn an_apply_that_changes_another_managers_field_conflicts_until_forced() {
     let entries = &forced["metadata"]["managedFields"];
     assert_eq!(entries[0]["manager"], "other");
     assert_eq!(entries[0]["operation"], "Apply");
-    assert_eq!(entries[0]["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}), "the forced config replaced the last one");
+    assert_eq!(
+        entries[0]["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}}}),
+        "the forced config replaced the last one"
+    );
     assert_eq!(
         entries[1]["fieldsV1"]["f:spec"],
         json!({".": {}, "f:color": {}, "f:size": {}}),
@@ -255,8 +260,25 @@ async fn an_apply_needs_a_field_manager_and_a_well_formed_configuration() {
     let config = widget("w1", json!({"size": 1}));
     let (status, body) = send(&engine, apply_request("", &config)).await;
     assert_eq!(status, 422);
-    assert_eq!(body["message"], "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
-    assert_eq!(body["details"]["causes"][0], json!({"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}));
+    assert_eq!(
+        body["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+    );
+    assert_eq!(
+        body["details"]["causes"][0],
+        json!({"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"})
+    );
+
+    let merge = http::Request::patch("/apis/stable.example.com/v1/namespaces/default/widgets/w1?force=true")
+        .header("Content-Type", "application/merge-patch+json")
+        .body(axum::body::Body::from("{}"))
+        .expect("request");
+    let (status, body) = send(&engine, merge).await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        body["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"
+    );
 
     let (status, body) = send(&engine, apply_request("?fieldManager=m", &widget("other-name", json!({})))).await;
     assert_eq!(status, 400);
@@ -265,7 +287,10 @@ async fn an_apply_needs_a_field_manager_and_a_well_formed_configuration() {
     let mut v2 = config.clone();
     v2["apiVersion"] = json!("stable.example.com/v2");
     let (status, body) = send(&engine, apply_request("?fieldManager=m", &v2)).await;
-    assert_eq!((status, body["message"].as_str()), (400, Some("invalid object type: stable.example.com/v2, Kind=Widget")));
+    assert_eq!(
+        (status, body["message"].as_str()),
+        (400, Some("invalid object type: stable.example.com/v2, Kind=Widget"))
+    );
 
     let unknown = widget("w1", json!({"bogus": true}));
     let (status, body) = send(&engine, apply_request("?fieldManager=m", &unknown)).await;
@@ -274,9 +299,12 @@ async fn an_apply_needs_a_field_manager_and_a_well_formed_configuration() {
         body["message"],
         "failed to create typed patch object (/w1; stable.example.com/v1, Kind=Widget): .spec.bogus: field not declared in schema"
     );
-    let (status, _) = send(&engine, http::Request::get("/apis/stable.example.com/v1/namespaces/default/widgets/w1")
-        .body(axum::body::Body::empty())
-        .expect("request"))
+    let (status, _) = send(
+        &engine,
+        http::Request::get("/apis/stable.example.com/v1/namespaces/default/widgets/w1")
+            .body(axum::body::Body::empty())
+            .expect("request"),
+    )
     .await;
     assert_eq!(status, 404, "nothing was created by the refused applies");
 }
@@ -322,10 +350,15 @@ async fn keyed_lists_and_sets_merge_item_by_item_between_appliers() {
 async fn an_apply_through_status_owns_only_the_status() {
     let (_engine, client) = engine().await;
     let gizmos = gizmos(&client).await;
-    gizmos.patch("g", &PatchParams::apply("owner"), &Patch::Apply(&gizmo("g", json!({"size": 1})))).await.expect("create");
+    gizmos
+        .patch("g", &PatchParams::apply("owner"), &Patch::Apply(&gizmo("g", json!({"size": 1}))))
+        .await
+        .expect("create");
     let status = json!({"apiVersion": "apply.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"},
         "spec": {"size": 5}, "status": {"phase": "Ready"}});
-    let after = value(&gizmos.patch_status("g", &PatchParams::apply("controller"), &Patch::Apply(&status)).await.expect("status"));
+    let after = value(
+        &gizmos.patch_status("g", &PatchParams::apply("controller"), &Patch::Apply(&status)).await.expect("status"),
+    );
     assert_eq!(after["status"], json!({"phase": "Ready"}));
     assert_eq!(after["spec"], json!({"size": 1}), "the spec does not change through /status");
     let entry = after["metadata"]["managedFields"]
@@ -344,7 +377,10 @@ async fn an_apply_through_status_owns_only_the_status() {
 async fn resetting_managed_fields_stops_tracking_until_the_next_apply() {
     let (_engine, client) = engine().await;
     let gizmos = gizmos(&client).await;
-    let g = gizmos.create(&curl(), &serde_json::from_value(gizmo("g", json!({"size": 1}))).expect("g")).await.expect("create");
+    let g = gizmos
+        .create(&curl(), &serde_json::from_value(gizmo("g", json!({"size": 1}))).expect("g"))
+        .await
+        .expect("create");
     assert_eq!(value(&g)["metadata"]["managedFields"][0]["manager"], "curl");
 
     // An empty list is dropped while decoding a custom resource, so it resets nothing
@@ -356,7 +392,8 @@ async fn resetting_managed_fields_stops_tracking_until_the_next_apply() {
     let reset = json!({"metadata": {"managedFields": [{}]}, "spec": {"size": 2}});
     let g = value(&gizmos.patch("g", &curl_patch(), &Patch::Merge(&reset)).await.expect("reset"));
     assert!(g["metadata"].get("managedFields").is_none(), "{g}");
-    let g = value(&gizmos.patch("g", &curl_patch(), &Patch::Merge(&json!({"spec": {"size": 3}}))).await.expect("update"));
+    let g =
+        value(&gizmos.patch("g", &curl_patch(), &Patch::Merge(&json!({"spec": {"size": 3}}))).await.expect("update"));
     assert!(g["metadata"].get("managedFields").is_none(), "an untracked object stays untracked");
 
     let err = gizmos

@@ -24,7 +24,8 @@ async fn send(engine: &Arc<Engine>, method: &str, uri: &str, content_type: &str,
     let res = engine.router().oneshot(req).await.expect("a response");
     let status = res.status();
     let bytes = res.into_body().collect().await.expect("body").to_bytes();
-    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+    let value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
     (status, value)
 }
 
@@ -32,7 +33,12 @@ async fn send(engine: &Arc<Engine>, method: &str, uri: &str, content_type: &str,
 async fn stored_crds(engine: &Arc<Engine>) -> Vec<String> {
     let (status, list) = send(engine, "GET", CRDS, "application/json", Vec::new()).await;
     assert_eq!(status, StatusCode::OK);
-    list["items"].as_array().expect("items").iter().map(|i| i["metadata"]["name"].as_str().unwrap_or("").into()).collect()
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap_or("").into())
+        .collect()
 }
 
 fn assert_status(body: &Value, code: u16, reason: &str) {

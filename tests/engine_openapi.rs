@@ -8,7 +8,7 @@ mod support;
 use axum::body::Body;
 use http::{HeaderMap, Request, StatusCode};
 use kubectl_crd::engine::{Engine, StorageConfig};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use support::compare::{COMPARED_HEADERS, assert_headers_match, assert_json_matches, headers_from_map};
@@ -196,7 +196,22 @@ async fn documents_are_rebuilt_when_crds_come_and_go() {
     assert!(after.text().contains("\"com.example.stable.v1.Widget\""));
     assert_ne!(after.header("etag"), Some(etag_before.as_str()));
     assert_eq!(get(&engine, "/openapi/v2", &[("if-none-match", &etag_before)]).await.status, StatusCode::OK);
+    let first_url = url_of(&index, WIDGETS).expect("listed");
+
+    // A schema change alone (same names, same kinds) makes a new document.
+    let patch = br#"[{"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/label", "value": {"type": "string"}}]"#;
+    let crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.stable.example.com";
+    let patched = send(&engine, "PATCH", crd, &[("content-type", "application/json-patch+json")], patch.to_vec()).await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.text());
+    let index = index_when(&engine, |i| url_of(i, WIDGETS).is_some_and(|u| u != first_url)).await;
     let old_url = url_of(&index, WIDGETS).expect("listed");
+    let doc = get(&engine, &old_url, &[]).await.json();
+    let spec = &doc["components"]["schemas"]["com.example.stable.v1.Widget"]["properties"]["spec"];
+    assert_eq!(spec["properties"]["label"]["type"], "string");
+    // The old URL now redirects to the new one.
+    let moved = get(&engine, &first_url, &[]).await;
+    assert_eq!(moved.status, StatusCode::MOVED_PERMANENTLY);
+    assert_eq!(moved.header("location"), Some(old_url.as_str()));
 
     let gone = send(
         &engine,
@@ -282,5 +297,68 @@ async fn every_kind_advertises_server_side_field_validation() {
             s["x-kubernetes-group-version-kind"].as_array().is_some_and(|g| g.iter().any(|g| g["kind"] == kind))
         });
         assert!(marked, "{gv}: no schema marked as {kind}");
+    }
+}
+
+/// A cluster-scoped CRD with versions `v1` and `v1beta1` served and `v1alpha1` not.
+fn gizmos_crd() -> Value {
+    let version = |name: &str, served: bool, storage: bool, field: &str| {
+        json!({
+            "name": name, "served": served, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {field: {"type": "string"}}},
+            }}},
+        })
+    };
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.tools.example.com"},
+        "spec": {
+            "group": "tools.example.com",
+            "scope": "Cluster",
+            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+            "versions": [
+                version("v1", true, true, "size"),
+                version("v1beta1", true, false, "legacySize"),
+                version("v1alpha1", false, false, "ancient"),
+            ],
+        },
+    })
+}
+
+#[tokio::test]
+async fn each_served_version_has_its_own_document_and_schema() {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let crd = serde_json::to_vec(&gizmos_crd()).expect("json");
+    let created = send(
+        &engine,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &[("content-type", "application/json")],
+        crd,
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let index = index_when(&engine, |i| url_of(i, "apis/tools.example.com/v1beta1").is_some()).await;
+    assert!(url_of(&index, "apis/tools.example.com/v1alpha1").is_none(), "v1alpha1 is not served");
+
+    for (version, field) in [("v1", "size"), ("v1beta1", "legacySize")] {
+        let url = url_of(&index, &format!("apis/tools.example.com/{version}")).expect("listed");
+        let doc = get(&engine, &url, &[]).await.json();
+        let paths: Vec<&String> = doc["paths"].as_object().expect("paths").keys().collect();
+        // Cluster-scoped: no namespace in the paths and no list across namespaces.
+        assert_eq!(
+            paths,
+            [
+                &format!("/apis/tools.example.com/{version}/gizmos"),
+                &format!("/apis/tools.example.com/{version}/gizmos/{{name}}")
+            ]
+        );
+        let list = &doc["paths"][paths[0].as_str()]["get"];
+        assert_eq!(list["operationId"], format!("listToolsExampleCom{}Gizmo", version.replace('v', "V")));
+        let schema = &doc["components"]["schemas"][format!("com.example.tools.{version}.Gizmo")];
+        assert_eq!(schema["properties"]["spec"]["properties"][field]["type"], "string", "{version}");
+        assert_eq!(schema["x-kubernetes-group-version-kind"][0]["version"], version);
     }
 }

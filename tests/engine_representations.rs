@@ -66,7 +66,12 @@ async fn recorded_widgets(client: &kube::Client) {
 }
 
 /// Sends a request to the router: status, headers, body.
-async fn raw(engine: &Arc<Engine>, method: &str, uri: &str, headers: &[(&str, &str)]) -> (StatusCode, http::HeaderMap, Vec<u8>) {
+async fn raw(
+    engine: &Arc<Engine>,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, http::HeaderMap, Vec<u8>) {
     let mut req = Request::builder().method(method).uri(uri);
     for (k, v) in headers {
         req = req.header(*k, *v);
@@ -123,9 +128,7 @@ async fn replay(engine: &Arc<Engine>, prefix: &str) {
     assert_eq!(status.as_u16(), ex.response.status, "{prefix} status: {}", String::from_utf8_lossy(&body));
     assert_headers_match(&ex.response.headers, &headers_from_map(&headers), COMPARED_HEADERS, prefix);
     let actual: Value = match headers.get("content-type").map(|v| v.as_bytes()) {
-        Some(b"application/yaml") => {
-            serde_saphyr::from_slice(&body).expect("yaml body")
-        }
+        Some(b"application/yaml") => serde_saphyr::from_slice(&body).expect("yaml body"),
         _ => serde_json::from_slice(&body).expect("json body"),
     };
     let expected = match ex.response.body.kind() {
@@ -143,9 +146,12 @@ async fn recorded_tables_partial_metadata_yaml_and_406_match_kube_apiserver() {
         replay(&engine, prefix).await;
     }
     let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    ns.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "kube-node-lease"}})).expect("ns"))
-        .await
-        .expect("namespace");
+    ns.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "kube-node-lease"}})).expect("ns"),
+    )
+    .await
+    .expect("namespace");
     replay(&engine, "61").await;
 }
 
@@ -213,14 +219,19 @@ async fn every_accept_variant_answers_or_falls_through() {
     let accept = "application/yaml;as=Table;v=v1;g=meta.k8s.io";
     let (_, headers, body) = raw(&engine, "GET", &w1, &[("Accept", accept)]).await;
     assert_eq!(headers["content-type"], "application/yaml");
-    assert!(String::from_utf8_lossy(&body).starts_with("apiVersion: meta.k8s.io/v1\ncolumnDefinitions:\n- description:"));
+    assert!(
+        String::from_utf8_lossy(&body).starts_with("apiVersion: meta.k8s.io/v1\ncolumnDefinitions:\n- description:")
+    );
 
     // PartialObjectMetadata of a list, PartialObjectMetadataList of one object: 406.
     let accept = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io";
     let (status, _, body) = raw(&engine, "GET", WIDGETS, &[("Accept", accept)]).await;
     assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
     let s: Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(s["message"], "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)");
+    assert_eq!(
+        s["message"],
+        "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)"
+    );
 
     // CSV: the Table, every column.
     let (status, headers, body) = raw(&engine, "GET", WIDGETS, &[("Accept", "text/csv")]).await;
@@ -247,13 +258,15 @@ async fn every_accept_variant_answers_or_falls_through() {
     }
 
     // pretty: as a parameter and as a query.
-    for (uri, accept) in [(w1.clone(), "application/json;pretty=1"), (format!("{w1}?pretty=true"), "application/json")] {
+    for (uri, accept) in [(w1.clone(), "application/json;pretty=1"), (format!("{w1}?pretty=true"), "application/json")]
+    {
         let (_, _, body) = raw(&engine, "GET", &uri, &[("Accept", accept)]).await;
         assert!(body.starts_with(b"{\n  \"apiVersion\": \"stable.example.com/v1\",\n"), "{uri}");
     }
 
     // Errors in YAML; includeObject checked.
-    let (status, headers, body) = raw(&engine, "GET", &format!("{WIDGETS}/nope"), &[("Accept", "application/yaml")]).await;
+    let (status, headers, body) =
+        raw(&engine, "GET", &format!("{WIDGETS}/nope"), &[("Accept", "application/yaml")]).await;
     assert_eq!((status, headers["content-type"].to_str().expect("ct")), (StatusCode::NOT_FOUND, "application/yaml"));
     assert!(String::from_utf8_lossy(&body).contains("reason: NotFound\n"));
     let accept = "application/json;as=Table;v=v1;g=meta.k8s.io";
@@ -268,9 +281,11 @@ async fn every_accept_variant_answers_or_falls_through() {
 async fn crds_and_namespaces_have_kube_s_table_columns() {
     let (engine, _client) = engine_with_widgets().await;
     let accept = "application/json;as=Table;v=v1;g=meta.k8s.io";
-    let (_, _, body) = raw(&engine, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &[("Accept", accept)]).await;
+    let (_, _, body) =
+        raw(&engine, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &[("Accept", accept)]).await;
     let t: Value = serde_json::from_slice(&body).expect("json");
-    let names: Vec<&str> = t["columnDefinitions"].as_array().expect("cols").iter().filter_map(|c| c["name"].as_str()).collect();
+    let names: Vec<&str> =
+        t["columnDefinitions"].as_array().expect("cols").iter().filter_map(|c| c["name"].as_str()).collect();
     assert_eq!(names, ["Name", "Created At"]);
     assert_eq!(t["rows"][0]["cells"][0], "widgets.stable.example.com");
     assert!(t["rows"][0]["cells"][1].as_str().is_some_and(|s| s.ends_with('Z')));
@@ -283,7 +298,9 @@ async fn crds_and_namespaces_have_kube_s_table_columns() {
 async fn watch_lists_send_initial_events_then_an_annotated_bookmark() {
     let (engine, client) = engine_with_widgets().await;
     recorded_widgets(&client).await;
-    let uri = format!("{WIDGETS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5");
+    let uri = format!(
+        "{WIDGETS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5"
+    );
     let events = watch_lines(&engine, &uri, "application/json", 4).await;
     let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(types, ["ADDED", "ADDED", "ADDED", "BOOKMARK"]);
@@ -291,12 +308,21 @@ async fn watch_lists_send_initial_events_then_an_annotated_bookmark() {
     assert_eq!(bookmark["kind"], "Widget");
     assert_eq!(bookmark["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
     let rv: u64 = bookmark["metadata"]["resourceVersion"].as_str().and_then(|s| s.parse().ok()).expect("rv");
-    assert!(events[..3].iter().all(|e| e["object"]["metadata"]["resourceVersion"].as_str().and_then(|s| s.parse::<u64>().ok()) <= Some(rv)));
+    assert!(
+        events[..3]
+            .iter()
+            .all(
+                |e| e["object"]["metadata"]["resourceVersion"].as_str().and_then(|s| s.parse::<u64>().ok()) <= Some(rv)
+            )
+    );
 
     // Refused combinations answer kube's 422.
     let (status, _, body) = raw(&engine, "GET", &format!("{WIDGETS}?watch=1&sendInitialEvents=true"), &[]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(String::from_utf8_lossy(&body).contains("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+    assert!(
+        String::from_utf8_lossy(&body)
+            .contains("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+    );
 }
 
 #[tokio::test]
@@ -331,7 +357,10 @@ async fn a_watcher_that_never_reads_does_not_stall_the_others() {
     let (engine, client) = engine_with_widgets().await;
     let uri = format!("{WIDGETS}?watch=1&resourceVersion=1&timeoutSeconds=30");
     let start = raw(&engine, "GET", WIDGETS, &[]).await.2;
-    let rv = serde_json::from_slice::<Value>(&start).expect("json")["metadata"]["resourceVersion"].as_str().expect("rv").to_string();
+    let rv = serde_json::from_slice::<Value>(&start).expect("json")["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_string();
     let uri = uri.replace("resourceVersion=1", &format!("resourceVersion={rv}"));
     // Ten watchers that are never read.
     let mut idle = Vec::new();

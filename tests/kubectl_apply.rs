@@ -25,11 +25,13 @@ fn server_with_widgets() -> (Server, tempfile::TempDir) {
 }
 
 fn widget(spec: &str) -> String {
-    format!("apiVersion: stable.example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  labels: {{app: demo}}\nspec:\n{spec}")
+    format!(
+        "apiVersion: stable.example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  labels: {{app: demo}}\nspec:\n{spec}"
+    )
 }
 
 fn get(server: &Server) -> Value {
-    serde_json::from_str(&server.ok(&["get", "widget", "w1", "-o", "json"])).expect("json")
+    serde_json::from_str(&server.ok(&["get", "widget", "w1", "-o", "json", "--show-managed-fields"])).expect("json")
 }
 
 fn entry<'a>(obj: &'a Value, manager: &str) -> &'a Value {
@@ -94,11 +96,20 @@ fn a_conflict_with_client_side_apply_is_reported_then_forced() {
     );
     assert_eq!(get(&server)["spec"]["replicas"], 1);
 
+    // Forced, the fields are taken; kubectl then migrates what client-side apply owned to
+    // the server-side manager and applies again, so what the manifest does not set goes.
     server.ok(&["apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", &other]);
     let obj = get(&server);
-    assert_eq!(obj["spec"]["replicas"], 5);
-    assert_eq!(entry(&obj, "other")["fieldsV1"], serde_json::json!({"f:spec": {"f:replicas": {}}}));
-    assert!(entry(&obj, "kubectl-client-side-apply")["fieldsV1"]["f:spec"].get("f:replicas").is_none());
+    assert_eq!(obj["spec"], serde_json::json!({"replicas": 5}));
+    assert!(obj["metadata"].get("annotations").is_none(), "the client-side annotation went with the migration");
+    let entries = obj["metadata"]["managedFields"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["manager"], "other");
+    assert_eq!(entries[0]["operation"], "Apply");
+    assert_eq!(
+        entries[0]["fieldsV1"],
+        serde_json::json!({"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:replicas": {}}})
+    );
 }
 
 #[test]
@@ -109,11 +120,16 @@ fn kubectl_moves_from_client_side_to_server_side_apply_without_conflicts() {
 
     // kubectl's own server-side apply may take what its client-side apply set.
     let file = write(dir.path(), "w1.yaml", &widget("  size: 3\n  replicas: 2\n"));
-    assert_eq!(server.ok(&["apply", "--server-side", "-f", &file]), "widget.stable.example.com/w1 serverside-applied\n");
+    assert_eq!(
+        server.ok(&["apply", "--server-side", "-f", &file]),
+        "widget.stable.example.com/w1 serverside-applied\n"
+    );
     let obj = get(&server);
     assert_eq!(obj["spec"]["replicas"], 2);
     let last: Value = serde_json::from_str(
-        obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].as_str().expect("annotation"),
+        obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .expect("annotation"),
     )
     .expect("json");
     assert_eq!(last["spec"]["replicas"], 2, "the client-side annotation follows the server-side apply");

@@ -14,12 +14,14 @@ use std::time::{Duration, Instant};
 /// A tmux server of our own (its own socket), killed on drop.
 struct Tmux {
     socket: PathBuf,
+    /// The TUI's standard error, shown when a wait fails.
+    stderr: PathBuf,
 }
 
 impl Tmux {
     /// Runs `command` in a new `width`×`height` session.
     fn start(dir: &Path, command: &str, width: u16, height: u16) -> Tmux {
-        let t = Tmux { socket: dir.join("tmux.sock") };
+        let t = Tmux { socket: dir.join("tmux.sock"), stderr: dir.join("stderr") };
         let status = t
             .tmux()
             .args(["new-session", "-d", "-s", "tui", "-x", &width.to_string(), "-y", &height.to_string()])
@@ -60,13 +62,18 @@ impl Tmux {
 
     /// Waits until every needle is on screen; fails with the screen otherwise.
     fn wait_for(&self, needles: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        // Generous: the machine may be busy compiling beside us.
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let screen = self.screen();
             if needles.iter().all(|n| screen.contains(n)) {
                 return screen;
             }
-            assert!(Instant::now() < deadline, "waited for {needles:?}; the screen shows:\n{screen}");
+            let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+            assert!(
+                Instant::now() < deadline,
+                "waited for {needles:?}; the screen shows:\n{screen}\nstderr:\n{stderr}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -78,10 +85,10 @@ impl Drop for Tmux {
     }
 }
 
-/// An editor that changes the status phase, as a person would in vi.
-fn scripted_editor(dir: &Path) -> PathBuf {
+/// An executable editor script: what a person would do in vi, scripted.
+fn editor_script(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("editor.sh");
-    std::fs::write(&path, "#!/bin/sh\nsed -i 's/phase: Stopped/phase: Running/' \"$1\"\n").expect("write editor");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write editor");
     let mut perms = std::fs::metadata(&path).expect("editor").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&path, perms).expect("chmod");
@@ -92,8 +99,11 @@ fn scripted_editor(dir: &Path) -> PathBuf {
 fn stored_widget(data: &Path, name: &str) -> serde_json::Value {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
-        let options =
-            ConnectOptions { target: Target::Local { data_dir: data.to_path_buf() }, namespace: None, request_timeout: None };
+        let options = ConnectOptions {
+            target: Target::Local { data_dir: data.to_path_buf() },
+            namespace: None,
+            request_timeout: None,
+        };
         let conn = Connection::open(&options).await.expect("the TUI let go of the data");
         let crd = find_crd(conn.client(), "widgets").await.expect("widgets CRD");
         let resource = resource_of(&crd).expect("served");
@@ -108,7 +118,7 @@ fn stored_widget(data: &Path, name: &str) -> serde_json::Value {
 fn browse_edit_status_scale_from_zero_and_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
-    let editor = scripted_editor(dir.path());
+    let editor = editor_script(dir.path(), "sed -i 's/phase: Stopped/phase: Running/' \"$1\"");
     let command = format!(
         "KUBE_EDITOR={} {} --local={} tui --demo 2>{}; echo TUI-EXIT=$?; sleep 60",
         editor.display(),
@@ -172,9 +182,10 @@ fn readonly_refuses_writes_and_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let command = format!(
-        "{} --local={} tui --demo --readonly 2>/dev/null; echo TUI-EXIT=$?; sleep 60",
+        "{} --local={} tui --demo --readonly 2>{}; echo TUI-EXIT=$?; sleep 60",
         env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display()
+        data.display(),
+        dir.path().join("stderr").display(),
     );
     let t = Tmux::start(dir.path(), &command, 120, 30);
     t.wait_for(&["READ-ONLY", "widgets.demo.example.com"]);
@@ -240,24 +251,20 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     let data = dir.path().join("data");
     let _served = Served::start(&data);
     // The editor stands for a slow user: while it is open, someone else changes the size.
-    let editor = dir.path().join("editor.sh");
-    std::fs::write(
-        &editor,
-        format!(
-            "#!/bin/sh\nKUBECONFIG={} kubectl patch widgets.demo.example.com widget-002 --type=merge -p '{{\"spec\":{{\"size\":9}}}}' >/dev/null\nsed -i 's/color: green/color: blue/' \"$1\"\n",
+    let editor = editor_script(
+        dir.path(),
+        &format!(
+            "KUBECONFIG={} kubectl patch widgets.demo.example.com widget-002 --type=merge -p '{{\"spec\":{{\"size\":9}}}}' >/dev/null\nsed -i 's/color: green/color: blue/' \"$1\"",
             data.join("kubeconfig").display()
         ),
-    )
-    .expect("editor");
-    let mut perms = std::fs::metadata(&editor).expect("editor").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&editor, perms).expect("chmod");
+    );
     // --local=DIR while serve holds DIR: the TUI goes through serve's kubeconfig.
     let command = format!(
-        "KUBE_EDITOR={} {} --local={} tui 2>/dev/null; echo TUI-EXIT=$?; sleep 60",
+        "KUBE_EDITOR={} {} --local={} tui 2>{}; echo TUI-EXIT=$?; sleep 60",
         editor.display(),
         env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display()
+        data.display(),
+        dir.path().join("stderr").display(),
     );
     let t = Tmux::start(dir.path(), &command, 120, 30);
     t.wait_for(&["local (served)", "widgets.demo.example.com"]);

@@ -56,9 +56,20 @@ async fn a_spec_conflict_shows_the_server_change_and_reapplies_the_edit() {
     // Meanwhile someone else changes the color.
     server_patch(&conn, &kind, "widget-002", json!({"spec": {"color": "blue"}}), false).await;
 
-    let job = EditJob { kind: kind.clone(), key: key("widget-002"), part: EditPart::Spec, kept: kept.clone(), base: base.clone(), edited: base.clone() };
+    let job = EditJob {
+        kind: kind.clone(),
+        key: key("widget-002"),
+        part: EditPart::Spec,
+        kept: kept.clone(),
+        base: base.clone(),
+        edited: base.clone(),
+    };
     let Msg::Conflict(dialog) = finish_edit(client, against, job).await else { panic!("expected a conflict") };
-    assert!(dialog.server_changes.iter().any(|c| c.starts_with("~ spec.color:") && c.ends_with("\"blue\"")), "{:?}", dialog.server_changes);
+    assert!(
+        dialog.server_changes.iter().any(|c| c.starts_with("~ spec.color:") && c.ends_with("\"blue\"")),
+        "{:?}",
+        dialog.server_changes
+    );
     assert!(kept.exists(), "the edit is kept while the user decides");
     assert_eq!(dialog.edited["spec"]["size"], 7);
 
@@ -81,16 +92,35 @@ async fn a_spec_conflict_shows_the_server_change_and_reapplies_the_edit() {
 async fn status_edits_go_through_status_and_conflict_too() {
     let (conn, kind) = demo_engine().await;
     let client = conn.client();
-    let (against, base, kept) = prepare_edit(client, &kind, &key("widget-003"), EditPart::Status).await.expect("prepare");
+    let (against, base, kept) =
+        prepare_edit(client, &kind, &key("widget-003"), EditPart::Status).await.expect("prepare");
     assert_eq!(base.as_object().map(|m| m.len()), Some(1), "status alone: {base}");
     let mut edited = base.clone();
     edited["status"]["phase"] = json!("Degraded");
     type_into(&kept, &edited, EditPart::Status);
     server_patch(&conn, &kind, "widget-003", json!({"status": {"observedGeneration": 99}}), true).await;
-    let job = EditJob { kind: kind.clone(), key: key("widget-003"), part: EditPart::Status, kept: kept.clone(), base: base.clone(), edited: base };
+    let job = EditJob {
+        kind: kind.clone(),
+        key: key("widget-003"),
+        part: EditPart::Status,
+        kept: kept.clone(),
+        base: base.clone(),
+        edited: base,
+    };
     let Msg::Conflict(dialog) = finish_edit(client, against, job).await else { panic!("expected a conflict") };
-    assert!(dialog.server_changes.iter().any(|c| c.contains("status.observedGeneration")), "{:?}", dialog.server_changes);
-    let effect = Effect::Reapply { kind: kind.clone(), key: key("widget-003"), part: EditPart::Status, base: dialog.base, edited: dialog.edited, kept };
+    assert!(
+        dialog.server_changes.iter().any(|c| c.contains("status.observedGeneration")),
+        "{:?}",
+        dialog.server_changes
+    );
+    let effect = Effect::Reapply {
+        kind: kind.clone(),
+        key: key("widget-003"),
+        part: EditPart::Status,
+        base: dialog.base,
+        edited: dialog.edited,
+        kept,
+    };
     let msg = perform(client, effect).await.expect("a message");
     assert!(matches!(&msg, Msg::Saved(m) if m.contains("status")), "{msg:?}");
     let obj = stored(&conn, &kind, "widget-003").await;
@@ -108,7 +138,14 @@ async fn status_typed_in_a_spec_edit_is_ignored_and_said() {
     edited["spec"]["size"] = json!(9);
     edited["status"] = json!({"phase": "Typed"});
     type_into(&kept, &edited, EditPart::Spec);
-    let job = EditJob { kind: kind.clone(), key: key("widget-004"), part: EditPart::Spec, kept, base: base.clone(), edited: base };
+    let job = EditJob {
+        kind: kind.clone(),
+        key: key("widget-004"),
+        part: EditPart::Spec,
+        kept,
+        base: base.clone(),
+        edited: base,
+    };
     let msg = finish_edit(client, against, job).await;
     assert!(matches!(&msg, Msg::Saved(m) if m.contains("status typed there was ignored")), "{msg:?}");
     let after = stored(&conn, &kind, "widget-004").await;
@@ -124,15 +161,19 @@ async fn marked_rows_scale_from_zero_by_a_step() {
     for t in &targets {
         server_patch(&conn, &kind, &t.name, json!({"spec": {"replicas": 0}}), false).await;
     }
-    let msg = perform(client, Effect::SetScale { kind: kind.clone(), targets: targets.clone(), change: ScaleChange::By(2) })
-        .await
-        .expect("a message");
+    let msg =
+        perform(client, Effect::SetScale { kind: kind.clone(), targets: targets.clone(), change: ScaleChange::By(2) })
+            .await
+            .expect("a message");
     assert!(matches!(&msg, Msg::Saved(m) if m.contains("widget-001 → 2") && m.contains("widget-005 → 2")), "{msg:?}");
     for t in &targets {
         assert_eq!(stored(&conn, &kind, &t.name).await["spec"]["replicas"], 2);
     }
-    let msg = perform(client, Effect::SetScale { kind: kind.clone(), targets: vec![key("no-such")], change: ScaleChange::To(1) })
-        .await
-        .expect("a message");
+    let msg = perform(
+        client,
+        Effect::SetScale { kind: kind.clone(), targets: vec![key("no-such")], change: ScaleChange::To(1) },
+    )
+    .await
+    .expect("a message");
     assert!(matches!(&msg, Msg::Error(m) if m.contains("no-such")), "{msg:?}");
 }

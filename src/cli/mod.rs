@@ -2,8 +2,8 @@
 //!
 //! `main` parses with [`args::Cli`], calls [`run`], and maps the result to an exit code
 //! with [`exit_code`]. Exit codes a script can rely on: 0 done, 1 the server refused (or
-//! could not be reached), 2 the command line or an input file was wrong, or the
-//! subcommand is not available in this build.
+//! could not be reached), 2 the command line or an input file was wrong (nothing was
+//! changed then).
 //!
 //! Cluster subcommands run on a tokio runtime built here, over one [`session::Session`]
 //! (connection and configuration) that is closed before the runtime ends, so the local
@@ -12,7 +12,7 @@
 mod apply;
 pub mod args;
 pub mod config;
-mod editor;
+pub mod editor;
 pub mod output;
 mod registrations;
 mod resources;
@@ -28,7 +28,7 @@ use std::io::Write;
 pub const EXIT_OK: u8 = 0;
 /// Exit code when the server refused or could not be reached.
 pub const EXIT_FAILURE: u8 = 1;
-/// Exit code for a wrong command line or input, or a subcommand this build does not have.
+/// Exit code for a wrong command line or input.
 pub const EXIT_USAGE: u8 = 2;
 
 /// Errors in what the user typed; they exit with [`EXIT_USAGE`].
@@ -36,8 +36,6 @@ pub const EXIT_USAGE: u8 = 2;
 pub enum CliError {
     #[error(transparent)]
     Config(#[from] config::ConfigError),
-    #[error("'kubectl crd {0}' is not available in this build yet ({1}). Run 'kubectl crd --help' to see what is.")]
-    NotAvailable(&'static str, &'static str),
     #[error("no subcommand given. Run 'kubectl crd --help' to see the subcommands.")]
     NoSubcommand,
     #[error("{0}")]
@@ -257,11 +255,19 @@ mod tests {
     }
 
     #[test]
-    fn later_subcommands_say_so_and_exit_2() {
-        let (r, _) = run_args(&["migrate", "plan", "--from", "a", "--to", "b.yaml"]);
-        let err = r.expect_err("not available yet");
-        assert!(err.to_string().contains("not available"), "{err}");
-        assert_eq!(exit_code(&err), EXIT_USAGE);
+    fn exit_codes_tell_usage_from_refusal() {
+        let usage: anyhow::Error = CliError::Usage("bad".into()).into();
+        assert_eq!(exit_code(&usage), EXIT_USAGE);
+        let input: anyhow::Error = crate::cluster::ClusterError::InvalidInput {
+            what: "status document",
+            source_name: "f".into(),
+            reason: "no status".into(),
+        }
+        .into();
+        assert_eq!(exit_code(&input), EXIT_USAGE);
+        let refused: anyhow::Error = crate::cluster::ClusterError::Conflict { message: "modified".into() }.into();
+        assert_eq!(exit_code(&refused), EXIT_FAILURE);
+        assert_eq!(exit_code(&anyhow::anyhow!("anything else")), EXIT_FAILURE);
     }
 
     #[test]

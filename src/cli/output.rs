@@ -115,13 +115,26 @@ pub fn cell_text(cell: &Value) -> String {
     }
 }
 
+/// kubectl hides `metadata.managedFields` unless asked (`--show-managed-fields`); so do we,
+/// in objects and in the items of lists.
+fn hide_managed_fields(value: &mut Value) {
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    if let Some(items) = value.get_mut("items").and_then(Value::as_array_mut) {
+        items.iter_mut().for_each(hide_managed_fields);
+    }
+}
+
 /// JSON as kubectl prints it: 4-space indentation, a final newline.
 pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<String> {
     let mut buf = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
     // Through `Value` so map keys come out sorted, as kubectl's unstructured printing does.
-    serde_json::to_value(value)?.serialize(&mut ser)?;
+    let mut value = serde_json::to_value(value)?;
+    hide_managed_fields(&mut value);
+    value.serialize(&mut ser)?;
     let mut text = String::from_utf8(buf)?;
     text.push('\n');
     Ok(text)
@@ -129,7 +142,8 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<String> {
 
 /// YAML as kubectl prints it: keys sorted, compact list indentation.
 pub fn yaml<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<String> {
-    let value = serde_json::to_value(value)?;
+    let mut value = serde_json::to_value(value)?;
+    hide_managed_fields(&mut value);
     let options = serde_saphyr::ser_options! { prefer_block_scalars: false };
     Ok(serde_saphyr::to_string_with_options(&value, options)?)
 }
@@ -189,6 +203,11 @@ mod tests {
         assert_eq!(
             yaml(&obj).expect("yaml"),
             "apiVersion: v1\nkind: Widget\nspec:\n  color: red\n  tags:\n  - a\n  - b\n"
+        );
+        let managed = json!({"items": [{"metadata": {"name": "a", "managedFields": [{"manager": "m"}]}}]});
+        assert_eq!(
+            json(&managed).expect("json"),
+            "{\n    \"items\": [\n        {\n            \"metadata\": {\n                \"name\": \"a\"\n            }\n        }\n    ]\n}\n"
         );
         assert_eq!(
             yaml(&list_of(vec![json!({"a": 1})])).expect("yaml"),

@@ -29,7 +29,9 @@ pub async fn get(
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     if name.is_some() && s.list_namespace().is_none() {
-        return Err(super::CliError::Usage("a resource cannot be retrieved by name across all namespaces".into()).into());
+        return Err(
+            super::CliError::Usage("a resource cannot be retrieved by name across all namespaces".into()).into()
+        );
     }
     let rt = s.resolve(word).await?;
     let namespace = if name.is_some() { Some(s.namespace()) } else { s.list_namespace() };

@@ -22,6 +22,8 @@ use std::time::Duration;
 
 /// The annotation kubectl keeps the last applied configuration in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// How long discovery may lag behind a CRD becoming Established.
+const DISCOVERY_WAIT: Duration = Duration::from_secs(10);
 /// How many custom resources are written at once.
 const CONCURRENCY: usize = 16;
 /// Metadata the server owns; exported objects carry it, apply must not send it.
@@ -216,7 +218,7 @@ pub async fn apply_documents(
         outcomes[i] = Some(outcome);
     }
     if outcomes.iter().any(|o| o.is_some()) {
-        discovery = Discovery::fetch_including(client, &established, options.establish_timeout).await?;
+        discovery = Discovery::fetch_including(client, &established, DISCOVERY_WAIT).await?;
     }
     let discovery = &discovery;
     let mut results = futures::stream::iter(rest.into_iter().map(|(i, doc)| async move {

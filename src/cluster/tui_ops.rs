@@ -2,14 +2,16 @@
 //! endpoint of a CRD's resources as a [`ResourceType`], CRDs with their resource counts,
 //! and a watch of a resource list as Table rows (what `kubectl get -w` receives).
 //!
-//! The watch asks for Table events with kubectl's `Accept`; a server that sends plain
-//! objects instead gets each changed object's row through [`fetch_table`], so the columns
-//! stay the server's either way.
+//! Lists are read a page at a time ([`fetch_table_page`]) so the first rows show while the
+//! rest arrive. The watch asks for Table events with kubectl's `Accept`; a server that
+//! sends plain objects instead gets each changed object's row through [`fetch_table`], so
+//! the columns stay the server's either way. (Table rows are read here as in
+//! [`super::table`], whose reader reads whole lists only.)
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
 use super::registrations::{Crd, count_resources, list_crds, served_resource};
-use super::table::{ACCEPT_TABLE, TableRow, fetch_table};
+use super::table::{ACCEPT_TABLE, Table, TableColumn, TableRow, fetch_table};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::api::{ListParams, WatchParams};
@@ -58,22 +60,68 @@ pub async fn list_crds_with_counts(client: &kube::Client) -> Result<Vec<(Crd, Op
     Ok(crds.into_iter().zip(counts).collect())
 }
 
-/// The collection's current resourceVersion: where a watch that follows a list starts.
-/// Read before the list, so nothing between the two is missed (replayed changes are
-/// idempotent for a table keyed by object).
-pub async fn collection_version(
+/// One page of a Table list, with where the list stands and where it goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TablePage {
+    pub table: Table,
+    /// The list's resourceVersion (the same on every page of one list): a watch that
+    /// follows the list starts there and misses nothing.
+    pub resource_version: String,
+    /// The `continue` token of the next page, if any.
+    pub next: Option<String>,
+}
+
+/// Reads one page of `resource`'s Table (`limit` rows from `continue_token`), so a view can
+/// show the first rows while the rest arrive. A server that sends no Table gets the cluster
+/// layer's Name/Age fallback for the whole list in one page.
+pub async fn fetch_table_page(
     client: &kube::Client,
     resource: &ResourceType,
     namespace: Option<&str>,
     label_selector: Option<&str>,
-) -> Result<String, ClusterError> {
-    let mut params = ListParams::default().limit(1);
+    limit: u32,
+    continue_token: Option<&str>,
+) -> Result<TablePage, ClusterError> {
+    let mut params = ListParams::default().limit(limit);
     if let Some(selector) = label_selector {
         params = params.labels(selector);
     }
-    let page =
-        resource.api(client, namespace).list_metadata(&params).await.map_err(|e| ClusterError::from_kube(e, None))?;
-    Ok(page.metadata.resource_version.unwrap_or_default())
+    if let Some(token) = continue_token {
+        params = params.continue_token(token);
+    }
+    let request = kube::core::Request::new(resource.collection_path(namespace));
+    let mut http_request = request.list(&params).map_err(|e| ClusterError::Other(e.to_string()))?;
+    http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
+    let text = client.request_text(http_request).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| ClusterError::Other(format!("cannot read the server's answer: {e}")))?;
+    let meta = doc.get("metadata");
+    let text_at = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
+    let resource_version = text_at("resourceVersion");
+    if doc.get("kind").and_then(Value::as_str) != Some("Table") {
+        let table = fetch_table(client, resource, namespace, None, label_selector).await?;
+        return Ok(TablePage { table, resource_version, next: None });
+    }
+    let columns: Vec<TableColumn> = match doc.get("columnDefinitions") {
+        Some(v) if !v.is_null() => serde_json::from_value(v.clone())
+            .map_err(|e| ClusterError::Other(format!("cannot read the table's columns: {e}")))?,
+        _ => Vec::new(),
+    };
+    let rows = doc.get("rows").and_then(Value::as_array).into_iter().flatten().map(table_row).collect();
+    let next = Some(text_at("continue")).filter(|c| !c.is_empty());
+    Ok(TablePage { table: Table { columns, rows, from_server: true }, resource_version, next })
+}
+
+/// One row of a Table (its cells, and who it is from its `object`'s metadata).
+fn table_row(row: &Value) -> TableRow {
+    let meta = row.pointer("/object/metadata");
+    let text = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).map(String::from);
+    TableRow {
+        cells: row.get("cells").and_then(Value::as_array).cloned().unwrap_or_default(),
+        name: text("name").unwrap_or_default(),
+        namespace: text("namespace").filter(|n| !n.is_empty()),
+        created: text("creationTimestamp").and_then(|t| t.parse().ok()),
+    }
 }
 
 /// A change to a watched list.
@@ -147,24 +195,18 @@ async fn watched(
         WatchEvent::Error(status) => return Err(ClusterError::from_status(&status, None)),
     };
     // A Table event holds one row whose `object` is the object's metadata.
-    let (row_cells, meta) = if object.get("kind").and_then(Value::as_str) == Some("Table") {
-        let row = object.pointer("/rows/0").cloned().unwrap_or_default();
-        let meta = row.pointer("/object/metadata").cloned().unwrap_or_default();
-        (row.get("cells").and_then(Value::as_array).cloned(), meta)
-    } else {
-        (None, object.get("metadata").cloned().unwrap_or_default())
-    };
-    let text = |k: &str| meta.get(k).and_then(Value::as_str).map(String::from);
+    let table_event = object.get("kind").and_then(Value::as_str) == Some("Table");
+    let row = object.pointer("/rows/0").filter(|_| table_event).map(table_row);
+    let meta = if table_event { object.pointer("/rows/0/object/metadata") } else { object.get("metadata") };
+    let text = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).map(String::from);
     let name = text("name").unwrap_or_default();
     let ns = text("namespace").filter(|n| !n.is_empty());
     let resource_version = text("resourceVersion");
     if deleted {
         return Ok(Watched { event: TableEvent::Deleted { name, namespace: ns }, resource_version });
     }
-    let row = match row_cells {
-        Some(cells) => {
-            TableRow { cells, name, namespace: ns, created: text("creationTimestamp").and_then(|t| t.parse().ok()) }
-        }
+    let row = match row {
+        Some(row) => row,
         None => {
             let in_ns = ns.as_deref().or(namespace);
             let table = fetch_table(client, resource, in_ns, Some(&name), None).await?;

@@ -4,8 +4,8 @@
 //! Routing and discovery both read this table, so a kind is in discovery exactly when
 //! its endpoints answer.
 
-use crate::engine::resources::scale::ScalePaths;
 use crate::engine::representation::table::TableConvertor;
+use crate::engine::resources::scale::ScalePaths;
 use crate::engine::resources::{ResourceInfo, Strategy};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -53,6 +53,9 @@ pub struct CustomTable {
     pub version: String,
     pub plural: String,
     pub convertor: Arc<TableConvertor>,
+    /// The revision from which the kind has been served: like kube-apiserver's watch
+    /// cache for it, a watch from an older resourceVersion gets 410 Gone.
+    pub since: crate::engine::store::Revision,
 }
 
 impl Kinds {
@@ -61,8 +64,15 @@ impl Kinds {
     }
 
     /// Replaces the Table layouts of the kinds a CRD serves.
-    pub fn set_tables(&self, crd_name: &str, tables: Vec<CustomTable>) {
+    pub fn set_tables(&self, crd_name: &str, mut tables: Vec<CustomTable>) {
         if let Ok(mut all) = self.tables.write() {
+            // A kind keeps the revision it was first served at.
+            for t in &mut tables {
+                let known = all.get(crd_name).into_iter().flatten().find(|o| o.version == t.version);
+                if let Some(old) = known {
+                    t.since = old.since;
+                }
+            }
             if tables.is_empty() {
                 all.remove(crd_name);
             } else {
@@ -71,12 +81,30 @@ impl Kinds {
         }
     }
 
+    /// The oldest revision a watch of `kind` may start from (0: any the store holds).
+    pub fn watch_window(&self, kind: &ServedKind) -> crate::engine::store::Revision {
+        let info = kind.info();
+        self.tables
+            .read()
+            .ok()
+            .and_then(|all| {
+                all.values()
+                    .flatten()
+                    .find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural)
+                    .map(|t| t.since)
+            })
+            .unwrap_or(0)
+    }
+
     /// How Tables show `kind`: its printer columns for a custom kind, else its
     /// strategy's layout.
     pub fn table(&self, kind: &ServedKind) -> Arc<TableConvertor> {
         let info = kind.info();
         let custom = self.tables.read().ok().and_then(|all| {
-            all.values().flatten().find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural).map(|t| Arc::clone(&t.convertor))
+            all.values()
+                .flatten()
+                .find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural)
+                .map(|t| Arc::clone(&t.convertor))
         });
         custom.unwrap_or_else(|| Arc::new(kind.strategy.table_convertor()))
     }
@@ -96,6 +124,11 @@ impl Kinds {
     /// The CRDs that currently serve kinds.
     pub fn custom_names(&self) -> Vec<String> {
         self.custom.read().map(|c| c.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Whether a kind is one of the engine's own (not served for a CRD).
+    pub fn is_builtin(&self, kind: &ServedKind) -> bool {
+        self.builtin.iter().any(|b| b.info() == kind.info())
     }
 
     /// Every served kind: built-ins first, then custom kinds by CRD name.

@@ -3,16 +3,16 @@
 //! with the mapping turned around (objects restored under the old kind are "recreated"
 //! there; dependents are "re-adopted" by the restored objects).
 
+use super::MigrateError;
 use super::diff;
 use super::failpoint::{self, Point};
 use super::journal::{self, Backup, Dependent, SourceKind};
-use super::model::{Adoption, Identity, Mapping, NewOwner, ObjectKey, owner_refs, same_refs, uid};
+use super::model::{Adoption, Mapping, NewOwner, ObjectKey, owner_refs, same_refs, uid};
 use super::ops::{self, CONCURRENCY};
 use super::plan;
 use super::progress::{Event, Report};
 use super::steps::{Migration, Step};
 use super::verify::{self, Verification};
-use super::MigrateError;
 use crate::cluster::{ClusterError, Discovery, ResourceType};
 use futures::StreamExt;
 use serde_json::Value;
@@ -22,7 +22,12 @@ use std::future::Future;
 type Done = (String, Option<Verification>);
 
 /// Runs one step's body.
-pub(crate) async fn run(m: &mut Migration, step: Step, client: &kube::Client, report: Report<'_>) -> Result<Done, MigrateError> {
+pub(crate) async fn run(
+    m: &mut Migration,
+    step: Step,
+    client: &kube::Client,
+    report: Report<'_>,
+) -> Result<Done, MigrateError> {
     let plain = |s: String| Ok((s, None));
     match step {
         Step::StopControllers => plain(stop_controllers(m, client, report).await?),
@@ -31,7 +36,7 @@ pub(crate) async fn run(m: &mut Migration, step: Step, client: &kube::Client, re
         Step::Validate => plain(validate(m, client, report).await?),
         Step::DeleteOldData => {
             let backup = journal::read_backup(m.dir())?;
-            plain(delete_data(m, client, report, step, &m.state().mapping.from, &backup, true).await?)
+            plain(delete_data(m, client, report, step, &back(m), &backup, true).await?)
         }
         Step::DeleteOldCrd => plain(delete_old_crd(m, client).await?),
         Step::Recreate => {
@@ -56,11 +61,11 @@ pub(crate) async fn run(m: &mut Migration, step: Step, client: &kube::Client, re
         }
         Step::RemoveNewData => {
             let backup = journal::read_backup(m.dir())?;
-            let to = m.state().mapping.to.clone();
-            plain(delete_data(m, client, report, step, &to, &backup, false).await?)
+            let mapping = m.state().mapping.clone();
+            plain(delete_data(m, client, report, step, &mapping, &backup, false).await?)
         }
         Step::RemoveNewCrd => plain(remove_new_crd(m, client).await?),
-        Step::RestoreOldCrd => plain(restore_old_crd(m, client).await?),
+        Step::RestoreOldCrd => plain(restore_old_crd(m, client).await.map_err(after_deletes)?),
         Step::RestoreOldData => {
             let mapping = back(m);
             plain(recreate(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
@@ -69,6 +74,17 @@ pub(crate) async fn run(m: &mut Migration, step: Step, client: &kube::Client, re
             let mapping = back(m);
             plain(readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
         }
+    }
+}
+
+/// A refusal once objects have been deleted is no longer "nothing was deleted": the
+/// objects are in the backup, and the run waits for the user to resume or roll back.
+fn after_deletes(e: MigrateError) -> MigrateError {
+    match e {
+        MigrateError::Refused { reason } => MigrateError::State(format!(
+            "{reason}. The objects are safe in the backup: free the names, then run 'kubectl crd migrate resume' (or 'kubectl crd migrate rollback')"
+        )),
+        other => other,
     }
 }
 
@@ -125,7 +141,11 @@ fn first_error<R>(results: Vec<Result<R, MigrateError>>) -> Result<Vec<R>, Migra
     }
 }
 
-async fn stop_controllers(m: &mut Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+async fn stop_controllers(
+    m: &mut Migration,
+    client: &kube::Client,
+    report: Report<'_>,
+) -> Result<String, MigrateError> {
     let step = Step::StopControllers;
     if m.state().controllers.is_empty() {
         return Ok("no controllers were named".into());
@@ -166,23 +186,38 @@ async fn restart_controllers(m: &Migration, client: &kube::Client) -> Result<Str
 async fn backup(m: &mut Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
     let step = Step::Backup;
     let from = m.state().mapping.from.clone();
-    report(Event::Started { step, total: None });
     let (objects, old_crd) = match m.state().source {
         SourceKind::Cluster => {
             let name = m.state().old_crd_name.clone();
-            let crd = ops::get_crd(client, &name)
-                .await?
-                .ok_or_else(|| MigrateError::refused(format!("the old CustomResourceDefinition {name} is not there")))?;
-            let objects = ops::list_all(client, &from.resource()).await?;
+            let crd = ops::get_crd(client, &name).await?.ok_or_else(|| {
+                MigrateError::refused(format!("the old CustomResourceDefinition {name} is not there"))
+            })?;
+            let mut started = false;
+            let objects = ops::list_with_progress(client, &from.resource(), |done, total| {
+                let total = total.unwrap_or(done).max(done);
+                if !started {
+                    report(Event::Started { step, total: Some(total) });
+                    started = true;
+                }
+                report(Event::Progress { step, done, total });
+            })
+            .await?;
             let doc = serde_json::to_value(&crd).map_err(|e| ClusterError::Other(e.to_string()))?;
             (objects, Some(doc))
         }
-        SourceKind::Files => (journal::read_docs(m.dir(), journal::INPUT_FILE)?, None),
+        SourceKind::Files => {
+            let objects = journal::read_docs(m.dir(), journal::INPUT_FILE)?;
+            let total = objects.len() as u64;
+            report(Event::Started { step, total: Some(total) });
+            report(Event::Progress { step, done: total, total });
+            (objects, None)
+        }
     };
-    let total = objects.len() as u64;
-    report(Event::Progress { step, done: total, total });
-    let deleting: Vec<String> =
-        objects.iter().filter(|o| o.pointer("/metadata/deletionTimestamp").is_some()).map(|o| ObjectKey::of(o).to_string()).collect();
+    let deleting: Vec<String> = objects
+        .iter()
+        .filter(|o| o.pointer("/metadata/deletionTimestamp").is_some())
+        .map(|o| ObjectKey::of(o).to_string())
+        .collect();
     if !deleting.is_empty() {
         return Err(MigrateError::refused(format!(
             "{} object(s) are being deleted and wait for finalizers (first: {}); let them go first",
@@ -224,7 +259,8 @@ async fn create_new_crd(m: &Migration, client: &kube::Client, report: Report<'_>
         return Err(MigrateError::State(format!("the old CustomResourceDefinition {name} is still there")));
     }
     report(Event::Started { step, total: None });
-    let (_, created) = ops::ensure_crd(client, &doc, m.options().wait_timeout).await?;
+    let ensured = ops::ensure_crd(client, &doc, m.options().wait_timeout).await;
+    let (_, created) = if m.state().began(Step::DeleteOldData) { ensured.map_err(after_deletes)? } else { ensured? };
     Ok(if created { format!("{name} created and Established") } else { format!("{name} was there and is Established") })
 }
 
@@ -236,10 +272,15 @@ async fn validate(m: &Migration, client: &kube::Client, report: Report<'_>) -> R
     let keys: Vec<ObjectKey> = backup.objects.iter().map(|o| mapping.key(&ObjectKey::of(o))).collect();
     // Objects that would clash with objects already under the new kind.
     if m.state().new_crd_preexisted || m.state().order == journal::Order::NewFirst {
-        let present: HashSet<ObjectKey> = ops::list_all(client, &mapping.to.resource()).await?.iter().map(ObjectKey::of).collect();
+        let present: HashSet<ObjectKey> =
+            ops::list_all(client, &mapping.to.resource()).await?.iter().map(ObjectKey::of).collect();
         let clash: Vec<String> = keys.iter().filter(|k| present.contains(k)).map(ToString::to_string).collect();
         if !clash.is_empty() {
-            return Err(MigrateError::refused(format!("{} object(s) already exist under the new kind (first: {})", clash.len(), clash[0])));
+            return Err(MigrateError::refused(format!(
+                "{} object(s) already exist under the new kind (first: {})",
+                clash.len(),
+                clash[0]
+            )));
         }
     }
     let namespaces: BTreeSet<String> = keys.iter().filter_map(|k| k.namespace.clone()).collect();
@@ -272,8 +313,8 @@ async fn validate(m: &Migration, client: &kube::Client, report: Report<'_>) -> R
     Ok(format!("all {} object(s) pass a dry run against the new schema (spec and status)", backup.objects.len()))
 }
 
-/// Deletes the backed-up objects as they are under `kind` (the old kind going forward;
-/// the new kind when rolling back), orphaning dependents, and waits until they are gone.
+/// Deletes the backed-up objects as they are under `mapping.to` (the old kind going
+/// forward; the new kind when rolling back), orphaning dependents, and waits until they are gone.
 /// Going forward (`guard`), objects not in the backup, or changed since, stop the step
 /// before anything is deleted: writers are still running.
 async fn delete_data(
@@ -281,15 +322,15 @@ async fn delete_data(
     client: &kube::Client,
     report: Report<'_>,
     step: Step,
-    kind: &Identity,
+    mapping: &Mapping,
     backup: &Backup,
     guard: bool,
 ) -> Result<String, MigrateError> {
-    let res = kind.resource();
-    let mapping = m.state().mapping.towards(kind);
+    let res = mapping.to.resource();
     let current = ops::list_all(client, &res).await?;
     let by_key: HashMap<ObjectKey, &Value> = current.iter().map(|o| (ObjectKey::of(o), o)).collect();
-    let wanted: HashMap<ObjectKey, &Value> = backup.objects.iter().map(|o| (mapping.key(&ObjectKey::of(o)), o)).collect();
+    let wanted: HashMap<ObjectKey, &Value> =
+        backup.objects.iter().map(|o| (mapping.key(&ObjectKey::of(o)), o)).collect();
     if guard {
         let backed_up = migrated_uids(backup);
         let extra: Vec<String> = current
@@ -313,33 +354,67 @@ async fn delete_data(
             )));
         }
     }
-    let targets: Vec<&Value> = wanted.keys().filter_map(|k| by_key.get(k).copied()).collect();
-    let uids: HashSet<String> = targets.iter().map(|o| uid(o).to_string()).collect();
-    let results = each(step, &targets, report, |o| {
+    let targets: Vec<(&Value, &Value)> = wanted.iter().filter_map(|(k, b)| by_key.get(k).map(|c| (*b, *c))).collect();
+    let uids: HashSet<String> = targets.iter().map(|(_, o)| uid(o).to_string()).collect();
+    let results = each(step, &targets, report, |(backed_up, current)| {
         let res = &res;
-        async move { ops::delete_orphaning(client, res, o).await.map_err(MigrateError::from) }
+        async move { delete_one(client, res, backed_up, current, guard).await }
     })
     .await;
-    first_error(results).map_err(|e| match e {
-        MigrateError::Cluster(c) if c.is_conflict() => MigrateError::Changed(format!(
-            "an object changed while it was being deleted ({c}); writers are still running: stop them and resume"
-        )),
-        other => other,
-    })?;
+    first_error(results)?;
     report(Event::Note { step, message: format!("waiting for {} object(s) to be gone", uids.len()) });
     ops::wait_gone(client, &res, &uids, m.options().wait_timeout).await?;
     Ok(format!("{} {} deleted, dependents orphaned", targets.len(), res.qualified_name()))
 }
 
-/// Whether an object differs from its backup in what a migration keeps.
+/// Deletes one object, orphaning. A conflict is expected when the garbage collector has
+/// just removed a reference to another migrated object (orphaning it): the object is read
+/// again and, if it still is what was backed up, deleted with its new resourceVersion.
+async fn delete_one(
+    client: &kube::Client,
+    res: &ResourceType,
+    backed_up: &Value,
+    current: &Value,
+    guard: bool,
+) -> Result<(), MigrateError> {
+    let key = ObjectKey::of(current);
+    let mut current = current.clone();
+    for _ in 0..5 {
+        match ops::delete_orphaning(client, res, &current).await {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_conflict() => {
+                let Some(now) = ops::get(client, res, &key).await? else { return Ok(()) };
+                if uid(&now) != uid(&current) {
+                    return Ok(());
+                }
+                if guard && now.pointer("/metadata/deletionTimestamp").is_none() && changed_since(backed_up, &now) {
+                    return Err(MigrateError::Changed(format!(
+                        "{key} changed while it was being deleted; writers are still running: stop them, then run 'kubectl crd migrate resume'"
+                    )));
+                }
+                current = now;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(MigrateError::Changed(format!("{key} kept changing while it was being deleted; stop the writers, then resume")))
+}
+
+/// Whether an object differs from its backup in what a migration keeps. Owner references
+/// may have been removed (orphaning by the garbage collector), not added or changed.
 fn changed_since(backup: &Value, current: &Value) -> bool {
-    !diff::compare_objects(backup, current).is_empty() || !same_refs(&owner_refs(backup), &owner_refs(current))
+    let kept = owner_refs(backup);
+    let refs_ok = owner_refs(current)
+        .iter()
+        .all(|r| kept.iter().any(|k| same_refs(std::slice::from_ref(k), std::slice::from_ref(r))));
+    !diff::compare_objects(backup, current).is_empty() || !refs_ok
 }
 
 async fn delete_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
     let name = m.state().old_crd_name.clone();
     let backup = journal::read_backup(m.dir())?;
-    let old_uid = backup.old_crd.as_ref().and_then(|c| c.pointer("/metadata/uid")).and_then(Value::as_str).map(String::from);
+    let old_uid =
+        backup.old_crd.as_ref().and_then(|c| c.pointer("/metadata/uid")).and_then(Value::as_str).map(String::from);
     let left = ops::list_all(client, &m.state().mapping.from.resource()).await?;
     if !left.is_empty() {
         return Err(MigrateError::Changed(format!(
@@ -355,7 +430,11 @@ async fn delete_old_crd(m: &Migration, client: &kube::Client) -> Result<String, 
 async fn remove_new_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
     let name = m.state().new_crd_name.clone();
     let backup = journal::read_backup(m.dir()).ok();
-    let old_uid = backup.as_ref().and_then(|b| b.old_crd.as_ref()).and_then(|c| c.pointer("/metadata/uid")).and_then(Value::as_str);
+    let old_uid = backup
+        .as_ref()
+        .and_then(|b| b.old_crd.as_ref())
+        .and_then(|c| c.pointer("/metadata/uid"))
+        .and_then(Value::as_str);
     let Some(crd) = ops::get_crd(client, &name).await? else { return Ok(format!("{name} is not there")) };
     if old_uid.is_some() && crd.metadata.uid.as_deref() == old_uid {
         return Ok(format!("{name} is the old registration; kept"));
@@ -374,7 +453,9 @@ async fn remove_new_crd(m: &Migration, client: &kube::Client) -> Result<String, 
 
 async fn restore_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
     let backup = journal::read_backup(m.dir())?;
-    let Some(old) = backup.old_crd else { return Err(MigrateError::State("the backup holds no old registration".into())) };
+    let Some(old) = backup.old_crd else {
+        return Err(MigrateError::State("the backup holds no old registration".into()));
+    };
     let doc = super::convert::clean_crd(&old);
     let (_, created) = ops::ensure_crd(client, &doc, m.options().wait_timeout).await?;
     let name = &m.state().old_crd_name;
@@ -383,10 +464,17 @@ async fn restore_old_crd(m: &Migration, client: &kube::Client) -> Result<String,
 
 /// Creates every backed-up object under `mapping.to` (skipping those already there with
 /// the same content) and restores its status through `/status` where that is served.
-async fn recreate(client: &kube::Client, report: Report<'_>, step: Step, mapping: &Mapping, backup: &Backup) -> Result<String, MigrateError> {
+async fn recreate(
+    client: &kube::Client,
+    report: Report<'_>,
+    step: Step,
+    mapping: &Mapping,
+    backup: &Backup,
+) -> Result<String, MigrateError> {
     let res = mapping.to.resource();
     let migrated = migrated_uids(backup);
-    let namespaces: BTreeSet<String> = backup.objects.iter().filter_map(|o| mapping.key(&ObjectKey::of(o)).namespace).collect();
+    let namespaces: BTreeSet<String> =
+        backup.objects.iter().filter_map(|o| mapping.key(&ObjectKey::of(o)).namespace).collect();
     ops::ensure_namespaces(client, &namespaces).await?;
     let results = each(step, &backup.objects, report, |o| {
         let (res, migrated) = (&res, &migrated);
@@ -414,12 +502,17 @@ async fn recreate_one(
     let (mut current, created) = match ops::create(client, res, &desired, false).await {
         Ok(obj) => (obj, true),
         Err(ClusterError::AlreadyExists { .. }) => {
-            let existing = ops::get(client, res, &key).await?.ok_or_else(|| MigrateError::Changed(format!("{key} vanished")))?;
+            let existing =
+                ops::get(client, res, &key).await?.ok_or_else(|| MigrateError::Changed(format!("{key} vanished")))?;
             let mut expected = desired.clone();
             if let Some(map) = expected.as_object_mut() {
                 map.remove("status");
             }
-            let lost: Vec<String> = diff::compare_objects(&expected, &existing).iter().filter(|c| c.is_loss()).map(ToString::to_string).collect();
+            let lost: Vec<String> = diff::compare_objects(&expected, &existing)
+                .iter()
+                .filter(|c| c.is_loss())
+                .map(ToString::to_string)
+                .collect();
             if !lost.is_empty() {
                 return Err(MigrateError::Changed(format!(
                     "{key} already exists under {} with other content ({}); it was not created by this migration",
@@ -442,7 +535,9 @@ async fn recreate_one(
         match ops::put_status(client, res, &current, status).await {
             Ok(_) => return Ok(created),
             Err(e) if e.is_conflict() => {
-                current = ops::get(client, res, &key).await?.ok_or_else(|| MigrateError::Changed(format!("{key} vanished")))?;
+                current = ops::get(client, res, &key)
+                    .await?
+                    .ok_or_else(|| MigrateError::Changed(format!("{key} vanished")))?;
             }
             Err(e) => return Err(e.into()),
         }
@@ -464,7 +559,11 @@ pub(crate) fn adoption(mapping: &Mapping, backup: &Backup, now: &[Value]) -> Ado
                 old_uid.to_string(),
                 NewOwner {
                     uid: uid(current).to_string(),
-                    api_version: current.get("apiVersion").and_then(Value::as_str).map(String::from).unwrap_or_else(|| mapping.api_version_for(o)),
+                    api_version: current
+                        .get("apiVersion")
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                        .unwrap_or_else(|| mapping.api_version_for(o)),
                     kind: mapping.to.kind.clone(),
                 },
             );
@@ -503,7 +602,13 @@ pub(crate) fn links(mapping: &Mapping, backup: &Backup) -> Vec<Link> {
         let refs = owner_refs(o);
         if refs.iter().any(|r| r.get("uid").and_then(Value::as_str).is_some_and(|u| migrated.contains(u))) {
             let key = mapping.key(&ObjectKey::of(o));
-            out.push(Link { resource: res.clone(), label: format!("{} {key}", mapping.to.kind), key, uid: None, backed_up_refs: refs });
+            out.push(Link {
+                resource: res.clone(),
+                label: format!("{} {key}", mapping.to.kind),
+                key,
+                uid: None,
+                backed_up_refs: refs,
+            });
         }
     }
     out
@@ -529,7 +634,13 @@ pub(crate) async fn current_of(
 /// Rewrites the links' ownerReferences so that they point at the objects as they are
 /// under `mapping.to`. Dependents that are gone or were recreated are reported, not
 /// touched.
-async fn readopt(client: &kube::Client, report: Report<'_>, step: Step, mapping: &Mapping, backup: &Backup) -> Result<String, MigrateError> {
+async fn readopt(
+    client: &kube::Client,
+    report: Report<'_>,
+    step: Step,
+    mapping: &Mapping,
+    backup: &Backup,
+) -> Result<String, MigrateError> {
     let migrated = migrated_uids(backup);
     let now = ops::list_all(client, &mapping.to.resource()).await?;
     let adoption = adoption(mapping, backup, &now);
@@ -538,18 +649,30 @@ async fn readopt(client: &kube::Client, report: Report<'_>, step: Step, mapping:
     let results = each(step, &links, report, |l| {
         let (adoption, migrated, current) = (&adoption, &migrated, &current);
         async move {
-            let found = current.get(&(l.resource.group.clone(), l.resource.plural.clone())).and_then(|m| m.get(&l.key)).cloned();
+            let found = current
+                .get(&(l.resource.group.clone(), l.resource.plural.clone()))
+                .and_then(|m| m.get(&l.key))
+                .cloned();
             readopt_one(client, l, found, adoption, migrated).await
         }
     })
     .await;
     let outcomes = first_error(results)?;
     let changed = outcomes.iter().filter(|o| matches!(o, Adopted::Changed)).count();
-    let lost: Vec<&String> = outcomes.iter().filter_map(|o| if let Adopted::Lost(l) = o { Some(l) } else { None }).collect();
+    let lost: Vec<&String> =
+        outcomes.iter().filter_map(|o| if let Adopted::Lost(l) = o { Some(l) } else { None }).collect();
     if !lost.is_empty() {
-        report(Event::Note { step, message: format!("{} dependent(s) are gone or were recreated: {:?}", lost.len(), lost) });
+        report(Event::Note {
+            step,
+            message: format!("{} dependent(s) are gone or were recreated: {:?}", lost.len(), lost),
+        });
     }
-    Ok(format!("{} link(s) checked, {changed} rewritten to {}, {} dependent(s) gone", links.len(), mapping.to.kind, lost.len()))
+    Ok(format!(
+        "{} link(s) checked, {changed} rewritten to {}, {} dependent(s) gone",
+        links.len(),
+        mapping.to.kind,
+        lost.len()
+    ))
 }
 
 enum Adopted {

@@ -4,13 +4,13 @@
 //! terminal), prints a summary, and maps outcomes to exit codes (1: refused, failed or
 //! differences found; 2: wrong command line or input).
 
+use super::MigrateError;
 use super::convert::{self, RegistrationDoc, TprNames};
 use super::journal::{self, JournalState, Order, Phase, SourceKind};
 use super::plan::{Input, Plan, Request, Source, Validation};
 use super::progress::Event;
 use super::steps::{Migration, Step};
 use super::verify::Verification;
-use super::MigrateError;
 use crate::cli::CliError;
 use crate::cli::args::{ConvertArgs, JournalArgs, MigrateAction, MigrateArgs, OutputFormat};
 use crate::cli::config::Config;
@@ -35,7 +35,8 @@ pub fn run(config: &Config, action: MigrateAction, out: &mut dyn Write) -> anyho
     };
     if !yes && !interactive() {
         return Err(CliError::Usage(
-            "this migrate command asks for confirmation before destructive steps; run it in a terminal, or pass --yes".into(),
+            "this migrate command asks for confirmation before destructive steps; run it in a terminal, or pass --yes"
+                .into(),
         )
         .into());
     }
@@ -79,7 +80,8 @@ fn confirm(yes: bool, prompt: &str) -> anyhow::Result<bool> {
     if yes {
         return Ok(true);
     }
-    let answer = tokio::task::block_in_place(|| dialoguer::Confirm::new().with_prompt(prompt).default(false).interact());
+    let answer =
+        tokio::task::block_in_place(|| dialoguer::Confirm::new().with_prompt(prompt).default(false).interact());
     answer.map_err(|e| anyhow::anyhow!("cannot ask for confirmation: {e}"))
 }
 
@@ -149,14 +151,30 @@ fn print_plan(plan: &Plan, out: &mut dyn Write) -> anyhow::Result<()> {
         SourceKind::Cluster => format!("CRD {} on the cluster", plan.old_crd_name),
         SourceKind::Files => format!("{} with exported data", plan.source_label),
     };
-    writeln!(out, "  from  {} ({}, {}) — {source}", plan.from.kind, plan.from.api_version(), scope(plan.from.namespaced))?;
+    writeln!(
+        out,
+        "  from  {} ({}, {}) — {source}",
+        plan.from.kind,
+        plan.from.api_version(),
+        scope(plan.from.namespaced)
+    )?;
     let exists = if plan.new_crd_exists { "exists already" } else { "to be created" };
-    writeln!(out, "  to    {} ({}, {}) — CRD {} {exists}", plan.to.kind, plan.to.api_version(), scope(plan.to.namespaced), plan.new_crd_name)?;
+    writeln!(
+        out,
+        "  to    {} ({}, {}) — CRD {} {exists}",
+        plan.to.kind,
+        plan.to.api_version(),
+        scope(plan.to.namespaced),
+        plan.new_crd_name
+    )?;
     for note in &plan.notes {
         writeln!(out, "  note: {note}")?;
     }
     if plan.tpr_names.is_some() {
-        writeln!(out, "  note: names derived from the TPR's name; 'run' asks you to confirm or correct them (or write the CRD with 'kubectl crd migrate convert' and pass it with --to)")?;
+        writeln!(
+            out,
+            "  note: names derived from the TPR's name; 'run' asks you to confirm or correct them (or write the CRD with 'kubectl crd migrate convert' and pass it with --to)"
+        )?;
     }
     writeln!(out, "\nObjects: {}", plan.objects)?;
     let mut rows = vec![vec!["NAMESPACE".to_string(), "OBJECTS".into(), "WITH STATUS".into(), "GOES TO".into()]];
@@ -174,7 +192,11 @@ fn print_plan(plan: &Plan, out: &mut dyn Write) -> anyhow::Result<()> {
     for d in &plan.dependents {
         *by_kind.entry(format!("{} ({})", d.kind, d.api_version())).or_default() += 1;
     }
-    writeln!(out, "\nDependents (objects whose ownerReferences point at them; kept and re-adopted): {}", plan.dependents.len())?;
+    writeln!(
+        out,
+        "\nDependents (objects whose ownerReferences point at them; kept and re-adopted): {}",
+        plan.dependents.len()
+    )?;
     for (kind, n) in &by_kind {
         writeln!(out, "  {kind}: {n}")?;
     }
@@ -183,13 +205,20 @@ fn print_plan(plan: &Plan, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     writeln!(out, "\nControllers to stop:")?;
     if plan.controllers.is_empty() {
-        writeln!(out, "  none named. Name them with --controller NS/DEPLOYMENT, or --controller NS/RESOURCE/NAME for any")?;
+        writeln!(
+            out,
+            "  none named. Name them with --controller NS/DEPLOYMENT, or --controller NS/RESOURCE/NAME for any"
+        )?;
         writeln!(out, "  resource with a /scale subresource (the local engine has no Deployments)")?;
     }
     for c in &plan.controllers {
         writeln!(out, "  {} ({}): {} replica(s) → 0, then back", c.spec, c.resource, c.replicas)?;
     }
-    writeln!(out, "\nName conflicts of the new CRD: {}", if plan.conflicts.is_empty() { "none".into() } else { plan.conflicts.join("; ") })?;
+    writeln!(
+        out,
+        "\nName conflicts of the new CRD: {}",
+        if plan.conflicts.is_empty() { "none".into() } else { plan.conflicts.join("; ") }
+    )?;
     match &plan.validation {
         Validation::Checked { objects, rejected, note } => {
             writeln!(out, "Dry run against the new CRD: {} of {objects} object(s) pass", objects - rejected.len())?;
@@ -235,7 +264,9 @@ fn new_journal_dir(args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
     if let Some(dir) = &args.journal {
         return Ok(dir.clone());
     }
-    let root = journal::default_root().ok_or_else(|| CliError::Usage("cannot find a data directory for the journal; give one with --journal DIR".into()))?;
+    let root = journal::default_root().ok_or_else(|| {
+        CliError::Usage("cannot find a data directory for the journal; give one with --journal DIR".into())
+    })?;
     for n in 1.. {
         let dir = if n == 1 { root.join(&plan.id) } else { root.join(format!("{}-{n}", plan.id)) };
         match journal::load_state(&dir) {
@@ -276,7 +307,7 @@ async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow
     let mut m = Migration::create(&plan, &dir).map_err(cli_err)?;
     writeln!(out, "\nJournal: {}", dir.display())?;
     drive(s, &mut m, args.yes, out).await?;
-    summary(s, &m, started, out).await
+    summary(&m, started, out).await
 }
 
 /// Shows the names derived from a TPR and asks to confirm them; `Some` with corrections.
@@ -289,8 +320,10 @@ fn confirm_tpr_names(names: &TprNames, yes: bool) -> anyhow::Result<Option<TprNa
         return Ok(None);
     }
     let ask = |prompt: &str, default: &str| {
-        tokio::task::block_in_place(|| dialoguer::Input::<String>::new().with_prompt(prompt).default(default.to_string()).interact_text())
-            .map_err(|e| anyhow::anyhow!("cannot ask: {e}"))
+        tokio::task::block_in_place(|| {
+            dialoguer::Input::<String>::new().with_prompt(prompt).default(default.to_string()).interact_text()
+        })
+        .map_err(|e| anyhow::anyhow!("cannot ask: {e}"))
     };
     let kind = ask("Kind", &names.kind)?;
     let derived = convert::names_for_kind(&names.group, &kind);
@@ -372,7 +405,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
     Ok(())
 }
 
-async fn summary(s: &Session, m: &Migration, started: Instant, out: &mut dyn Write) -> anyhow::Result<()> {
+async fn summary(m: &Migration, started: Instant, out: &mut dyn Write) -> anyhow::Result<()> {
     let state = m.state();
     writeln!(out, "\nDone in {:.1}s.", started.elapsed().as_secs_f64())?;
     match state.phase {
@@ -395,7 +428,6 @@ async fn summary(s: &Session, m: &Migration, started: Instant, out: &mut dyn Wri
         writeln!(out, "  verification: {}", r.summary.clone().unwrap_or_default())?;
     }
     writeln!(out, "  journal and backup: {}", m.dir().display())?;
-    let _ = s;
     Ok(())
 }
 
@@ -407,10 +439,16 @@ fn find_journal(args: &JournalArgs, want_unfinished: bool) -> anyhow::Result<Pat
     let root = journal::default_root().ok_or_else(|| CliError::Usage("give the journal with --journal DIR".into()))?;
     let all = journal::list_journals(&root);
     let unfinished: Vec<&(PathBuf, JournalState)> = all.iter().filter(|(_, s)| !s.phase.finished()).collect();
-    let pick: Vec<&(PathBuf, JournalState)> = if !unfinished.is_empty() || want_unfinished { unfinished } else { all.iter().collect() };
+    let pick: Vec<&(PathBuf, JournalState)> =
+        if !unfinished.is_empty() || want_unfinished { unfinished } else { all.iter().collect() };
     match pick.as_slice() {
         [(dir, _)] => Ok(dir.clone()),
-        [] => Err(CliError::Usage(format!("no migration {}under {}; give its journal with --journal DIR", if want_unfinished { "in progress " } else { "" }, root.display())).into()),
+        [] => Err(CliError::Usage(format!(
+            "no migration {}under {}; give its journal with --journal DIR",
+            if want_unfinished { "in progress " } else { "" },
+            root.display()
+        ))
+        .into()),
         many => {
             let list: Vec<String> = many.iter().map(|(d, s)| format!("{} ({:?})", d.display(), s.phase)).collect();
             Err(CliError::Usage(format!("several migrations; choose one with --journal: {}", list.join(", "))).into())
@@ -435,7 +473,7 @@ async fn resume_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> any
     };
     writeln!(out, "Resuming {} ({:?}) at {next}; journal {}", m.state().id, m.state().phase, dir.display())?;
     drive(s, &mut m, args.yes, out).await?;
-    summary(s, &m, started, out).await
+    summary(&m, started, out).await
 }
 
 async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -443,16 +481,25 @@ async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> a
     let dir = find_journal(args, false)?;
     let mut m = open(&dir)?;
     if m.state().phase == Phase::Forward || m.state().phase == Phase::Completed {
-        let prompt = format!("Roll back the migration of {} to {} from its backup?", m.state().old_crd_name, m.state().new_crd_name);
+        let prompt = format!(
+            "Roll back the migration of {} to {} from its backup?",
+            m.state().old_crd_name,
+            m.state().new_crd_name
+        );
         if !confirm(args.yes, &prompt)? {
             return Err(MigrateError::State("not rolled back: nothing was changed".into()).into());
         }
     }
     m.start_rollback(None).map_err(cli_err)?;
     let steps: Vec<&str> = m.state().rollback.iter().map(|r| r.step.name()).collect();
-    writeln!(out, "Rolling back {}: {}", m.state().id, if steps.is_empty() { "nothing to undo".into() } else { steps.join(", ") })?;
+    writeln!(
+        out,
+        "Rolling back {}: {}",
+        m.state().id,
+        if steps.is_empty() { "nothing to undo".into() } else { steps.join(", ") }
+    )?;
     drive(s, &mut m, args.yes, out).await?;
-    summary(s, &m, started, out).await
+    summary(&m, started, out).await
 }
 
 async fn verify_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -493,14 +540,18 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let doc = convert::parse_document(&input.text, &input.source, "registration").map_err(cli_err)?;
     let (crd, notes) = match convert::parse_registration(&doc, &input.source).map_err(cli_err)? {
         RegistrationDoc::Tpr(tpr) => {
-            let mut names = convert::derive_tpr_names(&tpr.name).map_err(|e| CliError::Usage(format!("{}: {e}", input.source)))?;
+            let mut names =
+                convert::derive_tpr_names(&tpr.name).map_err(|e| CliError::Usage(format!("{}: {e}", input.source)))?;
             if let Some(kind) = &args.kind {
                 names = convert::names_for_kind(&names.group, kind);
             }
             if let Some(plural) = &args.plural {
                 names.plural = plural.clone();
             }
-            let note = format!("ThirdPartyResource {}: kind {}, plural {} — check them before use", tpr.name, names.kind, names.plural);
+            let note = format!(
+                "ThirdPartyResource {}: kind {}, plural {} — check them before use",
+                tpr.name, names.kind, names.plural
+            );
             (convert::tpr_to_crd(&tpr, &names), vec![note])
         }
         RegistrationDoc::Crd { crd, notes } => (crd, notes),

@@ -102,8 +102,9 @@ pub fn parse_new_crd(doc: &Value, source: &str) -> Result<(Value, Vec<String>), 
 
 /// Parses a v1 CRD document and checks its name against its names.
 pub fn check_crd(crd: &Value, source: &str) -> Result<Crd, MigrateError> {
-    let typed: Crd = serde_json::from_value(crd.clone())
-        .map_err(|e| MigrateError::input("new CRD", source, format!("not a valid {CRD_V1} CustomResourceDefinition: {e}")))?;
+    let typed: Crd = serde_json::from_value(crd.clone()).map_err(|e| {
+        MigrateError::input("new CRD", source, format!("not a valid {CRD_V1} CustomResourceDefinition: {e}"))
+    })?;
     let expected = format!("{}.{}", typed.spec.names.plural, typed.spec.group);
     let name = typed.metadata.name.clone().unwrap_or_default();
     if name != expected {
@@ -195,11 +196,15 @@ pub fn v1beta1_to_v1(doc: &Value) -> Result<(Value, Vec<String>), String> {
     let mut versions: Vec<Value> = match spec.get("versions").and_then(Value::as_array) {
         Some(vs) if !vs.is_empty() => vs.clone(),
         _ => {
-            let name = spec.get("version").and_then(Value::as_str).ok_or("the CRD has neither spec.version nor spec.versions")?;
+            let name = spec
+                .get("version")
+                .and_then(Value::as_str)
+                .ok_or("the CRD has neither spec.version nor spec.versions")?;
             vec![json!({"name": name, "served": true, "storage": true})]
         }
     };
     let mut defaulted_schema = false;
+    let mut typed_nodes = 0;
     for v in &mut versions {
         let v = v.as_object_mut().ok_or("spec.versions holds something that is not a mapping")?;
         let mut schema = v
@@ -210,6 +215,7 @@ pub fn v1beta1_to_v1(doc: &Value) -> Result<(Value, Vec<String>), String> {
                 defaulted_schema = true;
                 json!({"type": "object"})
             });
+        typed_nodes += fill_types(&mut schema);
         if let Some(s) = schema.as_object_mut() {
             s.entry("type").or_insert(json!("object"));
             if preserve || defaulted_schema {
@@ -228,8 +234,16 @@ pub fn v1beta1_to_v1(doc: &Value) -> Result<(Value, Vec<String>), String> {
             v.insert("additionalPrinterColumns".into(), Value::Array(cols));
         }
     }
+    if typed_nodes > 0 {
+        notes.push(format!(
+            "v1 needs a type on every schema node: {typed_nodes} node(s) with properties or items got type object or array"
+        ));
+    }
     if defaulted_schema {
-        notes.push("it had no schema: v1 needs one, so the schema keeps every field (x-kubernetes-preserve-unknown-fields)".into());
+        notes.push(
+            "it had no schema: v1 needs one, so the schema keeps every field (x-kubernetes-preserve-unknown-fields)"
+                .into(),
+        );
     } else if preserve {
         notes.push(
             "v1beta1 kept unknown fields (preserveUnknownFields defaults to true): the v1 schema keeps them with x-kubernetes-preserve-unknown-fields at its root".into(),
@@ -259,6 +273,42 @@ pub fn v1beta1_to_v1(doc: &Value) -> Result<(Value, Vec<String>), String> {
     let mut out = json!({"apiVersion": CRD_V1, "kind": "CustomResourceDefinition", "spec": new_spec});
     out["metadata"] = doc.get("metadata").cloned().unwrap_or_else(|| json!({}));
     Ok((clean_crd(&out), notes))
+}
+
+/// Gives schema nodes that v1beta1 left untyped the type their keywords imply (v1
+/// schemas must be structural); answers how many it typed.
+fn fill_types(schema: &mut Value) -> usize {
+    let Some(node) = schema.as_object_mut() else { return 0 };
+    let mut n = 0;
+    if !node.contains_key("type") && !node.contains_key("x-kubernetes-int-or-string") {
+        let implied = if node.contains_key("properties") || node.contains_key("additionalProperties") {
+            Some("object")
+        } else if node.contains_key("items") {
+            Some("array")
+        } else {
+            None
+        };
+        if let Some(t) = implied {
+            node.insert("type".into(), json!(t));
+            n += 1;
+        }
+    }
+    for key in ["properties", "patternProperties", "definitions"] {
+        if let Some(children) = node.get_mut(key).and_then(Value::as_object_mut) {
+            n += children.values_mut().map(fill_types).sum::<usize>();
+        }
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(child) = node.get_mut(key) {
+            n += fill_types(child);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(list) = node.get_mut(key).and_then(Value::as_array_mut) {
+            n += list.iter_mut().map(fill_types).sum::<usize>();
+        }
+    }
+    n
 }
 
 fn rename_json_path(mut column: Value) -> Value {
@@ -312,7 +362,15 @@ mod tests {
     #[test]
     fn tpr_names_follow_the_proposal() {
         let n = derive_tpr_names("cron-tab.stable.example.com").expect("derives");
-        assert_eq!(n, TprNames { group: "stable.example.com".into(), kind: "CronTab".into(), plural: "crontabs".into(), singular: "crontab".into() });
+        assert_eq!(
+            n,
+            TprNames {
+                group: "stable.example.com".into(),
+                kind: "CronTab".into(),
+                plural: "crontabs".into(),
+                singular: "crontab".into()
+            }
+        );
         assert_eq!(derive_tpr_names("database.example.io").expect("one word").kind, "Database");
         assert_eq!(derive_tpr_names("a-b-c.example.io").expect("three").plural, "abcs");
         for bad in ["crontab", "cron-tab.example", "Cron_Tab.stable.example.com", ".example.com"] {
@@ -333,7 +391,10 @@ mod tests {
         assert_eq!(typed.spec.names.list_kind.as_deref(), Some("CronTabList"));
         assert_eq!(crd["spec"]["versions"][0]["storage"], true);
         assert_eq!(crd["spec"]["versions"][1]["storage"], false);
-        assert_eq!(crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(
+            crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
     }
 
     #[test]
@@ -342,7 +403,7 @@ mod tests {
             "metadata": {"name": "widgets.example.io", "uid": "u1", "resourceVersion": "5"},
             "spec": {"group": "example.io", "version": "v1",
                 "names": {"plural": "widgets", "kind": "Widget"},
-                "validation": {"openAPIV3Schema": {"properties": {"spec": {"type": "object"}}}},
+                "validation": {"openAPIV3Schema": {"properties": {"spec": {"properties": {"tags": {"items": {"type": "string"}}}}}}},
                 "subresources": {"status": {}},
                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "JSONPath": ".spec.size"}],
                 "preserveUnknownFields": false},
@@ -354,11 +415,13 @@ mod tests {
         assert_eq!(v["name"], "v1");
         assert_eq!(v["storage"], true);
         assert_eq!(v["schema"]["openAPIV3Schema"]["type"], "object");
+        assert_eq!(v["schema"]["openAPIV3Schema"]["properties"]["spec"]["type"], "object");
+        assert_eq!(v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["tags"]["type"], "array");
         assert!(v["schema"]["openAPIV3Schema"].get("x-kubernetes-preserve-unknown-fields").is_none());
         assert_eq!(v["subresources"], json!({"status": {}}));
         assert_eq!(v["additionalPrinterColumns"][0]["jsonPath"], ".spec.size");
         assert_eq!(crd["spec"]["scope"], "Namespaced");
-        assert_eq!(notes.len(), 1);
+        assert_eq!(notes.len(), 2, "{notes:?}");
         check_crd(&crd, "converted").expect("valid v1");
     }
 
@@ -371,7 +434,10 @@ mod tests {
                 "names": {"plural": "widgets", "kind": "Widget"},
                 "conversion": {"strategy": "Webhook", "webhookClientConfig": {"url": "https://x"}}}});
         let (crd, notes) = v1beta1_to_v1(&doc).expect("converts");
-        assert_eq!(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(
+            crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
         assert_eq!(crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"], "https://x");
         assert_eq!(crd["spec"]["conversion"]["webhook"]["conversionReviewVersions"], json!(["v1beta1"]));
         assert_eq!(crd["spec"]["scope"], "Cluster");
@@ -383,7 +449,8 @@ mod tests {
         let text = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: a.io/v1, kind: A, metadata: {name: a}}\n- {apiVersion: a.io/v1, kind: A, metadata: {name: b}}\n---\n{apiVersion: a.io/v1, kind: A, metadata: {name: c}}\n";
         let objs = parse_objects(text, "data.yaml").expect("parses");
         assert_eq!(objs.len(), 3);
-        let json = r#"{"kind": "CronTabList", "items": [{"apiVersion": "a.io/v1", "kind": "A", "metadata": {"name": "x"}}]}"#;
+        let json =
+            r#"{"kind": "CronTabList", "items": [{"apiVersion": "a.io/v1", "kind": "A", "metadata": {"name": "x"}}]}"#;
         assert_eq!(parse_objects(json, "d.json").expect("json").len(), 1);
         let e = parse_objects("apiVersion: a.io/v1\nkind: A\nmetadata: {}\n", "d.yaml").expect_err("no name");
         assert!(e.to_string().contains("no metadata.name"), "{e}");
@@ -392,7 +459,10 @@ mod tests {
 
     #[test]
     fn the_new_crd_name_must_match_its_names() {
-        let mut crd = tpr_to_crd(&Tpr { name: "x".into(), description: None, versions: vec!["v1".into()] }, &names_for_kind("example.io", "Gadget"));
+        let mut crd = tpr_to_crd(
+            &Tpr { name: "x".into(), description: None, versions: vec!["v1".into()] },
+            &names_for_kind("example.io", "Gadget"),
+        );
         crd["metadata"]["name"] = json!("gizmos.example.io");
         let e = parse_new_crd(&crd, "new.yaml").expect_err("wrong name");
         assert!(e.to_string().contains("must be \"gadgets.example.io\""), "{e}");

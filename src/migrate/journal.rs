@@ -295,7 +295,9 @@ pub fn default_root() -> Option<PathBuf> {
 
 /// A journal id from the old and new registration names, safe as a directory name.
 pub fn journal_id(old: &str, new: &str) -> String {
-    let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect::<String>();
+    let clean = |s: &str| {
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect::<String>()
+    };
     format!("{}--to--{}", clean(old), clean(new))
 }
 
@@ -316,7 +318,8 @@ fn journal_error(path: &Path, reason: impl std::fmt::Display) -> MigrateError {
 pub fn load_state(dir: &Path) -> Result<JournalState, MigrateError> {
     let path = dir.join(JOURNAL_FILE);
     let text = fs::read_to_string(&path).map_err(|e| journal_error(&path, format!("cannot read it: {e}")))?;
-    let state: JournalState = serde_json::from_str(&text).map_err(|e| journal_error(&path, format!("cannot parse it: {e}")))?;
+    let state: JournalState =
+        serde_json::from_str(&text).map_err(|e| journal_error(&path, format!("cannot parse it: {e}")))?;
     if state.format != FORMAT {
         return Err(journal_error(&path, format!("format {} is not the {FORMAT} this build reads", state.format)));
     }
@@ -369,9 +372,13 @@ pub fn to_yaml_docs(docs: &[&Value]) -> Result<String, String> {
     Ok(out)
 }
 
-/// Multi-document YAML back to documents.
+/// Multi-document YAML back to documents. The parser's budgets (1,024 documents, 250,000
+/// nodes by default) guard against hostile input; the journal's files are our own and
+/// checked against their SHA-256 sums first, and a namespace may hold many thousands of
+/// objects, so they are read without them.
 pub fn from_yaml_docs(text: &str) -> Result<Vec<Value>, String> {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| e.to_string())?;
+    let options = serde_saphyr::options! { budget: None };
+    let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, options).map_err(|e| e.to_string())?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
@@ -406,8 +413,12 @@ pub fn write_backup(journal: &Path, backup: &Backup) -> Result<BackupSummary, Mi
         files.entry(format!("{OBJECTS_DIR}/{file}")).or_default().push(obj);
         *per_namespace.entry(ns.to_string()).or_insert(0) += 1;
     }
-    let dependents: Vec<Value> =
-        backup.dependents.iter().map(serde_json::to_value).collect::<Result<_, _>>().map_err(|e| fail(e.to_string()))?;
+    let dependents: Vec<Value> = backup
+        .dependents
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| fail(e.to_string()))?;
     files.insert(DEPENDENTS_FILE.into(), dependents.iter().collect());
     if let Some(crd) = &backup.old_crd {
         files.insert(OLD_CRD_FILE.into(), vec![crd]);
@@ -421,9 +432,13 @@ pub fn write_backup(journal: &Path, backup: &Backup) -> Result<BackupSummary, Mi
         manifest.push_str(&format!("{}  {name}\n", hex(&Sha256::digest(text.as_bytes()))));
     }
     let manifest_path = dir.join(MANIFEST_FILE);
-    write_durable(&manifest_path, manifest.as_bytes()).map_err(|e| fail(format!("cannot write {}: {e}", manifest_path.display())))?;
+    write_durable(&manifest_path, manifest.as_bytes())
+        .map_err(|e| fail(format!("cannot write {}: {e}", manifest_path.display())))?;
 
-    let read = read_backup(journal)?;
+    let read = read_backup(journal).map_err(|e| match e {
+        MigrateError::BackupDamaged { reason, .. } => fail(format!("reading it back: {reason}")),
+        other => other,
+    })?;
     if read != *backup && !same_backup(&read, backup) {
         return Err(fail("what was read back differs from what was written".into()));
     }
@@ -443,8 +458,9 @@ fn same_backup(a: &Backup, b: &Backup) -> bool {
 /// Reads the backup, checking every file against the manifest.
 pub fn read_backup(journal: &Path) -> Result<Backup, MigrateError> {
     let dir = journal.join(BACKUP_DIR);
-    let fail = |reason: String| MigrateError::Backup { path: dir.clone(), reason };
-    let manifest = fs::read_to_string(dir.join(MANIFEST_FILE)).map_err(|e| fail(format!("cannot read {MANIFEST_FILE}: {e}")))?;
+    let fail = |reason: String| MigrateError::BackupDamaged { path: dir.clone(), reason };
+    let manifest =
+        fs::read_to_string(dir.join(MANIFEST_FILE)).map_err(|e| fail(format!("cannot read {MANIFEST_FILE}: {e}")))?;
     let mut backup = Backup::default();
     for line in manifest.lines().filter(|l| !l.trim().is_empty()) {
         let Some((sum, name)) = line.split_once("  ") else {
@@ -487,8 +503,14 @@ mod tests {
                 json!({"metadata": {"name": "y"}, "spec": {"t": true}}),
             ],
             dependents: vec![Dependent {
-                group: String::new(), version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(),
-                namespaced: true, namespace: Some("team".into()), name: "cm".into(), uid: "2".into(),
+                group: String::new(),
+                version: "v1".into(),
+                kind: "ConfigMap".into(),
+                plural: "configmaps".into(),
+                namespaced: true,
+                namespace: Some("team".into()),
+                name: "cm".into(),
+                uid: "2".into(),
                 owner_references: vec![json!({"apiVersion": "a.example.com/v1", "kind": "A", "name": "x", "uid": "1"})],
             }],
             old_crd: Some(json!({"metadata": {"name": "as.a.example.com"}})),
@@ -505,6 +527,16 @@ mod tests {
         let manifest = fs::read_to_string(dir.path().join("backup/SHA256SUMS")).expect("manifest");
         assert!(manifest.lines().any(|l| l.ends_with("  objects/team.yaml") && l.len() == 64 + 2 + 17), "{manifest}");
         assert!(same_backup(&read_backup(dir.path()).expect("reads"), &backup()));
+    }
+
+    #[test]
+    fn namespaces_with_thousands_of_objects_read_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let objects: Vec<Value> = (0..3000)
+            .map(|i| json!({"apiVersion": "a/v1", "kind": "A", "metadata": {"name": format!("o{i}"), "namespace": "big"}, "spec": {"i": i}}))
+            .collect();
+        let backup = Backup { objects, dependents: vec![], old_crd: None };
+        assert_eq!(write_backup(dir.path(), &backup).expect("written").objects, 3000);
     }
 
     #[test]
@@ -528,7 +560,10 @@ mod tests {
 
     #[test]
     fn journal_ids_are_directory_names() {
-        assert_eq!(journal_id("crontabs.stable.example.com", "schedules.new.example.com"), "crontabs.stable.example.com--to--schedules.new.example.com");
+        assert_eq!(
+            journal_id("crontabs.stable.example.com", "schedules.new.example.com"),
+            "crontabs.stable.example.com--to--schedules.new.example.com"
+        );
         assert_eq!(journal_id("a/b", "c d"), "a_b--to--c_d");
     }
 }

@@ -25,6 +25,29 @@
 //! executes the next [`Step`] over a `kube::Client`, reporting [`Event`]s through a
 //! callback and never printing. The CLI ([`cli`]) and the TUI wizard drive the same API.
 //!
+//! A driver (the CLI here, the TUI's wizard) does, in outline:
+//!
+//! ```no_run
+//! # async fn drive(client: kube::Client, request: kubectl_crd::migrate::Request, dir: std::path::PathBuf)
+//! #     -> Result<(), kubectl_crd::migrate::MigrateError> {
+//! use kubectl_crd::migrate::{Event, Migration};
+//! let plan = Migration::plan(&client, &request).await?;      // read-only; show it
+//! if plan.is_blocked() { /* show plan.problems; stop */ }
+//! let mut m = Migration::create(&plan, &dir)?;               // or Migration::open(&dir) to resume
+//! let (tx, _rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+//! let report = move |e: Event| { let _ = tx.send(e); };       // progress for bars or a gauge
+//! while let Some(step) = m.next_step() {
+//!     if step.is_destructive() { /* ask the user first */ }
+//!     match m.run_step(&client, &report).await {
+//!         Ok(outcome) => { /* outcome.summary */ }
+//!         Err(e) if e.is_refusal() => { m.start_rollback(Some(e.to_string()))?; /* run the undo steps the same way */ }
+//!         Err(e) => return Err(e),                            // the journal keeps the place: resume later
+//!     }
+//! }
+//! let verification = m.verify(&client).await?;               // any time; differences must be empty
+//! # let _ = verification; Ok(()) }
+//! ```
+//!
 //! - [`convert`]: ThirdPartyResource and `apiextensions.k8s.io/v1beta1` documents to v1
 //!   CRDs, and exported data lists (pure).
 //! - [`model`]: identities of the old and new kinds and the object mapping (pure).
@@ -51,7 +74,7 @@ pub mod verify;
 
 pub use journal::{Phase, StepRecord, StepState};
 pub use model::{Identity, ObjectKey};
-pub use plan::{Plan, Request, Source};
+pub use plan::{Input, Plan, Request, Source};
 pub use progress::{Event, Report};
 pub use steps::{Migration, Step, StepOutcome};
 pub use verify::Verification;
@@ -74,6 +97,9 @@ pub enum MigrateError {
     /// The backup could not be written or read back; nothing is deleted without one.
     #[error("cannot write the backup in {}: {reason}. Nothing was deleted", path.display())]
     Backup { path: PathBuf, reason: String },
+    /// The backup could not be read back, or does not match its checksums.
+    #[error("the backup in {} cannot be used: {reason}", path.display())]
+    BackupDamaged { path: PathBuf, reason: String },
     /// The journal could not be read or written.
     #[error("journal {}: {reason}", path.display())]
     Journal { path: PathBuf, reason: String },

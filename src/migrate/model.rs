@@ -44,7 +44,12 @@ impl Identity {
     pub fn of_crd(crd: &Crd, version: Option<&str>) -> Option<Identity> {
         let v = match version {
             Some(name) => crd.spec.versions.iter().find(|v| v.name == name)?,
-            None => crd.spec.versions.iter().find(|v| v.storage && v.served).or_else(|| crd.spec.versions.iter().find(|v| v.served))?,
+            None => crd
+                .spec
+                .versions
+                .iter()
+                .find(|v| v.storage && v.served)
+                .or_else(|| crd.spec.versions.iter().find(|v| v.served))?,
         };
         Some(Identity {
             group: crd.spec.group.clone(),
@@ -97,7 +102,8 @@ impl ObjectKey {
     /// The key of an object document.
     pub fn of(obj: &Value) -> ObjectKey {
         let meta = obj.get("metadata");
-        let s = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from);
+        let s =
+            |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from);
         ObjectKey { namespace: s("namespace"), name: s("name").unwrap_or_default() }
     }
 
@@ -162,7 +168,8 @@ impl Mapping {
 
     /// Where an object of the old kind lives in the new one.
     pub fn key(&self, old: &ObjectKey) -> ObjectKey {
-        let namespace = if self.to.namespaced { old.namespace.clone().or_else(|| self.into_namespace.clone()) } else { None };
+        let namespace =
+            if self.to.namespaced { old.namespace.clone().or_else(|| self.into_namespace.clone()) } else { None };
         ObjectKey { namespace, name: old.name.clone() }
     }
 
@@ -313,7 +320,10 @@ pub(crate) mod tests {
         for gone in ["uid", "resourceVersion", "generation", "creationTimestamp"] {
             assert!(new["metadata"].get(gone).is_none(), "{gone}");
         }
-        assert_eq!(new["metadata"]["ownerReferences"], json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u-c"}]));
+        assert_eq!(
+            new["metadata"]["ownerReferences"],
+            json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u-c"}])
+        );
         assert_eq!(new["status"], json!({"phase": "Ok"}));
     }
 
@@ -342,17 +352,24 @@ pub(crate) mod tests {
     #[test]
     fn dependents_are_readopted_by_the_new_uids() {
         let mut adoption = Adoption::default();
-        adoption.owners.insert("old-1".into(), NewOwner { uid: "new-1".into(), api_version: "new.example.com/v1".into(), kind: "Schedule".into() });
+        adoption.owners.insert(
+            "old-1".into(),
+            NewOwner { uid: "new-1".into(), api_version: "new.example.com/v1".into(), kind: "Schedule".into() },
+        );
         let migrated: HashSet<String> = ["old-1".to_string()].into();
         let backed_up = vec![
             json!({"apiVersion": "old.example.com/v1", "kind": "CronTab", "name": "a", "uid": "old-1", "controller": true}),
             json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "uid": "cm-1"}),
         ];
         // Orphaning removed the reference to the old owner; someone added another since.
-        let current = vec![backed_up[1].clone(), json!({"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "s-1"})];
+        let current =
+            vec![backed_up[1].clone(), json!({"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "s-1"})];
         let desired = adoption.desired_refs(&backed_up, &current, &migrated);
         assert_eq!(desired.len(), 3);
-        assert_eq!(desired[0], json!({"apiVersion": "new.example.com/v1", "kind": "Schedule", "name": "a", "uid": "new-1", "controller": true}));
+        assert_eq!(
+            desired[0],
+            json!({"apiVersion": "new.example.com/v1", "kind": "Schedule", "name": "a", "uid": "new-1", "controller": true})
+        );
         assert!(same_refs(&desired, &adoption.desired_refs(&backed_up, &desired, &migrated)), "idempotent");
         assert!(!same_refs(&desired, &current));
     }

@@ -15,7 +15,9 @@ use crate::cluster::registrations::{Crd, Establishment, wait_for_established};
 use crate::cluster::{ClusterError, Discovery, ResourceType};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
+};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
@@ -57,6 +59,40 @@ pub async fn list_all(client: &kube::Client, res: &ResourceType) -> Result<Vec<V
     }
 }
 
+/// Every object of `res` in every namespace, a page at a time, telling `progress` how many
+/// have been read and how many there are (from the first page's `remainingItemCount`,
+/// when the server gives it).
+pub async fn list_with_progress(
+    client: &kube::Client,
+    res: &ResourceType,
+    mut progress: impl FnMut(u64, Option<u64>),
+) -> Result<Vec<Value>, ClusterError> {
+    let api = res.api(client, None);
+    let mut params = ListParams::default().limit(PAGE);
+    let mut out = Vec::new();
+    let mut total = None;
+    loop {
+        let page = match api.list(&params).await {
+            Ok(page) => page,
+            Err(e) => {
+                let e = ClusterError::from_kube(e, None);
+                return if e.is_not_found() { Ok(out) } else { Err(e) };
+            }
+        };
+        if total.is_none() {
+            total = page.metadata.remaining_item_count.map(|r| page.items.len() as u64 + u64::try_from(r).unwrap_or(0));
+        }
+        for item in &page.items {
+            out.push(to_value(item)?);
+        }
+        progress(out.len() as u64, total);
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(out),
+        }
+    }
+}
+
 /// One object, if it exists.
 pub async fn get(client: &kube::Client, res: &ResourceType, key: &ObjectKey) -> Result<Option<Value>, ClusterError> {
     let r = at(res, key);
@@ -72,7 +108,12 @@ pub async fn get(client: &kube::Client, res: &ResourceType, key: &ObjectKey) -> 
 
 /// Creates `obj` (or only checks it, with `dry_run`); answers with what the server stored
 /// (or would store).
-pub async fn create(client: &kube::Client, res: &ResourceType, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
+pub async fn create(
+    client: &kube::Client,
+    res: &ResourceType,
+    obj: &Value,
+    dry_run: bool,
+) -> Result<Value, ClusterError> {
     let key = ObjectKey::of(obj);
     let created = res
         .api(client, Some(key.ns()))
@@ -83,7 +124,12 @@ pub async fn create(client: &kube::Client, res: &ResourceType, obj: &Value, dry_
 }
 
 /// Writes `status` through `/status` onto `current` (the object as last read).
-pub async fn put_status(client: &kube::Client, res: &ResourceType, current: &Value, status: &Value) -> Result<Value, ClusterError> {
+pub async fn put_status(
+    client: &kube::Client,
+    res: &ResourceType,
+    current: &Value,
+    status: &Value,
+) -> Result<Value, ClusterError> {
     let key = ObjectKey::of(current);
     let mut obj = current.clone();
     obj["status"] = status.clone();
@@ -96,10 +142,18 @@ pub async fn put_status(client: &kube::Client, res: &ResourceType, current: &Val
 }
 
 /// Merge-patches `patch` onto an object.
-pub async fn merge_patch(client: &kube::Client, res: &ResourceType, key: &ObjectKey, patch: &Value) -> Result<Value, ClusterError> {
+pub async fn merge_patch(
+    client: &kube::Client,
+    res: &ResourceType,
+    key: &ObjectKey,
+    patch: &Value,
+) -> Result<Value, ClusterError> {
     let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
-    let patched =
-        res.api(client, Some(key.ns())).patch(&key.name, &params, &Patch::Merge(patch)).await.map_err(|e| at(res, key).error(e))?;
+    let patched = res
+        .api(client, Some(key.ns()))
+        .patch(&key.name, &params, &Patch::Merge(patch))
+        .await
+        .map_err(|e| at(res, key).error(e))?;
     to_value(&patched)
 }
 
@@ -112,7 +166,8 @@ pub async fn set_owner_refs(
     refs: &[Value],
 ) -> Result<Value, ClusterError> {
     let refs = if refs.is_empty() { Value::Null } else { Value::Array(refs.to_vec()) };
-    merge_patch(client, res, key, &json!({"metadata": {"ownerReferences": refs, "resourceVersion": resource_version}})).await
+    merge_patch(client, res, key, &json!({"metadata": {"ownerReferences": refs, "resourceVersion": resource_version}}))
+        .await
 }
 
 /// Deletes the object `current` (as last read) with `propagationPolicy=Orphan`, so its
@@ -135,7 +190,11 @@ pub async fn delete_orphaning(client: &kube::Client, res: &ResourceType, current
         let patch = json!({"metadata": {"finalizers": keep, "resourceVersion": rv}});
         match merge_patch(client, res, &key, &patch).await {
             Ok(patched) => {
-                rv = patched.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default().to_string();
+                rv = patched
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
             }
             Err(e) if e.is_not_found() => return Ok(()),
             Err(e) => return Err(e),
@@ -159,7 +218,11 @@ pub async fn delete_orphaning(client: &kube::Client, res: &ResourceType, current
 }
 
 /// How many of `uids` are still listed under `res`.
-pub async fn count_present(client: &kube::Client, res: &ResourceType, uids: &HashSet<String>) -> Result<usize, ClusterError> {
+pub async fn count_present(
+    client: &kube::Client,
+    res: &ResourceType,
+    uids: &HashSet<String>,
+) -> Result<usize, ClusterError> {
     let api = res.api(client, None);
     let mut params = ListParams::default().limit(PAGE);
     let mut n = 0;
@@ -246,13 +309,53 @@ pub async fn ensure_crd(client: &kube::Client, doc: &Value, timeout: Duration) -
         }
     }
     let crd = get_crd(client, &name).await?.ok_or_else(|| other(format!("{name} disappeared")))?;
+    wait_served(client, &crd, timeout).await?;
     Ok((crd, created))
+}
+
+/// Waits until the CRD's resources answer a list: `Established` can come a moment before
+/// the endpoint serves.
+async fn wait_served(client: &kube::Client, crd: &Crd, timeout: Duration) -> Result<(), MigrateError> {
+    let Some(version) = crd.spec.versions.iter().find(|v| v.served).map(|v| v.name.clone()) else { return Ok(()) };
+    let ar = kube::api::ApiResource {
+        group: crd.spec.group.clone(),
+        version: version.clone(),
+        api_version: format!("{}/{version}", crd.spec.group),
+        kind: crd.spec.names.kind.clone(),
+        plural: crd.spec.names.plural.clone(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        match api.list_metadata(&ListParams::default().limit(1)).await {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                let e = ClusterError::from_kube(e, None);
+                if !e.is_not_found() {
+                    return Err(e.into());
+                }
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            return Err(MigrateError::Timeout {
+                what: format!("customresourcedefinition {name} serving its resources"),
+                secs: timeout.as_secs(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Deletes the CRD `name` (only if its uid is `uid`, when given) and waits until it is
 /// gone. Its custom resources must be gone already: the CRD's clean-up would delete any
 /// left, collecting their dependents.
-pub async fn delete_crd(client: &kube::Client, name: &str, uid: Option<&str>, timeout: Duration) -> Result<(), MigrateError> {
+pub async fn delete_crd(
+    client: &kube::Client,
+    name: &str,
+    uid: Option<&str>,
+    timeout: Duration,
+) -> Result<(), MigrateError> {
     let still_there = |crd: &Crd| uid.is_none_or(|u| crd.metadata.uid.as_deref() == Some(u));
     let Some(crd) = get_crd(client, name).await? else { return Ok(()) };
     if !still_there(&crd) {
@@ -277,7 +380,10 @@ pub async fn delete_crd(client: &kube::Client, name: &str, uid: Option<&str>, ti
             _ => return Ok(()),
         }
         if tokio::time::Instant::now() >= deadline {
-            return Err(MigrateError::Timeout { what: format!("the deletion of customresourcedefinition {name}"), secs: timeout.as_secs() });
+            return Err(MigrateError::Timeout {
+                what: format!("the deletion of customresourcedefinition {name}"),
+                secs: timeout.as_secs(),
+            });
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(500));
@@ -335,11 +441,12 @@ pub async fn find_dependents(
         .filter(|r| !skip.iter().any(|(g, p)| *g == r.group && *p == r.plural))
         .filter(|r| seen.insert((r.group.clone(), r.plural.clone())))
         .collect();
-    let results: Vec<(&ResourceType, Result<Vec<Dependent>, ClusterError>)> =
-        futures::stream::iter(types.into_iter().map(|r| async move { (r, dependents_of_type(client, r, owners).await) }))
-            .buffer_unordered(4)
-            .collect()
-            .await;
+    let results: Vec<(&ResourceType, Result<Vec<Dependent>, ClusterError>)> = futures::stream::iter(
+        types.into_iter().map(|r| async move { (r, dependents_of_type(client, r, owners).await) }),
+    )
+    .buffer_unordered(4)
+    .collect()
+    .await;
     let mut scan = Scan::default();
     for (r, result) in results {
         match result {
@@ -347,12 +454,18 @@ pub async fn find_dependents(
             Err(e) => scan.unchecked.push(format!("{}: {e}", r.qualified_name())),
         }
     }
-    scan.dependents.sort_by(|a, b| (&a.group, &a.plural, &a.namespace, &a.name).cmp(&(&b.group, &b.plural, &b.namespace, &b.name)));
+    scan.dependents.sort_by(|a, b| {
+        (&a.group, &a.plural, &a.namespace, &a.name).cmp(&(&b.group, &b.plural, &b.namespace, &b.name))
+    });
     scan.unchecked.sort();
     scan
 }
 
-async fn dependents_of_type(client: &kube::Client, r: &ResourceType, owners: &HashSet<String>) -> Result<Vec<Dependent>, ClusterError> {
+async fn dependents_of_type(
+    client: &kube::Client,
+    r: &ResourceType,
+    owners: &HashSet<String>,
+) -> Result<Vec<Dependent>, ClusterError> {
     let api = r.api(client, None);
     let mut params = ListParams::default().limit(PAGE);
     let mut out = Vec::new();
@@ -407,7 +520,13 @@ pub fn resolve_controller(spec: &str, discovery: &Discovery) -> Result<Controlle
     if !r.scale {
         return Err(invalid(format!("{} has no /scale subresource, so it cannot be scaled to 0", r.qualified_name())));
     }
-    Ok(Controller { spec: spec.to_string(), resource: ResourceRecord::of(r), namespace: namespace.into(), name: name.into(), replicas: None })
+    Ok(Controller {
+        spec: spec.to_string(),
+        resource: ResourceRecord::of(r),
+        namespace: namespace.into(),
+        name: name.into(),
+        replicas: None,
+    })
 }
 
 /// A controller's desired replicas.
@@ -437,7 +556,10 @@ pub async fn wait_scaled_down(client: &kube::Client, c: &Controller, timeout: Du
             return Ok(());
         }
         if tokio::time::Instant::now() >= deadline {
-            return Err(MigrateError::Timeout { what: format!("controller {} stopping its {} pods", c.spec, view.current), secs: timeout.as_secs() });
+            return Err(MigrateError::Timeout {
+                what: format!("controller {} stopping its {} pods", c.spec, view.current),
+                secs: timeout.as_secs(),
+            });
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }

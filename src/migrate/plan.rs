@@ -12,13 +12,13 @@
 //! The decisions are pure functions of what was read ([`name_conflicts`], [`collides`],
 //! [`forward_steps`]), tested without a cluster.
 
+use super::MigrateError;
 use super::convert::{self, RegistrationDoc, TprNames};
 use super::diff;
 use super::journal::{Controller, Dependent, Order, SourceKind, journal_id};
 use super::model::{Identity, Mapping, ObjectKey, uid};
 use super::ops;
 use super::steps::Step;
-use super::MigrateError;
 use crate::cluster::registrations::{Crd, ESTABLISHED, NAMES_ACCEPTED, condition, find_crd, list_crds};
 use crate::cluster::tui_ops::resource_of;
 use crate::cluster::{ClusterError, Discovery};
@@ -43,7 +43,8 @@ impl Input {
     /// Reads a file.
     pub fn read(path: &Path) -> Result<Input, MigrateError> {
         let source = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| MigrateError::input("file", &source, format!("cannot read it: {e}")))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| MigrateError::input("file", &source, format!("cannot read it: {e}")))?;
         Ok(Input { source, text })
     }
 
@@ -215,24 +216,25 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
             (SourceKind::Cluster, name.clone(), doc, crd, objects, None)
         }
         Source::Files { registration, data } => {
-            let (doc, names) = match convert::parse_registration(&registration.document("registration")?, &registration.source)? {
-                RegistrationDoc::Tpr(tpr) => {
-                    let names = match &request.tpr_names {
-                        Some(n) => n.clone(),
-                        None => convert::derive_tpr_names(&tpr.name)
-                            .map_err(|e| MigrateError::input("ThirdPartyResource", &registration.source, e))?,
-                    };
-                    notes.push(format!(
-                        "ThirdPartyResource {} is served as kind {} (plural {}, group {})",
-                        tpr.name, names.kind, names.plural, names.group
-                    ));
-                    (convert::tpr_to_crd(&tpr, &names), Some(names))
-                }
-                RegistrationDoc::Crd { crd, notes: n } => {
-                    notes.extend(n.into_iter().map(|n| format!("{}: {n}", registration.source)));
-                    (crd, None)
-                }
-            };
+            let (doc, names) =
+                match convert::parse_registration(&registration.document("registration")?, &registration.source)? {
+                    RegistrationDoc::Tpr(tpr) => {
+                        let names = match &request.tpr_names {
+                            Some(n) => n.clone(),
+                            None => convert::derive_tpr_names(&tpr.name)
+                                .map_err(|e| MigrateError::input("ThirdPartyResource", &registration.source, e))?,
+                        };
+                        notes.push(format!(
+                            "ThirdPartyResource {} is served as kind {} (plural {}, group {})",
+                            tpr.name, names.kind, names.plural, names.group
+                        ));
+                        (convert::tpr_to_crd(&tpr, &names), Some(names))
+                    }
+                    RegistrationDoc::Crd { crd, notes: n } => {
+                        notes.extend(n.into_iter().map(|n| format!("{}: {n}", registration.source)));
+                        (crd, None)
+                    }
+                };
             let crd = convert::check_crd(&doc, &registration.source)?;
             if to_doc.is_none() && names.is_some() {
                 to_doc = Some(doc.clone());
@@ -242,7 +244,11 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
                 objects.extend(convert::parse_objects(&input.text, &input.source)?);
             }
             if data.is_empty() {
-                return Err(MigrateError::input("--data", &registration.source, "a registration file needs its exported data (--data FILE)"));
+                return Err(MigrateError::input(
+                    "--data",
+                    &registration.source,
+                    "a registration file needs its exported data (--data FILE)",
+                ));
             }
             (SourceKind::Files, registration.source.clone(), doc, crd, objects, names)
         }
@@ -264,24 +270,36 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
         SourceKind::Files => Identity::of_crd(&old_crd, None),
     }
     .ok_or_else(|| MigrateError::refused(format!("{old_name} serves no version")))?;
-    let to = Identity::of_crd(&new_crd, None).ok_or_else(|| MigrateError::refused(format!("{new_name} serves no version")))?;
+    let to = Identity::of_crd(&new_crd, None)
+        .ok_or_else(|| MigrateError::refused(format!("{new_name} serves no version")))?;
     for (old, new) in &request.versions {
         if !new_crd.spec.versions.iter().any(|v| &v.name == new && v.served) {
-            return Err(MigrateError::input("--map-version", &format!("{old}={new}"), format!("{new_name} serves no version {new:?}")));
+            return Err(MigrateError::input(
+                "--map-version",
+                &format!("{old}={new}"),
+                format!("{new_name} serves no version {new:?}"),
+            ));
         }
     }
-    let mapping = Mapping { from: from.clone(), to: to.clone(), versions: request.versions.clone(), into_namespace: request.into_namespace.clone() };
+    let mapping = Mapping {
+        from: from.clone(),
+        to: to.clone(),
+        versions: request.versions.clone(),
+        into_namespace: request.into_namespace.clone(),
+    };
     if source == SourceKind::Files {
         check_file_objects(&objects, &from, &source_label)?;
     }
-    if source == SourceKind::Cluster && old_name == new_name && from.namespaced == to.namespaced && from.kind == to.kind {
+    if source == SourceKind::Cluster && old_name == new_name && from.namespaced == to.namespaced && from.kind == to.kind
+    {
         problems.push(format!("the new CRD {new_name} serves the same kind as the old one: change it in place (kubectl apply) instead of migrating"));
     }
 
     // Names, order and the new CRD's document.
     let crds = list_crds(client).await?;
     let old_on_cluster = (source == SourceKind::Cluster).then_some(&old_crd);
-    let existing_new = crds.iter().find(|c| c.metadata.name.as_deref() == Some(&new_name) && Some(*c) != old_on_cluster).cloned();
+    let existing_new =
+        crds.iter().find(|c| c.metadata.name.as_deref() == Some(&new_name) && Some(*c) != old_on_cluster).cloned();
     let order = match old_on_cluster {
         Some(old) if collides(old, &new_crd) => Order::OldFirst,
         _ => Order::NewFirst,
@@ -289,7 +307,10 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
     let conflicts = name_conflicts(&new_crd, &crds, old_on_cluster.and_then(|c| c.metadata.name.as_deref()));
     if let Some(existing) = &existing_new {
         if let Some(c) = condition(existing, NAMES_ACCEPTED).filter(|c| c.status == "False") {
-            problems.push(format!("the new CRD {new_name} exists and its names are not accepted: {}", c.message.clone().unwrap_or_default()));
+            problems.push(format!(
+                "the new CRD {new_name} exists and its names are not accepted: {}",
+                c.message.clone().unwrap_or_default()
+            ));
         }
         if existing.spec.names.kind != new_crd.spec.names.kind || existing.spec.scope != new_crd.spec.scope {
             problems.push(format!(
@@ -302,7 +323,11 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
     let id = journal_id(&old_name, &new_name);
     let validation_crd = validation_crd(&new_doc, &id);
     if existing_new.is_none() {
-        let probe = if crds.iter().any(|c| c.metadata.name.as_deref() == Some(&new_name)) { &validation_crd.1 } else { &new_doc };
+        let probe = if crds.iter().any(|c| c.metadata.name.as_deref() == Some(&new_name)) {
+            &validation_crd.1
+        } else {
+            &new_doc
+        };
         if let Err(e) = ops::create_crd(client, probe, true).await {
             problems.push(format!("the new CRD is not valid: {e}"));
         }
@@ -310,8 +335,11 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
 
     // Objects: being deleted, scope changes, where they go.
     let keys: Vec<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
-    let deleting: Vec<String> =
-        objects.iter().filter(|o| o.pointer("/metadata/deletionTimestamp").is_some()).map(|o| ObjectKey::of(o).to_string()).collect();
+    let deleting: Vec<String> = objects
+        .iter()
+        .filter(|o| o.pointer("/metadata/deletionTimestamp").is_some())
+        .map(|o| ObjectKey::of(o).to_string())
+        .collect();
     if !deleting.is_empty() {
         problems.push(format!(
             "{} object(s) are being deleted and wait for finalizers ({}); let them go (or remove their finalizers) first",
@@ -326,7 +354,8 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
     for k in &keys {
         targets.entry(mapping.key(k)).or_default().push(k);
     }
-    let clashes: Vec<String> = targets.iter().filter(|(_, v)| v.len() > 1).map(|(k, v)| format!("{k} ({})", v.len())).collect();
+    let clashes: Vec<String> =
+        targets.iter().filter(|(_, v)| v.len() > 1).map(|(k, v)| format!("{k} ({})", v.len())).collect();
     if !clashes.is_empty() {
         problems.push(format!("after the scope change several objects would share a name: {}", sample(&clashes)));
     }
@@ -374,7 +403,10 @@ pub async fn plan(client: &kube::Client, request: &Request) -> Result<Plan, Migr
     }
 
     let steps = forward_steps(source, order);
-    let planned = steps.iter().map(|s| PlannedStep { step: *s, destructive: s.is_destructive(), description: describe(*s, order) }).collect();
+    let planned = steps
+        .iter()
+        .map(|s| PlannedStep { step: *s, destructive: s.is_destructive(), description: describe(*s, order) })
+        .collect();
     Ok(Plan {
         id,
         source,
@@ -420,12 +452,18 @@ fn check_file_objects(objects: &[Value], from: &Identity, source: &str) -> Resul
             let group = o.get("apiVersion").and_then(Value::as_str).and_then(|a| a.rsplit_once('/')).map(|(g, _)| g);
             group != Some(from.group.as_str())
         })
-        .map(|o| format!("{} ({})", ObjectKey::of(o), o.get("apiVersion").and_then(Value::as_str).unwrap_or("no apiVersion")))
+        .map(|o| {
+            format!("{} ({})", ObjectKey::of(o), o.get("apiVersion").and_then(Value::as_str).unwrap_or("no apiVersion"))
+        })
         .collect();
     if wrong.is_empty() {
         Ok(())
     } else {
-        Err(MigrateError::input("exported data", source, format!("objects not of group {}: {}", from.group, sample(&wrong))))
+        Err(MigrateError::input(
+            "exported data",
+            source,
+            format!("objects not of group {}: {}", from.group, sample(&wrong)),
+        ))
     }
 }
 
@@ -449,7 +487,12 @@ fn namespace_plans(objects: &[Value], mapping: &Mapping, missing: &[String]) -> 
     by.into_values().collect()
 }
 
-async fn dry_run_against(client: &kube::Client, mapping: &Mapping, objects: &[Value], migrated: &HashSet<String>) -> Validation {
+async fn dry_run_against(
+    client: &kube::Client,
+    mapping: &Mapping,
+    objects: &[Value],
+    migrated: &HashSet<String>,
+) -> Validation {
     let res = mapping.to.resource();
     let rejected: Vec<Rejection> = futures::stream::iter(objects.iter().map(|o| {
         let res = &res;
@@ -482,8 +525,15 @@ pub(crate) async fn check_object(
             if !with_status && let Some(m) = desired.as_object_mut() {
                 m.remove("status");
             }
-            let lost: Vec<String> = diff::compare_objects(&desired, &stored).iter().filter(|c| c.is_loss()).map(ToString::to_string).collect();
-            (!lost.is_empty()).then(|| Rejection { object, message: format!("the new schema would drop or change: {}", lost.join("; ")) })
+            let lost: Vec<String> = diff::compare_objects(&desired, &stored)
+                .iter()
+                .filter(|c| c.is_loss())
+                .map(ToString::to_string)
+                .collect();
+            (!lost.is_empty()).then(|| Rejection {
+                object,
+                message: format!("the new schema would drop or change: {}", lost.join("; ")),
+            })
         }
         Err(e) => Some(Rejection { object, message: e.to_string() }),
     }
@@ -498,7 +548,8 @@ pub fn validation_crd(new_doc: &Value, id: &str) -> (Identity, Value) {
     let group = format!("v{hash}.{VALIDATION_GROUP_SUFFIX}");
     let mut doc = convert::clean_crd(new_doc);
     let plural = doc.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default().to_string();
-    doc["metadata"] = json!({"name": format!("{plural}.{group}"), "labels": {"app.kubernetes.io/managed-by": "kubectl-crd-migrate"}});
+    doc["metadata"] =
+        json!({"name": format!("{plural}.{group}"), "labels": {"app.kubernetes.io/managed-by": "kubectl-crd-migrate"}});
     doc["spec"]["group"] = json!(group);
     if let Some(names) = doc.pointer_mut("/spec/names").and_then(Value::as_object_mut) {
         names.remove("shortNames");
@@ -531,7 +582,12 @@ pub fn collides(old: &Crd, new: &Crd) -> bool {
 }
 
 fn resource_names(c: &Crd) -> Vec<String> {
-    let n = c.status.as_ref().and_then(|s| s.accepted_names.as_ref()).filter(|n| !n.plural.is_empty()).unwrap_or(&c.spec.names);
+    let n = c
+        .status
+        .as_ref()
+        .and_then(|s| s.accepted_names.as_ref())
+        .filter(|n| !n.plural.is_empty())
+        .unwrap_or(&c.spec.names);
     let mut v = vec![n.plural.clone()];
     v.extend(n.singular.clone().filter(|s| !s.is_empty()));
     v.extend(n.short_names.clone().unwrap_or_default());
@@ -539,7 +595,12 @@ fn resource_names(c: &Crd) -> Vec<String> {
 }
 
 fn kind_names(c: &Crd) -> Vec<String> {
-    let n = c.status.as_ref().and_then(|s| s.accepted_names.as_ref()).filter(|n| !n.kind.is_empty()).unwrap_or(&c.spec.names);
+    let n = c
+        .status
+        .as_ref()
+        .and_then(|s| s.accepted_names.as_ref())
+        .filter(|n| !n.kind.is_empty())
+        .unwrap_or(&c.spec.names);
     let mut v = vec![n.kind.clone()];
     v.extend(n.list_kind.clone().filter(|s| !s.is_empty()));
     v
@@ -581,12 +642,32 @@ pub fn name_conflicts(new: &Crd, crds: &[Crd], old: Option<&str>) -> Vec<String>
 pub fn forward_steps(source: SourceKind, order: Order) -> Vec<Step> {
     use Step::*;
     match (source, order) {
-        (SourceKind::Files, _) => vec![StopControllers, Backup, CreateNewCrd, Validate, Recreate, Readopt, RestartControllers, Verify],
+        (SourceKind::Files, _) => {
+            vec![StopControllers, Backup, CreateNewCrd, Validate, Recreate, Readopt, RestartControllers, Verify]
+        }
         (SourceKind::Cluster, Order::NewFirst) => vec![
-            StopControllers, Backup, CreateNewCrd, Validate, DeleteOldData, DeleteOldCrd, Recreate, Readopt, RestartControllers, Verify,
+            StopControllers,
+            Backup,
+            CreateNewCrd,
+            Validate,
+            DeleteOldData,
+            DeleteOldCrd,
+            Recreate,
+            Readopt,
+            RestartControllers,
+            Verify,
         ],
         (SourceKind::Cluster, Order::OldFirst) => vec![
-            StopControllers, Backup, Validate, DeleteOldData, DeleteOldCrd, CreateNewCrd, Recreate, Readopt, RestartControllers, Verify,
+            StopControllers,
+            Backup,
+            Validate,
+            DeleteOldData,
+            DeleteOldCrd,
+            CreateNewCrd,
+            Recreate,
+            Readopt,
+            RestartControllers,
+            Verify,
         ],
     }
 }

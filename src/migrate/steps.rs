@@ -22,13 +22,13 @@
 //! got, so it undoes only what was done (and works from any point, a completed run
 //! included).
 
+use super::MigrateError;
 use super::actions;
 use super::failpoint::{self, Point};
 use super::journal::{self, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
 use super::plan::{self, Plan, Request};
 use super::progress::{Event, Report};
 use super::verify::{self, Verification};
-use super::MigrateError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -171,7 +171,8 @@ impl Migration {
         journal::write_doc(dir, journal::OLD_CRD_FILE, &p.old_crd)?;
         if plan.source == SourceKind::Files {
             let docs: Vec<&serde_json::Value> = p.inputs.iter().collect();
-            let text = journal::to_yaml_docs(&docs).map_err(|e| MigrateError::Journal { path: dir.join(journal::INPUT_FILE), reason: e })?;
+            let text = journal::to_yaml_docs(&docs)
+                .map_err(|e| MigrateError::Journal { path: dir.join(journal::INPUT_FILE), reason: e })?;
             journal::write_durable(&dir.join(journal::INPUT_FILE), text.as_bytes())
                 .map_err(|e| MigrateError::Journal { path: dir.join(journal::INPUT_FILE), reason: e.to_string() })?;
         }
@@ -276,7 +277,10 @@ impl Migration {
         match self.state.phase {
             Phase::Rollback => return Ok(()),
             Phase::RolledBack => {
-                return Err(MigrateError::State(format!("the migration in {} was rolled back already", self.dir.display())));
+                return Err(MigrateError::State(format!(
+                    "the migration in {} was rolled back already",
+                    self.dir.display()
+                )));
             }
             Phase::Forward | Phase::Completed => {}
         }

@@ -8,12 +8,12 @@
 //! rollback has begun, under the old kind. Fields only the cluster has (defaults of the
 //! new schema) are listed as additions, not differences.
 
+use super::MigrateError;
 use super::actions::{adoption, current_of, links, migrated_uids};
 use super::diff;
 use super::journal::{self, JournalState, Phase, SourceKind};
 use super::model::{Mapping, ObjectKey, owner_refs, same_refs, uid};
 use super::ops;
-use super::MigrateError;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -50,7 +50,11 @@ impl Verification {
             self.dependents,
             self.against,
             self.differences.len(),
-            if self.additions.is_empty() { String::new() } else { format!(", {} field(s) added by the server", self.additions.len()) }
+            if self.additions.is_empty() {
+                String::new()
+            } else {
+                format!(", {} field(s) added by the server", self.additions.len())
+            }
         )
     }
 }
@@ -69,7 +73,8 @@ pub async fn verify(client: &kube::Client, dir: &Path, state: &JournalState) -> 
     if rolling_back && state.source == SourceKind::Files {
         return verify_removed(client, state, &backup, v).await;
     }
-    let mapping: Mapping = if rolling_back { state.mapping.towards(&state.mapping.from) } else { state.mapping.clone() };
+    let mapping: Mapping =
+        if rolling_back { state.mapping.towards(&state.mapping.from) } else { state.mapping.clone() };
     let migrated = migrated_uids(&backup);
     let now = ops::list_all(client, &mapping.to.resource()).await?;
     let by_key: HashMap<ObjectKey, &Value> = now.iter().map(|o| (ObjectKey::of(o), o)).collect();
@@ -90,7 +95,10 @@ pub async fn verify(client: &kube::Client, dir: &Path, state: &JournalState) -> 
         let actual_refs = owner_refs(actual);
         let want = adoption.desired_refs(&owner_refs(old), &actual_refs, &migrated);
         if !same_refs(&want, &actual_refs) {
-            v.differences.push(Finding { object: label, detail: format!("ownerReferences: expected {}, found {}", refs_text(&want), refs_text(&actual_refs)) });
+            v.differences.push(Finding {
+                object: label,
+                detail: format!("ownerReferences: expected {}, found {}", refs_text(&want), refs_text(&actual_refs)),
+            });
         }
     }
     let links = links(&mapping, &backup);
@@ -104,14 +112,21 @@ pub async fn verify(client: &kube::Client, dir: &Path, state: &JournalState) -> 
         if l.uid.as_deref() != Some(uid(obj)) {
             v.differences.push(Finding {
                 object: l.label.clone(),
-                detail: format!("dependent was recreated: uid {} is not the backed-up {}", uid(obj), l.uid.clone().unwrap_or_default()),
+                detail: format!(
+                    "dependent was recreated: uid {} is not the backed-up {}",
+                    uid(obj),
+                    l.uid.clone().unwrap_or_default()
+                ),
             });
             continue;
         }
         let actual_refs = owner_refs(obj);
         let want = adoption.desired_refs(&l.backed_up_refs, &actual_refs, &migrated);
         if !same_refs(&want, &actual_refs) {
-            v.differences.push(Finding { object: l.label.clone(), detail: format!("ownerReferences: expected {}, found {}", refs_text(&want), refs_text(&actual_refs)) });
+            v.differences.push(Finding {
+                object: l.label.clone(),
+                detail: format!("ownerReferences: expected {}, found {}", refs_text(&want), refs_text(&actual_refs)),
+            });
         }
     }
     registrations(client, state, &backup, rolling_back, &mut v).await?;
@@ -130,7 +145,10 @@ async fn verify_removed(
     for old in &backup.objects {
         let key = state.mapping.key(&ObjectKey::of(old));
         if present.contains(&key) {
-            v.differences.push(Finding { object: format!("{} {key}", state.mapping.to.kind), detail: "still there after the rollback".into() });
+            v.differences.push(Finding {
+                object: format!("{} {key}", state.mapping.to.kind),
+                detail: "still there after the rollback".into(),
+            });
         }
     }
     Ok(v)
@@ -145,16 +163,23 @@ async fn registrations(
 ) -> Result<(), MigrateError> {
     let old_uid = backup.old_crd.as_ref().and_then(|c| c.pointer("/metadata/uid")).and_then(Value::as_str);
     let (want, gone) = if rolling_back {
-        (&state.old_crd_name, (!state.new_crd_preexisted && state.new_crd_name != state.old_crd_name).then_some(&state.new_crd_name))
+        (
+            &state.old_crd_name,
+            (!state.new_crd_preexisted && state.new_crd_name != state.old_crd_name).then_some(&state.new_crd_name),
+        )
     } else {
         (&state.new_crd_name, (state.source == SourceKind::Cluster).then_some(&state.old_crd_name))
     };
     match ops::get_crd(client, want).await? {
-        None => v.differences.push(Finding { object: format!("CustomResourceDefinition {want}"), detail: "is not there".into() }),
-        Some(crd) if !rolling_back && want == &state.old_crd_name && crd.metadata.uid.as_deref() == old_uid => v.differences.push(Finding {
-            object: format!("CustomResourceDefinition {want}"),
-            detail: "is still the old registration".into(),
-        }),
+        None => v
+            .differences
+            .push(Finding { object: format!("CustomResourceDefinition {want}"), detail: "is not there".into() }),
+        Some(crd) if !rolling_back && want == &state.old_crd_name && crd.metadata.uid.as_deref() == old_uid => {
+            v.differences.push(Finding {
+                object: format!("CustomResourceDefinition {want}"),
+                detail: "is still the old registration".into(),
+            })
+        }
         Some(_) => {}
     }
     if let Some(name) = gone
@@ -162,7 +187,8 @@ async fn registrations(
         && let Some(crd) = ops::get_crd(client, name).await?
         && (rolling_back || crd.metadata.uid.as_deref() == old_uid)
     {
-        v.differences.push(Finding { object: format!("CustomResourceDefinition {name}"), detail: "is still there".into() });
+        v.differences
+            .push(Finding { object: format!("CustomResourceDefinition {name}"), detail: "is still there".into() });
     }
     Ok(())
 }

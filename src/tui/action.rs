@@ -115,6 +115,12 @@ pub enum Msg {
         watch: u64,
         result: Result<TableData, String>,
     },
+    /// More rows of the list a `Table` began; `done` after the last page.
+    Rows {
+        watch: u64,
+        rows: Vec<Row>,
+        done: bool,
+    },
     Watch {
         watch: u64,
         event: WatchEvent,

@@ -11,8 +11,8 @@ use crate::tui::theme::Theme;
 use crate::tui::watch::TableWatch;
 use crate::tui::{keys, update, view};
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 use std::io;
 use std::path::PathBuf;
@@ -80,7 +80,13 @@ async fn connect_and_run(options: &Options) -> Result<(), TuiError> {
     }
     let namespaces =
         if options.all_namespaces { Namespaces::All } else { Namespaces::One(conn.namespace().to_string()) };
-    let state = State::new(target_of(conn.origin()), namespaces, options.readonly, Theme { color: options.color }, Timestamp::now());
+    let state = State::new(
+        target_of(conn.origin()),
+        namespaces,
+        options.readonly,
+        Theme { color: options.color },
+        Timestamp::now(),
+    );
     let mut terminal = enter()?;
     let result = Loop::new(conn, options.connect.clone()).run(&mut terminal, state).await;
     leave();
@@ -291,5 +297,3 @@ pub fn on_event(state: &mut State, event: Event) -> Vec<Effect> {
     };
     action.map(|a| update::update(state, a)).unwrap_or_default()
 }
-
-use futures::FutureExt as _;

@@ -58,7 +58,11 @@ pub fn outcome(base: &Value, stored_status: Option<&Value>, edited: Value, part:
             let mut object = edited;
             let typed = object.as_object_mut().and_then(|m| m.remove("status"));
             let ignored_status = typed.is_some_and(|s| Some(&s) != stored_status);
-            if object == *base { Outcome::Unchanged { ignored_status } } else { Outcome::Spec { object, ignored_status } }
+            if object == *base {
+                Outcome::Unchanged { ignored_status }
+            } else {
+                Outcome::Spec { object, ignored_status }
+            }
         }
         EditPart::Status if edited == *base => Outcome::Unchanged { ignored_status: false },
         EditPart::Status => Outcome::Status { document: edited },
@@ -169,9 +173,15 @@ mod tests {
             other => panic!("{other:?}"),
         }
         edited["spec"]["size"] = json!(1);
-        assert_eq!(outcome(&spec_doc(), Some(&stored), edited, EditPart::Spec), Outcome::Unchanged { ignored_status: true });
+        assert_eq!(
+            outcome(&spec_doc(), Some(&stored), edited, EditPart::Spec),
+            Outcome::Unchanged { ignored_status: true }
+        );
         let same = status_document(Some(&stored));
-        assert_eq!(outcome(&same, Some(&stored), same.clone(), EditPart::Status), Outcome::Unchanged { ignored_status: false });
+        assert_eq!(
+            outcome(&same, Some(&stored), same.clone(), EditPart::Status),
+            Outcome::Unchanged { ignored_status: false }
+        );
     }
 
     #[test]

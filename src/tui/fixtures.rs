@@ -79,13 +79,19 @@ impl CrdBuilder {
         self.doc["spec"]["names"]["shortNames"] = json!([short]);
         self.doc["status"]["conditions"] = json!([
             condition("NamesAccepted", "False", "ShortNamesConflict", &format!("\"{short}\" is already in use")),
-            condition("Established", "False", "NotAccepted", "not all names are accepted")]);
+            condition("Established", "False", "NotAccepted", "not all names are accepted")
+        ]);
         self
     }
     pub fn terminating(mut self) -> Self {
         self.doc["metadata"]["deletionTimestamp"] = json!("2026-11-22T11:58:00Z");
         if let Some(list) = self.doc["status"]["conditions"].as_array_mut() {
-            list.push(condition("Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress"));
+            list.push(condition(
+                "Terminating",
+                "True",
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+            ));
         }
         self
     }
@@ -100,8 +106,12 @@ impl CrdBuilder {
 /// The demo's shape: healthy, with subresources, in conflict, terminating, cluster-scoped.
 pub fn registrations() -> Vec<Registration> {
     vec![
-        crd("widgets", "Widget").short_names(&["wd"]).subresources().printer_column("Replicas", "integer", ".spec.replicas")
-            .printer_column("Phase", "string", ".status.phase").registration(Some(180)),
+        crd("widgets", "Widget")
+            .short_names(&["wd"])
+            .subresources()
+            .printer_column("Replicas", "integer", ".spec.replicas")
+            .printer_column("Phase", "string", ".status.phase")
+            .registration(Some(180)),
         crd("gadgets", "Gadget").short_name_conflict("wd").registration(None),
         crd("legacyjobs", "LegacyJob").terminating().registration(Some(1)),
         crd("clusterpolicies", "ClusterPolicy").cluster_scoped().registration(Some(25)),
@@ -125,11 +135,21 @@ fn column(name: &str, type_: &str) -> Column {
 pub fn widget_table(n: usize) -> TableData {
     let created: Timestamp = "2026-11-22T11:30:00Z".parse().expect("timestamp");
     TableData {
-        columns: vec![column("Name", "string"), column("Replicas", "integer"), column("Phase", "string"), column("Age", "date")],
+        columns: vec![
+            column("Name", "string"),
+            column("Replicas", "integer"),
+            column("Phase", "string"),
+            column("Age", "date"),
+        ],
         rows: (0..n)
             .map(|i| Row {
                 key: ObjKey::new(Some("default"), &format!("widget-{i:03}")),
-                cells: vec![format!("widget-{i:03}"), (i % 4).to_string(), if i % 3 == 0 { "Running" } else { "Stopped" }.into(), "30m".into()],
+                cells: vec![
+                    format!("widget-{i:03}"),
+                    (i % 4).to_string(),
+                    if i % 3 == 0 { "Running" } else { "Stopped" }.into(),
+                    "30m".into(),
+                ],
                 created: Some(created),
             })
             .collect(),

@@ -79,6 +79,16 @@ pub fn kept_path(kind: &ResourceType, key: &ObjKey, part: EditPart) -> PathBuf {
     edits_dir().join(format!("{}-{ns}{}-{}-{stamp}.yaml", kind.plural, key.name, part.word()))
 }
 
+/// Writes a new file only its owner can read: objects may hold secrets.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(text.as_bytes())
+}
+
 /// Reads the object, writes the document for the editor; returns it with the file.
 pub async fn prepare_edit(
     client: &kube::Client,
@@ -90,7 +100,7 @@ pub async fn prepare_edit(
     let base = document(&against, part).map_err(|e| e.to_string())?;
     let kept = kept_path(kind, key, part);
     std::fs::create_dir_all(edits_dir()).map_err(|e| format!("cannot create {}: {e}", edits_dir().display()))?;
-    std::fs::write(&kept, edit::render(&base, part, &what(kind, key)))
+    write_private(&kept, &edit::render(&base, part, &what(kind, key)))
         .map_err(|e| format!("cannot write {}: {e}", kept.display()))?;
     Ok((against, base, kept))
 }
@@ -240,6 +250,10 @@ async fn scale_all(client: &kube::Client, kind: &ResourceType, targets: &[ObjKey
     if failed.is_empty() {
         Msg::Saved(format!("scaled {} {}", kind.plural, done.join(", ")))
     } else {
-        Msg::Error(format!("scale failed for {}{}", failed.join("; "), if done.is_empty() { String::new() } else { format!(" (scaled {})", done.join(", ")) }))
+        Msg::Error(format!(
+            "scale failed for {}{}",
+            failed.join("; "),
+            if done.is_empty() { String::new() } else { format!(" (scaled {})", done.join(", ")) }
+        ))
     }
 }

@@ -6,12 +6,12 @@
 //! a change), and rendering reads only the rows on screen: 100,000 resources cost one sort
 //! when they change, not one per frame.
 
+use crate::cluster::table::{Table, TableRow};
 use crate::tui::model::age;
 use k8s_openapi::jiff::Timestamp;
 use regex::Regex;
 use serde_json::Value;
 use std::cmp::Ordering;
-use crate::cluster::table::{Table, TableRow};
 use std::collections::{BTreeSet, HashMap};
 
 /// Which object a row shows.
@@ -168,6 +168,14 @@ impl ResourceTable {
             None => self.push(row),
         }
         self.dirty = true;
+    }
+
+    /// Adds the rows of a list's next page.
+    pub fn extend(&mut self, rows: Vec<Row>) {
+        self.rows.reserve(rows.len());
+        for row in rows {
+            self.upsert(row);
+        }
     }
 
     /// Removes one row (a watch DELETED event).
@@ -363,7 +371,13 @@ mod tests {
     use super::*;
 
     pub(crate) fn column(name: &str, type_: &str) -> Column {
-        Column { name: name.into(), type_: type_.into(), format: String::new(), description: String::new(), priority: 0 }
+        Column {
+            name: name.into(),
+            type_: type_.into(),
+            format: String::new(),
+            description: String::new(),
+            priority: 0,
+        }
     }
 
     fn row(ns: &str, name: &str, replicas: &str) -> Row {

@@ -1,9 +1,9 @@
 //! The step function: an [`Action`] or a [`Msg`] changes the [`State`] and may ask for IO
 //! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
 
+use crate::cluster::discovery::ResourceType;
 use crate::tui::action::{Action, Effect, Msg, WatchEvent};
 use crate::tui::describe::describe;
-use crate::cluster::discovery::ResourceType;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{
@@ -149,7 +149,9 @@ fn move_by(state: &mut State, n: isize, height: usize) {
         Screen::Resources(r) => r.table.move_by(n, height),
         Screen::Resource(r) => {
             let i = usize::from(r.focus == Pane::Right);
-            r.scroll[i] = r.scroll[i].saturating_add_signed(n);
+            let part = r.object.as_ref().and_then(|o| o.get(if i == 0 { "spec" } else { "status" }));
+            let last = part.map(|v| yaml::to_lines(v).len()).unwrap_or(1).saturating_sub(1);
+            r.scroll[i] = r.scroll[i].saturating_add_signed(n).min(last);
         }
         Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
     }
@@ -504,6 +506,11 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                 Ok(data) => r.table.replace(data),
                 Err(e) => state.error(format!("cannot list: {e}")),
             }
+        }
+        Msg::Rows { watch, rows, done } => {
+            let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
+            r.table.extend(rows);
+            r.loading = !done;
         }
         Msg::Watch { watch, event } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };

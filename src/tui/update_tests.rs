@@ -127,7 +127,12 @@ fn scale_one_from_zero_and_type_a_number() {
     apply(&mut s, Msg::Object { key: key.clone(), result: Ok(widget("widget-000", 0)) });
     let effects = type_keys(&mut s, "s");
     assert!(matches!(&effects[..], [Effect::LoadScale { .. }]));
-    let view = crate::cluster::objects::ScaleView { desired: 0, current: 0, selector: Some("app=widget-000".into()), resource_version: None };
+    let view = crate::cluster::objects::ScaleView {
+        desired: 0,
+        current: 0,
+        selector: Some("app=widget-000".into()),
+        resource_version: None,
+    };
     apply(&mut s, Msg::Scale { key: key.clone(), result: Ok(view) });
     type_keys(&mut s, "+");
     let effects = press(&mut s, KeyCode::Enter);
@@ -223,4 +228,18 @@ fn esc_and_a_key_typed_together_are_both_taken() {
     crate::tui::on_event(&mut s, crossterm::event::Event::Key(alt_k));
     assert_eq!(top(&s), "registrations");
     assert_eq!(s.registrations.cursor, 2, "back, then up");
+}
+
+#[test]
+fn a_list_arrives_page_by_page() {
+    let mut s = state();
+    let watch = open_widgets(&mut s, 3);
+    let more = widget_table(6).rows.split_off(3);
+    apply(&mut s, Msg::Rows { watch, rows: more, done: false });
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert!(r.loading);
+    apply(&mut s, Msg::Rows { watch, rows: vec![], done: true });
+    s.prepare();
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!((r.table.total(), r.loading), (6, false));
 }

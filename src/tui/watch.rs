@@ -1,18 +1,21 @@
-//! The live list of the resources screen: list, then watch from the list's
-//! resourceVersion, resume after the server ends a watch, list again after `410 Gone`,
+//! The live list of the resources screen: list (a first page of a screenful, then the rest
+//! in large pages), then watch from the list's resourceVersion, resume after the server ends a watch, list again after `410 Gone`,
 //! retry after errors. A state machine ([`Phase`] and one step function) turned into a
 //! stream of [`Msg`]s that the main `select!` polls beside the terminal and the ticks.
 
-use crate::cluster::ResourceType;
-use crate::cluster::table::fetch_table;
-use crate::cluster::tui_ops::{TableEvent, Watched, collection_version, is_gone, watch_table};
 use crate::cluster::ClusterError;
+use crate::cluster::ResourceType;
+use crate::cluster::tui_ops::{TableEvent, Watched, fetch_table_page, is_gone, watch_table};
 use crate::tui::action::{Msg, WatchEvent};
 use crate::tui::table::{ObjKey, Row};
-use futures::stream::BoxStream;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use std::time::Duration;
 
+/// Rows of the first page: a screenful and more, so the first frame comes quickly.
+const FIRST_PAGE: u32 = 200;
+/// Rows of the pages after it.
+const PAGE: u32 = 5_000;
 /// Pause before trying again after an error.
 const RETRY: Duration = Duration::from_secs(2);
 /// Pause before resuming a watch the server ended (it ends them every few minutes).
@@ -20,9 +23,22 @@ const RESUME: Duration = Duration::from_millis(100);
 
 enum Phase {
     List,
-    Watch { rv: String },
-    Streaming { events: BoxStream<'static, Result<Watched, ClusterError>>, rv: String },
-    Wait { pause: Duration, next: Box<Phase> },
+    /// The rest of a list, page by page.
+    Listing {
+        rv: String,
+        next: String,
+    },
+    Watch {
+        rv: String,
+    },
+    Streaming {
+        events: BoxStream<'static, Result<Watched, ClusterError>>,
+        rv: String,
+    },
+    Wait {
+        pause: Duration,
+        next: Box<Phase>,
+    },
 }
 
 /// One list+watch of a resource table.
@@ -66,20 +82,35 @@ impl TableWatch {
             let ns = self.namespace.as_deref();
             let sel = self.selector.as_deref();
             match std::mem::replace(&mut self.phase, Phase::List) {
-                Phase::List => {
-                    let listed = async {
-                        let rv = collection_version(&self.client, &self.resource, ns, sel).await?;
-                        let table = fetch_table(&self.client, &self.resource, ns, None, sel).await?;
-                        Ok::<_, ClusterError>((rv, table))
-                    };
-                    match listed.await {
-                        Ok((rv, table)) => {
-                            self.phase = Phase::Watch { rv };
-                            return Msg::Table { watch: id, result: Ok(table.into()) };
+                Phase::List => match fetch_table_page(&self.client, &self.resource, ns, sel, FIRST_PAGE, None).await {
+                    Ok(page) => {
+                        self.phase = match page.next {
+                            Some(next) => Phase::Listing { rv: page.resource_version, next },
+                            None => Phase::Watch { rv: page.resource_version },
+                        };
+                        return Msg::Table { watch: id, result: Ok(page.table.into()) };
+                    }
+                    Err(e) => {
+                        self.phase = Phase::Wait { pause: RETRY, next: Box::new(Phase::List) };
+                        return Msg::Table { watch: id, result: Err(e.to_string()) };
+                    }
+                },
+                Phase::Listing { rv, next } => {
+                    match fetch_table_page(&self.client, &self.resource, ns, sel, PAGE, Some(&next)).await {
+                        Ok(page) => {
+                            let done = page.next.is_none();
+                            self.phase = match page.next {
+                                Some(next) => Phase::Listing { rv, next },
+                                None => Phase::Watch { rv },
+                            };
+                            let rows = page.table.rows.into_iter().map(Row::from).collect();
+                            return Msg::Rows { watch: id, rows, done };
                         }
+                        // The continue token expired: read the list again.
+                        Err(e) if is_gone(&e) => self.phase = Phase::List,
                         Err(e) => {
                             self.phase = Phase::Wait { pause: RETRY, next: Box::new(Phase::List) };
-                            return Msg::Table { watch: id, result: Err(e.to_string()) };
+                            return self.watch_error(&e);
                         }
                     }
                 }
@@ -99,9 +130,7 @@ impl TableWatch {
                         self.phase = Phase::Streaming { events, rv };
                         let event = match w.event {
                             TableEvent::Upsert(row) => WatchEvent::Upsert(Row::from(row)),
-                            TableEvent::Deleted { name, namespace } => {
-                                WatchEvent::Delete(ObjKey { namespace, name })
-                            }
+                            TableEvent::Deleted { name, namespace } => WatchEvent::Delete(ObjKey { namespace, name }),
                             TableEvent::Bookmark => continue,
                         };
                         return Msg::Watch { watch: id, event };

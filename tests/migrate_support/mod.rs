@@ -1,6 +1,6 @@
 //! Shared by the migration tests and benchmark: CRD fixtures built in code, a cluster
 //! loaded with CronTabs (status, labels, annotations, links between CronTabs) and
-//! ConfigMaps that depend on them, the `kubectl-crd` binary run as a child process, and
+//! Runs (a custom kind of another group) that depend on them, the `kubectl-crd` binary run as a child process, and
 //! the checks that a migration (or a rollback) kept everything.
 
 #![allow(dead_code)]
@@ -63,13 +63,18 @@ impl CrdBuilder {
 
     /// Sets `spec.properties.<field>` of the schema.
     pub fn spec_field(mut self, field: &str, schema: Value) -> Self {
-        self.doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][field] = schema;
+        self.doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][field] =
+            schema;
         self
     }
 
     /// Removes `spec.properties.<field>` (the schema then prunes it).
     pub fn without_spec_field(mut self, field: &str) -> Self {
-        if let Some(p) = self.doc.pointer_mut("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties").and_then(Value::as_object_mut) {
+        if let Some(p) = self
+            .doc
+            .pointer_mut("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties")
+            .and_then(Value::as_object_mut)
+        {
             p.remove(field);
         }
         self
@@ -100,23 +105,39 @@ pub fn write_json(dir: &Path, name: &str, doc: &Value) -> PathBuf {
 
 pub fn ar(group: &str, kind: &str) -> ApiResource {
     let plural = format!("{}s", kind.to_ascii_lowercase());
-    ApiResource { group: group.into(), version: "v1".into(), api_version: format!("{group}/v1"), kind: kind.into(), plural }
+    ApiResource {
+        group: group.into(),
+        version: "v1".into(),
+        api_version: format!("{group}/v1"),
+        kind: kind.into(),
+        plural,
+    }
 }
 
-pub fn configmaps() -> ApiResource {
-    ApiResource { group: String::new(), version: "v1".into(), api_version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into() }
+/// The dependents' kind: Runs, a custom kind of another group (the engine serves no
+/// ConfigMaps or Jobs; any kind with ownerReferences is a dependent).
+pub fn runs() -> ApiResource {
+    ar("ops.example.com", "Run")
+}
+
+pub fn run_crd() -> Value {
+    CrdBuilder::new("ops.example.com", "Run").build()
 }
 
 pub async fn create_crd(client: &kube::Client, doc: &Value) {
-    let api: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(client.clone());
+    let api: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
     let crd = serde_json::from_value(doc.clone()).expect("crd");
     api.create(&PostParams::default(), &crd).await.expect("create crd");
     let name = doc["metadata"]["name"].as_str().expect("name");
-    assert_eq!(wait_for_established(client, name, Duration::from_secs(30)).await.expect("wait"), Establishment::Established);
+    assert_eq!(
+        wait_for_established(client, name, Duration::from_secs(30)).await.expect("wait"),
+        Establishment::Established
+    );
 }
 
 /// What was loaded: every CronTab's spec, status, labels and annotations by (namespace,
-/// name), and every ConfigMap dependent with its uid and owner.
+/// name), and every Run dependent with its uid and owner.
 #[derive(Debug, Clone, Default)]
 pub struct Fixture {
     pub objects: BTreeMap<(String, String), Value>,
@@ -131,18 +152,24 @@ fn ns_of(i: usize) -> &'static str {
 }
 
 /// Loads `n` CronTabs over three namespaces, each with a status; every second one has a
-/// ConfigMap dependent; every tenth (from the fourth) is owned by the CronTab three before
+/// Run dependent; every tenth (from the fourth) is owned by the CronTab three before
 /// it; plus the controller object with its replicas.
 pub async fn populate(client: &kube::Client, n: usize) -> Fixture {
     let ns_api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
     for ns in NAMESPACES.iter().chain(["ops"].iter()) {
-        ns_api.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}})).expect("ns")).await.expect("namespace");
+        ns_api
+            .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}})).expect("ns"))
+            .await
+            .expect("namespace");
     }
     create_crd(client, &old_crd()).await;
     create_crd(client, &controller_crd()).await;
-    let controllers: Api<DynamicObject> = Api::namespaced_with(client.clone(), "ops", &ar("ops.example.com", "Controller"));
+    create_crd(client, &run_crd()).await;
+    let controllers: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "ops", &ar("ops.example.com", "Controller"));
     let c: DynamicObject = serde_json::from_value(json!({"apiVersion": "ops.example.com/v1", "kind": "Controller",
-        "metadata": {"name": "crontab-controller"}, "spec": {"replicas": CONTROLLER_REPLICAS}})).expect("controller");
+        "metadata": {"name": "crontab-controller"}, "spec": {"replicas": CONTROLLER_REPLICAS}}))
+    .expect("controller");
     controllers.create(&PostParams::default(), &c).await.expect("controller");
 
     let old = ar(OLD_GROUP, "CronTab");
@@ -176,29 +203,33 @@ pub async fn populate(client: &kube::Client, n: usize) -> Fixture {
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns_of(i), &old);
         let owner = format!("ct-{:05}", i - 3);
         let patch = json!({"metadata": {"ownerReferences": [{"apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": owner, "uid": uids[&(i - 3)]}]}});
-        let patched = api.patch(&format!("ct-{i:05}"), &PatchParams::default(), &Patch::Merge(&patch)).await.expect("link");
+        let patched =
+            api.patch(&format!("ct-{i:05}"), &PatchParams::default(), &Patch::Merge(&patch)).await.expect("link");
         let key = (ns_of(i).to_string(), format!("ct-{i:05}"));
         fixture.objects.insert(key.clone(), serde_json::to_value(&patched).expect("json"));
         fixture.links.insert(key, owner);
     }
-    // ConfigMap dependents.
+    // Run dependents.
     let cms: Vec<(usize, DynamicObject)> = futures::stream::iter((0..n).filter(|i| i % 2 == 0).map(|i| {
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns_of(i), &configmaps());
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns_of(i), &runs());
         let uid = uids[&i].clone();
         async move {
-            let cm: DynamicObject = serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": format!("cm-{i:05}"), "ownerReferences": [{"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+            let cm: DynamicObject = serde_json::from_value(json!({"apiVersion": "ops.example.com/v1", "kind": "Run",
+                "metadata": {"name": format!("run-{i:05}"), "ownerReferences": [{"apiVersion": "stable.example.com/v1", "kind": "CronTab",
                     "name": format!("ct-{i:05}"), "uid": uid, "controller": true, "blockOwnerDeletion": true}]},
-                "data": {"i": i.to_string()}}))
-            .expect("cm");
-            (i, api.create(&PostParams::default(), &cm).await.expect("configmap"))
+                "spec": {"image": format!("run:{i}")}}))
+            .expect("run");
+            (i, api.create(&PostParams::default(), &cm).await.expect("run"))
         }
     }))
     .buffer_unordered(16)
     .collect()
     .await;
     for (i, cm) in cms {
-        fixture.dependents.insert((ns_of(i).to_string(), format!("cm-{i:05}")), (cm.metadata.uid.expect("uid"), format!("ct-{i:05}")));
+        fixture.dependents.insert(
+            (ns_of(i).to_string(), format!("run-{i:05}")),
+            (cm.metadata.uid.expect("uid"), format!("ct-{i:05}")),
+        );
     }
     fixture
 }
@@ -208,7 +239,7 @@ fn keep(v: &Value) -> Value {
 }
 
 /// Asserts that every loaded CronTab is under `(group, kind)` with its spec, status,
-/// labels and annotations, that CronTab links and ConfigMap dependents point at the
+/// labels and annotations, that CronTab links and Run dependents point at the
 /// objects as they are now (kind and uid), and that the dependents were never deleted.
 pub async fn assert_kept(client: &kube::Client, fixture: &Fixture, group: &str, kind: &str) {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar(group, kind));
@@ -229,23 +260,36 @@ pub async fn assert_kept(client: &kube::Client, fixture: &Fixture, group: &str, 
         match fixture.links.get(&key) {
             Some(owner) => {
                 assert_eq!(refs.len(), 1, "{key:?}: {refs:?}");
-                assert_eq!((refs[0].kind.as_str(), refs[0].api_version.as_str(), refs[0].name.as_str()), (kind, api_version.as_str(), owner.as_str()));
-                assert_eq!(refs[0].uid, uids[&(key.0.clone(), owner.clone())], "{key:?} points at its owner's current uid");
+                assert_eq!(
+                    (refs[0].kind.as_str(), refs[0].api_version.as_str(), refs[0].name.as_str()),
+                    (kind, api_version.as_str(), owner.as_str())
+                );
+                assert_eq!(
+                    refs[0].uid,
+                    uids[&(key.0.clone(), owner.clone())],
+                    "{key:?} points at its owner's current uid"
+                );
             }
             None => assert!(refs.is_empty(), "{key:?}: {refs:?}"),
         }
     }
-    let cm_api: Api<DynamicObject> = Api::all_with(client.clone(), &configmaps());
-    let cms = cm_api.list(&Default::default()).await.expect("configmaps").items;
-    let by_key: BTreeMap<(String, String), &DynamicObject> =
-        cms.iter().map(|c| ((c.metadata.namespace.clone().unwrap_or_default(), c.metadata.name.clone().unwrap_or_default()), c)).collect();
+    let cm_api: Api<DynamicObject> = Api::all_with(client.clone(), &runs());
+    let cms = cm_api.list(&Default::default()).await.expect("runs").items;
+    let by_key: BTreeMap<(String, String), &DynamicObject> = cms
+        .iter()
+        .map(|c| ((c.metadata.namespace.clone().unwrap_or_default(), c.metadata.name.clone().unwrap_or_default()), c))
+        .collect();
     for (key, (uid, owner)) in &fixture.dependents {
         let cm = by_key.get(key).unwrap_or_else(|| panic!("dependent {key:?} was deleted"));
         assert_eq!(cm.metadata.uid.as_ref(), Some(uid), "dependent {key:?} keeps its uid (never deleted)");
         let refs = cm.metadata.owner_references.clone().unwrap_or_default();
         assert_eq!(refs.len(), 1, "{key:?}: {refs:?}");
         let r = &refs[0];
-        assert_eq!((r.kind.as_str(), r.api_version.as_str(), r.name.as_str()), (kind, api_version.as_str(), owner.as_str()), "{key:?}");
+        assert_eq!(
+            (r.kind.as_str(), r.api_version.as_str(), r.name.as_str()),
+            (kind, api_version.as_str(), owner.as_str()),
+            "{key:?}"
+        );
         assert_eq!(r.uid, uids[&(key.0.clone(), owner.clone())], "{key:?} points at the new uid");
         assert_eq!((r.controller, r.block_owner_deletion), (Some(true), Some(true)), "{key:?}");
     }
@@ -253,7 +297,8 @@ pub async fn assert_kept(client: &kube::Client, fixture: &Fixture, group: &str, 
 
 /// Whether the CRD `name` exists.
 pub async fn crd_exists(client: &kube::Client, name: &str) -> bool {
-    let api: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(client.clone());
+    let api: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
     api.get_opt(name).await.expect("get crd").is_some()
 }
 
@@ -265,7 +310,11 @@ pub async fn controller_replicas(client: &kube::Client) -> i64 {
 
 /// The local engine on `dir`, in this process.
 pub async fn open_local(dir: &Path) -> Connection {
-    let options = ConnectOptions { target: Target::Local { data_dir: dir.to_path_buf() }, namespace: None, request_timeout: None };
+    let options = ConnectOptions {
+        target: Target::Local { data_dir: dir.to_path_buf() },
+        namespace: None,
+        request_timeout: None,
+    };
     Connection::open(&options).await.expect("open the local engine")
 }
 
@@ -276,7 +325,11 @@ pub fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("spawn kubectl-crd");
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn kubectl-crd");
     child.wait_with_output().expect("kubectl-crd runs")
 }
 
@@ -288,9 +341,18 @@ pub fn text(out: &Output) -> String {
 pub fn run_args(target: &[String], new_crd: &Path, journal: &Path) -> Vec<String> {
     let mut args: Vec<String> = target.to_vec();
     args.extend(
-        ["migrate", "run", "--from", OLD_CRD, "--to"].map(String::from).into_iter().chain([new_crd.display().to_string()]),
+        ["migrate", "run", "--from", OLD_CRD, "--to"]
+            .map(String::from)
+            .into_iter()
+            .chain([new_crd.display().to_string()]),
     );
-    args.extend(["--journal".to_string(), journal.display().to_string(), "--controller".into(), CONTROLLER.into(), "--yes".into()]);
+    args.extend([
+        "--journal".to_string(),
+        journal.display().to_string(),
+        "--controller".into(),
+        CONTROLLER.into(),
+        "--yes".into(),
+    ]);
     args
 }
 

@@ -48,8 +48,34 @@ fn groups(kinds: &[ServedKind]) -> Vec<(String, Vec<String>)> {
     for (_, versions) in &mut out {
         versions.sort_by(|a, b| compare_versions(a, b));
     }
+    // kube-apiserver lists its built-in groups in a fixed priority order (reference 03),
+    // then the CRD groups; the sort is stable, so CRD groups keep their order.
+    out.sort_by_key(|(name, _)| BUILTIN_GROUP_ORDER.iter().position(|g| g == name).unwrap_or(usize::MAX));
     out
 }
+
+/// The order of kube-apiserver 1.32's built-in groups in `/apis`.
+const BUILTIN_GROUP_ORDER: [&str; 19] = [
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
 
 fn group_doc(name: &str, versions: &[String]) -> Value {
     let gv = |v: &String| json!({"groupVersion": format!("{name}/{v}"), "version": v});
@@ -149,7 +175,7 @@ pub fn aggregated(kinds: &Kinds, core: bool) -> Value {
                     let resources: Vec<Value> = all
                         .iter()
                         .filter(|k| &k.info().group == g && &k.info().version == v)
-                        .map(aggregated_resource)
+                        .map(|k| aggregated_resource(k, kinds.is_builtin(k)))
                         .collect();
                     json!({"version": v, "resources": resources, "freshness": "Current"})
                 })
@@ -164,9 +190,15 @@ pub fn aggregated(kinds: &Kinds, core: bool) -> Value {
     json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
 }
 
-fn aggregated_resource(k: &ServedKind) -> Value {
+/// One resource of aggregated discovery. kube-apiserver leaves the group and version of a
+/// built-in kind's `responseKind` empty (reference 04); a CRD's are filled in.
+fn aggregated_resource(k: &ServedKind, builtin: bool) -> Value {
     let info = k.info();
-    let kind = json!({"group": info.group, "version": info.version, "kind": info.kind});
+    let kind = if builtin {
+        json!({"group": "", "version": "", "kind": info.kind})
+    } else {
+        json!({"group": info.group, "version": info.version, "kind": info.kind})
+    };
     let mut r = json!({
         "resource": info.plural,
         "responseKind": kind,

@@ -4,6 +4,7 @@
 //! paths nothing serves answer kube's plain-text `404 page not found`.
 
 pub mod discovery;
+pub mod protobuf;
 pub mod query;
 pub mod respond;
 pub mod routes;

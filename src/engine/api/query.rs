@@ -59,7 +59,7 @@ impl Query {
         };
         let field_manager = match self.get("fieldManager").filter(|m| !m.is_empty()) {
             Some(m) if m.len() > 128 => {
-                return Err(ApiError::bad_request(format!("fieldManager: Too long: may not be more than 128 bytes")));
+                return Err(ApiError::bad_request("fieldManager: Too long: may not be more than 128 bytes"));
             }
             Some(m) => Some(m.to_string()),
             None => {
@@ -151,9 +151,7 @@ impl Query {
             None => Ok(None),
             Some("1" | "t" | "T" | "TRUE" | "true" | "True") => Ok(Some(true)),
             Some("0" | "f" | "F" | "FALSE" | "false" | "False") => Ok(Some(false)),
-            Some(other) => {
-                Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax")))
-            }
+            Some(other) => Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax"))),
         }
     }
 }

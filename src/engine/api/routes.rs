@@ -101,6 +101,22 @@ pub async fn serve_resource(
     let Some(kind) = engine.kinds().find(&target.group, &target.version, &target.plural) else {
         return plain_not_found();
     };
+    // Typed clients send built-in objects as protobuf: from here on, they are JSON.
+    let protobuf =
+        headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(super::protobuf::is_protobuf);
+    let (headers, body) = if protobuf && !body.is_empty() {
+        match super::protobuf::decode(&body) {
+            Ok(json) => {
+                let mut headers = headers.clone();
+                headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                (std::borrow::Cow::Owned(headers), Bytes::from(json.to_string()))
+            }
+            Err(e) => return super::respond::error_for(&e.to_api_error(), headers, &query),
+        }
+    } else {
+        (std::borrow::Cow::Borrowed(headers), body)
+    };
+    let headers = headers.as_ref();
     match handle(&engine, &kind, &target, method, &query, headers, body).await {
         Ok(res) => res,
         Err(e) => super::respond::error_for(&e, headers, &query),
@@ -217,7 +233,16 @@ async fn dispatch(
         (Method::PATCH, Some(name)) => {
             let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
             let patch_type = PatchType::from_content_type(ct).ok_or_else(ApiError::unsupported_patch)?;
-            Ok(json_response(StatusCode::OK, &rest.patch(ns, name, patch_type, &body, sub, opts).await?))
+            // An apply patch may create: the same admission as a POST first.
+            if patch_type == PatchType::Apply && rest.get(ns, name).await.is_err_and(|e| e.is_not_found()) {
+                if let Some(ns) = ns {
+                    engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
+                }
+                engine.check_create_allowed(kind).await?;
+            }
+            let outcome = rest.patch_outcome(ns, name, patch_type, &body, sub, opts).await?;
+            let code = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
+            Ok(json_response(code, &outcome.object))
         }
         (Method::DELETE, Some(name)) => {
             let obj = rest.delete(ns, name, &q.delete_options(&body)?, opts).await?;

@@ -79,43 +79,37 @@ impl Session {
     pub fn into_stream(self) -> BoxStream<'static, Bytes> {
         let ticker = self.bookmarks.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
         futures::stream::unfold((self, ticker), |(mut s, mut ticker)| async move {
-            loop {
-                let tick = async {
-                    match ticker.as_mut() {
-                        Some(t) => {
-                            t.tick().await;
-                        }
-                        None => std::future::pending::<()>().await,
+            let tick = async {
+                match ticker.as_mut() {
+                    Some(t) => {
+                        t.tick().await;
                     }
-                };
-                tokio::select! {
-                    biased;
-                    item = s.items.next() => {
-                        let line = match item? {
-                            WatchItem::Event { event_type, object } => {
-                                let rv = crate::engine::meta::resource_version(&object)
-                                    .and_then(crate::engine::meta::parse_resource_version);
-                                s.sent = s.sent.max(rv.unwrap_or(0));
-                                let bytes = serde_json::to_vec(&object).unwrap_or_default();
-                                s.encoder.event(event_type, RawObject::complete(&bytes), s.engine.now())
-                            }
-                            WatchItem::Bookmark { resource_version, initial_events_end } => {
-                                s.sent = s.sent.max(resource_version);
-                                s.bookmark(resource_version, initial_events_end)
-                            }
-                            WatchItem::Error(e) => s.encoder.error(&e),
-                        };
-                        return Some((Bytes::from(line), (s, ticker)));
-                    }
-                    () = tick => {
-                        let store = s.engine.store();
-                        let rv = progress(store.as_ref(), &s.prefix, s.sent).await;
-                        s.sent = rv;
-                        let line = s.bookmark(rv, false);
-                        return Some((Bytes::from(line), (s, ticker)));
-                    }
+                    None => std::future::pending::<()>().await,
                 }
-            }
+            };
+            let line = tokio::select! {
+                biased;
+                item = s.items.next() => match item? {
+                    WatchItem::Event { event_type, object } => {
+                        let rv = crate::engine::meta::resource_version(&object)
+                            .and_then(crate::engine::meta::parse_resource_version);
+                        s.sent = s.sent.max(rv.unwrap_or(0));
+                        let bytes = serde_json::to_vec(&object).unwrap_or_default();
+                        s.encoder.event(event_type, RawObject::complete(&bytes), s.engine.now())
+                    }
+                    WatchItem::Bookmark { resource_version, initial_events_end } => {
+                        s.sent = s.sent.max(resource_version);
+                        s.bookmark(resource_version, initial_events_end)
+                    }
+                    WatchItem::Error(e) => s.encoder.error(&e),
+                },
+                () = tick => {
+                    let store = s.engine.store();
+                    s.sent = progress(store.as_ref(), &s.prefix, s.sent).await;
+                    s.bookmark(s.sent, false)
+                }
+            };
+            Some((Bytes::from(line), (s, ticker)))
         })
         .boxed()
     }
@@ -135,7 +129,15 @@ pub async fn respond(
     let lq = q.list_query()?;
     let start = engine.store().current_revision().await.unwrap_or(0);
     let given = lq.resource_version.as_deref().and_then(crate::engine::meta::parse_resource_version);
-    let items = rest.watch(ns, &lq).await?;
+    let window = engine.kinds().watch_window(kind);
+    let items = match given {
+        // Older than the kind's watch window: 200, then one ERROR event (reference 55).
+        Some(rv) if rv > 0 && rv < window && lq.send_initial_events.is_none() => {
+            let err = ApiError::expired(format!("too old resource version: {rv} ({window})"));
+            futures::stream::iter([WatchItem::Error(err)]).boxed()
+        }
+        _ => rest.watch(ns, &lq).await?,
+    };
     let info = kind.info();
     let session = Session {
         items,
@@ -148,12 +150,49 @@ pub async fn respond(
         kind: info.kind.clone(),
     };
     let timeout = q.timeout_seconds().unwrap_or(30 * 60);
-    let lines = session
-        .into_stream()
-        .map(Ok::<_, std::io::Error>)
-        .take_until(tokio::time::sleep(Duration::from_secs(timeout)));
+    let lines =
+        session.into_stream().map(Ok::<_, std::io::Error>).take_until(tokio::time::sleep(Duration::from_secs(timeout)));
     let mut res = Response::new(Body::from_stream(lines));
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::StorageConfig;
+    use crate::engine::representation::negotiation::Negotiated;
+    use crate::engine::representation::table::TableConvertor;
+    use crate::engine::representation::{KindNames, Shape};
+
+    #[tokio::test]
+    async fn an_idle_watch_receives_periodic_bookmarks_at_the_current_revision() {
+        let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+        let current = engine.store().current_revision().await.expect("rv");
+        let shape = Shape { negotiated: Negotiated::JSON, table: Default::default(), now: engine.now() };
+        let session = Session {
+            items: futures::stream::pending().boxed(),
+            encoder: WatchEncoder::new(
+                shape,
+                KindNames::new("", "v1", "Namespace", "NamespaceList"),
+                Arc::new(TableConvertor::namespaces()),
+            ),
+            engine: Arc::clone(&engine),
+            sent: 0,
+            bookmarks: Some(Duration::from_millis(50)),
+            prefix: "/registry/none/".into(),
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+        };
+        let mut lines = session.into_stream();
+        for _ in 0..2 {
+            let line =
+                tokio::time::timeout(Duration::from_secs(5), lines.next()).await.expect("in time").expect("line");
+            let event: serde_json::Value = serde_json::from_slice(&line).expect("json");
+            assert_eq!(event["type"], "BOOKMARK");
+            assert_eq!(event["object"]["kind"], "Namespace");
+            assert_eq!(event["object"]["metadata"]["resourceVersion"], current.to_string());
+        }
+    }
 }

@@ -89,16 +89,28 @@ impl Documents {
                 ));
             }
         }
-        let mut roots = vec![("version".to_string(), routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO))];
+        let mut roots = vec![(
+            "version".to_string(),
+            routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO),
+        )];
         if sources.iter().any(|s| s.spec.group.is_empty()) {
-            roots.push(("api".into(), routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS)));
+            roots.push((
+                "api".into(),
+                routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS),
+            ));
         }
         if sources.iter().any(|s| !s.spec.group.is_empty()) {
-            roots.push(("apis".into(), routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST)));
+            roots.push((
+                "apis".into(),
+                routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST),
+            ));
         }
         for s in sources.iter().filter(|s| s.spec.flavor == Flavor::BuiltIn && !s.spec.group.is_empty()) {
             let path = format!("/apis/{}/", s.spec.group);
-            roots.push((format!("apis/{}", s.spec.group), routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP)));
+            roots.push((
+                format!("apis/{}", s.spec.group),
+                routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP),
+            ));
         }
         for (gv, route) in roots {
             let group = groups.entry(gv).or_insert_with(Group::custom);

@@ -11,7 +11,12 @@
 //!   published yet but whose CRD exists, the Namespace PATCH operation of `api/v1` decides.
 //! - Otherwise (a `kind: List`, a kind without a document, an unreadable document) it
 //!   falls back to client-side validation against `/openapi/v2`, which it only ever
-//!   requests as gnostic protocol buffers; we serve those (see [`proto`]).
+//!   requests as gnostic protocol buffers; we serve those (see [`proto`]). A 406 there
+//!   would not do: client-go then tries `/swagger-2.0.0.pb-v1` and gives up, and kubectl
+//!   refuses the file.
+//! - Re-applying an existing custom resource, it finds no strategic merge patch among the
+//!   v3 PATCH operation's media types, reads `/openapi/v2` (protobuf) to pick a patch type,
+//!   and sends a JSON merge patch.
 //! - `kubectl explain` reads the v3 document of the kind's group-version (JSON) and walks
 //!   the schema carrying the kind's `x-kubernetes-group-version-kind`.
 //!
@@ -26,12 +31,12 @@
 //! it with kube-openapi's headers (ETag, `?hash=` redirects, immutable caching, 304, 406).
 
 mod crd_schema;
-pub mod definitions;
-pub mod documents;
-pub mod json;
+pub(crate) mod definitions;
+mod documents;
+mod json;
 mod params;
 mod proto;
-pub mod routes;
+mod routes;
 mod schema;
 mod v2;
 mod v3;

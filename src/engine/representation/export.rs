@@ -49,8 +49,11 @@ mod tests {
             "resourceVersion": "3", "generation": 2, "creationTimestamp": "t", "managedFields": [], "labels": {"a": "b"},
             "finalizers": ["f"]}, "spec": {"x": 1}, "status": {"phase": "Ready"}});
         export_object(&mut obj);
-        assert_eq!(obj, json!({"apiVersion": "g/v1", "kind": "W", "metadata": {"name": "w", "namespace": "d",
-            "labels": {"a": "b"}, "finalizers": ["f"]}, "spec": {"x": 1}}));
+        assert_eq!(
+            obj,
+            json!({"apiVersion": "g/v1", "kind": "W", "metadata": {"name": "w", "namespace": "d",
+            "labels": {"a": "b"}, "finalizers": ["f"]}, "spec": {"x": 1}})
+        );
         let mut list = json!({"items": [{"metadata": {"uid": "u", "name": "a"}}], "metadata": {"resourceVersion": "9", "continue": "c"}});
         export_list(&mut list);
         assert_eq!(list, json!({"items": [{"metadata": {"name": "a"}}], "metadata": {"continue": "c"}}));

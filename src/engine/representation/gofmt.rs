@@ -5,7 +5,6 @@
 
 use serde_json::Value;
 
-
 /// The text client-go's `JSONPath.PrintResults` writes for one value: JSON for objects
 /// and arrays, `fmt.Fprint` for the rest (`<no value>` for null).
 pub fn print_text(v: &Value) -> String {
@@ -67,6 +66,14 @@ fn write_go_json(v: &Value, out: &mut String) {
 
 /// A JSON string as Go's encoder escapes it (HTML-safe).
 pub fn write_go_string(s: &str, out: &mut String) {
+    // Most strings need no escape at all: copy them whole.
+    if !s.bytes().any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2)) {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     for c in s.chars() {
         match c {

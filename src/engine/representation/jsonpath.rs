@@ -103,7 +103,6 @@ impl JsonPath {
     }
 }
 
-
 type Vals<'a> = Vec<Cow<'a, Value>>;
 
 /// A child of `parent` found by `f`, borrowed when the parent is.

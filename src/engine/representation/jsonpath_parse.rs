@@ -3,7 +3,6 @@
 
 use super::jsonpath::{JsonPathError, Node, Param, err};
 
-
 pub(super) struct Parser<'a> {
     input: &'a str,
     pos: usize,
@@ -259,11 +258,9 @@ impl<'a> Parser<'a> {
         let text = &text[..text.len() - 2];
         match split_comparison(text) {
             None => cur.push(Node::Filter { left: parse_action(text)?, right: vec![], op: "exists".into() }),
-            Some((left, op, right)) => cur.push(Node::Filter {
-                left: parse_action(left)?,
-                right: parse_action(right)?,
-                op: op.to_string(),
-            }),
+            Some((left, op, right)) => {
+                cur.push(Node::Filter { left: parse_action(left)?, right: parse_action(right)?, op: op.to_string() })
+            }
         }
         Ok(())
     }
@@ -277,7 +274,8 @@ impl<'a> Parser<'a> {
             }
         }
         let value = self.consume();
-        let text = unquote(value).ok_or_else(|| JsonPathError(format!("unquote string {value} error invalid syntax")))?;
+        let text =
+            unquote(value).ok_or_else(|| JsonPathError(format!("unquote string {value} error invalid syntax")))?;
         cur.push(Node::Text(text));
         Ok(())
     }

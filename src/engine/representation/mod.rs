@@ -69,7 +69,9 @@ impl<'a> RawObject<'a> {
     pub fn resource_version(&self) -> String {
         match self.resource_version {
             Some(rv) => rv.to_string(),
-            None => raw::get_path(self.json, &["metadata", "resourceVersion"]).and_then(raw::string).unwrap_or_default(),
+            None => {
+                raw::get_path(self.json, &["metadata", "resourceVersion"]).and_then(raw::string).unwrap_or_default()
+            }
         }
     }
 }
@@ -156,7 +158,11 @@ pub fn encode_value(negotiated: &Negotiated, value: &Value) -> Encoded {
 /// Re-encodes `json` with the server-set fields cleared (`export`).
 fn exported(json: Vec<u8>, list: bool) -> Vec<u8> {
     let Ok(mut value) = serde_json::from_slice::<Value>(&json) else { return json };
-    if list { export::export_list(&mut value) } else { export::export_object(&mut value) }
+    if list {
+        export::export_list(&mut value)
+    } else {
+        export::export_object(&mut value)
+    }
     serde_json::to_vec(&value).unwrap_or(json)
 }
 

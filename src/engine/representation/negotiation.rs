@@ -56,7 +56,8 @@ pub struct Negotiated {
 
 impl Negotiated {
     /// Plain JSON.
-    pub const JSON: Negotiated = Negotiated { format: Format::Json, target: Target::Object, pretty: false, export: false };
+    pub const JSON: Negotiated =
+        Negotiated { format: Format::Json, target: Target::Object, pretty: false, export: false };
 }
 
 /// What an endpoint can produce (kube's `EndpointRestrictions` plus its serializers).
@@ -124,11 +125,16 @@ fn parse_accept(header: &str) -> Vec<Clause<'_>> {
 /// The media types an endpoint serializes, in preference order.
 fn serializers(endpoint: Endpoint) -> &'static [(&'static str, &'static str)] {
     match endpoint {
-        Endpoint::Resource => {
-            &[("application", "json"), ("application", "yaml"), ("application", "vnd.kubernetes.protobuf"), ("text", "csv")]
-        }
+        Endpoint::Resource => &[
+            ("application", "json"),
+            ("application", "yaml"),
+            ("application", "vnd.kubernetes.protobuf"),
+            ("text", "csv"),
+        ],
         Endpoint::Watch => &[("application", "json"), ("application", "vnd.kubernetes.protobuf")],
-        Endpoint::Plain => &[("application", "json"), ("application", "yaml"), ("application", "vnd.kubernetes.protobuf")],
+        Endpoint::Plain => {
+            &[("application", "json"), ("application", "yaml"), ("application", "vnd.kubernetes.protobuf")]
+        }
     }
 }
 
@@ -244,7 +250,8 @@ mod tests {
 
     #[test]
     fn nothing_acceptable_is_406_with_kube_s_message() {
-        for accept in ["application/json;as=Foo;v=v1;g=meta.k8s.io", "text/html", "application/vnd.kubernetes.protobuf"] {
+        for accept in ["application/json;as=Foo;v=v1;g=meta.k8s.io", "text/html", "application/vnd.kubernetes.protobuf"]
+        {
             let e = n(accept).expect_err(accept);
             assert_eq!((e.code, e.reason.as_str()), (406, "NotAcceptable"));
             assert_eq!(

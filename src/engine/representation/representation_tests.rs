@@ -53,10 +53,16 @@ fn partial_metadata_and_its_406s() {
     assert!(v.get("spec").is_none());
     let e = encode_list(&s, &kind(), &conv, &ListMeta::default(), &[obj]).expect_err("a list");
     assert_eq!(e.code, 406);
-    assert_eq!(e.message, "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)");
+    assert_eq!(
+        e.message,
+        "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)"
+    );
     let s = shape("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
     let e = encode_object(&s, &kind(), &conv, obj).expect_err("not a list");
-    assert_eq!(e.message, "you requested PartialObjectMetadataList, but the requested object is not a list (*unstructured.Unstructured)");
+    assert_eq!(
+        e.message,
+        "you requested PartialObjectMetadataList, but the requested object is not a list (*unstructured.Unstructured)"
+    );
 }
 
 #[test]

@@ -39,7 +39,8 @@ pub struct ColumnDefinition {
 }
 
 impl ColumnDefinition {
-    fn new(name: &str, type_: &str, format: &str, description: &str) -> Self {
+    /// A column shown by default (priority 0).
+    pub fn new(name: &str, type_: &str, format: &str, description: &str) -> Self {
         ColumnDefinition {
             name: name.into(),
             type_: type_.into(),
@@ -48,7 +49,16 @@ impl ColumnDefinition {
             priority: 0,
         }
     }
+
+    /// The column with `priority` (1: only in `-o wide`).
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
 }
+
+/// A built-in printer's cell function: the decoded object and the clock ages are read at.
+pub type PrintCell = fn(&Value, Timestamp) -> Cell;
 
 /// Where a column's cells come from.
 #[derive(Debug, Clone)]
@@ -63,6 +73,8 @@ enum CellSource {
     Age,
     /// A string field, `""` when absent (the namespace `Status`).
     Text(&'static [&'static str]),
+    /// A built-in printer's cell, computed from the decoded object.
+    Computed(PrintCell),
 }
 
 /// One table cell.
@@ -171,6 +183,15 @@ impl TableConvertor {
         }
     }
 
+    /// A built-in kind's printer (kube's `pkg/printers/internalversion`): every column
+    /// computed from the decoded object. Server-side Tables carry the wide columns too.
+    pub fn printer(columns: Vec<(ColumnDefinition, PrintCell)>) -> Self {
+        TableConvertor {
+            columns: columns.into_iter().map(|(d, f)| (d, CellSource::Computed(f))).collect(),
+            null_rows_when_empty: false,
+        }
+    }
+
     /// The CRD table convertor for a served version's printer columns (a lone `Age` column
     /// when there are none). A column whose path does not parse ends the list, as in kube,
     /// which logs it and keeps the columns built so far.
@@ -222,8 +243,10 @@ impl TableConvertor {
         let top = raw::members(obj).unwrap_or_default();
         let top_get = |key: &str| top.iter().find(|m| m.key == key.as_bytes()).map(|m| m.value);
         let meta = top_get("metadata").and_then(raw::members).unwrap_or_default();
-        let meta_string =
-            |key: &str| meta.iter().find(|m| m.key == key.as_bytes()).and_then(|m| raw::string(m.value));
+        let meta_string = |key: &str| meta.iter().find(|m| m.key == key.as_bytes()).and_then(|m| raw::string(m.value));
+        // Printers of built-in kinds read the whole object: decode it once per row.
+        let decoded = std::cell::OnceCell::new();
+        let decoded = || decoded.get_or_init(|| serde_json::from_slice::<Value>(obj).unwrap_or(Value::Null));
         self.columns
             .iter()
             .map(|(def, source)| match source {
@@ -244,6 +267,7 @@ impl TableConvertor {
                         .and_then(raw::string)
                         .unwrap_or_default(),
                 ),
+                CellSource::Computed(cell) => cell(decoded(), now),
                 CellSource::Path { path, prefix } => {
                     let start = match prefix.split_first() {
                         Some((first, rest)) => top_get(first).and_then(|v| raw::get_path(v, rest)),
@@ -327,8 +351,19 @@ impl TableConvertor {
 /// result is empty and the cell null).
 fn path_cell(start: Option<&[u8]>, path: &JsonPath, skip: usize, type_: &str, now: Timestamp) -> Cell {
     let Some(start) = start else { return Cell::Null };
+    let plain = path.plain_len() == Some(skip);
+    // The common case, a plain path to a string, needs no decoding into a Value.
+    if plain
+        && start.first() == Some(&b'"')
+        && let Some(s) = raw::string(start)
+    {
+        return match type_ {
+            "string" => Cell::Str(s),
+            _ => typed_cell(type_, &Value::String(s), now),
+        };
+    }
     let Ok(value) = serde_json::from_slice::<Value>(start) else { return Cell::Null };
-    let first = if path.plain_len() == Some(skip) {
+    let first = if plain {
         Cow::Borrowed(&value)
     } else {
         match path.find_from(&value, skip) {

@@ -8,7 +8,12 @@ fn now() -> Timestamp {
 }
 
 fn column(name: &str, type_: &str, path: &str) -> CustomResourceColumnDefinition {
-    CustomResourceColumnDefinition { name: name.into(), type_: type_.into(), json_path: path.into(), ..Default::default() }
+    CustomResourceColumnDefinition {
+        name: name.into(),
+        type_: type_.into(),
+        json_path: path.into(),
+        ..Default::default()
+    }
 }
 
 fn cells(conv: &TableConvertor, obj: &Value) -> Vec<Cell> {
@@ -106,7 +111,8 @@ fn no_printer_columns_means_name_and_age() {
 
 #[test]
 fn default_and_namespace_layouts() {
-    let obj = json!({"metadata": {"name": "x", "creationTimestamp": "2026-11-22T11:00:00Z"}, "status": {"phase": "Active"}});
+    let obj =
+        json!({"metadata": {"name": "x", "creationTimestamp": "2026-11-22T11:00:00Z"}, "status": {"phase": "Active"}});
     assert_eq!(
         cells(&TableConvertor::default(), &obj),
         vec![Cell::Str("x".into()), Cell::Str("2026-11-22T11:00:00Z".into())]
@@ -116,7 +122,14 @@ fn default_and_namespace_layouts() {
         vec![Cell::Str("x".into()), Cell::Str("Active".into()), Cell::Str("60m".into())]
     );
     let mut out = Vec::new();
-    TableConvertor::default().write_table(&[], &ListMeta::default(), TableOptions::default(), MetaVersion::V1, now(), &mut out);
+    TableConvertor::default().write_table(
+        &[],
+        &ListMeta::default(),
+        TableOptions::default(),
+        MetaVersion::V1,
+        now(),
+        &mut out,
+    );
     let table: Value = serde_json::from_slice(&out).expect("json");
     assert_eq!(table["rows"], Value::Null);
     assert_eq!(table["columnDefinitions"][1]["name"], "Created At");

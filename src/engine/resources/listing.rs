@@ -173,7 +173,8 @@ impl Rest<'_> {
     fn list_selectors(&self, q: &ListQuery) -> Result<(LabelSelector, FieldSelector), ApiError> {
         let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(|e| ApiError::bad_request(e.0))?;
         let fields = FieldSelector::parse(q.fields.as_deref().unwrap_or(""), &self.strategy.selectable_fields())
-            .map_err(|e| ApiError::bad_request(e.0))?;
+            .map_err(|e| ApiError::bad_request(e.0))?
+            .with_lookup(self.strategy.field_lookup());
         Ok((labels, fields))
     }
 
@@ -225,6 +226,9 @@ impl Rest<'_> {
             }
         }
         let filtering = !labels.0.is_empty() || !fields.0.is_empty();
+        // A kind served in another form than stored decodes every item; the others pass
+        // the stored bytes through untouched.
+        let conversion = self.strategy.storage_conversion();
         let want = opts.limit.unwrap_or(usize::MAX);
         let mut items = Vec::new();
         let (revision, next_key, remaining) = loop {
@@ -233,9 +237,11 @@ impl Rest<'_> {
                 Err(StoreError::Expired { .. }) if exact => {
                     return Err(ApiError::expired("The resourceVersion for the provided list is too old."));
                 }
-                Err(StoreError::Expired { .. }) => return Err(ApiError::expired(
-                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-                )),
+                Err(StoreError::Expired { .. }) => {
+                    return Err(ApiError::expired(
+                        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+                    ));
+                }
                 Err(e) => return Err(self.list_store_error(e)),
             };
             opts.revision = Some(page.revision);
@@ -243,7 +249,12 @@ impl Rest<'_> {
                 if items.len() >= want {
                     break;
                 }
-                if !filtering || {
+                if conversion.is_some() {
+                    let obj = super::read_stored(conversion, &kv);
+                    if labels.matches(&obj) && fields.matches(&obj) {
+                        items.push(KeyValue { value: meta::to_stored(&obj), ..kv });
+                    }
+                } else if !filtering || {
                     let obj = meta::from_stored(&kv);
                     labels.matches(&obj) && fields.matches(&obj)
                 } {
@@ -280,6 +291,7 @@ impl Rest<'_> {
         validate(q, true)?;
         let (labels, fields) = self.list_selectors(q)?;
         let prefix = self.strategy.info().namespace_prefix(namespace);
+        let conversion = self.strategy.storage_conversion();
         let rv = parse_rv(q.resource_version.as_deref())?;
         // sendInitialEvents=true, or the legacy watch without a resourceVersion.
         let initial_events = q.send_initial_events.unwrap_or(rv.is_none());
@@ -287,12 +299,11 @@ impl Rest<'_> {
             if let Some(rv) = rv {
                 self.wait_fresh(rv).await?;
             }
-            let page =
-                self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
+            let page = self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
             let objs: Vec<WatchItem> = page
                 .items
                 .iter()
-                .map(meta::from_stored)
+                .map(|kv| super::read_stored(conversion, kv))
                 .filter(|o| labels.matches(o) && fields.matches(o))
                 .map(|object| WatchItem::Event { event_type: "ADDED", object })
                 .collect();
@@ -319,7 +330,7 @@ impl Rest<'_> {
         };
         let events = changes.filter_map(move |item| {
             let out = match item {
-                Ok(event) => translate(&event, &labels, &fields),
+                Ok(event) => translate(&event, &labels, &fields, conversion),
                 Err(StoreError::Expired { requested, oldest }) => Some(WatchItem::Error(ApiError::expired(format!(
                     "too old resource version: {requested} ({oldest})"
                 )))),
@@ -333,10 +344,15 @@ impl Rest<'_> {
 
 /// A store change as the watcher of a filtered view sees it: an object moving into the
 /// view is ADDED, one moving out is DELETED.
-fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector) -> Option<WatchItem> {
+fn translate(
+    event: &WatchEvent,
+    labels: &LabelSelector,
+    fields: &FieldSelector,
+    conversion: Option<super::StorageConversion>,
+) -> Option<WatchItem> {
     let matches = |o: &Value| labels.matches(o) && fields.matches(o);
-    let current = event.current.as_ref().map(meta::from_stored);
-    let prev = event.prev.as_ref().map(meta::from_stored);
+    let current = event.current.as_ref().map(|kv| super::read_stored(conversion, kv));
+    let prev = event.prev.as_ref().map(|kv| super::read_stored(conversion, kv));
     let (event_type, object) = match event.event_type() {
         EventType::Added => ("ADDED", current?),
         EventType::Deleted => {
@@ -369,7 +385,11 @@ mod tests {
     use super::*;
 
     fn q(rv: Option<&str>, m: Option<&str>) -> ListQuery {
-        ListQuery { resource_version: rv.map(String::from), resource_version_match: m.map(String::from), ..Default::default() }
+        ListQuery {
+            resource_version: rv.map(String::from),
+            resource_version_match: m.map(String::from),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -381,9 +401,17 @@ mod tests {
             "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
         );
         let e = validate(&q(Some("0"), Some("Exact")), false).expect_err("exact 0");
-        assert!(e.message.contains("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""), "{}", e.message);
+        assert!(
+            e.message.contains("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""),
+            "{}",
+            e.message
+        );
         let e = validate(&q(Some("5"), Some("Newest")), false).expect_err("unknown match");
-        assert!(e.message.contains("Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""), "{}", e.message);
+        assert!(
+            e.message.contains("Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""),
+            "{}",
+            e.message
+        );
         assert!(validate(&q(Some("5"), Some("NotOlderThan")), false).is_ok());
         let mut send = q(None, None);
         send.send_initial_events = Some(true);

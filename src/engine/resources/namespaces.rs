@@ -6,7 +6,7 @@ use crate::engine::meta;
 use serde_json::{Value, json};
 
 /// The namespaces every engine has from the start.
-pub const INITIAL: [&str; 3] = ["default", "kube-system", "kube-public"];
+pub const INITIAL: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
 pub struct NamespaceStrategy {
     info: ResourceInfo,
@@ -61,15 +61,21 @@ impl Strategy for NamespaceStrategy {
         crate::engine::representation::table::TableConvertor::namespaces()
     }
 
+    /// kube's defaulting sets the `kubernetes.io/metadata.name` label while decoding, so
+    /// the writer's managedFields entry owns it (reference 61).
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        let Some(name) = meta::name(obj).map(String::from) else { return Vec::new() };
+        let labels = meta::metadata_mut(obj).entry("labels").or_insert_with(|| json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
+        }
+        Vec::new()
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Some(map) = obj.as_object_mut() {
             map.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
             map.insert("status".into(), json!({"phase": "Active"}));
-        }
-        let name = meta::name(obj).unwrap_or_default().to_string();
-        let labels = meta::metadata_mut(obj).entry("labels").or_insert_with(|| json!({}));
-        if let Some(l) = labels.as_object_mut() {
-            l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
         }
     }
 

@@ -62,8 +62,10 @@ pub struct WriteOptions {
 
 impl WriteOptions {
     /// Options for a write the engine makes itself (controllers).
+    /// Options for a write the engine makes itself (its controllers), recorded in
+    /// managedFields under kube-apiserver's name.
     pub fn internal() -> Self {
-        WriteOptions::default()
+        WriteOptions { field_manager: Some("kube-apiserver".into()), ..Default::default() }
     }
 
     pub fn dry_run() -> Self {
@@ -461,7 +463,9 @@ impl Rest<'_> {
         let key = self.info().key(namespace, name);
         // The last finalizer gone from an object being deleted: it goes now.
         if meta::deletion_timestamp(&obj).is_some() && meta::finalizers(&obj).is_empty() {
-            self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
+            let deleted = self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
+            // Reported at the deletion's revision, as kube answers (reference 70).
+            meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(deleted.revision.to_string()));
             return Ok(obj);
         }
         let kv = self.store.update(&key, self.stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;

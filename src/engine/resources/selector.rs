@@ -23,9 +23,19 @@ pub enum LabelRequirement {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSelector(pub Vec<LabelRequirement>);
 
-/// A parsed field selector: every `(path, value, equal)` must match.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldSelector(pub Vec<(String, String, bool)>);
+/// A parsed field selector: every `(path, value, equal)` must match. Fields are read at
+/// their dotted paths, or by the kind's own lookup when it has one.
+#[derive(Debug, Clone, Default)]
+pub struct FieldSelector(pub Vec<(String, String, bool)>, pub Option<super::FieldLookup>);
+
+impl PartialEq for FieldSelector {
+    /// Selectors are equal when they require the same things (the lookup is the kind's).
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for FieldSelector {}
 
 /// A selector kube would refuse with 400 BadRequest.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -154,7 +164,7 @@ impl FieldSelector {
     pub fn parse(s: &str, supported: &[String]) -> Result<Self, SelectorError> {
         let mut reqs = Vec::new();
         if s.trim().is_empty() {
-            return Ok(FieldSelector(reqs));
+            return Ok(FieldSelector(reqs, None));
         }
         for part in s.split(',') {
             let (path, value, equal) = if let Some((p, v)) = part.split_once("!=") {
@@ -172,15 +182,20 @@ impl FieldSelector {
             }
             reqs.push((path.to_string(), value.trim().to_string(), equal));
         }
-        Ok(FieldSelector(reqs))
+        Ok(FieldSelector(reqs, None))
+    }
+
+    /// The selector reading fields with `lookup` (`None`: at their dotted paths).
+    pub fn with_lookup(self, lookup: Option<super::FieldLookup>) -> Self {
+        FieldSelector(self.0, lookup)
     }
 
     pub fn matches(&self, obj: &Value) -> bool {
         self.0.iter().all(|(path, want, equal)| {
-            let got = lookup(obj, path).map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
+            let got = match self.1 {
+                Some(read) => read(obj, path),
+                None => field_at(obj, path),
+            };
             let got = got.unwrap_or_default();
             (got == *want) == *equal
         })
@@ -190,6 +205,15 @@ impl FieldSelector {
     pub fn pinned_name(&self) -> Option<&str> {
         self.0.iter().find(|(p, _, eq)| p == "metadata.name" && *eq).map(|(_, v, _)| v.as_str())
     }
+}
+
+/// The value a field selector compares at a dotted path: a string as it is, anything
+/// else as JSON.
+pub fn field_at(obj: &Value, path: &str) -> Option<String> {
+    lookup(obj, path).map(|v| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
 }
 
 /// Follows a dotted path (`spec.color`) into an object.

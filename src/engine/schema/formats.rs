@@ -104,7 +104,8 @@ pub fn parse_date(s: &str) -> Option<(i64, u32, u32)> {
 /// A `date-time` as kube's strfmt accepts it, normalized to RFC 3339 (a value without a
 /// zone, which kube reads as UTC, gets `Z`).
 pub fn parse_date_time(s: &str) -> Option<String> {
-    if s.len() < 19 || !s.is_char_boundary(19) {
+    // The fixed-width part is ASCII, which also makes every slice below safe.
+    if s.len() < 19 || !s.as_bytes()[..19].is_ascii() {
         return None;
     }
     let (date, rest) = s.split_at(10);
@@ -133,6 +134,9 @@ pub fn parse_date_time(s: &str) -> Option<String> {
         "" => "Z".to_string(),
         "Z" => "Z".to_string(),
         offset => {
+            if !offset.is_ascii() {
+                return None;
+            }
             let ob = offset.as_bytes();
             if ob.len() != 6 || !(ob[0] == b'+' || ob[0] == b'-') || ob[3] != b':' {
                 return None;
@@ -425,11 +429,23 @@ mod tests {
 
     #[test]
     fn dates_and_times_follow_go_layouts() {
-        valid("date", &["2024-02-29", "2023-12-31"], &["2023-02-29", "2024-13-01", "24-01-01", "2024-1-01", ""]);
+        valid(
+            "date",
+            &["2024-02-29", "2023-12-31"],
+            &["2023-02-29", "2024-13-01", "24-01-01", "2024-1-01", "", "é024-01-01"],
+        );
         valid(
             "date-time",
             &["", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.123456789+02:00", "2024-01-02T03:04:05"],
-            &["2024-01-02", "2024-01-02 03:04:05Z", "2024-01-02T24:00:00Z", "2024-01-02T03:04:05+0200", "x"],
+            &[
+                "2024-01-02",
+                "2024-01-02 03:04:05Z",
+                "2024-01-02T24:00:00Z",
+                "2024-01-02T03:04:05+0200",
+                "x",
+                "2024-01-0éT03:04:05Z",
+                "2024-01-02T03:04:05+é:00",
+            ],
         );
         assert_eq!(parse_date_time("2024-01-02T03:04:05").as_deref(), Some("2024-01-02T03:04:05Z"));
     }

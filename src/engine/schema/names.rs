@@ -37,6 +37,7 @@ fn is_label_shape(s: &[u8]) -> bool {
     }
 }
 
+/// `IsDNS1123Label`: `my-name`, at most 63 characters.
 pub fn is_dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 63 {
@@ -48,6 +49,7 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
     errs
 }
 
+/// `IsDNS1123Subdomain`: `example.com`, at most 253 characters.
 pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 253 {
@@ -59,6 +61,7 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     errs
 }
 
+/// `IsDNS1035Label`: a DNS-1123 label that starts with a letter.
 pub fn is_dns1035_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 63 {

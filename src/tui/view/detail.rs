@@ -131,7 +131,12 @@ fn info_lines(reg: &Registration, state: &State) -> Vec<Line<'static>> {
         let (mark, style) = if r.differs { (DIFF_MARK, t.diff()) } else { (" ", Style::new()) };
         let accepted = if r.accepted.is_empty() && r.differs { "<none>".to_string() } else { r.accepted.clone() };
         lines.push(cells_line(
-            vec![(mark.into(), t.trouble()), (r.field.into(), Style::new()), (r.spec.clone(), style), (accepted, style)],
+            vec![
+                (mark.into(), t.trouble()),
+                (r.field.into(), Style::new()),
+                (r.spec.clone(), style),
+                (accepted, style),
+            ],
             &widths,
         ));
     }
@@ -152,14 +157,18 @@ fn info_lines(reg: &Registration, state: &State) -> Vec<Line<'static>> {
         if v.deprecated {
             words.push("deprecated");
         }
-        lines.push(Line::from(vec![Span::styled(format!("{:<10}", v.name), t.yaml_key()), Span::raw(words.join(", "))]));
+        lines
+            .push(Line::from(vec![Span::styled(format!("{:<10}", v.name), t.yaml_key()), Span::raw(words.join(", "))]));
         let mut sub = vec![];
         if v.status_subresource {
             sub.push("/status".to_string());
         }
         if let Some(scale) = &v.scale {
             let selector = scale.label_selector_path.as_ref().map(|s| format!(" selector {s}")).unwrap_or_default();
-            sub.push(format!("/scale (spec {} status {}{selector})", scale.spec_replicas_path, scale.status_replicas_path));
+            sub.push(format!(
+                "/scale (spec {} status {}{selector})",
+                scale.spec_replicas_path, scale.status_replicas_path
+            ));
         }
         let sub = if sub.is_empty() { "none".to_string() } else { sub.join(", ") };
         lines.push(Line::from(vec![Span::raw("  subresources: "), Span::styled(sub, t.yaml_string())]));

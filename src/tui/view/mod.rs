@@ -142,5 +142,4 @@ fn fit(text: &str, width: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "../view_tests.rs"]
 mod tests;

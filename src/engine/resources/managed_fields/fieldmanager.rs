@@ -102,9 +102,17 @@ pub fn conflict_error(conflicts: &Conflicts) -> ApiError {
 fn server_fields() -> Set {
     let f = |n: &str| PathElement::Field(n.to_string());
     let mut s = Set::of(&[vec![f("apiVersion")], vec![f("kind")], vec![f("metadata")]]);
-    for field in
-        ["name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"]
-    {
+    for field in [
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    ] {
         s.insert(&[f("metadata"), f(field)]);
     }
     s
@@ -174,7 +182,8 @@ impl FieldManager<'_> {
         let manager = if manager.is_empty() { "unknown" } else { manager };
         let id = ManagerId::update(manager, &self.api_version, self.subresource);
         let current = ManagerId::internal(CURRENT_OPERATION);
-        let mut fields = self.updater().update(live, new, &self.api_version, std::mem::take(&mut managed.fields), &current);
+        let mut fields =
+            self.updater().update(live, new, &self.api_version, std::mem::take(&mut managed.fields), &current);
         strip(&mut fields, &current);
         if let Some(vs) = fields.remove(&current) {
             let set = match fields.get(&id) {
@@ -343,7 +352,8 @@ fn cap_update_managers(managed: &mut Managed) {
     let seconds = |id: &ManagerId| {
         managed.times.get(id).and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok()).map_or(0, |t| t.as_second())
     };
-    let mut updaters: Vec<ManagerId> = managed.fields.iter().filter(|(_, vs)| !vs.applied).map(|(id, _)| id.clone()).collect();
+    let mut updaters: Vec<ManagerId> =
+        managed.fields.iter().filter(|(_, vs)| !vs.applied).map(|(id, _)| id.clone()).collect();
     if updaters.len() <= MAX_UPDATE_MANAGERS {
         return;
     }

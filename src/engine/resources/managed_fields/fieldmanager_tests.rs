@@ -84,9 +84,13 @@ fn the_recorded_update_sequence_leaves_the_recorded_managed_fields() {
     fm(&schema, None, "02:36:58").update(&empty, &mut w1, Some("curl"));
     w1["metadata"]["uid"] = json!("u1");
     w1["metadata"]["resourceVersion"] = json!("76");
-    let created = json!([entry(None, Some("02:36:58"), json!({
+    let created = json!([entry(
+        None,
+        Some("02:36:58"),
+        json!({
         "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
-        "f:spec": {".": {}, "f:color": {}, "f:replicas": {}, "f:size": {}}}))]);
+        "f:spec": {".": {}, "f:color": {}, "f:replicas": {}, "f:size": {}}})
+    )]);
     assert_eq!(managed_fields(&w1), &created, "reference 15");
 
     // 19: PUT spec.size 4 and a status the main endpoint ignores.
@@ -108,9 +112,13 @@ fn the_recorded_update_sequence_leaves_the_recorded_managed_fields() {
     fm(&schema, Some("status"), "02:37:00").update(&w1, &mut status_put, Some("curl"));
     let after_status = json!([
         entry(None, Some("02:36:59"), json!({"f:metadata": {"f:labels": {}}, "f:spec": spec_fields["f:spec"]})),
-        entry(Some("status"), Some("02:37:00"), json!({
+        entry(
+            Some("status"),
+            Some("02:37:00"),
+            json!({
             "f:metadata": {"f:labels": {"f:app": {}}},
-            "f:status": {".": {}, "f:phase": {}, "f:replicas": {}, "f:selector": {}}})),
+            "f:status": {".": {}, "f:phase": {}, "f:replicas": {}, "f:selector": {}}})
+        ),
     ]);
     assert_eq!(managed_fields(&status_put), &after_status, "reference 22: status took the label it changed");
     let mut w1 = w1.clone();
@@ -143,15 +151,27 @@ fn the_recorded_update_sequence_leaves_the_recorded_managed_fields() {
     patched["spec"]["color"] = json!("blue");
     patched["metadata"]["annotations"] = json!({"note": "json-patched"});
     fm(&schema, None, "02:37:02").update(&w1, &mut patched, Some("curl"));
-    let status_entry = entry(Some("status"), Some("02:37:00"), json!({
+    let status_entry = entry(
+        Some("status"),
+        Some("02:37:00"),
+        json!({
         "f:metadata": {"f:labels": {"f:app": {}, "f:ignored": {}}},
-        "f:status": {".": {}, "f:phase": {}, "f:replicas": {}, "f:selector": {}}}));
+        "f:status": {".": {}, "f:phase": {}, "f:replicas": {}, "f:selector": {}}}),
+    );
     let scale_entry = entry(Some("scale"), None, json!({"f:spec": {"f:replicas": {}}}));
     assert_eq!(
         managed_fields(&patched),
-        &json!([scale_entry, status_entry, entry(None, Some("02:37:02"), json!({
+        &json!([
+            scale_entry,
+            status_entry,
+            entry(
+                None,
+                Some("02:37:02"),
+                json!({
             "f:metadata": {"f:annotations": {".": {}, "f:note": {}}, "f:labels": {}},
-            "f:spec": {".": {}, "f:color": {}, "f:size": {}}}))]),
+            "f:spec": {".": {}, "f:color": {}, "f:size": {}}})
+            )
+        ]),
         "reference 28"
     );
     let w1 = patched;
@@ -221,7 +241,8 @@ fn apply_conflicts_read_as_kube_words_them() {
              "manager": "kubectl-client-side-apply", "operation": "Update", "time": "2026-11-22T02:00:00Z"}]},
         "spec": {"replicas": 1, "size": 1}});
     let config = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"replicas": 3}});
-    let err: ApiError = fm(&schema, None, "02:37:02").apply(&live, &config, "other", false).expect_err("conflict").into();
+    let err: ApiError =
+        fm(&schema, None, "02:37:02").apply(&live, &config, "other", false).expect_err("conflict").into();
     assert_eq!(err.code, 409);
     assert_eq!(
         err.message,
@@ -230,9 +251,13 @@ fn apply_conflicts_read_as_kube_words_them() {
     let cause = &err.details.as_ref().expect("details").causes[0];
     assert_eq!(cause.reason.as_deref(), Some("FieldManagerConflict"));
     assert_eq!(cause.field.as_deref(), Some(".spec.replicas"));
-    assert_eq!(cause.message.as_deref(), Some("conflict with \"kubectl-client-side-apply\" using stable.example.com/v1"));
+    assert_eq!(
+        cause.message.as_deref(),
+        Some("conflict with \"kubectl-client-side-apply\" using stable.example.com/v1")
+    );
 
-    let two = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"replicas": 3, "size": 2}});
+    let two =
+        json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"replicas": 3, "size": 2}});
     let err: ApiError = fm(&schema, None, "02:37:02").apply(&live, &two, "other", false).expect_err("conflicts").into();
     assert_eq!(
         err.message,

@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+/// The operation of entries written by server-side apply.
 pub const APPLY: &str = "Apply";
+/// The operation of entries written by every other write.
 pub const UPDATE: &str = "Update";
 
 /// Who owns a set of fields.
@@ -26,6 +28,7 @@ pub struct ManagerId {
 }
 
 impl ManagerId {
+    /// The identity of an update by `manager` through `api_version`.
     pub fn update(manager: &str, api_version: &str, subresource: Option<&str>) -> Self {
         ManagerId {
             manager: manager.to_string(),
@@ -35,6 +38,7 @@ impl ManagerId {
         }
     }
 
+    /// The identity of an applier, whatever version it applies through.
     pub fn apply(manager: &str, subresource: Option<&str>) -> Self {
         ManagerId {
             manager: manager.to_string(),

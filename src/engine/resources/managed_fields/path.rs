@@ -90,7 +90,8 @@ impl PathElement {
         match self {
             PathElement::Field(name) => format!("f:{name}"),
             PathElement::Key(fields) => {
-                let body: Vec<String> = fields.iter().map(|(k, v)| format!("{}:{}", go_json_string(k), go_json(v))).collect();
+                let body: Vec<String> =
+                    fields.iter().map(|(k, v)| format!("{}:{}", go_json_string(k), go_json(v))).collect();
                 format!("k:{{{}}}", body.join(","))
             }
             PathElement::Value(v) => format!("v:{}", go_json(v)),
@@ -117,7 +118,9 @@ impl PathElement {
                 }
                 Ok(Some(PathElement::Key(parsed.into_iter().collect())))
             }
-            "i" => rest.parse().map(|i| Some(PathElement::Index(i))).map_err(|e| format!("unable to parse {key:?}: {e}")),
+            "i" => {
+                rest.parse().map(|i| Some(PathElement::Index(i))).map_err(|e| format!("unable to parse {key:?}: {e}"))
+            }
             _ => Ok(None),
         }
     }
@@ -183,7 +186,10 @@ fn go_value_string(v: &Value) -> String {
         Value::String(s) => go_quote(s),
         Value::Array(items) => format!("[{}]", items.iter().map(go_value_string).collect::<Vec<_>>().join(",")),
         Value::Object(m) => {
-            format!("{{{}}}", m.iter().map(|(k, v)| format!("{k}={}", go_value_string(v))).collect::<Vec<_>>().join(","))
+            format!(
+                "{{{}}}",
+                m.iter().map(|(k, v)| format!("{k}={}", go_value_string(v))).collect::<Vec<_>>().join(",")
+            )
         }
         other => other.to_string(),
     }
@@ -225,7 +231,10 @@ mod tests {
     fn elements_encode_and_decode_as_fields_v1_keys() {
         let cases = [
             (PathElement::Field("spec".into()), "f:spec"),
-            (PathElement::Key(vec![("name".into(), json!("a")), ("port".into(), json!(80))]), r#"k:{"name":"a","port":80}"#),
+            (
+                PathElement::Key(vec![("name".into(), json!("a")), ("port".into(), json!(80))]),
+                r#"k:{"name":"a","port":80}"#,
+            ),
             (PathElement::Value(json!("stable.example.com/hold")), r#"v:"stable.example.com/hold""#),
             (PathElement::Index(3), "i:3"),
         ];
@@ -241,7 +250,7 @@ mod tests {
 
     #[test]
     fn elements_order_fields_before_keys_values_and_indexes() {
-        let mut v = vec![
+        let mut v = [
             PathElement::Index(0),
             PathElement::Value(json!("b")),
             PathElement::Key(vec![("k".into(), json!("a"))]),

@@ -65,6 +65,7 @@ pub struct MapSchema {
 /// The deduced map and list, shared by every value without a schema.
 pub static DEDUCED_MAP: LazyLock<MapSchema> =
     LazyLock::new(|| MapSchema { fields: BTreeMap::new(), rest: Some(Box::new(Schema::Deduced)), atomic: false });
+/// See [`DEDUCED_MAP`].
 pub static DEDUCED_LIST: LazyLock<ListSchema> =
     LazyLock::new(|| ListSchema { items: Box::new(Schema::Deduced), kind: ListKind::Atomic });
 
@@ -153,12 +154,8 @@ fn from_props(s: &JSONSchemaProps, preserve_unknown: bool) -> Schema {
 }
 
 fn map_from_props(s: &JSONSchemaProps, preserve_unknown: bool) -> MapSchema {
-    let mut fields: BTreeMap<String, Schema> = s
-        .properties
-        .iter()
-        .flatten()
-        .map(|(name, prop)| (name.clone(), from_props(prop, preserve_unknown)))
-        .collect();
+    let mut fields: BTreeMap<String, Schema> =
+        s.properties.iter().flatten().map(|(name, prop)| (name.clone(), from_props(prop, preserve_unknown))).collect();
     if s.x_kubernetes_embedded_resource == Some(true) {
         fields.insert("apiVersion".into(), Schema::Scalar(ScalarType::String));
         fields.insert("kind".into(), Schema::Scalar(ScalarType::String));
@@ -191,13 +188,8 @@ fn object_meta() -> Schema {
     for name in ["generation", "deletionGracePeriodSeconds"] {
         fields.insert(name.to_string(), Schema::Scalar(Numeric));
     }
-    let string_map = || {
-        Schema::Map(MapSchema {
-            fields: BTreeMap::new(),
-            rest: Some(Box::new(Schema::Scalar(Str))),
-            atomic: false,
-        })
-    };
+    let string_map =
+        || Schema::Map(MapSchema { fields: BTreeMap::new(), rest: Some(Box::new(Schema::Scalar(Str))), atomic: false });
     fields.insert("labels".into(), string_map());
     fields.insert("annotations".into(), string_map());
     fields.insert(

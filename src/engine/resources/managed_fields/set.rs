@@ -20,6 +20,7 @@ pub struct Set {
 }
 
 impl Set {
+    /// The empty set.
     pub fn new() -> Set {
         Set::default()
     }
@@ -58,6 +59,7 @@ impl Set {
         self.members.contains(pe)
     }
 
+    /// Whether the set has no member at any depth.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty() && self.children.values().all(Set::is_empty)
     }
@@ -74,6 +76,7 @@ impl Set {
         self
     }
 
+    /// The paths in either set.
     pub fn union(&self, other: &Set) -> Set {
         let mut out = Set { members: self.members.union(&other.members).cloned().collect(), children: BTreeMap::new() };
         for (pe, c) in &self.children {
@@ -91,6 +94,7 @@ impl Set {
         out
     }
 
+    /// The paths in both sets.
     pub fn intersection(&self, other: &Set) -> Set {
         let mut out =
             Set { members: self.members.intersection(&other.members).cloned().collect(), children: BTreeMap::new() };

@@ -30,6 +30,7 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// The part of `set` a write through this endpoint may own.
     pub fn apply(&self, set: &Set) -> Set {
         match self {
             Filter::Everything => set.clone(),
@@ -99,16 +100,22 @@ impl Updater<'_> {
     }
 
     /// An update (create, update, patch) by `writer` through `version`.
-    pub fn update(&self, live: &Value, new: &Value, version: &str, mut managers: Managers, writer: &ManagerId) -> Managers {
+    pub fn update(
+        &self,
+        live: &Value,
+        new: &Value,
+        version: &str,
+        mut managers: Managers,
+        writer: &ManagerId,
+    ) -> Managers {
         let compare = match self.settle(live, new, &mut managers, writer, true) {
             Ok(c) => c,
             // Forced settling never conflicts.
             Err(_) => return managers,
         };
         let previous = managers.get(writer).map(|vs| vs.set.clone()).unwrap_or_default();
-        let set = self
-            .filter
-            .apply(&previous.difference(&compare.removed).union(&compare.modified).union(&compare.added));
+        let set =
+            self.filter.apply(&previous.difference(&compare.removed).union(&compare.modified).union(&compare.added));
         if set.is_empty() {
             managers.remove(writer);
         } else {
@@ -149,8 +156,11 @@ impl Updater<'_> {
         // Add back everything someone owns.
         let owned = managers.values().fold(Set::new(), |acc, vs| acc.union(&vs.set));
         let merged_fields = fields_of(&merged);
-        let pruned =
-            walk::remove_items(self.schema, &merged, &merged_fields.difference(&fields_of(&pruned).union(&ensure(&owned))));
+        let pruned = walk::remove_items(
+            self.schema,
+            &merged,
+            &merged_fields.difference(&fields_of(&pruned).union(&ensure(&owned))),
+        );
         // Add back what nobody owns but the applier never owned either.
         let dangling = merged_fields.difference(&fields_of(&pruned)).intersection(&last);
         walk::remove_items(self.schema, &merged, &dangling)

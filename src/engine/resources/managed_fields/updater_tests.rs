@@ -22,7 +22,8 @@ fn an_apply_of_another_managers_field_conflicts_unless_forced() {
     let schema = schema();
     let up = Updater { schema: &schema, filter: &Filter::Everything };
     let (a, b) = (ManagerId::apply("a", None), ManagerId::apply("b", None));
-    let (live, managers) = up.apply(&json!({}), &json!({"spec": {"x": 1, "y": 1}}), V1, Managers::new(), &a, false).expect("a");
+    let (live, managers) =
+        up.apply(&json!({}), &json!({"spec": {"x": 1, "y": 1}}), V1, Managers::new(), &a, false).expect("a");
     let live = live.expect("changed");
 
     let err = up.apply(&live, &json!({"spec": {"x": 2}}), V1, managers.clone(), &b, false).expect_err("conflict");

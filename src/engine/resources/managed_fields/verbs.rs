@@ -34,6 +34,7 @@ pub enum Tracking {
 pub struct ManagedFieldsAfter(Option<Value>);
 
 impl ManagedFieldsAfter {
+    /// Puts the entries on `obj` (removing the field when there are none).
     pub fn restore(self, obj: &mut Value) {
         match self.0 {
             Some(entries) => {
@@ -109,7 +110,12 @@ impl Rest<'_> {
     }
 
     /// A create's managedFields: everything it sets belongs to its field manager.
-    pub(in crate::engine::resources) async fn track_create(&self, obj: &mut Value, opts: &WriteOptions, tracking: Tracking) {
+    pub(in crate::engine::resources) async fn track_create(
+        &self,
+        obj: &mut Value,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) {
         if tracking == Tracking::Applied {
             return;
         }
@@ -148,14 +154,8 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<ApplyStep, ApiError> {
-        let Some(manager) = opts.field_manager.as_deref() else {
-            return Err(ApiError::invalid(
-                "PatchOptions",
-                "meta.k8s.io",
-                "",
-                &[FieldError::required("fieldManager", "is required for apply patch")],
-            ));
-        };
+        validate_patch_options(true, opts)?;
+        let manager = opts.field_manager.as_deref().unwrap_or_default();
         let config = decode_yaml(body)?;
         let live = match self.get(namespace, name).await {
             Ok(live) => Some(live),
@@ -194,13 +194,27 @@ pub enum ApplyStep {
     Update { live: Value, obj: Value },
 }
 
+/// kube's `ValidatePatchOptions`: an apply names its field manager; `force` is for
+/// applies only.
+pub(in crate::engine::resources) fn validate_patch_options(apply: bool, opts: &WriteOptions) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
+    if apply && opts.field_manager.is_none() {
+        errors.push(FieldError::required("fieldManager", "is required for apply patch"));
+    }
+    if !apply && opts.force {
+        errors.push(FieldError::forbidden("force", "may not be specified for non-apply patch"));
+    }
+    if errors.is_empty() { Ok(()) } else { Err(ApiError::invalid("PatchOptions", "meta.k8s.io", "", &errors)) }
+}
+
 /// The body of an apply patch: YAML (JSON is YAML) holding one object.
 fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
     let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if text.trim().is_empty() {
         return Ok(json!({}));
     }
-    let value: Value = serde_saphyr::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let value: Value =
+        serde_saphyr::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     match value {
         Value::Object(_) => Ok(value),
         Value::Null => Ok(json!({})),
@@ -217,7 +231,11 @@ fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
 }
 
 /// kube's `checkName`: a patched object must be the one the URL names.
-pub(in crate::engine::resources) fn check_name(obj: &Value, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
+pub(in crate::engine::resources) fn check_name(
+    obj: &Value,
+    name: &str,
+    namespace: Option<&str>,
+) -> Result<(), ApiError> {
     let obj_name = obj.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
     if obj_name != name {
         return Err(ApiError::bad_request(format!(

@@ -24,6 +24,7 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// Whether nothing changed.
     pub fn is_same(&self) -> bool {
         self.added.is_empty() && self.modified.is_empty() && self.removed.is_empty()
     }
@@ -111,7 +112,10 @@ pub fn item_element(list: &ListSchema, index: usize, item: &Value) -> Result<Pat
 
 /// The items of a list by path element, in order; `Err` on duplicates or items that
 /// have no element.
-fn index_items<'v>(list: &ListSchema, items: &'v [Value]) -> Result<(Vec<PathElement>, BTreeMap<PathElement, &'v Value>), String> {
+fn index_items<'v>(
+    list: &ListSchema,
+    items: &'v [Value],
+) -> Result<(Vec<PathElement>, BTreeMap<PathElement, &'v Value>), String> {
     let mut order = Vec::with_capacity(items.len());
     let mut seen = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {
@@ -177,7 +181,13 @@ impl Merger<'_> {
         rhs.or(lhs).cloned()
     }
 
-    fn handle(&mut self, atom: Atom<'_>, lhs: Option<&Value>, rhs: Option<&Value>, in_leaf: &mut bool) -> Option<Value> {
+    fn handle(
+        &mut self,
+        atom: Atom<'_>,
+        lhs: Option<&Value>,
+        rhs: Option<&Value>,
+        in_leaf: &mut bool,
+    ) -> Option<Value> {
         match atom {
             Atom::Scalar => self.leaf(lhs, rhs, in_leaf),
             Atom::List(list) => {
@@ -217,7 +227,12 @@ impl Merger<'_> {
 
     /// structured-merge-diff's list merge: items are matched by element; the result keeps
     /// the applied order for shared items and slots the others around them.
-    fn list_items(&mut self, list: &ListSchema, lhs: Option<&[Value]>, rhs: Option<&[Value]>) -> Result<Option<Value>, String> {
+    fn list_items(
+        &mut self,
+        list: &ListSchema,
+        lhs: Option<&[Value]>,
+        rhs: Option<&[Value]>,
+    ) -> Result<Option<Value>, String> {
         let (rhs_order, observed_rhs) = index_items(list, rhs.unwrap_or_default())?;
         let (lhs_order, observed_lhs) = index_items(list, lhs.unwrap_or_default())?;
         let mut shared = rhs_order.iter().filter(|pe| observed_lhs.contains_key(pe));
@@ -397,7 +412,9 @@ fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec
             }
         }
         Schema::List(list) => {
-            let Some(items) = value.as_array() else { return fail(errors, path, format!("expected list, got {value}")) };
+            let Some(items) = value.as_array() else {
+                return fail(errors, path, format!("expected list, got {value}"));
+            };
             let mut seen = std::collections::BTreeSet::new();
             for (i, item) in items.iter().enumerate() {
                 let pe = match item_element(list, i, item) {

@@ -78,10 +78,7 @@ fn a_keyed_list_is_compared_and_merged_item_by_item() {
 fn atomic_lists_and_maps_are_replaced_whole() {
     let live = json!({"spec": {"args": ["a", "b"], "selector": {"x": "1", "y": "2"}, "size": 1}});
     let applied = json!({"spec": {"args": ["c"], "selector": {"z": "3"}}});
-    assert_eq!(
-        merge(&widget(), &live, &applied),
-        json!({"spec": {"args": ["c"], "selector": {"z": "3"}, "size": 1}})
-    );
+    assert_eq!(merge(&widget(), &live, &applied), json!({"spec": {"args": ["c"], "selector": {"z": "3"}, "size": 1}}));
 }
 
 #[test]
@@ -117,7 +114,8 @@ fn the_fields_an_applied_configuration_sets_are_the_reference_ones() {
 
 #[test]
 fn removing_fields_takes_subtrees_and_nulls_emptied_maps() {
-    let obj = json!({"spec": {"size": 1, "ports": [{"name": "a", "port": 1}, {"name": "b"}]}, "status": {"phase": "x"}});
+    let obj =
+        json!({"spec": {"size": 1, "ports": [{"name": "a", "port": 1}, {"name": "b"}]}, "status": {"phase": "x"}});
     let remove = fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {}}}, "f:status": {"f:phase": {}}}));
     assert_eq!(
         remove_items(&widget(), &obj, &remove),
@@ -136,6 +134,12 @@ fn validation_names_undeclared_fields_wrong_types_and_duplicate_keys() {
         ]
     );
     assert_eq!(validate(&widget(), &json!({"spec": {"nope": 1}})), [".spec.nope: field not declared in schema"]);
-    assert_eq!(validate(&widget(), &json!({"spec": {"size": "x"}})), [".spec.size: expected numeric (int or float), got string"]);
-    assert!(validate(&widget(), &json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "spec": {"size": null}})).is_empty());
+    assert_eq!(
+        validate(&widget(), &json!({"spec": {"size": "x"}})),
+        [".spec.size: expected numeric (int or float), got string"]
+    );
+    assert!(
+        validate(&widget(), &json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "spec": {"size": null}}))
+            .is_empty()
+    );
 }

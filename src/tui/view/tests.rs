@@ -43,9 +43,9 @@ macro_rules! snapshot {
 
 fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
     let t = text(buf);
-    t.lines().enumerate().find_map(|(y, line)| {
-        line.find(needle).map(|byte| (line[..byte].chars().count() as u16, y as u16))
-    })
+    t.lines()
+        .enumerate()
+        .find_map(|(y, line)| line.find(needle).map(|byte| (line[..byte].chars().count() as u16, y as u16)))
 }
 
 fn on_resources(s: &mut State, rows: usize) -> u64 {
@@ -164,7 +164,12 @@ fn dialogs_help_and_command_line() {
     let mut s = state();
     on_resource(&mut s);
     type_keys(&mut s, "s");
-    let view = crate::cluster::objects::ScaleView { desired: 0, current: 0, selector: Some("app=widget-000".into()), resource_version: None };
+    let view = crate::cluster::objects::ScaleView {
+        desired: 0,
+        current: 0,
+        selector: Some("app=widget-000".into()),
+        resource_version: None,
+    };
     apply(&mut s, Msg::Scale { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(view) });
     type_keys(&mut s, "++");
     snapshot!("scale_dialog", render(&mut s, 100, 24));
