@@ -401,3 +401,39 @@ async fn field_selectors_take_the_crd_s_selectable_fields() {
     let err = api_error(err);
     assert_eq!((err.code, err.message.as_str()), (400, "field label not supported: spec.size"));
 }
+
+#[tokio::test]
+async fn a_restart_in_the_middle_of_a_crd_clean_up_finishes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let storage = StorageConfig::Redb(dir.path().join("store.redb"));
+    let crds_name = "widgets.stable.example.com";
+    {
+        let engine = Engine::open(&storage).await.expect("engine");
+        let client = kube::Client::new(engine.router(), "default");
+        let api = widgets(&client, "default").await;
+        let mut held = widget("held", 1);
+        held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+        api.create(&PostParams::default(), &held).await.expect("held");
+        let crds: Api<Crd> = Api::all(client.clone());
+        crds.delete(crds_name, &DeleteParams::default()).await.expect("delete crd");
+        eventually("the clean-up to start", async || {
+            api.get("held").await.ok()?.metadata.deletion_timestamp.map(|_| ())
+        })
+        .await;
+        drop(api);
+        drop(crds);
+        drop(client);
+        engine.shutdown().await;
+    }
+    let engine = Engine::open(&storage).await.expect("reopen");
+    let client = kube::Client::new(engine.router(), "default");
+    let crds: Api<Crd> = Api::all(client.clone());
+    let crd = crds.get(crds_name).await.expect("still terminating");
+    assert!(crd.metadata.deletion_timestamp.is_some());
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &widget_resource());
+    api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
+        .await
+        .expect("release the last object");
+    eventually("the CRD to go after the restart", async || crds.get_opt(crds_name).await.ok()?.is_none().then_some(()))
+        .await;
+}

@@ -294,6 +294,15 @@ fn a_second_server_on_the_same_directory_is_refused() {
 }
 
 #[test]
+fn a_second_memory_server_on_the_same_directory_is_refused_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = Served::start(dir.path(), &["--storage", "memory"]);
+    let stderr = refused(serve_command(dir.path(), &["--storage", "memory"]));
+    assert!(stderr.contains("is already being served"), "{stderr}");
+    assert_success("kubectl on the first server", &first.kubectl(&["get", "--raw", "/healthz"]));
+}
+
+#[test]
 fn sigterm_stops_it_cleanly_and_promptly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let served = Served::start(dir.path(), &[]);

@@ -139,6 +139,8 @@ pub struct Server {
     addr: SocketAddr,
     url: String,
     kubeconfig: PathBuf,
+    /// With memory storage nothing else locks DIR: this file does, while the server runs.
+    _dir_lock: Option<std::fs::File>,
 }
 
 impl Server {
@@ -146,6 +148,7 @@ impl Server {
     pub async fn start(options: &ServeOptions) -> Result<Server, ServeError> {
         let dir = &options.data_dir;
         files::create_dir(dir)?;
+        let dir_lock = lock_memory_dir(options)?;
         let engine = open_engine(options).await?;
         let token = token::load_or_create(dir)?;
         let requested = resolve(&options.listen).await?;
@@ -171,7 +174,16 @@ impl Server {
             Transport::Https => auth::layer(engine.router(), token),
             Transport::Http => engine.router(),
         };
-        Ok(Server { engine, listener, tls, app, addr, url, kubeconfig: options.kubeconfig.clone() })
+        Ok(Server {
+            engine,
+            listener,
+            tls,
+            app,
+            addr,
+            url,
+            kubeconfig: options.kubeconfig.clone(),
+            _dir_lock: dir_lock,
+        })
     }
 
     /// The address the socket is bound to (with the real port when port 0 was asked for).
@@ -203,6 +215,31 @@ impl Server {
         // close the engine so the database is closed before the process exits.
         engine.shutdown().await;
         drained
+    }
+}
+
+/// redb locks its file; memory storage takes an advisory lock on `DIR/serve.lock`, so a
+/// second `serve` on the same DIR is refused the same way either way.
+fn lock_memory_dir(options: &ServeOptions) -> Result<Option<std::fs::File>, ServeError> {
+    if options.storage != StorageKind::Memory {
+        return Ok(None);
+    }
+    let dir = &options.data_dir;
+    let engine_error = |e: io::Error| ServeError::Engine {
+        dir: dir.clone(),
+        source: EngineError::Store(StoreError::Backend(format!("cannot lock {}: {e}", dir.display()))),
+    };
+    std::fs::create_dir_all(dir).map_err(engine_error)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("serve.lock"))
+        .map_err(engine_error)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(ServeError::Locked { dir: dir.clone() }),
+        Err(std::fs::TryLockError::Error(e)) => Err(engine_error(e)),
     }
 }
 

@@ -83,10 +83,10 @@ fn go_type(v: &Value) -> &'static str {
 
 fn check_replicas(obj: &Value, path: &str) -> Option<FieldError> {
     match nested_int64(obj, path) {
-        Err(message) => Some(FieldError::invalid(path, 0, &message)),
+        Err(message) => Some(FieldError::invalid(path, 0, message)),
         Ok(Some(n)) if n < 0 => Some(FieldError::invalid(path, n, "should be a non-negative integer")),
         Ok(Some(n)) if n > i64::from(i32::MAX) => {
-            Some(FieldError::invalid(path, n, &format!("should be less than or equal to {}", i32::MAX)))
+            Some(FieldError::invalid(path, n, format!("should be less than or equal to {}", i32::MAX)))
         }
         Ok(_) => None,
     }
@@ -111,7 +111,7 @@ pub fn validate_status(obj: &Value, paths: &ScalePaths) -> Vec<FieldError> {
             Some(other) => errors.push(FieldError::invalid(
                 path,
                 "",
-                &format!(
+                format!(
                     ".{} accessor error: {} is of the type {}, expected string",
                     segments(path).collect::<Vec<_>>().join("."),
                     go_value(other),
