@@ -19,11 +19,17 @@ use std::time::{Duration, Instant};
 
 const OBJECTS: usize = 10_000;
 
+/// Runs the CLI, timed; prints the steps' own timings (the `✓ step: ... (N.Ns)` lines).
 fn timed(args: &[String]) -> Duration {
     let start = Instant::now();
     let out = cli(&strs(args), &[]);
     let took = start.elapsed();
     assert!(out.status.success(), "{}", text(&out));
+    for line in String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with('✓')) {
+        let step = line.trim_start_matches("✓ ").split(':').next().unwrap_or_default();
+        let secs = line.rsplit_once('(').map(|(_, t)| t.trim_end_matches(')')).unwrap_or_default();
+        println!("    {step:<20} {secs}");
+    }
     took
 }
 

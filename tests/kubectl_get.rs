@@ -131,6 +131,7 @@ fn get_crd_and_get_ns_look_as_against_a_real_cluster() {
         table(&[
             &["NAME", "STATUS", "AGE"],
             &["default", "Active", "<age>"],
+            &["kube-node-lease", "Active", "<age>"],
             &["kube-public", "Active", "<age>"],
             &["kube-system", "Active", "<age>"],
         ])

@@ -33,6 +33,7 @@ async fn a_thousand_crontabs_move_to_a_new_group_and_kind() {
     let out = cli(&strs(&run_args(&local_args(&data), &new, &journal)), &[]);
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{stdout}");
     assert!(
         stdout.contains("✓ verify: 1000 object(s) and 500 dependent(s) checked against the new kind: 0 difference(s)"),
         "{stdout}"

@@ -555,7 +555,7 @@ pub(crate) fn adoption(mapping: &Mapping, backup: &Backup, now: &[Value]) -> Ado
             continue;
         }
         if let Some(current) = by_key.get(&mapping.key(&ObjectKey::of(o))) {
-            adoption.owners.insert(
+            adoption.insert(
                 old_uid.to_string(),
                 NewOwner {
                     uid: uid(current).to_string(),

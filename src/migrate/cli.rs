@@ -369,6 +369,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             .into());
         }
         let bars = Bars::default();
+        let step_started = Instant::now();
         let report = |e: Event| bars.on(e);
         let result = m.run_step(s.client(), &report).await;
         bars.done();
@@ -376,7 +377,9 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             writeln!(out, "  {note}")?;
         }
         match result {
-            Ok(outcome) => writeln!(out, "✓ {step}: {}", outcome.summary)?,
+            Ok(outcome) => {
+                writeln!(out, "✓ {step}: {} ({:.1}s)", outcome.summary, step_started.elapsed().as_secs_f64())?
+            }
             Err(e) if e.is_refusal() && m.state().phase == Phase::Forward && !m.state().began(Step::DeleteOldData) => {
                 writeln!(out, "✗ {step}: {e}")?;
                 writeln!(out, "Undoing what the run changed (nothing was deleted):")?;

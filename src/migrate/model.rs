@@ -218,7 +218,9 @@ impl Mapping {
 /// Old uids of migrated objects → their identity now (uid, apiVersion, kind).
 #[derive(Debug, Clone, Default)]
 pub struct Adoption {
-    pub owners: HashMap<String, NewOwner>,
+    owners: HashMap<String, NewOwner>,
+    /// The current uids, to recognise references already rewritten.
+    new_uids: HashSet<String>,
 }
 
 /// A migrated owner under its current identity.
@@ -230,12 +232,17 @@ pub struct NewOwner {
 }
 
 impl Adoption {
+    /// Records that the object whose uid was `old_uid` is now `owner`.
+    pub fn insert(&mut self, old_uid: String, owner: NewOwner) {
+        self.new_uids.insert(owner.uid.clone());
+        self.owners.insert(old_uid, owner);
+    }
+
     /// The ownerReferences a dependent should have: its backed-up references with every
     /// migrated owner replaced by its current identity (references whose owner is not
     /// there are left out), plus any reference added since the backup that is not to a
     /// migrated object (`current`).
     pub fn desired_refs(&self, backed_up: &[Value], current: &[Value], migrated_old: &HashSet<String>) -> Vec<Value> {
-        let new_uids: HashSet<&str> = self.owners.values().map(|o| o.uid.as_str()).collect();
         let mut out: Vec<Value> = Vec::new();
         for r in backed_up {
             let uid = ref_uid(r);
@@ -254,7 +261,7 @@ impl Adoption {
         for r in current {
             let uid = ref_uid(r);
             let known = out.iter().any(|o| ref_uid(o) == uid);
-            if !known && !migrated_old.contains(uid) && !new_uids.contains(uid) {
+            if !known && !migrated_old.contains(uid) && !self.new_uids.contains(uid) {
                 out.push(r.clone());
             }
         }
@@ -352,7 +359,7 @@ pub(crate) mod tests {
     #[test]
     fn dependents_are_readopted_by_the_new_uids() {
         let mut adoption = Adoption::default();
-        adoption.owners.insert(
+        adoption.insert(
             "old-1".into(),
             NewOwner { uid: "new-1".into(), api_version: "new.example.com/v1".into(), kind: "Schedule".into() },
         );

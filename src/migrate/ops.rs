@@ -25,7 +25,7 @@ use std::time::Duration;
 /// The field manager of every write a migration makes.
 pub const FIELD_MANAGER: &str = "kubectl-crd-migrate";
 /// Requests in flight at once for per-object work.
-pub const CONCURRENCY: usize = 16;
+pub const CONCURRENCY: usize = 48;
 /// Page size of lists.
 const PAGE: u32 = 500;
 

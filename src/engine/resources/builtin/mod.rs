@@ -3,12 +3,14 @@
 //! validation rules and messages and `kubectl get`'s columns:
 //! - [`objects`]: ConfigMaps, Secrets, ServiceAccounts (core v1) and Leases
 //!   (coordination.k8s.io/v1), stored as given;
-//! - [`events`]: Events, one storage seen through core v1 and events.k8s.io/v1;
+//! - [`events`]: Events, one storage seen through core v1 and events.k8s.io/v1
+//!   ([`event_conversion`] between the two forms);
 //! - [`reviews`]: the self access reviews (authorization.k8s.io/v1), create-only and not
 //!   stored, answering "allowed" for the one user the engine knows;
 //! - [`printers`]: their Table columns, as kube's `pkg/printers/internalversion`.
 
 pub mod data;
+pub mod event_conversion;
 pub mod events;
 pub mod objects;
 pub mod printers;

@@ -3,7 +3,7 @@
 //! `-o wide`). Column descriptions are the types' own documentation, read from the
 //! built-in OpenAPI definitions as kube reads them from its SwaggerDocs.
 
-use super::events::as_core;
+use super::event_conversion::as_core;
 use crate::engine::openapi::definitions;
 use crate::engine::representation::table::{
     CREATION_TIMESTAMP_DESCRIPTION, Cell, ColumnDefinition, NAME_DESCRIPTION, PrintCell, TableConvertor, human_age,
