@@ -12,6 +12,7 @@ use crate::engine::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
 use crate::engine::meta;
 use crate::engine::registry::conditions::{self, ESTABLISHED, TERMINATING};
 use crate::engine::registry::names;
+use crate::engine::resources::builtin::storage_version_hash;
 use crate::engine::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
 use crate::engine::resources::custom::CustomResourceStrategy;
 use crate::engine::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
@@ -134,6 +135,10 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
     if !conditions::is_crd_condition_true(crd, ESTABLISHED) {
         return Vec::new();
     }
+    // Every served version lists the hash of the storage version (references 05 and 13).
+    let kind = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.kind.clone()).unwrap_or_default();
+    let hash =
+        crd.spec.versions.iter().find(|v| v.storage).map(|v| storage_version_hash(&crd.spec.group, &v.name, &kind));
     crd.spec
         .versions
         .iter()
@@ -142,7 +147,7 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
             strategy: Arc::new(CustomResourceStrategy::new(crd, v)),
             verbs: CUSTOM_VERBS.to_vec(),
             scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
-            storage_version_hash: None,
+            storage_version_hash: hash.clone(),
             terminating,
         })
         .collect()

@@ -6,6 +6,7 @@
 
 use crate::engine::kinds::{BUILTIN_VERBS, Kinds, ServedKind};
 use crate::engine::resources::Strategy;
+use crate::engine::resources::builtin::storage_version_hash;
 use crate::engine::resources::crds::CrdStrategy;
 use crate::engine::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::engine::resources::rest::{Rest, WriteOptions};
@@ -57,7 +58,20 @@ impl Engine {
             storage_version_hash: None,
             terminating: false,
         };
-        let mut served = vec![builtin(namespaces.clone()), builtin(Arc::new(CrdStrategy::default()))];
+        let crds = ServedKind {
+            // kube-apiserver still stores CRDs as v1beta1 (reference 05).
+            storage_version_hash: Some(storage_version_hash(
+                "apiextensions.k8s.io",
+                "v1beta1",
+                "CustomResourceDefinition",
+            )),
+            ..builtin(Arc::new(CrdStrategy::default()))
+        };
+        let namespaces_kind = ServedKind {
+            storage_version_hash: Some(storage_version_hash("", "v1", "Namespace")),
+            ..builtin(namespaces.clone())
+        };
+        let mut served = vec![namespaces_kind, crds];
         served.extend(crate::engine::resources::builtin::all());
         let kinds = Arc::new(Kinds::new(served));
         let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now(), scale: None };

@@ -128,6 +128,11 @@ impl Strategy for CrdStrategy {
             defaults::apply_defaults(crd);
             defaults::prepare_for_create(crd);
         });
+        // Go's status has `conditions` without omitempty: a new CRD answers
+        // `"conditions": null` (references 06 and 09).
+        if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
+            status.entry("conditions").or_insert(Value::Null);
+        }
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
