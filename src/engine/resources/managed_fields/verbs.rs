@@ -17,7 +17,9 @@ use crate::engine::resources::ResourceInfo;
 use crate::engine::resources::crds;
 use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// Whether a create or update still has to compute its managedFields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,9 +63,14 @@ fn path_of(dotted: &str) -> Vec<PathElement> {
     dotted.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).map(|s| PathElement::Field(s.into())).collect()
 }
 
+/// Field-type schemas by (CRD key, version, CRD revision).
+type SchemaCache = std::sync::Mutex<std::collections::HashMap<(String, String, u64), Arc<Schema>>>;
+static SCHEMAS: std::sync::OnceLock<SchemaCache> = std::sync::OnceLock::new();
+
 impl Rest<'_> {
-    /// The field types of this kind: the CRD's schema for the served version.
-    async fn type_schema(&self) -> Schema {
+    /// The field types of this kind: the CRD's schema for the served version, built once
+    /// per CRD revision (decoding a CRD on every write cost more than the write).
+    async fn type_schema(&self) -> Arc<Schema> {
         let info = self.strategy.info();
         let key = format!(
             "{}{}.{}",
@@ -71,10 +78,23 @@ impl Rest<'_> {
             info.plural,
             info.group
         );
-        let crd = match self.store.get(&key).await {
-            Ok(Some(kv)) => crds::typed(&meta::from_stored(&kv)),
-            _ => None,
-        };
+        let Ok(Some(kv)) = self.store.get(&key).await else { return Arc::new(Schema::for_kind(None, false)) };
+        let cache_key = (key, info.version.clone(), kv.mod_revision);
+        let cache = SCHEMAS.get_or_init(Default::default);
+        if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&cache_key).cloned()) {
+            return hit;
+        }
+        let built = Arc::new(self.build_type_schema(crds::typed(&meta::from_stored(&kv))));
+        if let Ok(mut c) = cache.lock() {
+            // A CRD change makes a new revision: old entries are dropped rather than kept.
+            c.retain(|(k, v, _), _| !(k == &cache_key.0 && v == &cache_key.1));
+            c.insert(cache_key, built.clone());
+        }
+        built
+    }
+
+    fn build_type_schema(&self, crd: Option<CustomResourceDefinition>) -> Schema {
+        let info = self.strategy.info();
         let Some(crd) = crd.filter(|c| c.spec.group == info.group) else { return Schema::for_kind(None, false) };
         let schema = crd
             .spec
