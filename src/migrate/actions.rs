@@ -4,10 +4,11 @@
 //! there; dependents are "re-adopted" by the restored objects).
 
 use super::MigrateError;
+use super::adopt;
 use super::diff;
 use super::failpoint::{self, Point};
-use super::journal::{self, Backup, Dependent, SourceKind};
-use super::model::{Adoption, Mapping, NewOwner, ObjectKey, owner_refs, same_refs, uid};
+use super::journal::{self, Backup, SourceKind};
+use super::model::{Mapping, ObjectKey, owner_refs, same_refs, uid};
 use super::ops::{self, CONCURRENCY};
 use super::plan;
 use super::progress::{Event, Report};
@@ -16,7 +17,7 @@ use super::verify::{self, Verification};
 use crate::cluster::{ClusterError, Discovery, ResourceType};
 use futures::StreamExt;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::future::Future;
 
 type Done = (String, Option<Verification>);
@@ -45,7 +46,7 @@ pub(crate) async fn run(
         }
         Step::Readopt => {
             let mapping = m.state().mapping.clone();
-            plain(readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+            plain(adopt::readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
         }
         Step::RestartControllers => plain(restart_controllers(m, client).await?),
         Step::Verify | Step::VerifyRollback => {
@@ -72,7 +73,7 @@ pub(crate) async fn run(
         }
         Step::ReadoptOld => {
             let mapping = back(m);
-            plain(readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+            plain(adopt::readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
         }
     }
 }
@@ -101,7 +102,12 @@ pub(crate) fn migrated_uids(backup: &Backup) -> HashSet<String> {
 
 /// Runs `f` over `items`, [`CONCURRENCY`] at a time, reporting progress and honouring
 /// per-item crash points. Answers every result, in completion order.
-async fn each<'a, T, R, F, Fut>(step: Step, items: &'a [T], report: Report<'_>, f: F) -> Vec<Result<R, MigrateError>>
+pub(crate) async fn each<'a, T, R, F, Fut>(
+    step: Step,
+    items: &'a [T],
+    report: Report<'_>,
+    f: F,
+) -> Vec<Result<R, MigrateError>>
 where
     F: Fn(&'a T) -> Fut,
     Fut: Future<Output = Result<R, MigrateError>>,
@@ -121,7 +127,7 @@ where
 }
 
 /// The first error of a batch, with how many failed.
-fn first_error<R>(results: Vec<Result<R, MigrateError>>) -> Result<Vec<R>, MigrateError> {
+pub(crate) fn first_error<R>(results: Vec<Result<R, MigrateError>>) -> Result<Vec<R>, MigrateError> {
     let mut ok = Vec::with_capacity(results.len());
     let mut failed = 0;
     let mut first = None;
@@ -289,7 +295,7 @@ async fn validate(m: &Migration, client: &kube::Client, report: Report<'_>) -> R
         report(Event::Note { step, message: format!("created namespace(s) {}", created.join(", ")) });
     }
     let new_doc = journal::read_docs(m.dir(), journal::NEW_CRD_FILE)?.into_iter().next().unwrap_or_default();
-    let (shadow, shadow_doc) = plan::validation_crd(&new_doc, &m.state().id);
+    let (shadow, shadow_doc) = super::names::validation_crd(&new_doc, &m.state().id);
     ops::ensure_crd(client, &shadow_doc, m.options().wait_timeout).await?;
     let shadow_mapping = Mapping { to: shadow.clone(), ..mapping.clone() };
     let res = shadow.resource();
@@ -363,7 +369,8 @@ async fn delete_data(
     .await;
     first_error(results)?;
     report(Event::Note { step, message: format!("waiting for {} object(s) to be gone", uids.len()) });
-    ops::wait_gone(client, &res, &uids, m.options().wait_timeout).await?;
+    let others = current.len().saturating_sub(targets.len());
+    ops::wait_gone(client, &res, &uids, others, m.options().wait_timeout).await?;
     Ok(format!("{} {} deleted, dependents orphaned", targets.len(), res.qualified_name()))
 }
 
@@ -504,15 +511,7 @@ async fn recreate_one(
         Err(ClusterError::AlreadyExists { .. }) => {
             let existing =
                 ops::get(client, res, &key).await?.ok_or_else(|| MigrateError::Changed(format!("{key} vanished")))?;
-            let mut expected = desired.clone();
-            if let Some(map) = expected.as_object_mut() {
-                map.remove("status");
-            }
-            let lost: Vec<String> = diff::compare_objects(&expected, &existing)
-                .iter()
-                .filter(|c| c.is_loss())
-                .map(ToString::to_string)
-                .collect();
+            let lost = diff::losses(&desired, &existing, false);
             if !lost.is_empty() {
                 return Err(MigrateError::Changed(format!(
                     "{key} already exists under {} with other content ({}); it was not created by this migration",
@@ -543,168 +542,4 @@ async fn recreate_one(
         }
     }
     Err(MigrateError::Changed(format!("{key}: its status kept changing while it was restored")))
-}
-
-/// Where each migrated object is now, by its old uid.
-pub(crate) fn adoption(mapping: &Mapping, backup: &Backup, now: &[Value]) -> Adoption {
-    let by_key: HashMap<ObjectKey, &Value> = now.iter().map(|o| (ObjectKey::of(o), o)).collect();
-    let mut adoption = Adoption::default();
-    for o in &backup.objects {
-        let old_uid = uid(o);
-        if old_uid.is_empty() {
-            continue;
-        }
-        if let Some(current) = by_key.get(&mapping.key(&ObjectKey::of(o))) {
-            adoption.insert(
-                old_uid.to_string(),
-                NewOwner {
-                    uid: uid(current).to_string(),
-                    api_version: current
-                        .get("apiVersion")
-                        .and_then(Value::as_str)
-                        .map(String::from)
-                        .unwrap_or_else(|| mapping.api_version_for(o)),
-                    kind: mapping.to.kind.clone(),
-                },
-            );
-        }
-    }
-    adoption
-}
-
-/// One object whose ownerReferences a re-adoption sets: a dependent of another kind, or a
-/// migrated object owned by another migrated object.
-pub(crate) struct Link {
-    pub resource: ResourceType,
-    pub key: ObjectKey,
-    /// The uid it must still have (dependents are never recreated); `None` for migrated objects.
-    pub uid: Option<String>,
-    pub backed_up_refs: Vec<Value>,
-    pub label: String,
-}
-
-/// Every link a re-adoption under `mapping` sets.
-pub(crate) fn links(mapping: &Mapping, backup: &Backup) -> Vec<Link> {
-    let migrated = migrated_uids(backup);
-    let mut out: Vec<Link> = backup
-        .dependents
-        .iter()
-        .map(|d: &Dependent| Link {
-            resource: d.resource(),
-            key: ObjectKey { namespace: d.namespace.clone(), name: d.name.clone() },
-            uid: Some(d.uid.clone()),
-            backed_up_refs: d.owner_references.clone(),
-            label: d.label(),
-        })
-        .collect();
-    let res = mapping.to.resource();
-    for o in &backup.objects {
-        let refs = owner_refs(o);
-        if refs.iter().any(|r| r.get("uid").and_then(Value::as_str).is_some_and(|u| migrated.contains(u))) {
-            let key = mapping.key(&ObjectKey::of(o));
-            out.push(Link {
-                resource: res.clone(),
-                label: format!("{} {key}", mapping.to.kind),
-                key,
-                uid: None,
-                backed_up_refs: refs,
-            });
-        }
-    }
-    out
-}
-
-/// Current objects of every resource type the links name, by type and key.
-pub(crate) async fn current_of(
-    client: &kube::Client,
-    links: &[Link],
-) -> Result<HashMap<(String, String), HashMap<ObjectKey, Value>>, MigrateError> {
-    let mut types: BTreeMap<(String, String), &ResourceType> = BTreeMap::new();
-    for l in links {
-        types.entry((l.resource.group.clone(), l.resource.plural.clone())).or_insert(&l.resource);
-    }
-    let mut out = HashMap::new();
-    for (k, r) in types {
-        let objects = ops::list_all(client, r).await?;
-        out.insert(k, objects.into_iter().map(|o| (ObjectKey::of(&o), o)).collect());
-    }
-    Ok(out)
-}
-
-/// Rewrites the links' ownerReferences so that they point at the objects as they are
-/// under `mapping.to`. Dependents that are gone or were recreated are reported, not
-/// touched.
-async fn readopt(
-    client: &kube::Client,
-    report: Report<'_>,
-    step: Step,
-    mapping: &Mapping,
-    backup: &Backup,
-) -> Result<String, MigrateError> {
-    let migrated = migrated_uids(backup);
-    let now = ops::list_all(client, &mapping.to.resource()).await?;
-    let adoption = adoption(mapping, backup, &now);
-    let links = links(mapping, backup);
-    let current = current_of(client, &links).await?;
-    let results = each(step, &links, report, |l| {
-        let (adoption, migrated, current) = (&adoption, &migrated, &current);
-        async move {
-            let found = current
-                .get(&(l.resource.group.clone(), l.resource.plural.clone()))
-                .and_then(|m| m.get(&l.key))
-                .cloned();
-            readopt_one(client, l, found, adoption, migrated).await
-        }
-    })
-    .await;
-    let outcomes = first_error(results)?;
-    let changed = outcomes.iter().filter(|o| matches!(o, Adopted::Changed)).count();
-    let lost: Vec<&String> =
-        outcomes.iter().filter_map(|o| if let Adopted::Lost(l) = o { Some(l) } else { None }).collect();
-    if !lost.is_empty() {
-        report(Event::Note {
-            step,
-            message: format!("{} dependent(s) are gone or were recreated: {:?}", lost.len(), lost),
-        });
-    }
-    Ok(format!(
-        "{} link(s) checked, {changed} rewritten to {}, {} dependent(s) gone",
-        links.len(),
-        mapping.to.kind,
-        lost.len()
-    ))
-}
-
-enum Adopted {
-    Changed,
-    Unchanged,
-    Lost(String),
-}
-
-async fn readopt_one(
-    client: &kube::Client,
-    link: &Link,
-    mut current: Option<Value>,
-    adoption: &Adoption,
-    migrated: &HashSet<String>,
-) -> Result<Adopted, MigrateError> {
-    for _ in 0..5 {
-        let Some(obj) = current.take() else { return Ok(Adopted::Lost(link.label.clone())) };
-        if link.uid.as_deref().is_some_and(|u| u != uid(&obj)) {
-            return Ok(Adopted::Lost(format!("{} (recreated)", link.label)));
-        }
-        let now = owner_refs(&obj);
-        let desired = adoption.desired_refs(&link.backed_up_refs, &now, migrated);
-        if same_refs(&desired, &now) {
-            return Ok(Adopted::Unchanged);
-        }
-        let rv = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
-        match ops::set_owner_refs(client, &link.resource, &link.key, rv, &desired).await {
-            Ok(_) => return Ok(Adopted::Changed),
-            Err(e) if e.is_conflict() => current = ops::get(client, &link.resource, &link.key).await?,
-            Err(e) if e.is_not_found() => return Ok(Adopted::Lost(link.label.clone())),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(MigrateError::Changed(format!("{}: its ownerReferences kept changing while they were rewritten", link.label)))
 }

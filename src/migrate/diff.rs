@@ -91,6 +91,16 @@ pub fn compare_objects(expected: &Value, actual: &Value) -> Vec<Change> {
     out
 }
 
+/// What of `expected` is lost or changed in `actual` ([`compare_objects`] without the
+/// additions), as text; the status is left out unless `with_status`.
+pub fn losses(expected: &Value, actual: &Value, with_status: bool) -> Vec<String> {
+    let mut expected = expected.clone();
+    if !with_status && let Some(m) = expected.as_object_mut() {
+        m.remove("status");
+    }
+    compare_objects(&expected, actual).iter().filter(|c| c.is_loss()).map(ToString::to_string).collect()
+}
+
 fn field(e: Option<&Value>, a: Option<&Value>, path: &str, out: &mut Vec<Change>) {
     match (e, a) {
         (Some(e), Some(a)) => compare(e, a, path, out),

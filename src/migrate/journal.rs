@@ -17,7 +17,7 @@
 //! against its manifest and the objects in memory before the backup step is done.
 
 use super::MigrateError;
-use super::model::{Identity, Mapping};
+use super::model::{Identity, Mapping, resource_type};
 use super::steps::Step;
 use crate::cluster::ResourceType;
 use serde::{Deserialize, Serialize};
@@ -129,20 +129,9 @@ impl ResourceRecord {
     /// The resource as the cluster layer addresses it (with `/scale`: controllers are
     /// only recorded when they have it).
     pub fn resource(&self) -> ResourceType {
-        ResourceType {
-            group: self.group.clone(),
-            version: self.version.clone(),
-            kind: self.kind.clone(),
-            plural: self.plural.clone(),
-            singular: String::new(),
-            short_names: vec![],
-            categories: vec![],
-            namespaced: self.namespaced,
-            verbs: vec![],
-            status: false,
-            scale: true,
-            preferred: true,
-        }
+        let mut r = resource_type(&self.group, &self.version, &self.kind, &self.plural, self.namespaced);
+        r.scale = true;
+        r
     }
 
     pub fn qualified_name(&self) -> String {
@@ -250,20 +239,7 @@ pub struct Dependent {
 
 impl Dependent {
     pub fn resource(&self) -> ResourceType {
-        ResourceType {
-            group: self.group.clone(),
-            version: self.version.clone(),
-            kind: self.kind.clone(),
-            plural: self.plural.clone(),
-            singular: String::new(),
-            short_names: vec![],
-            categories: vec![],
-            namespaced: self.namespaced,
-            verbs: vec![],
-            status: false,
-            scale: false,
-            preferred: true,
-        }
+        resource_type(&self.group, &self.version, &self.kind, &self.plural, self.namespaced)
     }
 
     pub fn api_version(&self) -> String {

@@ -53,19 +53,23 @@
 //! - [`model`]: identities of the old and new kinds and the object mapping (pure).
 //! - [`diff`]: the loss-oriented comparison used by validation and verification (pure).
 //! - [`plan`]: what will happen, from a read-only look at the cluster.
+//! - [`names`]: name collisions and the temporary validation CRD (pure).
 //! - [`journal`]: the journal and the durable, checksummed backup.
+//! - `adopt`: dependents pointed at the objects as they are now.
 //! - [`ops`]: the cluster operations the steps need beyond [`crate::cluster`].
 //! - [`steps`]: the step functions and the [`Migration`] state machine.
 //! - [`verify`]: backup against cluster.
 //! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
 
 mod actions;
+mod adopt;
 pub mod cli;
 pub mod convert;
 pub mod diff;
 mod failpoint;
 pub mod journal;
 pub mod model;
+pub mod names;
 pub mod ops;
 pub mod plan;
 pub mod progress;

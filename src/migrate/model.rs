@@ -73,20 +73,28 @@ impl Identity {
 
     /// The resource as the cluster layer addresses it.
     pub fn resource(&self) -> ResourceType {
-        ResourceType {
-            group: self.group.clone(),
-            version: self.version.clone(),
-            kind: self.kind.clone(),
-            plural: self.plural.clone(),
-            singular: self.kind.to_ascii_lowercase(),
-            short_names: vec![],
-            categories: vec![],
-            namespaced: self.namespaced,
-            verbs: vec![],
-            status: self.status,
-            scale: false,
-            preferred: true,
-        }
+        let mut r = resource_type(&self.group, &self.version, &self.kind, &self.plural, self.namespaced);
+        r.status = self.status;
+        r
+    }
+}
+
+/// A resource type to address objects with, from what the journal keeps of it (no
+/// subresources; callers say which are served).
+pub fn resource_type(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> ResourceType {
+    ResourceType {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.to_string(),
+        plural: plural.to_string(),
+        singular: kind.to_ascii_lowercase(),
+        short_names: vec![],
+        categories: vec![],
+        namespaced,
+        verbs: vec![],
+        status: false,
+        scale: false,
+        preferred: true,
     }
 }
 

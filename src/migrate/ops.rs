@@ -242,18 +242,43 @@ pub async fn count_present(
     }
 }
 
+/// How many objects `res` holds, from a one-item list (`remainingItemCount`); `None` when
+/// the server does not say.
+async fn count_all(client: &kube::Client, res: &ResourceType) -> Result<Option<usize>, ClusterError> {
+    match res.api(client, None).list_metadata(&ListParams::default().limit(1)).await {
+        Ok(page) => Ok(match page.metadata.remaining_item_count {
+            Some(r) => Some(page.items.len() + usize::try_from(r).unwrap_or(0)),
+            None if page.metadata.continue_.as_deref().is_none_or(str::is_empty) => Some(page.items.len()),
+            None => None,
+        }),
+        Err(e) => {
+            let e = ClusterError::from_kube(e, None);
+            if e.is_not_found() { Ok(Some(0)) } else { Err(e) }
+        }
+    }
+}
+
 /// Waits until none of `uids` is listed under `res` (the garbage collector has orphaned
-/// their dependents and let them go).
+/// their dependents and let them go). `others` is how many other objects `res` held when
+/// the deletes began: while the kind holds more than that, ours are not all gone, which a
+/// one-item list tells without listing everything (a full list each time would compete
+/// with the garbage collector for the server).
 pub async fn wait_gone(
     client: &kube::Client,
     res: &ResourceType,
     uids: &HashSet<String>,
+    others: usize,
     timeout: Duration,
 ) -> Result<(), MigrateError> {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut pause = Duration::from_millis(20);
-    loop {
-        let left = count_present(client, res, uids).await?;
+    for poll in 0u32.. {
+        // Now and then a full look, in case objects were added meanwhile.
+        let cheap = if poll % 8 == 7 { None } else { count_all(client, res).await? };
+        let left = match cheap {
+            Some(total) if total > others => total - others,
+            _ => count_present(client, res, uids).await?,
+        };
         if left == 0 {
             return Ok(());
         }
@@ -266,6 +291,7 @@ pub async fn wait_gone(
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(500));
     }
+    Ok(())
 }
 
 fn crd_api(client: &kube::Client) -> Api<Crd> {

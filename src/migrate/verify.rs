@@ -9,7 +9,8 @@
 //! new schema) are listed as additions, not differences.
 
 use super::MigrateError;
-use super::actions::{adoption, current_of, links, migrated_uids};
+use super::actions::migrated_uids;
+use super::adopt::{adoption, current_of, links};
 use super::diff;
 use super::journal::{self, JournalState, Phase, SourceKind};
 use super::model::{Mapping, ObjectKey, owner_refs, same_refs, uid};
