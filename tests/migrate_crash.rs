@@ -48,17 +48,7 @@ async fn crash_then_resume(point: &str) {
     );
     assert_zero_differences(&data, &journal);
 
-    let conn = open_local(&data).await;
-    let client = conn.client().clone();
-    assert_kept(&client, &fixture, NEW_GROUP, "Schedule").await;
-    assert!(!crd_exists(&client, OLD_CRD).await, "the old registration is gone");
-    assert_eq!(
-        controller_replicas(&client).await,
-        CONTROLLER_REPLICAS,
-        "the controller is back at its recorded replicas"
-    );
-    drop(client);
-    conn.close().await;
+    assert_local_state(&data, &fixture, NEW_GROUP, "Schedule", OLD_CRD).await;
 }
 
 macro_rules! crash_at {
@@ -126,12 +116,6 @@ async fn a_rollback_killed_half_way_resumes_to_the_original_state() {
         );
         assert_zero_differences(&data, &journal);
 
-        let conn = open_local(&data).await;
-        let client = conn.client().clone();
-        assert_kept(&client, &fixture, OLD_GROUP, "CronTab").await;
-        assert!(!crd_exists(&client, NEW_CRD).await, "the new registration is gone");
-        assert_eq!(controller_replicas(&client).await, CONTROLLER_REPLICAS);
-        drop(client);
-        conn.close().await;
+        assert_local_state(&data, &fixture, OLD_GROUP, "CronTab", NEW_CRD).await;
     }
 }

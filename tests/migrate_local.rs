@@ -40,13 +40,7 @@ async fn a_thousand_crontabs_move_to_a_new_group_and_kind() {
     );
     assert!(stdout.contains("Done in"), "{stdout}");
 
-    let conn = open_local(&data).await;
-    let client = conn.client().clone();
-    assert_kept(&client, &fixture, NEW_GROUP, "Schedule").await;
-    assert!(!crd_exists(&client, OLD_CRD).await, "the old registration is gone");
-    assert_eq!(controller_replicas(&client).await, CONTROLLER_REPLICAS, "the controller is back");
-    drop(client);
-    conn.close().await;
+    assert_local_state(&data, &fixture, NEW_GROUP, "Schedule", OLD_CRD).await;
 
     let out = cli(
         &[&format!("--local={}", data.display()), "migrate", "verify", "--journal", &journal.display().to_string()],
@@ -77,13 +71,7 @@ async fn a_rollback_after_a_completed_migration_restores_the_original_state() {
         "{stdout}"
     );
 
-    let conn = open_local(&data).await;
-    let client = conn.client().clone();
-    assert_kept(&client, &fixture, OLD_GROUP, "CronTab").await;
-    assert!(!crd_exists(&client, NEW_CRD).await, "the new registration is gone");
-    assert_eq!(controller_replicas(&client).await, CONTROLLER_REPLICAS);
-    drop(client);
-    conn.close().await;
+    assert_local_state(&data, &fixture, OLD_GROUP, "CronTab", NEW_CRD).await;
 
     let out = cli(&[&local_args(&data)[0], "migrate", "verify", "--journal", &j], &[]);
     assert!(out.status.success(), "{}", text(&out));

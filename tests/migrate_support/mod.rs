@@ -295,6 +295,22 @@ pub async fn assert_kept(client: &kube::Client, fixture: &Fixture, group: &str, 
     }
 }
 
+/// Asserts, on the local engine in `dir`, that the fixture is kept under `(group, kind)`
+/// ([`assert_kept`]), that the CRD `gone` is gone, and that the controller is back.
+pub async fn assert_local_state(dir: &Path, fixture: &Fixture, group: &str, kind: &str, gone: &str) {
+    let conn = open_local(dir).await;
+    let client = conn.client().clone();
+    assert_kept(&client, fixture, group, kind).await;
+    assert!(!crd_exists(&client, gone).await, "{gone} is gone");
+    assert_eq!(
+        controller_replicas(&client).await,
+        CONTROLLER_REPLICAS,
+        "the controller is back at its recorded replicas"
+    );
+    drop(client);
+    conn.close().await;
+}
+
 /// Whether the CRD `name` exists.
 pub async fn crd_exists(client: &kube::Client, name: &str) -> bool {
     let api: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
