@@ -52,6 +52,11 @@ pub async fn serve(
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
+                    // Watch events are small writes: without TCP_NODELAY, Nagle's algorithm
+                    // holds each one until the peer's delayed ACK (about 40 ms on Linux).
+                    if let Err(e) = stream.set_nodelay(true) {
+                        tracing::debug!("TCP_NODELAY on {peer}: {e}");
+                    }
                     let conn = Connection { builder: builder.clone(), app: app.clone(), stop: stop_rx.clone(), peer };
                     connections.spawn(conn.run(stream, tls.clone()));
                 }
