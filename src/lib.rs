@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod human;
 pub mod migrate;
 pub mod serve;
 pub mod tui;

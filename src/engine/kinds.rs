@@ -140,15 +140,23 @@ impl Kinds {
         out
     }
 
+    /// The first served kind matching `pred`, cloning only that one (routing calls this on
+    /// every request).
+    fn first(&self, pred: impl Fn(&ResourceInfo) -> bool) -> Option<ServedKind> {
+        if let Some(k) = self.builtin.iter().find(|k| pred(k.info())) {
+            return Some(k.clone());
+        }
+        let custom = self.custom.read().ok()?;
+        custom.values().flatten().find(|k| pred(k.info())).cloned()
+    }
+
     /// A kind served under `plural` in `group`, at any version (they share storage).
     pub fn find_resource(&self, group: &str, plural: &str) -> Option<ServedKind> {
-        self.all().into_iter().find(|k| k.info().group == group && k.info().plural == plural)
+        self.first(|i| i.group == group && i.plural == plural)
     }
 
     /// The kind served at `group/version` under `plural`.
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ServedKind> {
-        self.all()
-            .into_iter()
-            .find(|k| k.info().group == group && k.info().version == version && k.info().plural == plural)
+        self.first(|i| i.group == group && i.version == version && i.plural == plural)
     }
 }

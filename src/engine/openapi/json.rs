@@ -111,7 +111,7 @@ fn write(j: &J, out: &mut String) {
         J::Null => out.push_str("null"),
         J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         J::Num(n) => write_number(n, out),
-        J::Str(s) => write_string(s, out),
+        J::Str(s) => crate::engine::representation::gofmt::write_go_string(s, out),
         J::Arr(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -128,7 +128,7 @@ fn write(j: &J, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_string(k, out);
+                crate::engine::representation::gofmt::write_go_string(k, out);
                 out.push(':');
                 write(v, out);
             }
@@ -160,27 +160,6 @@ pub fn go_float(f: f64) -> String {
         Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp:0>2}"),
         _ => text,
     }
-}
-
-/// A string with Go's escaping: `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes, the
-/// short escapes for `\b \f \n \r \t`, and `\u00XX` for other control characters.
-fn write_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -64,7 +64,8 @@ fn write_go_json(v: &Value, out: &mut String) {
     }
 }
 
-/// A JSON string as Go's encoder escapes it (HTML-safe).
+/// A JSON string as Go's encoder escapes it: `<`, `>`, `&`, U+2028 and U+2029 as `\u`
+/// escapes, the short escapes for `\b \f \n \r \t`, `\u00XX` for other control characters.
 pub fn write_go_string(s: &str, out: &mut String) {
     // Most strings need no escape at all: copy them whole.
     if !s.bytes().any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2)) {
@@ -79,6 +80,9 @@ pub fn write_go_string(s: &str, out: &mut String) {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
+            // Go 1.22+ (kube 1.32 is built with 1.23) writes these two short forms.
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),

@@ -145,6 +145,24 @@ pub enum WatchItem {
     Error(ApiError),
 }
 
+/// A body's `apiVersion` and `kind`, when given, must be the endpoint's (kube answers 400).
+pub(super) fn check_type_meta(obj: &Value, api_version: &str, kind: &str) -> Result<(), ApiError> {
+    match obj.get("apiVersion").and_then(Value::as_str) {
+        Some(v) if v != api_version => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({api_version})"
+            )));
+        }
+        _ => {}
+    }
+    match obj.get("kind").and_then(Value::as_str) {
+        Some(k) if k != kind => {
+            Err(ApiError::bad_request(format!("the kind in the data ({k}) does not match the expected kind ({kind})")))
+        }
+        _ => Ok(()),
+    }
+}
+
 const GENERATE_NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 fn generated_name(base: &str) -> String {
@@ -208,23 +226,7 @@ impl Rest<'_> {
             )));
         }
         let want_version = self.info().api_version();
-        match obj.get("apiVersion").and_then(Value::as_str) {
-            Some(v) if v != want_version => {
-                return Err(ApiError::bad_request(format!(
-                    "the API version in the data ({v}) does not match the expected API version ({want_version})"
-                )));
-            }
-            _ => {}
-        }
-        match obj.get("kind").and_then(Value::as_str) {
-            Some(k) if k != self.info().kind => {
-                return Err(ApiError::bad_request(format!(
-                    "the kind in the data ({k}) does not match the expected kind ({})",
-                    self.info().kind
-                )));
-            }
-            _ => {}
-        }
+        check_type_meta(obj, &want_version, &self.info().kind)?;
         let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("expected an object"))?;
         map.insert("apiVersion".into(), Value::from(want_version));
         map.insert("kind".into(), Value::from(self.info().kind.clone()));

@@ -4,7 +4,7 @@
 //! resourceVersion all behave as for an ordinary update.
 
 use super::patch::{self, PatchError, PatchType};
-use super::rest::{Rest, Subresource, WriteOptions};
+use super::rest::{Rest, Subresource, WriteOptions, check_type_meta};
 use super::scale::{self, ScalePaths};
 use crate::engine::meta;
 use crate::engine::status::ApiError;
@@ -97,22 +97,7 @@ fn check_scale_body(scale: &Value, name: &str) -> Result<(), ApiError> {
     if !scale.is_object() {
         return Err(ApiError::bad_request("the object provided is unrecognized (must be of type Scale)"));
     }
-    match scale.get("apiVersion").and_then(Value::as_str) {
-        Some(v) if v != "autoscaling/v1" => {
-            return Err(ApiError::bad_request(format!(
-                "the API version in the data ({v}) does not match the expected API version (autoscaling/v1)"
-            )));
-        }
-        _ => {}
-    }
-    match scale.get("kind").and_then(Value::as_str) {
-        Some(k) if k != "Scale" => {
-            return Err(ApiError::bad_request(format!(
-                "the kind in the data ({k}) does not match the expected kind (Scale)"
-            )));
-        }
-        _ => {}
-    }
+    check_type_meta(scale, "autoscaling/v1", "Scale")?;
     match meta::name(scale) {
         Some(n) if n != name => Err(ApiError::bad_request(format!(
             "the name of the object ({n}) does not match the name on the URL ({name})"
