@@ -97,6 +97,11 @@ impl Session {
                         let bytes = serde_json::to_vec(&object).unwrap_or_default();
                         s.encoder.event(event_type, RawObject::complete(&bytes), s.engine.now())
                     }
+                    WatchItem::Stored { event_type, json, resource_version } => {
+                        s.sent = s.sent.max(resource_version);
+                        let object = RawObject { json: &json, resource_version: Some(resource_version) };
+                        s.encoder.event(event_type, object, s.engine.now())
+                    }
                     WatchItem::Bookmark { resource_version, initial_events_end } => {
                         s.sent = s.sent.max(resource_version);
                         s.bookmark(resource_version, initial_events_end)

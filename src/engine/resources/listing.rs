@@ -300,13 +300,16 @@ impl Rest<'_> {
                 self.wait_fresh(rv).await?;
             }
             let page = self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
-            let objs: Vec<WatchItem> = page
-                .items
-                .iter()
-                .map(|kv| super::read_stored(conversion, kv))
-                .filter(|o| labels.matches(o) && fields.matches(o))
-                .map(|object| WatchItem::Event { event_type: "ADDED", object })
-                .collect();
+            let objs: Vec<WatchItem> = if reads_nothing(&labels, &fields, conversion) {
+                page.items.iter().map(|kv| stored_item("ADDED", kv, kv.mod_revision)).collect()
+            } else {
+                page.items
+                    .iter()
+                    .map(|kv| super::read_stored(conversion, kv))
+                    .filter(|o| labels.matches(o) && fields.matches(o))
+                    .map(|object| WatchItem::Event { event_type: "ADDED", object })
+                    .collect()
+            };
             (objs, page.revision)
         } else {
             match rv {
@@ -342,6 +345,16 @@ impl Rest<'_> {
     }
 }
 
+/// Whether a watch passes objects on exactly as stored: no selector reads them and no
+/// conversion rewrites them.
+fn reads_nothing(labels: &LabelSelector, fields: &FieldSelector, conversion: Option<super::StorageConversion>) -> bool {
+    labels.is_everything() && fields.is_everything() && conversion.is_none()
+}
+
+fn stored_item(event_type: &'static str, kv: &KeyValue, resource_version: Revision) -> WatchItem {
+    WatchItem::Stored { event_type, json: kv.value.clone(), resource_version }
+}
+
 /// A store change as the watcher of a filtered view sees it: an object moving into the
 /// view is ADDED, one moving out is DELETED.
 fn translate(
@@ -350,6 +363,14 @@ fn translate(
     fields: &FieldSelector,
     conversion: Option<super::StorageConversion>,
 ) -> Option<WatchItem> {
+    if reads_nothing(labels, fields, conversion) {
+        return match event.event_type() {
+            EventType::Added => Some(stored_item("ADDED", event.current.as_ref()?, event.revision)),
+            EventType::Modified => Some(stored_item("MODIFIED", event.current.as_ref()?, event.revision)),
+            // A deleted object is reported at the deletion's revision.
+            EventType::Deleted => Some(stored_item("DELETED", event.prev.as_ref()?, event.revision)),
+        };
+    }
     let matches = |o: &Value| labels.matches(o) && fields.matches(o);
     let current = event.current.as_ref().map(|kv| super::read_stored(conversion, kv));
     let prev = event.prev.as_ref().map(|kv| super::read_stored(conversion, kv));
@@ -422,5 +443,53 @@ mod tests {
         assert!(validate(&send, true).is_ok());
         let e = validate(&q(None, Some("NotOlderThan")), true).expect_err("match without sendInitialEvents");
         assert!(e.message.contains("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
+    }
+}
+
+#[cfg(test)]
+mod stored_events {
+    use super::*;
+    use crate::engine::representation::RawObject;
+    use crate::engine::resources::selector::LabelRequirement;
+
+    fn kv(rev: Revision) -> KeyValue {
+        let obj = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+            "metadata": {"name": "a", "labels": {"app": "x"}}, "spec": {"n": rev}});
+        KeyValue { key: "/a".into(), value: meta::to_stored(&obj), create_revision: 2, mod_revision: rev }
+    }
+
+    /// What the watcher receives, as JSON, whichever way the item was made.
+    fn sent(item: WatchItem) -> (&'static str, Value) {
+        match item {
+            WatchItem::Event { event_type, object } => (event_type, object),
+            WatchItem::Stored { event_type, json, resource_version } => {
+                let mut out = Vec::new();
+                RawObject { json: &json, resource_version: Some(resource_version) }.write_json(&mut out);
+                (event_type, serde_json::from_slice(&out).expect("valid JSON"))
+            }
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unfiltered_watch_sends_the_stored_bytes_and_a_filtered_one_the_same_object() {
+        let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);
+        let events = [
+            WatchEvent { revision: 2, key: "/a".into(), current: Some(kv(2)), prev: None },
+            WatchEvent { revision: 5, key: "/a".into(), current: Some(kv(5)), prev: Some(kv(2)) },
+            WatchEvent { revision: 9, key: "/a".into(), current: None, prev: Some(kv(5)) },
+        ];
+        let want = [("ADDED", "2"), ("MODIFIED", "5"), ("DELETED", "9")];
+        for (event, (event_type, rv)) in events.iter().zip(want) {
+            let all = LabelSelector::default();
+            let stored = translate(event, &all, &FieldSelector::default(), None).expect("sent");
+            assert!(matches!(stored, WatchItem::Stored { .. }), "the unfiltered watch parses nothing");
+            let filtered = translate(event, &selecting, &FieldSelector::default(), None).expect("sent");
+            assert!(matches!(filtered, WatchItem::Event { .. }));
+            let (stored, filtered) = (sent(stored), sent(filtered));
+            assert_eq!(stored, filtered);
+            assert_eq!(stored.0, event_type);
+            assert_eq!(stored.1["metadata"]["resourceVersion"], rv, "{event_type} at the event's revision");
+        }
     }
 }

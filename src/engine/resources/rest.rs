@@ -136,6 +136,14 @@ pub enum WatchItem {
         event_type: &'static str,
         object: Value,
     },
+    /// An event whose object is sent as the store holds it (no selector or conversion had
+    /// to read it), with `resource_version` spliced into its metadata: the common watch
+    /// is served without parsing and re-serializing each object once per watcher.
+    Stored {
+        event_type: &'static str,
+        json: bytes::Bytes,
+        resource_version: Revision,
+    },
     /// Every event up to `resource_version` has been sent; `initial_events_end` marks the
     /// end of a `sendInitialEvents` watch's initial state.
     Bookmark {

@@ -28,6 +28,20 @@ pub struct LabelSelector(pub Vec<LabelRequirement>);
 #[derive(Debug, Clone, Default)]
 pub struct FieldSelector(pub Vec<(String, String, bool)>, pub Option<super::FieldLookup>);
 
+impl LabelSelector {
+    /// Whether the selector matches every object (nothing was asked).
+    pub fn is_everything(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FieldSelector {
+    /// Whether the selector matches every object (nothing was asked).
+    pub fn is_everything(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 impl PartialEq for FieldSelector {
     /// Selectors are equal when they require the same things (the lookup is the kind's).
     fn eq(&self, other: &Self) -> bool {
