@@ -6,6 +6,12 @@ use kubectl_crd::cli::{self, args::Cli};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+/// The engine allocates and frees many small JSON values per request from several
+/// threads; glibc's allocator spent about a quarter of the CPU of a migration of 10,000
+/// objects in malloc and free (measured with perf), mimalloc a fraction of that.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();

@@ -23,11 +23,13 @@ use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 const ROOT: &str = "/registry/";
 const NAMESPACES: &str = "/registry/core/namespaces/";
+/// How many objects the collector writes at once.
+const CONCURRENCY: usize = 64;
 
 /// The metadata the collector reads; everything else in an object is skipped unparsed.
 #[derive(Debug, Default, Deserialize)]
@@ -191,6 +193,18 @@ enum Action {
     FinalizeNamespace(String),
 }
 
+impl Action {
+    /// The object the action writes.
+    fn key(&self) -> &str {
+        match self {
+            Action::Delete(key)
+            | Action::DropOwners(key, _)
+            | Action::ClearFinalizer(key, _)
+            | Action::FinalizeNamespace(key) => key,
+        }
+    }
+}
+
 /// The actions that settle one owner (pure: reads the graph only).
 fn settle_owner(graph: &Graph, uid: &str) -> Vec<Action> {
     let dependents: Vec<&String> = graph.dependents.get(uid).map(|s| s.iter().collect()).unwrap_or_default();
@@ -299,13 +313,24 @@ async fn settle(store: &dyn Store, kinds: &Kinds, graph: &Graph, dirty: Dirty) {
         actions.extend(settle_namespace(graph, ns));
     }
     actions.dedup();
-    for action in actions {
-        if let Err(e) = carry_out(store, kinds, &action).await {
-            // A conflict or a vanished object: the change that caused it comes through
-            // the watch and the decision is made again.
-            tracing::debug!("garbage collector: {action:?}: {e}");
-        }
+    // Actions on different objects are independent (an owner's finalizer is cleared only
+    // in a later pass, once the graph shows its dependents released), so they run
+    // together and their writes share group commits; those on one object stay in order.
+    let mut by_key: BTreeMap<&str, Vec<&Action>> = BTreeMap::new();
+    for action in &actions {
+        by_key.entry(action.key()).or_default().push(action);
     }
+    futures::stream::iter(by_key.into_values())
+        .for_each_concurrent(CONCURRENCY, |group| async move {
+            for action in group {
+                if let Err(e) = carry_out(store, kinds, action).await {
+                    // A conflict or a vanished object: the change that caused it comes
+                    // through the watch and the decision is made again.
+                    tracing::debug!("garbage collector: {action:?}: {e}");
+                }
+            }
+        })
+        .await;
 }
 
 /// `/registry/<group>/<plural>/...` → (group, plural); "core" is the empty group.

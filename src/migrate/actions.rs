@@ -36,21 +36,21 @@ pub(crate) async fn run(
         Step::CreateNewCrd => plain(create_new_crd(m, client, report).await?),
         Step::Validate => plain(validate(m, client, report).await?),
         Step::DeleteOldData => {
-            let backup = journal::read_backup(m.dir())?;
+            let backup = m.backup()?;
             plain(delete_data(m, client, report, step, &back(m), &backup, true).await?)
         }
         Step::DeleteOldCrd => plain(delete_old_crd(m, client).await?),
         Step::Recreate => {
             let mapping = m.state().mapping.clone();
-            plain(recreate(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+            plain(recreate(client, report, step, &mapping, &*m.backup()?).await?)
         }
         Step::Readopt => {
             let mapping = m.state().mapping.clone();
-            plain(adopt::readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+            plain(adopt::readopt(client, report, step, &mapping, &*m.backup()?).await?)
         }
         Step::RestartControllers => plain(restart_controllers(m, client).await?),
         Step::Verify | Step::VerifyRollback => {
-            let v = verify::verify(client, m.dir(), m.state()).await?;
+            let v = verify::verify(client, &*m.backup()?, m.state()).await?;
             if !v.differences.is_empty() {
                 return Err(MigrateError::Differences(v.differences.len()));
             }
@@ -61,7 +61,7 @@ pub(crate) async fn run(
             plain("the temporary validation CRD is gone".into())
         }
         Step::RemoveNewData => {
-            let backup = journal::read_backup(m.dir())?;
+            let backup = m.backup()?;
             let mapping = m.state().mapping.clone();
             plain(delete_data(m, client, report, step, &mapping, &backup, false).await?)
         }
@@ -69,11 +69,11 @@ pub(crate) async fn run(
         Step::RestoreOldCrd => plain(restore_old_crd(m, client).await.map_err(after_deletes)?),
         Step::RestoreOldData => {
             let mapping = back(m);
-            plain(recreate(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+            plain(recreate(client, report, step, &mapping, &*m.backup()?).await?)
         }
         Step::ReadoptOld => {
             let mapping = back(m);
-            plain(adopt::readopt(client, report, step, &mapping, &journal::read_backup(m.dir())?).await?)
+            plain(adopt::readopt(client, report, step, &mapping, &*m.backup()?).await?)
         }
     }
 }
@@ -248,6 +248,7 @@ async fn backup(m: &mut Migration, client: &kube::Client, report: Report<'_>) ->
     );
     m.state_mut().backup = Some(summary);
     m.save()?;
+    m.keep_backup(backup);
     Ok(line)
 }
 
@@ -258,7 +259,7 @@ async fn create_new_crd(m: &Migration, client: &kube::Client, report: Report<'_>
     // With the old CRD's name, the old one must be gone first (DeleteOldCrd comes before).
     if m.state().order == journal::Order::OldFirst
         && name == m.state().old_crd_name
-        && let Some(old) = journal::read_backup(m.dir())?.old_crd
+        && let Some(old) = m.backup()?.old_crd.clone()
         && let Some(current) = ops::get_crd(client, &name).await?
         && current.metadata.uid.as_deref() == old.pointer("/metadata/uid").and_then(Value::as_str)
     {
@@ -272,7 +273,7 @@ async fn create_new_crd(m: &Migration, client: &kube::Client, report: Report<'_>
 
 async fn validate(m: &Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
     let step = Step::Validate;
-    let backup = journal::read_backup(m.dir())?;
+    let backup = m.backup()?;
     let mapping = m.state().mapping.clone();
     let migrated = migrated_uids(&backup);
     let keys: Vec<ObjectKey> = backup.objects.iter().map(|o| mapping.key(&ObjectKey::of(o))).collect();
@@ -419,7 +420,7 @@ fn changed_since(backup: &Value, current: &Value) -> bool {
 
 async fn delete_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
     let name = m.state().old_crd_name.clone();
-    let backup = journal::read_backup(m.dir())?;
+    let backup = m.backup()?;
     let old_uid =
         backup.old_crd.as_ref().and_then(|c| c.pointer("/metadata/uid")).and_then(Value::as_str).map(String::from);
     let left = ops::list_all(client, &m.state().mapping.from.resource()).await?;
@@ -436,7 +437,7 @@ async fn delete_old_crd(m: &Migration, client: &kube::Client) -> Result<String, 
 
 async fn remove_new_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
     let name = m.state().new_crd_name.clone();
-    let backup = journal::read_backup(m.dir()).ok();
+    let backup = m.backup().ok();
     let old_uid = backup
         .as_ref()
         .and_then(|b| b.old_crd.as_ref())
@@ -459,11 +460,11 @@ async fn remove_new_crd(m: &Migration, client: &kube::Client) -> Result<String, 
 }
 
 async fn restore_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
-    let backup = journal::read_backup(m.dir())?;
-    let Some(old) = backup.old_crd else {
+    let backup = m.backup()?;
+    let Some(old) = &backup.old_crd else {
         return Err(MigrateError::State("the backup holds no old registration".into()));
     };
-    let doc = super::convert::clean_crd(&old);
+    let doc = super::convert::clean_crd(old);
     let (_, created) = ops::ensure_crd(client, &doc, m.options().wait_timeout).await?;
     let name = &m.state().old_crd_name;
     Ok(if created { format!("{name} created again and Established") } else { format!("{name} is there") })

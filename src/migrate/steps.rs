@@ -25,12 +25,13 @@
 use super::MigrateError;
 use super::actions;
 use super::failpoint::{self, Point};
-use super::journal::{self, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
+use super::journal::{self, Backup, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
 use super::plan::{self, Plan, Request};
 use super::progress::{Event, Report};
 use super::verify::{self, Verification};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// One step of a migration or of its rollback.
@@ -142,6 +143,9 @@ pub struct Migration {
     dir: PathBuf,
     state: JournalState,
     options: Options,
+    /// The backup as read (checksums checked) once: it does not change after the backup
+    /// step, and every later step and the verification need it.
+    backup: OnceLock<Arc<Backup>>,
 }
 
 impl Migration {
@@ -196,13 +200,13 @@ impl Migration {
             refused: None,
         };
         journal::save_state(dir, &state)?;
-        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default() })
+        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() })
     }
 
     /// Opens the journal in `dir`.
     pub fn open(dir: &Path) -> Result<Migration, MigrateError> {
         let state = journal::load_state(dir)?;
-        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default() })
+        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() })
     }
 
     /// The same migration with other limits.
@@ -323,7 +327,21 @@ impl Migration {
     /// Compares the backup with the cluster: with the new kind after (or during) a run,
     /// with the old kind once rolling back.
     pub async fn verify(&self, client: &kube::Client) -> Result<Verification, MigrateError> {
-        verify::verify(client, &self.dir, &self.state).await
+        verify::verify(client, &*self.backup()?, &self.state).await
+    }
+
+    /// The backup, read from the journal the first time.
+    pub(crate) fn backup(&self) -> Result<Arc<Backup>, MigrateError> {
+        if let Some(b) = self.backup.get() {
+            return Ok(Arc::clone(b));
+        }
+        let read = Arc::new(journal::read_backup(&self.dir)?);
+        Ok(Arc::clone(self.backup.get_or_init(|| read)))
+    }
+
+    /// Remembers the backup just written (and read back equal).
+    pub(crate) fn keep_backup(&mut self, backup: Backup) {
+        self.backup = OnceLock::from(Arc::new(backup));
     }
 
     /// Whether the registrations change new-first.

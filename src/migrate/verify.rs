@@ -12,13 +12,13 @@ use super::MigrateError;
 use super::actions::migrated_uids;
 use super::adopt::{adoption, current_of, links};
 use super::diff;
+use super::journal::Backup;
 use super::journal::{self, JournalState, Phase, SourceKind};
 use super::model::{Mapping, ObjectKey, owner_refs, same_refs, uid};
 use super::ops;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// One thing that differs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,8 +61,11 @@ impl Verification {
 }
 
 /// Compares the journal's backup with the cluster.
-pub async fn verify(client: &kube::Client, dir: &Path, state: &JournalState) -> Result<Verification, MigrateError> {
-    let backup = journal::read_backup(dir)?;
+pub async fn verify(
+    client: &kube::Client,
+    backup: &Backup,
+    state: &JournalState,
+) -> Result<Verification, MigrateError> {
     let rolling_back = matches!(state.phase, Phase::Rollback | Phase::RolledBack);
     let mut v = Verification {
         against: if rolling_back { "old".into() } else { "new".into() },
@@ -72,7 +75,7 @@ pub async fn verify(client: &kube::Client, dir: &Path, state: &JournalState) -> 
         additions: vec![],
     };
     if rolling_back && state.source == SourceKind::Files {
-        return verify_removed(client, state, &backup, v).await;
+        return verify_removed(client, state, backup, v).await;
     }
     let mapping: Mapping =
         if rolling_back { state.mapping.towards(&state.mapping.from) } else { state.mapping.clone() };
