@@ -1,12 +1,16 @@
 //! The terminal UI end to end: the real binary in a real terminal (tmux), on a local engine
 //! loaded with the demo, driven by keys: browse → detail → resources → edit status through
-//! a scripted editor → scale up from 0 → back → quit. The screen is read with
-//! `capture-pane`, and the stored objects are read after the TUI has quit.
+//! a scripted editor → scale up from 0 → back → quit; and the migration wizard, run to the
+//! end and run again after a crash half-way. The screen is read with `capture-pane`, and
+//! the stored objects are read after the TUI has quit.
 
+mod migrate_support;
+
+use kube::api::{Api, DynamicObject};
 use kubectl_crd::cluster::objects::{ObjectRef, get_object};
 use kubectl_crd::cluster::registrations::find_crd;
 use kubectl_crd::cluster::tui_ops::resource_of;
-use kubectl_crd::cluster::{ConnectOptions, Connection, Target};
+use migrate_support::{ar, crd_exists, open_local};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -95,23 +99,34 @@ fn editor_script(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
-/// The stored widget, read through a fresh connection to the data the TUI left.
-fn stored_widget(data: &Path, name: &str) -> serde_json::Value {
+/// Runs `read` on a fresh connection to the data the TUI left, then lets go of the data.
+fn read_local<T>(data: &Path, read: impl AsyncFnOnce(kube::Client) -> T) -> T {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
-        let options = ConnectOptions {
-            target: Target::Local { data_dir: data.to_path_buf() },
-            namespace: None,
-            request_timeout: None,
-        };
-        let conn = Connection::open(&options).await.expect("the TUI let go of the data");
-        let crd = find_crd(conn.client(), "widgets").await.expect("widgets CRD");
-        let resource = resource_of(&crd).expect("served");
-        let obj = get_object(conn.client(), ObjectRef::new(&resource, "default", name)).await.expect("widget");
-        let value = serde_json::to_value(obj).expect("json");
+        let conn = open_local(data).await;
+        // `read` takes the only clone of the client, so closing finds no other user.
+        let value = read(conn.client().clone()).await;
         conn.close().await;
         value
     })
+}
+
+/// The stored widget.
+fn stored_widget(data: &Path, name: &str) -> serde_json::Value {
+    read_local(data, async |client| {
+        let crd = find_crd(&client, "widgets").await.expect("widgets CRD");
+        let resource = resource_of(&crd).expect("served");
+        let obj = get_object(&client, ObjectRef::new(&resource, "default", name)).await.expect("widget");
+        serde_json::to_value(obj).expect("json")
+    })
+}
+
+/// Filters the registrations down to those `regex` matches (one) and waits for it.
+fn only(t: &Tmux, regex: &str) {
+    t.keys(&["/"]);
+    t.type_text(regex);
+    t.keys(&["Enter"]);
+    t.wait_for(&["customresourcedefinitions [1/"]);
 }
 
 #[test]
@@ -134,10 +149,7 @@ fn browse_edit_status_scale_from_zero_and_back() {
     assert!(screen.contains("!  gadgets.demo.example.com") && screen.contains("NameConflict"), "{screen}");
 
     // Filter down to widgets, open its detail, then its resources.
-    t.keys(&["/"]);
-    t.type_text("^widgets");
-    t.keys(&["Enter"]);
-    t.wait_for(&["customresourcedefinitions [1/"]);
+    only(&t, "^widgets");
     t.keys(&["Enter"]);
     t.wait_for(&["Names (spec ⇄ accepted)", "Conditions", "Established", "schema"]);
     t.keys(&["Enter"]);
@@ -208,12 +220,7 @@ struct Served {
 
 impl Served {
     fn start(data: &Path) -> Served {
-        let load = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
-            .arg(format!("--local={}", data.display()))
-            .arg("demo")
-            .output()
-            .expect("demo");
-        assert!(load.status.success(), "demo: {}", String::from_utf8_lossy(&load.stderr));
+        load_demo(data);
         let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data)
@@ -292,4 +299,196 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     t.wait_for(&["saved the spec of widgets/default/widget-002", "color: blue", "size: 9"]);
     t.keys(&["q"]);
     t.wait_for(&["TUI-EXIT=0"]);
+}
+
+const OLD_CRD: &str = "widgets.demo.example.com";
+const NEW_CRD: &str = "gizmos.migrated.example.org";
+
+/// Loads the demo into `data` with the real binary, as a user would before `tui`.
+fn load_demo(data: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
+        .arg(format!("--local={}", data.display()))
+        .arg("demo")
+        .output()
+        .expect("demo");
+    assert!(out.status.success(), "demo: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// What the local engine in `data` holds: which of the two CRDs exist, and every object
+/// of `kind` by namespace/name with its spec and status.
+struct Stored {
+    crds: Vec<String>,
+    objects: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+fn stored(data: &Path, group: &str, kind: &str) -> Stored {
+    read_local(data, async |client| {
+        let mut crds = vec![];
+        for name in [OLD_CRD, NEW_CRD] {
+            if crd_exists(&client, name).await {
+                crds.push(name.to_string());
+            }
+        }
+        let resource = ar(group, kind);
+        let mut objects = std::collections::BTreeMap::new();
+        if crds.contains(&format!("{}.{group}", resource.plural)) {
+            let api: Api<DynamicObject> = Api::all_with(client, &resource);
+            for o in api.list(&Default::default()).await.expect("list").items {
+                let ns = o.metadata.namespace.clone().unwrap_or_default();
+                let key = format!("{ns}/{}", o.metadata.name.clone().unwrap_or_default());
+                objects.insert(key, serde_json::json!({"spec": o.data["spec"], "status": o.data["status"]}));
+            }
+        }
+        Stored { crds, objects }
+    })
+}
+
+/// The widgets' new CRD: another group, kind and plural, the same schema.
+fn gizmos_crd() -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": NEW_CRD},
+        "spec": {"group": "migrated.example.org", "scope": "Namespaced",
+            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList", "shortNames": ["gz"]},
+            "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "color": {"type": "string", "enum": ["red", "green", "blue"]},
+                        "size": {"type": "integer", "minimum": 0, "maximum": 10},
+                        "replicas": {"type": "integer", "minimum": 0}}},
+                    "status": {"type": "object", "properties": {
+                        "phase": {"type": "string"}, "replicas": {"type": "integer"},
+                        "selector": {"type": "string"}, "observedGeneration": {"type": "integer"}}}}}}}]}
+    })
+}
+
+/// Asserts the widgets moved: the old CRD gone, the new one there, every object under the
+/// new kind with the spec and status it had.
+fn assert_migrated(data: &Path, before: &Stored) {
+    let after = stored(data, "migrated.example.org", "Gizmo");
+    assert_eq!(after.crds, vec![NEW_CRD.to_string()], "the old CRD is gone, the new one is there");
+    assert_eq!(after.objects.len(), 180);
+    assert_eq!(after.objects, before.objects, "every widget is a gizmo with its spec and status");
+}
+
+fn journal_phase(xdg: &Path) -> String {
+    let path = xdg.join("kubectl-crd/migrations").join(format!("{OLD_CRD}--to--{NEW_CRD}")).join("journal.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let journal: serde_json::Value = serde_json::from_str(&text).expect("journal");
+    journal["phase"].as_str().unwrap_or_default().to_string()
+}
+
+/// The TUI on the local engine in `data`, its journals under `xdg`, its standard error in
+/// `run` (where its [`Tmux`] lives), with `env` set.
+fn tui_command(run: &Path, xdg: &Path, data: &Path, env: &str) -> String {
+    format!(
+        "XDG_DATA_HOME={} {env} {} --local={} tui 2>{}; echo TUI-EXIT=$?; sleep 60",
+        xdg.display(),
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        run.join("stderr").display(),
+    )
+}
+
+/// Answers the questions of a run from the start question to the end.
+fn confirm_run(t: &Tmux) {
+    t.wait_for(&["Start the migration of 180 objects to gizmos.migrated.example.org? [y/n]"]);
+    t.keys(&["y"]);
+    t.wait_for(&["Delete the 180 widgets.demo.example.com objects", "[y/n]"]);
+    t.keys(&["y"]);
+    t.wait_for(&["Delete the old CustomResourceDefinition widgets.demo.example.com? [y/n]"]);
+    t.keys(&["y"]);
+}
+
+#[test]
+fn the_wizard_migrates_a_registration_to_a_new_crd() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    load_demo(&data);
+    let before = stored(&data, "demo.example.com", "Widget");
+    assert_eq!(before.objects.len(), 180);
+    let new_crd = dir.path().join("gizmos.yaml");
+    std::fs::write(&new_crd, serde_json::to_vec_pretty(&gizmos_crd()).expect("json")).expect("write");
+    let xdg = dir.path().join("xdg");
+    let t = Tmux::start(dir.path(), &tui_command(dir.path(), &xdg, &data, ""), 130, 50);
+
+    t.wait_for(&["customresourcedefinitions [", OLD_CRD]);
+    only(&t, "^widgets");
+    t.keys(&["m"]);
+    t.wait_for(&["migrate widgets.demo.example.com", "New CRD file:"]);
+    t.type_text(&new_crd.display().to_string());
+    t.keys(&["Enter"]);
+    // The plan, as `kubectl crd migrate plan` prints it.
+    let screen = t.wait_for(&[
+        "Migration widgets.demo.example.com--to--gizmos.migrated.example.org",
+        "Objects: 180",
+        "Enter starts the migration",
+    ]);
+    for ns in ["default", "team-a", "team-b", "team-c"] {
+        assert!(screen.contains(&format!("  {ns} ")), "{ns} in the plan:\n{screen}");
+    }
+    t.keys(&["Enter"]);
+    confirm_run(&t);
+    let screen = t.wait_for(&["Done: 0 difference(s).", "checked against the new kind: 0 difference(s)"]);
+    assert!(screen.contains("✓ recreate") && screen.contains("✓ verify"), "{screen}");
+    // Esc closes the wizard, Esc again drops the filter: the new CRD is in the list.
+    t.keys(&["Escape", "Escape"]);
+    t.wait_for(&["customresourcedefinitions [", NEW_CRD]);
+    t.keys(&["q"]);
+    t.wait_for(&["TUI-EXIT=0"]);
+
+    assert_eq!(journal_phase(&xdg), "completed");
+    assert_migrated(&data, &before);
+}
+
+#[test]
+fn an_interrupted_wizard_is_offered_for_resuming_and_finishes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    load_demo(&data);
+    let before = stored(&data, "demo.example.com", "Widget");
+    // The new CRD written in the editor from the current one, as a person would in vi.
+    let editor = editor_script(
+        dir.path(),
+        "sed -i -e 's/name: widgets.demo.example.com/name: gizmos.migrated.example.org/' \\
+            -e 's/group: demo.example.com/group: migrated.example.org/' -e 's/kind: Widget$/kind: Gizmo/' \\
+            -e 's/listKind: WidgetList/listKind: GizmoList/' -e 's/plural: widgets/plural: gizmos/' \\
+            -e 's/singular: widget$/singular: gizmo/' -e 's/- wd$/- gz/' \"$1\"",
+    );
+    // The first run dies (SIGKILL) half-way through recreating the objects.
+    let crash = format!("KUBE_EDITOR={} KUBECTL_CRD_MIGRATE_CRASH_AT=recreate:20", editor.display());
+    let xdg = dir.path().join("xdg");
+    let t = Tmux::start(dir.path(), &tui_command(dir.path(), &xdg, &data, &crash), 130, 50);
+    t.wait_for(&["customresourcedefinitions [", OLD_CRD]);
+    only(&t, "^widgets");
+    t.keys(&["m"]);
+    t.wait_for(&["New CRD file:"]);
+    t.keys(&["C-e"]);
+    t.wait_for(&["Migration widgets.demo.example.com--to--gizmos.migrated.example.org", "Enter starts the migration"]);
+    t.keys(&["Enter"]);
+    confirm_run(&t);
+    t.wait_for(&["TUI-EXIT=137"]);
+    drop(t);
+    assert_eq!(journal_phase(&xdg), "forward", "the journal kept the place");
+
+    // Started again (a tmux server of its own): the unfinished migration is offered at
+    // once; Esc declines, and `m` on the new CRD (the old one is gone by now) offers it again.
+    let again = dir.path().join("again");
+    std::fs::create_dir_all(&again).expect("mkdir");
+    let t = Tmux::start(&again, &tui_command(&again, &xdg, &data, ""), 130, 50);
+    let screen = t.wait_for(&["An unfinished migration of widgets.demo.example.com to gizmos.migrated.example.org"]);
+    assert!(screen.contains("✓ delete-old-crd") && screen.contains("▶ recreate"), "{screen}");
+    t.keys(&["Escape"]);
+    t.wait_for(&["customresourcedefinitions [", NEW_CRD]);
+    only(&t, "^gizmos");
+    t.keys(&["m"]);
+    t.wait_for(&["An unfinished migration of widgets.demo.example.com", "y resumes where it stopped"]);
+    t.keys(&["y"]);
+    t.wait_for(&["Done: 0 difference(s).", "checked against the new kind: 0 difference(s)"]);
+    t.keys(&["Escape"]);
+    t.keys(&["q"]);
+    t.wait_for(&["TUI-EXIT=0"]);
+
+    assert_eq!(journal_phase(&xdg), "completed");
+    assert_migrated(&data, &before);
 }

@@ -184,7 +184,7 @@ pub struct TuiArgs {
     /// with --local=DIR, else in a temporary directory removed on exit).
     #[arg(long)]
     pub demo: bool,
-    /// Turn every write off (edit, status edit, scale).
+    /// Turn every write off (edit, status edit, scale, the migration wizard).
     #[arg(long)]
     pub readonly: bool,
 }

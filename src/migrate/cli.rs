@@ -6,15 +6,16 @@
 
 use super::MigrateError;
 use super::convert::{self, RegistrationDoc, TprNames};
-use super::journal::{self, JournalState, Order, Phase, SourceKind};
-use super::plan::{Input, Plan, Request, Source, Validation};
+use super::journal::{self, JournalState, Phase};
+use super::plan::{Input, Plan, Request, Source};
 use super::progress::Event;
-use super::steps::{Migration, Step};
+use super::report;
+use super::steps::Migration;
 use super::verify::Verification;
 use crate::cli::CliError;
 use crate::cli::args::{ConvertArgs, JournalArgs, MigrateAction, MigrateArgs, OutputFormat};
 use crate::cli::config::Config;
-use crate::cli::output::{json, tabwrite, yaml};
+use crate::cli::output::{json, yaml};
 use crate::cli::session::Session;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
@@ -145,116 +146,12 @@ fn rerun_args(args: &MigrateArgs) -> String {
 }
 
 fn print_plan(plan: &Plan, out: &mut dyn Write) -> anyhow::Result<()> {
-    let scope = |namespaced: bool| if namespaced { "Namespaced" } else { "Cluster" };
-    writeln!(out, "Migration {}", plan.id)?;
-    let source = match plan.source {
-        SourceKind::Cluster => format!("CRD {} on the cluster", plan.old_crd_name),
-        SourceKind::Files => format!("{} with exported data", plan.source_label),
-    };
-    writeln!(
-        out,
-        "  from  {} ({}, {}) — {source}",
-        plan.from.kind,
-        plan.from.api_version(),
-        scope(plan.from.namespaced)
-    )?;
-    let exists = if plan.new_crd_exists { "exists already" } else { "to be created" };
-    writeln!(
-        out,
-        "  to    {} ({}, {}) — CRD {} {exists}",
-        plan.to.kind,
-        plan.to.api_version(),
-        scope(plan.to.namespaced),
-        plan.new_crd_name
-    )?;
-    for note in &plan.notes {
-        writeln!(out, "  note: {note}")?;
-    }
-    if plan.tpr_names.is_some() {
-        writeln!(
-            out,
-            "  note: names derived from the TPR's name; 'run' asks you to confirm or correct them (or write the CRD with 'kubectl crd migrate convert' and pass it with --to)"
-        )?;
-    }
-    writeln!(out, "\nObjects: {}", plan.objects)?;
-    let mut rows = vec![vec!["NAMESPACE".to_string(), "OBJECTS".into(), "WITH STATUS".into(), "GOES TO".into()]];
-    for n in &plan.namespaces {
-        let target = match (n.target.as_str(), n.target_exists) {
-            ("", _) => "(cluster)".to_string(),
-            (t, true) => t.to_string(),
-            (t, false) => format!("{t} (created)"),
-        };
-        let ns = if n.namespace.is_empty() { "(cluster)".to_string() } else { n.namespace.clone() };
-        rows.push(vec![ns, n.objects.to_string(), n.with_status.to_string(), target]);
-    }
-    write_indented(out, &tabwrite(&rows))?;
-    let mut by_kind: BTreeMap<String, usize> = BTreeMap::new();
-    for d in &plan.dependents {
-        *by_kind.entry(format!("{} ({})", d.kind, d.api_version())).or_default() += 1;
-    }
-    writeln!(
-        out,
-        "\nDependents (objects whose ownerReferences point at them; kept and re-adopted): {}",
-        plan.dependents.len()
-    )?;
-    for (kind, n) in &by_kind {
-        writeln!(out, "  {kind}: {n}")?;
-    }
-    if !plan.unchecked.is_empty() {
-        writeln!(out, "  not scanned: {}", plan.unchecked.join("; "))?;
-    }
-    writeln!(out, "\nControllers to stop:")?;
-    if plan.controllers.is_empty() {
-        writeln!(
-            out,
-            "  none named. Name them with --controller NS/DEPLOYMENT, or --controller NS/RESOURCE/NAME for any"
-        )?;
-        writeln!(out, "  resource with a /scale subresource (the local engine has no Deployments)")?;
-    }
-    for c in &plan.controllers {
-        writeln!(out, "  {} ({}): {} replica(s) → 0, then back", c.spec, c.resource, c.replicas)?;
-    }
-    writeln!(
-        out,
-        "\nName conflicts of the new CRD: {}",
-        if plan.conflicts.is_empty() { "none".into() } else { plan.conflicts.join("; ") }
-    )?;
-    match &plan.validation {
-        Validation::Checked { objects, rejected, note } => {
-            writeln!(out, "Dry run against the new CRD: {} of {objects} object(s) pass", objects - rejected.len())?;
-            for r in rejected.iter().take(20) {
-                writeln!(out, "  {}: {}", r.object, r.message)?;
-            }
-            if let Some(n) = note {
-                writeln!(out, "  note: {n}")?;
-            }
-        }
-        Validation::Deferred { reason } => writeln!(out, "Dry run against the new schema: in 'run' — {reason}")?,
-    }
-    let order = match plan.order {
-        Order::NewFirst => "the new CRD is created before anything is deleted",
-        Order::OldFirst => "the new CRD shares names with the old one, so it is created once the old one is gone",
-    };
-    writeln!(out, "Order: {order}")?;
-    writeln!(out, "\nSteps:")?;
-    for (i, s) in plan.steps.iter().enumerate() {
-        let asks = if s.destructive { " [asks first]" } else { "" };
-        writeln!(out, "  {:>2}. {:<20} {}{asks}", i + 1, s.step.name(), s.description)?;
-    }
-    if plan.problems.is_empty() {
-        writeln!(out, "\nProblems: none")?;
-    } else {
-        writeln!(out, "\nProblems (the migration does not start):")?;
-        for p in &plan.problems {
-            writeln!(out, "  - {p}")?;
-        }
-    }
-    Ok(())
+    write_lines(out, &report::plan_lines(plan))
 }
 
-fn write_indented(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
-    for line in text.lines() {
-        writeln!(out, "  {line}")?;
+fn write_lines(out: &mut dyn Write, lines: &[String]) -> anyhow::Result<()> {
+    for line in lines {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
@@ -267,23 +164,7 @@ fn new_journal_dir(args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
     let root = journal::default_root().ok_or_else(|| {
         CliError::Usage("cannot find a data directory for the journal; give one with --journal DIR".into())
     })?;
-    for n in 1.. {
-        let dir = if n == 1 { root.join(&plan.id) } else { root.join(format!("{}-{n}", plan.id)) };
-        match journal::load_state(&dir) {
-            Err(_) if !dir.join(journal::JOURNAL_FILE).exists() => return Ok(dir),
-            Ok(state) if !state.phase.finished() => {
-                return Err(MigrateError::State(format!(
-                    "a migration of {} to {} is in progress in {}; continue it with 'kubectl crd migrate resume --journal {2}' or undo it with 'kubectl crd migrate rollback --journal {2}'",
-                    state.old_crd_name,
-                    state.new_crd_name,
-                    dir.display()
-                ))
-                .into());
-            }
-            _ => continue,
-        }
-    }
-    unreachable!("the loop returns")
+    Ok(journal::fresh_dir(&root, &plan.id)?)
 }
 
 async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -301,7 +182,7 @@ async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow
         return Err(MigrateError::refused(format!("the migration cannot start: {}", plan.problems.join("; "))).into());
     }
     let dir = new_journal_dir(args, &plan)?;
-    if !confirm(args.yes, &format!("Start the migration of {} objects to {}?", plan.objects, plan.new_crd_name))? {
+    if !confirm(args.yes, &report::start_question(&plan))? {
         return Err(MigrateError::State("not started: nothing was changed".into()).into());
     }
     let mut m = Migration::create(&plan, &dir).map_err(cli_err)?;
@@ -332,46 +213,21 @@ fn confirm_tpr_names(names: &TprNames, yes: bool) -> anyhow::Result<Option<TprNa
     Ok(Some(TprNames { group: names.group.clone(), kind, plural, singular }))
 }
 
-/// The prompt before a destructive step, or `None` when there is nothing to ask about.
-fn prompt_for(step: Step, state: &JournalState) -> Option<String> {
-    let objects = state.backup.as_ref().map_or(0, |b| b.objects);
-    let dependents = state.backup.as_ref().map_or(0, |b| b.dependents);
-    match step {
-        Step::StopControllers if state.controllers.is_empty() => None,
-        Step::StopControllers => {
-            let names: Vec<&str> = state.controllers.iter().map(|c| c.spec.as_str()).collect();
-            Some(format!("Scale {} to 0 replicas until the migration is done?", names.join(", ")))
-        }
-        Step::DeleteOldData => Some(format!(
-            "Delete the {objects} {} objects (backed up; their {dependents} dependent(s) are orphaned, not deleted)?",
-            state.mapping.from.crd_name()
-        )),
-        Step::DeleteOldCrd => Some(format!("Delete the old CustomResourceDefinition {}?", state.old_crd_name)),
-        Step::RemoveNewData => Some(format!("Delete the objects created under {}?", state.mapping.to.crd_name())),
-        Step::RemoveNewCrd => Some(format!("Delete the new CustomResourceDefinition {}?", state.new_crd_name)),
-        _ => None,
-    }
-}
-
 /// Runs the journal's steps to the end of the phase, asking before destructive ones. A
 /// refusal going forward undoes what the run changed and reports it.
 async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     let refusal_undo = m.state().refused.is_some();
     while let Some(step) = m.next_step() {
-        if let Some(prompt) = prompt_for(step, m.state())
+        if let Some(prompt) = report::confirmation(step, m.state())
             && !refusal_undo
             && !confirm(yes, &prompt)?
         {
-            return Err(MigrateError::State(format!(
-                "stopped before {step} at your request; continue with 'kubectl crd migrate resume --journal {0}', or undo with 'kubectl crd migrate rollback --journal {0}'",
-                m.dir().display()
-            ))
-            .into());
+            return Err(MigrateError::State(report::stopped_hint(step, m.dir())).into());
         }
         let bars = Bars::default();
         let step_started = Instant::now();
-        let report = |e: Event| bars.on(e);
-        let result = m.run_step(s.client(), &report).await;
+        let on_event = |e: Event| bars.on(e);
+        let result = m.run_step(s.client(), &on_event).await;
         bars.done();
         for note in bars.notes() {
             writeln!(out, "  {note}")?;
@@ -380,7 +236,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             Ok(outcome) => {
                 writeln!(out, "✓ {step}: {} ({:.1}s)", outcome.summary, step_started.elapsed().as_secs_f64())?
             }
-            Err(e) if e.is_refusal() && m.state().phase == Phase::Forward && !m.state().began(Step::DeleteOldData) => {
+            Err(e) if m.refusal_undoes(&e) => {
                 writeln!(out, "✗ {step}: {e}")?;
                 writeln!(out, "Undoing what the run changed (nothing was deleted):")?;
                 m.start_rollback(Some(e.to_string())).map_err(cli_err)?;
@@ -396,11 +252,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             }
             Err(e) => {
                 writeln!(out, "✗ {step}: {e}")?;
-                writeln!(
-                    out,
-                    "The journal is in {0}: fix the cause and continue with 'kubectl crd migrate resume --journal {0}', or undo with 'kubectl crd migrate rollback --journal {0}'.",
-                    m.dir().display()
-                )?;
+                writeln!(out, "{}", report::resume_hint(m.dir()))?;
                 return Err(cli_err(e));
             }
         }
@@ -409,29 +261,8 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
 }
 
 async fn summary(m: &Migration, started: Instant, out: &mut dyn Write) -> anyhow::Result<()> {
-    let state = m.state();
     writeln!(out, "\nDone in {:.1}s.", started.elapsed().as_secs_f64())?;
-    match state.phase {
-        Phase::Completed => {
-            writeln!(out, "  {} → {}", state.old_crd_name, state.new_crd_name)?;
-            if let Some(b) = &state.backup {
-                for (ns, n) in &b.per_namespace {
-                    writeln!(out, "  {:<20} {n} object(s)", if ns.is_empty() { "(cluster)" } else { ns })?;
-                }
-                writeln!(out, "  dependents re-adopted: {}", b.dependents)?;
-            }
-            for c in &state.controllers {
-                writeln!(out, "  controller {} back at {} replica(s)", c.spec, c.replicas.unwrap_or(0))?;
-            }
-        }
-        Phase::RolledBack => writeln!(out, "  rolled back: {} is as it was", state.old_crd_name)?,
-        _ => {}
-    }
-    if let Some(r) = state.steps().iter().rev().find(|r| matches!(r.step, Step::Verify | Step::VerifyRollback)) {
-        writeln!(out, "  verification: {}", r.summary.clone().unwrap_or_default())?;
-    }
-    writeln!(out, "  journal and backup: {}", m.dir().display())?;
-    Ok(())
+    write_lines(out, &report::summary_lines(m.state(), m.dir()))
 }
 
 /// The journal a command works on: `--journal`, or the one migration in progress.
@@ -518,23 +349,7 @@ async fn verify_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> any
 }
 
 fn print_verification(v: &Verification, out: &mut dyn Write) -> anyhow::Result<()> {
-    writeln!(out, "{}", v.summary())?;
-    if !v.differences.is_empty() {
-        writeln!(out, "Differences:")?;
-        for f in &v.differences {
-            writeln!(out, "  {}: {}", f.object, f.detail)?;
-        }
-    }
-    if !v.additions.is_empty() {
-        writeln!(out, "Added by the server (not differences):")?;
-        for f in v.additions.iter().take(20) {
-            writeln!(out, "  {}: {}", f.object, f.detail)?;
-        }
-        if v.additions.len() > 20 {
-            writeln!(out, "  ... and {} more", v.additions.len() - 20)?;
-        }
-    }
-    Ok(())
+    write_lines(out, &report::verification_lines(v))
 }
 
 /// `migrate convert`: a TPR or v1beta1 CRD file as a v1 CRD, notes as YAML comments.

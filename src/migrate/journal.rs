@@ -277,6 +277,29 @@ pub fn journal_id(old: &str, new: &str) -> String {
     format!("{}--to--{}", clean(old), clean(new))
 }
 
+/// The directory a new run of the migration `id` takes under `root`: `<root>/<id>`, or
+/// `<root>/<id>-2`, ... when finished runs hold the earlier ones. A run of the same
+/// migration still in progress is refused: it is resumed, not started again.
+pub fn fresh_dir(root: &Path, id: &str) -> Result<PathBuf, MigrateError> {
+    let mut n = 1u64;
+    loop {
+        let dir = if n == 1 { root.join(id) } else { root.join(format!("{id}-{n}")) };
+        n += 1;
+        match load_state(&dir) {
+            Err(_) if !dir.join(JOURNAL_FILE).exists() => return Ok(dir),
+            Ok(state) if !state.phase.finished() => {
+                return Err(MigrateError::State(format!(
+                    "a migration of {} to {} is in progress in {}; continue it with 'kubectl crd migrate resume --journal {2}' or undo it with 'kubectl crd migrate rollback --journal {2}'",
+                    state.old_crd_name,
+                    state.new_crd_name,
+                    dir.display()
+                )));
+            }
+            _ => continue,
+        }
+    }
+}
+
 /// Journals under `root`, with their state (unreadable ones are skipped).
 pub fn list_journals(root: &Path) -> Vec<(PathBuf, JournalState)> {
     let Ok(entries) = fs::read_dir(root) else { return vec![] };

@@ -59,6 +59,7 @@
 //! - [`ops`]: the cluster operations the steps need beyond [`crate::cluster`].
 //! - [`steps`]: the step functions and the [`Migration`] state machine.
 //! - [`verify`]: backup against cluster.
+//! - [`report`]: the plan, questions and summaries as lines, for every driver.
 //! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
 
 mod actions;
@@ -73,6 +74,7 @@ pub mod names;
 pub mod ops;
 pub mod plan;
 pub mod progress;
+pub mod report;
 pub mod steps;
 pub mod verify;
 

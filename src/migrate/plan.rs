@@ -129,7 +129,7 @@ pub struct PlannedStep {
 
 /// What a migration will do. Serializable for `-o json|yaml`; [`super::Migration::create`]
 /// turns it into a journal.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub id: String,
@@ -162,7 +162,7 @@ pub struct Plan {
 }
 
 /// What the journal needs beyond what the plan shows.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Prepared {
     pub new_crd: Value,
     pub old_crd: Value,

@@ -324,6 +324,13 @@ impl Migration {
         self.save()
     }
 
+    /// Whether `e`, met going forward, is a refusal whose remedy is to undo what the run
+    /// changed so far (controllers scaled down, the new CRD created): nothing was deleted
+    /// yet. Drivers then call [`Migration::start_rollback`] with the reason.
+    pub fn refusal_undoes(&self, e: &MigrateError) -> bool {
+        e.is_refusal() && self.state.phase == Phase::Forward && !self.state.began(Step::DeleteOldData)
+    }
+
     /// Compares the backup with the cluster: with the new kind after (or during) a run,
     /// with the old kind once rolling back.
     pub async fn verify(&self, client: &kube::Client) -> Result<Verification, MigrateError> {

@@ -1,6 +1,6 @@
 //! The vocabulary between the parts of the TUI: what a key asks for ([`Action`]), the IO
 //! the state machine asks the runtime to do ([`Effect`]), and what comes back from the
-//! cluster ([`Msg`]).
+//! cluster ([`Msg`]). The migration wizard's share is its own ([`crate::tui::wizard`]).
 
 use crate::cluster::discovery::ResourceType;
 use crate::cluster::objects::ScaleView;
@@ -8,6 +8,7 @@ use crate::cluster::registrations::Crd;
 use crate::tui::model::Registration;
 use crate::tui::state::{EditPart, Namespaces, ScaleChange, Target};
 use crate::tui::table::{ObjKey, Row, TableData};
+use crate::tui::wizard::{WizardEffect, WizardMsg};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -50,6 +51,14 @@ pub enum Action {
     Reapply,
     /// In the conflict dialog: drop the edit (the file stays).
     Discard,
+    /// Open the migration wizard on the selected registration.
+    Migrate,
+    /// In the wizard: write the new CRD in the editor.
+    Compose,
+    /// `y` or `n` to a question.
+    Answer(bool),
+    /// In the wizard: roll the migration back.
+    Rollback,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].
@@ -96,6 +105,8 @@ pub enum Effect {
     SwitchContext(String),
     /// Find the CRD a word names (`:widgets`) and open its resources.
     Resolve(String),
+    /// The migration wizard's IO.
+    Wizard(WizardEffect),
 }
 
 /// A change seen by a watch.
@@ -143,4 +154,6 @@ pub enum Msg {
     Error(String),
     /// A new connection (after `:ctx`).
     Connected(Target, Namespaces),
+    /// From the migration wizard's IO.
+    Wizard(WizardMsg),
 }

@@ -9,6 +9,8 @@ use crate::tui::runtime::{self, EditJob};
 use crate::tui::state::{Connection as Conn, Namespaces, State, Target};
 use crate::tui::theme::Theme;
 use crate::tui::watch::TableWatch;
+use crate::tui::wizard::driver::{self, Driver};
+use crate::tui::wizard::{self, WizardEffect, WizardMsg};
 use crate::tui::{keys, update, view};
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
 use futures::stream::BoxStream;
@@ -50,7 +52,11 @@ pub enum TuiError {
 /// Runs the TUI until the user quits.
 pub fn run(options: Options) -> Result<(), TuiError> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    rt.block_on(run_async(options))
+    let result = rt.block_on(run_async(options));
+    // A migration step cut off by quitting may still be winding down on the blocking
+    // pool: do not wait long for it (the journal runs the step again on resume).
+    rt.shutdown_timeout(Duration::from_secs(2));
+    result
 }
 
 async fn run_async(mut options: Options) -> Result<(), TuiError> {
@@ -80,13 +86,14 @@ async fn connect_and_run(options: &Options) -> Result<(), TuiError> {
     }
     let namespaces =
         if options.all_namespaces { Namespaces::All } else { Namespaces::One(conn.namespace().to_string()) };
-    let state = State::new(
+    let mut state = State::new(
         target_of(conn.origin()),
         namespaces,
         options.readonly,
         Theme { color: options.color },
         Timestamp::now(),
     );
+    state.journal_root = crate::migrate::journal::default_root();
     let mut terminal = enter()?;
     let result = Loop::new(conn, options.connect.clone()).run(&mut terminal, state).await;
     leave();
@@ -143,6 +150,8 @@ struct Loop {
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
     watch: Option<BoxStream<'static, Msg>>,
+    /// The migration wizard's IO (the task that owns a migration, while one is open).
+    driver: Driver,
 }
 
 /// The next message of the watch, or never when there is none.
@@ -156,7 +165,7 @@ async fn next_watched(watch: &mut Option<BoxStream<'static, Msg>>) -> Option<Msg
 impl Loop {
     fn new(conn: Connection, options: ConnectOptions) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        Loop { conn, options, tx, rx, watch: None }
+        Loop { conn, options, tx, rx, watch: None, driver: Driver::default() }
     }
 
     /// Runs until quit; gives the connection back for closing.
@@ -165,7 +174,9 @@ impl Loop {
         state.size = (size.width, size.height);
         let mut events = Some(EventStream::new());
         let mut tick = tokio::time::interval(TICK);
-        self.perform(Effect::LoadRegistrations, terminal, &mut events).await?;
+        for effect in std::iter::once(Effect::LoadRegistrations).chain(wizard::update::startup(&state)) {
+            self.perform(effect, terminal, &mut events).await?;
+        }
         while !state.quit {
             state.prepare();
             terminal.draw(|f| view::draw(f, &state))?;
@@ -224,12 +235,7 @@ impl Loop {
                         return Ok(());
                     }
                 };
-                // The event reader would take the editor's keys: stop it while the editor runs.
-                *events = None;
-                suspend();
-                let edited = runtime::run_editor(&kept).await;
-                resume(terminal)?;
-                *events = Some(EventStream::new());
+                let edited = in_editor(&kept, terminal, events).await?;
                 let msg = match edited {
                     Err(e) => Msg::Error(format!("{e}; your edit is kept in {}", kept.display())),
                     Ok(()) => {
@@ -240,6 +246,17 @@ impl Loop {
                 let _ = self.tx.send(msg);
             }
             Effect::SwitchContext(context) => self.switch_context(context).await,
+            Effect::Wizard(WizardEffect::Compose { crd, text }) => {
+                let composed = match driver::prepare_compose(&crd, &text) {
+                    Ok(path) => match in_editor(&path, terminal, events).await? {
+                        Ok(()) => driver::finish_compose(&path),
+                        Err(e) => Err(format!("{e}; the new CRD is kept in {}", path.display())),
+                    },
+                    Err(e) => Err(e),
+                };
+                let _ = self.tx.send(Msg::Wizard(WizardMsg::Composed(composed)));
+            }
+            Effect::Wizard(effect) => self.driver.perform(&client, &self.tx, effect),
             other => runtime::spawn(&client, &self.tx, other),
         }
         Ok(())
@@ -268,6 +285,21 @@ impl Loop {
             }
         }
     }
+}
+
+/// Runs the editor on `path` with the terminal handed over, and takes it back.
+async fn in_editor(
+    path: &std::path::Path,
+    terminal: &mut ratatui::DefaultTerminal,
+    events: &mut Option<EventStream>,
+) -> Result<Result<(), String>, TuiError> {
+    // The event reader would take the editor's keys: stop it while the editor runs.
+    *events = None;
+    suspend();
+    let edited = runtime::run_editor(path).await;
+    resume(terminal)?;
+    *events = Some(EventStream::new());
+    Ok(edited)
 }
 
 async fn next_event(events: &mut Option<EventStream>) -> Option<io::Result<Event>> {

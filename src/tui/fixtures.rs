@@ -1,7 +1,11 @@
-//! Test fixtures: CRDs in each state a registration can be in, tables of any size, and a
-//! state at a fixed clock, built with small builders.
+//! Test fixtures: CRDs in each state a registration can be in, tables of any size, a
+//! state at a fixed clock, and a migration's plan and journal, built with small builders.
 
 use crate::cluster::registrations::Crd;
+use crate::migrate::journal::{self, BackupSummary, Order, SourceKind, journal_id};
+use crate::migrate::model::Mapping;
+use crate::migrate::plan::{NamespacePlan, PlannedStep, Prepared, Validation, describe, forward_steps};
+use crate::migrate::{Identity, Migration, Phase, Plan, StepState};
 use crate::tui::action::Msg;
 use crate::tui::model::Registration;
 use crate::tui::state::{Connection, Namespaces, State, Target};
@@ -10,6 +14,8 @@ use crate::tui::theme::Theme;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
+use std::cmp::Ordering;
+use std::path::Path;
 
 /// The fixed clock of every test: ages read the same on every run.
 pub fn now() -> Timestamp {
@@ -123,8 +129,94 @@ pub fn state() -> State {
     let target = Target { connection: Connection::Local, context: "local".into(), server: "/tmp/demo".into() };
     let mut s = State::new(target, Namespaces::One("default".into()), false, Theme { color: true }, now());
     s.size = (100, 30);
+    s.journal_root = Some(JOURNALS.into());
     crate::tui::update::apply(&mut s, Msg::Registrations(Ok(registrations())));
     s
+}
+
+/// Where the fixture state keeps migration journals (nothing is written there).
+pub const JOURNALS: &str = "/tmp/kubectl-crd-test-journals";
+
+fn identity(group: &str, kind: &str, plural: &str) -> Identity {
+    Identity {
+        group: group.into(),
+        version: "v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        namespaced: true,
+        status: true,
+    }
+}
+
+/// The plan of moving the widgets to `gizmos.migrated.example.org`, with `problems`.
+pub fn plan(problems: &[&str]) -> Plan {
+    let (from, to) =
+        (identity("demo.example.com", "Widget", "widgets"), identity("migrated.example.org", "Gizmo", "gizmos"));
+    let order = Order::NewFirst;
+    Plan {
+        id: journal_id(&from.crd_name(), &to.crd_name()),
+        source: SourceKind::Cluster,
+        source_label: from.crd_name(),
+        old_crd_name: from.crd_name(),
+        new_crd_name: to.crd_name(),
+        notes: vec![],
+        tpr_names: None,
+        order,
+        new_crd_exists: false,
+        namespaces: vec![NamespacePlan {
+            namespace: "default".into(),
+            objects: 180,
+            with_status: 170,
+            target: "default".into(),
+            target_exists: true,
+        }],
+        objects: 180,
+        dependents: vec![],
+        unchecked: vec![],
+        controllers: vec![],
+        conflicts: vec![],
+        validation: Validation::Deferred { reason: "the new CRD is not served yet".into() },
+        problems: problems.iter().map(|p| p.to_string()).collect(),
+        steps: forward_steps(SourceKind::Cluster, order)
+            .into_iter()
+            .map(|step| PlannedStep { step, destructive: step.is_destructive(), description: describe(step, order) })
+            .collect(),
+        prepared: Prepared {
+            mapping: Some(Mapping {
+                from: from.clone(),
+                to: to.clone(),
+                versions: Default::default(),
+                into_namespace: None,
+            }),
+            validation_crd: Some(identity("v0.migrate.kubectl-crd.io", "Gizmo", "gizmos")),
+            ..Prepared::default()
+        },
+        from,
+        to,
+    }
+}
+
+/// A real journal of [`plan`] in `dir` (created, or the one there) whose first `done`
+/// forward steps are recorded as done (and the next one as started when `started`),
+/// opened as a driver opens it.
+pub fn migration(dir: &Path, done: usize, started: bool) -> Migration {
+    let m = match Migration::open(dir) {
+        Ok(m) => m,
+        Err(_) => Migration::create(&plan(&[]), dir).expect("journal"),
+    };
+    let mut state = m.state().clone();
+    for (i, r) in state.forward.iter_mut().enumerate() {
+        (r.state, r.summary) = match i.cmp(&done) {
+            Ordering::Less => (StepState::Done, Some(format!("{} done", r.step))),
+            Ordering::Equal if started => (StepState::Started, None),
+            _ => (StepState::Pending, None),
+        };
+    }
+    state.phase = if done >= state.forward.len() { Phase::Completed } else { Phase::Forward };
+    state.rollback.clear();
+    state.backup = (done > 1).then(|| BackupSummary { objects: 180, dependents: 0, per_namespace: Default::default() });
+    journal::save_state(dir, &state).expect("save");
+    Migration::open(dir).expect("open")
 }
 
 fn column(name: &str, type_: &str) -> Column {

@@ -19,6 +19,8 @@ pub enum On {
     Objects,
     /// Detail and one resource (two panes).
     Panes,
+    /// Registrations and detail (a CRD is selected).
+    Crds,
 }
 
 impl Binding {
@@ -40,6 +42,7 @@ impl On {
                 | (On::Lists, Screen::Registrations | Screen::Resources(_))
                 | (On::Objects, Screen::Resources(_) | Screen::Resource(_))
                 | (On::Panes, Screen::Detail(_) | Screen::Resource(_))
+                | (On::Crds, Screen::Registrations | Screen::Detail(_))
         )
     }
 }
@@ -108,6 +111,7 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     b(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     b(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
+    b(&[C('m')], "m", Action::Migrate, On::Crds, "migrate its objects to a new CRD: guided, journaled, resumable"),
     b(&[C(' ')], "Space", Action::Mark, On::Resources, "mark or unmark the row"),
     b(&[C('u')], "u", Action::ClearMarks, On::Resources, "unmark every row"),
     b(&[C('0')], "0", Action::ToggleAllNamespaces, On::Resources, "all namespaces ⇄ the current one (-A)"),
@@ -127,7 +131,47 @@ pub const DIALOG_KEYS: &[(&str, &str)] = &[
     (": /", "type, Enter to run, Esc to cancel, Ctrl-U to clear"),
     ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels"),
     ("conflict", "r re-applies your edit on the server's version, d or Esc discards (the file stays)"),
+    ("migrate", "new CRD's file, Enter plans; Ctrl-E writes it in the editor; Esc goes back"),
+    ("", "Enter starts; y/n answer; r rolls back; q asks first while a step runs"),
 ];
+
+/// The migration wizard's keys outside its path line, as data.
+pub const WIZARD_KEYS: &[(Key, Action)] = &[
+    (C('y'), Action::Answer(true)),
+    (C('Y'), Action::Answer(true)),
+    (C('n'), Action::Answer(false)),
+    (C('N'), Action::Answer(false)),
+    (C('r'), Action::Rollback),
+    (Code(KeyCode::Enter), Action::Submit),
+    (Code(KeyCode::Esc), Action::Cancel),
+    (C('q'), Action::Quit),
+    (C('?'), Action::OpenHelp),
+    (C('j'), Action::Move(1)),
+    (Code(KeyCode::Down), Action::Move(1)),
+    (C('k'), Action::Move(-1)),
+    (Code(KeyCode::Up), Action::Move(-1)),
+    (Code(KeyCode::PageDown), Action::Page(1)),
+    (Ctrl('f'), Action::Page(1)),
+    (Code(KeyCode::PageUp), Action::Page(-1)),
+    (Ctrl('b'), Action::Page(-1)),
+    (C('g'), Action::Jump(false)),
+    (Code(KeyCode::Home), Action::Jump(false)),
+    (C('G'), Action::Jump(true)),
+    (Code(KeyCode::End), Action::Jump(true)),
+];
+
+/// Keys of a line being typed (`:`, `/`, the wizard's path).
+fn typing(ev: &KeyEvent) -> Option<Action> {
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    match ev.code {
+        KeyCode::Esc => Some(Action::Cancel),
+        KeyCode::Enter => Some(Action::Submit),
+        KeyCode::Backspace => Some(Action::Backspace),
+        KeyCode::Char('u') if ctrl => Some(Action::ClearInput),
+        KeyCode::Char(c) if !ctrl => Some(Action::Type(c)),
+        _ => None,
+    }
+}
 
 /// The action for a key in the current mode and screen, if any.
 pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
@@ -139,14 +183,7 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
         return Some(Action::Quit);
     }
     match &state.mode {
-        Mode::Command(_) | Mode::Filter(_) => match ev.code {
-            KeyCode::Esc => Some(Action::Cancel),
-            KeyCode::Enter => Some(Action::Submit),
-            KeyCode::Backspace => Some(Action::Backspace),
-            KeyCode::Char('u') if ctrl => Some(Action::ClearInput),
-            KeyCode::Char(c) if !ctrl => Some(Action::Type(c)),
-            _ => None,
-        },
+        Mode::Command(_) | Mode::Filter(_) => typing(ev),
         Mode::Help { .. } => match ev.code {
             KeyCode::Esc | KeyCode::Char('q' | '?') => Some(Action::Cancel),
             KeyCode::Down | KeyCode::Char('j') => Some(Action::Move(1)),
@@ -169,10 +206,21 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
             KeyCode::Char('d') | KeyCode::Esc => Some(Action::Discard),
             _ => None,
         },
-        Mode::Normal => {
-            let screen = state.screen();
-            BINDINGS.iter().find(|b| b.on.covers(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
-        }
+        Mode::ConfirmQuit => match ev.code {
+            KeyCode::Char('y' | 'Y' | 'q') => Some(Action::Answer(true)),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Action::Answer(false)),
+            _ => None,
+        },
+        Mode::Normal => match state.screen() {
+            Screen::Wizard(w) if w.typing() => match ev.code {
+                KeyCode::Char('e') if ctrl => Some(Action::Compose),
+                _ => typing(ev),
+            },
+            Screen::Wizard(_) => WIZARD_KEYS.iter().find(|(k, _)| k.matches(ev)).map(|(_, a)| *a),
+            screen => {
+                BINDINGS.iter().find(|b| b.on.covers(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+            }
+        },
     }
 }
 

@@ -6,7 +6,8 @@
 //! that changes the state and asks for IO ([`action::Effect`]), and [`view`] draws from
 //! `&State`. The runtime owns the terminal and the single `tokio::select!` over terminal
 //! events, cluster results (list, watch) and ticks; it performs effects through the
-//! cluster layer, the same one the subcommands use.
+//! cluster layer, the same one the subcommands use. The migration wizard ([`wizard`]) is
+//! a screen with the same split, driving the same library as `kubectl crd migrate`.
 
 pub mod action;
 mod app;
@@ -24,6 +25,7 @@ pub mod theme;
 pub mod update;
 pub mod view;
 pub mod watch;
+pub mod wizard;
 pub mod yaml;
 
 pub use app::{Options, TuiError, on_event, run, target_of};

@@ -80,7 +80,7 @@ pub fn kept_path(kind: &ResourceType, key: &ObjKey, part: EditPart) -> PathBuf {
 }
 
 /// Writes a new file only its owner can read: objects may hold secrets.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -224,7 +224,11 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
             save(client, EditJob { kind, key, part, kept, base, edited }, against).await
         }
         // The loop runs these itself.
-        Effect::LoadTable { .. } | Effect::StopWatch | Effect::Edit { .. } | Effect::SwitchContext(_) => return None,
+        Effect::LoadTable { .. }
+        | Effect::StopWatch
+        | Effect::Edit { .. }
+        | Effect::SwitchContext(_)
+        | Effect::Wizard(_) => return None,
     })
 }
 

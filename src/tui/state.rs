@@ -7,6 +7,7 @@ use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::table::{ObjKey, ResourceTable, scroll_offset};
 use crate::tui::theme::Theme;
+use crate::tui::wizard::Wizard;
 use k8s_openapi::jiff::Timestamp;
 use regex::Regex;
 use serde_json::Value;
@@ -137,6 +138,8 @@ pub enum Mode {
     },
     Scale(ScaleDialog),
     Conflict(ConflictDialog),
+    /// Quit while a migration step runs: `y` quits (the journal lets it resume).
+    ConfirmQuit,
 }
 
 /// Which pane of a two-pane screen has the keys.
@@ -239,6 +242,8 @@ pub enum Screen {
     Resources(Box<ResourcesScreen>),
     Resource(ResourceScreen),
     Text(TextScreen),
+    /// The migration wizard (modal: it has the keys while it is on top).
+    Wizard(Box<Wizard>),
 }
 
 impl Screen {
@@ -250,6 +255,7 @@ impl Screen {
             Screen::Resource(_) => "resource",
             Screen::Text(t) if t.yaml => "yaml",
             Screen::Text(_) => "describe",
+            Screen::Wizard(_) => "migrate",
         }
     }
 }
@@ -282,6 +288,8 @@ pub struct State {
     pub quit: bool,
     /// Source of list+watch ids.
     pub next_watch: u64,
+    /// Where migration journals are kept (`None`: no data directory, no wizard).
+    pub journal_root: Option<PathBuf>,
 }
 
 impl State {
@@ -301,6 +309,7 @@ impl State {
             message: None,
             quit: false,
             next_watch: 0,
+            journal_root: None,
         }
     }
 

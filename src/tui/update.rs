@@ -11,14 +11,19 @@ use crate::tui::state::{
     TextScreen,
 };
 use crate::tui::table::{ObjKey, ResourceTable};
-use crate::tui::yaml;
+use crate::tui::{wizard, yaml};
 use regex::Regex;
 use serde_json::Value;
 
 /// Applies one user action.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     if action == Action::Quit {
-        state.quit = true;
+        // A step cut off half-way is safe (the journal runs it again), but say so first.
+        if wizard::update::busy(state) && state.mode != Mode::ConfirmQuit {
+            state.mode = Mode::ConfirmQuit;
+        } else {
+            state.quit = true;
+        }
         return vec![];
     }
     // Actions read the view (the row under the cursor): bring it up to date first.
@@ -36,6 +41,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             vec![]
         }
         Mode::Scale(dialog) => scale_dialog(state, action, dialog),
+        Mode::ConfirmQuit => {
+            state.quit = action == Action::Answer(true);
+            vec![]
+        }
         Mode::Conflict(dialog) => match action {
             Action::Reapply => vec![Effect::Reapply {
                 kind: dialog.kind,
@@ -58,6 +67,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
 }
 
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
+    if matches!(state.screen(), Screen::Wizard(_)) {
+        if action == Action::OpenHelp {
+            state.mode = Mode::Help { scroll: 0 };
+            return vec![];
+        }
+        return wizard::update::on_action(state, action);
+    }
     let height = state.list_height();
     match action {
         Action::Back => back(state),
@@ -105,6 +121,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         Action::EditSpec => edit(state, EditPart::Spec),
         Action::EditStatus => edit(state, EditPart::Status),
         Action::Scale => scale(state),
+        Action::Migrate => wizard::update::open(state),
         Action::Refresh => refresh(state),
         Action::Mark => {
             if let Screen::Resources(r) = state.screen_mut() {
@@ -154,6 +171,7 @@ fn move_by(state: &mut State, n: isize, height: usize) {
             r.scroll[i] = r.scroll[i].saturating_add_signed(n).min(last);
         }
         Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
+        Screen::Wizard(_) => {}
     }
 }
 
@@ -202,7 +220,7 @@ fn enter(state: &mut State) -> Vec<Effect> {
             }));
             vec![Effect::LoadObject { kind, key }]
         }
-        Screen::Resource(_) | Screen::Text(_) => vec![],
+        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) => vec![],
     }
 }
 
@@ -253,7 +271,7 @@ fn refresh(state: &mut State) -> Vec<Effect> {
         Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
-        Screen::Text(_) => vec![],
+        Screen::Text(_) | Screen::Wizard(_) => vec![],
     }
 }
 
@@ -301,7 +319,7 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
             state.stack.push(Screen::Text(t));
             return vec![Effect::LoadObject { kind, key }];
         }
-        Screen::Text(_) => return vec![],
+        Screen::Text(_) | Screen::Wizard(_) => return vec![],
     };
     state.stack.push(Screen::Text(screen));
     vec![]
@@ -568,6 +586,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Resolved(Err(e)) => state.error(e),
         Msg::Info(text) => state.info(text),
         Msg::Error(text) => state.error(text),
+        Msg::Wizard(msg) => return wizard::update::apply(state, msg),
         Msg::Connected(target, namespaces) => {
             state.info(format!("context: {}", target.context));
             state.target = target;

@@ -6,6 +6,7 @@ mod detail;
 mod lists;
 mod popup;
 mod resource;
+mod wizard;
 
 use crate::tui::state::{Connection, Level, Mode, Screen, State};
 use ratatui::Frame;
@@ -27,12 +28,14 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Screen::Resources(r) => lists::resources(frame, body, state, r),
         Screen::Resource(r) => resource::draw(frame, body, state, r),
         Screen::Text(t) => resource::text(frame, body, state, t),
+        Screen::Wizard(w) => wizard::draw(frame, body, state, w),
     }
     draw_status(frame, status, state);
     match &state.mode {
         Mode::Help { scroll } => popup::help(frame, body, state, *scroll),
         Mode::Scale(d) => popup::scale(frame, body, state, d),
         Mode::Conflict(d) => popup::conflict(frame, body, state, d),
+        Mode::ConfirmQuit => popup::confirm_quit(frame, body, state),
         _ => {}
     }
 }
@@ -76,16 +79,18 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
             Screen::Resources(r) => r.kind.plural.clone(),
             Screen::Resource(r) => r.key.display(),
             Screen::Text(x) => x.title.split_whitespace().next().unwrap_or_default().to_string(),
+            Screen::Wizard(w) => format!("migrate {}", w.crd),
         };
         let style = if i + 1 == state.stack.len() { t.title() } else { Style::new() };
         spans.push(Span::styled(label, style));
     }
     let hints = match state.screen() {
-        Screen::Registrations => "  <enter> detail  </> filter  <:> command  <y> yaml  <d> describe",
-        Screen::Detail(_) => "  <enter> resources  <tab> pane  <←/→> fold  <esc> back",
+        Screen::Registrations => "  <enter> detail  <m> migrate  </> filter  <:> command  <y> yaml  <d> describe",
+        Screen::Detail(_) => "  <enter> resources  <m> migrate  <tab> pane  <←/→> fold  <esc> back",
         Screen::Resources(_) => "  <enter> open  <e/E> edit spec/status  <s> scale  <space> mark  <0> all ns",
         Screen::Resource(_) => "  <e> edit spec  <E> edit status  <s> scale  <tab> pane  <esc> back",
         Screen::Text(_) => "  <j/k> scroll  <esc> back",
+        Screen::Wizard(w) => wizard::hints(w),
     };
     spans.push(Span::styled(hints, t.dim()));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

@@ -1,4 +1,5 @@
-//! What is drawn over the screen: help, the scale dialog, the conflict dialog.
+//! What is drawn over the screen: help, the scale dialog, the conflict dialog, and the
+//! question before quitting while a migration step runs.
 
 use super::block;
 use crate::tui::keys::{BINDINGS, DIALOG_KEYS};
@@ -118,10 +119,34 @@ pub fn conflict(frame: &mut Frame, area: Rect, state: &State, d: &ConflictDialog
         Span::styled("d", t.yaml_key()),
         Span::raw(" discard"),
     ]));
-    let r = centered(area, 90, lines.len() as u16 + 4);
+    let height = lines.len() as u16 + 4;
+    wrapped_dialog(frame, centered(area, 90, height), state, Line::styled(" conflict ", t.error()), lines);
+}
+
+/// A bordered dialog over the screen, its text wrapped.
+fn wrapped_dialog(frame: &mut Frame, r: Rect, state: &State, title: Line, lines: Vec<Line>) {
     frame.render_widget(Clear, r);
-    let b = block(Line::styled(" conflict ", t.error()), true, state);
+    let b = block(title, true, state);
     let inner = b.inner(r);
     frame.render_widget(b, r);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// Quit while a migration step runs.
+pub fn confirm_quit(frame: &mut Frame, area: Rect, state: &State) {
+    let t = &state.theme;
+    let lines = vec![
+        Line::styled("A migration step is running.", t.marked()),
+        Line::raw("Quitting stops it half-way; the journal keeps the place and the step runs again when"),
+        Line::raw("you resume (m on the CRD here, or kubectl crd migrate resume)."),
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled("y", t.yaml_key()),
+            Span::raw(" quit   "),
+            Span::styled("n", t.yaml_key()),
+            Span::raw(" go on"),
+        ]),
+    ];
+    let height = lines.len() as u16 + 2;
+    wrapped_dialog(frame, centered(area, 92, height), state, Line::styled(" quit? ", t.error()), lines);
 }

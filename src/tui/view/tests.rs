@@ -229,3 +229,85 @@ fn a_hundred_thousand_rows_build_only_what_is_on_screen() {
     // Debug build, shared machine: generous, but far below what building 100,000 rows takes.
     assert!(per_frame.as_millis() < 50, "{per_frame:?} per frame");
 }
+
+/// Snapshots a wizard screen with the journal's directory and times filtered.
+fn snapshot_wizard(name: &str, buf: &Buffer, dir: &std::path::Path) {
+    insta::with_settings!({filters => vec![
+        (regex::escape(&dir.display().to_string()).as_str(), "[journal]"),
+        (r"\d{4}-\d\d-\d\dT[\d:.]+Z", "[time]"),
+    ]}, {
+        insta::assert_snapshot!(name, text(buf));
+    });
+}
+
+#[test]
+fn migration_wizard_path_plan_and_run() {
+    use crate::migrate::{Step, progress::Event};
+    use crate::tui::fixtures::{migration, plan};
+    use crate::tui::wizard::{Journal, WizardMsg};
+    let wizard = |s: &mut State, m: WizardMsg| apply(s, Msg::Wizard(m));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = state();
+    type_keys(&mut s, "Gm");
+    wizard(&mut s, WizardMsg::Journals { crd: Some("widgets.demo.example.com".into()), found: vec![] });
+    type_keys(&mut s, "/tmp/gizmos.yaml");
+    snapshot!("wizard_target", render(&mut s, 110, 14));
+
+    press(&mut s, KeyCode::Enter);
+    wizard(&mut s, WizardMsg::Planned(Ok(Box::new(plan(&["the new schema refuses 3 object(s)"])))));
+    let buf = render(&mut s, 120, 50);
+    snapshot!("wizard_plan_blocked", buf);
+    let (x, y) = find(&buf, "  - the new schema refuses").expect("the problem");
+    assert_eq!(buf[(x + 4, y)].fg, Color::Red, "problems stand out");
+
+    press(&mut s, KeyCode::Esc);
+    press(&mut s, KeyCode::Enter);
+    wizard(&mut s, WizardMsg::Planned(Ok(Box::new(plan(&[])))));
+    press(&mut s, KeyCode::Enter);
+    let t = text(&render(&mut s, 120, 50));
+    assert!(t.contains("Start the migration of 180 objects to gizmos.migrated.example.org? [y/n]"), "{t}");
+
+    wizard(&mut s, WizardMsg::Ready(Ok(Journal::of(&migration(dir.path(), 3, false)))));
+    wizard(&mut s, WizardMsg::Event(Event::Started { step: Step::Validate, total: Some(180) }));
+    wizard(&mut s, WizardMsg::Event(Event::Progress { step: Step::Validate, done: 90, total: 180 }));
+    snapshot_wizard("wizard_run_progress", &render(&mut s, 120, 20), dir.path());
+
+    let journal = Journal::of(&migration(dir.path(), 4, false));
+    let took = std::time::Duration::from_millis(2400);
+    wizard(&mut s, WizardMsg::Stepped { step: Step::Validate, result: Ok("180 object(s) pass".into()), took, journal });
+    snapshot_wizard("wizard_run_asking", &render(&mut s, 120, 20), dir.path());
+
+    type_keys(&mut s, "y");
+    let note = format!("waiting for {} to be gone END-OF-NOTE", "widget-000, ".repeat(12));
+    wizard(&mut s, WizardMsg::Event(Event::Note { step: Step::DeleteOldData, message: note }));
+    let t = text(&render(&mut s, 120, 20));
+    assert!(t.contains("END-OF-NOTE"), "a long log line wraps instead of being cut:\n{t}");
+    type_keys(&mut s, "q");
+    let t = text(&render(&mut s, 120, 20));
+    assert!(t.contains("A migration step is running") && t.contains("y quit"), "{t}");
+
+    type_keys(&mut s, "n");
+    let failure =
+        crate::tui::wizard::Failure { message: "refused: the new schema refuses 3 objects".into(), undo: true };
+    let journal = Journal::of(&migration(dir.path(), 4, true));
+    wizard(&mut s, WizardMsg::Stepped { step: Step::DeleteOldData, result: Err(failure), took, journal });
+    let t = text(&render(&mut s, 120, 24));
+    assert!(t.contains("✗ refused: the new schema refuses 3 objects"), "{t}");
+    assert!(t.contains("Undo what the run changed (controllers back, the new CRD removed)? [y/n]"), "{t}");
+    assert!(t.contains("✗ delete-old-data (asks)"), "the step that stopped is marked:\n{t}");
+}
+
+#[test]
+fn migration_wizard_offers_an_unfinished_journal() {
+    use crate::tui::fixtures::migration;
+    use crate::tui::wizard::WizardMsg;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = migration(dir.path(), 5, true).state().clone();
+    journal.created = "2026-11-22T11:45:00Z".into();
+    let mut s = state();
+    apply(&mut s, Msg::Wizard(WizardMsg::Journals { crd: None, found: vec![(dir.path().to_path_buf(), journal)] }));
+    snapshot_wizard("wizard_resume", &render(&mut s, 120, 24), dir.path());
+    type_keys(&mut s, "r");
+    let t = text(&render(&mut s, 120, 24));
+    assert!(t.contains("Roll back the migration of widgets.demo.example.com to gizmos.migrated.example.org"), "{t}");
+}

@@ -1,0 +1,198 @@
+//! The wizard's IO: the plan, the journal, the editor's file, and the task that owns the
+//! [`Migration`]. The task takes one command at a time (run the next step, switch to the
+//! roll-back, verify) and sends what happened back as [`Msg`]s — the step's [`Event`]s
+//! first, through the same channel, so the screen shows progress while a step runs and
+//! never waits for one. The steps, their order and the journal are the library's.
+
+use super::{Failure, Journal, Summary, WizardEffect, WizardMsg};
+use crate::migrate::journal;
+use crate::migrate::{Event, Input, MigrateError, Migration, Request, Source, report};
+use crate::tui::action::Msg;
+use crate::tui::runtime::{edits_dir, write_private};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+/// What the migration's task is asked to do.
+#[derive(Debug, Clone, PartialEq)]
+enum Command {
+    Step,
+    Rollback(Option<String>),
+    Verify,
+}
+
+/// The wizard's side of the runtime: the channel to the migration's task, while there is one.
+#[derive(Debug, Default)]
+pub struct Driver {
+    commands: Option<UnboundedSender<Command>>,
+}
+
+fn send(tx: &UnboundedSender<Msg>, msg: WizardMsg) {
+    let _ = tx.send(Msg::Wizard(msg));
+}
+
+impl Driver {
+    /// Performs an effect; `Compose` is the loop's (it needs the terminal) and is ignored here.
+    pub fn perform(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, effect: WizardEffect) {
+        match effect {
+            WizardEffect::FindJournals { root, crd } => {
+                let tx = tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    send(&tx, WizardMsg::Journals { crd, found: journal::list_journals(&root) });
+                });
+            }
+            WizardEffect::Plan { from, to } => {
+                let (client, tx) = (client.clone(), tx.clone());
+                detach(move || async move {
+                    let planned = plan(&client, &from, &to).await.map(Box::new).map_err(|e| e.to_string());
+                    send(&tx, WizardMsg::Planned(planned));
+                });
+            }
+            WizardEffect::Start { plan, root } => {
+                let taken = journal::fresh_dir(&root, &plan.id).and_then(|dir| Migration::create(&plan, &dir));
+                self.take(client, tx, taken);
+            }
+            WizardEffect::Open { dir, rollback } => {
+                let taken = Migration::open(&dir).and_then(|mut m| {
+                    if rollback {
+                        m.start_rollback(None)?;
+                    }
+                    Ok(m)
+                });
+                self.take(client, tx, taken);
+            }
+            WizardEffect::Step => self.command(tx, Command::Step),
+            WizardEffect::Rollback { reason } => self.command(tx, Command::Rollback(reason)),
+            WizardEffect::Verify => self.command(tx, Command::Verify),
+            WizardEffect::Close => self.commands = None,
+            WizardEffect::Compose { .. } => {}
+        }
+    }
+
+    /// Starts the migration's task, or says why there is no migration.
+    fn take(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, taken: Result<Migration, MigrateError>) {
+        match taken {
+            Ok(m) => {
+                send(tx, WizardMsg::Ready(Ok(Journal::of(&m))));
+                let (commands, rx) = unbounded_channel();
+                self.commands = Some(commands);
+                let (client, tx) = (client.clone(), tx.clone());
+                detach(move || own(client, m, rx, tx));
+            }
+            Err(e) => send(tx, WizardMsg::Ready(Err(e.to_string()))),
+        }
+    }
+
+    fn command(&self, tx: &UnboundedSender<Msg>, command: Command) {
+        let sent = self.commands.as_ref().is_some_and(|c| c.send(command).is_ok());
+        if !sent {
+            let _ = tx.send(Msg::Error("the migration is not open any more: press m on its CRD to resume it".into()));
+        }
+    }
+}
+
+/// Runs the future `make` gives on a thread of the blocking pool, driven by the runtime's
+/// handle. The library's futures are `Send` in fact, but the compiler cannot prove it for
+/// the closures over references they hand to stream combinators (the higher-ranked
+/// lifetime limitation, rust-lang/rust#102211), so `tokio::spawn` refuses them; a future
+/// made and polled on one thread needs no such proof.
+fn detach<F, Fut>(make: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || handle.block_on(make()));
+}
+
+/// Reads the new CRD's file and plans, as `kubectl crd migrate plan --from CRD --to FILE`.
+async fn plan(client: &kube::Client, from: &str, to: &Path) -> Result<crate::migrate::Plan, MigrateError> {
+    let request = Request {
+        from: Source::Crd { name: from.to_string() },
+        to: Some(Input::read(&expand_home(to))?),
+        tpr_names: None,
+        controllers: vec![],
+        versions: BTreeMap::new(),
+        into_namespace: None,
+        validate: true,
+    };
+    Migration::plan(client, &request).await
+}
+
+/// `~/x` as the shell would read it.
+fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), dirs::home_dir()) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The task that owns the migration: one command at a time, until the wizard lets go.
+async fn own(
+    client: kube::Client,
+    mut m: Migration,
+    mut commands: UnboundedReceiver<Command>,
+    tx: UnboundedSender<Msg>,
+) {
+    while let Some(command) = commands.recv().await {
+        let msg = match command {
+            Command::Step => step(&client, &mut m, &tx).await,
+            Command::Rollback(reason) => {
+                WizardMsg::Ready(m.start_rollback(reason).map(|()| Journal::of(&m)).map_err(|e| e.to_string()))
+            }
+            Command::Verify => WizardMsg::Verified(verify(&client, &m).await),
+        };
+        send(&tx, msg);
+    }
+}
+
+async fn step(client: &kube::Client, m: &mut Migration, tx: &UnboundedSender<Msg>) -> WizardMsg {
+    let Some(step) = m.next_step() else {
+        return WizardMsg::Ready(Ok(Journal::of(m)));
+    };
+    let started = Instant::now();
+    let events = tx.clone();
+    let report = move |e: Event| send(&events, WizardMsg::Event(e));
+    let result = match m.run_step(client, &report).await {
+        Ok(outcome) => Ok(outcome.summary),
+        Err(e) => Err(Failure { undo: m.refusal_undoes(&e), message: e.to_string() }),
+    };
+    WizardMsg::Stepped { step, result, took: started.elapsed(), journal: Journal::of(m) }
+}
+
+/// The summary the CLI prints at the end, with a fresh verification (when there is a
+/// backup to verify against: a roll-back of a run stopped before it has none).
+async fn verify(client: &kube::Client, m: &Migration) -> Result<Summary, String> {
+    let mut lines = report::summary_lines(m.state(), m.dir());
+    if m.state().backup.is_none() {
+        return Ok(Summary { lines, differences: 0 });
+    }
+    let v = m.verify(client).await.map_err(|e| e.to_string())?;
+    lines.push(String::new());
+    lines.extend(report::verification_lines(&v));
+    Ok(Summary { lines, differences: v.differences.len() })
+}
+
+/// Writes the new CRD's starting text for the editor; the file it is in.
+pub fn prepare_compose(crd: &str, text: &str) -> Result<PathBuf, String> {
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let dir = edits_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join(format!("new-crd-for-{crd}-{stamp}.yaml"));
+    write_private(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// What the editor left: the file to plan with, or `None` when only comments are left.
+pub fn finish_compose(path: &Path) -> Result<Option<PathBuf>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    match crate::tui::edit::parse(&text) {
+        Ok(None) => {
+            let _ = std::fs::remove_file(path);
+            Ok(None)
+        }
+        Ok(Some(_)) => Ok(Some(path.to_path_buf())),
+        Err(e) => Err(format!("cannot read the new CRD ({e}); it is kept in {}", path.display())),
+    }
+}
