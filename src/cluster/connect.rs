@@ -4,7 +4,7 @@
 //!   `KUBECONFIG` merged (first one wins, missing files skipped, as client-go does), else
 //!   `~/.kube/config` — with `--context` or the current context, and its namespace.
 //! - **Local**: the engine opened in-process over the redb store in the data directory,
-//!   handed over as `kube::Client::new(engine.router(), ns)` with no socket. The engine
+//!   handed over to `kube::Client::new` with no socket ([`in_process_client`]). The engine
 //!   handle stays in the [`Connection`] so [`Connection::close`] can shut it down.
 //! - **Served**: while a `kubectl crd serve --data-dir DIR` holds DIR, redb refuses a second
 //!   opener with its lock error; we then connect to that server through the kubeconfig it
@@ -99,7 +99,7 @@ impl Connection {
             .await
             .map_err(|e| ClusterError::Other(format!("cannot start the in-memory engine: {e}")))?;
         let namespace = namespace.unwrap_or("default").to_string();
-        let client = kube::Client::new(engine.router(), namespace.clone());
+        let client = in_process_client(&engine, &namespace);
         Ok(Connection { client, namespace, origin: Origin::Memory, request_timeout: None, engine: Some(engine) })
     }
 
@@ -247,7 +247,7 @@ async fn local(dir: &Path, options: &ConnectOptions) -> Result<Connection, Clust
     match Engine::open(&StorageConfig::Redb(store)).await {
         Ok(engine) => {
             let namespace = options.namespace.clone().unwrap_or_else(|| "default".into());
-            let client = kube::Client::new(engine.router(), namespace.clone());
+            let client = in_process_client(&engine, &namespace);
             wait_until_served(&client).await;
             Ok(Connection {
                 client,
@@ -393,4 +393,24 @@ mod tests {
         assert!(err.to_string().contains("/nonexistent/kubeconfig"), "{err}");
         assert!(err.is_usage());
     }
+}
+
+/// A client whose requests the engine answers in this process. Each request is handled on
+/// a task of its own: kube's client polls a response future in the caller's task, so
+/// without the spawn every concurrent request of a caller (48 at once in a migration)
+/// would be handled on that one task's thread while the other cores idle.
+pub fn in_process_client(engine: &Arc<Engine>, namespace: &str) -> kube::Client {
+    use tower::ServiceExt as _;
+    let router = engine.router();
+    let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+        let handled = tokio::spawn(router.clone().oneshot(req));
+        async move {
+            match handled.await {
+                Ok(Ok(response)) => Ok(response),
+                Ok(Err(never)) => match never {},
+                Err(e) => Err(Box::<dyn std::error::Error + Send + Sync>::from(format!("the engine failed: {e}"))),
+            }
+        }
+    });
+    kube::Client::new(service, namespace.to_string())
 }
