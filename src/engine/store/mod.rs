@@ -8,12 +8,14 @@
 //! [`LocalStore`] is the embedded implementation: the whole current state and a bounded
 //! history of changes live in memory ([`state`], also serving as the watch cache), and a
 //! single committer thread ([`writer`]) batches concurrent writes into one durable commit
-//! (group commit) through a [`Persist`] backend: nothing for the memory store, a redb
-//! database on disk ([`redb_backend`]) for the durable one. A write is acknowledged only
-//! after its batch is durable and visible to readers.
+//! (group commit) through a [`Persist`] backend: nothing for the memory store; for the
+//! durable one ([`redb_backend`]), one synced append to a write-ahead log ([`wal`]), which
+//! a background thread carries into a redb database and checkpoints. A write is
+//! acknowledged only after its batch is durable and visible to readers.
 
 mod redb_backend;
 mod state;
+mod wal;
 mod watch;
 mod writer;
 
@@ -173,7 +175,11 @@ impl LocalStore {
 
     /// A durable store keeping `history` changes in memory for watches.
     pub fn redb_with_history(path: &Path, history: usize) -> Result<Self, StoreError> {
-        let (persist, loaded) = RedbPersist::open(path)?;
+        Self::redb_tuned(path, history, redb_backend::Tuning::default())
+    }
+
+    fn redb_tuned(path: &Path, history: usize, tuning: redb_backend::Tuning) -> Result<Self, StoreError> {
+        let (persist, loaded) = RedbPersist::open_tuned(path, tuning)?;
         let mut initial = state::State::new(loaded.revision, history);
         for kv in loaded.items {
             initial.insert_loaded(kv);

@@ -3,7 +3,7 @@
 //! Every write goes through here. The thread takes every request waiting in its queue,
 //! checks each against the current state plus the earlier requests of the same batch,
 //! gives each successful one the next revision, makes the whole batch durable with one
-//! [`Persist::persist`] call (one fsync for redb), then applies it to the in-memory state,
+//! [`Persist::persist`] call (one log fsync for redb), then applies it to the in-memory state,
 //! wakes the watchers, and answers every caller. So throughput grows with concurrency
 //! instead of collapsing to one fsync per write, and a caller is answered only once its
 //! write is durable and visible.

@@ -1,0 +1,152 @@
+//! The redb database: its tables, how a key's value is stored, and the transactions the
+//! backend runs (open, load, apply logged records).
+//!
+//! One table maps each key to its create and mod revisions followed by its value bytes;
+//! a second holds the revision the tables are at. A database that was durably committed
+//! at revision R holds exactly the effect of every write up to R: the checkpoint the log
+//! replays from.
+
+use super::super::wal::record::{Entry, Record};
+use super::super::{KeyValue, Revision, StoreError};
+use bytes::Bytes;
+use redb::{Database, DatabaseError, Durability, ReadableDatabase, ReadableTable, Table, TableDefinition};
+use std::path::{Path, PathBuf};
+
+const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const REVISION_KEY: &str = "revision";
+/// Two little-endian u64s (create and mod revision) precede each stored value.
+const HEADER: usize = 16;
+
+/// What a freshly opened database holds.
+pub struct Loaded {
+    pub revision: Revision,
+    pub items: Vec<KeyValue>,
+}
+
+pub fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// Opens (or creates) the database at `path`, taking its lock, with both tables present.
+pub fn open(path: &Path) -> Result<Database, StoreError> {
+    let db = Database::create(path).map_err(|e| match e {
+        DatabaseError::DatabaseAlreadyOpen => StoreError::Locked { path: PathBuf::from(path) },
+        other => StoreError::Backend(format!("cannot open {}: {other}", path.display())),
+    })?;
+    // The store may hold Secrets: readable by its owner only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(backend)?;
+    }
+    // Create the tables up front so that reads of a new database find them.
+    let txn = db.begin_write().map_err(backend)?;
+    {
+        txn.open_table(OBJECTS).map_err(backend)?;
+        txn.open_table(META).map_err(backend)?;
+    }
+    txn.commit().map_err(backend)?;
+    Ok(db)
+}
+
+/// The revision the tables are at.
+pub fn revision(db: &Database) -> Result<Revision, StoreError> {
+    let txn = db.begin_read().map_err(backend)?;
+    let meta = txn.open_table(META).map_err(backend)?;
+    Ok(meta.get(REVISION_KEY).map_err(backend)?.map(|v| v.value()).unwrap_or(0))
+}
+
+pub fn load(db: &Database) -> Result<Loaded, StoreError> {
+    let revision = revision(db)?;
+    let txn = db.begin_read().map_err(backend)?;
+    let objects = txn.open_table(OBJECTS).map_err(backend)?;
+    let mut items = Vec::new();
+    for entry in objects.iter().map_err(backend)? {
+        let (k, v) = entry.map_err(backend)?;
+        items.push(decode(k.value(), v.value())?);
+    }
+    Ok(Loaded { revision, items })
+}
+
+/// Applies `records` (consecutive, in revision order) in one transaction, which also
+/// records the revision the tables are then at.
+pub fn apply(db: &Database, records: &[Record], durability: Durability) -> Result<(), StoreError> {
+    let Some(last) = records.last() else { return Ok(()) };
+    let mut txn = db.begin_write().map_err(backend)?;
+    txn.set_durability(durability).map_err(backend)?;
+    {
+        let mut objects = txn.open_table(OBJECTS).map_err(backend)?;
+        for record in records {
+            apply_record(&mut objects, record)?;
+        }
+        txn.open_table(META).map_err(backend)?.insert(REVISION_KEY, last.revision).map_err(backend)?;
+    }
+    txn.commit().map_err(backend)
+}
+
+/// Makes every earlier non-durable commit durable.
+pub fn make_durable(db: &Database) -> Result<(), StoreError> {
+    let mut txn = db.begin_write().map_err(backend)?;
+    txn.set_durability(Durability::Immediate).map_err(backend)?;
+    txn.commit().map_err(backend)
+}
+
+fn apply_record(objects: &mut Table<&str, &[u8]>, record: &Record) -> Result<(), StoreError> {
+    for entry in &record.entries {
+        match entry {
+            Entry::Put(kv) => {
+                objects.insert(kv.key.as_str(), encode(kv).as_slice()).map_err(backend)?;
+            }
+            Entry::Delete(key) => {
+                objects.remove(key.as_str()).map_err(backend)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn encode(kv: &KeyValue) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + kv.value.len());
+    out.extend_from_slice(&kv.create_revision.to_le_bytes());
+    out.extend_from_slice(&kv.mod_revision.to_le_bytes());
+    out.extend_from_slice(&kv.value);
+    out
+}
+
+fn decode(key: &str, raw: &[u8]) -> Result<KeyValue, StoreError> {
+    let (header, value) = raw
+        .split_at_checked(HEADER)
+        .ok_or_else(|| StoreError::Backend(format!("stored record for {key:?} is truncated")))?;
+    let (created, modified) = header.split_at(8);
+    let word = |b: &[u8]| b.try_into().map(u64::from_le_bytes).map_err(backend);
+    Ok(KeyValue {
+        key: key.to_string(),
+        value: Bytes::copy_from_slice(value),
+        create_revision: word(created)?,
+        mod_revision: word(modified)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip() {
+        let kv = KeyValue { key: "/a".into(), value: Bytes::from_static(b"{}"), create_revision: 3, mod_revision: 9 };
+        assert_eq!(decode("/a", &encode(&kv)), Ok(kv));
+        assert!(matches!(decode("/a", b"short"), Err(StoreError::Backend(_))));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_database_file_is_private_to_its_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("store.redb");
+        let _db = open(&path).expect("open");
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
