@@ -330,6 +330,26 @@ async fn probe_served(dir: &Path, kubeconfig: Kubeconfig, options: &ConnectOptio
     })
 }
 
+/// A client whose requests the engine answers in this process. Each request is handled on
+/// a task of its own: kube's client polls a response future in the caller's task, so
+/// without the spawn every concurrent request of a caller (48 at once in a migration)
+/// would be handled on that one task's thread while the other cores idle.
+pub fn in_process_client(engine: &Arc<Engine>, namespace: &str) -> kube::Client {
+    use tower::ServiceExt as _;
+    let router = engine.router();
+    let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+        let handled = tokio::spawn(router.clone().oneshot(req));
+        async move {
+            match handled.await {
+                Ok(Ok(response)) => Ok(response),
+                Ok(Err(never)) => match never {},
+                Err(e) => Err(Box::<dyn std::error::Error + Send + Sync>::from(format!("the engine failed: {e}"))),
+            }
+        }
+    });
+    kube::Client::new(service, namespace.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,24 +413,4 @@ mod tests {
         assert!(err.to_string().contains("/nonexistent/kubeconfig"), "{err}");
         assert!(err.is_usage());
     }
-}
-
-/// A client whose requests the engine answers in this process. Each request is handled on
-/// a task of its own: kube's client polls a response future in the caller's task, so
-/// without the spawn every concurrent request of a caller (48 at once in a migration)
-/// would be handled on that one task's thread while the other cores idle.
-pub fn in_process_client(engine: &Arc<Engine>, namespace: &str) -> kube::Client {
-    use tower::ServiceExt as _;
-    let router = engine.router();
-    let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
-        let handled = tokio::spawn(router.clone().oneshot(req));
-        async move {
-            match handled.await {
-                Ok(Ok(response)) => Ok(response),
-                Ok(Err(never)) => match never {},
-                Err(e) => Err(Box::<dyn std::error::Error + Send + Sync>::from(format!("the engine failed: {e}"))),
-            }
-        }
-    });
-    kube::Client::new(service, namespace.to_string())
 }

@@ -79,10 +79,10 @@ pub async fn verify(
     }
     let mapping: Mapping =
         if rolling_back { state.mapping.towards(&state.mapping.from) } else { state.mapping.clone() };
-    let migrated = migrated_uids(&backup);
+    let migrated = migrated_uids(backup);
     let now = ops::list_all(client, &mapping.to.resource()).await?;
     let by_key: HashMap<ObjectKey, &Value> = now.iter().map(|o| (ObjectKey::of(o), o)).collect();
-    let adoption = adoption(&mapping, &backup, &now);
+    let adoption = adoption(&mapping, backup, &now);
     let kind = &mapping.to.kind;
     for old in &backup.objects {
         let key = mapping.key(&ObjectKey::of(old));
@@ -105,7 +105,7 @@ pub async fn verify(
             });
         }
     }
-    let links = links(&mapping, &backup);
+    let links = links(&mapping, backup);
     let current = current_of(client, &links).await?;
     for l in links.iter().filter(|l| l.uid.is_some()) {
         let found = current.get(&(l.resource.group.clone(), l.resource.plural.clone())).and_then(|m| m.get(&l.key));
@@ -133,7 +133,7 @@ pub async fn verify(
             });
         }
     }
-    registrations(client, state, &backup, rolling_back, &mut v).await?;
+    registrations(client, state, backup, rolling_back, &mut v).await?;
     Ok(v)
 }
 
