@@ -4,10 +4,12 @@
 //! Prints: time from process start to the ready line; creates/s and updates/s with 16
 //! concurrent clients (10,000 custom resources stored); list latency of all 10,000
 //! (p50/p99); watch event latency with 100 watchers (from the start of the write to the
-//! event reaching each watcher; p50/p99); and the server's resident memory with 10,000
-//! objects. Figures only; nothing asserts a time.
+//! event reaching each watcher; p50/p99), once as kube-rs watches (HTTP/1.1, a connection
+//! per watch) and once as client-go does (HTTP/2, every watch a stream of one
+//! connection), each with the writes' own round trip; and the server's resident memory
+//! with 10,000 objects. Figures only; nothing asserts a time.
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::json;
@@ -25,6 +27,8 @@ struct Served {
     child: Child,
     kubeconfig: std::path::PathBuf,
     ready_after: Duration,
+    addr: std::net::SocketAddr,
+    /// The data directory (CA certificate and token for the HTTP/2 client).
     _dir: tempfile::TempDir,
 }
 
@@ -41,11 +45,11 @@ fn serve() -> Served {
     let mut first = spawn(dir.path());
     let _ = first.0.kill();
     let _ = first.0.wait();
-    let (child, ready_after) = spawn(dir.path());
-    Served { child, kubeconfig: dir.path().join("kubeconfig"), ready_after, _dir: dir }
+    let (child, ready_after, addr) = spawn(dir.path());
+    Served { child, kubeconfig: dir.path().join("kubeconfig"), ready_after, addr, _dir: dir }
 }
 
-fn spawn(dir: &std::path::Path) -> (Child, Duration) {
+fn spawn(dir: &std::path::Path) -> (Child, Duration, std::net::SocketAddr) {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -59,9 +63,16 @@ fn spawn(dir: &std::path::Path) -> (Child, Duration) {
     out.read_line(&mut line).expect("ready line");
     let ready = start.elapsed();
     assert!(line.contains("ready"), "{line}");
+    // "... ready on https://127.0.0.1:PORT (kubeconfig: ...)"
+    let addr = line
+        .split("https://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|a| a.parse().ok())
+        .expect("the ready line names the address");
     // Keep draining so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in out.lines() {});
-    (child, ready)
+    (child, ready, addr)
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -177,18 +188,24 @@ struct LineMeta {
     annotations: std::collections::BTreeMap<String, String>,
 }
 
-async fn watch_latency(client: &kube::Client, api: &Api<DynamicObject>) -> Vec<Duration> {
+/// A watch as the lines of its response body.
+type Lines = futures::stream::BoxStream<'static, std::io::Result<String>>;
+
+/// Event latencies (every watcher, every write) and the writes' own round trips, with
+/// the watches opened by `open` (at the current resourceVersion).
+async fn watch_latency<F, Fut>(api: &Api<DynamicObject>, open: F) -> (Vec<Duration>, Vec<Duration>)
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Lines>,
+{
     let rv = api.list(&ListParams::default().limit(1)).await.expect("list").metadata.resource_version.expect("rv");
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
         let uri = format!(
             "/apis/stable.example.com/v1/namespaces/default/widgets?watch=1&resourceVersion={rv}&timeoutSeconds=60"
         );
-        let req = http::Request::get(uri).body(Vec::new()).expect("request");
-        let lines = client.request_stream(req).await.expect("watch");
+        let mut lines = open(uri).await;
         watchers.push(tokio::spawn(async move {
-            use futures::AsyncBufReadExt;
-            let mut lines = lines.lines();
             let mut seen = Vec::new();
             while seen.len() < WATCHED_WRITES {
                 let Ok(Some(line)) = lines.try_next().await else { break };
@@ -203,17 +220,88 @@ async fn watch_latency(client: &kube::Client, api: &Api<DynamicObject>) -> Vec<D
         }));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut writes = Vec::with_capacity(WATCHED_WRITES);
     for i in 0..WATCHED_WRITES {
+        let start = Instant::now();
         let patch = json!({"metadata": {"annotations": {"bench/sent": now_micros().to_string()}}});
         api.patch(&format!("w-{i:05}"), &PatchParams::default(), &Patch::Merge(patch)).await.expect("patch");
+        writes.push(start.elapsed());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    writes.sort();
     let mut all = Vec::new();
     for w in watchers {
         all.extend(w.await.expect("watcher"));
     }
     all.sort();
-    all
+    (all, writes)
+}
+
+/// kube-rs's way: HTTP/1.1, one connection per watch.
+async fn open_http1(client: &kube::Client, uri: String) -> Lines {
+    use futures::AsyncBufReadExt;
+    let req = http::Request::get(uri).body(Vec::new()).expect("request");
+    let body = client.request_stream(req).await.expect("watch");
+    body.lines().boxed()
+}
+
+/// client-go's way (kubectl, most controllers): HTTP/2 negotiated by ALPN, every watch a
+/// stream of one connection.
+struct Http2 {
+    send: hyper::client::conn::http2::SendRequest<http_body_util::Empty<bytes::Bytes>>,
+    token: String,
+}
+
+impl Http2 {
+    async fn connect(served: &Served) -> Http2 {
+        use rustls::pki_types::pem::PemObject;
+        let dir = served._dir.path();
+        let ca = std::fs::read(dir.join("ca.crt")).expect("ca.crt");
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(rustls::pki_types::CertificateDer::from_pem_slice(&ca).expect("CA")).expect("root");
+        let mut config = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        let tcp = tokio::net::TcpStream::connect(served.addr).await.expect("connect");
+        tcp.set_nodelay(true).expect("nodelay");
+        let name = rustls::pki_types::ServerName::IpAddress(served.addr.ip().into());
+        let tls = tokio_rustls::TlsConnector::from(Arc::new(config)).connect(name, tcp).await.expect("TLS");
+        assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]), "the server speaks HTTP/2");
+        let io = hyper_util::rt::TokioIo::new(tls);
+        let (send, conn) = hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io)
+            .await
+            .expect("HTTP/2 handshake");
+        tokio::spawn(conn);
+        let token = std::fs::read_to_string(dir.join("token")).expect("token").trim().to_string();
+        Http2 { send, token }
+    }
+
+    async fn open(&self, uri: String) -> Lines {
+        use futures::AsyncBufReadExt;
+        let req = http::Request::get(format!("https://{}{uri}", "127.0.0.1"))
+            .header("authorization", format!("Bearer {}", self.token))
+            .body(http_body_util::Empty::new())
+            .expect("request");
+        let res = self.send.clone().send_request(req).await.expect("watch");
+        assert!(res.status().is_success(), "watch: {}", res.status());
+        let bytes = http_body_util::BodyStream::new(res.into_body())
+            .try_filter_map(|frame| futures::future::ready(Ok(frame.into_data().ok())))
+            .map_err(std::io::Error::other);
+        bytes.into_async_read().lines().boxed()
+    }
+}
+
+fn print_watch(how: &str, (latencies, writes): (Vec<Duration>, Vec<Duration>)) {
+    println!(
+        "  watch latency, {WATCHERS} watchers {how} p50/p99: {} / {} ({} events)",
+        ms(percentile(&latencies, 0.5)),
+        ms(percentile(&latencies, 0.99)),
+        latencies.len()
+    );
+    println!(
+        "    (the writes themselves p50/p99: {} / {})",
+        ms(percentile(&writes, 0.5)),
+        ms(percentile(&writes, 0.99))
+    );
 }
 
 fn main() {
@@ -266,13 +354,9 @@ fn main() {
             ms(percentile(&lists, 0.99))
         );
 
-        let latencies = watch_latency(&client, &api).await;
-        println!(
-            "  watch latency, {WATCHERS} watchers p50/p99: {} / {} ({} events)",
-            ms(percentile(&latencies, 0.5)),
-            ms(percentile(&latencies, 0.99)),
-            latencies.len()
-        );
+        print_watch("(HTTP/1.1, a connection each)", watch_latency(&api, |uri| open_http1(&client, uri)).await);
+        let h2 = Http2::connect(&served).await;
+        print_watch("(HTTP/2, one connection)", watch_latency(&api, |uri| h2.open(uri)).await);
         println!("  resident memory: {idle:.0} MiB idle, {:.0} MiB with {OBJECTS} objects", rss_mib(served.child.id()));
     });
 }
