@@ -40,6 +40,8 @@ pub struct Engine {
     kinds: Arc<Kinds>,
     namespaces: Arc<NamespaceStrategy>,
     controllers: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Watch lines of recent changes, encoded once for all the watchers they go to.
+    watch_lines: crate::engine::api::watch::SharedLines,
 }
 
 impl Engine {
@@ -89,7 +91,13 @@ impl Engine {
         ];
         // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), published).await;
-        Ok(Arc::new(Engine { store, kinds, namespaces, controllers: std::sync::Mutex::new(controllers) }))
+        Ok(Arc::new(Engine {
+            store,
+            kinds,
+            namespaces,
+            controllers: std::sync::Mutex::new(controllers),
+            watch_lines: Default::default(),
+        }))
     }
 
     /// The storage every resource lives in.
@@ -157,6 +165,10 @@ impl Engine {
     }
 
     /// The engine's HTTP API as a tower service.
+    pub(crate) fn watch_lines(&self) -> &crate::engine::api::watch::SharedLines {
+        &self.watch_lines
+    }
+
     pub fn router(self: &Arc<Self>) -> axum::Router {
         crate::engine::api::router(Arc::clone(self))
     }

@@ -33,6 +33,62 @@ pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// The annotation of the bookmark that ends a `sendInitialEvents` watch's initial state.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
+/// The plain-JSON lines of the latest stored changes. A change goes to every watcher of
+/// its kind; those that take plain JSON all send the same bytes, so the first encodes the
+/// line and the others share it instead of splicing and copying the object again.
+#[derive(Debug, Default)]
+pub struct SharedLines {
+    recent: std::sync::Mutex<std::collections::VecDeque<Line>>,
+}
+
+/// One encoded line and what names it: the change's revision, the event type and the
+/// `apiVersion` it was served at (one stored object can be served at several versions).
+#[derive(Debug)]
+struct Line {
+    revision: Revision,
+    event_type: &'static str,
+    api_version: String,
+    bytes: Bytes,
+}
+
+impl SharedLines {
+    /// How many changes are kept: watchers take a change within moments of each other.
+    const KEEP: usize = 64;
+
+    /// The line of the change at `revision` as `event_type` at `api_version`, encoded by
+    /// `encode` unless another watcher has done it.
+    pub fn get_or_encode(
+        &self,
+        revision: Revision,
+        event_type: &'static str,
+        api_version: &str,
+        encode: impl FnOnce() -> Vec<u8>,
+    ) -> Bytes {
+        let find = |recent: &std::collections::VecDeque<Line>| {
+            recent
+                .iter()
+                .rev()
+                .find(|l| l.revision == revision && l.event_type == event_type && l.api_version == api_version)
+                .map(|l| l.bytes.clone())
+        };
+        if let Some(line) = self.recent.lock().ok().and_then(|recent| find(&recent)) {
+            return line;
+        }
+        let bytes = Bytes::from(encode());
+        if let Ok(mut recent) = self.recent.lock() {
+            if let Some(other) = find(&recent) {
+                return other;
+            }
+            if recent.len() == Self::KEEP {
+                recent.pop_front();
+            }
+            let api_version = api_version.to_string();
+            recent.push_back(Line { revision, event_type, api_version, bytes: bytes.clone() });
+        }
+        bytes
+    }
+}
+
 /// One watch in progress.
 pub struct Session {
     pub items: BoxStream<'static, WatchItem>,
@@ -100,6 +156,14 @@ impl Session {
                     WatchItem::Stored { event_type, json, resource_version } => {
                         s.sent = s.sent.max(resource_version);
                         let object = RawObject { json: &json, resource_version: Some(resource_version) };
+                        if s.encoder.is_plain() {
+                            let (engine, encoder) = (&s.engine, &mut s.encoder);
+                            let lines = engine.watch_lines();
+                            let line = lines.get_or_encode(resource_version, event_type, &s.api_version, || {
+                                encoder.event(event_type, object, engine.now())
+                            });
+                            return Some((line, (s, ticker)));
+                        }
                         s.encoder.event(event_type, object, s.engine.now())
                     }
                     WatchItem::Bookmark { resource_version, initial_events_end } => {
@@ -170,6 +234,27 @@ mod tests {
     use crate::engine::representation::negotiation::Negotiated;
     use crate::engine::representation::table::TableConvertor;
     use crate::engine::representation::{KindNames, Shape};
+
+    #[test]
+    fn a_change_is_encoded_once_per_type_and_version_and_old_ones_are_forgotten() {
+        let lines = SharedLines::default();
+        let encodings = std::cell::Cell::new(0);
+        let encode = |text: &str| {
+            encodings.set(encodings.get() + 1);
+            text.as_bytes().to_vec()
+        };
+        let first = lines.get_or_encode(7, "MODIFIED", "a.example.com/v1", || encode("one"));
+        let again = lines.get_or_encode(7, "MODIFIED", "a.example.com/v1", || encode("two"));
+        assert_eq!((first.as_ref(), again.as_ref(), encodings.get()), (&b"one"[..], &b"one"[..], 1));
+        let other_version = lines.get_or_encode(7, "MODIFIED", "a.example.com/v2", || encode("v2"));
+        let other_type = lines.get_or_encode(7, "DELETED", "a.example.com/v1", || encode("gone"));
+        assert_eq!((other_version.as_ref(), other_type.as_ref(), encodings.get()), (&b"v2"[..], &b"gone"[..], 3));
+        for rev in 100..100 + SharedLines::KEEP as u64 {
+            lines.get_or_encode(rev, "ADDED", "a.example.com/v1", || encode("new"));
+        }
+        let forgotten = lines.get_or_encode(7, "MODIFIED", "a.example.com/v1", || encode("anew"));
+        assert_eq!(forgotten.as_ref(), b"anew", "only the latest changes are kept");
+    }
 
     #[tokio::test]
     async fn an_idle_watch_receives_periodic_bookmarks_at_the_current_revision() {

@@ -306,6 +306,12 @@ impl WatchEncoder {
         Self::line(event_type, &body)
     }
 
+    /// Whether events are sent as the objects themselves in JSON (not a Table, not
+    /// metadata only, not exported): the same line for every such watcher of a change.
+    pub fn is_plain(&self) -> bool {
+        self.shape.negotiated.target == Target::Object && !self.shape.negotiated.export
+    }
+
     /// An `ERROR` event carrying a Status.
     pub fn error(&self, status: &ApiError) -> Vec<u8> {
         Self::line("ERROR", status.to_body().as_bytes())
