@@ -17,7 +17,8 @@ pub const APPLY: &str = "Apply";
 /// The operation of entries written by every other write.
 pub const UPDATE: &str = "Update";
 
-/// Who owns a set of fields.
+/// Who owns a set of fields. Built through its constructors, which compute the
+/// identifier once: managers are map keys, compared many times per write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManagerId {
     pub manager: String,
@@ -25,48 +26,49 @@ pub struct ManagerId {
     /// Only `Update` entries are told apart by version.
     pub api_version: Option<String>,
     pub subresource: Option<String>,
+    identifier: String,
 }
 
 impl ManagerId {
     /// The identity of an update by `manager` through `api_version`.
     pub fn update(manager: &str, api_version: &str, subresource: Option<&str>) -> Self {
-        ManagerId {
-            manager: manager.to_string(),
-            operation: UPDATE.into(),
-            api_version: Some(api_version.to_string()),
-            subresource: subresource.map(String::from),
-        }
+        ManagerId::new(manager, UPDATE, Some(api_version), subresource)
     }
 
     /// The identity of an applier, whatever version it applies through.
     pub fn apply(manager: &str, subresource: Option<&str>) -> Self {
-        ManagerId {
-            manager: manager.to_string(),
-            operation: APPLY.into(),
-            api_version: None,
-            subresource: subresource.map(String::from),
-        }
+        ManagerId::new(manager, APPLY, None, subresource)
     }
 
     /// A private identity for one step of a computation, never written out.
     pub fn internal(name: &str) -> Self {
-        ManagerId { manager: name.to_string(), operation: String::new(), api_version: None, subresource: None }
+        ManagerId::new(name, "", None, None)
     }
 
-    /// kube's manager identifier: the entry as JSON without its fields, time and (for
-    /// appliers) apiVersion. Conflicts and the update cap sort managers by it.
-    pub fn identifier(&self) -> String {
+    fn new(manager: &str, operation: &str, api_version: Option<&str>, subresource: Option<&str>) -> Self {
         let mut parts = Vec::new();
         let mut push = |k: &str, v: &str| {
             if !v.is_empty() {
                 parts.push(format!("{}:{}", json!(k), super::path::go_json(&Value::from(v))));
             }
         };
-        push("manager", &self.manager);
-        push("operation", &self.operation);
-        push("apiVersion", self.api_version.as_deref().unwrap_or(""));
-        push("subresource", self.subresource.as_deref().unwrap_or(""));
-        format!("{{{}}}", parts.join(","))
+        push("manager", manager);
+        push("operation", operation);
+        push("apiVersion", api_version.unwrap_or(""));
+        push("subresource", subresource.unwrap_or(""));
+        ManagerId {
+            manager: manager.to_string(),
+            operation: operation.to_string(),
+            api_version: api_version.map(String::from),
+            subresource: subresource.map(String::from),
+            identifier: format!("{{{}}}", parts.join(",")),
+        }
+    }
+
+    /// kube's manager identifier: the entry as JSON without its fields, time and (for
+    /// appliers) apiVersion. Conflicts and the update cap sort managers by it.
+    pub fn identifier(&self) -> &str {
+        &self.identifier
     }
 
     /// The manager as conflict messages name it: `"kubectl" using v1` for updaters,
@@ -85,7 +87,7 @@ impl ManagerId {
 
 impl Ord for ManagerId {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.identifier().cmp(&other.identifier())
+        self.identifier.cmp(&other.identifier)
     }
 }
 
