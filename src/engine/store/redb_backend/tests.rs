@@ -18,6 +18,15 @@ fn creates(first: Revision, n: u64) -> Vec<WatchEvent> {
         .collect()
 }
 
+/// Where the records of a segment end (its preallocated zeros begin).
+fn records_end(segment: &[u8]) -> usize {
+    let mut end = 0;
+    while let Ok(Some((_, used))) = crate::engine::store::wal::record::read(&segment[end..]) {
+        end += used;
+    }
+    end
+}
+
 /// Keys of the loaded items, sorted.
 fn keys(loaded: &Loaded) -> Vec<String> {
     let mut keys: Vec<String> = loaded.items.iter().map(|kv| kv.key.clone()).collect();
@@ -104,7 +113,10 @@ fn a_torn_record_at_the_end_of_the_log_is_dropped_and_the_rest_replayed() {
     write_uncheckpointed(&db, &[creates(1, 2), creates(3, 1)]);
     let segment = wal_dir(&db).join("0000000000000001.log");
     let mut torn = std::fs::read(&segment).expect("read");
+    let preallocated = torn.len();
+    torn.truncate(records_end(&torn));
     torn.extend_from_slice(&[0x40, 0, 0, 0, 1, 2, 3]); // a record cut off after 7 bytes
+    torn.resize(preallocated, 0); // then the zeros the segment was filled with
     std::fs::write(&segment, torn).expect("write");
 
     let (_persist, loaded) = RedbPersist::open(&db).expect("a torn tail does not stop the open");

@@ -122,8 +122,9 @@ pub fn read(buf: &[u8]) -> Result<Option<(Record, usize)>, ReadError> {
     if crc32c(&[&len_bytes, payload]) != stored_crc {
         // A sync that did not finish can leave a record of the right length with pages
         // missing, or a zero-filled extension of the file, but only as the very last thing
-        // in the file.
-        return Err(if rest.len() == len || buf.iter().all(|b| *b == 0) {
+        // written: only zeros (a preallocated tail, or nothing) may follow it.
+        let nothing_after = rest[len..].iter().all(|b| *b == 0);
+        return Err(if nothing_after || buf.iter().all(|b| *b == 0) {
             ReadError::Torn
         } else {
             ReadError::Corrupt("checksum mismatch".into())
@@ -265,6 +266,9 @@ mod tests {
         zeroed[FRAME_HEADER..].fill(0);
         assert_eq!(read(&zeroed), Err(ReadError::Torn), "a whole-length record with lost pages, at the end");
         assert_eq!(read(&[0; 64]), Err(ReadError::Torn), "zeros to the end");
+        let mut preallocated = zeroed.clone();
+        preallocated.extend_from_slice(&[0; 128]);
+        assert_eq!(read(&preallocated), Err(ReadError::Torn), "lost pages, then the preallocated zeros");
     }
 
     #[test]

@@ -78,10 +78,13 @@ fn a_torn_tail_is_truncated_and_the_records_before_it_kept() {
     let dir = tempfile::tempdir().expect("tempdir");
     let records = write_log(dir.path(), 1 << 20);
     let path = dir.path().join("0000000000000001.log");
-    let good_len = std::fs::metadata(&path).expect("stat").len();
+    // The records, then the zeros the segment is preallocated with.
+    let good_len: u64 = records.iter().map(|r| record::frame(r).expect("frame").len() as u64).sum();
+    assert!(std::fs::metadata(&path).expect("stat").len() > good_len, "the segment is preallocated");
     let torn = record::frame(&creates(7, 2)).expect("frame");
-    let mut file = OpenOptions::new().append(true).open(&path).expect("open");
-    file.write_all(&torn[..torn.len() - 5]).expect("write a partial record");
+    let mut file = OpenOptions::new().write(true).open(&path).expect("open");
+    file.seek(SeekFrom::Start(good_len)).expect("seek");
+    file.write_all(&torn[..torn.len() - 5]).expect("write a partial record over the zeros");
     drop(file);
 
     assert_eq!(replayed(dir.path()).expect("a torn tail is the end of the log"), records);
