@@ -100,8 +100,9 @@ pub async fn list(
 ) -> Result<Response, ApiError> {
     let shape = shape(engine, headers, q, Endpoint::Resource)?;
     let list = rest.list_raw(ns, &q.list_query()?).await?;
+    let api_version = list.api_version.as_deref();
     let items: Vec<RawObject<'_>> =
-        list.items.iter().map(|kv| RawObject { json: &kv.value, resource_version: Some(kv.mod_revision) }).collect();
+        list.items.iter().map(|kv| RawObject::stored(&kv.value, kv.mod_revision).served_at(api_version)).collect();
     let meta = ListMeta {
         resource_version: list.revision.to_string(),
         continue_token: list.continue_token.clone(),

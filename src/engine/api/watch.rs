@@ -153,9 +153,9 @@ impl Session {
                         let bytes = serde_json::to_vec(&object).unwrap_or_default();
                         s.encoder.event(event_type, RawObject::complete(&bytes), s.engine.now())
                     }
-                    WatchItem::Stored { event_type, json, resource_version } => {
+                    WatchItem::Stored { event_type, json, resource_version, api_version } => {
                         s.sent = s.sent.max(resource_version);
-                        let object = RawObject { json: &json, resource_version: Some(resource_version) };
+                        let object = RawObject::stored(&json, resource_version).served_at(api_version.as_deref());
                         if s.encoder.is_plain() {
                             let (engine, encoder) = (&s.engine, &mut s.encoder);
                             let lines = engine.watch_lines();

@@ -5,8 +5,8 @@
 //! dropped or never had: `export` and `text/csv`.
 //!
 //! Pure of HTTP and storage: objects come in as serialized JSON ([`RawObject`]: the
-//! store's bytes and the resourceVersion to put in them), answers go out as bytes with
-//! their `Content-Type` ([`Encoded`]). Lists are assembled from each object's bytes so that
+//! store's bytes, the resourceVersion to put in them and the apiVersion to serve them at),
+//! answers go out as bytes with their `Content-Type` ([`Encoded`]). Lists are assembled from each object's bytes so that
 //! ten thousand objects cost a copy, not a decode and an encode.
 
 pub mod csv;
@@ -49,19 +49,41 @@ pub struct RawObject<'a> {
     /// The resourceVersion to put into `metadata` (the store keeps objects without it);
     /// `None` when `json` already carries its own.
     pub resource_version: Option<u64>,
+    /// The `apiVersion` to serve the object at when the store may hold it at another (the
+    /// versions of a CRD share one storage); `None`: as `json` says.
+    pub api_version: Option<&'a str>,
 }
 
 impl<'a> RawObject<'a> {
     /// An object that already carries its resourceVersion.
     pub fn complete(json: &'a [u8]) -> Self {
-        RawObject { json, resource_version: None }
+        RawObject { json, resource_version: None, api_version: None }
     }
 
-    /// Writes the object with its resourceVersion.
+    /// An object as stored, served at `resource_version`.
+    pub fn stored(json: &'a [u8], resource_version: u64) -> Self {
+        RawObject { json, resource_version: Some(resource_version), api_version: None }
+    }
+
+    /// The object served at `api_version` when given.
+    pub fn served_at(self, api_version: Option<&'a str>) -> Self {
+        RawObject { api_version, ..self }
+    }
+
+    /// Writes the object with its resourceVersion and served apiVersion.
     pub fn write_json(&self, out: &mut Vec<u8>) {
-        match self.resource_version {
-            Some(rv) => raw::write_with_rv(self.json, rv, out),
-            None => out.extend_from_slice(self.json),
+        match (self.api_version, self.resource_version) {
+            (None, None) => out.extend_from_slice(self.json),
+            (api_version, rv) => raw::write_served(self.json, api_version, rv, out),
+        }
+    }
+
+    /// The object's bytes with its served apiVersion (resourceVersion as `json` has it),
+    /// for readers of its fields: a copy only when the apiVersion changes.
+    pub fn served_json(&self) -> std::borrow::Cow<'a, [u8]> {
+        match self.api_version {
+            Some(api_version) => raw::with_api_version(self.json, api_version),
+            None => std::borrow::Cow::Borrowed(self.json),
         }
     }
 
@@ -170,7 +192,7 @@ fn exported(json: Vec<u8>, list: bool) -> Vec<u8> {
 fn csv_table(table: &TableConvertor, items: &[RawObject<'_>], now: Timestamp) -> Encoded {
     let defs = table.definitions();
     let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
-    let rows: Vec<_> = items.iter().map(|i| table.cells(i.json, now)).collect();
+    let rows: Vec<_> = items.iter().map(|i| table.cells(&i.served_json(), now)).collect();
     Encoded { body: csv::to_csv(&names, &rows).into_bytes(), content_type: Format::Csv.content_type() }
 }
 

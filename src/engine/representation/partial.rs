@@ -195,7 +195,7 @@ mod tests {
     fn partial(obj: &Value, rv: Option<u64>) -> String {
         let bytes = serde_json::to_vec(obj).expect("json");
         let mut out = Vec::new();
-        write_partial(&RawObject { json: &bytes, resource_version: rv }, MetaVersion::V1, &mut out);
+        write_partial(&RawObject { resource_version: rv, ..RawObject::complete(&bytes) }, MetaVersion::V1, &mut out);
         String::from_utf8(out).expect("utf8")
     }
 

@@ -4,9 +4,13 @@
 //! without `metadata.resourceVersion`). Lists of thousands of objects are answered by
 //! assembling those bytes rather than by parsing each object into a `Value` and writing it
 //! again: this module finds members of an object without decoding them, splices the
-//! resourceVersion into `metadata`, and re-indents compact JSON as Go's `MarshalIndent`
-//! does for `pretty` responses. Everything here takes untrusted-shaped bytes and answers
+//! resourceVersion into `metadata` and the served `apiVersion` over the stored one (the
+//! versions of a CRD share one storage), and re-indents compact JSON as Go's
+//! `MarshalIndent` does for `pretty` responses. Everything here takes untrusted-shaped bytes and answers
 //! `None` rather than panicking when they are not what it expects.
+
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// Skips JSON whitespace from `pos`.
 fn skip_ws(b: &[u8], mut pos: usize) -> usize {
@@ -151,7 +155,8 @@ pub fn string(raw: &[u8]) -> Option<String> {
     if raw.first() != Some(&b'"') {
         return None;
     }
-    let inner = &raw[1..raw.len().saturating_sub(1)];
+    // A lone `"` has no inside.
+    let inner = raw.get(1..raw.len() - 1)?;
     if !inner.contains(&b'\\') {
         return std::str::from_utf8(inner).ok().map(String::from);
     }
@@ -204,20 +209,111 @@ pub fn write_metadata_with_rv(meta: &[u8], rv: u64, out: &mut Vec<u8>) -> Option
 /// `meta::from_stored` gives, without decoding the object. Falls back to copying the
 /// object unchanged when it has no metadata object (never the case for stored objects).
 pub fn write_with_rv(obj: &[u8], rv: u64, out: &mut Vec<u8>) {
-    let Some(meta) = get(obj, "metadata").filter(|m| m.first() == Some(&b'{')) else {
-        out.extend_from_slice(obj);
-        return;
-    };
-    // `meta` is a subslice of `obj`: copy around it.
-    let start = meta.as_ptr() as usize - obj.as_ptr() as usize;
-    let end = start + meta.len();
-    out.extend_from_slice(&obj[..start]);
-    let mark = out.len();
-    if write_metadata_with_rv(meta, rv, out).is_none() {
-        out.truncate(mark);
-        out.extend_from_slice(meta);
+    write_served(obj, None, Some(rv), out);
+}
+
+/// Whether the JSON string `raw` is `s`.
+fn is_string(raw: &[u8], s: &str) -> bool {
+    match raw.strip_prefix(b"\"").and_then(|r| r.strip_suffix(b"\"")) {
+        Some(inner) if !inner.contains(&b'\\') => inner == s.as_bytes(),
+        _ => string(raw).as_deref() == Some(s),
     }
-    out.extend_from_slice(&obj[end..]);
+}
+
+/// Appends `s` as a JSON string.
+fn push_string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(serde_json::Value::from(s).to_string().as_bytes());
+    }
+}
+
+/// Where `part`, a subslice of `obj`, lies in it.
+fn span(obj: &[u8], part: &[u8]) -> Range<usize> {
+    let start = part.as_ptr() as usize - obj.as_ptr() as usize;
+    start..start + part.len()
+}
+
+/// One change [`write_served`] makes while copying an object.
+enum Splice<'a> {
+    /// The value of `apiVersion`, replaced.
+    ApiVersion(&'a str),
+    /// An `apiVersion` member put first, with a comma when other members follow.
+    ApiVersionMember { api_version: &'a str, comma: bool },
+    /// The `metadata` object, with its resourceVersion set.
+    Metadata(u64),
+}
+
+/// How `obj` comes to say `apiVersion: api_version`: nothing to do (it does, or it is not
+/// an object), its value replaced, or a member inserted first when it has none (kube
+/// stores none such; sorted keys usually put `apiVersion` first too).
+fn api_version_splice<'a>(obj: &[u8], api_version: &'a str) -> Option<(Range<usize>, Splice<'a>)> {
+    match get(obj, "apiVersion") {
+        Some(current) if is_string(current, api_version) => None,
+        Some(current) => Some((span(obj, current), Splice::ApiVersion(api_version))),
+        None => {
+            let open = skip_ws(obj, 0);
+            if obj.get(open) != Some(&b'{') {
+                return None;
+            }
+            let comma = obj.get(skip_ws(obj, open + 1)) != Some(&b'}');
+            Some((open + 1..open + 1, Splice::ApiVersionMember { api_version, comma }))
+        }
+    }
+}
+
+/// Writes the stored object `obj` as served: `apiVersion` set to `api_version` and
+/// `metadata.resourceVersion` to `rv`, each when given, copying everything else as it is.
+/// An object that already says `api_version` keeps its bytes; one without a metadata
+/// object gets no resourceVersion; bytes that are no object are copied unchanged.
+pub fn write_served(obj: &[u8], api_version: Option<&str>, rv: Option<u64>, out: &mut Vec<u8>) {
+    let version = api_version.and_then(|v| api_version_splice(obj, v));
+    let metadata = rv.and_then(|rv| {
+        let meta = get(obj, "metadata").filter(|m| m.first() == Some(&b'{'))?;
+        Some((span(obj, meta), Splice::Metadata(rv)))
+    });
+    let mut splices: Vec<(Range<usize>, Splice<'_>)> = version.into_iter().chain(metadata).collect();
+    splices.sort_by_key(|(at, _)| at.start);
+    let mut copied = 0;
+    for (at, splice) in splices {
+        // Two distinct members never overlap; the check only keeps odd input from panicking.
+        let Some(before) = obj.get(copied..at.start) else { continue };
+        out.extend_from_slice(before);
+        match splice {
+            Splice::ApiVersion(api_version) => push_string(out, api_version),
+            Splice::ApiVersionMember { api_version, comma } => {
+                out.extend_from_slice(b"\"apiVersion\":");
+                push_string(out, api_version);
+                if comma {
+                    out.push(b',');
+                }
+            }
+            Splice::Metadata(rv) => {
+                let meta = &obj[at.clone()];
+                let mark = out.len();
+                if write_metadata_with_rv(meta, rv, out).is_none() {
+                    out.truncate(mark);
+                    out.extend_from_slice(meta);
+                }
+            }
+        }
+        copied = at.end;
+    }
+    out.extend_from_slice(obj.get(copied..).unwrap_or_default());
+}
+
+/// `obj` with `apiVersion` set to `api_version`: borrowed when it already says so (or is
+/// no object), so that reading an object at the version it is stored at copies nothing.
+pub fn with_api_version<'a>(obj: &'a [u8], api_version: &str) -> Cow<'a, [u8]> {
+    if api_version_splice(obj, api_version).is_none() {
+        return Cow::Borrowed(obj);
+    }
+    let mut out = Vec::with_capacity(obj.len() + api_version.len());
+    write_served(obj, Some(api_version), None, &mut out);
+    Cow::Owned(out)
 }
 
 /// Re-indents compact (or any) JSON as Go's `json.MarshalIndent(v, "", "  ")`: two spaces
@@ -274,7 +370,7 @@ pub fn pretty(json: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn members_and_get_skip_nested_values() {
@@ -310,6 +406,63 @@ mod tests {
             expected["resourceVersion"] = json!("7");
             assert_eq!(String::from_utf8_lossy(&out), expected.to_string());
         }
+    }
+
+    #[test]
+    fn api_version_is_rewritten_in_place_with_or_without_the_resource_version() {
+        let obj = json!({"apiVersion": "g.example.com/v1", "kind": "K",
+            "metadata": {"name": "n"}, "spec": {"apiVersion": "nested/v1", "s": "\\\"apiVersion\\\""}});
+        let stored = serde_json::to_vec(&obj).expect("json");
+        let served = |api_version: Option<&str>, rv: Option<u64>| {
+            let mut out = Vec::new();
+            write_served(&stored, api_version, rv, &mut out);
+            out
+        };
+        let mut expected = obj.clone();
+        expected["apiVersion"] = json!("g.example.com/v1beta1");
+        let expected_bytes = serde_json::to_vec(&expected).expect("json");
+        assert_eq!(served(Some("g.example.com/v1beta1"), None), expected_bytes);
+        assert_eq!(with_api_version(&stored, "g.example.com/v1beta1").as_ref(), expected_bytes);
+        expected["metadata"]["resourceVersion"] = json!("12");
+        assert_eq!(served(Some("g.example.com/v1beta1"), Some(12)), serde_json::to_vec(&expected).expect("json"));
+        // Already at that version: the very same bytes, not a copy.
+        assert_eq!(served(Some("g.example.com/v1"), None), stored);
+        assert!(matches!(with_api_version(&stored, "g.example.com/v1"), Cow::Borrowed(_)));
+        assert_eq!(served(None, None), stored);
+        // A version that needs escaping is written as JSON.
+        let odd: Value = serde_json::from_slice(&served(Some("a\"b"), None)).expect("json");
+        assert_eq!(odd["apiVersion"], "a\"b");
+    }
+
+    #[test]
+    fn api_version_rewrite_copes_with_odd_input() {
+        let served = |obj: &[u8]| {
+            let mut out = Vec::new();
+            write_served(obj, Some("g/v2"), Some(3), &mut out);
+            String::from_utf8_lossy(&out).into_owned()
+        };
+        assert_eq!(served(b"{}"), r#"{"apiVersion":"g/v2"}"#);
+        assert_eq!(served(br#" {"kind":"K"}"#), r#" {"apiVersion":"g/v2","kind":"K"}"#);
+        assert_eq!(
+            served(br#"{"apiVersion":1,"metadata":{}}"#),
+            r#"{"apiVersion":"g/v2","metadata":{"resourceVersion":"3"}}"#
+        );
+        assert_eq!(served(br#"{"apiVersion":"g\/v2"}"#), r#"{"apiVersion":"g\/v2"}"#, "escaped, yet the same");
+        for odd in [
+            &b""[..],
+            b"[1]",
+            b"null",
+            b"\"",
+            b"{",
+            b"{\"apiVersion\"",
+            b"{\"apiVersion\":\"x",
+            b"{\"metadata\":{\"a\":}",
+        ] {
+            let _ = served(odd);
+            let _ = with_api_version(odd, "g/v2");
+        }
+        assert_eq!(served(b"[1]"), "[1]");
+        assert_eq!(string(b"\""), None);
     }
 
     #[test]

@@ -31,7 +31,7 @@ fn json_of(e: &Encoded) -> Value {
 #[test]
 fn lists_splice_resource_versions_into_stored_bytes() {
     let (a, b) = (widget("a"), widget("b"));
-    let items = [RawObject { json: &a, resource_version: Some(7) }, RawObject { json: &b, resource_version: Some(8) }];
+    let items = [RawObject::stored(&a, 7), RawObject::stored(&b, 8)];
     let meta = ListMeta { resource_version: "9".into(), ..Default::default() };
     let e = encode_list(&shape("application/json"), &kind(), &TableConvertor::default(), &meta, &items).expect("ok");
     let v = json_of(&e);
@@ -44,7 +44,7 @@ fn lists_splice_resource_versions_into_stored_bytes() {
 #[test]
 fn partial_metadata_and_its_406s() {
     let a = widget("a");
-    let obj = RawObject { json: &a, resource_version: Some(3) };
+    let obj = RawObject::stored(&a, 3);
     let conv = TableConvertor::default();
     let s = shape("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1");
     let v = json_of(&encode_object(&s, &kind(), &conv, obj).expect("ok"));
@@ -68,7 +68,7 @@ fn partial_metadata_and_its_406s() {
 #[test]
 fn tables_include_objects_as_asked() {
     let a = widget("a");
-    let obj = RawObject { json: &a, resource_version: Some(3) };
+    let obj = RawObject::stored(&a, 3);
     let conv = TableConvertor::custom_resource(&[]);
     let mut s = shape("application/json;as=Table;g=meta.k8s.io;v=v1beta1");
     let v = json_of(&encode_object(&s, &kind(), &conv, obj).expect("ok"));
@@ -88,7 +88,7 @@ fn tables_include_objects_as_asked() {
 #[test]
 fn csv_yaml_pretty_and_export() {
     let a = widget("a");
-    let obj = RawObject { json: &a, resource_version: Some(3) };
+    let obj = RawObject::stored(&a, 3);
     let conv = TableConvertor::custom_resource(&[]);
     let e = encode_list(&shape("text/csv"), &kind(), &conv, &ListMeta::default(), &[obj]).expect("ok");
     assert_eq!(String::from_utf8_lossy(&e.body), "Name,Age\na,60s\n");
@@ -107,7 +107,7 @@ fn csv_yaml_pretty_and_export() {
 #[test]
 fn table_watches_send_headers_once() {
     let a = widget("a");
-    let obj = RawObject { json: &a, resource_version: Some(3) };
+    let obj = RawObject::stored(&a, 3);
     let s = shape("application/json;as=Table;g=meta.k8s.io;v=v1");
     let mut w = WatchEncoder::new(s, kind(), std::sync::Arc::new(TableConvertor::custom_resource(&[])));
     let first: Value = serde_json::from_slice(&w.event("ADDED", obj, s.now)).expect("json");

@@ -328,7 +328,7 @@ impl TableConvertor {
             }
             cell_text.clear();
             cell_text.push_str("{\"cells\":[");
-            for (j, cell) in self.cells(item.json, now).iter().enumerate() {
+            for (j, cell) in self.cells(&item.served_json(), now).iter().enumerate() {
                 if j > 0 {
                     cell_text.push(',');
                 }

@@ -12,8 +12,12 @@
 //! earlier error means the object has the wrong shape). Status updates validate the whole
 //! object, like kube's status strategy. Schemas are compiled once per CRD generation and
 //! version and shared by every strategy built for them.
+//!
+//! The versions of a CRD share one storage. As kube's `None` conversion does, an object is
+//! served at the version of the request whatever version wrote it, and stored at the
+//! storage version; only `apiVersion` differs ([`VersionConversion`]).
 
-use super::{ResourceInfo, Strategy};
+use super::{ResourceInfo, Strategy, VersionConversion};
 use crate::engine::field::{FieldError, Path};
 use crate::engine::schema::names::{name_is_dns_subdomain, validate_path_segment_name};
 use crate::engine::schema::{Schema, object_meta, validate_object_meta, validate_object_meta_update};
@@ -31,6 +35,9 @@ pub struct CustomResourceStrategy {
     schema: Option<Arc<Schema>>,
     /// The version's `selectableFields`, as field-selector paths (`spec.color`).
     selectable: Vec<String>,
+    /// Served and storage apiVersions when the CRD has several versions (they share one
+    /// storage); `None` for a single version, whose objects are served as stored.
+    versions: Option<VersionConversion>,
 }
 
 /// Which compiled schema a CRD version has: it changes only with the CRD's generation.
@@ -86,6 +93,7 @@ impl CustomResourceStrategy {
                 status_subresource,
             },
             schema: compiled_schema(crd, version),
+            versions: version_conversion(crd, version),
             selectable: version
                 .selectable_fields
                 .iter()
@@ -144,6 +152,24 @@ impl CustomResourceStrategy {
     }
 }
 
+/// kube's `None` conversion between the versions of a multi-version CRD: every object is
+/// served at the endpoint's version and stored at the storage version.
+fn version_conversion(
+    crd: &CustomResourceDefinition,
+    version: &CustomResourceDefinitionVersion,
+) -> Option<VersionConversion> {
+    if crd.spec.versions.len() < 2 {
+        return None;
+    }
+    let group = &crd.spec.group;
+    // Validation makes exactly one version the storage version.
+    let storage = crd.spec.versions.iter().find(|v| v.storage).unwrap_or(version);
+    Some(VersionConversion {
+        served: format!("{group}/{}", version.name).into(),
+        storage: format!("{group}/{}", storage.name).into(),
+    })
+}
+
 fn metadata_of(obj: &Value) -> &Value {
     obj.get("metadata").unwrap_or(&Value::Null)
 }
@@ -172,6 +198,10 @@ impl Strategy for CustomResourceStrategy {
         }
         fields.extend(self.selectable.iter().cloned());
         fields
+    }
+
+    fn version_conversion(&self) -> Option<&VersionConversion> {
+        self.versions.as_ref()
     }
 
     /// Custom resources have no patch strategies: kube answers 415 (reference 27).
@@ -334,5 +364,22 @@ mod tests {
         let b = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
         assert!(Arc::ptr_eq(a.schema.as_ref().expect("schema"), b.schema.as_ref().expect("schema")));
         assert!(s1.schema().is_some());
+    }
+
+    #[test]
+    fn several_versions_are_served_apart_and_stored_at_the_storage_version() {
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "metadata": {"name": "dbs.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "dbs", "kind": "Db"},
+                     "versions": [{"name": "v1beta1", "served": true, "storage": false},
+                                  {"name": "v1", "served": true, "storage": true}]}
+        }))
+        .expect("crd");
+        let conversion = |i: usize| CustomResourceStrategy::new(&crd, &crd.spec.versions[i]).versions;
+        let beta = conversion(0).expect("two versions");
+        assert_eq!((&*beta.served, &*beta.storage), ("example.com/v1beta1", "example.com/v1"));
+        assert_eq!(conversion(1).map(|v| v.served), Some("example.com/v1".into()));
+        let single = strategy(schema());
+        assert!(single.version_conversion().is_none(), "a single version is served as stored");
     }
 }

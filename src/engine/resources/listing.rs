@@ -8,6 +8,7 @@
 //! `sendInitialEvents=true` ending in an annotated BOOKMARK) and follows the store's
 //! changes through a selector-filtered view.
 
+use super::Codec;
 use super::rest::{ListQuery, Rest, WatchItem};
 use super::selector::{FieldSelector, LabelSelector};
 use crate::engine::field::{FieldError, go_quote};
@@ -18,6 +19,7 @@ use base64::Engine as _;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a `NotOlderThan` read waits for the store to reach a future revision (kube's
@@ -32,6 +34,9 @@ pub struct RawList {
     pub remaining_item_count: Option<u64>,
     /// Values as stored (no resourceVersion; it is each item's `mod_revision`).
     pub items: Vec<KeyValue>,
+    /// The `apiVersion` to serve the items at, when the store may hold them at another
+    /// (see [`super::Codec::serve_at`]); `None`: as stored.
+    pub api_version: Option<Arc<str>>,
 }
 
 impl RawList {
@@ -47,10 +52,21 @@ impl RawList {
         }
         json!({
             "apiVersion": api_version,
-            "items": self.items.iter().map(meta::from_stored).collect::<Vec<_>>(),
+            "items": self.items.iter().map(|kv| self.item(kv)).collect::<Vec<_>>(),
             "kind": list_kind,
             "metadata": list_meta,
         })
+    }
+}
+
+impl RawList {
+    /// One item decoded as served.
+    fn item(&self, kv: &KeyValue) -> Value {
+        let mut obj = meta::from_stored(kv);
+        if let Some(api_version) = &self.api_version {
+            super::set_api_version(&mut obj, api_version);
+        }
+        obj
     }
 }
 
@@ -227,8 +243,8 @@ impl Rest<'_> {
         }
         let filtering = !labels.0.is_empty() || !fields.0.is_empty();
         // A kind served in another form than stored decodes every item; the others pass
-        // the stored bytes through untouched.
-        let conversion = self.strategy.storage_conversion();
+        // the stored bytes through, at most with another apiVersion written in.
+        let codec = self.strategy.codec();
         let want = opts.limit.unwrap_or(usize::MAX);
         let mut items = Vec::new();
         let (revision, next_key, remaining) = loop {
@@ -249,8 +265,8 @@ impl Rest<'_> {
                 if items.len() >= want {
                     break;
                 }
-                if conversion.is_some() {
-                    let obj = super::read_stored(conversion, &kv);
+                if codec.decodes() {
+                    let obj = codec.read(&kv);
                     if labels.matches(&obj) && fields.matches(&obj) {
                         items.push(KeyValue { value: meta::to_stored(&obj), ..kv });
                     }
@@ -266,7 +282,7 @@ impl Rest<'_> {
                 next => break (page.revision, next, page.remaining),
             }
         };
-        let mut list = RawList { revision, items, ..Default::default() };
+        let mut list = RawList { revision, items, api_version: codec.serve_at().cloned(), ..Default::default() };
         if let Some(next) = next_key {
             let start = next.strip_prefix(&prefix).unwrap_or(&next);
             list.continue_token = Some(encode_continue(revision, start));
@@ -291,7 +307,7 @@ impl Rest<'_> {
         validate(q, true)?;
         let (labels, fields) = self.list_selectors(q)?;
         let prefix = self.strategy.info().namespace_prefix(namespace);
-        let conversion = self.strategy.storage_conversion();
+        let codec = self.strategy.codec();
         let rv = parse_rv(q.resource_version.as_deref())?;
         // sendInitialEvents=true, or the legacy watch without a resourceVersion.
         let initial_events = q.send_initial_events.unwrap_or(rv.is_none());
@@ -300,12 +316,12 @@ impl Rest<'_> {
                 self.wait_fresh(rv).await?;
             }
             let page = self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
-            let objs: Vec<WatchItem> = if reads_nothing(&labels, &fields, conversion) {
-                page.items.iter().map(|kv| stored_item("ADDED", kv, kv.mod_revision)).collect()
+            let objs: Vec<WatchItem> = if reads_nothing(&labels, &fields, &codec) {
+                page.items.iter().map(|kv| stored_item("ADDED", kv, kv.mod_revision, &codec)).collect()
             } else {
                 page.items
                     .iter()
-                    .map(|kv| super::read_stored(conversion, kv))
+                    .map(|kv| codec.read(kv))
                     .filter(|o| labels.matches(o) && fields.matches(o))
                     .map(|object| WatchItem::Event { event_type: "ADDED", object })
                     .collect()
@@ -333,7 +349,7 @@ impl Rest<'_> {
         };
         let events = changes.filter_map(move |item| {
             let out = match item {
-                Ok(event) => translate(&event, &labels, &fields, conversion),
+                Ok(event) => translate(&event, &labels, &fields, &codec),
                 Err(StoreError::Expired { requested, oldest }) => Some(WatchItem::Error(ApiError::expired(format!(
                     "too old resource version: {requested} ({oldest})"
                 )))),
@@ -345,35 +361,31 @@ impl Rest<'_> {
     }
 }
 
-/// Whether a watch passes objects on exactly as stored: no selector reads them and no
-/// conversion rewrites them.
-fn reads_nothing(labels: &LabelSelector, fields: &FieldSelector, conversion: Option<super::StorageConversion>) -> bool {
-    labels.is_everything() && fields.is_everything() && conversion.is_none()
+/// Whether a watch passes objects on as stored (with at most another apiVersion written
+/// in): no selector reads them and no conversion decodes them.
+fn reads_nothing(labels: &LabelSelector, fields: &FieldSelector, codec: &Codec) -> bool {
+    labels.is_everything() && fields.is_everything() && !codec.decodes()
 }
 
-fn stored_item(event_type: &'static str, kv: &KeyValue, resource_version: Revision) -> WatchItem {
-    WatchItem::Stored { event_type, json: kv.value.clone(), resource_version }
+fn stored_item(event_type: &'static str, kv: &KeyValue, resource_version: Revision, codec: &Codec) -> WatchItem {
+    let api_version = codec.serve_at().cloned();
+    WatchItem::Stored { event_type, json: kv.value.clone(), resource_version, api_version }
 }
 
 /// A store change as the watcher of a filtered view sees it: an object moving into the
 /// view is ADDED, one moving out is DELETED.
-fn translate(
-    event: &WatchEvent,
-    labels: &LabelSelector,
-    fields: &FieldSelector,
-    conversion: Option<super::StorageConversion>,
-) -> Option<WatchItem> {
-    if reads_nothing(labels, fields, conversion) {
+fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector, codec: &Codec) -> Option<WatchItem> {
+    if reads_nothing(labels, fields, codec) {
         return match event.event_type() {
-            EventType::Added => Some(stored_item("ADDED", event.current.as_ref()?, event.revision)),
-            EventType::Modified => Some(stored_item("MODIFIED", event.current.as_ref()?, event.revision)),
+            EventType::Added => Some(stored_item("ADDED", event.current.as_ref()?, event.revision, codec)),
+            EventType::Modified => Some(stored_item("MODIFIED", event.current.as_ref()?, event.revision, codec)),
             // A deleted object is reported at the deletion's revision.
-            EventType::Deleted => Some(stored_item("DELETED", event.prev.as_ref()?, event.revision)),
+            EventType::Deleted => Some(stored_item("DELETED", event.prev.as_ref()?, event.revision, codec)),
         };
     }
     let matches = |o: &Value| labels.matches(o) && fields.matches(o);
-    let current = event.current.as_ref().map(|kv| super::read_stored(conversion, kv));
-    let prev = event.prev.as_ref().map(|kv| super::read_stored(conversion, kv));
+    let current = event.current.as_ref().map(|kv| codec.read(kv));
+    let prev = event.prev.as_ref().map(|kv| codec.read(kv));
     let (event_type, object) = match event.event_type() {
         EventType::Added => ("ADDED", current?),
         EventType::Deleted => {
@@ -462,9 +474,9 @@ mod stored_events {
     fn sent(item: WatchItem) -> (&'static str, Value) {
         match item {
             WatchItem::Event { event_type, object } => (event_type, object),
-            WatchItem::Stored { event_type, json, resource_version } => {
+            WatchItem::Stored { event_type, json, resource_version, api_version } => {
                 let mut out = Vec::new();
-                RawObject { json: &json, resource_version: Some(resource_version) }.write_json(&mut out);
+                RawObject::stored(&json, resource_version).served_at(api_version.as_deref()).write_json(&mut out);
                 (event_type, serde_json::from_slice(&out).expect("valid JSON"))
             }
             other => panic!("not an event: {other:?}"),
@@ -482,14 +494,33 @@ mod stored_events {
         let want = [("ADDED", "2"), ("MODIFIED", "5"), ("DELETED", "9")];
         for (event, (event_type, rv)) in events.iter().zip(want) {
             let all = LabelSelector::default();
-            let stored = translate(event, &all, &FieldSelector::default(), None).expect("sent");
+            let stored = translate(event, &all, &FieldSelector::default(), &Codec::default()).expect("sent");
             assert!(matches!(stored, WatchItem::Stored { .. }), "the unfiltered watch parses nothing");
-            let filtered = translate(event, &selecting, &FieldSelector::default(), None).expect("sent");
+            let filtered = translate(event, &selecting, &FieldSelector::default(), &Codec::default()).expect("sent");
             assert!(matches!(filtered, WatchItem::Event { .. }));
             let (stored, filtered) = (sent(stored), sent(filtered));
             assert_eq!(stored, filtered);
             assert_eq!(stored.0, event_type);
             assert_eq!(stored.1["metadata"]["resourceVersion"], rv, "{event_type} at the event's revision");
+        }
+    }
+
+    #[test]
+    fn a_watch_of_another_version_than_stored_sends_every_object_at_its_own() {
+        let versions = super::super::VersionConversion {
+            served: "stable.example.com/v1beta1".into(),
+            storage: "stable.example.com/v1".into(),
+        };
+        let codec = Codec { versions: Some(versions), ..Default::default() };
+        let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);
+        let event = WatchEvent { revision: 5, key: "/a".into(), current: Some(kv(5)), prev: Some(kv(2)) };
+        let stored = translate(&event, &LabelSelector::default(), &FieldSelector::default(), &codec).expect("sent");
+        assert!(matches!(stored, WatchItem::Stored { .. }), "a new apiVersion needs no parse");
+        let filtered = translate(&event, &selecting, &FieldSelector::default(), &codec).expect("sent");
+        for (event_type, object) in [sent(stored), sent(filtered)] {
+            assert_eq!(event_type, "MODIFIED");
+            assert_eq!(object["apiVersion"], "stable.example.com/v1beta1");
+            assert_eq!(object["metadata"]["resourceVersion"], "5");
         }
     }
 }

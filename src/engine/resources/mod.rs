@@ -20,6 +20,8 @@ pub mod selector;
 use crate::engine::field::FieldError;
 use crate::engine::status::GroupResource;
 use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Resources stored under another group's prefix, as kube's storage factory cohabits
 /// them: `(group, plural, storage group)`. events.k8s.io Events are the core Events,
@@ -37,20 +39,71 @@ pub struct StorageConversion {
     pub from_storage: fn(Value) -> Value,
 }
 
-/// A stored object as a kind with `conversion` serves it, with its resourceVersion.
-pub fn read_stored(conversion: Option<StorageConversion>, kv: &crate::engine::store::KeyValue) -> Value {
-    let obj = crate::engine::meta::from_stored(kv);
-    match conversion {
-        Some(c) => (c.from_storage)(obj),
-        None => obj,
+/// How one version of a resource that several versions share (a CRD's) differs from the
+/// stored objects: by `apiVersion` alone, the only thing kube's `None` conversion between a
+/// CRD's versions rewrites. Objects are served at `served` whatever version they were
+/// stored at (an earlier storage version's included), and stored at `storage`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionConversion {
+    /// `group/version` of the endpoint.
+    pub served: Arc<str>,
+    /// `group/version` of the CRD's storage version.
+    pub storage: Arc<str>,
+}
+
+/// How a kind reads its objects from the store and writes them to it: every read (get,
+/// list, watch, the answer of a write) and every write goes through one of these.
+#[derive(Debug, Clone, Default)]
+pub struct Codec {
+    /// Another shape than stored: every object is decoded to be served.
+    pub conversion: Option<StorageConversion>,
+    /// Another `apiVersion` than stored: the stored bytes are rewritten, never decoded.
+    pub versions: Option<VersionConversion>,
+}
+
+impl Codec {
+    /// Whether objects must be decoded to be served (else lists and watches pass the
+    /// stored bytes along, see [`Codec::serve_at`]).
+    pub fn decodes(&self) -> bool {
+        self.conversion.is_some()
+    }
+
+    /// The `apiVersion` to put into stored bytes as they are served, when it may differ
+    /// from the one they carry.
+    pub fn serve_at(&self) -> Option<&Arc<str>> {
+        self.versions.as_ref().map(|v| &v.served)
+    }
+
+    /// A stored object as served, with its resourceVersion.
+    pub fn read(&self, kv: &crate::engine::store::KeyValue) -> Value {
+        let mut obj = crate::engine::meta::from_stored(kv);
+        if let Some(api_version) = self.serve_at() {
+            set_api_version(&mut obj, api_version);
+        }
+        match self.conversion {
+            Some(c) => (c.from_storage)(obj),
+            None => obj,
+        }
+    }
+
+    /// An object as the store keeps it (without resourceVersion).
+    pub fn write(&self, obj: &Value) -> bytes::Bytes {
+        let stored = match self.conversion {
+            Some(c) => crate::engine::meta::to_stored(&(c.to_storage)(obj.clone())),
+            None => crate::engine::meta::to_stored(obj),
+        };
+        let Some(versions) = &self.versions else { return stored };
+        match crate::engine::representation::raw::with_api_version(&stored, &versions.storage) {
+            Cow::Owned(rewritten) => bytes::Bytes::from(rewritten),
+            Cow::Borrowed(_) => stored,
+        }
     }
 }
 
-/// An object of a kind with `conversion` as the store keeps it (without resourceVersion).
-pub fn write_stored(conversion: Option<StorageConversion>, obj: &Value) -> bytes::Bytes {
-    match conversion {
-        Some(c) => crate::engine::meta::to_stored(&(c.to_storage)(obj.clone())),
-        None => crate::engine::meta::to_stored(obj),
+/// Sets the `apiVersion` of `obj` (nothing when it is no object).
+pub fn set_api_version(obj: &mut Value, api_version: &str) {
+    if let Some(map) = obj.as_object_mut() {
+        map.insert("apiVersion".into(), Value::from(api_version));
     }
 }
 
@@ -209,6 +262,17 @@ pub trait Strategy: Send + Sync {
     /// lists serve the stored bytes as they are).
     fn storage_conversion(&self) -> Option<StorageConversion> {
         None
+    }
+
+    /// How objects of this kind differ from the stored ones by `apiVersion` alone (`None`:
+    /// they are stored at the version served).
+    fn version_conversion(&self) -> Option<&VersionConversion> {
+        None
+    }
+
+    /// How objects of this kind are read from and written to the store.
+    fn codec(&self) -> Codec {
+        Codec { conversion: self.storage_conversion(), versions: self.version_conversion().cloned() }
     }
 
     /// How field selectors read fields that are not plain paths (core Events' `source`);

@@ -137,12 +137,15 @@ pub enum WatchItem {
         object: Value,
     },
     /// An event whose object is sent as the store holds it (no selector or conversion had
-    /// to read it), with `resource_version` spliced into its metadata: the common watch
+    /// to read it), with `resource_version` spliced into its metadata (and `api_version`
+    /// over its own, when given): the common watch
     /// is served without parsing and re-serializing each object once per watcher.
     Stored {
         event_type: &'static str,
         json: bytes::Bytes,
         resource_version: Revision,
+        /// The `apiVersion` to write into it when the store may hold it at another.
+        api_version: Option<std::sync::Arc<str>>,
     },
     /// Every event up to `resource_version` has been sent; `initial_events_end` marks the
     /// end of a `sendInitialEvents` watch's initial state.
@@ -211,14 +214,14 @@ impl Rest<'_> {
         }
     }
 
-    /// A stored object as this kind serves it (see [`super::StorageConversion`]).
+    /// A stored object as this kind serves it (see [`super::Codec`]).
     fn read(&self, kv: &crate::engine::store::KeyValue) -> Value {
-        super::read_stored(self.strategy.storage_conversion(), kv)
+        self.strategy.codec().read(kv)
     }
 
     /// An object of this kind as the store keeps it.
     fn stored(&self, obj: &Value) -> bytes::Bytes {
-        super::write_stored(self.strategy.storage_conversion(), obj)
+        self.strategy.codec().write(obj)
     }
 
     fn invalid(&self, name: &str, errors: &[FieldError]) -> ApiError {
