@@ -209,6 +209,10 @@ impl Strategy for CustomResourceStrategy {
         false
     }
 
+    fn unstructured(&self) -> bool {
+        true
+    }
+
     /// kube refuses a body it cannot decode with 400 `<Kind> in version "<v>" cannot be
     /// handled as a <Kind>: ...`: metadata that is not an `ObjectMeta`, or an embedded
     /// resource whose `apiVersion`/`kind` is not a string.

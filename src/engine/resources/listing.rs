@@ -289,9 +289,7 @@ impl Rest<'_> {
             if !filtering {
                 list.remaining_item_count = Some(remaining);
             }
-        } else if fields.pinned_name().is_some() {
-            // kube reads a name-pinned list as a single get and sets an empty continue,
-            // which unstructured lists keep (reference 46).
+        } else if self.strategy.unstructured() {
             list.continue_token = Some(String::new());
         }
         Ok(list)

@@ -243,6 +243,13 @@ pub trait Strategy: Send + Sync {
         crate::engine::meta::mark_as_deleting(obj, now);
     }
 
+    /// Whether objects of this kind are unstructured, as custom resources are. kube's
+    /// unstructured lists keep the empty `metadata.continue` of a complete list, which
+    /// typed lists omit (references 34 and 44–46).
+    fn unstructured(&self) -> bool {
+        false
+    }
+
     /// Whether `application/strategic-merge-patch+json` applies (not to custom resources,
     /// whose schemas carry no patch strategies: kube answers 415).
     fn supports_strategic_merge(&self) -> bool {

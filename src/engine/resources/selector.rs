@@ -214,11 +214,6 @@ impl FieldSelector {
             (got == *want) == *equal
         })
     }
-
-    /// The name this selector pins, if it is `metadata.name=X`.
-    pub fn pinned_name(&self) -> Option<&str> {
-        self.0.iter().find(|(p, _, eq)| p == "metadata.name" && *eq).map(|(_, v, _)| v.as_str())
-    }
 }
 
 /// The value a field selector compares at a dotted path: a string as it is, anything
@@ -282,7 +277,6 @@ mod tests {
         let o = obj(json!({}));
         let s = FieldSelector::parse("metadata.name=w1,metadata.namespace!=kube-system", &fields).expect("parse");
         assert!(s.matches(&o));
-        assert_eq!(s.pinned_name(), Some("w1"));
         assert!(!FieldSelector::parse("metadata.name==w2", &fields).expect("parse").matches(&o));
     }
 }
