@@ -10,7 +10,9 @@ use kube::api::{Api, DynamicObject};
 use kubectl_crd::cluster::objects::{ObjectRef, get_object};
 use kubectl_crd::cluster::registrations::find_crd;
 use kubectl_crd::cluster::tui_ops::resource_of;
-use migrate_support::{ar, crd_exists, open_local};
+use migrate_support::{
+    CONTROLLER, CONTROLLER_REPLICAS, ar, controller_crd, controller_replicas, crd_exists, create_crd, open_local,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -362,6 +364,22 @@ fn gizmos_crd() -> serde_json::Value {
     })
 }
 
+/// Adds a stand-in for a controller to `data`: an object with `/scale` in namespace
+/// `ops` (the local engine has no Deployments), at [`CONTROLLER_REPLICAS`].
+fn add_controller(data: &Path) {
+    read_local(data, async |client| {
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+        let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": "ops"}})).expect("ns");
+        namespaces.create(&Default::default(), &ns).await.expect("namespace");
+        create_crd(&client, &controller_crd()).await;
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "ops", &ar("ops.example.com", "Controller"));
+        let c = serde_json::from_value(serde_json::json!({"apiVersion": "ops.example.com/v1", "kind": "Controller",
+            "metadata": {"name": "crontab-controller"}, "spec": {"replicas": CONTROLLER_REPLICAS}}))
+        .expect("controller");
+        api.create(&Default::default(), &c).await.expect("controller");
+    })
+}
+
 /// Asserts the widgets moved: the old CRD gone, the new one there, every object under the
 /// new kind with the spec and status it had.
 fn assert_migrated(data: &Path, before: &Stored) {
@@ -390,10 +408,15 @@ fn tui_command(run: &Path, xdg: &Path, data: &Path, env: &str) -> String {
     )
 }
 
-/// Answers the questions of a run from the start question to the end.
-fn confirm_run(t: &Tmux) {
+/// Answers the questions of a run from the start question to the end; with a
+/// `controller` named, the question before it is scaled to 0 too.
+fn confirm_run(t: &Tmux, controller: Option<&str>) {
     t.wait_for(&["Start the migration of 180 objects to gizmos.migrated.example.org? [y/n]"]);
     t.keys(&["y"]);
+    if let Some(c) = controller {
+        t.wait_for(&[&format!("Scale {c} to 0 replicas until the migration is done? [y/n]")]);
+        t.keys(&["y"]);
+    }
     t.wait_for(&["Delete the 180 widgets.demo.example.com objects", "[y/n]"]);
     t.keys(&["y"]);
     t.wait_for(&["Delete the old CustomResourceDefinition widgets.demo.example.com? [y/n]"]);
@@ -407,6 +430,7 @@ fn the_wizard_migrates_a_registration_to_a_new_crd() {
     load_demo(&data);
     let before = stored(&data, "demo.example.com", "Widget");
     assert_eq!(before.objects.len(), 180);
+    add_controller(&data);
     let new_crd = dir.path().join("gizmos.yaml");
     std::fs::write(&new_crd, serde_json::to_vec_pretty(&gizmos_crd()).expect("json")).expect("write");
     let xdg = dir.path().join("xdg");
@@ -415,20 +439,28 @@ fn the_wizard_migrates_a_registration_to_a_new_crd() {
     t.wait_for(&["customresourcedefinitions [", OLD_CRD]);
     only(&t, "^widgets");
     t.keys(&["m"]);
-    t.wait_for(&["migrate widgets.demo.example.com", "New CRD file:"]);
+    t.wait_for(&["migrate widgets.demo.example.com", "New CRD file:", "Controllers to stop:"]);
     t.type_text(&new_crd.display().to_string());
+    // A wrong controller is refused before planning; the field is fixed in place.
+    t.keys(&["Tab"]);
+    t.type_text("ops/a/b/c");
+    t.keys(&["Enter"]);
+    t.wait_for(&["invalid controller(s) to stop: \"ops/a/b/c\""]);
+    t.keys(&["C-u"]);
+    t.type_text(CONTROLLER);
     t.keys(&["Enter"]);
     // The plan, as `kubectl crd migrate plan` prints it.
     let screen = t.wait_for(&[
         "Migration widgets.demo.example.com--to--gizmos.migrated.example.org",
         "Objects: 180",
+        "ops/controllers/crontab-controller (controllers.ops.example.com): 2 replica(s)",
         "Enter starts the migration",
     ]);
     for ns in ["default", "team-a", "team-b", "team-c"] {
         assert!(screen.contains(&format!("  {ns} ")), "{ns} in the plan:\n{screen}");
     }
     t.keys(&["Enter"]);
-    confirm_run(&t);
+    confirm_run(&t, Some(CONTROLLER));
     let screen = t.wait_for(&["Done: 0 difference(s).", "checked against the new kind: 0 difference(s)"]);
     assert!(screen.contains("✓ recreate") && screen.contains("✓ verify"), "{screen}");
     // Esc closes the wizard, Esc again drops the filter: the new CRD is in the list.
@@ -439,6 +471,8 @@ fn the_wizard_migrates_a_registration_to_a_new_crd() {
 
     assert_eq!(journal_phase(&xdg), "completed");
     assert_migrated(&data, &before);
+    let replicas = read_local(&data, async |client| controller_replicas(&client).await);
+    assert_eq!(replicas, CONTROLLER_REPLICAS, "the controller is back");
 }
 
 #[test]
@@ -466,7 +500,7 @@ fn an_interrupted_wizard_is_offered_for_resuming_and_finishes() {
     t.keys(&["C-e"]);
     t.wait_for(&["Migration widgets.demo.example.com--to--gizmos.migrated.example.org", "Enter starts the migration"]);
     t.keys(&["Enter"]);
-    confirm_run(&t);
+    confirm_run(&t, None);
     t.wait_for(&["TUI-EXIT=137"]);
     drop(t);
     assert_eq!(journal_phase(&xdg), "forward", "the journal kept the place");

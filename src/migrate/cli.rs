@@ -146,7 +146,7 @@ fn rerun_args(args: &MigrateArgs) -> String {
 }
 
 fn print_plan(plan: &Plan, out: &mut dyn Write) -> anyhow::Result<()> {
-    write_lines(out, &report::plan_lines(plan))
+    write_lines(out, &report::plan_lines(plan, report::Driver::Cli))
 }
 
 fn write_lines(out: &mut dyn Write, lines: &[String]) -> anyhow::Result<()> {

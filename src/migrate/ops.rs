@@ -522,22 +522,34 @@ async fn dependents_of_type(
     }
 }
 
+/// How a controller is written: the reason [`parse_controller`] gives.
+const CONTROLLER_SYNTAX: &str = "write NAMESPACE/DEPLOYMENT or NAMESPACE/RESOURCE/NAME";
+
+/// The syntax of a controller to stop (`--controller`, the wizard's Controllers field):
+/// `NS/DEPLOYMENT` or `NS/RESOURCE/NAME`, as `(namespace, resource, name)` — the resource
+/// `None` for a Deployment. Checked without the cluster; [`resolve_controller`] then finds
+/// the resource and its `/scale`.
+pub fn parse_controller(spec: &str) -> Result<(&str, Option<&str>, &str), &'static str> {
+    let (namespace, resource, name) = match spec.split('/').collect::<Vec<_>>().as_slice() {
+        [ns, name] => (*ns, None, *name),
+        [ns, resource, name] => (*ns, Some(*resource), *name),
+        _ => return Err(CONTROLLER_SYNTAX),
+    };
+    if namespace.is_empty() || name.is_empty() || resource == Some("") {
+        return Err(CONTROLLER_SYNTAX);
+    }
+    Ok((namespace, resource, name))
+}
+
 /// Resolves `--controller`: `NS/DEPLOYMENT` (apps/v1 Deployment) or `NS/RESOURCE/NAME`
 /// (any resource served with `/scale`, such as a custom resource that stands for a
 /// controller on the local engine, which has no Deployments).
 pub fn resolve_controller(spec: &str, discovery: &Discovery) -> Result<Controller, MigrateError> {
     let invalid = |reason: String| MigrateError::input("--controller", spec, reason);
-    let parts: Vec<&str> = spec.split('/').collect();
-    let (namespace, resource, name) = match parts.as_slice() {
-        [ns, name] => (*ns, "deployments.apps", *name),
-        [ns, resource, name] => (*ns, *resource, *name),
-        _ => return Err(invalid("write NAMESPACE/DEPLOYMENT or NAMESPACE/RESOURCE/NAME".into())),
-    };
-    if namespace.is_empty() || name.is_empty() || resource.is_empty() {
-        return Err(invalid("write NAMESPACE/DEPLOYMENT or NAMESPACE/RESOURCE/NAME".into()));
-    }
+    let (namespace, named, name) = parse_controller(spec).map_err(|e| invalid(e.into()))?;
+    let resource = named.unwrap_or("deployments.apps");
     let r = discovery.resolve(resource).map_err(|_| {
-        if parts.len() == 2 {
+        if named.is_none() {
             invalid("this cluster serves no Deployments (the local engine has none); name a resource with a /scale subresource as NAMESPACE/RESOURCE/NAME".into())
         } else {
             invalid(format!("the server doesn't have a resource type {resource:?}"))

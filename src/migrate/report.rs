@@ -14,8 +14,17 @@ use std::path::Path;
 /// How many rejected objects and server additions are listed before "... and N more".
 const LISTED: usize = 20;
 
-/// The plan as `kubectl crd migrate plan` prints it, line by line.
-pub fn plan_lines(plan: &Plan) -> Vec<String> {
+/// Who shows the plan, for the advice that names where to give what is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// `kubectl crd migrate`: flags.
+    Cli,
+    /// The TUI's wizard: its fields.
+    Tui,
+}
+
+/// The plan as `kubectl crd migrate plan` prints it (or the wizard shows it), line by line.
+pub fn plan_lines(plan: &Plan, driver: Driver) -> Vec<String> {
     let scope = |namespaced: bool| if namespaced { "Namespaced" } else { "Cluster" };
     let mut out = vec![format!("Migration {}", plan.id)];
     let source = match plan.source {
@@ -69,9 +78,13 @@ pub fn plan_lines(plan: &Plan) -> Vec<String> {
     out.push(String::new());
     out.push("Controllers to stop:".into());
     if plan.controllers.is_empty() {
-        out.push(
-            "  none named. Name them with --controller NS/DEPLOYMENT, or --controller NS/RESOURCE/NAME for any".into(),
-        );
+        out.push(match driver {
+            Driver::Cli => {
+                "  none named. Name them with --controller NS/DEPLOYMENT, or --controller NS/RESOURCE/NAME for any"
+            }
+            Driver::Tui => "  none named. Give them in the wizard's Controllers field as NS/DEPLOYMENT, or NS/RESOURCE/NAME for any",
+        }
+        .into());
         out.push("  resource with a /scale subresource (the local engine has no Deployments)".into());
     }
     out.extend(

@@ -214,6 +214,7 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
         Mode::Normal => match state.screen() {
             Screen::Wizard(w) if w.typing() => match ev.code {
                 KeyCode::Char('e') if ctrl => Some(Action::Compose),
+                KeyCode::Tab | KeyCode::BackTab | KeyCode::Up | KeyCode::Down => Some(Action::FocusNext),
                 _ => typing(ev),
             },
             Screen::Wizard(_) => WIZARD_KEYS.iter().find(|(k, _)| k.matches(ev)).map(|(_, a)| *a),

@@ -251,7 +251,9 @@ fn migration_wizard_path_plan_and_run() {
     type_keys(&mut s, "Gm");
     wizard(&mut s, WizardMsg::Journals { crd: Some("widgets.demo.example.com".into()), found: vec![] });
     type_keys(&mut s, "/tmp/gizmos.yaml");
-    snapshot!("wizard_target", render(&mut s, 110, 14));
+    press(&mut s, KeyCode::Tab);
+    type_keys(&mut s, "ops/widgets/ctl");
+    snapshot!("wizard_target", render(&mut s, 110, 15));
 
     press(&mut s, KeyCode::Enter);
     wizard(&mut s, WizardMsg::Planned(Ok(Box::new(plan(&["the new schema refuses 3 object(s)"])))));

@@ -7,7 +7,7 @@ use crate::migrate::report;
 use crate::migrate::{Phase, StepRecord, StepState};
 use crate::tui::model::age;
 use crate::tui::state::State;
-use crate::tui::wizard::{Found, Run, RunStatus, Stage, Undo, Wizard};
+use crate::tui::wizard::{Field, Found, Run, RunStatus, Stage, Undo, Wizard};
 use k8s_openapi::jiff::Timestamp;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -18,7 +18,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 /// The keys the crumbs line shows for the wizard's stage.
 pub fn hints(w: &Wizard) -> &'static str {
     match &w.stage {
-        Stage::Target => "  <enter> plan  <ctrl-e> write it in the editor  <esc> cancel",
+        Stage::Target => "  <enter> plan  <tab> switch field  <ctrl-e> editor  <esc> cancel",
         Stage::Resume(_) => "  <y> resume  <r> roll back  <n> start anew  <esc> cancel",
         Stage::Plan { .. } => "  <enter> start  <j/k> scroll  <esc> back",
         Stage::Run(r) => match r.status {
@@ -109,14 +109,30 @@ fn target(frame: &mut Frame, area: Rect, state: &State, w: &Wizard) {
             t.dim(),
         ),
         Line::raw(""),
-        Line::from(vec![Span::styled("New CRD file: ", t.title()), Span::raw(w.path.text.clone()), Span::raw("▏")]),
+        field(state, "New CRD file:       ", &w.path.text, w.field == Field::Path),
+        field(state, "Controllers to stop:", &w.controllers.text, w.field == Field::Controllers),
+        Line::styled(
+            "  NS/DEPLOYMENT or NS/RESOURCE/NAME (any with /scale), comma- or space-separated; scaled to 0, then back",
+            t.dim(),
+        ),
         Line::raw(""),
         Line::styled(
-            format!("Enter plans · Ctrl-E writes the new CRD in the editor, starting from {} · Esc cancels", w.crd),
+            format!(
+                "Enter plans · Tab (↑/↓) switches fields · Ctrl-E writes the new CRD in the editor, starting from {} · Esc cancels",
+                w.crd
+            ),
             t.dim(),
         ),
     ];
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+}
+
+/// A line of the first screen: its label, and the cursor when keys type into it.
+fn field<'a>(state: &State, label: &'static str, text: &str, focused: bool) -> Line<'a> {
+    let t = &state.theme;
+    let label = Span::styled(format!("{label} "), if focused { t.title() } else { t.dim() });
+    let cursor = if focused { "▏" } else { "" };
+    Line::from(vec![label, Span::raw(text.to_string()), Span::raw(cursor)])
 }
 
 fn resume(frame: &mut Frame, area: Rect, state: &State, found: &Found) {

@@ -42,10 +42,10 @@ impl Driver {
                     send(&tx, WizardMsg::Journals { crd, found: journal::list_journals(&root) });
                 });
             }
-            WizardEffect::Plan { from, to } => {
+            WizardEffect::Plan { from, to, controllers } => {
                 let (client, tx) = (client.clone(), tx.clone());
                 detach(move || async move {
-                    let planned = plan(&client, &from, &to).await.map(Box::new).map_err(|e| e.to_string());
+                    let planned = plan(&client, &from, &to, controllers).await.map(Box::new).map_err(|e| e.to_string());
                     send(&tx, WizardMsg::Planned(planned));
                 });
             }
@@ -106,13 +106,19 @@ where
     tokio::task::spawn_blocking(move || handle.block_on(make()));
 }
 
-/// Reads the new CRD's file and plans, as `kubectl crd migrate plan --from CRD --to FILE`.
-async fn plan(client: &kube::Client, from: &str, to: &Path) -> Result<crate::migrate::Plan, MigrateError> {
+/// Reads the new CRD's file and plans, as `kubectl crd migrate plan --from CRD --to FILE
+/// --controller ...`.
+async fn plan(
+    client: &kube::Client,
+    from: &str,
+    to: &Path,
+    controllers: Vec<String>,
+) -> Result<crate::migrate::Plan, MigrateError> {
     let request = Request {
         from: Source::Crd { name: from.to_string() },
         to: Some(Input::read(&expand_home(to))?),
         tpr_names: None,
-        controllers: vec![],
+        controllers,
         versions: BTreeMap::new(),
         into_namespace: None,
         validate: true,

@@ -15,6 +15,7 @@ pub mod update;
 
 use crate::cluster::registrations::Crd;
 use crate::migrate::convert::clean_crd;
+use crate::migrate::ops;
 use crate::migrate::progress::Event;
 use crate::migrate::{Migration, Phase, Plan, Step, StepRecord, journal::JournalState, report};
 use crate::tui::state::Input;
@@ -30,13 +31,40 @@ pub struct Wizard {
     pub stage: Stage,
     /// The path of the new CRD's file, as typed (kept when the plan goes back to it).
     pub path: Input,
+    /// The controllers to stop (`--controller`), as typed: comma- or space-separated.
+    pub controllers: Input,
+    /// The line keys type into on the first screen.
+    pub field: Field,
     /// How far the plan or the log is scrolled.
     pub scroll: usize,
 }
 
+/// The lines of the wizard's first screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Field {
+    #[default]
+    Path,
+    Controllers,
+}
+
 impl Wizard {
     pub fn new(crd: &str, stage: Stage) -> Self {
-        Wizard { crd: crd.to_string(), stage, path: Input::default(), scroll: 0 }
+        Wizard {
+            crd: crd.to_string(),
+            stage,
+            path: Input::default(),
+            controllers: Input::default(),
+            field: Field::Path,
+            scroll: 0,
+        }
+    }
+
+    /// The line keys type into.
+    pub fn input(&mut self) -> &mut Input {
+        match self.field {
+            Field::Path => &mut self.path,
+            Field::Controllers => &mut self.controllers,
+        }
     }
 
     /// Whether keys type into the path line.
@@ -188,8 +216,8 @@ pub enum WizardEffect {
     FindJournals { root: PathBuf, crd: Option<String> },
     /// Write `text` to a file of its own and open the editor on it.
     Compose { crd: String, text: String },
-    /// Plan the migration of `from` to the CRD in the file `to`.
-    Plan { from: String, to: PathBuf },
+    /// Plan the migration of `from` to the CRD in the file `to`, stopping `controllers`.
+    Plan { from: String, to: PathBuf, controllers: Vec<String> },
     /// Create the journal for `plan` under `root` and take the migration.
     Start { plan: Box<Plan>, root: PathBuf },
     /// Open the journal in `dir` (and switch it to its roll-back) and take the migration.
@@ -233,6 +261,19 @@ pub enum WizardMsg {
 pub fn unfinished(found: Vec<(PathBuf, JournalState)>, crd: Option<&str>) -> Vec<(PathBuf, JournalState)> {
     let involves = |j: &JournalState| crd.is_none_or(|c| j.old_crd_name == c || j.new_crd_name == c);
     found.into_iter().filter(|(_, j)| !j.phase.finished() && involves(j)).collect()
+}
+
+/// The Controllers field as the `Request` takes it: one spec per comma- or space-separated
+/// word, each checked as `--controller` is ([`ops::parse_controller`]); every bad one is
+/// named in the error.
+pub fn controllers(text: &str) -> Result<Vec<String>, String> {
+    let specs: Vec<String> =
+        text.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).map(String::from).collect();
+    let bad: Vec<String> = specs
+        .iter()
+        .filter_map(|spec| ops::parse_controller(spec).err().map(|reason| format!("{spec:?} ({reason})")))
+        .collect();
+    if bad.is_empty() { Ok(specs) } else { Err(format!("invalid controller(s) to stop: {}", bad.join(", "))) }
 }
 
 /// The text the editor opens to write the new CRD: the current one without what the

@@ -74,7 +74,10 @@ fn m_opens_the_wizard_on_the_selected_crd_and_plans_the_typed_file() {
     type_keys(&mut s, "/tmp/new-qynr.yaml");
     assert!(!s.quit);
     let effects = press(&mut s, KeyCode::Enter);
-    assert_eq!(effects, vec![wfx(WizardEffect::Plan { from: WIDGETS.into(), to: "/tmp/new-qynr.yaml".into() })]);
+    assert_eq!(
+        effects,
+        vec![wfx(WizardEffect::Plan { from: WIDGETS.into(), to: "/tmp/new-qynr.yaml".into(), controllers: vec![] })]
+    );
     assert!(matches!(&wizard(&s).stage, Stage::Busy(what) if what.contains("nothing changes")));
     msg(&mut s, WizardMsg::Planned(Err("cannot read it".into())));
     assert_eq!(wizard(&s).stage, Stage::Target, "back to the path, kept");
@@ -113,7 +116,10 @@ fn ctrl_e_composes_the_new_crd_from_the_current_one_and_plans_it() {
     let top_level_status = text.lines().any(|l| l.starts_with("status:"));
     assert!(!top_level_status && !text.contains("creationTimestamp"), "server fields stripped:\n{text}");
     let effects = msg(&mut s, WizardMsg::Composed(Ok(Some("/tmp/edits/new.yaml".into()))));
-    assert_eq!(effects, vec![wfx(WizardEffect::Plan { from: WIDGETS.into(), to: "/tmp/edits/new.yaml".into() })]);
+    assert_eq!(
+        effects,
+        vec![wfx(WizardEffect::Plan { from: WIDGETS.into(), to: "/tmp/edits/new.yaml".into(), controllers: vec![] })]
+    );
     msg(&mut s, WizardMsg::Planned(Err("x".into())));
     ctrl(&mut s, 'e');
     msg(&mut s, WizardMsg::Composed(Ok(None)));
@@ -394,4 +400,77 @@ fn the_plan_scrolls_from_its_top_and_the_log_back_from_its_end_within_their_line
     assert_eq!(wizard(&s).scroll, 0, "G is the newest line");
     type_keys(&mut s, "g");
     assert_eq!(wizard(&s).scroll, 4);
+}
+
+/// On the first screen with `path` typed, the cursor moved on to the Controllers field.
+fn at_controllers(s: &mut State, path: &str) {
+    on_target(s);
+    type_keys(s, path);
+    press(s, KeyCode::Tab);
+    assert_eq!(wizard(s).field, Field::Controllers);
+}
+
+#[test]
+fn tab_and_arrows_switch_between_the_path_and_the_controllers() {
+    let mut s = state();
+    on_target(&mut s);
+    type_keys(&mut s, "new.yaml");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(wizard(&s).field, Field::Controllers);
+    type_keys(&mut s, "ops/op");
+    press(&mut s, KeyCode::Up);
+    assert_eq!(wizard(&s).field, Field::Path);
+    press(&mut s, KeyCode::Backspace);
+    press(&mut s, KeyCode::Down);
+    type_keys(&mut s, "s");
+    press(&mut s, KeyCode::BackTab);
+    assert_eq!(wizard(&s).field, Field::Path);
+    assert_eq!((wizard(&s).path.text.as_str(), wizard(&s).controllers.text.as_str()), ("new.yam", "ops/ops"));
+}
+
+#[test]
+fn typed_controllers_reach_the_plan_as_the_cli_passes_them() {
+    let mut s = state();
+    at_controllers(&mut s, "new.yaml");
+    type_keys(&mut s, "ops/crontab-operator, demo/widgets/ctl  ops/x,");
+    let effects = press(&mut s, KeyCode::Enter);
+    let controllers = vec!["ops/crontab-operator".to_string(), "demo/widgets/ctl".into(), "ops/x".into()];
+    assert_eq!(effects, vec![wfx(WizardEffect::Plan { from: WIDGETS.into(), to: "new.yaml".into(), controllers })]);
+
+    // Back from the plan, the plan's advice is the wizard's, not the CLI's flags.
+    msg(&mut s, WizardMsg::Planned(Ok(Box::new(fixtures::plan(&[])))));
+    let Stage::Plan { lines, .. } = &wizard(&s).stage else { panic!() };
+    assert!(lines.iter().any(|l| l.contains("the wizard's Controllers field")), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("--controller")), "{lines:?}");
+}
+
+#[test]
+fn an_invalid_controller_is_refused_with_a_message_and_nothing_is_planned() {
+    let mut s = state();
+    at_controllers(&mut s, "new.yaml");
+    type_keys(&mut s, "ops/ok,a/b/c/d ops/");
+    press(&mut s, KeyCode::Up);
+    let effects = press(&mut s, KeyCode::Enter);
+    assert_eq!(effects, vec![]);
+    assert_eq!(wizard(&s).stage, Stage::Target);
+    assert_eq!(wizard(&s).field, Field::Controllers, "the cursor goes to what is wrong");
+    let Some((Level::Error, m)) = &s.message else { panic!("{:?}", s.message) };
+    assert!(m.contains("\"a/b/c/d\"") && m.contains("\"ops/\"") && !m.contains("ops/ok"), "{m}");
+    assert!(m.contains("NAMESPACE/RESOURCE/NAME"), "{m}");
+
+    // The same after the editor: the composed file waits for the controllers.
+    ctrl(&mut s, 'e');
+    let effects = msg(&mut s, WizardMsg::Composed(Ok(Some("/tmp/edits/new.yaml".into()))));
+    assert_eq!(effects, vec![]);
+    assert_eq!(wizard(&s).stage, Stage::Target);
+    assert_eq!(wizard(&s).path.text, "/tmp/edits/new.yaml");
+}
+
+#[test]
+fn the_controllers_field_splits_on_commas_and_spaces_and_checks_the_cli_syntax() {
+    assert_eq!(controllers(""), Ok(vec![]));
+    assert_eq!(controllers(" a/b ,c/d/e\td/f "), Ok(vec!["a/b".into(), "c/d/e".into(), "d/f".into()]));
+    for bad in ["a", "/b", "a/", "a//c", "a/b/c/d"] {
+        assert!(controllers(bad).is_err(), "{bad}");
+    }
 }

@@ -2,7 +2,10 @@
 //! and asks for IO as [`WizardEffect`]s. Which step runs next, and what to ask before it,
 //! come from the migration's journal ([`Journal`]); nothing here decides them again.
 
-use super::{Found, Journal, Run, RunStatus, Stage, Undo, Wizard, WizardEffect, WizardMsg, compose_text, unfinished};
+use super::{
+    Field, Found, Journal, Run, RunStatus, Stage, Undo, Wizard, WizardEffect, WizardMsg, compose_text, controllers,
+    unfinished,
+};
 use crate::migrate::journal::JournalState;
 use crate::migrate::progress::Event;
 use crate::migrate::{Phase, report};
@@ -96,11 +99,17 @@ pub fn on_action(state: &mut State, action: Action) -> Vec<Effect> {
 fn target(state: &mut State, w: &mut Wizard, action: Action) -> Flow {
     w.stage = Stage::Target;
     match action {
-        Action::Type(c) => w.path.text.push(c),
+        Action::Type(c) => w.input().text.push(c),
         Action::Backspace => {
-            w.path.text.pop();
+            w.input().text.pop();
         }
-        Action::ClearInput => w.path.text.clear(),
+        Action::ClearInput => w.input().text.clear(),
+        Action::FocusNext => {
+            w.field = match w.field {
+                Field::Path => Field::Controllers,
+                Field::Controllers => Field::Path,
+            }
+        }
         Action::Cancel | Action::Back => return Flow::Close(vec![]),
         Action::Compose => {
             let Some(reg) = state.registrations.find(&w.crd) else {
@@ -118,16 +127,27 @@ fn target(state: &mut State, w: &mut Wizard, action: Action) -> Flow {
                 return Flow::Stay(vec![]);
             }
             state.message = None;
-            return Flow::Stay(plan(w, PathBuf::from(path)));
+            return Flow::Stay(plan(state, w, PathBuf::from(path)));
         }
         _ => {}
     }
     Flow::Stay(vec![])
 }
 
-fn plan(w: &mut Wizard, to: PathBuf) -> Vec<Effect> {
+/// Plans with the typed controllers, or stays on the first screen, at the Controllers
+/// field, saying which are wrong.
+fn plan(state: &mut State, w: &mut Wizard, to: PathBuf) -> Vec<Effect> {
+    let controllers = match controllers(&w.controllers.text) {
+        Ok(controllers) => controllers,
+        Err(e) => {
+            state.error(e);
+            w.stage = Stage::Target;
+            w.field = Field::Controllers;
+            return vec![];
+        }
+    };
     w.stage = Stage::Busy(format!("planning: reading the cluster for {} → {} (nothing changes)…", w.crd, to.display()));
-    vec![fx(WizardEffect::Plan { from: w.crd.clone(), to })]
+    vec![fx(WizardEffect::Plan { from: w.crd.clone(), to, controllers })]
 }
 
 fn resume(w: &mut Wizard, action: Action, mut found: Box<Found>) -> Flow {
@@ -325,7 +345,7 @@ pub fn apply(state: &mut State, msg: WizardMsg) -> Vec<Effect> {
                 match result {
                     Ok(Some(path)) => {
                         w.path.text = path.display().to_string();
-                        plan(w, path)
+                        plan(state, w, path)
                     }
                     Ok(None) => {
                         state.info("cancelled: the file was empty");
@@ -345,7 +365,7 @@ pub fn apply(state: &mut State, msg: WizardMsg) -> Vec<Effect> {
                 }
                 match result {
                     Ok(plan) => {
-                        let lines = report::plan_lines(&plan);
+                        let lines = report::plan_lines(&plan, report::Driver::Tui);
                         w.scroll = 0;
                         w.stage = Stage::Plan { plan, lines, asking: false, starting: false };
                     }
