@@ -25,11 +25,10 @@ const WATCHED_WRITES: usize = 200;
 
 struct Served {
     child: Child,
-    kubeconfig: std::path::PathBuf,
     ready_after: Duration,
     addr: std::net::SocketAddr,
-    /// The data directory (CA certificate and token for the HTTP/2 client).
-    _dir: tempfile::TempDir,
+    /// The data directory: kubeconfig, CA certificate and token.
+    dir: tempfile::TempDir,
 }
 
 impl Drop for Served {
@@ -46,7 +45,7 @@ fn serve() -> Served {
     let _ = first.0.kill();
     let _ = first.0.wait();
     let (child, ready_after, addr) = spawn(dir.path());
-    Served { child, kubeconfig: dir.path().join("kubeconfig"), ready_after, addr, _dir: dir }
+    Served { child, ready_after, addr, dir }
 }
 
 fn spawn(dir: &std::path::Path) -> (Child, Duration, std::net::SocketAddr) {
@@ -255,7 +254,7 @@ struct Http2 {
 impl Http2 {
     async fn connect(served: &Served) -> Http2 {
         use rustls::pki_types::pem::PemObject;
-        let dir = served._dir.path();
+        let dir = served.dir.path();
         let ca = std::fs::read(dir.join("ca.crt")).expect("ca.crt");
         let mut roots = rustls::RootCertStore::empty();
         roots.add(rustls::pki_types::CertificateDer::from_pem_slice(&ca).expect("CA")).expect("root");
@@ -311,7 +310,7 @@ fn main() {
         let served = serve();
         println!("engine over HTTPS on loopback ({CLIENTS} clients, {OBJECTS} custom resources)");
         println!("  start to ready:            {}", ms(served.ready_after));
-        let client = client(&served.kubeconfig).await;
+        let client = client(&served.dir.path().join("kubeconfig")).await;
         let api = register(&client).await;
         let idle = rss_mib(served.child.id());
 

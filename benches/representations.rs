@@ -64,7 +64,7 @@ fn ms(d: Duration) -> String {
 #[tokio::main]
 async fn main() {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
-    let client = kube::Client::new(engine.router(), "default");
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     let crds: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
         kube::Api::all(client);
     crds.create(&Default::default(), &serde_json::from_value(crd()).expect("crd")).await.expect("crd");

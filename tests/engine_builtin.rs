@@ -33,7 +33,7 @@ type Crd = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::C
 
 async fn engine() -> (Arc<Engine>, kube::Client) {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
-    let client = kube::Client::new(engine.router(), "default");
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     (engine, client)
 }
 

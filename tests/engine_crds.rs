@@ -16,7 +16,7 @@ type Crd = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::C
 
 async fn engine() -> (std::sync::Arc<Engine>, kube::Client) {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
-    let client = kube::Client::new(engine.router(), "default");
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     (engine, client)
 }
 

@@ -17,7 +17,7 @@ type Scale = k8s_openapi::api::autoscaling::v1::Scale;
 
 async fn engine() -> (std::sync::Arc<Engine>, kube::Client) {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
-    let client = kube::Client::new(engine.router(), "default");
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     (engine, client)
 }
 
@@ -409,7 +409,7 @@ async fn a_restart_in_the_middle_of_a_crd_clean_up_finishes_it() {
     let crds_name = "widgets.stable.example.com";
     {
         let engine = Engine::open(&storage).await.expect("engine");
-        let client = kube::Client::new(engine.router(), "default");
+        let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
         let api = widgets(&client, "default").await;
         let mut held = widget("held", 1);
         held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
@@ -426,7 +426,7 @@ async fn a_restart_in_the_middle_of_a_crd_clean_up_finishes_it() {
         engine.shutdown().await;
     }
     let engine = Engine::open(&storage).await.expect("reopen");
-    let client = kube::Client::new(engine.router(), "default");
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     let crds: Api<Crd> = Api::all(client.clone());
     let crd = crds.get(crds_name).await.expect("still terminating");
     assert!(crd.metadata.deletion_timestamp.is_some());

@@ -27,7 +27,7 @@ const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
 /// An engine with the widget CRD of reference 06 established.
 async fn engine_with_widgets() -> (Arc<Engine>, kube::Client) {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
-    let client = kube::Client::new(engine.router(), "default");
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     let crds: Api<Crd> = Api::all(client.clone());
     let body: Value = serde_json::from_slice(load("06").request.body.as_deref().expect("body")).expect("json");
     crds.create(&PostParams::default(), &serde_json::from_value(body).expect("crd")).await.expect("create crd");

@@ -20,7 +20,7 @@ const GROUP: &str = "schema.example.com";
 
 async fn engine() -> (Arc<Engine>, kube::Client) {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
-    let client = kube::Client::new(engine.router(), "default");
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     (engine, client)
 }
 

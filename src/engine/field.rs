@@ -158,6 +158,20 @@ pub fn format_value(v: &Value) -> String {
     }
 }
 
+/// The Go type (`%T`) of a JSON value decoded into unstructured content, as kube's
+/// messages name it.
+pub fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float64",
+        Value::Number(_) => "int64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
 /// Go's `%q` for the strings that appear in API messages.
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

@@ -11,6 +11,32 @@ use k8s_openapi::jiff::Timestamp;
 use rand::RngCore;
 use serde_json::{Map, Value};
 
+/// `ObjectMeta` fields in Go's struct order (the order kube writes them in).
+pub const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// `OwnerReference` fields in Go's struct order.
+pub const OWNER_REFERENCE_FIELDS: &[&str] = &["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"];
+
+/// `ManagedFieldsEntry` fields in Go's struct order.
+pub const MANAGED_FIELDS_ENTRY_FIELDS: &[&str] =
+    &["manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"];
+
 /// The `metadata` map of an object, created if missing or not an object.
 pub fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
     if !obj.is_object() {

@@ -12,6 +12,7 @@
 //! does, because a printer column of type string shows exactly that text.
 
 use super::jsonpath_parse::Parser;
+use crate::engine::field::go_type;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -291,19 +292,6 @@ fn go_equal(l: &Value, r: &Value) -> Result<bool, JsonPathError> {
         (Basic::Bool(a), Basic::Bool(b)) => Ok(a == b),
         (Basic::Float(a), Basic::Float(b)) => Ok(a == b),
         _ => go_compare(l, r).map(|o| o == Ordering::Equal),
-    }
-}
-
-/// How Go names the dynamic type of a decoded JSON value in error messages.
-fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
     }
 }
 

@@ -7,32 +7,7 @@
 
 use super::raw::{self, Member};
 use super::{MetaVersion, RawObject};
-
-/// `ObjectMeta` fields in Go's struct order.
-const OBJECT_META_ORDER: &[&str] = &[
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-];
-
-/// `ManagedFieldsEntry` fields in Go's struct order.
-const MANAGED_FIELDS_ORDER: &[&str] =
-    &["manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"];
-
-/// `OwnerReference` fields in Go's struct order.
-const OWNER_REFERENCE_ORDER: &[&str] = &["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"];
+use crate::engine::meta::{MANAGED_FIELDS_ENTRY_FIELDS, OBJECT_META_FIELDS, OWNER_REFERENCE_FIELDS};
 
 fn push_member(out: &mut Vec<u8>, first: &mut bool, key: &[u8], value: &[u8]) {
     if !*first {
@@ -133,9 +108,9 @@ pub fn write_object_meta(obj: &RawObject<'_>, out: &mut Vec<u8>) {
     if !members.iter().any(|m| m.key == b"creationTimestamp") {
         members.push(Member { key: b"creationTimestamp", value: b"null" });
     }
-    write_ordered(&members, OBJECT_META_ORDER, out, |key, value, out| match key {
-        b"managedFields" => write_ordered_array(value, MANAGED_FIELDS_ORDER, out),
-        b"ownerReferences" => write_ordered_array(value, OWNER_REFERENCE_ORDER, out),
+    write_ordered(&members, OBJECT_META_FIELDS, out, |key, value, out| match key {
+        b"managedFields" => write_ordered_array(value, MANAGED_FIELDS_ENTRY_FIELDS, out),
+        b"ownerReferences" => write_ordered_array(value, OWNER_REFERENCE_FIELDS, out),
         _ => false,
     });
 }

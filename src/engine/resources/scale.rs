@@ -7,6 +7,7 @@
 //! custom resource never holds a value `/scale` could not read.
 
 use crate::engine::field::FieldError;
+use crate::engine::field::go_type;
 use crate::engine::meta;
 use crate::engine::resources::selector::LabelSelector;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale;
@@ -65,19 +66,6 @@ fn go_value(v: &Value) -> String {
             format!("map[{}]", inner.join(" "))
         }
         other => other.to_string(),
-    }
-}
-
-/// The Go type of a JSON value decoded into unstructured content (`%T`).
-fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::String(_) => "string",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
-        Value::Number(_) => "float64",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-        Value::Null => "<nil>",
     }
 }
 

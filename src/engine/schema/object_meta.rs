@@ -9,6 +9,7 @@
 use super::names::{NameFn, is_qualified_name, is_valid_label_value, name_is_dns_label};
 use super::validate::{too_long, with_value};
 use crate::engine::field::{ErrorType, FieldError, Path, go_quote};
+use crate::engine::meta::{MANAGED_FIELDS_ENTRY_FIELDS, OBJECT_META_FIELDS, OWNER_REFERENCE_FIELDS};
 use serde_json::{Map, Value};
 
 /// Annotations may hold at most this many bytes, keys and values together.
@@ -342,27 +343,6 @@ pub fn check_types(meta: &Value) -> Result<(), String> {
     Ok(())
 }
 
-const OBJECT_META_FIELDS: [&str; 15] = [
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-];
-const OWNER_REFERENCE_FIELDS: [&str; 6] = ["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"];
-const MANAGED_FIELDS_FIELDS: [&str; 7] =
-    ["manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"];
-
 fn retain_known(map: &mut Map<String, Value>, known: &[&str], path: &str, unknown: &mut Vec<String>) {
     map.retain(|k, _| {
         let keep = known.contains(&k.as_str());
@@ -378,10 +358,8 @@ fn retain_known(map: &mut Map<String, Value>, known: &[&str], path: &str, unknow
 /// disappear, `null` label and annotation values become `""`.
 pub fn coerce(meta: &mut Value, path: &str, unknown: &mut Vec<String>) {
     let Some(map) = meta.as_object_mut() else { return };
-    retain_known(map, &OBJECT_META_FIELDS, path, unknown);
-    for (list, known) in
-        [("ownerReferences", &OWNER_REFERENCE_FIELDS[..]), ("managedFields", &MANAGED_FIELDS_FIELDS[..])]
-    {
+    retain_known(map, OBJECT_META_FIELDS, path, unknown);
+    for (list, known) in [("ownerReferences", OWNER_REFERENCE_FIELDS), ("managedFields", MANAGED_FIELDS_ENTRY_FIELDS)] {
         if let Some(items) = map.get_mut(list).and_then(Value::as_array_mut) {
             for (i, item) in items.iter_mut().enumerate() {
                 if let Some(o) = item.as_object_mut() {

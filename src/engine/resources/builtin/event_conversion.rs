@@ -157,11 +157,12 @@ pub fn as_core(obj: &Value) -> std::borrow::Cow<'_, Value> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn v1_event() -> Value {
+    /// An events.k8s.io/v1 Event as a controller writes it.
+    pub(in crate::engine::resources::builtin) fn v1_event() -> Value {
         json!({
             "apiVersion": "events.k8s.io/v1", "kind": "Event",
             "metadata": {"name": "w1.17", "namespace": "team"},

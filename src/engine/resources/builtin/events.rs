@@ -335,22 +335,12 @@ impl Strategy for EventsV1Strategy {
 
 #[cfg(test)]
 mod tests {
+    use super::super::event_conversion::tests::v1_event;
     use super::*;
     use serde_json::json;
 
     fn shown(errors: Vec<FieldError>) -> Vec<String> {
         errors.iter().map(ToString::to_string).collect()
-    }
-
-    fn v1_event() -> Value {
-        json!({
-            "apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": "w1.17", "namespace": "team"},
-            "eventTime": "2024-05-01T10:00:00.123456Z",
-            "reportingController": "example.com/widgets", "reportingInstance": "widgets-0",
-            "action": "Reconcile", "reason": "Synced", "note": "all good", "type": "Normal",
-            "regarding": {"apiVersion": "stable.example.com/v1", "kind": "Widget", "name": "w1", "namespace": "team", "uid": "u1"},
-        })
     }
 
     #[test]

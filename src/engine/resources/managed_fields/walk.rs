@@ -10,6 +10,7 @@
 use super::path::{Path, PathElement, path_string, values_equal};
 use super::schema::{DEDUCED_LIST, DEDUCED_MAP, ListKind, ListSchema, MapSchema, ScalarType, Schema};
 use super::set::Set;
+use crate::engine::field::go_type;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -456,19 +457,6 @@ fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec
                 path.pop();
             }
         }
-    }
-}
-
-/// The Go type name kube's messages print for a decoded JSON value.
-fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
     }
 }
 

@@ -224,14 +224,13 @@ impl Wal {
         Ok(())
     }
 
-    /// Writes zeros after a record that ended at `end`, past the allocated part, up to the
-    /// next chunk boundary; the sync of that record makes them durable with it.
+    /// Writes zeros after the record just written (the file's cursor stands at its `end`)
+    /// up to the next chunk boundary; the sync of that record makes them durable with it.
     fn preallocate(&mut self, end: u64) -> Result<(), StoreError> {
         let chunk = PREALLOCATE.min(self.segment_bytes).max(1);
         let target = end.div_ceil(chunk) * chunk;
         let zeros = vec![0u8; (target - end) as usize];
-        let write = self.file.write_all(&zeros);
-        write.map_err(|e| io_error("preallocate", &self.active, e))?;
+        self.file.write_all(&zeros).map_err(|e| io_error("preallocate", &self.active, e))?;
         self.allocated = target;
         Ok(())
     }
