@@ -294,6 +294,9 @@ async fn run_once(store: &dyn Store, kinds: &Kinds) -> Result<(), StoreError> {
     loop {
         settle(store, kinds, &graph, std::mem::take(&mut dirty)).await;
         let Some(event) = changes.next().await else { return Ok(()) };
+        // The watches the same change woke go first: clients wait on them, and nothing
+        // here is urgent (kube's collector works from a queue too).
+        tokio::task::yield_now().await;
         let event = event?;
         graph.apply(&event.key, event.current.as_ref(), &mut dirty);
         // Take whatever else is already waiting before acting, so a burst settles once.

@@ -153,10 +153,10 @@ pub fn prepare_create(obj: &mut Value, now: Timestamp) {
 /// Keeps the fields an update may not change from the stored object.
 pub fn preserve_on_update(new: &mut Value, old: &Value) {
     let keep = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"];
-    let old_meta = old.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let old_meta = old.get("metadata").and_then(Value::as_object);
     let meta = metadata_mut(new);
     for field in keep {
-        match old_meta.get(field) {
+        match old_meta.and_then(|m| m.get(field)) {
             Some(v) => meta.insert(field.into(), v.clone()),
             None => meta.remove(field),
         };
@@ -167,9 +167,31 @@ pub fn preserve_on_update(new: &mut Value, old: &Value) {
 
 /// Serializes an object for storage (without its resourceVersion).
 pub fn to_stored(obj: &Value) -> bytes::Bytes {
-    let mut obj = obj.clone();
-    metadata_mut(&mut obj).remove("resourceVersion");
-    bytes::Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+    // Written objects come without one: no copy to take it out.
+    let json = match obj.get("metadata").and_then(Value::as_object) {
+        Some(m) if !m.contains_key("resourceVersion") => serde_json::to_vec(obj),
+        _ => {
+            let mut obj = obj.clone();
+            metadata_mut(&mut obj).remove("resourceVersion");
+            serde_json::to_vec(&obj)
+        }
+    };
+    bytes::Bytes::from(json.unwrap_or_default())
+}
+
+/// Whether two objects are equal but for the top-level fields in `skip` (compared
+/// in place: a write's checks run on every write and objects are not small).
+pub fn equal_except(a: &Value, b: &Value, skip: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
+    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
+    kept(a) == kept(b) && a.iter().filter(|(k, _)| !skip.contains(&k.as_str())).all(|(k, v)| b.get(k) == Some(v))
+}
+
+/// Whether two objects are equal but for the metadata fields in `skip`.
+pub fn equal_except_metadata(a: &Value, b: &Value, skip: &[&str]) -> bool {
+    let none = Value::Null;
+    equal_except(a, b, &["metadata"])
+        && equal_except(a.get("metadata").unwrap_or(&none), b.get("metadata").unwrap_or(&none), skip)
 }
 
 /// Reads a stored object and injects its resourceVersion.
@@ -205,5 +227,26 @@ mod tests {
         let obj = json!({"metadata": {"name": "a", "resourceVersion": "1"}});
         let kv = KeyValue { key: "k".into(), value: to_stored(&obj), create_revision: 5, mod_revision: 7 };
         assert_eq!(from_stored(&kv), json!({"metadata": {"name": "a", "resourceVersion": "7"}}));
+        let without = json!({"metadata": {"name": "a"}});
+        assert_eq!(to_stored(&without), to_stored(&obj), "the same bytes, with or without one to drop");
+    }
+
+    #[test]
+    fn objects_compare_equal_but_for_the_fields_named() {
+        let a = json!({"spec": {"x": 1}, "status": {"y": 1}, "metadata": {"name": "a", "resourceVersion": "1"}});
+        let b = json!({"spec": {"x": 1}, "status": {"y": 2}, "metadata": {"name": "a", "resourceVersion": "2"}});
+        assert!(equal_except(&a, &b, &["status", "metadata"]));
+        assert!(!equal_except(&a, &b, &["metadata"]), "the status differs");
+        let mut c = b.clone();
+        c["status"] = a["status"].clone();
+        assert!(equal_except_metadata(&a, &c, &["resourceVersion"]));
+        assert!(!equal_except_metadata(&a, &c, &["managedFields"]), "the resourceVersion differs");
+        // A field only one side has is a difference, whichever side it is on.
+        let extra = json!({"spec": {"x": 1}, "status": {"y": 1}, "metadata": {"name": "a"}, "data": 1});
+        assert!(!equal_except_metadata(&a, &extra, &["resourceVersion"]));
+        assert!(!equal_except_metadata(&extra, &a, &["resourceVersion"]));
+        let no_rv = json!({"spec": {"x": 1}, "status": {"y": 1}, "metadata": {"name": "a"}});
+        assert!(equal_except_metadata(&a, &no_rv, &["resourceVersion"]));
+        assert!(equal_except(&json!(1), &json!(1), &["x"]) && !equal_except(&json!(1), &json!(2), &["x"]));
     }
 }

@@ -504,6 +504,23 @@ mod stored_events {
     }
 
     #[test]
+    fn a_written_object_reads_back_as_the_store_would_give_it() {
+        let versions = super::super::VersionConversion {
+            served: "stable.example.com/v1beta1".into(),
+            storage: "stable.example.com/v1".into(),
+        };
+        let obj = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "Widget",
+            "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 1.5, "big": u64::MAX}});
+        for codec in [Codec::default(), Codec { versions: Some(versions), ..Default::default() }] {
+            let stored = codec.write(&obj);
+            let kv = KeyValue { key: "/w".into(), value: stored, create_revision: 3, mod_revision: 9 };
+            let written = codec.written(obj.clone(), &kv);
+            assert_eq!(written, codec.read(&kv));
+            assert_eq!(written["metadata"]["resourceVersion"], "9");
+        }
+    }
+
+    #[test]
     fn a_watch_of_another_version_than_stored_sends_every_object_at_its_own() {
         let versions = super::super::VersionConversion {
             served: "stable.example.com/v1beta1".into(),

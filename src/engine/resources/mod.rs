@@ -86,6 +86,21 @@ impl Codec {
         }
     }
 
+    /// What [`Codec::read`] gives for `kv`, which holds `obj` just written by
+    /// [`Codec::write`]: without a conversion that is `obj` at its resourceVersion and
+    /// served apiVersion, with no parse of the bytes.
+    pub fn written(&self, mut obj: Value, kv: &crate::engine::store::KeyValue) -> Value {
+        if self.conversion.is_some() || !obj.get("metadata").is_some_and(Value::is_object) {
+            return self.read(kv);
+        }
+        let rv = Value::from(kv.mod_revision.to_string());
+        crate::engine::meta::metadata_mut(&mut obj).insert("resourceVersion".into(), rv);
+        if let Some(api_version) = self.serve_at() {
+            set_api_version(&mut obj, api_version);
+        }
+        obj
+    }
+
     /// An object as the store keeps it (without resourceVersion).
     pub fn write(&self, obj: &Value) -> bytes::Bytes {
         let stored = match self.conversion {
@@ -316,13 +331,5 @@ pub fn copy_field(new: &mut Value, old: &Value, field: &str) {
 
 /// Whether anything outside `metadata` and `status` differs: what bumps `generation`.
 pub fn spec_changed(new: &Value, old: &Value) -> bool {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(m) = v.as_object_mut() {
-            m.remove("metadata");
-            m.remove("status");
-        }
-        v
-    };
-    strip(new) != strip(old)
+    !crate::engine::meta::equal_except(new, old, &["metadata", "status"])
 }

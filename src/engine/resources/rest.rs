@@ -353,7 +353,7 @@ impl Rest<'_> {
             .create(&self.info().key(namespace, &name), self.stored(&obj))
             .await
             .map_err(|e| self.store_error(e, &name))?;
-        Ok(self.read(&kv))
+        Ok(self.strategy.codec().written(obj, &kv))
     }
 
     /// GET one object.
@@ -461,9 +461,8 @@ impl Rest<'_> {
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
         }
-        let mut old_cmp = old.clone();
-        meta::metadata_mut(&mut old_cmp).remove("resourceVersion");
-        if obj == old_cmp {
+        // `obj` has no resourceVersion (see `preserve_on_update`).
+        if meta::equal_except_metadata(&obj, old, &["resourceVersion"]) && old.get("metadata").is_some() {
             return Ok(old.clone());
         }
         if dry_run {
@@ -482,7 +481,7 @@ impl Rest<'_> {
             return Ok(obj);
         }
         let kv = self.store.update(&key, self.stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;
-        Ok(self.read(&kv))
+        Ok(self.strategy.codec().written(obj, &kv))
     }
 
     /// PATCH on the main endpoint or `/status`.

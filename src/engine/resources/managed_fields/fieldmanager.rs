@@ -98,8 +98,13 @@ pub fn conflict_error(conflicts: &Conflicts) -> ApiError {
     err
 }
 
-/// The fields no manager ever owns (kube's `stripMeta`).
-fn server_fields() -> Set {
+/// The fields no manager ever owns (kube's `stripMeta`), built once.
+fn server_fields() -> &'static Set {
+    static FIELDS: std::sync::LazyLock<Set> = std::sync::LazyLock::new(build_server_fields);
+    &FIELDS
+}
+
+fn build_server_fields() -> Set {
     let f = |n: &str| PathElement::Field(n.to_string());
     let mut s = Set::of(&[vec![f("apiVersion")], vec![f("kind")], vec![f("metadata")]]);
     for field in [
@@ -120,7 +125,7 @@ fn server_fields() -> Set {
 
 fn strip(managers: &mut Managers, id: &ManagerId) {
     if let Some(vs) = managers.get_mut(id) {
-        vs.set = vs.set.difference(&server_fields());
+        vs.set = vs.set.difference(server_fields());
         if vs.set.is_empty() {
             managers.remove(id);
         }
@@ -153,16 +158,18 @@ fn set_managed_fields(obj: &mut Value, managed: &Managed) {
 /// kube's `IgnoreManagedFieldsTimestampsTransformer`: a write that changes nothing but
 /// entry times keeps the old times, so that it is no write at all.
 fn keep_times_if_nothing_else_changed(live: &Value, new: &mut Value) {
-    let field = |v: &Value| v.get("metadata").and_then(|m| m.get("managedFields")).cloned();
+    fn field(v: &Value) -> Option<&Value> {
+        v.get("metadata").and_then(|m| m.get("managedFields"))
+    }
     let (Some(old_entries), Some(new_entries)) = (field(live), field(new)) else { return };
-    if old_entries == new_entries || !managers::equal_but_times(&old_entries, &new_entries) {
+    if old_entries == new_entries
+        || !meta::equal_except_metadata(new, live, &["managedFields"])
+        || !managers::equal_but_times(old_entries, new_entries)
+    {
         return;
     }
-    let mut candidate = new.clone();
-    meta::metadata_mut(&mut candidate).insert("managedFields".into(), old_entries);
-    if candidate == *live {
-        *new = candidate;
-    }
+    let old_entries = old_entries.clone();
+    meta::metadata_mut(new).insert("managedFields".into(), old_entries);
 }
 
 /// `group/version, Kind=kind` as Go prints a GroupVersionKind.

@@ -8,7 +8,7 @@
 use super::set::Set;
 use crate::engine::meta;
 use k8s_openapi::jiff::Timestamp;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -46,22 +46,31 @@ impl ManagerId {
     }
 
     fn new(manager: &str, operation: &str, api_version: Option<&str>, subresource: Option<&str>) -> Self {
-        let mut parts = Vec::new();
-        let mut push = |k: &str, v: &str| {
-            if !v.is_empty() {
-                parts.push(format!("{}:{}", json!(k), super::path::go_json(&Value::from(v))));
+        // Built on every write: appended in place rather than formatted piece by piece.
+        let mut identifier = String::with_capacity(96);
+        identifier.push('{');
+        let parts = [
+            ("manager", manager),
+            ("operation", operation),
+            ("apiVersion", api_version.unwrap_or("")),
+            ("subresource", subresource.unwrap_or("")),
+        ];
+        for (key, value) in parts.into_iter().filter(|(_, v)| !v.is_empty()) {
+            if identifier.len() > 1 {
+                identifier.push(',');
             }
-        };
-        push("manager", manager);
-        push("operation", operation);
-        push("apiVersion", api_version.unwrap_or(""));
-        push("subresource", subresource.unwrap_or(""));
+            identifier.push('"');
+            identifier.push_str(key);
+            identifier.push_str("\":");
+            identifier.push_str(&super::path::go_json_str(value));
+        }
+        identifier.push('}');
         ManagerId {
             manager: manager.to_string(),
             operation: operation.to_string(),
             api_version: api_version.map(String::from),
             subresource: subresource.map(String::from),
-            identifier: format!("{{{}}}", parts.join(",")),
+            identifier,
         }
     }
 
@@ -267,6 +276,7 @@ pub fn equal_but_times(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn entry(manager: &str, operation: &str, time: &str, sub: Option<&str>) -> Value {
         let mut e = json!({

@@ -91,7 +91,7 @@ impl PathElement {
             PathElement::Field(name) => format!("f:{name}"),
             PathElement::Key(fields) => {
                 let body: Vec<String> =
-                    fields.iter().map(|(k, v)| format!("{}:{}", go_json_string(k), go_json(v))).collect();
+                    fields.iter().map(|(k, v)| format!("{}:{}", go_json_str(k), go_json(v))).collect();
                 format!("k:{{{}}}", body.join(","))
             }
             PathElement::Value(v) => format!("v:{}", go_json(v)),
@@ -201,7 +201,16 @@ pub fn go_json(v: &Value) -> String {
     escape_like_go(&v.to_string())
 }
 
-fn go_json_string(s: &str) -> String {
+/// A string as Go's encoding/json writes it; one that needs no escaping is only quoted.
+pub fn go_json_str(s: &str) -> String {
+    let plain = |b: u8| (b' '..=b'~').contains(&b) && !matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&');
+    if s.bytes().all(plain) {
+        let mut out = String::with_capacity(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return out;
+    }
     escape_like_go(&Value::from(s).to_string())
 }
 
@@ -226,6 +235,14 @@ fn escape_like_go(json: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn strings_are_written_as_go_writes_them() {
+        for s in ["kubectl-client-side-apply", "stable.example.com/v1", "", "a\"b", "<&>", "tab\there", "é\u{2028}"] {
+            assert_eq!(go_json_str(s), go_json(&Value::from(s)), "{s:?}");
+        }
+        assert_eq!(go_json_str("a<b"), "\"a\\u003cb\"");
+    }
 
     #[test]
     fn elements_encode_and_decode_as_fields_v1_keys() {

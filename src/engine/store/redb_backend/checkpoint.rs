@@ -1,10 +1,14 @@
 //! The checkpointer: a thread that carries logged batches into the redb database.
 //!
 //! The committer hands over each record once it is durable in the log; this thread
-//! applies whatever has queued up in one non-durable redb transaction (no fsync), and
+//! applies what has queued up in one non-durable redb transaction (no fsync), and
 //! every so often commits durably — a checkpoint — after which the log segments at or
 //! below that revision are deleted. Keeping this off the committer keeps the B-tree
-//! rewrites and the checkpoints' fsyncs out of every write's latency. The hand-off is
+//! rewrites and the checkpoints' fsyncs out of every write's latency. Records wait up to
+//! [`APPLY_DELAY`] (or until [`APPLY_RECORDS`] or [`APPLY_BYTES`] have queued) and go in
+//! one transaction: a lone write then wakes this thread at most once per delay, not at
+//! the moment it is fanned out to watchers, and under load the transactions grow. Reads
+//! never wait for this: the store serves them from memory. The hand-off is
 //! bounded in bytes: if the thread falls behind, the committer waits (backpressure).
 //! If applying fails, the thread stops and the next hand-off reports the error; the log
 //! still holds every acknowledged write, and the next open replays it.
@@ -16,6 +20,7 @@ use super::tables;
 use redb::{Database, Durability};
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// When to checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,13 +37,27 @@ pub enum Policy {
 /// How many bytes of records may wait for the checkpointer before the committer blocks.
 const MAX_BACKLOG: usize = 64 << 20;
 
+/// How long the oldest record may wait before it is applied.
+const APPLY_DELAY: Duration = Duration::from_millis(50);
+/// How many records, or bytes of them, are applied at once without waiting for the delay.
+const APPLY_RECORDS: usize = 256;
+const APPLY_BYTES: usize = 4 << 20;
+
 /// Records on their way from the committer to the checkpointer.
 #[derive(Default)]
 struct Queue {
     records: VecDeque<Record>,
     bytes: usize,
+    /// When the oldest queued record came.
+    since: Option<Instant>,
     closed: bool,
     failed: Option<StoreError>,
+}
+
+impl Queue {
+    fn full(&self) -> bool {
+        self.records.len() >= APPLY_RECORDS || self.bytes >= APPLY_BYTES
+    }
 }
 
 #[derive(Default)]
@@ -58,6 +77,13 @@ impl Handoff {
         self.changed.wait(guard).unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    fn wait_at_most<'a>(&self, guard: MutexGuard<'a, Queue>, timeout: Duration) -> MutexGuard<'a, Queue> {
+        match self.changed.wait_timeout(guard, timeout) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        }
+    }
+
     fn push(&self, record: Record) -> Result<(), StoreError> {
         let weight = record.weight();
         let mut queue = self.lock();
@@ -71,21 +97,36 @@ impl Handoff {
             }
             queue = self.wait(queue);
         }
+        // The checkpointer sleeps without a deadline while the queue is empty: the first
+        // record gives it one. Later records wake it only once a batch is full.
+        let first = queue.records.is_empty();
         queue.bytes += weight;
         queue.records.push_back(record);
-        self.changed.notify_all();
+        if first {
+            queue.since = Some(Instant::now());
+        }
+        if first || queue.full() {
+            self.changed.notify_all();
+        }
         Ok(())
     }
 
-    /// Everything queued, waiting for something; `None` once closed and drained.
+    /// Everything queued, once a batch is full, the oldest record has waited
+    /// [`APPLY_DELAY`] or the queue is closed; `None` once closed and drained.
     fn take(&self) -> Option<Vec<Record>> {
         let mut queue = self.lock();
         loop {
             if !queue.records.is_empty() {
-                queue.bytes = 0;
-                let records = queue.records.drain(..).collect();
-                self.changed.notify_all();
-                return Some(records);
+                let waited = queue.since.map_or(APPLY_DELAY, |since| since.elapsed());
+                if queue.closed || queue.full() || waited >= APPLY_DELAY {
+                    queue.bytes = 0;
+                    queue.since = None;
+                    let records = queue.records.drain(..).collect();
+                    self.changed.notify_all();
+                    return Some(records);
+                }
+                queue = self.wait_at_most(queue, APPLY_DELAY - waited);
+                continue;
             }
             if queue.closed {
                 return None;
