@@ -462,7 +462,7 @@ impl Rest<'_> {
             return Err(self.invalid(name, &errors));
         }
         // `obj` has no resourceVersion (see `preserve_on_update`).
-        if meta::equal_except_metadata(&obj, old, &["resourceVersion"]) && old.get("metadata").is_some() {
+        if meta::equal_except_metadata(&obj, old, &["resourceVersion"]) {
             return Ok(old.clone());
         }
         if dry_run {
