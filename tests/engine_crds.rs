@@ -163,3 +163,35 @@ async fn an_invalid_crd_name_is_refused_as_kube_apiserver_refuses_it() {
         serde_json::from_slice(&axum::body::to_bytes(res.into_body(), 1 << 20).await.expect("body")).expect("json");
     assert_json_matches(ex.response.body.json(), &body, "reference 11");
 }
+
+/// The fieldsV1 of `crd`'s managedFields entry written by `manager`.
+fn fields_of(crd: &Crd, manager: &str) -> Value {
+    let entries = crd.metadata.managed_fields.as_ref().expect("managedFields");
+    let entry = entries.iter().find(|e| e.manager.as_deref() == Some(manager)).expect("the manager's entry");
+    serde_json::to_value(entry.fields_v1.as_ref().expect("fieldsV1")).expect("json")
+}
+
+#[tokio::test]
+async fn a_crds_managed_fields_are_typed_as_kube_types_them() {
+    let (_engine, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client);
+    let pp = PostParams { field_manager: Some("creator".into()), ..Default::default() };
+    crds.create(&pp, &serde_json::from_value(recorded_body("06")).expect("crd")).await.expect("create");
+    let crd = wait_for(&crds, "widgets.stable.example.com", |c| condition(c, "Established").is_some()).await;
+
+    // Compared with Go's zero CRD: spec and names exist there, so they get no "." entry;
+    // conversion is defaulted while decoding, so its creator owns it (with a ".").
+    let spec = fields_of(&crd, "creator")["f:spec"].clone();
+    assert_eq!(spec.get("."), None, "{spec}");
+    assert_eq!(spec["f:names"].get("."), None, "{spec}");
+    assert_eq!(spec["f:conversion"], json!({".": {}, "f:strategy": {}}), "{spec}");
+    assert_eq!(spec["f:versions"], json!({}), "versions is an atomic list: {spec}");
+
+    // Conditions are a map list keyed by type: the controller owns each one it wrote.
+    let status = fields_of(&crd, "kube-apiserver")["f:status"].clone();
+    for kind in ["NamesAccepted", "Established"] {
+        let item = &status["f:conditions"][format!("k:{{\"type\":\"{kind}\"}}")];
+        assert_eq!(item["."], json!({}), "{kind}: {status}");
+        assert_eq!(item["f:reason"], json!({}), "{kind}: {status}");
+    }
+}

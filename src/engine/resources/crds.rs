@@ -1,6 +1,7 @@
 //! apiextensions.k8s.io/v1 CustomResourceDefinitions as a kind: the strategy that ties
 //! the registry's pure rules (defaults, validation) to the generic verbs.
 
+use super::managed_fields::schema::Schema;
 use super::{ResourceInfo, Strategy};
 use crate::engine::field::FieldError;
 use crate::engine::meta;
@@ -9,6 +10,7 @@ use crate::engine::status::ApiError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
+use std::sync::{Arc, LazyLock};
 
 /// The finalizer that holds a CRD until its custom resources are gone.
 pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
@@ -112,6 +114,30 @@ impl Strategy for CrdStrategy {
                 now,
             );
         });
+    }
+
+    /// kube defaults a CRD while decoding it, so the defaults (`conversion`, `listKind`,
+    /// `singular`) are in the object its managedFields are computed from (reference 07:
+    /// the creator owns `f:conversion`).
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        edit(obj, defaults::apply_defaults);
+        Vec::new()
+    }
+
+    /// Go's zero CustomResourceDefinition through kube's converter: the spec fields
+    /// without `omitempty` are there, empty, so a create owns `f:spec` and `f:names`
+    /// without `"."` entries but the defaulted `f:conversion` with one (reference 07).
+    fn zero_object(&self) -> Value {
+        serde_json::json!({
+            "apiVersion": self.info.api_version(), "kind": self.info.kind,
+            "spec": {"group": "", "names": {"plural": "", "kind": ""}, "scope": "", "versions": null},
+            "status": {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": null}
+        })
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        static TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(Schema::for_crd_objects()));
+        Some(Arc::clone(&TYPES))
     }
 
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {

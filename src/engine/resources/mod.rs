@@ -204,6 +204,21 @@ pub trait Strategy: Send + Sync {
         vec![]
     }
 
+    /// The object a create is compared with to find the fields its manager set: kube's
+    /// zero value of the kind as its converter writes it. A typed kind's fields without
+    /// `omitempty` are there (empty), so setting them is a change, not an addition, and
+    /// their parents get no `"."` entry.
+    fn zero_object(&self) -> Value {
+        let info = self.info();
+        serde_json::json!({"apiVersion": info.api_version(), "kind": info.kind})
+    }
+
+    /// The field types server-side apply and managedFields use for a kind that has no CRD
+    /// schema of its own; `None`: the custom resource's schema, or deduced from the value.
+    fn field_types(&self) -> Option<Arc<managed_fields::schema::Schema>> {
+        None
+    }
+
     /// Normalizes a new object before validation (drop status, set defaults, finalizers).
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

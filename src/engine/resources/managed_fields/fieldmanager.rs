@@ -45,6 +45,9 @@ pub struct FieldManager<'a> {
     pub stamps_time: bool,
     /// The time of this write, in kube's format.
     pub now: String,
+    /// The kind's zero object ([`Strategy::zero_object`](crate::engine::resources::Strategy::zero_object)):
+    /// what `before-first-apply` is computed from, as kube's skip-non-applied layer does.
+    pub zero: Value,
 }
 
 /// Why an apply was refused.
@@ -277,8 +280,7 @@ impl FieldManager<'_> {
         force: bool,
     ) -> Result<(Value, Managed), ApplyError> {
         if managed.fields.is_empty() {
-            let empty = json!({"apiVersion": self.api_version, "kind": self.kind});
-            self.record_update(&empty, live, &mut managed, BEFORE_FIRST_APPLY);
+            self.record_update(&self.zero, live, &mut managed, BEFORE_FIRST_APPLY);
         }
         let id = ManagerId::apply(if manager.is_empty() { "unknown" } else { manager }, self.subresource);
         if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|v| !v.is_null()) {

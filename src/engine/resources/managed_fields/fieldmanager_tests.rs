@@ -42,6 +42,7 @@ fn fm<'a>(schema: &'a Schema, sub: Option<&'a str>, now: &str) -> FieldManager<'
         filter,
         stamps_time: sub != Some("scale"),
         now: format!("2026-11-22T{now}Z"),
+        zero: json!({"apiVersion": V1, "kind": "Widget"}),
     }
 }
 

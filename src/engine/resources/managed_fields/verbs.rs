@@ -68,9 +68,13 @@ type SchemaCache = std::sync::Mutex<std::collections::HashMap<(String, String, u
 static SCHEMAS: std::sync::OnceLock<SchemaCache> = std::sync::OnceLock::new();
 
 impl Rest<'_> {
-    /// The field types of this kind: the CRD's schema for the served version, built once
-    /// per CRD revision (decoding a CRD on every write cost more than the write).
+    /// The field types of this kind: its own when it has them (CRDs), else the CRD's
+    /// schema for the served version, built once per CRD revision (decoding a CRD on every
+    /// write cost more than the write).
     async fn type_schema(&self) -> Arc<Schema> {
+        if let Some(types) = self.strategy.field_types() {
+            return types;
+        }
         let info = self.strategy.info();
         let key = format!(
             "{}{}.{}",
@@ -126,6 +130,7 @@ impl Rest<'_> {
             filter,
             stamps_time: sub != Subresource::Scale,
             now: meta::format_time(self.now),
+            zero: self.strategy.zero_object(),
         }
     }
 
@@ -140,9 +145,8 @@ impl Rest<'_> {
             return;
         }
         let schema = self.type_schema().await;
-        let info = self.strategy.info();
-        let empty = json!({"apiVersion": info.api_version(), "kind": info.kind});
-        self.field_manager(&schema, Subresource::Main).update(&empty, obj, opts.field_manager.as_deref());
+        let fm = self.field_manager(&schema, Subresource::Main);
+        fm.update(&fm.zero, obj, opts.field_manager.as_deref());
     }
 
     /// An update's managedFields, computed from the request before the strategy touches
@@ -186,8 +190,7 @@ impl Rest<'_> {
         let fm = self.field_manager(&schema, sub);
         let info = self.strategy.info();
         let Some(live) = live else {
-            let empty = json!({"apiVersion": info.api_version(), "kind": info.kind});
-            let mut obj = fm.apply(&empty, &config, manager, opts.force).map_err(ApiError::from)?;
+            let mut obj = fm.apply(&fm.zero, &config, manager, opts.force).map_err(ApiError::from)?;
             if let Some(uid) = meta::uid(&obj) {
                 return Err(ApiError::conflict(
                     &info.group_resource(),
