@@ -36,10 +36,12 @@ pub fn router(engine: Arc<Engine>) -> Router {
 
 /// A JSON body with the headers kube-apiserver sends on every API response.
 pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
-    json_text_response(status, body.to_string())
+    // Straight into bytes: `to_string` goes through `fmt` and checks UTF-8 on the way.
+    json_text_response(status, serde_json::to_vec(body).unwrap_or_default())
 }
 
-fn json_text_response(status: StatusCode, body: String) -> Response {
+fn json_text_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
+    let body: axum::body::Body = body.into();
     let mut res = (status, body).into_response();
     let h = res.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
