@@ -164,11 +164,12 @@ impl Engine {
         Err(e)
     }
 
-    /// The engine's HTTP API as a tower service.
+    /// Watch lines of recent changes, shared by the watchers they go to.
     pub(crate) fn watch_lines(&self) -> &crate::engine::api::watch::SharedLines {
         &self.watch_lines
     }
 
+    /// The engine's HTTP API as a tower service.
     pub fn router(self: &Arc<Self>) -> axum::Router {
         crate::engine::api::router(Arc::clone(self))
     }

@@ -163,10 +163,10 @@ fn version_conversion(
     }
     let group = &crd.spec.group;
     // Validation makes exactly one version the storage version.
-    let storage = crd.spec.versions.iter().find(|v| v.storage).unwrap_or(version);
+    let storage = crate::engine::registry::defaults::storage_version(crd).unwrap_or(&version.name);
     Some(VersionConversion {
         served: format!("{group}/{}", version.name).into(),
-        storage: format!("{group}/{}", storage.name).into(),
+        storage: format!("{group}/{storage}").into(),
     })
 }
 

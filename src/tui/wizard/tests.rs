@@ -413,10 +413,7 @@ fn at_controllers(s: &mut State, path: &str) {
 #[test]
 fn tab_and_arrows_switch_between_the_path_and_the_controllers() {
     let mut s = state();
-    on_target(&mut s);
-    type_keys(&mut s, "new.yaml");
-    press(&mut s, KeyCode::Tab);
-    assert_eq!(wizard(&s).field, Field::Controllers);
+    at_controllers(&mut s, "new.yaml");
     type_keys(&mut s, "ops/op");
     press(&mut s, KeyCode::Up);
     assert_eq!(wizard(&s).field, Field::Path);

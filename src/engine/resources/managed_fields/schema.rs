@@ -93,14 +93,7 @@ impl Schema {
     /// `kind` and ObjectMeta's `metadata` as kube adds them. `preserve_unknown` is the
     /// CRD's legacy `spec.preserveUnknownFields`.
     pub fn for_kind(schema: Option<&JSONSchemaProps>, preserve_unknown: bool) -> Schema {
-        let mut root = match schema.map(|s| from_props(s, preserve_unknown)) {
-            Some(Schema::Map(m)) => m,
-            _ => MapSchema { rest: Some(Box::new(Schema::Deduced)), ..Default::default() },
-        };
-        root.fields.insert("apiVersion".into(), Schema::Scalar(ScalarType::String));
-        root.fields.insert("kind".into(), Schema::Scalar(ScalarType::String));
-        root.fields.insert("metadata".into(), object_meta());
-        Schema::Map(root)
+        Schema::Map(kind_root(schema, preserve_unknown))
     }
 
     /// The type of a CustomResourceDefinition object as kube's OpenAPI types it for
@@ -116,10 +109,7 @@ impl Schema {
             rest: Some(Box::new(Schema::Deduced)),
             atomic: false,
         };
-        let mut root = match Schema::for_kind(None, false) {
-            Schema::Map(m) => m,
-            _ => MapSchema::default(),
-        };
+        let mut root = kind_root(None, false);
         root.fields.insert("status".into(), Schema::Map(status));
         Schema::Map(root)
     }
@@ -133,6 +123,18 @@ impl Schema {
             _ => &DEDUCED,
         }
     }
+}
+
+/// The map [`Schema::for_kind`] types an object with.
+fn kind_root(schema: Option<&JSONSchemaProps>, preserve_unknown: bool) -> MapSchema {
+    let mut root = match schema.map(|s| from_props(s, preserve_unknown)) {
+        Some(Schema::Map(m)) => m,
+        _ => MapSchema { rest: Some(Box::new(Schema::Deduced)), ..Default::default() },
+    };
+    root.fields.insert("apiVersion".into(), Schema::Scalar(ScalarType::String));
+    root.fields.insert("kind".into(), Schema::Scalar(ScalarType::String));
+    root.fields.insert("metadata".into(), object_meta());
+    root
 }
 
 fn from_props(s: &JSONSchemaProps, preserve_unknown: bool) -> Schema {
