@@ -365,3 +365,66 @@ fn a_bad_listen_address_is_a_clear_error() {
     let stderr = refused(cmd);
     assert!(stderr.contains("invalid --listen \"6443\"") && stderr.contains("127.0.0.1:6443"), "{stderr}");
 }
+
+/// client-go's way of watching: HTTP/2 by ALPN, every watch a stream of one connection.
+/// The server coalesces the streams' writes; every stream must still get every event, in
+/// order, and promptly.
+#[tokio::test]
+async fn many_watches_on_one_http2_connection_each_get_every_event() {
+    use futures::{StreamExt, TryStreamExt};
+    use rustls::pki_types::pem::PemObject;
+    const STREAMS: usize = 20;
+    const CHANGES: usize = 5;
+    rustls::crypto::ring::default_provider().install_default().ok();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start(dir.path(), &[]);
+    let ca = std::fs::read(dir.path().join("ca.crt")).expect("ca.crt");
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(rustls::pki_types::CertificateDer::from_pem_slice(&ca).expect("CA")).expect("root");
+    let mut tls = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let addr: std::net::SocketAddr = served.url.trim_start_matches("https://").parse().expect("address");
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]), "the server speaks HTTP/2");
+    let (send, conn) =
+        hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioIo::new(tls))
+            .await
+            .expect("HTTP/2 handshake");
+    tokio::spawn(conn);
+    let token = std::fs::read_to_string(dir.path().join("token")).expect("token");
+
+    let mut watches = Vec::new();
+    for _ in 0..STREAMS {
+        let req = http::Request::get(format!("{}/api/v1/namespaces/default/configmaps?watch=1", served.url))
+            .header("authorization", format!("Bearer {}", token.trim()))
+            .body(http_body_util::Empty::<bytes::Bytes>::new())
+            .expect("request");
+        let res = send.clone().send_request(req).await.expect("watch");
+        assert!(res.status().is_success(), "watch: {}", res.status());
+        let body = http_body_util::BodyStream::new(res.into_body())
+            .try_filter_map(|frame| futures::future::ready(Ok(frame.into_data().ok())))
+            .map_err(std::io::Error::other)
+            .into_async_read();
+        watches.push(futures::AsyncBufReadExt::lines(body));
+    }
+    let client = kube_client(read_kubeconfig(&served.kubeconfig)).await;
+    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::namespaced(client, "default");
+    for i in 0..CHANGES {
+        let cm = serde_json::from_value(serde_json::json!({"metadata": {"name": format!("cm-{i}")}})).expect("cm");
+        api.create(&kube::api::PostParams::default(), &cm).await.expect("create");
+    }
+    for (w, lines) in watches.iter_mut().enumerate() {
+        for i in 0..CHANGES {
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next())
+                .await
+                .unwrap_or_else(|_| panic!("watch {w} waited too long for event {i}"))
+                .expect("the watch is open")
+                .expect("a line");
+            let event: serde_json::Value = serde_json::from_str(&line).expect("JSON event");
+            assert_eq!(event["type"], "ADDED", "watch {w}: {line}");
+            assert_eq!(event["object"]["metadata"]["name"], format!("cm-{i}"), "watch {w}: {line}");
+        }
+    }
+}

@@ -97,6 +97,10 @@ impl Connection {
             () = stopped(&mut self.stop) => return,
         };
         match done {
+            // HTTP/2 puts many watches on one connection: coalesce their writes.
+            Ok(Ok(stream)) if stream.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                self.http(super::coalesce::Coalesced::new(stream)).await
+            }
             Ok(Ok(stream)) => self.http(stream).await,
             Ok(Err(e)) => tracing::debug!(peer = %self.peer, "TLS handshake failed: {e}"),
             Err(_) => tracing::debug!(peer = %self.peer, "TLS handshake timed out"),

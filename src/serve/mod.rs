@@ -11,6 +11,7 @@
 //! pure), [`token`], [`tls`], [`auth`], [`kubeconfig`], and the socket loop in `listener`.
 
 pub mod auth;
+mod coalesce;
 mod files;
 pub mod kubeconfig;
 mod listener;
