@@ -18,6 +18,8 @@
 //! truncating it; anything else (a bad record with more log after it, a gap between
 //! revisions) is an error naming the file and offset, because acknowledged data is at stake.
 
+#[cfg(target_os = "linux")]
+mod direct;
 pub mod record;
 
 use super::{Revision, StoreError};
@@ -177,6 +179,9 @@ pub struct Wal {
     segment_bytes: u64,
     /// The revision of the last record appended (or the start revision minus one).
     last: Revision,
+    /// The active segment's direct-I/O handle, where the file system allows it.
+    #[cfg(target_os = "linux")]
+    direct: Option<direct::Direct>,
 }
 
 impl Wal {
@@ -191,8 +196,29 @@ impl Wal {
         let file = create_segment(&first.path)?;
         sync_dir(dir)?;
         let active = first.path.clone();
+        #[cfg(target_os = "linux")]
+        let direct = direct::Direct::open(dir, &active).map_err(|e| io_error("open", &active, e))?;
         let segments = Arc::new(Segments { dir: dir.to_path_buf(), list: Mutex::new(VecDeque::from([first])) });
-        Ok(Wal { segments, file, active, len: 0, allocated: 0, segment_bytes, last: next.saturating_sub(1) })
+        Ok(Wal {
+            segments,
+            file,
+            active,
+            len: 0,
+            allocated: 0,
+            segment_bytes,
+            last: next.saturating_sub(1),
+            #[cfg(target_os = "linux")]
+            direct,
+        })
+    }
+
+    /// Whether records are synced through direct I/O (see [`direct`]).
+    #[cfg(test)]
+    pub fn is_direct(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.direct.is_some();
+        #[cfg(not(target_os = "linux"))]
+        return false;
     }
 
     /// The segment list, for deleting what a checkpoint made redundant.
@@ -213,12 +239,25 @@ impl Wal {
             self.roll(record.first_revision())?;
         }
         let end = self.len + framed.len() as u64;
+        #[cfg(target_os = "linux")]
+        if let Some(direct) = self.direct.as_mut()
+            && end.div_ceil(direct::BLOCK) * direct::BLOCK <= self.allocated
+        {
+            direct.append(self.len, &framed).map_err(|e| io_error("append to", &self.active, e))?;
+            self.len = end;
+            self.last = record.revision;
+            return Ok(());
+        }
         let write = self.file.seek(SeekFrom::Start(self.len)).and_then(|_| self.file.write_all(&framed));
         write.map_err(|e| io_error("append to", &self.active, e))?;
         if end > self.allocated {
             self.preallocate(end)?;
         }
         self.file.sync_data().map_err(|e| io_error("sync", &self.active, e))?;
+        #[cfg(target_os = "linux")]
+        if let Some(direct) = self.direct.as_mut() {
+            direct.appended(self.len, &framed);
+        }
         self.len = end;
         self.last = record.revision;
         Ok(())
@@ -241,6 +280,10 @@ impl Wal {
         let segment = Segment { first, path: segment_path(dir, first) };
         self.file = create_segment(&segment.path)?;
         sync_dir(dir)?;
+        #[cfg(target_os = "linux")]
+        {
+            self.direct = direct::Direct::open(dir, &segment.path).map_err(|e| io_error("open", &segment.path, e))?;
+        }
         self.active = segment.path.clone();
         self.len = 0;
         self.allocated = 0;
@@ -257,6 +300,8 @@ impl Wal {
         while let Some(old) = list.pop_front() {
             std::fs::remove_file(&old.path).map_err(|e| io_error("remove", &old.path, e))?;
         }
+        #[cfg(target_os = "linux")]
+        direct::remove_flush_file(&segments.dir).map_err(|e| io_error("remove the flush file in", &segments.dir, e))?;
         sync_dir(&segments.dir)
     }
 }
