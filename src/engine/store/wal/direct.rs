@@ -8,7 +8,7 @@
 //! with direct I/O, which returns once the device has the blocks, and made durable by
 //! `fdatasync` of a small file that never changes: on ext4 that syncs nothing of its own
 //! and flushes the device's write cache, which is what makes the record's blocks durable.
-//! On a 2-core VM this took a sync from 0.25 to 0.18 ms at the median and cut its tail.
+//! On this project's 2-core VM that takes 0.05 ms off the median sync and more off its tail.
 //!
 //! It is used only where both halves are known to hold: ext4, whose `fsync` of a clean
 //! file always flushes the device cache (journal or not), and a segment that takes direct
