@@ -59,12 +59,8 @@ impl<I: AsyncRead + Unpin> AsyncRead for Coalesced<I> {
 }
 
 impl<I: AsyncWrite + Unpin> AsyncWrite for Coalesced<I> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        if self.pending.len() >= MAX_BUFFERED {
-            ready!(self.poll_drain(cx))?;
-        }
-        self.pending.extend_from_slice(buf);
-        Poll::Ready(Ok(buf.len()))
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored(cx, &[io::IoSlice::new(buf)])
     }
 
     fn poll_write_vectored(

@@ -27,12 +27,14 @@ pub const BLOCK: u64 = 4096;
 /// The name of the file whose sync flushes the device cache, next to the segments.
 const FLUSH_FILE: &str = "flush";
 
-const EXT4_SUPER_MAGIC: i64 = 0xEF53;
+pub(super) const EXT4_SUPER_MAGIC: i64 = 0xEF53;
 
-/// A segment's direct-I/O handle.
+/// The log's direct-I/O path: decided once, for its directory, and moved along from
+/// segment to segment.
 pub struct Direct {
-    file: File,
     flush: File,
+    /// The active segment, opened for direct writes.
+    segment: File,
     /// The bytes of the segment's last, partly written block, up to its end of records:
     /// a direct write rewrites the whole block.
     tail: Vec<u8>,
@@ -47,21 +49,27 @@ impl std::fmt::Debug for Direct {
 }
 
 impl Direct {
-    /// The direct handle of the empty segment at `path` in `dir`, when the file system
-    /// allows it (see the module).
+    /// The direct path of the log in `dir` whose first, empty segment is `path`, when the
+    /// file system allows it (see the module).
     pub fn open(dir: &Path, path: &Path) -> io::Result<Option<Direct>> {
-        let file = OpenOptions::new().write(true).custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32).open(path);
-        let file = match file {
-            Ok(file) => file,
+        let segment = match open_segment(path) {
+            Ok(segment) => segment,
             // File systems without direct I/O refuse the flag.
             Err(e) if e.kind() == io::ErrorKind::InvalidInput => return Ok(None),
             Err(e) => return Err(e),
         };
-        if !takes_direct_writes(&file)? {
+        if !takes_direct_writes(&segment)? {
             return Ok(None);
         }
         let flush = open_flush_file(dir)?;
-        Ok(Some(Direct { file, flush, tail: Vec::new(), scratch: Vec::new() }))
+        Ok(Some(Direct { flush, segment, tail: Vec::new(), scratch: Vec::new() }))
+    }
+
+    /// Moves on to the new, empty segment at `path`, in the same directory.
+    pub fn roll(&mut self, path: &Path) -> io::Result<()> {
+        self.segment = open_segment(path)?;
+        self.tail.clear();
+        Ok(())
     }
 
     /// Writes `framed` at `at`, the segment's end of records, and makes it durable. The
@@ -76,7 +84,7 @@ impl Direct {
         let block = &mut self.scratch[offset..offset + len as usize];
         block[..self.tail.len()].copy_from_slice(&self.tail);
         block[self.tail.len()..used].copy_from_slice(framed);
-        self.file.write_all_at(block, start)?;
+        self.segment.write_all_at(block, start)?;
         self.flush.sync_data()?;
         self.appended(at, framed);
         Ok(())
@@ -93,6 +101,10 @@ impl Direct {
             self.tail.extend_from_slice(framed);
         }
     }
+}
+
+fn open_segment(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32).open(path)
 }
 
 /// ext4, and a file that takes direct writes at [`BLOCK`] alignment without falling back.
@@ -117,14 +129,9 @@ pub fn remove_flush_file(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// The empty file whose `fdatasync` flushes the device cache; created (durably) once.
+/// The empty file whose `fdatasync` flushes the device cache. Nothing in it needs to
+/// survive a crash (a lost one is made again), so making it syncs nothing: the first
+/// record's sync takes its creation along.
 fn open_flush_file(dir: &Path) -> io::Result<File> {
-    let path = dir.join(FLUSH_FILE);
-    if let Ok(file) = File::open(&path) {
-        return Ok(file);
-    }
-    let file = OpenOptions::new().write(true).create(true).truncate(false).mode(0o600).open(&path)?;
-    file.sync_all()?;
-    File::open(dir)?.sync_all()?;
-    Ok(file)
+    OpenOptions::new().write(true).create(true).truncate(false).mode(0o600).open(dir.join(FLUSH_FILE))
 }

@@ -281,8 +281,8 @@ impl Wal {
         self.file = create_segment(&segment.path)?;
         sync_dir(dir)?;
         #[cfg(target_os = "linux")]
-        {
-            self.direct = direct::Direct::open(dir, &segment.path).map_err(|e| io_error("open", &segment.path, e))?;
+        if let Some(direct) = self.direct.as_mut() {
+            direct.roll(&segment.path).map_err(|e| io_error("open", &segment.path, e))?;
         }
         self.active = segment.path.clone();
         self.len = 0;

@@ -177,7 +177,7 @@ fn records_synced_through_direct_io_replay_exactly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("wal");
     let mut wal = Wal::start(&log, 1, 4 << 20).expect("start");
-    let on_ext4 = rustix::fs::statfs(dir.path()).expect("statfs").f_type as i64 == 0xEF53;
+    let on_ext4 = rustix::fs::statfs(dir.path()).expect("statfs").f_type as i64 == super::direct::EXT4_SUPER_MAGIC;
     assert_eq!(wal.is_direct(), on_ext4, "direct I/O is used exactly where it is known to be durable");
     let mut written = Vec::new();
     // About 1.3 MB: past the first 1 MiB chunk, so both paths take turns.
