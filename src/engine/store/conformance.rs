@@ -14,11 +14,12 @@ fn b(s: &str) -> Bytes {
 }
 
 async fn next_event(w: &mut WatchStream) -> WatchEvent {
-    tokio::time::timeout(Duration::from_secs(5), w.next())
+    let event = tokio::time::timeout(Duration::from_secs(5), w.next())
         .await
         .expect("a watch event within 5 s")
         .expect("the watch stream is open")
-        .expect("no watch error")
+        .expect("no watch error");
+    WatchEvent::clone(&event)
 }
 
 pub async fn create_get_update_delete(s: impl Store) {

@@ -108,8 +108,9 @@ pub struct Deleted {
     pub revision: Revision,
 }
 
-/// A stream of changes under a prefix, in revision order. An `Err` ends it.
-pub type WatchStream = BoxStream<'static, Result<WatchEvent, StoreError>>;
+/// A stream of changes under a prefix, in revision order. An `Err` ends it. Every
+/// watcher of a change shares the one the history holds.
+pub type WatchStream = BoxStream<'static, Result<Arc<WatchEvent>, StoreError>>;
 
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

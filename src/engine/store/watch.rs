@@ -39,13 +39,13 @@ pub fn stream(
 }
 
 impl Cursor {
-    async fn next_event(&mut self) -> Option<Result<WatchEvent, StoreError>> {
+    async fn next_event(&mut self) -> Option<Result<Arc<WatchEvent>, StoreError>> {
         loop {
             if self.done {
                 return None;
             }
             if let Some(event) = self.buffer.pop_front() {
-                return Some(Ok((*event).clone()));
+                return Some(Ok(event));
             }
             // Mark what we are about to read as seen before reading, so a change committed
             // right after the read still wakes us.

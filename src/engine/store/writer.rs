@@ -7,12 +7,21 @@
 //! wakes the watchers, and answers every caller. So throughput grows with concurrency
 //! instead of collapsing to one fsync per write, and a caller is answered only once its
 //! write is durable and visible.
+//!
+//! A lone writer (the last batch held one write, nothing is queued and no batch is under
+//! way) commits on its own thread instead: handing the write to the committer and the
+//! answer back costs two thread wake-ups, and on a VM each wake of an idle CPU is an
+//! interrupt through the hypervisor (about 0.02 ms of the waker's time, more of the
+//! wakee's). The watchers it wakes are then queued on the runtime thread that is already
+//! running. Under concurrency the batches hold more than one write and every write goes
+//! through the queue as before.
 
 use super::state::State;
 use super::{Deleted, KeyValue, Revision, StoreError, WatchEvent};
 use bytes::Bytes;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{mpsc, oneshot};
 
 /// The most requests one commit takes.
@@ -52,9 +61,29 @@ struct Request {
     reply: oneshot::Sender<Result<Outcome, StoreError>>,
 }
 
+/// What a commit needs, shared by the committer thread and lone writers.
+struct Committer {
+    /// Held for the whole of a commit: one at a time, in revision order.
+    persist: Mutex<Box<dyn Persist>>,
+    state: Arc<RwLock<State>>,
+    revisions: tokio::sync::watch::Sender<Revision>,
+    /// How many writes the last commit held.
+    last_batch: AtomicUsize,
+}
+
+impl Committer {
+    /// Decides, persists, applies and answers one batch.
+    fn commit(&self, requests: Vec<Request>) {
+        let mut persist = self.persist.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.last_batch.store(requests.len(), Ordering::Relaxed);
+        commit(persist.as_mut(), &self.state, &self.revisions, requests);
+    }
+}
+
 /// The handle callers submit writes through. Dropping it stops the committer thread.
 pub struct Writer {
     queue: mpsc::Sender<Request>,
+    committer: Arc<Committer>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -65,9 +94,14 @@ impl Writer {
         revisions: tokio::sync::watch::Sender<Revision>,
     ) -> Self {
         let (tx, rx) = mpsc::channel(MAX_BATCH);
-        let spawned = std::thread::Builder::new()
-            .name("store-committer".into())
-            .spawn(move || run(persist, state, revisions, rx));
+        let committer = Arc::new(Committer {
+            persist: Mutex::new(Box::new(persist)),
+            state,
+            revisions,
+            last_batch: AtomicUsize::new(1),
+        });
+        let shared = Arc::clone(&committer);
+        let spawned = std::thread::Builder::new().name("store-committer".into()).spawn(move || run(&shared, rx));
         let thread = match spawned {
             Ok(handle) => Some(handle),
             Err(e) => {
@@ -76,13 +110,15 @@ impl Writer {
                 None
             }
         };
-        Writer { queue: tx, thread }
+        Writer { queue: tx, committer, thread }
     }
 
     /// Stops taking writes and waits until the committer has finished its last batch and
     /// released the backend (for redb: closed the database file).
     pub async fn close(self) {
-        let Writer { queue, thread } = self;
+        let Writer { queue, committer, thread } = self;
+        // The thread holds the other reference and releases the backend when it ends.
+        drop(committer);
         drop(queue);
         if let Some(handle) = thread {
             let _ = tokio::task::spawn_blocking(move || handle.join()).await;
@@ -91,23 +127,45 @@ impl Writer {
 
     pub async fn submit(&self, op: Op) -> Result<Outcome, StoreError> {
         let (reply, answer) = oneshot::channel();
-        self.queue.send(Request { op, reply }).await.map_err(|_| StoreError::Closed)?;
+        let request = Request { op, reply };
+        let request = match self.commit_alone(request) {
+            Ok(answered) => {
+                // The watchers this write woke are queued on this thread: they go first
+                // (as when the committer answers), so that the caller's answer does not
+                // hold up every watcher's event.
+                tokio::task::yield_now().await;
+                return answered;
+            }
+            Err(request) => request,
+        };
+        self.queue.send(request).await.map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Commits `request` on this thread when it is a lone write (see the module), which
+    /// blocks this thread for the sync; hands it back otherwise.
+    fn commit_alone(&self, request: Request) -> Result<Result<Outcome, StoreError>, Request> {
+        let alone = self.committer.last_batch.load(Ordering::Relaxed) == 1
+            && self.queue.capacity() == self.queue.max_capacity()
+            && !self.queue.is_closed();
+        if !alone {
+            return Err(request);
+        }
+        let Ok(mut persist) = self.committer.persist.try_lock() else { return Err(request) };
+        let (reply, mut answer) = oneshot::channel();
+        let Request { op, reply: caller } = request;
+        commit(persist.as_mut(), &self.committer.state, &self.committer.revisions, vec![Request { op, reply }]);
+        drop(persist);
+        drop(caller);
+        Ok(answer.try_recv().unwrap_or(Err(StoreError::Closed)))
     }
 }
 
-fn run<P: Persist>(
-    mut persist: P,
-    state: Arc<RwLock<State>>,
-    revisions: tokio::sync::watch::Sender<Revision>,
-    mut queue: mpsc::Receiver<Request>,
-) {
-    let mut last_batch = 1;
+fn run(committer: &Committer, mut queue: mpsc::Receiver<Request>) {
     while let Some(first) = queue.blocking_recv() {
         let mut requests = vec![first];
-        collect(&mut queue, &mut requests, last_batch);
-        last_batch = requests.len();
-        commit(&mut persist, &state, &revisions, requests);
+        collect(&mut queue, &mut requests, committer.last_batch.load(Ordering::Relaxed));
+        committer.commit(requests);
     }
 }
 
@@ -135,8 +193,8 @@ fn collect(queue: &mut mpsc::Receiver<Request>, requests: &mut Vec<Request>, exp
 }
 
 /// Decides, persists, applies and answers one batch.
-fn commit<P: Persist>(
-    persist: &mut P,
+fn commit(
+    persist: &mut dyn Persist,
     state: &RwLock<State>,
     revisions: &tokio::sync::watch::Sender<Revision>,
     requests: Vec<Request>,
@@ -237,5 +295,78 @@ fn decide(op: Op, existing: Option<KeyValue>, rev: Revision) -> Result<(WatchEve
 fn answer_all(requests: Vec<Request>, error: StoreError) {
     for r in requests {
         let _ = r.reply.send(Err(error.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread::ThreadId;
+    use std::time::Duration;
+
+    /// Keeps nothing, after `delay` (a sync), and notes which thread made each batch
+    /// durable and how many changes it held.
+    struct Recording {
+        delay: Duration,
+        batches: Arc<Mutex<Vec<(ThreadId, usize)>>>,
+    }
+
+    impl Persist for Recording {
+        fn persist(&mut self, batch: &[WatchEvent]) -> Result<(), StoreError> {
+            std::thread::sleep(self.delay);
+            self.batches.lock().expect("batches").push((std::thread::current().id(), batch.len()));
+            Ok(())
+        }
+    }
+
+    fn writer(delay: Duration) -> (Writer, Arc<Mutex<Vec<(ThreadId, usize)>>>) {
+        let batches = Arc::new(Mutex::new(Vec::new()));
+        let persist = Recording { delay, batches: Arc::clone(&batches) };
+        let (revisions, _) = tokio::sync::watch::channel(0);
+        (Writer::spawn(persist, Arc::new(RwLock::new(State::new(0, 100))), revisions), batches)
+    }
+
+    fn create(key: &str) -> Op {
+        Op::Create { key: key.into(), value: Bytes::from_static(b"{}") }
+    }
+
+    #[tokio::test]
+    async fn a_lone_write_is_made_durable_on_the_callers_thread() {
+        let (writer, batches) = writer(Duration::ZERO);
+        for (i, key) in ["/k/a", "/k/b"].into_iter().enumerate() {
+            let Ok(Outcome::Written(kv)) = writer.submit(create(key)).await else { panic!("{key} written") };
+            assert_eq!(kv.mod_revision, i as Revision + 1);
+        }
+        assert_eq!(
+            *batches.lock().expect("batches"),
+            vec![(std::thread::current().id(), 1); 2],
+            "no hand-off to the committer thread and back"
+        );
+        assert!(matches!(writer.submit(create("/k/a")).await, Err(StoreError::AlreadyExists { .. })));
+        writer.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_share_commits_on_the_committer_thread() {
+        let (writer, batches) = writer(Duration::from_millis(20));
+        let writer = Arc::new(writer);
+        let writes: Vec<_> = (0..16)
+            .map(|i| {
+                let writer = Arc::clone(&writer);
+                tokio::spawn(async move { writer.submit(create(&format!("/k/{i}"))).await })
+            })
+            .collect();
+        let mut revisions = Vec::new();
+        for w in writes {
+            let Ok(Outcome::Written(kv)) = w.await.expect("task") else { panic!("written") };
+            revisions.push(kv.mod_revision);
+        }
+        revisions.sort();
+        assert_eq!(revisions, (1..=16).collect::<Vec<Revision>>(), "each write its own revision");
+        let batches = batches.lock().expect("batches").clone();
+        assert_eq!(batches.iter().map(|(_, n)| n).sum::<usize>(), 16);
+        assert!(batches.len() < 16, "the writes were grouped: {batches:?}");
+        let workers: Vec<ThreadId> = batches.iter().filter(|(_, n)| *n > 1).map(|(t, _)| *t).collect();
+        assert!(!workers.is_empty() && workers.iter().all(|t| *t == workers[0]), "one committer: {batches:?}");
     }
 }
