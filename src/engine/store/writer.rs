@@ -304,11 +304,13 @@ mod tests {
     use std::thread::ThreadId;
     use std::time::Duration;
 
-    /// Keeps nothing, after `delay` (a sync), and notes which thread made each batch
-    /// durable and how many changes it held.
+    /// Which thread made each batch durable, and how many changes it held.
+    type Batches = Arc<Mutex<Vec<(ThreadId, usize)>>>;
+
+    /// Keeps nothing, after `delay` (a sync), and notes each batch in `batches`.
     struct Recording {
         delay: Duration,
-        batches: Arc<Mutex<Vec<(ThreadId, usize)>>>,
+        batches: Batches,
     }
 
     impl Persist for Recording {
@@ -319,7 +321,7 @@ mod tests {
         }
     }
 
-    fn writer(delay: Duration) -> (Writer, Arc<Mutex<Vec<(ThreadId, usize)>>>) {
+    fn writer(delay: Duration) -> (Writer, Batches) {
         let batches = Arc::new(Mutex::new(Vec::new()));
         let persist = Recording { delay, batches: Arc::clone(&batches) };
         let (revisions, _) = tokio::sync::watch::channel(0);
