@@ -78,6 +78,13 @@ impl Committer {
         self.last_batch.store(requests.len(), Ordering::Relaxed);
         commit(persist.as_mut(), &self.state, &self.revisions, requests);
     }
+
+    /// Commits a lone write unless a batch is under way; hands it back then.
+    fn try_commit(&self, request: Request) -> Result<(), Request> {
+        let Ok(mut persist) = self.persist.try_lock() else { return Err(request) };
+        commit(persist.as_mut(), &self.state, &self.revisions, vec![request]);
+        Ok(())
+    }
 }
 
 /// The handle callers submit writes through. Dropping it stops the committer thread.
@@ -126,38 +133,32 @@ impl Writer {
     }
 
     pub async fn submit(&self, op: Op) -> Result<Outcome, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        let request = Request { op, reply };
-        let request = match self.commit_alone(request) {
-            Ok(answered) => {
+        let (reply, mut answer) = oneshot::channel();
+        match self.commit_alone(Request { op, reply }) {
+            Ok(()) => {
                 // The watchers this write woke are queued on this thread: they go first
                 // (as when the committer answers), so that the caller's answer does not
                 // hold up every watcher's event.
                 tokio::task::yield_now().await;
-                return answered;
+                answer.try_recv().map_err(|_| StoreError::Closed)?
             }
-            Err(request) => request,
-        };
-        self.queue.send(request).await.map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+            Err(request) => {
+                self.queue.send(request).await.map_err(|_| StoreError::Closed)?;
+                answer.await.map_err(|_| StoreError::Closed)?
+            }
+        }
     }
 
-    /// Commits `request` on this thread when it is a lone write (see the module), which
-    /// blocks this thread for the sync; hands it back otherwise.
-    fn commit_alone(&self, request: Request) -> Result<Result<Outcome, StoreError>, Request> {
+    /// Commits `request` on this thread, which blocks it for the sync, when it is a lone
+    /// write (see the module); hands it back otherwise.
+    fn commit_alone(&self, request: Request) -> Result<(), Request> {
         let alone = self.committer.last_batch.load(Ordering::Relaxed) == 1
             && self.queue.capacity() == self.queue.max_capacity()
             && !self.queue.is_closed();
         if !alone {
             return Err(request);
         }
-        let Ok(mut persist) = self.committer.persist.try_lock() else { return Err(request) };
-        let (reply, mut answer) = oneshot::channel();
-        let Request { op, reply: caller } = request;
-        commit(persist.as_mut(), &self.committer.state, &self.committer.revisions, vec![Request { op, reply }]);
-        drop(persist);
-        drop(caller);
-        Ok(answer.try_recv().unwrap_or(Err(StoreError::Closed)))
+        self.committer.try_commit(request)
     }
 }
 
