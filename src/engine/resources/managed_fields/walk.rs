@@ -130,8 +130,9 @@ fn index_items<'v>(
     Ok((order, seen))
 }
 
-/// The merging walk; with `comparison` set it also records what changed (that is how
-/// structured-merge-diff compares: a merge whose leaves note differences).
+/// The merging walk; with `comparison` set it records what changed instead (that is how
+/// structured-merge-diff compares: a merge whose leaves note differences) and builds no
+/// merged value, which a comparison would only drop.
 struct Merger<'c> {
     path: Path,
     comparison: Option<&'c mut Comparison>,
@@ -139,9 +140,8 @@ struct Merger<'c> {
 
 impl Merger<'_> {
     fn record(&mut self, f: impl FnOnce(&mut Comparison) -> &mut Set) {
-        let path = self.path.clone();
         if let Some(c) = self.comparison.as_deref_mut() {
-            f(c).insert(&path);
+            f(c).insert(&self.path);
         }
     }
 
@@ -178,6 +178,10 @@ impl Merger<'_> {
             (_, None) => self.record(|c| &mut c.removed),
             (Some(l), Some(r)) if !values_equal(l, r) => self.record(|c| &mut c.modified),
             _ => {}
+        }
+        if self.comparison.is_some() {
+            // Comparing: no merged value to build.
+            return None;
         }
         rhs.or(lhs).cloned()
     }
