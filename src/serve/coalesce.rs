@@ -5,11 +5,9 @@
 //! runs the connection's task right after the stream task that woke it, so without help
 //! the connection encrypts and writes each stream's frame on its own: a hundred watches
 //! cost a hundred TLS records and a hundred `writev`s per change, on both ends.
-//! [`Coalesced`] takes the connection's writes into a buffer and, at a flush, lets the
-//! other ready tasks run before writing: the streams woken by the same change queue their
-//! frames meanwhile, and the buffer goes out once [`QUIET_TURNS`] turns in a row brought
-//! nothing more. One quiet turn is not enough: the other runtime worker may still be
-//! running streams it took from this one's queue.
+//! [`Coalesced`] takes the connection's writes into a buffer and, at the first flush,
+//! lets the other ready tasks run once before writing: the streams woken by the same
+//! change queue their frames meanwhile, and the flush after that writes them together.
 
 use std::io;
 use std::pin::Pin;
@@ -20,8 +18,6 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 const MAX_BUFFERED: usize = 256 << 10;
 /// Turns of the scheduler a flush waits at most.
 const MAX_YIELDS: usize = 8;
-/// Turns in a row without new bytes after which a flush writes.
-const QUIET_TURNS: usize = 2;
 
 /// An I/O whose writes are held until a flush, which waits one turn of the scheduler.
 pub struct Coalesced<I> {
@@ -29,16 +25,14 @@ pub struct Coalesced<I> {
     /// Bytes taken from the writer and not yet written, from `written` on.
     pending: Vec<u8>,
     written: usize,
-    /// How many times the flush under way has yielded, how much was pending then, and
-    /// how many turns in a row brought nothing.
+    /// How many times the flush under way has yielded, and how much was pending then.
     yields: usize,
     pending_at_yield: usize,
-    quiet: usize,
 }
 
 impl<I> Coalesced<I> {
     pub fn new(io: I) -> Coalesced<I> {
-        Coalesced { io, pending: Vec::new(), written: 0, yields: 0, pending_at_yield: 0, quiet: 0 }
+        Coalesced { io, pending: Vec::new(), written: 0, yields: 0, pending_at_yield: 0 }
     }
 }
 
@@ -90,10 +84,10 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Coalesced<I> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Yield until the streams woken with us have stopped adding frames, a few times at
-        // most.
-        self.quiet = if self.yields > 0 && self.pending.len() == self.pending_at_yield { self.quiet + 1 } else { 0 };
-        if self.written < self.pending.len() && self.quiet < QUIET_TURNS && self.yields < MAX_YIELDS {
+        // Yield while the last yield brought more to write (the streams woken with us are
+        // still running), a few times at most.
+        let grew = self.yields == 0 || self.pending.len() > self.pending_at_yield;
+        if self.written < self.pending.len() && grew && self.yields < MAX_YIELDS {
             // Waking ourselves while running puts this task at the back of the run queue.
             self.yields += 1;
             self.pending_at_yield = self.pending.len();
@@ -102,7 +96,6 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Coalesced<I> {
         }
         ready!(self.poll_drain(cx))?;
         self.yields = 0;
-        self.quiet = 0;
         Pin::new(&mut self.io).poll_flush(cx)
     }
 
@@ -179,23 +172,16 @@ mod tests {
         // Meanwhile another stream's frame arrives: the flush waits one more turn.
         write(&mut io, &mut cx, b"two ");
         assert!(!flush(&mut io, &mut cx));
-        // Nothing new this time: one more turn, for streams on the other worker.
-        assert!(!flush(&mut io, &mut cx), "one quiet turn is not yet the end");
-        write(&mut io, &mut cx, b"and ");
-        assert!(!flush(&mut io, &mut cx), "a frame after a quiet turn starts the count again");
-        assert!(!flush(&mut io, &mut cx));
-        assert!(io.io.writes.is_empty());
-        // Two quiet turns in a row: everything goes out together.
+        // Nothing new this time: everything goes out together.
         assert!(flush(&mut io, &mut cx));
-        assert_eq!(io.io.writes, [b"one two and ".to_vec()]);
+        assert_eq!(io.io.writes, [b"one two ".to_vec()]);
         assert_eq!(io.io.flushes, 1);
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 5, "one turn for each flush that waited");
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 2);
         // The next flush starts over.
         write(&mut io, &mut cx, b"three");
         assert!(!flush(&mut io, &mut cx));
-        assert!(!flush(&mut io, &mut cx));
         assert!(flush(&mut io, &mut cx));
-        assert_eq!(io.io.writes, [b"one two and ".to_vec(), b"three".to_vec()]);
+        assert_eq!(io.io.writes, [b"one two ".to_vec(), b"three".to_vec()]);
     }
 
     #[test]

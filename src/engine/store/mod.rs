@@ -8,8 +8,7 @@
 //! [`LocalStore`] is the embedded implementation: the whole current state and a bounded
 //! history of changes live in memory ([`state`], also serving as the watch cache), and a
 //! single committer thread ([`writer`]) batches concurrent writes into one durable commit
-//! (group commit; a lone write commits on its caller's thread) through a [`Persist`]
-//! backend: nothing for the memory store; for the
+//! (group commit) through a [`Persist`] backend: nothing for the memory store; for the
 //! durable one ([`redb_backend`]), one synced append to a write-ahead log ([`wal`]), which
 //! a background thread carries into a redb database and checkpoints. A write is
 //! acknowledged only after its batch is durable and visible to readers.

@@ -7,21 +7,12 @@
 //! wakes the watchers, and answers every caller. So throughput grows with concurrency
 //! instead of collapsing to one fsync per write, and a caller is answered only once its
 //! write is durable and visible.
-//!
-//! A lone writer (the last batch held one write, nothing is queued and no batch is under
-//! way) commits on its own thread instead: handing the write to the committer and the
-//! answer back costs two thread wake-ups, and on a VM each wake of an idle CPU is an
-//! interrupt through the hypervisor (about 0.02 ms of the waker's time, more of the
-//! wakee's). The watchers it wakes are then queued on the runtime thread that is already
-//! running. Under concurrency the batches hold more than one write and every write goes
-//! through the queue as before.
 
 use super::state::State;
 use super::{Deleted, KeyValue, Revision, StoreError, WatchEvent};
 use bytes::Bytes;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use tokio::sync::{mpsc, oneshot};
 
 /// The most requests one commit takes.
@@ -61,36 +52,9 @@ struct Request {
     reply: oneshot::Sender<Result<Outcome, StoreError>>,
 }
 
-/// What a commit needs, shared by the committer thread and lone writers.
-struct Committer {
-    /// Held for the whole of a commit: one at a time, in revision order.
-    persist: Mutex<Box<dyn Persist>>,
-    state: Arc<RwLock<State>>,
-    revisions: tokio::sync::watch::Sender<Revision>,
-    /// How many writes the last commit held.
-    last_batch: AtomicUsize,
-}
-
-impl Committer {
-    /// Decides, persists, applies and answers one batch.
-    fn commit(&self, requests: Vec<Request>) {
-        let mut persist = self.persist.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.last_batch.store(requests.len(), Ordering::Relaxed);
-        commit(persist.as_mut(), &self.state, &self.revisions, requests);
-    }
-
-    /// Commits a lone write unless a batch is under way; hands it back then.
-    fn try_commit(&self, request: Request) -> Result<(), Request> {
-        let Ok(mut persist) = self.persist.try_lock() else { return Err(request) };
-        commit(persist.as_mut(), &self.state, &self.revisions, vec![request]);
-        Ok(())
-    }
-}
-
 /// The handle callers submit writes through. Dropping it stops the committer thread.
 pub struct Writer {
     queue: mpsc::Sender<Request>,
-    committer: Arc<Committer>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -101,14 +65,9 @@ impl Writer {
         revisions: tokio::sync::watch::Sender<Revision>,
     ) -> Self {
         let (tx, rx) = mpsc::channel(MAX_BATCH);
-        let committer = Arc::new(Committer {
-            persist: Mutex::new(Box::new(persist)),
-            state,
-            revisions,
-            last_batch: AtomicUsize::new(1),
-        });
-        let shared = Arc::clone(&committer);
-        let spawned = std::thread::Builder::new().name("store-committer".into()).spawn(move || run(&shared, rx));
+        let spawned = std::thread::Builder::new()
+            .name("store-committer".into())
+            .spawn(move || run(persist, state, revisions, rx));
         let thread = match spawned {
             Ok(handle) => Some(handle),
             Err(e) => {
@@ -117,15 +76,13 @@ impl Writer {
                 None
             }
         };
-        Writer { queue: tx, committer, thread }
+        Writer { queue: tx, thread }
     }
 
     /// Stops taking writes and waits until the committer has finished its last batch and
     /// released the backend (for redb: closed the database file).
     pub async fn close(self) {
-        let Writer { queue, committer, thread } = self;
-        // The thread holds the other reference and releases the backend when it ends.
-        drop(committer);
+        let Writer { queue, thread } = self;
         drop(queue);
         if let Some(handle) = thread {
             let _ = tokio::task::spawn_blocking(move || handle.join()).await;
@@ -133,40 +90,24 @@ impl Writer {
     }
 
     pub async fn submit(&self, op: Op) -> Result<Outcome, StoreError> {
-        let (reply, mut answer) = oneshot::channel();
-        match self.commit_alone(Request { op, reply }) {
-            Ok(()) => {
-                // The watchers this write woke are queued on this thread: they go first
-                // (as when the committer answers), so that the caller's answer does not
-                // hold up every watcher's event.
-                tokio::task::yield_now().await;
-                answer.try_recv().map_err(|_| StoreError::Closed)?
-            }
-            Err(request) => {
-                self.queue.send(request).await.map_err(|_| StoreError::Closed)?;
-                answer.await.map_err(|_| StoreError::Closed)?
-            }
-        }
-    }
-
-    /// Commits `request` on this thread, which blocks it for the sync, when it is a lone
-    /// write (see the module); hands it back otherwise.
-    fn commit_alone(&self, request: Request) -> Result<(), Request> {
-        let alone = self.committer.last_batch.load(Ordering::Relaxed) == 1
-            && self.queue.capacity() == self.queue.max_capacity()
-            && !self.queue.is_closed();
-        if !alone {
-            return Err(request);
-        }
-        self.committer.try_commit(request)
+        let (reply, answer) = oneshot::channel();
+        self.queue.send(Request { op, reply }).await.map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
     }
 }
 
-fn run(committer: &Committer, mut queue: mpsc::Receiver<Request>) {
+fn run<P: Persist>(
+    mut persist: P,
+    state: Arc<RwLock<State>>,
+    revisions: tokio::sync::watch::Sender<Revision>,
+    mut queue: mpsc::Receiver<Request>,
+) {
+    let mut last_batch = 1;
     while let Some(first) = queue.blocking_recv() {
         let mut requests = vec![first];
-        collect(&mut queue, &mut requests, committer.last_batch.load(Ordering::Relaxed));
-        committer.commit(requests);
+        collect(&mut queue, &mut requests, last_batch);
+        last_batch = requests.len();
+        commit(&mut persist, &state, &revisions, requests);
     }
 }
 
@@ -194,8 +135,8 @@ fn collect(queue: &mut mpsc::Receiver<Request>, requests: &mut Vec<Request>, exp
 }
 
 /// Decides, persists, applies and answers one batch.
-fn commit(
-    persist: &mut dyn Persist,
+fn commit<P: Persist>(
+    persist: &mut P,
     state: &RwLock<State>,
     revisions: &tokio::sync::watch::Sender<Revision>,
     requests: Vec<Request>,
@@ -302,6 +243,7 @@ fn answer_all(requests: Vec<Request>, error: StoreError) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
     use std::thread::ThreadId;
     use std::time::Duration;
 
@@ -331,22 +273,6 @@ mod tests {
 
     fn create(key: &str) -> Op {
         Op::Create { key: key.into(), value: Bytes::from_static(b"{}") }
-    }
-
-    #[tokio::test]
-    async fn a_lone_write_is_made_durable_on_the_callers_thread() {
-        let (writer, batches) = writer(Duration::ZERO);
-        for (i, key) in ["/k/a", "/k/b"].into_iter().enumerate() {
-            let Ok(Outcome::Written(kv)) = writer.submit(create(key)).await else { panic!("{key} written") };
-            assert_eq!(kv.mod_revision, i as Revision + 1);
-        }
-        assert_eq!(
-            *batches.lock().expect("batches"),
-            vec![(std::thread::current().id(), 1); 2],
-            "no hand-off to the committer thread and back"
-        );
-        assert!(matches!(writer.submit(create("/k/a")).await, Err(StoreError::AlreadyExists { .. })));
-        writer.close().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
