@@ -239,16 +239,36 @@ impl Wal {
             self.roll(record.first_revision())?;
         }
         let end = self.len + framed.len() as u64;
-        #[cfg(target_os = "linux")]
-        if let Some(direct) = self.direct.as_mut()
-            && end.div_ceil(direct::BLOCK) * direct::BLOCK <= self.allocated
-        {
-            direct.append(self.len, &framed).map_err(|e| io_error("append to", &self.active, e))?;
-            self.len = end;
-            self.last = record.revision;
-            return Ok(());
+        if !self.append_direct(end, &framed)? {
+            self.append_synced(end, &framed)?;
         }
-        let write = self.file.seek(SeekFrom::Start(self.len)).and_then(|_| self.file.write_all(&framed));
+        self.len = end;
+        self.last = record.revision;
+        Ok(())
+    }
+
+    /// Writes `framed` through the direct-I/O path when it has one and the record lies in
+    /// the synced, preallocated part of the segment; `false` when it did not.
+    #[cfg(target_os = "linux")]
+    fn append_direct(&mut self, end: u64, framed: &[u8]) -> Result<bool, StoreError> {
+        match self.direct.as_mut() {
+            Some(direct) if end.div_ceil(direct::BLOCK) * direct::BLOCK <= self.allocated => {
+                direct.append(self.len, framed).map_err(|e| io_error("append to", &self.active, e))?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn append_direct(&mut self, _end: u64, _framed: &[u8]) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    /// Writes `framed` at the end of records, preallocating past it when needed, and
+    /// `fdatasync`s the segment.
+    fn append_synced(&mut self, end: u64, framed: &[u8]) -> Result<(), StoreError> {
+        let write = self.file.seek(SeekFrom::Start(self.len)).and_then(|_| self.file.write_all(framed));
         write.map_err(|e| io_error("append to", &self.active, e))?;
         if end > self.allocated {
             self.preallocate(end)?;
@@ -256,10 +276,8 @@ impl Wal {
         self.file.sync_data().map_err(|e| io_error("sync", &self.active, e))?;
         #[cfg(target_os = "linux")]
         if let Some(direct) = self.direct.as_mut() {
-            direct.appended(self.len, &framed);
+            direct.appended(self.len, framed);
         }
-        self.len = end;
-        self.last = record.revision;
         Ok(())
     }
 
