@@ -195,3 +195,52 @@ async fn a_crds_managed_fields_are_typed_as_kube_types_them() {
         assert_eq!(item["f:reason"], json!({}), "{kind}: {status}");
     }
 }
+
+/// Serve first, then announce: a client that creates an object the moment its watch shows
+/// the CRD `Established` is served, never answered `404 page not found`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_seen_established_is_already_served() {
+    use futures::{StreamExt, TryStreamExt};
+    use kube::api::{ApiResource, WatchEvent, WatchParams};
+    const CRDS: usize = 12;
+    let (_engine, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    let mut events = crds.watch(&WatchParams::default(), "0").await.expect("watch").boxed();
+    for i in 0..CRDS {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("things.g{i}.example.com")},
+            "spec": {"group": format!("g{i}.example.com"), "scope": "Cluster",
+                "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+        crds.create(&PostParams::default(), &serde_json::from_value(crd).expect("crd")).await.expect("create crd");
+    }
+    let mut served = std::collections::BTreeSet::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while served.len() < CRDS {
+        let event = tokio::time::timeout_at(deadline, events.try_next())
+            .await
+            .expect("every CRD is established within 30 s")
+            .expect("watch event")
+            .expect("watch open");
+        let WatchEvent::Modified(crd) = event else { continue };
+        let established = condition(&crd, "Established").is_some_and(|c| c.status == "True");
+        if !established || !served.insert(crd.spec.group.clone()) {
+            continue;
+        }
+        let resource = ApiResource {
+            group: crd.spec.group.clone(),
+            version: "v1".into(),
+            api_version: format!("{}/v1", crd.spec.group),
+            kind: "Thing".into(),
+            plural: "things".into(),
+        };
+        let things: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let thing = serde_json::from_value(json!({"apiVersion": resource.api_version, "kind": "Thing",
+            "metadata": {"name": "first"}}))
+        .expect("thing");
+        if let Err(e) = things.create(&PostParams::default(), &thing).await {
+            panic!("{} was seen Established but creating in it failed: {e}", crd.spec.group);
+        }
+    }
+}

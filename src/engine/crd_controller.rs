@@ -95,6 +95,13 @@ async fn pass(
             if let Some(map) = updated.as_object_mut() {
                 map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
             }
+            // Serve first, then announce: whoever sees `Established` (a watch reports the
+            // write before this call returns) must find the kind routed. Should the write
+            // fail, the next pass publishes again from what is stored.
+            if let Some(next) = typed(&updated) {
+                kinds.set_custom(&name, served_kinds(&next, false));
+                kinds.set_tables(&name, printer_tables(&next, served_since));
+            }
             rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
             return Ok(cleaning);
         }
