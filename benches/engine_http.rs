@@ -7,8 +7,9 @@
 //! event reaching each watcher; p50/p99), once as kube-rs watches (HTTP/1.1, a connection
 //! per watch) and once as client-go does (HTTP/2, every watch a stream of one
 //! connection), each with when the first and the last watcher of a write had it (the
-//! difference is the fan-out) and the writes' own round trip; and the server's resident
-//! memory with 10,000 objects. Figures only; nothing asserts a time.
+//! difference is the fan-out) and the writes' own round trip; the server's resident
+//! memory with 10,000 objects; and, as the floor under every watched write, what the disk
+//! alone takes to make 4 KiB durable. Figures only; nothing asserts a time.
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
@@ -316,6 +317,39 @@ fn print_watch(how: &str, w: Watched) {
     println!("    (the writes themselves p50/p99: {})", p50_p99(&w.writes));
 }
 
+/// What the disk under `dir` takes to make 4 KiB durable the way the log does (a direct
+/// write, then a flush of the device's cache), paced like the watched writes: the floor
+/// under every watched write, and much of its tail.
+fn device_sync(dir: &std::path::Path) -> Vec<Duration> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    const BLOCK: usize = 4096;
+    let (path, flush_path) = (dir.join("bench-sync"), dir.join("bench-flush"));
+    std::fs::write(&path, vec![0u8; 256 * BLOCK]).expect("write the sync file");
+    std::fs::File::open(&path).and_then(|f| f.sync_all()).expect("sync the sync file");
+    let mut direct = std::fs::OpenOptions::new();
+    direct.write(true);
+    #[cfg(target_os = "linux")]
+    direct.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
+    // Without direct I/O (another file system), a plain write, as the log falls back to.
+    let file = direct.open(&path).or_else(|_| std::fs::OpenOptions::new().write(true).open(&path)).expect("open");
+    let flush = std::fs::File::create(&flush_path).expect("flush file");
+    let mut buf = vec![b'x'; 2 * BLOCK];
+    let offset = buf.as_ptr().align_offset(BLOCK);
+    let block = &mut buf[offset..offset + BLOCK];
+    let mut syncs = Vec::with_capacity(400);
+    for i in 0..400u64 {
+        let start = Instant::now();
+        file.write_all_at(block, (i % 256) * BLOCK as u64).expect("direct write");
+        flush.sync_data().expect("flush");
+        syncs.push(start.elapsed());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&flush_path);
+    syncs.sort();
+    syncs
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
@@ -374,5 +408,12 @@ fn main() {
         let h2 = Http2::connect(&served).await;
         print_watch("(HTTP/2, one connection)", watch_latency(&api, |uri| h2.open(uri)).await);
         println!("  resident memory: {idle:.0} MiB idle, {:.0} MiB with {OBJECTS} objects", rss_mib(served.child.id()));
+        let dir = served.dir.path().to_path_buf();
+        let syncs = tokio::task::spawn_blocking(move || device_sync(&dir)).await.expect("device sync");
+        println!(
+            "  the disk alone, 4 KiB made durable as the log does it, p50/p99: {} / {}",
+            ms(percentile(&syncs, 0.5)),
+            ms(percentile(&syncs, 0.99))
+        );
     });
 }
