@@ -196,51 +196,100 @@ async fn a_crds_managed_fields_are_typed_as_kube_types_them() {
     }
 }
 
+/// How many CRDs the serve-then-announce tests race with: each is one chance to lose.
+const RACED_CRDS: usize = 12;
+
+/// `things.g<i>.example.com`: a cluster-scoped kind that takes any object.
+fn thing_crd(i: usize) -> Crd {
+    serde_json::from_value(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("things.g{i}.example.com")},
+        "spec": {"group": format!("g{i}.example.com"), "scope": "Cluster",
+            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}))
+    .expect("crd")
+}
+
+/// The things of `group`.
+fn things(client: &kube::Client, group: &str) -> Api<DynamicObject> {
+    let resource = kube::api::ApiResource {
+        group: group.to_string(),
+        version: "v1".into(),
+        api_version: format!("{group}/v1"),
+        kind: "Thing".into(),
+        plural: "things".into(),
+    };
+    Api::all_with(client.clone(), &resource)
+}
+
+/// The next CRD event of `events`, within 30 s.
+async fn next_crd_event(
+    events: &mut futures::stream::BoxStream<'static, kube::Result<kube::api::WatchEvent<Crd>>>,
+) -> kube::api::WatchEvent<Crd> {
+    tokio::time::timeout(Duration::from_secs(30), futures::TryStreamExt::try_next(events))
+        .await
+        .expect("a CRD event within 30 s")
+        .expect("watch event")
+        .expect("watch open")
+}
+
 /// Serve first, then announce: a client that creates an object the moment its watch shows
 /// the CRD `Established` is served, never answered `404 page not found`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crd_seen_established_is_already_served() {
-    use futures::{StreamExt, TryStreamExt};
-    use kube::api::{ApiResource, WatchEvent, WatchParams};
-    const CRDS: usize = 12;
+    use futures::StreamExt;
+    use kube::api::{WatchEvent, WatchParams};
     let (_engine, client) = engine().await;
     let crds: Api<Crd> = Api::all(client.clone());
     let mut events = crds.watch(&WatchParams::default(), "0").await.expect("watch").boxed();
-    for i in 0..CRDS {
-        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": format!("things.g{i}.example.com")},
-            "spec": {"group": format!("g{i}.example.com"), "scope": "Cluster",
-                "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
-        crds.create(&PostParams::default(), &serde_json::from_value(crd).expect("crd")).await.expect("create crd");
+    for i in 0..RACED_CRDS {
+        crds.create(&PostParams::default(), &thing_crd(i)).await.expect("create crd");
     }
     let mut served = std::collections::BTreeSet::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while served.len() < CRDS {
-        let event = tokio::time::timeout_at(deadline, events.try_next())
-            .await
-            .expect("every CRD is established within 30 s")
-            .expect("watch event")
-            .expect("watch open");
-        let WatchEvent::Modified(crd) = event else { continue };
+    while served.len() < RACED_CRDS {
+        let WatchEvent::Modified(crd) = next_crd_event(&mut events).await else { continue };
         let established = condition(&crd, "Established").is_some_and(|c| c.status == "True");
         if !established || !served.insert(crd.spec.group.clone()) {
             continue;
         }
-        let resource = ApiResource {
-            group: crd.spec.group.clone(),
-            version: "v1".into(),
-            api_version: format!("{}/v1", crd.spec.group),
-            kind: "Thing".into(),
-            plural: "things".into(),
-        };
-        let things: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        let thing = serde_json::from_value(json!({"apiVersion": resource.api_version, "kind": "Thing",
+        let thing = serde_json::from_value(json!({"apiVersion": format!("{}/v1", crd.spec.group), "kind": "Thing",
             "metadata": {"name": "first"}}))
         .expect("thing");
-        if let Err(e) = things.create(&PostParams::default(), &thing).await {
+        if let Err(e) = things(&client, &crd.spec.group).create(&PostParams::default(), &thing).await {
             panic!("{} was seen Established but creating in it failed: {e}", crd.spec.group);
+        }
+    }
+}
+
+/// And the other way round: a client that sees a CRD gone finds its kind gone, with
+/// kube's `404 page not found`, not still served as terminating.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_seen_deleted_is_no_longer_served() {
+    use futures::StreamExt;
+    use kube::api::{ListParams, WatchEvent, WatchParams};
+    let (_engine, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    for i in 0..RACED_CRDS {
+        crds.create(&PostParams::default(), &thing_crd(i)).await.expect("create crd");
+    }
+    for i in 0..RACED_CRDS {
+        wait_for(&crds, &format!("things.g{i}.example.com"), |c| {
+            condition(c, "Established").is_some_and(|c| c.status == "True")
+        })
+        .await;
+    }
+    let rv = crds.list(&ListParams::default()).await.expect("list").metadata.resource_version.expect("rv");
+    let mut events = crds.watch(&WatchParams::default(), &rv).await.expect("watch").boxed();
+    for i in 0..RACED_CRDS {
+        crds.delete(&format!("things.g{i}.example.com"), &DeleteParams::default()).await.expect("delete crd");
+    }
+    let mut gone = std::collections::BTreeSet::new();
+    while gone.len() < RACED_CRDS {
+        let WatchEvent::Deleted(crd) = next_crd_event(&mut events).await else { continue };
+        gone.insert(crd.spec.group.clone());
+        match things(&client, &crd.spec.group).list(&ListParams::default()).await {
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            other => panic!("{} was seen deleted but its things answered {other:?}", crd.spec.group),
         }
     }
 }

@@ -4,9 +4,11 @@
 //! the first registration keeps a contested name): add the cleanup finalizer; settle
 //! accepted names, `NamesAccepted` and `Established`; for a CRD being deleted, mark it
 //! `Terminating`, delete its custom resources, then drop the finalizer so it goes; and
-//! publish what each CRD serves to the routing table. A pass that writes triggers the
-//! next one through the watch, so the state converges; a restart resumes unfinished
-//! clean-ups because the pass starts from what is stored.
+//! publish what each CRD serves to the routing table, ahead of the write that announces
+//! it (`Established`, or the CRD gone), so whoever sees the announcement finds the routes
+//! already changed. A pass that writes triggers the next one through the watch, so the
+//! state converges; a restart resumes unfinished clean-ups because the pass starts from
+//! what is stored.
 
 use crate::engine::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
 use crate::engine::meta;
@@ -84,7 +86,7 @@ async fn pass(
         if crd.metadata.deletion_timestamp.is_some() {
             kinds.set_custom(&name, served_kinds(&crd, true));
             kinds.set_tables(&name, printer_tables(&crd, served_since));
-            clean_up(&rest, &crd, &obj).await?;
+            clean_up(&rest, kinds, &crd, &obj).await?;
             cleaning = true;
             continue;
         }
@@ -163,6 +165,7 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
 /// Deletion: `Terminating`, every custom resource deleted, then the finalizer dropped.
 async fn clean_up(
     rest: &Rest<'_>,
+    kinds: &Kinds,
     crd: &CustomResourceDefinition,
     obj: &Value,
 ) -> Result<(), crate::engine::status::ApiError> {
@@ -219,6 +222,11 @@ async fn clean_up(
     let mut done = obj.clone();
     let fins: Vec<String> = meta::finalizers(obj).into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
     meta::set_finalizers(&mut done, &fins);
+    if fins.is_empty() {
+        // This write deletes the CRD: stop serving first, so whoever sees it gone finds
+        // its kinds gone too. Should the write fail, the next pass serves them again.
+        kinds.set_custom(&name, Vec::new());
+    }
     rest.update(None, &name, done, Subresource::Main, &WriteOptions::internal()).await?;
     Ok(())
 }
