@@ -128,7 +128,7 @@ fn build_server_fields() -> Set {
 
 fn strip(managers: &mut Managers, id: &ManagerId) {
     if let Some(vs) = managers.get_mut(id) {
-        vs.set = vs.set.difference(server_fields());
+        vs.set.subtract(server_fields());
         if vs.set.is_empty() {
             managers.remove(id);
         }
@@ -196,8 +196,11 @@ impl FieldManager<'_> {
             self.updater().update(live, new, &self.api_version, std::mem::take(&mut managed.fields), &current);
         strip(&mut fields, &current);
         if let Some(vs) = fields.remove(&current) {
-            let set = match fields.get(&id) {
-                Some(previous) => vs.set.union(&previous.set),
+            let set = match fields.remove(&id) {
+                Some(mut previous) => {
+                    previous.set.union_with(&vs.set);
+                    previous.set
+                }
                 None => vs.set,
             };
             fields.insert(id.clone(), VersionedSet { set, api_version: vs.api_version, applied: false });

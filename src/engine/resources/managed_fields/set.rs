@@ -94,6 +94,35 @@ impl Set {
         out
     }
 
+    /// Adds the paths of `other`, in place: the work is `other`'s size, not this set's.
+    pub fn union_with(&mut self, other: &Set) {
+        self.members.extend(other.members.iter().cloned());
+        for (pe, o) in &other.children {
+            match self.children.get_mut(pe) {
+                Some(c) => c.union_with(o),
+                None if !o.is_empty() => {
+                    self.children.insert(pe.clone(), o.clone());
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Removes the paths of `other`, in place ([`Set::difference`] without the copy).
+    pub fn subtract(&mut self, other: &Set) {
+        for pe in &other.members {
+            self.members.remove(pe);
+        }
+        for (pe, o) in &other.children {
+            if let Some(c) = self.children.get_mut(pe) {
+                c.subtract(o);
+                if c.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
     /// The paths in both sets.
     pub fn intersection(&self, other: &Set) -> Set {
         let mut out =
@@ -292,5 +321,29 @@ mod tests {
         assert_eq!(a.keep_under(&set(&[&["spec", "b"]])), set(&[&["spec", "b"]]));
         assert!(a.difference(&a).is_empty());
         assert_eq!(a.paths().len(), 3);
+    }
+
+    #[test]
+    fn in_place_union_and_subtraction_match_their_copying_forms() {
+        let sets = [
+            Set::new(),
+            set(&[&["spec", "a"], &["spec", "b"], &["spec"]]),
+            set(&[&["spec", "b"], &["status"]]),
+            set(&[&["spec"]]),
+            set(&[&["spec", "a", "x"], &["metadata", "labels", "app"], &["status", "phase"]]),
+            set(&[&["metadata", "labels", "app"], &["metadata", "labels"]]),
+        ];
+        for a in &sets {
+            for b in &sets {
+                let mut united = a.clone();
+                united.union_with(b);
+                assert_eq!(united, a.union(b), "{a:?} with {b:?}");
+                let mut rest = a.clone();
+                rest.subtract(b);
+                assert_eq!(rest, a.difference(b), "{a:?} without {b:?}");
+                // Children are never empty: the emptied ones are gone, not left behind.
+                assert_eq!(rest.is_empty(), rest == Set::new(), "{a:?} without {b:?}");
+            }
+        }
     }
 }

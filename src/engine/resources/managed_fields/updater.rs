@@ -38,6 +38,14 @@ impl Filter {
             Filter::Only(kept) => set.keep_under(kept),
         }
     }
+
+    /// [`Filter::apply`] to a set given away, which everything passes without a copy.
+    pub fn restrict(&self, set: Set) -> Set {
+        match self {
+            Filter::Everything => set,
+            _ => self.apply(&set),
+        }
+    }
 }
 
 /// Fields an apply would take from other managers, sorted by manager then path.
@@ -91,9 +99,9 @@ impl Updater<'_> {
                 continue;
             }
             if let Some(taken) = conflicts.get(id) {
-                vs.set = vs.set.difference(taken);
+                vs.set.subtract(taken);
             }
-            vs.set = vs.set.difference(&visible.removed);
+            vs.set.subtract(&visible.removed);
         }
         managers.retain(|_, vs| !vs.set.is_empty());
         Ok(compare)
@@ -113,9 +121,11 @@ impl Updater<'_> {
             // Forced settling never conflicts.
             Err(_) => return managers,
         };
-        let previous = managers.get(writer).map(|vs| vs.set.clone()).unwrap_or_default();
-        let set =
-            self.filter.apply(&previous.difference(&compare.removed).union(&compare.modified).union(&compare.added));
+        let mut set = managers.remove(writer).map(|vs| vs.set).unwrap_or_default();
+        set.subtract(&compare.removed);
+        set.union_with(&compare.modified);
+        set.union_with(&compare.added);
+        let set = self.filter.restrict(set);
         if set.is_empty() {
             managers.remove(writer);
         } else {
