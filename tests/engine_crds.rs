@@ -212,14 +212,8 @@ fn thing_crd(i: usize) -> Crd {
 
 /// The things of `group`.
 fn things(client: &kube::Client, group: &str) -> Api<DynamicObject> {
-    let resource = kube::api::ApiResource {
-        group: group.to_string(),
-        version: "v1".into(),
-        api_version: format!("{group}/v1"),
-        kind: "Thing".into(),
-        plural: "things".into(),
-    };
-    Api::all_with(client.clone(), &resource)
+    let gvk = kube::api::GroupVersionKind::gvk(group, "v1", "Thing");
+    Api::all_with(client.clone(), &kube::api::ApiResource::from_gvk_with_plural(&gvk, "things"))
 }
 
 /// The next CRD event of `events`, within 30 s.

@@ -84,8 +84,7 @@ async fn pass(
         let obj = objects.iter().find(|o| meta::name(o) == Some(name.as_str())).cloned();
         let Some(obj) = obj else { continue };
         if crd.metadata.deletion_timestamp.is_some() {
-            kinds.set_custom(&name, served_kinds(&crd, true));
-            kinds.set_tables(&name, printer_tables(&crd, served_since));
+            publish(kinds, &name, &crd, served_since);
             clean_up(&rest, kinds, &crd, &obj).await?;
             cleaning = true;
             continue;
@@ -100,15 +99,11 @@ async fn pass(
             // Serve first, then announce: whoever sees `Established` (a watch reports the
             // write before this call returns) must find the kind routed. Should the write
             // fail, the next pass publishes again from what is stored.
-            if let Some(next) = typed(&updated) {
-                kinds.set_custom(&name, served_kinds(&next, false));
-                kinds.set_tables(&name, printer_tables(&next, served_since));
-            }
+            publish(kinds, &name, &CustomResourceDefinition { status: Some(status), ..crd }, served_since);
             rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
             return Ok(cleaning);
         }
-        kinds.set_custom(&name, served_kinds(&crd, false));
-        kinds.set_tables(&name, printer_tables(&crd, served_since));
+        publish(kinds, &name, &crd, served_since);
     }
     // CRDs that are gone serve nothing.
     for served in kinds.custom_names() {
@@ -117,6 +112,13 @@ async fn pass(
         }
     }
     Ok(cleaning)
+}
+
+/// Routes what `crd` serves (as terminating once it is being deleted), with its Table
+/// layouts, first served at `since`.
+fn publish(kinds: &Kinds, name: &str, crd: &CustomResourceDefinition, since: u64) {
+    kinds.set_custom(name, served_kinds(crd, crd.metadata.deletion_timestamp.is_some()));
+    kinds.set_tables(name, printer_tables(crd, since));
 }
 
 /// The Table layout of each served version: its `additionalPrinterColumns`.

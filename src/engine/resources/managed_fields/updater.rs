@@ -126,9 +126,7 @@ impl Updater<'_> {
         set.union_with(&compare.modified);
         set.union_with(&compare.added);
         let set = self.filter.restrict(set);
-        if set.is_empty() {
-            managers.remove(writer);
-        } else {
+        if !set.is_empty() {
             managers.insert(writer.clone(), VersionedSet { set, api_version: version.to_string(), applied: false });
         }
         managers
