@@ -84,6 +84,22 @@ async fn malformed_and_deeply_nested_bodies_are_400() {
     }
     let (status, answer) = send(&engine, "POST", CRDS, "application/yaml", b"a: [unclosed".to_vec()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    // One line, as kube words it: the parser's snippet of the body is left out.
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("the body of the request was in an unknown format: ") && !message.contains('\n'),
+        "{message}"
+    );
+    // Nine levels of nine aliases each: a few hundred bytes that would expand to 387
+    // million strings. Refused while parsing, not after filling the memory.
+    let mut bomb = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for (name, previous) in ('b'..='i').zip('a'..) {
+        let refs = vec![format!("*{previous}"); 9].join(", ");
+        bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
+    }
+    let (status, answer) = send(&engine, "POST", CRDS, "application/yaml", bomb.into_bytes()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_status(&answer, 400, "BadRequest");
     assert!(stored_crds(&engine).await.is_empty());
 }
 
@@ -147,5 +163,11 @@ async fn unknown_methods_paths_and_subresources_answer_without_touching_data() {
     let (status, answer) =
         send(&engine, "PATCH", &one, "application/merge-patch+json", b"{\"metadata\": [1, 2".to_vec()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    // The paths outside the API take GET only; anything else is the same 405 Status.
+    for path in ["/version", "/healthz", "/openapi/v2", "/openapi/v3/apis/stable.example.com/v1"] {
+        let (status, answer) = send(&engine, "POST", path, "application/json", b"{}".to_vec()).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{path}: {answer}");
+        assert_status(&answer, 405, "MethodNotAllowed");
+    }
     assert_eq!(stored_crds(&engine).await, ["widgets.stable.example.com"]);
 }

@@ -31,7 +31,19 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/openapi/v3", get(crate::engine::openapi::serve_v3_index))
         .route("/openapi/v3/{*group_version}", get(crate::engine::openapi::serve_v3_document))
         .fallback(dispatch)
+        .method_not_allowed_fallback(non_resource_method_not_allowed)
         .with_state(engine)
+}
+
+/// Another method than GET on `/version`, `/healthz` or the OpenAPI documents: the 405
+/// `Status` kube-apiserver gives for a method its routes do not take, where axum would
+/// answer with an empty body.
+async fn non_resource_method_not_allowed() -> Response {
+    error_response(&ApiError::new(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource".to_string(),
+    ))
 }
 
 /// A JSON body with the headers kube-apiserver sends on every API response.

@@ -586,6 +586,31 @@ mod tests {
     }
 
     #[test]
+    fn every_corruption_of_a_body_decodes_or_is_refused_without_a_panic() {
+        let time = W::default().int(1, 1_714_557_600).int(2, 123_456_789);
+        let spec = W::default().str(1, "holder").int(2, 15).msg(4, time).int(5, 0);
+        let meta = W::default().str(1, "l").msg(11, W::default().msg(1, W::default().str(1, "a").str(2, "b")));
+        let bodies = [
+            envelope("coordination.k8s.io/v1", "Lease", W::default().msg(1, meta).msg(2, spec)),
+            envelope("v1", "ConfigMap", W::default().msg(2, W::default().str(1, "k").str(2, "v"))),
+        ];
+        for body in &bodies {
+            for cut in 0..body.len() {
+                let _ = decode(&body[..cut]);
+            }
+            for at in 0..body.len() {
+                for flip in [0x01, 0x07, 0x80, 0xff] {
+                    let mut bad = body.clone();
+                    bad[at] ^= flip;
+                    if let Ok(obj) = decode(&bad) {
+                        assert!(obj.is_object(), "{obj}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unknown_kinds_and_bad_bytes_are_refused() {
         let e = decode(&envelope("stable.example.com/v1", "Widget", W::default())).expect_err("no proto form");
         assert_eq!(e.to_api_error().code, 415);

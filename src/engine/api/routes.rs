@@ -127,7 +127,9 @@ fn body_json(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
     let media = ct.split(';').next().unwrap_or("").trim();
     let parsed = match media {
-        "application/yaml" => serde_saphyr::from_slice::<Value>(body).map_err(|e| e.to_string()),
+        // The parser's first line says what and where; the rest quotes the body back.
+        "application/yaml" => serde_saphyr::from_slice::<Value>(body)
+            .map_err(|e| e.to_string().lines().next().unwrap_or_default().to_string()),
         _ => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
     };
     // kube-apiserver answers an undecodable body with 400 BadRequest.

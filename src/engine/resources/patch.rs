@@ -51,8 +51,11 @@ pub fn merge(target: &Value, patch_body: &[u8]) -> Result<Value, PatchError> {
 pub fn json(target: &Value, patch_body: &[u8]) -> Result<Value, PatchError> {
     let patch: json_patch::Patch =
         serde_json::from_slice(patch_body).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    // On a copy, dropped if an operation fails, so nothing needs undoing: json-patch's own
+    // undo panics on some sequences (a `move` onto the parent of its `from`, then a failing
+    // operation), and a request must never panic the server.
     let mut out = target.clone();
-    json_patch::patch(&mut out, &patch).map_err(|e| PatchError::Failed(e.to_string()))?;
+    json_patch::patch_unsafe(&mut out, &patch).map_err(|e| PatchError::Failed(e.to_string()))?;
     Ok(out)
 }
 
@@ -139,6 +142,11 @@ mod tests {
             json!({"spec": {"color": "blue", "size": 1}})
         );
         assert!(matches!(json(&target, br#"[{"op": "remove", "path": "/nope"}]"#), Err(PatchError::Failed(_))));
+        // A move onto its own parent, then an operation that fails: refused, not a panic.
+        let undo =
+            br#"[{"op": "move", "from": "/spec/color", "path": "/spec"}, {"op": "remove", "path": "/spec/color"}]"#;
+        let nested = json!({"spec": {"color": "red", "size": 3}});
+        assert!(matches!(json(&nested, undo), Err(PatchError::Failed(_))));
         assert!(matches!(merge(&target, b"{not json"), Err(PatchError::Malformed(_))));
     }
 }

@@ -55,8 +55,6 @@ pub struct FieldManager<'a> {
 pub enum ApplyError {
     Conflicts(Conflicts),
     BadRequest(String),
-    /// What kube answers as a plain 500 (errors that are not a Status).
-    Internal(String),
 }
 
 impl From<ApplyError> for ApiError {
@@ -64,7 +62,6 @@ impl From<ApplyError> for ApiError {
         match e {
             ApplyError::Conflicts(c) => conflict_error(&c),
             ApplyError::BadRequest(m) => ApiError::bad_request(m),
-            ApplyError::Internal(m) => ApiError::new(500, "", m),
         }
     }
 }
@@ -296,7 +293,10 @@ impl FieldManager<'_> {
                 many => format!("errors:\n  {}", many.join("\n  ")),
             };
             let name = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
-            return Err(ApplyError::Internal(format!(
+            // kube-apiserver words this the same but answers a plain 500, as if the server
+            // had failed (kubernetes/kubernetes#139253). The configuration is the client's
+            // mistake and retrying it cannot help, so this is a 400 BadRequest.
+            return Err(ApplyError::BadRequest(format!(
                 "failed to create typed patch object ({}/{}; {}): {message}",
                 name("namespace"),
                 name("name"),
