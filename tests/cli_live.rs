@@ -50,6 +50,12 @@ fn spec_edit_live() {
 }
 
 #[test]
+fn type_slash_name_live() {
+    let (_dir, _served, c) = served_demo();
+    scenarios::type_slash_name(&c);
+}
+
+#[test]
 fn scale_live() {
     let (_dir, _served, c) = served_demo();
     scenarios::scale(&c);

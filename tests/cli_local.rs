@@ -83,6 +83,12 @@ fn spec_edit_locally() {
 }
 
 #[test]
+fn type_slash_name_locally() {
+    let (_dir, c) = demo();
+    scenarios::type_slash_name(&c);
+}
+
+#[test]
 fn scale_locally() {
     let (_dir, c) = demo();
     scenarios::scale(&c);

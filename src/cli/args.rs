@@ -5,6 +5,7 @@
 //! (`global = true`). This is stage one of two: [`crate::cli::config`] turns these raw
 //! values into a validated configuration.
 
+use super::CliError;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -87,12 +88,12 @@ pub enum Command {
     List,
     /// Show one CustomResourceDefinition: names, conditions, subresources, versions.
     Describe {
-        /// The CRD's name (plural.group), kind, plural or short name.
+        /// The CRD's name (plural.group), kind, plural or short name, or crd/NAME.
         name: String,
     },
     /// List or show custom resources with the server's columns.
     Get {
-        /// KIND, PLURAL or SHORTNAME of the custom resources.
+        /// KIND, PLURAL or SHORTNAME of the custom resources, or TYPE/NAME for one.
         resource: String,
         /// One resource's name.
         name: Option<String>,
@@ -122,10 +123,8 @@ pub enum Command {
     },
     /// Show (without --replicas) or set replicas through the /scale subresource.
     Scale {
-        /// KIND, PLURAL or SHORTNAME of the custom resource.
-        resource: String,
-        /// The resource's name.
-        name: String,
+        #[command(flatten)]
+        target: Named,
         /// The desired number of replicas (0 or more).
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         replicas: Option<String>,
@@ -151,6 +150,64 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// One custom resource on the command line: `TYPE NAME`, or `TYPE/NAME` as kubectl takes it.
+#[derive(Debug, Args)]
+pub struct Named {
+    /// KIND, PLURAL or SHORTNAME of the custom resource, or TYPE/NAME.
+    resource: String,
+    /// The resource's name (unless given as TYPE/NAME).
+    name: Option<String>,
+}
+
+impl Named {
+    /// The type and the name; `command` (e.g. `scale`) words the errors.
+    pub fn parts(&self, command: &str) -> Result<(&str, &str), CliError> {
+        match type_and_name(&self.resource, self.name.as_deref(), command)? {
+            (resource, Some(name)) => Ok((resource, name)),
+            (_, None) => Err(CliError::Usage(format!(
+                "no name was given: use 'kubectl crd {command} TYPE NAME' or 'kubectl crd {command} TYPE/NAME'"
+            ))),
+        }
+    }
+}
+
+/// kubectl's two ways to name an object, `TYPE NAME` and `TYPE/NAME`, as one (type, name).
+pub fn type_and_name<'a>(
+    resource: &'a str,
+    name: Option<&'a str>,
+    command: &str,
+) -> Result<(&'a str, Option<&'a str>), CliError> {
+    let both = || {
+        CliError::Usage(format!(
+            "there is no need to specify a resource type as a separate argument when passing arguments in \
+             resource/name form (e.g. 'kubectl crd {command} TYPE/NAME' instead of 'kubectl crd {command} TYPE TYPE/NAME')"
+        ))
+    };
+    match resource.split_once('/') {
+        Some(_) if name.is_some() => Err(both()),
+        Some((kind, one)) if kind.is_empty() || one.is_empty() || one.contains('/') => Err(CliError::Usage(format!(
+            "arguments in resource/name form must have a single resource and name, not {resource:?}"
+        ))),
+        Some((kind, one)) => Ok((kind, Some(one))),
+        None if name.is_some_and(|n| n.contains('/')) => Err(both()),
+        None => Ok((resource, name)),
+    }
+}
+
+/// `describe`'s argument without the `crd/` kubectl puts before a CRD's name (and
+/// `list -o name` prints), in any of the ways kubectl spells that type.
+pub fn crd_word(word: &str) -> Result<&str, CliError> {
+    let Some((kind, name)) = word.split_once('/') else { return Ok(word) };
+    let kind = kind.strip_suffix(".apiextensions.k8s.io").unwrap_or(kind);
+    let crd = matches!(kind, "crd" | "crds" | "customresourcedefinition" | "customresourcedefinitions");
+    if crd && !name.is_empty() && !name.contains('/') {
+        return Ok(name);
+    }
+    Err(CliError::Usage(format!(
+        "describe shows one CustomResourceDefinition: give its name, kind, plural or short name, or crd/NAME (not {word:?})"
+    )))
 }
 
 #[derive(Debug, Args)]
@@ -194,10 +251,8 @@ pub enum SpecAction {
     /// Edit the object without its status in $KUBE_EDITOR or $EDITOR; the result is
     /// written to the main endpoint.
     Edit {
-        /// KIND, PLURAL or SHORTNAME of the custom resource.
-        resource: String,
-        /// The resource's name.
-        name: String,
+        #[command(flatten)]
+        target: Named,
         /// On a 409 Conflict, re-read the object and write the edit again.
         #[arg(long)]
         retry_conflicts: bool,
@@ -208,17 +263,13 @@ pub enum SpecAction {
 pub enum StatusAction {
     /// Print the status (as {"status": ...}, ready for 'status set').
     Get {
-        /// KIND, PLURAL or SHORTNAME of the custom resource.
-        resource: String,
-        /// The resource's name.
-        name: String,
+        #[command(flatten)]
+        target: Named,
     },
     /// Replace the status through /status from a file holding {"status": ...} or a whole object.
     Set {
-        /// KIND, PLURAL or SHORTNAME of the custom resource.
-        resource: String,
-        /// The resource's name.
-        name: String,
+        #[command(flatten)]
+        target: Named,
         /// YAML or JSON file, or - for standard input.
         #[arg(short = 'f', long = "filename", required = true)]
         filename: String,
@@ -228,20 +279,16 @@ pub enum StatusAction {
     },
     /// Merge-patch the status through /status from a file holding {"status": ...} or a whole object.
     Patch {
-        /// KIND, PLURAL or SHORTNAME of the custom resource.
-        resource: String,
-        /// The resource's name.
-        name: String,
+        #[command(flatten)]
+        target: Named,
         /// YAML or JSON file, or - for standard input.
         #[arg(short = 'f', long = "filename", required = true)]
         filename: String,
     },
     /// Edit the status alone in $KUBE_EDITOR or $EDITOR; the result goes through /status.
     Edit {
-        /// KIND, PLURAL or SHORTNAME of the custom resource.
-        resource: String,
-        /// The resource's name.
-        name: String,
+        #[command(flatten)]
+        target: Named,
         /// On a 409 Conflict, re-read the object and write the edited status again.
         #[arg(long)]
         retry_conflicts: bool,
@@ -317,4 +364,47 @@ pub struct ConvertArgs {
     /// The plural a ThirdPartyResource's objects get (default: the lower-cased kind + s).
     #[arg(long)]
     pub plural: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_object_is_named_as_type_and_name_or_as_type_slash_name() {
+        assert_eq!(type_and_name("widgets", Some("w1"), "get").ok(), Some(("widgets", Some("w1"))));
+        assert_eq!(type_and_name("widgets/w1", None, "get").ok(), Some(("widgets", Some("w1"))));
+        assert_eq!(type_and_name("widgets", None, "get").ok(), Some(("widgets", None)));
+        for (resource, name) in [("widgets", Some("widgets/w1")), ("widgets/w1", Some("w1"))] {
+            let e = type_and_name(resource, name, "scale").expect_err("both forms");
+            assert!(e.to_string().starts_with("there is no need to specify a resource type"), "{e}");
+            assert!(e.to_string().contains("'kubectl crd scale TYPE/NAME'"), "{e}");
+        }
+        for odd in ["widgets/", "/w1", "a/b/c"] {
+            let e = type_and_name(odd, None, "get").expect_err(odd);
+            assert!(e.to_string().contains("must have a single resource and name"), "{e}");
+        }
+        let e = Named { resource: "widgets".into(), name: None }.parts("status get").expect_err("no name");
+        assert_eq!(
+            e.to_string(),
+            "no name was given: use 'kubectl crd status get TYPE NAME' or 'kubectl crd status get TYPE/NAME'"
+        );
+    }
+
+    #[test]
+    fn describe_takes_a_crd_as_kubectl_and_list_name_write_it() {
+        for word in [
+            "widgets.stable.example.com",
+            "crd/widgets.stable.example.com",
+            "crds/widgets.stable.example.com",
+            "customresourcedefinition.apiextensions.k8s.io/widgets.stable.example.com",
+        ] {
+            assert_eq!(crd_word(word).ok(), Some("widgets.stable.example.com"), "{word}");
+        }
+        assert_eq!(crd_word("Widget").ok(), Some("Widget"));
+        for bad in ["widgets/w1", "crd/", "crd/a/b"] {
+            let e = crd_word(bad).expect_err(bad);
+            assert!(e.to_string().starts_with("describe shows one CustomResourceDefinition"), "{e}");
+        }
+    }
 }

@@ -169,14 +169,16 @@ async fn dispatch(
 ) -> anyhow::Result<()> {
     match command {
         Command::List => registrations::list(s, out).await,
-        Command::Describe { name } => registrations::describe(s, &name, out).await,
+        Command::Describe { name } => registrations::describe(s, args::crd_word(&name)?, out).await,
         Command::Get { resource, name, selector } => {
-            resources::get(s, &resource, name.as_deref(), selector.as_deref(), out).await
+            let (resource, name) = args::type_and_name(&resource, name.as_deref(), "get")?;
+            resources::get(s, resource, name, selector.as_deref(), out).await
         }
         Command::Status { action } => resources::status(s, &action, out).await,
         Command::Spec { action } => resources::spec(s, &action, out).await,
-        Command::Scale { resource, name, retry_conflicts, .. } => {
-            resources::scale(s, &resource, &name, replicas, current, retry_conflicts, out).await
+        Command::Scale { target, retry_conflicts, .. } => {
+            let (resource, name) = target.parts("scale")?;
+            resources::scale(s, resource, name, replicas, current, retry_conflicts, out).await
         }
         Command::Apply { filename, retry_conflicts } => apply::apply(s, &filename, retry_conflicts, out).await,
         Command::Demo => apply::demo(s, out).await,

@@ -174,13 +174,15 @@ fn print_written(
 /// `kubectl crd status ...`.
 pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> anyhow::Result<()> {
     match action {
-        StatusAction::Get { resource, name } => {
+        StatusAction::Get { target } => {
+            let (resource, name) = target.parts("status get")?;
             let rt = s.resolve(resource).await?;
             let at = ObjectRef::new(&rt, s.namespace(), name);
             let obj = objects::get_status(s.client(), at).await.map_err(|e| s.err(e))?;
             print_status(s, &rt, &obj, out)
         }
-        StatusAction::Set { resource, name, filename, retry_conflicts } => {
+        StatusAction::Set { target, filename, retry_conflicts } => {
+            let (resource, name) = target.parts("status set")?;
             let (source, doc) = read_document(filename, "status document")?;
             let rt = s.resolve(resource).await?;
             let at = ObjectRef::new(&rt, s.namespace(), name);
@@ -188,7 +190,8 @@ pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> 
             let obj = objects::replace_status(s.client(), at, &doc, *retry_conflicts).await.map_err(|e| s.err(e))?;
             print_written(s, &rt, &obj, "status replaced", out)
         }
-        StatusAction::Patch { resource, name, filename } => {
+        StatusAction::Patch { target, filename } => {
+            let (resource, name) = target.parts("status patch")?;
             let (source, doc) = read_document(filename, "status document")?;
             let rt = s.resolve(resource).await?;
             let at = ObjectRef::new(&rt, s.namespace(), name);
@@ -202,7 +205,8 @@ pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> 
             };
             print_written(s, &rt, &obj, verb, out)
         }
-        StatusAction::Edit { resource, name, retry_conflicts } => {
+        StatusAction::Edit { target, retry_conflicts } => {
+            let (resource, name) = target.parts("status edit")?;
             let rt = s.resolve(resource).await?;
             let at = ObjectRef::new(&rt, s.namespace(), name);
             let obj = objects::get_status(s.client(), at).await.map_err(|e| s.err(e))?;
@@ -230,7 +234,8 @@ pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> 
 
 /// `kubectl crd spec edit`.
 pub async fn spec(s: &Session, action: &SpecAction, out: &mut dyn Write) -> anyhow::Result<()> {
-    let SpecAction::Edit { resource, name, retry_conflicts } = action;
+    let SpecAction::Edit { target, retry_conflicts } = action;
+    let (resource, name) = target.parts("spec edit")?;
     let rt = s.resolve(resource).await?;
     let at = ObjectRef::new(&rt, s.namespace(), name);
     let obj = objects::get_object(s.client(), at).await.map_err(|e| s.err(e))?;

@@ -507,3 +507,30 @@ gizmo.apply.example.com,team-a,g2,configured,
     assert!(stderr.contains("the server does not serve kind \"Thing\" in \"nowhere.example.com/v1\""), "{stderr}");
     assert!(stderr.contains("1 of 1 objects could not be applied"), "{stderr}");
 }
+
+/// kubectl's TYPE/NAME form names an object wherever TYPE NAME does, and what `-o name`
+/// prints can be given back (`crd/NAME` included, for describe).
+pub fn type_slash_name(c: &Crd) {
+    let named = c.ok(&["get", "wd", "widget-002", "-o", "name"]);
+    assert_eq!(named, "widget.demo.example.com/widget-002\n");
+    assert_eq!(c.ok(&["get", named.trim(), "-o", "name"]), named);
+    assert_eq!(c.ok(&["get", "wd/widget-002", "-o", "name"]), named);
+    assert_eq!(c.ok(&["scale", "wd/widget-001"]), c.ok(&["scale", "wd", "widget-001"]));
+    let status = ["status", "get", "wd/widget-005", "-n", "team-b"];
+    assert_eq!(c.ok(&status), c.ok(&["status", "get", "wd", "widget-005", "-n", "team-b"]));
+
+    let crd = c.ok(&["describe", "widgets.demo.example.com", "-o", "name"]);
+    assert_eq!(crd, "customresourcedefinition.apiextensions.k8s.io/widgets.demo.example.com\n");
+    assert_eq!(c.ok(&["describe", crd.trim(), "-o", "name"]), crd);
+    assert_eq!(c.ok(&["describe", "crd/widgets.demo.example.com", "-o", "name"]), crd);
+
+    // Both forms at once, no name, or not a CRD for describe: usage errors that say what to type.
+    let both = c.fails(&["scale", "wd", "wd/widget-001"], 2);
+    assert!(both.starts_with("error: there is no need to specify a resource type"), "{both}");
+    assert_eq!(
+        c.fails(&["scale", "wd"], 2),
+        "error: no name was given: use 'kubectl crd scale TYPE NAME' or 'kubectl crd scale TYPE/NAME'\n"
+    );
+    let not_crd = c.fails(&["describe", "wd/widget-002"], 2);
+    assert!(not_crd.starts_with("error: describe shows one CustomResourceDefinition"), "{not_crd}");
+}
