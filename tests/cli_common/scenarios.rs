@@ -403,6 +403,10 @@ pub fn scale(c: &Crd) {
         );
     }
     assert_eq!(
+        c.fails(&["scale", "wd", "widget-001", "--replicas", "99999999999"], 2),
+        "error: invalid --replicas \"99999999999\": the number of replicas can be at most 2147483647\n"
+    );
+    assert_eq!(
         c.fails(&["scale", "cpol", "policy-01", "--replicas", "1"], 1),
         "error: clusterpolicies.demo.example.com has no /scale subresource: its CRD does not declare spec.versions[].subresources.scale\n"
     );
