@@ -242,7 +242,9 @@ async fn scale_all(client: &kube::Client, kind: &ResourceType, targets: &[ObjKey
         let result = match change {
             ScaleChange::To(n) => set_scale(client, at, n, None, false).await,
             ScaleChange::By(d) => match get_scale(client, at).await {
-                Ok((_, view)) => set_scale(client, at, (view.desired + d).max(0), Some(view.desired), false).await,
+                Ok((_, view)) => {
+                    set_scale(client, at, view.desired.saturating_add(d).max(0), Some(view.desired), false).await
+                }
                 Err(e) => Err(e),
             },
         };

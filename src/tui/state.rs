@@ -100,11 +100,12 @@ pub struct ScaleDialog {
 impl ScaleDialog {
     /// The change Enter would send, if any.
     pub fn change(&self) -> Option<ScaleChange> {
+        // Saturating: a step past the largest count must not wrap round to scaling to 0.
         if let Ok(n) = self.typed.parse::<i32>() {
-            return Some(ScaleChange::To((n + self.step).max(0)));
+            return Some(ScaleChange::To(n.saturating_add(self.step).max(0)));
         }
         match (&self.info, self.targets.len()) {
-            (Some(info), 1) => Some(ScaleChange::To((info.desired + self.step).max(0))),
+            (Some(info), 1) => Some(ScaleChange::To(info.desired.saturating_add(self.step).max(0))),
             _ if self.step != 0 => Some(ScaleChange::By(self.step)),
             _ => None,
         }

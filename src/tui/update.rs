@@ -375,7 +375,7 @@ fn scale_dialog(state: &mut State, action: Action, mut dialog: ScaleDialog) -> V
         Action::Backspace => {
             dialog.typed.pop();
         }
-        Action::Step(n) => dialog.step += n,
+        Action::Step(n) => dialog.step = dialog.step.saturating_add(n),
         Action::Submit => {
             let Some(change) = dialog.change() else {
                 state.error("type a number of replicas, or step with + and -");

@@ -146,6 +146,22 @@ fn scale_one_from_zero_and_type_a_number() {
 }
 
 #[test]
+fn a_step_past_the_largest_count_stays_there_instead_of_wrapping_to_zero() {
+    let mut s = state();
+    open_widgets(&mut s, 3);
+    press(&mut s, KeyCode::Enter);
+    let key = ObjKey::new(Some("default"), "widget-000");
+    apply(&mut s, Msg::Object { key: key.clone(), result: Ok(widget("widget-000", 0)) });
+    type_keys(&mut s, "s");
+    let view =
+        crate::cluster::objects::ScaleView { desired: i32::MAX, current: 0, selector: None, resource_version: None };
+    apply(&mut s, Msg::Scale { key, result: Ok(view) });
+    type_keys(&mut s, "++");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert!(matches!(&effects[..], [Effect::SetScale { change: ScaleChange::To(i32::MAX), .. }]), "{effects:?}");
+}
+
+#[test]
 fn edits_need_the_subresource_and_readonly_turns_writes_off() {
     let mut s = state();
     open_widgets(&mut s, 3);
