@@ -320,6 +320,40 @@ async fn watch_lists_send_initial_events_then_an_annotated_bookmark() {
 }
 
 #[tokio::test]
+async fn a_zero_watch_timeout_means_the_default_and_a_negative_one_ends_the_watch() {
+    let (engine, client) = engine_with_widgets().await;
+    recorded_widgets(&client).await;
+    // kube-apiserver reads timeoutSeconds=0 as no timeout given: the watch stays open and
+    // a later change still arrives.
+    let (_, _, list) = raw(&engine, "GET", WIDGETS, &[]).await;
+    let list: Value = serde_json::from_slice(&list).expect("json");
+    let rv = list["metadata"]["resourceVersion"].as_str().expect("rv").to_string();
+    let open = {
+        let engine = Arc::clone(&engine);
+        let uri = format!("{WIDGETS}?watch=1&resourceVersion={rv}&timeoutSeconds=0");
+        tokio::spawn(async move { watch_lines(&engine, &uri, "application/json", 1).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let late = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget", "metadata": {"name": "late"}, "spec": {"size": 1}});
+    widgets(&client)
+        .create(&PostParams::default(), &serde_json::from_value(late).expect("widget"))
+        .await
+        .expect("create");
+    let events = open.await.expect("the watch");
+    assert_eq!(
+        (events[0]["type"].as_str(), events[0]["object"]["metadata"]["name"].as_str()),
+        (Some("ADDED"), Some("late"))
+    );
+    // A negative one ends it at once: from the current revision, nothing is sent.
+    let (_, _, list) = raw(&engine, "GET", WIDGETS, &[]).await;
+    let list: Value = serde_json::from_slice(&list).expect("json");
+    let rv = list["metadata"]["resourceVersion"].as_str().expect("rv");
+    let uri = format!("{WIDGETS}?watch=1&resourceVersion={rv}&timeoutSeconds=-1");
+    let (status, _, body) = raw(&engine, "GET", &uri, &[]).await;
+    assert_eq!((status, body.len()), (StatusCode::OK, 0));
+}
+
+#[tokio::test]
 async fn list_resource_versions_exact_not_older_than_and_refusals() {
     let (engine, client) = engine_with_widgets().await;
     recorded_widgets(&client).await;

@@ -121,7 +121,7 @@ impl Query {
         Ok(DeleteOptions { precondition_uid, precondition_rv, propagation, dry_run })
     }
 
-    pub fn timeout_seconds(&self) -> Option<u64> {
+    pub fn timeout_seconds(&self) -> Option<i64> {
         self.get("timeoutSeconds").and_then(|s| s.parse().ok())
     }
 

@@ -218,19 +218,43 @@ pub async fn respond(
         api_version: info.api_version(),
         kind: info.kind.clone(),
     };
-    let timeout = q.timeout_seconds().unwrap_or(30 * 60);
-    let lines =
-        session.into_stream().map(Ok::<_, std::io::Error>).take_until(tokio::time::sleep(Duration::from_secs(timeout)));
+    let jitter = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let timeout = watch_timeout(q.timeout_seconds(), f64::from(jitter) / 1e9);
+    let lines = session.into_stream().map(Ok::<_, std::io::Error>).take_until(tokio::time::sleep(timeout));
     let mut res = Response::new(Body::from_stream(lines));
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     Ok(res)
 }
 
+/// kube-apiserver's `--min-request-timeout` (its default).
+const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// How long a watch runs, as kube-apiserver decides it: `timeoutSeconds` when positive;
+/// without it, or at 0 (kube reads both the same), between one and two minimum request
+/// timeouts (`jitter` in [0, 1) picks where, so that watches started together do not all
+/// end together); a negative one ends the watch at once, as kube allows.
+fn watch_timeout(requested: Option<i64>, jitter: f64) -> Duration {
+    match requested {
+        Some(seconds) if seconds > 0 => Duration::from_secs(seconds.unsigned_abs()),
+        Some(seconds) if seconds < 0 => Duration::ZERO,
+        _ => MIN_REQUEST_TIMEOUT.mul_f64(1.0 + jitter.clamp(0.0, 1.0)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::StorageConfig;
+
+    #[test]
+    fn a_zero_timeout_is_the_default_and_a_negative_one_ends_at_once() {
+        assert_eq!(watch_timeout(Some(290), 0.5), Duration::from_secs(290));
+        assert_eq!(watch_timeout(Some(0), 0.0), MIN_REQUEST_TIMEOUT);
+        assert_eq!(watch_timeout(None, 0.5), Duration::from_secs(45 * 60));
+        assert_eq!(watch_timeout(Some(-5), 0.5), Duration::ZERO);
+        assert_eq!(watch_timeout(Some(i64::MAX), 0.5), Duration::from_secs(i64::MAX.unsigned_abs()));
+    }
     use crate::engine::representation::negotiation::Negotiated;
     use crate::engine::representation::table::TableConvertor;
     use crate::engine::representation::{KindNames, Shape};
