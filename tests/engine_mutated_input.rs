@@ -208,16 +208,21 @@ fn recorded_body(prefix: &str) -> Value {
     serde_json::from_slice(&exchange.request.body.expect("a recorded body")).expect("json")
 }
 
-/// A fresh engine serving the recorded Widget CRD.
-async fn widget_engine() -> Arc<Engine> {
+/// A fresh engine serving the recorded Widget CRD, with the recorded widget `w1` stored;
+/// and that widget's body.
+async fn widget_engine() -> (Arc<Engine>, Value) {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
     let crd = serde_json::to_vec(&recorded_body("06")).expect("json");
     let created = send(&engine, "POST", CRDS, "application/json", crd).await;
     assert_eq!(created.status, StatusCode::CREATED);
+    let widget = recorded_body("15");
     for _ in 0..500 {
-        let widgets = send(&engine, "GET", WIDGETS, "application/json", Vec::new()).await;
-        if widgets.status == StatusCode::OK {
-            return engine;
+        let served = send(&engine, "GET", WIDGETS, "application/json", Vec::new()).await;
+        if served.status == StatusCode::OK {
+            let body = serde_json::to_vec(&widget).expect("json");
+            let created = send(&engine, "POST", WIDGETS, "application/json", body).await;
+            assert_eq!(created.status, StatusCode::CREATED);
+            return (engine, widget);
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -263,11 +268,7 @@ async fn mutated_crds_are_registered_or_refused_with_a_status_and_nothing_stored
 
 #[tokio::test]
 async fn mutated_crd_updates_apply_or_leave_the_registration_as_it_was() {
-    let engine = widget_engine().await;
-    let created =
-        send(&engine, "POST", WIDGETS, "application/json", serde_json::to_vec(&recorded_body("15")).expect("json"))
-            .await;
-    assert_eq!(created.status, StatusCode::CREATED);
+    let (engine, _) = widget_engine().await;
     let crd_uri = format!("{CRDS}/widgets.stable.example.com");
     let mut rng = Rng(0x0C_51);
     let mut outcomes = [0, 0];
@@ -293,10 +294,7 @@ async fn mutated_crd_updates_apply_or_leave_the_registration_as_it_was() {
 
 #[tokio::test]
 async fn mutated_custom_resources_are_stored_or_refused_with_a_status_and_nothing_lost() {
-    let engine = widget_engine().await;
-    let valid = recorded_body("15");
-    let created = send(&engine, "POST", WIDGETS, "application/json", serde_json::to_vec(&valid).expect("json")).await;
-    assert_eq!(created.status, StatusCode::CREATED);
+    let (engine, valid) = widget_engine().await;
     let mut rng = Rng(0x0C_4E);
     let mut outcomes = [0, 0];
     for round in 0..400 {
@@ -333,10 +331,7 @@ async fn mutated_custom_resources_are_stored_or_refused_with_a_status_and_nothin
 
 #[tokio::test]
 async fn random_patches_apply_whole_or_leave_the_object_as_it_was() {
-    let engine = widget_engine().await;
-    let valid = recorded_body("15");
-    let created = send(&engine, "POST", WIDGETS, "application/json", serde_json::to_vec(&valid).expect("json")).await;
-    assert_eq!(created.status, StatusCode::CREATED);
+    let (engine, valid) = widget_engine().await;
     let mut rng = Rng(0x0C_4F);
     let paths = ["/spec/size", "/spec/color", "/spec", "/metadata/labels/app", "/metadata/name", "/status", "/spec/x"];
     let mut outcomes = [0, 0];
@@ -388,11 +383,7 @@ async fn random_patches_apply_whole_or_leave_the_object_as_it_was() {
 
 #[tokio::test]
 async fn random_paths_queries_and_bodies_are_answered_with_a_status() {
-    let engine = widget_engine().await;
-    let created =
-        send(&engine, "POST", WIDGETS, "application/json", serde_json::to_vec(&recorded_body("15")).expect("json"))
-            .await;
-    assert_eq!(created.status, StatusCode::CREATED);
+    let (engine, widget) = widget_engine().await;
     let mut rng = Rng(0x0C_50);
     let bases = [
         WIDGETS,
@@ -451,7 +442,6 @@ async fn random_paths_queries_and_bodies_are_answered_with_a_status() {
         "",
         "a/b;c",
     ];
-    let widget = recorded_body("15");
     for round in 0..600 {
         let mut path: Vec<&str> = rng.pick(&bases).split('/').collect();
         match rng.below(6) {

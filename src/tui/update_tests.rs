@@ -118,8 +118,8 @@ fn marks_and_scale_of_several_rows_step_each() {
     assert_eq!(*change, ScaleChange::By(2));
 }
 
-#[test]
-fn scale_one_from_zero_and_type_a_number() {
+/// The scale dialog of widget-000, opened from its detail screen and loaded with `desired`.
+fn scale_dialog_of_widget_000(desired: i32) -> State {
     let mut s = state();
     open_widgets(&mut s, 3);
     press(&mut s, KeyCode::Enter);
@@ -127,13 +127,15 @@ fn scale_one_from_zero_and_type_a_number() {
     apply(&mut s, Msg::Object { key: key.clone(), result: Ok(widget("widget-000", 0)) });
     let effects = type_keys(&mut s, "s");
     assert!(matches!(&effects[..], [Effect::LoadScale { .. }]));
-    let view = crate::cluster::objects::ScaleView {
-        desired: 0,
-        current: 0,
-        selector: Some("app=widget-000".into()),
-        resource_version: None,
-    };
-    apply(&mut s, Msg::Scale { key: key.clone(), result: Ok(view) });
+    let selector = Some("app=widget-000".into());
+    let view = crate::cluster::objects::ScaleView { desired, current: 0, selector, resource_version: None };
+    apply(&mut s, Msg::Scale { key, result: Ok(view) });
+    s
+}
+
+#[test]
+fn scale_one_from_zero_and_type_a_number() {
+    let mut s = scale_dialog_of_widget_000(0);
     type_keys(&mut s, "+");
     let effects = press(&mut s, KeyCode::Enter);
     assert!(matches!(&effects[..], [Effect::SetScale { change: ScaleChange::To(1), .. }]));
@@ -147,15 +149,7 @@ fn scale_one_from_zero_and_type_a_number() {
 
 #[test]
 fn a_step_past_the_largest_count_stays_there_instead_of_wrapping_to_zero() {
-    let mut s = state();
-    open_widgets(&mut s, 3);
-    press(&mut s, KeyCode::Enter);
-    let key = ObjKey::new(Some("default"), "widget-000");
-    apply(&mut s, Msg::Object { key: key.clone(), result: Ok(widget("widget-000", 0)) });
-    type_keys(&mut s, "s");
-    let view =
-        crate::cluster::objects::ScaleView { desired: i32::MAX, current: 0, selector: None, resource_version: None };
-    apply(&mut s, Msg::Scale { key, result: Ok(view) });
+    let mut s = scale_dialog_of_widget_000(i32::MAX);
     type_keys(&mut s, "++");
     let effects = press(&mut s, KeyCode::Enter);
     assert!(matches!(&effects[..], [Effect::SetScale { change: ScaleChange::To(i32::MAX), .. }]), "{effects:?}");
