@@ -246,6 +246,9 @@ fn watch_timeout(requested: Option<i64>, jitter: f64) -> Duration {
 mod tests {
     use super::*;
     use crate::engine::StorageConfig;
+    use crate::engine::representation::negotiation::Negotiated;
+    use crate::engine::representation::table::TableConvertor;
+    use crate::engine::representation::{KindNames, Shape};
 
     #[test]
     fn a_zero_timeout_is_the_default_and_a_negative_one_ends_at_once() {
@@ -255,9 +258,6 @@ mod tests {
         assert_eq!(watch_timeout(Some(-5), 0.5), Duration::ZERO);
         assert_eq!(watch_timeout(Some(i64::MAX), 0.5), Duration::from_secs(i64::MAX.unsigned_abs()));
     }
-    use crate::engine::representation::negotiation::Negotiated;
-    use crate::engine::representation::table::TableConvertor;
-    use crate::engine::representation::{KindNames, Shape};
 
     #[test]
     fn a_change_is_encoded_once_per_type_and_version_and_old_ones_are_forgotten() {
