@@ -121,18 +121,12 @@ impl Query {
         Ok(DeleteOptions { precondition_uid, precondition_rv, propagation, dry_run })
     }
 
-    pub fn timeout_seconds(&self) -> Option<i64> {
-        self.get("timeoutSeconds").and_then(|s| s.parse().ok())
+    pub fn timeout_seconds(&self) -> Result<Option<i64>, ApiError> {
+        self.go_int("timeoutSeconds")
     }
 
     pub fn list_query(&self) -> Result<ListQuery, ApiError> {
-        let limit = match self.get("limit").filter(|s| !s.is_empty()) {
-            Some(l) => {
-                Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?.max(0)
-                    as usize)
-            }
-            None => None,
-        };
+        let limit = self.go_int("limit")?.map(|l| usize::try_from(l).unwrap_or(0));
         Ok(ListQuery {
             labels: self.get("labelSelector").map(String::from),
             fields: self.get("fieldSelector").map(String::from),
@@ -145,13 +139,29 @@ impl Query {
         })
     }
 
+    /// An integer parameter read as Go's `strconv.ParseInt` (400 with its error when it is
+    /// not one, as kube-apiserver decodes its query parameters).
+    fn go_int(&self, key: &str) -> Result<Option<i64>, ApiError> {
+        let Some(raw) = self.get(key).filter(|s| !s.is_empty()) else { return Ok(None) };
+        raw.parse::<i64>().map(Some).map_err(|e| {
+            let why = match e.kind() {
+                std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => "value out of range",
+                _ => "invalid syntax",
+            };
+            ApiError::bad_request(format!("strconv.ParseInt: parsing {}: {why}", crate::engine::field::go_quote(raw)))
+        })
+    }
+
     /// A boolean parameter read as Go's `strconv.ParseBool` (400 when it is not one).
     fn go_bool(&self, key: &str) -> Result<Option<bool>, ApiError> {
         match self.get(key).filter(|s| !s.is_empty()) {
             None => Ok(None),
             Some("1" | "t" | "T" | "TRUE" | "true" | "True") => Ok(Some(true)),
             Some("0" | "f" | "F" | "FALSE" | "false" | "False") => Ok(Some(false)),
-            Some(other) => Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax"))),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "strconv.ParseBool: parsing {}: invalid syntax",
+                crate::engine::field::go_quote(other)
+            ))),
         }
     }
 }

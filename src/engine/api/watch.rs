@@ -196,6 +196,7 @@ pub async fn respond(
 ) -> Result<Response, ApiError> {
     let shape = shape(engine, headers, q, Endpoint::Watch)?;
     let lq = q.list_query()?;
+    let requested_timeout = q.timeout_seconds()?;
     let start = engine.store().current_revision().await.unwrap_or(0);
     let given = lq.resource_version.as_deref().and_then(crate::engine::meta::parse_resource_version);
     let window = engine.kinds().watch_window(kind);
@@ -219,7 +220,7 @@ pub async fn respond(
         kind: info.kind.clone(),
     };
     let jitter = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    let timeout = watch_timeout(q.timeout_seconds(), f64::from(jitter) / 1e9);
+    let timeout = watch_timeout(requested_timeout, f64::from(jitter) / 1e9);
     let lines = session.into_stream().map(Ok::<_, std::io::Error>).take_until(tokio::time::sleep(timeout));
     let mut res = Response::new(Body::from_stream(lines));
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
