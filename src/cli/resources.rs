@@ -289,12 +289,10 @@ fn read_document(filename: &str, what: &'static str) -> Result<(String, Value), 
 /// Parses `--replicas`/`--current-replicas`: a whole number from 0 to 2^31-1.
 pub fn parse_replicas(flag: &str, raw: &str) -> Result<i32, super::CliError> {
     let invalid = |why: &str| super::CliError::Usage(format!("invalid --{flag} {raw:?}: {why}"));
-    match raw.trim().parse::<i64>() {
-        Ok(n) if n < 0 => Err(invalid("the number of replicas must be a whole number, 0 or more")),
-        // A Scale's replicas are an int32.
-        Ok(n) => i32::try_from(n).map_err(|_| invalid(&format!("the number of replicas can be at most {}", i32::MAX))),
-        Err(_) => Err(invalid("the number of replicas must be a whole number, 0 or more")),
-    }
+    let count = raw.trim().parse::<i64>().ok().filter(|n| *n >= 0);
+    let count = count.ok_or_else(|| invalid("the number of replicas must be a whole number, 0 or more"))?;
+    // A Scale's replicas are an int32.
+    i32::try_from(count).map_err(|_| invalid(&format!("the number of replicas can be at most {}", i32::MAX)))
 }
 
 /// `kubectl crd scale RESOURCE NAME [--replicas N [--current-replicas M]]`.

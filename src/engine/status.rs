@@ -154,6 +154,16 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
+    /// 405 MethodNotAllowed; `method` names the refused method where a resource's own
+    /// verbs refuse it.
+    pub fn method_not_allowed(method: Option<&str>) -> Self {
+        let message = "the server does not allow this method on the requested resource";
+        match method {
+            Some(m) => Self::new(405, "MethodNotAllowed", format!("{message} ({m})")),
+            None => Self::new(405, "MethodNotAllowed", message),
+        }
+    }
+
     /// 410 Expired, as a watch from a compacted resourceVersion receives.
     pub fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)

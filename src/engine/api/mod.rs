@@ -39,11 +39,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
 /// `Status` kube-apiserver gives for a method its routes do not take, where axum would
 /// answer with an empty body.
 async fn non_resource_method_not_allowed() -> Response {
-    error_response(&ApiError::new(
-        405,
-        "MethodNotAllowed",
-        "the server does not allow this method on the requested resource".to_string(),
-    ))
+    error_response(&ApiError::method_not_allowed(None))
 }
 
 /// A JSON body with the headers kube-apiserver sends on every API response.

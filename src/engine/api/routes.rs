@@ -127,9 +127,7 @@ fn body_json(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
     let media = ct.split(';').next().unwrap_or("").trim();
     let parsed = match media {
-        // The parser's first line says what and where; the rest quotes the body back.
-        "application/yaml" => serde_saphyr::from_slice::<Value>(body)
-            .map_err(|e| e.to_string().lines().next().unwrap_or_default().to_string()),
+        "application/yaml" => crate::engine::representation::yaml::from_yaml(body),
         _ => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
     };
     // kube-apiserver answers an undecodable body with 400 BadRequest.
@@ -158,7 +156,7 @@ async fn handle(
             return Ok(plain_not_found());
         }
         if method != Method::POST {
-            return Err(method_not_allowed(&method));
+            return Err(ApiError::method_not_allowed(Some(method.as_str())));
         }
     }
     let store = engine.store();
@@ -254,16 +252,8 @@ async fn dispatch(
             StatusCode::OK,
             &rest.delete_collection(ns, &q.list_query()?, &q.delete_options(&body)?, opts).await?,
         )),
-        (m, _) => Err(method_not_allowed(&m)),
+        (m, _) => Err(ApiError::method_not_allowed(Some(m.as_str()))),
     }
-}
-
-fn method_not_allowed(m: &Method) -> ApiError {
-    ApiError::new(
-        405,
-        "MethodNotAllowed",
-        format!("the server does not allow this method on the requested resource ({m})"),
-    )
 }
 
 /// `/status` and `/scale` of one object: get, update and patch; nothing else.
@@ -295,7 +285,7 @@ async fn dispatch_subresource(
                 _ => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
             }
         }
-        m => return Err(method_not_allowed(&m)),
+        m => return Err(ApiError::method_not_allowed(Some(m.as_str()))),
     };
     Ok(json_response(StatusCode::OK, &obj))
 }

@@ -219,8 +219,7 @@ pub async fn respond(
         api_version: info.api_version(),
         kind: info.kind.clone(),
     };
-    let jitter = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    let timeout = watch_timeout(requested_timeout, f64::from(jitter) / 1e9);
+    let timeout = watch_timeout(requested_timeout, rand::random::<f64>());
     let lines = session.into_stream().map(Ok::<_, std::io::Error>).take_until(tokio::time::sleep(timeout));
     let mut res = Response::new(Body::from_stream(lines));
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));

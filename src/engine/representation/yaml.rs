@@ -1,4 +1,5 @@
-//! `application/yaml` responses, written as kube-apiserver writes them.
+//! `application/yaml` responses, written as kube-apiserver writes them, and request
+//! bodies read back ([`from_yaml`]).
 //!
 //! kube converts its JSON to YAML through go-yaml v2, so that is the style kept here:
 //! keys in go-yaml's order (non-letters first, digit runs compared as numbers), sequences
@@ -11,6 +12,13 @@
 use super::gofmt::go_format_g;
 use serde_json::Value;
 use std::cmp::Ordering;
+
+/// A YAML request body as JSON. The error is the parser's first line, which says what
+/// went wrong and where; the lines after it quote the body back, and a Status message
+/// should not.
+pub fn from_yaml(body: &[u8]) -> Result<Value, String> {
+    serde_saphyr::from_slice(body).map_err(|e| e.to_string().lines().next().unwrap_or_default().to_string())
+}
 
 /// The YAML document for `value`.
 pub fn to_yaml(value: &Value) -> String {

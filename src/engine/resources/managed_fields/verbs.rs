@@ -236,10 +236,8 @@ fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
     if text.trim().is_empty() {
         return Ok(json!({}));
     }
-    // The parser's first line says what and where; the rest quotes the body back.
-    let value: Value = serde_saphyr::from_str(text).map_err(|e| {
-        ApiError::bad_request(format!("error decoding YAML: {}", e.to_string().lines().next().unwrap_or_default()))
-    })?;
+    let value = crate::engine::representation::yaml::from_yaml(text.as_bytes())
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     match value {
         Value::Object(_) => Ok(value),
         Value::Null => Ok(json!({})),
