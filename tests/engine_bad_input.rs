@@ -163,11 +163,22 @@ async fn unknown_methods_paths_and_subresources_answer_without_touching_data() {
     let (status, answer) =
         send(&engine, "PATCH", &one, "application/merge-patch+json", b"{\"metadata\": [1, 2".to_vec()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
-    // The paths outside the API take GET only; anything else is the same 405 Status.
-    for path in ["/version", "/healthz", "/openapi/v2", "/openapi/v3/apis/stable.example.com/v1"] {
-        let (status, answer) = send(&engine, "POST", path, "application/json", b"{}".to_vec()).await;
-        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{path}: {answer}");
-        assert_status(&answer, 405, "MethodNotAllowed");
+    // `/version` takes GET only, as kube's route does; anything else is a 405 Status.
+    let (status, answer) = send(&engine, "POST", "/version", "application/json", b"{}".to_vec()).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{answer}");
+    assert_status(&answer, 405, "MethodNotAllowed");
+    // kube's health checks and OpenAPI handlers look at no method: they answer as to a GET.
+    let (_, index) = send(&engine, "GET", "/openapi/v3", "application/json", Vec::new()).await;
+    let listed = index["paths"].as_object().and_then(|p| p.keys().next().cloned()).expect("a listed document");
+    let document = format!("/openapi/v3/{listed}");
+    for path in ["/healthz", "/readyz", "/openapi/v2", "/openapi/v3", &document] {
+        let (status, by_get) = send(&engine, "GET", path, "application/json", Vec::new()).await;
+        assert_eq!(status, StatusCode::OK, "GET {path}");
+        for method in ["POST", "PUT", "DELETE", "OPTIONS"] {
+            let (status, answer) = send(&engine, method, path, "application/json", b"{}".to_vec()).await;
+            assert_eq!(status, StatusCode::OK, "{method} {path}: {answer}");
+            assert_eq!(answer, by_get, "{method} {path}");
+        }
     }
     assert_eq!(stored_crds(&engine).await, ["widgets.stable.example.com"]);
 }

@@ -16,28 +16,29 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use std::sync::Arc;
 
 /// The engine's router. No authentication here: `serve` adds its bearer-token layer in
 /// front, and local mode has no one to authenticate.
 pub fn router(engine: Arc<Engine>) -> Router {
     Router::new()
+        // kube serves `/version` through a GET-only route; the health checks and the
+        // OpenAPI documents are plain handlers that answer any method alike.
         .route("/version", get(version))
-        .route("/healthz", get(ok_text))
-        .route("/livez", get(ok_text))
-        .route("/readyz", get(ok_text))
-        .route("/openapi/v2", get(crate::engine::openapi::serve_v2))
-        .route("/openapi/v3", get(crate::engine::openapi::serve_v3_index))
-        .route("/openapi/v3/{*group_version}", get(crate::engine::openapi::serve_v3_document))
+        .route("/healthz", any(ok_text))
+        .route("/livez", any(ok_text))
+        .route("/readyz", any(ok_text))
+        .route("/openapi/v2", any(crate::engine::openapi::serve_v2))
+        .route("/openapi/v3", any(crate::engine::openapi::serve_v3_index))
+        .route("/openapi/v3/{*group_version}", any(crate::engine::openapi::serve_v3_document))
         .fallback(dispatch)
         .method_not_allowed_fallback(non_resource_method_not_allowed)
         .with_state(engine)
 }
 
-/// Another method than GET on `/version`, `/healthz` or the OpenAPI documents: the 405
-/// `Status` kube-apiserver gives for a method its routes do not take, where axum would
-/// answer with an empty body.
+/// Another method than GET on `/version`: the 405 `Status` kube-apiserver gives for a
+/// method its routes do not take, where axum would answer with an empty body.
 async fn non_resource_method_not_allowed() -> Response {
     error_response(&ApiError::method_not_allowed(None))
 }
