@@ -277,6 +277,31 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     );
     let t = Tmux::start(dir.path(), &command, 120, 30);
     t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+
+    // The registrations follow the cluster too: a CRD applied and deleted with kubectl
+    // comes and goes without Ctrl-R, its resources counted as it comes.
+    let crd_file = dir.path().join("gizmos.json");
+    std::fs::write(&crd_file, gizmos_crd().to_string()).expect("write the CRD");
+    kubectl(&data, &["apply", "-f", &crd_file.display().to_string()]);
+    t.wait_for(&[NEW_CRD]);
+    // Its conditions arrive as the engine's controller sets them, then its count (none yet).
+    let healthy = |screen: &str| {
+        let row = screen.lines().find(|l| l.contains(NEW_CRD)).unwrap_or_default();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        cells.contains(&"OK") && cells.windows(3).any(|w| w == ["True", "Accepted", "0"])
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !healthy(&t.screen()) {
+        assert!(Instant::now() < deadline, "the new CRD never shows established:\n{}", t.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    kubectl(&data, &["delete", "crd", NEW_CRD]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while t.screen().contains(NEW_CRD) {
+        assert!(Instant::now() < deadline, "the deleted CRD stays:\n{}", t.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
     t.keys(&[":"]);
     t.type_text("widgets");
     t.keys(&["Enter"]);

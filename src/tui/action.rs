@@ -105,6 +105,10 @@ pub enum Effect {
     SwitchContext(String),
     /// Find the CRD a word names (`:widgets`) and open its resources.
     Resolve(String),
+    /// Follow the CRDs with a watch, unless one is running already.
+    WatchRegistrations,
+    /// Count the resources of a CRD the registrations watch brought.
+    CountResources(Box<Crd>),
     /// The migration wizard's IO.
     Wizard(WizardEffect),
 }
@@ -122,6 +126,17 @@ pub enum WatchEvent {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     Registrations(Result<Vec<Registration>, String>),
+    /// The registrations watch saw a CRD created or changed.
+    CrdChanged(Box<Crd>),
+    /// The registrations watch saw a CRD deleted.
+    CrdDeleted(String),
+    /// The registrations watch (re)listed: these CRDs are all there are.
+    CrdsListed(Vec<String>),
+    /// How many resources a CRD holds (`None`: not counted).
+    Counted {
+        crd: String,
+        count: Option<u64>,
+    },
     Table {
         watch: u64,
         result: Result<TableData, String>,

@@ -1,10 +1,12 @@
 //! The running TUI: connect (or load the demo into a fresh local engine), take the
 //! terminal, and run the one loop whose `tokio::select!` owns every input — terminal
-//! events, the resources screen's watch, results of requests, and the clock.
+//! events, the resources screen's watch, the registrations' watch of every CRD, results
+//! of requests, and the clock.
 
 use crate::cluster::demo;
 use crate::cluster::{ClusterError, ConnectOptions, Connection, Origin, Target as ClusterTarget};
 use crate::tui::action::{Effect, Msg};
+use crate::tui::crd_watch::crd_changes;
 use crate::tui::runtime::{self, EditJob};
 use crate::tui::state::{Connection as Conn, Namespaces, State, Target};
 use crate::tui::theme::Theme;
@@ -150,6 +152,8 @@ struct Loop {
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
     watch: Option<BoxStream<'static, Msg>>,
+    /// The registrations screen's watch of every CRD, once the first list is in.
+    crds: Option<BoxStream<'static, Msg>>,
     /// The migration wizard's IO (the task that owns a migration, while one is open).
     driver: Driver,
 }
@@ -165,7 +169,7 @@ async fn next_watched(watch: &mut Option<BoxStream<'static, Msg>>) -> Option<Msg
 impl Loop {
     fn new(conn: Connection, options: ConnectOptions) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        Loop { conn, options, tx, rx, watch: None, driver: Driver::default() }
+        Loop { conn, options, tx, rx, watch: None, crds: None, driver: Driver::default() }
     }
 
     /// Runs until quit; gives the connection back for closing.
@@ -187,6 +191,7 @@ impl Loop {
                     None => { state.quit = true; vec![] }
                 },
                 Some(msg) = next_watched(&mut self.watch) => self.drain(&mut state, msg),
+                Some(msg) = next_watched(&mut self.crds) => self.drain(&mut state, msg),
                 Some(msg) = self.rx.recv() => self.drain(&mut state, msg),
                 _ = tick.tick() => { state.now = Timestamp::now(); vec![] }
             };
@@ -204,7 +209,10 @@ impl Loop {
         for _ in 0..10_000 {
             let next = match self.rx.try_recv() {
                 Ok(m) => m,
-                Err(_) => match self.watch.as_mut().and_then(|w| w.next().now_or_never().flatten()) {
+                Err(_) => match [&mut self.watch, &mut self.crds]
+                    .into_iter()
+                    .find_map(|w| w.as_mut().and_then(|w| w.next().now_or_never().flatten()))
+                {
                     Some(m) => m,
                     None => break,
                 },
@@ -227,6 +235,11 @@ impl Loop {
                 self.watch = Some(TableWatch::new(client, kind, ns, selector, watch).into_stream());
             }
             Effect::StopWatch => self.watch = None,
+            Effect::WatchRegistrations => {
+                if self.crds.is_none() {
+                    self.crds = Some(crd_changes(client));
+                }
+            }
             Effect::Edit { kind, key, part } => {
                 let (against, base, kept) = match runtime::prepare_edit(&client, &kind, &key, part).await {
                     Ok(prepared) => prepared,
@@ -273,6 +286,7 @@ impl Loop {
         match Connection::open(&options).await {
             Ok(conn) => {
                 self.watch = None;
+                self.crds = None;
                 let namespaces = Namespaces::One(conn.namespace().to_string());
                 let target = target_of(conn.origin());
                 let old = std::mem::replace(&mut self.conn, conn);

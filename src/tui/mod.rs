@@ -11,6 +11,7 @@
 
 pub mod action;
 mod app;
+pub mod crd_watch;
 pub mod describe;
 pub mod edit;
 #[cfg(test)]

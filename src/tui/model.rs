@@ -68,8 +68,14 @@ impl Registration {
     pub fn established(&self) -> bool {
         self.summary.established == ConditionStatus::True
     }
-    pub fn names_accepted(&self) -> bool {
-        self.summary.names_accepted == ConditionStatus::True
+    /// Whether the names are accepted; `None` while the CRD has no verdict yet (just created:
+    /// kube's naming controller sets the condition a moment later).
+    pub fn names_accepted(&self) -> Option<bool> {
+        match self.summary.names_accepted {
+            ConditionStatus::True => Some(true),
+            ConditionStatus::False => Some(false),
+            ConditionStatus::Unknown | ConditionStatus::Missing => None,
+        }
     }
     pub fn terminating(&self) -> bool {
         self.summary.terminating || self.crd.metadata.deletion_timestamp.is_some()
@@ -81,7 +87,7 @@ impl Registration {
         if self.terminating() {
             t.push(Trouble::Terminating);
         }
-        if !self.names_accepted() {
+        if self.names_accepted() == Some(false) {
             t.push(Trouble::NamesNotAccepted);
         }
         if !self.established() {

@@ -5,7 +5,7 @@
 use crate::cluster::objects::{
     ObjectRef, get_object, get_scale, parse_status_document, replace_spec, replace_status, set_scale, spec_view,
 };
-use crate::cluster::registrations::find_crd;
+use crate::cluster::registrations::{count_resources, find_crd};
 use crate::cluster::tui_ops::list_crds_with_counts;
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
@@ -206,6 +206,10 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
                 .map(|list| list.into_iter().map(|(crd, n)| Registration::new(crd, n)).collect())
                 .map_err(|e| e.to_string()),
         ),
+        Effect::CountResources(crd) => Msg::Counted {
+            crd: crd.metadata.name.clone().unwrap_or_default(),
+            count: count_resources(client, &crd).await.ok().flatten(),
+        },
         Effect::Resolve(word) => Msg::Resolved(find_crd(client, &word).await.map(Box::new).map_err(|e| e.to_string())),
         Effect::LoadObject { kind, key } => {
             let result = get_object(client, object_ref(&kind, &key)).await.map_err(|e| e.to_string());
@@ -226,6 +230,7 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         // The loop runs these itself.
         Effect::LoadTable { .. }
         | Effect::StopWatch
+        | Effect::WatchRegistrations
         | Effect::Edit { .. }
         | Effect::SwitchContext(_)
         | Effect::Wizard(_) => return None,

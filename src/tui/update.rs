@@ -2,6 +2,7 @@
 //! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
 
 use crate::cluster::discovery::ResourceType;
+use crate::cluster::registrations::Crd;
 use crate::tui::action::{Action, Effect, Msg, WatchEvent};
 use crate::tui::describe::describe;
 use crate::tui::model::Registration;
@@ -495,25 +496,19 @@ fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
 /// Applies one result from the cluster.
 pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
     match msg {
-        Msg::Registrations(Ok(mut list)) => {
-            list.sort_by(|a, b| a.name().cmp(b.name()));
-            let list_height = state.list_height();
-            let regs = &mut state.registrations;
-            regs.items = list;
-            regs.loaded = true;
-            regs.move_by(0, list_height);
-            let items = regs.items.clone();
-            for s in &mut state.stack {
-                if let Screen::Detail(d) = s
-                    && let Some(reg) = items.iter().find(|r| r.name() == d.crd)
-                {
-                    let cursor = d.schema.cursor;
-                    let fresh = SchemaTree::new(reg);
-                    if fresh.roots != d.schema.roots {
-                        d.schema = fresh;
-                        d.schema.cursor = cursor;
-                    }
-                }
+        Msg::Registrations(Ok(list)) => {
+            set_registrations(state, list);
+            return vec![Effect::WatchRegistrations];
+        }
+        Msg::CrdChanged(crd) => return crd_changed(state, *crd),
+        Msg::CrdDeleted(name) => retain_registrations(state, |r| r.name() != name),
+        Msg::CrdsListed(names) => {
+            let names: std::collections::HashSet<String> = names.into_iter().collect();
+            retain_registrations(state, |r| names.contains(r.name()));
+        }
+        Msg::Counted { crd, count } => {
+            if let Some(r) = state.registrations.items.iter_mut().find(|r| r.name() == crd) {
+                *r = Registration::new(r.crd.clone(), count);
             }
         }
         Msg::Registrations(Err(e)) => state.error(format!("cannot list CRDs: {e}")),
@@ -597,6 +592,69 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
     }
     vec![]
+}
+
+/// Shows `list` on the registrations screen (see [`registrations_changed`]).
+fn set_registrations(state: &mut State, list: Vec<Registration>) {
+    let selected = state.registrations.current().map(|r| r.name().to_string());
+    state.registrations.items = list;
+    registrations_changed(state, selected);
+}
+
+/// Drops the registrations `keep` refuses, in place (see [`registrations_changed`]).
+fn retain_registrations(state: &mut State, keep: impl Fn(&Registration) -> bool) {
+    let selected = state.registrations.current().map(|r| r.name().to_string());
+    state.registrations.items.retain(keep);
+    registrations_changed(state, selected);
+}
+
+/// After the registrations changed: sorted by name, the cursor back on `selected` (the
+/// registration it was on) if it is still shown, and open detail screens given their
+/// CRD's new schema.
+fn registrations_changed(state: &mut State, selected: Option<String>) {
+    let list_height = state.list_height();
+    let regs = &mut state.registrations;
+    regs.items.sort_by(|a, b| a.name().cmp(b.name()));
+    regs.loaded = true;
+    if let Some(at) = selected.and_then(|name| regs.shown().iter().position(|&i| regs.items[i].name() == name)) {
+        regs.cursor = at;
+    }
+    regs.move_by(0, list_height);
+    let items = &state.registrations.items;
+    for s in &mut state.stack {
+        if let Screen::Detail(d) = s
+            && let Some(reg) = items.iter().find(|r| r.name() == d.crd)
+        {
+            let cursor = d.schema.cursor;
+            let fresh = SchemaTree::new(reg);
+            if fresh.roots != d.schema.roots {
+                d.schema = fresh;
+                d.schema.cursor = cursor;
+            }
+        }
+    }
+}
+
+/// A CRD the watch saw created or changed: shown at once, with its resources counted when
+/// it is new or serves another endpoint than before (until then it keeps its old count).
+/// A relist brings every CRD again; those unchanged cost a comparison.
+fn crd_changed(state: &mut State, crd: Crd) -> Vec<Effect> {
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    let items = &state.registrations.items;
+    let old = items.iter().position(|r| r.name() == name);
+    if old.is_some_and(|at| items[at].crd == crd) {
+        return vec![];
+    }
+    let selected = state.registrations.current().map(|r| r.name().to_string());
+    let fresh = Registration::new(crd.clone(), old.and_then(|at| items[at].count()));
+    let recount = old.is_none_or(|at| items[at].resource != fresh.resource);
+    let items = &mut state.registrations.items;
+    match old {
+        Some(at) => items[at] = fresh,
+        None => items.push(fresh),
+    }
+    registrations_changed(state, selected);
+    if recount { vec![Effect::CountResources(Box::new(crd))] } else { vec![] }
 }
 
 #[cfg(test)]

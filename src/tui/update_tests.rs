@@ -253,3 +253,58 @@ fn a_list_arrives_page_by_page() {
     let Screen::Resources(r) = s.screen() else { panic!() };
     assert_eq!((r.table.total(), r.loading), (6, false));
 }
+
+fn names(s: &State) -> Vec<&str> {
+    s.registrations.items.iter().map(|r| r.name()).collect()
+}
+
+#[test]
+fn the_first_list_starts_the_crd_watch_and_its_changes_keep_the_cursor_where_it_was() {
+    let mut s = state();
+    assert_eq!(apply(&mut s, Msg::Registrations(Ok(fixtures::registrations()))), vec![Effect::WatchRegistrations]);
+    type_keys(&mut s, "G");
+    assert_eq!(s.registrations.current().map(|r| r.name()), Some("widgets.demo.example.com"));
+
+    // A new CRD sorting above the cursor: shown at once, counted, the cursor still on widgets.
+    let anvils = fixtures::crd("anvils", "Anvil").build();
+    let effects = apply(&mut s, Msg::CrdChanged(Box::new(anvils.clone())));
+    assert_eq!(effects, vec![Effect::CountResources(Box::new(anvils.clone()))]);
+    assert_eq!(names(&s)[0], "anvils.demo.example.com");
+    assert_eq!(s.registrations.find("anvils.demo.example.com").and_then(|r| r.count()), None);
+    assert_eq!(s.registrations.current().map(|r| r.name()), Some("widgets.demo.example.com"));
+    apply(&mut s, Msg::Counted { crd: "anvils.demo.example.com".into(), count: Some(0) });
+    assert_eq!(s.registrations.find("anvils.demo.example.com").and_then(|r| r.count()), Some(0));
+
+    // The same CRD again (a relist) changes nothing and counts nothing.
+    assert_eq!(apply(&mut s, Msg::CrdChanged(Box::new(anvils))), vec![]);
+
+    // A changed CRD that serves the same endpoint keeps its count.
+    let mut labelled = s.registrations.find("widgets.demo.example.com").expect("widgets").crd.clone();
+    labelled.metadata.labels = Some([("team".to_string(), "a".to_string())].into());
+    assert_eq!(apply(&mut s, Msg::CrdChanged(Box::new(labelled))), vec![]);
+    let widgets = s.registrations.find("widgets.demo.example.com").expect("widgets");
+    assert_eq!((widgets.count(), widgets.crd.metadata.labels.as_ref().map(|l| l.len())), (Some(180), Some(1)));
+
+    // Deleted, and gone from a relist: the cursor stays on widgets throughout.
+    apply(&mut s, Msg::CrdDeleted("anvils.demo.example.com".into()));
+    assert!(s.registrations.find("anvils.demo.example.com").is_none());
+    let kept = ["widgets.demo.example.com", "clusterpolicies.demo.example.com"].map(String::from).to_vec();
+    apply(&mut s, Msg::CrdsListed(kept));
+    assert_eq!(names(&s), ["clusterpolicies.demo.example.com", "widgets.demo.example.com"]);
+    assert_eq!(s.registrations.current().map(|r| r.name()), Some("widgets.demo.example.com"));
+}
+
+#[test]
+fn a_crd_that_starts_serving_is_counted_again() {
+    let mut s = state();
+    let mut waiting = fixtures::crd("anvils", "Anvil").build();
+    waiting.status = None;
+    apply(&mut s, Msg::CrdChanged(Box::new(waiting)));
+    let anvils = s.registrations.find("anvils.demo.example.com").expect("shown before it is established");
+    assert!(anvils.resource.is_none());
+    // No verdict on its names yet is no name conflict: it only waits to be established.
+    assert_eq!((anvils.names_accepted(), anvils.troubles()), (None, vec![crate::tui::model::Trouble::NotEstablished]));
+    let established = fixtures::crd("anvils", "Anvil").build();
+    let effects = apply(&mut s, Msg::CrdChanged(Box::new(established.clone())));
+    assert_eq!(effects, vec![Effect::CountResources(Box::new(established))]);
+}

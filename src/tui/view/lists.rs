@@ -28,7 +28,12 @@ fn reg_cells(r: &Registration) -> [String; 10] {
         r.scope().to_string(),
         r.versions(),
         if r.established() { "True" } else { "False" }.to_string(),
-        if r.names_accepted() { "Accepted" } else { "Conflict" }.to_string(),
+        match r.names_accepted() {
+            Some(true) => "Accepted",
+            Some(false) => "Conflict",
+            None => "Pending",
+        }
+        .to_string(),
         r.count().map(|c| c.to_string()).unwrap_or_else(|| "?".into()),
         r.group().to_string(),
     ]
