@@ -501,7 +501,15 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             return vec![Effect::WatchRegistrations];
         }
         Msg::CrdChanged(crd) => return crd_changed(state, *crd),
-        Msg::CrdDeleted(name) => retain_registrations(state, |r| r.name() != name),
+        Msg::CrdDeleted(name) => {
+            retain_registrations(state, |r| r.name() != name);
+            // Its resources went first: a screen of them would only retry a watch of nothing.
+            let open = state.resources_mut().is_some_and(|r| format!("{}.{}", r.kind.plural, r.kind.group) == name);
+            if open {
+                state.error(format!("the CRD {name} was deleted, and its resources with it"));
+                return vec![Effect::StopWatch];
+            }
+        }
         Msg::CrdsListed(names) => {
             let names: std::collections::HashSet<String> = names.into_iter().collect();
             retain_registrations(state, |r| names.contains(r.name()));

@@ -308,3 +308,13 @@ fn a_crd_that_starts_serving_is_counted_again() {
     let effects = apply(&mut s, Msg::CrdChanged(Box::new(established.clone())));
     assert_eq!(effects, vec![Effect::CountResources(Box::new(established))]);
 }
+
+#[test]
+fn deleting_the_crd_of_the_open_resources_stops_their_watch_and_says_why() {
+    let mut s = state();
+    open_widgets(&mut s, 3);
+    assert_eq!(apply(&mut s, Msg::CrdDeleted("gadgets.demo.example.com".into())), vec![]);
+    assert_eq!(apply(&mut s, Msg::CrdDeleted("widgets.demo.example.com".into())), vec![Effect::StopWatch]);
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("widgets.demo.example.com was deleted")));
+    assert!(s.registrations.find("widgets.demo.example.com").is_none());
+}
