@@ -30,6 +30,8 @@ const WATCHED_WRITES: usize = 1000;
 /// the watches open pay one-time costs (each connection's first event grows its buffers,
 /// pages are touched for the first time), and were up to a third of a run's slow writes.
 const WARMUP_WRITES: usize = 50;
+/// The pause after each watched write: the fan-outs of two writes never overlap.
+const PACE: Duration = Duration::from_millis(5);
 
 struct Served {
     child: Child,
@@ -188,6 +190,12 @@ fn sent_stamp(line: &str) -> Option<u128> {
     rest[..rest.find('"')?].parse().ok()
 }
 
+/// Sets one annotation on the widget `name` with a merge patch: each watched write.
+async fn annotate(api: &Api<DynamicObject>, name: &str, key: &str, value: String) {
+    let patch = json!({"metadata": {"annotations": {key: value}}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(patch)).await.expect("patch");
+}
+
 /// A watch as the lines of its response body.
 type Lines = futures::stream::BoxStream<'static, std::io::Result<String>>;
 
@@ -232,18 +240,15 @@ where
     // Objects the measured writes never touch, and no `bench/sent` stamp: the watchers see
     // these events and count none of them.
     for i in 0..WARMUP_WRITES {
-        let patch = json!({"metadata": {"annotations": {"bench/warmup": i.to_string()}}});
-        let name = format!("w-{:05}", OBJECTS - 1 - i);
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(patch)).await.expect("warm-up patch");
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        annotate(api, &format!("w-{:05}", OBJECTS - 1 - i), "bench/warmup", i.to_string()).await;
+        tokio::time::sleep(PACE).await;
     }
     let mut writes = Vec::with_capacity(WATCHED_WRITES);
     for i in 0..WATCHED_WRITES {
         let start = Instant::now();
-        let patch = json!({"metadata": {"annotations": {"bench/sent": now_micros().to_string()}}});
-        api.patch(&format!("w-{i:05}"), &PatchParams::default(), &Patch::Merge(patch)).await.expect("patch");
+        annotate(api, &format!("w-{i:05}"), "bench/sent", now_micros().to_string()).await;
         writes.push(start.elapsed());
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::sleep(PACE).await;
     }
     writes.sort();
     let mut events = Vec::new();

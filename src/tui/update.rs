@@ -504,7 +504,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::CrdDeleted(name) => {
             retain_registrations(state, |r| r.name() != name);
             // Its resources went first: a screen of them would only retry a watch of nothing.
-            let open = state.resources_mut().is_some_and(|r| format!("{}.{}", r.kind.plural, r.kind.group) == name);
+            let open = state.resources_mut().is_some_and(|r| r.kind.qualified_name() == name);
             if open {
                 state.error(format!("the CRD {name} was deleted, and its resources with it"));
                 return vec![Effect::StopWatch];
@@ -516,7 +516,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
         Msg::Counted { crd, count } => {
             if let Some(r) = state.registrations.items.iter_mut().find(|r| r.name() == crd) {
-                *r = Registration::new(r.crd.clone(), count);
+                r.summary.resources = count;
             }
         }
         Msg::Registrations(Err(e)) => state.error(format!("cannot list CRDs: {e}")),
@@ -602,26 +602,24 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
     vec![]
 }
 
-/// Shows `list` on the registrations screen (see [`registrations_changed`]).
+/// Shows `list` on the registrations screen (see [`change_registrations`]).
 fn set_registrations(state: &mut State, list: Vec<Registration>) {
-    let selected = state.registrations.current().map(|r| r.name().to_string());
-    state.registrations.items = list;
-    registrations_changed(state, selected);
+    change_registrations(state, |items| *items = list);
 }
 
-/// Drops the registrations `keep` refuses, in place (see [`registrations_changed`]).
+/// Drops the registrations `keep` refuses, in place (see [`change_registrations`]).
 fn retain_registrations(state: &mut State, keep: impl Fn(&Registration) -> bool) {
-    let selected = state.registrations.current().map(|r| r.name().to_string());
-    state.registrations.items.retain(keep);
-    registrations_changed(state, selected);
+    change_registrations(state, |items| items.retain(keep));
 }
 
-/// After the registrations changed: sorted by name, the cursor back on `selected` (the
-/// registration it was on) if it is still shown, and open detail screens given their
-/// CRD's new schema.
-fn registrations_changed(state: &mut State, selected: Option<String>) {
+/// Changes the registrations with `change`, then sorts them by name, puts the cursor back
+/// on the registration it was on if that is still shown, and gives open detail screens
+/// their CRD's new schema.
+fn change_registrations(state: &mut State, change: impl FnOnce(&mut Vec<Registration>)) {
+    let selected = state.registrations.current().map(|r| r.name().to_string());
     let list_height = state.list_height();
     let regs = &mut state.registrations;
+    change(&mut regs.items);
     regs.items.sort_by(|a, b| a.name().cmp(b.name()));
     regs.loaded = true;
     if let Some(at) = selected.and_then(|name| regs.shown().iter().position(|&i| regs.items[i].name() == name)) {
@@ -653,15 +651,12 @@ fn crd_changed(state: &mut State, crd: Crd) -> Vec<Effect> {
     if old.is_some_and(|at| items[at].crd == crd) {
         return vec![];
     }
-    let selected = state.registrations.current().map(|r| r.name().to_string());
     let fresh = Registration::new(crd.clone(), old.and_then(|at| items[at].count()));
     let recount = old.is_none_or(|at| items[at].resource != fresh.resource);
-    let items = &mut state.registrations.items;
-    match old {
+    change_registrations(state, |items| match old {
         Some(at) => items[at] = fresh,
         None => items.push(fresh),
-    }
-    registrations_changed(state, selected);
+    });
     if recount { vec![Effect::CountResources(Box::new(crd))] } else { vec![] }
 }
 
