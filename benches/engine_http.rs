@@ -8,9 +8,14 @@
 //! once as kube-rs watches (HTTP/1.1, a connection per watch) and once as client-go does
 //! (HTTP/2, every watch a stream of one connection), each with when the first and the
 //! last watcher of a write had it (the difference is the fan-out) and the writes' own
-//! round trip; the server's resident memory with 10,000 objects; and, as the floor under
-//! every watched write, what the disk alone takes to make 4 KiB durable. Figures only;
-//! nothing asserts a time.
+//! round trip; the server's resident memory with 10,000 objects; and two floors under every
+//! watched write: the same HTTP/1.1 watches served by a bare server that does nothing but
+//! make the write durable and fan the engine's own event line out (`floor.rs`: what this
+//! machine charges any server), and what the disk alone takes to make 4 KiB durable.
+//! Figures only; nothing asserts a time.
+
+#[path = "engine_http/floor.rs"]
+mod floor;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
@@ -135,8 +140,7 @@ async fn register(client: &kube::Client) -> Api<DynamicObject> {
                     "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
     });
     crds.create(&PostParams::default(), &serde_json::from_value(crd).expect("crd")).await.expect("crd");
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("stable.example.com", "v1", "Widget"), "widgets");
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    let api = widgets(client);
     for _ in 0..500 {
         if api.list(&ListParams::default().limit(1)).await.is_ok() {
             return api;
@@ -144,6 +148,12 @@ async fn register(client: &kube::Client) -> Api<DynamicObject> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("the CRD was never served");
+}
+
+/// The widgets of namespace `default`.
+fn widgets(client: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("stable.example.com", "v1", "Widget"), "widgets");
+    Api::namespaced_with(client.clone(), "default", &ar)
 }
 
 fn widget(i: usize) -> DynamicObject {
@@ -331,40 +341,68 @@ fn print_watch(how: &str, w: Watched) {
 /// write, then a flush of the device's cache), paced like the watched writes: the floor
 /// under every watched write, and much of its tail.
 fn device_sync(dir: &std::path::Path) -> Vec<Duration> {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    const BLOCK: usize = 4096;
-    let (path, flush_path) = (dir.join("bench-sync"), dir.join("bench-flush"));
-    std::fs::write(&path, vec![0u8; 256 * BLOCK]).expect("write the sync file");
-    std::fs::File::open(&path).and_then(|f| f.sync_all()).expect("sync the sync file");
-    let mut direct = std::fs::OpenOptions::new();
-    direct.write(true);
-    #[cfg(target_os = "linux")]
-    direct.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
-    // Without direct I/O (another file system), a plain write, as the log falls back to.
-    let file = direct.open(&path).or_else(|_| std::fs::OpenOptions::new().write(true).open(&path)).expect("open");
-    let flush = std::fs::File::create(&flush_path).expect("flush file");
-    let mut buf = vec![b'x'; 2 * BLOCK];
-    let offset = buf.as_ptr().align_offset(BLOCK);
-    let block = &mut buf[offset..offset + BLOCK];
+    let mut disk = floor::Durable::open(dir);
     let mut syncs = Vec::with_capacity(400);
-    for i in 0..400u64 {
+    for _ in 0..400 {
         let start = Instant::now();
-        file.write_all_at(block, (i % 256) * BLOCK as u64).expect("direct write");
-        flush.sync_data().expect("flush");
+        disk.write();
         syncs.push(start.elapsed());
         std::thread::sleep(Duration::from_millis(5));
     }
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_file(&flush_path);
     syncs.sort();
     syncs
 }
 
+/// The floor server in a child process (the bench binary again, with `floor::FLOOR_ARG`),
+/// killed when dropped, as the engine's is.
+struct FloorServer {
+    child: Child,
+    addr: std::net::SocketAddr,
+}
+
+impl FloorServer {
+    fn spawn(dir: &std::path::Path) -> FloorServer {
+        let mut child = Command::new(std::env::current_exe().expect("the bench binary"))
+            .arg(floor::FLOOR_ARG)
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the floor server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("address line");
+        let addr = line.trim().parse();
+        FloorServer { child, addr: addr.expect("the floor server prints its address") }
+    }
+}
+
+impl Drop for FloorServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client of the floor server: the engine's kubeconfig (its CA and token), another port.
+async fn floor_client(kubeconfig: &std::path::Path, addr: std::net::SocketAddr) -> kube::Client {
+    let mut config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig"),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
+    config.cluster_url = format!("https://{addr}").parse().expect("floor URL");
+    kube::Client::try_from(config).expect("client")
+}
+
 fn main() {
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some(floor::FLOOR_ARG) {
+        return floor::run(std::path::Path::new(&args.next().expect("the floor server's data dir")));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
         rustls::crypto::ring::default_provider().install_default().ok();
-        let served = serve();
+        let mut served = serve();
         println!("engine over HTTPS on loopback ({CLIENTS} clients, {OBJECTS} custom resources)");
         println!("  start to ready:            {}", ms(served.ready_after));
         let client = client(&served.dir.path().join("kubeconfig")).await;
@@ -421,6 +459,15 @@ fn main() {
         print_watch("(HTTP/2, one connection)", watch_latency(&api, |uri| h2.open(uri)).await);
         println!("  resident memory: {idle:.0} MiB idle, {:.0} MiB with {OBJECTS} objects", rss_mib(served.child.id()));
         let dir = served.dir.path().to_path_buf();
+        let template = serde_json::to_vec(&api.get("w-00000").await.expect("a watched widget")).expect("JSON");
+        std::fs::write(dir.join(floor::TEMPLATE_FILE), template).expect("template");
+        let _ = served.child.kill();
+        let _ = served.child.wait();
+        let floor_server = FloorServer::spawn(&dir);
+        let floor_client = floor_client(&dir.join("kubeconfig"), floor_server.addr).await;
+        let floor = watch_latency(&widgets(&floor_client), |uri| open_http1(&floor_client, uri)).await;
+        drop(floor_server);
+        print_watch("(HTTP/1.1, from the bare floor server)", floor);
         let syncs = tokio::task::spawn_blocking(move || device_sync(&dir)).await.expect("device sync");
         println!(
             "  the disk alone, 4 KiB made durable as the log does it, p50/p99: {} / {}",
