@@ -114,13 +114,18 @@ fn now_micros() -> u128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0)
 }
 
-async fn client(kubeconfig: &std::path::Path) -> kube::Client {
-    let config = kube::Config::from_custom_kubeconfig(
+/// A client from the served kubeconfig; with `addr`, of another server on that address
+/// (the floor server, which takes the engine's certificate).
+async fn connect(kubeconfig: &std::path::Path, addr: Option<std::net::SocketAddr>) -> kube::Client {
+    let mut config = kube::Config::from_custom_kubeconfig(
         kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig"),
         &kube::config::KubeConfigOptions::default(),
     )
     .await
     .expect("config");
+    if let Some(addr) = addr {
+        config.cluster_url = format!("https://{addr}").parse().expect("server URL");
+    }
     kube::Client::try_from(config).expect("client")
 }
 
@@ -382,18 +387,6 @@ impl Drop for FloorServer {
     }
 }
 
-/// A client of the floor server: the engine's kubeconfig (its CA and token), another port.
-async fn floor_client(kubeconfig: &std::path::Path, addr: std::net::SocketAddr) -> kube::Client {
-    let mut config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig"),
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await
-    .expect("config");
-    config.cluster_url = format!("https://{addr}").parse().expect("floor URL");
-    kube::Client::try_from(config).expect("client")
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     if args.next().as_deref() == Some(floor::FLOOR_ARG) {
@@ -405,7 +398,7 @@ fn main() {
         let mut served = serve();
         println!("engine over HTTPS on loopback ({CLIENTS} clients, {OBJECTS} custom resources)");
         println!("  start to ready:            {}", ms(served.ready_after));
-        let client = client(&served.dir.path().join("kubeconfig")).await;
+        let client = connect(&served.dir.path().join("kubeconfig"), None).await;
         let api = register(&client).await;
         let idle = rss_mib(served.child.id());
 
@@ -464,7 +457,7 @@ fn main() {
         let _ = served.child.kill();
         let _ = served.child.wait();
         let floor_server = FloorServer::spawn(&dir);
-        let floor_client = floor_client(&dir.join("kubeconfig"), floor_server.addr).await;
+        let floor_client = connect(&dir.join("kubeconfig"), Some(floor_server.addr)).await;
         let floor = watch_latency(&widgets(&floor_client), |uri| open_http1(&floor_client, uri)).await;
         drop(floor_server);
         print_watch("(HTTP/1.1, from the bare floor server)", floor);
