@@ -102,9 +102,13 @@ pub fn run(dir: &std::path::Path) {
     });
 }
 
+/// The floor's whole API, as much as the bench uses: a watch (every event line from now
+/// on), a list (empty, for the watch's resourceVersion), and a merge patch of annotations
+/// (the watched write: durable, then fanned out, then answered).
 async fn answer(floor: Arc<Floor>, req: hyper::Request<Incoming>) -> Result<hyper::Response<Body>, Infallible> {
     let full = |value: Value| Full::new(Bytes::from(value.to_string())).boxed();
     let watch = req.uri().query().is_some_and(|q| q.contains("watch=1"));
+    let mut status = hyper::StatusCode::OK;
     let body = match *req.method() {
         hyper::Method::GET if watch => {
             let events = floor.events.subscribe();
@@ -133,9 +137,13 @@ async fn answer(floor: Arc<Floor>, req: hyper::Request<Incoming>) -> Result<hype
             let _ = floor.events.send(Bytes::from(line));
             full(object)
         }
-        _ => full(json!({"kind": "Status", "code": 405})),
+        _ => {
+            status = hyper::StatusCode::METHOD_NOT_ALLOWED;
+            full(json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 405}))
+        }
     };
     let mut res = hyper::Response::new(body);
+    *res.status_mut() = status;
     res.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
     Ok(res)
 }
