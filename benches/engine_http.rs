@@ -48,17 +48,20 @@ struct Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
+}
+
+/// Ends a server started in a child process.
+fn stop(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 fn serve() -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     // Issue TLS material once, so the measured start is a restart as users see it daily.
-    let mut first = spawn(dir.path());
-    let _ = first.0.kill();
-    let _ = first.0.wait();
+    stop(&mut spawn(dir.path()).0);
     let (child, ready_after, addr) = spawn(dir.path());
     Served { child, ready_after, addr, dir }
 }
@@ -382,8 +385,7 @@ impl FloorServer {
 
 impl Drop for FloorServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 
@@ -454,8 +456,7 @@ fn main() {
         let dir = served.dir.path().to_path_buf();
         let template = serde_json::to_vec(&api.get("w-00000").await.expect("a watched widget")).expect("JSON");
         std::fs::write(dir.join(floor::TEMPLATE_FILE), template).expect("template");
-        let _ = served.child.kill();
-        let _ = served.child.wait();
+        stop(&mut served.child);
         let floor_server = FloorServer::spawn(&dir);
         let floor_client = connect(&dir.join("kubeconfig"), Some(floor_server.addr)).await;
         let floor = watch_latency(&widgets(&floor_client), |uri| open_http1(&floor_client, uri)).await;

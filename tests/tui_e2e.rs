@@ -68,18 +68,20 @@ impl Tmux {
 
     /// Waits until every needle is on screen; fails with the screen otherwise.
     fn wait_for(&self, needles: &[&str]) -> String {
+        self.wait_until(&format!("{needles:?}"), |screen| needles.iter().all(|n| screen.contains(n)))
+    }
+
+    /// Waits until the screen satisfies `done`; fails with `what` and the screen otherwise.
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         // Generous: the machine may be busy compiling beside us.
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let screen = self.screen();
-            if needles.iter().all(|n| screen.contains(n)) {
+            if done(&screen) {
                 return screen;
             }
             let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
-            assert!(
-                Instant::now() < deadline,
-                "waited for {needles:?}; the screen shows:\n{screen}\nstderr:\n{stderr}"
-            );
+            assert!(Instant::now() < deadline, "waited for {what}; the screen shows:\n{screen}\nstderr:\n{stderr}");
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -290,17 +292,9 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
         let cells: Vec<&str> = row.split_whitespace().collect();
         cells.contains(&"OK") && cells.windows(3).any(|w| w == ["True", "Accepted", "0"])
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !healthy(&t.screen()) {
-        assert!(Instant::now() < deadline, "the new CRD never shows established:\n{}", t.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    t.wait_until("the new CRD established", healthy);
     kubectl(&data, &["delete", "crd", NEW_CRD]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while t.screen().contains(NEW_CRD) {
-        assert!(Instant::now() < deadline, "the deleted CRD stays:\n{}", t.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    t.wait_until("the deleted CRD gone", |screen| !screen.contains(NEW_CRD));
 
     t.keys(&[":"]);
     t.type_text("widgets");
@@ -310,11 +304,7 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     // Changes made with kubectl show up without a key press.
     kubectl(&data, &["delete", "widgets.demo.example.com", "widget-003"]);
     kubectl(&data, &["label", "widgets.demo.example.com", "widget-004", "seen=yes"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while t.screen().contains("widget-003") {
-        assert!(Instant::now() < deadline, "the deleted row stays:\n{}", t.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    t.wait_until("the deleted row gone", |screen| !screen.contains("widget-003"));
 
     // Edit widget-002's spec while the server changes it: 409, shown, re-applied.
     t.keys(&["j", "Enter"]);

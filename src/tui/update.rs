@@ -651,13 +651,14 @@ fn crd_changed(state: &mut State, crd: Crd) -> Vec<Effect> {
     if old.is_some_and(|at| items[at].crd == crd) {
         return vec![];
     }
-    let fresh = Registration::new(crd.clone(), old.and_then(|at| items[at].count()));
+    let fresh = Registration::new(crd, old.and_then(|at| items[at].count()));
     let recount = old.is_none_or(|at| items[at].resource != fresh.resource);
+    let effects = if recount { vec![Effect::CountResources(Box::new(fresh.crd.clone()))] } else { vec![] };
     change_registrations(state, |items| match old {
         Some(at) => items[at] = fresh,
         None => items.push(fresh),
     });
-    if recount { vec![Effect::CountResources(Box::new(crd))] } else { vec![] }
+    effects
 }
 
 #[cfg(test)]
