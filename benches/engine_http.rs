@@ -16,6 +16,8 @@
 
 #[path = "engine_http/floor.rs"]
 mod floor;
+#[path = "shared/widget.rs"]
+mod widget;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
@@ -135,19 +137,7 @@ async fn connect(kubeconfig: &std::path::Path, addr: Option<std::net::SocketAddr
 async fn register(client: &kube::Client) -> Api<DynamicObject> {
     let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
         Api::all(client.clone());
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.stable.example.com"},
-        "spec": {"group": "stable.example.com", "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {
-                        "color": {"type": "string"}, "size": {"type": "integer"}, "note": {"type": "string"}}},
-                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
-    });
-    crds.create(&PostParams::default(), &serde_json::from_value(crd).expect("crd")).await.expect("crd");
+    crds.create(&PostParams::default(), &serde_json::from_value(widget::crd()).expect("crd")).await.expect("crd");
     let api = widgets(client);
     for _ in 0..500 {
         if api.list(&ListParams::default().limit(1)).await.is_ok() {
@@ -164,13 +154,9 @@ fn widgets(client: &kube::Client) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), "default", &ar)
 }
 
-fn widget(i: usize) -> DynamicObject {
-    serde_json::from_value(json!({
-        "apiVersion": "stable.example.com/v1", "kind": "Widget",
-        "metadata": {"name": format!("w-{i:05}"), "labels": {"app": "bench", "shard": format!("s{}", i % 16)}},
-        "spec": {"color": "red", "size": i % 10, "note": "x".repeat(200)}
-    }))
-    .expect("widget")
+/// Widget `w-{i:05}` as kube-rs sends it.
+fn widget_object(i: usize) -> DynamicObject {
+    serde_json::from_value(widget::widget(i)).expect("widget")
 }
 
 /// Runs `total` operations split across CLIENTS tasks; returns operations per second.
@@ -408,7 +394,7 @@ fn main() {
         let creates = concurrently(OBJECTS, move |i| {
             let api = creator.clone();
             async move {
-                api.create(&PostParams::default(), &widget(i)).await.expect("create");
+                api.create(&PostParams::default(), &widget_object(i)).await.expect("create");
             }
         })
         .await;

@@ -13,6 +13,9 @@
 //!
 //! Figures only; nothing asserts a time.
 
+#[path = "shared/widget.rs"]
+mod widget;
+
 use axum::body::Body;
 use http::Request;
 use kubectl_crd::engine::{Engine, StorageConfig};
@@ -26,30 +29,6 @@ const WARM_WRITES: usize = 5000;
 const IDLE_WRITES: usize = 1000;
 /// The watch benchmark's pause after each write.
 const IDLE: Duration = Duration::from_millis(5);
-
-/// `engine_http`'s widget: a schema with a spec, and the status subresource.
-fn crd() -> serde_json::Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.stable.example.com"},
-        "spec": {"group": "stable.example.com", "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {
-                        "color": {"type": "string"}, "size": {"type": "integer"}, "note": {"type": "string"}}},
-                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
-    })
-}
-
-fn widget(i: usize) -> serde_json::Value {
-    json!({
-        "apiVersion": "stable.example.com/v1", "kind": "Widget",
-        "metadata": {"name": format!("w-{i:05}"), "labels": {"app": "bench", "shard": format!("s{}", i % 16)}},
-        "spec": {"color": "red", "size": i % 10, "note": "x".repeat(200)}
-    })
-}
 
 /// Sends one request; answers its status and how long it took, body read included.
 async fn send(router: &axum::Router, req: Request<Body>) -> (http::StatusCode, Duration) {
@@ -110,7 +89,7 @@ async fn measure() {
     let router = engine.router();
     let req = Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
         .header("content-type", "application/json")
-        .body(Body::from(crd().to_string()))
+        .body(Body::from(widget::crd().to_string()))
         .expect("request");
     assert!(send(&router, req).await.0.is_success(), "the CRD");
     // The kind is served once the CRD is established; a router built now routes to it.
@@ -124,7 +103,7 @@ async fn measure() {
     for i in 0..OBJECTS {
         let req = Request::post(WIDGETS)
             .header("content-type", "application/json")
-            .body(Body::from(widget(i).to_string()))
+            .body(Body::from(widget::widget(i).to_string()))
             .expect("request");
         assert!(send(&router, req).await.0.is_success(), "create");
     }
