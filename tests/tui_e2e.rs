@@ -25,13 +25,17 @@ struct Tmux {
 }
 
 impl Tmux {
-    /// Runs `command` in a new `width`×`height` session.
+    /// Runs `command` in a new `width`×`height` session, with `dir/tmp` as its `TMPDIR`:
+    /// the edits the TUI keeps (a refused write, a composed CRD) stay in the test's
+    /// directory and go with it.
     fn start(dir: &Path, command: &str, width: u16, height: u16) -> Tmux {
         let t = Tmux { socket: dir.join("tmux.sock"), stderr: dir.join("stderr") };
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).expect("the session's TMPDIR");
         let status = t
             .tmux()
             .args(["new-session", "-d", "-s", "tui", "-x", &width.to_string(), "-y", &height.to_string()])
-            .arg(command)
+            .arg(format!("export TMPDIR='{}'; {command}", tmp.display()))
             .status()
             .expect("tmux is installed (.ci/run installs it)");
         assert!(status.success(), "tmux new-session failed");
@@ -312,6 +316,8 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     t.keys(&["e"]);
     let screen = t.wait_for(&["409 Conflict", "~ spec.size: 1 → 9", "Your edit is kept in"]);
     assert!(screen.contains("kubectl-crd-edits"), "{screen}");
+    let kept = std::fs::read_dir(dir.path().join("tmp/kubectl-crd-edits")).expect("the kept edits").count();
+    assert_eq!(kept, 1, "the refused edit is kept in the session's TMPDIR");
     t.keys(&["r"]);
     t.wait_for(&["saved the spec of widgets/default/widget-002", "color: blue", "size: 9"]);
     t.keys(&["q"]);

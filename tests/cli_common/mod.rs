@@ -25,11 +25,29 @@ const LIMIT: Duration = Duration::from_secs(60);
 pub struct Crd {
     pub connection: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// The binary's `TMPDIR`: where an edit's file goes, and stays when a write is refused
+    /// (as kubectl keeps it). Removed with the runner, so tests leave nothing in /tmp.
+    tmp: tempfile::TempDir,
 }
 
 impl Crd {
     pub fn new(connection: &[&str]) -> Crd {
-        Crd { connection: connection.iter().map(|s| s.to_string()).collect(), env: Vec::new() }
+        Crd {
+            connection: connection.iter().map(|s| s.to_string()).collect(),
+            env: Vec::new(),
+            tmp: tempfile::tempdir().expect("a temporary directory"),
+        }
+    }
+
+    /// The file a refused edit kept, as the error names it ("A copy of your changes has
+    /// been stored to "PATH""), checked to be in this runner's temporary directory; its
+    /// text.
+    pub fn kept_edit(&self, stderr: &str) -> String {
+        const SAID: &str = "A copy of your changes has been stored to \"";
+        let start = stderr.find(SAID).unwrap_or_else(|| panic!("no kept copy named in: {stderr}")) + SAID.len();
+        let path = &stderr[start..start + stderr[start..].find('"').expect("the quoted path ends")];
+        assert!(Path::new(path).starts_with(self.tmp.path()), "{path} is not in the runner's TMPDIR");
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("the kept copy {path}: {e}"))
     }
 
     /// Runs `kubectl-crd <args> <connection flags>` (global flags go after the subcommand,
@@ -41,7 +59,11 @@ impl Crd {
     /// Runs with standard input and extra environment.
     pub fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(BIN);
-        cmd.args(args).args(&self.connection).env_remove("KUBECONFIG").env("NO_COLOR", "1");
+        cmd.args(args)
+            .args(&self.connection)
+            .env_remove("KUBECONFIG")
+            .env("NO_COLOR", "1")
+            .env("TMPDIR", self.tmp.path());
         for (k, v) in self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(env.iter().copied()) {
             cmd.env(k, v);
         }

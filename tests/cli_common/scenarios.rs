@@ -330,8 +330,8 @@ pub fn status(c: &Crd, dir: &std::path::Path) {
     assert!(cancelled.status.success());
     assert_eq!(String::from_utf8_lossy(&cancelled.stderr), "Edit cancelled, no changes made.\n");
     let broken = c.fails_with(&args(&edit), None, &[("KUBE_EDITOR", "sed -i s/status:/spec:/")], 2);
-    assert!(broken.contains("A copy of your changes has been stored to"), "{broken}");
     assert!(broken.contains("it has no status"), "{broken}");
+    assert!(c.kept_edit(&broken).contains("spec:\n  phase: Edited"), "the kept copy holds the edit");
 
     let no_status = c.fails(&["status", "get", "cpol", "policy-01"], 1);
     assert_eq!(
@@ -358,9 +358,10 @@ pub fn spec_edit(c: &Crd) {
 
     let with_status = c.fails_with(&edit, None, &[("KUBE_EDITOR", "sed -i '$a status: {phase: Hacked}'")], 2);
     assert!(with_status.contains("it has a status; edit the status with 'kubectl crd status edit'"), "{with_status}");
-    assert!(with_status.contains("A copy of your changes has been stored to"), "{with_status}");
+    assert!(c.kept_edit(&with_status).contains("status: {phase: Hacked}"), "the kept copy holds the edit");
     let renamed = c.fails_with(&edit, None, &[("KUBE_EDITOR", "sed -i s/name:\\ widget-010/name:\\ other/")], 2);
     assert!(renamed.contains("metadata.name must stay \"widget-010\""), "{renamed}");
+    assert!(c.kept_edit(&renamed).contains("  name: other\n"), "the kept copy holds the edit");
     let missing_editor = c.fails_with(&edit, None, &[("KUBE_EDITOR", "/nonexistent/editor")], 1);
     assert!(missing_editor.contains("failed"), "{missing_editor}");
     assert_eq!(json(&c.ok(&get))["metadata"]["generation"], 2, "nothing changed");
