@@ -22,6 +22,7 @@ mod widget;
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -138,14 +139,11 @@ async fn register(client: &kube::Client) -> Api<DynamicObject> {
     let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
         Api::all(client.clone());
     crds.create(&PostParams::default(), &serde_json::from_value(widget::crd()).expect("crd")).await.expect("crd");
-    let api = widgets(client);
-    for _ in 0..500 {
-        if api.list(&ListParams::default().limit(1)).await.is_ok() {
-            return api;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the CRD was never served");
+    // The engine routes a kind before it announces it Established.
+    let established =
+        wait_for_established(client, "widgets.stable.example.com", Duration::from_secs(10)).await.expect("the CRD");
+    assert!(matches!(established, Establishment::Established), "{established:?}");
+    widgets(client)
 }
 
 /// The widgets of namespace `default`.

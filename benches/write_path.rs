@@ -25,11 +25,13 @@ mod widget;
 
 use axum::body::Body;
 use http::Request;
+use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
 use kubectl_crd::engine::{Engine, StorageConfig};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
+const CRD: &str = "widgets.stable.example.com";
 const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
 const OBJECTS: usize = 1000;
 const WARM_WRITES: usize = 5000;
@@ -103,14 +105,11 @@ async fn measure(workers: usize) {
         .body(Body::from(widget::crd().to_string()))
         .expect("request");
     assert!(send(&router, req).await.0.is_success(), "the CRD");
-    // The kind is served once the CRD is established; a router built now routes to it.
-    let router = loop {
-        let router = engine.router();
-        if send(&router, Request::get(WIDGETS).body(Body::empty()).expect("request")).await.0.is_success() {
-            break router;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    // The router dispatches by the engine's current kinds, so it serves widgets as soon as
+    // the CRD is Established (the engine routes a kind before announcing it).
+    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
+    let established = wait_for_established(&client, CRD, Duration::from_secs(10)).await.expect("the CRD");
+    assert!(matches!(established, Establishment::Established), "{established:?}");
     for i in 0..OBJECTS {
         let req = Request::post(WIDGETS)
             .header("content-type", "application/json")

@@ -37,7 +37,9 @@ struct Floor {
 pub struct Durable {
     file: std::fs::File,
     flush: std::fs::File,
-    block: Vec<u8>,
+    /// Two blocks' room, so one block of it is aligned for direct I/O: at `aligned`.
+    buffer: Vec<u8>,
+    aligned: usize,
     next: u64,
 }
 
@@ -57,13 +59,14 @@ impl Durable {
         direct.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
         let file = direct.open(&path).or_else(|_| std::fs::OpenOptions::new().write(true).open(&path)).expect("open");
         let flush = std::fs::File::create(dir.join("durable-flush")).expect("flush file");
-        Durable { file, flush, block: vec![b'x'; 2 * Self::BLOCK], next: 0 }
+        let buffer = vec![b'x'; 2 * Self::BLOCK];
+        let aligned = buffer.as_ptr().align_offset(Self::BLOCK);
+        Durable { file, flush, buffer, aligned, next: 0 }
     }
 
     pub fn write(&mut self) {
         use std::os::unix::fs::FileExt;
-        let offset = self.block.as_ptr().align_offset(Self::BLOCK);
-        let block = &self.block[offset..offset + Self::BLOCK];
+        let block = &self.buffer[self.aligned..self.aligned + Self::BLOCK];
         self.file.write_all_at(block, (self.next % 256) * Self::BLOCK as u64).expect("direct write");
         self.flush.sync_data().expect("flush");
         self.next += 1;
