@@ -14,6 +14,8 @@
 //! machine charges any server), and what the disk alone takes to make 4 KiB durable.
 //! Figures only; nothing asserts a time.
 
+#[path = "shared/allocator.rs"]
+mod allocator;
 #[path = "engine_http/floor.rs"]
 mod floor;
 #[path = "shared/widget.rs"]

@@ -7,6 +7,8 @@
 //! Loading the objects is not timed. Targets: 10 s locally, 30 s over HTTPS. Figures
 //! only; nothing asserts a time.
 
+#[path = "shared/allocator.rs"]
+mod allocator;
 // Only `Server::start` is used here.
 #[allow(dead_code)]
 #[path = "../tests/support/kubectl.rs"]

@@ -5,6 +5,8 @@
 //! assertion (tests never assert wall-clock times). The objects are realistic widgets
 //! (labels, annotations, managedFields, spec and status: about 560 bytes each).
 
+#[path = "shared/allocator.rs"]
+mod allocator;
 use axum::body::Body;
 use http::Request;
 use kubectl_crd::engine::{Engine, StorageConfig};

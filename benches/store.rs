@@ -5,6 +5,8 @@
 //! latency (from the start of a write to its event reaching a watcher). Figures only; no
 //! assertion on time anywhere (tests never assert wall-clock times).
 
+#[path = "shared/allocator.rs"]
+mod allocator;
 use futures::StreamExt;
 use kubectl_crd::engine::store::{ListOptions, LocalStore, Store};
 use std::sync::Arc;

@@ -9,6 +9,8 @@
 //!
 //! Run: `cargo bench --bench tui`.
 
+#[path = "shared/allocator.rs"]
+mod allocator;
 use crossterm::event::{Event, KeyCode, KeyEvent};
 use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;

@@ -20,6 +20,8 @@
 //!
 //! Figures only; nothing asserts a time.
 
+#[path = "shared/allocator.rs"]
+mod allocator;
 #[path = "shared/widget.rs"]
 mod widget;
 
