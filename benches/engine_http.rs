@@ -142,8 +142,7 @@ async fn register(client: &kube::Client) -> Api<DynamicObject> {
         Api::all(client.clone());
     crds.create(&PostParams::default(), &serde_json::from_value(widget::crd()).expect("crd")).await.expect("crd");
     // The engine routes a kind before it announces it Established.
-    let established =
-        wait_for_established(client, "widgets.stable.example.com", Duration::from_secs(10)).await.expect("the CRD");
+    let established = wait_for_established(client, widget::CRD, Duration::from_secs(10)).await.expect("the CRD");
     assert!(matches!(established, Establishment::Established), "{established:?}");
     widgets(client)
 }

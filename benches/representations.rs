@@ -7,8 +7,10 @@
 
 #[path = "shared/allocator.rs"]
 mod allocator;
+
 use axum::body::Body;
 use http::Request;
+use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
 use kubectl_crd::engine::{Engine, StorageConfig};
 use serde_json::json;
 use std::sync::Arc;
@@ -68,15 +70,12 @@ async fn main() {
     let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
     let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     let crds: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
-        kube::Api::all(client);
+        kube::Api::all(client.clone());
     crds.create(&Default::default(), &serde_json::from_value(crd()).expect("crd")).await.expect("crd");
-    loop {
-        let req = Request::get(WIDGETS).body(Body::empty()).expect("request");
-        if engine.router().oneshot(req).await.expect("response").status().is_success() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // The engine routes a kind before it announces it Established.
+    let established =
+        wait_for_established(&client, "widgets.stable.example.com", Duration::from_secs(10)).await.expect("the CRD");
+    assert!(matches!(established, Establishment::Established), "{established:?}");
     let store = engine.store();
     let writes = (0..OBJECTS).map(|i| {
         let store = Arc::clone(&store);

@@ -7,6 +7,7 @@
 
 #[path = "shared/allocator.rs"]
 mod allocator;
+
 use futures::StreamExt;
 use kubectl_crd::engine::store::{ListOptions, LocalStore, Store};
 use std::sync::Arc;

@@ -11,6 +11,7 @@
 
 #[path = "shared/allocator.rs"]
 mod allocator;
+
 use crossterm::event::{Event, KeyCode, KeyEvent};
 use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;

@@ -33,7 +33,6 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
-const CRD: &str = "widgets.stable.example.com";
 const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
 const OBJECTS: usize = 1000;
 const WARM_WRITES: usize = 5000;
@@ -110,7 +109,7 @@ async fn measure(workers: usize) {
     // The router dispatches by the engine's current kinds, so it serves widgets as soon as
     // the CRD is Established (the engine routes a kind before announcing it).
     let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
-    let established = wait_for_established(&client, CRD, Duration::from_secs(10)).await.expect("the CRD");
+    let established = wait_for_established(&client, widget::CRD, Duration::from_secs(10)).await.expect("the CRD");
     assert!(matches!(established, Establishment::Established), "{established:?}");
     for i in 0..OBJECTS {
         let req = Request::post(WIDGETS)

@@ -35,7 +35,9 @@ impl Tmux {
         let status = t
             .tmux()
             .args(["new-session", "-d", "-s", "tui", "-x", &width.to_string(), "-y", &height.to_string()])
-            .arg(format!("export TMPDIR='{}'; {command}", tmp.display()))
+            .arg("-e")
+            .arg(format!("TMPDIR={}", tmp.display()))
+            .arg(command)
             .status()
             .expect("tmux is installed (.ci/run installs it)");
         assert!(status.success(), "tmux new-session failed");

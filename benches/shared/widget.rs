@@ -3,11 +3,14 @@
 
 use serde_json::{Value, json};
 
-/// `widgets.stable.example.com`, namespaced, served and stored at `v1`.
+/// The CRD's name.
+pub const CRD: &str = "widgets.stable.example.com";
+
+/// The widget CRD, namespaced, served and stored at `v1`.
 pub fn crd() -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.stable.example.com"},
+        "metadata": {"name": CRD},
         "spec": {"group": "stable.example.com", "scope": "Namespaced",
             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
             "versions": [{"name": "v1", "served": true, "storage": true,
