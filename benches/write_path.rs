@@ -12,11 +12,13 @@
 //!   (decode, merge, managed fields, validation, response) except the commit, which the
 //!   engine skips for an unchanged object. The difference is what a commit adds.
 //!
-//! On this 2-core VM the second line is several times the third with two workers, far
-//! more than the commit's own work, and close to it with one: after idle, the same
-//! request's steps ran about three times slower with two workers, measured with
-//! temporary timestamps in the handler. Where the request, the committer thread and the
-//! tasks a commit wakes land on the two cores is most of a quiet server's write latency.
+//! How far the second line sits above the third depends on the VM. On the 2-core VM this
+//! was written on, with two workers it was several times the third (289 µs against 49),
+//! far more than the commit's own work, and close to it with one worker: there, where the
+//! request, the committer thread and the tasks a commit wakes land on the two cores was
+//! most of a quiet server's write latency. On another 2-core VM (AMD EPYC) it was 185
+//! against 146 µs with two workers and 216 against 166 with one: there, the request's
+//! own steps after idle dominate.
 //!
 //! Figures only; nothing asserts a time.
 
