@@ -175,7 +175,7 @@ fn table_columns(map: &Map<String, Value>) -> Option<&Vec<Value>> {
 
 /// In a Status, orders `details.causes` canonically and rewrites the bracketed aggregate
 /// message (`... is invalid: [a, b]`) in the same order, so both compare as sets.
-fn sort_causes(status: &mut Map<String, Value>) {
+pub fn sort_causes(status: &mut Map<String, Value>) {
     let Some(Value::Array(causes)) = status.get_mut("details").and_then(|details| details.get_mut("causes")) else {
         return;
     };
