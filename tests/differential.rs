@@ -149,7 +149,7 @@ macro_rules! scenarios {
     };
 }
 
-scenarios!(lists, patches, verbs, writes);
+scenarios!(deletes, lists, patches, subresources, verbs, writes);
 
 #[test]
 fn every_scenario_has_a_fresh_golden() {

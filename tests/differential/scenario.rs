@@ -44,6 +44,7 @@ struct RawStep {
     /// once per row.
     each: Option<Value>,
     /// Variables whose lists are multiplied out: the step is repeated for every combination.
+    /// A value that is an object also sets each of its members as a variable.
     matrix: Option<BTreeMap<String, Vec<Value>>>,
     method: Option<String>,
     path: Option<String>,
@@ -189,8 +190,16 @@ fn expand(raw: &[RawStep], vars: &BTreeMap<String, Value>, out: &mut Vec<Step>, 
     for step in raw {
         for row in rows(step, vars)? {
             let mut vars = vars.clone();
-            let row: Vec<(String, Value)> = row.into_iter().map(|(k, v)| (k, substitute_value(&v, &vars))).collect();
+            // A row's values may name the scenario's variables and each other.
+            let names: Vec<String> = row.keys().cloned().collect();
             vars.extend(row);
+            for _ in 0..2 {
+                let snapshot = vars.clone();
+                for name in &names {
+                    let value = substitute_value(&snapshot[name], &snapshot);
+                    vars.insert(name.clone(), value);
+                }
+            }
             if let Some(fixture) = &step.include {
                 if depth >= MAX_INCLUDE_DEPTH {
                     return Err(format!("fixtures include each other deeper than {MAX_INCLUDE_DEPTH}"));
@@ -220,6 +229,10 @@ fn rows(step: &RawStep, vars: &BTreeMap<String, Value>) -> Result<Vec<BTreeMap<S
             .flat_map(|row| {
                 values.iter().map(move |value| {
                     let mut row = row.clone();
+                    // An object's members become variables of their own (a matrix of targets).
+                    if let Value::Object(members) = value {
+                        row.extend(members.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
                     row.insert(name.clone(), value.clone());
                     row
                 })
