@@ -155,6 +155,8 @@ async fn the_recorded_writes_leave_the_recorded_managed_fields() {
     // 22: PUT /status that also tries to change a label and the spec.
     let mut status = request_body("22");
     status["metadata"]["resourceVersion"] = value(&replaced)["metadata"]["resourceVersion"].clone();
+    // The recorded uid is the oracle's object's; here it would fail the uid precondition.
+    status["metadata"]["uid"] = value(&replaced)["metadata"]["uid"].clone();
     status["metadata"]["managedFields"] = value(&replaced)["metadata"]["managedFields"].clone();
     let after = widgets.replace_status("w1", &curl(), &serde_json::from_value(status).expect("w1")).await.expect("22");
     assert_managed_fields("22", &value(&after));

@@ -198,3 +198,160 @@ async fn malformed_numbers_in_the_query_are_400_in_go_s_words() {
         assert_eq!(answer["message"], message, "{query}");
     }
 }
+
+const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
+const ALL_WIDGETS: &str = "/apis/stable.example.com/v1/widgets";
+
+/// An engine serving the widgets of reference 06.
+async fn serving_widgets() -> Arc<Engine> {
+    let engine = engine().await;
+    let (status, _) = send(&engine, "POST", CRDS, "application/json", widget_crd().to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::CREATED);
+    for _ in 0..300 {
+        if send(&engine, "GET", WIDGETS, "application/json", Vec::new()).await.0 == StatusCode::OK {
+            return engine;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("widgets never served");
+}
+
+async fn stored_widgets(engine: &Arc<Engine>) -> Vec<String> {
+    let (_, list) = send(engine, "GET", ALL_WIDGETS, "application/json", Vec::new()).await;
+    let items = list["items"].as_array().expect("items");
+    items.iter().map(|i| i["metadata"]["name"].as_str().unwrap_or("").to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_custom_resource_body_names_its_kind_and_version() {
+    let engine = serving_widgets().await;
+    let unrecognized = |why: &str, glimpse: &str| {
+        format!("the object provided is unrecognized (must be of type Widget): {why} ({glimpse})")
+    };
+    // The oracle's answers, body by body.
+    for (body, code, message) in [
+        (
+            r#"{"metadata":{"name":"t1"},"spec":{}}"#,
+            400,
+            unrecognized(
+                r#"Object 'Kind' is missing in '{"metadata":{"name":"t1"},"spec":{}}'"#,
+                r#"{"metadata":{"name":"t1"},"spe ..."#,
+            ),
+        ),
+        (
+            r#"{"apiVersion":"stable.example.com/v1","metadata":{"name":"t3"}}"#,
+            400,
+            unrecognized(
+                r#"Object 'Kind' is missing in '{"apiVersion":"stable.example.com/v1","metadata":{"name":"t3"}}'"#,
+                r#"{"apiVersion":"stable.example. ..."#,
+            ),
+        ),
+        (
+            r#"{"kind":"Widget","metadata":{"name":"t2"}}"#,
+            400,
+            "the API version in the data () does not match the expected API version (stable.example.com/v1)".into(),
+        ),
+        (
+            r#"{"apiVersion":"stable.example.com/v2","kind":"Widget","metadata":{"name":"t5"}}"#,
+            400,
+            "the API version in the data (stable.example.com/v2) does not match the expected API version (stable.example.com/v1)".into(),
+        ),
+        (
+            r#"{"apiVersion":"other.example.com/v1","kind":"Widget","metadata":{"name":"t6"}}"#,
+            400,
+            "the API version in the data (other.example.com/v1) does not match the expected API version (stable.example.com/v1)".into(),
+        ),
+        (
+            r#"{"apiVersion":"stable.example.com/v1","kind":"Gadget","metadata":{"name":"t4"},"spec":{"color":"purple"}}"#,
+            422,
+            r#"Gadget.stable.example.com "t4" is invalid: kind: Invalid value: "Gadget": must be Widget"#.into(),
+        ),
+    ] {
+        let (status, answer) = send(&engine, "POST", WIDGETS, "application/json", body.as_bytes().to_vec()).await;
+        assert_eq!(status.as_u16(), code, "{body}: {answer}");
+        assert_eq!(answer["message"], message, "{body}");
+    }
+    let wrong_kind = r#"{"apiVersion":"stable.example.com/v1","kind":"Gadget","metadata":{"name":"t4"}}"#;
+    let (_, answer) = send(&engine, "POST", WIDGETS, "application/json", wrong_kind.as_bytes().to_vec()).await;
+    assert_eq!(
+        answer["details"],
+        json!({"name": "t4", "group": "stable.example.com", "kind": "Gadget", "causes": [
+            {"reason": "FieldValueInvalid", "message": "Invalid value: \"Gadget\": must be Widget", "field": "kind"}]})
+    );
+    // A PUT is decoded alike.
+    let (status, answer) = send(
+        &engine,
+        "PUT",
+        &format!("{WIDGETS}/t1"),
+        "application/json",
+        br#"{"apiVersion":"stable.example.com/v1","metadata":{"name":"t1"}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or("").contains("Object 'Kind' is missing in"), "{answer}");
+    assert!(stored_widgets(&engine).await.is_empty());
+}
+
+#[tokio::test]
+async fn writes_across_namespaces_are_not_routes() {
+    let engine = serving_widgets().await;
+    let body =
+        br#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"w1","namespace":"default"}}"#;
+    let (status, _) = send(&engine, "POST", WIDGETS, "application/json", body.to_vec()).await;
+    assert_eq!(status, StatusCode::CREATED);
+    for (method, content_type) in [
+        ("POST", "application/json"),
+        ("DELETE", "application/json"),
+        ("PUT", "application/json"),
+        ("PATCH", "application/merge-patch+json"),
+        ("PATCH", "application/apply-patch+yaml"),
+    ] {
+        let req = Request::builder()
+            .method(method)
+            .uri(format!("{ALL_WIDGETS}?fieldManager=m"))
+            .header("Content-Type", content_type)
+            .body(Body::from(body.to_vec()))
+            .expect("request");
+        let res = engine.router().oneshot(req).await.expect("a response");
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{method}");
+        let content_type = res.headers().get("Content-Type").and_then(|v| v.to_str().ok()).map(String::from);
+        assert_eq!(content_type.as_deref(), Some("text/plain; charset=utf-8"), "{method}");
+        let bytes = res.into_body().collect().await.expect("body").to_bytes();
+        assert_eq!(&bytes[..], b"404 page not found\n", "{method}");
+    }
+    assert_eq!(stored_widgets(&engine).await, ["w1"], "nothing created or deleted");
+    // A built-in kind's route across namespaces takes GET only.
+    let (status, answer) = send(&engine, "DELETE", "/api/v1/configmaps", "application/json", Vec::new()).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(answer["message"], "the server does not allow this method on the requested resource");
+}
+
+#[tokio::test]
+async fn an_apply_without_a_field_manager_is_422_on_its_options() {
+    let engine = serving_widgets().await;
+    let body = br#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"w1"}}"#.to_vec();
+    // Whatever the User-Agent says, in a namespace that does not even exist.
+    for path in [format!("{WIDGETS}/w1"), "/apis/stable.example.com/v1/namespaces/nope/widgets/w1".into()] {
+        let req = Request::builder()
+            .method("PATCH")
+            .uri(&path)
+            .header("Content-Type", "application/apply-patch+yaml")
+            .header("User-Agent", "kubectl/v1.32.0 (linux/amd64) kubernetes/abc")
+            .body(Body::from(body.clone()))
+            .expect("request");
+        let res = engine.router().oneshot(req).await.expect("a response");
+        assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY, "{path}");
+        let bytes = res.into_body().collect().await.expect("body").to_bytes();
+        let answer: Value = serde_json::from_slice(&bytes).expect("a Status");
+        assert_eq!(
+            answer,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                "reason": "Invalid",
+                "details": {"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [
+                    {"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}]},
+                "code": 422})
+        );
+    }
+    assert!(stored_widgets(&engine).await.is_empty());
+}

@@ -140,9 +140,11 @@ impl ApiError {
                 field: Some(e.field.clone()),
             })
             .collect();
+        // Go's `omitempty`: an unnamed object (options) or the core group leave them out.
+        let given = |s: &str| (!s.is_empty()).then(|| s.to_string());
         Self::new(422, "Invalid", message).with_details(StatusDetails {
-            name: Some(name.to_string()),
-            group: Some(group.to_string()),
+            name: given(name),
+            group: given(group),
             kind: Some(kind.to_string()),
             causes,
             ..Default::default()

@@ -3,6 +3,7 @@
 //! Every error is a `metav1.Status` with kube-apiserver's code, reason and message;
 //! paths nothing serves answer kube's plain-text `404 page not found`.
 
+pub mod body;
 pub mod discovery;
 pub mod protobuf;
 pub mod query;

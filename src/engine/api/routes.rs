@@ -8,6 +8,7 @@ use super::{json_response, query::Query};
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::representation::negotiation::Endpoint;
+use crate::engine::resources::managed_fields::verbs::validate_patch_options;
 use crate::engine::resources::patch::PatchType;
 use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
@@ -123,15 +124,19 @@ pub async fn serve_resource(
     }
 }
 
-fn body_json(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
-    let media = ct.split(';').next().unwrap_or("").trim();
-    let parsed = match media {
-        "application/yaml" => crate::engine::representation::yaml::from_yaml(body),
-        _ => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
-    };
-    // kube-apiserver answers an undecodable body with 400 BadRequest.
-    parsed.map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))
+/// The patch a PATCH's Content-Type names (`None`: none kube takes).
+fn patch_type(headers: &HeaderMap) -> Option<PatchType> {
+    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    PatchType::from_content_type(ct)
+}
+
+/// The object a POST or PUT sends, decoded as the kind's decoder does.
+fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    if rest.strategy.unstructured() {
+        super::body::unstructured(headers, body, &rest.strategy.info().kind)
+    } else {
+        super::body::json(headers, body)
+    }
 }
 
 async fn handle(
@@ -146,6 +151,15 @@ async fn handle(
     let info = kind.info();
     if info.namespaced && t.name.is_some() && t.namespace.is_none() {
         return Ok(plain_not_found());
+    }
+    // Across namespaces a namespaced kind is only read (list, watch): kube registers no
+    // other route there, so a custom resource's path is unknown and a built-in kind's
+    // route refuses the method.
+    if info.namespaced && t.namespace.is_none() && method != Method::GET {
+        return match kind.strategy.unstructured() {
+            true => Ok(plain_not_found()),
+            false => Err(ApiError::method_not_allowed(None)),
+        };
     }
     if !info.namespaced && t.namespace.is_some() {
         return Ok(plain_not_found());
@@ -169,7 +183,10 @@ async fn handle(
         Some(_) => return Ok(plain_not_found()),
     };
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
-    let opts = q.write_options(user_agent)?;
+    // An apply names its field manager in the query; only other writes fall back on the
+    // User-Agent's (kube's `managerOrUserAgent` runs after `ValidatePatchOptions`).
+    let apply = method == Method::PATCH && patch_type(headers) == Some(PatchType::Apply);
+    let opts = q.write_options(user_agent.filter(|_| !apply))?;
     // Lists and watches negotiate for themselves; every other answer is one object, and
     // its representation is chosen before anything is done (a 406 writes nothing).
     let shape = match (&method, t.name.as_deref()) {
@@ -218,7 +235,7 @@ async fn dispatch(
         (Method::GET, None) => super::respond::list(engine, kind, rest, ns, q, headers).await,
         (Method::GET, Some(name)) => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         (Method::POST, None) => {
-            let obj = body_json(headers, &body)?;
+            let obj = body_object(rest, headers, &body)?;
             if let Some(ns) = ns {
                 let name = crate::engine::meta::name(&obj).unwrap_or_default();
                 engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
@@ -227,12 +244,14 @@ async fn dispatch(
             let obj = rest.create(ns, obj, opts).await?;
             Ok(json_response(StatusCode::CREATED, &obj))
         }
-        (Method::PUT, Some(name)) => {
-            Ok(json_response(StatusCode::OK, &rest.update(ns, name, body_json(headers, &body)?, sub, opts).await?))
-        }
+        (Method::PUT, Some(name)) => Ok(json_response(
+            StatusCode::OK,
+            &rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+        )),
         (Method::PATCH, Some(name)) => {
-            let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-            let patch_type = PatchType::from_content_type(ct).ok_or_else(ApiError::unsupported_patch)?;
+            let patch_type = patch_type(headers).ok_or_else(ApiError::unsupported_patch)?;
+            // kube validates the PatchOptions before anything else.
+            validate_patch_options(patch_type == PatchType::Apply, opts)?;
             // An apply patch may create: the same admission as a POST first.
             if patch_type == PatchType::Apply && rest.get(ns, name).await.is_err_and(|e| e.is_not_found()) {
                 if let Some(ns) = ns {
@@ -272,11 +291,10 @@ async fn dispatch_subresource(
     let obj = match method {
         Method::GET if scale => rest.get_scale(ns, name).await?,
         Method::GET => rest.get(ns, name).await?,
-        Method::PUT if scale => rest.update_scale(ns, name, body_json(headers, &body)?, opts).await?,
-        Method::PUT => rest.update(ns, name, body_json(headers, &body)?, sub, opts).await?,
+        Method::PUT if scale => rest.update_scale(ns, name, super::body::json(headers, &body)?, opts).await?,
+        Method::PUT => rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
         Method::PATCH => {
-            let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-            let patch_type = PatchType::from_content_type(ct).ok_or_else(ApiError::unsupported_patch)?;
+            let patch_type = patch_type(headers).ok_or_else(ApiError::unsupported_patch)?;
             match patch_type {
                 PatchType::Merge | PatchType::Json if scale => {
                     rest.patch_scale(ns, name, patch_type, &body, opts).await?

@@ -86,6 +86,12 @@ impl Strategy for CrdStrategy {
         &self.info
     }
 
+    /// kube's strategy answers `AllowUnconditionalUpdate` with false: an update names
+    /// the resourceVersion it replaces.
+    fn allows_unconditional_update(&self) -> bool {
+        false
+    }
+
     /// A CRD always waits for the clean-up of its custom resources.
     fn defers_deletion(&self, _obj: &Value) -> bool {
         true

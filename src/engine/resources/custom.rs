@@ -213,6 +213,12 @@ impl Strategy for CustomResourceStrategy {
         true
     }
 
+    /// kube's strategy answers `AllowUnconditionalUpdate` with false: an update names
+    /// the resourceVersion it replaces.
+    fn allows_unconditional_update(&self) -> bool {
+        false
+    }
+
     /// kube refuses a body it cannot decode with 400 `<Kind> in version "<v>" cannot be
     /// handled as a <Kind>: ...`: metadata that is not an `ObjectMeta`, or an embedded
     /// resource whose `apiVersion`/`kind` is not a string.

@@ -9,6 +9,7 @@
 //! changes through a selector-filtered view.
 
 use super::Codec;
+use super::list_scope::ListScope;
 use super::rest::{ListQuery, Rest, WatchItem};
 use super::selector::{FieldSelector, LabelSelector};
 use crate::engine::field::{FieldError, go_quote};
@@ -21,6 +22,9 @@ use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The most keys one read of a filtered list asks the store for (kube's etcd3 `maxLimit`).
+const MAX_PAGE: usize = 10_000;
 
 /// How long a `NotOlderThan` read waits for the store to reach a future revision (kube's
 /// watch cache waits 3 s).
@@ -70,15 +74,20 @@ impl RawList {
     }
 }
 
-/// A continue token: kube's shape, `{"v":"meta.k8s.io/v1","rv":N,"start":"key"}` base64.
+/// A continue token: kube's shape, `{"v":"meta.k8s.io/v1","rv":N,"start":"key"}` in
+/// unpadded URL-safe base64 (Go's `RawURLEncoding`).
 pub fn encode_continue(revision: Revision, start: &str) -> String {
-    let doc = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": start});
-    base64::engine::general_purpose::URL_SAFE.encode(doc.to_string())
+    // Written by hand for Go's field order (a JSON map would sort the keys).
+    let start = Value::from(start);
+    let doc = format!(r#"{{"v":"meta.k8s.io/v1","rv":{revision},"start":{start}}}"#);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(doc)
 }
 
 fn decode_continue(token: &str) -> Result<(Revision, String), ApiError> {
     let bad = || ApiError::bad_request("The provided continue parameter is invalid");
-    let raw = base64::engine::general_purpose::URL_SAFE.decode(token).map_err(|_| bad())?;
+    // Padded tokens are what earlier versions of the engine handed out.
+    let raw =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token.trim_end_matches('=')).map_err(|_| bad())?;
     let doc: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
     let rv = doc.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
     let start = doc.get("start").and_then(Value::as_str).ok_or_else(bad)?;
@@ -218,15 +227,21 @@ impl Rest<'_> {
 
     /// GET a list as stored: selectors, `limit` and `continue` over one consistent
     /// snapshot chosen by `resourceVersion` and `resourceVersionMatch`.
+    ///
+    /// Pages are filled as kube's etcd3 `GetList` fills them: read `limit` keys, keep those
+    /// the selectors match, and read on (twice as many keys each time) until `limit` items
+    /// are kept or the range ends. The continue token resumes right after the last key
+    /// read, so no object a selector skipped is ever read twice and none it kept is lost.
     pub async fn list_raw(&self, namespace: Option<&str>, q: &ListQuery) -> Result<RawList, ApiError> {
         validate(q, false)?;
         let (labels, fields) = self.list_selectors(q)?;
-        let info = self.strategy.info();
-        let prefix = info.namespace_prefix(namespace);
+        let token = q.continue_token.as_deref().filter(|t| !t.is_empty());
+        let scope = ListScope::of(self.strategy.info(), namespace, &fields, token.is_some());
+        let prefix = scope.prefix.as_str();
         let mut opts = ListOptions { limit: q.limit.filter(|l| *l > 0), ..Default::default() };
         let rv = parse_rv(q.resource_version.as_deref())?;
         let mut exact = false;
-        if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
+        if let Some(token) = token {
             if rv.is_some() {
                 return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
             }
@@ -245,10 +260,16 @@ impl Rest<'_> {
         // A kind served in another form than stored decodes every item; the others pass
         // the stored bytes through, at most with another apiVersion written in.
         let codec = self.strategy.codec();
-        let want = opts.limit.unwrap_or(usize::MAX);
+        let paging = opts.limit.is_some() && scope.single.is_none();
+        let want = if paging { opts.limit.unwrap_or(usize::MAX) } else { usize::MAX };
+        if scope.single.is_some() {
+            opts.limit = None;
+        }
         let mut items = Vec::new();
-        let (revision, next_key, remaining) = loop {
-            let page = match self.store.list(&prefix, &opts).await {
+        // The last key read when a selector dropped it; `None`: the last kept item's.
+        let mut dropped_last: Option<String> = None;
+        let (revision, has_more, remaining) = loop {
+            let page = match self.store.list(prefix, &opts).await {
                 Ok(page) => page,
                 Err(StoreError::Expired { .. }) if exact => {
                     return Err(ApiError::expired("The resourceVersion for the provided list is too old."));
@@ -261,36 +282,55 @@ impl Rest<'_> {
                 Err(e) => return Err(self.list_store_error(e)),
             };
             opts.revision = Some(page.revision);
+            let mut has_more = page.next_key.is_some() && scope.single.is_none();
+            let read_any = !page.items.is_empty();
             for kv in page.items {
-                if items.len() >= want {
+                if paging && items.len() >= want {
+                    has_more = true;
                     break;
                 }
-                if codec.decodes() {
+                if scope.single.as_deref().is_some_and(|key| kv.key != key) {
+                    continue;
+                }
+                let (keep, served) = if codec.decodes() {
                     let obj = codec.read(&kv);
-                    if labels.matches(&obj) && fields.matches(&obj) {
-                        items.push(KeyValue { value: meta::to_stored(&obj), ..kv });
-                    }
-                } else if !filtering || {
+                    let keep = labels.matches(&obj) && fields.matches(&obj);
+                    (keep, keep.then(|| meta::to_stored(&obj)))
+                } else if filtering {
                     let obj = meta::from_stored(&kv);
-                    labels.matches(&obj) && fields.matches(&obj)
-                } {
-                    items.push(kv);
+                    (labels.matches(&obj) && fields.matches(&obj), None)
+                } else {
+                    (true, None)
+                };
+                if keep {
+                    items.push(match served {
+                        Some(value) => KeyValue { value, ..kv },
+                        None => kv,
+                    });
+                    dropped_last = None;
+                } else {
+                    dropped_last = Some(kv.key);
                 }
             }
-            match page.next_key {
-                Some(next) if items.len() < want => opts.start_key = Some(next),
-                next => break (page.revision, next, page.remaining),
+            if !has_more || !paging || items.len() >= want || !read_any {
+                break (page.revision, has_more, page.remaining);
             }
+            opts.limit = opts.limit.map(|l| l.saturating_mul(2).min(MAX_PAGE).max(l));
+            let last = dropped_last.clone().or_else(|| items.last().map(|kv| kv.key.clone()));
+            opts.start_key = last.map(|k| format!("{k}\0"));
         };
+        let last_key = dropped_last.or_else(|| items.last().map(|kv| kv.key.clone()));
         let mut list = RawList { revision, items, api_version: codec.serve_at().cloned(), ..Default::default() };
-        if let Some(next) = next_key {
-            let start = next.strip_prefix(&prefix).unwrap_or(&next);
-            list.continue_token = Some(encode_continue(revision, start));
-            if !filtering {
-                list.remaining_item_count = Some(remaining);
+        match last_key.filter(|_| has_more) {
+            Some(last) => {
+                let start = last.strip_prefix(prefix).unwrap_or(&last);
+                list.continue_token = Some(encode_continue(revision, &format!("{start}\0")));
+                if !filtering {
+                    list.remaining_item_count = Some(remaining);
+                }
             }
-        } else if self.strategy.unstructured() {
-            list.continue_token = Some(String::new());
+            None if self.strategy.unstructured() => list.continue_token = Some(String::new()),
+            None => {}
         }
         Ok(list)
     }
@@ -421,6 +461,14 @@ mod tests {
             resource_version_match: m.map(String::from),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn continue_tokens_are_kube_s_to_the_byte() {
+        // The oracle's token after list-0..2 of a labelled list at revision 202.
+        let token = encode_continue(202, "list-2\0");
+        assert_eq!(token, "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MjAyLCJzdGFydCI6Imxpc3QtMlx1MDAwMCJ9");
+        assert_eq!(decode_continue(&token).expect("decodes"), (202, "list-2\0".to_string()));
     }
 
     #[test]

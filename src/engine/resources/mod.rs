@@ -8,10 +8,12 @@
 pub mod builtin;
 pub mod crds;
 pub mod custom;
+mod list_scope;
 pub mod listing;
 pub mod managed_fields;
 pub mod namespaces;
 pub mod patch;
+mod preconditions;
 pub mod rest;
 pub mod scale;
 mod scale_rest;
@@ -191,6 +193,20 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
+    /// Whether an update without `metadata.resourceVersion` writes over whatever is
+    /// stored (kube's `AllowUnconditionalUpdate`); custom resources and CRDs refuse it.
+    fn allows_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// The etcd prefix kube-apiserver keeps this kind under, which its storage errors
+    /// quote: `/registry/<group>/<plural>/` for CRDs and custom resources; built-in kinds
+    /// live under `/registry/<plural>/`.
+    fn kube_storage_prefix(&self) -> String {
+        let info = self.info();
+        format!("/registry/{}/{}/", info.group, info.plural)
+    }
+
     /// Whether objects of this kind carry `metadata.generation`.
     fn uses_generation(&self) -> bool {
         true
@@ -331,6 +347,12 @@ pub trait Strategy: Send + Sync {
     }
 }
 
+/// kube-apiserver's etcd prefix of a built-in kind: `/registry/<plural>/`, whatever its
+/// group (see [`Strategy::kube_storage_prefix`]).
+pub fn builtin_storage_prefix(info: &ResourceInfo) -> String {
+    format!("/registry/{}/", info.plural)
+}
+
 /// Sets `new[field]` to `old[field]` (or removes it when `old` has none).
 pub fn copy_field(new: &mut Value, old: &Value, field: &str) {
     let Some(map) = new.as_object_mut() else { return };
@@ -344,7 +366,11 @@ pub fn copy_field(new: &mut Value, old: &Value, field: &str) {
     }
 }
 
-/// Whether anything outside `metadata` and `status` differs: what bumps `generation`.
-pub fn spec_changed(new: &Value, old: &Value) -> bool {
-    !crate::engine::meta::equal_except(new, old, &["metadata", "status"])
+/// Whether an update bumps `generation`: anything outside `metadata` differs. With a
+/// `/status` subresource the main endpoint keeps the old status and `/status` never
+/// bumps it, so status is left out; without one it is an ordinary field (kube's custom
+/// resource strategy compares everything but metadata).
+pub fn spec_changed(new: &Value, old: &Value, status_subresource: bool) -> bool {
+    let ignored: &[&str] = if status_subresource { &["metadata", "status"] } else { &["metadata"] };
+    !crate::engine::meta::equal_except(new, old, ignored)
 }

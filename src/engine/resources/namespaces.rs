@@ -53,6 +53,10 @@ impl Strategy for NamespaceStrategy {
         &self.info
     }
 
+    fn kube_storage_prefix(&self) -> String {
+        super::builtin_storage_prefix(&self.info)
+    }
+
     fn uses_generation(&self) -> bool {
         false
     }

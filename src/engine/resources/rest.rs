@@ -237,10 +237,25 @@ impl Rest<'_> {
             )));
         }
         let want_version = self.info().api_version();
-        check_type_meta(obj, &want_version, &self.info().kind)?;
-        let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("expected an object"))?;
-        map.insert("apiVersion".into(), Value::from(want_version));
-        map.insert("kind".into(), Value::from(self.info().kind.clone()));
+        if self.strategy.unstructured() {
+            // A custom resource names its version; another kind is refused by validation
+            // (see `check_kind`), so it stays as given.
+            let given = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            if given != want_version {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({given}) does not match the expected API version ({want_version})"
+                )));
+            }
+            if obj.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
+                let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("expected an object"))?;
+                map.insert("kind".into(), Value::from(self.info().kind.clone()));
+            }
+        } else {
+            check_type_meta(obj, &want_version, &self.info().kind)?;
+            let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("expected an object"))?;
+            map.insert("apiVersion".into(), Value::from(want_version));
+            map.insert("kind".into(), Value::from(self.info().kind.clone()));
+        }
         let ns_in_body = meta::namespace(obj).map(String::from);
         match (self.info().namespaced, namespace, ns_in_body) {
             (true, Some(path_ns), Some(body_ns)) if body_ns != path_ns => Err(ApiError::bad_request(
@@ -331,6 +346,7 @@ impl Rest<'_> {
             meta::metadata_mut(&mut obj).remove("generation");
         }
         self.strategy.prepare_for_create(&mut obj);
+        self.check_kind(&obj, &name)?;
         let mut errors = self.strategy.validate_create(&obj);
         errors.extend(self.scale_errors(&obj, Subresource::Main));
         if !errors.is_empty() {
@@ -396,6 +412,7 @@ impl Rest<'_> {
         }
         self.decode(&mut obj, opts)?;
         let old = self.get(namespace, name).await?;
+        self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
         let expected =
             match meta::resource_version(&obj) {
                 Some(rv) => Some(meta::parse_resource_version(rv).ok_or_else(|| {
@@ -436,6 +453,11 @@ impl Rest<'_> {
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
         let old_rv = meta::resource_version(old).and_then(meta::parse_resource_version);
+        // A resourceVersion of 0 is none; a Scale without one updates whatever is stored.
+        let expected = expected.filter(|rv| *rv != 0);
+        if expected.is_none() && sub != Subresource::Scale && !self.strategy.allows_unconditional_update() {
+            return Err(self.resource_version_required(name));
+        }
         if let (Some(exp), Some(cur)) = (expected, old_rv)
             && exp != cur
         {
@@ -448,10 +470,14 @@ impl Rest<'_> {
         }
         meta::preserve_on_update(&mut obj, old);
         managed_fields.restore(&mut obj);
-        if self.strategy.uses_generation() && sub != Subresource::Status && spec_changed(&obj, old) {
+        if self.strategy.uses_generation()
+            && sub != Subresource::Status
+            && spec_changed(&obj, old, self.info().status_subresource)
+        {
             let next = meta::generation(old) + 1;
             meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
         }
+        self.check_kind(&obj, name)?;
         // An update may not add finalizers to an object being deleted, but may remove them.
         let mut errors = match sub {
             Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),

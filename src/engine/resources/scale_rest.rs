@@ -33,6 +33,7 @@ impl Rest<'_> {
         let paths = self.scale_paths()?;
         check_scale_body(&requested, name)?;
         let old = self.get(namespace, name).await?;
+        self.check_uid_precondition(namespace, name, meta::uid(&requested), &old)?;
         self.write_scale(namespace, name, &requested, &old, paths, opts).await
     }
 

@@ -199,6 +199,12 @@ impl FieldSelector {
         Ok(FieldSelector(reqs, None))
     }
 
+    /// The value an equality requirement demands of `path`, as apimachinery's
+    /// `RequiresExactMatch` finds it (the first one, when several do).
+    pub fn exact(&self, path: &str) -> Option<&str> {
+        self.0.iter().find(|(p, _, equal)| *equal && p == path).map(|(_, v, _)| v.as_str())
+    }
+
     /// The selector reading fields with `lookup` (`None`: at their dotted paths).
     pub fn with_lookup(self, lookup: Option<super::FieldLookup>) -> Self {
         FieldSelector(self.0, lookup)
@@ -278,5 +284,7 @@ mod tests {
         let s = FieldSelector::parse("metadata.name=w1,metadata.namespace!=kube-system", &fields).expect("parse");
         assert!(s.matches(&o));
         assert!(!FieldSelector::parse("metadata.name==w2", &fields).expect("parse").matches(&o));
+        let s = FieldSelector::parse("metadata.name!=a,metadata.name==b,metadata.name=c", &fields).expect("parse");
+        assert_eq!((s.exact("metadata.name"), s.exact("metadata.namespace")), (Some("b"), None));
     }
 }

@@ -222,6 +222,10 @@ impl Strategy for CoreEventStrategy {
         &self.info
     }
 
+    fn kube_storage_prefix(&self) -> String {
+        super::super::builtin_storage_prefix(&self.info)
+    }
+
     fn uses_generation(&self) -> bool {
         false
     }
@@ -287,6 +291,10 @@ impl Default for EventsV1Strategy {
 impl Strategy for EventsV1Strategy {
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    fn kube_storage_prefix(&self) -> String {
+        super::super::builtin_storage_prefix(&self.info)
     }
 
     fn uses_generation(&self) -> bool {

@@ -102,6 +102,10 @@ impl Strategy for BuiltinStrategy {
         &self.info
     }
 
+    fn kube_storage_prefix(&self) -> String {
+        super::super::builtin_storage_prefix(&self.info)
+    }
+
     /// These kinds carry no generation in kube's answers.
     fn uses_generation(&self) -> bool {
         false

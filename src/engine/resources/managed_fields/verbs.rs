@@ -219,7 +219,7 @@ pub enum ApplyStep {
 
 /// kube's `ValidatePatchOptions`: an apply names its field manager; `force` is for
 /// applies only.
-pub(in crate::engine::resources) fn validate_patch_options(apply: bool, opts: &WriteOptions) -> Result<(), ApiError> {
+pub fn validate_patch_options(apply: bool, opts: &WriteOptions) -> Result<(), ApiError> {
     let mut errors = Vec::new();
     if apply && opts.field_manager.is_none() {
         errors.push(FieldError::required("fieldManager", "is required for apply patch"));
