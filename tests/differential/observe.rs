@@ -83,7 +83,8 @@ fn patterns() -> &'static Patterns {
         time: Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$").expect("time regex"),
         too_old: Regex::new(r"(too old resource version: \d+) \(\d+\)").expect("too-old regex"),
         embedded_time: Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").expect("embedded time regex"),
-        embedded_rv: Regex::new(r#"(\\?"resourceVersion\\?":\\?")\d+"#).expect("embedded rv regex"),
+        embedded_rv: Regex::new(r#"(\\?"resourceVersion\\?":\\?"|ResourceVersion in record \()\d+"#)
+            .expect("embedded rv regex"),
     })
 }
 
