@@ -154,7 +154,7 @@ macro_rules! scenarios {
     };
 }
 
-scenarios!(deletes, lists, patches, subresources, verbs, writes);
+scenarios!(builtins, crds, deletes, lists, negotiation, patches, subresources, verbs, watch, writes);
 
 #[test]
 fn every_scenario_has_a_fresh_golden() {

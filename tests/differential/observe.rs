@@ -74,6 +74,8 @@ struct Patterns {
     /// A timestamp or a resourceVersion inside a longer text (a message quoting an object).
     embedded_time: Regex,
     embedded_rv: Regex,
+    /// CEL's name for `self`'s type in a compile error carries a random number.
+    cel_self_type: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -85,6 +87,7 @@ fn patterns() -> &'static Patterns {
         embedded_time: Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").expect("embedded time regex"),
         embedded_rv: Regex::new(r#"(\\?"resourceVersion\\?":\\?"|ResourceVersion in record \()\d+"#)
             .expect("embedded rv regex"),
+        cel_self_type: Regex::new(r"selfType\d+").expect("self type regex"),
     })
 }
 
@@ -250,6 +253,7 @@ pub fn normalize_text(text: &str, labels: &mut Labels) -> String {
     }
     let out = patterns.embedded_time.replace_all(&out, "<time>");
     let out = patterns.embedded_rv.replace_all(&out, "${1}<rv>");
+    let out = patterns.cel_self_type.replace_all(&out, "selfType<n>");
     patterns.too_old.replace_all(&out, "$1 (<rv>)").into_owned()
 }
 
