@@ -8,6 +8,7 @@
 pub mod builtin;
 pub mod crds;
 pub mod custom;
+pub mod jsonpatch;
 pub mod listing;
 pub mod managed_fields;
 pub mod namespaces;
