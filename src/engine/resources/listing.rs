@@ -265,7 +265,7 @@ impl Rest<'_> {
                 if items.len() >= want {
                     break;
                 }
-                if codec.decodes() {
+                if codec.decodes_item(&kv) {
                     let obj = codec.read(&kv);
                     if labels.matches(&obj) && fields.matches(&obj) {
                         items.push(KeyValue { value: meta::to_stored(&obj), ..kv });
@@ -366,6 +366,12 @@ fn reads_nothing(labels: &LabelSelector, fields: &FieldSelector, codec: &Codec) 
 }
 
 fn stored_item(event_type: &'static str, kv: &KeyValue, resource_version: Revision, codec: &Codec) -> WatchItem {
+    if codec.decodes_item(kv) {
+        // Stored at another version than watched: converted, so pruned.
+        let mut object = codec.read(kv);
+        meta::metadata_mut(&mut object).insert("resourceVersion".into(), Value::from(resource_version.to_string()));
+        return WatchItem::Event { event_type, object };
+    }
     let api_version = codec.serve_at().cloned();
     WatchItem::Stored { event_type, json: kv.value.clone(), resource_version, api_version }
 }
@@ -508,6 +514,8 @@ mod stored_events {
         let versions = super::super::VersionConversion {
             served: "stable.example.com/v1beta1".into(),
             storage: "stable.example.com/v1".into(),
+            served_schema: None,
+            storage_schema: None,
         };
         let obj = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "Widget",
             "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 1.5, "big": u64::MAX}});
@@ -525,6 +533,8 @@ mod stored_events {
         let versions = super::super::VersionConversion {
             served: "stable.example.com/v1beta1".into(),
             storage: "stable.example.com/v1".into(),
+            served_schema: None,
+            storage_schema: None,
         };
         let codec = Codec { versions: Some(versions), ..Default::default() };
         let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);

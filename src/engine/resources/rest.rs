@@ -346,7 +346,7 @@ impl Rest<'_> {
             {
                 return Err(ApiError::already_exists(&self.info().group_resource(), &name));
             }
-            return Ok(obj);
+            return Ok(self.strategy.codec().round_trip(obj));
         }
         let kv = self
             .store
@@ -466,7 +466,7 @@ impl Rest<'_> {
             return Ok(old.clone());
         }
         if dry_run {
-            let mut out = obj;
+            let mut out = self.strategy.codec().round_trip(obj);
             if let Some(rv) = meta::resource_version(old).map(String::from) {
                 meta::metadata_mut(&mut out).insert("resourceVersion".into(), Value::from(rv));
             }

@@ -97,6 +97,16 @@ impl Schema {
         unknown
     }
 
+    /// What kube's schema coercer does to an object converted to this schema's version (on
+    /// its way to storage, or read at another version than stored): prune unknown fields
+    /// and drop non-nullable `null`s, reporting nothing.
+    pub fn prune_converted(&self, obj: &mut Value) {
+        if !self.preserve_unknown_fields {
+            prune::prune(obj, &self.root);
+            prune::prune_non_nullable_nulls(obj, Some(&self.root));
+        }
+    }
+
     /// Applies the schema's defaults only (what kube also does when reading stored objects).
     pub fn default(&self, obj: &mut Value) {
         defaults::default(obj, &self.root);
