@@ -18,6 +18,7 @@
 //! in [`names`]. The schema is compiled once per served version ([`Schema::new`]).
 
 pub mod cel;
+pub mod celcheck;
 mod correlate;
 mod defaults;
 mod embedded;
