@@ -622,3 +622,57 @@ async fn without_a_status_subresource_a_status_change_is_a_new_generation() {
         .expect("labels");
     assert_eq!(labelled.metadata.generation, Some(5), "metadata is no new generation");
 }
+
+/// kube-runtime's `finalizer` helper through its whole life: it adds the first finalizer
+/// with `test /metadata/finalizers null` + `add` (a JSON patch kube applies, as it does
+/// every RFC 6902 extension of evanphx/json-patch), reconciles, and on deletion removes it
+/// with `test` + `remove` at its index, after which the object goes.
+#[tokio::test]
+async fn kube_runtime_finalizers_are_added_and_removed_by_json_patch() {
+    use kube::runtime::controller::Action;
+    use kube::runtime::finalizer::{Event as Finalizer, finalizer};
+    use std::sync::Arc;
+    const NAME: &str = "example.com/cleanup";
+
+    let (_engine, client) = engine().await;
+    let api = widgets(&client, "default").await;
+    api.create(&PostParams::default(), &widget("w1", 1)).await.expect("create");
+    let step = async |seen: &mut Vec<&'static str>| {
+        let obj = Arc::new(api.get("w1").await.expect("get"));
+        let mut event = "";
+        finalizer(&api, NAME, obj, |e| {
+            event = match e {
+                Finalizer::Apply(_) => "apply",
+                Finalizer::Cleanup(_) => "cleanup",
+            };
+            std::future::ready(Ok::<_, std::io::Error>(Action::await_change()))
+        })
+        .await
+        .expect("finalizer step");
+        seen.push(event);
+    };
+    let mut seen = Vec::new();
+    step(&mut seen).await;
+    assert_eq!(api.get("w1").await.expect("get").metadata.finalizers, Some(vec![NAME.to_string()]));
+    step(&mut seen).await;
+    api.delete("w1", &DeleteParams::default()).await.expect("delete");
+    step(&mut seen).await;
+    assert_eq!(seen, ["", "apply", "cleanup"]);
+    assert!(api.get_opt("w1").await.expect("get").is_none(), "gone once its finalizer is");
+
+    // The same first-finalizer patch on an object that has finalizers fails as kube's does.
+    let mut held = widget("w2", 1);
+    held.metadata.finalizers = Some(vec!["other".into()]);
+    api.create(&PostParams::default(), &held).await.expect("create");
+    let first: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/metadata/finalizers", "value": null},
+        {"op": "add", "path": "/metadata/finalizers", "value": [NAME]},
+    ]))
+    .expect("patch");
+    let err =
+        api_error(api.patch("w2", &PatchParams::default(), &Patch::Json::<()>(first)).await.expect_err("test fails"));
+    assert_eq!(
+        (err.code, err.reason.as_str(), err.message.as_str()),
+        (422, "Invalid", "the server rejected our request due to an error in our request")
+    );
+}

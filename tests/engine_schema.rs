@@ -748,3 +748,32 @@ async fn unchanged_invalid_values_ratchet_after_the_schema_tightens() {
     );
     assert_invalid(&status, "Thing", "t1", &[("spec.name", TOO_LONG, "Too long: may not be more than 3 bytes")]);
 }
+
+/// Rules are compiled against the schema's types when the CRD is registered: kube refuses
+/// `size(self)` on an object with fixed properties with one 422 naming the rule.
+#[tokio::test]
+async fn rules_that_do_not_type_check_refuse_the_crd() {
+    let (_engine, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    let schema = spec_schema(
+        json!({"name": {"type": "string"}}),
+        json!({"x-kubernetes-validations": [{"rule": "size(self) <= 64"}, {"rule": "self.name.size() > 0"}]}),
+    );
+    let crd: Crd = serde_json::from_value(thing_crd(schema, false)).expect("crd");
+    let status = refused(crds.create(&PostParams::default(), &crd).await);
+    let field = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule";
+    let body = r#"Invalid value: apiextensions.ValidationRule{Rule:"size(self) <= 64", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:5: found no matching overload for 'size' applied to '(selfTypeN)'
+ | size(self) <= 64
+ | ....^"#;
+    let masked = |s: &str| regex::Regex::new(r"selfType\d+").expect("regex").replace_all(s, "selfTypeN").into_owned();
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        masked(&status.message),
+        format!("CustomResourceDefinition.apiextensions.k8s.io \"things.{GROUP}\" is invalid: {field}: {body}")
+    );
+    let causes = status.details.expect("details").causes;
+    assert_eq!(causes.len(), 1, "the well-typed rule is accepted");
+    assert_eq!((causes[0].reason.as_str(), causes[0].field.as_str()), ("FieldValueInvalid", field));
+    assert_eq!(masked(&causes[0].message), body);
+    assert!(crds.get_opt(&format!("things.{GROUP}")).await.expect("get").is_none());
+}

@@ -94,20 +94,25 @@ struct Cluster {
 
 impl Cluster {
     async fn start() -> Self {
+        Self::serving(&databases_crd(), &VERSIONS.map(|(v, _)| path(v, ""))).await
+    }
+
+    /// An engine serving `crd`, once every one of `paths` answers.
+    async fn serving(crd: &Value, paths: &[String]) -> Self {
         let cluster = Cluster { engine: Engine::open(&StorageConfig::Memory).await.expect("engine") };
         let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions".to_string();
-        cluster.ok(Call::new("POST", crds).json(&databases_crd())).await;
+        cluster.ok(Call::new("POST", crds).json(crd)).await;
         for _ in 0..300 {
             let mut served = true;
-            for (version, _) in VERSIONS {
-                served &= cluster.send(Call::new("GET", path(version, ""))).await.0 == StatusCode::OK;
+            for path in paths {
+                served &= cluster.send(Call::new("GET", path.clone())).await.0 == StatusCode::OK;
             }
             if served {
                 return cluster;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("databases never served");
+        panic!("{} never served", crd["metadata"]["name"]);
     }
 
     async fn send(&self, call: Call<'_>) -> (StatusCode, Vec<u8>) {
@@ -157,12 +162,17 @@ struct Watch {
 impl Watch {
     /// The next event, as `(type, apiVersion of its object)`.
     async fn next(&mut self) -> (String, String) {
+        let event = self.next_event().await;
+        let api_version = event["object"]["apiVersion"].as_str().unwrap_or_default().to_string();
+        (event["type"].as_str().unwrap_or_default().to_string(), api_version)
+    }
+
+    /// The next event whole.
+    async fn next_event(&mut self) -> Value {
         loop {
             if let Some(end) = self.buf.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=end).collect();
-                let event: Value = serde_json::from_slice(&line).expect("event");
-                let api_version = event["object"]["apiVersion"].as_str().unwrap_or_default().to_string();
-                return (event["type"].as_str().unwrap_or_default().to_string(), api_version);
+                return serde_json::from_slice(&line).expect("event");
             }
             let chunk = tokio::time::timeout(Duration::from_secs(10), self.body.next())
                 .await
@@ -322,4 +332,68 @@ async fn watches_send_every_event_at_the_version_of_the_watch() {
     c.ok(Call::new("POST", path("v1", "")).json(&database(V1, "db2"))).await;
     let mut initial = c.watch(path("v1beta1", send_initial)).await;
     assert_eq!(initial.next().await, ("ADDED".to_string(), V1BETA1.to_string()));
+}
+
+/// `gadgets` at v1 (storage, `spec.common` and `spec.onlyV1`) and v2 (`spec.common` and
+/// `spec.onlyV2`), conversion `None`.
+fn gadgets_crd() -> Value {
+    let version = |name: &str, only: &str| {
+        json!({"name": name, "served": true, "storage": name == "v1",
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+                "properties": {"common": {"type": "string"}, only: {"type": "string"}}}}}}})
+    };
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("gadgets.{GROUP}")},
+        "spec": {"group": GROUP, "scope": "Namespaced", "conversion": {"strategy": "None"},
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [version("v1", "onlyV1"), version("v2", "onlyV2")]}
+    })
+}
+
+/// What the oracle answers: a conversion prunes the object to the schema of the version
+/// it converts to, on the way to storage and when read at another version than stored.
+#[tokio::test]
+async fn conversions_prune_to_the_schema_of_the_target_version() {
+    let gadgets = |version: &str, rest: &str| format!("/apis/{GROUP}/{version}/namespaces/default/gadgets{rest}");
+    let c = Cluster::serving(&gadgets_crd(), &[gadgets("v1", ""), gadgets("v2", "")]).await;
+    let gadget = |version: &str, name: &str, only: &str| {
+        json!({"apiVersion": format!("{GROUP}/{version}"), "kind": "Gadget",
+            "metadata": {"name": name, "labels": {"app": "g"}}, "spec": {"common": "c", only: "x"}})
+    };
+    let common = json!({"common": "c"});
+    let at_v1 = json!({"common": "c", "onlyV1": "x"});
+    let stored = async |name: &str| {
+        let key = format!("/registry/{GROUP}/gadgets/default/{name}");
+        let kv = c.engine.store().get(&key).await.expect("store").expect("stored");
+        serde_json::from_slice::<Value>(&kv.value).expect("json")
+    };
+
+    let dry = c.ok(Call::new("POST", gadgets("v2", "?dryRun=All")).json(&gadget("v2", "g2", "onlyV2"))).await;
+    assert_eq!(dry["spec"], common, "a dry run answers as if stored");
+    let created = c.ok(Call::new("POST", gadgets("v2", "")).json(&gadget("v2", "g2", "onlyV2"))).await;
+    assert_eq!(created["spec"], common, "onlyV2 does not survive storage at v1");
+    assert_eq!(stored("g2").await["spec"], common);
+    let patched = c
+        .ok(Call::new("PATCH", gadgets("v2", "/g2"))
+            .patch("application/merge-patch+json", r#"{"spec":{"onlyV2":"y"}}"#))
+        .await;
+    assert_eq!(patched["spec"], common);
+    c.ok(Call::new("POST", gadgets("v1", "")).json(&gadget("v1", "g1", "onlyV1"))).await;
+    assert_eq!(stored("g1").await["spec"], at_v1);
+
+    assert_eq!(c.ok(Call::new("GET", gadgets("v1", "/g1"))).await["spec"], at_v1);
+    assert_eq!(c.ok(Call::new("GET", gadgets("v2", "/g1"))).await["spec"], common, "onlyV1 is not shown at v2");
+    for query in ["", "?labelSelector=app%3Dg"] {
+        let list = c.ok(Call::new("GET", gadgets("v2", query))).await;
+        let specs: Vec<&Value> = list["items"].as_array().expect("items").iter().map(|i| &i["spec"]).collect();
+        assert_eq!(specs, [&common, &common], "list at v2{query}");
+        let mut watch = c.watch(gadgets("v2", &format!("?watch=1&{}", &query.trim_start_matches('?')))).await;
+        for _ in 0..2 {
+            let event = watch.next_event().await;
+            assert_eq!(event["object"]["spec"], common, "watch at v2{query}: {event}");
+        }
+    }
+    let list = c.ok(Call::new("GET", gadgets("v1", ""))).await;
+    assert_eq!(list["items"][0]["spec"], at_v1, "read at the version stored, nothing is converted");
 }

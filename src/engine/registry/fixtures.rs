@@ -10,7 +10,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition, CustomResourceDefinitionNames,
     CustomResourceDefinitionSpec, CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
     CustomResourceSubresourceScale, CustomResourceSubresourceStatus, CustomResourceSubresources,
-    CustomResourceValidation, JSONSchemaProps, ServiceReference, WebhookClientConfig, WebhookConversion,
+    CustomResourceValidation, JSONSchemaProps, SelectableField, ServiceReference, WebhookClientConfig,
+    WebhookConversion,
 };
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
@@ -72,6 +73,11 @@ impl VersionBuilder {
         if let Some(last) = self.0.additional_printer_columns.as_mut().and_then(|c| c.last_mut()) {
             last.format = Some(format.to_string());
         }
+        self
+    }
+    pub fn selectable(mut self, json_path: &str) -> Self {
+        let fields = self.0.selectable_fields.get_or_insert_with(Vec::new);
+        fields.push(SelectableField { json_path: json_path.to_string() });
         self
     }
     pub fn deprecated(mut self, warning: Option<&str>) -> Self {

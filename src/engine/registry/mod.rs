@@ -30,6 +30,7 @@ pub mod metadata;
 pub mod names;
 mod schema_rules;
 mod schema_walk;
+mod selectable;
 pub mod structural;
 pub mod validation;
 mod versions;

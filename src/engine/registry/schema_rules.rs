@@ -8,9 +8,10 @@
 //! per-node rules; `NewStructural`'s refusal is only shown when nothing else was found,
 //! because the per-node rules already explain the same problem better.
 
-use crate::engine::field::{FieldError, Path};
+use crate::engine::field::{ErrorType, FieldError, Path};
 use crate::engine::registry::schema_walk::{OPENAPI_TYPES, flag, item_schema, list_map_keys, text};
 use crate::engine::registry::structural::{new_structural_error, validate_structural};
+use crate::engine::schema::celcheck;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceValidation, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
     JSONSchemaPropsOrStringArray,
@@ -100,7 +101,10 @@ pub fn validate_validation(
             None => errs.extend(validate_structural(&root, schema)),
         }
     }
-    let ctx = Ctx { allow_defaults: true, disallow_reason: String::new(), inside_resource_meta: false, opts };
+    // Rules are compiled against the types of a structural schema only, as kube does.
+    let compile_rules = new_structural_error(schema).is_none();
+    let ctx =
+        Ctx { allow_defaults: true, disallow_reason: String::new(), inside_resource_meta: false, opts, compile_rules };
     openapi_schema(schema, &root, &ctx, true, &mut errs);
     if errs.is_empty() {
         errs = init_errs;
@@ -115,6 +119,7 @@ struct Ctx {
     disallow_reason: String,
     inside_resource_meta: bool,
     opts: SchemaOptions,
+    compile_rules: bool,
 }
 
 impl Ctx {
@@ -234,6 +239,9 @@ fn openapi_schema(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, is_root: bool, er
     }
     list_and_map_rules(s, path, ctx, errs);
     validation_rules(s, path, errs);
+    if ctx.compile_rules {
+        compiled_rules(s, path, is_root, errs);
+    }
 }
 
 /// Required when missing, Invalid when wrong: kube's pattern for "type must be X if ...".
@@ -466,6 +474,25 @@ fn validation_rules(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>
         }
         if has_newlines(field_path) {
             errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "must not contain line breaks"));
+        }
+    }
+}
+
+/// Each rule compiled with the types the schema gives `self` (kube's `cel.Compile`), after
+/// the static checks of all the node's rules.
+fn compiled_rules(s: &JSONSchemaProps, path: &Path, is_root: bool, errs: &mut Vec<FieldError>) {
+    for (i, rule) in s.x_kubernetes_validations.iter().flatten().enumerate() {
+        if rule.rule.trim().is_empty() {
+            continue;
+        }
+        if let Some(detail) = celcheck::compile_error(rule, s, is_root) {
+            // The bad value is the rule as Go prints the struct, unquoted.
+            errs.push(FieldError {
+                error_type: ErrorType::Invalid,
+                field: path.child("x-kubernetes-validations").index(i).child("rule").into(),
+                value: None,
+                detail: format!("{}: {detail}", celcheck::go_rule_value(rule)),
+            });
         }
     }
 }

@@ -282,6 +282,47 @@ fn list_and_map_extensions() {
     }
 }
 
+/// The oracle's 422 for rules that do not type-check, on the node they sit on.
+#[test]
+fn compiled_rules_are_type_checked() {
+    let rules = json!([
+        {"rule": "size(self) <= 64"},
+        {"rule": "self.nope == 1"},
+        {"rule": "self.name == 1"},
+        {"rule": "self.name"},
+        {"rule": "self.count > 0 && size(self.name) < 10"}
+    ]);
+    let object = json!({"type": "object", "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
+        "x-kubernetes-validations": rules});
+    let got = check(prop(object), false);
+    let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
+    let rule = |r: &str| {
+        format!(
+            "apiextensions.ValidationRule{{Rule:{r:?}, Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}"
+        )
+    };
+    let masked: Vec<String> =
+        got.iter().map(|e| regex::Regex::new(r"selfType\d+").expect("re").replace_all(e, "selfTypeN").into()).collect();
+    assert_eq!(
+        masked,
+        [
+            format!(
+                "{v}[0].rule: Invalid value: {}: compilation failed: ERROR: <input>:1:5: found no matching overload for 'size' applied to '(selfTypeN)'\n | size(self) <= 64\n | ....^",
+                rule("size(self) <= 64")
+            ),
+            format!(
+                "{v}[1].rule: Invalid value: {}: compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 1\n | ....^",
+                rule("self.nope == 1")
+            ),
+            format!(
+                "{v}[2].rule: Invalid value: {}: compilation failed: ERROR: <input>:1:11: found no matching overload for '_==_' applied to '(string, int)'\n | self.name == 1\n | ..........^",
+                rule("self.name == 1")
+            ),
+            format!("{v}[3].rule: Invalid value: {}: cel expression must evaluate to a bool", rule("self.name")),
+        ]
+    );
+}
+
 #[test]
 fn validation_rules_static_checks() {
     let rules = json!([
@@ -295,7 +336,9 @@ fn validation_rules_static_checks() {
         {"rule": "true", "fieldPath": ".a\n"},
         {"rule": "true", "message": "fine", "reason": "FieldValueForbidden"}
     ]);
-    let got = check(prop(json!({"type": "object", "x-kubernetes-validations": rules})), false);
+    // `a` is declared: kube type-checks the rules too (see `compiled_rules_are_type_checked`).
+    let object = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "x-kubernetes-validations": rules});
+    let got = check(prop(object), false);
     let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
     assert_eq!(
         got,

@@ -26,6 +26,7 @@ use crate::engine::registry::schema_walk::{
     has_invalid_type, has_kubernetes_extension, has_non_atomic_set, item_schema, list_map_keys, schema_has, schema_of,
     spec_has_schema_with,
 };
+use crate::engine::registry::selectable::{Scope, validate_selectable_fields};
 use crate::engine::registry::structural::is_structural;
 use crate::engine::registry::versions::{
     Hoisted, deprecation_warning_problems, has_status, validate_column, validate_subresources,
@@ -250,7 +251,7 @@ fn validate_versions(spec: &CustomResourceDefinitionSpec, opts: Options, hoisted
     }
 }
 
-/// The schema, subresources and columns of `v`, those selected by `here`, reported under
+/// The schema, subresources, columns and selectable fields of `v`, those selected by `here`, reported under
 /// `base` (`spec`, with the schema as `validation`, or `spec.versions[i]`).
 fn version_fields(
     v: &CustomResourceDefinitionVersion,
@@ -271,6 +272,13 @@ fn version_fields(
         for (j, column) in v.additional_printer_columns.iter().flatten().enumerate() {
             errs.extend(validate_column(column, &base.child("additionalPrinterColumns").index(j)));
         }
+    }
+    if here.selectable_fields {
+        // kube resolves the paths against a schema at the same level only (see `selectable`).
+        let schema = if here.schema { schema_of(v.schema.as_ref()) } else { None };
+        let scope = if schema_field == "validation" { Scope::Spec(schema) } else { Scope::Version(schema) };
+        let fields = v.selectable_fields.as_deref().unwrap_or_default();
+        errs.extend(validate_selectable_fields(fields, scope, &base.child("selectableFields")));
     }
 }
 

@@ -256,6 +256,53 @@ fn status_root_restriction_uses_any_version_status() {
     );
 }
 
+/// The oracle's answers: one version, then two with one schema, then two schemas.
+#[test]
+fn selectable_fields_follow_hoisting() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "name": {"type": "string"}, "n": {"type": "integer"}}}}});
+    let other = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "name": {"type": "string"}}}}});
+    let version = |name: &str, schema: &Value| {
+        VersionBuilder::new(name).served(true).storage(name == "v1").schema(schema.clone())
+    };
+    assert_eq!(
+        create_errors(basic("widgets").versions(vec![version("v1", &schema).selectable("spec.name").build()])),
+        [
+            r#"spec.selectableFields[0].jsonPath: Invalid value: "spec.name": is an invalid path: expected [ or . but got: spec"#
+        ]
+    );
+    assert_eq!(
+        create_errors(basic("widgets").versions(vec![
+            version("v1", &schema).selectable(".spec.name").build(),
+            version("v2", &schema).selectable(".spec.n").build(),
+        ])),
+        [
+            r#"spec.versions[0].selectableFields: Invalid value: "": selectableFields may only be set when version.schema.openAPIV3Schema is not included"#,
+            r#"spec.versions[1].selectableFields: Invalid value: "": selectableFields may only be set when version.schema.openAPIV3Schema is not included"#,
+        ]
+    );
+    assert_eq!(
+        create_errors(basic("widgets").versions(vec![
+            version("v1", &schema).selectable(".spec.name").build(),
+            version("v2", &other).selectable(".spec.name").build(),
+        ])),
+        [
+            r#"spec.selectableFields: Invalid value: "": selectableFields may only be set when validations.schema is included"#
+        ]
+    );
+    assert_eq!(
+        create_errors(basic("widgets").versions(vec![
+            version("v1", &schema).selectable(".spec.nope").build(),
+            version("v2", &other).selectable("spec.name").build(),
+        ])),
+        [
+            r#"spec.versions[0].selectableFields[0].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field"#,
+            r#"spec.versions[1].selectableFields[0].jsonPath: Invalid value: "spec.name": is an invalid path: expected [ or . but got: spec"#,
+        ]
+    );
+}
+
 #[test]
 fn subresources_and_columns_follow_hoisting() {
     let bad_scale = |name: &str, storage: bool| {

@@ -1,5 +1,5 @@
 //! Per-version fields of a CRD (`schema`, `subresources`, `additionalPrinterColumns`,
-//! `deprecationWarning`) and where kube reports their errors.
+//! `selectableFields`, `deprecationWarning`) and where kube reports their errors.
 //!
 //! kube-apiserver validates its internal CRD type, not v1. Converting v1 to internal
 //! hoists a per-version field to the spec when every version carries the same value, so a
@@ -20,22 +20,29 @@ pub struct Hoisted {
     pub schema: bool,
     pub subresources: bool,
     pub columns: bool,
+    pub selectable_fields: bool,
 }
 
 impl Hoisted {
     /// The fields that stay per version.
     pub fn inverse(self) -> Self {
-        Hoisted { schema: !self.schema, subresources: !self.subresources, columns: !self.columns }
+        Hoisted {
+            schema: !self.schema,
+            subresources: !self.subresources,
+            columns: !self.columns,
+            selectable_fields: !self.selectable_fields,
+        }
     }
 
     pub fn of(versions: &[CustomResourceDefinitionVersion]) -> Self {
         let Some(first) = versions.first() else {
-            return Hoisted { schema: false, subresources: false, columns: false };
+            return Hoisted { schema: false, subresources: false, columns: false, selectable_fields: false };
         };
         Hoisted {
             schema: versions.iter().all(|v| v.schema == first.schema),
             subresources: versions.iter().all(|v| v.subresources == first.subresources),
             columns: versions.iter().all(|v| v.additional_printer_columns == first.additional_printer_columns),
+            selectable_fields: versions.iter().all(|v| v.selectable_fields == first.selectable_fields),
         }
     }
 }
@@ -171,10 +178,15 @@ mod tests {
             .schema(json!({"type": "object", "description": "c"}))
             .status_subresource()
             .build();
-        assert_eq!(Hoisted::of(std::slice::from_ref(&a)), Hoisted { schema: true, subresources: true, columns: true });
-        assert_eq!(Hoisted::of(&[a.clone(), b]), Hoisted { schema: true, subresources: false, columns: true });
-        assert_eq!(Hoisted::of(&[a, c]), Hoisted { schema: false, subresources: true, columns: true });
-        assert_eq!(Hoisted::of(&[]), Hoisted { schema: false, subresources: false, columns: false });
+        let hoisted =
+            |schema, subresources, columns| Hoisted { schema, subresources, columns, selectable_fields: true };
+        assert_eq!(Hoisted::of(std::slice::from_ref(&a)), hoisted(true, true, true));
+        assert_eq!(Hoisted::of(&[a.clone(), b]), hoisted(true, false, true));
+        assert_eq!(Hoisted::of(&[a, c]), hoisted(false, true, true));
+        assert_eq!(
+            Hoisted::of(&[]),
+            Hoisted { schema: false, subresources: false, columns: false, selectable_fields: false }
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //!
 //! The versions of a CRD share one storage. As kube's `None` conversion does, an object is
 //! served at the version of the request whatever version wrote it, and stored at the
-//! storage version; only `apiVersion` differs ([`VersionConversion`]).
+//! storage version: `apiVersion` is rewritten and the object pruned to the schema of the
+//! version it is converted to ([`VersionConversion`]).
 
 use super::{ResourceInfo, Strategy, VersionConversion};
 use crate::engine::field::{FieldError, Path};
@@ -79,6 +80,7 @@ impl CustomResourceStrategy {
     pub fn new(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Self {
         let names = crd.status.as_ref().and_then(|s| s.accepted_names.clone()).unwrap_or_default();
         let status_subresource = version.subresources.as_ref().is_some_and(|s| s.status.is_some());
+        let schema = compiled_schema(crd, version);
         CustomResourceStrategy {
             info: ResourceInfo {
                 group: crd.spec.group.clone(),
@@ -92,8 +94,8 @@ impl CustomResourceStrategy {
                 categories: names.categories.clone().unwrap_or_default(),
                 status_subresource,
             },
-            schema: compiled_schema(crd, version),
-            versions: version_conversion(crd, version),
+            versions: version_conversion(crd, version, schema.as_ref()),
+            schema,
             selectable: version
                 .selectable_fields
                 .iter()
@@ -153,10 +155,12 @@ impl CustomResourceStrategy {
 }
 
 /// kube's `None` conversion between the versions of a multi-version CRD: every object is
-/// served at the endpoint's version and stored at the storage version.
+/// served at the endpoint's version and stored at the storage version, pruned to the
+/// schema of the version it is converted to.
 fn version_conversion(
     crd: &CustomResourceDefinition,
     version: &CustomResourceDefinitionVersion,
+    served_schema: Option<&Arc<Schema>>,
 ) -> Option<VersionConversion> {
     if crd.spec.versions.len() < 2 {
         return None;
@@ -164,9 +168,15 @@ fn version_conversion(
     let group = &crd.spec.group;
     // Validation makes exactly one version the storage version.
     let storage = crate::engine::registry::defaults::storage_version(crd).unwrap_or(&version.name);
+    let storage_schema = match crd.spec.versions.iter().find(|v| v.name == storage) {
+        Some(v) if v.name != version.name => compiled_schema(crd, v),
+        _ => served_schema.cloned(),
+    };
     Some(VersionConversion {
         served: format!("{group}/{}", version.name).into(),
         storage: format!("{group}/{storage}").into(),
+        served_schema: served_schema.cloned(),
+        storage_schema,
     })
 }
 

@@ -292,7 +292,7 @@ impl Rest<'_> {
                 if scope.single.as_deref().is_some_and(|key| kv.key != key) {
                     continue;
                 }
-                let (keep, served) = if codec.decodes() {
+                let (keep, served) = if codec.decodes_item(&kv) {
                     let obj = codec.read(&kv);
                     let keep = labels.matches(&obj) && fields.matches(&obj);
                     (keep, keep.then(|| meta::to_stored(&obj)))
@@ -406,6 +406,12 @@ fn reads_nothing(labels: &LabelSelector, fields: &FieldSelector, codec: &Codec) 
 }
 
 fn stored_item(event_type: &'static str, kv: &KeyValue, resource_version: Revision, codec: &Codec) -> WatchItem {
+    if codec.decodes_item(kv) {
+        // Stored at another version than watched: converted, so pruned.
+        let mut object = codec.read(kv);
+        meta::metadata_mut(&mut object).insert("resourceVersion".into(), Value::from(resource_version.to_string()));
+        return WatchItem::Event { event_type, object };
+    }
     let api_version = codec.serve_at().cloned();
     WatchItem::Stored { event_type, json: kv.value.clone(), resource_version, api_version }
 }
@@ -556,6 +562,8 @@ mod stored_events {
         let versions = super::super::VersionConversion {
             served: "stable.example.com/v1beta1".into(),
             storage: "stable.example.com/v1".into(),
+            served_schema: None,
+            storage_schema: None,
         };
         let obj = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "Widget",
             "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 1.5, "big": u64::MAX}});
@@ -573,6 +581,8 @@ mod stored_events {
         let versions = super::super::VersionConversion {
             served: "stable.example.com/v1beta1".into(),
             storage: "stable.example.com/v1".into(),
+            served_schema: None,
+            storage_schema: None,
         };
         let codec = Codec { versions: Some(versions), ..Default::default() };
         let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);

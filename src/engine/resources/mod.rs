@@ -9,6 +9,7 @@ pub mod builtin;
 pub mod crds;
 pub mod custom;
 mod list_scope;
+pub mod jsonpatch;
 pub mod listing;
 pub mod managed_fields;
 pub mod namespaces;
@@ -20,6 +21,8 @@ mod scale_rest;
 pub mod selector;
 
 use crate::engine::field::FieldError;
+use crate::engine::representation::raw;
+use crate::engine::schema::Schema;
 use crate::engine::status::GroupResource;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -42,15 +45,43 @@ pub struct StorageConversion {
 }
 
 /// How one version of a resource that several versions share (a CRD's) differs from the
-/// stored objects: by `apiVersion` alone, the only thing kube's `None` conversion between a
-/// CRD's versions rewrites. Objects are served at `served` whatever version they were
+/// stored objects. kube's `None` conversion between a CRD's versions rewrites `apiVersion`
+/// and then prunes the object to the schema of the version it converts to, so a field
+/// only one version declares is lost on the way to the storage version and not shown at a
+/// version that lacks it. Objects are served at `served` whatever version they were
 /// stored at (an earlier storage version's included), and stored at `storage`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct VersionConversion {
     /// `group/version` of the endpoint.
     pub served: Arc<str>,
     /// `group/version` of the CRD's storage version.
     pub storage: Arc<str>,
+    /// The served version's schema (`None`: nothing is pruned).
+    pub served_schema: Option<Arc<Schema>>,
+    /// The storage version's schema.
+    pub storage_schema: Option<Arc<Schema>>,
+}
+
+impl VersionConversion {
+    /// Converts `obj` to `api_version`, pruning it to `schema` when its version changes.
+    fn convert(obj: &mut Value, api_version: &str, schema: Option<&Schema>) {
+        let converts = obj.get("apiVersion").and_then(Value::as_str) != Some(api_version);
+        set_api_version(obj, api_version);
+        if let Some(schema) = schema.filter(|_| converts) {
+            schema.prune_converted(obj);
+        }
+    }
+
+    /// Whether objects written at the served version are pruned on their way to storage.
+    fn prunes_writes(&self) -> bool {
+        self.served != self.storage && self.storage_schema.is_some()
+    }
+
+    /// Whether the stored bytes are at another version than served, and pruned to be served.
+    fn prunes_read(&self, stored: &[u8]) -> bool {
+        self.served_schema.is_some()
+            && raw::get(stored, "apiVersion").and_then(raw::string).as_deref() != Some(&*self.served)
+    }
 }
 
 /// How a kind reads its objects from the store and writes them to it: every read (get,
@@ -70,6 +101,13 @@ impl Codec {
         self.conversion.is_some()
     }
 
+    /// Whether the stored `kv` must be decoded to be served: every object of a kind with a
+    /// storage conversion, and those stored at another version than served (pruned to the
+    /// served version's schema).
+    pub fn decodes_item(&self, kv: &crate::engine::store::KeyValue) -> bool {
+        self.decodes() || self.versions.as_ref().is_some_and(|v| v.prunes_read(&kv.value))
+    }
+
     /// The `apiVersion` to put into stored bytes as they are served, when it may differ
     /// from the one they carry.
     pub fn serve_at(&self) -> Option<&Arc<str>> {
@@ -79,8 +117,8 @@ impl Codec {
     /// A stored object as served, with its resourceVersion.
     pub fn read(&self, kv: &crate::engine::store::KeyValue) -> Value {
         let mut obj = crate::engine::meta::from_stored(kv);
-        if let Some(api_version) = self.serve_at() {
-            set_api_version(&mut obj, api_version);
+        if let Some(v) = &self.versions {
+            VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
         }
         match self.conversion {
             Some(c) => (c.from_storage)(obj),
@@ -92,7 +130,10 @@ impl Codec {
     /// [`Codec::write`]: without a conversion that is `obj` at its resourceVersion and
     /// served apiVersion, with no parse of the bytes.
     pub fn written(&self, mut obj: Value, kv: &crate::engine::store::KeyValue) -> Value {
-        if self.conversion.is_some() || !obj.get("metadata").is_some_and(Value::is_object) {
+        if self.conversion.is_some()
+            || self.versions.as_ref().is_some_and(VersionConversion::prunes_writes)
+            || !obj.get("metadata").is_some_and(Value::is_object)
+        {
             return self.read(kv);
         }
         let rv = Value::from(kv.mod_revision.to_string());
@@ -103,14 +144,28 @@ impl Codec {
         obj
     }
 
+    /// `obj` as it would read back once stored, for answers that store nothing (dry runs).
+    pub fn round_trip(&self, mut obj: Value) -> Value {
+        if let Some(v) = self.versions.as_ref().filter(|v| v.prunes_writes()) {
+            VersionConversion::convert(&mut obj, &v.storage, v.storage_schema.as_deref());
+            VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
+        }
+        obj
+    }
+
     /// An object as the store keeps it (without resourceVersion).
     pub fn write(&self, obj: &Value) -> bytes::Bytes {
-        let stored = match self.conversion {
-            Some(c) => crate::engine::meta::to_stored(&(c.to_storage)(obj.clone())),
-            None => crate::engine::meta::to_stored(obj),
-        };
-        let Some(versions) = &self.versions else { return stored };
-        match crate::engine::representation::raw::with_api_version(&stored, &versions.storage) {
+        if let Some(c) = self.conversion {
+            return crate::engine::meta::to_stored(&(c.to_storage)(obj.clone()));
+        }
+        let Some(versions) = &self.versions else { return crate::engine::meta::to_stored(obj) };
+        if versions.prunes_writes() && obj.get("apiVersion").and_then(Value::as_str) != Some(&*versions.storage) {
+            let mut converted = obj.clone();
+            VersionConversion::convert(&mut converted, &versions.storage, versions.storage_schema.as_deref());
+            return crate::engine::meta::to_stored(&converted);
+        }
+        let stored = crate::engine::meta::to_stored(obj);
+        match raw::with_api_version(&stored, &versions.storage) {
             Cow::Owned(rewritten) => bytes::Bytes::from(rewritten),
             Cow::Borrowed(_) => stored,
         }

@@ -1,4 +1,5 @@
-//! Patches: JSON merge patch, JSON patch, and the strategic merge patch built-in kinds get.
+//! Patches: JSON merge patch, JSON patch (applied as kube applies it, see [`super::jsonpatch`]),
+//! and the strategic merge patch built-in kinds get.
 //!
 //! Custom resources refuse strategic merge patch (415), as kube-apiserver does, because the
 //! server knows no merge keys for them. Built-in kinds here (namespaces, CRDs) have no
@@ -6,6 +7,8 @@
 //! patch with the `$`-directives kubectl adds (`$setElementOrder/…`, `$retainKeys`)
 //! understood and removed.
 
+use super::jsonpatch::{self, JsonPatchError};
+use crate::engine::status::{ApiError, StatusDetails};
 use serde_json::Value;
 
 /// The patch types the API accepts.
@@ -33,10 +36,35 @@ impl PatchType {
 /// Why a patch could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
+    /// 400: the body is not a patch of its type.
     #[error("{0}")]
     Malformed(String),
+    /// 413: a JSON patch with too many operations.
+    #[error("{0}")]
+    TooLarge(String),
+    /// 422: a JSON patch operation did not apply (the reason is not shown).
     #[error("{0}")]
     Failed(String),
+}
+
+/// What kube answers when a JSON patch operation does not apply: a generic 422 that
+/// does not say which (`NewGenericServerResponse` with an empty resource).
+const JSON_PATCH_FAILED: &str = "the server rejected our request due to an error in our request";
+
+impl From<PatchError> for ApiError {
+    fn from(e: PatchError) -> Self {
+        match e {
+            PatchError::Malformed(m) => ApiError::bad_request(m),
+            PatchError::TooLarge(m) => {
+                ApiError::new(413, "RequestEntityTooLarge", format!("Request entity too large: {m}"))
+            }
+            PatchError::Failed(_) => {
+                let mut err = ApiError::new(422, "Invalid", JSON_PATCH_FAILED);
+                err.details = Some(Box::new(StatusDetails::default()));
+                err
+            }
+        }
+    }
 }
 
 /// Applies a JSON merge patch (RFC 7386).
@@ -47,16 +75,14 @@ pub fn merge(target: &Value, patch_body: &[u8]) -> Result<Value, PatchError> {
     Ok(out)
 }
 
-/// Applies a JSON patch (RFC 6902).
-pub fn json(target: &Value, patch_body: &[u8]) -> Result<Value, PatchError> {
-    let patch: json_patch::Patch =
-        serde_json::from_slice(patch_body).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    // On a copy, dropped if an operation fails, so nothing needs undoing: json-patch's own
-    // undo panics on some sequences (a `move` onto the parent of its `from`, then a failing
-    // operation), and a request must never panic the server.
-    let mut out = target.clone();
-    json_patch::patch_unsafe(&mut out, &patch).map_err(|e| PatchError::Failed(e.to_string()))?;
-    Ok(out)
+/// Applies a JSON patch (RFC 6902) with kube's semantics; `strict` decodes the operations
+/// as kube does unless `fieldValidation=Ignore`.
+pub fn json(target: &Value, patch_body: &[u8], strict: bool) -> Result<Value, PatchError> {
+    jsonpatch::apply(target, patch_body, strict).map_err(|e| match e {
+        JsonPatchError::Decode(m) => PatchError::Malformed(m),
+        JsonPatchError::TooManyOperations(_) => PatchError::TooLarge(e.to_string()),
+        JsonPatchError::Failed(m) => PatchError::Failed(m),
+    })
 }
 
 /// A strategic merge patch for kinds with no merge-keyed lists: a merge patch once the
@@ -138,15 +164,23 @@ mod tests {
         let target = json!({"spec": {"color": "red", "size": 1}});
         assert_eq!(merge(&target, br#"{"spec": {"size": null}}"#).expect("merge"), json!({"spec": {"color": "red"}}));
         assert_eq!(
-            json(&target, br#"[{"op": "replace", "path": "/spec/color", "value": "blue"}]"#).expect("json"),
+            json(&target, br#"[{"op": "replace", "path": "/spec/color", "value": "blue"}]"#, true).expect("json"),
             json!({"spec": {"color": "blue", "size": 1}})
         );
-        assert!(matches!(json(&target, br#"[{"op": "remove", "path": "/nope"}]"#), Err(PatchError::Failed(_))));
+        let failed = json(&target, br#"[{"op": "remove", "path": "/nope"}]"#, true).expect_err("fails");
+        assert!(matches!(failed, PatchError::Failed(_)));
         // A move onto its own parent, then an operation that fails: refused, not a panic.
         let undo =
             br#"[{"op": "move", "from": "/spec/color", "path": "/spec"}, {"op": "remove", "path": "/spec/color"}]"#;
         let nested = json!({"spec": {"color": "red", "size": 3}});
-        assert!(matches!(json(&nested, undo), Err(PatchError::Failed(_))));
+        assert!(matches!(json(&nested, undo, true), Err(PatchError::Failed(_))));
+        let status = ApiError::from(failed).to_json();
+        assert_eq!(
+            status,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "the server rejected our request due to an error in our request",
+                   "reason": "Invalid", "details": {}, "code": 422})
+        );
         assert!(matches!(merge(&target, b"{not json"), Err(PatchError::Malformed(_))));
     }
 }

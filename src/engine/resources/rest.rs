@@ -6,7 +6,7 @@
 
 use super::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
 use super::managed_fields::{PatchOutcome, Tracking};
-use super::patch::{self, PatchError, PatchType};
+use super::patch::{self, PatchType};
 use super::scale::{self, ScalePaths};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
@@ -362,7 +362,7 @@ impl Rest<'_> {
             {
                 return Err(ApiError::already_exists(&self.info().group_resource(), &name));
             }
-            return Ok(obj);
+            return Ok(self.strategy.codec().round_trip(obj));
         }
         let kv = self
             .store
@@ -492,7 +492,7 @@ impl Rest<'_> {
             return Ok(old.clone());
         }
         if dry_run {
-            let mut out = obj;
+            let mut out = self.strategy.codec().round_trip(obj);
             if let Some(rv) = meta::resource_version(old).map(String::from) {
                 meta::metadata_mut(&mut out).insert("resourceVersion".into(), Value::from(rv));
             }
@@ -550,16 +550,13 @@ impl Rest<'_> {
                 let old = self.get(namespace, name).await?;
                 let patched = match other {
                     PatchType::Merge => patch::merge(&old, body),
-                    PatchType::Json => patch::json(&old, body),
+                    PatchType::Json => patch::json(&old, body, opts.field_validation != FieldValidation::Ignore),
                     _ => patch::strategic(&old, body),
                 };
                 (old, patched, Tracking::Update)
             }
         };
-        let mut patched = patched.map_err(|e| match e {
-            PatchError::Malformed(m) => ApiError::bad_request(m),
-            PatchError::Failed(m) => ApiError::new(422, "Invalid", m),
-        })?;
+        let mut patched = patched.map_err(ApiError::from)?;
         check_name(&patched, name, namespace)?;
         self.check_body(&mut patched, namespace)?;
         self.decode(&mut patched, opts)?;

@@ -3,8 +3,8 @@
 //! through the main endpoint's rules, so generation, validation and the shared
 //! resourceVersion all behave as for an ordinary update.
 
-use super::patch::{self, PatchError, PatchType};
-use super::rest::{Rest, Subresource, WriteOptions, check_type_meta};
+use super::patch::{self, PatchType};
+use super::rest::{FieldValidation, Rest, Subresource, WriteOptions, check_type_meta};
 use super::scale::{self, ScalePaths};
 use crate::engine::meta;
 use crate::engine::status::ApiError;
@@ -52,16 +52,13 @@ impl Rest<'_> {
         let current = scale::scale_of(&old, paths);
         let patched = match patch_type {
             PatchType::Merge => patch::merge(&current, body),
-            PatchType::Json => patch::json(&current, body),
+            PatchType::Json => patch::json(&current, body, opts.field_validation != FieldValidation::Ignore),
             // The api layer answers these with 415 before calling here.
             PatchType::StrategicMerge | PatchType::Apply => {
                 return Err(ApiError::new(415, "UnsupportedMediaType", "only JSON and merge patches apply to /scale"));
             }
         }
-        .map_err(|e| match e {
-            PatchError::Malformed(m) => ApiError::bad_request(m),
-            PatchError::Failed(m) => ApiError::new(422, "Invalid", m),
-        })?;
+        .map_err(ApiError::from)?;
         check_scale_body(&patched, name)?;
         self.write_scale(namespace, name, &patched, &old, paths, opts).await
     }

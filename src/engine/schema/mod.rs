@@ -18,6 +18,7 @@
 //! in [`names`]. The schema is compiled once per served version ([`Schema::new`]).
 
 pub mod cel;
+pub mod celcheck;
 mod correlate;
 mod defaults;
 mod embedded;
@@ -95,6 +96,16 @@ impl Schema {
         defaults::default(obj, &self.root);
         unknown.sort();
         unknown
+    }
+
+    /// What kube's schema coercer does to an object converted to this schema's version (on
+    /// its way to storage, or read at another version than stored): prune unknown fields
+    /// and drop non-nullable `null`s, reporting nothing.
+    pub fn prune_converted(&self, obj: &mut Value) {
+        if !self.preserve_unknown_fields {
+            prune::prune(obj, &self.root);
+            prune::prune_non_nullable_nulls(obj, Some(&self.root));
+        }
     }
 
     /// Applies the schema's defaults only (what kube also does when reading stored objects).

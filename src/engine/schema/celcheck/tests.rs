@@ -1,0 +1,145 @@
+//! kube-apiserver 1.32's answers for rules on the root of this schema (the number in
+//! `selfType<N>` is arbitrary and masked).
+
+use super::*;
+use serde_json::json;
+
+fn root() -> JSONSchemaProps {
+    serde_json::from_value(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "name": {"type": "string"}, "count": {"type": "integer"}, "f": {"type": "number"},
+        "ok": {"type": "boolean"}, "ts": {"type": "string", "format": "date-time"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "obj": {"type": "object", "properties": {"x": {"type": "string"}}},
+        "any": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        "ios": {"x-kubernetes-int-or-string": true}}}}}))
+    .expect("schema")
+}
+
+fn error_of(rule: &str, node: &JSONSchemaProps, is_root: bool) -> Option<String> {
+    let rule = ValidationRule { rule: rule.to_string(), ..Default::default() };
+    let masked = compile_error(&rule, node, is_root)?;
+    let re = regex::Regex::new(r"selfType\d+").expect("regex");
+    Some(re.replace_all(&masked, "selfTypeN").into_owned())
+}
+
+/// `(rule, column, message)` as kube reports them, or no message when it accepts the rule.
+const ROOT_CASES: &[(&str, usize, &str)] = &[
+    ("size(self.spec) > 1", 5, "found no matching overload for 'size' applied to '(selfTypeN.spec)'"),
+    ("self.spec.obj == 1", 15, "found no matching overload for '_==_' applied to '(selfTypeN.spec.obj, int)'"),
+    ("self.spec.tags == 1", 16, "found no matching overload for '_==_' applied to '(list(string), int)'"),
+    ("self.spec.labels == 1", 18, "found no matching overload for '_==_' applied to '(map(string, string), int)'"),
+    ("self.spec.count.startsWith(\"a\")", 27, "found no matching overload for 'startsWith' applied to 'int.(string)'"),
+    ("!self.spec.name", 1, "found no matching overload for '!_' applied to '(string)'"),
+    ("self.spec.count && true", 10, "expected type 'bool' but found 'int'"),
+    ("self.spec.obj.nope == \"a\"", 14, "undefined field 'nope'"),
+    ("self.spec.any.x == 1", 14, "undefined field 'x'"),
+    ("self.spec.f == 1", 13, "found no matching overload for '_==_' applied to '(double, int)'"),
+    ("self.metadata.name == 1", 20, "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("self.metadata.labels == 1", 14, "undefined field 'labels'"),
+    ("self.spec.ts == 1", 14, "found no matching overload for '_==_' applied to '(timestamp, int)'"),
+    ("self.spec.tags[0] == 1", 19, "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("self.spec.labels[\"a\"] == 1", 23, "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("self.spec.tags.exists(t, t == 1)", 28, "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("self.spec.name.size() == \"a\"", 23, "found no matching overload for '_==_' applied to '(int, string)'"),
+    (
+        "self.spec.count < 1 || self.spec.name == 2",
+        39,
+        "found no matching overload for '_==_' applied to '(string, int)'",
+    ),
+    ("self.spec.name.matches(1)", 23, "found no matching overload for 'matches' applied to 'string.(int)'"),
+    ("self.spec.count == 1 ? \"a\" : 2", 22, "found no matching overload for '_?_:_' applied to '(bool, string, int)'"),
+    ("[1, \"a\"] == [1]", 5, "expected type 'int' but found 'string'"),
+    ("self.apiVersion == 1", 17, "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("self.spec == 1", 11, "found no matching overload for '_==_' applied to '(selfTypeN.spec, int)'"),
+    ("self.spec.count in self.spec.tags", 17, "found no matching overload for '@in' applied to '(int, list(string))'"),
+    ("self.nope.x == 1", 5, "undefined field 'nope'"),
+    ("size(self.spec.name) == \"a\"", 22, "found no matching overload for '_==_' applied to '(int, string)'"),
+    ("int(self.spec.name) == \"a\"", 21, "found no matching overload for '_==_' applied to '(int, string)'"),
+    ("self.spec.tags.map(t, t + 1) == []", 25, "found no matching overload for '_+_' applied to '(string, int)'"),
+    ("has(self.spec.obj.nope)", 4, "undefined field 'nope'"),
+    ("self.spec.ios == 1", 0, ""),
+];
+
+#[test]
+fn rules_are_refused_where_kube_refuses_them() {
+    let node = root();
+    for (rule, col, message) in ROOT_CASES {
+        let want = (!message.is_empty()).then(|| {
+            format!("compilation failed: ERROR: <input>:1:{col}: {message}\n | {rule}\n | {}^", ".".repeat(col - 1))
+        });
+        assert_eq!(error_of(rule, &node, true), want, "{rule}");
+    }
+}
+
+/// Rules on `spec` itself (kube names its type `selfType<N>`).
+#[test]
+fn rules_on_a_nested_object() {
+    let root = root();
+    let spec = &root.properties.as_ref().expect("properties")["spec"];
+    let refused = [
+        (
+            "size(self) <= 64",
+            "ERROR: <input>:1:5: found no matching overload for 'size' applied to '(selfTypeN)'\n | size(self) <= 64\n | ....^",
+        ),
+        ("self.nope == 1", "ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 1\n | ....^"),
+        (
+            "self.name == 1",
+            "ERROR: <input>:1:11: found no matching overload for '_==_' applied to '(string, int)'\n | self.name == 1\n | ..........^",
+        ),
+        (
+            "self.name.startsWith(1)",
+            "ERROR: <input>:1:21: found no matching overload for 'startsWith' applied to 'string.(int)'\n | self.name.startsWith(1)\n | ....................^",
+        ),
+        (
+            "self.count + \"a\" == \"b\"",
+            "ERROR: <input>:1:12: found no matching overload for '_+_' applied to '(int, string)'\n | self.count + \"a\" == \"b\"\n | ...........^",
+        ),
+        (
+            "self.tags.all(t, t > 0)",
+            "ERROR: <input>:1:20: found no matching overload for '_>_' applied to '(string, int)'\n | self.tags.all(t, t > 0)\n | ...................^",
+        ),
+        ("has(self.nope)", "ERROR: <input>:1:4: undefined field 'nope'\n | has(self.nope)\n | ...^"),
+        (
+            "self.count == 1.0",
+            "ERROR: <input>:1:12: found no matching overload for '_==_' applied to '(int, double)'\n | self.count == 1.0\n | ...........^",
+        ),
+        (
+            "self.name == null",
+            "ERROR: <input>:1:11: found no matching overload for '_==_' applied to '(string, null)'\n | self.name == null\n | ..........^",
+        ),
+        (
+            "self.name ==",
+            "ERROR: <input>:1:13: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | self.name ==\n | ............^",
+        ),
+    ];
+    for (rule, want) in refused {
+        assert_eq!(error_of(rule, spec, false), Some(format!("compilation failed: {want}")), "{rule}");
+    }
+    assert_eq!(error_of("self.name", spec, false).as_deref(), Some(NOT_BOOL));
+    for accepted in [
+        "self.count > 0 && size(self.name) < 10",
+        "size(self.labels) < 3",
+        "self.labels.nope == \"x\"",
+        "oldSelf.name == self.name",
+        "self.tags.all(t, t.startsWith('a')) && self.f > 1",
+        "self.ts < timestamp('2024-01-01T00:00:00Z') || !has(self.obj)",
+        "self.tags.filter(t, t != '').size() == size(self.tags)",
+        "self.name.lowerAscii() == 'a' && self.count + 1 >= 2",
+        "self.?name.orValue('') == ''",
+        "self.obj == null",
+        "sets.contains(self.tags, ['a']) && type(self) != int",
+        "optional.of(1).hasValue()",
+    ] {
+        assert_eq!(error_of(accepted, spec, false), None, "{accepted}");
+    }
+}
+
+#[test]
+fn the_rule_is_shown_as_go_prints_it() {
+    let rule = ValidationRule { rule: "size(self) <= 64".into(), ..Default::default() };
+    assert_eq!(
+        go_rule_value(&rule),
+        r#"apiextensions.ValidationRule{Rule:"size(self) <= 64", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}"#
+    );
+}
