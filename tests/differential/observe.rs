@@ -35,6 +35,9 @@ pub struct Labels {
     /// `generateName` prefixes sent: a name made from one that no object shows (in a refusal's
     /// message) becomes `prefix<gen>`.
     prefixes: Vec<String>,
+    /// The age and date columns of the last Table seen: a Table watch's later events carry no
+    /// column definitions, only the first does.
+    timed_columns: Vec<usize>,
 }
 
 /// The characters kube-apiserver draws a generated name's five-character suffix from.
@@ -110,10 +113,12 @@ pub fn observe(step: &Step, answer: &Answer, labels: &mut Labels) -> Value {
         observation.insert("warnings".into(), Value::Array(warnings));
     }
     if step.watch.is_some() && answer.status == 200 {
-        let events: Vec<Value> = answer
-            .body
+        // Only whole lines are events (a stream cut after N events may hold part of the next).
+        let whole = answer.body.iter().rposition(|b| *b == b'\n').map_or(&[][..], |end| &answer.body[..end]);
+        let events: Vec<Value> = whole
             .split(|b| *b == b'\n')
             .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+            .take(step.watch.as_ref().and_then(|watch| watch.events).unwrap_or(usize::MAX))
             .map(|line| match serde_json::from_slice::<Value>(line) {
                 Ok(event) => normalize(&event, labels),
                 Err(_) => json!({ "unparsed": String::from_utf8_lossy(line) }),
@@ -146,6 +151,12 @@ fn body_value(bytes: &[u8], labels: &mut Labels) -> Value {
     if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
         return normalize(&value, labels);
     }
+    // A YAML answer is compared as the document it holds.
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && let Ok(value @ Value::Object(_)) = serde_saphyr::from_str::<Value>(text)
+    {
+        return json!({ "yaml": normalize(&value, labels) });
+    }
     match std::str::from_utf8(bytes) {
         Ok(text) => json!({ "text": normalize_text(text, labels) }),
         Err(_) => {
@@ -159,7 +170,7 @@ fn body_value(bytes: &[u8], labels: &mut Labels) -> Value {
 pub fn normalize(value: &Value, labels: &mut Labels) -> Value {
     learn_generated_names(value, labels);
     let mut out = walk(value, labels, &[]);
-    mask_age_cells(&mut out);
+    mask_age_cells(&mut out, &mut labels.timed_columns);
     sort_all_causes(&mut out);
     out
 }
@@ -259,27 +270,21 @@ pub fn normalize_text(text: &str, labels: &mut Labels) -> String {
 
 /// In every Table, the cells of age and date columns become `<age>` (they are computed from
 /// the clock when the server answers).
-fn mask_age_cells(value: &mut Value) {
+fn mask_age_cells(value: &mut Value, timed: &mut Vec<usize>) {
     match value {
         Value::Object(map) => {
             if map.get("kind").and_then(Value::as_str) == Some("Table") {
-                let timed: Vec<usize> = map
-                    .get("columnDefinitions")
-                    .and_then(Value::as_array)
-                    .map(|columns| {
-                        columns
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, c)| {
-                                c.get("name") == Some(&json!("Age")) || c.get("type") == Some(&json!("date"))
-                            })
-                            .map(|(i, _)| i)
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                if let Some(columns) = map.get("columnDefinitions").and_then(Value::as_array) {
+                    *timed = columns
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| c.get("name") == Some(&json!("Age")) || c.get("type") == Some(&json!("date")))
+                        .map(|(i, _)| i)
+                        .collect();
+                }
                 if let Some(Value::Array(rows)) = map.get_mut("rows") {
                     for row in rows {
-                        for &column in &timed {
+                        for &column in timed.iter() {
                             if let Some(cell) = row.pointer_mut(&format!("/cells/{column}"))
                                 && cell.is_string()
                             {
@@ -289,9 +294,9 @@ fn mask_age_cells(value: &mut Value) {
                     }
                 }
             }
-            map.values_mut().for_each(mask_age_cells);
+            map.values_mut().for_each(|child| mask_age_cells(child, timed));
         }
-        Value::Array(items) => items.iter_mut().for_each(mask_age_cells),
+        Value::Array(items) => items.iter_mut().for_each(|item| mask_age_cells(item, timed)),
         _ => {}
     }
 }
