@@ -11,7 +11,7 @@ use super::scale::{self, ScalePaths};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
 use crate::engine::meta;
-use crate::engine::status::ApiError;
+use crate::engine::status::{ApiError, GroupResource};
 use crate::engine::store::{Revision, Store, StoreError};
 use futures::stream::BoxStream;
 use k8s_openapi::jiff::Timestamp;
@@ -98,7 +98,8 @@ pub enum Propagation {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeleteOptions {
     pub precondition_uid: Option<String>,
-    pub precondition_rv: Option<Revision>,
+    /// Compared as text, as kube compares it (a resourceVersion that is no number fails).
+    pub precondition_rv: Option<String>,
     /// `None`: the kind's default (background for every kind the engine serves).
     pub propagation: Option<Propagation>,
     /// `dryRun: ["All"]` in the body (clients put it there rather than in the query).
@@ -632,31 +633,33 @@ impl Rest<'_> {
         json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
     }
 
-    /// `DeleteOptions.preconditions`: 409 when the object is not the one the client meant.
+    /// `DeleteOptions.preconditions`: 409 when the object is not the one the client meant,
+    /// worded as kube's `BeforeDelete`, which names the kind rather than the resource.
     fn check_delete_preconditions(&self, name: &str, current: &Value, delete: &DeleteOptions) -> Result<(), ApiError> {
-        let failed = |what: &str, want: &str, have: &str| {
-            ApiError::conflict(
-                &self.info().group_resource(),
-                name,
-                &format!("Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}"),
-            )
-        };
+        let info = self.info();
+        let failed = |why: String| ApiError::conflict(&GroupResource::new(&info.group, &info.kind), name, &why);
         if let Some(want) = &delete.precondition_uid {
             let have = meta::uid(current).unwrap_or_default();
             if want != have {
-                return Err(failed("UID", want, have));
+                return Err(failed(format!(
+                    "the UID in the precondition ({want}) does not match the UID in record ({have}). The object might have been deleted and then recreated"
+                )));
             }
         }
-        if let Some(want) = delete.precondition_rv {
+        if let Some(want) = &delete.precondition_rv {
             let have = meta::resource_version(current).unwrap_or_default();
-            if want.to_string() != have {
-                return Err(failed("ResourceVersion", &want.to_string(), have));
+            if want != have {
+                return Err(failed(format!(
+                    "the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({have}). The object might have been modified"
+                )));
             }
         }
         Ok(())
     }
 
-    /// DELETE a collection: every object the selectors match, each as a single delete.
+    /// DELETE a collection: every object the selectors match, each as a single delete. A
+    /// `limit` makes it one page, as kube's: the answer is that list as it was read, its
+    /// `continue` naming the rest.
     pub async fn delete_collection(
         &self,
         namespace: Option<&str>,
