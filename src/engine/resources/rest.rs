@@ -502,9 +502,12 @@ impl Rest<'_> {
         let key = self.info().key(namespace, name);
         // The last finalizer gone from an object being deleted: it goes now.
         if meta::deletion_timestamp(&obj).is_some() && meta::finalizers(&obj).is_empty() {
-            let deleted = self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
-            // Reported at the deletion's revision, as kube answers (reference 70).
-            meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(deleted.revision.to_string()));
+            self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
+            // Reported at its last stored revision, not the deletion's: the oracle answers
+            // so (its storage decodes the deleted object as it was).
+            if let Some(rv) = meta::resource_version(old).map(String::from) {
+                meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv));
+            }
             return Ok(obj);
         }
         let kv = self.store.update(&key, self.stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;
@@ -667,25 +670,22 @@ impl Rest<'_> {
         delete: &DeleteOptions,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let list = self.list(namespace, &ListQuery { limit: None, continue_token: None, ..q.clone() }).await?;
-        let mut deleted = Vec::new();
-        for item in list.get("items").and_then(Value::as_array).cloned().unwrap_or_default() {
-            let name = meta::name(&item).unwrap_or_default().to_string();
-            let ns = meta::namespace(&item).map(String::from);
-            match self.delete(ns.as_deref(), &name, delete, opts).await {
-                // An object deleted at once answers a Status; the collection lists the object.
-                Ok(answer) if answer.get("kind").and_then(Value::as_str) == Some("Status") => deleted.push(item),
-                Ok(obj) => deleted.push(obj),
+        let mut list = self.list(namespace, q).await?;
+        for item in list.get("items").and_then(Value::as_array).into_iter().flatten() {
+            let name = meta::name(item).unwrap_or_default();
+            match self.delete(meta::namespace(item), name, delete, opts).await {
+                Ok(_) => {}
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(json!({
-            "apiVersion": self.info().api_version(),
-            "items": deleted,
-            "kind": self.info().list_kind,
-            "metadata": {"resourceVersion": list["metadata"]["resourceVersion"].clone()},
-        }))
+        // An unstructured list (a custom resource's) always has its `continue`, empty or not.
+        if self.strategy.unstructured()
+            && let Some(list_meta) = list.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            list_meta.entry("continue").or_insert_with(|| Value::from(""));
+        }
+        Ok(list)
     }
 
     /// WATCH: the current objects first as ADDED (without a resourceVersion, or with
