@@ -175,6 +175,19 @@ pub(super) fn check_type_meta(obj: &Value, api_version: &str, kind: &str) -> Res
     }
 }
 
+/// A resourceVersion an update names, read as kube's storage reads it (`strconv.ParseUint`).
+/// kube answers one that is no number with a 500; it is the client's mistake, so 400 here.
+pub(super) fn parse_precondition(rv: &str) -> Result<Revision, ApiError> {
+    meta::parse_resource_version(rv).ok_or_else(|| {
+        let why = if !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit()) {
+            "value out of range"
+        } else {
+            "invalid syntax"
+        };
+        ApiError::bad_request(format!("strconv.ParseUint: parsing {}: {why}", crate::engine::field::go_quote(rv)))
+    })
+}
+
 const GENERATE_NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 fn generated_name(base: &str) -> String {
@@ -322,6 +335,7 @@ impl Rest<'_> {
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
         self.check_body(&mut obj, namespace)?;
+        let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
         }
@@ -352,6 +366,11 @@ impl Rest<'_> {
         errors.extend(self.scale_errors(&obj, Subresource::Main));
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
+        }
+        // kube's storage refuses it last, and its dry run never gets there. Its answer is a
+        // 500; a 400 says better whose mistake it is.
+        if !dry_run && given_rv.is_some_and(|rv| rv != 0) {
+            return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created"));
         }
         if dry_run {
             if self
@@ -408,19 +427,15 @@ impl Rest<'_> {
             }
             Some(_) => {}
             None => {
-                meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+                )));
             }
         }
         self.decode(&mut obj, opts)?;
         let old = self.get(namespace, name).await?;
         self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
-        let expected =
-            match meta::resource_version(&obj) {
-                Some(rv) => Some(meta::parse_resource_version(rv).ok_or_else(|| {
-                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
-                })?),
-                None => None,
-            };
+        let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
         self.write_update(namespace, name, obj, &old, expected, sub, opts).await
     }
 
