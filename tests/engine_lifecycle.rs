@@ -308,7 +308,8 @@ async fn delete_preconditions_and_dry_runs_change_nothing() {
     assert_eq!(
         err.message,
         format!(
-            "Operation cannot be fulfilled on widgets.stable.example.com \"w1\": Precondition failed: UID in precondition: nope, UID in object meta: {}",
+            // kube's BeforeDelete words, naming the kind (the differential scenario deletes).
+            "Operation cannot be fulfilled on Widget.stable.example.com \"w1\": the UID in the precondition (nope) does not match the UID in record ({}). The object might have been deleted and then recreated",
             w.metadata.uid.clone().expect("uid")
         )
     );

@@ -151,16 +151,9 @@ impl Engine {
         if !kind.terminating {
             return Ok(());
         }
-        let mut e = ApiError::new(
-            405,
-            "MethodNotAllowed",
-            "create not allowed while custom resource definition is terminating",
-        );
-        e.details = Some(Box::new(StatusDetails {
-            group: Some(kind.info().group.clone()),
-            kind: Some(kind.info().plural.clone()),
-            ..Default::default()
-        }));
+        // kube rewords its MethodNotSupported error, keeping the details.
+        let mut e = ApiError::method_not_supported(&kind.info().group_resource(), "create");
+        e.message = "create not allowed while custom resource definition is terminating".into();
         Err(e)
     }
 

@@ -71,6 +71,8 @@ struct StatusWire<'a> {
     metadata: serde_json::Map<String, serde_json::Value>,
     status: &'static str,
     message: &'a str,
+    /// Go's `omitempty`: an error kube did not classify (a 500 passed on as is) has none.
+    #[serde(skip_serializing_if = "str::is_empty")]
     reason: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     details: Option<&'a StatusDetails>,
@@ -164,6 +166,19 @@ impl ApiError {
             Some(m) => Self::new(405, "MethodNotAllowed", format!("{message} ({m})")),
             None => Self::new(405, "MethodNotAllowed", message),
         }
+    }
+
+    /// 405 `create is not supported on resources of kind "widgets.stable.example.com"`:
+    /// apimachinery's `NewMethodNotSupported`, which the custom resource handler gives for
+    /// a verb an endpoint lacks (`verb` is empty for a method that maps to no verb).
+    pub fn method_not_supported(gr: &GroupResource, verb: &str) -> Self {
+        let message =
+            format!("{verb} is not supported on resources of kind {}", crate::engine::field::go_quote(&gr.qualified()));
+        Self::new(405, "MethodNotAllowed", message).with_details(StatusDetails {
+            group: Some(gr.group.clone()).filter(|g| !g.is_empty()),
+            kind: Some(gr.resource.clone()),
+            ..Default::default()
+        })
     }
 
     /// 410 Expired, as a watch from a compacted resourceVersion receives.

@@ -5,9 +5,11 @@
 
 pub mod body;
 pub mod discovery;
+pub mod options;
 pub mod protobuf;
 pub mod query;
 pub mod respond;
+pub mod route;
 pub mod routes;
 pub mod watch;
 

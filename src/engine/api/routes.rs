@@ -4,11 +4,12 @@
 //! several ways (`/api/v1/namespaces/x` is both a namespace and the prefix of namespaced
 //! resources) and the served kinds change at run time with the CRDs.
 
+use super::options::{self, OptionsKind};
+use super::route::{self, KindRoutes, Route, Verb};
 use super::{json_response, query::Query};
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::representation::negotiation::Endpoint;
-use crate::engine::resources::managed_fields::verbs::validate_patch_options;
 use crate::engine::resources::patch::PatchType;
 use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
@@ -118,10 +119,20 @@ pub async fn serve_resource(
         (std::borrow::Cow::Borrowed(headers), body)
     };
     let headers = headers.as_ref();
-    match handle(&engine, &kind, &target, method, &query, headers, body).await {
+    let head = method == Method::HEAD;
+    let res = match handle(&engine, &kind, &target, method, &query, headers, body).await {
         Ok(res) => res,
         Err(e) => super::respond::error_for(&e, headers, &query),
-    }
+    };
+    // kube answers HEAD as GET; Go's server then sends the headers alone.
+    if head { without_body(res) } else { res }
+}
+
+/// `res` with its headers and no body (a HEAD's answer).
+fn without_body(res: Response) -> Response {
+    let (mut parts, _) = res.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::empty())
 }
 
 /// The patch a PATCH's Content-Type names (`None`: none kube takes).
@@ -130,12 +141,31 @@ fn patch_type(headers: &HeaderMap) -> Option<PatchType> {
     PatchType::from_content_type(ct)
 }
 
+/// Whether `kind` takes patches of type `patch` at `sub`: custom resources and `/scale` have
+/// no strategic merge.
+fn takes_patch(kind: &ServedKind, sub: Subresource, patch: PatchType) -> bool {
+    patch != PatchType::StrategicMerge || (sub != Subresource::Scale && kind.strategy.supports_strategic_merge())
+}
+
 /// The object a POST or PUT sends, decoded as the kind's decoder does.
 fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     if rest.strategy.unstructured() {
         super::body::unstructured(headers, body, &rest.strategy.info().kind)
     } else {
         super::body::json(headers, body)
+    }
+}
+
+/// What routing needs of `kind`.
+fn kind_routes(kind: &ServedKind) -> KindRoutes {
+    let info = kind.info();
+    KindRoutes {
+        resource: info.group_resource(),
+        namespaced: info.namespaced,
+        status: info.status_subresource,
+        scale: kind.scale.is_some(),
+        custom: kind.strategy.unstructured(),
+        create_only: kind.verbs == ["create"],
     }
 }
 
@@ -148,52 +178,43 @@ async fn handle(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let info = kind.info();
-    if info.namespaced && t.name.is_some() && t.namespace.is_none() {
-        return Ok(plain_not_found());
-    }
-    // Across namespaces a namespaced kind is only read (list, watch): kube registers no
-    // other route there, so a custom resource's path is unknown and a built-in kind's
-    // route refuses the method.
-    if info.namespaced && t.namespace.is_none() && method != Method::GET {
-        return match kind.strategy.unstructured() {
-            true => Ok(plain_not_found()),
-            false => Err(ApiError::method_not_allowed(None)),
-        };
-    }
-    if !info.namespaced && t.namespace.is_some() {
-        return Ok(plain_not_found());
-    }
-    // A create-only kind (the access reviews) serves POST on its collection, nothing else.
-    if kind.verbs == ["create"] {
-        if t.name.is_some() || t.subresource.is_some() {
-            return Ok(plain_not_found());
+    let (sub, verb) = match route::route(&kind_routes(kind), t, &method) {
+        Route::Unserved => return Ok(plain_not_found()),
+        Route::Refused(e) => return Err(e),
+        Route::Serve { sub, verb } => (sub, verb),
+    };
+    // kube's patch handler checks the patch type before anything, even the name; the
+    // update and patch handlers then need a name.
+    let patch = match verb {
+        Verb::Patch => {
+            Some(patch_type(headers).filter(|p| takes_patch(kind, sub, *p)).ok_or_else(ApiError::unsupported_patch)?)
         }
-        if method != Method::POST {
-            return Err(ApiError::method_not_allowed(Some(method.as_str())));
-        }
+        _ => None,
+    };
+    if matches!(verb, Verb::Update | Verb::Patch) && t.name.is_none() {
+        return Err(ApiError::bad_request("name must be provided"));
     }
+    // Lists and watches negotiate for themselves; every other answer is one object, and
+    // its representation is chosen before anything is done (a 406 writes nothing).
+    let shape = match verb {
+        Verb::List => None,
+        _ => Some(super::respond::shape(engine, headers, q, Endpoint::Resource)?),
+    };
+    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    let opts = match verb {
+        Verb::Create => options::write_options(q, OptionsKind::Create, user_agent)?,
+        Verb::Update => options::write_options(q, OptionsKind::Update, user_agent)?,
+        Verb::Patch => {
+            options::write_options(q, OptionsKind::Patch { apply: patch == Some(PatchType::Apply) }, user_agent)?
+        }
+        // Reads take no write options; deletes have their own (see `dispatch`).
+        _ => WriteOptions::default(),
+    };
     let store = engine.store();
     let rest =
         Rest { store: store.as_ref(), strategy: kind.strategy.as_ref(), now: engine.now(), scale: kind.scale.as_ref() };
-    let sub = match t.subresource.as_deref() {
-        None => Subresource::Main,
-        Some("status") if info.status_subresource => Subresource::Status,
-        Some("scale") if kind.scale.is_some() => Subresource::Scale,
-        Some(_) => return Ok(plain_not_found()),
-    };
-    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
-    // An apply names its field manager in the query; only other writes fall back on the
-    // User-Agent's (kube's `managerOrUserAgent` runs after `ValidatePatchOptions`).
-    let apply = method == Method::PATCH && patch_type(headers) == Some(PatchType::Apply);
-    let opts = q.write_options(user_agent.filter(|_| !apply))?;
-    // Lists and watches negotiate for themselves; every other answer is one object, and
-    // its representation is chosen before anything is done (a 406 writes nothing).
-    let shape = match (&method, t.name.as_deref()) {
-        (&Method::GET, None) => None,
-        _ => Some(super::respond::shape(engine, headers, q, Endpoint::Resource)?),
-    };
-    let res = dispatch(engine, kind, &rest, t, method, q, headers, body, sub, &opts).await?;
+    let call = Call { sub, verb, patch, ns: t.namespace.as_deref(), name: t.name.as_deref().unwrap_or_default() };
+    let res = dispatch(engine, kind, &rest, &call, q, headers, body, &opts).await?;
     let res = match &shape {
         Some(shape) => super::respond::object(engine, kind, shape, res).await,
         None => res,
@@ -212,29 +233,38 @@ fn with_warnings(mut res: Response, warnings: Vec<String>) -> Response {
     res
 }
 
+/// One routed request: the endpoint, the verb and the object it names.
+struct Call<'a> {
+    sub: Subresource,
+    verb: Verb,
+    /// The patch type of a PATCH (already known to be one kube takes).
+    patch: Option<PatchType>,
+    ns: Option<&'a str>,
+    /// Empty where the path names none (lists, creates, deletecollection).
+    name: &'a str,
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn dispatch(
     engine: &Arc<Engine>,
     kind: &ServedKind,
     rest: &Rest<'_>,
-    t: &Target,
-    method: Method,
+    call: &Call<'_>,
     q: &Query,
     headers: &HeaderMap,
     body: Bytes,
-    sub: Subresource,
     opts: &WriteOptions,
 ) -> Result<Response, ApiError> {
-    let ns = t.namespace.as_deref();
+    let (ns, name, sub) = (call.ns, call.name, call.sub);
     if sub != Subresource::Main {
-        return dispatch_subresource(rest, ns, t.name.as_deref().unwrap_or_default(), method, headers, body, sub, opts)
-            .await;
+        return dispatch_subresource(rest, call, headers, body, opts).await;
     }
-    match (method, t.name.as_deref()) {
-        (Method::GET, None) if q.watch() => super::watch::respond(engine, kind, rest, ns, q, headers).await,
-        (Method::GET, None) => super::respond::list(engine, kind, rest, ns, q, headers).await,
-        (Method::GET, Some(name)) => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
-        (Method::POST, None) => {
+    match call.verb {
+        Verb::List if q.watch() => super::watch::respond(engine, kind, rest, ns, q, headers).await,
+        Verb::List => super::respond::list(engine, kind, rest, ns, q, headers).await,
+        Verb::Get => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
+        // kube creates what the body names, whatever name the path has.
+        Verb::Create => {
             let obj = body_object(rest, headers, &body)?;
             if let Some(ns) = ns {
                 let name = crate::engine::meta::name(&obj).unwrap_or_default();
@@ -244,14 +274,12 @@ async fn dispatch(
             let obj = rest.create(ns, obj, opts).await?;
             Ok(json_response(StatusCode::CREATED, &obj))
         }
-        (Method::PUT, Some(name)) => Ok(json_response(
+        Verb::Update => Ok(json_response(
             StatusCode::OK,
             &rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
         )),
-        (Method::PATCH, Some(name)) => {
-            let patch_type = patch_type(headers).ok_or_else(ApiError::unsupported_patch)?;
-            // kube validates the PatchOptions before anything else.
-            validate_patch_options(patch_type == PatchType::Apply, opts)?;
+        Verb::Patch => {
+            let patch_type = call.patch.ok_or_else(ApiError::unsupported_patch)?;
             // An apply patch may create: the same admission as a POST first.
             if patch_type == PatchType::Apply && rest.get(ns, name).await.is_err_and(|e| e.is_not_found()) {
                 if let Some(ns) = ns {
@@ -263,47 +291,39 @@ async fn dispatch(
             let code = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
             Ok(json_response(code, &outcome.object))
         }
-        (Method::DELETE, Some(name)) => {
-            let obj = rest.delete(ns, name, &q.delete_options(&body)?, opts).await?;
+        Verb::Delete => {
+            let obj = rest.delete(ns, name, &options::delete_options(q, &body)?, opts).await?;
             Ok(json_response(StatusCode::OK, &obj))
         }
-        (Method::DELETE, None) => Ok(json_response(
-            StatusCode::OK,
-            &rest.delete_collection(ns, &q.list_query()?, &q.delete_options(&body)?, opts).await?,
-        )),
-        (m, _) => Err(ApiError::method_not_allowed(Some(m.as_str()))),
+        Verb::DeleteCollection => {
+            // kube reads the DeleteOptions before the list options.
+            let delete = options::delete_options(q, &body)?;
+            Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, &delete, opts).await?))
+        }
     }
 }
 
-/// `/status` and `/scale` of one object: get, update and patch; nothing else.
-#[allow(clippy::too_many_arguments)]
+/// `/status` and `/scale` of one object: get, update and patch (routing refused the rest).
 async fn dispatch_subresource(
     rest: &Rest<'_>,
-    ns: Option<&str>,
-    name: &str,
-    method: Method,
+    call: &Call<'_>,
     headers: &HeaderMap,
     body: Bytes,
-    sub: Subresource,
     opts: &WriteOptions,
 ) -> Result<Response, ApiError> {
+    let (ns, name, sub) = (call.ns, call.name, call.sub);
     let scale = sub == Subresource::Scale;
-    let obj = match method {
-        Method::GET if scale => rest.get_scale(ns, name).await?,
-        Method::GET => rest.get(ns, name).await?,
-        Method::PUT if scale => rest.update_scale(ns, name, super::body::json(headers, &body)?, opts).await?,
-        Method::PUT => rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
-        Method::PATCH => {
-            let patch_type = patch_type(headers).ok_or_else(ApiError::unsupported_patch)?;
-            match patch_type {
-                PatchType::Merge | PatchType::Json if scale => {
-                    rest.patch_scale(ns, name, patch_type, &body, opts).await?
-                }
-                _ if scale => return Err(ApiError::unsupported_patch()),
-                _ => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
-            }
+    let obj = match (call.verb, call.patch) {
+        (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
+        (Verb::Get, _) => rest.get(ns, name).await?,
+        (Verb::Update, _) if scale => rest.update_scale(ns, name, super::body::json(headers, &body)?, opts).await?,
+        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+        (Verb::Patch, Some(patch_type @ (PatchType::Merge | PatchType::Json))) if scale => {
+            rest.patch_scale(ns, name, patch_type, &body, opts).await?
         }
-        m => return Err(ApiError::method_not_allowed(Some(m.as_str()))),
+        (Verb::Patch, _) if scale => return Err(ApiError::unsupported_patch()),
+        (Verb::Patch, Some(patch_type)) => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
+        (verb, _) => return Err(ApiError::method_not_supported(&rest.strategy.info().group_resource(), verb.name())),
     };
     Ok(json_response(StatusCode::OK, &obj))
 }

@@ -8,8 +8,8 @@
 pub mod builtin;
 pub mod crds;
 pub mod custom;
-mod list_scope;
 pub mod jsonpatch;
+mod list_scope;
 pub mod listing;
 pub mod managed_fields;
 pub mod namespaces;

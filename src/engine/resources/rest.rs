@@ -11,7 +11,7 @@ use super::scale::{self, ScalePaths};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
 use crate::engine::meta;
-use crate::engine::status::ApiError;
+use crate::engine::status::{ApiError, GroupResource};
 use crate::engine::store::{Revision, Store, StoreError};
 use futures::stream::BoxStream;
 use k8s_openapi::jiff::Timestamp;
@@ -98,7 +98,8 @@ pub enum Propagation {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeleteOptions {
     pub precondition_uid: Option<String>,
-    pub precondition_rv: Option<Revision>,
+    /// Compared as text, as kube compares it (a resourceVersion that is no number fails).
+    pub precondition_rv: Option<String>,
     /// `None`: the kind's default (background for every kind the engine serves).
     pub propagation: Option<Propagation>,
     /// `dryRun: ["All"]` in the body (clients put it there rather than in the query).
@@ -172,6 +173,19 @@ pub(super) fn check_type_meta(obj: &Value, api_version: &str, kind: &str) -> Res
         }
         _ => Ok(()),
     }
+}
+
+/// A resourceVersion an update names, read as kube's storage reads it (`strconv.ParseUint`).
+/// kube answers one that is no number with a 500; it is the client's mistake, so 400 here.
+pub(super) fn parse_precondition(rv: &str) -> Result<Revision, ApiError> {
+    meta::parse_resource_version(rv).ok_or_else(|| {
+        let why = if !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit()) {
+            "value out of range"
+        } else {
+            "invalid syntax"
+        };
+        ApiError::bad_request(format!("strconv.ParseUint: parsing {}: {why}", crate::engine::field::go_quote(rv)))
+    })
 }
 
 const GENERATE_NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -321,6 +335,7 @@ impl Rest<'_> {
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
         self.check_body(&mut obj, namespace)?;
+        let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
         }
@@ -351,6 +366,11 @@ impl Rest<'_> {
         errors.extend(self.scale_errors(&obj, Subresource::Main));
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
+        }
+        // kube's storage refuses it last, and its dry run never gets there. Its answer is a
+        // 500; a 400 says better whose mistake it is.
+        if !dry_run && given_rv.is_some_and(|rv| rv != 0) {
+            return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created"));
         }
         if dry_run {
             if self
@@ -407,19 +427,15 @@ impl Rest<'_> {
             }
             Some(_) => {}
             None => {
-                meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+                )));
             }
         }
         self.decode(&mut obj, opts)?;
         let old = self.get(namespace, name).await?;
         self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
-        let expected =
-            match meta::resource_version(&obj) {
-                Some(rv) => Some(meta::parse_resource_version(rv).ok_or_else(|| {
-                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
-                })?),
-                None => None,
-            };
+        let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
         self.write_update(namespace, name, obj, &old, expected, sub, opts).await
     }
 
@@ -501,9 +517,12 @@ impl Rest<'_> {
         let key = self.info().key(namespace, name);
         // The last finalizer gone from an object being deleted: it goes now.
         if meta::deletion_timestamp(&obj).is_some() && meta::finalizers(&obj).is_empty() {
-            let deleted = self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
-            // Reported at the deletion's revision, as kube answers (reference 70).
-            meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(deleted.revision.to_string()));
+            self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
+            // Reported at its last stored revision, not the deletion's: the oracle answers
+            // so (its storage decodes the deleted object as it was).
+            if let Some(rv) = meta::resource_version(old).map(String::from) {
+                meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv));
+            }
             return Ok(obj);
         }
         let kv = self.store.update(&key, self.stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;
@@ -629,31 +648,33 @@ impl Rest<'_> {
         json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
     }
 
-    /// `DeleteOptions.preconditions`: 409 when the object is not the one the client meant.
+    /// `DeleteOptions.preconditions`: 409 when the object is not the one the client meant,
+    /// worded as kube's `BeforeDelete`, which names the kind rather than the resource.
     fn check_delete_preconditions(&self, name: &str, current: &Value, delete: &DeleteOptions) -> Result<(), ApiError> {
-        let failed = |what: &str, want: &str, have: &str| {
-            ApiError::conflict(
-                &self.info().group_resource(),
-                name,
-                &format!("Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}"),
-            )
-        };
+        let info = self.info();
+        let failed = |why: String| ApiError::conflict(&GroupResource::new(&info.group, &info.kind), name, &why);
         if let Some(want) = &delete.precondition_uid {
             let have = meta::uid(current).unwrap_or_default();
             if want != have {
-                return Err(failed("UID", want, have));
+                return Err(failed(format!(
+                    "the UID in the precondition ({want}) does not match the UID in record ({have}). The object might have been deleted and then recreated"
+                )));
             }
         }
-        if let Some(want) = delete.precondition_rv {
+        if let Some(want) = &delete.precondition_rv {
             let have = meta::resource_version(current).unwrap_or_default();
-            if want.to_string() != have {
-                return Err(failed("ResourceVersion", &want.to_string(), have));
+            if want != have {
+                return Err(failed(format!(
+                    "the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({have}). The object might have been modified"
+                )));
             }
         }
         Ok(())
     }
 
-    /// DELETE a collection: every object the selectors match, each as a single delete.
+    /// DELETE a collection: every object the selectors match, each as a single delete. A
+    /// `limit` makes it one page, as kube's: the answer is that list as it was read, its
+    /// `continue` naming the rest.
     pub async fn delete_collection(
         &self,
         namespace: Option<&str>,
@@ -661,25 +682,22 @@ impl Rest<'_> {
         delete: &DeleteOptions,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let list = self.list(namespace, &ListQuery { limit: None, continue_token: None, ..q.clone() }).await?;
-        let mut deleted = Vec::new();
-        for item in list.get("items").and_then(Value::as_array).cloned().unwrap_or_default() {
-            let name = meta::name(&item).unwrap_or_default().to_string();
-            let ns = meta::namespace(&item).map(String::from);
-            match self.delete(ns.as_deref(), &name, delete, opts).await {
-                // An object deleted at once answers a Status; the collection lists the object.
-                Ok(answer) if answer.get("kind").and_then(Value::as_str) == Some("Status") => deleted.push(item),
-                Ok(obj) => deleted.push(obj),
+        let mut list = self.list(namespace, q).await?;
+        for item in list.get("items").and_then(Value::as_array).into_iter().flatten() {
+            let name = meta::name(item).unwrap_or_default();
+            match self.delete(meta::namespace(item), name, delete, opts).await {
+                Ok(_) => {}
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(json!({
-            "apiVersion": self.info().api_version(),
-            "items": deleted,
-            "kind": self.info().list_kind,
-            "metadata": {"resourceVersion": list["metadata"]["resourceVersion"].clone()},
-        }))
+        // An unstructured list (a custom resource's) always has its `continue`, empty or not.
+        if self.strategy.unstructured()
+            && let Some(list_meta) = list.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            list_meta.entry("continue").or_insert_with(|| Value::from(""));
+        }
+        Ok(list)
     }
 
     /// WATCH: the current objects first as ADDED (without a resourceVersion, or with

@@ -4,7 +4,7 @@
 //! resourceVersion all behave as for an ordinary update.
 
 use super::patch::{self, PatchType};
-use super::rest::{FieldValidation, Rest, Subresource, WriteOptions, check_type_meta};
+use super::rest::{FieldValidation, Rest, Subresource, WriteOptions, check_type_meta, parse_precondition};
 use super::scale::{self, ScalePaths};
 use crate::engine::meta;
 use crate::engine::status::ApiError;
@@ -31,6 +31,7 @@ impl Rest<'_> {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let paths = self.scale_paths()?;
+        check_scale_type(&requested)?;
         check_scale_body(&requested, name)?;
         let old = self.get(namespace, name).await?;
         self.check_uid_precondition(namespace, name, meta::uid(&requested), &old)?;
@@ -76,18 +77,25 @@ impl Rest<'_> {
         if !errors.is_empty() {
             return Err(ApiError::invalid("Scale", "autoscaling", name, &errors));
         }
-        let expected =
-            match scale::precondition(requested) {
-                Some(rv) => Some(meta::parse_resource_version(rv).ok_or_else(|| {
-                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
-                })?),
-                None => None,
-            };
+        let expected = scale::precondition(requested).map(parse_precondition).transpose()?;
         let mut obj = old.clone();
         scale::set_spec_replicas(&mut obj, paths, scale::requested_replicas(requested));
         let written = self.write_update(namespace, name, obj, old, expected, Subresource::Scale, opts).await?;
         Ok(scale::scale_of(&written, paths))
     }
+}
+
+/// The type a PUT `/scale` body names, when it names one, must be `autoscaling/v1` `Scale`:
+/// the custom resource handler's Scale codec knows no other and says so in its own words.
+fn check_scale_type(scale: &Value) -> Result<(), ApiError> {
+    let given = |field: &str| scale.get(field).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let api_version_ok = given("apiVersion").is_none_or(|v| v == "autoscaling/v1");
+    if api_version_ok && given("kind").is_none_or(|k| k == "Scale") {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(
+        "no kind is registered for the type v1.Scale in scheme \"pkg/apiserver/customresource_handler.go:725\"",
+    ))
 }
 
 /// A Scale body must be `autoscaling/v1` `Scale` (when it says) and name the URL's object.
@@ -101,5 +109,28 @@ fn check_scale_body(scale: &Value, name: &str) -> Result<(), ApiError> {
             "the name of the object ({n}) does not match the name on the URL ({name})"
         ))),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_scale_put_of_another_type_is_refused_in_the_crd_handlers_words() {
+        // The oracle's answers to each body.
+        let refused = |body: Value| check_scale_type(&body).err().map(|e| (e.code, e.message));
+        let words = Some((
+            400,
+            "no kind is registered for the type v1.Scale in scheme \"pkg/apiserver/customresource_handler.go:725\""
+                .to_string(),
+        ));
+        assert_eq!(refused(json!({"apiVersion": "g.example.com/v1", "kind": "Widget"})), words);
+        assert_eq!(refused(json!({"apiVersion": "autoscaling/v2", "kind": "Scale"})), words);
+        assert_eq!(refused(json!({"apiVersion": "autoscaling/v1", "kind": "Pod"})), words);
+        assert_eq!(refused(json!({"kind": "Scale"})), None);
+        assert_eq!(refused(json!({"apiVersion": "autoscaling/v1"})), None);
+        assert_eq!(refused(json!({"metadata": {"name": "s1"}})), None);
     }
 }
