@@ -11,7 +11,7 @@
 use super::Codec;
 use super::list_scope::ListScope;
 use super::rest::{ListQuery, Rest, WatchItem};
-use super::selector::{FieldSelector, LabelSelector};
+use super::selector::{FieldSelector, LabelSelector, SelectorError};
 use crate::engine::field::{FieldError, go_quote};
 use crate::engine::meta;
 use crate::engine::status::{ApiError, StatusCause, StatusDetails};
@@ -195,12 +195,16 @@ fn too_large(requested: Revision, current: Revision) -> ApiError {
 }
 
 impl Rest<'_> {
-    fn list_selectors(&self, q: &ListQuery) -> Result<(LabelSelector, FieldSelector), ApiError> {
-        let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(|e| ApiError::bad_request(e.0))?;
-        let fields = FieldSelector::parse(q.fields.as_deref().unwrap_or(""), &self.strategy.selectable_fields())
-            .map_err(|e| ApiError::bad_request(e.0))?
-            .with_lookup(self.strategy.field_lookup());
-        Ok((labels, fields))
+    /// The selectors of a list or watch, read and checked in kube's order: both texts are
+    /// parsed while the query is decoded, the options validated (422), and only then are
+    /// the fields checked against what the kind supports.
+    fn list_selectors(&self, q: &ListQuery, watch: bool) -> Result<(LabelSelector, FieldSelector), ApiError> {
+        let bad = |e: SelectorError| ApiError::bad_request(e.0);
+        let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(bad)?;
+        let fields = FieldSelector::parse_terms(q.fields.as_deref().unwrap_or("")).map_err(bad)?;
+        validate(q, watch)?;
+        fields.check_supported(&self.strategy.selectable_fields()).map_err(bad)?;
+        Ok((labels, fields.with_lookup(self.strategy.field_lookup())))
     }
 
     fn list_store_error(&self, e: StoreError) -> ApiError {
@@ -233,8 +237,7 @@ impl Rest<'_> {
     /// are kept or the range ends. The continue token resumes right after the last key
     /// read, so no object a selector skipped is ever read twice and none it kept is lost.
     pub async fn list_raw(&self, namespace: Option<&str>, q: &ListQuery) -> Result<RawList, ApiError> {
-        validate(q, false)?;
-        let (labels, fields) = self.list_selectors(q)?;
+        let (labels, fields) = self.list_selectors(q, false)?;
         let token = q.continue_token.as_deref().filter(|t| !t.is_empty());
         let scope = ListScope::of(self.strategy.info(), namespace, &fields, token.is_some());
         let prefix = scope.prefix.as_str();
@@ -342,8 +345,7 @@ impl Rest<'_> {
         namespace: Option<&str>,
         q: &ListQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
-        validate(q, true)?;
-        let (labels, fields) = self.list_selectors(q)?;
+        let (labels, fields) = self.list_selectors(q, true)?;
         let prefix = self.strategy.info().namespace_prefix(namespace);
         let codec = self.strategy.codec();
         let rv = parse_rv(q.resource_version.as_deref())?;
