@@ -71,6 +71,8 @@ struct StatusWire<'a> {
     metadata: serde_json::Map<String, serde_json::Value>,
     status: &'static str,
     message: &'a str,
+    /// Go's `omitempty`: errors kube cannot classify carry no reason at all.
+    #[serde(skip_serializing_if = "str::is_empty")]
     reason: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     details: Option<&'a StatusDetails>,
