@@ -114,6 +114,10 @@ pub struct Rest<'a> {
     pub scale: Option<&'a ScalePaths>,
 }
 
+/// How many objects a DELETE of a collection without `limit` lists at a time (kube's
+/// `deleteCollectionPageSize`).
+pub const DELETE_COLLECTION_PAGE: usize = 10_000;
+
 /// The query of a list or watch.
 #[derive(Debug, Clone, Default)]
 pub struct ListQuery {
@@ -656,7 +660,11 @@ impl Rest<'_> {
         Ok(())
     }
 
-    /// DELETE a collection: every object the selectors match, each as a single delete.
+    /// DELETE a collection as kube's `Store.DeleteCollection` does: list (a page of
+    /// `limit` when the client gives one, else every page of [`DELETE_COLLECTION_PAGE`]),
+    /// delete each listed object on its own, and answer the list as it was read — the
+    /// objects before their deletion, with the first page's metadata (`continue` and
+    /// `remainingItemCount` included when the client's limit left some).
     pub async fn delete_collection(
         &self,
         namespace: Option<&str>,
@@ -664,25 +672,33 @@ impl Rest<'_> {
         delete: &DeleteOptions,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let list = self.list(namespace, &ListQuery { limit: None, continue_token: None, ..q.clone() }).await?;
-        let mut deleted = Vec::new();
-        for item in list.get("items").and_then(Value::as_array).cloned().unwrap_or_default() {
-            let name = meta::name(&item).unwrap_or_default().to_string();
-            let ns = meta::namespace(&item).map(String::from);
-            match self.delete(ns.as_deref(), &name, delete, opts).await {
-                // An object deleted at once answers a Status; the collection lists the object.
-                Ok(answer) if answer.get("kind").and_then(Value::as_str) == Some("Status") => deleted.push(item),
-                Ok(obj) => deleted.push(obj),
-                Err(e) if e.is_not_found() => {}
-                Err(e) => return Err(e),
+        let client_limit = q.limit.filter(|l| *l > 0);
+        let mut page_query = ListQuery { limit: Some(client_limit.unwrap_or(DELETE_COLLECTION_PAGE)), ..q.clone() };
+        let mut answer: Option<Value> = None;
+        let mut listed = Vec::new();
+        loop {
+            let page = self.list(namespace, &page_query).await?;
+            let items = page.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            for item in &items {
+                let name = meta::name(item).unwrap_or_default().to_string();
+                let ns = meta::namespace(item).map(String::from);
+                match self.delete(ns.as_deref(), &name, delete, opts).await {
+                    Ok(_) => {}
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            listed.extend(items);
+            let next = page["metadata"]["continue"].as_str().filter(|c| !c.is_empty()).map(String::from);
+            let first = answer.get_or_insert(page);
+            match next {
+                Some(token) if client_limit.is_none() => page_query.continue_token = Some(token),
+                _ => {
+                    first["items"] = Value::Array(listed);
+                    return Ok(answer.unwrap_or_default());
+                }
             }
         }
-        Ok(json!({
-            "apiVersion": self.info().api_version(),
-            "items": deleted,
-            "kind": self.info().list_kind,
-            "metadata": {"resourceVersion": list["metadata"]["resourceVersion"].clone()},
-        }))
     }
 
     /// WATCH: the current objects first as ADDED (without a resourceVersion, or with
