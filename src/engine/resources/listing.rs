@@ -2,21 +2,22 @@
 //!
 //! A list returns the stored objects' bytes ([`RawList`]) so that the representations
 //! layer can answer ten thousand objects without decoding them; `resourceVersion` and
-//! `resourceVersionMatch` choose the snapshot (`NotOlderThan` waits a little for a
+//! `resourceVersionMatch` choose the snapshot ([`super::list_plan`]: `NotOlderThan` waits a little for a
 //! revision the store has not reached, `Exact` reads the past) with kube's errors for
 //! combinations it refuses. A watch starts with the current objects (legacy mode, or
 //! `sendInitialEvents=true` ending in an annotated BOOKMARK) and follows the store's
 //! changes through a selector-filtered view.
 
 use super::Codec;
+use super::continue_token;
+use super::list_plan::{self, Snapshot};
 use super::list_scope::ListScope;
 use super::rest::{ListQuery, Rest, WatchItem};
-use super::selector::{FieldSelector, LabelSelector};
-use crate::engine::field::{FieldError, go_quote};
+use super::selector::{FieldSelector, LabelSelector, SelectorError};
+use crate::engine::field::FieldError;
 use crate::engine::meta;
 use crate::engine::status::{ApiError, StatusCause, StatusDetails};
 use crate::engine::store::{EventType, KeyValue, ListOptions, Revision, StoreError, WatchEvent};
-use base64::Engine as _;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
@@ -72,26 +73,6 @@ impl RawList {
         }
         obj
     }
-}
-
-/// A continue token: kube's shape, `{"v":"meta.k8s.io/v1","rv":N,"start":"key"}` in
-/// unpadded URL-safe base64 (Go's `RawURLEncoding`).
-pub fn encode_continue(revision: Revision, start: &str) -> String {
-    // Written by hand for Go's field order (a JSON map would sort the keys).
-    let start = Value::from(start);
-    let doc = format!(r#"{{"v":"meta.k8s.io/v1","rv":{revision},"start":{start}}}"#);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(doc)
-}
-
-fn decode_continue(token: &str) -> Result<(Revision, String), ApiError> {
-    let bad = || ApiError::bad_request("The provided continue parameter is invalid");
-    // Padded tokens are what earlier versions of the engine handed out.
-    let raw =
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token.trim_end_matches('=')).map_err(|_| bad())?;
-    let doc: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
-    let rv = doc.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
-    let start = doc.get("start").and_then(Value::as_str).ok_or_else(bad)?;
-    Ok((rv, start.to_string()))
 }
 
 /// kube's 422 for refused list options: `ListOptions.meta.k8s.io "" is invalid: ...`.
@@ -165,20 +146,6 @@ pub fn validate(q: &ListQuery, watch: bool) -> Result<(), ApiError> {
     invalid_options(errs)
 }
 
-/// A client's resourceVersion: `None` for unset or `"0"` (any), else the revision.
-fn parse_rv(rv: Option<&str>) -> Result<Option<Revision>, ApiError> {
-    match rv.filter(|s| !s.is_empty() && *s != "0") {
-        None => Ok(None),
-        Some(s) => meta::parse_resource_version(s).map(Some).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "resourceVersion: Invalid value: {}: strconv.ParseUint: parsing {}: invalid syntax",
-                go_quote(s),
-                go_quote(s)
-            ))
-        }),
-    }
-}
-
 /// 504 `Too large resource version`, with kube's cause and retry hint.
 fn too_large(requested: Revision, current: Revision) -> ApiError {
     let mut err = ApiError::new(504, "Timeout", format!("Too large resource version: {requested}, current: {current}"));
@@ -195,12 +162,16 @@ fn too_large(requested: Revision, current: Revision) -> ApiError {
 }
 
 impl Rest<'_> {
-    fn list_selectors(&self, q: &ListQuery) -> Result<(LabelSelector, FieldSelector), ApiError> {
-        let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(|e| ApiError::bad_request(e.0))?;
-        let fields = FieldSelector::parse(q.fields.as_deref().unwrap_or(""), &self.strategy.selectable_fields())
-            .map_err(|e| ApiError::bad_request(e.0))?
-            .with_lookup(self.strategy.field_lookup());
-        Ok((labels, fields))
+    /// The selectors of a list or watch, read and checked in kube's order: both texts are
+    /// parsed while the query is decoded, the options validated (422), and only then are
+    /// the fields checked against what the kind supports.
+    fn list_selectors(&self, q: &ListQuery, watch: bool) -> Result<(LabelSelector, FieldSelector), ApiError> {
+        let bad = |e: SelectorError| ApiError::bad_request(e.0);
+        let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(bad)?;
+        let fields = FieldSelector::parse_terms(q.fields.as_deref().unwrap_or("")).map_err(bad)?;
+        validate(q, watch)?;
+        fields.check_supported(&self.strategy.selectable_fields()).map_err(bad)?;
+        Ok((labels, fields.with_lookup(self.strategy.field_lookup())))
     }
 
     fn list_store_error(&self, e: StoreError) -> ApiError {
@@ -233,27 +204,19 @@ impl Rest<'_> {
     /// are kept or the range ends. The continue token resumes right after the last key
     /// read, so no object a selector skipped is ever read twice and none it kept is lost.
     pub async fn list_raw(&self, namespace: Option<&str>, q: &ListQuery) -> Result<RawList, ApiError> {
-        validate(q, false)?;
-        let (labels, fields) = self.list_selectors(q)?;
-        let token = q.continue_token.as_deref().filter(|t| !t.is_empty());
-        let scope = ListScope::of(self.strategy.info(), namespace, &fields, token.is_some());
+        let (labels, fields) = self.list_selectors(q, false)?;
+        let plan = list_plan::plan(q)?;
+        let scope = ListScope::of(self.strategy.info(), namespace, &fields, plan.continued);
         let prefix = scope.prefix.as_str();
-        let mut opts = ListOptions { limit: q.limit.filter(|l| *l > 0), ..Default::default() };
-        let rv = parse_rv(q.resource_version.as_deref())?;
+        let mut opts = ListOptions { limit: plan.limit, ..Default::default() };
+        opts.start_key = plan.start.map(|start| format!("{prefix}{start}"));
         let mut exact = false;
-        if let Some(token) = token {
-            if rv.is_some() {
-                return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
-            }
-            let (at, start) = decode_continue(token)?;
-            opts.revision = Some(at);
-            opts.start_key = Some(format!("{prefix}{start}"));
-        } else if let Some(rv) = rv {
-            if q.resource_version_match.as_deref() == Some("Exact") {
+        match plan.snapshot {
+            Snapshot::Latest => {}
+            Snapshot::NotOlderThan(rv) => self.wait_fresh(rv).await?,
+            Snapshot::Exact(rv) => {
                 opts.revision = Some(rv);
-                exact = true;
-            } else {
-                self.wait_fresh(rv).await?;
+                exact = !plan.continued;
             }
         }
         let filtering = !labels.0.is_empty() || !fields.0.is_empty();
@@ -324,7 +287,7 @@ impl Rest<'_> {
         match last_key.filter(|_| has_more) {
             Some(last) => {
                 let start = last.strip_prefix(prefix).unwrap_or(&last);
-                list.continue_token = Some(encode_continue(revision, &format!("{start}\0")));
+                list.continue_token = Some(continue_token::encode(revision, &format!("{start}\0")));
                 if !filtering {
                     list.remaining_item_count = Some(remaining);
                 }
@@ -342,11 +305,10 @@ impl Rest<'_> {
         namespace: Option<&str>,
         q: &ListQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
-        validate(q, true)?;
-        let (labels, fields) = self.list_selectors(q)?;
+        let (labels, fields) = self.list_selectors(q, true)?;
         let prefix = self.strategy.info().namespace_prefix(namespace);
         let codec = self.strategy.codec();
-        let rv = parse_rv(q.resource_version.as_deref())?;
+        let rv = list_plan::cache_rv(q.resource_version.as_deref())?;
         // sendInitialEvents=true, or the legacy watch without a resourceVersion.
         let initial_events = q.send_initial_events.unwrap_or(rv.is_none());
         let (mut initial, after) = if initial_events {
@@ -467,14 +429,6 @@ mod tests {
             resource_version_match: m.map(String::from),
             ..Default::default()
         }
-    }
-
-    #[test]
-    fn continue_tokens_are_kube_s_to_the_byte() {
-        // The oracle's token after list-0..2 of a labelled list at revision 202.
-        let token = encode_continue(202, "list-2\0");
-        assert_eq!(token, "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MjAyLCJzdGFydCI6Imxpc3QtMlx1MDAwMCJ9");
-        assert_eq!(decode_continue(&token).expect("decodes"), (202, "list-2\0".to_string()));
     }
 
     #[test]

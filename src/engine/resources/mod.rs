@@ -6,9 +6,11 @@
 //! namespaces, CustomResourceDefinitions and, later, custom resources.
 
 pub mod builtin;
+pub mod continue_token;
 pub mod crds;
 pub mod custom;
 pub mod jsonpatch;
+mod list_plan;
 mod list_scope;
 pub mod listing;
 pub mod managed_fields;

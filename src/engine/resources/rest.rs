@@ -115,6 +115,10 @@ pub struct Rest<'a> {
     pub scale: Option<&'a ScalePaths>,
 }
 
+/// How many objects a DELETE of a collection without `limit` lists at a time (kube's
+/// `deleteCollectionPageSize`).
+pub const DELETE_COLLECTION_PAGE: usize = 10_000;
+
 /// The query of a list or watch.
 #[derive(Debug, Clone, Default)]
 pub struct ListQuery {
@@ -672,9 +676,11 @@ impl Rest<'_> {
         Ok(())
     }
 
-    /// DELETE a collection: every object the selectors match, each as a single delete. A
-    /// `limit` makes it one page, as kube's: the answer is that list as it was read, its
-    /// `continue` naming the rest.
+    /// DELETE a collection as kube's `Store.DeleteCollection` does: list (a page of
+    /// `limit` when the client gives one, else every page of [`DELETE_COLLECTION_PAGE`]),
+    /// delete each listed object on its own, and answer the list as it was read — the
+    /// objects before their deletion, with the first page's metadata (`continue` and
+    /// `remainingItemCount` included when the client's limit left some).
     pub async fn delete_collection(
         &self,
         namespace: Option<&str>,
@@ -682,22 +688,40 @@ impl Rest<'_> {
         delete: &DeleteOptions,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let mut list = self.list(namespace, q).await?;
-        for item in list.get("items").and_then(Value::as_array).into_iter().flatten() {
-            let name = meta::name(item).unwrap_or_default();
-            match self.delete(meta::namespace(item), name, delete, opts).await {
-                Ok(_) => {}
-                Err(e) if e.is_not_found() => {}
-                Err(e) => return Err(e),
+        let client_limit = q.limit.filter(|l| *l > 0);
+        let mut page_query = ListQuery { limit: Some(client_limit.unwrap_or(DELETE_COLLECTION_PAGE)), ..q.clone() };
+        let mut answer: Option<Value> = None;
+        let mut listed = Vec::new();
+        loop {
+            let page = self.list(namespace, &page_query).await?;
+            let items = page.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            for item in &items {
+                let name = meta::name(item).unwrap_or_default().to_string();
+                let ns = meta::namespace(item).map(String::from);
+                match self.delete(ns.as_deref(), &name, delete, opts).await {
+                    Ok(_) => {}
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            listed.extend(items);
+            let next = page["metadata"]["continue"].as_str().filter(|c| !c.is_empty()).map(String::from);
+            let first = answer.get_or_insert(page);
+            match next {
+                Some(token) if client_limit.is_none() => page_query.continue_token = Some(token),
+                _ => {
+                    first["items"] = Value::Array(listed);
+                    let mut list = answer.unwrap_or_default();
+                    // An unstructured list (a custom resource's) always has its `continue`.
+                    if self.strategy.unstructured()
+                        && let Some(list_meta) = list.get_mut("metadata").and_then(Value::as_object_mut)
+                    {
+                        list_meta.entry("continue").or_insert_with(|| Value::from(""));
+                    }
+                    return Ok(list);
+                }
             }
         }
-        // An unstructured list (a custom resource's) always has its `continue`, empty or not.
-        if self.strategy.unstructured()
-            && let Some(list_meta) = list.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            list_meta.entry("continue").or_insert_with(|| Value::from(""));
-        }
-        Ok(list)
     }
 
     /// WATCH: the current objects first as ADDED (without a resourceVersion, or with

@@ -11,12 +11,14 @@
 //! (`x-kubernetes-list-type`, keys, atomic maps); [`walk`] compares, merges and prunes
 //! typed objects; [`updater`] is structured-merge-diff's `Updater`; [`managers`] reads and
 //! writes the entries; [`fieldmanager`] stacks kube's layers (server-owned fields,
-//! timestamps, the cap on update entries, the client-side apply upgrade); [`verbs`] wires
+//! timestamps, the cap on update entries, the client-side apply upgrade); [`scale`] is the
+//! `/scale` handler's round trip through the Scale's entries; [`verbs`] wires
 //! them into the REST verbs. Everything but [`verbs`] is pure.
 
 pub mod fieldmanager;
 pub mod managers;
 pub mod path;
+pub mod scale;
 pub mod schema;
 pub mod set;
 pub mod updater;

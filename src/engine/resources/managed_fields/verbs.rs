@@ -4,10 +4,12 @@
 //! The field types come from the kind's CRD (its served version's `openAPIV3Schema`);
 //! kinds without one are handled untyped. Which fields a write may own follows kube's
 //! reset fields: the main endpoint of a kind with `/status` never owns `.status`, `/status`
-//! never owns `.spec`, and `/scale` owns only the replicas path.
+//! never owns `.spec`, and `/scale` owns only the replicas path, kept as kube's scale
+//! handler keeps it ([`super::scale`]).
 
 use super::fieldmanager::FieldManager;
 use super::path::PathElement;
+use super::scale::{self, ScaleWrite};
 use super::schema::Schema;
 use super::set::Set;
 use super::updater::Filter;
@@ -159,6 +161,22 @@ impl Rest<'_> {
         opts: &WriteOptions,
         tracking: Tracking,
     ) -> ManagedFieldsAfter {
+        if tracking == Tracking::Update
+            && sub == Subresource::Scale
+            && let Some(paths) = self.scale
+        {
+            // kube tracks a scale write on the Scale, not on the custom resource.
+            let replicas = path_of(&paths.spec_replicas);
+            let spec_replicas =
+                |o: &Value| crate::engine::resources::scale::scale_of(o, paths)["spec"]["replicas"].clone();
+            let write = ScaleWrite {
+                manager: opts.field_manager.as_deref().unwrap_or(""),
+                api_version: &self.strategy.info().api_version(),
+                replicas: &replicas,
+                replicas_changed: spec_replicas(old) != spec_replicas(obj),
+            };
+            return ManagedFieldsAfter(scale::after_scale_write(old, &write));
+        }
         let mut requested = obj.clone();
         if tracking == Tracking::Update {
             let schema = self.type_schema().await;

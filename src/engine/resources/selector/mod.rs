@@ -1,9 +1,18 @@
 //! Label and field selectors, parsed as kube-apiserver parses them.
 //!
 //! Labels: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x,y)`, `a` (exists), `!a`,
-//! comma-separated requirements that must all hold. Fields: `path=value`, `path==value`,
-//! `path!=value` over the paths a resource supports (`metadata.name`,
+//! `a>1`, `a<1`, comma-separated requirements that must all hold. Fields: `path=value`,
+//! `path==value`, `path!=value` over the paths a resource supports (`metadata.name`,
 //! `metadata.namespace`, and a CRD's `selectableFields`).
+//!
+//! The text is read by two small parsers that mirror apimachinery's, error sentences
+//! included ([`label_parser`], [`field_parser`]); this module holds what they produce and
+//! how it matches objects.
+
+mod field_parser;
+mod label_parser;
+#[cfg(test)]
+mod parser_tests;
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -17,6 +26,16 @@ pub enum LabelRequirement {
     NotIn(String, BTreeSet<String>),
     Exists(String),
     NotExists(String),
+    /// `key>n`: the label holds an integer greater than `n`.
+    GreaterThan(String, i64),
+    /// `key<n`: the label holds an integer less than `n`.
+    LessThan(String, i64),
+}
+
+/// A label value as an integer, as `Gt`/`Lt` read it (Go's `strconv.ParseInt`); a label
+/// that is no integer matches neither.
+fn int_label(value: Option<&str>) -> Option<i64> {
+    value.and_then(|v| v.parse().ok())
 }
 
 /// A parsed label selector: every requirement must match.
@@ -26,7 +45,7 @@ pub struct LabelSelector(pub Vec<LabelRequirement>);
 /// A parsed field selector: every `(path, value, equal)` must match. Fields are read at
 /// their dotted paths, or by the kind's own lookup when it has one.
 #[derive(Debug, Clone, Default)]
-pub struct FieldSelector(pub Vec<(String, String, bool)>, pub Option<super::FieldLookup>);
+pub struct FieldSelector(pub Vec<field_parser::Term>, pub Option<super::FieldLookup>);
 
 impl LabelSelector {
     /// Whether the selector matches every object (nothing was asked).
@@ -56,106 +75,10 @@ impl Eq for FieldSelector {}
 #[error("{0}")]
 pub struct SelectorError(pub String);
 
-/// Splits on commas that are not inside parentheses.
-fn split_top_level(s: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&s[start..]);
-    parts
-}
-
-fn valid_label_key(k: &str) -> bool {
-    let (prefix, name) = match k.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, k),
-    };
-    let name_ok = !name.is_empty()
-        && name.len() <= 63
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    let prefix_ok = prefix.is_none_or(|p| {
-        !p.is_empty()
-            && p.len() <= 253
-            && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.'))
-    });
-    name_ok && prefix_ok
-}
-
-fn valid_label_value(v: &str) -> bool {
-    v.is_empty()
-        || (v.len() <= 63
-            && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && v.ends_with(|c: char| c.is_ascii_alphanumeric()))
-}
-
-fn key(k: &str) -> Result<String, SelectorError> {
-    let k = k.trim();
-    if valid_label_key(k) { Ok(k.to_string()) } else { Err(SelectorError(format!("invalid label key \"{k}\""))) }
-}
-
-fn value(v: &str) -> Result<String, SelectorError> {
-    let v = v.trim();
-    if valid_label_value(v) { Ok(v.to_string()) } else { Err(SelectorError(format!("invalid label value: \"{v}\""))) }
-}
-
-fn set(list: &str) -> Result<BTreeSet<String>, SelectorError> {
-    let inner = list
-        .trim()
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| SelectorError(format!("found '{list}', expected: '('")))?;
-    inner.split(',').map(value).collect()
-}
-
 impl LabelSelector {
+    /// Parses a label selector as kube's `labels.Parse` does (see [`label_parser`]).
     pub fn parse(s: &str) -> Result<Self, SelectorError> {
-        let mut reqs = Vec::new();
-        if s.trim().is_empty() {
-            return Ok(LabelSelector(reqs));
-        }
-        for part in split_top_level(s) {
-            let part = part.trim();
-            if part.is_empty() {
-                return Err(SelectorError(format!("found '', expected: identifier in selector \"{s}\"")));
-            }
-            let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
-            let req = if let Some(k) = part.strip_prefix('!') {
-                LabelRequirement::NotExists(key(k)?)
-            } else if let Some((k, v)) = part.split_once("!=") {
-                LabelRequirement::NotEquals(key(k)?, value(v)?)
-            } else if let Some((k, v)) = part.split_once("==") {
-                LabelRequirement::Equals(key(k)?, value(v)?)
-            } else if let Some((k, v)) = part.split_once('=') {
-                LabelRequirement::Equals(key(k)?, value(v)?)
-            } else if words.len() == 2 {
-                let rest = words[1].trim_start();
-                if let Some(list) = rest.strip_prefix("notin") {
-                    LabelRequirement::NotIn(key(words[0])?, set(list)?)
-                } else if let Some(list) = rest.strip_prefix("in") {
-                    LabelRequirement::In(key(words[0])?, set(list)?)
-                } else {
-                    return Err(SelectorError(format!("unable to parse requirement: {part}")));
-                }
-            } else {
-                LabelRequirement::Exists(key(part)?)
-            };
-            reqs.push(req);
-        }
-        Ok(LabelSelector(reqs))
+        label_parser::parse(s).map(LabelSelector).map_err(SelectorError)
     }
 
     /// Whether an object's labels satisfy every requirement.
@@ -169,34 +92,31 @@ impl LabelSelector {
             LabelRequirement::NotIn(k, vs) => get(k).is_none_or(|x| !vs.contains(x)),
             LabelRequirement::Exists(k) => get(k).is_some(),
             LabelRequirement::NotExists(k) => get(k).is_none(),
+            LabelRequirement::GreaterThan(k, n) => int_label(get(k)).is_some_and(|v| v > *n),
+            LabelRequirement::LessThan(k, n) => int_label(get(k)).is_some_and(|v| v < *n),
         })
     }
 }
 
 impl FieldSelector {
-    /// Parses a field selector; `supported` lists the paths this resource can select on.
+    /// Parses a field selector as kube does (see [`field_parser`]); `supported` lists the
+    /// paths this resource can select on.
     pub fn parse(s: &str, supported: &[String]) -> Result<Self, SelectorError> {
-        let mut reqs = Vec::new();
-        if s.trim().is_empty() {
-            return Ok(FieldSelector(reqs, None));
-        }
-        for part in s.split(',') {
-            let (path, value, equal) = if let Some((p, v)) = part.split_once("!=") {
-                (p, v, false)
-            } else if let Some((p, v)) = part.split_once("==") {
-                (p, v, true)
-            } else if let Some((p, v)) = part.split_once('=') {
-                (p, v, true)
-            } else {
-                return Err(SelectorError(format!("invalid selector: '{s}'; can't understand '{part}'")));
-            };
-            let path = path.trim();
-            if !supported.iter().any(|p| p == path) {
-                return Err(SelectorError(format!("field label not supported: {path}")));
-            }
-            reqs.push((path.to_string(), value.trim().to_string(), equal));
-        }
-        Ok(FieldSelector(reqs, None))
+        let selector = Self::parse_terms(s)?;
+        selector.check_supported(supported)?;
+        Ok(selector)
+    }
+
+    /// Parses a field selector without asking whether the resource supports its fields:
+    /// kube decodes the text before it validates the list options, and checks the fields
+    /// after ([`FieldSelector::check_supported`]).
+    pub fn parse_terms(s: &str) -> Result<Self, SelectorError> {
+        field_parser::parse(s).map(|terms| FieldSelector(terms, None)).map_err(SelectorError)
+    }
+
+    /// Whether every field is one of `supported` (kube's `ConvertFieldLabel`).
+    pub fn check_supported(&self, supported: &[String]) -> Result<(), SelectorError> {
+        field_parser::check_supported(&self.0, supported).map_err(SelectorError)
     }
 
     /// The value an equality requirement demands of `path`, as apimachinery's

@@ -1,0 +1,213 @@
+//! managedFields through `/scale`, as kube's `ScaleHandler` keeps them.
+//!
+//! kube does not track a scale write on the custom resource. It translates the entries
+//! that own the replicas path into entries of the `autoscaling/v1` Scale
+//! (`ToSubresource`), runs the write's field manager on the Scale, and translates back
+//! (`ToParent`). The round trip has consequences clients see, and this module reproduces
+//! them rather than the intent:
+//!
+//! - an `Update` entry is identified by its apiVersion, which the trip changes, so an
+//!   updater that owned the replicas comes back as two entries with the same manager: its
+//!   own without the replicas, and one with only the replicas and no time. Those two
+//!   cannot both be read back (the later, timed one wins), so the next write drops the
+//!   replicas entry;
+//! - a write that changes the replicas gives them to its manager, in an entry for the
+//!   `scale` subresource with no time;
+//! - when no entry owns the replicas, the Scale has no managedFields and kube's field
+//!   manager leaves an object nobody tracks untracked: nothing changes.
+
+use super::managers::{self, Managed, ManagerId, VersionedSet};
+use super::path::PathElement;
+use super::set::Set;
+use serde_json::Value;
+
+/// The Scale's own version, which the translated `Update` entries are identified by.
+const SCALE_API_VERSION: &str = "autoscaling/v1";
+
+/// `spec.replicas` of the Scale.
+fn scale_replicas() -> Vec<PathElement> {
+    vec![PathElement::Field("spec".into()), PathElement::Field("replicas".into())]
+}
+
+/// One scale write: who writes, through which version of the custom resource, and
+/// whether the replicas change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleWrite<'a> {
+    /// The request's field manager (`unknown` when it has none).
+    pub manager: &'a str,
+    /// `group/version` of the custom resource the request went through.
+    pub api_version: &'a str,
+    /// The custom resource's replicas path (`specReplicasPath`).
+    pub replicas: &'a [PathElement],
+    pub replicas_changed: bool,
+}
+
+fn group(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// The Scale's entries: one per custom resource entry owning the replicas, read back as
+/// the Scale's field manager reads them (so `Update` entries now carry the Scale's
+/// version in their identity, and two that differed only by version become one).
+fn to_subresource(parent: &Managed, write: &ScaleWrite) -> Managed {
+    let mut scale = Managed::default();
+    for (id, vs) in &parent.fields {
+        if group(&vs.api_version) != group(write.api_version) || !vs.set.has(write.replicas) {
+            continue;
+        }
+        let set = Set::of(&[scale_replicas()]);
+        scale
+            .fields
+            .insert(id.clone(), VersionedSet { set, api_version: SCALE_API_VERSION.into(), applied: vs.applied });
+        if let Some(t) = parent.times.get(id) {
+            scale.times.insert(id.clone(), t.clone());
+        }
+    }
+    managers::encode(&scale)
+        .and_then(|entries| entries.as_array().cloned())
+        .and_then(|list| managers::decode(&list).ok())
+        .unwrap_or_default()
+}
+
+/// The Scale's entries after the write: an update takes the replicas it changes from
+/// every other manager (they own nothing else there) and keeps them under its own entry.
+fn update_scale(mut scale: Managed, write: &ScaleWrite) -> Managed {
+    if !write.replicas_changed {
+        return scale;
+    }
+    let manager = if write.manager.is_empty() { "unknown" } else { write.manager };
+    let id = ManagerId::update(manager, SCALE_API_VERSION, Some("scale"));
+    scale.fields.retain(|other, _| *other == id);
+    let set = Set::of(&[scale_replicas()]);
+    scale.fields.insert(id, VersionedSet { set, api_version: SCALE_API_VERSION.into(), applied: false });
+    scale
+}
+
+/// kube's `ToParent`: the custom resource's entries with the replicas as the Scale's
+/// entries say.
+fn to_parent(parent: &Managed, mut scale: Managed, write: &ScaleWrite) -> Managed {
+    let mut out = Managed::default();
+    let replicas = Set::of(&[write.replicas.to_vec()]);
+    for (id, vs) in &parent.fields {
+        // Entries of a version kube cannot map are dropped.
+        if group(&vs.api_version) != group(write.api_version) {
+            continue;
+        }
+        let kept = if !vs.set.has(write.replicas) || scale.fields.remove(id).is_some() {
+            Some(vs.clone())
+        } else {
+            let set = vs.set.difference(&replicas);
+            (!set.is_empty()).then(|| VersionedSet { set, ..vs.clone() })
+        };
+        if let Some(vs) = kept {
+            out.fields.insert(id.clone(), vs);
+            if let Some(t) = parent.times.get(id) {
+                out.times.insert(id.clone(), t.clone());
+            }
+        }
+    }
+    for (id, vs) in scale.fields {
+        if !vs.set.has(&scale_replicas()) {
+            continue;
+        }
+        let back =
+            VersionedSet { set: replicas.clone(), api_version: write.api_version.to_string(), applied: vs.applied };
+        if let Some(t) = parent.times.get(&id) {
+            out.times.insert(id.clone(), t.clone());
+        }
+        out.fields.insert(id, back);
+    }
+    out
+}
+
+/// The managedFields a scale write leaves on the custom resource `live`, or `None` when
+/// it has none.
+pub fn after_scale_write(live: &Value, write: &ScaleWrite) -> Option<Value> {
+    let parent = managers::live(live);
+    let scale = to_subresource(&parent, write);
+    // An untracked Scale stays untracked; the entries come back as they were read.
+    let scale = if scale.fields.is_empty() { scale } else { update_scale(scale, write) };
+    managers::encode(&to_parent(&parent, scale, write))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const V1: &str = "t.example.com/v1";
+
+    fn entry(manager: &str, sub: Option<&str>, time: Option<&str>, fields: Value) -> Value {
+        let mut e = json!({"apiVersion": V1, "fieldsType": "FieldsV1", "fieldsV1": fields,
+            "manager": manager, "operation": "Update"});
+        if let Some(s) = sub {
+            e["subresource"] = json!(s);
+        }
+        if let Some(t) = time {
+            e["time"] = json!(t);
+        }
+        e
+    }
+
+    fn created() -> Value {
+        let fields = json!({"f:spec": {".": {}, "f:replicas": {}, "f:size": {}}});
+        json!({"metadata": {"managedFields": [entry("c", None, Some("2026-11-26T01:20:43Z"), fields)]}})
+    }
+
+    fn scaled(live: &Value, manager: &str, replicas_changed: bool) -> Option<Value> {
+        let replicas = scale_replicas();
+        after_scale_write(live, &ScaleWrite { manager, api_version: V1, replicas: &replicas, replicas_changed })
+    }
+
+    // Each case is what kube-apiserver 1.32 answered for the same writes.
+
+    #[test]
+    fn a_scale_write_that_changes_the_replicas_takes_them() {
+        let size = json!({"f:spec": {".": {}, "f:size": {}}});
+        assert_eq!(
+            scaled(&created(), "sc", true),
+            Some(json!([
+                entry("sc", Some("scale"), None, json!({"f:spec": {"f:replicas": {}}})),
+                entry("c", None, Some("2026-11-26T01:20:43Z"), size.clone()),
+            ]))
+        );
+        assert_eq!(
+            scaled(&created(), "c", true),
+            Some(json!([
+                entry("c", Some("scale"), None, json!({"f:spec": {"f:replicas": {}}})),
+                entry("c", None, Some("2026-11-26T01:20:43Z"), size),
+            ]))
+        );
+    }
+
+    #[test]
+    fn a_scale_write_that_keeps_the_replicas_splits_their_owner_in_two() {
+        let split = json!([
+            entry("c", None, None, json!({"f:spec": {"f:replicas": {}}})),
+            entry("c", None, Some("2026-11-26T01:20:43Z"), json!({"f:spec": {".": {}, "f:size": {}}})),
+        ]);
+        assert_eq!(scaled(&created(), "sc", false), Some(split.clone()));
+        // The two entries read back as one, the later: the replicas entry is lost, and
+        // with nobody owning the replicas the next scale write tracks nothing.
+        let after = json!({"metadata": {"managedFields": split}});
+        let read_back = managers::encode(&managers::live(&after));
+        let size_only =
+            json!([entry("c", None, Some("2026-11-26T01:20:43Z"), json!({"f:spec": {".": {}, "f:size": {}}}))]);
+        assert_eq!(read_back, Some(size_only.clone()));
+        let untracked = json!({"metadata": {"managedFields": size_only.clone()}});
+        assert_eq!(scaled(&untracked, "sc", true), Some(size_only));
+    }
+
+    #[test]
+    fn an_owner_of_only_the_replicas_leaves_a_bare_spec() {
+        // The verbs scenario: `unknown` owned spec and its replicas, and a scale patch
+        // that kept them leaves it owning `spec` alone.
+        let fields =
+            json!({"f:metadata": {"f:labels": {".": {}, "f:patched": {}}}, "f:spec": {".": {}, "f:replicas": {}}});
+        let live =
+            json!({"metadata": {"managedFields": [entry("unknown", None, Some("2026-11-26T01:20:43Z"), fields)]}});
+        let out = scaled(&live, "unknown", false).expect("entries");
+        assert_eq!(out[1]["fieldsV1"], json!({"f:metadata": {"f:labels": {".": {}, "f:patched": {}}}, "f:spec": {}}));
+        assert_eq!(out[0]["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    }
+}
