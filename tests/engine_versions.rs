@@ -397,3 +397,63 @@ async fn conversions_prune_to_the_schema_of_the_target_version() {
     let list = c.ok(Call::new("GET", gadgets("v1", ""))).await;
     assert_eq!(list["items"][0]["spec"], at_v1, "read at the version stored, nothing is converted");
 }
+
+/// The `Warning` headers of an answer, in order.
+fn warnings(res: &http::Response<Body>) -> Vec<String> {
+    res.headers().get_all("Warning").iter().map(|v| v.to_str().expect("ascii").to_string()).collect()
+}
+
+/// Every answer at a deprecated version carries kube's deprecation warning before any other
+/// (here the unknown-field one of a write): the CRD's own text, or `<group>/<version> <Kind>
+/// is deprecated`. The storage version, not deprecated, carries none.
+#[tokio::test]
+async fn answers_at_a_deprecated_version_warn_first() {
+    for (custom, expected) in
+        [(None, format!("{GROUP}/v1beta1 Database is deprecated")), (Some("use v1"), "use v1".into())]
+    {
+        let mut crd = databases_crd();
+        crd["spec"]["versions"][0]["deprecated"] = json!(true);
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"engine": {"type": "string"}}}}});
+        if let Some(text) = custom {
+            crd["spec"]["versions"][0]["deprecationWarning"] = json!(text);
+        }
+        let cluster = Cluster::serving(&crd, &VERSIONS.map(|(v, _)| path(v, ""))).await;
+        let deprecated = format!("299 - \"{expected}\"");
+        let create = Call::new("POST", path("v1beta1", "")).json(&database(V1BETA1, "db1")).request();
+        let res = cluster.engine.router().oneshot(create).await.expect("response");
+        assert_eq!(res.status(), StatusCode::CREATED);
+        assert_eq!(warnings(&res), [deprecated.clone(), "299 - \"unknown field \\\"spec.replicas\\\"\"".to_string()]);
+        for call in [Call::new("GET", path("v1beta1", "/db1")), Call::new("GET", path("v1beta1", "/missing"))] {
+            let res = cluster.engine.router().oneshot(call.request()).await.expect("response");
+            assert_eq!(warnings(&res), std::slice::from_ref(&deprecated), "{}", res.status());
+        }
+        let res =
+            cluster.engine.router().oneshot(Call::new("GET", path("v1", "/db1")).request()).await.expect("response");
+        assert_eq!(warnings(&res), Vec::<String>::new());
+    }
+}
+
+/// Creating an object whose name is held by one waiting for its finalizers is a 409 that
+/// says so, as kube's: here the CRD itself, held by a custom resource's finalizer.
+#[tokio::test]
+async fn a_create_in_the_way_of_a_deleting_object_says_it_is_being_deleted() {
+    let cluster = Cluster::start().await;
+    let mut held = database(V1, "held");
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    cluster.ok(Call::new("POST", path("v1", "")).json(&held)).await;
+    let crd_path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/databases.{GROUP}");
+    cluster.ok(Call::new("DELETE", crd_path)).await;
+    let (status, body) = cluster
+        .send(
+            Call::new("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions".into()).json(&databases_crd()),
+        )
+        .await;
+    let status_body: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(
+        status_body["message"],
+        format!(
+            "object is being deleted: customresourcedefinitions.apiextensions.k8s.io \"databases.{GROUP}\" already exists"
+        )
+    );
+}

@@ -22,7 +22,9 @@ use crate::engine::resources::scale::ScalePaths;
 use crate::engine::resources::{ResourceInfo, Strategy};
 use crate::engine::store::{ListOptions, Store};
 use futures::StreamExt;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionVersion,
+};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use std::sync::Arc;
@@ -160,8 +162,23 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
             scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
             storage_version_hash: hash.clone(),
             terminating,
+            deprecation_warning: deprecation_warning(crd, v),
         })
         .collect()
+}
+
+/// The warning kube-apiserver sends with every answer at a deprecated version: the CRD's
+/// own, or `<group>/<version> <Kind> is deprecated`.
+fn deprecation_warning(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Option<String> {
+    if !version.deprecated.unwrap_or(false) {
+        return None;
+    }
+    Some(
+        version
+            .deprecation_warning
+            .clone()
+            .unwrap_or_else(|| format!("{}/{} {} is deprecated", crd.spec.group, version.name, crd.spec.names.kind)),
+    )
 }
 
 /// Deletion: `Terminating`, every custom resource deleted, then the finalizer dropped.

@@ -59,6 +59,7 @@ impl Engine {
             scale: None,
             storage_version_hash: None,
             terminating: false,
+            deprecation_warning: None,
         };
         let crds = ServedKind {
             // kube-apiserver still stores CRDs as v1beta1 (reference 05).

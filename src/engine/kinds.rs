@@ -22,6 +22,8 @@ pub struct ServedKind {
     pub storage_version_hash: Option<String>,
     /// The defining CRD is being deleted: creates are refused with 405.
     pub terminating: bool,
+    /// A deprecated version's warning, sent with every answer at that version.
+    pub deprecation_warning: Option<String>,
 }
 
 impl ServedKind {

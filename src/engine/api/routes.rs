@@ -124,6 +124,10 @@ pub async fn serve_resource(
         Ok(res) => res,
         Err(e) => super::respond::error_for(&e, headers, &query),
     };
+    let res = match &kind.deprecation_warning {
+        Some(warning) => with_first_warning(res, warning),
+        None => res,
+    };
     // kube answers HEAD as GET; Go's server then sends the headers alone.
     if head { without_body(res) } else { res }
 }
@@ -231,6 +235,19 @@ fn with_warnings(mut res: Response, warnings: Vec<String>) -> Response {
         }
     }
     res
+}
+
+/// `res` with `warning` before its other warnings: kube records a deprecated version's warning
+/// before the handler runs, so it comes first, on successes and refusals alike.
+fn with_first_warning(mut res: Response, warning: &str) -> Response {
+    let others: Vec<HeaderValue> = res.headers().get_all("Warning").iter().cloned().collect();
+    res.headers_mut().remove("Warning");
+    let res = with_warnings(res, vec![warning.to_string()]);
+    let (mut parts, body) = res.into_parts();
+    for value in others {
+        parts.headers.append("Warning", value);
+    }
+    Response::from_parts(parts, body)
 }
 
 /// One routed request: the endpoint, the verb and the object it names.

@@ -207,6 +207,18 @@ impl Rest<'_> {
         self.strategy.info()
     }
 
+    /// A create's 409 for the object `existing` (stored bytes): kube says when the object in
+    /// the way is only waiting for its finalizers (`object is being deleted: ...`).
+    fn already_exists(&self, existing: &[u8], name: &str) -> ApiError {
+        let mut err = ApiError::already_exists(&self.info().group_resource(), name);
+        let deleting = serde_json::from_slice::<Value>(existing)
+            .is_ok_and(|obj| obj.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()));
+        if deleting {
+            err.message = format!("object is being deleted: {}", err.message);
+        }
+        err
+    }
+
     fn store_error(&self, e: StoreError, name: &str) -> ApiError {
         let gr = self.info().group_resource();
         match e {
@@ -376,23 +388,22 @@ impl Rest<'_> {
         if !dry_run && given_rv.is_some_and(|rv| rv != 0) {
             return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created"));
         }
+        let key = self.info().key(namespace, &name);
         if dry_run {
-            if self
-                .store
-                .get(&self.info().key(namespace, &name))
-                .await
-                .map_err(|e| self.store_error(e, &name))?
-                .is_some()
-            {
-                return Err(ApiError::already_exists(&self.info().group_resource(), &name));
+            if let Some(existing) = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))? {
+                return Err(self.already_exists(&existing.value, &name));
             }
             return Ok(self.strategy.codec().round_trip(obj));
         }
-        let kv = self
-            .store
-            .create(&self.info().key(namespace, &name), self.stored(&obj))
-            .await
-            .map_err(|e| self.store_error(e, &name))?;
+        let kv = match self.store.create(&key, self.stored(&obj)).await {
+            Ok(kv) => kv,
+            Err(StoreError::AlreadyExists { .. }) => {
+                let existing = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))?;
+                let existing = existing.map(|kv| kv.value).unwrap_or_default();
+                return Err(self.already_exists(&existing, &name));
+            }
+            Err(e) => return Err(self.store_error(e, &name)),
+        };
         Ok(self.strategy.codec().written(obj, &kv))
     }
 

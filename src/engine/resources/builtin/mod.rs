@@ -36,6 +36,7 @@ pub fn all() -> Vec<ServedKind> {
         scale: None,
         storage_version_hash: Some(storage_version_hash(storage_kind.0, "v1", storage_kind.1)),
         terminating: false,
+        deprecation_warning: None,
         strategy,
     };
     let create_only = |strategy: Arc<dyn Strategy>| ServedKind {
@@ -44,6 +45,7 @@ pub fn all() -> Vec<ServedKind> {
         scale: None,
         storage_version_hash: None,
         terminating: false,
+        deprecation_warning: None,
     };
     let mut out: Vec<ServedKind> = [Builtin::ConfigMap, Builtin::Secret, Builtin::ServiceAccount, Builtin::Lease]
         .into_iter()

@@ -65,9 +65,19 @@ fn path_of(dotted: &str) -> Vec<PathElement> {
     dotted.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).map(|s| PathElement::Field(s.into())).collect()
 }
 
-/// Field-type schemas by (CRD key, version, CRD revision).
+/// Field-type schemas by (CRD key, version, a hash of the stored CRD). The cache is the
+/// process's, shared by every engine in it (tests run many): a revision number alone would
+/// mistake one engine's CRD for another's that reached the same revision.
 type SchemaCache = std::sync::Mutex<std::collections::HashMap<(String, String, u64), Arc<Schema>>>;
 static SCHEMAS: std::sync::OnceLock<SchemaCache> = std::sync::OnceLock::new();
+
+/// A hash of a stored CRD's bytes: the same bytes give the same field types.
+fn content_hash(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
 
 impl Rest<'_> {
     /// The field types of this kind: its own when it has them (CRDs), else the CRD's
@@ -85,7 +95,7 @@ impl Rest<'_> {
             info.group
         );
         let Ok(Some(kv)) = self.store.get(&key).await else { return Arc::new(Schema::for_kind(None, false)) };
-        let cache_key = (key, info.version.clone(), kv.mod_revision);
+        let cache_key = (key, info.version.clone(), content_hash(&kv.value));
         let cache = SCHEMAS.get_or_init(Default::default);
         if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&cache_key).cloned()) {
             return hit;
