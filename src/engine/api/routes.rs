@@ -31,15 +31,23 @@ pub struct Target {
     pub plural: String,
     pub name: Option<String>,
     pub subresource: Option<String>,
+    /// Under `/watch/` (kube's legacy watch paths): a watch whatever the query says.
+    pub watch: bool,
 }
 
-/// Parses `/api/v1/...` and `/apis/<g>/<v>/...` resource paths.
+/// Parses `/api/v1/...` and `/apis/<g>/<v>/...` resource paths, `/watch/` after the
+/// version included.
 pub fn parse_target(path: &str) -> Option<Target> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] => (String::new(), v.to_string(), rest),
         ["apis", g, v, rest @ ..] => (g.to_string(), v.to_string(), rest),
         _ => return None,
+    };
+    // kube's RequestInfo takes `watch` after the version as the verb, never as a resource.
+    let (watch, rest) = match rest {
+        ["watch", tail @ ..] => (true, tail),
+        other => (false, other),
     };
     let (namespace, rest) = match rest {
         ["namespaces", ns, plural, tail @ ..] => (Some(ns.to_string()), [&[*plural][..], tail].concat()),
@@ -52,6 +60,7 @@ pub fn parse_target(path: &str) -> Option<Target> {
         plural: plural.to_string(),
         name: name.map(String::from),
         subresource: sub.map(String::from),
+        watch,
     };
     match rest.as_slice() {
         [plural] => Some(t(plural, None, None)),
@@ -64,7 +73,7 @@ pub fn parse_target(path: &str) -> Option<Target> {
 /// `/api/v1/namespaces/x` and `/api/v1/namespaces/x/status` name a namespace, not a
 /// namespace prefix.
 fn namespace_object(t: &Target) -> Option<Target> {
-    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && t.plural == "status" {
+    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && t.plural == "status" && !t.watch {
         return Some(Target {
             namespace: None,
             plural: "namespaces".into(),
@@ -197,7 +206,7 @@ async fn handle(
     // Lists and watches negotiate for themselves; every other answer is one object, and
     // its representation is chosen before anything is done (a 406 writes nothing).
     let shape = match verb {
-        Verb::List => None,
+        Verb::List | Verb::Watch => None,
         _ => Some(super::respond::shape(engine, headers, q, Endpoint::Resource)?),
     };
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
@@ -260,7 +269,11 @@ async fn dispatch(
         return dispatch_subresource(rest, call, headers, body, opts).await;
     }
     match call.verb {
-        Verb::List if q.watch() => super::watch::respond(engine, kind, rest, ns, q, headers).await,
+        Verb::List if q.watch() => super::watch::respond(engine, kind, rest, ns, None, q, headers).await,
+        Verb::Watch => {
+            let name = Some(name).filter(|n| !n.is_empty());
+            super::watch::respond(engine, kind, rest, ns, name, q, headers).await
+        }
         Verb::List => super::respond::list(engine, kind, rest, ns, q, headers).await,
         Verb::Get => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         // kube creates what the body names, whatever name the path has.
@@ -353,3 +366,13 @@ mod tests {
         assert_eq!(parse_target("/apis/g"), None);
     }
 }
+        let t = parse_target("/apis/g.example.com/v1/watch/namespaces/team/widgets/w1").expect("parse");
+        assert!(t.watch);
+        assert_eq!(
+            (t.namespace.as_deref(), t.plural.as_str(), t.name.as_deref()),
+            (Some("team"), "widgets", Some("w1"))
+        );
+        let t = parse_target("/api/v1/watch/namespaces/team").expect("parse");
+        assert!(t.watch && namespace_object(&t).is_none());
+        assert_eq!((t.plural.as_str(), t.name.as_deref()), ("namespaces", Some("team")));
+        assert!(!parse_target("/apis/g.example.com/v1/widgets").expect("parse").watch);

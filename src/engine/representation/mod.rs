@@ -307,8 +307,10 @@ impl WatchEncoder {
         WatchEncoder { shape, kind, table }
     }
 
-    /// One event line (`{"type":..,"object":..}` and a newline), ages computed at `now`.
-    pub fn event(&mut self, event_type: &str, obj: RawObject<'_>, now: Timestamp) -> Vec<u8> {
+    /// One event line (`{"type":..,"object":..}` and a newline), ages computed at `now`;
+    /// `None` where kube's watch ends instead: no object of a watch is a list, so one asked
+    /// for as a PartialObjectMetadataList fails to encode and kube closes the stream.
+    pub fn event(&mut self, event_type: &str, obj: RawObject<'_>, now: Timestamp) -> Option<Vec<u8>> {
         let mut body = Vec::with_capacity(obj.json.len() + 64);
         let mut shape = self.shape;
         shape.now = now;
@@ -325,7 +327,7 @@ impl WatchEncoder {
         if matches!(self.shape.negotiated.target, Target::Table(_)) {
             self.shape.table.no_headers = true;
         }
-        Self::line(event_type, &body)
+        Some(Self::line(event_type, &body))
     }
 
     /// Whether events are sent as the objects themselves in JSON (not a Table, not
@@ -337,6 +339,7 @@ impl WatchEncoder {
     /// An `ERROR` event carrying a Status.
     pub fn error(&self, status: &ApiError) -> Vec<u8> {
         Self::line("ERROR", status.to_body().as_bytes())
+            Err(_) if matches!(self.shape.negotiated.target, Target::PartialObjectMetadataList(_)) => return None,
     }
 
     fn line(event_type: &str, object: &[u8]) -> Vec<u8> {
