@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod options;
 pub mod protobuf;
 pub mod query;
+pub mod protobuf_status;
 pub mod respond;
 pub mod route;
 pub mod routes;

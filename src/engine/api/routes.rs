@@ -225,7 +225,7 @@ async fn handle(
     let call = Call { sub, verb, patch, ns: t.namespace.as_deref(), name: t.name.as_deref().unwrap_or_default() };
     let res = dispatch(engine, kind, &rest, &call, q, headers, body, &opts).await?;
     let res = match &shape {
-        Some(shape) => super::respond::object(engine, kind, shape, res).await,
+        Some(shape) => super::respond::object(engine, kind, sub, shape, res).await,
         None => res,
     };
     Ok(with_warnings(res, opts.take_warnings()))

@@ -58,10 +58,14 @@ fn partial_metadata_and_its_406s() {
         "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)"
     );
     let s = shape("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
+    // kube's Unstructured passes for a list until its items are read: a bare 500.
     let e = encode_object(&s, &kind(), &conv, obj).expect_err("not a list");
+    assert_eq!((e.code, e.reason.as_str(), e.message.as_str()), (500, "", "content is not a list"));
+    // A typed object fails the list check itself.
+    let e = encode_object(&s, &KindNames::scale(), &conv, obj).expect_err("not a list");
     assert_eq!(
-        e.message,
-        "you requested PartialObjectMetadataList, but the requested object is not a list (*unstructured.Unstructured)"
+        (e.code, e.message.as_str()),
+        (406, "you requested PartialObjectMetadataList, but the requested object is not a list (*v1.Scale)")
     );
 }
 
