@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::representation::negotiation::Endpoint;
 use crate::engine::resources::patch::PatchType;
-use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
+use crate::engine::resources::rest::{FieldValidation, Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -112,9 +112,10 @@ pub async fn serve_resource(
     let Some(kind) = engine.kinds().find(&target.group, &target.version, &target.plural) else {
         return plain_not_found();
     };
-    // Typed clients send built-in objects as protobuf: from here on, they are JSON.
-    let protobuf =
-        headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(super::protobuf::is_protobuf);
+    // Typed clients send built-in objects as protobuf: from here on, they are JSON. A
+    // PATCH's Content-Type names its patch type, and protobuf is none (a 415 later).
+    let protobuf = method != Method::PATCH
+        && headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(super::protobuf::is_protobuf);
     let (headers, body) = if protobuf && !body.is_empty() {
         match super::protobuf::decode(&body) {
             Ok(json) => {
@@ -157,12 +158,30 @@ fn takes_patch(kind: &ServedKind, sub: Subresource, patch: PatchType) -> bool {
 }
 
 /// The object a POST or PUT sends, decoded as the kind's decoder does.
-fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    if rest.strategy.unstructured() {
-        super::body::unstructured(headers, body, &rest.strategy.info().kind)
+fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], opts: &WriteOptions) -> Result<Value, ApiError> {
+    let kind = &rest.strategy.info().kind;
+    let decoded = if rest.strategy.unstructured() {
+        super::body::unstructured(headers, body, kind)?
     } else {
-        super::body::json(headers, body)
+        super::body::json(headers, body, kind)?
+    };
+    strict_decoding(decoded, opts)
+}
+
+/// The object of a decoded body, its strict decoding complaints (repeated keys) handled
+/// as `fieldValidation` asks: warnings by default, a 400 when Strict, nothing when Ignore.
+fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions) -> Result<Value, ApiError> {
+    if decoded.duplicates.is_empty() {
+        return Ok(decoded.object);
     }
+    match opts.field_validation {
+        FieldValidation::Ignore => {}
+        FieldValidation::Warn => decoded.duplicates.into_iter().for_each(|w| opts.warn(w)),
+        FieldValidation::Strict => {
+            return Err(ApiError::bad_request(format!("strict decoding error: {}", decoded.duplicates.join(", "))));
+        }
+    }
+    Ok(decoded.object)
 }
 
 /// What routing needs of `kind`.
@@ -278,7 +297,7 @@ async fn dispatch(
         Verb::Get => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         // kube creates what the body names, whatever name the path has.
         Verb::Create => {
-            let obj = body_object(rest, headers, &body)?;
+            let obj = body_object(rest, headers, &body, opts)?;
             if let Some(ns) = ns {
                 let name = crate::engine::meta::name(&obj).unwrap_or_default();
                 engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
@@ -289,7 +308,7 @@ async fn dispatch(
         }
         Verb::Update => Ok(json_response(
             StatusCode::OK,
-            &rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+            &rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
         )),
         Verb::Patch => {
             let patch_type = call.patch.ok_or_else(ApiError::unsupported_patch)?;
@@ -329,8 +348,11 @@ async fn dispatch_subresource(
     let obj = match (call.verb, call.patch) {
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
         (Verb::Get, _) => rest.get(ns, name).await?,
-        (Verb::Update, _) if scale => rest.update_scale(ns, name, super::body::json(headers, &body)?, opts).await?,
-        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+        (Verb::Update, _) if scale => {
+            let scale = strict_decoding(super::body::json(headers, &body, "Scale")?, opts)?;
+            rest.update_scale(ns, name, scale, opts).await?
+        }
+        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
         (Verb::Patch, Some(patch_type @ (PatchType::Merge | PatchType::Json))) if scale => {
             rest.patch_scale(ns, name, patch_type, &body, opts).await?
         }
@@ -364,8 +386,6 @@ mod tests {
             ("namespaces", Some("team"), Some("status"))
         );
         assert_eq!(parse_target("/apis/g"), None);
-    }
-}
         let t = parse_target("/apis/g.example.com/v1/watch/namespaces/team/widgets/w1").expect("parse");
         assert!(t.watch);
         assert_eq!(
@@ -376,3 +396,5 @@ mod tests {
         assert!(t.watch && namespace_object(&t).is_none());
         assert_eq!((t.plural.as_str(), t.name.as_deref()), ("namespaces", Some("team")));
         assert!(!parse_target("/apis/g.example.com/v1/widgets").expect("parse").watch);
+    }
+}
