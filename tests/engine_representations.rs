@@ -428,3 +428,102 @@ async fn bookmarks_report_progress_without_skipping_pending_changes() {
     let elsewhere = kubectl_crd::engine::api::watch::progress(store.as_ref(), "/registry/none/", before).await;
     assert_eq!(elsewhere, after);
 }
+
+/// Sends a request with a body to the router: status, headers, body.
+async fn with_body(
+    engine: &Arc<Engine>,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (StatusCode, http::HeaderMap, Vec<u8>) {
+    let mut req = Request::builder().method(method).uri(uri);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res =
+        engine.router().oneshot(req.body(Body::from(body.to_string())).expect("request")).await.expect("response");
+    let (parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.expect("body");
+    (parts.status, parts.headers, bytes.to_vec())
+}
+
+#[tokio::test]
+async fn bodies_are_decoded_as_their_content_type_says_kube_decodes_it() {
+    let (engine, _) = engine_with_widgets().await;
+    let widget = r#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"c1"}}"#;
+    for ct in ["text/plain", "application/x-yaml", "*/*", "application/merge-patch+json"] {
+        let (status, _, body) = with_body(&engine, "POST", WIDGETS, &[("Content-Type", ct)], widget).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{ct}");
+        let s: Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(s["reason"], "UnsupportedMediaType");
+    }
+    let (status, _, _) = raw(&engine, "GET", &format!("{WIDGETS}/c1"), &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "nothing was created");
+
+    // A protobuf PATCH names no patch type.
+    let (status, _, body) = with_body(
+        &engine,
+        "PATCH",
+        &format!("{WIDGETS}/c1"),
+        &[("Content-Type", "application/vnd.kubernetes.protobuf")],
+        "{}",
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let s: Value = serde_json::from_slice(&body).expect("json");
+    assert!(
+        s["message"].as_str().expect("message").ends_with("application/merge-patch+json, application/apply-patch+yaml")
+    );
+
+    // YAML: the first document, the last of a repeated key, and a warning naming it.
+    let yaml = "apiVersion: stable.example.com/v1\nkind: Widget\nmetadata:\n  name: y1\n  labels:\n    a: one\n    a: two\n---\napiVersion: stable.example.com/v1\nkind: Widget\nmetadata:\n  name: y2\n";
+    let (status, headers, body) =
+        with_body(&engine, "POST", WIDGETS, &[("Content-Type", "application/yaml")], yaml).await;
+    assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+    let created: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(created["metadata"]["labels"], json!({"a": "two"}));
+    assert_eq!(headers["warning"], r#"299 - "line 7: key \"a\" already set in map""#);
+    let (status, _, _) = raw(&engine, "GET", &format!("{WIDGETS}/y2"), &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "the second document is not read");
+}
+
+#[tokio::test]
+async fn protobuf_only_accepts_get_a_protobuf_406_and_stream_watch_gets_are_gets() {
+    let (engine, _) = engine_with_widgets().await;
+    let (status, headers, body) =
+        raw(&engine, "GET", WIDGETS, &[("Accept", "application/vnd.kubernetes.protobuf")]).await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(headers["content-type"], "application/vnd.kubernetes.protobuf");
+    assert!(body.starts_with(b"k8s\0") && body.windows(13).any(|w| w == b"NotAcceptable"));
+    let (status, headers, body) = raw(&engine, "GET", WIDGETS, &[("Accept", "application/json;stream=watch")]).await;
+    assert_eq!(
+        (status, &headers["content-type"]),
+        (StatusCode::OK, &"application/json".parse::<http::HeaderValue>().expect("h"))
+    );
+    assert_eq!(serde_json::from_slice::<Value>(&body).expect("json")["kind"], "WidgetList");
+}
+
+#[tokio::test]
+async fn watch_paths_watch_one_object_or_a_collection() {
+    let (engine, client) = engine_with_widgets().await;
+    recorded_widgets(&client).await;
+    let path = "/apis/stable.example.com/v1/watch/namespaces/default/widgets/w2?resourceVersion=0&watch=false";
+    let events = watch_lines(&engine, path, "application/json", 1).await;
+    assert_eq!(
+        (events[0]["type"].as_str(), events[0]["object"]["metadata"]["name"].as_str()),
+        (Some("ADDED"), Some("w2"))
+    );
+    let all =
+        watch_lines(&engine, "/apis/stable.example.com/v1/watch/widgets?resourceVersion=0", "application/json", 3)
+            .await;
+    assert_eq!(all.len(), 3);
+    let (status, _, _) = raw(
+        &engine,
+        "GET",
+        "/apis/stable.example.com/v1/watch/namespaces/default/widgets/w2?fieldSelector=metadata.name%3Dw1",
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}

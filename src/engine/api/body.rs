@@ -1,38 +1,90 @@
-//! Request bodies as kube-apiserver's decoders read them: JSON or YAML to one object,
-//! and, for custom resources, the type checks of the unstructured decoder.
+//! Request bodies as kube-apiserver's decoders read them: the decoder the `Content-Type`
+//! names (415 for any other), JSON or YAML to one object, and, for custom resources, the
+//! type checks of the unstructured decoder.
 //!
 //! A typed kind's decoder fills a missing `apiVersion` and `kind` in from the endpoint; the
 //! unstructured decoder of custom resources does not: a body without a `kind` is refused
 //! with the body itself quoted, which is why this is done here, where the bytes are.
+//! A body that does not parse is refused as kube's `transformDecodeError` words it, with
+//! Go's JSON scanner's or go-yaml's sentence.
 
+use super::body_yaml;
+use crate::engine::resources::continue_token::go_json;
 use crate::engine::status::ApiError;
 use axum::http::{HeaderMap, header};
 use serde_json::Value;
 
-/// The body as JSON: `application/yaml` is read as YAML, anything else as JSON.
-pub fn json(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
-    let media = ct.split(';').next().unwrap_or("").trim();
-    let parsed = match media {
-        "application/yaml" => crate::engine::representation::yaml::from_yaml(body),
-        _ => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
-    };
-    // kube-apiserver answers an undecodable body with 400 BadRequest.
-    parsed.map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))
+/// The decoders kube-apiserver has for an object body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Json,
+    Yaml,
+}
+
+/// The decoder for a body's `Content-Type` (kube's `NegotiateInputSerializer`): none is
+/// JSON, and the media type, lowercased and without parameters, must be one the endpoint
+/// decodes exactly. Protobuf never gets here (it is decoded before, or refused).
+fn input(headers: &HeaderMap) -> Result<Input, ApiError> {
+    let ct = headers.get(header::CONTENT_TYPE).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let ct = ct.unwrap_or_default();
+    if ct.trim().is_empty() {
+        return Ok(Input::Json);
+    }
+    match ct.split(';').next().unwrap_or_default().trim().to_ascii_lowercase().as_str() {
+        "application/json" => Ok(Input::Json),
+        "application/yaml" => Ok(Input::Yaml),
+        _ => Err(unsupported_media_type()),
+    }
+}
+
+/// kube's 415 for a body in a format the endpoint does not decode.
+pub fn unsupported_media_type() -> ApiError {
+    ApiError::new(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    )
+}
+
+/// A decoded body and the strict decoding complaints it leaves (repeated YAML keys),
+/// which `fieldValidation` turns into warnings or a 400.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    pub object: Value,
+    pub duplicates: Vec<String>,
+}
+
+/// The body of a write to `kind` as JSON, read by the decoder its `Content-Type` names.
+pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
+    match input(headers)? {
+        Input::Yaml => {
+            let read = body_yaml::read(body).map_err(|why| unrecognized(kind, &why, body))?;
+            Ok(Decoded { object: read.object, duplicates: read.duplicates })
+        }
+        Input::Json => {
+            // Go's decoder scans the whole body before it reads the kind.
+            go_json::check_valid(body)
+                .map_err(|e| unrecognized(kind, &format!("couldn't get version/kind; json parse error: {e}"), body))?;
+            let object = serde_json::from_slice::<Value>(body)
+                .map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))?;
+            Ok(Decoded { object, duplicates: Vec::new() })
+        }
+    }
 }
 
 /// The body of a create or update of a custom resource (kind `kind`): JSON, with
 /// `apiVersion` and `kind` strings and a `kind` given, as the unstructured decoder needs.
-pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Value, ApiError> {
-    let obj = json(headers, body)?;
-    if let Some(why) = type_meta_problem(&obj) {
+pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
+    let decoded = json(headers, body, kind)?;
+    let obj = &decoded.object;
+    if let Some(why) = type_meta_problem(obj) {
         return Err(unrecognized(kind, &why, body));
     }
     if obj.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
         let why = format!("Object 'Kind' is missing in '{}'", String::from_utf8_lossy(body));
         return Err(unrecognized(kind, &why, body));
     }
-    Ok(obj)
+    Ok(decoded)
 }
 
 /// What apimachinery's `DefaultMetaFactory.Interpret` refuses: an `apiVersion` or `kind`
@@ -81,6 +133,53 @@ mod tests {
 
     fn message(body: &str) -> Option<String> {
         unstructured(&HeaderMap::new(), body.as_bytes(), "Widget").err().map(|e| e.message)
+    }
+
+    fn typed(ct: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, ct.parse().expect("header"));
+        headers
+    }
+
+    #[test]
+    fn only_json_and_yaml_bodies_are_decoded() {
+        let body = br#"{"apiVersion":"a/v1","kind":"Widget"}"#;
+        for ct in ["application/json", "application/json;charset=utf-8", "Application/JSON; charset=UTF-8", ""] {
+            assert!(json(&typed(ct), body, "Widget").is_ok(), "{ct}");
+        }
+        assert!(json(&HeaderMap::new(), body, "Widget").is_ok());
+        for ct in [
+            "text/plain",
+            "application/x-yaml",
+            "text/yaml",
+            "application/merge-patch+json",
+            "*/*",
+            "application/cbor",
+            "application/xml",
+        ] {
+            let e = json(&typed(ct), body, "Widget").expect_err(ct);
+            assert_eq!((e.code, e.reason.as_str()), (415, "UnsupportedMediaType"), "{ct}");
+            assert_eq!(e.message, unsupported_media_type().message);
+        }
+    }
+
+    #[test]
+    fn bodies_that_do_not_parse_are_refused_in_go_s_words() {
+        let yaml = "apiVersion: negotiation.diff.example.com/v1\nkind: Widget\n";
+        let e = json(&typed("application/json"), yaml.as_bytes(), "Widget").expect_err("not JSON");
+        assert_eq!(
+            e.message,
+            "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value (61706956657273696f6e3a206e65676f74696174696f6e2e646966662e65 ...)"
+        );
+        let e = json(&typed("application/yaml"), b"a: [b\n", "Widget").expect_err("not YAML");
+        assert!(
+            e.message.starts_with("the object provided is unrecognized (must be of type Widget): yaml: line "),
+            "{}",
+            e.message
+        );
+        let dup = json(&typed("application/yaml"), b"kind: Widget\nkind: Gadget\n", "Widget").expect("decodes");
+        assert_eq!(dup.object["kind"], "Gadget");
+        assert_eq!(dup.duplicates, [r#"line 2: key "kind" already set in map"#]);
     }
 
     #[test]

@@ -4,9 +4,11 @@
 //! paths nothing serves answer kube's plain-text `404 page not found`.
 
 pub mod body;
+mod body_yaml;
 pub mod discovery;
 pub mod options;
 pub mod protobuf;
+pub mod protobuf_status;
 pub mod query;
 pub mod respond;
 pub mod route;

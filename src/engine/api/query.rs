@@ -34,12 +34,17 @@ impl Query {
         self.pairs.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect()
     }
 
-    fn flag(&self, key: &str) -> bool {
-        matches!(self.get(key), Some("true" | "1"))
+    /// A boolean of kube's query parameter decoding (`Convert_Slice_string_To_bool`): the
+    /// first value, false only when it is `0` or `false` in any case, so `watch=True`,
+    /// `watch=t` and even `allowWatchBookmarks=abc` are true; `None` when absent.
+    fn flag(&self, key: &str) -> Option<bool> {
+        let first = self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())?;
+        Some(first != "0" && !first.eq_ignore_ascii_case("false"))
     }
 
+    /// Whether a list is a watch (`?watch=`, as kube's handler reads it).
     pub fn watch(&self) -> bool {
-        self.flag("watch")
+        self.flag("watch").unwrap_or(false)
     }
 
     pub fn timeout_seconds(&self) -> Result<Option<i64>, ApiError> {
@@ -55,8 +60,8 @@ impl Query {
             continue_token: self.get("continue").map(String::from),
             resource_version: self.get("resourceVersion").map(String::from),
             resource_version_match: self.get("resourceVersionMatch").map(String::from),
-            send_initial_events: self.go_bool("sendInitialEvents")?,
-            allow_watch_bookmarks: self.go_bool("allowWatchBookmarks")?.unwrap_or(false),
+            send_initial_events: self.flag("sendInitialEvents"),
+            allow_watch_bookmarks: self.flag("allowWatchBookmarks").unwrap_or(false),
         })
     }
 
@@ -65,19 +70,6 @@ impl Query {
     fn go_int(&self, key: &str) -> Result<Option<i64>, ApiError> {
         let Some(raw) = self.get(key).filter(|s| !s.is_empty()) else { return Ok(None) };
         go_parse_int(raw).map(Some)
-    }
-
-    /// A boolean parameter read as Go's `strconv.ParseBool` (400 when it is not one).
-    fn go_bool(&self, key: &str) -> Result<Option<bool>, ApiError> {
-        match self.get(key).filter(|s| !s.is_empty()) {
-            None => Ok(None),
-            Some("1" | "t" | "T" | "TRUE" | "true" | "True") => Ok(Some(true)),
-            Some("0" | "f" | "F" | "FALSE" | "false" | "False") => Ok(Some(false)),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "strconv.ParseBool: parsing {}: invalid syntax",
-                crate::engine::field::go_quote(other)
-            ))),
-        }
     }
 }
 
@@ -129,5 +121,25 @@ mod tests {
         assert_eq!(q.list_query().expect("valid").limit, Some(2));
         assert_eq!(Query::parse(Some("dryRun=All&dryRun=Some")).all("dryRun"), ["All", "Some"]);
         assert_eq!(Query::parse(Some("x=%")).get("x"), Some("%"));
+    }
+
+    #[test]
+    fn booleans_are_read_as_kube_converts_them() {
+        for (raw, watch) in [
+            ("watch=True", true),
+            ("watch=t", true),
+            ("watch=abc", true),
+            ("watch=", true),
+            ("watch=0", false),
+            ("watch=FALSE", false),
+            ("watch=false&watch=true", false),
+            ("", false),
+        ] {
+            assert_eq!(Query::parse(Some(raw)).watch(), watch, "{raw}");
+        }
+        let q = Query::parse(Some("allowWatchBookmarks=abc&sendInitialEvents=abc")).list_query().expect("no error");
+        assert!(q.allow_watch_bookmarks);
+        assert_eq!(q.send_initial_events, Some(true));
+        assert_eq!(Query::parse(None).list_query().expect("ok").send_initial_events, None);
     }
 }

@@ -5,17 +5,19 @@
 //! verb's JSON, errors are negotiated without conversions (JSON or YAML) and fall back to
 //! indented JSON when nothing is acceptable, as kube-apiserver's `WriteRawJSON` does.
 
+use super::protobuf::PROTOBUF;
 use super::query::Query;
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::representation::negotiation::{self, Endpoint, Format, Negotiated, Target};
-use crate::engine::representation::table::{IncludeObject, TableOptions};
+use crate::engine::representation::table::{IncludeObject, TableConvertor, TableOptions};
 use crate::engine::representation::{self, Encoded, KindNames, ListMeta, RawObject, Shape};
-use crate::engine::resources::rest::Rest;
+use crate::engine::resources::rest::{Rest, Subresource};
 use crate::engine::status::ApiError;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
+use std::sync::Arc;
 
 /// The names representations need for `kind`.
 pub fn kind_names(kind: &ServedKind) -> KindNames {
@@ -67,6 +69,7 @@ pub fn error_for(e: &ApiError, headers: &HeaderMap, q: &Query) -> Response {
     };
     let mut encoded = match negotiated.format {
         Format::Yaml => representation::encode_value(&negotiated, &e.to_json()),
+        Format::Protobuf => Encoded { body: super::protobuf_status::encode(e), content_type: PROTOBUF },
         // Status bodies keep kube's field order.
         _ => {
             let body = e.to_body().into_bytes();
@@ -113,9 +116,18 @@ pub async fn list(
     Ok(encoded_response(StatusCode::OK, encoded))
 }
 
-/// Re-encodes the JSON answer of a single-object verb in the negotiated representation.
-/// Anything else (errors, plain text, a `Status`) passes through.
-pub async fn object(engine: &Engine, kind: &ServedKind, shape: &Shape, res: Response) -> Response {
+/// The names and Table layout of what an endpoint of `kind` answers with: the kind's
+/// own, or `autoscaling/v1` `Scale`'s for `/scale`.
+fn presentation(engine: &Engine, kind: &ServedKind, sub: Subresource) -> (KindNames, Arc<TableConvertor>) {
+    match sub {
+        Subresource::Scale => (KindNames::scale(), Arc::new(TableConvertor::scale())),
+        Subresource::Main | Subresource::Status => (kind_names(kind), engine.kinds().table(kind)),
+    }
+}
+
+/// Re-encodes the JSON answer of a single-object verb at `sub` in the negotiated
+/// representation. Anything else (errors, plain text, a `Status`) passes through.
+pub async fn object(engine: &Engine, kind: &ServedKind, sub: Subresource, shape: &Shape, res: Response) -> Response {
     let json = res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"application/json");
     if !res.status().is_success() || !json {
         return res;
@@ -131,8 +143,8 @@ pub async fn object(engine: &Engine, kind: &ServedKind, shape: &Shape, res: Resp
         let plain = if plain.format == Format::Csv { Negotiated::JSON } else { plain };
         Ok(representation::encode_value(&plain, &value))
     } else {
-        let table = engine.kinds().table(kind);
-        representation::encode_object(shape, &kind_names(kind), &table, RawObject::complete(&bytes))
+        let (names, table) = presentation(engine, kind, sub);
+        representation::encode_object(shape, &names, &table, RawObject::complete(&bytes))
     };
     match encoded {
         Ok(encoded) => {

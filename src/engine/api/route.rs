@@ -25,6 +25,8 @@ pub enum Verb {
     Patch,
     Delete,
     DeleteCollection,
+    /// A `/watch/` path's verb (a list with `?watch=` stays a list until its query is read).
+    Watch,
 }
 
 impl Verb {
@@ -53,6 +55,7 @@ impl Verb {
             Verb::Patch => "patch",
             Verb::Delete => "delete",
             Verb::DeleteCollection => "deletecollection",
+            Verb::Watch => "watch",
         }
     }
 }
@@ -88,10 +91,11 @@ pub fn route(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
 }
 
 fn custom(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
-    let verb = Verb::of(method, t.name.is_some());
+    // Under `/watch/` kube's RequestInfo takes the verb from the path, whatever the method.
+    let verb = if t.watch { Some(Verb::Watch) } else { Verb::of(method, t.name.is_some()) };
     // Across namespaces a namespaced kind only lists and watches; a cluster-scoped kind is
     // never under a namespace. kube hands both to its delegate, which knows no such path.
-    if kind.namespaced && t.namespace.is_none() && verb != Some(Verb::List) {
+    if kind.namespaced && t.namespace.is_none() && !matches!(verb, Some(Verb::List | Verb::Watch)) {
         return Route::Unserved;
     }
     if !kind.namespaced && t.namespace.is_some() {
@@ -114,6 +118,14 @@ fn custom(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
 
 fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
     let refuse = |named: bool| ApiError::method_not_allowed(named.then_some(method.as_str()));
+    // go-restful routes `/watch/` paths of objects and collections for GET alone.
+    if t.watch {
+        return match (t.subresource.is_some() || kind.create_only, method == Method::GET) {
+            (true, _) => Route::Unserved,
+            (false, true) => Route::Serve { sub: Subresource::Main, verb: Verb::Watch },
+            (false, false) => Route::Refused(refuse(true)),
+        };
+    }
     if kind.namespaced && t.name.is_some() && t.namespace.is_none() {
         return Route::Unserved;
     }
@@ -186,7 +198,12 @@ mod tests {
             plural: plural.into(),
             name: name.map(String::from),
             subresource: sub.map(String::from),
+            watch: false,
         }
+    }
+
+    fn watching(t: Target) -> Target {
+        Target { watch: true, ..t }
     }
 
     /// A route in short: `serve <sub> <verb>`, `unserved`, or `<code> <message>`.
@@ -252,6 +269,16 @@ mod tests {
             (&g, target(None, "gizmos", Some("g1"), Some("scale")), "GET", "404 gizmos.g.example.com \"g1\" not found"),
             (&g, target(ns, "gizmos", None, None), "GET", "unserved"),
             (&g, target(None, "gizmos", None, None), "PATCH", "serve main patch"),
+            // `/watch/` paths watch, across namespaces too, named or not, whatever the method.
+            (&w, watching(target(ns, "widgets", Some("w1"), None)), "GET", "serve main watch"),
+            (&w, watching(target(None, "widgets", None, None)), "GET", "serve main watch"),
+            (&w, watching(target(ns, "widgets", None, None)), "POST", "serve main watch"),
+            (
+                &w,
+                watching(target(ns, "widgets", Some("w1"), Some("status"))),
+                "GET",
+                "405 watch is not supported on resources of kind \"widgets.g.example.com\"",
+            ),
         ];
         for (kind, t, method, want) in cases {
             let got = show(route(kind, &t, &m(method)));

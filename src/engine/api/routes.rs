@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::representation::negotiation::Endpoint;
 use crate::engine::resources::patch::PatchType;
-use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
+use crate::engine::resources::rest::{FieldValidation, Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -31,15 +31,23 @@ pub struct Target {
     pub plural: String,
     pub name: Option<String>,
     pub subresource: Option<String>,
+    /// Under `/watch/` (kube's legacy watch paths): a watch whatever the query says.
+    pub watch: bool,
 }
 
-/// Parses `/api/v1/...` and `/apis/<g>/<v>/...` resource paths.
+/// Parses `/api/v1/...` and `/apis/<g>/<v>/...` resource paths, `/watch/` after the
+/// version included.
 pub fn parse_target(path: &str) -> Option<Target> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] => (String::new(), v.to_string(), rest),
         ["apis", g, v, rest @ ..] => (g.to_string(), v.to_string(), rest),
         _ => return None,
+    };
+    // kube's RequestInfo takes `watch` after the version as the verb, never as a resource.
+    let (watch, rest) = match rest {
+        ["watch", tail @ ..] => (true, tail),
+        other => (false, other),
     };
     let (namespace, rest) = match rest {
         ["namespaces", ns, plural, tail @ ..] => (Some(ns.to_string()), [&[*plural][..], tail].concat()),
@@ -52,6 +60,7 @@ pub fn parse_target(path: &str) -> Option<Target> {
         plural: plural.to_string(),
         name: name.map(String::from),
         subresource: sub.map(String::from),
+        watch,
     };
     match rest.as_slice() {
         [plural] => Some(t(plural, None, None)),
@@ -64,7 +73,7 @@ pub fn parse_target(path: &str) -> Option<Target> {
 /// `/api/v1/namespaces/x` and `/api/v1/namespaces/x/status` name a namespace, not a
 /// namespace prefix.
 fn namespace_object(t: &Target) -> Option<Target> {
-    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && t.plural == "status" {
+    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && t.plural == "status" && !t.watch {
         return Some(Target {
             namespace: None,
             plural: "namespaces".into(),
@@ -103,9 +112,10 @@ pub async fn serve_resource(
     let Some(kind) = engine.kinds().find(&target.group, &target.version, &target.plural) else {
         return plain_not_found();
     };
-    // Typed clients send built-in objects as protobuf: from here on, they are JSON.
-    let protobuf =
-        headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(super::protobuf::is_protobuf);
+    // Typed clients send built-in objects as protobuf: from here on, they are JSON. A
+    // PATCH's Content-Type names its patch type, and protobuf is none (a 415 later).
+    let protobuf = method != Method::PATCH
+        && headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(super::protobuf::is_protobuf);
     let (headers, body) = if protobuf && !body.is_empty() {
         match super::protobuf::decode(&body) {
             Ok(json) => {
@@ -152,12 +162,30 @@ fn takes_patch(kind: &ServedKind, sub: Subresource, patch: PatchType) -> bool {
 }
 
 /// The object a POST or PUT sends, decoded as the kind's decoder does.
-fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    if rest.strategy.unstructured() {
-        super::body::unstructured(headers, body, &rest.strategy.info().kind)
+fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], opts: &WriteOptions) -> Result<Value, ApiError> {
+    let kind = &rest.strategy.info().kind;
+    let decoded = if rest.strategy.unstructured() {
+        super::body::unstructured(headers, body, kind)?
     } else {
-        super::body::json(headers, body)
+        super::body::json(headers, body, kind)?
+    };
+    strict_decoding(decoded, opts)
+}
+
+/// The object of a decoded body, its strict decoding complaints (repeated keys) handled
+/// as `fieldValidation` asks: warnings by default, a 400 when Strict, nothing when Ignore.
+fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions) -> Result<Value, ApiError> {
+    if decoded.duplicates.is_empty() {
+        return Ok(decoded.object);
     }
+    match opts.field_validation {
+        FieldValidation::Ignore => {}
+        FieldValidation::Warn => decoded.duplicates.into_iter().for_each(|w| opts.warn(w)),
+        FieldValidation::Strict => {
+            return Err(ApiError::bad_request(format!("strict decoding error: {}", decoded.duplicates.join(", "))));
+        }
+    }
+    Ok(decoded.object)
 }
 
 /// What routing needs of `kind`.
@@ -201,7 +229,7 @@ async fn handle(
     // Lists and watches negotiate for themselves; every other answer is one object, and
     // its representation is chosen before anything is done (a 406 writes nothing).
     let shape = match verb {
-        Verb::List => None,
+        Verb::List | Verb::Watch => None,
         _ => Some(super::respond::shape(engine, headers, q, Endpoint::Resource)?),
     };
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
@@ -220,7 +248,7 @@ async fn handle(
     let call = Call { sub, verb, patch, ns: t.namespace.as_deref(), name: t.name.as_deref().unwrap_or_default() };
     let res = dispatch(engine, kind, &rest, &call, q, headers, body, &opts).await?;
     let res = match &shape {
-        Some(shape) => super::respond::object(engine, kind, shape, res).await,
+        Some(shape) => super::respond::object(engine, kind, sub, shape, res).await,
         None => res,
     };
     Ok(with_warnings(res, opts.take_warnings()))
@@ -277,12 +305,16 @@ async fn dispatch(
         return dispatch_subresource(rest, call, headers, body, opts).await;
     }
     match call.verb {
-        Verb::List if q.watch() => super::watch::respond(engine, kind, rest, ns, q, headers).await,
+        Verb::List if q.watch() => super::watch::respond(engine, kind, rest, ns, None, q, headers).await,
+        Verb::Watch => {
+            let name = Some(name).filter(|n| !n.is_empty());
+            super::watch::respond(engine, kind, rest, ns, name, q, headers).await
+        }
         Verb::List => super::respond::list(engine, kind, rest, ns, q, headers).await,
         Verb::Get => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         // kube creates what the body names, whatever name the path has.
         Verb::Create => {
-            let obj = body_object(rest, headers, &body)?;
+            let obj = body_object(rest, headers, &body, opts)?;
             if let Some(ns) = ns {
                 let name = crate::engine::meta::name(&obj).unwrap_or_default();
                 engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
@@ -293,7 +325,7 @@ async fn dispatch(
         }
         Verb::Update => Ok(json_response(
             StatusCode::OK,
-            &rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+            &rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
         )),
         Verb::Patch => {
             let patch_type = call.patch.ok_or_else(ApiError::unsupported_patch)?;
@@ -333,8 +365,11 @@ async fn dispatch_subresource(
     let obj = match (call.verb, call.patch) {
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
         (Verb::Get, _) => rest.get(ns, name).await?,
-        (Verb::Update, _) if scale => rest.update_scale(ns, name, super::body::json(headers, &body)?, opts).await?,
-        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+        (Verb::Update, _) if scale => {
+            let scale = strict_decoding(super::body::json(headers, &body, "Scale")?, opts)?;
+            rest.update_scale(ns, name, scale, opts).await?
+        }
+        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
         (Verb::Patch, Some(patch_type @ (PatchType::Merge | PatchType::Json))) if scale => {
             rest.patch_scale(ns, name, patch_type, &body, opts).await?
         }
@@ -368,5 +403,15 @@ mod tests {
             ("namespaces", Some("team"), Some("status"))
         );
         assert_eq!(parse_target("/apis/g"), None);
+        let t = parse_target("/apis/g.example.com/v1/watch/namespaces/team/widgets/w1").expect("parse");
+        assert!(t.watch);
+        assert_eq!(
+            (t.namespace.as_deref(), t.plural.as_str(), t.name.as_deref()),
+            (Some("team"), "widgets", Some("w1"))
+        );
+        let t = parse_target("/api/v1/watch/namespaces/team").expect("parse");
+        assert!(t.watch && namespace_object(&t).is_none());
+        assert_eq!((t.plural.as_str(), t.name.as_deref()), ("namespaces", Some("team")));
+        assert!(!parse_target("/apis/g.example.com/v1/widgets").expect("parse").watch);
     }
 }

@@ -121,7 +121,7 @@ pub async fn progress(store: &dyn Store, prefix: &str, sent: Revision) -> Revisi
 }
 
 impl Session {
-    fn bookmark(&mut self, rv: Revision, initial_events_end: bool) -> Vec<u8> {
+    fn bookmark(&mut self, rv: Revision, initial_events_end: bool) -> Option<Vec<u8>> {
         let mut metadata = json!({"resourceVersion": rv.to_string()});
         if initial_events_end {
             metadata["annotations"] = json!({ INITIAL_EVENTS_END: "true" });
@@ -159,8 +159,9 @@ impl Session {
                         if s.encoder.is_plain() {
                             let (engine, encoder) = (&s.engine, &mut s.encoder);
                             let lines = engine.watch_lines();
+                            // A plain encoding always has its line.
                             let line = lines.get_or_encode(resource_version, event_type, &s.api_version, || {
-                                encoder.event(event_type, object, engine.now())
+                                encoder.event(event_type, object, engine.now()).unwrap_or_default()
                             });
                             return Some((line, (s, ticker)));
                         }
@@ -170,7 +171,7 @@ impl Session {
                         s.sent = s.sent.max(resource_version);
                         s.bookmark(resource_version, initial_events_end)
                     }
-                    WatchItem::Error(e) => s.encoder.error(&e),
+                    WatchItem::Error(e) => Some(s.encoder.error(&e)),
                 },
                 () = tick => {
                     let store = s.engine.store();
@@ -178,24 +179,32 @@ impl Session {
                     s.bookmark(s.sent, false)
                 }
             };
-            Some((Bytes::from(line), (s, ticker)))
+            // An event kube cannot encode ends its watch.
+            Some((Bytes::from(line?), (s, ticker)))
         })
         .boxed()
     }
 }
 
 /// A WATCH request: the event stream in the negotiated representation, ended by
-/// `timeoutSeconds`.
+/// `timeoutSeconds`. `name`: the object a `/watch/` path names, watched alone.
 pub async fn respond(
     engine: &Arc<Engine>,
     kind: &ServedKind,
     rest: &Rest<'_>,
     ns: Option<&str>,
+    name: Option<&str>,
     q: &Query,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
+    // kube negotiates the object's representation first (a protobuf-only Accept is the
+    // resource's 406), then the stream's (a YAML one is the stream 406).
+    shape(engine, headers, q, Endpoint::Resource)?;
     let shape = shape(engine, headers, q, Endpoint::Watch)?;
-    let lq = q.list_query()?;
+    let mut lq = q.list_query()?;
+    if let Some(name) = name {
+        lq.fields = Some(name_selector(lq.fields.as_deref(), name)?);
+    }
     let requested_timeout = q.timeout_seconds()?;
     let start = engine.store().current_revision().await.unwrap_or(0);
     let given = lq.resource_version.as_deref().and_then(crate::engine::meta::parse_resource_version);
@@ -225,6 +234,23 @@ pub async fn respond(
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     Ok(res)
+}
+
+/// The field selector of a watch of the object `name`: kube's `metadata.name=<name>`,
+/// or the one given when it asks for exactly that name (anything else is a 400).
+fn name_selector(given: Option<&str>, name: &str) -> Result<String, ApiError> {
+    let given = given.map(str::trim).filter(|g| !g.is_empty());
+    let Some(given) = given else { return Ok(format!("metadata.name={name}")) };
+    let exact = given.split(',').any(|term| {
+        let term = term.trim();
+        let value = term.strip_prefix("metadata.name==").or_else(|| term.strip_prefix("metadata.name="));
+        value == Some(name)
+    });
+    if exact {
+        Ok(given.to_string())
+    } else {
+        Err(ApiError::bad_request("fieldSelector metadata.name doesn't match requested name"))
+    }
 }
 
 /// kube-apiserver's `--min-request-timeout` (its default).
@@ -257,6 +283,17 @@ mod tests {
         assert_eq!(watch_timeout(None, 0.5), Duration::from_secs(45 * 60));
         assert_eq!(watch_timeout(Some(-5), 0.5), Duration::ZERO);
         assert_eq!(watch_timeout(Some(i64::MAX), 0.5), Duration::from_secs(i64::MAX.unsigned_abs()));
+    }
+
+    #[test]
+    fn a_named_watch_selects_its_name() {
+        assert_eq!(name_selector(None, "w1").expect("ok"), "metadata.name=w1");
+        assert_eq!(name_selector(Some(""), "w1").expect("ok"), "metadata.name=w1");
+        let both = "metadata.name==w1,metadata.namespace=team";
+        assert_eq!(name_selector(Some(both), "w1").expect("ok"), both);
+        let e = name_selector(Some("metadata.name=w2"), "w1").expect_err("another name");
+        assert_eq!((e.code, e.message.as_str()), (400, "fieldSelector metadata.name doesn't match requested name"));
+        assert!(name_selector(Some("metadata.namespace=team"), "w1").is_err());
     }
 
     #[test]

@@ -125,11 +125,24 @@ impl KindNames {
         let (go_type, go_list_type) = match group {
             "" => (format!("*core.{kind}"), format!("*core.{list_kind}")),
             "apiextensions.k8s.io" => (format!("*apiextensions.{kind}"), format!("*apiextensions.{list_kind}")),
-            _ => ("*unstructured.Unstructured".to_string(), "*unstructured.UnstructuredList".to_string()),
+            _ => (UNSTRUCTURED.to_string(), "*unstructured.UnstructuredList".to_string()),
         };
         KindNames { api_version, list_kind: list_kind.to_string(), go_type, go_list_type }
     }
+
+    /// The names of `autoscaling/v1` `Scale`, what every `/scale` endpoint answers with.
+    pub fn scale() -> Self {
+        KindNames {
+            api_version: "autoscaling/v1".into(),
+            list_kind: "ScaleList".into(),
+            go_type: "*v1.Scale".into(),
+            go_list_type: "*v1.ScaleList".into(),
+        }
+    }
 }
+
+/// The Go type of a custom resource's objects, as kube's messages name it.
+const UNSTRUCTURED: &str = "*unstructured.Unstructured";
 
 /// Everything about one request that shapes its answer.
 #[derive(Debug, Clone, Copy)]
@@ -213,6 +226,11 @@ pub fn encode_object(
             }
         }
         Target::PartialObjectMetadata(v) => partial::write_partial(&obj, v, &mut out),
+        // An `Unstructured` passes kube's list check (it has a list's accessors) and
+        // fails when its items are read: a 500 that names no reason, after a write is done.
+        Target::PartialObjectMetadataList(_) if kind.go_type == UNSTRUCTURED => {
+            return Err(ApiError::new(500, "", "content is not a list"));
+        }
         Target::PartialObjectMetadataList(_) => {
             return Err(not_acceptable(format!(
                 "you requested PartialObjectMetadataList, but the requested object is not a list ({})",
@@ -307,8 +325,10 @@ impl WatchEncoder {
         WatchEncoder { shape, kind, table }
     }
 
-    /// One event line (`{"type":..,"object":..}` and a newline), ages computed at `now`.
-    pub fn event(&mut self, event_type: &str, obj: RawObject<'_>, now: Timestamp) -> Vec<u8> {
+    /// One event line (`{"type":..,"object":..}` and a newline), ages computed at `now`;
+    /// `None` where kube's watch ends instead: no object of a watch is a list, so one asked
+    /// for as a PartialObjectMetadataList fails to encode and kube closes the stream.
+    pub fn event(&mut self, event_type: &str, obj: RawObject<'_>, now: Timestamp) -> Option<Vec<u8>> {
         let mut body = Vec::with_capacity(obj.json.len() + 64);
         let mut shape = self.shape;
         shape.now = now;
@@ -319,13 +339,14 @@ impl WatchEncoder {
                 encoded.body.pop_if(|b| *b == b'\n');
                 body = encoded.body;
             }
+            Err(_) if matches!(self.shape.negotiated.target, Target::PartialObjectMetadataList(_)) => return None,
             // kube logs a failed conversion and sends the object as it is.
             Err(_) => obj.write_json(&mut body),
         }
         if matches!(self.shape.negotiated.target, Target::Table(_)) {
             self.shape.table.no_headers = true;
         }
-        Self::line(event_type, &body)
+        Some(Self::line(event_type, &body))
     }
 
     /// Whether events are sent as the objects themselves in JSON (not a Table, not

@@ -4,9 +4,10 @@
 //! media ranges tried best first (by `q`, then by specificity); each may carry the
 //! parameters `as`, `g`, `v` (a conversion to a `meta.k8s.io` kind), `sv`, `stream`,
 //! `export` and `pretty`. An entry the endpoint cannot satisfy is skipped; when none is
-//! left the answer is 406 NotAcceptable naming what the server produces. Protobuf is
-//! never produced here, so a protobuf entry falls through to the next one, as kube does
-//! for custom resources. Beyond kube: `text/csv` asks for the Table as CSV.
+//! left the answer is 406 NotAcceptable naming what the server produces. Objects are
+//! never produced as protobuf, so a protobuf entry falls through to the next one, as kube
+//! does for custom resources; a `Status` is, as kube encodes its errors. Beyond kube:
+//! `text/csv` asks for the Table as CSV.
 //!
 //! Pure: header text in, [`Negotiated`] or the 406 [`ApiError`] out.
 
@@ -20,6 +21,8 @@ pub enum Format {
     Yaml,
     /// The Table as comma-separated values (not in kube-apiserver).
     Csv,
+    /// kube's protobuf envelope: only ever chosen for a `Status` ([`Endpoint::Plain`]).
+    Protobuf,
 }
 
 impl Format {
@@ -29,6 +32,7 @@ impl Format {
             Format::Json => "application/json",
             Format::Yaml => "application/yaml",
             Format::Csv => "text/csv; charset=utf-8",
+            Format::Protobuf => "application/vnd.kubernetes.protobuf",
         }
     }
 }
@@ -67,7 +71,7 @@ pub enum Endpoint {
     Resource,
     /// A watch: JSON only (the one streaming serializer we have), conversions allowed.
     Watch,
-    /// Errors and anything else: JSON or YAML, no conversion.
+    /// Errors: a `Status` as JSON, YAML or protobuf, no conversion.
     Plain,
 }
 
@@ -77,6 +81,15 @@ pub fn not_acceptable() -> ApiError {
         406,
         "NotAcceptable",
         "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    )
+}
+
+/// kube-apiserver's 406 for a watch whose `Accept` names no stream it encodes.
+pub fn not_acceptable_stream() -> ApiError {
+    ApiError::new(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
     )
 }
 
@@ -148,7 +161,9 @@ fn accept(clause: &Clause<'_>, (type_, subtype): (&str, &str), endpoint: Endpoin
             "as" => (kind, convert) = (v, true),
             "g" => (group, convert) = (v, true),
             "v" => (version, convert) = (v, true),
-            "stream" if !v.is_empty() && (*v != "watch" || endpoint != Endpoint::Watch) => return None,
+            // Every endpoint takes `stream=watch` (kube's default restrictions do): a GET
+            // so asked is served as a GET, an error as a Status.
+            "stream" if !v.is_empty() && *v != "watch" => return None,
             "sv" if !v.is_empty() && (*v != "v1" || endpoint == Endpoint::Plain) => return None,
             "export" => export = *v == "1",
             "pretty" => pretty = *v == "1",
@@ -159,7 +174,8 @@ fn accept(clause: &Clause<'_>, (type_, subtype): (&str, &str), endpoint: Endpoin
         ("application", "json") => Format::Json,
         ("application", "yaml") => Format::Yaml,
         ("text", "csv") => Format::Csv,
-        // Protobuf is accepted by kube but never produced here: fall through.
+        ("application", "vnd.kubernetes.protobuf") if endpoint == Endpoint::Plain => Format::Protobuf,
+        // Protobuf is accepted by kube but objects are never produced as it: fall through.
         _ => return None,
     };
     let target = if !convert {
@@ -205,7 +221,7 @@ pub fn negotiate(accept_header: Option<&str>, endpoint: Endpoint) -> Result<Nego
             }
         }
     }
-    Err(not_acceptable())
+    Err(if endpoint == Endpoint::Watch { not_acceptable_stream() } else { not_acceptable() })
 }
 
 /// Go's `strconv.ParseBool` (invalid text is false, as kube's `pretty` reading does).
@@ -275,12 +291,32 @@ mod tests {
     fn parameters_pretty_export_stream_and_server_version() {
         let got = n("application/json;pretty=1;export=1").expect("ok");
         assert!(got.pretty && got.export);
-        assert!(n("application/json;stream=watch").is_err());
+        assert_eq!(n("application/json;stream=watch").expect("a GET so asked is a GET"), Negotiated::JSON);
         assert!(negotiate(Some("application/json;stream=watch"), Endpoint::Watch).is_ok());
+        assert!(n("application/json;stream=other").is_err());
+        let status = negotiate(Some("application/vnd.kubernetes.protobuf;stream=watch"), Endpoint::Plain);
+        assert_eq!(status.expect("a Status").format, Format::Protobuf);
         assert!(n("application/json;sv=v2").is_err());
         assert!(n("application/json;sv=v1").is_ok());
-        assert!(n("application/yaml;stream=watch").is_err());
-        assert!(negotiate(Some("application/yaml"), Endpoint::Watch).is_err());
+        assert_eq!(n("application/yaml;stream=watch").expect("a GET").format, Format::Yaml);
+        let e = negotiate(Some("application/yaml"), Endpoint::Watch).expect_err("no YAML stream");
+        assert_eq!(
+            e.message,
+            "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+        );
+    }
+
+    #[test]
+    fn errors_may_be_protobuf_objects_never() {
+        let status = negotiate(Some("application/vnd.kubernetes.protobuf"), Endpoint::Plain).expect("a Status");
+        assert_eq!(status.format, Format::Protobuf);
+        let first = negotiate(Some("application/vnd.kubernetes.protobuf, */*"), Endpoint::Plain).expect("ok");
+        assert_eq!(first.format, Format::Protobuf);
+        assert!(n("application/vnd.kubernetes.protobuf").is_err());
+        assert!(
+            negotiate(Some("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"), Endpoint::Plain)
+                .is_err()
+        );
     }
 
     #[test]

@@ -184,6 +184,29 @@ impl TableConvertor {
         }
     }
 
+    /// A `/scale` endpoint's Table (the `Scale` printer kube registers for it): `Name`,
+    /// `Desired`, `Available`, `Age`, whatever columns the kind itself prints.
+    pub fn scale() -> Self {
+        fn replicas(scale: &Value, part: &str) -> Cell {
+            Cell::Int(scale.get(part).and_then(|p| p.get("replicas")).and_then(Value::as_i64).unwrap_or(0))
+        }
+        TableConvertor {
+            columns: vec![
+                (ColumnDefinition::new("Name", "string", "name", NAME_DESCRIPTION), CellSource::Name),
+                (
+                    ColumnDefinition::new("Desired", "integer", "", "Number of desired replicas"),
+                    CellSource::Computed(|s, _| replicas(s, "spec")),
+                ),
+                (
+                    ColumnDefinition::new("Available", "integer", "", "Number of actual replicas"),
+                    CellSource::Computed(|s, _| replicas(s, "status")),
+                ),
+                (ColumnDefinition::new("Age", "date", "", CREATION_TIMESTAMP_DESCRIPTION), CellSource::Age),
+            ],
+            null_rows_when_empty: false,
+        }
+    }
+
     /// A built-in kind's printer (kube's `pkg/printers/internalversion`): every column
     /// computed from the decoded object. Server-side Tables carry the wide columns too.
     pub fn printer(columns: Vec<(ColumnDefinition, PrintCell)>) -> Self {

@@ -143,3 +143,17 @@ fn the_fast_time_parser_agrees_with_jiff() {
     assert_eq!(parse_time("2026-11-22T02:36:58.5+01:00"), "2026-11-22T02:36:58.5+01:00".parse::<Timestamp>().ok());
     assert_eq!(parse_time("2026-13-22T02:36:58Z"), None);
 }
+
+#[test]
+fn a_scale_has_the_scale_printer_s_columns() {
+    let conv = TableConvertor::scale();
+    let names: Vec<_> = conv.definitions().iter().map(|d| (d.name.as_str(), d.type_.as_str())).collect();
+    assert_eq!(names, [("Name", "string"), ("Desired", "integer"), ("Available", "integer"), ("Age", "date")]);
+    assert_eq!(conv.definitions()[1].description, "Number of desired replicas");
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+        "metadata": {"name": "w-1", "creationTimestamp": "2026-11-22T11:59:00Z"},
+        "spec": {"replicas": 2}, "status": {"replicas": 1, "selector": "app=w"}});
+    assert_eq!(cells(&conv, &scale), [Cell::Str("w-1".into()), Cell::Int(2), Cell::Int(1), Cell::Str("60s".into())]);
+    let bare = json!({"metadata": {"name": "w-2"}, "spec": {}, "status": {}});
+    assert_eq!(cells(&conv, &bare)[1..3], [Cell::Int(0), Cell::Int(0)]);
+}

@@ -392,20 +392,21 @@ fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector,
     let matches = |o: &Value| labels.matches(o) && fields.matches(o);
     let current = event.current.as_ref().map(|kv| codec.read(kv));
     let prev = event.prev.as_ref().map(|kv| codec.read(kv));
+    // An object that goes is reported as it was, at the revision it went at (kube's
+    // cacher sends the previous object with the event's resourceVersion).
+    let gone = |mut obj: Value| {
+        meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(event.revision.to_string()));
+        ("DELETED", obj)
+    };
     let (event_type, object) = match event.event_type() {
         EventType::Added => ("ADDED", current?),
-        EventType::Deleted => {
-            // A deleted object is reported at the deletion's revision.
-            let mut obj = prev?;
-            meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(event.revision.to_string()));
-            ("DELETED", obj)
-        }
+        EventType::Deleted => gone(prev?),
         EventType::Modified => {
             let (cur, old) = (current?, prev?);
             match (matches(&old), matches(&cur)) {
                 (true, true) => ("MODIFIED", cur),
                 (false, true) => ("ADDED", cur),
-                (true, false) => ("DELETED", cur),
+                (true, false) => gone(old),
                 (false, false) => return None,
             }
         }
@@ -509,6 +510,22 @@ mod stored_events {
             assert_eq!(stored.0, event_type);
             assert_eq!(stored.1["metadata"]["resourceVersion"], rv, "{event_type} at the event's revision");
         }
+    }
+
+    #[test]
+    fn an_object_leaving_the_selection_is_deleted_as_it_was_at_the_new_revision() {
+        let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);
+        let mut moved = kv(7);
+        let mut obj: Value = serde_json::from_slice(&moved.value).expect("json");
+        obj["metadata"]["labels"]["app"] = json!("y");
+        moved.value = meta::to_stored(&obj);
+        let event = WatchEvent { revision: 7, key: "/a".into(), current: Some(moved), prev: Some(kv(2)) };
+        let (event_type, object) =
+            sent(translate(&event, &selecting, &FieldSelector::default(), &Codec::default()).expect("sent"));
+        assert_eq!(event_type, "DELETED");
+        assert_eq!(object["metadata"]["labels"]["app"], "x", "the object as the watcher last saw it");
+        assert_eq!(object["spec"]["n"], 2);
+        assert_eq!(object["metadata"]["resourceVersion"], "7");
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! change, so a token can never range outside the list's prefix.
 
 mod go_base64;
-mod go_json;
+/// Also the syntax check of request bodies, which kube-apiserver's decoder words alike.
+pub(crate) mod go_json;
 
 use crate::engine::store::Revision;
 use base64::Engine as _;
