@@ -117,6 +117,16 @@ fn kubectl_writes_status_only_through_the_status_subresource() {
     // The main endpoint ignores status.
     server.ok(&["patch", "widget", "w1", "--type=merge", "-p", r#"{"status":{"phase":"Lost"}}"#]);
     assert_eq!(jsonpath(&server, &["get", "widget", "w1"], "{.status.phase}"), "Ready");
+    // w1 has no spec.replicas yet: kube-apiserver refuses to read its Scale (checked against
+    // the oracle); a write through /scale would create them.
+    let unscaled = server.kubectl(&["get", "widget", "w1", "--subresource=scale"]);
+    assert!(!unscaled.status.success());
+    let stderr = String::from_utf8_lossy(&unscaled.stderr);
+    assert!(
+        stderr.contains(r#"Error from server (InternalError): Internal error occurred: the spec replicas field ".spec.replicas" does not exist"#),
+        "{stderr}"
+    );
+    server.ok(&["patch", "widget", "w1", "--type=merge", "-p", r#"{"spec":{"replicas":1}}"#]);
     assert_eq!(
         jsonpath(&server, &["get", "widget", "w1", "--subresource=scale"], "{.status.replicas} {.status.selector}"),
         "1 app=demo"

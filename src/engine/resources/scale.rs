@@ -111,6 +111,12 @@ pub fn validate_status(obj: &Value, paths: &ScalePaths) -> Vec<FieldError> {
     errors
 }
 
+/// Whether `obj` holds a value at the spec replicas path (of any type: a wrong type is the
+/// Scale's own error).
+pub fn has_spec_replicas(obj: &Value, paths: &ScalePaths) -> bool {
+    !matches!(nested_int64(obj, &paths.spec_replicas), Ok(None))
+}
+
 /// The Scale of a custom resource (kube's `scaleFromCustomResource`): missing replicas
 /// read as 0, and `spec.replicas` is omitted when 0 as Go's `omitempty` does.
 pub fn scale_of(obj: &Value, paths: &ScalePaths) -> Value {

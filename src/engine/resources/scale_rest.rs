@@ -16,9 +16,18 @@ impl Rest<'_> {
     }
 
     /// GET `/scale`.
+    /// kube's scale GET refuses an object without the replicas its spec path names (a 500;
+    /// writes through `/scale` create them).
     pub async fn get_scale(&self, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
         let paths = self.scale_paths()?;
-        Ok(scale::scale_of(&self.get(namespace, name).await?, paths))
+        let obj = self.get(namespace, name).await?;
+        if !scale::has_spec_replicas(&obj, paths) {
+            return Err(ApiError::internal(format!(
+                "the spec replicas field {:?} does not exist",
+                paths.spec_replicas
+            )));
+        }
+        Ok(scale::scale_of(&obj, paths))
     }
 
     /// PUT `/scale`: only `spec.replicas` is written back; the Scale's resourceVersion is
