@@ -5,53 +5,72 @@
 //! unstructured decoder of custom resources does not: a body without a `kind` is refused
 //! with the body itself quoted, which is why this is done here, where the bytes are.
 
+use crate::engine::resources::go_decode;
 use crate::engine::status::ApiError;
 use axum::http::{HeaderMap, header};
 use serde_json::Value;
 
-/// The body as JSON: `application/yaml` is read as YAML, anything else as JSON.
+/// The media types a body may have (kube's `NegotiateInputSerializer`; protobuf bodies are
+/// JSON by the time they get here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Media {
+    Json,
+    Yaml,
+}
+
+/// The body's media type; none is JSON, the serializer's first. Anything else is a 415.
+fn media(headers: &HeaderMap) -> Result<Media, ApiError> {
+    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match media.as_str() {
+        "" | "application/json" => Ok(Media::Json),
+        "application/yaml" => Ok(Media::Yaml),
+        _ => Err(ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+        )),
+    }
+}
+
+/// The body as JSON: `application/yaml` is read as YAML, JSON as JSON, anything else refused.
 pub fn json(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
-    let media = ct.split(';').next().unwrap_or("").trim();
-    let parsed = match media {
-        "application/yaml" => crate::engine::representation::yaml::from_yaml(body),
-        _ => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
+    let parsed = match media(headers)? {
+        Media::Yaml => crate::engine::representation::yaml::from_yaml(body),
+        Media::Json => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
     };
     // kube-apiserver answers an undecodable body with 400 BadRequest.
     parsed.map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))
 }
 
+/// The strict errors of a body's decoding: the duplicate fields of a JSON body (those of
+/// YAML bodies are not looked for).
+pub fn duplicate_fields(headers: &HeaderMap, body: &[u8]) -> Vec<String> {
+    match media(headers) {
+        Ok(Media::Json) => go_decode::duplicate_fields(body),
+        _ => Vec::new(),
+    }
+}
+
 /// The body of a create or update of a custom resource (kind `kind`): JSON, with
 /// `apiVersion` and `kind` strings and a `kind` given, as the unstructured decoder needs.
 pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Value, ApiError> {
-    let obj = json(headers, body)?;
-    if let Some(why) = type_meta_problem(&obj) {
-        return Err(unrecognized(kind, &why, body));
+    let obj = match media(headers)? {
+        Media::Yaml => {
+            crate::engine::representation::yaml::from_yaml(body).map_err(|e| unrecognized(kind, &e, body))?
+        }
+        Media::Json => {
+            // Go's syntax errors, as `Interpret` words them when it reads the type first.
+            if let Err(e) = go_decode::check_syntax(body) {
+                return Err(unrecognized(kind, &format!("couldn't get version/kind; json parse error: {e}"), body));
+            }
+            json(headers, body)?
+        }
+    };
+    match go_decode::unstructured_error_in(&obj, &String::from_utf8_lossy(body)) {
+        Some(why) => Err(unrecognized(kind, &why, body)),
+        None => Ok(obj),
     }
-    if obj.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
-        let why = format!("Object 'Kind' is missing in '{}'", String::from_utf8_lossy(body));
-        return Err(unrecognized(kind, &why, body));
-    }
-    Ok(obj)
-}
-
-/// What apimachinery's `DefaultMetaFactory.Interpret` refuses: an `apiVersion` or `kind`
-/// that is not a string, or an `apiVersion` that is no group/version.
-fn type_meta_problem(obj: &Value) -> Option<String> {
-    for field in ["apiVersion", "kind"] {
-        let go_type = match obj.get(field) {
-            None | Some(Value::Null | Value::String(_)) => continue,
-            Some(Value::Number(_)) => "number",
-            Some(Value::Bool(_)) => "bool",
-            Some(Value::Array(_)) => "array",
-            Some(Value::Object(_)) => "object",
-        };
-        return Some(format!(
-            "couldn't get version/kind; json parse error: json: cannot unmarshal {go_type} into Go struct field .{field} of type string"
-        ));
-    }
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    (api_version.matches('/').count() > 1).then(|| format!("unexpected GroupVersion string: {api_version}"))
 }
 
 /// kube's `transformDecodeError` without a kind: the error and a glimpse of the body.
@@ -111,6 +130,38 @@ mod tests {
             )
         );
         assert_eq!(message(r#"{"kind":"Widget"}"#), None, "apiVersion is checked later");
+    }
+
+    #[test]
+    fn undecodable_bodies_are_refused_in_go_words() {
+        assert_eq!(
+            message(r#"{"apiVersion": "#).as_deref(),
+            Some(
+                r#"the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion": )"#
+            )
+        );
+        assert_eq!(
+            message("").as_deref(),
+            Some(
+                "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"
+            )
+        );
+        assert!(message(r#""widget""#).is_some_and(|m| m.contains(
+            "json: cannot unmarshal string into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind"
+        )));
+    }
+
+    #[test]
+    fn bodies_of_other_media_types_are_refused_with_415() {
+        for ct in ["text/plain", "application/x-www-form-urlencoded"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, ct.parse().expect("header"));
+            let err = unstructured(&headers, b"a=b", "Widget").expect_err("refused");
+            assert_eq!((err.code, err.reason.as_str()), (415, "UnsupportedMediaType"));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, "application/json; charset=utf-8".parse().expect("header"));
+        assert!(unstructured(&headers, br#"{"kind":"Widget"}"#, "Widget").is_ok());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::representation::negotiation::Endpoint;
 use crate::engine::resources::patch::PatchType;
-use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
+use crate::engine::resources::rest::{FieldValidation, Rest, Subresource, WriteOptions};
 use crate::engine::status::ApiError;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -147,13 +147,18 @@ fn takes_patch(kind: &ServedKind, sub: Subresource, patch: PatchType) -> bool {
     patch != PatchType::StrategicMerge || (sub != Subresource::Scale && kind.strategy.supports_strategic_merge())
 }
 
-/// The object a POST or PUT sends, decoded as the kind's decoder does.
-fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    if rest.strategy.unstructured() {
-        super::body::unstructured(headers, body, &rest.strategy.info().kind)
+/// The object a POST or PUT sends, decoded as the kind's decoder does; the decoder's
+/// strict errors (duplicate fields) go to `opts` unless they are to be ignored.
+fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], opts: &WriteOptions) -> Result<Value, ApiError> {
+    let obj = if rest.strategy.unstructured() {
+        super::body::unstructured(headers, body, &rest.strategy.info().kind)?
     } else {
-        super::body::json(headers, body)
+        super::body::json(headers, body)?
+    };
+    if opts.field_validation != FieldValidation::Ignore {
+        opts.note_decode_errors(super::body::duplicate_fields(headers, body));
     }
+    Ok(obj)
 }
 
 /// What routing needs of `kind`.
@@ -265,7 +270,7 @@ async fn dispatch(
         Verb::Get => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         // kube creates what the body names, whatever name the path has.
         Verb::Create => {
-            let obj = body_object(rest, headers, &body)?;
+            let obj = body_object(rest, headers, &body, opts)?;
             if let Some(ns) = ns {
                 let name = crate::engine::meta::name(&obj).unwrap_or_default();
                 engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
@@ -276,7 +281,7 @@ async fn dispatch(
         }
         Verb::Update => Ok(json_response(
             StatusCode::OK,
-            &rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+            &rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
         )),
         Verb::Patch => {
             let patch_type = call.patch.ok_or_else(ApiError::unsupported_patch)?;
@@ -317,10 +322,11 @@ async fn dispatch_subresource(
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
         (Verb::Get, _) => rest.get(ns, name).await?,
         (Verb::Update, _) if scale => rest.update_scale(ns, name, super::body::json(headers, &body)?, opts).await?,
-        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body)?, sub, opts).await?,
+        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
         (Verb::Patch, Some(patch_type @ (PatchType::Merge | PatchType::Json))) if scale => {
             rest.patch_scale(ns, name, patch_type, &body, opts).await?
         }
+        (Verb::Patch, Some(PatchType::Apply)) if scale => rest.apply_scale(ns, name, &body, opts).await?,
         (Verb::Patch, _) if scale => return Err(ApiError::unsupported_patch()),
         (Verb::Patch, Some(patch_type)) => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
         (verb, _) => return Err(ApiError::method_not_supported(&rest.strategy.info().group_resource(), verb.name())),

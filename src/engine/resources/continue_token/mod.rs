@@ -7,7 +7,7 @@
 //! change, so a token can never range outside the list's prefix.
 
 mod go_base64;
-mod go_json;
+pub(super) mod go_json;
 
 use crate::engine::store::Revision;
 use base64::Engine as _;
