@@ -356,3 +356,181 @@ async fn an_apply_without_a_field_manager_is_422_on_its_options() {
     }
     assert!(stored_widgets(&engine).await.is_empty());
 }
+
+/// [`send`], with the `Warning` headers of the answer.
+async fn send_warned(
+    engine: &Arc<Engine>,
+    method: &str,
+    uri: &str,
+    content_type: &str,
+    body: &str,
+) -> (u16, Value, Vec<String>) {
+    let req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("Content-Type", content_type)
+        .header("Accept", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("request");
+    let res = engine.router().oneshot(req).await.expect("a response");
+    let status = res.status().as_u16();
+    let warnings = res.headers().get_all("Warning").iter().map(|v| v.to_str().unwrap_or("").to_string()).collect();
+    let bytes = res.into_body().collect().await.expect("body").to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null), warnings)
+}
+
+const MERGE: &str = "application/merge-patch+json";
+
+#[tokio::test]
+async fn create_bodies_are_decoded_in_go_s_words() {
+    let engine = serving_widgets().await;
+    let widget = |name: &str, spec: &str| {
+        format!(
+            r#"{{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{{"name":"{name}"}},"spec":{spec}}}"#
+        )
+    };
+    // The oracle's answers, body by body.
+    let (code, answer, _) = send_warned(&engine, "POST", WIDGETS, "text/plain", &widget("plain", "{}")).await;
+    assert_eq!(code, 415, "{answer}");
+    assert_eq!(
+        answer["message"],
+        "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    );
+    let (code, answer, _) = send_warned(&engine, "POST", WIDGETS, "application/json", "").await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        answer["message"],
+        "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"
+    );
+    let duplicated = widget("dup", r#"{"replicas":1,"replicas":2}"#);
+    let (code, answer, warnings) = send_warned(&engine, "POST", WIDGETS, "application/json", &duplicated).await;
+    assert_eq!((code, &answer["spec"]["replicas"]), (201, &json!(2)), "{answer}");
+    assert_eq!(warnings, [r#"299 - "duplicate field \"spec.replicas\"""#]);
+    let strict = format!("{WIDGETS}?fieldValidation=Strict");
+    let body = widget("dupstrict", r#"{"replicas":1,"replicas":2,"extra":1}"#);
+    let (code, answer, _) = send_warned(&engine, "POST", &strict, "application/json", &body).await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        answer["message"],
+        r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: duplicate field "spec.replicas", unknown field "spec.extra""#
+    );
+    let (code, answer, _) =
+        send_warned(&engine, "POST", WIDGETS, "application/json", &widget("whole", r#"{"replicas":2.0}"#)).await;
+    assert_eq!(code, 201);
+    assert_eq!(answer["spec"]["replicas"], json!(2), "a whole float is the integer Go writes back");
+    // The server's own metadata is wiped before the field manager sees the body.
+    let timestamps = r#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"stamped","deletionTimestamp":"2020-01-01T00:00:00Z"}}"#;
+    let (code, answer, _) = send_warned(&engine, "POST", WIDGETS, "application/json", timestamps).await;
+    assert_eq!(code, 201);
+    assert!(answer["metadata"].get("managedFields").is_none(), "{answer}");
+    let with_rv =
+        r#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"rv","resourceVersion":"5"}}"#;
+    let (code, answer, _) = send_warned(&engine, "POST", WIDGETS, "application/json", with_rv).await;
+    assert_eq!(code, 500, "kube's storage refuses it with a plain error");
+    assert!(answer.get("reason").is_none(), "{answer}");
+}
+
+#[tokio::test]
+async fn merge_patches_are_decoded_and_checked_as_kube_does() {
+    let engine = serving_widgets().await;
+    let w1 = r#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"replicas":1}}"#;
+    assert_eq!(send_warned(&engine, "POST", WIDGETS, "application/json", w1).await.0, 201);
+    let uri = format!("{WIDGETS}/w1");
+    let refused = |body: &'static str| {
+        let (engine, uri) = (engine.clone(), uri.clone());
+        async move {
+            let (code, answer, _) = send_warned(&engine, "PATCH", &uri, MERGE, body).await;
+            (code, answer["message"].as_str().unwrap_or_default().to_string())
+        }
+    };
+    assert_eq!(
+        refused("[1]").await,
+        (
+            400,
+            "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}".into()
+        )
+    );
+    assert_eq!(refused(r#"{"spec": "#).await, (400, "error decoding patch: unexpected end of JSON input".into()));
+    assert_eq!(
+        refused(r#"{"metadata":{"namespace":"other","name":"x"}}"#).await,
+        (400, "the namespace of the provided object does not match the namespace sent on the request".into())
+    );
+    assert_eq!(
+        refused(r#"{"metadata":{"uid":"another"}}"#).await,
+        (
+            422,
+            r#"Widget.stable.example.com "w1" is invalid: metadata.uid: Invalid value: "another": field is immutable"#
+                .into()
+        )
+    );
+    let (code, answer, warnings) =
+        send_warned(&engine, "PATCH", &uri, MERGE, r#"{"spec":{"replicas":6,"replicas":7}}"#).await;
+    assert_eq!((code, &answer["spec"]["replicas"]), (200, &json!(7)));
+    assert_eq!(warnings, [r#"299 - "duplicate field \"spec.replicas\"""#]);
+    // Strict: the patched object is quoted as Go encodes it.
+    let (code, answer, _) =
+        send_warned(&engine, "PATCH", &format!("{uri}?fieldValidation=Strict"), MERGE, r#"{"spec":{"extra":1}}"#).await;
+    assert_eq!(code, 422);
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(
+            r#" "" is invalid: patch: Invalid value: "{\"apiVersion\":\"stable.example.com/v1\",\"kind\":\"Widget\","#
+        ),
+        "{message}"
+    );
+    assert!(
+        message
+            .ends_with(r#"\"spec\":{\"extra\":1,\"replicas\":7}}": strict decoding error: unknown field "spec.extra""#),
+        "{message}"
+    );
+    assert_eq!(answer["details"], json!({"causes": answer["details"]["causes"].clone()}), "no kind, group nor name");
+    // A JSON patch that leaves no kind, or no apiVersion.
+    let json_patch = "application/json-patch+json";
+    let (code, answer, _) =
+        send_warned(&engine, "PATCH", &uri, json_patch, r#"[{"op":"replace","path":"","value":{}}]"#).await;
+    assert_eq!(
+        (code, answer["message"].as_str()),
+        (422, Some(r#" "" is invalid: patch: Invalid value: "{}": Object 'Kind' is missing in '{}'"#))
+    );
+    let (code, answer, _) =
+        send_warned(&engine, "PATCH", &uri, json_patch, r#"[{"op":"remove","path":"/apiVersion"}]"#).await;
+    assert_eq!((code, answer["reason"].as_str()), (500, Some("InternalError")));
+}
+
+#[tokio::test]
+async fn a_status_write_is_validated_against_the_status_schema() {
+    let engine = serving_widgets().await;
+    let w1 = r#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"replicas":1}}"#;
+    assert_eq!(send_warned(&engine, "POST", WIDGETS, "application/json", w1).await.0, 201);
+    let (code, answer, _) =
+        send_warned(&engine, "PATCH", &format!("{WIDGETS}/w1/status"), MERGE, r#"{"status":{"selector":5}}"#).await;
+    assert_eq!(code, 422, "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(r#"status.selector: Invalid value: "integer": selector in body must be of type string"#),
+        "{message}"
+    );
+    // /scale writes are validated as the custom resource they become.
+    let (code, answer, _) =
+        send_warned(&engine, "PATCH", &format!("{WIDGETS}/w1/scale"), MERGE, r#"{"spec":{"replicas":-4}}"#).await;
+    assert_eq!(code, 422);
+    let message = answer["message"].as_str().unwrap_or_default();
+    // kube's order of the two is not stable; both are there, on the Widget.
+    assert!(message.starts_with(r#"Widget.stable.example.com "w1" is invalid: ["#), "{message}");
+    assert!(message.contains(".spec.replicas: Invalid value: -4: should be a non-negative integer"), "{message}");
+    assert!(
+        message
+            .contains("spec.replicas: Invalid value: -4: spec.replicas in body should be greater than or equal to 0")
+    );
+    let apply = "application/apply-patch+yaml";
+    let widget_config = r#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"w1"}}"#;
+    let (code, answer, _) =
+        send_warned(&engine, "PATCH", &format!("{WIDGETS}/w1/scale?fieldManager=m"), apply, widget_config).await;
+    assert_eq!(
+        (code, answer["message"].as_str()),
+        (400, Some("invalid object type: stable.example.com/v1, Kind=Widget"))
+    );
+    let (code, _, _) =
+        send_warned(&engine, "PATCH", &format!("{WIDGETS}/nope/scale?fieldManager=m"), apply, widget_config).await;
+    assert_eq!(code, 404);
+}

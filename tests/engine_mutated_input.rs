@@ -163,10 +163,23 @@ async fn send(engine: &Arc<Engine>, method: &str, uri: &str, content_type: &str,
     Answer { status, content_type, body }
 }
 
+/// The 500s kube-apiserver itself answers for a client's mistake (plain Go errors it passes
+/// on); the engine answers them alike.
+const KUBE_S_OWN_500S: [&str; 4] = [
+    "failed to create typed patch object",
+    "resourceVersion should not be set on objects to be created",
+    "strconv.ParseUint: parsing",
+    "Internal error occurred: Object 'apiVersion' is missing",
+];
+
 /// The rules every answer keeps: a success, kube's plain 404 for an unserved path, or a
-/// Status with the HTTP status as its code and a reason; never a 500.
+/// Status with the HTTP status as its code and a reason; never a 500 but kube's own.
 fn check(answer: &Answer, request: &str) {
     let status = answer.status.as_u16();
+    let message = answer.json()["message"].as_str().unwrap_or_default().to_string();
+    if status == 500 && KUBE_S_OWN_500S.iter().any(|m| message.starts_with(m)) {
+        return;
+    }
     assert!(status != 500, "500 for {request}: {}", String::from_utf8_lossy(&answer.body));
     if answer.status.is_success() {
         return;

@@ -691,7 +691,8 @@ async fn status_updates_are_validated_against_the_schema() {
             (
                 "status.replicas",
                 INVALID,
-                "Invalid value: -1: status.replicas in body should be greater than or equal to 0",
+                // kube validates /status with the status schema as the root: `replicas in body`.
+                "Invalid value: -1: replicas in body should be greater than or equal to 0",
             ),
             ("status.phase", NOT_SUPPORTED, r#"Unsupported value: "Lost": supported values: "Pending", "Ready""#),
         ],

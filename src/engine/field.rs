@@ -142,9 +142,17 @@ impl fmt::Display for FieldError {
 
 /// The aggregate kube prints after `is invalid: `: one error alone, several in brackets.
 pub fn aggregate_message(errors: &[FieldError]) -> String {
-    match errors {
-        [one] => one.to_string(),
-        many => format!("[{}]", many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+    // apimachinery's `aggregate.Error`: each message once, brackets only around several.
+    let mut unique: Vec<String> = Vec::with_capacity(errors.len());
+    for e in errors {
+        let message = e.to_string();
+        if !unique.contains(&message) {
+            unique.push(message);
+        }
+    }
+    match unique.as_slice() {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
     }
 }
 
@@ -259,7 +267,10 @@ mod tests {
         let a = FieldError::required("a", "");
         let b = FieldError::required("b", "x");
         assert_eq!(aggregate_message(std::slice::from_ref(&a)), "a: Required value");
-        assert_eq!(aggregate_message(&[a, b]), "[a: Required value, b: Required value: x]");
+        assert_eq!(aggregate_message(&[a.clone(), b.clone()]), "[a: Required value, b: Required value: x]");
+        // Repeated messages are printed once, as Go's aggregate prints them.
+        assert_eq!(aggregate_message(&[a.clone(), a.clone()]), "a: Required value");
+        assert_eq!(aggregate_message(&[a.clone(), b, a]), "[a: Required value, b: Required value: x]");
     }
 
     #[test]

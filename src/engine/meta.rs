@@ -151,18 +151,32 @@ pub fn prepare_create(obj: &mut Value, now: Timestamp) {
 }
 
 /// Keeps the fields an update may not change from the stored object.
+/// A uid the update gives stays, as kube's `BeforeUpdate` leaves it, for validation to
+/// refuse when it differs (a patch can change it; an update's precondition refuses first).
 pub fn preserve_on_update(new: &mut Value, old: &Value) {
     let keep = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"];
     let old_meta = old.get("metadata").and_then(Value::as_object);
     let meta = metadata_mut(new);
+    let given_uid = meta.get("uid").and_then(Value::as_str).filter(|u| !u.is_empty()).map(String::from);
+    let keep = keep.iter().filter(|f| **f != "uid" || given_uid.is_none());
     for field in keep {
-        match old_meta.and_then(|m| m.get(field)) {
-            Some(v) => meta.insert(field.into(), v.clone()),
-            None => meta.remove(field),
+        match old_meta.and_then(|m| m.get(*field)) {
+            Some(v) => meta.insert((*field).into(), v.clone()),
+            None => meta.remove(*field),
         };
     }
     meta.remove("resourceVersion");
     meta.remove("selfLink");
+}
+
+/// kube's `WipeObjectMetaSystemFields`, which a create runs on the body before its field
+/// manager sees it: what the server sets is not the client's to own.
+pub fn wipe_system_fields(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in ["creationTimestamp", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+            meta.remove(field);
+        }
+    }
 }
 
 /// Serializes an object for storage (without its resourceVersion).
@@ -217,9 +231,21 @@ mod tests {
     #[test]
     fn updates_keep_server_owned_fields() {
         let old = json!({"metadata": {"name": "a", "uid": "u1", "generation": 3, "creationTimestamp": "t"}});
-        let mut new = json!({"metadata": {"name": "a", "uid": "forged", "resourceVersion": "9"}});
+        let mut new = json!({"metadata": {"name": "a", "resourceVersion": "9"}});
         preserve_on_update(&mut new, &old);
         assert_eq!(new, json!({"metadata": {"name": "a", "uid": "u1", "generation": 3, "creationTimestamp": "t"}}));
+        // A uid given stays, for validation to refuse as kube's `BeforeUpdate` leaves it.
+        let mut forged = json!({"metadata": {"name": "a", "uid": "forged"}});
+        preserve_on_update(&mut forged, &old);
+        assert_eq!(forged["metadata"]["uid"], "forged");
+    }
+
+    #[test]
+    fn a_create_wipes_what_the_server_sets() {
+        let mut obj = json!({"metadata": {"name": "a", "uid": "u", "creationTimestamp": "t", "deletionTimestamp": "t",
+                                          "deletionGracePeriodSeconds": 0, "selfLink": "/x", "generation": 7}});
+        wipe_system_fields(&mut obj);
+        assert_eq!(obj, json!({"metadata": {"name": "a", "generation": 7}}));
     }
 
     #[test]

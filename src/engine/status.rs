@@ -147,7 +147,7 @@ impl ApiError {
         Self::new(422, "Invalid", message).with_details(StatusDetails {
             name: given(name),
             group: given(group),
-            kind: Some(kind.to_string()),
+            kind: given(kind),
             causes,
             ..Default::default()
         })

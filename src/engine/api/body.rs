@@ -10,6 +10,7 @@
 
 use super::body_yaml;
 use crate::engine::resources::continue_token::go_json;
+use crate::engine::resources::go_decode;
 use crate::engine::status::ApiError;
 use axum::http::{HeaderMap, header};
 use serde_json::Value;
@@ -76,34 +77,19 @@ pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, Api
 /// `apiVersion` and `kind` strings and a `kind` given, as the unstructured decoder needs.
 pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
     let decoded = json(headers, body, kind)?;
-    let obj = &decoded.object;
-    if let Some(why) = type_meta_problem(obj) {
-        return Err(unrecognized(kind, &why, body));
+    match go_decode::unstructured_error_in(&decoded.object, &String::from_utf8_lossy(body)) {
+        Some(why) => Err(unrecognized(kind, &why, body)),
+        None => Ok(decoded),
     }
-    if obj.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
-        let why = format!("Object 'Kind' is missing in '{}'", String::from_utf8_lossy(body));
-        return Err(unrecognized(kind, &why, body));
-    }
-    Ok(decoded)
 }
 
-/// What apimachinery's `DefaultMetaFactory.Interpret` refuses: an `apiVersion` or `kind`
-/// that is not a string, or an `apiVersion` that is no group/version.
-fn type_meta_problem(obj: &Value) -> Option<String> {
-    for field in ["apiVersion", "kind"] {
-        let go_type = match obj.get(field) {
-            None | Some(Value::Null | Value::String(_)) => continue,
-            Some(Value::Number(_)) => "number",
-            Some(Value::Bool(_)) => "bool",
-            Some(Value::Array(_)) => "array",
-            Some(Value::Object(_)) => "object",
-        };
-        return Some(format!(
-            "couldn't get version/kind; json parse error: json: cannot unmarshal {go_type} into Go struct field .{field} of type string"
-        ));
+/// The fields a JSON body names twice (`duplicate field "spec.replicas"`), which kube's
+/// strict JSON decoding reports; a YAML body's repeats come with its [`Decoded`].
+pub fn duplicate_fields(headers: &HeaderMap, body: &[u8]) -> Vec<String> {
+    match input(headers) {
+        Ok(Input::Json) => go_decode::duplicate_fields(body),
+        _ => Vec::new(),
     }
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    (api_version.matches('/').count() > 1).then(|| format!("unexpected GroupVersion string: {api_version}"))
 }
 
 /// kube's `transformDecodeError` without a kind: the error and a glimpse of the body.
@@ -224,5 +210,37 @@ mod tests {
         );
         assert_eq!(summary(b""), "<empty>");
         assert_eq!(summary(b"{}"), "{}");
+    }
+
+    #[test]
+    fn undecodable_bodies_are_refused_in_go_words() {
+        assert_eq!(
+            message(r#"{"apiVersion": "#).as_deref(),
+            Some(
+                r#"the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion": )"#
+            )
+        );
+        assert_eq!(
+            message("").as_deref(),
+            Some(
+                "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"
+            )
+        );
+        assert!(message(r#""widget""#).is_some_and(|m| m.contains(
+            "json: cannot unmarshal string into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind"
+        )));
+    }
+
+    #[test]
+    fn bodies_of_other_media_types_are_refused_with_415() {
+        for ct in ["text/plain", "application/x-www-form-urlencoded"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, ct.parse().expect("header"));
+            let err = unstructured(&headers, b"a=b", "Widget").expect_err("refused");
+            assert_eq!((err.code, err.reason.as_str()), (415, "UnsupportedMediaType"));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, "application/json; charset=utf-8".parse().expect("header"));
+        assert!(unstructured(&headers, br#"{"kind":"Widget"}"#, "Widget").is_ok());
     }
 }

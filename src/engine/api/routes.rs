@@ -169,6 +169,11 @@ fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], opts: &WriteOp
     } else {
         super::body::json(headers, body, kind)?
     };
+    // A JSON body's repeated fields join the unknown ones in one strict error later; a
+    // YAML body's repeated keys are go-yaml's own error.
+    if opts.field_validation != FieldValidation::Ignore {
+        opts.note_decode_errors(super::body::duplicate_fields(headers, body));
+    }
     strict_decoding(decoded, opts)
 }
 
@@ -373,6 +378,7 @@ async fn dispatch_subresource(
         (Verb::Patch, Some(patch_type @ (PatchType::Merge | PatchType::Json))) if scale => {
             rest.patch_scale(ns, name, patch_type, &body, opts).await?
         }
+        (Verb::Patch, Some(PatchType::Apply)) if scale => rest.apply_scale(ns, name, &body, opts).await?,
         (Verb::Patch, _) if scale => return Err(ApiError::unsupported_patch()),
         (Verb::Patch, Some(patch_type)) => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
         (verb, _) => return Err(ApiError::method_not_supported(&rest.strategy.info().group_resource(), verb.name())),

@@ -16,8 +16,31 @@ use std::cmp::Ordering;
 /// A YAML request body as JSON. The error is the parser's first line, which says what
 /// went wrong and where; the lines after it quote the body back, and a Status message
 /// should not.
+///
+/// Where go-yaml's words for the failure are known they are used instead, since kube
+/// quotes them to the client: `yaml: line 1: did not find expected node content`.
 pub fn from_yaml(body: &[u8]) -> Result<Value, String> {
-    serde_saphyr::from_slice(body).map_err(|e| e.to_string().lines().next().unwrap_or_default().to_string())
+    serde_saphyr::from_slice(body).map_err(|e| {
+        let first = e.to_string().lines().next().unwrap_or_default().to_string();
+        go_yaml_error(body, &first).unwrap_or(first)
+    })
+}
+
+/// go-yaml's error for a flow collection (`[`, `{`) left open where a node is expected
+/// (after `[`, `{`, `,` or `:`): the parser meets the end of the stream instead, on the
+/// line go-yaml gives it (a last line without a newline counts as one more).
+fn go_yaml_error(body: &[u8], parser_error: &str) -> Option<String> {
+    if !parser_error.contains("unclosed bracket") {
+        return None;
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    let last = text.trim_end().chars().last()?;
+    if !matches!(last, '[' | '{' | ',' | ':') {
+        return None;
+    }
+    let newlines = text.matches('\n').count();
+    let line = newlines + usize::from(!text.ends_with('\n'));
+    Some(format!("yaml: line {line}: did not find expected node content"))
 }
 
 /// The YAML document for `value`.
@@ -323,6 +346,16 @@ fn string_scalar(s: &str, level: usize, key: bool) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_open_flow_collection_fails_in_go_yaml_words() {
+        let expected = Err("yaml: line 1: did not find expected node content".to_string());
+        assert_eq!(from_yaml(b"apiVersion: [\n"), expected);
+        assert_eq!(from_yaml(br#"{"apiVersion": "#), expected);
+        assert_eq!(from_yaml(b"a:\n  b: {x: 1,\n"), Err("yaml: line 2: did not find expected node content".into()));
+        // Elsewhere the parser's own words stay.
+        assert!(from_yaml(b"[a, b").is_err_and(|e| !e.starts_with("yaml: ")));
+    }
 
     #[test]
     fn strings_are_quoted_as_go_yaml_quotes_them() {

@@ -137,8 +137,10 @@ impl CustomResourceStrategy {
 
     /// An update (main endpoint or `/status`): the generic metadata checks kube's
     /// registry makes on every update, then the strategy's own. kube repeats some
-    /// metadata errors between the two; they are reported once.
-    fn validate_any_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+    /// metadata errors between the two (an invalid annotation is reported three times,
+    /// a changed uid twice), and so is it here. `/status` checks only `.status` against
+    /// the schema, as kube's status strategy does.
+    fn validate_any_update(&self, new: &Value, old: &Value, status: bool) -> Vec<FieldError> {
         let metadata = Path::root("metadata");
         let (new_meta, old_meta) = (metadata_of(new), metadata_of(old));
         let mut errs = validate_object_meta(new_meta, self.info.namespaced, validate_path_segment_name, &metadata);
@@ -146,11 +148,19 @@ impl CustomResourceStrategy {
         let type_meta = self.validate_type_meta(new);
         if !type_meta.is_empty() {
             errs.extend(type_meta);
-            return dedup(errs);
+            return errs;
         }
         errs.extend(validate_object_meta_update(new_meta, old_meta, &metadata));
-        self.validate_schema(new, Some(old), &mut errs);
-        dedup(errs)
+        match (status, self.schema()) {
+            (true, Some(schema)) => {
+                errs.extend(schema.validate_status_values(new, Some(old)));
+                errs.extend(schema.validate_structure(new, Some(old)));
+                let rules = schema.validate_rules(new, Some(old), &errs);
+                errs.extend(rules);
+            }
+            _ => self.validate_schema(new, Some(old), &mut errs),
+        }
+        errs
     }
 }
 
@@ -182,17 +192,6 @@ fn version_conversion(
 
 fn metadata_of(obj: &Value) -> &Value {
     obj.get("metadata").unwrap_or(&Value::Null)
-}
-
-/// Drops repeated errors, keeping the first of each.
-fn dedup(errs: Vec<FieldError>) -> Vec<FieldError> {
-    let mut out: Vec<FieldError> = Vec::with_capacity(errs.len());
-    for e in errs {
-        if !out.contains(&e) {
-            out.push(e);
-        }
-    }
-    out
 }
 
 impl Strategy for CustomResourceStrategy {
@@ -283,13 +282,13 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        self.validate_any_update(new, old)
+        self.validate_any_update(new, old, false)
     }
 
     /// kube's status strategy validates the whole object too (metadata, schema, rules),
     /// with the same ratcheting of unchanged values.
     fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        self.validate_any_update(new, old)
+        self.validate_any_update(new, old, true)
     }
 }
 
@@ -359,16 +358,21 @@ mod tests {
     }
 
     #[test]
-    fn updates_ratchet_and_check_metadata_once() {
+    fn updates_ratchet_and_repeat_metadata_errors_as_kube_does() {
         let s = strategy(schema());
         let old = widget(json!({"size": 42}));
         assert!(s.validate_update(&old, &old).is_empty());
         let mut new = widget(json!({"size": 43}));
         new["metadata"]["labels"] = json!({"-bad": "x"});
+        // The registry's checks (new metadata, then the update's) and the strategy's
+        // update check each report the label.
+        let errs = strings(&s.validate_update(&new, &old));
+        assert_eq!(errs.len(), 4, "{errs:?}");
+        assert!(errs[..3].iter().all(|e| e.starts_with("metadata.labels: Invalid value: \"-bad\"")));
+        assert_eq!(errs[3], "spec.size: Invalid value: 43: spec.size in body should be less than or equal to 10");
+        // /status checks `.status` alone against the schema.
         let errs = strings(&s.validate_status_update(&new, &old));
-        assert_eq!(errs.len(), 2, "{errs:?}");
-        assert!(errs[0].starts_with("metadata.labels: Invalid value: \"-bad\""));
-        assert_eq!(errs[1], "spec.size: Invalid value: 43: spec.size in body should be less than or equal to 10");
+        assert_eq!(errs.len(), 3, "{errs:?}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod builtin;
 pub mod continue_token;
 pub mod crds;
 pub mod custom;
+pub mod go_decode;
 pub mod jsonpatch;
 mod list_plan;
 mod list_scope;

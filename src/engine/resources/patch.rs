@@ -67,12 +67,56 @@ impl From<PatchError> for ApiError {
     }
 }
 
-/// Applies a JSON merge patch (RFC 7386).
-pub fn merge(target: &Value, patch_body: &[u8]) -> Result<Value, PatchError> {
-    let patch: Value = serde_json::from_slice(patch_body).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    let mut out = target.clone();
-    json_patch::merge(&mut out, &patch);
-    Ok(out)
+/// evanphx/json-patch's `ErrBadJSONPatch`: a merge patch that is no JSON object or array.
+const BAD_JSON_PATCH: &str = "Invalid JSON Patch";
+
+/// Applies a JSON merge patch (RFC 7386), and gives the strict errors of its decoding.
+///
+/// With `strict` (fieldValidation `Warn` or `Strict`) kube first decodes the patch into a
+/// Go map, which words what it refuses (`error decoding patch: unexpected end of JSON
+/// input`) and finds duplicate fields. Then evanphx/json-patch's `MergePatch` refuses what
+/// is no object or array; an array replaces the whole document, for decoding to refuse.
+pub fn merge(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, Vec<String>), PatchError> {
+    let strict_errors = match strict {
+        true => {
+            super::go_decode::unmarshal_map_strict(patch_body)
+                .map_err(|e| PatchError::Malformed(format!("error decoding patch: {e}")))?
+                .1
+        }
+        false => Vec::new(),
+    };
+    let patch: Value = serde_json::from_slice(patch_body).map_err(|_| PatchError::Malformed(BAD_JSON_PATCH.into()))?;
+    match patch {
+        Value::Object(_) => {
+            let mut out = target.clone();
+            json_patch::merge(&mut out, &patch);
+            Ok((out, strict_errors))
+        }
+        Value::Array(mut items) => {
+            prune_nulls(&mut items);
+            Ok((Value::Array(items), strict_errors))
+        }
+        _ => Err(PatchError::Malformed(BAD_JSON_PATCH.into())),
+    }
+}
+
+/// `pruneAryNulls`: null items go from an array, null members from its objects, at every depth.
+fn prune_nulls(items: &mut Vec<Value>) {
+    items.retain(|v| !v.is_null());
+    for item in items {
+        prune_value(item);
+    }
+}
+
+fn prune_value(v: &mut Value) {
+    match v {
+        Value::Array(items) => prune_nulls(items),
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(prune_value);
+        }
+        _ => {}
+    }
 }
 
 /// Applies a JSON patch (RFC 6902) with kube's semantics; `strict` decodes the operations
@@ -160,9 +204,41 @@ mod tests {
     }
 
     #[test]
+    fn merge_patches_are_decoded_as_kube_decodes_them() {
+        let target = json!({"spec": {"replicas": 1}});
+        let malformed = |body: &[u8], strict| match merge(&target, body, strict) {
+            Err(PatchError::Malformed(m)) => m,
+            other => panic!("not refused: {other:?}"),
+        };
+        assert_eq!(malformed(b"", true), "error decoding patch: unexpected end of JSON input");
+        assert_eq!(malformed(br#"{"spec": "#, true), "error decoding patch: unexpected end of JSON input");
+        assert_eq!(
+            malformed(b"[1]", true),
+            "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"
+        );
+        assert_eq!(
+            malformed(br#""x""#, true),
+            "error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}"
+        );
+        assert_eq!(malformed(b"", false), "Invalid JSON Patch");
+        assert_eq!(malformed(b"null", true), "Invalid JSON Patch");
+        assert_eq!(
+            merge(&target, br#"[1, null, {"a": null, "b": [null, 2]}]"#, false).expect("an array").0,
+            json!([1, {"b": [2]}])
+        );
+        let (patched, strict) = merge(&target, br#"{"spec":{"replicas":6,"replicas":7}}"#, true).expect("patch");
+        assert_eq!(patched, json!({"spec": {"replicas": 7}}));
+        assert_eq!(strict, [r#"duplicate field "spec.replicas""#]);
+        assert!(merge(&target, br#"{"spec":{"replicas":6,"replicas":7}}"#, false).expect("patch").1.is_empty());
+    }
+
+    #[test]
     fn merge_and_json_patches() {
         let target = json!({"spec": {"color": "red", "size": 1}});
-        assert_eq!(merge(&target, br#"{"spec": {"size": null}}"#).expect("merge"), json!({"spec": {"color": "red"}}));
+        assert_eq!(
+            merge(&target, br#"{"spec": {"size": null}}"#, true).expect("merge").0,
+            json!({"spec": {"color": "red"}})
+        );
         assert_eq!(
             json(&target, br#"[{"op": "replace", "path": "/spec/color", "value": "blue"}]"#, true).expect("json"),
             json!({"spec": {"color": "blue", "size": 1}})
@@ -181,6 +257,6 @@ mod tests {
                    "message": "the server rejected our request due to an error in our request",
                    "reason": "Invalid", "details": {}, "code": 422})
         );
-        assert!(matches!(merge(&target, b"{not json"), Err(PatchError::Malformed(_))));
+        assert!(matches!(merge(&target, b"{not json", true), Err(PatchError::Malformed(_))));
     }
 }

@@ -58,6 +58,9 @@ pub struct WriteOptions {
     /// `force=true` on an apply patch: take over conflicting fields.
     pub force: bool,
     pub warnings: std::sync::Mutex<Vec<String>>,
+    /// Strict errors the body's decoder found before the object was made (duplicate
+    /// fields): kube reports them first, with the unknown fields, as one strict error.
+    pub decode_errors: std::sync::Mutex<Vec<String>>,
 }
 
 impl WriteOptions {
@@ -79,6 +82,31 @@ impl WriteOptions {
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
+
+    /// Keeps the strict errors of the body's decoding for the write to report.
+    pub fn note_decode_errors(&self, errors: Vec<String>) {
+        self.decode_errors.lock().unwrap_or_else(|e| e.into_inner()).extend(errors);
+    }
+
+    fn take_decode_errors(&self) -> Vec<String> {
+        std::mem::take(&mut *self.decode_errors.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Where the object of a write came from: kube words its strict decoding errors
+/// differently for a request body and for the result of a patch.
+pub(super) enum Origin<'a> {
+    /// A create or update body (duplicate fields noted in [`WriteOptions::decode_errors`]).
+    Body,
+    /// A patched object, as it was before decoding, and the strict errors of the patch.
+    Patch { patched: &'a Value, applied: Vec<String> },
+}
+
+/// kube's answer when a patched object does not decode: a 422 on the field `patch`, with
+/// the patched object's JSON as its value (`NewInvalid` of an empty kind and name).
+pub(super) fn patch_invalid(patched: &Value, why: &str) -> ApiError {
+    let json = crate::engine::representation::gofmt::go_json(patched);
+    ApiError::invalid("", "", "", &[FieldError::invalid("patch", json.as_str(), why)])
 }
 
 /// The finalizer the garbage collector clears after orphaning an owner's dependents.
@@ -180,7 +208,7 @@ pub(super) fn check_type_meta(obj: &Value, api_version: &str, kind: &str) -> Res
 }
 
 /// A resourceVersion an update names, read as kube's storage reads it (`strconv.ParseUint`).
-/// kube answers one that is no number with a 500; it is the client's mistake, so 400 here.
+/// kube passes the parse error on as it is: a 500 without a reason.
 pub(super) fn parse_precondition(rv: &str) -> Result<Revision, ApiError> {
     meta::parse_resource_version(rv).ok_or_else(|| {
         let why = if !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit()) {
@@ -188,7 +216,7 @@ pub(super) fn parse_precondition(rv: &str) -> Result<Revision, ApiError> {
         } else {
             "invalid syntax"
         };
-        ApiError::bad_request(format!("strconv.ParseUint: parsing {}: {why}", crate::engine::field::go_quote(rv)))
+        ApiError::new(500, "", format!("strconv.ParseUint: parsing {}: {why}", crate::engine::field::go_quote(rv)))
     })
 }
 
@@ -303,25 +331,52 @@ impl Rest<'_> {
         }
     }
 
-    /// Decode-time checks of a request body: the kind's own, then pruning and defaulting,
-    /// with unknown fields refused or reported as `fieldValidation` asks.
-    fn decode(&self, obj: &mut Value, opts: &WriteOptions) -> Result<(), ApiError> {
+    /// Decode-time checks of a request body or patched object: the kind's own, then
+    /// pruning and defaulting, with the strict errors (the decoder's duplicate fields, then
+    /// unknown fields) refused or reported as `fieldValidation` asks, in kube's words for
+    /// where the object came from.
+    fn decode(&self, obj: &mut Value, opts: &WriteOptions, origin: Origin<'_>) -> Result<(), ApiError> {
+        if self.strategy.unstructured() {
+            // The unstructured decoder reads `2.0` as a float Go writes back as `2`.
+            super::go_decode::integral_floats(obj);
+        }
         self.strategy.decode(obj)?;
+        let mut strict = match &origin {
+            Origin::Body => opts.take_decode_errors(),
+            Origin::Patch { applied, .. } => applied.clone(),
+        };
         let unknown = self.strategy.prune_and_default(obj);
-        if unknown.is_empty() {
+        strict.extend(unknown.iter().map(|f| format!("unknown field {f:?}")));
+        if strict.is_empty() {
             return Ok(());
         }
-        let described: Vec<String> = unknown.iter().map(|f| format!("unknown field {f:?}")).collect();
         match opts.field_validation {
             FieldValidation::Ignore => Ok(()),
             FieldValidation::Warn => {
-                described.into_iter().for_each(|w| opts.warn(w));
+                strict.into_iter().for_each(|w| opts.warn(w));
                 Ok(())
             }
             FieldValidation::Strict => {
-                Err(ApiError::bad_request(format!("strict decoding error: {}", described.join(", "))))
+                let why = format!("strict decoding error: {}", strict.join(", "));
+                Err(match origin {
+                    Origin::Patch { patched, .. } => patch_invalid(patched, &why),
+                    Origin::Body => self.undecodable(obj, &why),
+                })
             }
         }
+    }
+
+    /// kube's `transformDecodeError` for a body whose kind was read: `Widget in version
+    /// "v1" cannot be handled as a Widget: <why>`.
+    fn undecodable(&self, obj: &Value, why: &str) -> ApiError {
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+        ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a {}: {why}",
+            crate::engine::field::go_quote(version),
+            self.info().kind
+        ))
     }
 
     /// The `/scale` paths' checks every write makes (kube's ValidateScaleSpec/Status);
@@ -370,7 +425,10 @@ impl Rest<'_> {
             }
         }
         let name = meta::name(&obj).unwrap_or_default().to_string();
-        self.decode(&mut obj, opts)?;
+        self.decode(&mut obj, opts, Origin::Body)?;
+        if tracking == Tracking::Update {
+            meta::wipe_system_fields(&mut obj);
+        }
         self.track_create(&mut obj, opts, tracking).await;
         meta::prepare_create(&mut obj, self.now);
         if !self.strategy.uses_generation() {
@@ -383,10 +441,10 @@ impl Rest<'_> {
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
         }
-        // kube's storage refuses it last, and its dry run never gets there. Its answer is a
-        // 500; a 400 says better whose mistake it is.
+        // kube's storage refuses it last, and its dry run never gets there: a plain Go error,
+        // so a 500 without a reason.
         if !dry_run && given_rv.is_some_and(|rv| rv != 0) {
-            return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created"));
+            return Err(ApiError::new(500, "", "resourceVersion should not be set on objects to be created"));
         }
         let key = self.info().key(namespace, &name);
         if dry_run {
@@ -447,7 +505,7 @@ impl Rest<'_> {
                 )));
             }
         }
-        self.decode(&mut obj, opts)?;
+        self.decode(&mut obj, opts, Origin::Body)?;
         let old = self.get(namespace, name).await?;
         self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
         let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
@@ -569,13 +627,15 @@ impl Rest<'_> {
         opts: &WriteOptions,
     ) -> Result<PatchOutcome, ApiError> {
         validate_patch_options(patch_type == PatchType::Apply, opts)?;
+        // kube decodes a merge patch strictly (for its duplicate fields) unless told to ignore.
+        let strict_decoding = opts.field_validation != FieldValidation::Ignore;
         let (old, patched, tracking) = match patch_type {
             PatchType::Apply => match self.apply_patch(namespace, name, body, sub, opts).await? {
                 ApplyStep::Create(obj) => {
                     let object = self.create_tracked(namespace, obj, opts, Tracking::Applied).await?;
                     return Ok(PatchOutcome { object, created: true });
                 }
-                ApplyStep::Update { live, obj } => (live, Ok(obj), Tracking::Applied),
+                ApplyStep::Update { live, obj } => (live, Ok((obj, Vec::new())), Tracking::Applied),
             },
             PatchType::StrategicMerge if !self.strategy.supports_strategic_merge() => {
                 return Err(ApiError::unsupported_patch());
@@ -583,17 +643,29 @@ impl Rest<'_> {
             other => {
                 let old = self.get(namespace, name).await?;
                 let patched = match other {
-                    PatchType::Merge => patch::merge(&old, body),
-                    PatchType::Json => patch::json(&old, body, opts.field_validation != FieldValidation::Ignore),
-                    _ => patch::strategic(&old, body),
+                    PatchType::Merge => patch::merge(&old, body, strict_decoding),
+                    PatchType::Json => patch::json(&old, body, strict_decoding).map(|v| (v, Vec::new())),
+                    _ => patch::strategic(&old, body).map(|v| (v, Vec::new())),
                 };
                 (old, patched, Tracking::Update)
             }
         };
-        let mut patched = patched.map_err(ApiError::from)?;
+        let (mut patched, applied) = patched.map_err(ApiError::from)?;
+        if self.strategy.unstructured() && tracking == Tracking::Update {
+            // The patched JSON is decoded as a body is: without a kind it is no object.
+            if let Some(why) = super::go_decode::unstructured_decode_error(&patched) {
+                return Err(patch_invalid(&patched, &why));
+            }
+        }
+        let before_decoding = (opts.field_validation == FieldValidation::Strict).then(|| patched.clone());
+        let origin = Origin::Patch { patched: before_decoding.as_ref().unwrap_or(&Value::Null), applied };
+        self.decode(&mut patched, opts, origin)?;
         check_name(&patched, name, namespace)?;
+        if self.strategy.unstructured() && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {
+            // kube's `BeforeUpdate` cannot type an unstructured object without a version.
+            return Err(ApiError::internal("Object 'apiVersion' is missing in 'object has no apiVersion field'"));
+        }
         self.check_body(&mut patched, namespace)?;
-        self.decode(&mut patched, opts)?;
         let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
         let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
         Ok(PatchOutcome { object, created: false })

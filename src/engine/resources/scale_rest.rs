@@ -3,6 +3,8 @@
 //! through the main endpoint's rules, so generation, validation and the shared
 //! resourceVersion all behave as for an ordinary update.
 
+use super::managed_fields::fieldmanager::gvk_string;
+use super::managed_fields::verbs::{decode_yaml, validate_patch_options};
 use super::patch::{self, PatchType};
 use super::rest::{FieldValidation, Rest, Subresource, WriteOptions, check_type_meta, parse_precondition};
 use super::scale::{self, ScalePaths};
@@ -60,9 +62,15 @@ impl Rest<'_> {
         let paths = self.scale_paths()?;
         let old = self.get(namespace, name).await?;
         let current = scale::scale_of(&old, paths);
+        let strict = opts.field_validation != FieldValidation::Ignore;
         let patched = match patch_type {
-            PatchType::Merge => patch::merge(&current, body),
-            PatchType::Json => patch::json(&current, body, opts.field_validation != FieldValidation::Ignore),
+            PatchType::Merge => patch::merge(&current, body, strict).map(|(patched, duplicates)| {
+                if opts.field_validation == FieldValidation::Warn {
+                    duplicates.into_iter().for_each(|w| opts.warn(w));
+                }
+                patched
+            }),
+            PatchType::Json => patch::json(&current, body, strict),
             // The api layer answers these with 415 before calling here.
             PatchType::StrategicMerge | PatchType::Apply => {
                 return Err(ApiError::new(415, "UnsupportedMediaType", "only JSON and merge patches apply to /scale"));
@@ -71,6 +79,28 @@ impl Rest<'_> {
         .map_err(ApiError::from)?;
         check_scale_body(&patched, name)?;
         self.write_scale(namespace, name, &patched, &old, paths, opts).await
+    }
+
+    /// An apply patch to `/scale`, as far as the engine takes it: kube's ScaleHandler needs
+    /// the object (404 without it), and its field manager refuses a configuration of any
+    /// type but `autoscaling/v1` Scale. Applying a Scale itself is not served (415).
+    pub async fn apply_scale(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        body: &[u8],
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        validate_patch_options(true, opts)?;
+        self.scale_paths()?;
+        self.get(namespace, name).await?;
+        let config = decode_yaml(body)?;
+        let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or_default().to_string();
+        let (api_version, kind) = (text("apiVersion"), text("kind"));
+        if api_version != "autoscaling/v1" || kind != "Scale" {
+            return Err(ApiError::bad_request(format!("invalid object type: {}", gvk_string(&api_version, &kind))));
+        }
+        Err(ApiError::unsupported_patch())
     }
 
     async fn write_scale(

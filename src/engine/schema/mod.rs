@@ -119,6 +119,21 @@ impl Schema {
         validate::validate(&self.root, "", obj, old).errors
     }
 
+    /// Value problems of `.status` alone, as kube's status strategy finds them: validated
+    /// with the status schema as the root (messages name `replicas in body`), reported
+    /// under `status` (`status.replicas`).
+    pub fn validate_status_values(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let (Some(node), Some(status)) = (self.root.properties.get("status"), obj.get("status")) else {
+            return Vec::new();
+        };
+        let old_status = old.map(|o| o.get("status").unwrap_or(&Value::Null));
+        let mut errs = validate::validate(node, "", status, old_status).errors;
+        for e in &mut errs {
+            e.field = if e.field == "<nil>" { "status".into() } else { format!("status.{}", e.field) };
+        }
+        errs
+    }
+
     /// Embedded resources' type and object metadata, and `x-kubernetes-list-type`
     /// uniqueness. On update the list rules only apply when the old object met them.
     pub fn validate_structure(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {

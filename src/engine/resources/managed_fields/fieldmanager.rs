@@ -55,6 +55,8 @@ pub struct FieldManager<'a> {
 pub enum ApplyError {
     Conflicts(Conflicts),
     BadRequest(String),
+    /// An error kube does not classify (a configuration that does not fit the schema).
+    Unclassified(String),
 }
 
 impl From<ApplyError> for ApiError {
@@ -62,6 +64,7 @@ impl From<ApplyError> for ApiError {
         match e {
             ApplyError::Conflicts(c) => conflict_error(&c),
             ApplyError::BadRequest(m) => ApiError::bad_request(m),
+            ApplyError::Unclassified(m) => ApiError::new(500, "", m),
         }
     }
 }
@@ -173,7 +176,8 @@ fn keep_times_if_nothing_else_changed(live: &Value, new: &mut Value) {
 }
 
 /// `group/version, Kind=kind` as Go prints a GroupVersionKind.
-fn gvk_string(api_version: &str, kind: &str) -> String {
+/// Go's `GroupVersionKind.String()`: `group/version, Kind=Kind`.
+pub(in crate::engine::resources) fn gvk_string(api_version: &str, kind: &str) -> String {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     format!("{group}/{version}, Kind={kind}")
 }
@@ -293,10 +297,9 @@ impl FieldManager<'_> {
                 many => format!("errors:\n  {}", many.join("\n  ")),
             };
             let name = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
-            // kube-apiserver words this the same but answers a plain 500, as if the server
-            // had failed (kubernetes/kubernetes#139253). The configuration is the client's
-            // mistake and retrying it cannot help, so this is a 400 BadRequest.
-            return Err(ApplyError::BadRequest(format!(
+            // kube-apiserver passes this on as a plain Go error: a 500 without a reason
+            // (kubernetes/kubernetes#139253).
+            return Err(ApplyError::Unclassified(format!(
                 "failed to create typed patch object ({}/{}; {}): {message}",
                 name("namespace"),
                 name("name"),

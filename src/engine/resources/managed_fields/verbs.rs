@@ -259,13 +259,16 @@ pub fn validate_patch_options(apply: bool, opts: &WriteOptions) -> Result<(), Ap
 }
 
 /// The body of an apply patch: YAML (JSON is YAML) holding one object.
-fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
+pub(in crate::engine::resources) fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
     let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if text.trim().is_empty() {
         return Ok(json!({}));
     }
-    let value = crate::engine::representation::yaml::from_yaml(text.as_bytes())
-        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let value = crate::engine::representation::yaml::from_yaml(text.as_bytes()).map_err(|e| {
+        // sigs.k8s.io/yaml says which step go-yaml's error comes from.
+        let step = if e.starts_with("yaml: ") { "error converting YAML to JSON: " } else { "" };
+        ApiError::bad_request(format!("error decoding YAML: {step}{e}"))
+    })?;
     match value {
         Value::Object(_) => Ok(value),
         Value::Null => Ok(json!({})),
@@ -281,23 +284,26 @@ fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
     }
 }
 
-/// kube's `checkName`: a patched object must be the one the URL names.
+/// kube's checks of a patched object: its namespace, if it names one, must be the
+/// request's (`EnsureObjectNamespaceMatchesRequestNamespace`), then its name the URL's
+/// (`checkName`).
 pub(in crate::engine::resources) fn check_name(
     obj: &Value,
     name: &str,
     namespace: Option<&str>,
 ) -> Result<(), ApiError> {
+    if let (Some(ns), Some(obj_ns)) = (namespace, meta::namespace(obj))
+        && !obj_ns.is_empty()
+        && ns != obj_ns
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
     let obj_name = obj.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
     if obj_name != name {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({obj_name}) does not match the name on the URL ({name})"
-        )));
-    }
-    if let (Some(ns), Some(obj_ns)) = (namespace, meta::namespace(obj))
-        && ns != obj_ns
-    {
-        return Err(ApiError::bad_request(format!(
-            "the namespace of the object ({obj_ns}) does not match the namespace on the URL ({ns})"
         )));
     }
     Ok(())
