@@ -33,8 +33,10 @@ pub fn read(body: &[u8]) -> Result<YamlBody, String> {
     };
     let object = match strict {
         Ok(object) => object,
-        Err(_) if !duplicates.is_empty() => parse(body, DuplicateKeyPolicy::LastWins).map_err(go_yaml_error)?,
-        Err(e) => return Err(go_yaml_error(e)),
+        Err(_) if !duplicates.is_empty() => {
+            parse(body, DuplicateKeyPolicy::LastWins).map_err(|e| go_yaml_error(body, e))?
+        }
+        Err(e) => return Err(go_yaml_error(body, e)),
     };
     Ok(YamlBody { object, duplicates })
 }
@@ -52,10 +54,14 @@ fn parse(body: &[u8], duplicates: DuplicateKeyPolicy) -> Result<Value, Error> {
 }
 
 /// A parser error as go-yaml words it: `yaml: line N: <problem>`.
-fn go_yaml_error(e: Error) -> String {
+fn go_yaml_error(body: &[u8], e: Error) -> String {
     let e = e.without_snippet();
     let text = e.to_string();
     let first = text.lines().next().unwrap_or_default();
+    // A collection left open at the very end: go-yaml meets the end where a node should be.
+    if let Some(at_end) = crate::engine::representation::yaml::node_content_error(body, first) {
+        return at_end;
+    }
     // The parser says where in its own words, before or after the problem.
     let problem = match first.split_once(": ") {
         Some((place, rest)) if place.starts_with("line ") => rest,
@@ -99,6 +105,8 @@ mod tests {
         // The oracle's words for this body.
         let e = read(b"apiVersion: a/v1\nkind: Widget\nmetadata:\n  name: [unclosed\n").expect_err("unclosed");
         assert_eq!(e, "yaml: line 4: did not find expected ',' or ']'");
+        let e = read(b"apiVersion: [\n").expect_err("open at the end");
+        assert_eq!(e, "yaml: line 1: did not find expected node content");
         let e = read(b"a: {b: 1\n").expect_err("unclosed");
         assert!(e.starts_with("yaml: line 1: did not find expected ',' or '}'"), "{e}");
     }

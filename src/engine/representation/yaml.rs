@@ -22,14 +22,14 @@ use std::cmp::Ordering;
 pub fn from_yaml(body: &[u8]) -> Result<Value, String> {
     serde_saphyr::from_slice(body).map_err(|e| {
         let first = e.to_string().lines().next().unwrap_or_default().to_string();
-        go_yaml_error(body, &first).unwrap_or(first)
+        node_content_error(body, &first).unwrap_or(first)
     })
 }
 
 /// go-yaml's error for a flow collection (`[`, `{`) left open where a node is expected
 /// (after `[`, `{`, `,` or `:`): the parser meets the end of the stream instead, on the
 /// line go-yaml gives it (a last line without a newline counts as one more).
-fn go_yaml_error(body: &[u8], parser_error: &str) -> Option<String> {
+pub(crate) fn node_content_error(body: &[u8], parser_error: &str) -> Option<String> {
     if !parser_error.contains("unclosed bracket") {
         return None;
     }
