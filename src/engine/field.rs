@@ -82,6 +82,11 @@ impl FieldError {
     pub fn invalid(field: impl Into<String>, value: impl Into<Value>, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Invalid, field, Some(value.into()), detail)
     }
+    /// An invalid value with no JSON form (a Go struct kube prints with `%#v`), shown as the
+    /// text `shown`.
+    pub fn invalid_shown(field: impl Into<String>, shown: &str, detail: &str) -> Self {
+        Self::new(ErrorType::Invalid, field, None, format!("{shown}: {detail}"))
+    }
     pub fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Required, field, None, detail)
     }

@@ -26,6 +26,7 @@ pub mod conditions;
 mod conversion;
 pub mod defaults;
 mod dns;
+mod gostring;
 pub mod metadata;
 pub mod names;
 mod schema_rules;

@@ -35,7 +35,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
     CustomResourceDefinitionVersion,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Which rules apply. On create all do; on update several are "ratchets" that only apply
 /// if the stored object already met them, so that a stricter server never locks users
@@ -233,15 +233,16 @@ fn validate_versions(spec: &CustomResourceDefinitionSpec, opts: Options, hoisted
         version_fields(v, has_status(v.subresources.as_ref()), hoisted.inverse(), opts, &vpath, "schema", errs);
     }
 
-    let versions_value = || serde_json::to_value(&spec.versions).unwrap_or(Value::Null);
+    // kube quotes its internal versions, as Go prints them.
+    let shown = || super::gostring::versions(&spec.versions, hoisted);
     let mut names: Vec<&str> = spec.versions.iter().map(|v| v.name.as_str()).collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) {
-        errs.push(FieldError::invalid(&versions_path, versions_value(), "must contain unique version names"));
+        errs.push(FieldError::invalid_shown(&versions_path, &shown(), "must contain unique version names"));
     }
     if spec.versions.iter().filter(|v| v.storage).count() != 1 {
         let detail = "must have exactly one version marked as storage version";
-        errs.push(FieldError::invalid(&versions_path, versions_value(), detail));
+        errs.push(FieldError::invalid_shown(&versions_path, &shown(), detail));
     }
     // kube's internal type carries the first version's name as `spec.version` and checks it again.
     if let Some(first) = spec.versions.first().filter(|v| !v.name.is_empty())
@@ -330,13 +331,20 @@ fn validate_names(names: &CustomResourceDefinitionNames, path: &Path) -> Vec<Fie
 
 fn validate_stored_versions(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     let path = Path::root("status").child("storedVersions");
-    let stored = crd.status.as_ref().and_then(|s| s.stored_versions.as_deref()).unwrap_or_default();
+    let given = crd.status.as_ref().and_then(|s| s.stored_versions.as_deref());
+    let stored = given.unwrap_or_default();
     if stored.is_empty() {
-        return vec![FieldError::invalid(&path, json!(stored), "must have at least one stored version")];
+        // kube's create strategy appends storage versions to a nil slice: none stays nil.
+        let shown = super::gostring::strings(given.filter(|g| !g.is_empty()));
+        return vec![FieldError::invalid_shown(&path, &shown, "must have at least one stored version")];
     }
     let mut errs = Vec::new();
     for v in crd.spec.versions.iter().filter(|v| v.storage && !stored.contains(&v.name)) {
-        errs.push(FieldError::invalid(&path, json!(stored), format!("must have the storage version {}", v.name)));
+        errs.push(FieldError::invalid_shown(
+            &path,
+            &super::gostring::strings(Some(stored)),
+            &format!("must have the storage version {}", v.name),
+        ));
     }
     // A version still holding stored data cannot disappear before a storage migration.
     // kube indexes a repeated entry by its last position.

@@ -121,21 +121,30 @@ fn version_set() {
     assert_eq!(
         create_errors(basic("widgets").versions(vec![])),
         [
-            "spec.versions: Invalid value: []: must have exactly one version marked as storage version",
-            "status.storedVersions: Invalid value: []: must have at least one stored version",
+            "spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{}: must have exactly one version marked as storage version",
+            "status.storedVersions: Invalid value: []string(nil): must have at least one stored version",
         ]
     );
     // The strategy records only the first storage version, so the second is also missing
     // from status.storedVersions.
     let two_storage = create_errors(basic("widgets").versions(vec![v("v1", true), v("v2", true)]));
     assert_eq!(two_storage.len(), 2, "{two_storage:?}");
-    assert!(two_storage[0].starts_with("spec.versions: Invalid value: [{"), "{}", two_storage[0]);
+    assert!(
+        two_storage[0].starts_with(
+            "spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{apiextensions.CustomResourceDefinitionVersion{Name:\"v1\", Served:true, Storage:true,"
+        ),
+        "{}",
+        two_storage[0]
+    );
     assert!(
         two_storage[0].ends_with(": must have exactly one version marked as storage version"),
         "{}",
         two_storage[0]
     );
-    assert_eq!(two_storage[1], "status.storedVersions: Invalid value: [\"v1\"]: must have the storage version v2");
+    assert_eq!(
+        two_storage[1],
+        "status.storedVersions: Invalid value: []string{\"v1\"}: must have the storage version v2"
+    );
     let duplicate = create_errors(basic("widgets").versions(vec![v("v1", true), v("v1", false)]));
     assert_eq!(duplicate.len(), 1, "{duplicate:?}");
     assert!(duplicate[0].ends_with(": must contain unique version names"), "{}", duplicate[0]);
@@ -420,7 +429,7 @@ fn stored_versions() {
     assert_eq!(
         strings(&validate_crd_create(&crd)),
         [
-            "status.storedVersions: Invalid value: [\"v0\"]: must have the storage version v1",
+            "status.storedVersions: Invalid value: []string{\"v0\"}: must have the storage version v1",
             "status.storedVersions[0]: Invalid value: \"v0\": missing from spec.versions; v0 was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in v0 and removes v0 from status.storedVersions",
         ]
     );
