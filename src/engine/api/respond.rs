@@ -101,8 +101,13 @@ pub async fn list(
     let shape = shape(engine, headers, q, Endpoint::Resource)?;
     let list = rest.list_raw(ns, &q.list_query()?).await?;
     let api_version = list.api_version.as_deref();
-    let items: Vec<RawObject<'_>> =
-        list.items.iter().map(|kv| RawObject::stored(&kv.value, kv.mod_revision).served_at(api_version)).collect();
+    let bytes: Vec<std::borrow::Cow<'_, [u8]>> = list.items.iter().map(|kv| list.item_bytes(kv)).collect();
+    let items: Vec<RawObject<'_>> = list
+        .items
+        .iter()
+        .zip(&bytes)
+        .map(|(kv, json)| RawObject::stored(json, kv.mod_revision).served_at(api_version))
+        .collect();
     let meta = ListMeta {
         resource_version: list.revision.to_string(),
         continue_token: list.continue_token.clone(),

@@ -42,6 +42,9 @@ pub struct RawList {
     /// The `apiVersion` to serve the items at, when the store may hold them at another
     /// (see [`super::Codec::serve_at`]); `None`: as stored.
     pub api_version: Option<Arc<str>>,
+    /// Whether the kind is typed (built in): kube's typed lists write their items without
+    /// `apiVersion` and `kind`, its unstructured ones (custom resources) with them.
+    pub typed: bool,
 }
 
 impl RawList {
@@ -71,7 +74,23 @@ impl RawList {
         if let Some(api_version) = &self.api_version {
             super::set_api_version(&mut obj, api_version);
         }
+        if self.typed
+            && let Some(map) = obj.as_object_mut()
+        {
+            map.remove("apiVersion");
+            map.remove("kind");
+        }
         obj
+    }
+
+    /// The stored bytes of one item as a list serves them (without resourceVersion):
+    /// a typed kind's without `apiVersion` and `kind`.
+    pub fn item_bytes<'a>(&self, kv: &'a KeyValue) -> std::borrow::Cow<'a, [u8]> {
+        if self.typed {
+            crate::engine::representation::raw::without_type_meta(&kv.value)
+        } else {
+            std::borrow::Cow::Borrowed(&kv.value[..])
+        }
     }
 }
 
@@ -283,7 +302,13 @@ impl Rest<'_> {
             opts.start_key = last.map(|k| format!("{k}\0"));
         };
         let last_key = dropped_last.or_else(|| items.last().map(|kv| kv.key.clone()));
-        let mut list = RawList { revision, items, api_version: codec.serve_at().cloned(), ..Default::default() };
+        let mut list = RawList {
+            revision,
+            items,
+            api_version: codec.serve_at().cloned(),
+            typed: !self.strategy.unstructured(),
+            ..Default::default()
+        };
         match last_key.filter(|_| has_more) {
             Some(last) => {
                 let start = last.strip_prefix(prefix).unwrap_or(&last);
