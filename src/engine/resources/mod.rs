@@ -250,6 +250,14 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
+    /// Checks a body's `apiVersion` and `kind` against the endpoint's (400 otherwise):
+    /// by default as kube's unstructured and CRD handlers word it; the built-in kinds
+    /// answer as their scheme's decoder does (see [`builtin::check_type_meta`]).
+    fn check_type_meta(&self, obj: &Value) -> Result<(), crate::engine::status::ApiError> {
+        let info = self.info();
+        rest::check_type_meta(obj, &info.api_version(), &info.kind)
+    }
+
     /// Whether an update without `metadata.resourceVersion` writes over whatever is
     /// stored (kube's `AllowUnconditionalUpdate`); custom resources and CRDs refuse it.
     fn allows_unconditional_update(&self) -> bool {

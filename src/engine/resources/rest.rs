@@ -269,7 +269,7 @@ impl Rest<'_> {
                 map.insert("kind".into(), Value::from(self.info().kind.clone()));
             }
         } else {
-            check_type_meta(obj, &want_version, &self.info().kind)?;
+            self.strategy.check_type_meta(obj)?;
             let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("expected an object"))?;
             map.insert("apiVersion".into(), Value::from(want_version));
             map.insert("kind".into(), Value::from(self.info().kind.clone()));

@@ -8,9 +8,11 @@
 //! field names. Field selectors are each API's own (kube's field label conversions).
 
 use super::event_conversion::{core_to_events, events_to_core, normalize_core};
-use super::{check_times, core_meta_errors, meta_update_errors};
+use super::types::{self, GoStruct};
+use super::{cannot_decode, check_times, core_meta_errors, meta_update_errors};
 use crate::engine::field::FieldError;
 use crate::engine::representation::table::TableConvertor;
+use crate::engine::resources::managed_fields::schema::Schema;
 use crate::engine::resources::selector::field_at;
 use crate::engine::resources::{FieldLookup, ResourceInfo, StorageConversion, Strategy};
 use crate::engine::schema::names::{
@@ -19,6 +21,7 @@ use crate::engine::schema::names::{
 use crate::engine::schema::object_meta::validate_object_meta;
 use crate::engine::status::ApiError;
 use serde_json::{Map, Value};
+use std::sync::{Arc, LazyLock};
 
 const REPORTING_INSTANCE_LIMIT: usize = 128;
 const ACTION_LIMIT: usize = 128;
@@ -206,6 +209,18 @@ fn time_pointers(core: bool) -> &'static [&'static str] {
 
 // ---- strategies -------------------------------------------------------------------
 
+static CORE_TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(types::CORE_EVENT.schema()));
+static V1_TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(types::EVENTS_V1_EVENT.schema()));
+
+/// What both Event APIs decode alike: the body judged by the API's Go struct (values of
+/// the wrong type refused, then times), and unknown fields dropped.
+fn decode_event(go: &'static GoStruct, obj: &Value, times: &[&str]) -> Result<(), ApiError> {
+    if let Some(why) = go.type_error(obj) {
+        return Err(cannot_decode("Event", &why));
+    }
+    check_times(obj, "Event", "v1", times)
+}
+
 /// core v1 Events: served as stored.
 pub struct CoreEventStrategy {
     info: ResourceInfo,
@@ -230,8 +245,24 @@ impl Strategy for CoreEventStrategy {
         false
     }
 
+    fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
+        super::scheme::check_type_meta(obj, &self.info)
+    }
+
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        check_times(obj, "Event", "v1", time_pointers(true))
+        decode_event(&types::CORE_EVENT, obj, time_pointers(true))
+    }
+
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        types::CORE_EVENT.prune(obj)
+    }
+
+    fn zero_object(&self) -> Value {
+        types::CORE_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        Some(Arc::clone(&CORE_TYPES))
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -301,8 +332,24 @@ impl Strategy for EventsV1Strategy {
         false
     }
 
+    fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
+        super::scheme::check_type_meta(obj, &self.info)
+    }
+
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        check_times(obj, "Event", "events.k8s.io/v1", time_pointers(false))
+        decode_event(&types::EVENTS_V1_EVENT, obj, time_pointers(false))
+    }
+
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        types::EVENTS_V1_EVENT.prune(obj)
+    }
+
+    fn zero_object(&self) -> Value {
+        types::EVENTS_V1_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        Some(Arc::clone(&V1_TYPES))
     }
 
     fn storage_conversion(&self) -> Option<StorageConversion> {
