@@ -20,7 +20,10 @@ use axum::response::Response;
 /// The names representations need for `kind`.
 pub fn kind_names(kind: &ServedKind) -> KindNames {
     let info = kind.info();
-    KindNames::new(&info.group, &info.version, &info.kind, &info.list_kind)
+    KindNames {
+        typed: !kind.strategy.unstructured(),
+        ..KindNames::new(&info.group, &info.version, &info.kind, &info.list_kind)
+    }
 }
 
 /// Negotiates the representation of a request's answer: the `Accept` header, then the
@@ -101,13 +104,8 @@ pub async fn list(
     let shape = shape(engine, headers, q, Endpoint::Resource)?;
     let list = rest.list_raw(ns, &q.list_query()?).await?;
     let api_version = list.api_version.as_deref();
-    let bytes: Vec<std::borrow::Cow<'_, [u8]>> = list.items.iter().map(|kv| list.item_bytes(kv)).collect();
-    let items: Vec<RawObject<'_>> = list
-        .items
-        .iter()
-        .zip(&bytes)
-        .map(|(kv, json)| RawObject::stored(json, kv.mod_revision).served_at(api_version))
-        .collect();
+    let items: Vec<RawObject<'_>> =
+        list.items.iter().map(|kv| RawObject::stored(&kv.value, kv.mod_revision).served_at(api_version)).collect();
     let meta = ListMeta {
         resource_version: list.revision.to_string(),
         continue_token: list.continue_token.clone(),
