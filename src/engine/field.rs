@@ -142,9 +142,18 @@ impl fmt::Display for FieldError {
 
 /// The aggregate kube prints after `is invalid: `: one error alone, several in brackets.
 pub fn aggregate_message(errors: &[FieldError]) -> String {
-    match errors {
-        [one] => one.to_string(),
-        many => format!("[{}]", many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+    // apimachinery's aggregate prints each distinct message once (the causes keep them
+    // all), and a single one without brackets.
+    let mut distinct: Vec<String> = Vec::with_capacity(errors.len());
+    for e in errors {
+        let shown = e.to_string();
+        if !distinct.contains(&shown) {
+            distinct.push(shown);
+        }
+    }
+    match distinct.as_slice() {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
     }
 }
 
@@ -235,6 +244,17 @@ impl From<&Path> for String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_aggregate_prints_each_distinct_error_once() {
+        let twice = [
+            FieldError::invalid("reason", "x", "field is immutable"),
+            FieldError::invalid("reason", "x", "field is immutable"),
+        ];
+        assert_eq!(aggregate_message(&twice), "reason: Invalid value: \"x\": field is immutable");
+        let two = [twice[0].clone(), FieldError::required("type", "")];
+        assert_eq!(aggregate_message(&two), "[reason: Invalid value: \"x\": field is immutable, type: Required value]");
+    }
 
     #[test]
     fn messages_match_kube_apiserver_wording() {
