@@ -82,16 +82,6 @@ impl RawList {
         }
         obj
     }
-
-    /// The stored bytes of one item as a list serves them (without resourceVersion):
-    /// a typed kind's without `apiVersion` and `kind`.
-    pub fn item_bytes<'a>(&self, kv: &'a KeyValue) -> std::borrow::Cow<'a, [u8]> {
-        if self.typed {
-            crate::engine::representation::raw::without_type_meta(&kv.value)
-        } else {
-            std::borrow::Cow::Borrowed(&kv.value[..])
-        }
-    }
 }
 
 /// kube's 422 for refused list options: `ListOptions.meta.k8s.io "" is invalid: ...`.
@@ -189,7 +179,9 @@ impl Rest<'_> {
         let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(bad)?;
         let fields = FieldSelector::parse_terms(q.fields.as_deref().unwrap_or("")).map_err(bad)?;
         validate(q, watch)?;
-        fields.check_supported(&self.strategy.selectable_fields()).map_err(bad)?;
+        if let Some(field) = fields.unsupported(&self.strategy.selectable_fields()) {
+            return Err(ApiError::bad_request(self.strategy.unsupported_field_label(field)));
+        }
         Ok((labels, fields.with_lookup(self.strategy.field_lookup())))
     }
 

@@ -348,6 +348,12 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether a DELETE that removes the object at once answers with the object rather
+    /// than a `Success` Status (kube's `ReturnDeletedObject`, which few kinds set).
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
     /// What a DELETE that leaves the object in place writes: kube's `markAsDeleting` by
     /// default; a namespace turns Terminating, a CRD takes its clean-up finalizer.
     fn prepare_for_deletion(&self, obj: &mut Value, now: k8s_openapi::jiff::Timestamp) {
@@ -374,6 +380,19 @@ pub trait Strategy: Send + Sync {
             f.push("metadata.namespace".into());
         }
         f
+    }
+
+    /// The group validation errors name the kind with (`Lease.coordination.k8s.io "l" is
+    /// invalid`): kube names the internal type's, which is the served group but for
+    /// events.k8s.io Events, validated as core Events.
+    fn invalid_group(&self) -> &str {
+        &self.info().group
+    }
+
+    /// kube's refusal of a field selector on `field`, which no selectable field is: the
+    /// words of the kind's field label conversion (`field label not supported: …`).
+    fn unsupported_field_label(&self, field: &str) -> String {
+        format!("field label not supported: {field}")
     }
 
     /// How objects of this kind differ from their stored form (`None`: not at all, and

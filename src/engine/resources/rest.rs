@@ -243,7 +243,7 @@ impl Rest<'_> {
     }
 
     fn invalid(&self, name: &str, errors: &[FieldError]) -> ApiError {
-        ApiError::invalid(&self.info().kind, &self.info().group, name, errors)
+        ApiError::invalid(&self.info().kind, self.strategy.invalid_group(), name, errors)
     }
 
     /// Checks `apiVersion`, `kind` and the namespace of a request body.
@@ -520,7 +520,10 @@ impl Rest<'_> {
         }
         let key = self.info().key(namespace, name);
         // The last finalizer gone from an object being deleted: it goes now.
-        if meta::deletion_timestamp(&obj).is_some() && meta::finalizers(&obj).is_empty() {
+        if meta::deletion_timestamp(&obj).is_some()
+            && meta::finalizers(&obj).is_empty()
+            && !self.strategy.defers_deletion(&obj)
+        {
             self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
             // Reported at its last stored revision, not the deletion's: the oracle answers
             // so (its storage decodes the deleted object as it was).
@@ -619,17 +622,26 @@ impl Rest<'_> {
         }
         let deferred = self.strategy.defers_deletion(&current);
         if finalizers.is_empty() && !deferred {
+            let mut deleted = current;
             if !dry_run {
-                self.store.delete(&key, rv).await.map_err(|e| self.store_error(e, name))?;
+                let gone = self.store.delete(&key, rv).await.map_err(|e| self.store_error(e, name))?;
+                // kube decodes the deleted object at the deletion's revision.
+                meta::metadata_mut(&mut deleted)
+                    .insert("resourceVersion".into(), Value::from(gone.revision.to_string()));
             }
-            return Ok(self.deleted_status(&current));
+            if self.strategy.returns_deleted_object() {
+                return Ok(deleted);
+            }
+            return Ok(self.deleted_status(&deleted));
         }
         let already_marked = meta::deletion_timestamp(&current).is_some();
         if (already_marked && !changed) || dry_run {
             return Ok(current);
         }
         let mut marked = current.clone();
-        meta::metadata_mut(&mut marked).insert("finalizers".into(), Value::from(finalizers));
+        if !finalizers.is_empty() {
+            meta::metadata_mut(&mut marked).insert("finalizers".into(), Value::from(finalizers));
+        }
         if !already_marked {
             self.strategy.prepare_for_deletion(&mut marked, self.now);
         }

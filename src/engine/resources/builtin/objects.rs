@@ -224,6 +224,23 @@ impl Strategy for BuiltinStrategy {
         fields
     }
 
+    /// kube's serviceaccount storage sets `ReturnDeletedObject`.
+    fn returns_deleted_object(&self) -> bool {
+        self.kind == Builtin::ServiceAccount
+    }
+
+    /// Only Secrets have a field label conversion of their own; the others get apimachinery's
+    /// `DefaultMetaV1FieldSelectorConversion`, which names the two it knows.
+    fn unsupported_field_label(&self, field: &str) -> String {
+        match self.kind {
+            Builtin::Secret => format!("field label not supported: {field}"),
+            _ => format!(
+                "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                crate::engine::field::go_quote(field)
+            ),
+        }
+    }
+
     fn table_convertor(&self) -> TableConvertor {
         match self.kind {
             Builtin::ConfigMap => super::printers::config_maps(),
