@@ -379,10 +379,7 @@ async fn events_are_one_storage_seen_through_two_apis() {
             .expect_err("immutable"),
     );
     assert_eq!(err.code, 422);
-    assert_eq!(
-        err.message,
-        "Event.events.k8s.io \"e2\" is invalid: message: Invalid value: \"changed\": field is immutable"
-    );
+    assert_eq!(err.message, "Event \"e2\" is invalid: message: Invalid value: \"changed\": field is immutable");
     assert_eq!(core.get("e2").await.expect("e2").message.as_deref(), Some("to 3"));
 
     // Field selectors in each API's own names; core's `source` falls back to the controller.
@@ -537,7 +534,7 @@ async fn bad_input_is_refused_as_kube_apiserver_refuses_it_and_nothing_is_stored
     let err = api_error(v1.create(&PostParams::default(), &bare).await.expect_err("strict"));
     assert_eq!(
         err.message,
-        "Event.events.k8s.io \"bare\" is invalid: [eventTime: Required value, type: Invalid value: \"\": has invalid value: ]"
+        "Event \"bare\" is invalid: [eventTime: Required value, type: Invalid value: \"\": has invalid value: ]"
     );
 
     for prefix in ["/registry/core/events/", "/registry/core/secrets/", "/registry/coordination.k8s.io/leases/"] {

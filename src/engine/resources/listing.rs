@@ -42,9 +42,6 @@ pub struct RawList {
     /// The `apiVersion` to serve the items at, when the store may hold them at another
     /// (see [`super::Codec::serve_at`]); `None`: as stored.
     pub api_version: Option<Arc<str>>,
-    /// Whether the kind is typed (built in): kube's typed lists write their items without
-    /// `apiVersion` and `kind`, its unstructured ones (custom resources) with them.
-    pub typed: bool,
 }
 
 impl RawList {
@@ -73,12 +70,6 @@ impl RawList {
         let mut obj = meta::from_stored(kv);
         if let Some(api_version) = &self.api_version {
             super::set_api_version(&mut obj, api_version);
-        }
-        if self.typed
-            && let Some(map) = obj.as_object_mut()
-        {
-            map.remove("apiVersion");
-            map.remove("kind");
         }
         obj
     }
@@ -294,13 +285,7 @@ impl Rest<'_> {
             opts.start_key = last.map(|k| format!("{k}\0"));
         };
         let last_key = dropped_last.or_else(|| items.last().map(|kv| kv.key.clone()));
-        let mut list = RawList {
-            revision,
-            items,
-            api_version: codec.serve_at().cloned(),
-            typed: !self.strategy.unstructured(),
-            ..Default::default()
-        };
+        let mut list = RawList { revision, items, api_version: codec.serve_at().cloned(), ..Default::default() };
         match last_key.filter(|_| has_more) {
             Some(last) => {
                 let start = last.strip_prefix(prefix).unwrap_or(&last);

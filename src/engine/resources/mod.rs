@@ -348,6 +348,13 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether an object being deleted is held by finalizers of the kind's own beyond
+    /// `metadata.finalizers` (a namespace's `spec.finalizers`), so that an update
+    /// removing its last metadata finalizer does not remove it.
+    fn finalizing(&self, _obj: &Value) -> bool {
+        false
+    }
+
     /// Whether a DELETE that removes the object at once answers with the object rather
     /// than a `Success` Status (kube's `ReturnDeletedObject`, which few kinds set).
     fn returns_deleted_object(&self) -> bool {

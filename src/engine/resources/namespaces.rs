@@ -92,6 +92,10 @@ impl Strategy for NamespaceStrategy {
     /// A namespace goes only once the namespace controller has emptied it and cleared
     /// `spec.finalizers`.
     fn defers_deletion(&self, obj: &Value) -> bool {
+        self.finalizing(obj)
+    }
+
+    fn finalizing(&self, obj: &Value) -> bool {
         obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
     }
 

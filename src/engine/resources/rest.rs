@@ -522,7 +522,7 @@ impl Rest<'_> {
         // The last finalizer gone from an object being deleted: it goes now.
         if meta::deletion_timestamp(&obj).is_some()
             && meta::finalizers(&obj).is_empty()
-            && !self.strategy.defers_deletion(&obj)
+            && !self.strategy.finalizing(&obj)
         {
             self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
             // Reported at its last stored revision, not the deletion's: the oracle answers
@@ -722,6 +722,14 @@ impl Rest<'_> {
             match next {
                 Some(token) if client_limit.is_none() => page_query.continue_token = Some(token),
                 _ => {
+                    // A typed list's items carry no apiVersion and kind (see
+                    // `KindNames::typed`); the engine's own readers of `list` want them.
+                    if !self.strategy.unstructured() {
+                        for item in listed.iter_mut().filter_map(Value::as_object_mut) {
+                            item.remove("apiVersion");
+                            item.remove("kind");
+                        }
+                    }
                     first["items"] = Value::Array(listed);
                     let mut list = answer.unwrap_or_default();
                     // An unstructured list (a custom resource's) always has its `continue`.
