@@ -379,10 +379,7 @@ async fn events_are_one_storage_seen_through_two_apis() {
             .expect_err("immutable"),
     );
     assert_eq!(err.code, 422);
-    assert_eq!(
-        err.message,
-        "Event.events.k8s.io \"e2\" is invalid: message: Invalid value: \"changed\": field is immutable"
-    );
+    assert_eq!(err.message, "Event \"e2\" is invalid: message: Invalid value: \"changed\": field is immutable");
     assert_eq!(core.get("e2").await.expect("e2").message.as_deref(), Some("to 3"));
 
     // Field selectors in each API's own names; core's `source` falls back to the controller.
@@ -537,7 +534,7 @@ async fn bad_input_is_refused_as_kube_apiserver_refuses_it_and_nothing_is_stored
     let err = api_error(v1.create(&PostParams::default(), &bare).await.expect_err("strict"));
     assert_eq!(
         err.message,
-        "Event.events.k8s.io \"bare\" is invalid: [eventTime: Required value, type: Invalid value: \"\": has invalid value: ]"
+        "Event \"bare\" is invalid: [eventTime: Required value, type: Invalid value: \"\": has invalid value: ]"
     );
 
     for prefix in ["/registry/core/events/", "/registry/core/secrets/", "/registry/coordination.k8s.io/leases/"] {
@@ -645,4 +642,45 @@ async fn discovery_serves_every_group_and_namespaces_are_watched_across_the_clus
     for want in ["init default", "init kube-system", "apply team Active", "apply team Terminating", "delete team"] {
         assert!(seen.contains(&want.to_string()), "{want} in {seen:?}");
     }
+}
+
+#[tokio::test]
+async fn namespaces_and_service_accounts_answer_deletes_and_names_as_kube_does() {
+    let (_engine, client) = engine().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let dotted =
+        Namespace { metadata: ObjectMeta { name: Some("a.b".into()), ..Default::default() }, ..Default::default() };
+    let e = api_error(namespaces.create(&PostParams::default(), &dotted).await.expect_err("a dot"));
+    assert_eq!(e.message, "Namespace \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": must not contain dots");
+    let long = "n".repeat(64);
+    let too_long =
+        Namespace { metadata: ObjectMeta { name: Some(long.clone()), ..Default::default() }, ..Default::default() };
+    let e = api_error(namespaces.create(&PostParams::default(), &too_long).await.expect_err("too long"));
+    assert!(e.message.contains("metadata.labels: Invalid value:"), "the name label fails too: {}", e.message);
+
+    // An update without spec keeps the stored finalizers, so the DELETE answers the
+    // Namespace, Terminating, rather than removing it at once.
+    let ns =
+        Namespace { metadata: ObjectMeta { name: Some("doomed".into()), ..Default::default() }, ..Default::default() };
+    let created = namespaces.create(&PostParams::default(), &ns).await.expect("create");
+    let mut update = Namespace { metadata: created.metadata.clone(), ..Default::default() };
+    update.metadata.labels.get_or_insert_default().insert("more".into(), "yes".into());
+    let updated = namespaces.replace("doomed", &PostParams::default(), &update).await.expect("update");
+    assert_eq!(updated.spec.and_then(|s| s.finalizers), Some(vec!["kubernetes".to_string()]));
+    let answer = namespaces.delete("doomed", &DeleteParams::default()).await.expect("delete");
+    let terminating = answer.left().expect("the Namespace, not a Status");
+    assert_eq!(terminating.status.and_then(|s| s.phase).as_deref(), Some("Terminating"));
+    assert!(terminating.metadata.finalizers.is_none(), "no empty finalizers list");
+
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    let sa =
+        ServiceAccount { metadata: ObjectMeta { name: Some("sa".into()), ..Default::default() }, ..Default::default() };
+    let created = accounts.create(&PostParams::default(), &sa).await.expect("create");
+    let deleted = accounts.delete("sa", &DeleteParams::default()).await.expect("delete").left().expect("the object");
+    assert_eq!(deleted.metadata.uid, created.metadata.uid);
+    assert_ne!(deleted.metadata.resource_version, created.metadata.resource_version, "at the deletion's revision");
+
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let e = api_error(maps.list(&ListParams::default().fields("data.a=1")).await.expect_err("unknown field"));
+    assert_eq!(e.message, "\"data.a\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
 }

@@ -250,6 +250,17 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_aggregate_prints_each_distinct_error_once() {
+        let twice = [
+            FieldError::invalid("reason", "x", "field is immutable"),
+            FieldError::invalid("reason", "x", "field is immutable"),
+        ];
+        assert_eq!(aggregate_message(&twice), "reason: Invalid value: \"x\": field is immutable");
+        let two = [twice[0].clone(), FieldError::required("type", "")];
+        assert_eq!(aggregate_message(&two), "[reason: Invalid value: \"x\": field is immutable, type: Required value]");
+    }
+
+    #[test]
     fn messages_match_kube_apiserver_wording() {
         let e = FieldError::invalid(
             "metadata.name",

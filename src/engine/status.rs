@@ -105,6 +105,13 @@ impl ApiError {
             .with_details(Self::named(gr, name))
     }
 
+    /// 404 for a path under a built-in group version that no route of it matches:
+    /// go-restful's service error, which kube writes as a generic Status with empty details.
+    pub fn no_route() -> Self {
+        Self::new(404, "NotFound", "the server could not find the requested resource")
+            .with_details(StatusDetails::default())
+    }
+
     /// 415 listing the patch types custom resources take (reference 27 wording).
     pub fn unsupported_patch() -> Self {
         Self::new(

@@ -22,7 +22,10 @@ use std::sync::Arc;
 /// The names representations need for `kind`.
 pub fn kind_names(kind: &ServedKind) -> KindNames {
     let info = kind.info();
-    KindNames::new(&info.group, &info.version, &info.kind, &info.list_kind)
+    KindNames {
+        typed: !kind.strategy.unstructured(),
+        ..KindNames::new(&info.group, &info.version, &info.kind, &info.list_kind)
+    }
 }
 
 /// Negotiates the representation of a request's answer: the `Accept` header, then the

@@ -116,6 +116,8 @@ fn custom(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
     }
 }
 
+/// A built-in kind's routes are go-restful's: a path under its group version that none
+/// of them matches is go-restful's JSON 404 ([`ApiError::no_route`]), not the plain one.
 fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
     let refuse = |named: bool| ApiError::method_not_allowed(named.then_some(method.as_str()));
     // go-restful routes `/watch/` paths of objects and collections for GET alone.
@@ -127,18 +129,18 @@ fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
         };
     }
     if kind.namespaced && t.name.is_some() && t.namespace.is_none() {
-        return Route::Unserved;
+        return Route::Refused(ApiError::no_route());
     }
     // Across namespaces a namespaced kind is only read: its route refuses other methods.
     if kind.namespaced && t.namespace.is_none() && method != Method::GET {
         return Route::Refused(refuse(false));
     }
     if !kind.namespaced && t.namespace.is_some() {
-        return Route::Unserved;
+        return Route::Refused(ApiError::no_route());
     }
     if kind.create_only {
         if t.name.is_some() || t.subresource.is_some() {
-            return Route::Unserved;
+            return Route::Refused(ApiError::no_route());
         }
         if method != Method::POST {
             return Route::Refused(refuse(true));
@@ -148,7 +150,7 @@ fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
         None => Subresource::Main,
         Some("status") if kind.status => Subresource::Status,
         Some("scale") if kind.scale => Subresource::Scale,
-        Some(_) => return Route::Unserved,
+        Some(_) => return Route::Refused(ApiError::no_route()),
     };
     let named = t.name.is_some();
     let verb = match (method.clone(), named, sub) {
@@ -315,8 +317,15 @@ mod tests {
             "405 the server does not allow this method on the requested resource (POST)"
         );
         assert_eq!(show(route(&cms, &t, &Method::GET)), "serve main get");
+        // go-restful's JSON 404 for whatever path under the group version no route matches.
         let t = target(Some("team"), "configmaps", Some("c"), Some("bogus"));
-        assert_eq!(show(route(&cms, &t, &Method::GET)), "unserved");
+        assert_eq!(show(route(&cms, &t, &Method::GET)), "404 the server could not find the requested resource");
+        let t = target(None, "configmaps", Some("c"), None);
+        assert_eq!(show(route(&cms, &t, &Method::GET)), "404 the server could not find the requested resource");
+        let namespaces =
+            KindRoutes { resource: GroupResource::new("", "namespaces"), namespaced: false, ..cms.clone() };
+        let t = target(Some("team"), "namespaces", None, None);
+        assert_eq!(show(route(&namespaces, &t, &Method::POST)), "404 the server could not find the requested resource");
         let t = target(None, "configmaps", None, None);
         assert_eq!(
             show(route(&cms, &t, &Method::POST)),

@@ -116,6 +116,10 @@ pub struct KindNames {
     /// The Go type kube-apiserver names in its 406 messages (`*unstructured.Unstructured`).
     pub go_type: String,
     pub go_list_type: String,
+    /// Whether the kind is typed (built in): kube's typed lists write their items without
+    /// `apiVersion` and `kind` (their conversion from the internal list never sets them),
+    /// its unstructured ones with them.
+    pub typed: bool,
 }
 
 impl KindNames {
@@ -127,7 +131,7 @@ impl KindNames {
             "apiextensions.k8s.io" => (format!("*apiextensions.{kind}"), format!("*apiextensions.{list_kind}")),
             _ => (UNSTRUCTURED.to_string(), "*unstructured.UnstructuredList".to_string()),
         };
-        KindNames { api_version, list_kind: list_kind.to_string(), go_type, go_list_type }
+        KindNames { api_version, list_kind: list_kind.to_string(), go_type, go_list_type, typed: false }
     }
 
     /// The names of `autoscaling/v1` `Scale`, what every `/scale` endpoint answers with.
@@ -137,6 +141,7 @@ impl KindNames {
             list_kind: "ScaleList".into(),
             go_type: "*v1.Scale".into(),
             go_list_type: "*v1.ScaleList".into(),
+            typed: true,
         }
     }
 }
@@ -287,7 +292,13 @@ fn write_list(kind: &KindNames, meta: &ListMeta, items: &[RawObject<'_>], out: &
         if i > 0 {
             out.push(b',');
         }
-        item.write_json(out);
+        if kind.typed {
+            let mut served = Vec::with_capacity(item.json.len() + 24);
+            item.write_json(&mut served);
+            out.extend_from_slice(&raw::without_type_meta(&served));
+        } else {
+            item.write_json(out);
+        }
     }
     out.extend_from_slice(b"],\"kind\":");
     out.extend_from_slice(Value::from(kind.list_kind.as_str()).to_string().as_bytes());

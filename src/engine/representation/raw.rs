@@ -305,6 +305,30 @@ pub fn write_served(obj: &[u8], api_version: Option<&str>, rv: Option<u64>, out:
     out.extend_from_slice(obj.get(copied..).unwrap_or_default());
 }
 
+/// `obj` without its top-level `apiVersion` and `kind`, as the items of kube's typed
+/// lists are written (their conversion from the internal list never sets them): borrowed
+/// when it has neither (or is no object).
+pub fn without_type_meta(obj: &[u8]) -> Cow<'_, [u8]> {
+    let Some(members) = members(obj) else { return Cow::Borrowed(obj) };
+    let is_type_meta = |m: &Member<'_>| m.key == b"apiVersion" || m.key == b"kind";
+    if !members.iter().any(is_type_meta) {
+        return Cow::Borrowed(obj);
+    }
+    let mut out = Vec::with_capacity(obj.len());
+    out.push(b'{');
+    for (i, m) in members.iter().filter(|m| !is_type_meta(m)).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(m.key);
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(m.value);
+    }
+    out.push(b'}');
+    Cow::Owned(out)
+}
+
 /// `obj` with `apiVersion` set to `api_version`: borrowed when it already says so (or is
 /// no object), so that reading an object at the version it is stored at copies nothing.
 pub fn with_api_version<'a>(obj: &'a [u8], api_version: &str) -> Cow<'a, [u8]> {
@@ -387,6 +411,15 @@ mod tests {
         assert_eq!(members(b"{}").map(|m| m.len()), Some(0));
         assert_eq!(members(b"{\"a\":"), None);
         assert_eq!(string(br#""a\nb""#).as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn typed_list_items_lose_their_type_meta() {
+        let doc = br#"{"apiVersion":"v1","data":{"kind":"x"},"kind":"ConfigMap","metadata":{"name":"a"}}"#;
+        assert_eq!(&*without_type_meta(doc), &br#"{"data":{"kind":"x"},"metadata":{"name":"a"}}"#[..]);
+        assert!(matches!(without_type_meta(br#"{"metadata":{}}"#), Cow::Borrowed(_)));
+        assert_eq!(&*without_type_meta(br#"{"kind":"K"}"#), &b"{}"[..]);
+        assert_eq!(&*without_type_meta(b"[1]"), &b"[1]"[..]);
     }
 
     #[test]

@@ -29,6 +29,21 @@ fn json_of(e: &Encoded) -> Value {
 }
 
 #[test]
+fn typed_list_items_carry_no_type_meta() {
+    let a = widget("a");
+    let items = [RawObject::stored(&a, 7)];
+    let meta = ListMeta { resource_version: "9".into(), ..Default::default() };
+    let typed = KindNames { typed: true, ..kind() };
+    let e = encode_list(&shape("application/json"), &typed, &TableConvertor::default(), &meta, &items).expect("ok");
+    let v = json_of(&e);
+    assert_eq!(v["kind"], "WidgetList");
+    assert!(v["items"][0].get("apiVersion").is_none() && v["items"][0].get("kind").is_none(), "{v}");
+    assert_eq!(v["items"][0]["metadata"]["resourceVersion"], "7");
+    let e = encode_list(&shape("application/json"), &kind(), &TableConvertor::default(), &meta, &items).expect("ok");
+    assert_eq!(json_of(&e)["items"][0]["kind"], "Widget", "unstructured items keep theirs");
+}
+
+#[test]
 fn lists_splice_resource_versions_into_stored_bytes() {
     let (a, b) = (widget("a"), widget("b"));
     let items = [RawObject::stored(&a, 7), RawObject::stored(&b, 8)];

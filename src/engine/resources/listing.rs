@@ -170,7 +170,9 @@ impl Rest<'_> {
         let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(bad)?;
         let fields = FieldSelector::parse_terms(q.fields.as_deref().unwrap_or("")).map_err(bad)?;
         validate(q, watch)?;
-        fields.check_supported(&self.strategy.selectable_fields()).map_err(bad)?;
+        if let Some(field) = fields.unsupported(&self.strategy.selectable_fields()) {
+            return Err(ApiError::bad_request(self.strategy.unsupported_field_label(field)));
+        }
         Ok((labels, fields.with_lookup(self.strategy.field_lookup())))
     }
 

@@ -251,6 +251,14 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
+    /// Checks a body's `apiVersion` and `kind` against the endpoint's (400 otherwise):
+    /// by default as kube's unstructured and CRD handlers word it; the built-in kinds
+    /// answer as their scheme's decoder does (see [`builtin::check_type_meta`]).
+    fn check_type_meta(&self, obj: &Value) -> Result<(), crate::engine::status::ApiError> {
+        let info = self.info();
+        rest::check_type_meta(obj, &info.api_version(), &info.kind)
+    }
+
     /// Whether an update without `metadata.resourceVersion` writes over whatever is
     /// stored (kube's `AllowUnconditionalUpdate`); custom resources and CRDs refuse it.
     fn allows_unconditional_update(&self) -> bool {
@@ -341,6 +349,19 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether an object being deleted is held by finalizers of the kind's own beyond
+    /// `metadata.finalizers` (a namespace's `spec.finalizers`), so that an update
+    /// removing its last metadata finalizer does not remove it.
+    fn finalizing(&self, _obj: &Value) -> bool {
+        false
+    }
+
+    /// Whether a DELETE that removes the object at once answers with the object rather
+    /// than a `Success` Status (kube's `ReturnDeletedObject`, which few kinds set).
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
     /// What a DELETE that leaves the object in place writes: kube's `markAsDeleting` by
     /// default; a namespace turns Terminating, a CRD takes its clean-up finalizer.
     fn prepare_for_deletion(&self, obj: &mut Value, now: k8s_openapi::jiff::Timestamp) {
@@ -367,6 +388,19 @@ pub trait Strategy: Send + Sync {
             f.push("metadata.namespace".into());
         }
         f
+    }
+
+    /// The group validation errors name the kind with (`Lease.coordination.k8s.io "l" is
+    /// invalid`): kube names the internal type's, which is the served group but for
+    /// events.k8s.io Events, validated as core Events.
+    fn invalid_group(&self) -> &str {
+        &self.info().group
+    }
+
+    /// kube's refusal of a field selector on `field`, which no selectable field is: the
+    /// words of the kind's field label conversion (`field label not supported: …`).
+    fn unsupported_field_label(&self, field: &str) -> String {
+        format!("field label not supported: {field}")
     }
 
     /// How objects of this kind differ from their stored form (`None`: not at all, and

@@ -1,8 +1,10 @@
 //! core/v1 Namespaces: cluster-scoped, no generation, phase Active on create.
 
 use super::{ResourceInfo, Strategy};
-use crate::engine::field::FieldError;
+use crate::engine::field::{FieldError, Path};
 use crate::engine::meta;
+use crate::engine::schema::names::name_is_dns_label;
+use crate::engine::schema::object_meta::validate_object_meta;
 use serde_json::{Value, json};
 
 /// The namespaces every engine has from the start.
@@ -36,21 +38,21 @@ pub fn new_namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 }
 
-fn validate_name(obj: &Value) -> Vec<FieldError> {
-    let name = meta::name(obj).unwrap_or_default();
-    if meta::is_dns1123_label(name) {
-        return vec![];
-    }
-    vec![FieldError::invalid(
-        "metadata.name",
-        name,
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-    )]
+/// kube's `ValidateNamespace` on the metadata: apimachinery's rules for a cluster-scoped
+/// object named by `NameIsDNSLabel`, the automatic name label included (so a name too
+/// long for a label value fails twice).
+fn validate_meta(obj: &Value) -> Vec<FieldError> {
+    let empty = Value::Object(serde_json::Map::new());
+    validate_object_meta(obj.get("metadata").unwrap_or(&empty), false, name_is_dns_label, &Path::root("metadata"))
 }
 
 impl Strategy for NamespaceStrategy {
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    fn check_type_meta(&self, obj: &Value) -> Result<(), crate::engine::status::ApiError> {
+        super::builtin::scheme::check_type_meta(obj, &self.info)
     }
 
     fn kube_storage_prefix(&self) -> String {
@@ -84,12 +86,16 @@ impl Strategy for NamespaceStrategy {
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        validate_name(obj)
+        validate_meta(obj)
     }
 
     /// A namespace goes only once the namespace controller has emptied it and cleared
     /// `spec.finalizers`.
     fn defers_deletion(&self, obj: &Value) -> bool {
+        self.finalizing(obj)
+    }
+
+    fn finalizing(&self, obj: &Value) -> bool {
         obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
     }
 
@@ -99,6 +105,18 @@ impl Strategy for NamespaceStrategy {
             map.insert("status".into(), json!({"phase": "Terminating"}));
         }
         meta::metadata_mut(obj).insert("deletionTimestamp".into(), Value::from(meta::format_time(now)));
+    }
+
+    /// kube's namespace strategy keeps the stored `spec.finalizers` (only the `/finalize`
+    /// subresource changes them) and status (only `/status` does).
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        super::copy_field(new, old, "spec");
+        super::copy_field(new, old, "status");
+    }
+
+    /// `status.phase` beside the metadata (kube's namespace field label conversion).
+    fn selectable_fields(&self) -> Vec<String> {
+        vec!["metadata.name".into(), "status.phase".into()]
     }
 
     fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {

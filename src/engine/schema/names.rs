@@ -37,14 +37,19 @@ fn is_label_shape(s: &[u8]) -> bool {
     }
 }
 
-/// `IsDNS1123Label`: `my-name`, at most 63 characters.
+/// `IsDNS1123Label`: `my-name`, at most 63 characters. A valid subdomain that is no
+/// label can only have dots, and kube says so rather than quoting the regex.
 pub fn is_dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 63 {
         errs.push(max_len(63));
     }
     if !is_label_shape(value.as_bytes()) {
-        errs.push(DNS1123_LABEL_MSG.to_string());
+        if value.split('.').all(|l| is_label_shape(l.as_bytes())) {
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(DNS1123_LABEL_MSG.to_string());
+        }
     }
     errs
 }
@@ -165,7 +170,9 @@ mod tests {
         assert_eq!(name_is_dns_subdomain("Bad_Name", false), [DNS1123_SUBDOMAIN_MSG]);
         assert!(name_is_dns_subdomain("gen-", true).is_empty());
         assert_eq!(is_dns1123_subdomain(&"a".repeat(254)), ["must be no more than 253 characters"]);
-        assert_eq!(name_is_dns_label("a.b", false), [DNS1123_LABEL_MSG]);
+        // A subdomain that is no label can only have dots, and kube says so.
+        assert_eq!(name_is_dns_label("a.b", false), ["must not contain dots"]);
+        assert_eq!(name_is_dns_label("a_b", false), [DNS1123_LABEL_MSG]);
         assert_eq!(is_dns1035_label("1abc"), [DNS1035_LABEL_MSG]);
     }
 

@@ -131,7 +131,7 @@ pub fn config_map_errors(obj: &Value) -> Vec<FieldError> {
 }
 
 /// `ValidateSecret` past the metadata: keys, total size, and what each well-known type
-/// requires (paths as kube writes them, `data[%s]` included).
+/// requires.
 pub fn secret_errors(obj: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut total = 0;
@@ -173,11 +173,11 @@ pub fn secret_errors(obj: &Value) -> Vec<FieldError> {
             }
         }
         "kubernetes.io/basic-auth" if data("username").is_none() && data("password").is_none() => {
-            errors.push(required("data[%s]", "username"));
-            errors.push(required("data[%s]", "password"));
+            errors.push(required("data", "username"));
+            errors.push(required("data", "password"));
         }
         "kubernetes.io/ssh-auth" if data("ssh-privatekey").is_none_or(|v| byte_len(v) == 0) => {
-            errors.push(required("data[%s]", "ssh-privatekey"));
+            errors.push(required("data", "ssh-privatekey"));
         }
         "kubernetes.io/tls" => {
             errors
@@ -264,7 +264,7 @@ mod tests {
         let tls = secret_errors(&json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "eA=="}}));
         assert_eq!(shown(tls), ["data[tls.key]: Required value"]);
         let basic = secret_errors(&json!({"type": "kubernetes.io/basic-auth"}));
-        assert_eq!(shown(basic), ["data[%s][username]: Required value", "data[%s][password]: Required value"]);
+        assert_eq!(shown(basic), ["data[username]: Required value", "data[password]: Required value"]);
         let docker =
             secret_errors(&json!({"type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": "e30="}}));
         assert!(docker.is_empty());

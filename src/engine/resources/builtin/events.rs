@@ -8,9 +8,11 @@
 //! field names. Field selectors are each API's own (kube's field label conversions).
 
 use super::event_conversion::{core_to_events, events_to_core, normalize_core};
-use super::{check_times, core_meta_errors, meta_update_errors};
+use super::types::{self, GoStruct};
+use super::{cannot_decode, check_times, core_meta_errors, meta_update_errors};
 use crate::engine::field::FieldError;
 use crate::engine::representation::table::TableConvertor;
+use crate::engine::resources::managed_fields::schema::Schema;
 use crate::engine::resources::selector::field_at;
 use crate::engine::resources::{FieldLookup, ResourceInfo, StorageConversion, Strategy};
 use crate::engine::schema::names::{
@@ -19,6 +21,7 @@ use crate::engine::schema::names::{
 use crate::engine::schema::object_meta::validate_object_meta;
 use crate::engine::status::ApiError;
 use serde_json::{Map, Value};
+use std::sync::{Arc, LazyLock};
 
 const REPORTING_INSTANCE_LIMIT: usize = 128;
 const ACTION_LIMIT: usize = 128;
@@ -68,8 +71,25 @@ fn is_set(e: &Value, pointer: &str) -> bool {
     e.pointer(pointer).and_then(Value::as_str).is_some_and(|s| !s.is_empty())
 }
 
+/// The field kube's `legacyValidateEvent` names the reporting controller by: the core
+/// API's own name for it, or events.k8s.io's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Core,
+    EventsV1,
+}
+
+impl Api {
+    fn reporting_controller(self) -> &'static str {
+        match self {
+            Api::Core => "reportingComponent",
+            Api::EventsV1 => "reportingController",
+        }
+    }
+}
+
 /// kube's `legacyValidateEvent`, which every Event passes, through either API.
-fn legacy_errors(e: &Value) -> Vec<FieldError> {
+fn legacy_errors(e: &Value, api: Api) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let namespace = text(e, "/metadata/namespace");
     let involved = text(e, "/involvedObject/namespace");
@@ -88,10 +108,10 @@ fn legacy_errors(e: &Value) -> Vec<FieldError> {
         }
         let controller = text(e, "/reportingComponent");
         if controller.is_empty() {
-            errors.push(FieldError::required("reportingController", ""));
+            errors.push(FieldError::required(api.reporting_controller(), ""));
         }
         for msg in is_qualified_name(controller) {
-            errors.push(FieldError::invalid("reportingController", controller, msg));
+            errors.push(FieldError::invalid(api.reporting_controller(), controller, msg));
         }
         let limited = |errors: &mut Vec<FieldError>, field: &str, pointer: &str, limit: usize, required: bool| {
             let value = text(e, pointer);
@@ -206,6 +226,18 @@ fn time_pointers(core: bool) -> &'static [&'static str] {
 
 // ---- strategies -------------------------------------------------------------------
 
+static CORE_TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(types::CORE_EVENT.schema()));
+static V1_TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(types::EVENTS_V1_EVENT.schema()));
+
+/// What both Event APIs decode alike: the body judged by the API's Go struct (values of
+/// the wrong type refused, then times), and unknown fields dropped.
+fn decode_event(go: &'static GoStruct, obj: &Value, times: &[&str]) -> Result<(), ApiError> {
+    if let Some(why) = go.type_error(obj) {
+        return Err(cannot_decode("Event", &why));
+    }
+    check_times(obj, "Event", "v1", times)
+}
+
 /// core v1 Events: served as stored.
 pub struct CoreEventStrategy {
     info: ResourceInfo,
@@ -230,8 +262,24 @@ impl Strategy for CoreEventStrategy {
         false
     }
 
+    fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
+        super::scheme::check_type_meta(obj, &self.info)
+    }
+
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        check_times(obj, "Event", "v1", time_pointers(true))
+        decode_event(&types::CORE_EVENT, obj, time_pointers(true))
+    }
+
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        types::CORE_EVENT.prune(obj)
+    }
+
+    fn zero_object(&self) -> Value {
+        types::CORE_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        Some(Arc::clone(&CORE_TYPES))
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -241,7 +289,7 @@ impl Strategy for CoreEventStrategy {
     /// The legacy rules; only when they pass, the generic metadata rules (kube's
     /// `BeforeCreate` runs the strategy's validation first).
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        let errors = legacy_errors(obj);
+        let errors = legacy_errors(obj, Api::Core);
         if !errors.is_empty() {
             return errors;
         }
@@ -260,7 +308,7 @@ impl Strategy for CoreEventStrategy {
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errors = meta_update_errors(new, old);
-        errors.extend(legacy_errors(new));
+        errors.extend(legacy_errors(new, Api::Core));
         errors
     }
 
@@ -301,8 +349,29 @@ impl Strategy for EventsV1Strategy {
         false
     }
 
+    fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
+        super::scheme::check_type_meta(obj, &self.info)
+    }
+
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        check_times(obj, "Event", "events.k8s.io/v1", time_pointers(false))
+        decode_event(&types::EVENTS_V1_EVENT, obj, time_pointers(false))
+    }
+
+    /// Validated as the internal `core.Event`: `Event "name" is invalid`.
+    fn invalid_group(&self) -> &str {
+        ""
+    }
+
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        types::EVENTS_V1_EVENT.prune(obj)
+    }
+
+    fn zero_object(&self) -> Value {
+        types::EVENTS_V1_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        Some(Arc::clone(&V1_TYPES))
     }
 
     fn storage_conversion(&self) -> Option<StorageConversion> {
@@ -315,7 +384,7 @@ impl Strategy for EventsV1Strategy {
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
         let core = events_to_core(obj.clone());
-        let mut errors = legacy_errors(&core);
+        let mut errors = legacy_errors(&core, Api::EventsV1);
         errors.extend(strict_create_errors(&core));
         errors
     }
@@ -327,7 +396,7 @@ impl Strategy for EventsV1Strategy {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let (new, old) = (events_to_core(new.clone()), events_to_core(old.clone()));
         let mut errors = meta_update_errors(&new, &old);
-        errors.extend(legacy_errors(&new));
+        errors.extend(legacy_errors(&new, Api::EventsV1));
         errors.extend(strict_update_errors(&new, &old));
         errors
     }
@@ -396,6 +465,16 @@ mod tests {
         assert!(s.validate_update(&new, &old).is_empty());
         new["note"] = json!("changed");
         assert_eq!(shown(s.validate_update(&new, &old)), ["message: Invalid value: \"changed\": field is immutable"]);
+    }
+
+    #[test]
+    fn each_api_names_the_reporting_controller_its_own_way() {
+        let e = json!({"metadata": {"name": "e", "namespace": "default"}, "eventTime": "2024-05-01T10:00:00.000000Z",
+                       "reportingInstance": "i", "action": "a", "reason": "r"});
+        let fields = |api| legacy_errors(&e, api).into_iter().map(|e| e.field).collect::<Vec<_>>();
+        assert!(fields(Api::Core).iter().all(|f| f == "reportingComponent"), "{:?}", fields(Api::Core));
+        assert!(fields(Api::EventsV1).iter().all(|f| f == "reportingController"), "{:?}", fields(Api::EventsV1));
+        assert_eq!(fields(Api::Core).len(), 3, "required, then the qualified-name problems");
     }
 
     #[test]

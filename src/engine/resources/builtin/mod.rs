@@ -15,6 +15,8 @@ pub mod events;
 pub mod objects;
 pub mod printers;
 pub mod reviews;
+pub mod scheme;
+pub mod types;
 
 use super::{ResourceInfo, Strategy};
 use crate::engine::field::{FieldError, Path};
@@ -145,6 +147,12 @@ pub fn normalize_time(value: Value, kind: TimeKind) -> Value {
         Some(t) => Value::from(t),
         None => value,
     }
+}
+
+/// kube's answer to a body its decoder refuses: `Kind in version "v1" cannot be handled
+/// as a Kind: why` (the version without its group, as kube prints it).
+pub fn cannot_decode(kind: &str, why: &str) -> ApiError {
+    ApiError::bad_request(format!("{kind} in version \"v1\" cannot be handled as a {kind}: {why}"))
 }
 
 /// Decoding a time field that is not RFC 3339 fails the whole body with 400, as Go's

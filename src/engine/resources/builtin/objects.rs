@@ -3,15 +3,17 @@
 //! `ValidateSecret`, `ValidateServiceAccount`, `ValidateLease` and their updates), with
 //! what kube's strategies and conversions do on the way in.
 
-use super::data;
-use super::{TimeKind, check_times, core_meta_errors, meta_update_errors, normalize_time};
+use super::types::{self, GoStruct};
+use super::{TimeKind, check_times, core_meta_errors, data, meta_update_errors, normalize_time};
 use crate::engine::field::FieldError;
 use crate::engine::representation::table::TableConvertor;
+use crate::engine::resources::managed_fields::schema::Schema;
 use crate::engine::resources::{ResourceInfo, Strategy};
 use crate::engine::schema::names::{NameFn, is_qualified_name, name_is_dns_subdomain};
 use crate::engine::schema::object_meta::validate_object_meta;
 use crate::engine::status::ApiError;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Which kind a [`BuiltinStrategy`] serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,22 +28,47 @@ pub enum Builtin {
 pub struct BuiltinStrategy {
     kind: Builtin,
     info: ResourceInfo,
+    /// The kind's Go struct, and the field types managedFields derive from it.
+    go: &'static GoStruct,
+    types: Arc<Schema>,
 }
 
 /// The Lease time fields (`metav1.MicroTime`).
 const LEASE_TIMES: [&str; 2] = ["/spec/acquireTime", "/spec/renewTime"];
 /// The coordinated-leader-election strategies kube knows.
 const LEASE_STRATEGIES: [&str; 1] = ["OldestEmulationVersion"];
+/// The Lease fields of coordinated leader election, which kube 1.32 drops while its
+/// `CoordinatedLeaderElection` feature (alpha) is off, unless the stored Lease has them.
+const LEASE_GATED: [&str; 2] = ["strategy", "preferredHolder"];
 
 impl BuiltinStrategy {
     pub fn new(kind: Builtin) -> Self {
-        let info = match kind {
-            Builtin::ConfigMap => super::info("", "configmaps", "ConfigMap", &["cm"], true),
-            Builtin::Secret => super::info("", "secrets", "Secret", &[], true),
-            Builtin::ServiceAccount => super::info("", "serviceaccounts", "ServiceAccount", &["sa"], true),
-            Builtin::Lease => super::info("coordination.k8s.io", "leases", "Lease", &[], true),
+        let (info, go) = match kind {
+            Builtin::ConfigMap => (super::info("", "configmaps", "ConfigMap", &["cm"], true), &types::CONFIG_MAP),
+            Builtin::Secret => (super::info("", "secrets", "Secret", &[], true), &types::SECRET),
+            Builtin::ServiceAccount => {
+                (super::info("", "serviceaccounts", "ServiceAccount", &["sa"], true), &types::SERVICE_ACCOUNT)
+            }
+            Builtin::Lease => (super::info("coordination.k8s.io", "leases", "Lease", &[], true), &types::LEASE),
         };
-        BuiltinStrategy { kind, info }
+        BuiltinStrategy { kind, info, go, types: Arc::new(go.schema()) }
+    }
+
+    /// kube's `dropDisabledFields` for Leases: the gated fields go unless `old` has them.
+    fn drop_disabled(&self, obj: &mut Value, old: Option<&Value>) {
+        if self.kind != Builtin::Lease {
+            return;
+        }
+        let in_use =
+            old.and_then(|o| o.get("spec")).is_some_and(|spec| LEASE_GATED.iter().any(|f| spec.get(f).is_some()));
+        if in_use {
+            return;
+        }
+        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+            LEASE_GATED.iter().for_each(|f| {
+                spec.remove(*f);
+            });
+        }
     }
 
     fn name_fn(&self) -> NameFn {
@@ -59,18 +86,9 @@ impl BuiltinStrategy {
         }
     }
 
-    /// What kube's strategies and v1 conversions do to a body before validation.
+    /// What kube's strategies do to a body before validation.
     fn normalize(&self, obj: &mut Value) {
         match self.kind {
-            Builtin::Secret => {
-                data::fold_string_data(obj);
-                // SetDefaults_Secret: decoding defaults the type (on updates too).
-                if obj.get("type").and_then(Value::as_str).is_none_or(str::is_empty)
-                    && let Some(map) = obj.as_object_mut()
-                {
-                    map.insert("type".into(), Value::from("Opaque"));
-                }
-            }
             // The service account strategy keeps only the names of referenced secrets.
             Builtin::ServiceAccount => {
                 if let Some(secrets) = obj.get_mut("secrets").and_then(Value::as_array_mut) {
@@ -92,7 +110,7 @@ impl BuiltinStrategy {
                     }
                 }
             }
-            Builtin::ConfigMap => {}
+            Builtin::ConfigMap | Builtin::Secret => {}
         }
     }
 }
@@ -111,19 +129,51 @@ impl Strategy for BuiltinStrategy {
         false
     }
 
-    /// `[]byte` fields that are not base64 and times that are not RFC 3339 fail decoding
-    /// (400), before any validation.
+    fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
+        super::scheme::check_type_meta(obj, &self.info)
+    }
+
+    /// Values of the wrong JSON type, `[]byte` fields that are not base64 and times that
+    /// are not RFC 3339 fail decoding (400), before any validation.
     fn decode(&self, obj: &Value) -> Result<(), ApiError> {
+        if let Some(why) = self.go.type_error(obj) {
+            return Err(super::cannot_decode(&self.info.kind, &why));
+        }
         match self.kind {
             Builtin::Secret => data::check_base64(obj, "Secret", "data"),
             Builtin::ConfigMap => data::check_base64(obj, "ConfigMap", "binaryData"),
-            Builtin::Lease => check_times(obj, "Lease", "coordination.k8s.io/v1", &LEASE_TIMES),
+            Builtin::Lease => check_times(obj, "Lease", "v1", &LEASE_TIMES),
             Builtin::ServiceAccount => Ok(()),
         }
     }
 
+    /// Decoding drops what the Go struct lacks; a Secret's v1 conversion folds
+    /// `stringData` into `data` and its defaulting sets the type, so the field manager
+    /// sees (and records) `data` and `type` only.
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        let dropped = self.go.prune(obj);
+        if self.kind == Builtin::Secret {
+            data::fold_string_data(obj);
+            if obj.get("type").and_then(Value::as_str).is_none_or(str::is_empty)
+                && let Some(map) = obj.as_object_mut()
+            {
+                map.insert("type".into(), Value::from("Opaque"));
+            }
+        }
+        dropped
+    }
+
+    fn zero_object(&self) -> Value {
+        self.go.zero_object(&self.info.api_version(), &self.info.kind)
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        Some(Arc::clone(&self.types))
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         self.normalize(obj);
+        self.drop_disabled(obj, None);
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
@@ -140,8 +190,9 @@ impl Strategy for BuiltinStrategy {
         errors
     }
 
-    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         self.normalize(new);
+        self.drop_disabled(new, Some(old));
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
@@ -171,6 +222,23 @@ impl Strategy for BuiltinStrategy {
             fields.push("type".into());
         }
         fields
+    }
+
+    /// kube's serviceaccount storage sets `ReturnDeletedObject`.
+    fn returns_deleted_object(&self) -> bool {
+        self.kind == Builtin::ServiceAccount
+    }
+
+    /// Only Secrets have a field label conversion of their own; the others get apimachinery's
+    /// `DefaultMetaV1FieldSelectorConversion`, which names the two it knows.
+    fn unsupported_field_label(&self, field: &str) -> String {
+        match self.kind {
+            Builtin::Secret => format!("field label not supported: {field}"),
+            _ => format!(
+                "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                crate::engine::field::go_quote(field)
+            ),
+        }
     }
 
     fn table_convertor(&self) -> TableConvertor {
@@ -261,12 +329,13 @@ mod tests {
     fn secrets_default_their_type_and_keep_it() {
         let s = BuiltinStrategy::new(Builtin::Secret);
         let mut obj = json!({"metadata": {"name": "s"}, "stringData": {"user": "admin"}});
-        s.prepare_for_create(&mut obj);
+        assert!(s.prune_and_default(&mut obj).is_empty());
         assert_eq!(obj, json!({"metadata": {"name": "s"}, "data": {"user": "YWRtaW4="}, "type": "Opaque"}));
         let old = json!({"metadata": {"name": "s", "namespace": "default"}, "type": "kubernetes.io/tls",
                          "data": {"tls.crt": "eA==", "tls.key": "eA=="}});
         let mut new =
             json!({"metadata": {"name": "s", "namespace": "default"}, "data": {"tls.crt": "eA==", "tls.key": "eA=="}});
+        s.prune_and_default(&mut new);
         s.prepare_for_update(&mut new, &old);
         let errs: Vec<String> = s.validate_update(&new, &old).iter().map(ToString::to_string).collect();
         assert_eq!(errs, ["type: Invalid value: \"Opaque\": field is immutable"]);

@@ -114,6 +114,12 @@ impl FieldSelector {
         field_parser::parse(s).map(|terms| FieldSelector(terms, None)).map_err(SelectorError)
     }
 
+    /// The first field (in sorted order) that is not one of `supported`, for kinds that
+    /// word kube's `ConvertFieldLabel` refusal their own way.
+    pub fn unsupported(&self, supported: &[String]) -> Option<&str> {
+        self.0.iter().map(|(field, _, _)| field.as_str()).find(|f| !supported.iter().any(|s| s == f))
+    }
+
     /// Whether every field is one of `supported` (kube's `ConvertFieldLabel`).
     pub fn check_supported(&self, supported: &[String]) -> Result<(), SelectorError> {
         field_parser::check_supported(&self.0, supported).map_err(SelectorError)
