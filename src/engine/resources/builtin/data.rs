@@ -162,11 +162,11 @@ pub fn secret_errors(obj: &Value) -> Vec<FieldError> {
                 None => errors.push(required("data", key)),
                 Some(value) => {
                     let bytes = value.as_str().and_then(|s| decode_base64(s).ok()).unwrap_or_default();
-                    if let Err(e) = serde_json::from_slice::<Map<String, Value>>(&bytes) {
+                    if let Err(problem) = json_problem(&bytes) {
                         errors.push(FieldError::invalid(
                             Path::root("data").key(key).as_str(),
                             "<secret contents redacted>",
-                            json_problem(&e),
+                            problem,
                         ));
                     }
                 }
@@ -188,14 +188,17 @@ pub fn secret_errors(obj: &Value) -> Vec<FieldError> {
     errors
 }
 
-/// Go's `json.Unmarshal` errors, as near as serde's allow.
-fn json_problem(e: &serde_json::Error) -> String {
-    if e.is_eof() {
-        "unexpected end of JSON input".to_string()
-    } else if e.is_data() {
-        "json: cannot unmarshal into Go value of type map[string]interface {}".to_string()
-    } else {
-        format!("invalid character at offset {}", e.column())
+/// Why Go's `json.Unmarshal` into a map refuses `bytes`, in its words: its scanner's syntax
+/// errors first, then a value that is no object.
+fn json_problem(bytes: &[u8]) -> Result<(), String> {
+    crate::engine::resources::continue_token::go_json::check_valid(bytes)?;
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(_) | Value::Null) => Ok(()),
+        Ok(other) => Err(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            crate::engine::resources::go_decode::go_kind(&other)
+        )),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -223,6 +226,18 @@ mod tests {
 
     fn shown(errors: Vec<FieldError>) -> Vec<String> {
         errors.iter().map(ToString::to_string).collect()
+    }
+
+    /// The oracle's words for a docker config that is no JSON object (builtins golden).
+    #[test]
+    fn docker_configs_are_refused_in_go_s_json_words() {
+        assert_eq!(json_problem(b"not json"), Err("invalid character 'o' in literal null (expecting 'u')".into()));
+        assert_eq!(json_problem(b"{\"a\":"), Err("unexpected end of JSON input".into()));
+        assert_eq!(
+            json_problem(b"[1]"),
+            Err("json: cannot unmarshal array into Go value of type map[string]interface {}".into())
+        );
+        assert_eq!(json_problem(b"{\"auths\":{}}"), Ok(()));
     }
 
     #[test]

@@ -197,8 +197,14 @@ fn strict_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
     for (field, path) in fields {
         let (n, o) = (new.get(field), old.get(field));
         if n != o {
-            let shown = n.cloned().unwrap_or(Value::from(""));
-            errors.push(FieldError::invalid(path, shown, "field is immutable"));
+            errors.push(match field {
+                // kube quotes its internal structs as Go's `%#v` prints them.
+                "involvedObject" => {
+                    FieldError::invalid_shown(path, &go_struct(n, OBJECT_REFERENCE), "field is immutable")
+                }
+                "source" => FieldError::invalid_shown(path, &go_struct(n, EVENT_SOURCE), "field is immutable"),
+                _ => FieldError::invalid(path, n.cloned().unwrap_or(Value::from("")), "field is immutable"),
+            });
         }
     }
     errors
@@ -410,6 +416,35 @@ impl Strategy for EventsV1Strategy {
     }
 }
 
+/// `core.ObjectReference`'s string fields, in its Go order: (JSON name, Go name).
+const OBJECT_REFERENCE: (&str, &[(&str, &str)]) = (
+    "core.ObjectReference",
+    &[
+        ("kind", "Kind"),
+        ("namespace", "Namespace"),
+        ("name", "Name"),
+        ("uid", "UID"),
+        ("apiVersion", "APIVersion"),
+        ("resourceVersion", "ResourceVersion"),
+        ("fieldPath", "FieldPath"),
+    ],
+);
+
+/// `core.EventSource`'s fields, in its Go order.
+const EVENT_SOURCE: (&str, &[(&str, &str)]) = ("core.EventSource", &[("component", "Component"), ("host", "Host")]);
+
+/// A struct of string fields as Go's `%#v` prints it (`core.EventSource{Component:"x", Host:""}`).
+fn go_struct(value: Option<&Value>, (go_type, fields): (&str, &[(&str, &str)])) -> String {
+    let fields: Vec<String> = fields
+        .iter()
+        .map(|(json, go)| {
+            let text = value.and_then(|v| v.get(*json)).and_then(Value::as_str).unwrap_or_default();
+            format!("{go}:{}", crate::engine::field::go_quote(text))
+        })
+        .collect();
+    format!("{go_type}{{{}}}", fields.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::event_conversion::tests::v1_event;
@@ -465,6 +500,15 @@ mod tests {
         assert!(s.validate_update(&new, &old).is_empty());
         new["note"] = json!("changed");
         assert_eq!(shown(s.validate_update(&new, &old)), ["message: Invalid value: \"changed\": field is immutable"]);
+        let mut moved = old.clone();
+        moved["regarding"] = json!({"kind": "Pod", "name": "p"});
+        assert_eq!(
+            shown(s.validate_update(&moved, &old)),
+            [
+                "involvedObject.namespace: Invalid value: \"\": does not match event.namespace",
+                "involvedObject: Invalid value: core.ObjectReference{Kind:\"Pod\", Namespace:\"\", Name:\"p\", UID:\"\", APIVersion:\"\", ResourceVersion:\"\", FieldPath:\"\"}: field is immutable"
+            ]
+        );
     }
 
     #[test]
