@@ -11,7 +11,8 @@
 //!   `<continue>` (opaque: only whether there is one is a fact);
 //! - timestamps become `<time>`, Table age cells `<age>`;
 //! - validation causes are sorted (kube-apiserver's order is not stable, see the reference
-//!   INDEX), and the bracketed list in the message with them.
+//!   INDEX), and the bracketed list in the message with them; managedFields entries are
+//!   sorted by manager (kube orders them by a time kept to the second).
 //!
 //! Pure: everything here is a function of the answers and the labels seen so far.
 
@@ -232,7 +233,18 @@ fn walk(value: &Value, labels: &mut Labels, path: &[&str]) -> Value {
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(items.iter().map(|item| walk(item, labels, path)).collect()),
+        Value::Array(items) => {
+            let mut items: Vec<Value> = items.iter().map(|item| walk(item, labels, path)).collect();
+            // kube orders managedFields by time (to the second), then manager: entries written
+            // within one second on one server may straddle a second on the other.
+            if path.last() == Some(&"managedFields") {
+                items.sort_by_key(|entry| {
+                    ["manager", "operation", "subresource", "apiVersion"]
+                        .map(|key| entry.get(key).and_then(Value::as_str).unwrap_or_default().to_string())
+                });
+            }
+            Value::Array(items)
+        }
         Value::String(text) => Value::String(normalize_text(text, labels)),
         other => other.clone(),
     }
