@@ -200,9 +200,9 @@ fn strict_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
             errors.push(match field {
                 // kube quotes its internal structs as Go's `%#v` prints them.
                 "involvedObject" => {
-                    FieldError::invalid_shown(path, &go_struct(n, OBJECT_REFERENCE), "field is immutable")
+                    FieldError::invalid_shown(path, &go_struct(n, &types::OBJECT_REFERENCE), "field is immutable")
                 }
-                "source" => FieldError::invalid_shown(path, &go_struct(n, EVENT_SOURCE), "field is immutable"),
+                "source" => FieldError::invalid_shown(path, &go_struct(n, &types::EVENT_SOURCE), "field is immutable"),
                 _ => FieldError::invalid(path, n.cloned().unwrap_or(Value::from("")), "field is immutable"),
             });
         }
@@ -416,33 +416,31 @@ impl Strategy for EventsV1Strategy {
     }
 }
 
-/// `core.ObjectReference`'s string fields, in its Go order: (JSON name, Go name).
-const OBJECT_REFERENCE: (&str, &[(&str, &str)]) = (
-    "core.ObjectReference",
-    &[
-        ("kind", "Kind"),
-        ("namespace", "Namespace"),
-        ("name", "Name"),
-        ("uid", "UID"),
-        ("apiVersion", "APIVersion"),
-        ("resourceVersion", "ResourceVersion"),
-        ("fieldPath", "FieldPath"),
-    ],
-);
-
-/// `core.EventSource`'s fields, in its Go order.
-const EVENT_SOURCE: (&str, &[(&str, &str)]) = ("core.EventSource", &[("component", "Component"), ("host", "Host")]);
-
-/// A struct of string fields as Go's `%#v` prints it (`core.EventSource{Component:"x", Host:""}`).
-fn go_struct(value: Option<&Value>, (go_type, fields): (&str, &[(&str, &str)])) -> String {
-    let fields: Vec<String> = fields
+/// A struct of string fields as Go's `%#v` prints kube's internal type for it
+/// (`core.EventSource{Component:"x", Host:""}`), its fields in `go_type`'s order.
+fn go_struct(value: Option<&Value>, go_type: &GoStruct) -> String {
+    let fields: Vec<String> = go_type
+        .fields
         .iter()
-        .map(|(json, go)| {
-            let text = value.and_then(|v| v.get(*json)).and_then(Value::as_str).unwrap_or_default();
-            format!("{go}:{}", crate::engine::field::go_quote(text))
+        .map(|field| {
+            let text = value.and_then(|v| v.get(field.json)).and_then(Value::as_str).unwrap_or_default();
+            format!("{}:{}", go_field_name(field.json), crate::engine::field::go_quote(text))
         })
         .collect();
-    format!("{go_type}{{{}}}", fields.join(", "))
+    let name = go_type.name.rsplit('.').next().unwrap_or(go_type.name);
+    format!("core.{name}{{{}}}", fields.join(", "))
+}
+
+/// The Go name of a JSON field: capitalized, with Go's initialisms.
+fn go_field_name(json: &str) -> String {
+    match json {
+        "uid" => "UID".into(),
+        "apiVersion" => "APIVersion".into(),
+        other => {
+            let mut chars = other.chars();
+            chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ pub static OBJECT_REFERENCE: GoStruct = atomic_struct(
 static OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&OBJECT_REFERENCE);
 static LOCAL_OBJECT_REFERENCE: GoStruct = atomic_struct("v1.LocalObjectReference", &[field("name", GoType::String)]);
 static LOCAL_OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&LOCAL_OBJECT_REFERENCE);
-static EVENT_SOURCE: GoStruct =
+pub static EVENT_SOURCE: GoStruct =
     plain_struct("v1.EventSource", &[field("component", GoType::String), field("host", GoType::String)]);
 static EVENT_SERIES: GoStruct =
     plain_struct("v1.EventSeries", &[field("count", GoType::Int32), field("lastObservedTime", GoType::Time)]);
