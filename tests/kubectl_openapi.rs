@@ -56,7 +56,25 @@ impl Kubectl {
         let file = self.file(&format!("{name}.json"), crd);
         self.ok(&["apply", "-f", &file]);
         self.ok(&["wait", "--for=condition=Established", &format!("crd/{name}"), "--timeout=20s"]);
+        // kube-apiserver publishes a new CRD's discovery and OpenAPI a moment after Established
+        // (the engine at once): explain and validation read them, so wait until both list it.
+        let group_version = format!("apis/{}/{}", crd["spec"]["group"].as_str().expect("group"), served_version(crd));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let plural = format!("\"name\":\"{}\"", crd["spec"]["names"]["plural"].as_str().expect("plural"));
+        while !self.ok(&["get", "--raw", "/openapi/v3"]).contains(&group_version)
+            || !self.ok(&["get", "--raw", &format!("/{group_version}")]).contains(&plural)
+        {
+            assert!(std::time::Instant::now() < deadline, "{group_version} never listed in discovery and /openapi/v3");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
+}
+
+/// The first served version of `crd`.
+fn served_version(crd: &Value) -> &str {
+    let versions = crd["spec"]["versions"].as_array().expect("versions");
+    let served = versions.iter().find(|v| v["served"] == true).expect("a served version");
+    served["name"].as_str().expect("a version name")
 }
 
 /// The CronTab CRD of the Kubernetes documentation, with descriptions for `explain`.
