@@ -189,6 +189,7 @@ fn kubectl_auth_can_i_answers_yes() {
     assert_eq!(server.ok(&["auth", "can-i", "create", "widgets"]), "yes\n");
     assert_eq!(server.ok(&["auth", "can-i", "delete", "leases", "-n", "kube-system"]), "yes\n");
     assert_eq!(server.ok(&["auth", "can-i", "*", "*"]), "yes\n");
+    // As kube-apiserver lists them for an admin in system:masters (checked against the oracle).
     let list = server.ok(&["auth", "can-i", "--list", "-n", "default"]);
     assert_eq!(
         tables(&list, &[]),
@@ -196,6 +197,25 @@ fn kubectl_auth_can_i_answers_yes() {
             &["Resources", "Non-Resource URLs", "Resource Names", "Verbs"],
             &["*.*", "[]", "[]", "[*]"],
             &["", "[*]", "[]", "[*]"],
+            &["selfsubjectreviews.authentication.k8s.io", "[]", "[]", "[create]"],
+            &["selfsubjectaccessreviews.authorization.k8s.io", "[]", "[]", "[create]"],
+            &["selfsubjectrulesreviews.authorization.k8s.io", "[]", "[]", "[create]"],
+            &["", "[/api/*]", "[]", "[get]"],
+            &["", "[/api]", "[]", "[get]"],
+            &["", "[/apis/*]", "[]", "[get]"],
+            &["", "[/apis]", "[]", "[get]"],
+            &["", "[/healthz]", "[]", "[get]"],
+            &["", "[/healthz]", "[]", "[get]"],
+            &["", "[/livez]", "[]", "[get]"],
+            &["", "[/livez]", "[]", "[get]"],
+            &["", "[/openapi/*]", "[]", "[get]"],
+            &["", "[/openapi]", "[]", "[get]"],
+            &["", "[/readyz]", "[]", "[get]"],
+            &["", "[/readyz]", "[]", "[get]"],
+            &["", "[/version/]", "[]", "[get]"],
+            &["", "[/version/]", "[]", "[get]"],
+            &["", "[/version]", "[]", "[get]"],
+            &["", "[/version]", "[]", "[get]"],
         ])]
     );
 }

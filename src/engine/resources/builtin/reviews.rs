@@ -142,11 +142,27 @@ impl Strategy for ReviewStrategy {
                 if namespace.is_empty() {
                     return Some(Err(ApiError::bad_request("no namespace on request")));
                 }
+                // kube answers without the spec, with the rules of every role bound to the user:
+                // cluster-admin through system:masters, and the bootstrap roles every
+                // authenticated user has (basic-user, discovery, public-info-viewer). kube's
+                // order follows its bindings and varies; this is the order it gives most.
                 Ok(self.answer(
-                    json!({"namespace": namespace}),
+                    json!({}),
                     json!({
-                        "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                        "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                        "resourceRules": [
+                            {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+                            {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
+                            {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                        ],
+                        "nonResourceRules": [
+                            {"verbs": ["get"], "nonResourceURLs": [
+                                "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
+                                "/readyz", "/version", "/version/",
+                            ]},
+                            {"verbs": ["*"], "nonResourceURLs": ["*"]},
+                            {"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"]},
+                        ],
                         "incomplete": false,
                     }),
                 ))
@@ -214,10 +230,10 @@ mod tests {
     #[test]
     fn rules_reviews_grant_everything_in_a_namespace() {
         let answer = review(Review::Rules, json!({"spec": {"namespace": "team"}})).expect("rules");
-        assert_eq!(
-            answer["status"]["resourceRules"][0],
-            json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})
-        );
+        assert_eq!(answer["spec"], json!({}), "kube answers without the spec");
+        let rules = answer["status"]["resourceRules"].as_array().expect("rules");
+        assert!(rules.contains(&json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})));
+        assert_eq!(rules.len(), 3, "cluster-admin's and every authenticated user's");
         let e = review(Review::Rules, json!({"spec": {}})).expect_err("no namespace");
         assert_eq!((e.code, e.message.as_str()), (400, "no namespace on request"));
     }
