@@ -48,7 +48,11 @@ impl Server {
     /// A fresh kube-apiserver from the oracle kit at `kit`, its data in `dir`.
     fn oracle(kit: &Path, dir: tempfile::TempDir) -> Server {
         let started = Command::new(kit.join("start.sh")).arg(dir.path()).output().expect("run the oracle's start.sh");
-        assert!(started.status.success(), "the oracle did not start: {}", String::from_utf8_lossy(&started.stderr));
+        if !started.status.success() {
+            // A start that failed half way may have left etcd running.
+            let _ = Command::new(kit.join("stop.sh")).arg(dir.path()).output();
+            panic!("the oracle did not start: {}", String::from_utf8_lossy(&started.stderr));
+        }
         Server { backend: Backend::Oracle(kit.to_path_buf()), kubeconfig: dir.path().join("kubeconfig"), dir }
     }
 
