@@ -9,7 +9,6 @@
 //! Go's JSON scanner's or go-yaml's sentence.
 
 use super::body_yaml;
-use crate::engine::resources::continue_token::go_json;
 use crate::engine::resources::go_decode;
 use crate::engine::status::ApiError;
 use axum::http::{HeaderMap, header};
@@ -64,7 +63,7 @@ pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, Api
         }
         Input::Json => {
             // Go's decoder scans the whole body before it reads the kind.
-            go_json::check_valid(body)
+            go_decode::check_syntax(body)
                 .map_err(|e| unrecognized(kind, &format!("couldn't get version/kind; json parse error: {e}"), body))?;
             let object = serde_json::from_slice::<Value>(body)
                 .map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))?;

@@ -287,13 +287,7 @@ impl ProtobufError {
             ProtobufError::Malformed(m) => {
                 ApiError::bad_request(format!("the body of the request was in an unknown format: {m}"))
             }
-            ProtobufError::Unsupported(_) => ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, {PROTOBUF}"
-                ),
-            ),
+            ProtobufError::Unsupported(_) => super::body::unsupported_media_type(),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! `duplicate field "spec.replicas"`), so serde's own messages would not do. Decoding into a
 //! map keeps the last of duplicate keys, as serde does, so only the reports are computed here.
 
-use super::continue_token::go_json;
+use super::go_json;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::collections::HashSet;

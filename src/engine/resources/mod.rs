@@ -10,6 +10,7 @@ pub mod continue_token;
 pub mod crds;
 pub mod custom;
 pub mod go_decode;
+mod go_json;
 pub mod jsonpatch;
 mod list_plan;
 mod list_scope;

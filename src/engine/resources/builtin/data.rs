@@ -191,7 +191,7 @@ pub fn secret_errors(obj: &Value) -> Vec<FieldError> {
 /// Why Go's `json.Unmarshal` into a map refuses `bytes`, in its words: its scanner's syntax
 /// errors first, then a value that is no object.
 fn json_problem(bytes: &[u8]) -> Result<(), String> {
-    crate::engine::resources::continue_token::go_json::check_valid(bytes)?;
+    crate::engine::resources::go_decode::check_syntax(bytes)?;
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(_) | Value::Null) => Ok(()),
         Ok(other) => Err(format!(

@@ -1,15 +1,14 @@
 //! Continue tokens, as kube's `storage.EncodeContinue`/`DecodeContinue` write and read
 //! them: `{"v":"meta.k8s.io/v1","rv":N,"start":"key"}` in unpadded URL-safe base64.
 //!
-//! Decoding goes through Go's base64 and JSON rules ([`go_base64`], [`go_json`]) because
+//! Decoding goes through Go's base64 and JSON rules ([`go_base64`], [`super::go_json`]) because
 //! kube quotes their errors to the client (`continue key is not valid: invalid character
 //! 'i' looking for beginning of value`), and refuses start keys that `path.Clean` would
 //! change, so a token can never range outside the list's prefix.
 
 mod go_base64;
-/// Also the syntax check of request bodies, which kube-apiserver's decoder words alike.
-pub(crate) mod go_json;
 
+use super::go_json;
 use crate::engine::store::Revision;
 use base64::Engine as _;
 use serde_json::Value;

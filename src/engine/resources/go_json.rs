@@ -1,7 +1,8 @@
-//! Just enough of Go's `encoding/json` to decode a continue token the way kube-apiserver
-//! does, with the sentences it quotes back to the client: the syntax check of `Unmarshal`
+//! Just enough of Go's `encoding/json` for the errors kube-apiserver quotes back to the
+//! client: the syntax check of `Unmarshal` (request bodies, patches, secrets' docker
+//! configs, continue tokens)
 //! (a transcription of the state machine in Go's `scanner.go`, so the first bad byte and
-//! the words around it are Go's) and the member-by-member decode into
+//! the words around it are Go's) and, for continue tokens, the member-by-member decode into
 //! `continueToken{v string; rv int64; start string}` with its type errors.
 //!
 //! The scanner is iterative with a bounded stack (Go's maximum nesting depth), so no input
