@@ -529,7 +529,7 @@ impl Rest<'_> {
 
     /// [`Rest::write_update`], with managedFields recorded as an update or set by an apply.
     #[allow(clippy::too_many_arguments)]
-    async fn write_tracked(
+    pub(super) async fn write_tracked(
         &self,
         namespace: Option<&str>,
         name: &str,

@@ -3,8 +3,7 @@
 //! through the main endpoint's rules, so generation, validation and the shared
 //! resourceVersion all behave as for an ordinary update.
 
-use super::managed_fields::fieldmanager::gvk_string;
-use super::managed_fields::verbs::{decode_yaml, validate_patch_options};
+use super::managed_fields::verbs::{Tracking, decode_yaml, validate_patch_options};
 use super::patch::{self, PatchType};
 use super::rest::{FieldValidation, Rest, Subresource, WriteOptions, check_type_meta, parse_precondition};
 use super::scale::{self, ScalePaths};
@@ -81,9 +80,8 @@ impl Rest<'_> {
         self.write_scale(namespace, name, &patched, &old, paths, opts).await
     }
 
-    /// An apply patch to `/scale`, as far as the engine takes it: kube's ScaleHandler needs
-    /// the object (404 without it), and its field manager refuses a configuration of any
-    /// type but `autoscaling/v1` Scale. Applying a Scale itself is not served (415).
+    /// An apply patch to `/scale`: kube's scale handler needs the object (404 without it)
+    /// and applies an `autoscaling/v1` Scale ([`Rest::apply_scale_patch`]).
     pub async fn apply_scale(
         &self,
         namespace: Option<&str>,
@@ -92,15 +90,14 @@ impl Rest<'_> {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         validate_patch_options(true, opts)?;
-        self.scale_paths()?;
-        self.get(namespace, name).await?;
+        let paths = self.scale_paths()?;
+        let live = self.get(namespace, name).await?;
         let config = decode_yaml(body)?;
-        let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or_default().to_string();
-        let (api_version, kind) = (text("apiVersion"), text("kind"));
-        if api_version != "autoscaling/v1" || kind != "Scale" {
-            return Err(ApiError::bad_request(format!("invalid object type: {}", gvk_string(&api_version, &kind))));
-        }
-        Err(ApiError::unsupported_patch())
+        let obj = self.apply_scale_patch(&live, &config, paths, opts)?;
+        let expected = meta::resource_version(&live).and_then(meta::parse_resource_version);
+        let written =
+            self.write_tracked(namespace, name, obj, &live, expected, Subresource::Scale, opts, Tracking::Applied).await?;
+        Ok(scale::scale_of(&written, paths))
     }
 
     async fn write_scale(

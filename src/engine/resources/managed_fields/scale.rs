@@ -22,7 +22,7 @@ use super::set::Set;
 use serde_json::Value;
 
 /// The Scale's own version, which the translated `Update` entries are identified by.
-const SCALE_API_VERSION: &str = "autoscaling/v1";
+pub const SCALE_API_VERSION: &str = "autoscaling/v1";
 
 /// `spec.replicas` of the Scale.
 fn scale_replicas() -> Vec<PathElement> {
@@ -128,6 +128,18 @@ pub fn after_scale_write(live: &Value, write: &ScaleWrite) -> Option<Value> {
     // An untracked Scale stays untracked; the entries come back as they were read.
     let scale = if scale.fields.is_empty() { scale } else { update_scale(scale, write) };
     managers::encode(&to_parent(&parent, scale, write))
+}
+
+/// The Scale's managedFields as kube's `ToSubresource` hands them to the Scale's field
+/// manager for an apply through `/scale`, or `None` when no entry owns the replicas.
+pub fn scale_entries(live: &Value, write: &ScaleWrite) -> Option<Value> {
+    managers::encode(&to_subresource(&managers::live(live), write))
+}
+
+/// The managedFields an apply through `/scale` leaves on the custom resource `live`: the
+/// entries of the applied Scale `applied`, translated back (`ToParent`).
+pub fn after_scale_apply(live: &Value, applied: &Value, write: &ScaleWrite) -> Option<Value> {
+    managers::encode(&to_parent(&managers::live(live), managers::live(applied), write))
 }
 
 #[cfg(test)]
