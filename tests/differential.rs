@@ -111,6 +111,10 @@ where
 fn excerpt(value: Option<&serde_json::Value>) -> String {
     let Some(value) = value else { return "(absent)".to_string() };
     let text = value.to_string();
+    // DIFFERENTIAL_FULL=1 shows values whole (long messages differ far from their start).
+    if std::env::var_os("DIFFERENTIAL_FULL").is_some() {
+        return text;
+    }
     match text.char_indices().nth(EXCERPT) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,

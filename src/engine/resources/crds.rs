@@ -6,7 +6,6 @@ use super::{ResourceInfo, Strategy};
 use crate::engine::field::FieldError;
 use crate::engine::meta;
 use crate::engine::registry::{conditions, defaults, validation};
-use crate::engine::status::ApiError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
@@ -146,12 +145,10 @@ impl Strategy for CrdStrategy {
         Some(Arc::clone(&TYPES))
     }
 
-    fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        serde_json::from_value::<CustomResourceDefinition>(obj.clone()).map(|_| ()).map_err(|e| {
-            ApiError::bad_request(format!(
-                "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: {e}"
-            ))
-        })
+    fn decode(&self, obj: &Value) -> Result<(), super::Undecodable> {
+        serde_json::from_value::<CustomResourceDefinition>(obj.clone())
+            .map(|_| ())
+            .map_err(|e| super::Undecodable(e.to_string()))
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {

@@ -18,11 +18,10 @@
 //! storage version: `apiVersion` is rewritten and the object pruned to the schema of the
 //! version it is converted to ([`VersionConversion`]).
 
-use super::{ResourceInfo, Strategy, VersionConversion};
+use super::{ResourceInfo, Strategy, Undecodable, VersionConversion};
 use crate::engine::field::{FieldError, Path};
 use crate::engine::schema::names::{name_is_dns_subdomain, validate_path_segment_name};
 use crate::engine::schema::{Schema, object_meta, validate_object_meta, validate_object_meta_update};
-use crate::engine::status::ApiError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionVersion,
 };
@@ -228,21 +227,14 @@ impl Strategy for CustomResourceStrategy {
         false
     }
 
-    /// kube refuses a body it cannot decode with 400 `<Kind> in version "<v>" cannot be
-    /// handled as a <Kind>: ...`: metadata that is not an `ObjectMeta`, or an embedded
-    /// resource whose `apiVersion`/`kind` is not a string.
-    fn decode(&self, obj: &Value) -> Result<(), ApiError> {
+    /// What kube's unstructured decoder refuses: metadata that is not an `ObjectMeta`,
+    /// or an embedded resource whose `apiVersion`/`kind` is not a string.
+    fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
         let checked = match self.schema() {
             Some(schema) => schema.check_decode(obj),
             None => obj.get("metadata").map_or(Ok(()), object_meta::check_types),
         };
-        checked.map_err(|e| {
-            let kind = &self.info.kind;
-            ApiError::bad_request(format!(
-                "{kind} in version {:?} cannot be handled as a {kind}: {e}",
-                self.info.version
-            ))
-        })
+        checked.map_err(|e| Undecodable(e.to_string()))
     }
 
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
@@ -352,7 +344,7 @@ mod tests {
         assert_eq!(obj["spec"], json!({"size": 1, "color": "red"}));
         let mut bad = widget(json!({}));
         bad["metadata"]["labels"] = json!("x");
-        let err = s.decode(&bad).expect_err("labels must be a map");
+        let err = s.undecodable_body(&s.decode(&bad).expect_err("labels must be a map"));
         assert_eq!(err.code, 400);
         assert!(err.message.starts_with("Widget in version \"v1\" cannot be handled as a Widget: "), "{}", err.message);
     }

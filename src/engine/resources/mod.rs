@@ -18,6 +18,7 @@ pub mod listing;
 pub mod managed_fields;
 pub mod namespaces;
 pub mod patch;
+pub(crate) mod patched_json;
 mod preconditions;
 pub mod rest;
 pub mod scale;
@@ -243,13 +244,37 @@ impl ResourceInfo {
     }
 }
 
+/// Why a kind's Go decoder refuses a value, in its own words (`json: cannot unmarshal …`,
+/// `illegal base64 data at input byte 0`): kube wraps them one way for a request body
+/// (400) and another for a patched object (422 on `patch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecodable(pub String);
+
 /// Kind-specific behaviour, as kube-apiserver's `rest.RESTCreateStrategy` and friends.
 pub trait Strategy: Send + Sync {
     fn info(&self) -> &ResourceInfo;
 
-    /// Checks that a request body decodes as this kind (kube answers 400 otherwise).
-    fn decode(&self, _obj: &serde_json::Value) -> Result<(), crate::engine::status::ApiError> {
+    /// Checks that a body or patched object decodes as this kind's Go type.
+    fn decode(&self, _obj: &serde_json::Value) -> Result<(), Undecodable> {
         Ok(())
+    }
+
+    /// kube's 400 for a request body the decoder refuses: `Kind in version "v1" cannot be
+    /// handled as a Kind: why` (the version without its group, as kube prints it).
+    fn undecodable_body(&self, why: &Undecodable) -> crate::engine::status::ApiError {
+        let info = self.info();
+        crate::engine::status::ApiError::bad_request(format!(
+            "{kind} in version \"{}\" cannot be handled as a {kind}: {}",
+            info.version,
+            why.0,
+            kind = info.kind
+        ))
+    }
+
+    /// The Go struct a typed kind decodes into, whose field order kube's JSON follows
+    /// (`None`: unstructured, or not described; its JSON has sorted keys).
+    fn go_struct(&self) -> Option<&'static builtin::types::GoStruct> {
+        None
     }
 
     /// Checks a body's `apiVersion` and `kind` against the endpoint's (400 otherwise):

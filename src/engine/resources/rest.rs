@@ -7,6 +7,7 @@
 use super::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
 use super::managed_fields::{PatchOutcome, Tracking};
 use super::patch::{self, PatchType};
+use super::patched_json::PatchSource;
 use super::scale::{self, ScalePaths};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
@@ -98,15 +99,15 @@ impl WriteOptions {
 pub(super) enum Origin<'a> {
     /// A create or update body (duplicate fields noted in [`WriteOptions::decode_errors`]).
     Body,
-    /// A patched object, as it was before decoding, and the strict errors of the patch.
-    Patch { patched: &'a Value, applied: Vec<String> },
+    /// A patched object, as it was before decoding (`Null` when not kept), the patch it
+    /// came from, and the strict errors of the patch.
+    Patch { patched: &'a Value, source: PatchSource<'a>, applied: Vec<String> },
 }
 
 /// kube's answer when a patched object does not decode: a 422 on the field `patch`, with
-/// the patched object's JSON as its value (`NewInvalid` of an empty kind and name).
-pub(super) fn patch_invalid(patched: &Value, why: &str) -> ApiError {
-    let json = crate::engine::representation::gofmt::go_json(patched);
-    ApiError::invalid("", "", "", &[FieldError::invalid("patch", json.as_str(), why)])
+/// the JSON the patch produced as its value (`NewInvalid` of an empty kind and name).
+pub(super) fn patch_invalid(patched_json: &str, why: &str) -> ApiError {
+    ApiError::invalid("", "", "", &[FieldError::invalid("patch", patched_json, why)])
 }
 
 /// The finalizer the garbage collector clears after orphaning an owner's dependents.
@@ -340,7 +341,22 @@ impl Rest<'_> {
             // The unstructured decoder reads `2.0` as a float Go writes back as `2`.
             super::go_decode::integral_floats(obj);
         }
-        self.strategy.decode(obj)?;
+        if let (Origin::Patch { source, .. }, Some(go)) = (&origin, self.strategy.go_struct())
+            && source.patch_type == PatchType::StrategicMerge
+            && let Some(why) = super::builtin::unstructured_convert::conversion_error(obj, go)
+        {
+            // A strategic merge is converted from maps, not decoded: kube quotes the patch.
+            let patch: Value = serde_json::from_slice(source.body).unwrap_or(Value::Null);
+            let quoted = super::builtin::unstructured_convert::go_print(&patch);
+            return Err(patch_invalid(&quoted, &why));
+        }
+        if let Err(why) = self.strategy.decode(obj) {
+            return Err(match &origin {
+                Origin::Body => self.strategy.undecodable_body(&why),
+                // Nothing has changed `obj` yet: it is the patched object.
+                Origin::Patch { source, .. } => patch_invalid(&self.patched_json(obj, source), &why.0),
+            });
+        }
         let mut strict = match &origin {
             Origin::Body => opts.take_decode_errors(),
             Origin::Patch { applied, .. } => applied.clone(),
@@ -359,11 +375,16 @@ impl Rest<'_> {
             FieldValidation::Strict => {
                 let why = format!("strict decoding error: {}", strict.join(", "));
                 Err(match origin {
-                    Origin::Patch { patched, .. } => patch_invalid(patched, &why),
+                    Origin::Patch { patched, source, .. } => patch_invalid(&self.patched_json(patched, &source), &why),
                     Origin::Body => self.undecodable(obj, &why),
                 })
             }
         }
+    }
+
+    /// The JSON kube quotes for an object `source` produced that does not decode.
+    fn patched_json(&self, patched: &Value, source: &PatchSource) -> String {
+        super::patched_json::patched_json(patched, source, self.strategy.go_struct())
     }
 
     /// kube's `transformDecodeError` for a body whose kind was read: `Widget in version
@@ -630,6 +651,7 @@ impl Rest<'_> {
         opts: &WriteOptions,
     ) -> Result<PatchOutcome, ApiError> {
         validate_patch_options(patch_type == PatchType::Apply, opts)?;
+        let source = PatchSource { patch_type, body };
         // kube decodes a merge patch strictly (for its duplicate fields) unless told to ignore.
         let strict_decoding = opts.field_validation != FieldValidation::Ignore;
         let (old, patched, tracking) = match patch_type {
@@ -657,11 +679,11 @@ impl Rest<'_> {
         if self.strategy.unstructured() && tracking == Tracking::Update {
             // The patched JSON is decoded as a body is: without a kind it is no object.
             if let Some(why) = super::go_decode::unstructured_decode_error(&patched) {
-                return Err(patch_invalid(&patched, &why));
+                return Err(patch_invalid(&self.patched_json(&patched, &source), &why));
             }
         }
         let before_decoding = (opts.field_validation == FieldValidation::Strict).then(|| patched.clone());
-        let origin = Origin::Patch { patched: before_decoding.as_ref().unwrap_or(&Value::Null), applied };
+        let origin = Origin::Patch { patched: before_decoding.as_ref().unwrap_or(&Value::Null), source, applied };
         self.decode(&mut patched, opts, origin)?;
         check_name(&patched, name, namespace)?;
         if self.strategy.unstructured() && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {

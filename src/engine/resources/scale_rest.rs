@@ -3,9 +3,13 @@
 //! through the main endpoint's rules, so generation, validation and the shared
 //! resourceVersion all behave as for an ordinary update.
 
+use super::builtin::types::SCALE;
 use super::managed_fields::verbs::{Tracking, decode_yaml, validate_patch_options};
 use super::patch::{self, PatchType};
-use super::rest::{FieldValidation, Rest, Subresource, WriteOptions, check_type_meta, parse_precondition};
+use super::patched_json::{PatchSource, patched_json};
+use super::rest::{
+    FieldValidation, Rest, Subresource, WriteOptions, check_type_meta, parse_precondition, patch_invalid,
+};
 use super::scale::{self, ScalePaths};
 use crate::engine::meta;
 use crate::engine::status::ApiError;
@@ -60,7 +64,7 @@ impl Rest<'_> {
     ) -> Result<Value, ApiError> {
         let paths = self.scale_paths()?;
         let old = self.get(namespace, name).await?;
-        let current = scale::scale_of(&old, paths);
+        let current = self.scale_with_entries(&old, paths);
         let strict = opts.field_validation != FieldValidation::Ignore;
         let patched = match patch_type {
             PatchType::Merge => patch::merge(&current, body, strict).map(|(patched, duplicates)| {
@@ -76,6 +80,10 @@ impl Rest<'_> {
             }
         }
         .map_err(ApiError::from)?;
+        if let Some(why) = SCALE.type_error(&patched) {
+            let source = PatchSource { patch_type, body };
+            return Err(patch_invalid(&patched_json(&patched, &source, Some(&SCALE)), &why));
+        }
         check_scale_body(&patched, name)?;
         self.write_scale(namespace, name, &patched, &old, paths, opts).await
     }
@@ -95,8 +103,9 @@ impl Rest<'_> {
         let config = decode_yaml(body)?;
         let obj = self.apply_scale_patch(&live, &config, paths, opts)?;
         let expected = meta::resource_version(&live).and_then(meta::parse_resource_version);
-        let written =
-            self.write_tracked(namespace, name, obj, &live, expected, Subresource::Scale, opts, Tracking::Applied).await?;
+        let written = self
+            .write_tracked(namespace, name, obj, &live, expected, Subresource::Scale, opts, Tracking::Applied)
+            .await?;
         Ok(scale::scale_of(&written, paths))
     }
 

@@ -3,7 +3,7 @@
 //! `ValidateSecret` and their update variants).
 
 use crate::engine::field::{FieldError, Path};
-use crate::engine::status::ApiError;
+use crate::engine::resources::Undecodable;
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
@@ -28,8 +28,8 @@ pub fn decode_base64(text: &str) -> Result<Vec<u8>, usize> {
 }
 
 /// Decoding `[]byte` maps (`Secret.data`, `ConfigMap.binaryData`): a value that is not
-/// base64 fails the whole body with 400, as kube's decoder does.
-pub fn check_base64(obj: &Value, kind: &str, field: &str) -> Result<(), ApiError> {
+/// base64 fails the whole body, as kube's decoder does.
+pub fn check_base64(obj: &Value, field: &str) -> Result<(), Undecodable> {
     let Some(map) = obj.get(field).and_then(Value::as_object) else { return Ok(()) };
     for value in map.values() {
         let problem = match value {
@@ -38,9 +38,7 @@ pub fn check_base64(obj: &Value, kind: &str, field: &str) -> Result<(), ApiError
             _ => Some(0),
         };
         if let Some(at) = problem {
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version \"v1\" cannot be handled as a {kind}: illegal base64 data at input byte {at}"
-            )));
+            return Err(Undecodable(format!("illegal base64 data at input byte {at}")));
         }
     }
     Ok(())
@@ -246,13 +244,10 @@ mod tests {
         assert_eq!(decode_base64("aGVs\nbG8="), Ok(b"hello".to_vec()));
         assert_eq!(decode_base64("abc$def"), Err(3));
         assert_eq!(decode_base64("abcde"), Err(4));
-        let e = check_base64(&json!({"data": {"k": "abc$def"}}), "Secret", "data").expect_err("bad base64");
-        assert_eq!(
-            (e.code, e.message.as_str()),
-            (400, "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 3")
-        );
-        let e = check_base64(&json!({"binaryData": {"k": "!"}}), "ConfigMap", "binaryData").expect_err("bad");
-        assert!(e.message.starts_with("ConfigMap in version \"v1\" cannot be handled as a ConfigMap"), "{}", e.message);
+        let e = check_base64(&json!({"data": {"k": "abc$def"}}), "data").expect_err("bad base64");
+        assert_eq!(e.0, "illegal base64 data at input byte 3");
+        let e = check_base64(&json!({"binaryData": {"k": "!"}}), "binaryData").expect_err("bad");
+        assert_eq!(e.0, "illegal base64 data at input byte 0");
     }
 
     #[test]

@@ -9,12 +9,12 @@
 
 use super::event_conversion::{core_to_events, events_to_core, normalize_core};
 use super::types::{self, GoStruct};
-use super::{cannot_decode, check_times, core_meta_errors, meta_update_errors};
+use super::{core_meta_errors, meta_update_errors};
 use crate::engine::field::FieldError;
 use crate::engine::representation::table::TableConvertor;
 use crate::engine::resources::managed_fields::schema::Schema;
 use crate::engine::resources::selector::field_at;
-use crate::engine::resources::{FieldLookup, ResourceInfo, StorageConversion, Strategy};
+use crate::engine::resources::{FieldLookup, ResourceInfo, StorageConversion, Strategy, Undecodable};
 use crate::engine::schema::names::{
     is_dns1123_subdomain, is_qualified_name, name_is_dns_subdomain, validate_path_segment_name,
 };
@@ -222,14 +222,6 @@ fn core_field(obj: &Value, path: &str) -> Option<String> {
     }
 }
 
-fn time_pointers(core: bool) -> &'static [&'static str] {
-    if core {
-        &["/eventTime", "/firstTimestamp", "/lastTimestamp", "/series/lastObservedTime"]
-    } else {
-        &["/eventTime", "/deprecatedFirstTimestamp", "/deprecatedLastTimestamp", "/series/lastObservedTime"]
-    }
-}
-
 // ---- strategies -------------------------------------------------------------------
 
 static CORE_TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(types::CORE_EVENT.schema()));
@@ -237,11 +229,8 @@ static V1_TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(types::EVENTS
 
 /// What both Event APIs decode alike: the body judged by the API's Go struct (values of
 /// the wrong type refused, then times), and unknown fields dropped.
-fn decode_event(go: &'static GoStruct, obj: &Value, times: &[&str]) -> Result<(), ApiError> {
-    if let Some(why) = go.type_error(obj) {
-        return Err(cannot_decode("Event", &why));
-    }
-    check_times(obj, "Event", "v1", times)
+fn decode_event(go: &'static GoStruct, obj: &Value) -> Result<(), Undecodable> {
+    go.type_error(obj).or_else(|| go.time_error(obj)).map_or(Ok(()), |why| Err(Undecodable(why)))
 }
 
 /// core v1 Events: served as stored.
@@ -272,12 +261,16 @@ impl Strategy for CoreEventStrategy {
         super::scheme::check_type_meta(obj, &self.info)
     }
 
-    fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        decode_event(&types::CORE_EVENT, obj, time_pointers(true))
+    fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
+        decode_event(&types::CORE_EVENT, obj)
     }
 
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
         types::CORE_EVENT.prune(obj)
+    }
+
+    fn go_struct(&self) -> Option<&'static GoStruct> {
+        Some(&types::CORE_EVENT)
     }
 
     fn zero_object(&self) -> Value {
@@ -359,8 +352,8 @@ impl Strategy for EventsV1Strategy {
         super::scheme::check_type_meta(obj, &self.info)
     }
 
-    fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        decode_event(&types::EVENTS_V1_EVENT, obj, time_pointers(false))
+    fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
+        decode_event(&types::EVENTS_V1_EVENT, obj)
     }
 
     /// Validated as the internal `core.Event`: `Event "name" is invalid`.
@@ -370,6 +363,10 @@ impl Strategy for EventsV1Strategy {
 
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
         types::EVENTS_V1_EVENT.prune(obj)
+    }
+
+    fn go_struct(&self) -> Option<&'static GoStruct> {
+        Some(&types::EVENTS_V1_EVENT)
     }
 
     fn zero_object(&self) -> Value {

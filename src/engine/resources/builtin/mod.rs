@@ -17,13 +17,13 @@ pub mod printers;
 pub mod reviews;
 pub mod scheme;
 pub mod types;
+pub mod unstructured_convert;
 
 use super::{ResourceInfo, Strategy};
 use crate::engine::field::{FieldError, Path};
 use crate::engine::kinds::{BUILTIN_VERBS, ServedKind};
 use crate::engine::schema::names::NameFn;
 use crate::engine::schema::object_meta::validate_object_meta;
-use crate::engine::status::ApiError;
 use base64::Engine as _;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value};
@@ -149,32 +149,6 @@ pub fn normalize_time(value: Value, kind: TimeKind) -> Value {
     }
 }
 
-/// kube's answer to a body its decoder refuses: `Kind in version "v1" cannot be handled
-/// as a Kind: why` (the version without its group, as kube prints it).
-pub fn cannot_decode(kind: &str, why: &str) -> ApiError {
-    ApiError::bad_request(format!("{kind} in version \"v1\" cannot be handled as a {kind}: {why}"))
-}
-
-/// Decoding a time field that is not RFC 3339 fails the whole body with 400, as Go's
-/// `time.Parse` does in kube's decoder.
-pub fn check_times(obj: &Value, kind: &str, version: &str, pointers: &[&str]) -> Result<(), ApiError> {
-    for pointer in pointers {
-        let Some(value) = obj.pointer(pointer) else { continue };
-        let bad = match value {
-            Value::Null => false,
-            Value::String(s) => !s.is_empty() && format_time(s, TimeKind::Micro).is_none(),
-            _ => true,
-        };
-        if bad {
-            let shown = crate::engine::field::go_quote(&value.to_string());
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version \"{version}\" cannot be handled as a {kind}: parsing time {shown} as \"\\\"2006-01-02T15:04:05Z07:00\\\"\": cannot parse {shown} as \"2006\""
-            )));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,14 +168,6 @@ mod tests {
         );
         assert_eq!(format_time("2024-05-01T10:00:00.9Z", TimeKind::Seconds).as_deref(), Some("2024-05-01T10:00:00Z"));
         assert_eq!(format_time("yesterday", TimeKind::Seconds), None);
-        let e = check_times(&serde_json::json!({"eventTime": "soon"}), "Event", "v1", &["/eventTime"])
-            .expect_err("bad time");
-        assert_eq!(e.code, 400);
-        assert!(
-            e.message.starts_with("Event in version \"v1\" cannot be handled as a Event: parsing time"),
-            "{}",
-            e.message
-        );
     }
 
     #[test]

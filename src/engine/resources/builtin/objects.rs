@@ -4,11 +4,11 @@
 //! what kube's strategies and conversions do on the way in.
 
 use super::types::{self, GoStruct};
-use super::{TimeKind, check_times, core_meta_errors, data, meta_update_errors, normalize_time};
+use super::{TimeKind, core_meta_errors, data, meta_update_errors, normalize_time};
 use crate::engine::field::FieldError;
 use crate::engine::representation::table::TableConvertor;
 use crate::engine::resources::managed_fields::schema::Schema;
-use crate::engine::resources::{ResourceInfo, Strategy};
+use crate::engine::resources::{ResourceInfo, Strategy, Undecodable};
 use crate::engine::schema::names::{NameFn, is_qualified_name, name_is_dns_subdomain};
 use crate::engine::schema::object_meta::validate_object_meta;
 use crate::engine::status::ApiError;
@@ -33,8 +33,6 @@ pub struct BuiltinStrategy {
     types: Arc<Schema>,
 }
 
-/// The Lease time fields (`metav1.MicroTime`).
-const LEASE_TIMES: [&str; 2] = ["/spec/acquireTime", "/spec/renewTime"];
 /// The coordinated-leader-election strategies kube knows.
 const LEASE_STRATEGIES: [&str; 1] = ["OldestEmulationVersion"];
 /// The Lease fields of coordinated leader election, which kube 1.32 drops while its
@@ -135,16 +133,19 @@ impl Strategy for BuiltinStrategy {
 
     /// Values of the wrong JSON type, `[]byte` fields that are not base64 and times that
     /// are not RFC 3339 fail decoding (400), before any validation.
-    fn decode(&self, obj: &Value) -> Result<(), ApiError> {
-        if let Some(why) = self.go.type_error(obj) {
-            return Err(super::cannot_decode(&self.info.kind, &why));
+    fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
+        if let Some(why) = self.go.type_error(obj).or_else(|| self.go.time_error(obj)) {
+            return Err(Undecodable(why));
         }
         match self.kind {
-            Builtin::Secret => data::check_base64(obj, "Secret", "data"),
-            Builtin::ConfigMap => data::check_base64(obj, "ConfigMap", "binaryData"),
-            Builtin::Lease => check_times(obj, "Lease", "v1", &LEASE_TIMES),
-            Builtin::ServiceAccount => Ok(()),
+            Builtin::Secret => data::check_base64(obj, "data"),
+            Builtin::ConfigMap => data::check_base64(obj, "binaryData"),
+            Builtin::Lease | Builtin::ServiceAccount => Ok(()),
         }
+    }
+
+    fn go_struct(&self) -> Option<&'static GoStruct> {
+        Some(self.go)
     }
 
     /// Decoding drops what the Go struct lacks; a Secret's v1 conversion folds

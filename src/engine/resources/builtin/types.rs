@@ -17,11 +17,19 @@ use std::collections::BTreeMap;
 pub enum GoType {
     String,
     Int32,
+    Int64,
     Bool,
-    /// `metav1.Time` and `MicroTime` (their own decoding is checked elsewhere).
+    /// `metav1.Time`: RFC 3339 text, checked by [`GoStruct::time_error`].
     Time,
+    /// `metav1.MicroTime`: RFC 3339 with microseconds, checked likewise.
+    MicroTime,
+    /// A named string type (`v1.SecretType`, `types.UID`): a string Go names otherwise.
+    Named(&'static str),
     /// `[]byte`: base64 in JSON (checked elsewhere).
     Bytes,
+    /// Raw JSON kept as it came (`FieldsV1`); Go writes it with the keys its writer chose,
+    /// sorted for every writer the engine meets.
+    Raw,
     /// `map[string]T`.
     Map(&'static GoType),
     /// `[]T`; `keys` name a list keyed by those fields (`+listType=map`), else atomic.
@@ -32,7 +40,8 @@ pub enum GoType {
     Struct(&'static GoStruct),
 }
 
-/// A Go struct: its name (as `json` errors print it) and fields.
+/// A Go struct: its name (as `json` errors print it) and fields, in the struct's order
+/// (the order `json.Marshal` writes them in).
 #[derive(Debug)]
 pub struct GoStruct {
     /// `v1.ObjectReference`: the package and type, as Go's `reflect.Type.String()`.
@@ -77,7 +86,7 @@ pub static OBJECT_REFERENCE: GoStruct = atomic_struct(
         field("kind", GoType::String),
         field("namespace", GoType::String),
         field("name", GoType::String),
-        field("uid", GoType::String),
+        field("uid", GoType::Named("types.UID")),
         field("apiVersion", GoType::String),
         field("resourceVersion", GoType::String),
         field("fieldPath", GoType::String),
@@ -89,20 +98,76 @@ static LOCAL_OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&LOCAL_OBJECT_REFERE
 pub static EVENT_SOURCE: GoStruct =
     plain_struct("v1.EventSource", &[field("component", GoType::String), field("host", GoType::String)]);
 static EVENT_SERIES: GoStruct =
-    plain_struct("v1.EventSeries", &[field("count", GoType::Int32), field("lastObservedTime", GoType::Time)]);
+    plain_struct("v1.EventSeries", &[field("count", GoType::Int32), field("lastObservedTime", GoType::MicroTime)]);
 
 pub static CONFIG_MAP: GoStruct = plain_struct(
     "ConfigMap",
-    &[field("data", GoType::Map(&STRING)), field("binaryData", GoType::Map(&BYTES)), field("immutable", GoType::Bool)],
+    &[field("immutable", GoType::Bool), field("data", GoType::Map(&STRING)), field("binaryData", GoType::Map(&BYTES))],
 );
 
 pub static SECRET: GoStruct = plain_struct(
     "Secret",
     &[
+        field("immutable", GoType::Bool),
         field("data", GoType::Map(&BYTES)),
         field("stringData", GoType::Map(&STRING)),
-        field("type", GoType::String),
-        field("immutable", GoType::Bool),
+        field("type", GoType::Named("v1.SecretType")),
+    ],
+);
+
+static SCALE_SPEC: GoStruct = plain_struct("ScaleSpec", &[field("replicas", GoType::Int32)]);
+static SCALE_STATUS: GoStruct =
+    plain_struct("ScaleStatus", &[field("replicas", GoType::Int32), field("selector", GoType::String)]);
+
+/// `autoscaling/v1` Scale, the body of `/scale`.
+pub static SCALE: GoStruct =
+    plain_struct("Scale", &[value_struct("spec", &SCALE_SPEC), value_struct("status", &SCALE_STATUS)]);
+
+static OWNER_REFERENCE: GoStruct = plain_struct(
+    "v1.OwnerReference",
+    &[
+        field("apiVersion", GoType::String),
+        field("kind", GoType::String),
+        field("name", GoType::String),
+        field("uid", GoType::Named("types.UID")),
+        field("controller", GoType::Bool),
+        field("blockOwnerDeletion", GoType::Bool),
+    ],
+);
+static OWNER_REFERENCE_TYPE: GoType = GoType::Struct(&OWNER_REFERENCE);
+static MANAGED_FIELDS_ENTRY: GoStruct = plain_struct(
+    "v1.ManagedFieldsEntry",
+    &[
+        field("manager", GoType::String),
+        field("operation", GoType::Named("v1.ManagedFieldsOperationType")),
+        field("apiVersion", GoType::String),
+        field("time", GoType::Time),
+        field("fieldsType", GoType::String),
+        field("fieldsV1", GoType::Raw),
+        field("subresource", GoType::String),
+    ],
+);
+static MANAGED_FIELDS_ENTRY_TYPE: GoType = GoType::Struct(&MANAGED_FIELDS_ENTRY);
+
+/// `metav1.ObjectMeta`, for the order of its fields (its decoding is checked elsewhere).
+pub static OBJECT_META: GoStruct = plain_struct(
+    "v1.ObjectMeta",
+    &[
+        field("name", GoType::String),
+        field("generateName", GoType::String),
+        field("namespace", GoType::String),
+        field("selfLink", GoType::String),
+        field("uid", GoType::Named("types.UID")),
+        field("resourceVersion", GoType::String),
+        field("generation", GoType::Int64),
+        field("creationTimestamp", GoType::Time),
+        field("deletionTimestamp", GoType::Time),
+        field("deletionGracePeriodSeconds", GoType::Int64),
+        field("labels", GoType::Map(&STRING)),
+        field("annotations", GoType::Map(&STRING)),
+        field("ownerReferences", GoType::Slice { items: &OWNER_REFERENCE_TYPE, keys: &["uid"] }),
+        field("finalizers", GoType::Slice { items: &STRING, keys: &[] }),
+        field("managedFields", GoType::Slice { items: &MANAGED_FIELDS_ENTRY_TYPE, keys: &[] }),
     ],
 );
 
@@ -120,10 +185,10 @@ static LEASE_SPEC: GoStruct = plain_struct(
     &[
         field("holderIdentity", GoType::String),
         field("leaseDurationSeconds", GoType::Int32),
-        field("acquireTime", GoType::Time),
-        field("renewTime", GoType::Time),
+        field("acquireTime", GoType::MicroTime),
+        field("renewTime", GoType::MicroTime),
         field("leaseTransitions", GoType::Int32),
-        field("strategy", GoType::String),
+        field("strategy", GoType::Named("v1.CoordinatedLeaseStrategy")),
         field("preferredHolder", GoType::String),
     ],
 );
@@ -140,7 +205,7 @@ pub static CORE_EVENT: GoStruct = plain_struct(
         field("lastTimestamp", GoType::Time),
         field("count", GoType::Int32),
         field("type", GoType::String),
-        field("eventTime", GoType::Time),
+        field("eventTime", GoType::MicroTime),
         field("series", GoType::Struct(&EVENT_SERIES)),
         field("action", GoType::String),
         field("related", GoType::Struct(&OBJECT_REFERENCE)),
@@ -152,7 +217,7 @@ pub static CORE_EVENT: GoStruct = plain_struct(
 pub static EVENTS_V1_EVENT: GoStruct = plain_struct(
     "Event",
     &[
-        field("eventTime", GoType::Time),
+        field("eventTime", GoType::MicroTime),
         field("series", GoType::Struct(&EVENT_SERIES)),
         field("reportingController", GoType::String),
         field("reportingInstance", GoType::String),
@@ -173,8 +238,22 @@ pub static EVENTS_V1_EVENT: GoStruct = plain_struct(
 const ENVELOPE: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
 impl GoStruct {
-    fn get(&self, json: &str) -> Option<&Field> {
+    pub fn get(&self, json: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.json == json)
+    }
+
+    /// The name Go's errors give the struct holding a field: without its package.
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('.').next().unwrap_or(self.name)
+    }
+
+    /// The first time (in the struct's order, metadata first) that does not parse, worded
+    /// as `metav1.Time`'s and `MicroTime`'s decoders word it.
+    pub fn time_error(&'static self, obj: &Value) -> Option<String> {
+        static META: GoType = GoType::Struct(&OBJECT_META);
+        let map = obj.as_object()?;
+        let metadata = map.get("metadata").and_then(|m| value_time_error(m, &META));
+        metadata.or_else(|| self.fields.iter().find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty))))
     }
 
     /// The kind's zero value as kube's converter writes it: its non-pointer structs `{}`
@@ -233,6 +312,12 @@ impl GoStruct {
     /// `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`.
     pub fn type_error(&'static self, obj: &Value) -> Option<String> {
         let map = obj.as_object()?;
+        if let Some(meta) = map.get("metadata") {
+            static META: GoType = GoType::Struct(&OBJECT_META);
+            if let Some(e) = value_type_error(meta, &META, self.name, "metadata") {
+                return Some(e);
+            }
+        }
         for (key, value) in map {
             let Some(f) = self.get(key) else { continue };
             if let Some(e) = value_type_error(value, &f.ty, self.name, f.json) {
@@ -250,8 +335,11 @@ fn struct_schema(s: &'static GoStruct) -> Schema {
 
 fn type_schema(ty: &'static GoType) -> Schema {
     match ty {
-        GoType::String | GoType::Time | GoType::Bytes => Schema::Scalar(ScalarType::String),
-        GoType::Int32 => Schema::Scalar(ScalarType::Numeric),
+        GoType::String | GoType::Named(_) | GoType::Time | GoType::MicroTime | GoType::Bytes => {
+            Schema::Scalar(ScalarType::String)
+        }
+        GoType::Int32 | GoType::Int64 => Schema::Scalar(ScalarType::Numeric),
+        GoType::Raw => Schema::Deduced,
         GoType::Bool => Schema::Scalar(ScalarType::Boolean),
         GoType::Map(items) => {
             Schema::Map(MapSchema { fields: BTreeMap::new(), rest: Some(Box::new(type_schema(items))), atomic: false })
@@ -309,14 +397,47 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &str, dropped: &mut
     }
 }
 
+fn value_time_error(value: &Value, ty: &'static GoType) -> Option<String> {
+    match ty {
+        GoType::Struct(s) => {
+            let map = value.as_object()?;
+            s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty)))
+        }
+        GoType::Slice { items, .. } => value.as_array()?.iter().find_map(|v| value_time_error(v, items)),
+        _ => time_value_error(value, ty),
+    }
+}
+
+/// A `Time` or `MicroTime` that does not unmarshal from `value`, in their words.
+pub fn time_value_error(value: &Value, ty: &GoType) -> Option<String> {
+    let layout = match ty {
+        GoType::Time => "2006-01-02T15:04:05Z07:00",
+        GoType::MicroTime => "2006-01-02T15:04:05.000000Z07:00",
+        _ => return None,
+    };
+    match value {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() || super::format_time(s, super::TimeKind::Micro).is_some() => None,
+        Value::String(s) => {
+            let shown = crate::engine::field::go_quote(s);
+            Some(format!("parsing time {shown} as \"{layout}\": cannot parse {shown} as \"2006\""))
+        }
+        other => Some(format!("json: cannot unmarshal {} into Go value of type string", json_kind(other))),
+    }
+}
+
 /// Go's name of a type in `json` errors.
 fn go_name(ty: &GoType) -> String {
     match ty {
         GoType::String => "string".into(),
         GoType::Int32 => "int32".into(),
+        GoType::Int64 => "int64".into(),
         GoType::Bool => "bool".into(),
         GoType::Time => "v1.Time".into(),
+        GoType::MicroTime => "v1.MicroTime".into(),
+        GoType::Named(name) => (*name).into(),
         GoType::Bytes => "[]uint8".into(),
+        GoType::Raw => "json.RawMessage".into(),
         GoType::Map(items) => format!("map[string]{}", go_name(items)),
         GoType::Slice { items, .. } => format!("[]{}", go_name(items)),
         GoType::Struct(s) => s.name.into(),
@@ -355,8 +476,17 @@ fn value_type_error(value: &Value, ty: &'static GoType, struct_name: &str, path:
             let fits = n.as_i64().is_some_and(|i| i32::try_from(i).is_ok());
             if fits { None } else { wrong() }
         }
-        // Times decode themselves; their errors are checked elsewhere (`check_times`).
-        (GoType::Time, _) => None,
+        (GoType::Int64, Value::Number(n)) => {
+            if n.as_i64().is_some() {
+                None
+            } else {
+                wrong()
+            }
+        }
+        (GoType::Raw, _) => None,
+        (GoType::Named(_), Value::String(_)) => None,
+        // Times decode themselves; see `time_error`.
+        (GoType::Time | GoType::MicroTime, _) => None,
         (GoType::Map(items), Value::Object(map)) => {
             map.values().find_map(|v| value_type_error(v, items, struct_name, path))
         }
@@ -365,7 +495,7 @@ fn value_type_error(value: &Value, ty: &'static GoType, struct_name: &str, path:
         }
         (GoType::Struct(s), Value::Object(map)) => map.iter().find_map(|(k, v)| {
             let f = s.get(k)?;
-            value_type_error(v, &f.ty, s.name, &format!("{path}.{}", f.json))
+            value_type_error(v, &f.ty, s.short_name(), &format!("{path}.{}", f.json))
         }),
         _ => wrong(),
     }
@@ -382,16 +512,24 @@ mod tests {
             CONFIG_MAP.type_error(&json!({"data": {"a": 1}})).as_deref(),
             Some("json: cannot unmarshal number into Go struct field ConfigMap.data of type string")
         );
+        // Go names the struct holding the field without its package (the oracle's
+        // `LeaseSpec.spec.leaseDurationSeconds`), and a field's type with it.
         assert_eq!(
             CORE_EVENT.type_error(&json!({"involvedObject": {"name": true}})).as_deref(),
-            Some(
-                "json: cannot unmarshal bool into Go struct field v1.ObjectReference.involvedObject.name of type string"
-            )
+            Some("json: cannot unmarshal bool into Go struct field ObjectReference.involvedObject.name of type string")
+        );
+        assert_eq!(
+            SECRET.type_error(&json!({"type": 5})).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType")
+        );
+        assert_eq!(
+            SECRET.type_error(&json!({"metadata": {"labels": {"a": 1}}})).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string")
         );
         assert_eq!(
             LEASE.type_error(&json!({"spec": {"leaseDurationSeconds": 1.5}})).as_deref(),
             Some(
-                "json: cannot unmarshal number 1.5 into Go struct field v1.LeaseSpec.spec.leaseDurationSeconds of type int32"
+                "json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"
             )
         );
         assert_eq!(

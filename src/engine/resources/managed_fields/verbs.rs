@@ -7,10 +7,9 @@
 //! never owns `.spec`, and `/scale` owns only the replicas path, kept as kube's scale
 //! handler keeps it ([`super::scale`]).
 
-use super::fieldmanager::FieldManager;
+use super::fieldmanager::{FieldManager, gvk_string};
 use super::path::PathElement;
 use super::scale::{self, SCALE_API_VERSION, ScaleWrite};
-use crate::engine::resources::scale::ScalePaths;
 use super::schema::Schema;
 use super::set::Set;
 use super::updater::Filter;
@@ -19,6 +18,7 @@ use crate::engine::meta;
 use crate::engine::resources::ResourceInfo;
 use crate::engine::resources::crds;
 use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
+use crate::engine::resources::scale::{ScalePaths, scale_of};
 use crate::engine::status::ApiError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
@@ -247,6 +247,19 @@ impl Rest<'_> {
     /// custom resource's converter), and the engine answers that 500 as kube does, so a
     /// controller tested here meets what it meets on a cluster. Answers the custom
     /// resource to write.
+    /// The Scale of `live` as kube's scale handler hands it to a patch: with the entries
+    /// that own the replicas (`ToSubresource`).
+    pub(in crate::engine::resources) fn scale_with_entries(&self, live: &Value, paths: &ScalePaths) -> Value {
+        let replicas = path_of(&paths.spec_replicas);
+        let api_version = self.strategy.info().api_version();
+        let write = ScaleWrite { manager: "", api_version: &api_version, replicas: &replicas, replicas_changed: false };
+        let mut scale = scale_of(live, paths);
+        if let Some(entries) = scale::scale_entries(live, &write) {
+            meta::metadata_mut(&mut scale).insert("managedFields".into(), entries);
+        }
+        scale
+    }
+
     pub(in crate::engine::resources) fn apply_scale_patch(
         &self,
         live: &Value,
@@ -258,13 +271,18 @@ impl Rest<'_> {
         let api_version = self.strategy.info().api_version();
         let manager = opts.field_manager.as_deref().unwrap_or_default();
         let write = ScaleWrite { manager, api_version: &api_version, replicas: &replicas, replicas_changed: false };
-        let mut current = crate::engine::resources::scale::scale_of(live, paths);
+        let mut current = scale_of(live, paths);
         let convert_error = |what: &str, namespace: &str, name: &str| {
             format!(
                 "failed to convert {what} object ({namespace}/{name}; {SCALE_API_VERSION}, Kind=Scale) to proper version: \
                  request to convert CR to an invalid group/version: {SCALE_API_VERSION}"
             )
         };
+        let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or_default();
+        let applied_gvk = gvk_string(text("apiVersion"), text("kind"));
+        if applied_gvk != gvk_string(SCALE_API_VERSION, "Scale") {
+            return Err(ApiError::bad_request(format!("invalid object type: {applied_gvk}")));
+        }
         let Some(entries) = scale::scale_entries(live, &write) else {
             // An untracked Scale is first given to `before-first-apply`, an update of an
             // empty Scale that fails the same conversion.
