@@ -7,21 +7,19 @@ mod support;
 
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, DynamicObject, Status};
-use kubectl_crd::engine::{Engine, StorageConfig};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::time::Duration;
 use support::reference::load;
+use support::target::Target;
 
 type Crd = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 const GROUP: &str = "schema.example.com";
 
-async fn engine() -> (Arc<Engine>, kube::Client) {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
-    let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
-    (engine, client)
+/// The engine in process, or the oracle (see [`support::target`]).
+async fn engine() -> (Target, kube::Client) {
+    support::target::target().await
 }
 
 /// A CRD for `Thing` in `schema.example.com` with `schema` as its `openAPIV3Schema`.
@@ -76,7 +74,7 @@ fn resource(group: &str, kind: &str, plural: &str) -> ApiResource {
 }
 
 /// A `Thing` API over a fresh engine whose CRD has `schema`.
-async fn things(schema: Value, status_subresource: bool) -> (Arc<Engine>, Api<DynamicObject>) {
+async fn things(schema: Value, status_subresource: bool) -> (Target, Api<DynamicObject>) {
     let (engine, client) = engine().await;
     register(&client, thing_crd(schema, status_subresource)).await;
     (engine, Api::namespaced_with(client, "default", &resource(GROUP, "Thing", "things")))
@@ -154,7 +152,7 @@ const FORBIDDEN: &str = "FieldValueForbidden";
 
 #[tokio::test]
 async fn the_recorded_widget_422_is_answered_like_kube_apiserver() {
-    let (_engine, client) = engine().await;
+    let (_target, client) = engine().await;
     let crd: Value = serde_json::from_slice(load("06").request.body.as_deref().expect("body")).expect("crd");
     register(&client, crd).await;
     let widgets: Api<DynamicObject> =
@@ -288,7 +286,7 @@ async fn numeric_bounds_and_collection_sizes() {
             ("spec.step", INVALID, "Invalid value: 7: spec.step in body should be a multiple of 5"),
             ("spec.few", INVALID, "Invalid value: 1: spec.few in body should have at least 2 items"),
             ("spec.many", TOO_MANY, "Too many: 3: must have at most 2 items"),
-            ("spec.small", TOO_MANY, "Too many: 2: must have at most 1 item"),
+            ("spec.small", TOO_MANY, "Too many: 2: must have at most 1 items"),
             ("spec.big", INVALID, "Invalid value: 1: spec.big in body should have at least 2 properties"),
         ],
     )
@@ -511,8 +509,8 @@ async fn embedded_resources_carry_valid_type_and_object_meta() {
         &api,
         thing("t1", json!({"spec": {"template": {"metadata": {"name": "bad/name"}}}})),
         &[
-            ("spec.template.apiVersion", REQUIRED, "Required value"),
-            ("spec.template.kind", REQUIRED, "Required value"),
+            ("spec.template.apiVersion", REQUIRED, "Required value: must not be empty"),
+            ("spec.template.kind", REQUIRED, "Required value: must not be empty"),
             ("spec.template.metadata.name", INVALID, r#"Invalid value: "bad/name": may not contain '/'"#),
         ],
     )
@@ -651,7 +649,7 @@ async fn the_schema_may_constrain_the_name() {
 
 #[tokio::test]
 async fn malformed_metadata_is_a_bad_request() {
-    let (_engine, client) = engine().await;
+    let (_target, client) = engine().await;
     register(&client, thing_crd(spec_schema(json!({}), json!({})), false)).await;
     let mut obj = stored(&thing("t1", json!({})));
     obj["metadata"]["labels"] = json!({"a": 1});
@@ -754,7 +752,7 @@ async fn unchanged_invalid_values_ratchet_after_the_schema_tightens() {
 /// `size(self)` on an object with fixed properties with one 422 naming the rule.
 #[tokio::test]
 async fn rules_that_do_not_type_check_refuse_the_crd() {
-    let (_engine, client) = engine().await;
+    let (_target, client) = engine().await;
     let crds: Api<Crd> = Api::all(client.clone());
     let schema = spec_schema(
         json!({"name": {"type": "string"}}),

@@ -16,3 +16,4 @@ pub mod compare;
 pub mod kubectl;
 pub mod reference;
 pub mod replay;
+pub mod target;

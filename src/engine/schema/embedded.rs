@@ -54,14 +54,14 @@ fn validate_resource(path: &Path, x: &Map<String, Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for required in ["apiVersion", "kind"] {
         if !x.contains_key(required) {
-            errs.push(FieldError::required(path.child(required), ""));
+            errs.push(FieldError::required(path.child(required), "must not be empty"));
         }
     }
     for (k, v) in x {
         match k.as_str() {
             "apiVersion" => match v.as_str() {
                 None => errs.push(with_value(ErrorType::Invalid, path.child(k), v, "must be a string".into())),
-                Some("") => errs.push(FieldError::required(path.child(k), "")),
+                Some("") => errs.push(FieldError::invalid(path.child(k), "", "must not be empty")),
                 Some(api_version) => {
                     if let Err(e) = parse_group_version(api_version) {
                         errs.push(FieldError::invalid(path.child(k), api_version, e));
@@ -70,7 +70,7 @@ fn validate_resource(path: &Path, x: &Map<String, Value>) -> Vec<FieldError> {
             },
             "kind" => match v.as_str() {
                 None => errs.push(with_value(ErrorType::Invalid, path.child(k), v, "must be a string".into())),
-                Some("") => errs.push(FieldError::required(path.child(k), "")),
+                Some("") => errs.push(FieldError::invalid(path.child(k), "", "must not be empty")),
                 Some(kind) => {
                     let problems = is_dns1035_label(&kind.to_lowercase());
                     if !problems.is_empty() {
@@ -188,7 +188,10 @@ mod tests {
     fn type_meta_is_required_and_checked() {
         assert_eq!(
             errors(json!({"spec": {"template": {}}})),
-            ["spec.template.apiVersion: Required value", "spec.template.kind: Required value"]
+            [
+                "spec.template.apiVersion: Required value: must not be empty",
+                "spec.template.kind: Required value: must not be empty"
+            ]
         );
         assert_eq!(
             errors(json!({"spec": {"template": {"apiVersion": "a/b/c", "kind": "Bad_Kind"}}})),

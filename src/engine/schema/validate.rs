@@ -66,10 +66,9 @@ fn composite(detail: String) -> FieldError {
     FieldError { error_type: ErrorType::Invalid, field: "<nil>".into(), value: Some(Value::from("")), detail }
 }
 
-/// `Too many: 3: must have at most 2 items`.
+/// `Too many: 3: must have at most 2 items` ("items" even for one, as kube words it).
 pub fn too_many(field: impl Into<String>, actual: usize, max: i64) -> FieldError {
-    let items = if max == 1 { "item" } else { "items" };
-    let detail = format!("{actual}: must have at most {max} {items}");
+    let detail = format!("{actual}: must have at most {max} items");
     FieldError { error_type: ErrorType::TooMany, field: field.into(), value: None, detail }
 }
 

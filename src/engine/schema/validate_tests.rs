@@ -168,7 +168,7 @@ fn lists() {
     );
     assert_eq!(
         field(json!({"type": "array", "maxItems": 1}), json!([1, 2])),
-        ["spec.x: Too many: 2: must have at most 1 item"]
+        ["spec.x: Too many: 2: must have at most 1 items"]
     );
 }
 
