@@ -19,7 +19,7 @@ use crate::cli::output::{json, yaml};
 use crate::cli::session::Session;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -81,9 +81,23 @@ fn confirm(yes: bool, prompt: &str) -> anyhow::Result<bool> {
     if yes {
         return Ok(true);
     }
-    let answer =
-        tokio::task::block_in_place(|| dialoguer::Confirm::new().with_prompt(prompt).default(false).interact());
+    let answer = tokio::task::block_in_place(|| ask(&mut std::io::stdin().lock(), &mut std::io::stderr(), prompt));
     answer.map_err(|e| anyhow::anyhow!("cannot ask for confirmation: {e}"))
+}
+
+/// Asks a yes/no question and reads the whole line of the answer (no unless it is `y` or
+/// `yes`). A prompt that took one key would leave the Enter typed after it to answer the
+/// next question — "no", stopping a migration half-way.
+fn ask(input: &mut dyn BufRead, prompt_to: &mut dyn Write, prompt: &str) -> std::io::Result<bool> {
+    write!(prompt_to, "{prompt} [y/N] ")?;
+    prompt_to.flush()?;
+    let mut line = String::new();
+    if input.read_line(&mut line)? == 0 {
+        // End of input: no answer is no, on a line of its own.
+        writeln!(prompt_to)?;
+        return Ok(false);
+    }
+    Ok(matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
 fn request(args: &MigrateArgs, validate: bool) -> anyhow::Result<Request> {
@@ -429,5 +443,20 @@ impl Bars {
 
     fn notes(&self) -> Vec<String> {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_takes_the_whole_line_so_the_next_one_gets_its_own_answer() {
+        let mut input = std::io::Cursor::new("y\nYes\n\nyep\n");
+        let mut shown = Vec::new();
+        let answers: Vec<bool> =
+            (0..5).map(|i| ask(&mut input, &mut shown, &format!("Q{i}?")).expect("asked")).collect();
+        assert_eq!(answers, [true, true, false, false, false], "y, Yes, Enter alone, yep, end of input");
+        assert_eq!(String::from_utf8_lossy(&shown), "Q0? [y/N] Q1? [y/N] Q2? [y/N] Q3? [y/N] Q4? [y/N] \n");
     }
 }
