@@ -88,6 +88,35 @@ async fn a_spec_conflict_shows_the_server_change_and_reapplies_the_edit() {
     assert!(!kept.exists(), "saved edits leave no file behind");
 }
 
+/// `r` after a 409 where the server changed the field the user changed: not saved (one of
+/// the two changes would be lost), and the edit stays in its file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reapply_over_the_same_field_is_refused_and_the_edit_kept() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let (_against, base, kept) =
+        prepare_edit(client, &kind, &key("widget-006"), EditPart::Spec).await.expect("prepare");
+    let mut edited = base.clone();
+    edited["spec"]["size"] = json!(7);
+    type_into(&kept, &edited, EditPart::Spec);
+    server_patch(&conn, &kind, "widget-006", json!({"spec": {"size": 2}}), false).await;
+    let effect = Effect::Reapply {
+        kind: kind.clone(),
+        key: key("widget-006"),
+        part: EditPart::Spec,
+        base,
+        edited,
+        kept: kept.clone(),
+    };
+    let msg = perform(client, effect).await.expect("a message");
+    assert!(
+        matches!(&msg, Msg::Error(m) if m.contains("both your edit and another writer changed spec.size") && m.contains("kept in")),
+        "{msg:?}"
+    );
+    assert!(kept.exists(), "the edit is kept");
+    assert_eq!(stored(&conn, &kind, "widget-006").await["spec"]["size"], 2, "the other writer's change stays");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn status_edits_go_through_status_and_conflict_too() {
     let (conn, kind) = demo_engine().await;

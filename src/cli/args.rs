@@ -253,7 +253,8 @@ pub enum SpecAction {
     Edit {
         #[command(flatten)]
         target: Named,
-        /// On a 409 Conflict, re-read the object and write the edit again.
+        /// On a 409 Conflict, re-read the object and re-apply only your changes on it
+        /// (refused, keeping your file, when the other writer changed the same fields).
         #[arg(long)]
         retry_conflicts: bool,
     },
@@ -289,7 +290,8 @@ pub enum StatusAction {
     Edit {
         #[command(flatten)]
         target: Named,
-        /// On a 409 Conflict, re-read the object and write the edited status again.
+        /// On a 409 Conflict, re-read the object and re-apply only your changes to the status
+        /// (refused, keeping your file, when the other writer changed the same fields).
         #[arg(long)]
         retry_conflicts: bool,
     },

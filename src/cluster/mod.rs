@@ -12,6 +12,7 @@
 //! - [`registrations`]: CRDs summarised and described, resource counts, waiting for
 //!   Established.
 //! - [`objects`]: one object, its status through `/status`, spec edits, `/scale`.
+//! - [`reapply`]: a user's edit carried over to a newer version after a conflict.
 //! - [`table`]: the server's Table for a resource (kubectl's columns), ages.
 //! - [`apply`]: documents from files, applied in the order that works.
 //! - [`watch`]: change streams for live views.
@@ -23,6 +24,7 @@ pub mod demo;
 pub mod discovery;
 mod error;
 pub mod objects;
+pub mod reapply;
 pub mod registrations;
 pub mod table;
 pub mod tui_ops;
@@ -55,8 +57,8 @@ mod tests {
         send(&objects::set_scale(&client, at, 1, None, false));
         send(&watch::watch_objects(&client, &rt, None));
         let doc = objects::StatusDocument { status: serde_json::Value::Null, resource_version: None };
-        send(&objects::replace_status(&client, at, &doc, true));
-        send(&objects::replace_spec(&client, at, &serde_json::Value::Null, "f", true));
+        send(&objects::replace_status(&client, at, &doc, objects::Retry::Overwrite));
+        send(&objects::replace_spec(&client, at, &serde_json::Value::Null, "f", objects::Retry::Reapply(&doc.status)));
         let options = apply::ApplyOptions {
             namespace: "default".into(),
             namespace_explicit: false,

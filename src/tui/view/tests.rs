@@ -327,7 +327,8 @@ fn the_undo_question_shows_below_a_long_wrapped_refusal() {
     apply(&mut s, Msg::Wizard(WizardMsg::Journals { crd: Some("widgets.demo.example.com".into()), found: vec![] }));
     apply(&mut s, Msg::Wizard(WizardMsg::Ready(Ok(Journal::of(&migration(dir.path(), 3, false))))));
     let rejected = "team-a/widget-001: spec.size: Invalid value: 12: must be less than or equal to 10; ".repeat(4);
-    let failure = Failure { message: format!("refused: the new schema refuses 4 of 180 object(s): {rejected}"), undo: true };
+    let failure =
+        Failure { message: format!("refused: the new schema refuses 4 of 180 object(s): {rejected}"), undo: true };
     let journal = Journal::of(&migration(dir.path(), 3, false));
     let took = std::time::Duration::from_millis(100);
     apply(&mut s, Msg::Wizard(WizardMsg::Stepped { step: Step::Validate, result: Err(failure), took, journal }));
