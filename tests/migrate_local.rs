@@ -387,3 +387,65 @@ fn wrong_input_is_a_usage_error() {
         cli(&[&local, "migrate", "resume", "--journal", &tmp.path().join("none").display().to_string(), "--yes"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+/// Runs a command line as `migrate` printed it, pasted into a shell (`kubectl crd` being
+/// this build), with `extra` appended and journals under `xdg`; no kubeconfig anywhere, so
+/// a command that lost `--local` fails.
+fn paste(printed: &str, extra: &str, xdg: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    let command =
+        printed.strip_prefix("kubectl crd ").unwrap_or_else(|| panic!("not a kubectl crd command: {printed}"));
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
+        .arg(format!("exec '{}' {command} {extra}", env!("CARGO_BIN_EXE_kubectl-crd")))
+        .env("XDG_DATA_HOME", xdg)
+        .env("HOME", xdg)
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        sh.env(k, v);
+    }
+    sh.output().expect("sh runs")
+}
+
+/// The commands `migrate` prints for the user to paste — "Run it with" after a plan, and
+/// "continue with ... resume" when an unfinished run is in the way — keep `--local=DIR`
+/// (quoted: the path has a space) and act on the same data when pasted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn printed_commands_keep_the_connection_and_work_when_pasted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("my data");
+    let fixture = load(&data, 30).await;
+    let new = write_json(tmp.path(), "new.json", &new_crd().build());
+    let xdg = tmp.path().join("xdg");
+    let local = format!("--local={}", data.display());
+    let out = cli(
+        &[&local, "migrate", "plan", "--from", OLD_CRD, "--to", &new.display().to_string(), "--controller", CONTROLLER],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run =
+        stdout.lines().find_map(|l| l.strip_prefix("Nothing was changed. Run it with: ")).expect("the run command");
+    assert!(
+        run.starts_with(&format!("kubectl crd --local=\"{}\" migrate run --from {OLD_CRD} ", data.display())),
+        "{run}"
+    );
+
+    // Pasted, and killed before anything is deleted: the journal keeps the place.
+    let out = paste(run, "--yes", &xdg, &[("KUBECTL_CRD_MIGRATE_CRASH_AT", "delete-old-data")]);
+    assert_eq!(out.status.code(), None, "killed: {}", text(&out));
+    // Pasted again: the unfinished run is in the way, and the command that goes on is printed.
+    let out = paste(run, "--yes", &xdg, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let resume = stderr.split("continue with '").nth(1).and_then(|r| r.split('\'').next()).expect("the resume command");
+    assert!(
+        resume.starts_with(&format!("kubectl crd --local=\"{}\" migrate resume --journal ", data.display())),
+        "{stderr}"
+    );
+    let out = paste(resume, "--yes", &xdg, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 difference(s)"), "{}", text(&out));
+    assert_local_state(&data, &fixture, NEW_GROUP, "Schedule", OLD_CRD).await;
+}

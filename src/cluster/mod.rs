@@ -15,6 +15,7 @@
 //! - [`reapply`]: a user's edit carried over to a newer version after a conflict.
 //! - [`table`]: the server's Table for a resource (kubectl's columns), ages.
 //! - [`apply`]: documents from files, applied in the order that works.
+//! - [`shell`]: commands to print, with the connection flags that reach the cluster again.
 //! - [`watch`]: change streams for live views.
 //! - [`demo`]: the built-in demo set.
 
@@ -26,6 +27,7 @@ mod error;
 pub mod objects;
 pub mod reapply;
 pub mod registrations;
+pub mod shell;
 pub mod table;
 pub mod tui_ops;
 pub mod watch;

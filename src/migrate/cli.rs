@@ -17,6 +17,7 @@ use crate::cli::args::{ConvertArgs, JournalArgs, MigrateAction, MigrateArgs, Out
 use crate::cli::config::Config;
 use crate::cli::output::{json, yaml};
 use crate::cli::session::Session;
+use crate::cluster::shell;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -140,23 +141,32 @@ async fn plan_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyho
         return Err(MigrateError::refused(format!("the migration cannot start: {}", plan.problems.join("; "))).into());
     }
     if !matches!(s.config.output, OutputFormat::Json | OutputFormat::Yaml) {
-        writeln!(out, "\nNothing was changed. Run it with: kubectl crd migrate run {}", rerun_args(args))?;
+        let run = format!("{} migrate run {}", kubectl_crd(s), rerun_args(args));
+        writeln!(out, "\nNothing was changed. Run it with: {run}")?;
     }
     Ok(())
 }
 
+/// `kubectl crd` with the connection flags given, for the commands we print.
+fn kubectl_crd(s: &Session) -> String {
+    shell::command(&s.config.target)
+}
+
+/// The flags of `plan` again, as `run` takes them, quoted for the shell.
 fn rerun_args(args: &MigrateArgs) -> String {
-    let mut s = format!("--from {}", args.from);
-    for d in &args.data {
-        s.push_str(&format!(" --data {}", d.display()));
-    }
-    if let Some(to) = &args.to {
-        s.push_str(&format!(" --to {}", to.display()));
-    }
-    for c in &args.controller {
-        s.push_str(&format!(" --controller {c}"));
-    }
-    s
+    let from = if Path::new(&args.from).is_file() {
+        shell::quote_path(Path::new(&args.from))
+    } else {
+        shell::quote(&args.from)
+    };
+    let mut words = vec![format!("--from {from}")];
+    words.extend(args.data.iter().map(|d| format!("--data {}", shell::quote_path(d))));
+    words.extend(args.to.iter().map(|to| format!("--to {}", shell::quote_path(to))));
+    words.extend(args.journal.iter().map(|j| format!("--journal {}", shell::quote_path(j))));
+    words.extend(args.controller.iter().map(|c| format!("--controller {}", shell::quote(c))));
+    words.extend(args.map_version.iter().map(|m| format!("--map-version {}", shell::quote(m))));
+    words.extend(args.into_namespace.iter().map(|ns| format!("--into-namespace {}", shell::quote(ns))));
+    words.join(" ")
 }
 
 fn print_plan(plan: &Plan, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -171,14 +181,24 @@ fn write_lines(out: &mut dyn Write, lines: &[String]) -> anyhow::Result<()> {
 }
 
 /// The journal directory a new run uses: `--journal`, or a fresh one under the data directory.
-fn new_journal_dir(args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
+fn new_journal_dir(s: &Session, args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
     if let Some(dir) = &args.journal {
         return Ok(dir.clone());
     }
     let root = journal::default_root().ok_or_else(|| {
         CliError::Usage("cannot find a data directory for the journal; give one with --journal DIR".into())
     })?;
-    Ok(journal::fresh_dir(&root, &plan.id)?)
+    journal::fresh_dir(&root, &plan.id).map_err(|e| with_commands(s, e))
+}
+
+/// A library error, with the commands that go on when it is an unfinished journal in the way.
+fn with_commands(s: &Session, e: MigrateError) -> anyhow::Error {
+    match &e {
+        MigrateError::Unfinished { dir, .. } => {
+            MigrateError::State(format!("{e}; {}", report::journal_commands(dir, &kubectl_crd(s)))).into()
+        }
+        _ => cli_err(e),
+    }
 }
 
 async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -195,11 +215,11 @@ async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow
     if plan.is_blocked() {
         return Err(MigrateError::refused(format!("the migration cannot start: {}", plan.problems.join("; "))).into());
     }
-    let dir = new_journal_dir(args, &plan)?;
+    let dir = new_journal_dir(s, args, &plan)?;
     if !confirm(args.yes, &report::start_question(&plan))? {
         return Err(MigrateError::State("not started: nothing was changed".into()).into());
     }
-    let mut m = Migration::create(&plan, &dir).map_err(cli_err)?;
+    let mut m = Migration::create(&plan, &dir).map_err(|e| with_commands(s, e))?;
     writeln!(out, "\nJournal: {}", dir.display())?;
     drive(s, &mut m, args.yes, out).await?;
     summary(&m, started, out).await
@@ -236,7 +256,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             && !refusal_undo
             && !confirm(yes, &prompt)?
         {
-            return Err(MigrateError::State(report::stopped_hint(step, m.dir())).into());
+            return Err(MigrateError::State(report::stopped_hint(step, m.dir(), &kubectl_crd(s))).into());
         }
         let bars = Bars::default();
         let step_started = Instant::now();
@@ -266,7 +286,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             }
             Err(e) => {
                 writeln!(out, "✗ {step}: {e}")?;
-                writeln!(out, "{}", report::resume_hint(m.dir()))?;
+                writeln!(out, "{}", report::resume_hint(m.dir(), &kubectl_crd(s)))?;
                 return Err(cli_err(e));
             }
         }

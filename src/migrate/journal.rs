@@ -287,14 +287,7 @@ pub fn fresh_dir(root: &Path, id: &str) -> Result<PathBuf, MigrateError> {
         n += 1;
         match load_state(&dir) {
             Err(_) if !dir.join(JOURNAL_FILE).exists() => return Ok(dir),
-            Ok(state) if !state.phase.finished() => {
-                return Err(MigrateError::State(format!(
-                    "a migration of {} to {} is in progress in {}; continue it with 'kubectl crd migrate resume --journal {2}' or undo it with 'kubectl crd migrate rollback --journal {2}'",
-                    state.old_crd_name,
-                    state.new_crd_name,
-                    dir.display()
-                )));
-            }
+            Ok(state) if !state.phase.finished() => return Err(MigrateError::unfinished(&dir, &state)),
             _ => continue,
         }
     }

@@ -113,11 +113,15 @@ pub enum MigrateError {
     #[error("{0}")]
     Changed(String),
     /// Waiting for the cluster gave up; running the step again continues the wait.
-    #[error("{what} did not happen within {secs}s; run 'kubectl crd migrate resume' to keep waiting")]
+    #[error("{what} did not happen within {secs}s; resuming the migration keeps waiting")]
     Timeout { what: String, secs: u64 },
     /// Verification found differences between the backup and the cluster.
     #[error("verification found {0} difference(s) between the backup and the cluster")]
     Differences(usize),
+    /// A new run would take the place of an unfinished one: it is resumed or rolled back,
+    /// not started again.
+    #[error("{} holds a migration of {old} to {new} that is not finished", dir.display())]
+    Unfinished { dir: PathBuf, old: String, new: String },
     /// The journal is not in a state for what was asked.
     #[error("{0}")]
     State(String),
@@ -141,6 +145,14 @@ impl MigrateError {
 
     pub(crate) fn refused(reason: impl Into<String>) -> Self {
         MigrateError::Refused { reason: reason.into() }
+    }
+
+    pub(crate) fn unfinished(dir: &std::path::Path, state: &journal::JournalState) -> Self {
+        MigrateError::Unfinished {
+            dir: dir.to_path_buf(),
+            old: state.old_crd_name.clone(),
+            new: state.new_crd_name.clone(),
+        }
     }
 
     pub(crate) fn input(what: &'static str, source: &str, reason: impl Into<String>) -> Self {

@@ -161,8 +161,12 @@ impl Migration {
             return Err(MigrateError::refused(plan.problems.join("; ")));
         }
         if dir.join(journal::JOURNAL_FILE).exists() {
+            let state = journal::load_state(dir)?;
+            if !state.phase.finished() {
+                return Err(MigrateError::unfinished(dir, &state));
+            }
             return Err(MigrateError::State(format!(
-                "{} already holds a migration; resume it with 'kubectl crd migrate resume --journal {0}', or choose another --journal",
+                "{} holds a finished migration; choose another --journal",
                 dir.display()
             )));
         }

@@ -126,7 +126,12 @@ pub fn registrations() -> Vec<Registration> {
 
 /// A local, colourful state at the fixed clock, 100×30, with `registrations()` loaded.
 pub fn state() -> State {
-    let target = Target { connection: Connection::Local, context: "local".into(), server: "/tmp/demo".into() };
+    let target = Target {
+        connection: Connection::Local,
+        context: "local".into(),
+        server: "/tmp/demo".into(),
+        shell: "kubectl crd --local=/tmp/demo".into(),
+    };
     let mut s = State::new(target, Namespaces::One("default".into()), false, Theme { color: true }, now());
     s.size = (100, 30);
     s.journal_root = Some(JOURNALS.into());

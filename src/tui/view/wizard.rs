@@ -321,7 +321,7 @@ fn status_lines<'a>(state: &State, run: &Run) -> Vec<Line<'a>> {
                     &format!("Roll back the migration of {} to {} from its backup?", j.old_crd, j.new_crd),
                 )),
                 Undo::Available | Undo::Nothing => {
-                    lines.push(Line::styled(report::resume_hint(&j.dir), t.warning()));
+                    lines.push(Line::styled(report::resume_hint(&j.dir, &state.target.shell), t.warning()));
                     let undo = if *undo == Undo::Available { " · r rolls it back" } else { "" };
                     lines.push(Line::styled(
                         format!("m on {} or {} resumes it here{undo} · Esc closes", j.old_crd, j.new_crd),
