@@ -449,3 +449,50 @@ async fn printed_commands_keep_the_connection_and_work_when_pasted() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 difference(s)"), "{}", text(&out));
     assert_local_state(&data, &fixture, NEW_GROUP, "Schedule", OLD_CRD).await;
 }
+
+/// Another CRD took the short name the old one freed: `rollback` refuses before it
+/// removes anything (the objects would otherwise be left in the backup alone), the journal
+/// stays completed, and once the name is free again the rollback restores everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollback_checks_the_old_names_before_it_removes_anything() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let fixture = load(&data, 30).await;
+    let new = write_json(tmp.path(), "new.json", &new_crd().build());
+    let journal = tmp.path().join("journal");
+    let out = cli(&strs(&run_args(&local_args(&data), &new, &journal)), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let squatter = CrdBuilder::new(OLD_GROUP, "Other").short_names(&["ct"]).build();
+    let conn = open_local(&data).await;
+    create_crd(conn.client(), &squatter).await;
+    conn.close().await;
+
+    let j = journal.display().to_string();
+    let local = &local_args(&data)[0];
+    let rollback = [local.as_str(), "migrate", "rollback", "--journal", &j, "--yes"];
+    let out = cli(&rollback, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot roll back")
+            && stderr.contains("resource name \"ct\" is held by others.stable.example.com")
+            && stderr.contains("Nothing was deleted"),
+        "{stderr}"
+    );
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(journal.join("journal.json")).expect("journal")).expect("json");
+    assert_eq!(state["phase"], "completed", "the journal is as it was");
+    let conn = open_local(&data).await;
+    let client = conn.client().clone();
+    assert_kept(&client, &fixture, NEW_GROUP, "Schedule").await;
+    assert!(crd_exists(&client, NEW_CRD).await, "the new CRD is kept");
+    let crds: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        kube::Api::all(client.clone());
+    crds.delete("others.stable.example.com", &Default::default()).await.expect("free the name");
+    drop((client, crds));
+    conn.close().await;
+
+    let out = cli(&rollback, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_local_state(&data, &fixture, OLD_GROUP, "CronTab", NEW_CRD).await;
+}

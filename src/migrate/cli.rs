@@ -273,7 +273,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             Err(e) if m.refusal_undoes(&e) => {
                 writeln!(out, "✗ {step}: {e}")?;
                 writeln!(out, "Undoing what the run changed (nothing was deleted):")?;
-                m.start_rollback(Some(e.to_string())).map_err(cli_err)?;
+                m.start_rollback(s.client(), Some(e.to_string())).await.map_err(cli_err)?;
                 Box::pin(drive(s, m, true, out)).await?;
                 return Err(e.into());
             }
@@ -358,7 +358,7 @@ async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> a
             return Err(MigrateError::State("not rolled back: nothing was changed".into()).into());
         }
     }
-    m.start_rollback(None).map_err(cli_err)?;
+    m.start_rollback(s.client(), None).await.map_err(cli_err)?;
     let steps: Vec<&str> = m.state().rollback.iter().map(|r| r.step.name()).collect();
     writeln!(
         out,

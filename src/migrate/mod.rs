@@ -40,7 +40,7 @@
 //!     if step.is_destructive() { /* ask the user first */ }
 //!     match m.run_step(&client, &report).await {
 //!         Ok(outcome) => { /* outcome.summary */ }
-//!         Err(e) if e.is_refusal() => { m.start_rollback(Some(e.to_string()))?; /* run the undo steps the same way */ }
+//!         Err(e) if e.is_refusal() => { m.start_rollback(&client, Some(e.to_string())).await?; /* run the undo steps the same way */ }
 //!         Err(e) => return Err(e),                            // the journal keeps the place: resume later
 //!     }
 //! }
@@ -58,6 +58,7 @@
 //! - `adopt`: dependents pointed at the objects as they are now.
 //! - [`ops`]: the cluster operations the steps need beyond [`crate::cluster`].
 //! - [`steps`]: the step functions and the [`Migration`] state machine.
+//! - `preflight`: what a rollback needs, checked before its first delete.
 //! - [`verify`]: backup against cluster.
 //! - [`report`]: the plan, questions and summaries as lines, for every driver.
 //! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
@@ -73,6 +74,7 @@ pub mod model;
 pub mod names;
 pub mod ops;
 pub mod plan;
+mod preflight;
 pub mod progress;
 pub mod report;
 pub mod steps;

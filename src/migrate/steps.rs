@@ -27,6 +27,7 @@ use super::actions;
 use super::failpoint::{self, Point};
 use super::journal::{self, Backup, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
 use super::plan::{self, Plan, Request};
+use super::preflight;
 use super::progress::{Event, Report};
 use super::verify::{self, Verification};
 use serde::{Deserialize, Serialize};
@@ -280,8 +281,19 @@ impl Migration {
     }
 
     /// Switches to the rollback phase: the steps that undo what the forward phase did,
-    /// in reverse order. `refused` records why, when a refusal asks for the undo.
-    pub fn start_rollback(&mut self, refused: Option<String>) -> Result<(), MigrateError> {
+    /// in reverse order. `refused` records why, when a refusal asks for the undo. What the
+    /// rollback needs once it has removed the new objects and CRD is checked first (see
+    /// [`preflight`]): refused then, nothing changes, the journal included.
+    pub async fn start_rollback(&mut self, client: &kube::Client, refused: Option<String>) -> Result<(), MigrateError> {
+        if self.state.phase != Phase::Forward && self.state.phase != Phase::Completed {
+            return self.switch_to_rollback(refused);
+        }
+        preflight::check_rollback(self, client, &rollback_steps(&self.state)).await?;
+        self.switch_to_rollback(refused)
+    }
+
+    /// [`Migration::start_rollback`] without the cluster's checks.
+    pub(crate) fn switch_to_rollback(&mut self, refused: Option<String>) -> Result<(), MigrateError> {
         match self.state.phase {
             Phase::Rollback => return Ok(()),
             Phase::RolledBack => {
@@ -292,37 +304,7 @@ impl Migration {
             }
             Phase::Forward | Phase::Completed => {}
         }
-        let s = &self.state;
-        let began = |step| s.began(step);
-        let cluster = s.source == SourceKind::Cluster;
-        let mut steps = Vec::new();
-        if began(Step::RestartControllers) && !s.controllers.is_empty() {
-            steps.push(Step::StopControllers);
-        }
-        if began(Step::Validate) {
-            steps.push(Step::RemoveValidationCrd);
-        }
-        if began(Step::Recreate) {
-            steps.push(Step::RemoveNewData);
-        }
-        if began(Step::CreateNewCrd) && !s.new_crd_preexisted {
-            steps.push(Step::RemoveNewCrd);
-        }
-        let restore = cluster && began(Step::DeleteOldData);
-        if cluster && began(Step::DeleteOldCrd) {
-            steps.push(Step::RestoreOldCrd);
-        }
-        if restore {
-            steps.push(Step::RestoreOldData);
-            steps.push(Step::ReadoptOld);
-        }
-        if began(Step::StopControllers) && !s.controllers.is_empty() {
-            steps.push(Step::RestartControllers);
-        }
-        if restore || began(Step::Recreate) {
-            steps.push(Step::VerifyRollback);
-        }
-        self.state.rollback = steps.into_iter().map(StepRecord::pending).collect();
+        self.state.rollback = rollback_steps(&self.state).into_iter().map(StepRecord::pending).collect();
         self.state.refused = refused;
         self.state.phase = if self.state.rollback.is_empty() { Phase::RolledBack } else { Phase::Rollback };
         self.save()
@@ -359,6 +341,40 @@ impl Migration {
     pub fn order(&self) -> Order {
         self.state.order
     }
+}
+
+/// The steps that undo what the forward phase of `s` began, in reverse order.
+pub(crate) fn rollback_steps(s: &JournalState) -> Vec<Step> {
+    let began = |step| s.began(step);
+    let cluster = s.source == SourceKind::Cluster;
+    let mut steps = Vec::new();
+    if began(Step::RestartControllers) && !s.controllers.is_empty() {
+        steps.push(Step::StopControllers);
+    }
+    if began(Step::Validate) {
+        steps.push(Step::RemoveValidationCrd);
+    }
+    if began(Step::Recreate) {
+        steps.push(Step::RemoveNewData);
+    }
+    if began(Step::CreateNewCrd) && !s.new_crd_preexisted {
+        steps.push(Step::RemoveNewCrd);
+    }
+    let restore = cluster && began(Step::DeleteOldData);
+    if cluster && began(Step::DeleteOldCrd) {
+        steps.push(Step::RestoreOldCrd);
+    }
+    if restore {
+        steps.push(Step::RestoreOldData);
+        steps.push(Step::ReadoptOld);
+    }
+    if began(Step::StopControllers) && !s.controllers.is_empty() {
+        steps.push(Step::RestartControllers);
+    }
+    if restore || began(Step::Recreate) {
+        steps.push(Step::VerifyRollback);
+    }
+    steps
 }
 
 #[cfg(test)]

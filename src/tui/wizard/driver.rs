@@ -51,17 +51,9 @@ impl Driver {
             }
             WizardEffect::Start { plan, root } => {
                 let taken = journal::fresh_dir(&root, &plan.id).and_then(|dir| Migration::create(&plan, &dir));
-                self.take(client, tx, taken);
+                self.take(client, tx, taken, false);
             }
-            WizardEffect::Open { dir, rollback } => {
-                let taken = Migration::open(&dir).and_then(|mut m| {
-                    if rollback {
-                        m.start_rollback(None)?;
-                    }
-                    Ok(m)
-                });
-                self.take(client, tx, taken);
-            }
+            WizardEffect::Open { dir, rollback } => self.take(client, tx, Migration::open(&dir), rollback),
             WizardEffect::Step => self.command(tx, Command::Step),
             WizardEffect::Rollback { reason } => self.command(tx, Command::Rollback(reason)),
             WizardEffect::Verify => self.command(tx, Command::Verify),
@@ -70,15 +62,21 @@ impl Driver {
         }
     }
 
-    /// Starts the migration's task, or says why there is no migration.
-    fn take(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, taken: Result<Migration, MigrateError>) {
+    /// Starts the migration's task (switched to its roll-back first, with `rollback`), or
+    /// says why there is no migration.
+    fn take(
+        &mut self,
+        client: &kube::Client,
+        tx: &UnboundedSender<Msg>,
+        taken: Result<Migration, MigrateError>,
+        rollback: bool,
+    ) {
         match taken {
             Ok(m) => {
-                send(tx, WizardMsg::Ready(Ok(Journal::of(&m))));
                 let (commands, rx) = unbounded_channel();
                 self.commands = Some(commands);
                 let (client, tx) = (client.clone(), tx.clone());
-                detach(move || own(client, m, rx, tx));
+                detach(move || own(client, m, rollback, rx, tx));
             }
             Err(e) => send(tx, WizardMsg::Ready(Err(e.to_string()))),
         }
@@ -134,23 +132,34 @@ fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
-/// The task that owns the migration: one command at a time, until the wizard lets go.
+/// The task that owns the migration: says it is ready (switched to its roll-back first,
+/// with `rollback`), then runs one command at a time, until the wizard lets go.
 async fn own(
     client: kube::Client,
     mut m: Migration,
+    rollback: bool,
     mut commands: UnboundedReceiver<Command>,
     tx: UnboundedSender<Msg>,
 ) {
+    let ready = if rollback { rollback_of(&client, &mut m, None).await } else { WizardMsg::Ready(Ok(Journal::of(&m))) };
+    let taken = matches!(ready, WizardMsg::Ready(Ok(_)));
+    send(&tx, ready);
+    if !taken {
+        return;
+    }
     while let Some(command) = commands.recv().await {
         let msg = match command {
             Command::Step => step(&client, &mut m, &tx).await,
-            Command::Rollback(reason) => {
-                WizardMsg::Ready(m.start_rollback(reason).map(|()| Journal::of(&m)).map_err(|e| e.to_string()))
-            }
+            Command::Rollback(reason) => rollback_of(&client, &mut m, reason).await,
             Command::Verify => WizardMsg::Verified(verify(&client, &m).await),
         };
         send(&tx, msg);
     }
+}
+
+/// Switches the migration to its roll-back, when what that needs holds.
+async fn rollback_of(client: &kube::Client, m: &mut Migration, reason: Option<String>) -> WizardMsg {
+    WizardMsg::Ready(m.start_rollback(client, reason).await.map(|()| Journal::of(m)).map_err(|e| e.to_string()))
 }
 
 async fn step(client: &kube::Client, m: &mut Migration, tx: &UnboundedSender<Msg>) -> WizardMsg {
