@@ -6,6 +6,7 @@
 
 mod migrate_support;
 
+use kubectl_crd::cluster::identity::identify;
 use kubectl_crd::migrate::plan::{Input, Request, Source};
 use kubectl_crd::migrate::{Event, Migration, Phase, Step};
 use migrate_support::*;
@@ -249,7 +250,8 @@ async fn the_library_api_drives_a_migration_step_by_step_with_events() {
     assert!(!plan.is_blocked(), "{:?}", plan.problems);
     assert_eq!((plan.objects, plan.dependents.len(), plan.old_crd_name.as_str()), (60, 30, OLD_CRD));
     let journal = tmp.path().join("journal");
-    let mut m = Migration::create(&plan, &journal).expect("journal");
+    let here = identify(&client, conn.origin()).await.expect("identity");
+    let mut m = Migration::create(&plan, &journal, &here).expect("journal");
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let report = move |e: Event| {
         let _ = tx.send(e);
@@ -303,7 +305,8 @@ async fn migrate_tpr(to: Option<&str>) -> (kubectl_crd::cluster::Connection, kub
     };
     let plan = Migration::plan(conn.client(), &request).await.expect("plan");
     assert!(!plan.is_blocked(), "{:?}", plan.problems);
-    let mut m = Migration::create(&plan, &tmp.path().join("journal")).expect("journal");
+    let here = identify(conn.client(), conn.origin()).await.expect("identity");
+    let mut m = Migration::create(&plan, &tmp.path().join("journal"), &here).expect("journal");
     let silent = kubectl_crd::migrate::progress::silent();
     while m.next_step().is_some() {
         m.run_step(conn.client(), &silent).await.expect("step");
@@ -495,4 +498,73 @@ async fn a_rollback_checks_the_old_names_before_it_removes_anything() {
     let out = cli(&rollback, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert_local_state(&data, &fixture, OLD_GROUP, "CronTab", NEW_CRD).await;
+}
+
+/// `kubectl-crd` with journals under `xdg`, on the local engine in `data`.
+fn on(data: &Path, xdg: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let local = format!("--local={}", data.display());
+    let xdg = xdg.display().to_string();
+    let mut all: Vec<(&str, &str)> = vec![("XDG_DATA_HOME", &xdg)];
+    all.extend_from_slice(env);
+    cli(&[&[local.as_str()], args].concat(), &all)
+}
+
+/// A journal belongs to the cluster it was made on: another cluster (here another local
+/// engine, journals under the same data directory) neither finds it nor resumes it, even
+/// named with --journal; its own cluster does both. A journal of an older version, which
+/// records no cluster, is taken only when named with --this-cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journals_belong_to_the_cluster_they_were_made_on() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (a, b, xdg) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("xdg"));
+    let fixture = load(&a, 30).await;
+    let other = load(&b, 9).await;
+    let new = write_json(tmp.path(), "new.json", &new_crd().build());
+    let run = ["migrate", "run", "--from", OLD_CRD, "--to", &new.display().to_string(), "--yes"];
+    let out = on(&a, &xdg, &run, &[("KUBECTL_CRD_MIGRATE_CRASH_AT", "recreate")]);
+    assert_eq!(out.status.code(), None, "killed half-way: {}", text(&out));
+    let journal = xdg.join("kubectl-crd/migrations").join(format!("{OLD_CRD}--to--{NEW_CRD}"));
+    let j = journal.display().to_string();
+
+    // On b: not found, not resumed when named, not even when claimed.
+    for args in [&["migrate", "resume", "--yes"][..], &["migrate", "verify"], &["migrate", "rollback", "--yes"]] {
+        let out = on(&b, &xdg, args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no migration"), "{args:?}: {}", text(&out));
+    }
+    for args in [
+        &["migrate", "resume", "--journal", &j, "--yes"][..],
+        &["migrate", "resume", "--journal", &j, "--this-cluster", "--yes"],
+    ] {
+        let out = on(&b, &xdg, args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let a_dir = std::fs::canonicalize(&a).expect("a").display().to_string();
+        assert!(
+            stderr.contains(&format!("belongs to another cluster, the local engine in {a_dir} (kube-system uid ")),
+            "{stderr}"
+        );
+    }
+    let out = on(&b, &xdg, &run, &[]);
+    assert!(out.status.success(), "the same migration on b is its own: {}", text(&out));
+    assert_local_state(&b, &other, NEW_GROUP, "Schedule", OLD_CRD).await;
+
+    // On a: found and finished. (Two journals now: a's unfinished one is the one taken.)
+    let out = on(&a, &xdg, &["migrate", "resume", "--yes"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_local_state(&a, &fixture, NEW_GROUP, "Schedule", OLD_CRD).await;
+
+    // As an older version wrote it: no cluster recorded.
+    let path = journal.join("journal.json");
+    let mut state: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    assert!(state["cluster"]["dataDir"].is_string(), "{state}");
+    state.as_object_mut().expect("object").remove("cluster");
+    std::fs::write(&path, serde_json::to_vec(&state).expect("json")).expect("write");
+    let out = on(&a, &xdg, &["migrate", "verify", "--journal", &j], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not record which cluster"), "{}", text(&out));
+    let out = on(&a, &xdg, &["migrate", "verify", "--journal", &j, "--this-cluster"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = on(&a, &xdg, &["migrate", "verify", "--journal", &j], &[]);
+    assert!(out.status.success(), "claimed, it records this cluster: {}", text(&out));
 }

@@ -206,3 +206,72 @@ async fn marked_rows_scale_from_zero_by_a_step() {
     .expect("a message");
     assert!(matches!(&msg, Msg::Error(m) if m.contains("no-such")), "{msg:?}");
 }
+
+/// The wizard's IO offers and opens only journals made on its own cluster: at start (and
+/// on `m`) another engine's unfinished migration is not listed, and opening it by its
+/// directory is refused, naming the cluster it belongs to.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wizard_offers_and_opens_only_its_own_cluster_s_journals() {
+    use kubectl_crd::cluster::identity::identify;
+    use kubectl_crd::migrate::plan::{Input, Request, Source};
+    use kubectl_crd::migrate::{Migration, journal::journals_here};
+    use kubectl_crd::tui::wizard::driver::Driver;
+    use kubectl_crd::tui::wizard::{WizardEffect, WizardMsg};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("journals");
+    let (mine, _) = demo_engine().await;
+    let (theirs, _) = demo_engine().await;
+    // An unfinished migration of the widgets on the other engine.
+    let crd = tmp.path().join("gizmos.json");
+    let mut doc: Value =
+        serde_json::to_value(find_crd(theirs.client(), "widgets").await.expect("widgets")).expect("json");
+    doc["metadata"] = json!({"name": "gizmos.migrated.example.org"});
+    doc["spec"]["group"] = json!("migrated.example.org");
+    doc["spec"]["names"] = json!({"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"});
+    doc.as_object_mut().expect("object").remove("status");
+    std::fs::write(&crd, doc.to_string()).expect("write");
+    let request = Request {
+        from: Source::Crd { name: "widgets".into() },
+        to: Some(Input::read(&crd).expect("read")),
+        tpr_names: None,
+        controllers: vec![],
+        versions: Default::default(),
+        into_namespace: None,
+        validate: false,
+    };
+    let plan = Migration::plan(theirs.client(), &request).await.expect("plan");
+    let there = identify(theirs.client(), theirs.origin()).await.expect("identity");
+    let dir = root.join(&plan.id);
+    Migration::create(&plan, &dir, &there).expect("journal");
+    assert_eq!(journals_here(&root, &there).0.len(), 1);
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut driver = Driver::default();
+    let mut reply = async |effect: WizardEffect, conn: &Connection| {
+        driver.perform(conn.client(), conn.origin(), &tx, effect);
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await.expect("a reply") {
+                Some(Msg::Wizard(msg)) => return msg,
+                _ => continue,
+            }
+        }
+    };
+    for crd in [None, Some("widgets.demo.example.com".to_string())] {
+        let found = reply(WizardEffect::FindJournals { root: root.clone(), crd: crd.clone() }, &mine).await;
+        assert_eq!(
+            found,
+            WizardMsg::Journals { crd: crd.clone(), found: vec![] },
+            "another cluster's journal is not offered"
+        );
+        let WizardMsg::Journals { found, .. } =
+            reply(WizardEffect::FindJournals { root: root.clone(), crd }, &theirs).await
+        else {
+            panic!("journals")
+        };
+        assert_eq!(found.len(), 1, "its own cluster is offered it");
+    }
+    let WizardMsg::Ready(Err(e)) = reply(WizardEffect::Open { dir, rollback: false }, &mine).await else {
+        panic!("opening another cluster's journal is refused")
+    };
+    assert!(e.contains("belongs to another cluster, memory (kube-system uid "), "{e}");
+}

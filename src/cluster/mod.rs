@@ -9,6 +9,7 @@
 //!
 //! - [`connect`]: [`Target`] → [`Connection`] (live, local, or the local data's server).
 //! - [`discovery`]: served resources and kubectl-style name resolution.
+//! - [`identity`]: which cluster a connection reaches, durably (for migration journals).
 //! - [`registrations`]: CRDs summarised and described, resource counts, waiting for
 //!   Established.
 //! - [`objects`]: one object, its status through `/status`, spec edits, `/scale`.
@@ -24,6 +25,7 @@ pub mod connect;
 pub mod demo;
 pub mod discovery;
 mod error;
+pub mod identity;
 pub mod objects;
 pub mod reapply;
 pub mod registrations;
@@ -35,6 +37,7 @@ pub mod watch;
 pub use connect::{ConnectOptions, Connection, Origin, Target};
 pub use discovery::{Discovery, ResourceType};
 pub use error::ClusterError;
+pub use identity::ClusterIdentity;
 pub use objects::ObjectRef;
 
 #[cfg(test)]

@@ -17,7 +17,8 @@ use crate::cli::args::{ConvertArgs, JournalArgs, MigrateAction, MigrateArgs, Out
 use crate::cli::config::Config;
 use crate::cli::output::{json, yaml};
 use crate::cli::session::Session;
-use crate::cluster::shell;
+use crate::cluster::identity::identify;
+use crate::cluster::{ClusterIdentity, shell};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -51,15 +52,24 @@ pub fn run(config: &Config, action: MigrateAction, out: &mut dyn Write) -> anyho
         let session = Session::open(config, config.target.clone()).await?;
         let result = match action {
             MigrateAction::Plan(args) => plan_cmd(&session, &args, out).await,
-            MigrateAction::Run(args) => run_cmd(&session, &args, out).await,
-            MigrateAction::Resume(args) => resume_cmd(&session, &args, out).await,
-            MigrateAction::Verify(args) => verify_cmd(&session, &args, out).await,
-            MigrateAction::Rollback(args) => rollback_cmd(&session, &args, out).await,
             MigrateAction::Convert(_) => Ok(()),
+            action => with_journal(&session, action, out).await,
         };
         session.close().await;
         result
     })
+}
+
+/// The commands that keep a journal, which belongs to the cluster it was made on.
+async fn with_journal(s: &Session, action: MigrateAction, out: &mut dyn Write) -> anyhow::Result<()> {
+    let here = identify(s.client(), s.conn.origin()).await.map_err(|e| s.err(e))?;
+    match action {
+        MigrateAction::Run(args) => run_cmd(s, &here, &args, out).await,
+        MigrateAction::Resume(args) => resume_cmd(s, &here, &args, out).await,
+        MigrateAction::Verify(args) => verify_cmd(s, &here, &args, out).await,
+        MigrateAction::Rollback(args) => rollback_cmd(s, &here, &args, out).await,
+        MigrateAction::Plan(_) | MigrateAction::Convert(_) => Ok(()),
+    }
 }
 
 fn interactive() -> bool {
@@ -181,14 +191,14 @@ fn write_lines(out: &mut dyn Write, lines: &[String]) -> anyhow::Result<()> {
 }
 
 /// The journal directory a new run uses: `--journal`, or a fresh one under the data directory.
-fn new_journal_dir(s: &Session, args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
+fn new_journal_dir(s: &Session, here: &ClusterIdentity, args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
     if let Some(dir) = &args.journal {
         return Ok(dir.clone());
     }
     let root = journal::default_root().ok_or_else(|| {
         CliError::Usage("cannot find a data directory for the journal; give one with --journal DIR".into())
     })?;
-    journal::fresh_dir(&root, &plan.id).map_err(|e| with_commands(s, e))
+    journal::fresh_dir(&root, &plan.id, here).map_err(|e| with_commands(s, e))
 }
 
 /// A library error, with the commands that go on when it is an unfinished journal in the way.
@@ -201,7 +211,7 @@ fn with_commands(s: &Session, e: MigrateError) -> anyhow::Error {
     }
 }
 
-async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+async fn run_cmd(s: &Session, here: &ClusterIdentity, args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut request = request(args, false)?;
     let mut plan = Migration::plan(s.client(), &request).await.map_err(cli_err)?;
@@ -215,11 +225,11 @@ async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow
     if plan.is_blocked() {
         return Err(MigrateError::refused(format!("the migration cannot start: {}", plan.problems.join("; "))).into());
     }
-    let dir = new_journal_dir(s, args, &plan)?;
+    let dir = new_journal_dir(s, here, args, &plan)?;
     if !confirm(args.yes, &report::start_question(&plan))? {
         return Err(MigrateError::State("not started: nothing was changed".into()).into());
     }
-    let mut m = Migration::create(&plan, &dir).map_err(|e| with_commands(s, e))?;
+    let mut m = Migration::create(&plan, &dir, here).map_err(|e| with_commands(s, e))?;
     writeln!(out, "\nJournal: {}", dir.display())?;
     drive(s, &mut m, args.yes, out).await?;
     summary(&m, started, out).await
@@ -299,24 +309,35 @@ async fn summary(m: &Migration, started: Instant, out: &mut dyn Write) -> anyhow
     write_lines(out, &report::summary_lines(m.state(), m.dir()))
 }
 
-/// The journal a command works on: `--journal`, or the one migration in progress.
-fn find_journal(args: &JournalArgs, want_unfinished: bool) -> anyhow::Result<PathBuf> {
+/// The journal a command works on: `--journal`, or the one migration of this cluster in
+/// progress (else the one there is). Journals of other clusters are not looked at; those
+/// that record no cluster are named, not taken.
+fn find_journal(args: &JournalArgs, want_unfinished: bool, here: &ClusterIdentity) -> anyhow::Result<PathBuf> {
     if let Some(dir) = &args.journal {
         return Ok(dir.clone());
     }
     let root = journal::default_root().ok_or_else(|| CliError::Usage("give the journal with --journal DIR".into()))?;
-    let all = journal::list_journals(&root);
+    let (all, unknown) = journal::journals_here(&root, here);
     let unfinished: Vec<&(PathBuf, JournalState)> = all.iter().filter(|(_, s)| !s.phase.finished()).collect();
     let pick: Vec<&(PathBuf, JournalState)> =
         if !unfinished.is_empty() || want_unfinished { unfinished } else { all.iter().collect() };
     match pick.as_slice() {
         [(dir, _)] => Ok(dir.clone()),
-        [] => Err(CliError::Usage(format!(
-            "no migration {}under {}; give its journal with --journal DIR",
-            if want_unfinished { "in progress " } else { "" },
-            root.display()
-        ))
-        .into()),
+        [] => {
+            let older = if unknown > 0 {
+                format!(
+                    " ({unknown} journal(s) there were written by an older kubectl-crd and do not record their cluster: give one made on this cluster with --journal DIR --this-cluster)"
+                )
+            } else {
+                String::new()
+            };
+            Err(CliError::Usage(format!(
+                "no migration {}of this cluster ({here}) under {}{older}; give its journal with --journal DIR",
+                if want_unfinished { "in progress " } else { "" },
+                root.display()
+            ))
+            .into())
+        }
         many => {
             let list: Vec<String> = many.iter().map(|(d, s)| format!("{} ({:?})", d.display(), s.phase)).collect();
             Err(CliError::Usage(format!("several migrations; choose one with --journal: {}", list.join(", "))).into())
@@ -324,17 +345,23 @@ fn find_journal(args: &JournalArgs, want_unfinished: bool) -> anyhow::Result<Pat
     }
 }
 
-fn open(dir: &Path) -> anyhow::Result<Migration> {
-    Migration::open(dir).map_err(|e| match e {
+/// Opens the journal for a run on `here` (see [`Migration::open_here`]).
+fn open(dir: &Path, here: &ClusterIdentity, args: &JournalArgs) -> anyhow::Result<Migration> {
+    Migration::open_here(dir, here, args.this_cluster).map_err(|e| match e {
         MigrateError::Journal { .. } => CliError::Usage(e.to_string()).into(),
-        other => anyhow::Error::from(other),
+        other => cli_err(other),
     })
 }
 
-async fn resume_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+async fn resume_cmd(
+    s: &Session,
+    here: &ClusterIdentity,
+    args: &JournalArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let started = Instant::now();
-    let dir = find_journal(args, true)?;
-    let mut m = open(&dir)?;
+    let dir = find_journal(args, true, here)?;
+    let mut m = open(&dir, here, args)?;
     let Some(next) = m.next_step() else {
         writeln!(out, "The migration in {} is {:?}: nothing to resume.", dir.display(), m.state().phase)?;
         return Ok(());
@@ -344,10 +371,15 @@ async fn resume_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> any
     summary(&m, started, out).await
 }
 
-async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+async fn rollback_cmd(
+    s: &Session,
+    here: &ClusterIdentity,
+    args: &JournalArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let started = Instant::now();
-    let dir = find_journal(args, false)?;
-    let mut m = open(&dir)?;
+    let dir = find_journal(args, false, here)?;
+    let mut m = open(&dir, here, args)?;
     if m.state().phase == Phase::Forward || m.state().phase == Phase::Completed {
         let prompt = format!(
             "Roll back the migration of {} to {} from its backup?",
@@ -370,9 +402,14 @@ async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> a
     summary(&m, started, out).await
 }
 
-async fn verify_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let dir = find_journal(args, false)?;
-    let m = open(&dir)?;
+async fn verify_cmd(
+    s: &Session,
+    here: &ClusterIdentity,
+    args: &JournalArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let dir = find_journal(args, false, here)?;
+    let m = open(&dir, here, args)?;
     let v = m.verify(s.client()).await.map_err(cli_err)?;
     match s.config.output {
         OutputFormat::Json => write!(out, "{}", json(&v)?)?,

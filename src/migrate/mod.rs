@@ -87,7 +87,7 @@ pub use progress::{Event, Report};
 pub use steps::{Migration, Step, StepOutcome};
 pub use verify::Verification;
 
-use crate::cluster::ClusterError;
+use crate::cluster::{ClusterError, ClusterIdentity};
 use std::path::PathBuf;
 
 /// Why a migration (or its plan) could not go on.
@@ -124,6 +124,19 @@ pub enum MigrateError {
     /// not started again.
     #[error("{} holds a migration of {old} to {new} that is not finished", dir.display())]
     Unfinished { dir: PathBuf, old: String, new: String },
+    /// The journal was made on another cluster: resuming it here would act on the wrong
+    /// objects.
+    #[error(
+        "the journal in {} belongs to another cluster, {theirs}; this is {here}. Run the command against that cluster, or give this cluster's journal",
+        dir.display()
+    )]
+    OtherCluster { dir: PathBuf, theirs: Box<ClusterIdentity>, here: Box<ClusterIdentity> },
+    /// The journal records no cluster (an older version wrote it).
+    #[error(
+        "the journal in {} does not record which cluster it was made on (an older kubectl-crd wrote it); if it was made on this one, {here}, add --this-cluster",
+        dir.display()
+    )]
+    UnknownCluster { dir: PathBuf, here: Box<ClusterIdentity> },
     /// The journal is not in a state for what was asked.
     #[error("{0}")]
     State(String),
@@ -133,7 +146,9 @@ impl MigrateError {
     /// A fault in what the user gave (exit code 2) rather than in the cluster's state.
     pub fn is_usage(&self) -> bool {
         match self {
-            MigrateError::Input { .. } => true,
+            MigrateError::Input { .. } | MigrateError::OtherCluster { .. } | MigrateError::UnknownCluster { .. } => {
+                true
+            }
             MigrateError::Cluster(e) => e.is_usage(),
             _ => false,
         }

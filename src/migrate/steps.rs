@@ -30,6 +30,7 @@ use super::plan::{self, Plan, Request};
 use super::preflight;
 use super::progress::{Event, Report};
 use super::verify::{self, Verification};
+use crate::cluster::ClusterIdentity;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -155,14 +156,18 @@ impl Migration {
         plan::plan(client, request).await
     }
 
-    /// Starts a journal in `dir` for `plan`. Refuses a plan with problems, and a directory
-    /// that holds a journal already.
-    pub fn create(plan: &Plan, dir: &Path) -> Result<Migration, MigrateError> {
+    /// Starts a journal in `dir` for `plan` on the cluster `here`. Refuses a plan with
+    /// problems, and a directory that holds a journal already.
+    pub fn create(plan: &Plan, dir: &Path, here: &ClusterIdentity) -> Result<Migration, MigrateError> {
         if plan.is_blocked() {
             return Err(MigrateError::refused(plan.problems.join("; ")));
         }
         if dir.join(journal::JOURNAL_FILE).exists() {
-            let state = journal::load_state(dir)?;
+            // Named as another cluster's, it is that: its commands would be refused here.
+            let state = journal::load_here(dir, here, false).or_else(|e| match e {
+                MigrateError::UnknownCluster { .. } => journal::load_state(dir),
+                other => Err(other),
+            })?;
             if !state.phase.finished() {
                 return Err(MigrateError::unfinished(dir, &state));
             }
@@ -203,15 +208,26 @@ impl Migration {
             rollback: vec![],
             backup: None,
             refused: None,
+            cluster: Some(here.clone()),
         };
         journal::save_state(dir, &state)?;
         Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() })
     }
 
-    /// Opens the journal in `dir`.
+    /// Opens the journal in `dir` to look at it (see [`Migration::open_here`] to run it).
     pub fn open(dir: &Path) -> Result<Migration, MigrateError> {
-        let state = journal::load_state(dir)?;
-        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() })
+        Ok(Migration::of(dir, journal::load_state(dir)?))
+    }
+
+    /// Opens the journal in `dir` to run it on the cluster `here`: refused when it was made
+    /// on another cluster, and (unless `claim`) when it does not record one — see
+    /// [`journal::load_here`].
+    pub fn open_here(dir: &Path, here: &ClusterIdentity, claim: bool) -> Result<Migration, MigrateError> {
+        Ok(Migration::of(dir, journal::load_here(dir, here, claim)?))
+    }
+
+    fn of(dir: &Path, state: JournalState) -> Migration {
+        Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() }
     }
 
     /// The same migration with other limits.

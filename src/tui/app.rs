@@ -264,7 +264,7 @@ impl Loop {
                 };
                 let _ = self.tx.send(Msg::Wizard(WizardMsg::Composed(composed)));
             }
-            Effect::Wizard(effect) => self.driver.perform(&client, &self.tx, effect),
+            Effect::Wizard(effect) => self.driver.perform(&client, self.conn.origin(), &self.tx, effect),
             other => runtime::spawn(&client, &self.tx, other),
         }
         Ok(())

@@ -201,13 +201,22 @@ pub fn plan(problems: &[&str]) -> Plan {
     }
 }
 
+/// The cluster the fixture journals are made on: the local engine of [`state`].
+pub fn here() -> crate::cluster::ClusterIdentity {
+    crate::cluster::ClusterIdentity {
+        server: None,
+        data_dir: Some("/tmp/demo".into()),
+        uid: Some("kube-system-uid".into()),
+    }
+}
+
 /// A real journal of [`plan`] in `dir` (created, or the one there) whose first `done`
 /// forward steps are recorded as done (and the next one as started when `started`),
 /// opened as a driver opens it.
 pub fn migration(dir: &Path, done: usize, started: bool) -> Migration {
     let m = match Migration::open(dir) {
         Ok(m) => m,
-        Err(_) => Migration::create(&plan(&[]), dir).expect("journal"),
+        Err(_) => Migration::create(&plan(&[]), dir, &here()).expect("journal"),
     };
     let mut state = m.state().clone();
     for (i, r) in state.forward.iter_mut().enumerate() {

@@ -5,6 +5,8 @@
 //! never waits for one. The steps, their order and the journal are the library's.
 
 use super::{Failure, Journal, Summary, WizardEffect, WizardMsg};
+use crate::cluster::Origin;
+use crate::cluster::identity::identify;
 use crate::migrate::journal;
 use crate::migrate::{Event, Input, MigrateError, Migration, Request, Source, report};
 use crate::tui::action::Msg;
@@ -33,13 +35,24 @@ fn send(tx: &UnboundedSender<Msg>, msg: WizardMsg) {
 }
 
 impl Driver {
-    /// Performs an effect; `Compose` is the loop's (it needs the terminal) and is ignored here.
-    pub fn perform(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, effect: WizardEffect) {
+    /// Performs an effect on the cluster `client` reaches through `origin`; `Compose` is the
+    /// loop's (it needs the terminal) and is ignored here. Journals are this cluster's
+    /// alone: those of other clusters (or that record none) are never offered or opened.
+    pub fn perform(&mut self, client: &kube::Client, origin: &Origin, tx: &UnboundedSender<Msg>, effect: WizardEffect) {
         match effect {
             WizardEffect::FindJournals { root, crd } => {
-                let tx = tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    send(&tx, WizardMsg::Journals { crd, found: journal::list_journals(&root) });
+                let (client, origin, tx) = (client.clone(), origin.clone(), tx.clone());
+                detach(move || async move {
+                    let found = match identify(&client, &origin).await {
+                        Ok(here) => journal::journals_here(&root, &here).0,
+                        Err(e) => {
+                            let _ = tx.send(Msg::Error(format!(
+                                "cannot tell which cluster this is, so no unfinished migration is offered: {e}"
+                            )));
+                            vec![]
+                        }
+                    };
+                    send(&tx, WizardMsg::Journals { crd, found });
                 });
             }
             WizardEffect::Plan { from, to, controllers } => {
@@ -50,10 +63,19 @@ impl Driver {
                 });
             }
             WizardEffect::Start { plan, root } => {
-                let taken = journal::fresh_dir(&root, &plan.id).and_then(|dir| Migration::create(&plan, &dir));
-                self.take(client, tx, taken, false);
+                let origin = origin.clone();
+                self.take(client, tx, false, move |client| async move {
+                    let here = identify(&client, &origin).await?;
+                    let dir = journal::fresh_dir(&root, &plan.id, &here)?;
+                    Migration::create(&plan, &dir, &here)
+                });
             }
-            WizardEffect::Open { dir, rollback } => self.take(client, tx, Migration::open(&dir), rollback),
+            WizardEffect::Open { dir, rollback } => {
+                let origin = origin.clone();
+                self.take(client, tx, rollback, move |client| async move {
+                    Migration::open_here(&dir, &identify(&client, &origin).await?, false)
+                });
+            }
             WizardEffect::Step => self.command(tx, Command::Step),
             WizardEffect::Rollback { reason } => self.command(tx, Command::Rollback(reason)),
             WizardEffect::Verify => self.command(tx, Command::Verify),
@@ -62,24 +84,22 @@ impl Driver {
         }
     }
 
-    /// Starts the migration's task (switched to its roll-back first, with `rollback`), or
-    /// says why there is no migration.
-    fn take(
-        &mut self,
-        client: &kube::Client,
-        tx: &UnboundedSender<Msg>,
-        taken: Result<Migration, MigrateError>,
-        rollback: bool,
-    ) {
-        match taken {
-            Ok(m) => {
-                let (commands, rx) = unbounded_channel();
-                self.commands = Some(commands);
-                let (client, tx) = (client.clone(), tx.clone());
-                detach(move || own(client, m, rollback, rx, tx));
+    /// Starts the migration's task on the migration `make` creates or opens (switched to
+    /// its roll-back first, with `rollback`), or says why there is no migration.
+    fn take<F, Fut>(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, rollback: bool, make: F)
+    where
+        F: FnOnce(kube::Client) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Migration, MigrateError>>,
+    {
+        let (commands, rx) = unbounded_channel();
+        self.commands = Some(commands);
+        let (client, tx) = (client.clone(), tx.clone());
+        detach(move || async move {
+            match make(client.clone()).await {
+                Ok(m) => own(client, m, rollback, rx, tx).await,
+                Err(e) => send(&tx, WizardMsg::Ready(Err(e.to_string()))),
             }
-            Err(e) => send(tx, WizardMsg::Ready(Err(e.to_string()))),
-        }
+        });
     }
 
     fn command(&self, tx: &UnboundedSender<Msg>, command: Command) {
