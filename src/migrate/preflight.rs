@@ -10,6 +10,7 @@ use super::convert::clean_crd;
 use super::names;
 use super::ops;
 use super::steps::{Migration, Step};
+use crate::cluster::ClusterError;
 use crate::cluster::registrations::{Crd, list_crds};
 use serde_json::Value;
 
@@ -50,9 +51,14 @@ pub(crate) async fn check_rollback(m: &Migration, client: &kube::Client, steps: 
         problems.extend(names::name_conflicts(&typed, &crds, going).into_iter().map(|c| format!("name conflict: {c}")));
         // A dry run of its document: under its own name when that is free, else (taken by
         // the new CRD, or by itself) as the temporary copy, which checks the same schema.
-        let probe = if holder.is_some() { names::validation_crd(&doc, &state.id).1 } else { doc };
-        if let Err(e) = ops::create_crd(client, &probe, true).await {
-            problems.push(format!("the cluster does not accept {old_name} again: {e}"));
+        let (probe, temporary) =
+            if holder.is_some() { (names::validation_crd(&doc, &state.id).1, true) } else { (doc, false) };
+        match ops::create_crd(client, &probe, true).await {
+            Ok(_) => {}
+            // The temporary copy's own name taken (a validation CRD left by a crash) says
+            // nothing about the old document.
+            Err(ClusterError::AlreadyExists { .. }) if temporary => {}
+            Err(e) => problems.push(format!("the cluster does not accept {old_name} again: {e}")),
         }
     }
     if problems.is_empty() {
