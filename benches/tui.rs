@@ -41,7 +41,12 @@ fn terminal() -> Term {
 }
 
 fn state() -> State {
-    let target = Target { connection: Conn::Local, context: "local".into(), server: "bench".into() };
+    let target = Target {
+        connection: Conn::Local,
+        context: "local".into(),
+        server: "bench".into(),
+        shell: "kubectl crd".into(),
+    };
     let mut s = State::new(target, Namespaces::One("bench".into()), false, Theme { color: true }, Timestamp::now());
     s.size = (WIDTH, HEIGHT);
     s

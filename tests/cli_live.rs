@@ -69,6 +69,71 @@ fn apply_live() {
     scenarios::apply(&c, work.path());
 }
 
+/// An editor that makes the user's change (`sed`) while another writer, the real
+/// `kubectl`, changes the object on the server: the edit's save then meets a 409.
+fn racing_editor(dir: &std::path::Path, name: &str, sed: &str, kubectl: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\nsed -i '{sed}' \"$1\"\nkubectl {kubectl} >/dev/null\n")).expect("write");
+    let mut perms = std::fs::metadata(&path).expect("editor").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&path, perms).expect("chmod");
+    path.display().to_string()
+}
+
+/// `spec edit` and `status edit` with `--retry-conflicts` re-apply the user's changes on
+/// the version another writer made meanwhile, keeping that writer's change; when both
+/// changed the same field the edit is refused and kept in its file.
+#[test]
+fn retried_edits_reapply_only_the_user_s_changes() {
+    let (_dir, served, c) = served_demo();
+    let work = tempfile::tempdir().expect("tempdir");
+    let named = |args: &[&'static str]| -> Vec<&'static str> {
+        args.iter().copied().chain(["wd", "widget-010", "-n", "team-c"]).collect()
+    };
+    let get = || -> serde_json::Value { serde_json::from_str(&c.ok(&named(&["get", "-o", "json"]))).expect("json") };
+    let patch = |body: &str, sub: &str| {
+        format!(
+            "--kubeconfig {} patch widgets.demo.example.com widget-010 -n team-c --type merge {sub} -p '{body}'",
+            served.kubeconfig.display()
+        )
+    };
+    let spec_edit = named(&["spec", "edit", "--retry-conflicts"]);
+
+    // The user changes the color while someone scales to 9: both stay.
+    let editor =
+        racing_editor(work.path(), "color.sh", "s/color: red/color: green/", &patch(r#"{"spec":{"replicas":9}}"#, ""));
+    assert_eq!(c.ok_with(&spec_edit, None, &[("KUBE_EDITOR", &editor)]), "widget.demo.example.com/widget-010 edited\n");
+    let obj = get();
+    assert_eq!((obj["spec"]["color"].as_str(), obj["spec"]["replicas"].as_i64()), (Some("green"), Some(9)));
+
+    // Both change the replicas: refused, the file kept, the other writer's 7 stays.
+    let editor = racing_editor(
+        work.path(),
+        "replicas.sh",
+        "s/replicas: 9/replicas: 3/",
+        &patch(r#"{"spec":{"replicas":7}}"#, ""),
+    );
+    let stderr = c.fails_with(&spec_edit, None, &[("KUBE_EDITOR", &editor)], 1);
+    assert!(stderr.contains("both your edit and another writer changed spec.replicas"), "{stderr}");
+    assert!(c.kept_edit(&stderr).contains("replicas: 3"), "the kept copy holds the edit");
+    assert_eq!(get()["spec"]["replicas"], 7);
+
+    // The status: the user's phase and another writer's replicas both stay.
+    let status_edit = named(&["status", "edit", "--retry-conflicts"]);
+    let editor = racing_editor(
+        work.path(),
+        "phase.sh",
+        "s/phase: Stopped/phase: Edited/",
+        &patch(r#"{"status":{"replicas":5}}"#, "--subresource=status"),
+    );
+    assert_eq!(
+        c.ok_with(&status_edit, None, &[("KUBE_EDITOR", &editor)]),
+        "widget.demo.example.com/widget-010 status edited\n"
+    );
+    let obj = get();
+    assert_eq!((obj["status"]["phase"].as_str(), obj["status"]["replicas"].as_i64()), (Some("Edited"), Some(5)));
+}
+
 /// A kubeconfig with the server's cluster and user under other names, plus contexts.
 fn kubeconfig_with_contexts(served: &Served, dir: &std::path::Path) -> String {
     let text = std::fs::read_to_string(&served.kubeconfig).expect("kubeconfig");

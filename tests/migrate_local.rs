@@ -6,6 +6,7 @@
 
 mod migrate_support;
 
+use kubectl_crd::cluster::identity::identify;
 use kubectl_crd::migrate::plan::{Input, Request, Source};
 use kubectl_crd::migrate::{Event, Migration, Phase, Step};
 use migrate_support::*;
@@ -249,7 +250,8 @@ async fn the_library_api_drives_a_migration_step_by_step_with_events() {
     assert!(!plan.is_blocked(), "{:?}", plan.problems);
     assert_eq!((plan.objects, plan.dependents.len(), plan.old_crd_name.as_str()), (60, 30, OLD_CRD));
     let journal = tmp.path().join("journal");
-    let mut m = Migration::create(&plan, &journal).expect("journal");
+    let here = identify(&client, conn.origin()).await.expect("identity");
+    let mut m = Migration::create(&plan, &journal, &here).expect("journal");
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let report = move |e: Event| {
         let _ = tx.send(e);
@@ -303,7 +305,8 @@ async fn migrate_tpr(to: Option<&str>) -> (kubectl_crd::cluster::Connection, kub
     };
     let plan = Migration::plan(conn.client(), &request).await.expect("plan");
     assert!(!plan.is_blocked(), "{:?}", plan.problems);
-    let mut m = Migration::create(&plan, &tmp.path().join("journal")).expect("journal");
+    let here = identify(conn.client(), conn.origin()).await.expect("identity");
+    let mut m = Migration::create(&plan, &tmp.path().join("journal"), &here).expect("journal");
     let silent = kubectl_crd::migrate::progress::silent();
     while m.next_step().is_some() {
         m.run_step(conn.client(), &silent).await.expect("step");
@@ -386,4 +389,206 @@ fn wrong_input_is_a_usage_error() {
     let out =
         cli(&[&local, "migrate", "resume", "--journal", &tmp.path().join("none").display().to_string(), "--yes"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+/// Runs a command line as `migrate` printed it, pasted into a shell (`kubectl crd` being
+/// this build), with `extra` appended and journals under `xdg`; no kubeconfig anywhere, so
+/// a command that lost `--local` fails.
+fn paste(printed: &str, extra: &str, xdg: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    let command =
+        printed.strip_prefix("kubectl crd ").unwrap_or_else(|| panic!("not a kubectl crd command: {printed}"));
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
+        .arg(format!("exec '{}' {command} {extra}", env!("CARGO_BIN_EXE_kubectl-crd")))
+        .env("XDG_DATA_HOME", xdg)
+        .env("HOME", xdg)
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        sh.env(k, v);
+    }
+    sh.output().expect("sh runs")
+}
+
+/// The commands `migrate` prints for the user to paste — "Run it with" after a plan, and
+/// "continue with ... resume" when an unfinished run is in the way — keep `--local=DIR`
+/// (quoted: the path has a space) and act on the same data when pasted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn printed_commands_keep_the_connection_and_work_when_pasted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("my data");
+    let fixture = load(&data, 30).await;
+    let new = write_json(tmp.path(), "new.json", &new_crd().build());
+    let xdg = tmp.path().join("xdg");
+    let local = format!("--local={}", data.display());
+    let out = cli(
+        &[&local, "migrate", "plan", "--from", OLD_CRD, "--to", &new.display().to_string(), "--controller", CONTROLLER],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run =
+        stdout.lines().find_map(|l| l.strip_prefix("Nothing was changed. Run it with: ")).expect("the run command");
+    assert!(
+        run.starts_with(&format!("kubectl crd --local=\"{}\" migrate run --from {OLD_CRD} ", data.display())),
+        "{run}"
+    );
+
+    // Pasted, and killed before anything is deleted: the journal keeps the place.
+    let out = paste(run, "--yes", &xdg, &[("KUBECTL_CRD_MIGRATE_CRASH_AT", "delete-old-data")]);
+    assert_eq!(out.status.code(), None, "killed: {}", text(&out));
+    // Pasted again: the unfinished run is in the way, and the command that goes on is printed.
+    let out = paste(run, "--yes", &xdg, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let resume = stderr.split("continue with '").nth(1).and_then(|r| r.split('\'').next()).expect("the resume command");
+    assert!(
+        resume.starts_with(&format!("kubectl crd --local=\"{}\" migrate resume --journal ", data.display())),
+        "{stderr}"
+    );
+    let out = paste(resume, "--yes", &xdg, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 difference(s)"), "{}", text(&out));
+    assert_local_state(&data, &fixture, NEW_GROUP, "Schedule", OLD_CRD).await;
+}
+
+/// Another CRD took the short name the old one freed: `rollback` refuses before it
+/// removes anything (the objects would otherwise be left in the backup alone), the journal
+/// stays completed, and once the name is free again the rollback restores everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollback_checks_the_old_names_before_it_removes_anything() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let fixture = load(&data, 30).await;
+    let new = write_json(tmp.path(), "new.json", &new_crd().build());
+    let journal = tmp.path().join("journal");
+    let out = cli(&strs(&run_args(&local_args(&data), &new, &journal)), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let squatter = CrdBuilder::new(OLD_GROUP, "Other").short_names(&["ct"]).build();
+    let conn = open_local(&data).await;
+    create_crd(conn.client(), &squatter).await;
+    conn.close().await;
+
+    let j = journal.display().to_string();
+    let local = &local_args(&data)[0];
+    let rollback = [local.as_str(), "migrate", "rollback", "--journal", &j, "--yes"];
+    let out = cli(&rollback, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot roll back")
+            && stderr.contains("resource name \"ct\" is held by others.stable.example.com")
+            && stderr.contains("Nothing was deleted"),
+        "{stderr}"
+    );
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(journal.join("journal.json")).expect("journal")).expect("json");
+    assert_eq!(state["phase"], "completed", "the journal is as it was");
+    let conn = open_local(&data).await;
+    let client = conn.client().clone();
+    assert_kept(&client, &fixture, NEW_GROUP, "Schedule").await;
+    assert!(crd_exists(&client, NEW_CRD).await, "the new CRD is kept");
+    let crds: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        kube::Api::all(client.clone());
+    crds.delete("others.stable.example.com", &Default::default()).await.expect("free the name");
+    drop((client, crds));
+    conn.close().await;
+
+    let out = cli(&rollback, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_local_state(&data, &fixture, OLD_GROUP, "CronTab", NEW_CRD).await;
+}
+
+/// `kubectl-crd` with journals under `xdg`, on the local engine in `data`.
+fn on(data: &Path, xdg: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let local = format!("--local={}", data.display());
+    let xdg = xdg.display().to_string();
+    let mut all: Vec<(&str, &str)> = vec![("XDG_DATA_HOME", &xdg)];
+    all.extend_from_slice(env);
+    cli(&[&[local.as_str()], args].concat(), &all)
+}
+
+/// A journal belongs to the cluster it was made on: another cluster (here another local
+/// engine, journals under the same data directory) neither finds it nor resumes it, even
+/// named with --journal; its own cluster does both. A journal of an older version, which
+/// records no cluster, is taken only when named with --this-cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journals_belong_to_the_cluster_they_were_made_on() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (a, b, xdg) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("xdg"));
+    let fixture = load(&a, 30).await;
+    let other = load(&b, 9).await;
+    let new = write_json(tmp.path(), "new.json", &new_crd().build());
+    let run = ["migrate", "run", "--from", OLD_CRD, "--to", &new.display().to_string(), "--yes"];
+    let out = on(&a, &xdg, &run, &[("KUBECTL_CRD_MIGRATE_CRASH_AT", "recreate")]);
+    assert_eq!(out.status.code(), None, "killed half-way: {}", text(&out));
+    let journal = xdg.join("kubectl-crd/migrations").join(format!("{OLD_CRD}--to--{NEW_CRD}"));
+    let j = journal.display().to_string();
+
+    // On b: not found, not resumed when named, not even when claimed.
+    for args in [&["migrate", "resume", "--yes"][..], &["migrate", "verify"], &["migrate", "rollback", "--yes"]] {
+        let out = on(&b, &xdg, args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no migration"), "{args:?}: {}", text(&out));
+    }
+    for args in [
+        &["migrate", "resume", "--journal", &j, "--yes"][..],
+        &["migrate", "resume", "--journal", &j, "--this-cluster", "--yes"],
+    ] {
+        let out = on(&b, &xdg, args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let a_dir = std::fs::canonicalize(&a).expect("a").display().to_string();
+        assert!(
+            stderr.contains(&format!("belongs to another cluster, the local engine in {a_dir} (kube-system uid ")),
+            "{stderr}"
+        );
+    }
+    let out = on(&b, &xdg, &run, &[]);
+    assert!(out.status.success(), "the same migration on b is its own: {}", text(&out));
+    assert_local_state(&b, &other, NEW_GROUP, "Schedule", OLD_CRD).await;
+
+    // On a: found and finished. (Two journals now: a's unfinished one is the one taken.)
+    let out = on(&a, &xdg, &["migrate", "resume", "--yes"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_local_state(&a, &fixture, NEW_GROUP, "Schedule", OLD_CRD).await;
+
+    // As an older version wrote it: no cluster recorded.
+    let path = journal.join("journal.json");
+    let mut state: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    assert!(state["cluster"]["dataDir"].is_string(), "{state}");
+    state.as_object_mut().expect("object").remove("cluster");
+    std::fs::write(&path, serde_json::to_vec(&state).expect("json")).expect("write");
+    let out = on(&a, &xdg, &["migrate", "verify", "--journal", &j], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not record which cluster"), "{}", text(&out));
+    let out = on(&a, &xdg, &["migrate", "verify", "--journal", &j, "--this-cluster"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = on(&a, &xdg, &["migrate", "verify", "--journal", &j], &[]);
+    assert!(out.status.success(), "claimed, it records this cluster: {}", text(&out));
+}
+
+/// A migration whose new CRD takes the old one's name (a scope change) rolls back: the
+/// checks before the first delete count the new CRD, which goes first, out of the way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scope_change_under_the_same_name_rolls_back() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let fixture = load(&data, 20).await;
+    let mut doc = CrdBuilder::new(OLD_GROUP, "CronTab").short_names(&["ct"]).build();
+    doc["spec"]["scope"] = serde_json::json!("Cluster");
+    let new = write_json(tmp.path(), "cluster-scoped.json", &doc);
+    let journal = tmp.path().join("journal");
+    let out = cli(&strs(&run_args(&local_args(&data), &new, &journal)), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("created once the old one is gone"), "{}", text(&out));
+    let j = journal.display().to_string();
+    let out = cli(&[&local_args(&data)[0], "migrate", "rollback", "--journal", &j, "--yes"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let conn = open_local(&data).await;
+    let client = conn.client().clone();
+    assert_kept(&client, &fixture, OLD_GROUP, "CronTab").await;
+    drop(client);
+    conn.close().await;
 }

@@ -549,3 +549,37 @@ fn an_interrupted_wizard_is_offered_for_resuming_and_finishes() {
     assert_eq!(journal_phase(&xdg), "completed");
     assert_migrated(&data, &before);
 }
+
+/// `kubectl crd migrate run` without `--yes`, in a terminal: each question is answered as
+/// a person answers it, `y` then Enter, and the run goes to the end. A prompt that took the
+/// `y` alone would leave the Enter to answer the next question "no".
+#[test]
+fn the_migrate_command_s_questions_take_a_whole_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    load_demo(&data);
+    let before = stored(&data, "demo.example.com", "Widget");
+    add_controller(&data);
+    let new_crd = dir.path().join("gizmos.yaml");
+    std::fs::write(&new_crd, serde_json::to_vec_pretty(&gizmos_crd()).expect("json")).expect("write");
+    let command = format!(
+        "XDG_DATA_HOME={} {} --local={} migrate run --from {OLD_CRD} --to {} --controller {CONTROLLER} 2>&1; echo MIGRATE-EXIT=$?; sleep 60",
+        dir.path().join("xdg").display(),
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        new_crd.display(),
+    );
+    let t = Tmux::start(dir.path(), &command, 200, 50);
+    for question in [
+        "Start the migration of 180 objects to gizmos.migrated.example.org? [y/N]",
+        &format!("Scale {CONTROLLER} to 0 replicas until the migration is done? [y/N]"),
+        "Delete the 180 widgets.demo.example.com objects (backed up;",
+        "Delete the old CustomResourceDefinition widgets.demo.example.com? [y/N]",
+    ] {
+        t.wait_for(&[question]);
+        t.keys(&["y", "Enter"]);
+    }
+    let screen = t.wait_for(&["MIGRATE-EXIT="]);
+    assert!(screen.contains("MIGRATE-EXIT=0") && screen.contains("Done in"), "{screen}");
+    assert_migrated(&data, &before);
+}

@@ -88,6 +88,35 @@ async fn a_spec_conflict_shows_the_server_change_and_reapplies_the_edit() {
     assert!(!kept.exists(), "saved edits leave no file behind");
 }
 
+/// `r` after a 409 where the server changed the field the user changed: not saved (one of
+/// the two changes would be lost), and the edit stays in its file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reapply_over_the_same_field_is_refused_and_the_edit_kept() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let (_against, base, kept) =
+        prepare_edit(client, &kind, &key("widget-006"), EditPart::Spec).await.expect("prepare");
+    let mut edited = base.clone();
+    edited["spec"]["size"] = json!(7);
+    type_into(&kept, &edited, EditPart::Spec);
+    server_patch(&conn, &kind, "widget-006", json!({"spec": {"size": 2}}), false).await;
+    let effect = Effect::Reapply {
+        kind: kind.clone(),
+        key: key("widget-006"),
+        part: EditPart::Spec,
+        base,
+        edited,
+        kept: kept.clone(),
+    };
+    let msg = perform(client, effect).await.expect("a message");
+    assert!(
+        matches!(&msg, Msg::Error(m) if m.contains("both your edit and another writer changed spec.size") && m.contains("kept in")),
+        "{msg:?}"
+    );
+    assert!(kept.exists(), "the edit is kept");
+    assert_eq!(stored(&conn, &kind, "widget-006").await["spec"]["size"], 2, "the other writer's change stays");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn status_edits_go_through_status_and_conflict_too() {
     let (conn, kind) = demo_engine().await;
@@ -176,4 +205,73 @@ async fn marked_rows_scale_from_zero_by_a_step() {
     .await
     .expect("a message");
     assert!(matches!(&msg, Msg::Error(m) if m.contains("no-such")), "{msg:?}");
+}
+
+/// The wizard's IO offers and opens only journals made on its own cluster: at start (and
+/// on `m`) another engine's unfinished migration is not listed, and opening it by its
+/// directory is refused, naming the cluster it belongs to.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wizard_offers_and_opens_only_its_own_cluster_s_journals() {
+    use kubectl_crd::cluster::identity::identify;
+    use kubectl_crd::migrate::plan::{Input, Request, Source};
+    use kubectl_crd::migrate::{Migration, journal::journals_here};
+    use kubectl_crd::tui::wizard::driver::Driver;
+    use kubectl_crd::tui::wizard::{WizardEffect, WizardMsg};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("journals");
+    let (mine, _) = demo_engine().await;
+    let (theirs, _) = demo_engine().await;
+    // An unfinished migration of the widgets on the other engine.
+    let crd = tmp.path().join("gizmos.json");
+    let mut doc: Value =
+        serde_json::to_value(find_crd(theirs.client(), "widgets").await.expect("widgets")).expect("json");
+    doc["metadata"] = json!({"name": "gizmos.migrated.example.org"});
+    doc["spec"]["group"] = json!("migrated.example.org");
+    doc["spec"]["names"] = json!({"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"});
+    doc.as_object_mut().expect("object").remove("status");
+    std::fs::write(&crd, doc.to_string()).expect("write");
+    let request = Request {
+        from: Source::Crd { name: "widgets".into() },
+        to: Some(Input::read(&crd).expect("read")),
+        tpr_names: None,
+        controllers: vec![],
+        versions: Default::default(),
+        into_namespace: None,
+        validate: false,
+    };
+    let plan = Migration::plan(theirs.client(), &request).await.expect("plan");
+    let there = identify(theirs.client(), theirs.origin()).await.expect("identity");
+    let dir = root.join(&plan.id);
+    Migration::create(&plan, &dir, &there).expect("journal");
+    assert_eq!(journals_here(&root, &there).0.len(), 1);
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut driver = Driver::default();
+    let mut reply = async |effect: WizardEffect, conn: &Connection| {
+        driver.perform(conn.client(), conn.origin(), &tx, effect);
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await.expect("a reply") {
+                Some(Msg::Wizard(msg)) => return msg,
+                _ => continue,
+            }
+        }
+    };
+    for crd in [None, Some("widgets.demo.example.com".to_string())] {
+        let found = reply(WizardEffect::FindJournals { root: root.clone(), crd: crd.clone() }, &mine).await;
+        assert_eq!(
+            found,
+            WizardMsg::Journals { crd: crd.clone(), found: vec![] },
+            "another cluster's journal is not offered"
+        );
+        let WizardMsg::Journals { found, .. } =
+            reply(WizardEffect::FindJournals { root: root.clone(), crd }, &theirs).await
+        else {
+            panic!("journals")
+        };
+        assert_eq!(found.len(), 1, "its own cluster is offered it");
+    }
+    let WizardMsg::Ready(Err(e)) = reply(WizardEffect::Open { dir, rollback: false }, &mine).await else {
+        panic!("opening another cluster's journal is refused")
+    };
+    assert!(e.contains("belongs to another cluster, memory (kube-system uid "), "{e}");
 }

@@ -253,7 +253,8 @@ pub enum SpecAction {
     Edit {
         #[command(flatten)]
         target: Named,
-        /// On a 409 Conflict, re-read the object and write the edit again.
+        /// On a 409 Conflict, re-read the object and re-apply only your changes on it
+        /// (refused, keeping your file, when the other writer changed the same fields).
         #[arg(long)]
         retry_conflicts: bool,
     },
@@ -289,7 +290,8 @@ pub enum StatusAction {
     Edit {
         #[command(flatten)]
         target: Named,
-        /// On a 409 Conflict, re-read the object and write the edited status again.
+        /// On a 409 Conflict, re-read the object and re-apply only your changes to the status
+        /// (refused, keeping your file, when the other writer changed the same fields).
         #[arg(long)]
         retry_conflicts: bool,
     },
@@ -345,9 +347,15 @@ pub struct MigrateArgs {
 
 #[derive(Debug, Args)]
 pub struct JournalArgs {
-    /// The migration's journal (default: the one migration under the user's data directory).
+    /// The migration's journal (default: the one migration of this cluster under the
+    /// user's data directory).
     #[arg(long, value_name = "DIR")]
     pub journal: Option<PathBuf>,
+    /// Take the --journal DIR of an older kubectl-crd, which does not record its cluster,
+    /// as made on this cluster (it then records it). A journal of another cluster is
+    /// refused all the same.
+    #[arg(long, requires = "journal")]
+    pub this_cluster: bool,
     /// Do not ask before destructive steps.
     #[arg(short = 'y', long)]
     pub yes: bool,

@@ -6,7 +6,7 @@ use super::args::{OutputFormat, SpecAction, StatusAction};
 use super::editor::{self, is_blank};
 use super::output::{self, Rows, cell_text};
 use super::session::{Session, parse_one, read_inputs};
-use crate::cluster::objects::{self, ObjectRef, ScaleView, parse_status_document, spec_view};
+use crate::cluster::objects::{self, ObjectRef, Retry, ScaleView, parse_status_document, spec_view};
 use crate::cluster::table::{Table, fetch_table};
 use crate::cluster::{ClusterError, ResourceType};
 use serde_json::{Value, json};
@@ -187,7 +187,9 @@ pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> 
             let rt = s.resolve(resource).await?;
             let at = ObjectRef::new(&rt, s.namespace(), name);
             let doc = parse_status_document(&doc, &source, at)?;
-            let obj = objects::replace_status(s.client(), at, &doc, *retry_conflicts).await.map_err(|e| s.err(e))?;
+            // The file is the whole status the user wants, on whichever version.
+            let retry = if *retry_conflicts { Retry::Overwrite } else { Retry::No };
+            let obj = objects::replace_status(s.client(), at, &doc, retry).await.map_err(|e| s.err(e))?;
             print_written(s, &rt, &obj, "status replaced", out)
         }
         StatusAction::Patch { target, filename } => {
@@ -222,9 +224,10 @@ pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> 
                 Err(e) => return Err(keep_on_error(file, e.into())),
             };
             // The edit was made on this version; a change by someone else meanwhile is a
-            // conflict unless the user asked to retry.
+            // conflict, or with --retry-conflicts the user's changes alone are re-applied.
             let doc = objects::StatusDocument { resource_version: obj.metadata.resource_version.clone(), ..doc };
-            match objects::replace_status(s.client(), at, &doc, *retry_conflicts).await {
+            let retry = if *retry_conflicts { Retry::Reapply(&original) } else { Retry::No };
+            match objects::replace_status(s.client(), at, &doc, retry).await {
                 Ok(obj) => print_written(s, &rt, &obj, "status edited", out),
                 Err(e) => Err(keep_on_error(file, s.err(e))),
             }
@@ -247,7 +250,8 @@ pub async fn spec(s: &Session, action: &SpecAction, out: &mut dyn Write) -> anyh
         return Ok(());
     };
     let source = file.path().display().to_string();
-    match objects::replace_spec(s.client(), at, &edited, &source, *retry_conflicts).await {
+    let retry = if *retry_conflicts { Retry::Reapply(&view.object) } else { Retry::No };
+    match objects::replace_spec(s.client(), at, &edited, &source, retry).await {
         Ok(obj) => print_written(s, &rt, &obj, "edited", out),
         Err(e) => Err(keep_on_error(file, s.err(e))),
     }

@@ -13,7 +13,7 @@
 
 use super::discovery::{Discovery, ResourceType};
 use super::error::ClusterError;
-use super::objects::{ObjectRef, StatusDocument, replace_status};
+use super::objects::{ObjectRef, Retry, StatusDocument, replace_status};
 use super::registrations::{Establishment, wait_for_established};
 use futures::StreamExt;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
@@ -319,7 +319,9 @@ async fn write(
         && object.data.get("status") != Some(&status)
     {
         let status_doc = StatusDocument { status, resource_version: None };
-        object = replace_status(client, at, &status_doc, options.retry_conflicts).await?;
+        // The file's status is what is wanted, on whichever version.
+        let retry = if options.retry_conflicts { Retry::Overwrite } else { Retry::No };
+        object = replace_status(client, at, &status_doc, retry).await?;
         if action == Action::Unchanged {
             action = Action::Configured;
         }

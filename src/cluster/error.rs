@@ -74,6 +74,12 @@ pub enum ClusterError {
         "conflict (409): {message}. The object changed since it was read; run the command again, or add --retry-conflicts to re-read and retry automatically"
     )]
     Conflict { message: String },
+    /// A conflict whose retry would re-apply an edit over another writer's change of the
+    /// same field.
+    #[error(
+        "conflict (409): the object changed while you edited it, and {0}: your edit was not re-applied, so that neither change is lost. Edit the new version"
+    )]
+    EditOverlap(#[from] super::reapply::Overlap),
     /// 409 on a create: the name is taken.
     #[error("already exists (409): {message}")]
     AlreadyExists { message: String },

@@ -9,11 +9,14 @@
 //!
 //! - [`connect`]: [`Target`] → [`Connection`] (live, local, or the local data's server).
 //! - [`discovery`]: served resources and kubectl-style name resolution.
+//! - [`identity`]: which cluster a connection reaches, durably (for migration journals).
 //! - [`registrations`]: CRDs summarised and described, resource counts, waiting for
 //!   Established.
 //! - [`objects`]: one object, its status through `/status`, spec edits, `/scale`.
+//! - [`reapply`]: a user's edit carried over to a newer version after a conflict.
 //! - [`table`]: the server's Table for a resource (kubectl's columns), ages.
 //! - [`apply`]: documents from files, applied in the order that works.
+//! - [`shell`]: commands to print, with the connection flags that reach the cluster again.
 //! - [`watch`]: change streams for live views.
 //! - [`demo`]: the built-in demo set.
 
@@ -22,8 +25,11 @@ pub mod connect;
 pub mod demo;
 pub mod discovery;
 mod error;
+pub mod identity;
 pub mod objects;
+pub mod reapply;
 pub mod registrations;
+pub mod shell;
 pub mod table;
 pub mod tui_ops;
 pub mod watch;
@@ -31,6 +37,7 @@ pub mod watch;
 pub use connect::{ConnectOptions, Connection, Origin, Target};
 pub use discovery::{Discovery, ResourceType};
 pub use error::ClusterError;
+pub use identity::ClusterIdentity;
 pub use objects::ObjectRef;
 
 #[cfg(test)]
@@ -55,8 +62,8 @@ mod tests {
         send(&objects::set_scale(&client, at, 1, None, false));
         send(&watch::watch_objects(&client, &rt, None));
         let doc = objects::StatusDocument { status: serde_json::Value::Null, resource_version: None };
-        send(&objects::replace_status(&client, at, &doc, true));
-        send(&objects::replace_spec(&client, at, &serde_json::Value::Null, "f", true));
+        send(&objects::replace_status(&client, at, &doc, objects::Retry::Overwrite));
+        send(&objects::replace_spec(&client, at, &serde_json::Value::Null, "f", objects::Retry::Reapply(&doc.status)));
         let options = apply::ApplyOptions {
             namespace: "default".into(),
             namespace_explicit: false,

@@ -6,11 +6,13 @@
 //! status write reads the object, replaces `.status`, and PUTs it to `/status` with the
 //! resourceVersion it read; a spec edit takes the status out for the user and puts the
 //! current one back before the PUT, so a resource without `/status` keeps it too.
-//! A 409 is returned as [`ClusterError::Conflict`] unless the caller asked for
-//! [`retry_conflicts`], which re-reads and re-applies the change.
+//! A 409 is returned as [`ClusterError::Conflict`] unless the caller asked for a [`Retry`]:
+//! the write is then made again on the version read again, with the whole document or with
+//! only the user's changes re-applied ([`super::reapply`]).
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
+use super::reapply::reapply;
 use k8s_openapi::api::autoscaling::v1::Scale;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -32,6 +34,26 @@ where
             Err(e) if retry && e.is_conflict() && attempt < CONFLICT_RETRIES => attempt += 1,
             other => return other,
         }
+    }
+}
+
+/// What a write does after a 409 Conflict (someone changed the object since it was read).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Retry<'a> {
+    /// Nothing: the conflict is the answer.
+    No,
+    /// Re-read, and write the whole document again: it is all the user asked for (`status
+    /// set --retry-conflicts` with a file).
+    Overwrite,
+    /// Re-read, and re-apply only the changes from `base` (the document as the user was
+    /// shown it) to what they saved ([`super::reapply`]); a field the other writer changed
+    /// too refuses.
+    Reapply(&'a Value),
+}
+
+impl Retry<'_> {
+    fn retries(self) -> bool {
+        self != Retry::No
     }
 }
 
@@ -176,17 +198,17 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 /// Replaces the status through `/status`: reads the object, sets `.status`, and PUTs it
-/// back with the resourceVersion read (or the document's own). With `retry`, a conflict
-/// re-reads and tries again — with the current resourceVersion, since the user asked for it.
+/// back with the resourceVersion read (or the document's own). After a conflict, `retry`
+/// says what is written on the version read again (with its resourceVersion).
 pub async fn replace_status(
     client: &kube::Client,
     at: ObjectRef<'_>,
     doc: &StatusDocument,
-    retry: bool,
+    retry: Retry<'_>,
 ) -> Result<DynamicObject, ClusterError> {
     at.require(at.resource.status, "status")?;
     let api = at.api(client);
-    retry_conflicts(retry, |attempt| {
+    retry_conflicts(retry.retries(), |attempt| {
         let api = api.clone();
         async move {
             let mut obj = api.get_status(at.name).await.map_err(|e| at.error(e))?;
@@ -195,7 +217,14 @@ pub async fn replace_status(
             {
                 obj.metadata.resource_version = Some(rv.clone());
             }
-            obj.data["status"] = doc.status.clone();
+            let status = match retry {
+                Retry::Reapply(base) if attempt > 0 => {
+                    let current = json!({ "status": obj.data.get("status") });
+                    reapply(&current, base, &json!({ "status": doc.status }))?["status"].take()
+                }
+                _ => doc.status.clone(),
+            };
+            obj.data["status"] = status;
             api.replace_status(at.name, &PostParams::default(), &obj).await.map_err(|e| at.error(e))
         }
     })
@@ -232,13 +261,14 @@ pub fn spec_view(obj: &DynamicObject) -> Result<SpecView, ClusterError> {
 
 /// Writes an edited object (without status) through the main endpoint. The edit must keep
 /// the kind, name and namespace and must not bring a status; the current status is put
-/// back so that a resource without `/status` does not lose it.
+/// back so that a resource without `/status` does not lose it. After a conflict, `retry`
+/// says what is written on the version read again.
 pub async fn replace_spec(
     client: &kube::Client,
     at: ObjectRef<'_>,
     edited: &Value,
     source: &str,
-    retry: bool,
+    retry: Retry<'_>,
 ) -> Result<DynamicObject, ClusterError> {
     let invalid =
         |reason: String| ClusterError::InvalidInput { what: "object", source_name: source.to_string(), reason };
@@ -256,11 +286,14 @@ pub async fn replace_spec(
         return Err(invalid(format!("metadata.name must stay {:?}", at.name)));
     }
     let api = at.api(client);
-    retry_conflicts(retry, |attempt| {
+    retry_conflicts(retry.retries(), |attempt| {
         let api = api.clone();
         async move {
             let current = api.get(at.name).await.map_err(|e| at.error(e))?;
-            let mut desired = edited.clone();
+            let mut desired = match retry {
+                Retry::Reapply(base) if attempt > 0 => reapply(&spec_view(&current)?.object, base, edited)?,
+                _ => edited.clone(),
+            };
             if let Some(status) = current.data.get("status") {
                 desired["status"] = status.clone();
             }

@@ -83,7 +83,7 @@ pub(crate) async fn run(
 fn after_deletes(e: MigrateError) -> MigrateError {
     match e {
         MigrateError::Refused { reason } => MigrateError::State(format!(
-            "{reason}. The objects are safe in the backup: free the names, then run 'kubectl crd migrate resume' (or 'kubectl crd migrate rollback')"
+            "{reason}. The objects are safe in the backup: free the names, then resume the migration (or roll it back)"
         )),
         other => other,
     }
@@ -353,7 +353,7 @@ async fn delete_data(
             .collect();
         if !extra.is_empty() || !changed.is_empty() {
             return Err(MigrateError::Changed(format!(
-                "objects changed after the backup: {} new ({}), {} modified ({}). Writers are still running: stop them, then run 'kubectl crd migrate rollback' and run the migration again",
+                "objects changed after the backup: {} new ({}), {} modified ({}). Writers are still running: stop them, then roll the migration back and run it again",
                 extra.len(),
                 extra.first().map(String::as_str).unwrap_or("-"),
                 changed.len(),
@@ -397,7 +397,7 @@ async fn delete_one(
                 }
                 if guard && now.pointer("/metadata/deletionTimestamp").is_none() && changed_since(backed_up, &now) {
                     return Err(MigrateError::Changed(format!(
-                        "{key} changed while it was being deleted; writers are still running: stop them, then run 'kubectl crd migrate resume'"
+                        "{key} changed while it was being deleted; writers are still running: stop them, then resume the migration"
                     )));
                 }
                 current = now;

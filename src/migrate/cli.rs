@@ -17,9 +17,11 @@ use crate::cli::args::{ConvertArgs, JournalArgs, MigrateAction, MigrateArgs, Out
 use crate::cli::config::Config;
 use crate::cli::output::{json, yaml};
 use crate::cli::session::Session;
+use crate::cluster::identity::identify;
+use crate::cluster::{ClusterIdentity, shell};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -50,15 +52,24 @@ pub fn run(config: &Config, action: MigrateAction, out: &mut dyn Write) -> anyho
         let session = Session::open(config, config.target.clone()).await?;
         let result = match action {
             MigrateAction::Plan(args) => plan_cmd(&session, &args, out).await,
-            MigrateAction::Run(args) => run_cmd(&session, &args, out).await,
-            MigrateAction::Resume(args) => resume_cmd(&session, &args, out).await,
-            MigrateAction::Verify(args) => verify_cmd(&session, &args, out).await,
-            MigrateAction::Rollback(args) => rollback_cmd(&session, &args, out).await,
             MigrateAction::Convert(_) => Ok(()),
+            action => with_journal(&session, action, out).await,
         };
         session.close().await;
         result
     })
+}
+
+/// The commands that keep a journal, which belongs to the cluster it was made on.
+async fn with_journal(s: &Session, action: MigrateAction, out: &mut dyn Write) -> anyhow::Result<()> {
+    let here = identify(s.client(), s.conn.origin()).await.map_err(|e| s.err(e))?;
+    match action {
+        MigrateAction::Run(args) => run_cmd(s, &here, &args, out).await,
+        MigrateAction::Resume(args) => resume_cmd(s, &here, &args, out).await,
+        MigrateAction::Verify(args) => verify_cmd(s, &here, &args, out).await,
+        MigrateAction::Rollback(args) => rollback_cmd(s, &here, &args, out).await,
+        MigrateAction::Plan(_) | MigrateAction::Convert(_) => Ok(()),
+    }
 }
 
 fn interactive() -> bool {
@@ -81,9 +92,23 @@ fn confirm(yes: bool, prompt: &str) -> anyhow::Result<bool> {
     if yes {
         return Ok(true);
     }
-    let answer =
-        tokio::task::block_in_place(|| dialoguer::Confirm::new().with_prompt(prompt).default(false).interact());
+    let answer = tokio::task::block_in_place(|| ask(&mut std::io::stdin().lock(), &mut std::io::stderr(), prompt));
     answer.map_err(|e| anyhow::anyhow!("cannot ask for confirmation: {e}"))
+}
+
+/// Asks a yes/no question and reads the whole line of the answer (no unless it is `y` or
+/// `yes`). A prompt that took one key would leave the Enter typed after it to answer the
+/// next question — "no", stopping a migration half-way.
+fn ask(input: &mut dyn BufRead, prompt_to: &mut dyn Write, prompt: &str) -> std::io::Result<bool> {
+    write!(prompt_to, "{prompt} [y/N] ")?;
+    prompt_to.flush()?;
+    let mut line = String::new();
+    if input.read_line(&mut line)? == 0 {
+        // End of input: no answer is no, on a line of its own.
+        writeln!(prompt_to)?;
+        return Ok(false);
+    }
+    Ok(matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
 fn request(args: &MigrateArgs, validate: bool) -> anyhow::Result<Request> {
@@ -126,23 +151,32 @@ async fn plan_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyho
         return Err(MigrateError::refused(format!("the migration cannot start: {}", plan.problems.join("; "))).into());
     }
     if !matches!(s.config.output, OutputFormat::Json | OutputFormat::Yaml) {
-        writeln!(out, "\nNothing was changed. Run it with: kubectl crd migrate run {}", rerun_args(args))?;
+        let run = format!("{} migrate run {}", kubectl_crd(s), rerun_args(args));
+        writeln!(out, "\nNothing was changed. Run it with: {run}")?;
     }
     Ok(())
 }
 
+/// `kubectl crd` with the connection flags given, for the commands we print.
+fn kubectl_crd(s: &Session) -> String {
+    shell::command(&s.config.target)
+}
+
+/// The flags of `plan` again, as `run` takes them, quoted for the shell.
 fn rerun_args(args: &MigrateArgs) -> String {
-    let mut s = format!("--from {}", args.from);
-    for d in &args.data {
-        s.push_str(&format!(" --data {}", d.display()));
-    }
-    if let Some(to) = &args.to {
-        s.push_str(&format!(" --to {}", to.display()));
-    }
-    for c in &args.controller {
-        s.push_str(&format!(" --controller {c}"));
-    }
-    s
+    let from = if Path::new(&args.from).is_file() {
+        shell::quote_path(Path::new(&args.from))
+    } else {
+        shell::quote(&args.from)
+    };
+    let mut words = vec![format!("--from {from}")];
+    words.extend(args.data.iter().map(|d| format!("--data {}", shell::quote_path(d))));
+    words.extend(args.to.iter().map(|to| format!("--to {}", shell::quote_path(to))));
+    words.extend(args.journal.iter().map(|j| format!("--journal {}", shell::quote_path(j))));
+    words.extend(args.controller.iter().map(|c| format!("--controller {}", shell::quote(c))));
+    words.extend(args.map_version.iter().map(|m| format!("--map-version {}", shell::quote(m))));
+    words.extend(args.into_namespace.iter().map(|ns| format!("--into-namespace {}", shell::quote(ns))));
+    words.join(" ")
 }
 
 fn print_plan(plan: &Plan, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -157,17 +191,27 @@ fn write_lines(out: &mut dyn Write, lines: &[String]) -> anyhow::Result<()> {
 }
 
 /// The journal directory a new run uses: `--journal`, or a fresh one under the data directory.
-fn new_journal_dir(args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
+fn new_journal_dir(s: &Session, here: &ClusterIdentity, args: &MigrateArgs, plan: &Plan) -> anyhow::Result<PathBuf> {
     if let Some(dir) = &args.journal {
         return Ok(dir.clone());
     }
     let root = journal::default_root().ok_or_else(|| {
         CliError::Usage("cannot find a data directory for the journal; give one with --journal DIR".into())
     })?;
-    Ok(journal::fresh_dir(&root, &plan.id)?)
+    journal::fresh_dir(&root, &plan.id, here).map_err(|e| with_commands(s, e))
 }
 
-async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+/// A library error, with the commands that go on when it is an unfinished journal in the way.
+fn with_commands(s: &Session, e: MigrateError) -> anyhow::Error {
+    match &e {
+        MigrateError::Unfinished { dir, .. } => {
+            MigrateError::State(format!("{e}; {}", report::journal_commands(dir, &kubectl_crd(s)))).into()
+        }
+        _ => cli_err(e),
+    }
+}
+
+async fn run_cmd(s: &Session, here: &ClusterIdentity, args: &MigrateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut request = request(args, false)?;
     let mut plan = Migration::plan(s.client(), &request).await.map_err(cli_err)?;
@@ -181,11 +225,11 @@ async fn run_cmd(s: &Session, args: &MigrateArgs, out: &mut dyn Write) -> anyhow
     if plan.is_blocked() {
         return Err(MigrateError::refused(format!("the migration cannot start: {}", plan.problems.join("; "))).into());
     }
-    let dir = new_journal_dir(args, &plan)?;
+    let dir = new_journal_dir(s, here, args, &plan)?;
     if !confirm(args.yes, &report::start_question(&plan))? {
         return Err(MigrateError::State("not started: nothing was changed".into()).into());
     }
-    let mut m = Migration::create(&plan, &dir).map_err(cli_err)?;
+    let mut m = Migration::create(&plan, &dir, here).map_err(|e| with_commands(s, e))?;
     writeln!(out, "\nJournal: {}", dir.display())?;
     drive(s, &mut m, args.yes, out).await?;
     summary(&m, started, out).await
@@ -222,7 +266,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             && !refusal_undo
             && !confirm(yes, &prompt)?
         {
-            return Err(MigrateError::State(report::stopped_hint(step, m.dir())).into());
+            return Err(MigrateError::State(report::stopped_hint(step, m.dir(), &kubectl_crd(s))).into());
         }
         let bars = Bars::default();
         let step_started = Instant::now();
@@ -239,7 +283,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             Err(e) if m.refusal_undoes(&e) => {
                 writeln!(out, "✗ {step}: {e}")?;
                 writeln!(out, "Undoing what the run changed (nothing was deleted):")?;
-                m.start_rollback(Some(e.to_string())).map_err(cli_err)?;
+                m.start_rollback(s.client(), Some(e.to_string())).await.map_err(cli_err)?;
                 Box::pin(drive(s, m, true, out)).await?;
                 return Err(e.into());
             }
@@ -252,7 +296,7 @@ async fn drive(s: &Session, m: &mut Migration, yes: bool, out: &mut dyn Write) -
             }
             Err(e) => {
                 writeln!(out, "✗ {step}: {e}")?;
-                writeln!(out, "{}", report::resume_hint(m.dir()))?;
+                writeln!(out, "{}", report::resume_hint(m.dir(), &kubectl_crd(s)))?;
                 return Err(cli_err(e));
             }
         }
@@ -265,24 +309,35 @@ async fn summary(m: &Migration, started: Instant, out: &mut dyn Write) -> anyhow
     write_lines(out, &report::summary_lines(m.state(), m.dir()))
 }
 
-/// The journal a command works on: `--journal`, or the one migration in progress.
-fn find_journal(args: &JournalArgs, want_unfinished: bool) -> anyhow::Result<PathBuf> {
+/// The journal a command works on: `--journal`, or the one migration of this cluster in
+/// progress (else the one there is). Journals of other clusters are not looked at; those
+/// that record no cluster are named, not taken.
+fn find_journal(args: &JournalArgs, want_unfinished: bool, here: &ClusterIdentity) -> anyhow::Result<PathBuf> {
     if let Some(dir) = &args.journal {
         return Ok(dir.clone());
     }
     let root = journal::default_root().ok_or_else(|| CliError::Usage("give the journal with --journal DIR".into()))?;
-    let all = journal::list_journals(&root);
+    let (all, unknown) = journal::journals_here(&root, here);
     let unfinished: Vec<&(PathBuf, JournalState)> = all.iter().filter(|(_, s)| !s.phase.finished()).collect();
     let pick: Vec<&(PathBuf, JournalState)> =
         if !unfinished.is_empty() || want_unfinished { unfinished } else { all.iter().collect() };
     match pick.as_slice() {
         [(dir, _)] => Ok(dir.clone()),
-        [] => Err(CliError::Usage(format!(
-            "no migration {}under {}; give its journal with --journal DIR",
-            if want_unfinished { "in progress " } else { "" },
-            root.display()
-        ))
-        .into()),
+        [] => {
+            let older = if unknown > 0 {
+                format!(
+                    " ({unknown} journal(s) there were written by an older kubectl-crd and do not record their cluster: give one made on this cluster with --journal DIR --this-cluster)"
+                )
+            } else {
+                String::new()
+            };
+            Err(CliError::Usage(format!(
+                "no migration {}of this cluster ({here}) under {}{older}; give its journal with --journal DIR",
+                if want_unfinished { "in progress " } else { "" },
+                root.display()
+            ))
+            .into())
+        }
         many => {
             let list: Vec<String> = many.iter().map(|(d, s)| format!("{} ({:?})", d.display(), s.phase)).collect();
             Err(CliError::Usage(format!("several migrations; choose one with --journal: {}", list.join(", "))).into())
@@ -290,17 +345,23 @@ fn find_journal(args: &JournalArgs, want_unfinished: bool) -> anyhow::Result<Pat
     }
 }
 
-fn open(dir: &Path) -> anyhow::Result<Migration> {
-    Migration::open(dir).map_err(|e| match e {
+/// Opens the journal for a run on `here` (see [`Migration::open_here`]).
+fn open(dir: &Path, here: &ClusterIdentity, args: &JournalArgs) -> anyhow::Result<Migration> {
+    Migration::open_here(dir, here, args.this_cluster).map_err(|e| match e {
         MigrateError::Journal { .. } => CliError::Usage(e.to_string()).into(),
-        other => anyhow::Error::from(other),
+        other => cli_err(other),
     })
 }
 
-async fn resume_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+async fn resume_cmd(
+    s: &Session,
+    here: &ClusterIdentity,
+    args: &JournalArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let started = Instant::now();
-    let dir = find_journal(args, true)?;
-    let mut m = open(&dir)?;
+    let dir = find_journal(args, true, here)?;
+    let mut m = open(&dir, here, args)?;
     let Some(next) = m.next_step() else {
         writeln!(out, "The migration in {} is {:?}: nothing to resume.", dir.display(), m.state().phase)?;
         return Ok(());
@@ -310,10 +371,15 @@ async fn resume_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> any
     summary(&m, started, out).await
 }
 
-async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+async fn rollback_cmd(
+    s: &Session,
+    here: &ClusterIdentity,
+    args: &JournalArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let started = Instant::now();
-    let dir = find_journal(args, false)?;
-    let mut m = open(&dir)?;
+    let dir = find_journal(args, false, here)?;
+    let mut m = open(&dir, here, args)?;
     if m.state().phase == Phase::Forward || m.state().phase == Phase::Completed {
         let prompt = format!(
             "Roll back the migration of {} to {} from its backup?",
@@ -324,7 +390,7 @@ async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> a
             return Err(MigrateError::State("not rolled back: nothing was changed".into()).into());
         }
     }
-    m.start_rollback(None).map_err(cli_err)?;
+    m.start_rollback(s.client(), None).await.map_err(cli_err)?;
     let steps: Vec<&str> = m.state().rollback.iter().map(|r| r.step.name()).collect();
     writeln!(
         out,
@@ -336,9 +402,14 @@ async fn rollback_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> a
     summary(&m, started, out).await
 }
 
-async fn verify_cmd(s: &Session, args: &JournalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let dir = find_journal(args, false)?;
-    let m = open(&dir)?;
+async fn verify_cmd(
+    s: &Session,
+    here: &ClusterIdentity,
+    args: &JournalArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let dir = find_journal(args, false, here)?;
+    let m = open(&dir, here, args)?;
     let v = m.verify(s.client()).await.map_err(cli_err)?;
     match s.config.output {
         OutputFormat::Json => write!(out, "{}", json(&v)?)?,
@@ -429,5 +500,20 @@ impl Bars {
 
     fn notes(&self) -> Vec<String> {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_takes_the_whole_line_so_the_next_one_gets_its_own_answer() {
+        let mut input = std::io::Cursor::new("y\nYes\n\nyep\n");
+        let mut shown = Vec::new();
+        let answers: Vec<bool> =
+            (0..5).map(|i| ask(&mut input, &mut shown, &format!("Q{i}?")).expect("asked")).collect();
+        assert_eq!(answers, [true, true, false, false, false], "y, Yes, Enter alone, yep, end of input");
+        assert_eq!(String::from_utf8_lossy(&shown), "Q0? [y/N] Q1? [y/N] Q2? [y/N] Q3? [y/N] Q4? [y/N] \n");
     }
 }

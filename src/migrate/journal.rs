@@ -19,7 +19,7 @@
 use super::MigrateError;
 use super::model::{Identity, Mapping, resource_type};
 use super::steps::Step;
-use crate::cluster::ResourceType;
+use crate::cluster::{ClusterIdentity, ResourceType};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -192,6 +192,10 @@ pub struct JournalState {
     /// Why the migration was undone, when a refusal undid it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// The cluster the migration runs on: no other cluster lists or resumes the journal.
+    /// Journals of older versions have none (see [`Belonging::Unknown`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterIdentity>,
 }
 
 impl JournalState {
@@ -217,6 +221,28 @@ impl JournalState {
     /// Whether a forward step has begun.
     pub fn began(&self, step: Step) -> bool {
         self.forward.iter().any(|r| r.step == step && r.state != StepState::Pending)
+    }
+}
+
+/// Whether a journal was made on a given cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Belonging {
+    Here,
+    /// Made on this other cluster: running it here would act on the wrong objects.
+    Elsewhere(ClusterIdentity),
+    /// Written by a version that did not record the cluster: it is neither listed nor
+    /// resumed unless the user names it and says it is this cluster's.
+    Unknown,
+}
+
+impl JournalState {
+    /// Whether the journal was made on `here`.
+    pub fn belonging(&self, here: &ClusterIdentity) -> Belonging {
+        match &self.cluster {
+            Some(c) if c.same_cluster(here) => Belonging::Here,
+            Some(c) => Belonging::Elsewhere(c.clone()),
+            None => Belonging::Unknown,
+        }
     }
 }
 
@@ -277,36 +303,70 @@ pub fn journal_id(old: &str, new: &str) -> String {
     format!("{}--to--{}", clean(old), clean(new))
 }
 
-/// The directory a new run of the migration `id` takes under `root`: `<root>/<id>`, or
-/// `<root>/<id>-2`, ... when finished runs hold the earlier ones. A run of the same
-/// migration still in progress is refused: it is resumed, not started again.
-pub fn fresh_dir(root: &Path, id: &str) -> Result<PathBuf, MigrateError> {
+/// The directory a new run of the migration `id` on `here` takes under `root`:
+/// `<root>/<id>`, or `<root>/<id>-2`, ... when finished runs, or runs on other clusters,
+/// hold the earlier ones. A run of the same migration still in progress on this cluster
+/// (or on a cluster the journal does not record) is refused: it is resumed, not started
+/// again.
+pub fn fresh_dir(root: &Path, id: &str, here: &ClusterIdentity) -> Result<PathBuf, MigrateError> {
     let mut n = 1u64;
     loop {
         let dir = if n == 1 { root.join(id) } else { root.join(format!("{id}-{n}")) };
         n += 1;
         match load_state(&dir) {
             Err(_) if !dir.join(JOURNAL_FILE).exists() => return Ok(dir),
-            Ok(state) if !state.phase.finished() => {
-                return Err(MigrateError::State(format!(
-                    "a migration of {} to {} is in progress in {}; continue it with 'kubectl crd migrate resume --journal {2}' or undo it with 'kubectl crd migrate rollback --journal {2}'",
-                    state.old_crd_name,
-                    state.new_crd_name,
-                    dir.display()
-                )));
+            Ok(state) if !state.phase.finished() && !matches!(state.belonging(here), Belonging::Elsewhere(_)) => {
+                return Err(MigrateError::unfinished(&dir, &state));
             }
             _ => continue,
         }
     }
 }
 
-/// Journals under `root`, with their state (unreadable ones are skipped).
+/// Journals under `root`, with their state (unreadable ones are skipped), oldest first.
 pub fn list_journals(root: &Path) -> Vec<(PathBuf, JournalState)> {
     let Ok(entries) = fs::read_dir(root) else { return vec![] };
     let mut out: Vec<(PathBuf, JournalState)> =
         entries.filter_map(Result::ok).filter_map(|e| load_state(&e.path()).ok().map(|s| (e.path(), s))).collect();
     out.sort_by(|a, b| a.1.created.cmp(&b.1.created));
     out
+}
+
+/// The journals under `root` made on `here`, oldest first, and how many others record no
+/// cluster (they are offered to nobody; see [`Belonging::Unknown`]).
+pub fn journals_here(root: &Path, here: &ClusterIdentity) -> (Vec<(PathBuf, JournalState)>, usize) {
+    let (mut mine, mut unknown) = (vec![], 0);
+    for (dir, state) in list_journals(root) {
+        match state.belonging(here) {
+            Belonging::Here => mine.push((dir, state)),
+            Belonging::Unknown => unknown += 1,
+            Belonging::Elsewhere(_) => {}
+        }
+    }
+    (mine, unknown)
+}
+
+/// Reads the journal in `dir` for a run on `here`: refused when it was made on another
+/// cluster; one that records no cluster is taken only with `claim` (the user says it is
+/// this cluster's), and then records it.
+pub fn load_here(dir: &Path, here: &ClusterIdentity, claim: bool) -> Result<JournalState, MigrateError> {
+    let mut state = load_state(dir)?;
+    match state.belonging(here) {
+        Belonging::Here => Ok(state),
+        Belonging::Elsewhere(theirs) => Err(MigrateError::OtherCluster {
+            dir: dir.to_path_buf(),
+            theirs: Box::new(theirs),
+            here: Box::new(here.clone()),
+        }),
+        Belonging::Unknown if claim => {
+            state.cluster = Some(here.clone());
+            save_state(dir, &state)?;
+            Ok(state)
+        }
+        Belonging::Unknown => {
+            Err(MigrateError::UnknownCluster { dir: dir.to_path_buf(), here: Box::new(here.clone()) })
+        }
+    }
 }
 
 fn journal_error(path: &Path, reason: impl std::fmt::Display) -> MigrateError {

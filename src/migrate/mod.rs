@@ -40,7 +40,7 @@
 //!     if step.is_destructive() { /* ask the user first */ }
 //!     match m.run_step(&client, &report).await {
 //!         Ok(outcome) => { /* outcome.summary */ }
-//!         Err(e) if e.is_refusal() => { m.start_rollback(Some(e.to_string()))?; /* run the undo steps the same way */ }
+//!         Err(e) if e.is_refusal() => { m.start_rollback(&client, Some(e.to_string())).await?; /* run the undo steps the same way */ }
 //!         Err(e) => return Err(e),                            // the journal keeps the place: resume later
 //!     }
 //! }
@@ -58,6 +58,7 @@
 //! - `adopt`: dependents pointed at the objects as they are now.
 //! - [`ops`]: the cluster operations the steps need beyond [`crate::cluster`].
 //! - [`steps`]: the step functions and the [`Migration`] state machine.
+//! - `preflight`: what a rollback needs, checked before its first delete.
 //! - [`verify`]: backup against cluster.
 //! - [`report`]: the plan, questions and summaries as lines, for every driver.
 //! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
@@ -73,6 +74,7 @@ pub mod model;
 pub mod names;
 pub mod ops;
 pub mod plan;
+mod preflight;
 pub mod progress;
 pub mod report;
 pub mod steps;
@@ -85,7 +87,7 @@ pub use progress::{Event, Report};
 pub use steps::{Migration, Step, StepOutcome};
 pub use verify::Verification;
 
-use crate::cluster::ClusterError;
+use crate::cluster::{ClusterError, ClusterIdentity};
 use std::path::PathBuf;
 
 /// Why a migration (or its plan) could not go on.
@@ -113,11 +115,28 @@ pub enum MigrateError {
     #[error("{0}")]
     Changed(String),
     /// Waiting for the cluster gave up; running the step again continues the wait.
-    #[error("{what} did not happen within {secs}s; run 'kubectl crd migrate resume' to keep waiting")]
+    #[error("{what} did not happen within {secs}s; resuming the migration keeps waiting")]
     Timeout { what: String, secs: u64 },
     /// Verification found differences between the backup and the cluster.
     #[error("verification found {0} difference(s) between the backup and the cluster")]
     Differences(usize),
+    /// A new run would take the place of an unfinished one: it is resumed or rolled back,
+    /// not started again.
+    #[error("{} holds a migration of {old} to {new} that is not finished", dir.display())]
+    Unfinished { dir: PathBuf, old: String, new: String },
+    /// The journal was made on another cluster: resuming it here would act on the wrong
+    /// objects.
+    #[error(
+        "the journal in {} belongs to another cluster, {theirs}; this is {here}. Run the command against that cluster, or give this cluster's journal",
+        dir.display()
+    )]
+    OtherCluster { dir: PathBuf, theirs: Box<ClusterIdentity>, here: Box<ClusterIdentity> },
+    /// The journal records no cluster (an older version wrote it).
+    #[error(
+        "the journal in {} does not record which cluster it was made on (an older kubectl-crd wrote it); if it was made on this one, {here}, add --this-cluster",
+        dir.display()
+    )]
+    UnknownCluster { dir: PathBuf, here: Box<ClusterIdentity> },
     /// The journal is not in a state for what was asked.
     #[error("{0}")]
     State(String),
@@ -127,7 +146,9 @@ impl MigrateError {
     /// A fault in what the user gave (exit code 2) rather than in the cluster's state.
     pub fn is_usage(&self) -> bool {
         match self {
-            MigrateError::Input { .. } => true,
+            MigrateError::Input { .. } | MigrateError::OtherCluster { .. } | MigrateError::UnknownCluster { .. } => {
+                true
+            }
             MigrateError::Cluster(e) => e.is_usage(),
             _ => false,
         }
@@ -141,6 +162,14 @@ impl MigrateError {
 
     pub(crate) fn refused(reason: impl Into<String>) -> Self {
         MigrateError::Refused { reason: reason.into() }
+    }
+
+    pub(crate) fn unfinished(dir: &std::path::Path, state: &journal::JournalState) -> Self {
+        MigrateError::Unfinished {
+            dir: dir.to_path_buf(),
+            old: state.old_crd_name.clone(),
+            new: state.new_crd_name.clone(),
+        }
     }
 
     pub(crate) fn input(what: &'static str, source: &str, reason: impl Into<String>) -> Self {

@@ -8,6 +8,7 @@ use super::plan::{Plan, Validation};
 use super::steps::Step;
 use super::verify::Verification;
 use crate::cli::output::tabwrite;
+use crate::cluster::shell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -155,20 +156,24 @@ pub fn confirmation(step: Step, state: &JournalState) -> Option<String> {
     }
 }
 
-/// Where the journal keeps the place after a run stopped, and the commands that go on.
-pub fn resume_hint(dir: &Path) -> String {
+/// The commands that go on with the journal in `dir` or undo it. `kubectl_crd` is
+/// `kubectl crd` with the connection flags given ([`crate::cluster::shell::command`]): a
+/// command pasted as printed acts on the same cluster.
+pub fn journal_commands(dir: &Path, kubectl_crd: &str) -> String {
+    let journal = shell::quote_path(dir);
     format!(
-        "The journal is in {0}: fix the cause and continue with 'kubectl crd migrate resume --journal {0}', or undo with 'kubectl crd migrate rollback --journal {0}'.",
-        dir.display()
+        "continue with '{kubectl_crd} migrate resume --journal {journal}', or undo with '{kubectl_crd} migrate rollback --journal {journal}'"
     )
 }
 
+/// Where the journal keeps the place after a run stopped, and the commands that go on.
+pub fn resume_hint(dir: &Path, kubectl_crd: &str) -> String {
+    format!("The journal is in {}: fix the cause and {}.", dir.display(), journal_commands(dir, kubectl_crd))
+}
+
 /// Why the run stopped when the user said no before `step`, and how to go on.
-pub fn stopped_hint(step: Step, dir: &Path) -> String {
-    format!(
-        "stopped before {step} at your request; continue with 'kubectl crd migrate resume --journal {0}', or undo with 'kubectl crd migrate rollback --journal {0}'",
-        dir.display()
-    )
+pub fn stopped_hint(step: Step, dir: &Path, kubectl_crd: &str) -> String {
+    format!("stopped before {step} at your request; {}", journal_commands(dir, kubectl_crd))
 }
 
 /// What a finished phase did: the objects moved (or the rollback), the controllers, the

@@ -27,8 +27,10 @@ use super::actions;
 use super::failpoint::{self, Point};
 use super::journal::{self, Backup, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
 use super::plan::{self, Plan, Request};
+use super::preflight;
 use super::progress::{Event, Report};
 use super::verify::{self, Verification};
+use crate::cluster::ClusterIdentity;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -154,15 +156,23 @@ impl Migration {
         plan::plan(client, request).await
     }
 
-    /// Starts a journal in `dir` for `plan`. Refuses a plan with problems, and a directory
-    /// that holds a journal already.
-    pub fn create(plan: &Plan, dir: &Path) -> Result<Migration, MigrateError> {
+    /// Starts a journal in `dir` for `plan` on the cluster `here`. Refuses a plan with
+    /// problems, and a directory that holds a journal already.
+    pub fn create(plan: &Plan, dir: &Path, here: &ClusterIdentity) -> Result<Migration, MigrateError> {
         if plan.is_blocked() {
             return Err(MigrateError::refused(plan.problems.join("; ")));
         }
         if dir.join(journal::JOURNAL_FILE).exists() {
+            // Named as another cluster's, it is that: its commands would be refused here.
+            let state = journal::load_here(dir, here, false).or_else(|e| match e {
+                MigrateError::UnknownCluster { .. } => journal::load_state(dir),
+                other => Err(other),
+            })?;
+            if !state.phase.finished() {
+                return Err(MigrateError::unfinished(dir, &state));
+            }
             return Err(MigrateError::State(format!(
-                "{} already holds a migration; resume it with 'kubectl crd migrate resume --journal {0}', or choose another --journal",
+                "{} holds a finished migration; choose another --journal",
                 dir.display()
             )));
         }
@@ -198,15 +208,26 @@ impl Migration {
             rollback: vec![],
             backup: None,
             refused: None,
+            cluster: Some(here.clone()),
         };
         journal::save_state(dir, &state)?;
         Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() })
     }
 
-    /// Opens the journal in `dir`.
+    /// Opens the journal in `dir` to look at it (see [`Migration::open_here`] to run it).
     pub fn open(dir: &Path) -> Result<Migration, MigrateError> {
-        let state = journal::load_state(dir)?;
-        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() })
+        Ok(Migration::of(dir, journal::load_state(dir)?))
+    }
+
+    /// Opens the journal in `dir` to run it on the cluster `here`: refused when it was made
+    /// on another cluster, and (unless `claim`) when it does not record one — see
+    /// [`journal::load_here`].
+    pub fn open_here(dir: &Path, here: &ClusterIdentity, claim: bool) -> Result<Migration, MigrateError> {
+        Ok(Migration::of(dir, journal::load_here(dir, here, claim)?))
+    }
+
+    fn of(dir: &Path, state: JournalState) -> Migration {
+        Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() }
     }
 
     /// The same migration with other limits.
@@ -276,8 +297,19 @@ impl Migration {
     }
 
     /// Switches to the rollback phase: the steps that undo what the forward phase did,
-    /// in reverse order. `refused` records why, when a refusal asks for the undo.
-    pub fn start_rollback(&mut self, refused: Option<String>) -> Result<(), MigrateError> {
+    /// in reverse order. `refused` records why, when a refusal asks for the undo. What the
+    /// rollback needs once it has removed the new objects and CRD is checked first (see
+    /// [`preflight`]): refused then, nothing changes, the journal included.
+    pub async fn start_rollback(&mut self, client: &kube::Client, refused: Option<String>) -> Result<(), MigrateError> {
+        if self.state.phase != Phase::Forward && self.state.phase != Phase::Completed {
+            return self.switch_to_rollback(refused);
+        }
+        preflight::check_rollback(self, client, &rollback_steps(&self.state)).await?;
+        self.switch_to_rollback(refused)
+    }
+
+    /// [`Migration::start_rollback`] without the cluster's checks.
+    pub(crate) fn switch_to_rollback(&mut self, refused: Option<String>) -> Result<(), MigrateError> {
         match self.state.phase {
             Phase::Rollback => return Ok(()),
             Phase::RolledBack => {
@@ -288,37 +320,7 @@ impl Migration {
             }
             Phase::Forward | Phase::Completed => {}
         }
-        let s = &self.state;
-        let began = |step| s.began(step);
-        let cluster = s.source == SourceKind::Cluster;
-        let mut steps = Vec::new();
-        if began(Step::RestartControllers) && !s.controllers.is_empty() {
-            steps.push(Step::StopControllers);
-        }
-        if began(Step::Validate) {
-            steps.push(Step::RemoveValidationCrd);
-        }
-        if began(Step::Recreate) {
-            steps.push(Step::RemoveNewData);
-        }
-        if began(Step::CreateNewCrd) && !s.new_crd_preexisted {
-            steps.push(Step::RemoveNewCrd);
-        }
-        let restore = cluster && began(Step::DeleteOldData);
-        if cluster && began(Step::DeleteOldCrd) {
-            steps.push(Step::RestoreOldCrd);
-        }
-        if restore {
-            steps.push(Step::RestoreOldData);
-            steps.push(Step::ReadoptOld);
-        }
-        if began(Step::StopControllers) && !s.controllers.is_empty() {
-            steps.push(Step::RestartControllers);
-        }
-        if restore || began(Step::Recreate) {
-            steps.push(Step::VerifyRollback);
-        }
-        self.state.rollback = steps.into_iter().map(StepRecord::pending).collect();
+        self.state.rollback = rollback_steps(&self.state).into_iter().map(StepRecord::pending).collect();
         self.state.refused = refused;
         self.state.phase = if self.state.rollback.is_empty() { Phase::RolledBack } else { Phase::Rollback };
         self.save()
@@ -355,6 +357,40 @@ impl Migration {
     pub fn order(&self) -> Order {
         self.state.order
     }
+}
+
+/// The steps that undo what the forward phase of `s` began, in reverse order.
+pub(crate) fn rollback_steps(s: &JournalState) -> Vec<Step> {
+    let began = |step| s.began(step);
+    let cluster = s.source == SourceKind::Cluster;
+    let mut steps = Vec::new();
+    if began(Step::RestartControllers) && !s.controllers.is_empty() {
+        steps.push(Step::StopControllers);
+    }
+    if began(Step::Validate) {
+        steps.push(Step::RemoveValidationCrd);
+    }
+    if began(Step::Recreate) {
+        steps.push(Step::RemoveNewData);
+    }
+    if began(Step::CreateNewCrd) && !s.new_crd_preexisted {
+        steps.push(Step::RemoveNewCrd);
+    }
+    let restore = cluster && began(Step::DeleteOldData);
+    if cluster && began(Step::DeleteOldCrd) {
+        steps.push(Step::RestoreOldCrd);
+    }
+    if restore {
+        steps.push(Step::RestoreOldData);
+        steps.push(Step::ReadoptOld);
+    }
+    if began(Step::StopControllers) && !s.controllers.is_empty() {
+        steps.push(Step::RestartControllers);
+    }
+    if restore || began(Step::Recreate) {
+        steps.push(Step::VerifyRollback);
+    }
+    steps
 }
 
 #[cfg(test)]

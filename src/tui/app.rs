@@ -89,7 +89,7 @@ async fn connect_and_run(options: &Options) -> Result<(), TuiError> {
     let namespaces =
         if options.all_namespaces { Namespaces::All } else { Namespaces::One(conn.namespace().to_string()) };
     let mut state = State::new(
-        target_of(conn.origin()),
+        target_of(conn.origin(), &options.connect.target),
         namespaces,
         options.readonly,
         Theme { color: options.color },
@@ -104,20 +104,15 @@ async fn connect_and_run(options: &Options) -> Result<(), TuiError> {
     Ok(())
 }
 
-/// What the header says for a connection.
-pub fn target_of(origin: &Origin) -> Target {
-    match origin {
-        Origin::Live { context, server } => {
-            Target { connection: Conn::Live, context: context.clone(), server: server.clone() }
-        }
-        Origin::Local { data_dir } => {
-            Target { connection: Conn::Local, context: "local".into(), server: data_dir.display().to_string() }
-        }
-        Origin::Served { server, .. } => {
-            Target { connection: Conn::Local, context: "local (served)".into(), server: server.clone() }
-        }
-        Origin::Memory => Target { connection: Conn::Local, context: "local".into(), server: "in memory".into() },
-    }
+/// What the header says for a connection to `origin`, made as `target` says.
+pub fn target_of(origin: &Origin, target: &ClusterTarget) -> Target {
+    let (connection, context, server) = match origin {
+        Origin::Live { context, server } => (Conn::Live, context.clone(), server.clone()),
+        Origin::Local { data_dir } => (Conn::Local, "local".into(), data_dir.display().to_string()),
+        Origin::Served { server, .. } => (Conn::Local, "local (served)".into(), server.clone()),
+        Origin::Memory => (Conn::Local, "local".into(), "in memory".into()),
+    };
+    Target { connection, context, server, shell: crate::cluster::shell::command(target) }
 }
 
 fn enter() -> io::Result<ratatui::DefaultTerminal> {
@@ -269,7 +264,7 @@ impl Loop {
                 };
                 let _ = self.tx.send(Msg::Wizard(WizardMsg::Composed(composed)));
             }
-            Effect::Wizard(effect) => self.driver.perform(&client, &self.tx, effect),
+            Effect::Wizard(effect) => self.driver.perform(&client, self.conn.origin(), &self.tx, effect),
             other => runtime::spawn(&client, &self.tx, other),
         }
         Ok(())
@@ -288,7 +283,7 @@ impl Loop {
                 self.watch = None;
                 self.crds = None;
                 let namespaces = Namespaces::One(conn.namespace().to_string());
-                let target = target_of(conn.origin());
+                let target = target_of(conn.origin(), &options.target);
                 let old = std::mem::replace(&mut self.conn, conn);
                 old.close().await;
                 self.options = options;

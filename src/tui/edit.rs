@@ -4,9 +4,9 @@
 //!
 //! Spec edits show the object without `.status` (and without `managedFields`); a status
 //! typed there is pointed out as ignored. Status edits show `status:` alone and are sent
-//! through `/status` on the object as it was read. On a 409 the user's changes are kept as
-//! a merge patch from what they started from to what they saved, so they can be re-applied
-//! on the server's new version.
+//! through `/status` on the object as it was read. On a 409 the user's changes are kept
+//! (what they started from and what they saved), so that [`crate::cluster::reapply`] can
+//! carry them over to the server's new version.
 
 use crate::tui::state::EditPart;
 use serde_json::{Map, Value};
@@ -69,76 +69,6 @@ pub fn outcome(base: &Value, stored_status: Option<&Value>, edited: Value, part:
     }
 }
 
-/// The JSON merge patch (RFC 7386) that turns `from` into `to`.
-pub fn merge_diff(from: &Value, to: &Value) -> Value {
-    match (from, to) {
-        (Value::Object(a), Value::Object(b)) => {
-            let mut patch = Map::new();
-            for (k, va) in a {
-                match b.get(k) {
-                    None => {
-                        patch.insert(k.clone(), Value::Null);
-                    }
-                    Some(vb) if vb != va => {
-                        patch.insert(k.clone(), merge_diff(va, vb));
-                    }
-                    Some(_) => {}
-                }
-            }
-            for (k, vb) in b {
-                if !a.contains_key(k) {
-                    patch.insert(k.clone(), vb.clone());
-                }
-            }
-            Value::Object(patch)
-        }
-        _ => to.clone(),
-    }
-}
-
-/// The user's edit (`base → edited`) re-applied on `current`, the same document of the
-/// server's new version.
-pub fn reapply(current: &Value, base: &Value, edited: &Value) -> Value {
-    let mut doc = current.clone();
-    let mut patch = merge_diff(base, edited);
-    // The edit's resourceVersion is the one that conflicted: the new version's wins.
-    if let Some(meta) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-    }
-    json_patch::merge(&mut doc, &patch);
-    doc
-}
-
-/// Field paths whose value differs, as `~ a.b: old → new`, `+ a.c: v`, `- a.d`; server-set
-/// bookkeeping (resourceVersion, managedFields, generation) is left out.
-pub fn changes(old: &Value, new: &Value) -> Vec<String> {
-    fn short(v: &Value) -> String {
-        let s = v.to_string();
-        if s.chars().count() > 40 { format!("{}…", s.chars().take(39).collect::<String>()) } else { s }
-    }
-    fn walk(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<String>) {
-        if matches!(path, "metadata.resourceVersion" | "metadata.managedFields" | "metadata.generation") {
-            return;
-        }
-        match (old, new) {
-            (Some(Value::Object(a)), Some(Value::Object(b))) => {
-                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-                for k in keys {
-                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                    walk(&p, a.get(k), b.get(k), out);
-                }
-            }
-            (Some(a), Some(b)) if a != b => out.push(format!("~ {path}: {} → {}", short(a), short(b))),
-            (None, Some(b)) => out.push(format!("+ {path}: {}", short(b))),
-            (Some(_), None) => out.push(format!("- {path}")),
-            _ => {}
-        }
-    }
-    let mut out = vec![];
-    walk("", Some(old), Some(new), &mut out);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,19 +112,5 @@ mod tests {
             outcome(&same, Some(&stored), same.clone(), EditPart::Status),
             Outcome::Unchanged { ignored_status: false }
         );
-    }
-
-    #[test]
-    fn conflicts_reapply_only_what_the_user_changed() {
-        let base = spec_doc();
-        let mut edited = base.clone();
-        edited["spec"]["size"] = json!(3);
-        let mut current = spec_doc();
-        current["spec"]["color"] = json!("blue");
-        current["metadata"]["resourceVersion"] = json!("9");
-        let again = reapply(&current, &base, &edited);
-        assert_eq!(again["spec"], json!({"size": 3, "color": "blue"}));
-        assert_eq!(again["metadata"]["resourceVersion"], "9");
-        assert_eq!(changes(&base, &current), ["~ spec.color: \"red\" → \"blue\""]);
     }
 }

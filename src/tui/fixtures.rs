@@ -126,7 +126,12 @@ pub fn registrations() -> Vec<Registration> {
 
 /// A local, colourful state at the fixed clock, 100×30, with `registrations()` loaded.
 pub fn state() -> State {
-    let target = Target { connection: Connection::Local, context: "local".into(), server: "/tmp/demo".into() };
+    let target = Target {
+        connection: Connection::Local,
+        context: "local".into(),
+        server: "/tmp/demo".into(),
+        shell: "kubectl crd --local=/tmp/demo".into(),
+    };
     let mut s = State::new(target, Namespaces::One("default".into()), false, Theme { color: true }, now());
     s.size = (100, 30);
     s.journal_root = Some(JOURNALS.into());
@@ -196,13 +201,22 @@ pub fn plan(problems: &[&str]) -> Plan {
     }
 }
 
+/// The cluster the fixture journals are made on: the local engine of [`state`].
+pub fn here() -> crate::cluster::ClusterIdentity {
+    crate::cluster::ClusterIdentity {
+        server: None,
+        data_dir: Some("/tmp/demo".into()),
+        uid: Some("kube-system-uid".into()),
+    }
+}
+
 /// A real journal of [`plan`] in `dir` (created, or the one there) whose first `done`
 /// forward steps are recorded as done (and the next one as started when `started`),
 /// opened as a driver opens it.
 pub fn migration(dir: &Path, done: usize, started: bool) -> Migration {
     let m = match Migration::open(dir) {
         Ok(m) => m,
-        Err(_) => Migration::create(&plan(&[]), dir).expect("journal"),
+        Err(_) => Migration::create(&plan(&[]), dir, &here()).expect("journal"),
     };
     let mut state = m.state().clone();
     for (i, r) in state.forward.iter_mut().enumerate() {

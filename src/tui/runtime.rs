@@ -3,8 +3,9 @@
 //! so the screen never waits; edits run in place because the editor needs the terminal.
 
 use crate::cluster::objects::{
-    ObjectRef, get_object, get_scale, parse_status_document, replace_spec, replace_status, set_scale, spec_view,
+    ObjectRef, Retry, get_object, get_scale, parse_status_document, replace_spec, replace_status, set_scale, spec_view,
 };
+use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd};
 use crate::cluster::tui_ops::list_crds_with_counts;
 use crate::cluster::{ClusterError, ResourceType};
@@ -134,7 +135,13 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
         Ok(d) => d,
         Err(e) => return Msg::Error(e.to_string()),
     };
-    let target = if doc == job.base { job.edited.clone() } else { edit::reapply(&doc, &job.base, &job.edited) };
+    let target = if doc == job.base { Ok(job.edited.clone()) } else { reapply(&doc, &job.base, &job.edited) };
+    let target = match target {
+        Ok(target) => target,
+        Err(overlap) => {
+            return Msg::Error(format!("not saved: {overlap}; your edit is kept in {kept}: edit the new version"));
+        }
+    };
     let rv = against.metadata.resource_version.clone();
     let result = match edit::outcome(&doc, against.data.get("status"), target, job.part) {
         Outcome::Unchanged { ignored_status } => {
@@ -144,12 +151,12 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
         }
         Outcome::Spec { mut object, ignored_status } => {
             object["metadata"]["resourceVersion"] = Value::from(rv.clone());
-            replace_spec(client, at, &object, &kept, false).await.map(|o| (o, ignored_status))
+            replace_spec(client, at, &object, &kept, Retry::No).await.map(|o| (o, ignored_status))
         }
         Outcome::Status { document } => match parse_status_document(&document, &kept, at) {
             Ok(mut d) => {
                 d.resource_version = rv;
-                replace_status(client, at, &d, false).await.map(|o| (o, false))
+                replace_status(client, at, &d, Retry::No).await.map(|o| (o, false))
             }
             Err(e) => Err(e),
         },
@@ -169,7 +176,7 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
                     kind: job.kind,
                     key: job.key,
                     part: job.part,
-                    server_changes: edit::changes(&before, &after),
+                    server_changes: changes(&before, &after),
                     kept: job.kept,
                     base: job.base,
                     edited: job.edited,

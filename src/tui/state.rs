@@ -28,6 +28,9 @@ pub struct Target {
     pub context: String,
     /// The server URL, or the local engine's data directory.
     pub server: String,
+    /// `kubectl crd` with the connection flags that reach this cluster again, for the
+    /// commands the screens print ([`crate::cluster::shell::command`]).
+    pub shell: String,
 }
 
 /// Which namespaces the resources screen lists.

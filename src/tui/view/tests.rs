@@ -313,3 +313,25 @@ fn migration_wizard_offers_an_unfinished_journal() {
     let t = text(&render(&mut s, 120, 24));
     assert!(t.contains("Roll back the migration of widgets.demo.example.com to gizmos.migrated.example.org"), "{t}");
 }
+
+/// After a refusal whose message wraps over several rows of a narrow terminal, the undo
+/// question is still on screen: the bottom area is as tall as its wrapped rows.
+#[test]
+fn the_undo_question_shows_below_a_long_wrapped_refusal() {
+    use crate::migrate::Step;
+    use crate::tui::fixtures::migration;
+    use crate::tui::wizard::{Failure, Journal, WizardMsg};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = state();
+    type_keys(&mut s, "Gm");
+    apply(&mut s, Msg::Wizard(WizardMsg::Journals { crd: Some("widgets.demo.example.com".into()), found: vec![] }));
+    apply(&mut s, Msg::Wizard(WizardMsg::Ready(Ok(Journal::of(&migration(dir.path(), 3, false))))));
+    let rejected = "team-a/widget-001: spec.size: Invalid value: 12: must be less than or equal to 10; ".repeat(4);
+    let failure =
+        Failure { message: format!("refused: the new schema refuses 4 of 180 object(s): {rejected}"), undo: true };
+    let journal = Journal::of(&migration(dir.path(), 3, false));
+    let took = std::time::Duration::from_millis(100);
+    apply(&mut s, Msg::Wizard(WizardMsg::Stepped { step: Step::Validate, result: Err(failure), took, journal }));
+    let t = text(&render(&mut s, 60, 30));
+    assert!(t.contains("Undo what the run changed") && t.contains("[y/n]"), "the question is hidden:\n{t}");
+}

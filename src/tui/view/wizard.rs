@@ -61,13 +61,15 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, w: &Wizard) {
                     t.dim(),
                 )]
             };
-            let [body, foot] =
-                Layout::vertical([Constraint::Min(1), Constraint::Length(footer.len() as u16)]).areas(inner);
+            // As tall as the footer's wrapped rows, so the question's [y/n] is never cut off.
+            let footer = Paragraph::new(footer).wrap(Wrap { trim: false });
+            let footer_rows = u16::try_from(footer.line_count(inner.width)).unwrap_or(u16::MAX);
+            let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(footer_rows)]).areas(inner);
             let scroll = w.scroll.min(lines.len().saturating_sub(usize::from(body.height)));
             let shown: Vec<Line> =
                 lines.iter().skip(scroll).take(usize::from(body.height)).map(|l| plan_line(state, l)).collect();
             frame.render_widget(Paragraph::new(shown), body);
-            frame.render_widget(Paragraph::new(footer), foot);
+            frame.render_widget(footer, foot);
         }
         Stage::Run(run) => run_screen(frame, inner, state, w, run),
     }
@@ -202,8 +204,11 @@ fn run_screen(frame: &mut Frame, area: Rect, state: &State, w: &Wizard, run: &Ru
         ]),
         Line::from(vec![Span::styled("journal ", t.dim()), Span::raw(j.dir.display().to_string())]),
     ];
-    let bottom = status_lines(state, run);
-    let bottom_height = (bottom.len() as u16).min(area.height / 2);
+    let bottom = Paragraph::new(status_lines(state, run)).wrap(Wrap { trim: false });
+    // Sized by the rows its lines take once wrapped, not by how many lines there are: a
+    // long error would otherwise push the question under it out of sight.
+    let bottom_rows = u16::try_from(bottom.line_count(area.width)).unwrap_or(u16::MAX);
+    let bottom_height = bottom_rows.min(area.height / 2);
     let [head_area, middle, gauge_area, bottom_area] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Min(2),
@@ -245,7 +250,9 @@ fn run_screen(frame: &mut Frame, area: Rect, state: &State, w: &Wizard, run: &Ru
     frame.render_widget(Paragraph::new(log), log_area);
 
     frame.render_widget(Paragraph::new(gauge(state, run, usize::from(gauge_area.width))), gauge_area);
-    frame.render_widget(Paragraph::new(bottom).wrap(Wrap { trim: false }), bottom_area);
+    // When even half the screen is too little, the end shows: the question, or what to do
+    // next (the whole error is in the log above).
+    frame.render_widget(bottom.scroll((bottom_rows.saturating_sub(bottom_height), 0)), bottom_area);
 }
 
 /// A log line cut into rows of `width` characters at spaces where it can be, the rows
@@ -314,7 +321,7 @@ fn status_lines<'a>(state: &State, run: &Run) -> Vec<Line<'a>> {
                     &format!("Roll back the migration of {} to {} from its backup?", j.old_crd, j.new_crd),
                 )),
                 Undo::Available | Undo::Nothing => {
-                    lines.push(Line::styled(report::resume_hint(&j.dir), t.warning()));
+                    lines.push(Line::styled(report::resume_hint(&j.dir, &state.target.shell), t.warning()));
                     let undo = if *undo == Undo::Available { " · r rolls it back" } else { "" };
                     lines.push(Line::styled(
                         format!("m on {} or {} resumes it here{undo} · Esc closes", j.old_crd, j.new_crd),

@@ -5,6 +5,8 @@
 //! never waits for one. The steps, their order and the journal are the library's.
 
 use super::{Failure, Journal, Summary, WizardEffect, WizardMsg};
+use crate::cluster::Origin;
+use crate::cluster::identity::identify;
 use crate::migrate::journal;
 use crate::migrate::{Event, Input, MigrateError, Migration, Request, Source, report};
 use crate::tui::action::Msg;
@@ -33,13 +35,24 @@ fn send(tx: &UnboundedSender<Msg>, msg: WizardMsg) {
 }
 
 impl Driver {
-    /// Performs an effect; `Compose` is the loop's (it needs the terminal) and is ignored here.
-    pub fn perform(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, effect: WizardEffect) {
+    /// Performs an effect on the cluster `client` reaches through `origin`; `Compose` is the
+    /// loop's (it needs the terminal) and is ignored here. Journals are this cluster's
+    /// alone: those of other clusters (or that record none) are never offered or opened.
+    pub fn perform(&mut self, client: &kube::Client, origin: &Origin, tx: &UnboundedSender<Msg>, effect: WizardEffect) {
         match effect {
             WizardEffect::FindJournals { root, crd } => {
-                let tx = tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    send(&tx, WizardMsg::Journals { crd, found: journal::list_journals(&root) });
+                let (client, origin, tx) = (client.clone(), origin.clone(), tx.clone());
+                detach(move || async move {
+                    let found = match identify(&client, &origin).await {
+                        Ok(here) => journal::journals_here(&root, &here).0,
+                        Err(e) => {
+                            let _ = tx.send(Msg::Error(format!(
+                                "cannot tell which cluster this is, so no unfinished migration is offered: {e}"
+                            )));
+                            vec![]
+                        }
+                    };
+                    send(&tx, WizardMsg::Journals { crd, found });
                 });
             }
             WizardEffect::Plan { from, to, controllers } => {
@@ -50,17 +63,18 @@ impl Driver {
                 });
             }
             WizardEffect::Start { plan, root } => {
-                let taken = journal::fresh_dir(&root, &plan.id).and_then(|dir| Migration::create(&plan, &dir));
-                self.take(client, tx, taken);
+                let origin = origin.clone();
+                self.take(client, tx, false, move |client| async move {
+                    let here = identify(&client, &origin).await?;
+                    let dir = journal::fresh_dir(&root, &plan.id, &here)?;
+                    Migration::create(&plan, &dir, &here)
+                });
             }
             WizardEffect::Open { dir, rollback } => {
-                let taken = Migration::open(&dir).and_then(|mut m| {
-                    if rollback {
-                        m.start_rollback(None)?;
-                    }
-                    Ok(m)
+                let origin = origin.clone();
+                self.take(client, tx, rollback, move |client| async move {
+                    Migration::open_here(&dir, &identify(&client, &origin).await?, false)
                 });
-                self.take(client, tx, taken);
             }
             WizardEffect::Step => self.command(tx, Command::Step),
             WizardEffect::Rollback { reason } => self.command(tx, Command::Rollback(reason)),
@@ -70,18 +84,22 @@ impl Driver {
         }
     }
 
-    /// Starts the migration's task, or says why there is no migration.
-    fn take(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, taken: Result<Migration, MigrateError>) {
-        match taken {
-            Ok(m) => {
-                send(tx, WizardMsg::Ready(Ok(Journal::of(&m))));
-                let (commands, rx) = unbounded_channel();
-                self.commands = Some(commands);
-                let (client, tx) = (client.clone(), tx.clone());
-                detach(move || own(client, m, rx, tx));
+    /// Starts the migration's task on the migration `make` creates or opens (switched to
+    /// its roll-back first, with `rollback`), or says why there is no migration.
+    fn take<F, Fut>(&mut self, client: &kube::Client, tx: &UnboundedSender<Msg>, rollback: bool, make: F)
+    where
+        F: FnOnce(kube::Client) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Migration, MigrateError>>,
+    {
+        let (commands, rx) = unbounded_channel();
+        self.commands = Some(commands);
+        let (client, tx) = (client.clone(), tx.clone());
+        detach(move || async move {
+            match make(client.clone()).await {
+                Ok(m) => own(client, m, rollback, rx, tx).await,
+                Err(e) => send(&tx, WizardMsg::Ready(Err(e.to_string()))),
             }
-            Err(e) => send(tx, WizardMsg::Ready(Err(e.to_string()))),
-        }
+        });
     }
 
     fn command(&self, tx: &UnboundedSender<Msg>, command: Command) {
@@ -134,23 +152,34 @@ fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
-/// The task that owns the migration: one command at a time, until the wizard lets go.
+/// The task that owns the migration: says it is ready (switched to its roll-back first,
+/// with `rollback`), then runs one command at a time, until the wizard lets go.
 async fn own(
     client: kube::Client,
     mut m: Migration,
+    rollback: bool,
     mut commands: UnboundedReceiver<Command>,
     tx: UnboundedSender<Msg>,
 ) {
+    let ready = if rollback { rollback_of(&client, &mut m, None).await } else { WizardMsg::Ready(Ok(Journal::of(&m))) };
+    let taken = matches!(ready, WizardMsg::Ready(Ok(_)));
+    send(&tx, ready);
+    if !taken {
+        return;
+    }
     while let Some(command) = commands.recv().await {
         let msg = match command {
             Command::Step => step(&client, &mut m, &tx).await,
-            Command::Rollback(reason) => {
-                WizardMsg::Ready(m.start_rollback(reason).map(|()| Journal::of(&m)).map_err(|e| e.to_string()))
-            }
+            Command::Rollback(reason) => rollback_of(&client, &mut m, reason).await,
             Command::Verify => WizardMsg::Verified(verify(&client, &m).await),
         };
         send(&tx, msg);
     }
+}
+
+/// Switches the migration to its roll-back, when what that needs holds.
+async fn rollback_of(client: &kube::Client, m: &mut Migration, reason: Option<String>) -> WizardMsg {
+    WizardMsg::Ready(m.start_rollback(client, reason).await.map(|()| Journal::of(m)).map_err(|e| e.to_string()))
 }
 
 async fn step(client: &kube::Client, m: &mut Migration, tx: &UnboundedSender<Msg>) -> WizardMsg {

@@ -248,7 +248,7 @@ fn a_refusal_offers_the_undo_which_runs_without_asking() {
 
     // The library's undo steps for a refusal: remove the validation and new CRDs, no questions.
     let mut m = fixtures::migration(dir.path(), 3, true);
-    m.start_rollback(Some(failure.message)).expect("rollback");
+    m.switch_to_rollback(Some(failure.message)).expect("rollback");
     let journal = Journal::of(&m);
     assert_eq!(journal.phase, Phase::Rollback);
     assert!(journal.steps.iter().any(|r| r.step == Step::RemoveNewCrd), "{:?}", journal.steps);

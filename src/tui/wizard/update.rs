@@ -247,7 +247,7 @@ fn run_keys(state: &mut State, w: &mut Wizard, action: Action) -> Flow {
         (RunStatus::Asking(_), Action::Answer(true)) => return Flow::Stay(run_next(run)),
         (RunStatus::Asking(_), Action::Answer(false) | Action::Cancel | Action::Back) => {
             let error = match run.journal.next {
-                Some(step) => report::stopped_hint(step, &run.journal.dir),
+                Some(step) => report::stopped_hint(step, &run.journal.dir, &state.target.shell),
                 None => "stopped at your request".into(),
             };
             run.status = RunStatus::Halted { error, undo: undo_offer(&run.journal, false) };
@@ -266,8 +266,11 @@ fn run_keys(state: &mut State, w: &mut Wizard, action: Action) -> Flow {
             (Undo::Available, Action::Rollback) => *undo = Undo::Asking,
             (_, Action::Cancel | Action::Back | Action::Submit) => {
                 state.info(format!(
-                    "the journal in {dir} keeps the place: m on {} or {} resumes it (or kubectl crd migrate resume)",
-                    run.journal.old_crd, run.journal.new_crd
+                    "the journal in {dir} keeps the place: m on {} or {} resumes it (or {} migrate resume --journal {})",
+                    run.journal.old_crd,
+                    run.journal.new_crd,
+                    state.target.shell,
+                    crate::cluster::shell::quote_path(&run.journal.dir)
                 ));
                 return Flow::Close(vec![Effect::LoadRegistrations]);
             }
