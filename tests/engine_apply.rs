@@ -5,14 +5,13 @@
 
 mod support;
 
-use http_body_util::BodyExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, DynamicObject};
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::compare::assert_json_matches;
 use support::reference::load;
-use support::target::Target;
+use support::target::{Target, send};
 
 type Crd = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -186,15 +185,6 @@ async fn an_apply_creates_what_does_not_exist_as_reference_30() {
     let created =
         widgets.patch("w2", &PatchParams::apply("demo-manager"), &Patch::Apply(&config)).await.expect("apply");
     assert_json_matches(ex.response.body.json(), &value(&created), "reference 30");
-}
-
-/// Sends one request as it is (kube-rs would refuse to build some of them) and reads
-/// the answer.
-async fn send(client: &kube::Client, req: http::Request<Vec<u8>>) -> (u16, Value) {
-    let res = client.send(req.map(kube::client::Body::from)).await.expect("answer");
-    let status = res.status().as_u16();
-    let body = res.into_body().collect().await.expect("body").to_bytes();
-    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
 }
 
 fn apply_request(query: &str, body: &Value) -> http::Request<Vec<u8>> {
