@@ -149,10 +149,18 @@ fn without_body(res: Response) -> Response {
     Response::from_parts(parts, axum::body::Body::empty())
 }
 
-/// The patch a PATCH's Content-Type names (`None`: none kube takes).
-fn patch_type(headers: &HeaderMap) -> Option<PatchType> {
+/// The patch a PATCH's Content-Type names, or kube's 415: go-restful's own for a built-in
+/// kind or CRD whose route does not consume it, else the handler's, listing what `kind`
+/// takes at `sub`.
+fn patch_type(kind: &ServedKind, sub: Subresource, headers: &HeaderMap) -> Result<PatchType, ApiError> {
     let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let typed = !kind.strategy.unstructured();
+    if typed && !PatchType::restful_consumes(ct) {
+        return Err(ApiError::no_route_consumes());
+    }
     PatchType::from_content_type(ct)
+        .filter(|p| takes_patch(kind, sub, *p))
+        .ok_or_else(|| ApiError::unsupported_patch_of(typed))
 }
 
 /// Whether `kind` takes patches of type `patch` at `sub`: custom resources and `/scale` have
@@ -223,9 +231,7 @@ async fn handle(
     // kube's patch handler checks the patch type before anything, even the name; the
     // update and patch handlers then need a name.
     let patch = match verb {
-        Verb::Patch => {
-            Some(patch_type(headers).filter(|p| takes_patch(kind, sub, *p)).ok_or_else(ApiError::unsupported_patch)?)
-        }
+        Verb::Patch => Some(patch_type(kind, sub, headers)?),
         _ => None,
     };
     if matches!(verb, Verb::Update | Verb::Patch) && t.name.is_none() {
@@ -248,8 +254,13 @@ async fn handle(
         _ => WriteOptions::default(),
     };
     let store = engine.store();
-    let rest =
-        Rest { store: store.as_ref(), strategy: kind.strategy.as_ref(), now: engine.now(), scale: kind.scale.as_ref() };
+    let rest = Rest {
+        store: store.as_ref(),
+        strategy: kind.strategy.as_ref(),
+        now: engine.now(),
+        scale: kind.scale.as_ref(),
+        names: engine.names(),
+    };
     let call = Call { sub, verb, patch, ns: t.namespace.as_deref(), name: t.name.as_deref().unwrap_or_default() };
     let res = dispatch(engine, kind, &rest, &call, q, headers, body, &opts).await?;
     let res = match &shape {

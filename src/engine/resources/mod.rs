@@ -9,6 +9,7 @@ pub mod builtin;
 pub mod continue_token;
 pub mod crds;
 pub mod custom;
+pub mod generate_name;
 pub mod go_decode;
 mod go_json;
 pub mod jsonpatch;

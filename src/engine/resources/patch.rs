@@ -20,16 +20,30 @@ pub enum PatchType {
     Apply,
 }
 
+/// The media type of each patch type (CBOR apply patches need a feature gate 1.32 leaves off).
+const MEDIA_TYPES: [(&str, PatchType); 4] = [
+    ("application/json-patch+json", PatchType::Json),
+    ("application/merge-patch+json", PatchType::Merge),
+    ("application/strategic-merge-patch+json", PatchType::StrategicMerge),
+    ("application/apply-patch+yaml", PatchType::Apply),
+];
+
 impl PatchType {
-    /// From a request's `Content-Type` (parameters ignored).
+    /// From a request's `Content-Type`, read as kube's patch handler reads it: what comes
+    /// before the first `;`, exactly (the HTTP server already trimmed the header).
     pub fn from_content_type(ct: &str) -> Option<Self> {
-        match ct.split(';').next().unwrap_or("").trim() {
-            "application/json-patch+json" => Some(PatchType::Json),
-            "application/merge-patch+json" => Some(PatchType::Merge),
-            "application/strategic-merge-patch+json" => Some(PatchType::StrategicMerge),
-            "application/apply-patch+yaml" | "application/apply-patch+cbor" => Some(PatchType::Apply),
-            _ => None,
-        }
+        let ct = ct.split(';').next().unwrap_or("");
+        MEDIA_TYPES.iter().find(|(media_type, _)| *media_type == ct).map(|(_, patch)| *patch)
+    }
+
+    /// Whether go-restful, which serves built-in kinds and CRDs, routes a PATCH with this
+    /// Content-Type to kube's handler: one of its comma-separated types, without parameters
+    /// and spaces, must be a patch type (an empty one is `application/octet-stream`).
+    pub fn restful_consumes(ct: &str) -> bool {
+        ct.split(',').any(|t| {
+            let t = t.split(';').next().unwrap_or("").trim_matches(' ');
+            MEDIA_TYPES.iter().any(|(media_type, _)| *media_type == t)
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 //! Pure of HTTP: requests come in as values and answers go out as JSON objects or
 //! [`ApiError`]s; the api layer does the wire.
 
+use super::generate_name::NameGenerator;
 use super::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
 use super::managed_fields::{PatchOutcome, Tracking};
 use super::patch::{self, PatchType};
@@ -11,6 +12,8 @@ use super::scale::{self, ScalePaths};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
 use crate::engine::meta;
+use crate::engine::schema::names::validate_path_segment_name;
+use crate::engine::schema::{validate_object_meta, validate_object_meta_update};
 use crate::engine::status::{ApiError, GroupResource};
 use crate::engine::store::{Revision, Store, StoreError};
 use futures::stream::BoxStream;
@@ -75,8 +78,13 @@ impl WriteOptions {
         WriteOptions { dry_run: true, ..Default::default() }
     }
 
+    /// Adds a warning once: kube's recorder drops a text it already holds (a create
+    /// retried for its generated name warns once).
     pub fn warn(&self, message: String) {
-        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(message);
+        let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        if !warnings.contains(&message) {
+            warnings.push(message);
+        }
     }
 
     pub fn take_warnings(&self) -> Vec<String> {
@@ -141,6 +149,8 @@ pub struct Rest<'a> {
     pub now: Timestamp,
     /// The `/scale` paths when the kind serves that subresource.
     pub scale: Option<&'a ScalePaths>,
+    /// Where `generateName` names come from ([`super::generate_name::RANDOM`] but in tests).
+    pub names: &'a dyn NameGenerator,
 }
 
 /// How many objects a DELETE of a collection without `limit` lists at a time (kube's
@@ -220,14 +230,9 @@ pub(super) fn parse_precondition(rv: &str) -> Result<Revision, ApiError> {
     })
 }
 
-const GENERATE_NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-
-fn generated_name(base: &str) -> String {
-    use rand::Rng;
-    let mut rng = rand::rng();
-    let suffix: String =
-        (0..5).map(|_| GENERATE_NAME_CHARS[rng.random_range(0..GENERATE_NAME_CHARS.len())] as char).collect();
-    format!("{base}{suffix}")
+/// `metadata.generateName` when given (not empty).
+fn generate_name(obj: &Value) -> Option<&str> {
+    obj.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).filter(|g| !g.is_empty())
 }
 
 impl Rest<'_> {
@@ -236,9 +241,13 @@ impl Rest<'_> {
     }
 
     /// A create's 409 for the object `existing` (stored bytes): kube says when the object in
-    /// the way is only waiting for its finalizers (`object is being deleted: ...`).
-    fn already_exists(&self, existing: &[u8], name: &str) -> ApiError {
-        let mut err = ApiError::already_exists(&self.info().group_resource(), name);
+    /// the way is only waiting for its finalizers (`object is being deleted: ...`), and
+    /// when the object had a `generateName`, that it could not make a unique name (even
+    /// if the name was the client's: kube's `CheckGeneratedNameError` looks no further).
+    fn already_exists(&self, existing: &[u8], name: &str, generated: bool) -> ApiError {
+        let gr = self.info().group_resource();
+        let mut err =
+            if generated { ApiError::generate_name_conflict(&gr, name) } else { ApiError::already_exists(&gr, name) };
         let deleting = serde_json::from_slice::<Value>(existing)
             .is_ok_and(|obj| obj.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()));
         if deleting {
@@ -268,6 +277,8 @@ impl Rest<'_> {
                 }));
                 err
             }
+            // etcd's refusal, passed on as kube passes it: a 500 without a reason.
+            StoreError::RequestTooLarge => ApiError::new(500, "", StoreError::RequestTooLarge.to_string()),
             other => ApiError::internal(other.to_string()),
         }
     }
@@ -379,6 +390,17 @@ impl Rest<'_> {
         ))
     }
 
+    /// kube's `validateCommonFields` of an update, for every kind: the new metadata as any
+    /// metadata (names as path segments), then as an update of the old.
+    fn common_update_errors(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let empty = Value::Object(serde_json::Map::new());
+        let (new, old) = (new.get("metadata").unwrap_or(&empty), old.get("metadata").unwrap_or(&empty));
+        let path = crate::engine::field::Path::root("metadata");
+        let mut errors = validate_object_meta(new, self.info().namespaced, validate_path_segment_name, &path);
+        errors.extend(validate_object_meta_update(new, old, &path));
+        errors
+    }
+
     /// The `/scale` paths' checks every write makes (kube's ValidateScaleSpec/Status);
     /// a status write checks only the status side.
     fn scale_errors(&self, obj: &Value, sub: Subresource) -> Vec<FieldError> {
@@ -397,7 +419,29 @@ impl Rest<'_> {
     }
 
     /// A create whose managedFields are recorded as an update, or were set by an apply.
+    /// One whose name the server generates is tried again with a new name while that name
+    /// exists, as kube's registry retries (see [`generate_name`](super::generate_name)).
     pub(super) async fn create_tracked(
+        &self,
+        namespace: Option<&str>,
+        obj: Value,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) -> Result<Value, ApiError> {
+        if meta::name(&obj).is_some() || generate_name(&obj).is_none() {
+            return self.create_once(namespace, obj, opts, tracking).await;
+        }
+        let mut attempts = 1;
+        loop {
+            match self.create_once(namespace, obj.clone(), opts, tracking).await {
+                Err(e) if e.reason == "AlreadyExists" && attempts < super::generate_name::MAX_ATTEMPTS => attempts += 1,
+                answer => return answer,
+            }
+        }
+    }
+
+    /// One attempt of [`Rest::create_tracked`].
+    async fn create_once(
         &self,
         namespace: Option<&str>,
         mut obj: Value,
@@ -410,12 +454,11 @@ impl Rest<'_> {
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
         }
+        let generated = generate_name(&obj).is_some();
         if meta::name(&obj).is_none() {
-            let generate =
-                obj.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).map(String::from);
-            match generate.filter(|g| !g.is_empty()) {
-                Some(base) => {
-                    meta::metadata_mut(&mut obj).insert("name".into(), Value::from(generated_name(&base)));
+            match generate_name(&obj).map(|prefix| self.names.generate(prefix)) {
+                Some(name) => {
+                    meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
                 }
                 None => {
                     return Err(
@@ -449,16 +492,16 @@ impl Rest<'_> {
         let key = self.info().key(namespace, &name);
         if dry_run {
             if let Some(existing) = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))? {
-                return Err(self.already_exists(&existing.value, &name));
+                return Err(self.already_exists(&existing.value, &name, generated));
             }
             return Ok(self.strategy.codec().round_trip(obj));
         }
-        let kv = match self.store.create(&key, self.stored(&obj)).await {
+        let kv = match self.shrinking(&mut obj, tracking, |value| self.store.create(&key, value)).await {
             Ok(kv) => kv,
             Err(StoreError::AlreadyExists { .. }) => {
                 let existing = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))?;
                 let existing = existing.map(|kv| kv.value).unwrap_or_default();
-                return Err(self.already_exists(&existing, &name));
+                return Err(self.already_exists(&existing, &name, generated));
             }
             Err(e) => return Err(self.store_error(e, &name)),
         };
@@ -567,11 +610,13 @@ impl Rest<'_> {
             meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
         }
         self.check_kind(&obj, name)?;
-        // An update may not add finalizers to an object being deleted, but may remove them.
-        let mut errors = match sub {
+        // kube's registry checks the metadata of every update itself before the strategy
+        // does (so a changed uid is reported twice, an invalid label three times).
+        let mut errors = self.common_update_errors(&obj, old);
+        errors.extend(match sub {
             Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
             Subresource::Status => self.strategy.validate_status_update(&obj, old),
-        };
+        });
         errors.extend(self.scale_errors(&obj, sub));
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
@@ -601,8 +646,35 @@ impl Rest<'_> {
             }
             return Ok(obj);
         }
-        let kv = self.store.update(&key, self.stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;
+        let kv = self
+            .shrinking(&mut obj, tracking, |value| self.store.update(&key, value, old_rv))
+            .await
+            .map_err(|e| self.store_error(e, name))?;
         Ok(self.strategy.codec().written(obj, &kv))
+    }
+
+    /// Stores `obj` with `write`; an object too large for storage is written once more
+    /// without its managedFields (which can be large, and are the server's bookkeeping), as
+    /// kube's create, update and patch handlers retry, except for an apply.
+    async fn shrinking<F, Fut>(
+        &self,
+        obj: &mut Value,
+        tracking: Tracking,
+        write: F,
+    ) -> Result<crate::engine::store::KeyValue, StoreError>
+    where
+        F: Fn(bytes::Bytes) -> Fut,
+        Fut: std::future::Future<Output = Result<crate::engine::store::KeyValue, StoreError>>,
+    {
+        match write(self.stored(obj)).await {
+            Err(StoreError::RequestTooLarge) if tracking == Tracking::Update => {
+                if meta::metadata_mut(obj).remove("managedFields").is_none() {
+                    return Err(StoreError::RequestTooLarge);
+                }
+                write(self.stored(obj)).await
+            }
+            other => other,
+        }
     }
 
     /// PATCH on the main endpoint or `/status`.
