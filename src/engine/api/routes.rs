@@ -182,12 +182,14 @@ fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], opts: &WriteOp
     if opts.field_validation != FieldValidation::Ignore {
         opts.note_decode_errors(super::body::duplicate_fields(headers, body));
     }
-    strict_decoding(decoded, opts)
+    strict_decoding(decoded, opts, kind)
 }
 
-/// The object of a decoded body, its strict decoding complaints (repeated keys) handled
-/// as `fieldValidation` asks: warnings by default, a 400 when Strict, nothing when Ignore.
-fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions) -> Result<Value, ApiError> {
+/// The object of a decoded body, decoded as `kind`, its strict decoding complaints (a YAML
+/// body's repeated keys) handled as `fieldValidation` asks: warnings by default, a 400
+/// when Strict (go-yaml's error, in kube's words for an undecodable body), nothing when
+/// Ignore.
+fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions, kind: &str) -> Result<Value, ApiError> {
     if decoded.duplicates.is_empty() {
         return Ok(decoded.object);
     }
@@ -195,7 +197,8 @@ fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions) -> Result
         FieldValidation::Ignore => {}
         FieldValidation::Warn => decoded.duplicates.into_iter().for_each(|w| opts.warn(w)),
         FieldValidation::Strict => {
-            return Err(ApiError::bad_request(format!("strict decoding error: {}", decoded.duplicates.join(", "))));
+            let why = format!("strict decoding error: yaml: unmarshal errors:\n  {}", decoded.duplicates.join("\n  "));
+            return Err(crate::engine::resources::rest::undecodable(&decoded.object, kind, &why));
         }
     }
     Ok(decoded.object)
@@ -382,7 +385,7 @@ async fn dispatch_subresource(
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
         (Verb::Get, _) => rest.get(ns, name).await?,
         (Verb::Update, _) if scale => {
-            let scale = strict_decoding(super::body::json(headers, &body, "Scale")?, opts)?;
+            let scale = strict_decoding(super::body::json(headers, &body, "Scale")?, opts, "Scale")?;
             rest.update_scale(ns, name, scale, opts).await?
         }
         (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,

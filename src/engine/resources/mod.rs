@@ -13,6 +13,7 @@ pub mod generate_name;
 pub mod go_decode;
 mod go_json;
 pub mod jsonpatch;
+mod jsonpatch_splice;
 mod list_plan;
 mod list_scope;
 pub mod listing;

@@ -106,15 +106,38 @@ impl WriteOptions {
 pub(super) enum Origin<'a> {
     /// A create or update body (duplicate fields noted in [`WriteOptions::decode_errors`]).
     Body,
-    /// A patched object, as it was before decoding, and the strict errors of the patch.
-    Patch { patched: &'a Value, applied: Vec<String> },
+    /// A patch: how kube shows what it decoded (see [`patch_shown`]), and its strict errors.
+    Patch { shown: &'a str, applied: Vec<String> },
+}
+
+/// kube's `transformDecodeError` for a body whose kind was read, decoded as `target`:
+/// `Widget in version "v1" cannot be handled as a Widget: <why>`.
+pub(crate) fn undecodable(obj: &Value, target: &str, why: &str) -> ApiError {
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+    ApiError::bad_request(format!(
+        "{kind} in version {} cannot be handled as a {target}: {why}",
+        crate::engine::field::go_quote(version)
+    ))
 }
 
 /// kube's answer when a patched object does not decode: a 422 on the field `patch`, with
-/// the patched object's JSON as its value (`NewInvalid` of an empty kind and name).
-pub(super) fn patch_invalid(patched: &Value, why: &str) -> ApiError {
-    let json = crate::engine::representation::gofmt::go_json(patched);
-    ApiError::invalid("", "", "", &[FieldError::invalid("patch", json.as_str(), why)])
+/// what it decoded shown as its value (`NewInvalid` of an empty kind and name).
+pub(super) fn patch_invalid(shown: &str, why: &str) -> ApiError {
+    ApiError::invalid("", "", "", &[FieldError::invalid("patch", shown, why)])
+}
+
+/// How kube shows a patch that does not decode: the patched object's JSON, but for a
+/// strategic merge patch, which kube decodes from a map, the patch map as Go's `%+v`
+/// prints it.
+fn patch_shown(patch_type: PatchType, patched: &Value, body: &[u8]) -> String {
+    match patch_type {
+        PatchType::StrategicMerge => {
+            crate::engine::schema::gofmt::plain_v(&serde_json::from_slice(body).unwrap_or(Value::Null))
+        }
+        _ => crate::engine::representation::gofmt::go_json(patched),
+    }
 }
 
 /// The finalizer the garbage collector clears after orphaning an owner's dependents.
@@ -370,24 +393,16 @@ impl Rest<'_> {
             FieldValidation::Strict => {
                 let why = format!("strict decoding error: {}", strict.join(", "));
                 Err(match origin {
-                    Origin::Patch { patched, .. } => patch_invalid(patched, &why),
+                    Origin::Patch { shown, .. } => patch_invalid(shown, &why),
                     Origin::Body => self.undecodable(obj, &why),
                 })
             }
         }
     }
 
-    /// kube's `transformDecodeError` for a body whose kind was read: `Widget in version
-    /// "v1" cannot be handled as a Widget: <why>`.
+    /// [`undecodable`] as this kind.
     fn undecodable(&self, obj: &Value, why: &str) -> ApiError {
-        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
-        ApiError::bad_request(format!(
-            "{kind} in version {} cannot be handled as a {}: {why}",
-            crate::engine::field::go_quote(version),
-            self.info().kind
-        ))
+        undecodable(obj, &self.info().kind, why)
     }
 
     /// kube's `validateCommonFields` of an update, for every kind: the new metadata as any
@@ -719,8 +734,8 @@ impl Rest<'_> {
                 let old = self.get(namespace, name).await?;
                 let patched = match other {
                     PatchType::Merge => patch::merge(&old, body, strict_decoding),
-                    PatchType::Json => patch::json(&old, body, strict_decoding).map(|v| (v, Vec::new())),
-                    _ => patch::strategic(&old, body).map(|v| (v, Vec::new())),
+                    PatchType::Json => patch::json(&old, body, strict_decoding),
+                    _ => patch::strategic(&old, body, strict_decoding),
                 };
                 (old, patched, Tracking::Update)
             }
@@ -729,11 +744,14 @@ impl Rest<'_> {
         if self.strategy.unstructured() && tracking == Tracking::Update {
             // The patched JSON is decoded as a body is: without a kind it is no object.
             if let Some(why) = super::go_decode::unstructured_decode_error(&patched) {
-                return Err(patch_invalid(&patched, &why));
+                return Err(patch_invalid(&crate::engine::representation::gofmt::go_json(&patched), &why));
             }
         }
-        let before_decoding = (opts.field_validation == FieldValidation::Strict).then(|| patched.clone());
-        let origin = Origin::Patch { patched: before_decoding.as_ref().unwrap_or(&Value::Null), applied };
+        let shown = match opts.field_validation {
+            FieldValidation::Strict => patch_shown(patch_type, &patched, body),
+            _ => String::new(),
+        };
+        let origin = Origin::Patch { shown: &shown, applied };
         self.decode(&mut patched, opts, origin)?;
         check_name(&patched, name, namespace)?;
         if self.strategy.unstructured() && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {

@@ -63,13 +63,8 @@ impl Rest<'_> {
         let old = self.get(namespace, name).await?;
         let current = scale::scale_of(&old, paths);
         let strict = opts.field_validation != FieldValidation::Ignore;
-        let patched = match patch_type {
-            PatchType::Merge => patch::merge(&current, body, strict).map(|(patched, duplicates)| {
-                if opts.field_validation == FieldValidation::Warn {
-                    duplicates.into_iter().for_each(|w| opts.warn(w));
-                }
-                patched
-            }),
+        let (patched, strict_errors) = match patch_type {
+            PatchType::Merge => patch::merge(&current, body, strict),
             PatchType::Json => patch::json(&current, body, strict),
             // The api layer answers these with 415 before calling here.
             PatchType::StrategicMerge | PatchType::Apply => {
@@ -77,6 +72,9 @@ impl Rest<'_> {
             }
         }
         .map_err(ApiError::from)?;
+        if opts.field_validation == FieldValidation::Warn {
+            strict_errors.into_iter().for_each(|w| opts.warn(w));
+        }
         check_scale_body(&patched, name)?;
         self.write_scale(namespace, name, &patched, &old, paths, opts).await
     }
@@ -94,7 +92,7 @@ impl Rest<'_> {
         validate_patch_options(true, opts)?;
         self.scale_paths()?;
         self.get(namespace, name).await?;
-        let config = decode_yaml(body)?;
+        let (config, _) = decode_yaml(body)?;
         let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or_default().to_string();
         let (api_version, kind) = (text("apiVersion"), text("kind"));
         if api_version != "autoscaling/v1" || kind != "Scale" {
