@@ -112,8 +112,8 @@ pub fn join(parent: &str, inner: &str) -> String {
     }
 }
 
-/// An object's members in order, repeated ones included; anything else has none.
-struct Members(Vec<(String, Box<serde_json::value::RawValue>)>);
+/// An object's members in order, repeated ones included; `null` has none.
+pub(super) struct Members(pub(super) Vec<(String, Box<serde_json::value::RawValue>)>);
 
 impl<'de> serde::Deserialize<'de> for Members {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

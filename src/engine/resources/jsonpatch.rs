@@ -119,6 +119,25 @@ pub fn apply(target: &Value, body: &[u8], strict: bool) -> Result<Value, JsonPat
 /// Strict): the patch's own (`json patch ...`), then the members its values repeat in the
 /// patched object (see [`super::jsonpatch_splice`]).
 pub fn apply_strictly(target: &Value, body: &[u8], strict: bool) -> Result<(Value, Vec<String>), JsonPatchError> {
+    let (doc, splices) = run(target, body, strict)?;
+    let mut errors = Vec::new();
+    if let Some(splices) = splices {
+        errors = super::go_decode::json_patch_strict_errors(body);
+        errors.extend(splices.errors());
+    }
+    Ok((doc, errors))
+}
+
+/// How kube shows the object `body` patches `target` into when its strict decoding fails:
+/// Go's JSON with the values the patch spliced in still as sent; `None` when that is the
+/// patched object's JSON.
+pub fn shown(target: &Value, body: &[u8]) -> Option<String> {
+    let (doc, splices) = run(target, body, true).ok()?;
+    splices?.render(&doc)
+}
+
+/// Applies the patch, following what it splices in when `strict`.
+fn run(target: &Value, body: &[u8], strict: bool) -> Result<(Value, Option<Splices>), JsonPatchError> {
     let ops = decode(body, strict)?;
     if ops.len() > MAX_OPERATIONS {
         return Err(JsonPatchError::TooManyOperations(ops.len()));
@@ -153,12 +172,7 @@ pub fn apply_strictly(target: &Value, body: &[u8], strict: bool) -> Result<(Valu
     if depth(&doc) > MAX_DEPTH {
         return Err(failed("the patched object nests too deeply"));
     }
-    let mut errors = Vec::new();
-    if let Some(splices) = splices {
-        errors = super::go_decode::json_patch_strict_errors(body);
-        errors.extend(splices.errors());
-    }
-    Ok((doc, errors))
+    Ok((doc, splices))
 }
 
 /// Where `path` leads in `doc` before an operation, array items by index (`insert`: the

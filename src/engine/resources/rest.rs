@@ -107,7 +107,7 @@ pub(super) enum Origin<'a> {
     /// A create or update body (duplicate fields noted in [`WriteOptions::decode_errors`]).
     Body,
     /// A patch: how kube shows what it decoded (see [`patch_shown`]), and its strict errors.
-    Patch { shown: &'a str, applied: Vec<String> },
+    Patch { show: &'a dyn Fn() -> String, applied: Vec<String> },
 }
 
 /// kube's `transformDecodeError` for a body whose kind was read, decoded as `target`:
@@ -128,13 +128,16 @@ pub(super) fn patch_invalid(shown: &str, why: &str) -> ApiError {
     ApiError::invalid("", "", "", &[FieldError::invalid("patch", shown, why)])
 }
 
-/// How kube shows a patch that does not decode: the patched object's JSON, but for a
-/// strategic merge patch, which kube decodes from a map, the patch map as Go's `%+v`
-/// prints it.
-fn patch_shown(patch_type: PatchType, patched: &Value, body: &[u8]) -> String {
+/// How kube shows a patch that does not decode: the patched object's JSON (for a JSON
+/// patch, with the values it spliced in as sent), but for a strategic merge patch, which
+/// kube decodes from a map, the patch map as Go's `%+v` prints it.
+fn patch_shown(patch_type: PatchType, old: &Value, patched: &Value, body: &[u8]) -> String {
     match patch_type {
         PatchType::StrategicMerge => {
             crate::engine::schema::gofmt::plain_v(&serde_json::from_slice(body).unwrap_or(Value::Null))
+        }
+        PatchType::Json => {
+            super::jsonpatch::shown(old, body).unwrap_or_else(|| crate::engine::representation::gofmt::go_json(patched))
         }
         _ => crate::engine::representation::gofmt::go_json(patched),
     }
@@ -393,7 +396,7 @@ impl Rest<'_> {
             FieldValidation::Strict => {
                 let why = format!("strict decoding error: {}", strict.join(", "));
                 Err(match origin {
-                    Origin::Patch { shown, .. } => patch_invalid(shown, &why),
+                    Origin::Patch { show, .. } => patch_invalid(&show(), &why),
                     Origin::Body => self.undecodable(obj, &why),
                 })
             }
@@ -747,11 +750,10 @@ impl Rest<'_> {
                 return Err(patch_invalid(&crate::engine::representation::gofmt::go_json(&patched), &why));
             }
         }
-        let shown = match opts.field_validation {
-            FieldValidation::Strict => patch_shown(patch_type, &patched, body),
-            _ => String::new(),
-        };
-        let origin = Origin::Patch { shown: &shown, applied };
+        // What kube shows is what it decoded, before pruning and defaulting.
+        let before_decoding = (opts.field_validation == FieldValidation::Strict).then(|| patched.clone());
+        let show = || patch_shown(patch_type, &old, before_decoding.as_ref().unwrap_or(&Value::Null), body);
+        let origin = Origin::Patch { show: &show, applied };
         self.decode(&mut patched, opts, origin)?;
         check_name(&patched, name, namespace)?;
         if self.strategy.unstructured() && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {
