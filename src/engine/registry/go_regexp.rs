@@ -248,6 +248,9 @@ enum Item {
     Expr(Vec<Repeat>),
 }
 
+/// The bounds of a counted repetition: min, and max (`None`: unbounded).
+type Count = (u32, Option<u32>);
+
 /// A counted repetition `{min,max}` (`max` `None`: unbounded) and those inside it.
 struct Repeat {
     min: u32,
@@ -262,7 +265,7 @@ fn repeats_fit(repeats: &[Repeat], n: u32) -> bool {
         if r.max == Some(0) {
             return true;
         }
-        m <= n && repeats_fit(&r.inner, if m > 0 { n / m } else { n })
+        m <= n && repeats_fit(&r.inner, n.checked_div(m).unwrap_or(n))
     })
 }
 
@@ -358,7 +361,7 @@ impl Parser<'_> {
     /// top of the stack; returns what follows it.
     fn repeat<'s>(
         &mut self,
-        count: Option<(u32, Option<u32>)>,
+        count: Option<Count>,
         before: &'s str,
         after: &'s str,
         last_repeat: Option<&str>,
@@ -507,11 +510,12 @@ impl Parser<'_> {
         let mut first = true;
         while t.is_empty() || !t.starts_with(']') || first {
             first = false;
-            if t.len() > 2 && t.starts_with("[:") {
-                if let Some(rest) = posix_class(t)? {
-                    t = rest;
-                    continue;
-                }
+            if t.len() > 2
+                && t.starts_with("[:")
+                && let Some(rest) = posix_class(t)?
+            {
+                t = rest;
+                continue;
             }
             if let Some(rest) = unicode_class(t)? {
                 t = rest;
@@ -540,7 +544,7 @@ impl Parser<'_> {
 /// `{min}`, `{min,}` or `{min,max}` at the start of `s` and what follows it: `None` when
 /// it is none of them (the `{` is a literal then); inside, `None` when its numbers are out
 /// of bounds (above 1,000, or min over max), else min and max (`None`: unbounded).
-fn counted(s: &str) -> Option<(Option<(u32, Option<u32>)>, &str)> {
+fn counted(s: &str) -> Option<(Option<Count>, &str)> {
     let s = s.strip_prefix('{')?;
     let (min, s) = int(s)?;
     let (max, s) = match s.strip_prefix(',') {
