@@ -1,6 +1,8 @@
 //! Bad input against the engine's HTTP surface, in process: every refusal is a
 //! `metav1.Status` with the right code and reason, nothing panics, and nothing is stored.
 
+#[path = "engine_bad_input/fuzz.rs"]
+mod fuzz;
 mod support;
 
 use axum::body::Body;
@@ -9,6 +11,7 @@ use http_body_util::BodyExt;
 use kubectl_crd::engine::{Engine, StorageConfig};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 use tower::ServiceExt;
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
@@ -533,4 +536,76 @@ async fn a_status_write_is_validated_against_the_status_schema() {
     let (code, _, _) =
         send_warned(&engine, "PATCH", &format!("{WIDGETS}/nope/scale?fieldManager=m"), apply, widget_config).await;
     assert_eq!(code, 404);
+}
+
+/// The resident memory of this process, in bytes.
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: 0 kB");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) * 1024
+}
+
+/// One request under a time bound; every answer is JSON, and a refusal is a Status with
+/// its code.
+async fn bounded(engine: &Arc<Engine>, method: &str, uri: &str, content_type: &str, body: String) -> (u16, Duration) {
+    const BOUND: Duration = Duration::from_secs(10);
+    let started = std::time::Instant::now();
+    let what = format!("{method} {uri} ({} bytes)", body.len());
+    let (status, answer) = tokio::time::timeout(BOUND, send(engine, method, uri, content_type, body.into_bytes()))
+        .await
+        .unwrap_or_else(|_| panic!("{what} was not answered within {BOUND:?}"));
+    if status.as_u16() >= 400 {
+        assert_eq!(answer["kind"], "Status", "{what}: {answer}");
+        assert_eq!(answer["code"], status.as_u16(), "{what}: {answer}");
+    } else {
+        assert!(answer.is_object(), "{what}: {answer}");
+    }
+    (status.as_u16(), started.elapsed())
+}
+
+/// Random CRDs with generated CEL rules (ordinary ones, and 20,000-term sums, 1,000-deep
+/// nesting, nested comprehensions over unbounded lists), random objects and random
+/// patches (self-copying JSON patches, deep merge patches): every request is answered
+/// within a bound, refusals are Statuses, and memory stays bounded.
+/// `FUZZ_SEED=n` replays another sequence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_crds_rules_and_patches_are_answered_within_bounds() {
+    let seed = std::env::var("FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1_126);
+    let mut fuzz = fuzz::Fuzz::new(seed);
+    let engine = engine().await;
+    let before = resident_bytes();
+    let mut slowest = Duration::ZERO;
+    let mut requests = 0;
+    let mut note = |(status, took): (u16, Duration)| {
+        slowest = slowest.max(took);
+        requests += 1;
+        status
+    };
+    for n in 0..24 {
+        let crd = fuzz.crd(n);
+        let group = crd["spec"]["group"].as_str().expect("group").to_string();
+        if note(bounded(&engine, "POST", CRDS, "application/json", crd.to_string()).await) != 201 {
+            continue;
+        }
+        let things = format!("/apis/{group}/v1/namespaces/default/things");
+        for _ in 0..300 {
+            if send(&engine, "GET", &things, "application/json", Vec::new()).await.0 == StatusCode::OK {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for i in 0..4 {
+            let obj = fuzz.object(&format!("t{i}"), &group, 300);
+            if note(bounded(&engine, "POST", &things, "application/json", obj.to_string()).await) != 201 {
+                continue;
+            }
+            for _ in 0..3 {
+                let (content_type, patch) = fuzz.patch();
+                note(bounded(&engine, "PATCH", &format!("{things}/t{i}"), content_type, patch).await);
+            }
+        }
+    }
+    let grown = resident_bytes().saturating_sub(before);
+    eprintln!("seed {seed}: {requests} requests, slowest {slowest:?}, resident memory grew {} MiB", grown >> 20);
+    assert!(grown < 512 << 20, "resident memory grew by {} MiB", grown >> 20);
 }

@@ -17,6 +17,7 @@ use crate::engine::registry::names;
 use crate::engine::resources::builtin::storage_version_hash;
 use crate::engine::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
 use crate::engine::resources::custom::CustomResourceStrategy;
+use crate::engine::resources::generate_name::RANDOM;
 use crate::engine::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
 use crate::engine::resources::scale::ScalePaths;
 use crate::engine::resources::{ResourceInfo, Strategy};
@@ -68,7 +69,7 @@ async fn pass(
     strategy: &CrdStrategy,
     kinds: &Kinds,
 ) -> Result<bool, crate::engine::status::ApiError> {
-    let rest = Rest { store, strategy, now: Timestamp::now(), scale: None };
+    let rest = Rest { store, strategy, now: Timestamp::now(), scale: None, names: &RANDOM };
     let list = rest.list(None, &ListQuery::default()).await?;
     let served_since = store.current_revision().await.unwrap_or(0);
     let objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();

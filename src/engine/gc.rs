@@ -17,6 +17,7 @@
 
 use crate::engine::kinds::Kinds;
 use crate::engine::meta;
+use crate::engine::resources::generate_name::RANDOM;
 use crate::engine::resources::rest::{DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Rest, WriteOptions};
 use crate::engine::store::{KeyValue, ListOptions, Store, StoreError};
 use futures::{FutureExt as _, StreamExt};
@@ -357,6 +358,7 @@ async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<
                         strategy: kind.strategy.as_ref(),
                         now: Timestamp::now(),
                         scale: kind.scale.as_ref(),
+                        names: &RANDOM,
                     };
                     let name = meta::name(&obj).unwrap_or_default();
                     rest.delete(meta::namespace(&obj), name, &DeleteOptions::default(), &WriteOptions::internal())

@@ -8,6 +8,7 @@ use crate::engine::kinds::{BUILTIN_VERBS, Kinds, ServedKind};
 use crate::engine::resources::Strategy;
 use crate::engine::resources::builtin::storage_version_hash;
 use crate::engine::resources::crds::CrdStrategy;
+use crate::engine::resources::generate_name::{NameGenerator, RandomSuffix};
 use crate::engine::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::engine::resources::rest::{Rest, WriteOptions};
 use crate::engine::status::{ApiError, GroupResource, StatusCause, StatusDetails};
@@ -40,6 +41,7 @@ pub struct Engine {
     kinds: Arc<Kinds>,
     namespaces: Arc<NamespaceStrategy>,
     controllers: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    names: Arc<dyn NameGenerator>,
     /// Watch lines of recent changes, encoded once for all the watchers they go to.
     watch_lines: crate::engine::api::watch::SharedLines,
 }
@@ -48,6 +50,14 @@ impl Engine {
     /// Opens the storage, creates the initial namespaces and starts the controllers.
     /// Must be called inside a tokio runtime.
     pub async fn open(storage: &StorageConfig) -> Result<Arc<Engine>, EngineError> {
+        Self::open_with_names(storage, Arc::new(RandomSuffix)).await
+    }
+
+    /// [`Engine::open`], with `generateName` names from `names` (tests force collisions so).
+    pub async fn open_with_names(
+        storage: &StorageConfig,
+        names: Arc<dyn NameGenerator>,
+    ) -> Result<Arc<Engine>, EngineError> {
         let store = Arc::new(match storage {
             StorageConfig::Memory => LocalStore::memory(),
             StorageConfig::Redb(path) => LocalStore::redb(path)?,
@@ -77,7 +87,13 @@ impl Engine {
         let mut served = vec![namespaces_kind, crds];
         served.extend(crate::engine::resources::builtin::all());
         let kinds = Arc::new(Kinds::new(served));
-        let rest = Rest { store: store.as_ref(), strategy: namespaces.as_ref(), now: Timestamp::now(), scale: None };
+        let rest = Rest {
+            store: store.as_ref(),
+            strategy: namespaces.as_ref(),
+            now: Timestamp::now(),
+            scale: None,
+            names: names.as_ref(),
+        };
         for ns in INITIAL {
             match rest.create(None, new_namespace(ns), &WriteOptions::internal()).await {
                 Ok(_) => {}
@@ -97,6 +113,7 @@ impl Engine {
             kinds,
             namespaces,
             controllers: std::sync::Mutex::new(controllers),
+            names,
             watch_lines: Default::default(),
         }))
     }
@@ -104,6 +121,16 @@ impl Engine {
     /// The storage every resource lives in.
     pub fn store(&self) -> Arc<dyn Store> {
         self.store.clone()
+    }
+
+    /// What the store's change history (the watch cache) holds now.
+    pub fn history_stats(&self) -> Result<crate::engine::store::HistoryStats, StoreError> {
+        self.store.history_stats()
+    }
+
+    /// Where `generateName` names come from.
+    pub fn names(&self) -> &dyn NameGenerator {
+        self.names.as_ref()
     }
 
     /// The kinds served right now.
@@ -119,8 +146,13 @@ impl Engine {
     /// 404 `namespaces "x" not found` unless the namespace exists (reference 62); 403
     /// while it is being deleted, as kube's NamespaceLifecycle admission answers.
     pub async fn require_namespace(&self, ns: &str, creating: &GroupResource, name: &str) -> Result<(), ApiError> {
-        let rest =
-            Rest { store: self.store.as_ref(), strategy: self.namespaces.as_ref(), now: self.now(), scale: None };
+        let rest = Rest {
+            store: self.store.as_ref(),
+            strategy: self.namespaces.as_ref(),
+            now: self.now(),
+            scale: None,
+            names: self.names.as_ref(),
+        };
         let namespace = rest.get(None, ns).await?;
         if crate::engine::meta::deletion_timestamp(&namespace).is_none() {
             return Ok(());

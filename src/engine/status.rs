@@ -114,17 +114,46 @@ impl ApiError {
 
     /// 415 listing the patch types custom resources take (reference 27 wording).
     pub fn unsupported_patch() -> Self {
+        Self::unsupported_patch_of(false)
+    }
+
+    /// 415 listing the patch types an endpoint takes: built-in kinds and CRDs take strategic
+    /// merge patches too.
+    pub fn unsupported_patch_of(strategic: bool) -> Self {
+        let types = if strategic {
+            "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+        } else {
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        };
         Self::new(
             415,
             "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            format!("the body of the request was in an unknown format - accepted media types include: {types}"),
         )
+    }
+
+    /// 415 for a PATCH whose Content-Type no route of a built-in group version consumes:
+    /// go-restful's service error, written as a generic Status with empty details.
+    pub fn no_route_consumes() -> Self {
+        Self::new(415, "UnsupportedMediaType", "415: Unsupported Media Type").with_details(StatusDetails::default())
     }
 
     /// 409 `widgets.stable.example.com "w1" already exists`.
     pub fn already_exists(gr: &GroupResource, name: &str) -> Self {
         Self::new(409, "AlreadyExists", format!("{} \"{}\" already exists", gr.qualified(), name))
             .with_details(Self::named(gr, name))
+    }
+
+    /// 409 AlreadyExists for a create whose name came from `generateName`, with the retry
+    /// kube suggests (`NewGenerateNameConflict`; details name the resource as `kind`).
+    pub fn generate_name_conflict(gr: &GroupResource, name: &str) -> Self {
+        let message = format!(
+            "{} \"{}\" already exists, the server was not able to generate a unique name for the object",
+            gr.qualified(),
+            name
+        );
+        Self::new(409, "AlreadyExists", message)
+            .with_details(StatusDetails { retry_after_seconds: Some(1), ..Self::named(gr, name) })
     }
 
     /// 409 Conflict with kube's optimistic-concurrency wording.

@@ -8,7 +8,7 @@
 //! A body that does not parse is refused as kube's `transformDecodeError` words it, with
 //! Go's JSON scanner's or go-yaml's sentence.
 
-use super::body_yaml;
+use crate::engine::representation::body_yaml;
 use crate::engine::resources::go_decode;
 use crate::engine::status::ApiError;
 use axum::http::{HeaderMap, header};

@@ -4,7 +4,6 @@
 //! paths nothing serves answer kube's plain-text `404 page not found`.
 
 pub mod body;
-mod body_yaml;
 pub mod discovery;
 pub mod options;
 pub mod protobuf;

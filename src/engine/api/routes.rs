@@ -149,10 +149,18 @@ fn without_body(res: Response) -> Response {
     Response::from_parts(parts, axum::body::Body::empty())
 }
 
-/// The patch a PATCH's Content-Type names (`None`: none kube takes).
-fn patch_type(headers: &HeaderMap) -> Option<PatchType> {
+/// The patch a PATCH's Content-Type names, or kube's 415: go-restful's own for a built-in
+/// kind or CRD whose route does not consume it, else the handler's, listing what `kind`
+/// takes at `sub`.
+fn patch_type(kind: &ServedKind, sub: Subresource, headers: &HeaderMap) -> Result<PatchType, ApiError> {
     let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let typed = !kind.strategy.unstructured();
+    if typed && !PatchType::restful_consumes(ct) {
+        return Err(ApiError::no_route_consumes());
+    }
     PatchType::from_content_type(ct)
+        .filter(|p| takes_patch(kind, sub, *p))
+        .ok_or_else(|| ApiError::unsupported_patch_of(typed))
 }
 
 /// Whether `kind` takes patches of type `patch` at `sub`: custom resources and `/scale` have
@@ -174,12 +182,14 @@ fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], opts: &WriteOp
     if opts.field_validation != FieldValidation::Ignore {
         opts.note_decode_errors(super::body::duplicate_fields(headers, body));
     }
-    strict_decoding(decoded, opts)
+    strict_decoding(decoded, opts, kind)
 }
 
-/// The object of a decoded body, its strict decoding complaints (repeated keys) handled
-/// as `fieldValidation` asks: warnings by default, a 400 when Strict, nothing when Ignore.
-fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions) -> Result<Value, ApiError> {
+/// The object of a decoded body, decoded as `kind`, its strict decoding complaints (a YAML
+/// body's repeated keys) handled as `fieldValidation` asks: warnings by default, a 400
+/// when Strict (go-yaml's error, in kube's words for an undecodable body), nothing when
+/// Ignore.
+fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions, kind: &str) -> Result<Value, ApiError> {
     if decoded.duplicates.is_empty() {
         return Ok(decoded.object);
     }
@@ -187,7 +197,8 @@ fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions) -> Result
         FieldValidation::Ignore => {}
         FieldValidation::Warn => decoded.duplicates.into_iter().for_each(|w| opts.warn(w)),
         FieldValidation::Strict => {
-            return Err(ApiError::bad_request(format!("strict decoding error: {}", decoded.duplicates.join(", "))));
+            let why = format!("strict decoding error: yaml: unmarshal errors:\n  {}", decoded.duplicates.join("\n  "));
+            return Err(crate::engine::resources::rest::undecodable(&decoded.object, kind, &why));
         }
     }
     Ok(decoded.object)
@@ -223,9 +234,7 @@ async fn handle(
     // kube's patch handler checks the patch type before anything, even the name; the
     // update and patch handlers then need a name.
     let patch = match verb {
-        Verb::Patch => {
-            Some(patch_type(headers).filter(|p| takes_patch(kind, sub, *p)).ok_or_else(ApiError::unsupported_patch)?)
-        }
+        Verb::Patch => Some(patch_type(kind, sub, headers)?),
         _ => None,
     };
     if matches!(verb, Verb::Update | Verb::Patch) && t.name.is_none() {
@@ -248,8 +257,13 @@ async fn handle(
         _ => WriteOptions::default(),
     };
     let store = engine.store();
-    let rest =
-        Rest { store: store.as_ref(), strategy: kind.strategy.as_ref(), now: engine.now(), scale: kind.scale.as_ref() };
+    let rest = Rest {
+        store: store.as_ref(),
+        strategy: kind.strategy.as_ref(),
+        now: engine.now(),
+        scale: kind.scale.as_ref(),
+        names: engine.names(),
+    };
     let call = Call { sub, verb, patch, ns: t.namespace.as_deref(), name: t.name.as_deref().unwrap_or_default() };
     let res = dispatch(engine, kind, &rest, &call, q, headers, body, &opts).await?;
     let res = match &shape {
@@ -371,7 +385,7 @@ async fn dispatch_subresource(
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
         (Verb::Get, _) => rest.get(ns, name).await?,
         (Verb::Update, _) if scale => {
-            let scale = strict_decoding(super::body::json(headers, &body, "Scale")?, opts)?;
+            let scale = strict_decoding(super::body::json(headers, &body, "Scale")?, opts, "Scale")?;
             rest.update_scale(ns, name, scale, opts).await?
         }
         (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,

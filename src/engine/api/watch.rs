@@ -54,6 +54,9 @@ struct Line {
 impl SharedLines {
     /// How many changes are kept: watchers take a change within moments of each other.
     const KEEP: usize = 64;
+    /// And how many bytes of lines at most: 64 lines of large objects would otherwise hold
+    /// as much as the store's whole history bound (a line over it is shared by no one).
+    const KEEP_BYTES: usize = 8 * 1024 * 1024;
 
     /// The line of the change at `revision` as `event_type` at `api_version`, encoded by
     /// `encode` unless another watcher has done it.
@@ -79,11 +82,13 @@ impl SharedLines {
             if let Some(other) = find(&recent) {
                 return other;
             }
-            if recent.len() == Self::KEEP {
-                recent.pop_front();
-            }
             let api_version = api_version.to_string();
             recent.push_back(Line { revision, event_type, api_version, bytes: bytes.clone() });
+            let mut held: usize = recent.iter().map(|l| l.bytes.len()).sum();
+            while recent.len() > Self::KEEP || held > Self::KEEP_BYTES {
+                let Some(dropped) = recent.pop_front() else { break };
+                held -= dropped.bytes.len();
+            }
         }
         bytes
     }
@@ -315,6 +320,11 @@ mod tests {
         }
         let forgotten = lines.get_or_encode(7, "MODIFIED", "a.example.com/v1", || encode("anew"));
         assert_eq!(forgotten.as_ref(), b"anew", "only the latest changes are kept");
+        let big = "x".repeat(SharedLines::KEEP_BYTES / 2 + 1);
+        lines.get_or_encode(200, "ADDED", "a.example.com/v1", || encode(&big));
+        lines.get_or_encode(201, "ADDED", "a.example.com/v1", || encode(&big));
+        let held: usize = lines.recent.lock().expect("lines").iter().map(|l| l.bytes.len()).sum();
+        assert_eq!(held, big.len(), "and no more bytes than KEEP_BYTES");
     }
 
     #[tokio::test]

@@ -2,11 +2,12 @@
 //! in the Kubernetes project's own groups it carries an API-approval annotation.
 //!
 //! Generic object-metadata rules (labels, annotations syntax, finalizers, owner
-//! references) are shared by every kind and belong with the generic object layer; only the
-//! CRD-specific ones live here.
+//! references) are shared by every kind and live with the generic object layer
+//! ([`validate_meta_fields`]); only the CRD-specific ones live here.
 
 use crate::engine::field::{FieldError, Path, go_quote};
 use crate::engine::registry::dns::name_is_dns_subdomain;
+use crate::engine::schema::object_meta::validate_meta_fields;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 /// The annotation a CRD in a protected group (`*.k8s.io`, `*.kubernetes.io`) must carry.
@@ -14,7 +15,7 @@ pub const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
 
 const ENHANCEMENT: &str = "see https://github.com/kubernetes/enhancements/pull/1111";
 
-/// Name (and `generateName`) rules, and no namespace.
+/// Name (and `generateName`) rules, no namespace, and the rules of every kind's metadata.
 pub fn validate_metadata(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let metadata = Path::root("metadata");
@@ -42,6 +43,9 @@ pub fn validate_metadata(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     }
     if meta.namespace.as_deref().is_some_and(|n| !n.is_empty()) {
         errs.push(FieldError::forbidden(metadata.child("namespace"), "not allowed on this type"));
+    }
+    if let Ok(json) = serde_json::to_value(meta) {
+        errs.extend(validate_meta_fields(&json, &metadata));
     }
     errs
 }

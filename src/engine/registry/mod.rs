@@ -26,6 +26,7 @@ pub mod conditions;
 mod conversion;
 pub mod defaults;
 mod dns;
+mod go_regexp;
 mod gostring;
 pub mod metadata;
 pub mod names;

@@ -311,6 +311,12 @@ fn value_validation(
     if let Some(not) = &s.not {
         nested(not, false, &path.child("not"), errs);
     }
+    if let Some(pattern) = s.pattern.as_deref().filter(|p| !p.is_empty())
+        && let Err(e) = super::go_regexp::check(pattern)
+    {
+        let detail = format!("must be a valid regular expression, but isn't: {e}");
+        errs.push(FieldError::invalid(path.child("pattern"), pattern, detail));
+    }
 }
 
 fn nested(v: &JSONSchemaProps, skip_any_of: bool, path: &Path, errs: &mut Vec<FieldError>) {

@@ -9,6 +9,7 @@
 //! answers go out as bytes with their `Content-Type` ([`Encoded`]). Lists are assembled from each object's bytes so that
 //! ten thousand objects cost a copy, not a decode and an encode.
 
+pub mod body_yaml;
 pub mod csv;
 pub mod export;
 pub mod gofmt;

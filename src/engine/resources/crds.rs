@@ -1,6 +1,7 @@
 //! apiextensions.k8s.io/v1 CustomResourceDefinitions as a kind: the strategy that ties
 //! the registry's pure rules (defaults, validation) to the generic verbs.
 
+use super::builtin::meta_update_errors;
 use super::managed_fields::schema::Schema;
 use super::{ResourceInfo, Strategy};
 use crate::engine::field::FieldError;
@@ -177,14 +178,26 @@ impl Strategy for CrdStrategy {
         }
     }
 
-    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        match (typed(new), typed(old)) {
-            (Some(n), Some(o)) => validation::validate_crd_update(&n, &o),
-            _ => vec![],
+    /// The stored spec wins; metadata comes as sent (see `defaults::prepare_for_status_update`),
+    /// so a status write may change labels, and a changed uid is refused, as in kube.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        if let Some(old_crd) = typed(old) {
+            edit(new, |crd| defaults::prepare_for_status_update(crd, &old_crd));
         }
     }
 
-    fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
-        typed(new).map(|crd| validation::validate_crd_status(&crd)).unwrap_or_default()
+    /// kube's `ValidateCustomResourceDefinitionUpdate`: the metadata update first.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = meta_update_errors(new, old);
+        if let (Some(n), Some(o)) = (typed(new), typed(old)) {
+            errs.extend(validation::validate_crd_update(&n, &o));
+        }
+        errs
+    }
+
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = meta_update_errors(new, old);
+        errs.extend(typed(new).map(|crd| validation::validate_crd_status(&crd)).unwrap_or_default());
+        errs
     }
 }

@@ -54,6 +54,16 @@ pub fn unmarshal_map_strict(data: &[u8]) -> Result<(Value, Vec<String>), String>
 /// The `duplicate field "<path>"` strict errors of `data` (valid JSON), in the order Go's
 /// decoder meets them, each once. Paths are Go's: keys joined with `.`, list items as `[i]`.
 pub fn duplicate_fields(data: &[u8]) -> Vec<String> {
+    duplicate_paths(data).iter().map(|path| duplicate_field(path)).collect()
+}
+
+/// Go's strict error for a field met twice at `path`.
+pub fn duplicate_field(path: &str) -> String {
+    format!("duplicate field {}", crate::engine::field::go_quote(path))
+}
+
+/// The paths of [`duplicate_fields`].
+pub fn duplicate_paths(data: &[u8]) -> Vec<String> {
     let mut found = Found::default();
     let mut de = serde_json::Deserializer::from_slice(data);
     // A document too deep for serde is refused elsewhere; it has no report here.
@@ -61,20 +71,84 @@ pub fn duplicate_fields(data: &[u8]) -> Vec<String> {
     if (Walk { stack: &mut stack, found: &mut found }).deserialize(&mut de).is_err() {
         return Vec::new();
     }
-    found.errors
+    found.paths
+}
+
+/// The strict errors of `kjson.UnmarshalStrict(data, &[]jsonPatchOp{})` (a JSON patch that
+/// decodes), each as kube reports it (`json patch duplicate field "[0].value.a"`): members
+/// an operation repeats, those it has beside `op`, `path`, `from` and `value` (whose values
+/// are skipped), and those repeated inside a `value`.
+pub fn json_patch_strict_errors(data: &[u8]) -> Vec<String> {
+    let Ok(ops) = serde_json::from_slice::<Vec<Members>>(data) else { return Vec::new() };
+    let mut errors = Vec::new();
+    for (i, Members(members)) in ops.iter().enumerate() {
+        let mut seen = HashSet::new();
+        for (key, value) in members {
+            let path = format!("[{i}].{key}");
+            if !["op", "path", "from", "value"].contains(&key.as_str()) {
+                errors.push(format!("unknown field {}", crate::engine::field::go_quote(&path)));
+                continue;
+            }
+            if !seen.insert(key.as_str()) {
+                errors.push(duplicate_field(&path));
+            }
+            if key == "value" {
+                errors.extend(
+                    duplicate_paths(value.get().as_bytes()).iter().map(|inner| duplicate_field(&join(&path, inner))),
+                );
+            }
+        }
+    }
+    errors.truncate(MAX_STRICT_ERRORS);
+    errors.into_iter().map(|e| format!("json patch {e}")).collect()
+}
+
+/// A Go strict-error path under `parent`: `.key`, or `[i]` with no dot.
+pub fn join(parent: &str, inner: &str) -> String {
+    match (parent.is_empty(), inner.starts_with('[')) {
+        (true, _) => inner.to_string(),
+        (false, true) => format!("{parent}{inner}"),
+        (false, false) => format!("{parent}.{inner}"),
+    }
+}
+
+/// An object's members in order, repeated ones included; `null` has none.
+pub(super) struct Members(pub(super) Vec<(String, Box<serde_json::value::RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON patch operation")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    members.push((key, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+            fn visit_unit<E>(self) -> Result<Members, E> {
+                Ok(Members(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Default)]
 struct Found {
-    errors: Vec<String>,
+    paths: Vec<String>,
     seen: HashSet<String>,
 }
 
 impl Found {
     fn duplicate(&mut self, stack: &str, key: &str) {
         let path = if stack.is_empty() { key.to_string() } else { format!("{stack}.{key}") };
-        if self.errors.len() < MAX_STRICT_ERRORS && self.seen.insert(path.clone()) {
-            self.errors.push(format!("duplicate field {}", crate::engine::field::go_quote(&path)));
+        if self.paths.len() < MAX_STRICT_ERRORS && self.seen.insert(path.clone()) {
+            self.paths.push(path);
         }
     }
 }

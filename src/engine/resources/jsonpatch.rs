@@ -19,6 +19,7 @@
 //! without `value` on an absent member, arrays with `null` items under `test`) fail the
 //! same way here. The patch applies to a copy, so a failure leaves nothing to undo.
 
+use super::jsonpatch_splice::{Splices, Step};
 use crate::engine::representation::gofmt::go_json;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -111,13 +112,43 @@ fn kind_of(raw: &RawValue) -> &'static str {
 
 /// Applies the JSON patch `body` to a copy of `target`.
 pub fn apply(target: &Value, body: &[u8], strict: bool) -> Result<Value, JsonPatchError> {
+    apply_strictly(target, body, strict).map(|(doc, _)| doc)
+}
+
+/// [`apply`], with the strict errors kube finds when `strict` (fieldValidation Warn or
+/// Strict): the patch's own (`json patch ...`), then the members its values repeat in the
+/// patched object (see [`super::jsonpatch_splice`]).
+pub fn apply_strictly(target: &Value, body: &[u8], strict: bool) -> Result<(Value, Vec<String>), JsonPatchError> {
+    let (doc, splices) = run(target, body, strict)?;
+    let mut errors = Vec::new();
+    if let Some(splices) = splices {
+        errors = super::go_decode::json_patch_strict_errors(body);
+        errors.extend(splices.errors());
+    }
+    Ok((doc, errors))
+}
+
+/// How kube shows the object `body` patches `target` into when its strict decoding fails:
+/// Go's JSON with the values the patch spliced in still as sent; `None` when that is the
+/// patched object's JSON.
+pub fn shown(target: &Value, body: &[u8]) -> Option<String> {
+    let (doc, splices) = run(target, body, true).ok()?;
+    splices?.render(&doc)
+}
+
+/// Applies the patch, following what it splices in when `strict`.
+fn run(target: &Value, body: &[u8], strict: bool) -> Result<(Value, Option<Splices>), JsonPatchError> {
     let ops = decode(body, strict)?;
     if ops.len() > MAX_OPERATIONS {
         return Err(JsonPatchError::TooManyOperations(ops.len()));
     }
     let mut doc = target.clone();
     let mut copied = 0;
+    let mut splices = strict.then(Splices::default);
     for op in &ops {
+        let (path, from) = (op.path.as_deref(), op.from.as_deref());
+        let insert = matches!(op.kind.as_str(), "add" | "move" | "copy");
+        let located = splices.as_ref().map(|_| (locate(&doc, path, insert), locate(&doc, from, false)));
         match op.kind.as_str() {
             "add" => add(&mut doc, op),
             "remove" => remove(&mut doc, op),
@@ -127,11 +158,49 @@ pub fn apply(target: &Value, body: &[u8], strict: bool) -> Result<Value, JsonPat
             "test" => test(&doc, op),
             other => Err(failed(format!("Unexpected kind: {other}"))),
         }?;
+        if let (Some(splices), Some((Some(to), from))) = (splices.as_mut(), located) {
+            // Go inserts into an array for `add`, `move` and `copy`; it replaces otherwise.
+            let inserted = insert && matches!(to.last(), Some(Step::Index(_)));
+            match (op.kind.as_str(), from) {
+                ("add" | "replace", _) => splices.written(&to, op.value.as_deref(), inserted),
+                ("copy", Some(from)) => splices.carried(&from, &to, false, inserted),
+                ("move", Some(from)) => splices.carried(&from, &to, true, inserted),
+                (kind, _) => splices.read_or_removed(&to, kind == "remove"),
+            }
+        }
     }
     if depth(&doc) > MAX_DEPTH {
         return Err(failed("the patched object nests too deeply"));
     }
-    Ok(doc)
+    Ok((doc, splices))
+}
+
+/// Where `path` leads in `doc` before an operation, array items by index (`insert`: the
+/// index an `add` there inserts at); `Some` of nothing for the whole document.
+fn locate(doc: &Value, path: Option<&str>, insert: bool) -> Option<Vec<Step>> {
+    let path = path?;
+    if path.is_empty() {
+        return Some(Vec::new());
+    }
+    let (parents, key) = split(path)?;
+    let mut steps = Vec::with_capacity(parents.len() + 1);
+    let mut current = doc;
+    let step = |container: &Value, key: &str, insert: bool| match container {
+        Value::Array(items) if insert => insert_index(items.len(), key).ok().map(Step::Index),
+        Value::Array(items) => array_index(items.len(), key).ok().map(Step::Index),
+        _ => Some(Step::Key(key.to_string())),
+    };
+    for part in &parents {
+        let next = step(current, part, false)?;
+        current = match (&next, current) {
+            (Step::Index(i), Value::Array(items)) => items.get(*i)?,
+            (Step::Key(k), Value::Object(map)) => map.get(k)?,
+            _ => return None,
+        };
+        steps.push(next);
+    }
+    steps.push(step(current, &key, insert)?);
+    Some(steps)
 }
 
 fn failed(why: impl Into<String>) -> JsonPatchError {

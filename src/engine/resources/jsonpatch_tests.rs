@@ -210,3 +210,89 @@ fn arbitrary_paths_and_values_never_panic() {
         }
     }
 }
+
+/// The strict errors kube-apiserver 1.32 answered for these patches of a widget
+/// (`fieldValidation=Strict`), before the unknown fields of the patched object.
+#[test]
+fn strict_errors_name_the_patch_s_repeats_and_those_left_in_the_object() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            r#"[{"op":"replace","path":"/spec/a","value":3,"foo":1,"Op":"x"}]"#,
+            &[r#"json patch unknown field "[0].foo""#, r#"json patch unknown field "[0].Op""#],
+        ),
+        (
+            r#"[{"op":"replace","op":"replace","path":"/spec/a","value":5}]"#,
+            &[r#"json patch duplicate field "[0].op""#],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/tags","value":[{"a":1,"a":2}]},{"op":"add","path":"/spec/tags/-","value":{"b":1,"b":2}}]"#,
+            &[
+                r#"json patch duplicate field "[0].value[0].a""#,
+                r#"json patch duplicate field "[1].value.b""#,
+                r#"duplicate field "spec.tags[0].a""#,
+                r#"duplicate field "spec.tags[1].b""#,
+            ],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/x","value":{"b":{"c":1,"c":2},"b":3}}]"#,
+            &[
+                r#"json patch duplicate field "[0].value.b.c""#,
+                r#"json patch duplicate field "[0].value.b""#,
+                r#"duplicate field "spec.x.b.c""#,
+                r#"duplicate field "spec.x.b""#,
+            ],
+        ),
+        // Go parses a spliced value once an operation replaces it or works inside it.
+        (
+            r#"[{"op":"add","path":"/spec/x","value":{"c":1,"c":2}},{"op":"replace","path":"/spec/x","value":5}]"#,
+            &[r#"json patch duplicate field "[0].value.c""#],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/x","value":{"c":1,"c":2}},{"op":"add","path":"/spec/x/d","value":5}]"#,
+            &[r#"json patch duplicate field "[0].value.c""#],
+        ),
+    ];
+    for (patch, want) in cases {
+        let (_, errors) = apply_strictly(&doc(), patch.as_bytes(), true).expect("applies");
+        assert_eq!(errors, *want, "{patch}");
+        let (_, lenient) = apply_strictly(&doc(), patch.as_bytes(), false).expect("applies");
+        assert!(lenient.is_empty(), "fieldValidation=Ignore reports nothing");
+    }
+}
+
+/// Patches of several operations, and the object repeats kube-apiserver 1.32 found after
+/// them, in its order.
+#[test]
+fn spliced_repeats_follow_go_s_lazy_nodes_through_later_operations() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            r#"[{"op":"add","path":"/spec/tags","value":[{"a":1,"a":2}]},{"op":"add","path":"/spec/tags/0","value":{"b":1,"b":2}}]"#,
+            &[r#"duplicate field "spec.tags[0].b""#, r#"duplicate field "spec.tags[1].a""#],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/x","value":{"c":1,"c":2}},{"op":"copy","from":"/spec/x","path":"/spec/y"}]"#,
+            &[r#"duplicate field "spec.x.c""#, r#"duplicate field "spec.y.c""#],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/x","value":{"c":1,"c":2}},{"op":"move","from":"/spec/x","path":"/spec/y"}]"#,
+            &[r#"duplicate field "spec.y.c""#],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/x","value":{"c":1,"c":2}},{"op":"test","path":"/spec/x","value":{"c":2}}]"#,
+            &[],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/x","value":{"k":{"c":1,"c":2},"d":1,"d":2}},{"op":"add","path":"/spec/x/e","value":5}]"#,
+            &[r#"duplicate field "spec.x.k.c""#],
+        ),
+        (
+            r#"[{"op":"add","path":"/spec/tags","value":[{"a":1,"a":2},{"z":1,"z":2}]},{"op":"remove","path":"/spec/tags/0"}]"#,
+            &[r#"duplicate field "spec.tags[0].z""#],
+        ),
+    ];
+    for (patch, want) in cases {
+        let (_, errors) = apply_strictly(&doc(), patch.as_bytes(), true).expect("applies");
+        let left: Vec<&String> = errors.iter().filter(|e| !e.starts_with("json patch ")).collect();
+        assert_eq!(left, *want, "{patch}");
+    }
+}

@@ -119,7 +119,40 @@ impl Strategy for NamespaceStrategy {
         vec!["metadata.name".into(), "status.phase".into()]
     }
 
-    fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
-        vec![]
+    /// kube's `ValidateNamespace` and `ValidateNamespaceUpdate`.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_meta(new);
+        errs.extend(super::builtin::meta_update_errors(new, old));
+        errs
+    }
+
+    /// kube's namespace status strategy keeps the stored spec, and nothing else: the
+    /// metadata comes as sent.
+    /// An empty phase is `Active`, as kube's defaulting sets it.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        super::copy_field(new, old, "spec");
+        if new.pointer("/status/phase").and_then(Value::as_str).is_none_or(str::is_empty)
+            && let Some(map) = new.as_object_mut()
+        {
+            let status = map.entry("status").or_insert_with(|| json!({}));
+            if let Some(status) = status.as_object_mut() {
+                status.insert("phase".into(), Value::from("Active"));
+            }
+        }
+    }
+
+    /// kube's `ValidateNamespaceStatusUpdate`: the phase says whether it is being deleted
+    /// (on the field `status.Phase`, as kube names it).
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = super::builtin::meta_update_errors(new, old);
+        let phase = new.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default();
+        let (want, why) = match meta::deletion_timestamp(new) {
+            None => ("Active", "may only be 'Active' if `deletionTimestamp` is empty"),
+            Some(_) => ("Terminating", "may only be 'Terminating' if `deletionTimestamp` is not empty"),
+        };
+        if phase != want {
+            errs.push(FieldError::invalid("status.Phase", phase, why));
+        }
+        errs
     }
 }

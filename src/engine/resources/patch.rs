@@ -20,16 +20,30 @@ pub enum PatchType {
     Apply,
 }
 
+/// The media type of each patch type (CBOR apply patches need a feature gate 1.32 leaves off).
+const MEDIA_TYPES: [(&str, PatchType); 4] = [
+    ("application/json-patch+json", PatchType::Json),
+    ("application/merge-patch+json", PatchType::Merge),
+    ("application/strategic-merge-patch+json", PatchType::StrategicMerge),
+    ("application/apply-patch+yaml", PatchType::Apply),
+];
+
 impl PatchType {
-    /// From a request's `Content-Type` (parameters ignored).
+    /// From a request's `Content-Type`, read as kube's patch handler reads it: what comes
+    /// before the first `;`, exactly (the HTTP server already trimmed the header).
     pub fn from_content_type(ct: &str) -> Option<Self> {
-        match ct.split(';').next().unwrap_or("").trim() {
-            "application/json-patch+json" => Some(PatchType::Json),
-            "application/merge-patch+json" => Some(PatchType::Merge),
-            "application/strategic-merge-patch+json" => Some(PatchType::StrategicMerge),
-            "application/apply-patch+yaml" | "application/apply-patch+cbor" => Some(PatchType::Apply),
-            _ => None,
-        }
+        let ct = ct.split(';').next().unwrap_or("");
+        MEDIA_TYPES.iter().find(|(media_type, _)| *media_type == ct).map(|(_, patch)| *patch)
+    }
+
+    /// Whether go-restful, which serves built-in kinds and CRDs, routes a PATCH with this
+    /// Content-Type to kube's handler: one of its comma-separated types, without parameters
+    /// and spaces, must be a patch type (an empty one is `application/octet-stream`).
+    pub fn restful_consumes(ct: &str) -> bool {
+        ct.split(',').any(|t| {
+            let t = t.split(';').next().unwrap_or("").trim_matches(' ');
+            MEDIA_TYPES.iter().any(|(media_type, _)| *media_type == t)
+        })
     }
 }
 
@@ -121,8 +135,8 @@ fn prune_value(v: &mut Value) {
 
 /// Applies a JSON patch (RFC 6902) with kube's semantics; `strict` decodes the operations
 /// as kube does unless `fieldValidation=Ignore`.
-pub fn json(target: &Value, patch_body: &[u8], strict: bool) -> Result<Value, PatchError> {
-    jsonpatch::apply(target, patch_body, strict).map_err(|e| match e {
+pub fn json(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, Vec<String>), PatchError> {
+    jsonpatch::apply_strictly(target, patch_body, strict).map_err(|e| match e {
         JsonPatchError::Decode(m) => PatchError::Malformed(m),
         JsonPatchError::TooManyOperations(_) => PatchError::TooLarge(e.to_string()),
         JsonPatchError::Failed(m) => PatchError::Failed(m),
@@ -132,11 +146,17 @@ pub fn json(target: &Value, patch_body: &[u8], strict: bool) -> Result<Value, Pa
 /// A strategic merge patch for kinds with no merge-keyed lists: a merge patch once the
 /// directives are taken out (`$patch: replace` on a map replaces it; `$patch: delete`
 /// removes it).
-pub fn strategic(target: &Value, patch_body: &[u8]) -> Result<Value, PatchError> {
+/// `strict` (fieldValidation Warn or Strict) decodes the patch as kube does then, for its
+/// repeated members.
+pub fn strategic(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, Vec<String>), PatchError> {
+    let strict_errors = match strict {
+        true => super::go_decode::unmarshal_map_strict(patch_body).map_err(PatchError::Malformed)?.1,
+        false => Vec::new(),
+    };
     let patch: Value = serde_json::from_slice(patch_body).map_err(|e| PatchError::Malformed(e.to_string()))?;
     let mut out = target.clone();
     apply_strategic(&mut out, &patch);
-    Ok(out)
+    Ok((out, strict_errors))
 }
 
 fn apply_strategic(target: &mut Value, patch: &Value) {
@@ -198,7 +218,7 @@ mod tests {
         let target = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"x": [1, 2]}});
         let patch = br#"{"$setElementOrder/versions": [{"name": "v1"}], "metadata": {"labels": {"a": null, "c": "3"}}, "spec": {"x": [3]}}"#;
         assert_eq!(
-            strategic(&target, patch).expect("patch"),
+            strategic(&target, patch, true).expect("patch").0,
             json!({"metadata": {"labels": {"b": "2", "c": "3"}}, "spec": {"x": [3]}})
         );
     }
@@ -240,7 +260,7 @@ mod tests {
             json!({"spec": {"color": "red"}})
         );
         assert_eq!(
-            json(&target, br#"[{"op": "replace", "path": "/spec/color", "value": "blue"}]"#, true).expect("json"),
+            json(&target, br#"[{"op": "replace", "path": "/spec/color", "value": "blue"}]"#, true).expect("json").0,
             json!({"spec": {"color": "blue", "size": 1}})
         );
         let failed = json(&target, br#"[{"op": "remove", "path": "/nope"}]"#, true).expect_err("fails");

@@ -4,6 +4,7 @@
 //! Pure of HTTP: requests come in as values and answers go out as JSON objects or
 //! [`ApiError`]s; the api layer does the wire.
 
+use super::generate_name::NameGenerator;
 use super::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
 use super::managed_fields::{PatchOutcome, Tracking};
 use super::patch::{self, PatchType};
@@ -12,6 +13,8 @@ use super::scale::{self, ScalePaths};
 use super::{Strategy, spec_changed};
 use crate::engine::field::FieldError;
 use crate::engine::meta;
+use crate::engine::schema::names::validate_path_segment_name;
+use crate::engine::schema::{validate_object_meta, validate_object_meta_update};
 use crate::engine::status::{ApiError, GroupResource};
 use crate::engine::store::{Revision, Store, StoreError};
 use futures::stream::BoxStream;
@@ -76,8 +79,13 @@ impl WriteOptions {
         WriteOptions { dry_run: true, ..Default::default() }
     }
 
+    /// Adds a warning once: kube's recorder drops a text it already holds (a create
+    /// retried for its generated name warns once).
     pub fn warn(&self, message: String) {
-        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(message);
+        let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        if !warnings.contains(&message) {
+            warnings.push(message);
+        }
     }
 
     pub fn take_warnings(&self) -> Vec<String> {
@@ -99,15 +107,47 @@ impl WriteOptions {
 pub(super) enum Origin<'a> {
     /// A create or update body (duplicate fields noted in [`WriteOptions::decode_errors`]).
     Body,
-    /// A patched object, as it was before decoding (`Null` when not kept), the patch it
-    /// came from, and the strict errors of the patch.
-    Patch { patched: &'a Value, source: PatchSource<'a>, applied: Vec<String> },
+    /// A patch: its type, how kube shows what it decoded (see [`patch_shown`]), and its
+    /// strict errors.
+    Patch { patch_type: PatchType, show: &'a dyn Fn(&Value) -> String, applied: Vec<String> },
+}
+
+/// kube's `transformDecodeError` for a body whose kind was read, decoded as `target`:
+/// `Widget in version "v1" cannot be handled as a Widget: <why>`.
+pub(crate) fn undecodable(obj: &Value, target: &str, why: &str) -> ApiError {
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+    ApiError::bad_request(format!(
+        "{kind} in version {} cannot be handled as a {target}: {why}",
+        crate::engine::field::go_quote(version)
+    ))
 }
 
 /// kube's answer when a patched object does not decode: a 422 on the field `patch`, with
-/// the JSON the patch produced as its value (`NewInvalid` of an empty kind and name).
-pub(super) fn patch_invalid(patched_json: &str, why: &str) -> ApiError {
-    ApiError::invalid("", "", "", &[FieldError::invalid("patch", patched_json, why)])
+/// what it decoded shown as its value (`NewInvalid` of an empty kind and name).
+pub(super) fn patch_invalid(shown: &str, why: &str) -> ApiError {
+    ApiError::invalid("", "", "", &[FieldError::invalid("patch", shown, why)])
+}
+
+/// How kube shows `patched`, what a patch made of `old`, when it does not decode: a
+/// strategic merge patch, which kube decodes from a map, as the patch map printed by Go's
+/// `%+v`; a JSON patch of an unstructured kind with the values it spliced in as sent;
+/// otherwise the JSON evanphx/json-patch wrote (see [`super::patched_json`]).
+pub(super) fn patch_shown(
+    source: &PatchSource,
+    old: &Value,
+    patched: &Value,
+    kind: Option<&'static super::builtin::types::GoStruct>,
+) -> String {
+    match source.patch_type {
+        PatchType::StrategicMerge => {
+            crate::engine::schema::gofmt::plain_v(&serde_json::from_slice(source.body).unwrap_or(Value::Null))
+        }
+        PatchType::Json if kind.is_none() => super::jsonpatch::shown(old, source.body)
+            .unwrap_or_else(|| crate::engine::representation::gofmt::go_json(patched)),
+        _ => super::patched_json::patched_json(patched, source, kind),
+    }
 }
 
 /// The finalizer the garbage collector clears after orphaning an owner's dependents.
@@ -142,6 +182,8 @@ pub struct Rest<'a> {
     pub now: Timestamp,
     /// The `/scale` paths when the kind serves that subresource.
     pub scale: Option<&'a ScalePaths>,
+    /// Where `generateName` names come from ([`super::generate_name::RANDOM`] but in tests).
+    pub names: &'a dyn NameGenerator,
 }
 
 /// How many objects a DELETE of a collection without `limit` lists at a time (kube's
@@ -221,14 +263,9 @@ pub(super) fn parse_precondition(rv: &str) -> Result<Revision, ApiError> {
     })
 }
 
-const GENERATE_NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-
-fn generated_name(base: &str) -> String {
-    use rand::Rng;
-    let mut rng = rand::rng();
-    let suffix: String =
-        (0..5).map(|_| GENERATE_NAME_CHARS[rng.random_range(0..GENERATE_NAME_CHARS.len())] as char).collect();
-    format!("{base}{suffix}")
+/// `metadata.generateName` when given (not empty).
+fn generate_name(obj: &Value) -> Option<&str> {
+    obj.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).filter(|g| !g.is_empty())
 }
 
 impl Rest<'_> {
@@ -237,9 +274,13 @@ impl Rest<'_> {
     }
 
     /// A create's 409 for the object `existing` (stored bytes): kube says when the object in
-    /// the way is only waiting for its finalizers (`object is being deleted: ...`).
-    fn already_exists(&self, existing: &[u8], name: &str) -> ApiError {
-        let mut err = ApiError::already_exists(&self.info().group_resource(), name);
+    /// the way is only waiting for its finalizers (`object is being deleted: ...`), and
+    /// when the object had a `generateName`, that it could not make a unique name (even
+    /// if the name was the client's: kube's `CheckGeneratedNameError` looks no further).
+    fn already_exists(&self, existing: &[u8], name: &str, generated: bool) -> ApiError {
+        let gr = self.info().group_resource();
+        let mut err =
+            if generated { ApiError::generate_name_conflict(&gr, name) } else { ApiError::already_exists(&gr, name) };
         let deleting = serde_json::from_slice::<Value>(existing)
             .is_ok_and(|obj| obj.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()));
         if deleting {
@@ -269,6 +310,8 @@ impl Rest<'_> {
                 }));
                 err
             }
+            // etcd's refusal, passed on as kube passes it: a 500 without a reason.
+            StoreError::RequestTooLarge => ApiError::new(500, "", StoreError::RequestTooLarge.to_string()),
             other => ApiError::internal(other.to_string()),
         }
     }
@@ -337,24 +380,26 @@ impl Rest<'_> {
     /// unknown fields) refused or reported as `fieldValidation` asks, in kube's words for
     /// where the object came from.
     fn decode(&self, obj: &mut Value, opts: &WriteOptions, origin: Origin<'_>) -> Result<(), ApiError> {
+        // What kube shows of a patch refused under Strict is what it decoded, before
+        // pruning and defaulting.
+        let patched = (matches!(origin, Origin::Patch { .. }) && opts.field_validation == FieldValidation::Strict)
+            .then(|| obj.clone());
         if self.strategy.unstructured() {
             // The unstructured decoder reads `2.0` as a float Go writes back as `2`.
             super::go_decode::integral_floats(obj);
         }
-        if let (Origin::Patch { source, .. }, Some(go)) = (&origin, self.strategy.go_struct())
-            && source.patch_type == PatchType::StrategicMerge
+        if let (Origin::Patch { patch_type: PatchType::StrategicMerge, show, .. }, Some(go)) =
+            (&origin, self.strategy.go_struct())
             && let Some(why) = super::builtin::unstructured_convert::conversion_error(obj, go)
         {
-            // A strategic merge is converted from maps, not decoded: kube quotes the patch.
-            let patch: Value = serde_json::from_slice(source.body).unwrap_or(Value::Null);
-            let quoted = super::builtin::unstructured_convert::go_print(&patch);
-            return Err(patch_invalid(&quoted, &why));
+            // A strategic merge is converted from maps, not decoded.
+            return Err(patch_invalid(&show(obj), &why));
         }
         if let Err(why) = self.strategy.decode(obj) {
             return Err(match &origin {
                 Origin::Body => self.strategy.undecodable_body(&why),
                 // Nothing has changed `obj` yet: it is the patched object.
-                Origin::Patch { source, .. } => patch_invalid(&self.patched_json(obj, source), &why.0),
+                Origin::Patch { show, .. } => patch_invalid(&show(obj), &why.0),
             });
         }
         let mut strict = match &origin {
@@ -375,29 +420,27 @@ impl Rest<'_> {
             FieldValidation::Strict => {
                 let why = format!("strict decoding error: {}", strict.join(", "));
                 Err(match origin {
-                    Origin::Patch { patched, source, .. } => patch_invalid(&self.patched_json(patched, &source), &why),
+                    Origin::Patch { show, .. } => patch_invalid(&show(patched.as_ref().unwrap_or(obj)), &why),
                     Origin::Body => self.undecodable(obj, &why),
                 })
             }
         }
     }
 
-    /// The JSON kube quotes for an object `source` produced that does not decode.
-    fn patched_json(&self, patched: &Value, source: &PatchSource) -> String {
-        super::patched_json::patched_json(patched, source, self.strategy.go_struct())
+    /// [`undecodable`] as this kind.
+    fn undecodable(&self, obj: &Value, why: &str) -> ApiError {
+        undecodable(obj, &self.info().kind, why)
     }
 
-    /// kube's `transformDecodeError` for a body whose kind was read: `Widget in version
-    /// "v1" cannot be handled as a Widget: <why>`.
-    fn undecodable(&self, obj: &Value, why: &str) -> ApiError {
-        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
-        ApiError::bad_request(format!(
-            "{kind} in version {} cannot be handled as a {}: {why}",
-            crate::engine::field::go_quote(version),
-            self.info().kind
-        ))
+    /// kube's `validateCommonFields` of an update, for every kind: the new metadata as any
+    /// metadata (names as path segments), then as an update of the old.
+    fn common_update_errors(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let empty = Value::Object(serde_json::Map::new());
+        let (new, old) = (new.get("metadata").unwrap_or(&empty), old.get("metadata").unwrap_or(&empty));
+        let path = crate::engine::field::Path::root("metadata");
+        let mut errors = validate_object_meta(new, self.info().namespaced, validate_path_segment_name, &path);
+        errors.extend(validate_object_meta_update(new, old, &path));
+        errors
     }
 
     /// The `/scale` paths' checks every write makes (kube's ValidateScaleSpec/Status);
@@ -418,7 +461,29 @@ impl Rest<'_> {
     }
 
     /// A create whose managedFields are recorded as an update, or were set by an apply.
+    /// One whose name the server generates is tried again with a new name while that name
+    /// exists, as kube's registry retries (see [`generate_name`](super::generate_name)).
     pub(super) async fn create_tracked(
+        &self,
+        namespace: Option<&str>,
+        obj: Value,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) -> Result<Value, ApiError> {
+        if meta::name(&obj).is_some() || generate_name(&obj).is_none() {
+            return self.create_once(namespace, obj, opts, tracking).await;
+        }
+        let mut attempts = 1;
+        loop {
+            match self.create_once(namespace, obj.clone(), opts, tracking).await {
+                Err(e) if e.reason == "AlreadyExists" && attempts < super::generate_name::MAX_ATTEMPTS => attempts += 1,
+                answer => return answer,
+            }
+        }
+    }
+
+    /// One attempt of [`Rest::create_tracked`].
+    async fn create_once(
         &self,
         namespace: Option<&str>,
         mut obj: Value,
@@ -431,12 +496,11 @@ impl Rest<'_> {
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
         }
+        let generated = generate_name(&obj).is_some();
         if meta::name(&obj).is_none() {
-            let generate =
-                obj.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).map(String::from);
-            match generate.filter(|g| !g.is_empty()) {
-                Some(base) => {
-                    meta::metadata_mut(&mut obj).insert("name".into(), Value::from(generated_name(&base)));
+            match generate_name(&obj).map(|prefix| self.names.generate(prefix)) {
+                Some(name) => {
+                    meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
                 }
                 None => {
                     return Err(
@@ -470,16 +534,16 @@ impl Rest<'_> {
         let key = self.info().key(namespace, &name);
         if dry_run {
             if let Some(existing) = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))? {
-                return Err(self.already_exists(&existing.value, &name));
+                return Err(self.already_exists(&existing.value, &name, generated));
             }
             return Ok(self.strategy.codec().round_trip(obj));
         }
-        let kv = match self.store.create(&key, self.stored(&obj)).await {
+        let kv = match self.shrinking(&mut obj, tracking, |value| self.store.create(&key, value)).await {
             Ok(kv) => kv,
             Err(StoreError::AlreadyExists { .. }) => {
                 let existing = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))?;
                 let existing = existing.map(|kv| kv.value).unwrap_or_default();
-                return Err(self.already_exists(&existing, &name));
+                return Err(self.already_exists(&existing, &name, generated));
             }
             Err(e) => return Err(self.store_error(e, &name)),
         };
@@ -588,11 +652,13 @@ impl Rest<'_> {
             meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
         }
         self.check_kind(&obj, name)?;
-        // An update may not add finalizers to an object being deleted, but may remove them.
-        let mut errors = match sub {
+        // kube's registry checks the metadata of every update itself before the strategy
+        // does (so a changed uid is reported twice, an invalid label three times).
+        let mut errors = self.common_update_errors(&obj, old);
+        errors.extend(match sub {
             Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
             Subresource::Status => self.strategy.validate_status_update(&obj, old),
-        };
+        });
         errors.extend(self.scale_errors(&obj, sub));
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
@@ -622,8 +688,35 @@ impl Rest<'_> {
             }
             return Ok(obj);
         }
-        let kv = self.store.update(&key, self.stored(&obj), old_rv).await.map_err(|e| self.store_error(e, name))?;
+        let kv = self
+            .shrinking(&mut obj, tracking, |value| self.store.update(&key, value, old_rv))
+            .await
+            .map_err(|e| self.store_error(e, name))?;
         Ok(self.strategy.codec().written(obj, &kv))
+    }
+
+    /// Stores `obj` with `write`; an object too large for storage is written once more
+    /// without its managedFields (which can be large, and are the server's bookkeeping), as
+    /// kube's create, update and patch handlers retry, except for an apply.
+    async fn shrinking<F, Fut>(
+        &self,
+        obj: &mut Value,
+        tracking: Tracking,
+        write: F,
+    ) -> Result<crate::engine::store::KeyValue, StoreError>
+    where
+        F: Fn(bytes::Bytes) -> Fut,
+        Fut: std::future::Future<Output = Result<crate::engine::store::KeyValue, StoreError>>,
+    {
+        match write(self.stored(obj)).await {
+            Err(StoreError::RequestTooLarge) if tracking == Tracking::Update => {
+                if meta::metadata_mut(obj).remove("managedFields").is_none() {
+                    return Err(StoreError::RequestTooLarge);
+                }
+                write(self.stored(obj)).await
+            }
+            other => other,
+        }
     }
 
     /// PATCH on the main endpoint or `/status`.
@@ -669,8 +762,8 @@ impl Rest<'_> {
                 let old = self.get(namespace, name).await?;
                 let patched = match other {
                     PatchType::Merge => patch::merge(&old, body, strict_decoding),
-                    PatchType::Json => patch::json(&old, body, strict_decoding).map(|v| (v, Vec::new())),
-                    _ => patch::strategic(&old, body).map(|v| (v, Vec::new())),
+                    PatchType::Json => patch::json(&old, body, strict_decoding),
+                    _ => patch::strategic(&old, body, strict_decoding),
                 };
                 (old, patched, Tracking::Update)
             }
@@ -679,11 +772,11 @@ impl Rest<'_> {
         if self.strategy.unstructured() && tracking == Tracking::Update {
             // The patched JSON is decoded as a body is: without a kind it is no object.
             if let Some(why) = super::go_decode::unstructured_decode_error(&patched) {
-                return Err(patch_invalid(&self.patched_json(&patched, &source), &why));
+                return Err(patch_invalid(&crate::engine::representation::gofmt::go_json(&patched), &why));
             }
         }
-        let before_decoding = (opts.field_validation == FieldValidation::Strict).then(|| patched.clone());
-        let origin = Origin::Patch { patched: before_decoding.as_ref().unwrap_or(&Value::Null), source, applied };
+        let show = |patched: &Value| patch_shown(&source, &old, patched, self.strategy.go_struct());
+        let origin = Origin::Patch { patch_type, show: &show, applied };
         self.decode(&mut patched, opts, origin)?;
         check_name(&patched, name, namespace)?;
         if self.strategy.unstructured() && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {

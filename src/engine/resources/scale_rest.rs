@@ -4,7 +4,7 @@
 //! resourceVersion all behave as for an ordinary update.
 
 use super::builtin::types::SCALE;
-use super::managed_fields::verbs::{Tracking, decode_yaml, validate_patch_options};
+use super::managed_fields::verbs::{Tracking, check_repeated_keys, decode_yaml, validate_patch_options};
 use super::patch::{self, PatchType};
 use super::patched_json::{PatchSource, patched_json};
 use super::rest::{
@@ -66,13 +66,8 @@ impl Rest<'_> {
         let old = self.get(namespace, name).await?;
         let current = self.scale_with_entries(&old, paths);
         let strict = opts.field_validation != FieldValidation::Ignore;
-        let patched = match patch_type {
-            PatchType::Merge => patch::merge(&current, body, strict).map(|(patched, duplicates)| {
-                if opts.field_validation == FieldValidation::Warn {
-                    duplicates.into_iter().for_each(|w| opts.warn(w));
-                }
-                patched
-            }),
+        let (patched, strict_errors) = match patch_type {
+            PatchType::Merge => patch::merge(&current, body, strict),
             PatchType::Json => patch::json(&current, body, strict),
             // The api layer answers these with 415 before calling here.
             PatchType::StrategicMerge | PatchType::Apply => {
@@ -83,6 +78,9 @@ impl Rest<'_> {
         if let Some(why) = SCALE.type_error(&patched) {
             let source = PatchSource { patch_type, body };
             return Err(patch_invalid(&patched_json(&patched, &source, Some(&SCALE)), &why));
+        }
+        if opts.field_validation == FieldValidation::Warn {
+            strict_errors.into_iter().for_each(|w| opts.warn(w));
         }
         check_scale_body(&patched, name)?;
         self.write_scale(namespace, name, &patched, &old, paths, opts).await
@@ -100,8 +98,9 @@ impl Rest<'_> {
         validate_patch_options(true, opts)?;
         let paths = self.scale_paths()?;
         let live = self.get(namespace, name).await?;
-        let config = decode_yaml(body)?;
+        let (config, duplicates) = decode_yaml(body)?;
         let obj = self.apply_scale_patch(&live, &config, paths, opts)?;
+        check_repeated_keys(&duplicates, opts)?;
         let expected = meta::resource_version(&live).and_then(meta::parse_resource_version);
         let written = self
             .write_tracked(namespace, name, obj, &live, expected, Subresource::Scale, opts, Tracking::Applied)

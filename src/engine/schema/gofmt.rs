@@ -88,6 +88,24 @@ pub fn sharp_v(v: &Value) -> String {
     }
 }
 
+/// `%v` (or `%+v`) of an unstructured value: `map[a:1 b:[x <nil>]]`, strings bare, map
+/// keys sorted.
+pub fn plain_v(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number_v(n),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!("[{}]", items.iter().map(plain_v).collect::<Vec<_>>().join(" ")),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys.iter().map(|k| format!("{k}:{}", plain_v(&map[k.as_str()]))).collect();
+            format!("map[{}]", inner.join(" "))
+        }
+    }
+}
+
 /// How `field.Error` prints a bad value: strings quoted, numbers and booleans with `%v`,
 /// `nil` as `"null"`, maps and slices with `%#v`.
 pub fn bad_value(v: &Value) -> String {
@@ -124,6 +142,13 @@ mod tests {
         assert_eq!(number_v(&Number::from(42)), "42");
         assert_eq!(number_v(&Number::from_f64(2.0).expect("finite")), "2");
         assert_eq!(number_v(&Number::from(u64::MAX)), "1.8446744073709552e+19");
+    }
+
+    #[test]
+    fn maps_and_slices_print_like_go_plain_v() {
+        // The oracle's `%+v` of a strategic merge patch.
+        let patch = json!({"spec": {"foo": [1, "x", 2.5, {"k": 1e21}]}, "a": null, "b": true});
+        assert_eq!(plain_v(&patch), "map[a:<nil> b:true spec:map[foo:[1 x 2.5 map[k:1e+21]]]]");
     }
 
     #[test]

@@ -73,6 +73,15 @@ pub fn validate_object_meta(meta: &Value, namespaced: bool, name_fn: NameFn, pat
     } else if !namespace.is_empty() {
         errs.push(FieldError::forbidden(path.child("namespace"), "not allowed on this type"));
     }
+    errs.extend(validate_meta_fields(meta, path));
+    errs
+}
+
+/// The rules of [`validate_object_meta`] after the name and namespace, which every kind
+/// shares whatever its naming: generation, labels, annotations, owner references,
+/// finalizers and managed fields.
+pub fn validate_meta_fields(meta: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errs = Vec::new();
     let generation = int(meta, "generation");
     if generation < 0 {
         errs.push(FieldError::invalid(path.child("generation"), generation, "must be greater than or equal to 0"));

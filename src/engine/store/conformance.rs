@@ -222,7 +222,8 @@ backend_suite!(redb_small_log, {
         segment_bytes: 2048,
         checkpoint: redb_backend::Policy::Every { changes: 7, bytes: 4096 },
     };
-    let store = LocalStore::redb_tuned(&dir.path().join("store.redb"), DEFAULT_HISTORY, tuning).expect("open redb");
+    let store =
+        LocalStore::redb_tuned(&dir.path().join("store.redb"), HistoryLimit::default(), tuning).expect("open redb");
     (dir, store)
 });
 
@@ -232,7 +233,7 @@ async fn reopen_keeps_everything(tuning: redb_backend::Tuning) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("store.redb");
     let (kept, last) = {
-        let s = LocalStore::redb_tuned(&path, DEFAULT_HISTORY, tuning).expect("open");
+        let s = LocalStore::redb_tuned(&path, HistoryLimit::default(), tuning).expect("open");
         let a = s.create("/k/a", b("a")).await.expect("create");
         s.create("/k/b", b("b")).await.expect("create");
         s.delete("/k/b", None).await.expect("delete");
@@ -272,7 +273,8 @@ async fn redb_refuses_a_second_opener() {
 #[tokio::test]
 async fn a_watch_that_falls_out_of_history_expires_without_blocking_writers() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let s = LocalStore::redb_with_history(&dir.path().join("s.redb"), 8).expect("open");
+    let s = LocalStore::redb_with_history(&dir.path().join("s.redb"), HistoryLimit { events: 8, ..Default::default() })
+        .expect("open");
     let start = s.current_revision().await.expect("rev");
     let mut slow = s.watch("/", start).await.expect("watch");
     for i in 0..50 {
@@ -280,4 +282,15 @@ async fn a_watch_that_falls_out_of_history_expires_without_blocking_writers() {
     }
     let first = tokio::time::timeout(Duration::from_secs(5), slow.next()).await.expect("answer").expect("item");
     assert!(matches!(first, Err(StoreError::Expired { .. })), "got {first:?}");
+}
+
+#[tokio::test]
+async fn a_write_over_etcd_s_request_limit_is_refused_as_etcd_refuses_it() {
+    let s = LocalStore::memory();
+    let fits = vec![b'x'; MAX_REQUEST_BYTES - 2 * "/k/a".len() - 40];
+    let a = s.create("/k/a", Bytes::from(fits.clone())).await.expect("at the limit");
+    let over = Bytes::from(vec![b'x'; fits.len() + 1]);
+    assert_eq!(s.create("/k/b", over.clone()).await, Err(StoreError::RequestTooLarge));
+    assert_eq!(s.update("/k/a", over, Some(a.mod_revision)).await, Err(StoreError::RequestTooLarge));
+    assert_eq!(s.get("/k/b").await.expect("get"), None);
 }

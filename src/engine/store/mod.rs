@@ -37,6 +37,53 @@ pub type Revision = u64;
 /// How many changes the in-memory history keeps for watches and paged lists by default.
 pub const DEFAULT_HISTORY: usize = 16_384;
 
+/// How many bytes of changes the history keeps by default (see [`HistoryLimit`]).
+///
+/// kube-apiserver bounds its watch cache by count only, and etcd its history by time (a
+/// compaction every 5 minutes); both live in other processes than the clients'. The engine
+/// runs inside the plugin, so its memory is the user's: a count alone let 100 patches of a
+/// 1 MiB object hold hundreds of MiB. 64 MiB is the count bound's worth of 2 KiB objects
+/// (a typical custom resource: up to ~4 KiB of change with its previous value), so only
+/// streams of large objects lose history sooner, and those still keep their last ~20
+/// full-size (1.5 MiB) changes.
+pub const DEFAULT_HISTORY_BYTES: usize = 64 * 1024 * 1024;
+
+/// The largest write the store takes: etcd's default `--max-request-bytes` (1.5 MiB), which
+/// is what bounds an object's size in kube-apiserver (its own 3 MiB body limit is higher).
+/// etcd counts its whole transaction; [`request_bytes`] estimates it as etcd 3.4 does.
+pub const MAX_REQUEST_BYTES: usize = 1_572_864;
+
+/// The bytes etcd's transaction for one write of `value` at `key` takes, as measured
+/// against the oracle's etcd: the value, the key twice (compare and put) and ~40 bytes of
+/// envelope.
+fn request_bytes(key: &str, value: &[u8]) -> usize {
+    value.len() + 2 * key.len() + 40
+}
+
+/// How much change history a [`LocalStore`] keeps in memory: the oldest changes are dropped
+/// once either bound is passed, and a watch or list from before them is `Expired` (410).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryLimit {
+    pub events: usize,
+    /// Bytes as counted without sharing (an upper bound of what the history holds).
+    pub bytes: usize,
+}
+
+impl Default for HistoryLimit {
+    fn default() -> Self {
+        HistoryLimit { events: DEFAULT_HISTORY, bytes: DEFAULT_HISTORY_BYTES }
+    }
+}
+
+/// What the history holds at a moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryStats {
+    pub events: usize,
+    pub bytes: usize,
+    /// The oldest revision a watch may start after (and a list be read at).
+    pub oldest: Revision,
+}
+
 /// One stored key with its value and revisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyValue {
@@ -127,6 +174,9 @@ pub enum StoreError {
     /// The requested revision is newer than the store's (HTTP 504 with retry, as kube).
     #[error("Too large resource version: {requested}, current resource version: {current}")]
     TooLarge { requested: Revision, current: Revision },
+    /// A write over [`MAX_REQUEST_BYTES`] (kube answers etcd's words with a 500).
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
     /// Another process holds the database.
     #[error("the data directory {path} is in use by another process")]
     Locked { path: PathBuf },
@@ -166,20 +216,25 @@ pub struct LocalStore {
 impl LocalStore {
     /// A store that keeps nothing across restarts (tests, `--storage memory`).
     pub fn memory() -> Self {
-        Self::start(NoPersist, state::State::new(0, DEFAULT_HISTORY))
+        Self::memory_with_history(HistoryLimit::default())
+    }
+
+    /// A memory store keeping `history` in memory for watches.
+    pub fn memory_with_history(history: HistoryLimit) -> Self {
+        Self::start(NoPersist, state::State::new(0, history))
     }
 
     /// A durable store in a redb database file.
     pub fn redb(path: &Path) -> Result<Self, StoreError> {
-        Self::redb_with_history(path, DEFAULT_HISTORY)
+        Self::redb_with_history(path, HistoryLimit::default())
     }
 
-    /// A durable store keeping `history` changes in memory for watches.
-    pub fn redb_with_history(path: &Path, history: usize) -> Result<Self, StoreError> {
+    /// A durable store keeping `history` in memory for watches.
+    pub fn redb_with_history(path: &Path, history: HistoryLimit) -> Result<Self, StoreError> {
         Self::redb_tuned(path, history, redb_backend::Tuning::default())
     }
 
-    fn redb_tuned(path: &Path, history: usize, tuning: redb_backend::Tuning) -> Result<Self, StoreError> {
+    fn redb_tuned(path: &Path, history: HistoryLimit, tuning: redb_backend::Tuning) -> Result<Self, StoreError> {
         let (persist, loaded) = RedbPersist::open_tuned(path, tuning)?;
         let mut initial = state::State::new(loaded.revision, history);
         for kv in loaded.items {
@@ -202,9 +257,22 @@ impl LocalStore {
         self.writer.close().await;
     }
 
+    /// What the change history holds now.
+    pub fn history_stats(&self) -> Result<HistoryStats, StoreError> {
+        Ok(self.read()?.history_stats())
+    }
+
     fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, state::State>, StoreError> {
         self.state.read().map_err(|_| StoreError::Backend("state lock poisoned".into()))
     }
+}
+
+/// Refuses a write etcd would refuse for its size.
+fn check_request_size(key: &str, value: &[u8]) -> Result<(), StoreError> {
+    if request_bytes(key, value) > MAX_REQUEST_BYTES {
+        return Err(StoreError::RequestTooLarge);
+    }
+    Ok(())
 }
 
 #[async_trait]
@@ -222,6 +290,7 @@ impl Store for LocalStore {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
+        check_request_size(key, &value)?;
         match self.writer.submit(writer::Op::Create { key: key.to_string(), value }).await? {
             writer::Outcome::Written(kv) => Ok(kv),
             writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),
@@ -229,6 +298,7 @@ impl Store for LocalStore {
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
+        check_request_size(key, &value)?;
         match self.writer.submit(writer::Op::Update { key: key.to_string(), value, expected }).await? {
             writer::Outcome::Written(kv) => Ok(kv),
             writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),

@@ -8,7 +8,7 @@
 //! the current one with the newer changes undone. Revisions are contiguous (every
 //! successful write takes the next one), so finding a revision in the history is O(1).
 
-use super::{KeyValue, ListOptions, ListPage, Revision, StoreError, WatchEvent};
+use super::{HistoryLimit, HistoryStats, KeyValue, ListOptions, ListPage, Revision, StoreError, WatchEvent};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -20,19 +20,22 @@ pub struct State {
     compacted: Revision,
     items: BTreeMap<String, KeyValue>,
     history: VecDeque<Arc<WatchEvent>>,
-    history_cap: usize,
+    /// What `history` holds, as [`event_bytes`] counts it.
+    history_bytes: usize,
+    limit: HistoryLimit,
 }
 
 impl State {
     /// An empty state at `revision` (the revision a durable backend loaded), with no
     /// history before it.
-    pub fn new(revision: Revision, history_cap: usize) -> Self {
+    pub fn new(revision: Revision, limit: HistoryLimit) -> Self {
         State {
             revision,
             compacted: revision,
             items: BTreeMap::new(),
             history: VecDeque::new(),
-            history_cap: history_cap.max(1),
+            history_bytes: 0,
+            limit,
         }
     }
 
@@ -61,12 +64,20 @@ impl State {
             }
         }
         self.revision = event.revision;
+        self.history_bytes += event_bytes(&event);
         self.history.push_back(Arc::new(event));
-        while self.history.len() > self.history_cap {
-            if let Some(dropped) = self.history.pop_front() {
-                self.compacted = dropped.revision;
-            }
+        // The oldest changes go first, as etcd compacts; a watch or list from before them
+        // is then `Expired`, whichever bound evicted them.
+        while self.history.len() > self.limit.events.max(1) || self.history_bytes > self.limit.bytes {
+            let Some(dropped) = self.history.pop_front() else { break };
+            self.history_bytes -= event_bytes(&dropped);
+            self.compacted = dropped.revision;
         }
+    }
+
+    /// What the history holds now.
+    pub fn history_stats(&self) -> HistoryStats {
+        HistoryStats { events: self.history.len(), bytes: self.history_bytes, oldest: self.compacted + 1 }
     }
 
     /// Whether changes after `after` are all still held.
@@ -155,6 +166,15 @@ impl State {
     }
 }
 
+/// The memory one change holds, counted as if nothing were shared: its key (three copies:
+/// the event's and each value's), both values and the event itself. Values are in fact
+/// shared (a change's `prev` is the `current` of the key's change before), so the history
+/// holds at most this much, and usually about half.
+fn event_bytes(event: &WatchEvent) -> usize {
+    let value = |kv: &Option<KeyValue>| kv.as_ref().map_or(0, |kv| kv.key.len() + kv.value.len());
+    std::mem::size_of::<WatchEvent>() + event.key.len() + value(&event.current) + value(&event.prev)
+}
+
 /// Merges two iterators sorted by key with disjoint keys.
 fn merge_sorted<'a, A, B, V>(a: A, b: B) -> impl Iterator<Item = (&'a str, V)>
 where
@@ -180,6 +200,10 @@ where
 mod tests {
     use super::*;
     use bytes::Bytes;
+
+    fn limit(events: usize) -> HistoryLimit {
+        HistoryLimit { events, bytes: usize::MAX }
+    }
 
     fn kv(key: &str, value: &str, created: Revision, modified: Revision) -> KeyValue {
         KeyValue {
@@ -210,7 +234,7 @@ mod tests {
 
     #[test]
     fn list_at_past_revision_undoes_newer_changes() {
-        let mut s = State::new(0, 100);
+        let mut s = State::new(0, limit(100));
         put(&mut s, "/a/1", "one"); // 1
         put(&mut s, "/a/2", "two"); // 2
         put(&mut s, "/b/1", "other"); // 3
@@ -225,7 +249,7 @@ mod tests {
 
     #[test]
     fn history_is_bounded_and_old_revisions_expire() {
-        let mut s = State::new(0, 3);
+        let mut s = State::new(0, limit(3));
         for i in 0..5 {
             put(&mut s, &format!("/a/{i}"), "v");
         }
@@ -241,8 +265,24 @@ mod tests {
     }
 
     #[test]
+    fn history_is_bounded_by_bytes_as_well_as_count() {
+        let mut s = State::new(0, HistoryLimit { events: 1000, bytes: 20_000 });
+        let big = "x".repeat(1000);
+        for _ in 0..100 {
+            put(&mut s, "/a/1", &big);
+        }
+        let stats = s.history_stats();
+        assert!(stats.bytes <= 20_000, "{stats:?}");
+        assert!(stats.events > 5 && stats.events < 100, "{stats:?}");
+        assert_eq!(stats.oldest, 101 - stats.events as Revision, "the newest changes stay: {stats:?}");
+        assert!(matches!(s.events_after("/a/", stats.oldest - 2, 10), Err(StoreError::Expired { .. })));
+        let (events, _) = s.events_after("/a/", stats.oldest - 1, 1000).expect("held");
+        assert_eq!(events.len(), stats.events);
+    }
+
+    #[test]
     fn pages_report_next_key_and_remaining() {
-        let mut s = State::new(0, 100);
+        let mut s = State::new(0, limit(100));
         for i in 0..5 {
             put(&mut s, &format!("/a/{i}"), "v");
         }
@@ -258,7 +298,7 @@ mod tests {
 
     #[test]
     fn too_large_revision_is_refused() {
-        let s = State::new(7, 10);
+        let s = State::new(7, limit(10));
         assert_eq!(
             s.list("/", &ListOptions { revision: Some(8), ..Default::default() }),
             Err(StoreError::TooLarge { requested: 8, current: 7 })

@@ -268,7 +268,14 @@ mod tests {
         let batches = Arc::new(Mutex::new(Vec::new()));
         let persist = Recording { delay, batches: Arc::clone(&batches) };
         let (revisions, _) = tokio::sync::watch::channel(0);
-        (Writer::spawn(persist, Arc::new(RwLock::new(State::new(0, 100))), revisions), batches)
+        (
+            Writer::spawn(
+                persist,
+                Arc::new(RwLock::new(State::new(0, super::super::HistoryLimit::default()))),
+                revisions,
+            ),
+            batches,
+        )
     }
 
     fn create(key: &str) -> Op {

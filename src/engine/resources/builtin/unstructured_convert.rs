@@ -4,11 +4,10 @@
 //! A strategic merge patch of a built-in kind is applied to maps, then converted, not
 //! decoded as JSON: a value of the wrong type is refused in the converter's terms
 //! (`cannot convert int64 to string`, `unrecognized type: bool`, `cannot restore slice
-//! from int64`), and kube quotes the patch itself with Go's `%v` (`map[data:map[k:5]]`).
+//! from int64`), and kube quotes the patch itself with Go's `%+v` (`map[data:map[k:5]]`).
 //! The converter walks a struct in its field order and stops at the first refusal.
 
 use super::types::{GoStruct, GoType, OBJECT_META, time_value_error};
-use crate::engine::representation::gofmt::go_format_g;
 use serde_json::Value;
 
 /// The converter's refusal of `obj` as the struct `kind`, if any.
@@ -95,25 +94,6 @@ fn scalar(value: &Value, dest_kind: &str, dest_type: &str) -> Option<String> {
     }
 }
 
-/// Go's `%v` of a decoded JSON value: `map[k:v k2:v2]` with sorted keys, `[a b]`, `<nil>`.
-pub fn go_print(value: &Value) -> String {
-    match value {
-        Value::Null => "<nil>".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::String(s) => s.clone(),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => i.to_string(),
-            (None, Some(u)) => u.to_string(),
-            _ => go_format_g(n.as_f64().unwrap_or(0.0)),
-        },
-        Value::Array(items) => format!("[{}]", items.iter().map(go_print).collect::<Vec<_>>().join(" ")),
-        Value::Object(map) => {
-            let entries: Vec<String> = map.iter().map(|(k, v)| format!("{k}:{}", go_print(v))).collect();
-            format!("map[{}]", entries.join(" "))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,11 +127,5 @@ mod tests {
             Some("error decoding from json: illegal base64 data at input byte 0")
         );
         assert_eq!(refusal(json!({"data": {"b": "Yg=="}})), None);
-    }
-
-    #[test]
-    fn patches_print_as_go_prints_maps() {
-        let patch = json!({"metadata": {"labels": {"z": "q", "a": [1, 2.5, true, null]}}, "data": {"b": "%%"}});
-        assert_eq!(go_print(&patch), "map[data:map[b:%%] metadata:map[labels:map[a:[1 2.5 true <nil>] z:q]]]");
     }
 }

@@ -15,9 +15,10 @@ use super::set::Set;
 use super::updater::Filter;
 use crate::engine::field::FieldError;
 use crate::engine::meta;
+use crate::engine::representation::body_yaml;
 use crate::engine::resources::ResourceInfo;
 use crate::engine::resources::crds;
-use crate::engine::resources::rest::{Rest, Subresource, WriteOptions};
+use crate::engine::resources::rest::{FieldValidation, Rest, Subresource, WriteOptions};
 use crate::engine::resources::scale::{ScalePaths, scale_of};
 use crate::engine::status::ApiError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -209,7 +210,7 @@ impl Rest<'_> {
     ) -> Result<ApplyStep, ApiError> {
         validate_patch_options(true, opts)?;
         let manager = opts.field_manager.as_deref().unwrap_or_default();
-        let config = decode_yaml(body)?;
+        let (config, duplicates) = decode_yaml(body)?;
         let live = match self.get(namespace, name).await {
             Ok(live) => Some(live),
             Err(e) if e.is_not_found() && sub == Subresource::Main => None,
@@ -220,6 +221,7 @@ impl Rest<'_> {
         let info = self.strategy.info();
         let Some(live) = live else {
             let mut obj = fm.apply(&fm.zero, &config, manager, opts.force).map_err(ApiError::from)?;
+            check_repeated_keys(&duplicates, opts)?;
             if let Some(uid) = meta::uid(&obj) {
                 return Err(ApiError::conflict(
                     &info.group_resource(),
@@ -232,6 +234,7 @@ impl Rest<'_> {
             return Ok(ApplyStep::Create(obj));
         };
         let obj = fm.apply(&live, &config, manager, opts.force).map_err(ApiError::from)?;
+        check_repeated_keys(&duplicates, opts)?;
         check_name(&obj, name, namespace)?;
         Ok(ApplyStep::Update { live, obj })
     }
@@ -346,19 +349,27 @@ pub fn validate_patch_options(apply: bool, opts: &WriteOptions) -> Result<(), Ap
 }
 
 /// The body of an apply patch: YAML (JSON is YAML) holding one object.
-pub(in crate::engine::resources) fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
+pub(in crate::engine::resources) fn decode_yaml(body: &[u8]) -> Result<(Value, Vec<String>), ApiError> {
     let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if text.trim().is_empty() {
-        return Ok(json!({}));
+        return Ok((json!({}), Vec::new()));
     }
-    let value = crate::engine::representation::yaml::from_yaml(text.as_bytes()).map_err(|e| {
-        // sigs.k8s.io/yaml says which step go-yaml's error comes from.
-        let step = if e.starts_with("yaml: ") { "error converting YAML to JSON: " } else { "" };
-        ApiError::bad_request(format!("error decoding YAML: {step}{e}"))
-    })?;
+    let (value, duplicates) = match crate::engine::representation::yaml::from_yaml(text.as_bytes()) {
+        Ok(value) => (value, Vec::new()),
+        Err(e) => match body_yaml::read(text.as_bytes()) {
+            // go-yaml's lenient pass keeps the last of repeated keys; the strict pass after
+            // the apply names them (see `check_repeated_keys`).
+            Ok(read) if !read.duplicates.is_empty() => (read.object, read.duplicates),
+            _ => {
+                // sigs.k8s.io/yaml says which step go-yaml's error comes from.
+                let step = if e.starts_with("yaml: ") { "error converting YAML to JSON: " } else { "" };
+                return Err(ApiError::bad_request(format!("error decoding YAML: {step}{e}")));
+            }
+        },
+    };
     match value {
-        Value::Object(_) => Ok(value),
-        Value::Null => Ok(json!({})),
+        Value::Object(_) => Ok((value, duplicates)),
+        Value::Null => Ok((json!({}), duplicates)),
         other => Err(ApiError::bad_request(format!(
             "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             match other {
@@ -367,6 +378,27 @@ pub(in crate::engine::resources) fn decode_yaml(body: &[u8]) -> Result<Value, Ap
                 Value::Bool(_) => "bool",
                 _ => "number",
             }
+        ))),
+    }
+}
+
+/// kube's strict pass over an apply patch, made once the apply succeeded (so a conflict
+/// is answered first): repeated keys are a 400 under `fieldValidation=Strict`, warnings
+/// under Warn.
+pub(in crate::engine::resources) fn check_repeated_keys(
+    duplicates: &[String],
+    opts: &WriteOptions,
+) -> Result<(), ApiError> {
+    match opts.field_validation {
+        _ if duplicates.is_empty() => Ok(()),
+        FieldValidation::Ignore => Ok(()),
+        FieldValidation::Warn => {
+            duplicates.iter().for_each(|d| opts.warn(d.clone()));
+            Ok(())
+        }
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  {}",
+            duplicates.join("\n  ")
         ))),
     }
 }
