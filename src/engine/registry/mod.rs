@@ -29,6 +29,7 @@ mod dns;
 mod gostring;
 pub mod metadata;
 pub mod names;
+mod schema_cel;
 mod schema_rules;
 mod schema_walk;
 mod selectable;

@@ -18,7 +18,7 @@ fn root() -> JSONSchemaProps {
 
 fn error_of(rule: &str, node: &JSONSchemaProps, is_root: bool) -> Option<String> {
     let rule = ValidationRule { rule: rule.to_string(), ..Default::default() };
-    let masked = compile_error(&rule, node, is_root)?;
+    let masked = compile(&rule, node, is_root).error?;
     let re = regex::Regex::new(r"selfType\d+").expect("regex");
     Some(re.replace_all(&masked, "selfTypeN").into_owned())
 }
