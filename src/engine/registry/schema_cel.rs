@@ -181,3 +181,7 @@ pub fn compiled_rules(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "schema_cel_tests.rs"]
+mod tests;
