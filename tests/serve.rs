@@ -455,8 +455,12 @@ async fn a_stored_crd_with_rules_kube_refuses_does_not_take_the_server_down() {
 
     let sum = format!("{} > 0", vec!["1"; 3000].join("+"));
     let triple = "self.tags.all(a, self.tags.all(b, self.tags.all(c, a == b || b == c || a != c)))";
-    plant_rules(&dir.path().join("store.redb"), "widgets.cel.example.com", serde_json::json!([{"rule": sum}, {"rule": triple}]))
-        .await;
+    plant_rules(
+        &dir.path().join("store.redb"),
+        "widgets.cel.example.com",
+        serde_json::json!([{"rule": sum}, {"rule": triple}]),
+    )
+    .await;
 
     let served = Served::start(dir.path(), &[]);
     let client = kube_client(read_kubeconfig(&served.kubeconfig)).await;
@@ -515,7 +519,8 @@ async fn plant_rules(db: &Path, crd: &str, rules: serde_json::Value) {
         .find(|kv| kv.key.contains("customresourcedefinitions") && kv.key.ends_with(&format!("/{crd}")))
         .expect("the CRD is stored");
     let mut stored: serde_json::Value = serde_json::from_slice(&kv.value).expect("JSON");
-    stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = rules;
+    stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] =
+        rules;
     let value = serde_json::to_vec(&stored).expect("JSON");
     store.update(&kv.key, value.into(), Some(kv.mod_revision)).await.expect("update");
     store.close().await;

@@ -17,6 +17,7 @@ fn refusals(spec: Value) -> Vec<String> {
         require_valid_property_type: true,
         require_atomic_set_type: true,
         require_map_list_keys_map_set_validation: true,
+        suppress_expression_cost: false,
     };
     let root = schema(json!({"type": "object", "properties": {"spec": spec}}));
     let validation = CustomResourceValidation { open_api_v3_schema: Some(root) };

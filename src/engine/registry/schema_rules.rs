@@ -25,6 +25,9 @@ pub struct SchemaOptions {
     pub require_valid_property_type: bool,
     pub require_atomic_set_type: bool,
     pub require_map_list_keys_map_set_validation: bool,
+    /// The version's schema is unchanged by an update: rules over the per-rule cost budget
+    /// stay (the schema's total still counts).
+    pub suppress_expression_cost: bool,
 }
 
 /// kube prints its Go field list with `%v`.
@@ -274,7 +277,8 @@ fn openapi_schema(
     list_and_map_rules(s, path, ctx, errs);
     validation_rules(s, path, errs);
     if ctx.compile_rules {
-        compiled_rules(s, path, is_root, ctx.cardinality, costs, errs);
+        let suppress = ctx.opts.suppress_expression_cost;
+        compiled_rules(s, path, is_root, ctx.cardinality, suppress, costs, errs);
     }
 }
 

@@ -67,8 +67,13 @@ fn parse(expression: &str) -> Result<Expression, String> {
 }
 
 impl CompiledRule {
-    /// Compiles the rule of a node (`node` resolves its `fieldPath`).
+    /// Compiles the rule of a node (`node` resolves its `fieldPath`), on the CEL stack:
+    /// the instrumentation walks the expression too.
     pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
+        celcost::on_cel_stack(|| Self::compile_here(rule, node))
+    }
+
+    fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
         let parsed = parse(&rule.rule);
         let uses_old_self = parsed.as_ref().is_ok_and(|p| p.references().has_variable("oldSelf"));
         let program = parsed.map(|p| celmeter::instrument(&p));

@@ -81,7 +81,7 @@ impl Range {
     /// Anything from nothing to the largest number: what cel-go assumes of unknown sizes.
     pub const UNKNOWN: Range = Range { min: 0, max: u64::MAX };
 
-    pub fn add(self, other: Range) -> Range {
+    pub fn plus(self, other: Range) -> Range {
         Range { min: self.min.saturating_add(other.min), max: self.max.saturating_add(other.max) }
     }
 
@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn cost_arithmetic_saturates_and_rounds_up() {
         assert_eq!(by_factor(3_145_726, STRING_TRAVERSAL_COST_FACTOR), 314_573);
-        assert_eq!(Range::UNKNOWN.add(Range::exactly(1)).max, u64::MAX);
+        assert_eq!(Range::UNKNOWN.plus(Range::exactly(1)).max, u64::MAX);
         assert_eq!(Range::exactly(u64::MAX).multiply(Range::exactly(2)).max, u64::MAX);
         assert_eq!(by_factor(u64::MAX, 2.0), u64::MAX);
     }

@@ -90,18 +90,18 @@ impl<'a> Estimator<'a> {
             Kind::Select(operand, field) => {
                 let mut sum = self.cost(operand);
                 if matches!(self.ty(operand), CelType::Map(..) | CelType::Object(_)) {
-                    sum = sum.add(IDENT);
+                    sum = sum.plus(IDENT);
                 }
                 let path = with(self.paths.get(&operand.id).map_or(&[][..], |p| p), field);
                 self.paths.insert(e.id, path);
                 sum
             }
             Kind::List(items) => {
-                items.iter().fold(Range::exactly(LIST_CREATE_BASE_COST), |sum, i| sum.add(self.cost(i)))
+                items.iter().fold(Range::exactly(LIST_CREATE_BASE_COST), |sum, i| sum.plus(self.cost(i)))
             }
             Kind::Map(entries) => entries.iter().fold(Range::exactly(MAP_CREATE_BASE_COST), |sum, (k, v)| {
                 let key = self.cost(k);
-                sum.add(key).add(self.cost(v))
+                sum.plus(key).plus(self.cost(v))
             }),
             Kind::Call { function, target, args } => self.call(e, function, target.as_deref(), args),
         }
@@ -139,7 +139,7 @@ impl<'a> Estimator<'a> {
             self.arg(t)
         });
         let arg_nodes: Vec<Arg> = args.iter().map(|a| self.arg(a)).collect();
-        let arg_sum = arg_costs.iter().fold(Range::default(), |s, c| s.add(*c));
+        let arg_sum = arg_costs.iter().fold(Range::default(), |s, c| s.plus(*c));
         let (cost, result) = self.function_cost(function, target_arg.as_ref(), &arg_nodes, &arg_costs, arg_sum);
         if function == "_[_]"
             && let Some(list) = args.first()
@@ -157,7 +157,7 @@ impl<'a> Estimator<'a> {
         if let Some(size) = result {
             self.computed.insert(e.id, size);
         }
-        sum.add(cost)
+        sum.plus(cost)
     }
 
     /// cel-go's `functionCost`, kube's `EstimateCallCost` first: the call's cost with its
@@ -172,54 +172,54 @@ impl<'a> Estimator<'a> {
     ) -> (Range, Option<Range>) {
         let string_arg = |i: usize| args.get(i).map(|a| self.size(a).by_factor(STRING_TRAVERSAL_COST_FACTOR));
         if let Some((cost, size)) = self.library_cost(function, target, args) {
-            return (cost.add(arg_sum), size);
+            return (cost.plus(arg_sum), size);
         }
         let types = |i: usize| args.get(i).map(|a| &a.ty);
         match (function, target) {
             ("startsWith" | "endsWith", Some(_)) if args.len() == 1 => {
-                return (string_arg(0).unwrap_or_default().add(arg_sum), None);
+                return (string_arg(0).unwrap_or_default().plus(arg_sum), None);
             }
             ("@in", None) if matches!(types(1), Some(CelType::List(_))) => {
-                return (self.size(&args[1]).add(arg_sum), None);
+                return (self.size(&args[1]).plus(arg_sum), None);
             }
             ("matches", Some(t)) if args.len() == 1 => {
-                let text = self.size(t).add(ONE).by_factor(STRING_TRAVERSAL_COST_FACTOR);
+                let text = self.size(t).plus(ONE).by_factor(STRING_TRAVERSAL_COST_FACTOR);
                 let regex = self.size(&args[0]).by_factor(REGEX_STRING_LENGTH_COST_FACTOR);
-                return (text.multiply(regex).add(arg_sum), None);
+                return (text.multiply(regex).plus(arg_sum), None);
             }
             ("contains", Some(t)) if args.len() == 1 && is_text(&t.ty) => {
                 let text = self.size(t).by_factor(STRING_TRAVERSAL_COST_FACTOR);
-                return (text.multiply(string_arg(0).unwrap_or_default()).add(arg_sum), None);
+                return (text.multiply(string_arg(0).unwrap_or_default()).plus(arg_sum), None);
             }
             ("_&&_" | "_||_", None) if arg_costs.len() == 2 => {
-                return (Range { min: arg_costs[0].min, max: arg_costs[0].add(arg_costs[1]).max }, None);
+                return (Range { min: arg_costs[0].min, max: arg_costs[0].plus(arg_costs[1]).max }, None);
             }
             ("_?_:_", None) if arg_costs.len() == 3 => {
                 let size = self.size(&args[1]).union(self.size(&args[2]));
-                return (arg_costs[0].add(arg_costs[1].union(arg_costs[2])), Some(size));
+                return (arg_costs[0].plus(arg_costs[1].union(arg_costs[2])), Some(size));
             }
             ("_+_", None) if args.len() == 2 && (is_text(&args[0].ty) || matches!(args[0].ty, CelType::List(_))) => {
-                let size = self.size(&args[0]).add(self.size(&args[1]));
+                let size = self.size(&args[0]).plus(self.size(&args[1]));
                 let cost = if is_text(&args[0].ty) { size.by_factor(STRING_TRAVERSAL_COST_FACTOR) } else { ONE };
-                return (cost.add(arg_sum), Some(size));
+                return (cost.plus(arg_sum), Some(size));
             }
-            ("_==_" | "_!=_", None) if args.len() == 2 => return (self.compare(args).add(arg_sum), None),
+            ("_==_" | "_!=_", None) if args.len() == 2 => return (self.compare(args).plus(arg_sum), None),
             ("_<_" | "_<=_" | "_>_" | "_>=_", None) if args.len() == 2 && is_text(&args[0].ty) => {
-                return (self.compare(args).add(arg_sum), None);
+                return (self.compare(args).plus(arg_sum), None);
             }
             ("string", None) if matches!(types(0), Some(CelType::Bytes)) => {
                 let size = self.size(&args[0]);
                 let result = Range { min: size.min / 4, max: size.max };
-                return (string_arg(0).unwrap_or_default().add(arg_sum), Some(result));
+                return (string_arg(0).unwrap_or_default().plus(arg_sum), Some(result));
             }
             ("bytes", None) if matches!(types(0), Some(CelType::String)) => {
                 let size = self.size(&args[0]);
                 let result = Range { min: size.min, max: size.max.saturating_mul(4) };
-                return (string_arg(0).unwrap_or_default().add(arg_sum), Some(result));
+                return (string_arg(0).unwrap_or_default().plus(arg_sum), Some(result));
             }
             _ => {}
         }
-        (ONE.add(arg_sum), None)
+        (ONE.plus(arg_sum), None)
     }
 
     /// Equality and ordering of strings, bytes and lists: a traversal of the shorter side.
@@ -240,7 +240,7 @@ impl<'a> Estimator<'a> {
                     let mut per_item = ONE;
                     if is_text(item) {
                         let item = Arg { path: with(&t.path, "@items"), ty: (**item).clone(), computed: None };
-                        per_item = per_item.add(traversal(&item));
+                        per_item = per_item.plus(traversal(&item));
                     }
                     Some((self.size(t).multiply(per_item), None))
                 } else {
@@ -265,7 +265,7 @@ impl<'a> Estimator<'a> {
             "find" | "findAll" if !args.is_empty() => {
                 let t = target?;
                 let size = self.size(t);
-                let text = size.add(ONE).by_factor(STRING_TRAVERSAL_COST_FACTOR);
+                let text = size.plus(ONE).by_factor(STRING_TRAVERSAL_COST_FACTOR);
                 let regex = self.size(&args[0]).by_factor(REGEX_STRING_LENGTH_COST_FACTOR);
                 Some((text.multiply(regex), Some(Range { min: 0, max: size.max })))
             }
@@ -279,12 +279,12 @@ impl<'a> Estimator<'a> {
             }
             "containsIP" | "containsCIDR" if !args.is_empty() => {
                 let ip = Range { min: 4, max: 16 };
-                let mut cost = ip.add(ip).by_factor(STRING_TRAVERSAL_COST_FACTOR);
+                let mut cost = ip.plus(ip).by_factor(STRING_TRAVERSAL_COST_FACTOR);
                 if function == "containsCIDR" {
-                    cost = cost.add(ip.by_factor(STRING_TRAVERSAL_COST_FACTOR)).add(ONE);
+                    cost = cost.plus(ip.by_factor(STRING_TRAVERSAL_COST_FACTOR)).plus(ONE);
                 }
                 if is_text(&args[0].ty) {
-                    cost = cost.add(traversal(&args[0]));
+                    cost = cost.plus(traversal(&args[0]));
                 }
                 Some((cost, None))
             }
@@ -318,7 +318,7 @@ impl<'a> Estimator<'a> {
             | "isGlobalUnicast" => plain,
             "sets.contains" | "sets.intersects" | "sets.equivalent" if args.len() == 2 => {
                 let factor = if function == "sets.equivalent" { 2.0 } else { 1.0 };
-                Some((self.size(&args[0]).multiply(self.size(&args[1])).by_factor(factor).add(ONE), None))
+                Some((self.size(&args[0]).multiply(self.size(&args[1])).by_factor(factor).plus(ONE), None))
             }
             _ => None,
         }
@@ -328,25 +328,11 @@ impl<'a> Estimator<'a> {
     fn replace(&self, target: &Arg, args: &[Arg]) -> (Range, Option<Range>) {
         let size = self.size(target);
         let (old, new) = (self.size(&args[0]), self.size(&args[1]));
-        let mut count = Range::default();
-        let mut retained = Range::default();
-        if old.min == 0 {
-            count.max = if size.max < u64::MAX { size.max + 1 } else { size.max };
-            retained.max = size.max;
-        } else if new.max <= old.min {
-            retained.max = size.max;
-        } else {
-            count.max = (size.max as f64 / old.min as f64).ceil() as u64;
-        }
-        if old.max == 0 {
-            count.min = if size.min < u64::MAX { size.min + 1 } else { size.min };
-            retained.min = size.min;
-        } else if old.max <= new.min {
-            retained.min = size.min;
-        } else {
-            count.min = (size.min as f64 / old.max as f64).ceil() as u64;
-        }
-        let result = count.multiply(new).add(retained);
+        // How many replacements and how many characters kept, at most and at least.
+        let (most, kept_most) = replace_bound(size.max, old.min, new.max <= old.min);
+        let (least, kept_least) = replace_bound(size.min, old.max, old.max <= new.min);
+        let (count, retained) = (Range { min: least, max: most }, Range { min: kept_least, max: kept_most });
+        let result = count.multiply(new).plus(retained);
         (size.by_factor(2.0 * STRING_TRAVERSAL_COST_FACTOR), Some(result))
     }
 
@@ -360,7 +346,7 @@ impl<'a> Estimator<'a> {
         }
         if let Some(sep) = args.first() {
             let separators = Range { min: items.min.saturating_sub(1), max: items.max.saturating_sub(1) };
-            size = size.add(self.size(sep).multiply(separators));
+            size = size.plus(self.size(sep).multiply(separators));
         }
         (size.by_factor(STRING_TRAVERSAL_COST_FACTOR), Some(size))
     }
@@ -380,25 +366,39 @@ impl<'a> Estimator<'a> {
             ("exists", [p]) => (Range::default(), Range::exactly(3), Range { min: 1, max: 1 + p.max }, IDENT),
             // `p ? __result__ + 1 : __result__`, then `__result__ == 1`.
             ("exists_one", [p]) => {
-                (Range::default(), Range::default(), p.add(Range { min: 1, max: 2 }), Range::exactly(2))
+                (Range::default(), Range::default(), p.plus(Range { min: 1, max: 2 }), Range::exactly(2))
             }
             // `__result__ + [f]`.
-            ("map", [f]) => (Range::exactly(LIST_CREATE_BASE_COST), Range::default(), f.add(Range::exactly(12)), IDENT),
+            ("map", [f]) => {
+                (Range::exactly(LIST_CREATE_BASE_COST), Range::default(), f.plus(Range::exactly(12)), IDENT)
+            }
             // `p ? __result__ + [f] : __result__`.
             ("map", [p, f]) => {
-                let step = p.add(Range { min: 1, max: f.add(Range::exactly(12)).max });
+                let step = p.plus(Range { min: 1, max: f.plus(Range::exactly(12)).max });
                 (Range::exactly(LIST_CREATE_BASE_COST), Range::default(), step, IDENT)
             }
             // `p ? __result__ + [v] : __result__`.
             ("filter", [p]) => {
-                (Range::exactly(LIST_CREATE_BASE_COST), Range::default(), p.add(Range { min: 1, max: 13 }), IDENT)
+                (Range::exactly(LIST_CREATE_BASE_COST), Range::default(), p.plus(Range { min: 1, max: 13 }), IDENT)
             }
             _ => (Range::default(), Range::default(), ONE, IDENT),
         };
-        sum = sum.add(init).add(result);
+        sum = sum.plus(init).plus(result);
         let count = self.size(&self.arg(range));
         self.computed.insert(e.id, count);
-        sum.add(count.multiply(step.add(condition)))
+        sum.plus(count.multiply(step.plus(condition)))
+    }
+}
+
+/// One bound of kube's `replace` estimate for a string of `size` and a replaced string of
+/// `old`: (replacements, characters kept whole).
+fn replace_bound(size: u64, old: u64, kept_whole: bool) -> (u64, u64) {
+    if old == 0 {
+        (size.saturating_add(1), size)
+    } else if kept_whole {
+        (0, size)
+    } else {
+        ((size as f64 / old as f64).ceil() as u64, 0)
     }
 }
 

@@ -73,7 +73,7 @@ pub fn cel_parse(source: &str) -> Result<kube_cel::cel::parser::Expression, kube
 
 /// kube's compile error for a source over cel-go's limits (size, nesting), if it is.
 pub fn check_limits(source: &str) -> Result<(), String> {
-    gate(source).map(drop)
+    on_cel_stack(|| gate(source).map(drop))
 }
 
 fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
