@@ -428,3 +428,100 @@ async fn many_watches_on_one_http2_connection_each_get_every_event() {
         }
     }
 }
+
+/// Issue 25: a CRD whose rules kube refuses at registration (a 3000-term sum, deeper than
+/// cel-go parses; a triple-nested `all` over an unbounded list, far over its cost budget)
+/// can still be in a data directory written by an older version. Creating its objects is
+/// answered with errors in bounded time, and the server survives, across restarts.
+#[tokio::test]
+async fn a_stored_crd_with_rules_kube_refuses_does_not_take_the_server_down() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start(dir.path(), &[]);
+    let crds: Api<CustomResourceDefinition> = Api::all(kube_client(read_kubeconfig(&served.kubeconfig)).await);
+    let crd = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "widgets.cel.example.com"},
+        "spec": {"group": "cel.example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "tags": {"type": "array", "items": {"type": "string"}}}}}}}}]}
+    }))
+    .expect("CRD");
+    crds.create(&PostParams::default(), &crd).await.expect("a CRD without rules is accepted");
+    let (status, stderr) = served.terminate();
+    assert!(status.success(), "{status}: {stderr}");
+
+    let sum = format!("{} > 0", vec!["1"; 3000].join("+"));
+    let triple = "self.tags.all(a, self.tags.all(b, self.tags.all(c, a == b || b == c || a != c)))";
+    plant_rules(
+        &dir.path().join("store.redb"),
+        "widgets.cel.example.com",
+        serde_json::json!([{"rule": sum}, {"rule": triple}]),
+    )
+    .await;
+
+    let served = Served::start(dir.path(), &[]);
+    let client = kube_client(read_kubeconfig(&served.kubeconfig)).await;
+    let widgets = ApiResource {
+        group: "cel.example.com".into(),
+        version: "v1".into(),
+        api_version: "cel.example.com/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &widgets);
+    // About 1 KiB, as in the issue: 250 one-letter tags.
+    let widget: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cel.example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"tags": vec!["a"; 250]}
+    }))
+    .expect("widget");
+    let dry_run = PostParams { dry_run: true, ..Default::default() };
+    let started = Instant::now();
+    let err = tokio::time::timeout(Duration::from_secs(60), api.create(&dry_run, &widget))
+        .await
+        .expect("answered in time")
+        .expect_err("refused");
+    let elapsed = started.elapsed();
+    let kube::Error::Api(status) = err else { panic!("an API error: {err}") };
+    assert_eq!(status.code, 422, "{status:?}");
+    let message = &status.message;
+    assert!(
+        message.contains("spec: Invalid value: \"object\": rule compile error: compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("spec: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {triple}")),
+        "{message}"
+    );
+    eprintln!("the refusal took {elapsed:?}");
+    assert_success("readyz after the refusal", &served.kubectl(&["get", "--raw", "/readyz"]));
+    let (status, stderr) = served.terminate();
+    assert!(status.success(), "the server survived: {status}: {stderr}");
+
+    let served = Served::start(dir.path(), &[]);
+    let listed = assert_success("kubectl get widgets after a restart", &served.kubectl(&["get", "widgets", "-A"]));
+    assert!(listed.is_empty() || listed.contains("No resources"), "{listed}");
+    assert_success("kubectl get crd", &served.kubectl(&["get", "crd", "widgets.cel.example.com"]));
+}
+
+/// Writes `rules` onto the stored CRD's `spec` schema, as an older version could have
+/// accepted them, straight into the (closed) data directory's database.
+async fn plant_rules(db: &Path, crd: &str, rules: serde_json::Value) {
+    use kubectl_crd::engine::store::{ListOptions, LocalStore, Store};
+    let store = LocalStore::redb(db).expect("the database opens");
+    let page = store.list("/registry/", &ListOptions::default()).await.expect("list");
+    let kv = page
+        .items
+        .into_iter()
+        .find(|kv| kv.key.contains("customresourcedefinitions") && kv.key.ends_with(&format!("/{crd}")))
+        .expect("the CRD is stored");
+    let mut stored: serde_json::Value = serde_json::from_slice(&kv.value).expect("JSON");
+    stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] =
+        rules;
+    let value = serde_json::to_vec(&stored).expect("JSON");
+    store.update(&kv.key, value.into(), Some(kv.mod_revision)).await.expect("update");
+    store.close().await;
+}

@@ -8,10 +8,10 @@
 //! per-node rules; `NewStructural`'s refusal is only shown when nothing else was found,
 //! because the per-node rules already explain the same problem better.
 
-use crate::engine::field::{ErrorType, FieldError, Path};
+use crate::engine::field::{FieldError, Path};
+use crate::engine::registry::schema_cel::{Cardinality, RuleCosts, compiled_rules, validation_rules};
 use crate::engine::registry::schema_walk::{OPENAPI_TYPES, flag, item_schema, list_map_keys, text};
 use crate::engine::registry::structural::{new_structural_error, validate_structural};
-use crate::engine::schema::celcheck;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceValidation, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
     JSONSchemaPropsOrStringArray,
@@ -25,6 +25,9 @@ pub struct SchemaOptions {
     pub require_valid_property_type: bool,
     pub require_atomic_set_type: bool,
     pub require_map_list_keys_map_set_validation: bool,
+    /// The version's schema is unchanged by an update: rules over the per-rule cost budget
+    /// stay (the schema's total still counts).
+    pub suppress_expression_cost: bool,
 }
 
 /// kube prints its Go field list with `%v`.
@@ -103,11 +106,21 @@ pub fn validate_validation(
     }
     // Rules are compiled against the types of a structural schema only, as kube does.
     let compile_rules = new_structural_error(schema).is_none();
-    let ctx =
-        Ctx { allow_defaults: true, disallow_reason: String::new(), inside_resource_meta: false, opts, compile_rules };
-    openapi_schema(schema, &root, &ctx, true, &mut errs);
+    let ctx = Ctx {
+        allow_defaults: true,
+        disallow_reason: String::new(),
+        inside_resource_meta: false,
+        opts,
+        compile_rules,
+        cardinality: Some(Cardinality::ROOT),
+    };
+    let mut costs = RuleCosts::default();
+    openapi_schema(schema, &root, &ctx, true, &mut costs, &mut errs);
     if errs.is_empty() {
         errs = init_errs;
+    }
+    if compile_rules {
+        errs.extend(costs.errors(&root));
     }
     errs
 }
@@ -120,11 +133,24 @@ struct Ctx {
     inside_resource_meta: bool,
     opts: SchemaOptions,
     compile_rules: bool,
+    /// How often the node's rules can run; `None` where kube has no CEL context (under
+    /// `allOf`, `anyOf`, `oneOf`, `not`): their cost is not counted.
+    cardinality: Option<Cardinality>,
 }
 
 impl Ctx {
     fn forbid_defaults(&self, reason: String) -> Ctx {
         Ctx { allow_defaults: false, disallow_reason: reason, ..self.clone() }
+    }
+
+    /// The context of a child of `parent` (a property, the items, the map values).
+    fn child_of(&self, parent: &JSONSchemaProps) -> Ctx {
+        Ctx { cardinality: self.cardinality.map(|c| c.child(parent)), ..self.clone() }
+    }
+
+    /// The context of a schema kube validates without CEL context.
+    fn without_cel(&self) -> Ctx {
+        Ctx { cardinality: None, ..self.clone() }
     }
 }
 
@@ -166,7 +192,14 @@ fn node_rules(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, errs: &mut Vec<FieldE
     );
 }
 
-fn openapi_schema(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, is_root: bool, errs: &mut Vec<FieldError>) {
+fn openapi_schema(
+    s: &JSONSchemaProps,
+    path: &Path,
+    ctx: &Ctx,
+    is_root: bool,
+    costs: &mut RuleCosts,
+    errs: &mut Vec<FieldError>,
+) {
     node_rules(s, path, ctx, errs);
     if flag(s.unique_items) {
         errs.push(FieldError::forbidden(
@@ -191,43 +224,47 @@ fn openapi_schema(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, is_root: bool, er
             } else {
                 ctx.clone()
             };
-            openapi_schema(ap, &path.child("additionalProperties"), &sub, false, errs);
+            openapi_schema(ap, &path.child("additionalProperties"), &sub.child_of(s), false, costs, errs);
         }
     }
     let embedded = flag(s.x_kubernetes_embedded_resource);
     for (key, property) in s.properties.iter().flatten() {
-        let mut sub = ctx.clone();
+        let mut sub = ctx.child_of(s);
         if (is_root || embedded) && ["metadata", "kind", "apiVersion"].contains(&key.as_str()) {
             sub.inside_resource_meta = true;
             if is_root {
                 sub = sub.forbid_defaults(format!("in top-level {key}"));
             }
         }
-        openapi_schema(property, &path.child("properties").key(key), &sub, false, errs);
+        openapi_schema(property, &path.child("properties").key(key), &sub, false, costs, errs);
     }
+    let plain = ctx.without_cel();
     if let Some(not) = &s.not {
-        openapi_schema(not, &path.child("not"), ctx, false, errs);
+        openapi_schema(not, &path.child("not"), &plain, false, costs, errs);
     }
     for (junctor, list) in [("allOf", &s.all_of), ("oneOf", &s.one_of), ("anyOf", &s.any_of)] {
         for (i, x) in list.iter().flatten().enumerate() {
-            openapi_schema(x, &path.child(junctor).index(i), ctx, false, errs);
+            openapi_schema(x, &path.child(junctor).index(i), &plain, false, costs, errs);
         }
     }
     for (key, definition) in s.definitions.iter().flatten() {
-        openapi_schema(definition, &path.child("definitions").key(key), ctx, false, errs);
+        openapi_schema(definition, &path.child("definitions").key(key), &plain, false, costs, errs);
     }
+    let items = ctx.child_of(s);
     match &s.items {
-        Some(JSONSchemaPropsOrArray::Schema(item)) => openapi_schema(item, &path.child("items"), ctx, false, errs),
+        Some(JSONSchemaPropsOrArray::Schema(item)) => {
+            openapi_schema(item, &path.child("items"), &items, false, costs, errs);
+        }
         Some(JSONSchemaPropsOrArray::Schemas(list)) => {
             for (i, item) in list.iter().enumerate() {
-                openapi_schema(item, &path.child("items").index(i), ctx, false, errs);
+                openapi_schema(item, &path.child("items").index(i), &items, false, costs, errs);
             }
         }
         None => {}
     }
     for (key, dependency) in s.dependencies.iter().flatten() {
         if let JSONSchemaPropsOrStringArray::Schema(d) = dependency {
-            openapi_schema(d, &path.child("dependencies").key(key), ctx, false, errs);
+            openapi_schema(d, &path.child("dependencies").key(key), &plain, false, costs, errs);
         }
     }
     if s.x_kubernetes_preserve_unknown_fields == Some(false) {
@@ -240,7 +277,8 @@ fn openapi_schema(s: &JSONSchemaProps, path: &Path, ctx: &Ctx, is_root: bool, er
     list_and_map_rules(s, path, ctx, errs);
     validation_rules(s, path, errs);
     if ctx.compile_rules {
-        compiled_rules(s, path, is_root, errs);
+        let suppress = ctx.opts.suppress_expression_cost;
+        compiled_rules(s, path, is_root, ctx.cardinality, suppress, costs, errs);
     }
 }
 
@@ -428,73 +466,6 @@ pub fn map_set_keys_rules(
         }
     }
     errs
-}
-
-const SUPPORTED_RULE_REASONS: [&str; 4] =
-    ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"];
-
-fn has_newlines(s: &str) -> bool {
-    s.contains(['\n', '\r'])
-}
-
-/// The static checks on `x-kubernetes-validations`; compiling the CEL is the schema
-/// module's business.
-fn validation_rules(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>) {
-    for (i, rule) in s.x_kubernetes_validations.iter().flatten().enumerate() {
-        let p = path.child("x-kubernetes-validations").index(i);
-        let message = text(&rule.message);
-        let (trimmed_rule, trimmed_message) = (rule.rule.trim(), message.trim());
-        if trimmed_rule.is_empty() {
-            errs.push(FieldError::required(p.child("rule"), "rule is not specified"));
-        } else if !message.is_empty() && trimmed_message.is_empty() {
-            errs.push(FieldError::invalid(p.child("message"), message, "must be non-empty if specified"));
-        } else if has_newlines(trimmed_message) {
-            errs.push(FieldError::invalid(p.child("message"), message, "must not contain line breaks"));
-        } else if has_newlines(trimmed_rule) && trimmed_message.is_empty() {
-            errs.push(FieldError::required(
-                p.child("message"),
-                "message must be specified if rule contains line breaks",
-            ));
-        }
-        let expression = text(&rule.message_expression);
-        if !expression.is_empty() && expression.trim().is_empty() {
-            errs.push(FieldError::required(
-                p.child("messageExpression"),
-                "messageExpression must be non-empty if specified",
-            ));
-        }
-        if let Some(reason) = rule.reason.as_deref()
-            && !SUPPORTED_RULE_REASONS.contains(&reason)
-        {
-            errs.push(FieldError::not_supported(p.child("reason"), reason, &SUPPORTED_RULE_REASONS));
-        }
-        let field_path = text(&rule.field_path);
-        if !field_path.is_empty() && field_path.trim().is_empty() {
-            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "must be non-empty if specified"));
-        }
-        if has_newlines(field_path) {
-            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "must not contain line breaks"));
-        }
-    }
-}
-
-/// Each rule compiled with the types the schema gives `self` (kube's `cel.Compile`), after
-/// the static checks of all the node's rules.
-fn compiled_rules(s: &JSONSchemaProps, path: &Path, is_root: bool, errs: &mut Vec<FieldError>) {
-    for (i, rule) in s.x_kubernetes_validations.iter().flatten().enumerate() {
-        if rule.rule.trim().is_empty() {
-            continue;
-        }
-        if let Some(detail) = celcheck::compile_error(rule, s, is_root) {
-            // The bad value is the rule as Go prints the struct, unquoted.
-            errs.push(FieldError {
-                error_type: ErrorType::Invalid,
-                field: path.child("x-kubernetes-validations").index(i).child("rule").into(),
-                value: None,
-                detail: format!("{}: {detail}", celcheck::go_rule_value(rule)),
-            });
-        }
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ const ALL: SchemaOptions = SchemaOptions {
     require_valid_property_type: true,
     require_atomic_set_type: true,
     require_map_list_keys_map_set_validation: true,
+    suppress_expression_cost: false,
 };
 
 fn check(value: Value, status_enabled: bool) -> Vec<String> {

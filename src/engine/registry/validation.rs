@@ -41,14 +41,17 @@ use serde_json::Value;
 /// if the stored object already met them, so that a stricter server never locks users
 /// out of objects it accepted before.
 #[derive(Debug, Clone, Copy)]
-struct Options {
+struct Options<'a> {
     require_recognized_review_version: bool,
     require_immutable_names: bool,
     require_openapi_schema: bool,
     schema: SchemaOptions,
+    /// The versions before an update: a version whose schema did not change keeps rules
+    /// over the per-rule cost budget (kube's `versionsWithUnchangedSchemas`).
+    old_versions: &'a [CustomResourceDefinitionVersion],
 }
 
-impl Options {
+impl<'a> Options<'a> {
     fn create() -> Self {
         Options {
             require_recognized_review_version: true,
@@ -59,11 +62,13 @@ impl Options {
                 require_valid_property_type: true,
                 require_atomic_set_type: true,
                 require_map_list_keys_map_set_validation: true,
+                suppress_expression_cost: false,
             },
+            old_versions: &[],
         }
     }
 
-    fn update(old: &CustomResourceDefinition) -> Self {
+    fn update(old: &'a CustomResourceDefinition) -> Self {
         let old_spec = &old.spec;
         Options {
             require_recognized_review_version: has_recognized_review_version_or_empty(old_spec.conversion.as_ref()),
@@ -78,7 +83,9 @@ impl Options {
                         !map_set_keys_rules(n, item_schema(n), list_map_keys(n), &Path::default()).is_empty()
                     })
                 }),
+                suppress_expression_cost: false,
             },
+            old_versions: &old_spec.versions,
         }
     }
 }
@@ -125,7 +132,7 @@ fn immutable(new: &str, old: &str, path: Path) -> Option<FieldError> {
     (new != old).then(|| FieldError::invalid(path, new, "field is immutable"))
 }
 
-fn validate_spec(spec: &CustomResourceDefinitionSpec, opts: Options) -> Vec<FieldError> {
+fn validate_spec(spec: &CustomResourceDefinitionSpec, opts: Options<'_>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let path = Path::root("spec");
     validate_group_and_scope(spec, &path, &mut errs);
@@ -184,7 +191,11 @@ fn validate_group_and_scope(spec: &CustomResourceDefinitionSpec, path: &Path, er
 
 /// Which versions need a schema, and whether schemas must be structural: pruning (always
 /// on in v1 unless the legacy flag is set), defaults and Kubernetes extensions all need it.
-fn schema_requirements(spec: &CustomResourceDefinitionSpec, opts: Options, errs: &mut Vec<FieldError>) -> Options {
+fn schema_requirements<'a>(
+    spec: &CustomResourceDefinitionSpec,
+    opts: Options<'a>,
+    errs: &mut Vec<FieldError>,
+) -> Options<'a> {
     let mut opts = opts;
     let preserve_unknown_fields = spec.preserve_unknown_fields.unwrap_or(false);
     if !preserve_unknown_fields {
@@ -219,7 +230,12 @@ fn schema_requirements(spec: &CustomResourceDefinitionSpec, opts: Options, errs:
 }
 
 /// Each version's own checks, then the checks on the set of versions.
-fn validate_versions(spec: &CustomResourceDefinitionSpec, opts: Options, hoisted: Hoisted, errs: &mut Vec<FieldError>) {
+fn validate_versions(
+    spec: &CustomResourceDefinitionSpec,
+    opts: Options<'_>,
+    hoisted: Hoisted,
+    errs: &mut Vec<FieldError>,
+) {
     let versions_path = Path::root("spec").child("versions");
     for (i, v) in spec.versions.iter().enumerate() {
         let vpath = versions_path.index(i);
@@ -258,13 +274,15 @@ fn version_fields(
     v: &CustomResourceDefinitionVersion,
     status_enabled: bool,
     here: Hoisted,
-    opts: Options,
+    opts: Options<'_>,
     base: &Path,
     schema_field: &str,
     errs: &mut Vec<FieldError>,
 ) {
     if here.schema {
-        errs.extend(validate_validation(v.schema.as_ref(), status_enabled, opts.schema, &base.child(schema_field)));
+        let unchanged = opts.old_versions.iter().any(|old| old.name == v.name && old.schema == v.schema);
+        let schema_opts = SchemaOptions { suppress_expression_cost: unchanged, ..opts.schema };
+        errs.extend(validate_validation(v.schema.as_ref(), status_enabled, schema_opts, &base.child(schema_field)));
     }
     if here.subresources {
         errs.extend(validate_subresources(v.subresources.as_ref(), &base.child("subresources")));

@@ -543,3 +543,27 @@ fn status_write_checks_accepted_names() {
     );
     assert_eq!(strings(&validate_crd_status(&terminating)), Vec::<String>::new());
 }
+
+/// kube's `versionsWithUnchangedSchemas`: a stored rule over the per-rule cost budget (as a
+/// CRD written by an older version can have) does not block updates that leave its schema
+/// alone, only those that change it.
+#[test]
+fn rules_over_the_cost_budget_ratchet_with_an_unchanged_schema() {
+    let spec = |max_items: u64| {
+        json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"tags": {"type": "array", "maxItems": max_items, "items": {"type": "string"}}},
+            "x-kubernetes-validations": [{"rule": "self.tags.all(a, self.tags.all(b, a == b))"}]}}})
+    };
+    let old = established(widget().schema(spec(10)));
+    assert_eq!(
+        update_errors(&old, |crd| crd.metadata.labels = Some([("a".into(), "b".into())].into())),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        update_errors(&old, |crd| crd.spec.versions[0].schema =
+            widget().schema(spec(11)).build().spec.versions[0].schema.clone()),
+        [
+            "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 3.8x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+        ]
+    );
+}

@@ -15,7 +15,14 @@
 //! evaluated `messageExpression`, else `message`, else `failed rule: <rule>`; `reason`
 //! picks the error type. Unchanged correlated values ratchet (their errors are dropped)
 //! for rules that do not use `oldSelf`.
+//!
+//! Rules are parsed only within cel-go's limits and evaluated on a stack of their own
+//! ([`celcost::on_cel_stack`]); each evaluation is metered ([`celmeter`]) and cancelled past
+//! kube's per-call limit, and the rules of one request share kube's runtime budget.
 
+use super::celcheck;
+use super::celcost::{self, CANCELLED, OUT_OF_BUDGET, RUNTIME_COST_BUDGET};
+use super::celmeter;
 use super::correlate;
 use super::formats;
 use super::node::Node;
@@ -26,7 +33,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube_cel::KubeCelExt;
 use kube_cel::cel::objects::{Key, Map as CelMap, OptionalValue};
-use kube_cel::cel::{Context, ExecutionError, Program, Value as CelValue};
+use kube_cel::cel::parser::Expression;
+use kube_cel::cel::{Context, ExecutionError, Value as CelValue};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -44,23 +52,34 @@ pub struct CompiledRule {
     /// `fieldPath` normalized to a field path (`a.b`, `a[key]`), empty when unset.
     pub field_path: String,
     pub optional_old_self: bool,
-    program: Result<Program, String>,
-    message_program: Option<Result<Program, String>>,
+    /// The expressions, [`celmeter::instrument`]ed.
+    program: Result<Expression, String>,
+    message_program: Option<Result<Expression, String>>,
     uses_old_self: bool,
 }
 
-/// Compiles a CEL expression; the error is the parser's.
-pub fn compile(expression: &str) -> Result<Program, String> {
-    Program::compile(expression).map_err(|e| e.to_string().trim().to_string())
+/// Parses a CEL expression, refusing one over cel-go's limits (whatever stored it: a CRD
+/// written by an older version must not take the server down); the error is kube's or the
+/// parser's.
+fn parse(expression: &str) -> Result<Expression, String> {
+    celcheck::check_limits(expression)?;
+    celcheck::cel_parse(expression).map_err(|e| e.to_string().trim().to_string())
 }
 
 impl CompiledRule {
-    /// Compiles the rule of a node (`node` resolves its `fieldPath`).
+    /// Compiles the rule of a node (`node` resolves its `fieldPath`), on the CEL stack:
+    /// the instrumentation walks the expression too.
     pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
-        let program = compile(&rule.rule);
-        let uses_old_self = program.as_ref().is_ok_and(|p| p.references().has_variable("oldSelf"));
+        celcost::on_cel_stack(|| Self::compile_here(rule, node))
+    }
+
+    fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
+        let parsed = parse(&rule.rule);
+        let uses_old_self = parsed.as_ref().is_ok_and(|p| p.references().has_variable("oldSelf"));
+        let program = parsed.map(|p| celmeter::instrument(&p));
         let message_expression = rule.message_expression.clone().unwrap_or_default();
-        let message_program = (!message_expression.trim().is_empty()).then(|| compile(&message_expression));
+        let message_program = (!message_expression.trim().is_empty())
+            .then(|| parse(&message_expression).map(|p| celmeter::instrument(&p)));
         let raw_field_path = rule.field_path.clone().unwrap_or_default();
         let field_path = normalize_field_path(&raw_field_path, node).unwrap_or(raw_field_path);
         CompiledRule {
@@ -255,8 +274,13 @@ pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
 }
 
 thread_local! {
-    /// The CEL environment: the standard library plus kube's (building it is not cheap).
-    static BASE: Context<'static> = Context::default().with_all();
+    /// The CEL environment: the standard library plus kube's (building it is not cheap),
+    /// and the meter's functions.
+    static BASE: Context<'static> = {
+        let mut ctx = Context::default().with_all();
+        celmeter::register(&mut ctx);
+        ctx
+    };
 }
 
 /// cel-go's wording of an evaluation error, which kube quotes in its messages.
@@ -301,13 +325,21 @@ pub struct Site<'a> {
     pub ratchet: bool,
 }
 
+/// What is left of the request's runtime budget; negative once spent, when no further
+/// rule runs.
+type Budget = i64;
+
 /// Evaluates one node's rules.
-fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site) -> Vec<FieldError> {
+fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budget) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if site.value.is_null() || rules.is_empty() {
         return errs;
     }
     let type_ = Value::from(node.type_.as_str());
+    if *budget <= 0 {
+        *budget = -1;
+        return vec![with_value(ErrorType::Invalid, error_field(site.path), &type_, OUT_OF_BUDGET.into())];
+    }
     BASE.with(|base| {
         let self_value = to_cel(site.value, Some(node), site.resource_root);
         let old_value = site.old.map(|o| to_cel(o, Some(node), site.resource_root));
@@ -336,7 +368,22 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site) -> Vec<FieldError>
                 continue;
             }
             let activation = if rule.optional_old_self { &optional_ctx } else { &ctx };
-            match program.execute(activation) {
+            let run = celmeter::evaluate(program, activation);
+            let invalid = |detail: String| with_value(ErrorType::Invalid, error_field(site.path), &type_, detail);
+            if spend(budget, run.cost) {
+                errs.push(invalid(OUT_OF_BUDGET.into()));
+                return;
+            }
+            if run.cancelled {
+                let detail = format!(
+                    "'{CANCELLED}': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                    rule.error_string()
+                );
+                errs.push(invalid(detail));
+                *budget = -1;
+                return;
+            }
+            match run.result {
                 Ok(CelValue::Bool(true)) => continue,
                 Ok(_) => {}
                 Err(e) => {
@@ -349,23 +396,32 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site) -> Vec<FieldError>
                     } else {
                         format!("{text} evaluating rule: {}", rule.error_string())
                     };
-                    errs.push(with_value(ErrorType::Invalid, error_field(site.path), &type_, detail));
+                    errs.push(invalid(detail));
                     continue;
                 }
             }
-            if !rule.uses_old_self && site.ratchet {
-                continue;
-            }
+            let ratcheted = !rule.uses_old_self && site.ratchet;
             let path = if rule.field_path.is_empty() {
                 error_field(site.path)
             } else {
                 Path::root(site.path.as_str()).child(&rule.field_path)
             };
-            let detail = rule
-                .message_program
-                .as_ref()
-                .and_then(|p| message_from(p.as_ref().ok()?.execute(&ctx).ok()?))
-                .unwrap_or_else(|| rule.message_or_default());
+            let detail = match &rule.message_program {
+                Some(Ok(p)) => match message(p, &rule.message_expression, &ctx, budget) {
+                    Ok(message) => message.unwrap_or_else(|| rule.message_or_default()),
+                    Err(stop) => {
+                        if !ratcheted {
+                            errs.push(with_value(ErrorType::Invalid, path, &type_, stop));
+                        }
+                        *budget = -1;
+                        return;
+                    }
+                },
+                _ => rule.message_or_default(),
+            };
+            if ratcheted {
+                continue;
+            }
             errs.push(match rule.reason.as_deref() {
                 Some("FieldValueForbidden") => FieldError::forbidden(path, detail),
                 Some("FieldValueRequired") => FieldError::required(path, detail),
@@ -375,6 +431,39 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site) -> Vec<FieldError>
         }
     });
     errs
+}
+
+/// Takes `cost` from the budget; `true` (and the budget spent) when it does not fit.
+fn spend(budget: &mut Budget, cost: u64) -> bool {
+    match i64::try_from(cost) {
+        Ok(cost) if cost <= *budget => {
+            *budget -= cost;
+            false
+        }
+        _ => {
+            *budget = -1;
+            true
+        }
+    }
+}
+
+/// A failed rule's evaluated `messageExpression` (`None` when kube falls back to the
+/// message), or kube's error when it stops validation: over the budget or the call limit.
+fn message(program: &Expression, source: &str, ctx: &Context, budget: &mut Budget) -> Result<Option<String>, String> {
+    let run = celmeter::evaluate(program, ctx);
+    if spend(budget, run.cost) {
+        return Err(
+            "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"
+                .into(),
+        );
+    }
+    if run.cancelled {
+        return Err(format!(
+            "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
+            crate::engine::field::go_quote(source)
+        ));
+    }
+    Ok(run.result.ok().and_then(message_from))
 }
 
 /// A `messageExpression` result kube accepts: a non-empty single-line string (trimmed)
@@ -388,30 +477,49 @@ fn message_from(v: CelValue) -> Option<String> {
 
 /// The rule failures under one child value, its ratchet state following from its own
 /// correlation, else from its parent's.
-fn visit(schema: &Node, path: &Path, value: &Value, old: Option<&Value>, parent_ratchet: bool) -> Vec<FieldError> {
+fn visit(
+    schema: &Node,
+    path: &Path,
+    value: &Value,
+    old: Option<&Value>,
+    parent_ratchet: bool,
+    budget: &mut Budget,
+) -> Vec<FieldError> {
     let ratchet = match old {
         Some(o) => correlate::equal(Some(schema), value, o),
         None => parent_ratchet,
     };
-    validate(schema, &Site { path, value, old, resource_root: schema.embedded_resource, ratchet })
+    walk(schema, &Site { path, value, old, resource_root: schema.embedded_resource, ratchet }, budget)
 }
 
-/// Every rule failure at and under `site` (kube's `Validator.Validate`).
+/// Every rule failure at and under `site` (kube's `Validator.Validate`), within kube's
+/// runtime budget for one request.
 pub fn validate(node: &Node, site: &Site) -> Vec<FieldError> {
+    let mut budget = RUNTIME_COST_BUDGET;
+    celcost::on_cel_stack(|| walk(node, site, &mut budget))
+}
+
+fn walk(node: &Node, site: &Site, budget: &mut Budget) -> Vec<FieldError> {
     if site.value.is_null() {
         return vec![];
     }
-    let mut errs = evaluate(node, &node.rules, site);
+    let mut errs = evaluate(node, &node.rules, site, budget);
     // Rules inside allOf branches apply to the same value (ratcheting on the parent).
     for branch in &node.all_of {
-        errs.extend(evaluate(node, &branch.rules, site));
+        if *budget < 0 {
+            return errs;
+        }
+        errs.extend(evaluate(node, &branch.rules, site, budget));
     }
     match site.value {
         Value::Array(items) => {
             if let Some(item_schema) = node.items.as_deref().filter(|s| s.has_rules()) {
                 for (i, item) in items.iter().enumerate() {
+                    if *budget < 0 {
+                        return errs;
+                    }
                     let old = correlate::item(Some(node), site.old, item);
-                    errs.extend(visit(item_schema, &site.path.index(i), item, old, site.ratchet));
+                    errs.extend(visit(item_schema, &site.path.index(i), item, old, site.ratchet, budget));
                 }
             }
         }
@@ -419,18 +527,26 @@ pub fn validate(node: &Node, site: &Site) -> Vec<FieldError> {
             let old_map = site.old.and_then(Value::as_object);
             if let Some(additional) = node.additional_schema().filter(|s| s.has_rules()) {
                 for (k, v) in map {
-                    errs.extend(visit(additional, &site.path.key(k), v, old_map.and_then(|o| o.get(k)), site.ratchet));
+                    if *budget < 0 {
+                        return errs;
+                    }
+                    let old = old_map.and_then(|o| o.get(k));
+                    errs.extend(visit(additional, &site.path.key(k), v, old, site.ratchet, budget));
                 }
             }
             for (k, v) in map {
                 let Some(prop) = node.properties.get(k).filter(|s| s.has_rules()) else { continue };
+                if *budget < 0 {
+                    return errs;
+                }
                 let (path, old) = (site.path.child(k), old_map.and_then(|o| o.get(k)));
                 if site.resource_root && (k == "apiVersion" || k == "kind") {
                     // Never ratcheted: kube cannot see the type of a resource change.
                     let resource_root = prop.embedded_resource;
-                    errs.extend(validate(prop, &Site { path: &path, value: v, old, resource_root, ratchet: false }));
+                    let site = Site { path: &path, value: v, old, resource_root, ratchet: false };
+                    errs.extend(walk(prop, &site, budget));
                 } else {
-                    errs.extend(visit(prop, &path, v, old, site.ratchet));
+                    errs.extend(visit(prop, &path, v, old, site.ratchet, budget));
                 }
             }
         }

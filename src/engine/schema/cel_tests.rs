@@ -183,3 +183,80 @@ fn compile_errors_are_reported_at_the_node() {
     assert_eq!(errs.len(), 1);
     assert!(errs[0].starts_with(r#"spec: Invalid value: "object": rule compile error: "#), "{}", errs[0]);
 }
+
+const PAIRS: &str = "self.tags.all(a, self.tags.all(b, a == b || a != b))";
+
+/// `spec.tags` as in the oracle's CRDs below: a bounded list of short strings and `rules`.
+fn tags_spec(max_items: usize, rules: Value) -> Node {
+    node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"tags": {"type": "array", "maxItems": max_items, "items": {"type": "string", "maxLength": 10}}},
+        "x-kubernetes-validations": rules}}}))
+}
+
+fn tags_object(n: usize) -> Value {
+    json!({"spec": {"tags": (0..n).map(|i| format!("t{i}")).collect::<Vec<_>>()}})
+}
+
+/// Within its static budget (3.75M for 500 tags), 9n²+3n+3 at runtime: 999,003 for 333
+/// tags, 1,004,004 for 334, over kube's per-call limit, where the oracle cancels it too
+/// and runs no further rule.
+#[test]
+fn an_evaluation_over_the_per_call_limit_is_cancelled_and_stops_validation() {
+    let s = tags_spec(500, json!([{"rule": PAIRS}, {"rule": "self.tags.size() < 334", "message": "second rule"}]));
+    assert!(run(&s, tags_object(333), None).is_empty());
+    assert_eq!(
+        run(&s, tags_object(334), None),
+        [format!(
+            "spec: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {PAIRS}"
+        )]
+    );
+}
+
+/// Five regex rules on each of up to 11 items, 225,252 each at runtime: the request's
+/// budget of 10M runs out at the ninth item, where the oracle stops too.
+#[test]
+fn a_request_over_the_runtime_budget_stops_validating() {
+    let regex = format!("^({})*$", vec!["a"; 499].join("|"));
+    let rules: Vec<Value> =
+        (0..5).map(|k| json!({"rule": format!("self.s.matches('{regex}'){}", " || true".repeat(k))})).collect();
+    let item = json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": 9000}},
+        "x-kubernetes-validations": rules});
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "items": {"type": "array", "maxItems": 11, "items": item}}}}}));
+    let object = |n: usize| json!({"spec": {"items": vec![json!({"s": "a".repeat(9000)}); n]}});
+    assert!(run(&s, object(8), None).is_empty());
+    assert_eq!(
+        run(&s, object(11), None),
+        [
+            r#"spec.items[8]: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run"#
+        ]
+    );
+}
+
+/// Rules kube refuses at registration, as a data directory written by an older version
+/// can still hold them: served as errors, never evaluated past kube's limits.
+#[test]
+fn stored_rules_over_kubes_limits_are_errors_not_crashes() {
+    let sum = format!("{} > 0", vec!["1"; 3000].join("+"));
+    let s = spec_with_rules(json!([{"rule": sum}]));
+    assert_eq!(
+        run(&s, json!({"spec": {}}), None),
+        [
+            r#"spec: Invalid value: "object": rule compile error: compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"#
+        ]
+    );
+    let triple = "self.tags.all(a, self.tags.all(b, self.tags.all(c, a == b || b == c || a != c)))";
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+        "x-kubernetes-validations": [{"rule": triple}]}}}));
+    // About 1 KiB: 250 tags of one letter.
+    let object = json!({"spec": {"tags": vec!["a"; 250]}});
+    let started = std::time::Instant::now();
+    assert_eq!(
+        run(&s, object, None),
+        [format!(
+            "spec: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {triple}"
+        )]
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}

@@ -19,6 +19,8 @@
 
 pub mod cel;
 pub mod celcheck;
+pub mod celcost;
+mod celmeter;
 mod correlate;
 mod defaults;
 mod embedded;

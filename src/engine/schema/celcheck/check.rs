@@ -6,17 +6,20 @@
 
 use super::parse::{Expr, Kind};
 use super::types::CelType;
+use std::collections::HashMap;
 
 /// Type-checks expressions with the variables in scope, collecting cel-go's errors.
 pub struct Checker {
     scopes: Vec<(String, CelType)>,
     /// `(offset, message)` in the order found.
     pub errors: Vec<(usize, String)>,
+    /// The type found for each node (by [`Expr::id`]), for the cost estimate.
+    pub types: HashMap<usize, CelType>,
 }
 
 impl Checker {
     pub fn new(variables: Vec<(String, CelType)>) -> Self {
-        Checker { scopes: variables, errors: Vec::new() }
+        Checker { scopes: variables, errors: Vec::new(), types: HashMap::new() }
     }
 
     fn error(&mut self, pos: usize, message: String) -> CelType {
@@ -35,8 +38,14 @@ impl Checker {
 
     /// The type of `e`.
     pub fn check(&mut self, e: &Expr) -> CelType {
+        let t = self.type_of(e);
+        self.types.insert(e.id, t.clone());
+        t
+    }
+
+    fn type_of(&mut self, e: &Expr) -> CelType {
         match &e.kind {
-            Kind::Literal(t) => t.clone(),
+            Kind::Literal(t, _) => t.clone(),
             Kind::Ident(name) => match self.lookup(name) {
                 Some(t) => t,
                 None if TYPE_NAMES.contains(&name.as_str()) => CelType::Dyn,

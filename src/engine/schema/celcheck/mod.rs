@@ -7,38 +7,104 @@
 //! (`size(self)` on an object, `self.name == 1`), fields an object does not declare
 //! (`self.nope`), non-bool logical operands and mixed list literals, and rules that do not
 //! evaluate to a bool. Functions outside the standard set are not checked.
+//!
+//! A rule that compiles gets cel-go's cost estimate ([`cost`]), from the sizes the schema
+//! declares ([`size`]).
 
 mod check;
+mod cost;
 mod parse;
+pub mod size;
 mod types;
 
+use crate::engine::schema::celcost::{MAX_RECURSION_DEPTH, guarded, on_cel_stack};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, ValidationRule};
+use parse::Failure;
 use types::CelType;
 
 /// kube's refusal when a rule's type is not bool.
 const NOT_BOOL: &str = "cel expression must evaluate to a bool";
 
-/// Why kube refuses `rule` on the schema node `node` (the resource root when `root`):
-/// the detail of its `Invalid` error, or `None` when the rule compiles.
-pub fn compile_error(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Option<String> {
+/// What compiling one rule finds at registration.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    /// Why kube refuses the rule: the detail of its `Invalid` error.
+    pub error: Option<String>,
+    /// The most one evaluation can cost (0 when the rule does not compile, as in kube).
+    pub max_cost: u64,
+    /// The same for the `messageExpression`, when it compiles.
+    pub message_cost: u64,
+}
+
+/// Compiles `rule` on the schema node `node` (the resource root when `root`) as kube's
+/// `cel.Compile` does, on a stack deep enough for any rule within cel-go's limits.
+pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
+    on_cel_stack(|| compile_here(rule, node, root))
+}
+
+/// The error of a rule over cel-go's limits, at cel-go's location for them.
+fn limit_error(message: &str) -> String {
+    format!("compilation failed: ERROR: <input>:-1:0: {message}")
+}
+
+/// The gate every CEL source passes before the `cel` crate parses it: our parse (`None`
+/// for syntax we do not know, still within cel-go's limits), or kube's compile error for a
+/// source over cel-go's limits, which no deeper parser may see.
+fn gate(source: &str) -> Result<Option<parse::Expr>, String> {
+    match parse::parse(source) {
+        Ok(expr) => Ok(Some(expr)),
+        Err(Failure::Limit(message)) => Err(limit_error(&message)),
+        Err(Failure::Unrecognized) => match parse::bounded(source) {
+            Err(Failure::Limit(message)) => Err(limit_error(&message)),
+            _ => Ok(None),
+        },
+    }
+}
+
+/// The `cel` crate's parse of a source that passed [`check_limits`], allowed as deep as
+/// cel-go's limits (the crate's own default is shallower).
+pub fn cel_parse(source: &str) -> Result<kube_cel::cel::parser::Expression, kube_cel::cel::ParseErrors> {
+    let parser = || kube_cel::cel::parser::Parser::new().max_recursion_depth(MAX_RECURSION_DEPTH as u16).parse(source);
+    guarded(parser).unwrap_or_else(|msg| {
+        let error = kube_cel::cel::ParseError { source: None, pos: (-1, 0), msg, expr_id: 0, source_info: None };
+        Err(kube_cel::cel::ParseErrors { errors: vec![error] })
+    })
+}
+
+/// kube's compile error for a source over cel-go's limits (size, nesting), if it is.
+pub fn check_limits(source: &str) -> Result<(), String> {
+    on_cel_stack(|| gate(source).map(drop))
+}
+
+fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
     let source = rule.rule.as_str();
-    if let Err(errors) = kube_cel::cel::Program::compile(source) {
+    let parsed = match gate(source) {
+        Ok(parsed) => parsed,
+        Err(error) => return Compiled { error: Some(error), ..Default::default() },
+    };
+    if let Err(errors) = cel_parse(source) {
         // The optional syntax (`self.?x`, `m[?k]`) kube accepts; the `cel` crate does not parse it.
         if errors.errors.iter().any(|e| e.msg.starts_with("unsupported syntax")) {
-            return None;
+            return Compiled::default();
         }
         let found = errors.errors.iter().map(|e| (e.pos, e.msg.clone()));
         let shown: Vec<String> = found.map(|((line, col), msg)| located(source, line, col, &msg)).collect();
-        return Some(format!("compilation failed: {}", shown.join("\n")));
+        return Compiled { error: Some(format!("compilation failed: {}", shown.join("\n"))), ..Default::default() };
     }
-    let expr = parse::parse(source)?;
+    let Some(expr) = parsed else { return Compiled::default() };
     let self_type = CelType::of_schema(node, &self_type_name(source), root);
     let old_self = if rule.optional_old_self == Some(true) { CelType::Dyn } else { self_type.clone() };
-    let mut checker = check::Checker::new(vec![("self".into(), self_type), ("oldSelf".into(), old_self)]);
+    let variables = vec![("self".to_string(), self_type), ("oldSelf".to_string(), old_self)];
+    let mut checker = check::Checker::new(variables.clone());
     let result = checker.check(&expr);
     let mut errors = checker.errors;
     if errors.is_empty() {
-        return (!result.is_open() && result != CelType::Bool).then(|| NOT_BOOL.to_string());
+        if !result.is_open() && result != CelType::Bool {
+            return Compiled { error: Some(NOT_BOOL.to_string()), ..Default::default() };
+        }
+        let max_cost = estimate(&expr, &checker.types, node, root);
+        let message_cost = message_cost(rule, node, root, variables);
+        return Compiled { error: None, max_cost, message_cost };
     }
     errors.sort_by_key(|(pos, _)| *pos);
     let shown: Vec<String> = errors
@@ -50,7 +116,30 @@ pub fn compile_error(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) 
             located(source, line as isize, col as isize, msg)
         })
         .collect();
-    Some(format!("compilation failed: {}", shown.join("\n")))
+    Compiled { error: Some(format!("compilation failed: {}", shown.join("\n"))), ..Default::default() }
+}
+
+/// The estimated maximum cost of a type-checked expression.
+fn estimate(
+    expr: &parse::Expr,
+    types: &std::collections::HashMap<usize, CelType>,
+    node: &JSONSchemaProps,
+    root: bool,
+) -> u64 {
+    let sizes = size::Sizes { node, resource: root || node.x_kubernetes_embedded_resource == Some(true) };
+    cost::Estimator::new(types, sizes, &["self", "oldSelf"]).cost(expr).max
+}
+
+/// The estimated cost of the rule's `messageExpression` (0 when it does not compile here).
+fn message_cost(rule: &ValidationRule, node: &JSONSchemaProps, root: bool, variables: Vec<(String, CelType)>) -> u64 {
+    let Some(source) = rule.message_expression.as_deref().filter(|m| !m.trim().is_empty()) else { return 0 };
+    let Ok(expr) = parse::parse(source) else { return 0 };
+    let mut checker = check::Checker::new(variables);
+    checker.check(&expr);
+    if !checker.errors.is_empty() {
+        return 0;
+    }
+    estimate(&expr, &checker.types, node, root)
 }
 
 /// cel-go's error text: `ERROR: <input>:L:C: msg` and the line with a caret under C.

@@ -1,21 +1,33 @@
 //! A parser for CEL expressions that keeps the source offset of every node where cel-go
 //! reports it (the `.` of a selection, the `(` of a call, an operator, the `?` of a
-//! conditional), which the `cel` crate's parser does not expose. It only serves the type
-//! check: anything it does not understand makes it give up (`None`), and the rule is then
-//! not type-checked.
+//! conditional), which the `cel` crate's parser does not expose. It serves the type check
+//! and the cost estimate, and it is the gate every rule passes before the `cel` crate
+//! parses it: it enforces cel-go's limits (expression size, the two recursion limits) and
+//! builds trees no deeper than cel-go's, so that no rule can exhaust a stack later.
+//! Syntax it does not understand makes it give up ([`Failure::Unrecognized`]); the rule is
+//! then not type-checked, and [`bounded`] decides whether the `cel` crate may see it.
 
 use super::types::CelType;
+use crate::engine::schema::celcost::{EXPRESSION_SIZE_CODE_POINT_LIMIT, MAX_RECURSION_DEPTH};
 
-/// One expression and the offset (bytes) cel-go reports it at.
+/// One expression, the offset (bytes) cel-go reports it at, and its depth as cel-go's
+/// parser counts it.
 #[derive(Debug, Clone)]
 pub struct Expr {
+    /// Unique within one parse (the checker's type table is keyed by it).
+    pub id: usize,
     pub pos: usize,
+    /// The most selections, member calls, indexes, comparisons, arithmetic operators and
+    /// conditionals on one path down from here: what cel-go's parser limits.
+    pub depth: usize,
     pub kind: Kind,
 }
 
 #[derive(Debug, Clone)]
 pub enum Kind {
-    Literal(CelType),
+    /// A literal and its size as cel-go's estimator takes it (a string's code points, a
+    /// byte string's bytes, 1 for the rest).
+    Literal(CelType, u64),
     Ident(String),
     Select(Box<Expr>, String),
     /// Functions and operators (`_==_`, `_[_]`, `@in`, `!_`, `_?_:_`), with their receiver.
@@ -30,7 +42,7 @@ pub enum Kind {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
-    Literal(CelType),
+    Literal(CelType, u64),
     Ident(String),
     Punct(&'static str),
 }
@@ -41,12 +53,77 @@ const PUNCTS: [&str; 24] = [
     "{", "}",
 ];
 
-/// Parses `source`, or `None` when it uses syntax this parser does not know.
-pub fn parse(source: &str) -> Option<Expr> {
-    let tokens = lex(source)?;
-    let mut p = Parser { tokens, at: 0, depth: 0 };
+/// Why a source did not parse.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// Over one of cel-go's limits: its message (reported at `<input>:-1:0`).
+    Limit(String),
+    /// Syntax this parser does not know, or a syntax error.
+    Unrecognized,
+}
+
+/// cel-go's messages for its limits.
+const TOO_DEEP: &str = "max recursion depth exceeded";
+fn too_nested() -> Failure {
+    Failure::Limit(format!("expression recursion limit exceeded: {MAX_RECURSION_DEPTH}"))
+}
+
+/// The size limit, checked before anything else as cel-go does.
+fn size_limit(source: &str) -> Result<(), Failure> {
+    let size = source.chars().count();
+    if size > EXPRESSION_SIZE_CODE_POINT_LIMIT {
+        return Err(Failure::Limit(format!(
+            "expression code point size exceeds limit: size: {size}, limit {EXPRESSION_SIZE_CODE_POINT_LIMIT}"
+        )));
+    }
+    Ok(())
+}
+
+/// Parses `source` within cel-go's limits.
+pub fn parse(source: &str) -> Result<Expr, Failure> {
+    size_limit(source)?;
+    let tokens = lex(source).ok_or(Failure::Unrecognized)?;
+    let mut p = Parser { tokens, at: 0, nesting: 0, next_id: 0 };
     let e = p.expr()?;
-    (p.at == p.tokens.len()).then_some(e)
+    if p.at == p.tokens.len() { Ok(e) } else { Err(Failure::Unrecognized) }
+}
+
+/// Whether a source [`parse`] did not recognize may be handed to the `cel` crate's
+/// parser, whose recursion follows the parse tree: only when its bracket nesting and its
+/// chains of operators and selections stay within cel-go's limits (the crate then reports
+/// the syntax error). Otherwise the error cel-go's limits would most likely give.
+pub fn bounded(source: &str) -> Result<(), Failure> {
+    size_limit(source)?;
+    let Some(tokens) = lex(source) else {
+        // Not even tokens: count brackets, the only nesting possible.
+        let mut depth = 0usize;
+        for c in source.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth >= MAX_RECURSION_DEPTH {
+                return Err(too_nested());
+            }
+        }
+        return Ok(());
+    };
+    let (mut depth, mut chained) = (0usize, 0usize);
+    for (tok, _) in &tokens {
+        match tok {
+            Tok::Punct("(" | "[" | "{") => depth += 1,
+            Tok::Punct(")" | "]" | "}") => depth = depth.saturating_sub(1),
+            // `||` and `&&` make flat parse trees; these make left-deep ones.
+            Tok::Punct("||" | "&&" | "," | ":" | "?" | "!") => {}
+            Tok::Punct(_) => chained += 1,
+            _ => {}
+        }
+        if depth >= MAX_RECURSION_DEPTH {
+            return Err(too_nested());
+        }
+    }
+    if chained > MAX_RECURSION_DEPTH { Err(Failure::Limit(TOO_DEEP.into())) } else { Ok(()) }
 }
 
 fn lex(s: &str) -> Option<Vec<(Tok, usize)>> {
@@ -67,7 +144,7 @@ fn lex(s: &str) -> Option<Vec<(Tok, usize)>> {
             i = end;
         } else if c == b'"' || c == b'\'' {
             let end = string_end(b, i, false)?;
-            out.push((Tok::Literal(CelType::String), i));
+            out.push((Tok::Literal(CelType::String, string_size(&s[i..end], false)), i));
             i = end;
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
@@ -78,15 +155,16 @@ fn lex(s: &str) -> Option<Vec<(Tok, usize)>> {
             let quoted = matches!(b.get(i), Some(b'"' | b'\''));
             let prefix = word.to_ascii_lowercase();
             if quoted && matches!(prefix.as_str(), "r" | "b" | "rb" | "br") {
-                let end = string_end(b, i, prefix.contains('r'))?;
+                let raw = prefix.contains('r');
+                let end = string_end(b, i, raw)?;
                 let ty = if prefix.contains('b') { CelType::Bytes } else { CelType::String };
-                out.push((Tok::Literal(ty), start));
+                out.push((Tok::Literal(ty, string_size(&s[i..end], raw)), start));
                 i = end;
                 continue;
             }
             let tok = match word {
-                "true" | "false" => Tok::Literal(CelType::Bool),
-                "null" => Tok::Literal(CelType::Null),
+                "true" | "false" => Tok::Literal(CelType::Bool, 1),
+                "null" => Tok::Literal(CelType::Null, 1),
                 "in" => Tok::Punct("in"),
                 _ => Tok::Ident(word.to_string()),
             };
@@ -126,13 +204,13 @@ fn number(b: &[u8], mut i: usize) -> Option<(Tok, usize)> {
             float = true;
         }
         if float {
-            return Some((Tok::Literal(CelType::Double), i));
+            return Some((Tok::Literal(CelType::Double, 1), i));
         }
     }
     if matches!(b.get(i), Some(b'u' | b'U')) {
-        return Some((Tok::Literal(CelType::Uint), i + 1));
+        return Some((Tok::Literal(CelType::Uint, 1), i + 1));
     }
-    Some((Tok::Literal(CelType::Int), i))
+    Some((Tok::Literal(CelType::Int, 1), i))
 }
 
 /// Where the string literal opening at `i` ends (single, double or triple quotes).
@@ -156,14 +234,49 @@ fn string_end(b: &[u8], i: usize, raw: bool) -> Option<usize> {
     None
 }
 
-/// cel-go's parser limits nesting too; deeper expressions are left unchecked.
-const MAX_DEPTH: usize = 100;
+/// The code points of a quoted literal's value (an escape sequence is one).
+fn string_size(quoted: &str, raw: bool) -> u64 {
+    let q = quoted.chars().next().unwrap_or('"');
+    let triple = quoted.starts_with(&q.to_string().repeat(3)) && quoted.len() >= 6;
+    let skip = if triple { 3 } else { 1 };
+    let inner: Vec<char> = quoted.chars().collect();
+    let inner = &inner[skip..inner.len().saturating_sub(skip).max(skip)];
+    let mut count = 0u64;
+    let mut i = 0;
+    while i < inner.len() {
+        if inner[i] == '\\' && !raw {
+            i += match inner.get(i + 1) {
+                Some('u') => 6,
+                Some('U') => 10,
+                Some('x' | 'X') => 4,
+                Some('0'..='3') => 4,
+                _ => 2,
+            };
+        } else {
+            i += 1;
+        }
+        count += 1;
+    }
+    count
+}
 
 struct Parser {
     tokens: Vec<(Tok, usize)>,
     at: usize,
-    depth: usize,
+    /// How many `expr` rules are open: cel-go's parse listener limits this.
+    nesting: usize,
+    next_id: usize,
 }
+
+/// Binary operators by precedence level, loosest first; the first two are the logical
+/// ones, which cel-go balances.
+const LEVELS: [&[(&str, &str)]; 5] = [
+    &[("||", "_||_")],
+    &[("&&", "_&&_")],
+    &[("==", "_==_"), ("!=", "_!=_"), ("<=", "_<=_"), (">=", "_>=_"), ("<", "_<_"), (">", "_>_"), ("in", "@in")],
+    &[("+", "_+_"), ("-", "_-_")],
+    &[("*", "_*_"), ("/", "_/_"), ("%", "_%_")],
+];
 
 impl Parser {
     fn peek(&self) -> Option<&Tok> {
@@ -182,146 +295,199 @@ impl Parser {
         })
     }
 
-    fn call(function: &str, pos: usize, args: Vec<Expr>) -> Expr {
-        Expr { pos, kind: Kind::Call { function: function.to_string(), target: None, args } }
+    fn expect(&mut self, p: &str) -> Result<usize, Failure> {
+        self.eat(p).ok_or(Failure::Unrecognized)
     }
 
-    fn expr(&mut self) -> Option<Expr> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return None;
+    /// A node; `counted` when cel-go's parser counts it towards its depth limit.
+    fn node(&mut self, pos: usize, kind: Kind, counted: bool) -> Result<Expr, Failure> {
+        let below = match &kind {
+            Kind::Literal(..) | Kind::Ident(_) => 0,
+            Kind::Select(operand, _) => operand.depth,
+            Kind::Call { target, args, .. } => {
+                target.iter().map(|t| t.depth).chain(args.iter().map(|a| a.depth)).max().unwrap_or(0)
+            }
+            Kind::List(items) => items.iter().map(|i| i.depth).max().unwrap_or(0),
+            Kind::Map(entries) => entries.iter().map(|(k, v)| k.depth.max(v.depth)).max().unwrap_or(0),
+        };
+        let depth = below + usize::from(counted);
+        if depth > MAX_RECURSION_DEPTH {
+            return Err(Failure::Limit(TOO_DEEP.into()));
+        }
+        self.next_id += 1;
+        Ok(Expr { id: self.next_id, pos, depth, kind })
+    }
+
+    fn call(&mut self, function: &str, pos: usize, args: Vec<Expr>, counted: bool) -> Result<Expr, Failure> {
+        self.node(pos, Kind::Call { function: function.to_string(), target: None, args }, counted)
+    }
+
+    fn expr(&mut self) -> Result<Expr, Failure> {
+        self.nesting += 1;
+        if self.nesting > MAX_RECURSION_DEPTH {
+            return Err(too_nested());
         }
         let cond = self.binary(0)?;
         let e = if let Some(pos) = self.eat("?") {
             let then = self.binary(0)?;
-            self.eat(":")?;
+            self.expect(":")?;
             let otherwise = self.expr()?;
-            Self::call("_?_:_", pos, vec![cond, then, otherwise])
+            self.call("_?_:_", pos, vec![cond, then, otherwise], true)?
         } else {
             cond
         };
-        self.depth -= 1;
-        Some(e)
+        self.nesting -= 1;
+        Ok(e)
     }
 
-    /// Binary operators by precedence level, loosest first.
-    fn binary(&mut self, level: usize) -> Option<Expr> {
-        const LEVELS: [&[(&str, &str)]; 5] = [
-            &[("||", "_||_")],
-            &[("&&", "_&&_")],
-            &[
-                ("==", "_==_"),
-                ("!=", "_!=_"),
-                ("<=", "_<=_"),
-                (">=", "_>=_"),
-                ("<", "_<_"),
-                (">", "_>_"),
-                ("in", "@in"),
-            ],
-            &[("+", "_+_"), ("-", "_-_")],
-            &[("*", "_*_"), ("/", "_/_"), ("%", "_%_")],
-        ];
+    fn binary(&mut self, level: usize) -> Result<Expr, Failure> {
         let Some(ops) = LEVELS.get(level) else { return self.unary() };
         let mut left = self.binary(level + 1)?;
+        if level < 2 {
+            let (token, function) = ops[0];
+            let mut terms = vec![Some(left)];
+            let mut positions = Vec::new();
+            while let Some(pos) = self.eat(token) {
+                positions.push(pos);
+                terms.push(Some(self.binary(level + 1)?));
+            }
+            return match positions.len() {
+                0 => terms.pop().flatten().ok_or(Failure::Unrecognized),
+                n => self.balanced(function, &mut terms, &positions, 0, n - 1),
+            };
+        }
         'next: loop {
             for (token, function) in ops.iter() {
                 if let Some(pos) = self.eat(token) {
                     let right = self.binary(level + 1)?;
-                    left = Self::call(function, pos, vec![left, right]);
+                    left = self.call(function, pos, vec![left, right], true)?;
                     continue 'next;
                 }
             }
-            return Some(left);
+            return Ok(left);
         }
     }
 
-    fn unary(&mut self) -> Option<Expr> {
+    /// cel-go's `logicManager`: a chain of `||` (or `&&`) as a balanced tree, so that
+    /// long chains stay shallow: `terms[lo..=hi + 1]` joined by the operators at
+    /// `positions[lo..=hi]`.
+    fn balanced(
+        &mut self,
+        function: &str,
+        terms: &mut [Option<Expr>],
+        positions: &[usize],
+        lo: usize,
+        hi: usize,
+    ) -> Result<Expr, Failure> {
+        let mid = (lo + hi).div_ceil(2);
+        let left = if mid == lo {
+            terms[mid].take().ok_or(Failure::Unrecognized)?
+        } else {
+            self.balanced(function, terms, positions, lo, mid - 1)?
+        };
+        let right = if mid == hi {
+            terms[mid + 1].take().ok_or(Failure::Unrecognized)?
+        } else {
+            self.balanced(function, terms, positions, mid + 1, hi)?
+        };
+        self.call(function, positions[mid], vec![left, right], false)
+    }
+
+    /// `!`s or `-`s before a member: cel-go keeps one operator for an odd count, none
+    /// for an even one.
+    fn unary(&mut self) -> Result<Expr, Failure> {
         for (token, function) in [("!", "!_"), ("-", "-_")] {
-            if let Some(pos) = self.eat(token) {
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    return None;
-                }
-                let operand = self.unary()?;
-                self.depth -= 1;
-                // cel-go folds a negated number into the literal.
-                if let (Kind::Literal(t @ (CelType::Int | CelType::Double)), "-_") = (&operand.kind, function) {
-                    return Some(Expr { pos, kind: Kind::Literal(t.clone()) });
-                }
-                return Some(Self::call(function, pos, vec![operand]));
+            let Some(pos) = self.eat(token) else { continue };
+            let mut count = 1;
+            while self.eat(token).is_some() {
+                count += 1;
             }
+            let operand = self.member()?;
+            if count % 2 == 0 {
+                return Ok(operand);
+            }
+            // cel-go folds a negated number into the literal.
+            if let (Kind::Literal(t @ (CelType::Int | CelType::Double), size), "-_") = (&operand.kind, function) {
+                let kind = Kind::Literal(t.clone(), *size);
+                return self.node(pos, kind, false);
+            }
+            return self.call(function, pos, vec![operand], false);
         }
         self.member()
     }
 
-    fn member(&mut self) -> Option<Expr> {
+    fn member(&mut self) -> Result<Expr, Failure> {
         let mut e = self.primary()?;
         loop {
             if let Some(pos) = self.eat(".") {
-                let Some(Tok::Ident(field)) = self.peek().cloned() else { return None };
+                let Some(Tok::Ident(field)) = self.peek().cloned() else { return Err(Failure::Unrecognized) };
                 self.at += 1;
                 if let Some(open) = self.eat("(") {
                     let args = self.list_until(")")?;
-                    e = Expr { pos: open, kind: Kind::Call { function: field, target: Some(Box::new(e)), args } };
+                    let kind = Kind::Call { function: field, target: Some(Box::new(e)), args };
+                    e = self.node(open, kind, true)?;
                 } else {
-                    e = Expr { pos, kind: Kind::Select(Box::new(e), field) };
+                    e = self.node(pos, Kind::Select(Box::new(e), field), true)?;
                 }
             } else if let Some(pos) = self.eat("[") {
                 let index = self.expr()?;
-                self.eat("]")?;
-                e = Self::call("_[_]", pos, vec![e, index]);
+                self.expect("]")?;
+                e = self.call("_[_]", pos, vec![e, index], true)?;
             } else {
-                return Some(e);
+                return Ok(e);
             }
         }
     }
 
-    fn primary(&mut self) -> Option<Expr> {
+    fn primary(&mut self) -> Result<Expr, Failure> {
         let pos = self.pos();
-        let (tok, _) = self.tokens.get(self.at)?.clone();
+        let (tok, _) = self.tokens.get(self.at).cloned().ok_or(Failure::Unrecognized)?;
         self.at += 1;
         match tok {
-            Tok::Literal(t) => Some(Expr { pos, kind: Kind::Literal(t) }),
+            Tok::Literal(t, size) => self.node(pos, Kind::Literal(t, size), false),
             Tok::Ident(name) => match self.eat("(") {
                 Some(open) => {
                     let args = self.list_until(")")?;
-                    Some(Self::call(&name, open, args))
+                    self.call(&name, open, args, false)
                 }
-                None => Some(Expr { pos, kind: Kind::Ident(name) }),
+                None => self.node(pos, Kind::Ident(name), false),
             },
             Tok::Punct("(") => {
                 let e = self.expr()?;
-                self.eat(")")?;
-                Some(e)
+                self.expect(")")?;
+                Ok(e)
             }
-            Tok::Punct("[") => Some(Expr { pos, kind: Kind::List(self.list_until("]")?) }),
+            Tok::Punct("[") => {
+                let items = self.list_until("]")?;
+                self.node(pos, Kind::List(items), false)
+            }
             Tok::Punct("{") => {
                 let mut entries = Vec::new();
                 while self.eat("}").is_none() {
                     let key = self.expr()?;
-                    self.eat(":")?;
+                    self.expect(":")?;
                     entries.push((key, self.expr()?));
                     if self.eat(",").is_none() {
-                        self.eat("}")?;
+                        self.expect("}")?;
                         break;
                     }
                 }
-                Some(Expr { pos, kind: Kind::Map(entries) })
+                self.node(pos, Kind::Map(entries), false)
             }
-            _ => None,
+            _ => Err(Failure::Unrecognized),
         }
     }
 
     /// Comma-separated expressions up to `close` (a trailing comma allowed).
-    fn list_until(&mut self, close: &str) -> Option<Vec<Expr>> {
+    fn list_until(&mut self, close: &str) -> Result<Vec<Expr>, Failure> {
         let mut items = Vec::new();
         while self.eat(close).is_none() {
             items.push(self.expr()?);
             if self.eat(",").is_none() {
-                self.eat(close)?;
+                self.expect(close)?;
                 break;
             }
         }
-        Some(items)
+        Ok(items)
     }
 }

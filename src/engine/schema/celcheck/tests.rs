@@ -18,7 +18,7 @@ fn root() -> JSONSchemaProps {
 
 fn error_of(rule: &str, node: &JSONSchemaProps, is_root: bool) -> Option<String> {
     let rule = ValidationRule { rule: rule.to_string(), ..Default::default() };
-    let masked = compile_error(&rule, node, is_root)?;
+    let masked = compile(&rule, node, is_root).error?;
     let re = regex::Regex::new(r"selfType\d+").expect("regex");
     Some(re.replace_all(&masked, "selfTypeN").into_owned())
 }
@@ -142,4 +142,39 @@ fn the_rule_is_shown_as_go_prints_it() {
         go_rule_value(&rule),
         r#"apiextensions.ValidationRule{Rule:"size(self) <= 64", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}"#
     );
+}
+
+/// cel-go's limits, at their edges, with the oracle's answers (`{"type": "object"}` as
+/// the rule's node). Each over-limit source is refused before any deeper parser sees it.
+#[test]
+fn parser_limits_are_cel_gos() {
+    let node: JSONSchemaProps = serde_json::from_value(json!({"type": "object"})).expect("schema");
+    let sum = |n: usize| format!("{} > 0", vec!["1"; n].join("+"));
+    let parens = |n: usize| format!("{}true{}", "(".repeat(n), ")".repeat(n));
+    let lists = |n: usize| format!("size({}{}) > 0", "[".repeat(n), "]".repeat(n));
+    let ternaries = |n: usize| format!("{}true", "false ? false : ".repeat(n));
+    let string = |n: usize| format!("'{}' != ''", "a".repeat(n));
+    let nested = "expression recursion limit exceeded: 250";
+    let deep = "max recursion depth exceeded";
+    let cases = [
+        (sum(250), None),
+        (sum(251), Some(deep.to_string())),
+        (sum(3000), Some(deep.to_string())),
+        (parens(249), None),
+        (parens(250), Some(nested.to_string())),
+        (lists(249), None),
+        (lists(250), Some(nested.to_string())),
+        (ternaries(249), None),
+        (ternaries(250), Some(nested.to_string())),
+        (string(99_992), None),
+        (string(99_993), Some("expression code point size exceeds limit: size: 100001, limit 100000".to_string())),
+        // Long chains of `||` are balanced and `!`s fold: neither is deep.
+        (format!("{} || true", vec!["false"; 5000].join(" || ")), None),
+        (format!("{}false", "!".repeat(3001)), None),
+    ];
+    for (rule, want) in cases {
+        let want = want.map(|m| format!("compilation failed: ERROR: <input>:-1:0: {m}"));
+        let got = error_of(&rule, &node, false);
+        assert_eq!(got, want, "{}...", &rule[..rule.len().min(40)]);
+    }
 }
