@@ -10,9 +10,9 @@ pub struct Fuzz {
     rng: StdRng,
 }
 
-/// The fields every generated kind has under `spec`: a list without `maxItems`, a
-/// bounded one, a string, a number and a map.
-const FIELDS: [&str; 5] = ["tags", "few", "name", "count", "labels"];
+/// The fields every generated kind has under `spec`: a list without `maxItems`, two
+/// bounded ones, a string, a number and a map.
+const FIELDS: [&str; 6] = ["tags", "few", "many", "name", "count", "labels"];
 
 impl Fuzz {
     pub fn new(seed: u64) -> Fuzz {
@@ -33,6 +33,7 @@ impl Fuzz {
             "properties": {
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "few": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 8}},
+                "many": {"type": "array", "maxItems": 1000, "items": {"type": "string", "maxLength": 4}},
                 "name": {"type": "string"},
                 "count": {"type": "integer"},
                 "labels": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -70,6 +71,8 @@ impl Fuzz {
             }
             3 => "self.tags.map(a, self.tags.map(b, a + b)).size() >= 0".into(),
             4 => format!("'{}'.size() > 0", "x".repeat(self.rng.random_range(1..20_000))),
+            // Within the static budget, over the runtime one with enough items.
+            5 => "self.many.all(a, self.many.all(b, a.size() + b.size() >= 0))".into(),
             _ => self.expression(3),
         }
     }
@@ -99,8 +102,9 @@ impl Fuzz {
     /// A Thing with random contents of up to `items` list entries.
     pub fn object(&mut self, name: &str, group: &str, items: usize) -> Value {
         let tags: Vec<String> = (0..self.rng.random_range(0..=items)).map(|i| format!("t{i}")).collect();
+        let many: Vec<String> = (0..self.rng.random_range(0..=1000)).map(|i| format!("{}", i % 1000)).collect();
         json!({"apiVersion": format!("{group}/v1"), "kind": "Thing", "metadata": {"name": name},
-            "spec": {"tags": tags, "few": ["a"], "name": "abc", "count": self.rng.random_range(-5..100),
+            "spec": {"tags": tags, "few": ["a"], "many": many, "name": "abc", "count": self.rng.random_range(-5..100),
                 "labels": {"k": "v"}}})
     }
 

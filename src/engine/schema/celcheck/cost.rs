@@ -361,9 +361,13 @@ impl<'a> Estimator<'a> {
         self.iterations.pop();
         let (init, condition, step, result) = match (function, body.as_slice()) {
             // `__result__ && p`, `@not_strictly_false(__result__)`.
-            ("all", [p]) => (Range::default(), Range::exactly(2), Range { min: 1, max: 1 + p.max }, IDENT),
+            ("all", [p]) => {
+                (Range::default(), Range::exactly(2), Range { min: 1, max: p.max.saturating_add(1) }, IDENT)
+            }
             // `__result__ || p`, `@not_strictly_false(!__result__)`.
-            ("exists", [p]) => (Range::default(), Range::exactly(3), Range { min: 1, max: 1 + p.max }, IDENT),
+            ("exists", [p]) => {
+                (Range::default(), Range::exactly(3), Range { min: 1, max: p.max.saturating_add(1) }, IDENT)
+            }
             // `p ? __result__ + 1 : __result__`, then `__result__ == 1`.
             ("exists_one", [p]) => {
                 (Range::default(), Range::default(), p.plus(Range { min: 1, max: 2 }), Range::exactly(2))
