@@ -146,6 +146,10 @@ impl Strategy for CrdStrategy {
         Some(Arc::clone(&TYPES))
     }
 
+    fn go_struct(&self) -> Option<&'static super::builtin::types::GoStruct> {
+        Some(&super::crd_struct::CUSTOM_RESOURCE_DEFINITION)
+    }
+
     fn decode(&self, obj: &Value) -> Result<(), super::Undecodable> {
         serde_json::from_value::<CustomResourceDefinition>(obj.clone())
             .map(|_| ())

@@ -128,12 +128,11 @@ pub fn apply_strictly(target: &Value, body: &[u8], strict: bool) -> Result<(Valu
     Ok((doc, errors))
 }
 
-/// How kube shows the object `body` patches `target` into when its strict decoding fails:
-/// Go's JSON with the values the patch spliced in still as sent; `None` when that is the
-/// patched object's JSON.
-pub fn shown(target: &Value, body: &[u8]) -> Option<String> {
-    let (doc, splices) = run(target, body, true).ok()?;
-    splices?.render(&doc)
+/// The values `body` splices into `target` that kube still holds as sent (compacted,
+/// repeated members and all), by where they are in the patched object.
+pub fn spliced(target: &Value, body: &[u8]) -> Vec<(Vec<String>, String)> {
+    let Ok((_, Some(splices))) = run(target, body, true) else { return Vec::new() };
+    splices.raw_values()
 }
 
 /// Applies the patch, following what it splices in when `strict`.

@@ -10,7 +10,7 @@
 //! moves the items after. kube's decoder meets the repeats in document order: lazy nodes in
 //! the order Go writes the parsed containers around them (object keys sorted), and within
 //! one node in the order sent. kube shows the patched JSON in a strict error as Go wrote it:
-//! lazy nodes as sent (compacted), repeats and all ([`Splices::render`]).
+//! lazy nodes as sent (compacted), repeats and all ([`Splices::raw_values`]).
 
 use super::go_decode::{duplicate_field, duplicate_paths, join};
 use serde_json::value::RawValue;
@@ -236,52 +236,18 @@ impl Splices {
         self.put(to, inserted, (carried, lazy));
     }
 
-    /// `doc` as kube shows the patched object: Go's JSON, values still raw as sent; `None`
-    /// when no value is (Go's JSON of `doc` is the same then).
-    pub(super) fn render(&self, doc: &serde_json::Value) -> Option<String> {
-        if self.lazy.is_empty() {
-            return None;
-        }
-        let mut out = String::new();
-        self.write(doc, &mut Vec::new(), &mut out);
-        Some(out)
-    }
-
-    fn write(&self, v: &serde_json::Value, at: &mut Vec<Step>, out: &mut String) {
-        use serde_json::Value;
-        if let Some(lazy) = self.lazy.iter().find(|l| l.at == *at) {
-            out.push_str(&lazy.raw);
-            return;
-        }
-        match v {
-            Value::Object(map) => {
-                out.push('{');
-                for (i, (key, item)) in map.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    crate::engine::representation::gofmt::write_go_string(key, out);
-                    out.push(':');
-                    at.push(Step::Key(key.clone()));
-                    self.write(item, at, out);
-                    at.pop();
-                }
-                out.push('}');
-            }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    at.push(Step::Index(i));
-                    self.write(item, at, out);
-                    at.pop();
-                }
-                out.push(']');
-            }
-            scalar => out.push_str(&crate::engine::representation::gofmt::go_json(scalar)),
-        }
+    /// The values still held as sent, by where they are (keys, and item indices as
+    /// text), for [`super::patched_json`] to write as they are.
+    pub(super) fn raw_values(&self) -> Vec<(Vec<String>, String)> {
+        let path = |at: &[Step]| {
+            at.iter()
+                .map(|step| match step {
+                    Step::Key(k) => k.clone(),
+                    Step::Index(i) => i.to_string(),
+                })
+                .collect()
+        };
+        self.lazy.iter().map(|l| (path(&l.at), l.raw.to_string())).collect()
     }
 
     /// The strict errors kube's decoding of the patched object reports for them.

@@ -7,6 +7,7 @@
 
 pub mod builtin;
 pub mod continue_token;
+pub mod crd_struct;
 pub mod crds;
 pub mod custom;
 pub mod generate_name;

@@ -6,8 +6,8 @@
 //! keys, and everything else keeps the bytes it came with. A typed kind's stored JSON is
 //! written in its Go struct's field order, so the quoted text mixes both orders: sorted
 //! where the patch went, struct order elsewhere. An unstructured kind's JSON has sorted
-//! keys throughout, and a strategic merge patch works on whole maps, so both quote the
-//! patched object with sorted keys.
+//! keys throughout. Values a JSON patch spliced in stay as sent, repeated members and all
+//! (see [`super::jsonpatch_splice`]).
 
 use super::builtin::types::{GoStruct, GoType, OBJECT_META};
 use super::patch::PatchType;
@@ -73,89 +73,118 @@ fn operation_paths(body: &[u8]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The JSON kube quotes for `patched`, the result of `source` on an object of the Go
-/// struct `kind` (`None`: an unstructured kind).
-pub fn patched_json(patched: &Value, source: &PatchSource, kind: Option<&'static GoStruct>) -> String {
-    let Some(kind) = kind else { return go_json(patched) };
-    let reached = Reached::of(source);
+/// How one patched object is written: what the patch reached, and the values it spliced
+/// in as sent.
+struct Writer {
+    reached: Reached,
+    raw: Vec<(Vec<String>, String)>,
+}
+
+/// The JSON kube quotes for `patched`, the result of `source` on `old`, an object of the
+/// Go struct `kind` (`None`: an unstructured kind).
+pub fn patched_json(old: &Value, patched: &Value, source: &PatchSource, kind: Option<&'static GoStruct>) -> String {
+    let raw = match source.patch_type {
+        PatchType::Json => super::jsonpatch::spliced(old, source.body),
+        _ => Vec::new(),
+    };
+    let Some(kind) = kind.filter(|_| source.patch_type != PatchType::StrategicMerge) else {
+        if raw.is_empty() {
+            return go_json(patched);
+        }
+        let writer = Writer { reached: Reached::All, raw };
+        let mut out = String::new();
+        writer.value(patched, None, &[], &mut out);
+        return out;
+    };
+    let writer = Writer { reached: Reached::of(source), raw };
     let mut out = String::new();
-    write_object_root(patched, kind, &reached, &mut out);
+    writer.object_root(patched, kind, &mut out);
     out
 }
 
-fn write_object_root(obj: &Value, kind: &'static GoStruct, reached: &Reached, out: &mut String) {
-    let Value::Object(map) = obj else {
-        out.push_str(&go_json(obj));
-        return;
-    };
-    const ENVELOPE: [&str; 3] = ["kind", "apiVersion", "metadata"];
-    static META: GoType = GoType::Struct(&OBJECT_META);
-    let order = ENVELOPE.iter().copied().chain(kind.fields.iter().map(|f| f.json));
-    let ty_of = |key: &str| match key {
-        "metadata" => Some(&META),
-        _ => field_type(kind, key),
-    };
-    write_map(map, order, &ty_of, &[], reached, out);
-}
-
-/// An object: sorted where the patch reached it, else in `order` (then unknown keys
-/// sorted, as they cannot come from a Go struct anyway).
-fn write_map<'k>(
-    map: &Map<String, Value>,
-    order: impl Iterator<Item = &'k str>,
-    ty_of: &dyn Fn(&str) -> Option<&'static GoType>,
-    path: &[String],
-    reached: &Reached,
-    out: &mut String,
-) {
-    let keys: Vec<&str> = if reached.reaches(path) {
-        map.keys().map(String::as_str).collect()
-    } else {
-        let ordered: Vec<&str> = order.filter(|k| map.contains_key(*k)).collect();
-        let rest = map.keys().map(String::as_str).filter(|k| !ordered.contains(k)).collect::<Vec<_>>();
-        ordered.into_iter().chain(rest).collect()
-    };
-    out.push('{');
-    for (i, key) in keys.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_go_string(key, out);
-        out.push(':');
-        let mut child = path.to_vec();
-        child.push(key.to_string());
-        write_value(&map[key], ty_of(key), &child, reached, out);
+impl Writer {
+    fn object_root(&self, obj: &Value, kind: &'static GoStruct, out: &mut String) {
+        let Value::Object(map) = obj else {
+            out.push_str(&go_json(obj));
+            return;
+        };
+        const ENVELOPE: [&str; 3] = ["kind", "apiVersion", "metadata"];
+        static META: GoType = GoType::Struct(&OBJECT_META);
+        let order = ENVELOPE.iter().copied().chain(kind.fields.iter().map(|f| f.json));
+        let ty_of = |key: &str| match key {
+            "metadata" => Some(&META),
+            _ => field_type(kind, key),
+        };
+        self.map(map, order, &ty_of, &[], out);
     }
-    out.push('}');
+
+    /// An object: sorted where the patch reached it, else in `order` (then unknown keys
+    /// sorted, as they cannot come from a Go struct anyway).
+    fn map<'k>(
+        &self,
+        map: &Map<String, Value>,
+        order: impl Iterator<Item = &'k str>,
+        ty_of: &dyn Fn(&str) -> Option<&'static GoType>,
+        path: &[String],
+        out: &mut String,
+    ) {
+        let keys: Vec<&str> = if self.reached.reaches(path) {
+            map.keys().map(String::as_str).collect()
+        } else {
+            let ordered: Vec<&str> = order.filter(|k| map.contains_key(*k)).collect();
+            let rest = map.keys().map(String::as_str).filter(|k| !ordered.contains(k)).collect::<Vec<_>>();
+            ordered.into_iter().chain(rest).collect()
+        };
+        out.push('{');
+        for (i, key) in keys.into_iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_go_string(key, out);
+            out.push(':');
+            let mut child = path.to_vec();
+            child.push(key.to_string());
+            self.value(&map[key], ty_of(key), &child, out);
+        }
+        out.push('}');
+    }
+
+    fn value(&self, value: &Value, ty: Option<&'static GoType>, path: &[String], out: &mut String) {
+        if let Some((_, raw)) = self.raw.iter().find(|(at, _)| at == path) {
+            out.push_str(raw);
+            return;
+        }
+        match (value, ty) {
+            (Value::Object(map), Some(GoType::Struct(s))) => {
+                self.map(map, s.fields.iter().map(|f| f.json), &|key| field_type(s, key), path, out);
+            }
+            // Go writes a map's keys sorted: no order to keep.
+            (Value::Object(map), Some(GoType::Map(items))) => {
+                self.map(map, std::iter::empty(), &|_| Some(items), path, out);
+            }
+            (Value::Object(map), None) => self.map(map, std::iter::empty(), &|_| None, path, out),
+            (Value::Array(list), Some(GoType::Slice { items, .. })) => self.items(list, Some(items), path, out),
+            (Value::Array(list), None) => self.items(list, None, path, out),
+            _ => out.push_str(&go_json(value)),
+        }
+    }
+
+    fn items(&self, list: &[Value], ty: Option<&'static GoType>, path: &[String], out: &mut String) {
+        out.push('[');
+        for (i, item) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let mut child = path.to_vec();
+            child.push(i.to_string());
+            self.value(item, ty, &child, out);
+        }
+        out.push(']');
+    }
 }
 
 fn field_type(s: &'static GoStruct, key: &str) -> Option<&'static GoType> {
     s.fields.iter().find(|f| f.json == key).map(|f| &f.ty)
-}
-
-fn write_value(value: &Value, ty: Option<&'static GoType>, path: &[String], reached: &Reached, out: &mut String) {
-    match (value, ty) {
-        (Value::Object(map), Some(GoType::Struct(s))) => {
-            write_map(map, s.fields.iter().map(|f| f.json), &|key| field_type(s, key), path, reached, out);
-        }
-        (Value::Object(map), Some(GoType::Map(items))) => {
-            // Go writes a map's keys sorted: no order to keep.
-            write_map(map, std::iter::empty(), &|_| Some(items), path, reached, out);
-        }
-        (Value::Array(list), Some(GoType::Slice { items, .. })) => {
-            out.push('[');
-            for (i, item) in list.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                let mut child = path.to_vec();
-                child.push(i.to_string());
-                write_value(item, Some(items), &child, reached, out);
-            }
-            out.push(']');
-        }
-        _ => out.push_str(&go_json(value)),
-    }
 }
 
 #[cfg(test)]
@@ -177,7 +206,7 @@ mod tests {
         // `metadata` and its managedFields in their Go structs' order.
         let source = PatchSource { patch_type: PatchType::Merge, body: br#"{"data":{"user":"%%%"}}"# };
         assert_eq!(
-            patched_json(&secret(), &source, Some(&SECRET)),
+            patched_json(&secret(), &secret(), &source, Some(&SECRET)),
             r#"{"apiVersion":"v1","data":{"user":"%%%"},"kind":"Secret","metadata":{"name":"s-1","namespace":"ns","uid":"u1","resourceVersion":"7","managedFields":[{"manager":"m","operation":"Update","apiVersion":"v1","time":"t","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{}},"f:type":{}}}]},"type":"Opaque"}"#
         );
     }
@@ -188,7 +217,7 @@ mod tests {
             PatchSource { patch_type: PatchType::Merge, body: br#"{"metadata":{"labels":{"b":"1","a":"2"}}}"# };
         let mut obj = secret();
         obj["metadata"]["labels"] = json!({"b": "1", "a": "2"});
-        let text = patched_json(&obj, &source, Some(&SECRET));
+        let text = patched_json(&secret(), &obj, &source, Some(&SECRET));
         assert!(text.contains(r#""metadata":{"labels":{"a":"2","b":"1"},"managedFields":[{"manager":"m","#), "{text}");
     }
 
@@ -201,7 +230,7 @@ mod tests {
             body: br#"[{"op":"replace","path":"/spec/replicas","value":"four"}]"#,
         };
         assert_eq!(
-            patched_json(&scale, &source, Some(&SCALE)),
+            patched_json(&scale, &scale, &source, Some(&SCALE)),
             r#"{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s1","uid":"u","resourceVersion":"3"},"spec":{"replicas":"four"},"status":{"replicas":0,"selector":"a=b"}}"#
         );
     }
@@ -209,8 +238,8 @@ mod tests {
     #[test]
     fn unstructured_and_strategic_patches_quote_sorted_json() {
         let source = PatchSource { patch_type: PatchType::Merge, body: b"{}" };
-        assert_eq!(patched_json(&secret(), &source, None), go_json(&secret()));
+        assert_eq!(patched_json(&secret(), &secret(), &source, None), go_json(&secret()));
         let source = PatchSource { patch_type: PatchType::StrategicMerge, body: b"{}" };
-        assert_eq!(patched_json(&secret(), &source, Some(&SECRET)), go_json(&secret()));
+        assert_eq!(patched_json(&secret(), &secret(), &source, Some(&SECRET)), go_json(&secret()));
     }
 }

@@ -132,8 +132,7 @@ pub(super) fn patch_invalid(shown: &str, why: &str) -> ApiError {
 
 /// How kube shows `patched`, what a patch made of `old`, when it does not decode: a
 /// strategic merge patch, which kube decodes from a map, as the patch map printed by Go's
-/// `%+v`; a JSON patch of an unstructured kind with the values it spliced in as sent;
-/// otherwise the JSON evanphx/json-patch wrote (see [`super::patched_json`]).
+/// `%+v`; otherwise the JSON evanphx/json-patch wrote (see [`super::patched_json`]).
 pub(super) fn patch_shown(
     source: &PatchSource,
     old: &Value,
@@ -144,9 +143,7 @@ pub(super) fn patch_shown(
         PatchType::StrategicMerge => {
             crate::engine::schema::gofmt::plain_v(&serde_json::from_slice(source.body).unwrap_or(Value::Null))
         }
-        PatchType::Json if kind.is_none() => super::jsonpatch::shown(old, source.body)
-            .unwrap_or_else(|| crate::engine::representation::gofmt::go_json(patched)),
-        _ => super::patched_json::patched_json(patched, source, kind),
+        _ => super::patched_json::patched_json(old, patched, source, kind),
     }
 }
 

@@ -77,7 +77,7 @@ impl Rest<'_> {
         .map_err(ApiError::from)?;
         if let Some(why) = SCALE.type_error(&patched) {
             let source = PatchSource { patch_type, body };
-            return Err(patch_invalid(&patched_json(&patched, &source, Some(&SCALE)), &why));
+            return Err(patch_invalid(&patched_json(&current, &patched, &source, Some(&SCALE)), &why));
         }
         if opts.field_validation == FieldValidation::Warn {
             strict_errors.into_iter().for_each(|w| opts.warn(w));

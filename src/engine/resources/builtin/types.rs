@@ -60,12 +60,12 @@ pub struct Field {
     pub in_zero: bool,
 }
 
-const fn field(json: &'static str, ty: GoType) -> Field {
+pub(crate) const fn field(json: &'static str, ty: GoType) -> Field {
     Field { json, ty, in_zero: false }
 }
 
 /// A non-pointer struct field, present (as `{}`) in the kind's zero value.
-const fn value_struct(json: &'static str, s: &'static GoStruct) -> Field {
+pub(crate) const fn value_struct(json: &'static str, s: &'static GoStruct) -> Field {
     Field { json, ty: GoType::Struct(s), in_zero: true }
 }
 
@@ -73,11 +73,11 @@ const fn atomic_struct(name: &'static str, fields: &'static [Field]) -> GoStruct
     GoStruct { name, fields, atomic: true }
 }
 
-const fn plain_struct(name: &'static str, fields: &'static [Field]) -> GoStruct {
+pub(crate) const fn plain_struct(name: &'static str, fields: &'static [Field]) -> GoStruct {
     GoStruct { name, fields, atomic: false }
 }
 
-static STRING: GoType = GoType::String;
+pub(crate) static STRING: GoType = GoType::String;
 static BYTES: GoType = GoType::Bytes;
 
 pub static OBJECT_REFERENCE: GoStruct = atomic_struct(
