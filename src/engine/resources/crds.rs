@@ -125,9 +125,11 @@ impl Strategy for CrdStrategy {
     /// kube defaults a CRD while decoding it, so the defaults (`conversion`, `listKind`,
     /// `singular`) are in the object its managedFields are computed from (reference 07:
     /// the creator owns `f:conversion`).
+    /// Decoding drops (and reports) what the Go struct lacks, then defaults.
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
         edit(obj, defaults::apply_defaults);
-        Vec::new()
+        dropped
     }
 
     /// Go's zero CustomResourceDefinition through kube's converter: the spec fields
@@ -144,6 +146,11 @@ impl Strategy for CrdStrategy {
     fn field_types(&self) -> Option<Arc<Schema>> {
         static TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(Schema::for_crd_objects()));
         Some(Arc::clone(&TYPES))
+    }
+
+    /// A CRD's `/status` keeps the metadata as sent, but owns none of it.
+    fn status_reset_fields(&self) -> &'static [&'static str] {
+        &["spec", "metadata"]
     }
 
     fn go_struct(&self) -> Option<&'static super::builtin::types::GoStruct> {

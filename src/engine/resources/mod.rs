@@ -257,6 +257,12 @@ pub struct Undecodable(pub String);
 pub trait Strategy: Send + Sync {
     fn info(&self) -> &ResourceInfo;
 
+    /// The top-level fields a `/status` write may not own (kube's `GetResetFields` of the
+    /// status strategy).
+    fn status_reset_fields(&self) -> &'static [&'static str] {
+        &["spec"]
+    }
+
     /// Checks that a body or patched object decodes as this kind's Go type.
     fn decode(&self, _obj: &serde_json::Value) -> Result<(), Undecodable> {
         Ok(())

@@ -69,13 +69,31 @@ impl Strategy for NamespaceStrategy {
 
     /// kube's defaulting sets the `kubernetes.io/metadata.name` label while decoding, so
     /// the writer's managedFields entry owns it (reference 61).
+    fn go_struct(&self) -> Option<&'static super::builtin::types::GoStruct> {
+        Some(&super::builtin::types::NAMESPACE)
+    }
+
+    /// Go's zero Namespace: its `spec` and `status` are `{}`, which a write does not own.
+    fn zero_object(&self) -> Value {
+        super::builtin::types::NAMESPACE.zero_object(&self.info().api_version(), &self.info().kind)
+    }
+
+    /// Decoding drops (and reports) what the Go struct lacks; every namespace is
+    /// labelled with its name.
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
-        let Some(name) = meta::name(obj).map(String::from) else { return Vec::new() };
+        let dropped = super::builtin::types::NAMESPACE.prune(obj);
+        // `finalizers` is `omitempty`: an empty list is no list to the decoded struct.
+        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+            && spec.get("finalizers").and_then(Value::as_array).is_some_and(Vec::is_empty)
+        {
+            spec.remove("finalizers");
+        }
+        let Some(name) = meta::name(obj).map(String::from) else { return dropped };
         let labels = meta::metadata_mut(obj).entry("labels").or_insert_with(|| json!({}));
         if let Some(l) = labels.as_object_mut() {
             l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
         }
-        Vec::new()
+        dropped
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {

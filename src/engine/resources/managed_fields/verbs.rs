@@ -130,7 +130,13 @@ impl Rest<'_> {
         let filter = match sub {
             Subresource::Main if info.status_subresource => Filter::Except(top("status")),
             Subresource::Main => Filter::Everything,
-            Subresource::Status => Filter::Except(top("spec")),
+            Subresource::Status => {
+                let mut reset = Set::default();
+                for field in self.strategy.status_reset_fields() {
+                    reset = reset.union(&top(field));
+                }
+                Filter::Except(reset)
+            }
             Subresource::Scale => match self.scale {
                 Some(paths) => Filter::Only(Set::of(&[path_of(&paths.spec_replicas)])),
                 None => Filter::Everything,
