@@ -7,10 +7,11 @@
 
 pub mod cli;
 pub mod cluster;
+pub mod datadir;
 pub mod engine;
-pub mod human;
 pub mod migrate;
 pub mod serve;
+pub mod text;
 pub mod tui;
 
 /// The plugin's own version, as printed by `kubectl crd version` and served at `/version`.

@@ -13,9 +13,11 @@ mod apply;
 pub mod args;
 pub mod config;
 pub mod editor;
+mod migrate;
 pub mod output;
 mod registrations;
 mod resources;
+mod serve;
 pub mod session;
 
 use args::{Cli, Command, OutputFormat};
@@ -76,9 +78,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
             clap_complete::generate(shell, &mut cmd, "kubectl-crd", out);
             Ok(())
         }
-        Command::Serve(args) => crate::serve::run(&args, out).map_err(Into::into),
+        Command::Serve(args) => serve::run(&args, out).map_err(Into::into),
         Command::Tui(args) => tui(&config, &args),
-        Command::Migrate { action } => crate::migrate::cli::run(&config, action, out),
+        Command::Migrate { action } => migrate::run(&config, action, out),
         Command::Demo => {
             let target = demo_target(&config)?;
             on_cluster(&config, target, command, out)
@@ -132,7 +134,7 @@ fn demo_target(config: &Config) -> anyhow::Result<Target> {
         )
         .into()),
         Target::Live { .. } => {
-            let data_dir = config::default_local_dir().ok_or(config::ConfigError::NoDataDir).map_err(CliError::from)?;
+            let data_dir = crate::datadir::default_local_dir().ok_or(config::ConfigError::NoDataDir).map_err(CliError::from)?;
             Ok(Target::Local { data_dir })
         }
     }
