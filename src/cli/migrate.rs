@@ -43,11 +43,7 @@ pub fn run(config: &Config, action: MigrateAction, out: &mut dyn Write) -> anyho
         )
         .into());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let session = Session::open(config, config.target.clone()).await?;
         let result = match action {

@@ -12,7 +12,6 @@
 mod apply;
 pub mod args;
 pub mod config;
-pub mod editor;
 mod migrate;
 pub mod output;
 mod registrations;
@@ -140,13 +139,18 @@ fn demo_target(config: &Config) -> anyhow::Result<Target> {
     }
 }
 
-/// Runs a cluster subcommand on its own runtime and closes the connection afterwards.
-fn on_cluster(config: &Config, target: Target, command: Command, out: &mut dyn Write) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The async runtime a cluster subcommand runs on.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
+}
+
+/// Runs a cluster subcommand on its own runtime and closes the connection afterwards.
+fn on_cluster(config: &Config, target: Target, command: Command, out: &mut dyn Write) -> anyhow::Result<()> {
+    let runtime = runtime()?;
     runtime.block_on(async {
         // Input that can be checked without a cluster is checked before connecting.
         let replicas = match &command {

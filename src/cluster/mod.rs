@@ -24,6 +24,8 @@ pub mod apply;
 pub mod connect;
 pub mod demo;
 pub mod discovery;
+pub mod edit;
+pub mod editor;
 mod error;
 pub mod identity;
 pub mod objects;
