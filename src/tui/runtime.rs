@@ -8,8 +8,7 @@ use crate::cluster::objects::{
     ObjectRef, Retry, get_object, get_scale, parse_status_document, replace_spec, replace_status, set_scale, spec_view,
 };
 use crate::cluster::reapply::{changes, reapply};
-use crate::cluster::registrations::{count_resources, find_crd};
-use crate::cluster::tui_ops::list_crds_with_counts;
+use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
