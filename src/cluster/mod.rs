@@ -28,6 +28,7 @@ pub mod edit;
 pub mod editor;
 mod error;
 pub mod identity;
+pub mod merge_patch;
 pub mod objects;
 pub mod reapply;
 pub mod registrations;
