@@ -9,8 +9,8 @@
 //! configuration (kept in the `kubectl.kubernetes.io/last-applied-configuration`
 //! annotation, so kubectl and this tool can take turns), the document, and the live object.
 //! A status in a document is written through `/status` when the resource has it (the main
-//! endpoint would drop it), which is
-//! what makes one `apply` enough to load a local cluster with realistic objects.
+//! endpoint would drop it), which is what makes one `apply` enough to load a local cluster
+//! with realistic objects.
 
 use super::discovery::{Discovery, ResourceType};
 use super::error::ClusterError;
