@@ -1,16 +1,33 @@
 //! kubectl-crd: a kubectl plugin for people who build CustomResourceDefinitions.
 //!
 //! The crate has two halves that meet at the Kubernetes HTTP API (see `DESIGN.md` in the
-//! steering repository): the [`engine`], an in-process apiserver for CRDs, and the tools
-//! ([`cli`] today; the TUI and migration later) which only ever speak to a cluster through
-//! `kube::Client`. Imports point one way: engine ← cli.
+//! steering repository): the [`engine`], an in-process apiserver for CRDs, and the tools,
+//! which only ever speak to a cluster through `kube::Client`:
+//!
+//! - [`serve`]: the engine behind a real socket (`kubectl crd serve`), from validated
+//!   options;
+//! - [`cluster`]: the client layer every tool shares — connecting to a live cluster or a
+//!   local engine, and the typed operations (registrations and counts, server Tables,
+//!   spec/status/scale, editing and the 409 re-apply, apply, watch);
+//! - [`migrate`]: the guided TPR→CRD migration as a library (plan, steps, journal, verify);
+//! - [`cli`]: the subcommands (`kubectl crd ...`), the one place that turns command lines
+//!   into options and launches the others; [`tui`]: the terminal UI.
+//!
+//! Two small modules sit below everything and import nothing from the crate: [`datadir`]
+//! (the data directory's file names, shared by `serve` and local mode) and [`text`]
+//! (kubectl's ages and table layout, shared by the engine and the tools).
+//!
+//! Imports point one way: engine ← serve ← cluster ← {migrate, tui, cli}; `cli` is the
+//! root nothing imports (it launches `serve`, `tui` and `migrate`), and `tui` is imported
+//! by `cli` alone.
 
 pub mod cli;
 pub mod cluster;
+pub mod datadir;
 pub mod engine;
-pub mod human;
 pub mod migrate;
 pub mod serve;
+pub mod text;
 pub mod tui;
 
 /// The plugin's own version, as printed by `kubectl crd version` and served at `/version`.

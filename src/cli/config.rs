@@ -62,7 +62,7 @@ impl Config {
                     return Err(ConfigError::LocalWithKubeconfig("context"));
                 }
                 let data_dir = if dir.is_empty() {
-                    default_local_dir().ok_or(ConfigError::NoDataDir)?
+                    crate::datadir::default_local_dir().ok_or(ConfigError::NoDataDir)?
                 } else {
                     PathBuf::from(dir)
                 };
@@ -96,11 +96,6 @@ impl Config {
             color: !(args.no_color || no_color_env),
         })
     }
-}
-
-/// The local engine's data directory when `--local` names none.
-pub fn default_local_dir() -> Option<PathBuf> {
-    dirs::data_dir().map(|d| d.join("kubectl-crd").join("local"))
 }
 
 /// kubectl's `--request-timeout`: `0` (no limit), a bare number of seconds, or a Go-style

@@ -12,10 +12,11 @@
 mod apply;
 pub mod args;
 pub mod config;
-pub mod editor;
+mod migrate;
 pub mod output;
 mod registrations;
 mod resources;
+mod serve;
 pub mod session;
 
 use args::{Cli, Command, OutputFormat};
@@ -76,9 +77,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
             clap_complete::generate(shell, &mut cmd, "kubectl-crd", out);
             Ok(())
         }
-        Command::Serve(args) => crate::serve::run(&args, out).map_err(Into::into),
+        Command::Serve(args) => serve::run(&args, out).map_err(Into::into),
         Command::Tui(args) => tui(&config, &args),
-        Command::Migrate { action } => crate::migrate::cli::run(&config, action, out),
+        Command::Migrate { action } => migrate::run(&config, action, out),
         Command::Demo => {
             let target = demo_target(&config)?;
             on_cluster(&config, target, command, out)
@@ -132,19 +133,24 @@ fn demo_target(config: &Config) -> anyhow::Result<Target> {
         )
         .into()),
         Target::Live { .. } => {
-            let data_dir = config::default_local_dir().ok_or(config::ConfigError::NoDataDir).map_err(CliError::from)?;
+            let data_dir = crate::datadir::default_local_dir().ok_or(config::ConfigError::NoDataDir).map_err(CliError::from)?;
             Ok(Target::Local { data_dir })
         }
     }
 }
 
-/// Runs a cluster subcommand on its own runtime and closes the connection afterwards.
-fn on_cluster(config: &Config, target: Target, command: Command, out: &mut dyn Write) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The async runtime a cluster subcommand runs on.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
+}
+
+/// Runs a cluster subcommand on its own runtime and closes the connection afterwards.
+fn on_cluster(config: &Config, target: Target, command: Command, out: &mut dyn Write) -> anyhow::Result<()> {
+    let runtime = runtime()?;
     runtime.block_on(async {
         // Input that can be checked without a cluster is checked before connecting.
         let replicas = match &command {

@@ -4,10 +4,11 @@
 //! compare whole outputs.
 
 use super::args::OutputFormat;
-use super::output::{self, Rows, tabwrite};
+use super::output::{self, Rows};
 use super::session::Session;
 use crate::cluster::registrations::{self, ConditionStatus, Description, Registration};
 use crate::cluster::table::age;
+use crate::text::tabwrite::tabwrite;
 use k8s_openapi::jiff::Timestamp;
 use std::io::Write;
 

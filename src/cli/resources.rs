@@ -3,13 +3,14 @@
 //! a kind, plural, singular or short name works as it does with kubectl.
 
 use super::args::{OutputFormat, SpecAction, StatusAction};
-use super::editor::{self, is_blank};
 use super::output::{self, Rows, cell_text};
 use super::session::{Session, parse_one, read_inputs};
+use crate::cluster::edit::is_blank;
+use crate::cluster::editor;
 use crate::cluster::objects::{self, ObjectRef, Retry, ScaleView, parse_status_document, spec_view};
 use crate::cluster::table::{Table, fetch_table};
 use crate::cluster::{ClusterError, ResourceType};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::Write;
 
 /// The header kubectl puts on a file to edit, adapted to what we write back.
@@ -125,9 +126,9 @@ pub fn render_objects(
     })
 }
 
-/// `{"status": ...}` of an object as the status commands print it.
+/// `{"status": ...}` of an object as the status commands print and edit it.
 fn status_document(obj: &kube::api::DynamicObject) -> Value {
-    json!({ "status": objects::status_of(obj).cloned().unwrap_or(Value::Null) })
+    crate::cluster::edit::status_document(objects::status_of(obj))
 }
 
 /// Prints a status (for `status get`) in the configured format.
@@ -354,6 +355,7 @@ pub fn scale_rows(name: &str, view: &ScaleView) -> Rows {
 mod tests {
     use super::*;
     use crate::cluster::table::{TableColumn, TableRow};
+    use serde_json::json;
 
     fn column(name: &str, priority: i32) -> TableColumn {
         TableColumn {

@@ -5,19 +5,21 @@
 //! [`apply_documents`] then writes namespaces, then CRDs, waits for each CRD to be
 //! Established (or reports why its names were refused), re-reads discovery, and writes
 //! the custom resources. Each object is created, or updated with kubectl's client-side
-//! apply: a three-way JSON merge patch between the last applied configuration (kept in the
-//! `kubectl.kubernetes.io/last-applied-configuration` annotation, so kubectl and this tool
-//! can take turns), the document, and the live object. A status in a document is written
-//! through `/status` when the resource has it (the main endpoint would drop it), which is
-//! what makes one `apply` enough to load a local cluster with realistic objects.
+//! apply: a three-way JSON merge patch ([`super::merge_patch`]) between the last applied
+//! configuration (kept in the `kubectl.kubernetes.io/last-applied-configuration`
+//! annotation, so kubectl and this tool can take turns), the document, and the live object.
+//! A status in a document is written through `/status` when the resource has it (the main
+//! endpoint would drop it), which is what makes one `apply` enough to load a local cluster
+//! with realistic objects.
 
 use super::discovery::{Discovery, ResourceType};
 use super::error::ClusterError;
+use super::merge_patch::three_way_merge_patch;
 use super::objects::{ObjectRef, Retry, StatusDocument, replace_status};
 use super::registrations::{Establishment, wait_for_established};
 use futures::StreamExt;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::time::Duration;
 
 /// The annotation kubectl keeps the last applied configuration in.
@@ -348,85 +350,6 @@ fn clean(value: &Value) -> Value {
         }
     }
     out
-}
-
-/// kubectl's three-way JSON merge patch: the changes from `current` to `modified`, plus
-/// `null` for every field the last applied configuration (`original`) had and `modified`
-/// no longer has. `None` when there is nothing to change.
-pub fn three_way_merge_patch(original: Option<&Value>, modified: &Value, current: &Value) -> Option<Value> {
-    let deletions = original.and_then(|o| deletions(o, modified));
-    let changes = changes(current, modified);
-    match (deletions, changes) {
-        (None, None) => None,
-        (Some(d), None) => Some(d),
-        (None, Some(c)) => Some(c),
-        (Some(mut d), Some(c)) => {
-            union(&mut d, c);
-            Some(d)
-        }
-    }
-}
-
-/// Fields of `modified` that differ from `current` (maps compared key by key, anything else
-/// replaced whole, as JSON merge patch does).
-fn changes(current: &Value, modified: &Value) -> Option<Value> {
-    match (current, modified) {
-        (Value::Object(c), Value::Object(m)) => {
-            let mut out = Map::new();
-            for (k, mv) in m {
-                match c.get(k) {
-                    Some(cv) if cv == mv => {}
-                    Some(cv) if cv.is_object() && mv.is_object() => {
-                        if let Some(p) = changes(cv, mv) {
-                            out.insert(k.clone(), p);
-                        }
-                    }
-                    _ => {
-                        out.insert(k.clone(), mv.clone());
-                    }
-                }
-            }
-            (!out.is_empty()).then_some(Value::Object(out))
-        }
-        (c, m) if c == m => None,
-        (_, m) => Some(m.clone()),
-    }
-}
-
-/// `null` for each field of `original` missing from `modified`.
-fn deletions(original: &Value, modified: &Value) -> Option<Value> {
-    let (Value::Object(o), Value::Object(m)) = (original, modified) else { return None };
-    let mut out = Map::new();
-    for (k, ov) in o {
-        match m.get(k) {
-            None => {
-                out.insert(k.clone(), Value::Null);
-            }
-            Some(mv) => {
-                if let Some(d) = deletions(ov, mv) {
-                    out.insert(k.clone(), d);
-                }
-            }
-        }
-    }
-    (!out.is_empty()).then_some(Value::Object(out))
-}
-
-/// Deep union of two patches; `b` wins where both set a value.
-fn union(a: &mut Value, b: Value) {
-    match (a, b) {
-        (Value::Object(am), Value::Object(bm)) => {
-            for (k, bv) in bm {
-                match am.get_mut(k.as_str()) {
-                    Some(av) if av.is_object() && bv.is_object() => union(av, bv),
-                    _ => {
-                        am.insert(k, bv);
-                    }
-                }
-            }
-        }
-        (a, b) => *a = b,
-    }
 }
 
 #[cfg(test)]

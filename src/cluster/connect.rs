@@ -13,9 +13,9 @@
 //!   never sends us to a stranger, and a server still starting gets a few seconds.
 
 use super::error::ClusterError;
+use crate::datadir::{KUBECONFIG_FILE, STORE_FILE};
 use crate::engine::store::StoreError;
 use crate::engine::{Engine, EngineError, StorageConfig};
-use crate::serve::options::{KUBECONFIG_FILE, STORE_FILE};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! A user's edit carried over to a newer version of what they edited: the TUI's `r` after a
 //! 409 and the subcommands' `--retry-conflicts` both re-apply only what the user changed,
-//! so whatever someone else changed meanwhile stays.
+//! so whatever someone else changed meanwhile stays. The patches come from
+//! [`super::merge_patch`].
 //!
 //! The edit is the JSON merge patch (RFC 7386) from the document as shown (`base`) to the
 //! document as saved (`edited`); the other writer's changes are the patch from `base` to
@@ -8,7 +9,8 @@
 //! values the edit is not re-applied: one of the two changes would be lost, and only the
 //! user can say which. Pure functions of the documents.
 
-use serde_json::{Map, Value};
+use super::merge_patch::merge_diff;
+use serde_json::Value;
 
 /// Bookkeeping the server changes on every write; nobody edits it by hand.
 const BOOKKEEPING: [&str; 3] = ["metadata.resourceVersion", "metadata.managedFields", "metadata.generation"];
@@ -19,33 +21,6 @@ const BOOKKEEPING: [&str; 3] = ["metadata.resourceVersion", "metadata.managedFie
 pub struct Overlap {
     /// Dotted paths (`spec.workers`).
     pub fields: Vec<String>,
-}
-
-/// The JSON merge patch (RFC 7386) that turns `from` into `to`.
-pub fn merge_diff(from: &Value, to: &Value) -> Value {
-    match (from, to) {
-        (Value::Object(a), Value::Object(b)) => {
-            let mut patch = Map::new();
-            for (k, va) in a {
-                match b.get(k) {
-                    None => {
-                        patch.insert(k.clone(), Value::Null);
-                    }
-                    Some(vb) if vb != va => {
-                        patch.insert(k.clone(), merge_diff(va, vb));
-                    }
-                    Some(_) => {}
-                }
-            }
-            for (k, vb) in b {
-                if !a.contains_key(k) {
-                    patch.insert(k.clone(), vb.clone());
-                }
-            }
-            Value::Object(patch)
-        }
-        _ => to.clone(),
-    }
 }
 
 /// The user's edit (`base → edited`) re-applied on `current`, the same document of the

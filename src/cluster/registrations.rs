@@ -366,15 +366,23 @@ pub async fn list_crds(client: &kube::Client) -> Result<Vec<Crd>, ClusterError> 
 
 /// Every registration with its resource count.
 pub async fn list_registrations(client: &kube::Client) -> Result<Vec<Registration>, ClusterError> {
+    let crds = list_crds_with_counts(client).await?;
+    Ok(crds.iter().map(|(crd, n)| Registration::from_crd(crd, *n)).collect())
+}
+
+/// Every CRD, sorted by name, with how many custom resources it holds (`None` when they
+/// cannot be counted).
+pub async fn list_crds_with_counts(client: &kube::Client) -> Result<Vec<(Crd, Option<u64>)>, ClusterError> {
     let crds = list_crds(client).await?;
-    // Owned futures, so that callers may run this in a spawned task.
+    // Owned futures: borrowing ones are not `Send` for every lifetime, and the TUI runs
+    // this in a spawned task.
     let jobs = crds.iter().cloned().map(|crd| {
         let client = client.clone();
         async move { count_resources(&client, &crd).await }
     });
     let counts: Vec<Option<u64>> =
         futures::stream::iter(jobs).buffered(COUNT_CONCURRENCY).map(|r| r.ok().flatten()).collect().await;
-    Ok(crds.iter().zip(counts).map(|(crd, n)| Registration::from_crd(crd, n)).collect())
+    Ok(crds.into_iter().zip(counts).collect())
 }
 
 /// The CRD a user means by `word`: its name (`plural.group`), or the plural, singular, kind

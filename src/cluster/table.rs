@@ -122,14 +122,10 @@ pub async fn fetch_table(
             Some(n) => request.get(n, &GetParams::default()),
             None => request.list(&params),
         };
-        let mut http_request = http_request.map_err(|e| ClusterError::Other(e.to_string()))?;
-        http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
-        let text = client.request_text(http_request).await.map_err(|e| {
-            let target = name.and_then(not_found);
-            ClusterError::from_kube(e, target.as_ref().map(|(w, n, ns)| (w.as_str(), n.as_str(), ns.as_deref())))
-        })?;
-        let doc: Value = serde_json::from_str(&text)
-            .map_err(|e| ClusterError::Other(format!("cannot read the server's answer: {e}")))?;
+        let http_request = http_request.map_err(|e| ClusterError::Other(e.to_string()))?;
+        let target = name.and_then(not_found);
+        let target = target.as_ref().map(|(w, n, ns)| (w.as_str(), n.as_str(), ns.as_deref()));
+        let doc = request_table(client, http_request, target).await?;
         let page = parse_page(&doc, name.is_some())?;
         let more =
             doc.get("metadata").and_then(|m| m.get("continue")).and_then(Value::as_str).unwrap_or("").to_string();
@@ -148,26 +144,43 @@ pub async fn fetch_table(
     table.ok_or_else(|| ClusterError::Other("the server sent no table".into()))
 }
 
+/// Sends a request with kubectl's Table `Accept` and reads the JSON answer; `target`
+/// (what, name, namespace) words a 404 for one object.
+pub(super) async fn request_table(
+    client: &kube::Client,
+    mut http_request: http::Request<Vec<u8>>,
+    target: Option<(&str, &str, Option<&str>)>,
+) -> Result<Value, ClusterError> {
+    http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
+    let text = client.request_text(http_request).await.map_err(|e| ClusterError::from_kube(e, target))?;
+    serde_json::from_str(&text).map_err(|e| ClusterError::Other(format!("cannot read the server's answer: {e}")))
+}
+
+/// The Table in a server's answer; `None` when the server sent objects instead.
+pub(super) fn server_table(doc: &Value) -> Result<Option<Table>, ClusterError> {
+    if doc.get("kind").and_then(Value::as_str) != Some("Table") {
+        return Ok(None);
+    }
+    let columns: Vec<TableColumn> = match doc.get("columnDefinitions") {
+        Some(v) if !v.is_null() => serde_json::from_value(v.clone())
+            .map_err(|e| ClusterError::Other(format!("cannot read the table's columns: {e}")))?,
+        _ => Vec::new(),
+    };
+    let rows = doc.get("rows").and_then(Value::as_array).into_iter().flatten().map(table_row).collect();
+    Ok(Some(Table { columns, rows, from_server: true }))
+}
+
+/// One row of a Table: its cells, and who it is from its `object`'s metadata.
+pub(super) fn table_row(row: &Value) -> TableRow {
+    let mut identity = row_identity(row.pointer("/object/metadata"));
+    identity.cells = row.get("cells").and_then(Value::as_array).cloned().unwrap_or_default();
+    identity
+}
+
 /// One answer: a Table, a list of objects, or one object.
 fn parse_page(doc: &Value, single: bool) -> Result<Table, ClusterError> {
-    if doc.get("kind").and_then(Value::as_str) == Some("Table") {
-        let columns: Vec<TableColumn> = match doc.get("columnDefinitions") {
-            Some(v) if !v.is_null() => serde_json::from_value(v.clone())
-                .map_err(|e| ClusterError::Other(format!("cannot read the table's columns: {e}")))?,
-            _ => Vec::new(),
-        };
-        let rows = doc
-            .get("rows")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|r| {
-                let mut row = row_identity(r.get("object").and_then(|o| o.get("metadata")));
-                row.cells = r.get("cells").and_then(Value::as_array).cloned().unwrap_or_default();
-                row
-            })
-            .collect();
-        return Ok(Table { columns, rows, from_server: true });
+    if let Some(table) = server_table(doc)? {
+        return Ok(table);
     }
     let now = Timestamp::now();
     if single {
@@ -188,7 +201,7 @@ pub fn age(created: Timestamp, now: Timestamp) -> String {
 
 /// apimachinery's `HumanDuration`: `45s`, `3m20s`, `15m`, `5h10m`, `2d4h`, `90d`, `3y10d`.
 pub fn human_duration(d: Duration) -> String {
-    crate::human::human_duration(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    crate::text::duration::human_duration(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

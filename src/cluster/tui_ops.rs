@@ -1,25 +1,22 @@
 //! Cluster operations only the terminal UI needs, built on the rest of this layer: the
-//! endpoint of a CRD's resources as a [`ResourceType`], CRDs with their resource counts,
-//! and a watch of a resource list as Table rows (what `kubectl get -w` receives).
+//! endpoint of a CRD's resources as a [`ResourceType`], and a watch of a resource list as
+//! Table rows (what `kubectl get -w` receives).
 //!
 //! Lists are read a page at a time ([`fetch_table_page`]) so the first rows show while the
 //! rest arrive. The watch asks for Table events with kubectl's `Accept`; a server that
 //! sends plain objects instead gets each changed object's row through [`fetch_table`], so
-//! the columns stay the server's either way. (Table rows are read here as in
-//! [`super::table`], whose reader reads whole lists only.)
+//! the columns stay the server's either way. Tables and their rows are read by
+//! [`super::table`]'s one reader.
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
-use super::registrations::{Crd, count_resources, list_crds, served_resource};
-use super::table::{ACCEPT_TABLE, Table, TableColumn, TableRow, fetch_table};
+use super::registrations::{Crd, served_resource};
+use super::table::{ACCEPT_TABLE, Table, TableRow, fetch_table, request_table, server_table, table_row};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::api::{ListParams, WatchParams};
 use kube::core::WatchEvent;
 use serde_json::Value;
-
-/// How many CRDs have their resources counted at once.
-const COUNT_CONCURRENCY: usize = 8;
 
 /// The endpoint of a CRD's custom resources under its accepted names, if it is served.
 pub fn resource_of(crd: &Crd) -> Option<ResourceType> {
@@ -43,21 +40,6 @@ pub fn resource_of(crd: &Crd) -> Option<ResourceType> {
         scale: sub.is_some_and(|s| s.scale.is_some()),
         preferred: true,
     })
-}
-
-/// Every CRD, sorted by name, with how many custom resources it holds (`None` when they
-/// cannot be counted).
-pub async fn list_crds_with_counts(client: &kube::Client) -> Result<Vec<(Crd, Option<u64>)>, ClusterError> {
-    let crds = list_crds(client).await?;
-    // Owned futures: borrowing ones are not `Send` for every lifetime, and the TUI runs
-    // this in a spawned task.
-    let jobs = crds.iter().cloned().map(|crd| {
-        let client = client.clone();
-        async move { count_resources(&client, &crd).await }
-    });
-    let counts: Vec<Option<u64>> =
-        futures::stream::iter(jobs).buffered(COUNT_CONCURRENCY).map(|r| r.ok().flatten()).collect().await;
-    Ok(crds.into_iter().zip(counts).collect())
 }
 
 /// One page of a Table list, with where the list stands and where it goes on.
@@ -90,38 +72,17 @@ pub async fn fetch_table_page(
         params = params.continue_token(token);
     }
     let request = kube::core::Request::new(resource.collection_path(namespace));
-    let mut http_request = request.list(&params).map_err(|e| ClusterError::Other(e.to_string()))?;
-    http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
-    let text = client.request_text(http_request).await.map_err(|e| ClusterError::from_kube(e, None))?;
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| ClusterError::Other(format!("cannot read the server's answer: {e}")))?;
+    let http_request = request.list(&params).map_err(|e| ClusterError::Other(e.to_string()))?;
+    let doc = request_table(client, http_request, None).await?;
     let meta = doc.get("metadata");
     let text_at = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
     let resource_version = text_at("resourceVersion");
-    if doc.get("kind").and_then(Value::as_str) != Some("Table") {
+    let Some(table) = server_table(&doc)? else {
         let table = fetch_table(client, resource, namespace, None, label_selector).await?;
         return Ok(TablePage { table, resource_version, next: None });
-    }
-    let columns: Vec<TableColumn> = match doc.get("columnDefinitions") {
-        Some(v) if !v.is_null() => serde_json::from_value(v.clone())
-            .map_err(|e| ClusterError::Other(format!("cannot read the table's columns: {e}")))?,
-        _ => Vec::new(),
     };
-    let rows = doc.get("rows").and_then(Value::as_array).into_iter().flatten().map(table_row).collect();
     let next = Some(text_at("continue")).filter(|c| !c.is_empty());
-    Ok(TablePage { table: Table { columns, rows, from_server: true }, resource_version, next })
-}
-
-/// One row of a Table (its cells, and who it is from its `object`'s metadata).
-fn table_row(row: &Value) -> TableRow {
-    let meta = row.pointer("/object/metadata");
-    let text = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).map(String::from);
-    TableRow {
-        cells: row.get("cells").and_then(Value::as_array).cloned().unwrap_or_default(),
-        name: text("name").unwrap_or_default(),
-        namespace: text("namespace").filter(|n| !n.is_empty()),
-        created: text("creationTimestamp").and_then(|t| t.parse().ok()),
-    }
+    Ok(TablePage { table, resource_version, next })
 }
 
 /// A change to a watched list.

@@ -114,13 +114,10 @@ pub fn format_time(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// An RFC 1123 label, as namespace names must be.
+/// An RFC 1123 label, as namespace names must be: whether `schema::names` (the engine's
+/// one copy of the grammar) finds no problem with it.
 pub fn is_dns1123_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
+    crate::engine::schema::names::is_dns1123_label(s).is_empty()
 }
 
 /// A random (version 4) UUID.

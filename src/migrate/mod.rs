@@ -23,9 +23,9 @@
 //! The module is a library: [`Migration::plan`] reads the cluster and returns a [`Plan`]
 //! (changing nothing); [`Migration::create`] writes the journal; [`Migration::run_step`]
 //! executes the next [`Step`] over a `kube::Client`, reporting [`Event`]s through a
-//! callback and never printing. The CLI ([`cli`]) and the TUI wizard drive the same API.
+//! callback and never printing. The CLI (`kubectl crd migrate`, in `crate::cli`) and the TUI wizard drive the same API.
 //!
-//! A driver (the CLI here, the TUI's wizard) does, in outline:
+//! A driver (the CLI, the TUI's wizard) does, in outline:
 //!
 //! ```no_run
 //! # async fn drive(client: kube::Client, request: kubectl_crd::migrate::Request, dir: std::path::PathBuf)
@@ -65,7 +65,6 @@
 
 mod actions;
 mod adopt;
-pub mod cli;
 pub mod convert;
 pub mod diff;
 mod failpoint;

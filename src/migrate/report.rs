@@ -7,8 +7,8 @@ use super::journal::{JournalState, Order, Phase, SourceKind};
 use super::plan::{Plan, Validation};
 use super::steps::Step;
 use super::verify::Verification;
-use crate::cli::output::tabwrite;
 use crate::cluster::shell;
+use crate::text::tabwrite::tabwrite;
 use std::collections::BTreeMap;
 use std::path::Path;
 

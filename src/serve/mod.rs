@@ -7,8 +7,8 @@
 //! only once connections are accepted. The steps are a straight line, so they are one
 //! function ([`Server::start`]) rather than a state machine. Over TLS every request needs
 //! the bearer token; with `--insecure-http` (loopback only) none does, because kubectl never
-//! sends credentials over plain HTTP. The parts are in submodules: [`options`] (arguments,
-//! pure), [`token`], [`tls`], [`auth`], [`kubeconfig`], and the socket loop in `listener`.
+//! sends credentials over plain HTTP. The parts are in submodules: [`options`] (the validated
+//! options `cli` builds, pure), [`token`], [`tls`], [`auth`], [`kubeconfig`], and the socket loop in `listener`.
 
 pub mod auth;
 mod coalesce;
@@ -21,9 +21,9 @@ pub mod token;
 
 pub use files::FileError;
 pub use listener::Drained;
-pub use options::{ListenAddr, OptionsError, ServeOptions, Transport};
+pub use options::{ListenAddr, OptionsError, ServeOptions, StorageKind, Transport};
 
-use crate::cli::args::{ServeArgs, StorageKind};
+use crate::datadir::{LOCK_FILE, STORE_FILE};
 use crate::engine::store::StoreError;
 use crate::engine::{Engine, EngineError, StorageConfig};
 use kubeconfig::KubeconfigError;
@@ -103,14 +103,13 @@ pub fn ready_line(url: &str, kubeconfig: &Path) -> String {
 
 /// `kubectl crd serve`: starts the server, prints the ready line to `out`, and serves until
 /// SIGINT or SIGTERM, then drains and stops. Blocks; builds its own async runtime.
-pub fn run(args: &ServeArgs, out: &mut dyn Write) -> Result<(), ServeError> {
-    let options = ServeOptions::from_args(args, crate::cli::config::default_local_dir())?;
+pub fn run(options: &ServeOptions, out: &mut dyn Write) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Runtime)?;
     let result = runtime.block_on(async {
         // Handlers go in before the ready line: a signal sent the moment a script sees it must
         // stop us gracefully, not kill us.
         let shutdown = shutdown_signal()?;
-        let server = Server::start(&options).await?;
+        let server = Server::start(options).await?;
         let announced = writeln!(out, "{}", server.ready_line()).and_then(|()| out.flush());
         if let Err(e) = announced {
             // Nobody reads stdout any more; the server is still useful to those who know it.
@@ -235,7 +234,7 @@ fn lock_memory_dir(options: &ServeOptions) -> Result<Option<std::fs::File>, Serv
         .create(true)
         .truncate(false)
         .write(true)
-        .open(dir.join("serve.lock"))
+        .open(dir.join(LOCK_FILE))
         .map_err(engine_error)?;
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
@@ -248,7 +247,7 @@ async fn open_engine(options: &ServeOptions) -> Result<Arc<Engine>, ServeError> 
     let dir = &options.data_dir;
     let storage = match options.storage {
         StorageKind::Memory => StorageConfig::Memory,
-        StorageKind::Redb => StorageConfig::Redb(dir.join(options::STORE_FILE)),
+        StorageKind::Redb => StorageConfig::Redb(dir.join(STORE_FILE)),
     };
     Engine::open(&storage).await.map_err(|source| match source {
         EngineError::Store(StoreError::Locked { .. }) => ServeError::Locked { dir: dir.clone() },

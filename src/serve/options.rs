@@ -1,16 +1,10 @@
-//! Stage two of `serve`'s arguments: what the user typed ([`ServeArgs`]) checked once and
-//! turned into [`ServeOptions`], with defaults filled in. Also the pure address arithmetic
-//! the lifecycle needs: parsing `--listen`, and the URL a client should use for the address
-//! the listener actually got (port 0 becomes the real port, a wildcard host becomes
-//! loopback).
+//! Stage two of `serve`'s arguments: [`ServeOptions`], validated, with defaults filled in
+//! (`cli` builds them from what the user typed). Also the pure address arithmetic the
+//! lifecycle needs: parsing `--listen`, and the URL a client should use for the address the
+//! listener actually got (port 0 becomes the real port, a wildcard host becomes loopback).
 
-use crate::cli::args::{ServeArgs, StorageKind};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
-
-/// File names inside the data directory that the options decide.
-pub const STORE_FILE: &str = "store.redb";
-pub const KUBECONFIG_FILE: &str = "kubeconfig";
 
 /// A command line that does not describe a server we can start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -54,6 +48,15 @@ impl Transport {
     }
 }
 
+/// Where the served engine keeps its objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageKind {
+    /// Nothing survives the server.
+    Memory,
+    /// redb in `DIR/store.redb`.
+    Redb,
+}
+
 /// Everything `serve` needs to start, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeOptions {
@@ -64,20 +67,6 @@ pub struct ServeOptions {
     pub kubeconfig: PathBuf,
     pub storage: StorageKind,
     pub transport: Transport,
-}
-
-impl ServeOptions {
-    /// Checks the arguments. `default_data_dir` is used when `--data-dir` is not given.
-    pub fn from_args(args: &ServeArgs, default_data_dir: Option<PathBuf>) -> Result<Self, OptionsError> {
-        let listen = parse_listen(&args.listen)?;
-        let data_dir = args.data_dir.clone().or(default_data_dir).ok_or(OptionsError::NoDataDir)?;
-        let kubeconfig = args.write_kubeconfig.clone().unwrap_or_else(|| data_dir.join(KUBECONFIG_FILE));
-        // The ready line shows this path for copying into KUBECONFIG; relative would only
-        // work from here.
-        let kubeconfig = std::path::absolute(&kubeconfig).unwrap_or(kubeconfig);
-        let transport = if args.insecure_http { Transport::Http } else { Transport::Https };
-        Ok(ServeOptions { listen, data_dir, kubeconfig, storage: args.storage, transport })
-    }
 }
 
 /// Parses `HOST:PORT`; IPv6 hosts go in brackets (`[::1]:6443`).
@@ -153,21 +142,5 @@ mod tests {
         assert_eq!(url(Transport::Http, "0.0.0.0:8080"), "http://127.0.0.1:8080");
         assert_eq!(url(Transport::Https, "[::]:6443"), "https://[::1]:6443");
         assert_eq!(url(Transport::Https, "[fe80::1]:6443"), "https://[fe80::1]:6443");
-    }
-
-    #[test]
-    fn defaults_fill_in_the_data_dir_and_kubeconfig() {
-        let args = ServeArgs {
-            listen: "127.0.0.1:0".into(),
-            data_dir: None,
-            write_kubeconfig: None,
-            storage: StorageKind::Redb,
-            insecure_http: true,
-        };
-        let opts = ServeOptions::from_args(&args, Some(PathBuf::from("/var/lib/crd"))).expect("valid");
-        assert_eq!(opts.data_dir, PathBuf::from("/var/lib/crd"));
-        assert_eq!(opts.kubeconfig, PathBuf::from("/var/lib/crd/kubeconfig"));
-        assert_eq!(opts.transport, Transport::Http);
-        assert_eq!(ServeOptions::from_args(&args, None), Err(OptionsError::NoDataDir));
     }
 }

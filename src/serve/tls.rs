@@ -21,10 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-pub const CA_CERT: &str = "ca.crt";
-pub const CA_KEY: &str = "ca.key";
-pub const SERVING_CERT: &str = "tls.crt";
-pub const SERVING_KEY: &str = "tls.key";
+pub use crate::datadir::{CA_CERT, CA_KEY, SERVING_CERT, SERVING_KEY};
 
 const DAY: u64 = 24 * 60 * 60;
 const CA_LIFETIME: Duration = Duration::from_secs(10 * 365 * DAY);

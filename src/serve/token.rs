@@ -9,8 +9,7 @@ use rand::TryRngCore;
 use std::fmt;
 use std::path::Path;
 
-/// The file name inside the data directory.
-pub const FILE_NAME: &str = "token";
+use crate::datadir::TOKEN_FILE;
 
 /// Random bytes in a new token.
 const TOKEN_BYTES: usize = 32;
@@ -67,7 +66,7 @@ impl fmt::Debug for Token {
 
 /// The token kept in `dir`, made and stored first if there is none.
 pub fn load_or_create(dir: &Path) -> Result<Token, TokenError> {
-    let path = dir.join(FILE_NAME);
+    let path = dir.join(TOKEN_FILE);
     if let Some(bytes) = files::read_if_exists(&path)? {
         let text =
             String::from_utf8(bytes).map_err(|_| TokenError::Invalid { path: path.clone(), why: "it is not text" })?;
@@ -114,7 +113,7 @@ mod tests {
     #[test]
     fn a_damaged_token_file_says_what_to_do() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join(FILE_NAME), "").expect("write");
+        std::fs::write(dir.path().join(TOKEN_FILE), "").expect("write");
         let err = load_or_create(dir.path()).expect_err("empty token");
         assert!(err.to_string().contains("delete it"), "{err}");
     }

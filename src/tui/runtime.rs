@@ -2,15 +2,15 @@
 //! operations the subcommands use), results sent back as [`Msg`]s. Requests run as tasks
 //! so the screen never waits; edits run in place because the editor needs the terminal.
 
+use crate::cluster::edit::{self, Outcome};
+use crate::cluster::editor::{editor_command, shell, write_private};
 use crate::cluster::objects::{
     ObjectRef, Retry, get_object, get_scale, parse_status_document, replace_spec, replace_status, set_scale, spec_view,
 };
 use crate::cluster::reapply::{changes, reapply};
-use crate::cluster::registrations::{count_resources, find_crd};
-use crate::cluster::tui_ops::list_crds_with_counts;
+use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
-use crate::tui::edit::{self, Outcome};
 use crate::tui::model::Registration;
 use crate::tui::state::{ConflictDialog, EditPart, ScaleChange};
 use crate::tui::table::ObjKey;
@@ -24,25 +24,15 @@ pub fn edits_dir() -> PathBuf {
     std::env::temp_dir().join("kubectl-crd-edits")
 }
 
-/// The editor kubectl would use: `$KUBE_EDITOR`, `$EDITOR`, else `vi`.
-pub fn editor() -> String {
-    ["KUBE_EDITOR", "EDITOR"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))
-        .unwrap_or_else(|| "vi".to_string())
-}
-
 /// Runs the editor on `path` and waits for it (the terminal must be handed over first).
 /// The editor line goes through `sh` so `code --wait` or `vim -u NONE` work as in kubectl.
 pub async fn run_editor(path: &Path) -> Result<(), String> {
-    let editor = editor();
+    let editor = editor_command();
     let path = path.to_path_buf();
-    let status = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&path).status()
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("cannot start the editor: {e}"))?;
+    let status = tokio::task::spawn_blocking(move || shell(&editor, &path).status())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot start the editor: {e}"))?;
     if status.success() { Ok(()) } else { Err(format!("the editor exited with {status}")) }
 }
 
@@ -80,16 +70,6 @@ pub fn kept_path(kind: &ResourceType, key: &ObjKey, part: EditPart) -> PathBuf {
     edits_dir().join(format!("{}-{ns}{}-{}-{stamp}.yaml", kind.plural, key.name, part.word()))
 }
 
-/// Writes a new file only its owner can read: objects may hold secrets.
-pub(crate) fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)?.write_all(text.as_bytes())
-}
-
 /// Reads the object, writes the document for the editor; returns it with the file.
 pub async fn prepare_edit(
     client: &kube::Client,
@@ -101,7 +81,7 @@ pub async fn prepare_edit(
     let base = document(&against, part).map_err(|e| e.to_string())?;
     let kept = kept_path(kind, key, part);
     std::fs::create_dir_all(edits_dir()).map_err(|e| format!("cannot create {}: {e}", edits_dir().display()))?;
-    write_private(&kept, &edit::render(&base, part, &what(kind, key)))
+    write_private(&kept, &crate::tui::edit::render(&base, part, &what(kind, key)))
         .map_err(|e| format!("cannot write {}: {e}", kept.display()))?;
     Ok((against, base, kept))
 }

@@ -2,6 +2,8 @@
 //! views read it through `&State`.
 
 use crate::cluster::discovery::ResourceType;
+/// The state names which part of an object is being edited (defined with the edit itself).
+pub use crate::cluster::edit::EditPart;
 use crate::cluster::objects::ScaleView;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
@@ -60,24 +62,6 @@ impl Namespaces {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Input {
     pub text: String,
-}
-
-/// Which part of an object an edit changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditPart {
-    /// Everything but `.status`, through the main endpoint.
-    Spec,
-    /// `.status` alone, through `/status`.
-    Status,
-}
-
-impl EditPart {
-    pub fn word(self) -> &'static str {
-        match self {
-            EditPart::Spec => "spec",
-            EditPart::Status => "status",
-        }
-    }
 }
 
 /// What a scale request asks for.

@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod discovery;
+pub mod openapi;
 pub mod options;
 pub mod protobuf;
 pub mod protobuf_status;
@@ -33,9 +34,9 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/healthz", any(ok_text))
         .route("/livez", any(ok_text))
         .route("/readyz", any(ok_text))
-        .route("/openapi/v2", any(crate::engine::openapi::serve_v2))
-        .route("/openapi/v3", any(crate::engine::openapi::serve_v3_index))
-        .route("/openapi/v3/{*group_version}", any(crate::engine::openapi::serve_v3_document))
+        .route("/openapi/v2", any(openapi::serve_v2))
+        .route("/openapi/v3", any(openapi::serve_v3_index))
+        .route("/openapi/v3/{*group_version}", any(openapi::serve_v3_document))
         .fallback(dispatch)
         .method_not_allowed_fallback(non_resource_method_not_allowed)
         .with_state(engine)

@@ -8,6 +8,7 @@
 //! With these rules our document for the recorded Widget CRD hashes to the very value the
 //! real kube-apiserver served.
 
+use crate::engine::representation::gofmt::go_json_float;
 use serde_json::{Number, Value};
 
 /// A JSON value whose objects keep their keys in insertion order.
@@ -143,22 +144,7 @@ fn write_number(n: &Number, out: &mut String) {
     } else if let Some(u) = n.as_u64() {
         out.push_str(&u.to_string());
     } else if let Some(f) = n.as_f64() {
-        out.push_str(&go_float(f));
-    }
-}
-
-/// A float64 as Go's `encoding/json` writes it: the shortest round-tripping digits, in
-/// plain notation between 1e-6 and 1e21 and as `1e+21` / `1e-7` outside.
-pub fn go_float(f: f64) -> String {
-    let abs = f.abs();
-    if abs == 0.0 || (1e-6..1e21).contains(&abs) {
-        return format!("{f}");
-    }
-    // Rust writes `1.5e-7` / `1e21`; Go writes `1.5e-7` / `1e+21`.
-    let text = format!("{f:e}");
-    match text.split_once('e') {
-        Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp:0>2}"),
-        _ => text,
+        out.push_str(&go_json_float(f));
     }
 }
 
@@ -188,7 +174,7 @@ mod tests {
             (123456789012345680000.0, "123456789012345680000"),
         ];
         for (f, want) in cases {
-            assert_eq!(go_float(f), want, "{f}");
+            assert_eq!(go_json_float(f), want, "{f}");
         }
         assert_eq!(J::from(&json!(3)).to_text(), "3");
         assert_eq!(J::from(&json!(-3)).to_text(), "-3");

@@ -7,7 +7,7 @@
 
 use crate::engine::field::{FieldError, Path};
 use crate::engine::registry::defaults::{CONVERSION_NONE, CONVERSION_WEBHOOK, DEFAULT_WEBHOOK_PORT};
-use crate::engine::registry::dns::{is_dns1035_label, is_dns1123_subdomain};
+use crate::engine::schema::names::{is_dns1035_label, is_dns1123_subdomain};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomResourceConversion, ServiceReference};
 use serde_json::json;
 
@@ -227,7 +227,7 @@ mod tests {
         let service = ServiceReference { port: Some(0), path: Some("/convert/Now".into()), ..Default::default() };
         let segment = format!(
             "spec.conversion.webhookClientConfig.service.path: Invalid value: \"/convert/Now\": segment[1]: {}",
-            crate::engine::registry::dns::DNS1123_SUBDOMAIN_MSG
+            crate::engine::schema::names::DNS1123_SUBDOMAIN_MSG
         );
         assert_eq!(
             check(&webhook(None, Some(service), &["v1", "v1", "v3"])),

@@ -6,7 +6,7 @@
 //! ([`validate_meta_fields`]); only the CRD-specific ones live here.
 
 use crate::engine::field::{FieldError, Path, go_quote};
-use crate::engine::registry::dns::name_is_dns_subdomain;
+use crate::engine::schema::names::name_is_dns_subdomain;
 use crate::engine::schema::object_meta::validate_meta_fields;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 

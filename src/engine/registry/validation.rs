@@ -19,7 +19,6 @@ use crate::engine::field::{FieldError, Path};
 use crate::engine::registry::conditions::{ESTABLISHED, is_crd_condition_true};
 use crate::engine::registry::conversion::{has_recognized_review_version_or_empty, validate_conversion};
 use crate::engine::registry::defaults::{CONVERSION_NONE, SCOPE_CLUSTER, SCOPE_NAMESPACED};
-use crate::engine::registry::dns::{is_dns1035_label, is_dns1123_subdomain};
 use crate::engine::registry::metadata::{validate_api_approval, validate_metadata};
 use crate::engine::registry::schema_rules::{SchemaOptions, map_set_keys_rules, validate_validation};
 use crate::engine::registry::schema_walk::{
@@ -31,6 +30,7 @@ use crate::engine::registry::structural::is_structural;
 use crate::engine::registry::versions::{
     Hoisted, deprecation_warning_problems, has_status, validate_column, validate_subresources,
 };
+use crate::engine::schema::names::{is_dns1035_label, is_dns1123_subdomain};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
     CustomResourceDefinitionVersion,

@@ -4,9 +4,9 @@
 use super::*;
 use crate::engine::registry::conditions::{self, STATUS_TRUE, TERMINATING};
 use crate::engine::registry::defaults::{apply_defaults, prepare_for_create, prepare_for_update};
-use crate::engine::registry::dns::{DNS1035_LABEL_MSG, DNS1123_SUBDOMAIN_MSG};
 use crate::engine::registry::fixtures::{CrdBuilder, VersionBuilder, at, gadget, widget};
 use crate::engine::registry::metadata::{API_APPROVED_ANNOTATION, is_protected_community_group};
+use crate::engine::schema::names::{DNS1035_LABEL_MSG, DNS1123_SUBDOMAIN_MSG};
 use serde_json::json;
 
 fn prepared(builder: CrdBuilder) -> CustomResourceDefinition {

@@ -1,7 +1,8 @@
 //! Values printed as Go prints them: `fmt.Fprint` (what a string printer column shows),
 //! `encoding/json` (objects and arrays in cells, float cells in Table JSON). Go and Rust
 //! disagree on float text (`1e+06` vs `1000000`, `1` vs `1.0`), and these strings end up in
-//! `kubectl get` output, so they follow Go's rules.
+//! `kubectl get` output, so they follow Go's rules. The engine's one copy of Go's float
+//! formatting: the schema's messages, OpenAPI documents and Tables all use it.
 
 use serde_json::Value;
 
@@ -138,4 +139,23 @@ pub fn go_json_float(f: f64) -> String {
         return go_exponent(f, 1);
     }
     format!("{f}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_go_v() {
+        assert_eq!(go_format_g(10.0), "10");
+        assert_eq!(go_format_g(1.5), "1.5");
+        assert_eq!(go_format_g(123456.0), "123456");
+        assert_eq!(go_format_g(1234567.0), "1.234567e+06");
+        assert_eq!(go_format_g(1e6), "1e+06");
+        assert_eq!(go_format_g(0.0001), "0.0001");
+        assert_eq!(go_format_g(0.00001), "1e-05");
+        assert_eq!(go_format_g(-2.5e-7), "-2.5e-07");
+        assert_eq!(go_format_g(1e21), "1e+21");
+        assert_eq!(go_format_g(0.0), "0");
+    }
 }

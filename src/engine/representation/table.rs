@@ -16,7 +16,7 @@ use super::gofmt::{go_json_float, print_text, write_go_string};
 use super::jsonpath::JsonPath;
 use super::partial::{write_list_meta, write_partial};
 use super::{ListMeta, MetaVersion, RawObject, raw};
-pub use crate::human::human_duration;
+pub use crate::text::duration::human_duration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;

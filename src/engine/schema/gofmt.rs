@@ -5,36 +5,12 @@
 //! bounds, bad values) or `%#v` (maps and slices in `Duplicate value` errors). JSON
 //! rendering differs in the details users see (`1e+06` vs `1000000.0`,
 //! `map[string]interface {}{"name":"a"}` vs `{"name":"a"}`), so the schema validator
-//! renders through these helpers.
+//! renders through these helpers. Floats are formatted by the engine's one Go float
+//! formatter, [`crate::engine::representation::gofmt`].
 
 use crate::engine::field::go_quote;
+use crate::engine::representation::gofmt::go_format_g;
 use serde_json::{Number, Value};
-
-/// `%v` of a Go `float64`: the shortest representation, in exponent form when the
-/// exponent is below -4 or at least 6 (`strconv.FormatFloat(f, 'g', -1, 64)`).
-pub fn float_v(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "NaN".into()
-        } else if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    // Rust's `{:e}` is the shortest round-trip form: "1.234567e6", "1e-5".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mantissa}e{sign}{:02}", exp.abs());
-    }
-    format!("{f}")
-}
 
 /// The Go value a JSON number decodes to in an unstructured object: `int64` when it is
 /// an integer that fits, `float64` otherwise.
@@ -63,7 +39,7 @@ impl GoNumber {
 pub fn number_v(n: &Number) -> String {
     match GoNumber::of(n) {
         GoNumber::Int(i) => i.to_string(),
-        GoNumber::Float(f) => float_v(f),
+        GoNumber::Float(f) => go_format_g(f),
     }
 }
 
@@ -122,20 +98,6 @@ pub fn bad_value(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn floats_print_like_go_v() {
-        assert_eq!(float_v(10.0), "10");
-        assert_eq!(float_v(1.5), "1.5");
-        assert_eq!(float_v(123456.0), "123456");
-        assert_eq!(float_v(1234567.0), "1.234567e+06");
-        assert_eq!(float_v(1e6), "1e+06");
-        assert_eq!(float_v(0.0001), "0.0001");
-        assert_eq!(float_v(0.00001), "1e-05");
-        assert_eq!(float_v(-2.5e-7), "-2.5e-07");
-        assert_eq!(float_v(1e21), "1e+21");
-        assert_eq!(float_v(0.0), "0");
-    }
 
     #[test]
     fn numbers_keep_their_go_type() {

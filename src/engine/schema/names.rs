@@ -4,7 +4,8 @@
 //! path-segment names.
 //!
 //! Each check returns its problems (empty when the value is fine): kube repeats these
-//! sentences verbatim, one field error per sentence.
+//! sentences verbatim, one field error per sentence. The one copy in the engine: object
+//! metadata, CRD validation and conversion all check names here.
 
 /// `IsDNS1123Subdomain`'s regex sentence.
 pub const DNS1123_SUBDOMAIN_MSG: &str = r"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -198,5 +199,35 @@ mod tests {
         assert_eq!(is_valid_label_value("bad value").len(), 1);
         assert_eq!(validate_path_segment_name("..", false), ["may not be '..'"]);
         assert_eq!(validate_path_segment_name("a/b%", false), ["may not contain '/'", "may not contain '%'"]);
+    }
+
+    #[test]
+    fn subdomains_one_by_one() {
+        for ok in ["example.com", "stable.example.com", "a", "0", "a-b.c-d", "widgets.stable.example.com"] {
+            assert!(is_dns1123_subdomain(ok).is_empty(), "{ok}");
+        }
+        for bad in ["", "Example.com", "a..b", ".a", "a.", "-a", "a-", "a_b", "a.b-"] {
+            assert_eq!(is_dns1123_subdomain(bad), vec![DNS1123_SUBDOMAIN_MSG.to_string()], "{bad}");
+        }
+        let long = "a".repeat(254);
+        assert_eq!(is_dns1123_subdomain(&long), vec!["must be no more than 253 characters".to_string()]);
+    }
+
+    #[test]
+    fn dns1035_labels_one_by_one() {
+        for ok in ["v1", "widgets", "a", "my-name", "v1beta1"] {
+            assert!(is_dns1035_label(ok).is_empty(), "{ok}");
+        }
+        for bad in ["", "1v", "V1", "a.b", "a-", "-a", "wid_gets"] {
+            assert_eq!(is_dns1035_label(bad), vec![DNS1035_LABEL_MSG.to_string()], "{bad}");
+        }
+        let long = "a".repeat(64);
+        assert_eq!(is_dns1035_label(&long), vec!["must be no more than 63 characters".to_string()]);
+    }
+
+    #[test]
+    fn generate_name_prefix_may_end_with_dash() {
+        assert!(name_is_dns_subdomain("widgets-", true).is_empty());
+        assert_eq!(name_is_dns_subdomain("widgets-", false), vec![DNS1123_SUBDOMAIN_MSG.to_string()]);
     }
 }

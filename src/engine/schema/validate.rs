@@ -18,6 +18,7 @@ use super::formats;
 use super::gofmt::{self, GoNumber};
 use super::node::{Additional, Node};
 use crate::engine::field::{ErrorType, FieldError, format_value, go_quote};
+use crate::engine::representation::gofmt::{go_format_g, go_json_float};
 use serde_json::{Number, Value};
 
 /// Errors of one validation, and kube-openapi's match count (how many checks ran), which
@@ -214,7 +215,7 @@ fn number_errors(node: &Node, name: &str, n: &Number) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(factor) = node.multiple_of {
         if factor < 0.0 {
-            let detail = format!("factor MultipleOf declared for {name} must be positive: {}", gofmt::float_v(factor));
+            let detail = format!("factor MultipleOf declared for {name} must be positive: {}", go_format_g(factor));
             errs.push(invalid(name, &Value::from(factor), detail));
         } else {
             let shown = match data {
@@ -225,7 +226,7 @@ fn number_errors(node: &Node, name: &str, n: &Number) -> Vec<FieldError> {
                 _ => {
                     let d = data.as_f64();
                     let mult = if factor < 1.0 { 1.0 / factor * d } else { d / factor };
-                    (!is_json_integer(mult)).then(|| gofmt::float_v(factor))
+                    (!is_json_integer(mult)).then(|| go_format_g(factor))
                 }
             };
             if let Some(shown) = shown {
@@ -235,7 +236,7 @@ fn number_errors(node: &Node, name: &str, n: &Number) -> Vec<FieldError> {
     }
     let bound_text = |b: f64| match data {
         GoNumber::Int(_) => (b as i64).to_string(),
-        GoNumber::Float(_) => gofmt::float_v(b),
+        GoNumber::Float(_) => go_format_g(b),
     };
     let cmp = |b: f64| -> std::cmp::Ordering {
         match data {
@@ -312,17 +313,7 @@ pub fn go_json(v: &Value) -> String {
     match v {
         Value::Number(n) => match GoNumber::of(n) {
             GoNumber::Int(i) => i.to_string(),
-            GoNumber::Float(f) => {
-                let abs = f.abs();
-                if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-                    let s = format!("{f:e}");
-                    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-                    let e: i32 = e.parse().unwrap_or(0);
-                    format!("{m}e{}{}", if e < 0 { '-' } else { '+' }, e.abs())
-                } else {
-                    format!("{f}")
-                }
-            }
+            GoNumber::Float(f) => go_json_float(f),
         },
         Value::Array(items) => format!("[{}]", items.iter().map(go_json).collect::<Vec<_>>().join(",")),
         Value::Object(map) => {

@@ -6,11 +6,12 @@
 
 use super::{Failure, Journal, Summary, WizardEffect, WizardMsg};
 use crate::cluster::Origin;
+use crate::cluster::editor::write_private;
 use crate::cluster::identity::identify;
 use crate::migrate::journal;
 use crate::migrate::{Event, Input, MigrateError, Migration, Request, Source, report};
 use crate::tui::action::Msg;
-use crate::tui::runtime::{edits_dir, write_private};
+use crate::tui::runtime::edits_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -222,7 +223,7 @@ pub fn prepare_compose(crd: &str, text: &str) -> Result<PathBuf, String> {
 /// What the editor left: the file to plan with, or `None` when only comments are left.
 pub fn finish_compose(path: &Path) -> Result<Option<PathBuf>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    match crate::tui::edit::parse(&text) {
+    match crate::cluster::edit::parse(&text) {
         Ok(None) => {
             let _ = std::fs::remove_file(path);
             Ok(None)

@@ -117,7 +117,7 @@ fn target(state: &mut State, w: &mut Wizard, action: Action) -> Flow {
                 return Flow::Stay(vec![]);
             };
             let text = compose_text(&reg.crd);
-            w.stage = Stage::Busy(format!("writing the new CRD in {}…", crate::tui::runtime::editor()));
+            w.stage = Stage::Busy(format!("writing the new CRD in {}…", crate::cluster::editor::editor_command()));
             return Flow::Stay(vec![fx(WizardEffect::Compose { crd: w.crd.clone(), text })]);
         }
         Action::Submit => {

@@ -1,6 +1,7 @@
-//! Editing a document in the user's editor, as `kubectl edit` does: `$KUBE_EDITOR`, else
-//! `$EDITOR`, else `vi`, run through the shell so an editor with arguments works
-//! (`KUBE_EDITOR="code --wait"`), on a temporary YAML file with a comment header.
+//! The one editor launcher of the CLI and the TUI: the user's editor, as `kubectl edit`
+//! picks it (`$KUBE_EDITOR`, else `$EDITOR`, else `vi`), run through the shell so an editor
+//! with arguments works (`KUBE_EDITOR="code --wait"`), on a YAML file only its owner can
+//! read. What the file holds and what an edit means are in [`super::edit`] (pure).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -62,7 +63,7 @@ pub fn edit(text: &str, name_hint: &str) -> Result<(String, EditFile), EditorErr
     let safe: String = name_hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
     let path = std::env::temp_dir().join(format!("kubectl-crd-edit-{safe}-{:08x}.yaml", rand::random::<u32>()));
     let file = EditFile { path, keep: false };
-    write_new(file.path(), text).map_err(EditorError::TempFile)?;
+    write_private(file.path(), text).map_err(EditorError::TempFile)?;
     let editor = editor_command();
     let status =
         shell(&editor, file.path()).status().map_err(|source| EditorError::Start { editor: editor.clone(), source })?;
@@ -73,7 +74,8 @@ pub fn edit(text: &str, name_hint: &str) -> Result<(String, EditFile), EditorErr
     Ok((edited, file))
 }
 
-fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+/// Writes a new file only its owner can read: objects may hold secrets.
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -81,36 +83,18 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     options.open(path)?.write_all(text.as_bytes())
 }
 
+/// The command that runs `editor` on `path`.
 #[cfg(unix)]
-fn shell(editor: &str, path: &Path) -> Command {
+pub fn shell(editor: &str, path: &Path) -> Command {
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(format!("{editor} \"$1\"")).arg("kubectl-crd-editor").arg(path);
     cmd
 }
 
+/// The command that runs `editor` on `path`.
 #[cfg(not(unix))]
-fn shell(editor: &str, path: &Path) -> Command {
+pub fn shell(editor: &str, path: &Path) -> Command {
     let mut cmd = Command::new("cmd");
     cmd.arg("/C").arg(format!("{editor} \"{}\"", path.display()));
     cmd
-}
-
-/// Whether an edited file is empty once comments and blank lines are gone (kubectl then
-/// cancels the edit).
-pub fn is_blank(text: &str) -> bool {
-    text.lines().all(|l| {
-        let t = l.trim();
-        t.is_empty() || t.starts_with('#')
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blank_means_only_comments() {
-        assert!(is_blank("# a\n\n   # b\n"));
-        assert!(!is_blank("# a\nstatus: {}\n"));
-    }
 }

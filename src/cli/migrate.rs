@@ -1,24 +1,24 @@
-//! `kubectl crd migrate ...`: the thin command-line layer over the library — it reads the
+//! `kubectl crd migrate ...`: the thin command-line layer over [`crate::migrate`] — it reads the
 //! files, opens the session, prints the plan, asks before destructive steps (dialoguer,
 //! unless `--yes`), draws progress bars (indicatif, on standard error, only in a
 //! terminal), prints a summary, and maps outcomes to exit codes (1: refused, failed or
 //! differences found; 2: wrong command line or input).
 
-use super::MigrateError;
-use super::convert::{self, RegistrationDoc, TprNames};
-use super::journal::{self, JournalState, Phase};
-use super::plan::{Input, Plan, Request, Source};
-use super::progress::Event;
-use super::report;
-use super::steps::Migration;
-use super::verify::Verification;
-use crate::cli::CliError;
-use crate::cli::args::{ConvertArgs, JournalArgs, MigrateAction, MigrateArgs, OutputFormat};
-use crate::cli::config::Config;
-use crate::cli::output::{json, yaml};
-use crate::cli::session::Session;
+use super::CliError;
+use super::args::{ConvertArgs, JournalArgs, MigrateAction, MigrateArgs, OutputFormat};
+use super::config::Config;
+use super::output::{json, yaml};
+use super::session::Session;
 use crate::cluster::identity::identify;
 use crate::cluster::{ClusterIdentity, shell};
+use crate::migrate::MigrateError;
+use crate::migrate::convert::{self, RegistrationDoc, TprNames};
+use crate::migrate::journal::{self, JournalState, Phase};
+use crate::migrate::plan::{Input, Plan, Request, Source};
+use crate::migrate::progress::Event;
+use crate::migrate::report;
+use crate::migrate::steps::Migration;
+use crate::migrate::verify::Verification;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -43,11 +43,7 @@ pub fn run(config: &Config, action: MigrateAction, out: &mut dyn Write) -> anyho
         )
         .into());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let session = Session::open(config, config.target.clone()).await?;
         let result = match action {
