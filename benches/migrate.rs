@@ -11,9 +11,13 @@
 mod allocator;
 // Only `Server::start` is used here.
 #[allow(dead_code)]
-#[path = "../tests/support/kubectl.rs"]
+#[path = "../tests/it/support/kubectl.rs"]
 mod kubectl_support;
-#[path = "../tests/migrate_support/mod.rs"]
+// The migration support builds its CRDs with the one fixture builder, its sibling.
+#[allow(dead_code)]
+#[path = "../tests/it/support/crd.rs"]
+mod crd;
+#[path = "../tests/it/support/migrate.rs"]
 mod migrate_support;
 
 use migrate_support::*;

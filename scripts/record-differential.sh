@@ -2,7 +2,7 @@
 # Records the differential goldens from a real kube-apiserver 1.32 (the oracle kit in
 # ../shared/oracle, or ORACLE_DIR): starts a fresh oracle in a temporary directory, runs the
 # scenarios named on the command line (all without arguments) against it, writes
-# tests/differential/goldens/<scenario>.json, and stops the oracle.
+# tests/it/differential/goldens/<scenario>.json, and stops the oracle.
 #
 #   scripts/record-differential.sh            # every scenario
 #   scripts/record-differential.sh lists crud # some
@@ -24,5 +24,5 @@ trap stop EXIT
 scenarios=$(IFS=,; echo "$*")
 SECONDS=0
 DIFFERENTIAL_ORACLE="$dir/kubeconfig" DIFFERENTIAL_SCENARIOS="$scenarios" \
-  cargo test --locked --test differential -- --ignored --exact record --nocapture
+  cargo test --locked --test it -- --ignored --exact differential::record --nocapture
 echo "recorded in ${SECONDS} s (after the oracle started)"

@@ -81,7 +81,7 @@ mod tests {
         CustomResourceDefinitionVersion { name: "v1".into(), served: true, storage, ..Default::default() }
     }
 
-    /// The oracle's words for these versions (tests/differential/goldens/crds.json).
+    /// The oracle's words for these versions (tests/it/differential/goldens/crds.json).
     #[test]
     fn versions_print_as_kube_s_internal_type() {
         let hoisted = Hoisted { schema: true, subresources: false, columns: false, selectable_fields: false };

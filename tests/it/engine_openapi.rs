@@ -1,0 +1,358 @@
+//! `/openapi/v2` and `/openapi/v3` in process, over the engine's router: the documents
+//! kube-apiserver 1.32 served for the recorded Widget CRD (byte for byte for v3, as the
+//! recorded content hash proves), their caching headers, and their rebuilding when CRDs
+//! come and go.
+
+use crate::support;
+use crate::support::crd::CrdBuilder;
+
+use axum::body::Body;
+use http::{HeaderMap, Request, StatusCode};
+use kubectl_crd::engine::{Engine, StorageConfig};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use support::compare::{COMPARED_HEADERS, assert_headers_match, assert_json_matches, headers_from_map};
+use support::reference::{load, reference_dir};
+use support::replay::openapi_v2_trimmed;
+use tower::ServiceExt;
+
+const WIDGETS: &str = "apis/stable.example.com/v1";
+const PROTOBUF_V2: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("JSON body ({e}): {}", self.text()))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+async fn send(engine: &Arc<Engine>, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Answer {
+    let mut req = Request::builder().method(method).uri(path);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = engine.router().oneshot(req.body(Body::from(body)).expect("request")).await.expect("response");
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.expect("body").to_vec();
+    Answer { status, headers, body }
+}
+
+async fn get(engine: &Arc<Engine>, path: &str, headers: &[(&str, &str)]) -> Answer {
+    send(engine, "GET", path, headers, Vec::new()).await
+}
+
+/// POSTs a recorded request body (a CRD) as the recording did.
+async fn create_recorded(engine: &Arc<Engine>, prefix: &str) {
+    let ex = load(prefix);
+    let body = ex.request.body.clone().expect("a body");
+    let answer = send(engine, "POST", ex.request.path(), &[("content-type", "application/json")], body).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+}
+
+/// The `/openapi/v3` index once `done` holds for it.
+async fn index_when(engine: &Arc<Engine>, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..300 {
+        let index = get(engine, "/openapi/v3", &[]).await.json();
+        if done(&index) {
+            return index;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the /openapi/v3 index never reached the expected state");
+}
+
+fn url_of(index: &Value, gv: &str) -> Option<String> {
+    index["paths"][gv]["serverRelativeURL"].as_str().map(String::from)
+}
+
+async fn engine_with_widgets() -> Arc<Engine> {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    create_recorded(&engine, "06").await;
+    index_when(&engine, |i| url_of(i, WIDGETS).is_some()).await;
+    engine
+}
+
+#[tokio::test]
+async fn the_widget_document_is_the_one_kube_apiserver_served() {
+    let engine = engine_with_widgets().await;
+    let index = get(&engine, "/openapi/v3", &[]).await.json();
+    // Reference 59: the same content hash, so the same bytes.
+    let recorded = load("59").response.body.json().clone();
+    assert_eq!(url_of(&index, WIDGETS), url_of(&recorded, WIDGETS));
+    // Everything listed is listed by kube-apiserver too (which has many more built-ins);
+    // like kube, no document for the CRD's group itself.
+    for gv in index["paths"].as_object().expect("paths").keys() {
+        assert!(recorded["paths"].get(gv).is_some(), "{gv} is not in reference 59");
+    }
+    assert!(url_of(&index, "apis/stable.example.com").is_none());
+
+    let url = url_of(&index, WIDGETS).expect("listed");
+    let answer = get(&engine, &url, &[("accept", "application/json")]).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let full = std::fs::read(reference_dir().join("60-openapi-v3-stable-v1.full.json")).expect("companion file");
+    let expected: Value = serde_json::from_slice(&full).expect("json");
+    assert_json_matches(&expected, &answer.json(), "/openapi/v3/apis/stable.example.com/v1 (reference 60)");
+
+    let reference = load("60");
+    assert_headers_match(
+        &reference.response.headers,
+        &headers_from_map(&answer.headers),
+        COMPARED_HEADERS,
+        "reference 60",
+    );
+    let hash = url.split("hash=").nth(1).expect("a hash");
+    assert_eq!(answer.header("etag"), Some(format!("\"{hash}\"").as_str()));
+    assert!(answer.header("expires").is_some_and(|e| e.ends_with(" UTC")), "{:?}", answer.header("expires"));
+    assert!(answer.header("last-modified").is_some_and(|e| e.ends_with(" GMT")));
+}
+
+#[tokio::test]
+async fn the_index_is_served_as_kube_serves_it() {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let answer = get(&engine, "/openapi/v3", &[("accept", "application/json")]).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_headers_match(
+        &load("59").response.headers,
+        &headers_from_map(&answer.headers),
+        COMPARED_HEADERS,
+        "reference 59",
+    );
+    let index = answer.json();
+    let listed: Vec<&String> = index["paths"].as_object().expect("paths").keys().collect();
+    // The built-in kinds' group-versions and kube's discovery documents, no CRD's yet.
+    for gv in ["api", "api/v1", "apis", "apis/apiextensions.k8s.io", "apis/apiextensions.k8s.io/v1", "version"] {
+        assert!(listed.iter().any(|l| *l == gv), "{gv} in {listed:?}");
+    }
+    assert!(!listed.iter().any(|l| l.starts_with("apis/stable.example.com")));
+    for (gv, entry) in index["paths"].as_object().expect("paths") {
+        let url = entry["serverRelativeURL"].as_str().expect("url");
+        assert!(url.starts_with(&format!("/openapi/v3/{gv}?hash=")), "{url}");
+        let doc = get(&engine, url, &[]).await;
+        assert_eq!(doc.status, StatusCode::OK, "{gv}");
+        assert_eq!(doc.json()["openapi"], "3.0.0");
+    }
+}
+
+#[tokio::test]
+async fn swagger_2_holds_the_recorded_widget_paths_parameters_and_definitions() {
+    let engine = engine_with_widgets().await;
+    let answer = get(&engine, "/openapi/v2", &[("accept", "application/json")]).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let reference = load("58");
+    assert_headers_match(
+        &reference.response.headers,
+        &headers_from_map(&answer.headers),
+        COMPARED_HEADERS,
+        "reference 58",
+    );
+    let doc = answer.json();
+    let (shown, companion) = openapi_v2_trimmed(&doc, "/apis/stable.example.com/", "com.example.stable.");
+    let subset = std::fs::read(reference_dir().join("58-openapi-v2-widget-only.subset.json")).expect("companion");
+    let expected: Value = serde_json::from_slice(&subset).expect("json");
+    assert_json_matches(&expected, &companion, "/openapi/v2 widget subset (reference 58)");
+    let recorded = reference.response.body.json();
+    for key in ["swagger", "info", "securityDefinitions", "security", "paths"] {
+        assert_json_matches(&recorded[key], &shown[key], &format!("/openapi/v2 {key} (reference 58)"));
+    }
+    // Every reference resolves.
+    let text = answer.text();
+    for (prefix, section) in [("#/definitions/", "definitions"), ("#/parameters/", "parameters")] {
+        for piece in text.split(&format!("\"$ref\":\"{prefix}")).skip(1) {
+            let name = piece.split('"').next().expect("name");
+            assert!(doc[section].get(name).is_some(), "{prefix}{name} is not defined");
+        }
+    }
+}
+
+#[tokio::test]
+async fn documents_are_rebuilt_when_crds_come_and_go() {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let before = get(&engine, "/openapi/v2", &[]).await;
+    assert!(!before.text().contains("com.example.stable.v1.Widget"));
+    let etag_before = before.header("etag").expect("etag").to_string();
+    // Unchanged state: the cached document, same validator, 304 for a client that has it.
+    assert_eq!(get(&engine, "/openapi/v2", &[]).await.header("etag"), Some(etag_before.as_str()));
+    let revalidated = get(&engine, "/openapi/v2", &[("if-none-match", &etag_before)]).await;
+    assert_eq!(revalidated.status, StatusCode::NOT_MODIFIED);
+    assert!(revalidated.body.is_empty());
+
+    create_recorded(&engine, "06").await;
+    let index = index_when(&engine, |i| url_of(i, WIDGETS).is_some()).await;
+    let after = get(&engine, "/openapi/v2", &[]).await;
+    assert!(after.text().contains("\"com.example.stable.v1.Widget\""));
+    assert_ne!(after.header("etag"), Some(etag_before.as_str()));
+    assert_eq!(get(&engine, "/openapi/v2", &[("if-none-match", &etag_before)]).await.status, StatusCode::OK);
+    let first_url = url_of(&index, WIDGETS).expect("listed");
+
+    // A schema change alone (same names, same kinds) makes a new document.
+    let patch = br#"[{"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/label", "value": {"type": "string"}}]"#;
+    let crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.stable.example.com";
+    let patched = send(&engine, "PATCH", crd, &[("content-type", "application/json-patch+json")], patch.to_vec()).await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.text());
+    let index = index_when(&engine, |i| url_of(i, WIDGETS).is_some_and(|u| u != first_url)).await;
+    let old_url = url_of(&index, WIDGETS).expect("listed");
+    let doc = get(&engine, &old_url, &[]).await.json();
+    let spec = &doc["components"]["schemas"]["com.example.stable.v1.Widget"]["properties"]["spec"];
+    assert_eq!(spec["properties"]["label"]["type"], "string");
+    // The old URL now redirects to the new one.
+    let moved = get(&engine, &first_url, &[]).await;
+    assert_eq!(moved.status, StatusCode::MOVED_PERMANENTLY);
+    assert_eq!(moved.header("location"), Some(old_url.as_str()));
+
+    let gone = send(
+        &engine,
+        "DELETE",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.stable.example.com",
+        &[],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.text());
+    index_when(&engine, |i| url_of(i, WIDGETS).is_none()).await;
+    assert_eq!(get(&engine, &old_url, &[]).await.status, StatusCode::NOT_FOUND);
+    assert!(!get(&engine, "/openapi/v2", &[]).await.text().contains("com.example.stable.v1.Widget"));
+}
+
+#[tokio::test]
+async fn a_stale_hash_redirects_and_only_a_hashed_url_is_immutable() {
+    let engine = engine_with_widgets().await;
+    let url = url_of(&get(&engine, "/openapi/v3", &[]).await.json(), WIDGETS).expect("listed");
+
+    let stale = get(&engine, "/openapi/v3/apis/stable.example.com/v1?hash=0123", &[]).await;
+    assert_eq!(stale.status, StatusCode::MOVED_PERMANENTLY);
+    assert_eq!(stale.header("location"), Some(url.as_str()));
+
+    let unhashed = get(&engine, "/openapi/v3/apis/stable.example.com/v1", &[]).await;
+    assert_eq!(unhashed.status, StatusCode::OK);
+    assert_eq!(unhashed.header("cache-control"), Some("no-cache, private"));
+    assert_eq!(unhashed.header("expires"), None);
+    let hashed = get(&engine, &url, &[]).await;
+    assert_eq!(hashed.header("cache-control"), Some("public, immutable"));
+    assert_eq!(hashed.body, unhashed.body);
+
+    let etag = hashed.header("etag").expect("etag").to_string();
+    assert_eq!(get(&engine, &url, &[("if-none-match", &etag)]).await.status, StatusCode::NOT_MODIFIED);
+    assert_eq!(get(&engine, "/openapi/v3/apis/nope.example.com/v1", &[]).await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn content_negotiation_gives_json_protobuf_or_406() {
+    let engine = engine_with_widgets().await;
+    let proto = get(&engine, "/openapi/v2", &[("accept", PROTOBUF_V2)]).await;
+    assert_eq!(proto.status, StatusCode::OK);
+    assert_eq!(proto.header("content-type"), Some("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"));
+    // gnostic's Document starts with field 1, `swagger: "2.0"`.
+    assert!(proto.body.starts_with(&[0x0a, 3, b'2', b'.', b'0']));
+    assert!(proto.body.windows(b"com.example.stable.v1.Widget".len()).any(|w| w == b"com.example.stable.v1.Widget"));
+    let json = get(&engine, "/openapi/v2", &[]).await;
+    assert_eq!(proto.header("etag"), json.header("etag"));
+
+    assert_eq!(get(&engine, "/openapi/v2", &[("accept", "text/html")]).await.status, StatusCode::NOT_ACCEPTABLE);
+    let v3_proto = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf";
+    let url = "/openapi/v3/apis/stable.example.com/v1";
+    assert_eq!(get(&engine, url, &[("accept", v3_proto)]).await.status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(get(&engine, url, &[("accept", "*/*")]).await.status, StatusCode::OK);
+}
+
+/// kubectl decides between server-side and client-side validation by looking for a PATCH
+/// operation of the object's kind with a `fieldValidation` parameter; Namespace's stands
+/// in for CRDs whose documents are not published yet.
+#[tokio::test]
+async fn every_kind_advertises_server_side_field_validation() {
+    let engine = engine_with_widgets().await;
+    let index = get(&engine, "/openapi/v3", &[]).await.json();
+    for (gv, kind) in
+        [("api/v1", "Namespace"), ("apis/apiextensions.k8s.io/v1", "CustomResourceDefinition"), (WIDGETS, "Widget")]
+    {
+        let doc = get(&engine, &url_of(&index, gv).expect("listed"), &[]).await.json();
+        let patches: Vec<&Value> = doc["paths"]
+            .as_object()
+            .expect("paths")
+            .values()
+            .filter_map(|item| item.get("patch"))
+            .filter(|op| op["x-kubernetes-group-version-kind"]["kind"] == kind)
+            .collect();
+        assert!(!patches.is_empty(), "{gv}: no PATCH for {kind}");
+        for op in patches {
+            let params: Vec<&str> =
+                op["parameters"].as_array().expect("params").iter().filter_map(|p| p["name"].as_str()).collect();
+            assert!(params.contains(&"fieldValidation"), "{gv} {}: {params:?}", op["operationId"]);
+        }
+        // The kind's schema carries its group-version-kind, which `kubectl explain` looks up.
+        let marked = doc["components"]["schemas"].as_object().expect("schemas").values().any(|s| {
+            s["x-kubernetes-group-version-kind"].as_array().is_some_and(|g| g.iter().any(|g| g["kind"] == kind))
+        });
+        assert!(marked, "{gv}: no schema marked as {kind}");
+    }
+}
+
+/// A cluster-scoped CRD with versions `v1` and `v1beta1` served and `v1alpha1` not.
+fn gizmos_crd() -> Value {
+    let version = |name: &str, served: bool, storage: bool, field: &str| {
+        json!({
+            "name": name, "served": served, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {field: {"type": "string"}}},
+            }}},
+        })
+    };
+    CrdBuilder::new("tools.example.com", "Gizmo")
+        .cluster_scoped()
+        .versions(vec![
+            version("v1", true, true, "size"),
+            version("v1beta1", true, false, "legacySize"),
+            version("v1alpha1", false, false, "ancient"),
+        ])
+        .build()
+}
+
+#[tokio::test]
+async fn each_served_version_has_its_own_document_and_schema() {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let crd = serde_json::to_vec(&gizmos_crd()).expect("json");
+    let created = send(
+        &engine,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &[("content-type", "application/json")],
+        crd,
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let index = index_when(&engine, |i| url_of(i, "apis/tools.example.com/v1beta1").is_some()).await;
+    assert!(url_of(&index, "apis/tools.example.com/v1alpha1").is_none(), "v1alpha1 is not served");
+
+    for (version, field) in [("v1", "size"), ("v1beta1", "legacySize")] {
+        let url = url_of(&index, &format!("apis/tools.example.com/{version}")).expect("listed");
+        let doc = get(&engine, &url, &[]).await.json();
+        let paths: Vec<&String> = doc["paths"].as_object().expect("paths").keys().collect();
+        // Cluster-scoped: no namespace in the paths and no list across namespaces.
+        assert_eq!(
+            paths,
+            [
+                &format!("/apis/tools.example.com/{version}/gizmos"),
+                &format!("/apis/tools.example.com/{version}/gizmos/{{name}}")
+            ]
+        );
+        let list = &doc["paths"][paths[0].as_str()]["get"];
+        assert_eq!(list["operationId"], format!("listToolsExampleCom{}Gizmo", version.replace('v', "V")));
+        let schema = &doc["components"]["schemas"][format!("com.example.tools.{version}.Gizmo")];
+        assert_eq!(schema["properties"]["spec"]["properties"][field]["type"], "string", "{version}");
+        assert_eq!(schema["x-kubernetes-group-version-kind"][0]["version"], version);
+    }
+}

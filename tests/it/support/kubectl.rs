@@ -1,0 +1,82 @@
+//! `kubectl crd serve` as a child process on a free loopback port, and the real
+//! `kubectl` pointed at the kubeconfig it wrote.
+//!
+//! With `KUBECTL_CRD_TEST_ORACLE=DIR` (the oracle kit holding `start.sh`, `stop.sh` and a
+//! kube-apiserver, e.g. `../shared/oracle`) every test gets a fresh real kube-apiserver
+//! instead, so the kubectl tests can be run against the reference to check that they
+//! assert what kube does: `KUBECTL_CRD_TEST_ORACLE=../shared/oracle scripts/test.sh -E
+//! 'test(/^kubectl_/)'`. Tests about the plugin itself (its TLS files, `kubectl crd`) have
+//! nothing to compare there.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// What a [`Server`] runs.
+enum Backend {
+    Serve(Child),
+    /// The oracle kit's directory; the server's own directory is [`Server::dir`].
+    Oracle(PathBuf),
+}
+
+/// A `serve` process (or a real kube-apiserver) on a free loopback port, stopped on drop.
+pub struct Server {
+    backend: Backend,
+    pub kubeconfig: PathBuf,
+    pub dir: tempfile::TempDir,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        if let Some(kit) = std::env::var_os("KUBECTL_CRD_TEST_ORACLE") {
+            return Server::oracle(Path::new(&kit), dir);
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let line = BufReader::new(stdout).lines().next().expect("a ready line").expect("utf8");
+        assert!(line.contains("ready"), "{line}");
+        Server { backend: Backend::Serve(child), kubeconfig: dir.path().join("kubeconfig"), dir }
+    }
+
+    /// A fresh kube-apiserver from the oracle kit at `kit`, its data in `dir`.
+    fn oracle(kit: &Path, dir: tempfile::TempDir) -> Server {
+        let started = Command::new(kit.join("start.sh")).arg(dir.path()).output().expect("run the oracle's start.sh");
+        if !started.status.success() {
+            // A start that failed half way may have left etcd running.
+            let _ = Command::new(kit.join("stop.sh")).arg(dir.path()).output();
+            panic!("the oracle did not start: {}", String::from_utf8_lossy(&started.stderr));
+        }
+        Server { backend: Backend::Oracle(kit.to_path_buf()), kubeconfig: dir.path().join("kubeconfig"), dir }
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        Command::new("kubectl").arg("--kubeconfig").arg(&self.kubeconfig).args(args).output().expect("kubectl runs")
+    }
+
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(out.status.success(), "kubectl {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        match &mut self.backend {
+            Backend::Serve(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Backend::Oracle(kit) => {
+                let _ = Command::new(kit.join("stop.sh")).arg(self.dir.path()).output();
+            }
+        }
+    }
+}
