@@ -1,0 +1,155 @@
+//! CEL rules of CRD schemas through kube-rs: messages, reasons and field paths, transition
+//! rules, root rules, ratcheting, and rules that do not type-check.
+
+use super::*;
+
+#[tokio::test]
+async fn cel_rules_report_messages_reasons_and_field_paths() {
+    let (_e, api) = things(
+        spec_schema(
+            json!({"min": {"type": "integer"}, "max": {"type": "integer"}, "name": {"type": "string"},
+                   "mode": {"type": "string", "x-kubernetes-validations": [
+                       {"rule": "self in ['a', 'b']", "messageExpression": "'mode ' + self + ' is not a or b'"}]}}),
+            json!({"x-kubernetes-validations": [
+                {"rule": "self.min <= self.max", "message": "min must not exceed max"},
+                {"rule": "has(self.name)", "message": "name is needed", "reason": "FieldValueRequired", "fieldPath": ".name"},
+                {"rule": "self.max < 100", "reason": "FieldValueForbidden", "fieldPath": ".max"}
+            ]}),
+        ),
+        false,
+    )
+    .await;
+    create_refused(
+        &api,
+        thing("t1", json!({"spec": {"min": 300, "max": 200, "mode": "c"}})),
+        &[
+            ("spec.mode", INVALID, r#"Invalid value: "string": mode c is not a or b"#),
+            ("spec", INVALID, r#"Invalid value: "object": min must not exceed max"#),
+            ("spec.name", REQUIRED, "Required value: name is needed"),
+            ("spec.max", FORBIDDEN, "Forbidden: failed rule: self.max < 100"),
+        ],
+    )
+    .await;
+    // A value that fails an earlier, shape-level check keeps the rules from running.
+    create_refused(&api, thing("t2", json!({"spec": {"min": "x", "max": 1, "name": "n"}})), &[
+        ("spec.min", TYPE_INVALID, r#"Invalid value: "string": spec.min in body must be of type integer: "string""#),
+        ("<nil>", INVALID, r#"Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"#),
+    ])
+    .await;
+}
+
+#[tokio::test]
+async fn transition_rules_compare_with_the_stored_object() {
+    let (_e, api) = things(
+        spec_schema(
+            json!({"id": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "id is immutable"}]},
+                   "size": {"type": "integer", "x-kubernetes-validations": [
+                       {"rule": "!oldSelf.hasValue() || self >= oldSelf.value()", "message": "size may not shrink", "optionalOldSelf": true}]}}),
+            json!({}),
+        ),
+        false,
+    )
+    .await;
+    api.create(&PostParams::default(), &thing("t1", json!({"spec": {"id": "a", "size": 5}}))).await.expect("create");
+    let patch = Patch::Merge(json!({"spec": {"id": "b", "size": 3}}));
+    let status = refused(api.patch("t1", &PatchParams::default(), &patch).await);
+    assert_invalid(
+        &status,
+        "Thing",
+        "t1",
+        &[
+            ("spec.id", INVALID, r#"Invalid value: "string": id is immutable"#),
+            ("spec.size", INVALID, r#"Invalid value: "integer": size may not shrink"#),
+        ],
+    );
+    assert_eq!(stored(&api.get("t1").await.expect("get"))["spec"], json!({"id": "a", "size": 5}));
+    api.patch("t1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"size": 7}}))).await.expect("grow");
+}
+
+#[tokio::test]
+async fn root_rules_see_the_name_and_report_on_the_nil_path() {
+    let (_e, api) = things(
+        json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "self.metadata.name.startsWith('thing-')", "message": "names start with thing-"}],
+            "properties": {"spec": {"type": "object"}}}),
+        false,
+    )
+    .await;
+    create_refused(
+        &api,
+        thing("other", json!({})),
+        &[("<nil>", INVALID, r#"Invalid value: "object": names start with thing-"#)],
+    )
+    .await;
+    assert!(api.create(&PostParams::default(), &thing("thing-1", json!({}))).await.is_ok());
+}
+
+#[tokio::test]
+async fn unchanged_invalid_values_ratchet_after_the_schema_tightens() {
+    let (_e, client) = engine().await;
+    let crd_name = register(
+        &client,
+        thing_crd(spec_schema(json!({"name": {"type": "string"}, "size": {"type": "integer"}}), json!({})), false),
+    )
+    .await;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource(GROUP, "Thing", "things"));
+    api.create(&PostParams::default(), &thing("t1", json!({"spec": {"name": "a-long-name", "size": 1}})))
+        .await
+        .expect("create");
+    // Tighten the schema: names may now have at most 3 characters.
+    let crds: Api<Crd> = Api::all(client.clone());
+    let tightened = json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema":
+        spec_schema(json!({"name": {"type": "string", "maxLength": 3}, "size": {"type": "integer"}}), json!({}))}}]}});
+    crds.patch(&crd_name, &PatchParams::default(), &Patch::Merge(tightened)).await.expect("tighten");
+    let refused_new = thing("t2", json!({"spec": {"name": "a-long-name"}}));
+    let mut refused_ok = false;
+    for _ in 0..300 {
+        match api.create(&PostParams::default(), &refused_new).await {
+            Err(kube::Error::Api(status)) if status.code == 422 => {
+                refused_ok = true;
+                break;
+            }
+            Ok(_) => {
+                api.delete("t2", &Default::default()).await.expect("delete");
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(refused_ok, "the tightened schema is served");
+    // Changing another field keeps the old, now too long, name.
+    api.patch("t1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"size": 2}}))).await.expect("ratcheted");
+    let status = refused(
+        api.patch("t1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"name": "another-long"}}))).await,
+    );
+    assert_invalid(&status, "Thing", "t1", &[("spec.name", TOO_LONG, "Too long: may not be more than 3 bytes")]);
+}
+
+/// Rules are compiled against the schema's types when the CRD is registered: kube refuses
+/// `size(self)` on an object with fixed properties with one 422 naming the rule.
+#[tokio::test]
+async fn rules_that_do_not_type_check_refuse_the_crd() {
+    let (_target, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    let schema = spec_schema(
+        json!({"name": {"type": "string"}}),
+        json!({"x-kubernetes-validations": [{"rule": "size(self) <= 64"}, {"rule": "self.name.size() > 0"}]}),
+    );
+    let crd: Crd = serde_json::from_value(thing_crd(schema, false)).expect("crd");
+    let status = refused(crds.create(&PostParams::default(), &crd).await);
+    let field = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule";
+    let body = r#"Invalid value: apiextensions.ValidationRule{Rule:"size(self) <= 64", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:5: found no matching overload for 'size' applied to '(selfTypeN)'
+ | size(self) <= 64
+ | ....^"#;
+    let masked = |s: &str| regex::Regex::new(r"selfType\d+").expect("regex").replace_all(s, "selfTypeN").into_owned();
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        masked(&status.message),
+        format!("CustomResourceDefinition.apiextensions.k8s.io \"things.{GROUP}\" is invalid: {field}: {body}")
+    );
+    let causes = status.details.expect("details").causes;
+    assert_eq!(causes.len(), 1, "the well-typed rule is accepted");
+    assert_eq!((causes[0].reason.as_str(), causes[0].field.as_str()), ("FieldValueInvalid", field));
+    assert_eq!(masked(&causes[0].message), body);
+    assert!(crds.get_opt(&format!("things.{GROUP}")).await.expect("get").is_none());
+}
