@@ -18,6 +18,7 @@ pub mod edit;
 pub(crate) mod fixtures;
 pub mod keys;
 pub mod model;
+pub mod results;
 pub mod runtime;
 pub mod schema;
 pub mod state;

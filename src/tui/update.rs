@@ -2,8 +2,7 @@
 //! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
 
 use crate::cluster::discovery::ResourceType;
-use crate::cluster::registrations::Crd;
-use crate::tui::action::{Action, Effect, Msg, WatchEvent};
+use crate::tui::action::{Action, Effect};
 use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
@@ -15,6 +14,8 @@ use crate::tui::table::{ObjKey, ResourceTable};
 use crate::tui::{wizard, yaml};
 use regex::Regex;
 use serde_json::Value;
+
+pub use super::results::apply;
 
 /// Applies one user action.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
@@ -226,7 +227,7 @@ fn enter(state: &mut State) -> Vec<Effect> {
 }
 
 /// Pushes the resources screen of a registration and starts its list and watch.
-fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effect> {
+pub(super) fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effect> {
     let Some(kind) = reg.resource.clone() else {
         let why = reg.troubles().iter().map(|t| t.word()).collect::<Vec<_>>().join(", ");
         state.error(format!("{} serves no resources yet ({why})", reg.name()));
@@ -491,174 +492,6 @@ fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
         _ => state.error("the filter works on the lists"),
     }
     vec![]
-}
-
-/// Applies one result from the cluster.
-pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
-    match msg {
-        Msg::Registrations(Ok(list)) => {
-            set_registrations(state, list);
-            return vec![Effect::WatchRegistrations];
-        }
-        Msg::CrdChanged(crd) => return crd_changed(state, *crd),
-        Msg::CrdDeleted(name) => {
-            retain_registrations(state, |r| r.name() != name);
-            // Its resources went first: a screen of them would only retry a watch of nothing.
-            let open = state.resources_mut().is_some_and(|r| r.kind.qualified_name() == name);
-            if open {
-                state.error(format!("the CRD {name} was deleted, and its resources with it"));
-                return vec![Effect::StopWatch];
-            }
-        }
-        Msg::CrdsListed(names) => {
-            let names: std::collections::HashSet<String> = names.into_iter().collect();
-            retain_registrations(state, |r| names.contains(r.name()));
-        }
-        Msg::Counted { crd, count } => {
-            if let Some(r) = state.registrations.items.iter_mut().find(|r| r.name() == crd) {
-                r.summary.resources = count;
-            }
-        }
-        Msg::Registrations(Err(e)) => state.error(format!("cannot list CRDs: {e}")),
-        Msg::Table { watch, result } => {
-            let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
-            r.loading = false;
-            match result {
-                Ok(data) => r.table.replace(data),
-                Err(e) => state.error(format!("cannot list: {e}")),
-            }
-        }
-        Msg::Rows { watch, rows, done } => {
-            let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
-            r.table.extend(rows);
-            r.loading = !done;
-        }
-        Msg::Watch { watch, event } => {
-            let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
-            match event {
-                WatchEvent::Upsert(row) => r.table.upsert(row),
-                WatchEvent::Delete(key) => r.table.remove(&key),
-                WatchEvent::Error(e) => state.error(format!("watch: {e} (Ctrl-R to list again)")),
-            }
-        }
-        Msg::Object { key, result } => {
-            let theme_error = match &result {
-                Err(e) => Some(format!("cannot read {}: {e}", key.display())),
-                Ok(_) => None,
-            };
-            for s in &mut state.stack {
-                match s {
-                    Screen::Resource(r) if r.key == key => {
-                        if let Ok(obj) = &result {
-                            r.object = Some(obj.clone());
-                        }
-                    }
-                    Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
-                        if let Ok(obj) = &result {
-                            t.lines = if t.yaml { yaml::to_lines(obj) } else { describe(obj) };
-                            t.pending = None;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(e) = theme_error {
-                state.error(e);
-            }
-        }
-        Msg::Scale { key, result } => match (&mut state.mode, result) {
-            (Mode::Scale(d), Ok(info)) if d.targets == [key.clone()] => d.info = Some(info),
-            (_, Err(e)) => state.error(format!("cannot read the scale of {}: {e}", key.display())),
-            _ => {}
-        },
-        Msg::Saved(text) => {
-            state.info(text);
-            if let Screen::Resource(r) = state.screen() {
-                return vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }];
-            }
-        }
-        Msg::Conflict(dialog) => state.mode = Mode::Conflict(*dialog),
-        Msg::Resolved(Ok(crd)) => {
-            let name = crd.metadata.name.clone().unwrap_or_default();
-            let reg = state.registrations.find(&name).cloned().unwrap_or_else(|| Registration::new(*crd, None));
-            state.stack.truncate(1);
-            let mut effects = vec![Effect::StopWatch];
-            effects.extend(open_resources(state, &reg));
-            return effects;
-        }
-        Msg::Resolved(Err(e)) => state.error(e),
-        Msg::Info(text) => state.info(text),
-        Msg::Error(text) => state.error(text),
-        Msg::Wizard(msg) => return wizard::update::apply(state, msg),
-        Msg::Connected(target, namespaces) => {
-            state.info(format!("context: {}", target.context));
-            state.target = target;
-            state.namespaces = namespaces;
-            state.stack.truncate(1);
-            state.registrations = Default::default();
-            return vec![Effect::StopWatch, Effect::LoadRegistrations];
-        }
-    }
-    vec![]
-}
-
-/// Shows `list` on the registrations screen (see [`change_registrations`]).
-fn set_registrations(state: &mut State, list: Vec<Registration>) {
-    change_registrations(state, |items| *items = list);
-}
-
-/// Drops the registrations `keep` refuses, in place (see [`change_registrations`]).
-fn retain_registrations(state: &mut State, keep: impl Fn(&Registration) -> bool) {
-    change_registrations(state, |items| items.retain(keep));
-}
-
-/// Changes the registrations with `change`, then sorts them by name, puts the cursor back
-/// on the registration it was on if that is still shown, and gives open detail screens
-/// their CRD's new schema.
-fn change_registrations(state: &mut State, change: impl FnOnce(&mut Vec<Registration>)) {
-    let selected = state.registrations.current().map(|r| r.name().to_string());
-    let list_height = state.list_height();
-    let regs = &mut state.registrations;
-    change(&mut regs.items);
-    regs.items.sort_by(|a, b| a.name().cmp(b.name()));
-    regs.loaded = true;
-    if let Some(at) = selected.and_then(|name| regs.shown().iter().position(|&i| regs.items[i].name() == name)) {
-        regs.cursor = at;
-    }
-    regs.move_by(0, list_height);
-    let items = &state.registrations.items;
-    for s in &mut state.stack {
-        if let Screen::Detail(d) = s
-            && let Some(reg) = items.iter().find(|r| r.name() == d.crd)
-        {
-            let cursor = d.schema.cursor;
-            let fresh = SchemaTree::new(reg);
-            if fresh.roots != d.schema.roots {
-                d.schema = fresh;
-                d.schema.cursor = cursor;
-            }
-        }
-    }
-}
-
-/// A CRD the watch saw created or changed: shown at once, with its resources counted when
-/// it is new or serves another endpoint than before (until then it keeps its old count).
-/// A relist brings every CRD again; those unchanged cost a comparison.
-fn crd_changed(state: &mut State, crd: Crd) -> Vec<Effect> {
-    let name = crd.metadata.name.clone().unwrap_or_default();
-    let items = &state.registrations.items;
-    let old = items.iter().position(|r| r.name() == name);
-    if old.is_some_and(|at| items[at].crd == crd) {
-        return vec![];
-    }
-    let fresh = Registration::new(crd, old.and_then(|at| items[at].count()));
-    let recount = old.is_none_or(|at| items[at].resource != fresh.resource);
-    let effects = if recount { vec![Effect::CountResources(Box::new(fresh.crd.clone()))] } else { vec![] };
-    change_registrations(state, |items| match old {
-        Some(at) => items[at] = fresh,
-        None => items.push(fresh),
-    });
-    effects
 }
 
 #[cfg(test)]

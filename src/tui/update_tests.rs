@@ -1,5 +1,5 @@
 use super::*;
-use crate::tui::action::Effect;
+use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::fixtures::{self, press, state, type_keys, widget, widget_table};
 use crate::tui::state::{ConflictDialog, Level, ScaleChange};
 use crossterm::event::KeyCode;
