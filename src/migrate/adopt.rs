@@ -10,7 +10,7 @@ use super::journal::{Backup, Dependent};
 use super::model::{Adoption, Mapping, NewOwner, ObjectKey, owner_refs, same_refs, uid};
 use super::ops;
 use super::progress::{Event, Report};
-use super::steps::Step;
+use super::step::Step;
 use crate::cluster::ResourceType;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -4,7 +4,7 @@
 //! (`<step>:end`), or after the `<n>`-th object the step went through (`<step>:<n>`).
 //! Steps are named as in the journal (`delete-old-data`). Unset, nothing happens.
 
-use super::steps::Step;
+use super::step::Step;
 use std::sync::OnceLock;
 
 /// The environment variable that arms a crash point.

@@ -18,7 +18,7 @@
 
 use super::MigrateError;
 use super::model::{Identity, Mapping, resource_type};
-use super::steps::Step;
+use super::step::Step;
 use crate::cluster::{ClusterIdentity, ResourceType};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -76,6 +76,7 @@ pub mod plan;
 mod preflight;
 pub mod progress;
 pub mod report;
+pub mod step;
 pub mod steps;
 pub mod verify;
 

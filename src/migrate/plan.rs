@@ -19,7 +19,7 @@ use super::journal::{Controller, Dependent, Order, SourceKind, journal_id};
 use super::model::{Identity, Mapping, ObjectKey, uid};
 use super::names;
 use super::ops;
-use super::steps::Step;
+use super::step::Step;
 use crate::cluster::registrations::{ESTABLISHED, NAMES_ACCEPTED, condition, find_crd, list_crds};
 use crate::cluster::tui_ops::resource_of;
 use crate::cluster::{ClusterError, Discovery};

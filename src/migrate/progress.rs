@@ -2,7 +2,7 @@
 //! that receives [`Event`]s. The CLI turns them into progress bars; the TUI wizard sends
 //! them into its event loop (`report: &|e| { let _ = tx.send(e); }`).
 
-use super::steps::Step;
+use super::step::Step;
 
 /// A callback for a step's events. It is called from the step's task, so it must be
 /// cheap and must not block.

@@ -5,7 +5,7 @@
 
 use super::journal::{JournalState, Order, Phase, SourceKind};
 use super::plan::{Plan, Validation};
-use super::steps::Step;
+use super::step::Step;
 use super::verify::Verification;
 use crate::cluster::shell;
 use crate::text::tabwrite::tabwrite;
