@@ -5,20 +5,19 @@
 
 use super::MigrateError;
 use super::adopt;
+pub(crate) use super::batch::{each, first_error, migrated_uids};
 use super::diff;
-use super::failpoint::{self, Point};
 use super::journal::{self, Backup, SourceKind};
 use super::model::{Mapping, ObjectKey, owner_refs, same_refs, uid};
-use super::ops::{self, CONCURRENCY};
+use super::ops;
 use super::plan;
 use super::progress::{Event, Report};
-use super::steps::{Migration, Step};
+use super::step::Step;
+use super::steps::Migration;
 use super::verify::{self, Verification};
 use crate::cluster::{ClusterError, Discovery, ResourceType};
-use futures::StreamExt;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::future::Future;
 
 type Done = (String, Option<Verification>);
 
@@ -93,58 +92,6 @@ fn after_deletes(e: MigrateError) -> MigrateError {
 pub(crate) fn back(m: &Migration) -> Mapping {
     let mapping = &m.state().mapping;
     mapping.towards(&mapping.from)
-}
-
-/// Old uids of every backed-up object.
-pub(crate) fn migrated_uids(backup: &Backup) -> HashSet<String> {
-    backup.objects.iter().map(|o| uid(o).to_string()).filter(|u| !u.is_empty()).collect()
-}
-
-/// Runs `f` over `items`, [`CONCURRENCY`] at a time, reporting progress and honouring
-/// per-item crash points. Answers every result, in completion order.
-pub(crate) async fn each<'a, T, R, F, Fut>(
-    step: Step,
-    items: &'a [T],
-    report: Report<'_>,
-    f: F,
-) -> Vec<Result<R, MigrateError>>
-where
-    F: Fn(&'a T) -> Fut,
-    Fut: Future<Output = Result<R, MigrateError>>,
-{
-    let total = items.len() as u64;
-    report(Event::Started { step, total: Some(total) });
-    let mut stream = futures::stream::iter(items.iter().map(f)).buffer_unordered(CONCURRENCY);
-    let mut out = Vec::with_capacity(items.len());
-    let mut done = 0;
-    while let Some(r) = stream.next().await {
-        done += 1;
-        failpoint::check(step, Point::Item(done));
-        report(Event::Progress { step, done, total });
-        out.push(r);
-    }
-    out
-}
-
-/// The first error of a batch, with how many failed.
-pub(crate) fn first_error<R>(results: Vec<Result<R, MigrateError>>) -> Result<Vec<R>, MigrateError> {
-    let mut ok = Vec::with_capacity(results.len());
-    let mut failed = 0;
-    let mut first = None;
-    for r in results {
-        match r {
-            Ok(v) => ok.push(v),
-            Err(e) => {
-                failed += 1;
-                first.get_or_insert(e);
-            }
-        }
-    }
-    match first {
-        None => Ok(ok),
-        Some(e) if failed == 1 => Err(e),
-        Some(e) => Err(MigrateError::State(format!("{failed} objects failed; the first: {e}"))),
-    }
 }
 
 async fn stop_controllers(

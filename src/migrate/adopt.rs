@@ -5,7 +5,7 @@
 //! reference to a uid that does not exist gets an object collected).
 
 use super::MigrateError;
-use super::actions::{each, first_error, migrated_uids};
+use super::batch::{each, first_error, migrated_uids};
 use super::journal::{Backup, Dependent};
 use super::model::{Adoption, Mapping, NewOwner, ObjectKey, owner_refs, same_refs, uid};
 use super::ops;

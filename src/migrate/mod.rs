@@ -65,6 +65,7 @@
 
 mod actions;
 mod adopt;
+mod batch;
 pub mod convert;
 pub mod diff;
 mod failpoint;

@@ -9,8 +9,8 @@
 //! new schema) are listed as additions, not differences.
 
 use super::MigrateError;
-use super::actions::migrated_uids;
 use super::adopt::{adoption, current_of, links};
+use super::batch::migrated_uids;
 use super::diff;
 use super::journal::Backup;
 use super::journal::{self, JournalState, Phase, SourceKind};
