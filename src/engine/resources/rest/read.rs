@@ -1,4 +1,5 @@
-//! The reading verbs: get, list and watch (the listing itself is [`crate::engine::resources::crate::engine::resources::listing`]'s).
+//! The reading verbs: get, list and watch (the listing itself is
+//! [`listing`](crate::engine::resources::listing)'s).
 
 use super::Rest;
 use super::options::{ListQuery, WatchItem};
