@@ -10,6 +10,7 @@ pub mod options;
 pub mod protobuf;
 pub mod protobuf_status;
 pub mod query;
+pub mod request;
 pub mod respond;
 pub mod route;
 pub mod routes;

@@ -7,6 +7,7 @@
 
 use super::protobuf::PROTOBUF;
 use super::query::Query;
+use super::request::ResourceRequest;
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
 use crate::engine::representation::negotiation::{self, Endpoint, Format, Negotiated, Target};
@@ -100,11 +101,10 @@ pub async fn list(
     engine: &Engine,
     kind: &ServedKind,
     rest: &Rest<'_>,
-    ns: Option<&str>,
-    q: &Query,
-    headers: &HeaderMap,
+    req: &ResourceRequest<'_>,
 ) -> Result<Response, ApiError> {
-    let shape = shape(engine, headers, q, Endpoint::Resource)?;
+    let (ns, q) = (req.namespace(), req.query);
+    let shape = shape(engine, req.headers, q, Endpoint::Resource)?;
     let list = rest.list_raw(ns, &q.list_query()?).await?;
     let api_version = list.api_version.as_deref();
     let items: Vec<RawObject<'_>> =

@@ -9,7 +9,7 @@
 //! has not with 405 `<verb> is not supported on resources of kind ...`. Built-in kinds are
 //! go-restful routes, which refuse an unrouted method without naming a verb.
 
-use super::routes::Target;
+use super::request::Target;
 use crate::engine::resources::rest::Subresource;
 use crate::engine::status::{ApiError, GroupResource};
 use axum::http::Method;

@@ -1,10 +1,12 @@
-//! Request routing: a Kubernetes API path and method to a verb on a served kind.
+//! Request serving: a resource path's request, described once as a [`ResourceRequest`],
+//! to the served kind's verb and its answer.
 //!
-//! Paths are parsed by hand rather than with axum patterns because one kind may be reached
-//! several ways (`/api/v1/namespaces/x` is both a namespace and the prefix of namespaced
-//! resources) and the served kinds change at run time with the CRDs.
+//! Paths are parsed by hand (in [`super::request`]) rather than with axum patterns because
+//! one kind may be reached several ways (`/api/v1/namespaces/x` is both a namespace and the
+//! prefix of namespaced resources) and the served kinds change at run time with the CRDs.
 
 use super::options::{self, OptionsKind};
+use super::request::{ResourceRequest, namespace_object, parse_target};
 use super::route::{self, KindRoutes, Route, Verb};
 use super::{json_response, query::Query};
 use crate::engine::Engine;
@@ -21,69 +23,6 @@ use std::sync::Arc;
 
 /// Largest request body accepted, as kube-apiserver's 3 MiB limit.
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
-
-/// A parsed resource path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub group: String,
-    pub version: String,
-    pub namespace: Option<String>,
-    pub plural: String,
-    pub name: Option<String>,
-    pub subresource: Option<String>,
-    /// Under `/watch/` (kube's legacy watch paths): a watch whatever the query says.
-    pub watch: bool,
-}
-
-/// Parses `/api/v1/...` and `/apis/<g>/<v>/...` resource paths, `/watch/` after the
-/// version included.
-pub fn parse_target(path: &str) -> Option<Target> {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let (group, version, rest) = match segs.as_slice() {
-        ["api", v, rest @ ..] => (String::new(), v.to_string(), rest),
-        ["apis", g, v, rest @ ..] => (g.to_string(), v.to_string(), rest),
-        _ => return None,
-    };
-    // kube's RequestInfo takes `watch` after the version as the verb, never as a resource.
-    let (watch, rest) = match rest {
-        ["watch", tail @ ..] => (true, tail),
-        other => (false, other),
-    };
-    let (namespace, rest) = match rest {
-        ["namespaces", ns, plural, tail @ ..] => (Some(ns.to_string()), [&[*plural][..], tail].concat()),
-        other => (None, other.to_vec()),
-    };
-    let t = |plural: &str, name: Option<&str>, sub: Option<&str>| Target {
-        group: group.clone(),
-        version: version.clone(),
-        namespace: namespace.clone(),
-        plural: plural.to_string(),
-        name: name.map(String::from),
-        subresource: sub.map(String::from),
-        watch,
-    };
-    match rest.as_slice() {
-        [plural] => Some(t(plural, None, None)),
-        [plural, name] => Some(t(plural, Some(name), None)),
-        [plural, name, sub] => Some(t(plural, Some(name), Some(sub))),
-        _ => None,
-    }
-}
-
-/// `/api/v1/namespaces/x` and `/api/v1/namespaces/x/status` name a namespace, not a
-/// namespace prefix.
-fn namespace_object(t: &Target) -> Option<Target> {
-    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && t.plural == "status" && !t.watch {
-        return Some(Target {
-            namespace: None,
-            plural: "namespaces".into(),
-            name: t.namespace.clone(),
-            subresource: Some("status".into()),
-            ..t.clone()
-        });
-    }
-    None
-}
 
 /// kube-apiserver answers paths it does not serve with a plain-text 404 (reference 72).
 pub fn plain_not_found() -> Response {
@@ -128,11 +67,11 @@ pub async fn serve_resource(
     } else {
         (std::borrow::Cow::Borrowed(headers), body)
     };
-    let headers = headers.as_ref();
     let head = method == Method::HEAD;
-    let res = match handle(&engine, &kind, &target, method, &query, headers, body).await {
+    let req = ResourceRequest { target, method, query: &query, headers: headers.as_ref(), body };
+    let res = match handle(&engine, &kind, &req).await {
         Ok(res) => res,
-        Err(e) => super::respond::error_for(&e, headers, &query),
+        Err(e) => super::respond::error_for(&e, req.headers, &query),
     };
     let res = match &kind.deprecation_warning {
         Some(warning) => with_first_warning(res, warning),
@@ -152,8 +91,8 @@ fn without_body(res: Response) -> Response {
 /// The patch a PATCH's Content-Type names, or kube's 415: go-restful's own for a built-in
 /// kind or CRD whose route does not consume it, else the handler's, listing what `kind`
 /// takes at `sub`.
-fn patch_type(kind: &ServedKind, sub: Subresource, headers: &HeaderMap) -> Result<PatchType, ApiError> {
-    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+fn patch_type(kind: &ServedKind, sub: Subresource, req: &ResourceRequest<'_>) -> Result<PatchType, ApiError> {
+    let ct = req.content_type();
     let typed = !kind.strategy.unstructured();
     if typed && !PatchType::restful_consumes(ct) {
         return Err(ApiError::no_route_consumes());
@@ -170,7 +109,8 @@ fn takes_patch(kind: &ServedKind, sub: Subresource, patch: PatchType) -> bool {
 }
 
 /// The object a POST or PUT sends, decoded as the kind's decoder does.
-fn body_object(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], opts: &WriteOptions) -> Result<Value, ApiError> {
+fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) -> Result<Value, ApiError> {
+    let (headers, body) = (req.headers, &req.body[..]);
     let kind = &rest.strategy.info().kind;
     let decoded = if rest.strategy.unstructured() {
         super::body::unstructured(headers, body, kind)?
@@ -217,16 +157,9 @@ fn kind_routes(kind: &ServedKind) -> KindRoutes {
     }
 }
 
-async fn handle(
-    engine: &Arc<Engine>,
-    kind: &ServedKind,
-    t: &Target,
-    method: Method,
-    q: &Query,
-    headers: &HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let (sub, verb) = match route::route(&kind_routes(kind), t, &method) {
+/// Routes `req` on `kind`, checks what kube checks before doing anything, then serves it.
+async fn handle(engine: &Arc<Engine>, kind: &ServedKind, req: &ResourceRequest<'_>) -> Result<Response, ApiError> {
+    let (sub, verb) = match route::route(&kind_routes(kind), &req.target, &req.method) {
         Route::Unserved => return Ok(plain_not_found()),
         Route::Refused(e) => return Err(e),
         Route::Serve { sub, verb } => (sub, verb),
@@ -234,19 +167,19 @@ async fn handle(
     // kube's patch handler checks the patch type before anything, even the name; the
     // update and patch handlers then need a name.
     let patch = match verb {
-        Verb::Patch => Some(patch_type(kind, sub, headers)?),
+        Verb::Patch => Some(patch_type(kind, sub, req)?),
         _ => None,
     };
-    if matches!(verb, Verb::Update | Verb::Patch) && t.name.is_none() {
+    if matches!(verb, Verb::Update | Verb::Patch) && req.target.name.is_none() {
         return Err(ApiError::bad_request("name must be provided"));
     }
     // Lists and watches negotiate for themselves; every other answer is one object, and
     // its representation is chosen before anything is done (a 406 writes nothing).
     let shape = match verb {
         Verb::List | Verb::Watch => None,
-        _ => Some(super::respond::shape(engine, headers, q, Endpoint::Resource)?),
+        _ => Some(super::respond::shape(engine, req.headers, req.query, Endpoint::Resource)?),
     };
-    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    let (q, user_agent) = (req.query, req.user_agent());
     let opts = match verb {
         Verb::Create => options::write_options(q, OptionsKind::Create, user_agent)?,
         Verb::Update => options::write_options(q, OptionsKind::Update, user_agent)?,
@@ -264,13 +197,13 @@ async fn handle(
         scale: kind.scale.as_ref(),
         names: engine.names(),
     };
-    let call = Call { sub, verb, patch, ns: t.namespace.as_deref(), name: t.name.as_deref().unwrap_or_default() };
-    let res = dispatch(engine, kind, &rest, &call, q, headers, body, &opts).await?;
+    let call = Call { req, sub, verb, patch, opts };
+    let res = dispatch(engine, kind, &rest, &call).await?;
     let res = match &shape {
         Some(shape) => super::respond::object(engine, kind, sub, shape, res).await,
         None => res,
     };
-    Ok(with_warnings(res, opts.take_warnings()))
+    Ok(with_warnings(res, call.opts.take_warnings()))
 }
 
 /// Adds one `Warning: 299 - "..."` header per warning, as kube-apiserver does.
@@ -297,43 +230,38 @@ fn with_first_warning(mut res: Response, warning: &str) -> Response {
     Response::from_parts(parts, body)
 }
 
-/// One routed request: the endpoint, the verb and the object it names.
+/// One routed request: the request, the endpoint and verb it comes to, and its write options.
 struct Call<'a> {
+    req: &'a ResourceRequest<'a>,
     sub: Subresource,
     verb: Verb,
     /// The patch type of a PATCH (already known to be one kube takes).
     patch: Option<PatchType>,
-    ns: Option<&'a str>,
-    /// Empty where the path names none (lists, creates, deletecollection).
-    name: &'a str,
+    opts: WriteOptions,
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn dispatch(
     engine: &Arc<Engine>,
     kind: &ServedKind,
     rest: &Rest<'_>,
     call: &Call<'_>,
-    q: &Query,
-    headers: &HeaderMap,
-    body: Bytes,
-    opts: &WriteOptions,
 ) -> Result<Response, ApiError> {
-    let (ns, name, sub) = (call.ns, call.name, call.sub);
+    let (req, opts, sub) = (call.req, &call.opts, call.sub);
+    let (ns, name, q, body) = (req.namespace(), req.name(), req.query, &req.body);
     if sub != Subresource::Main {
-        return dispatch_subresource(rest, call, headers, body, opts).await;
+        return dispatch_subresource(rest, call).await;
     }
     match call.verb {
-        Verb::List if q.watch() => super::watch::respond(engine, kind, rest, ns, None, q, headers).await,
+        Verb::List if q.watch() => super::watch::respond(engine, kind, rest, req, None).await,
         Verb::Watch => {
             let name = Some(name).filter(|n| !n.is_empty());
-            super::watch::respond(engine, kind, rest, ns, name, q, headers).await
+            super::watch::respond(engine, kind, rest, req, name).await
         }
-        Verb::List => super::respond::list(engine, kind, rest, ns, q, headers).await,
+        Verb::List => super::respond::list(engine, kind, rest, req).await,
         Verb::Get => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
         // kube creates what the body names, whatever name the path has.
         Verb::Create => {
-            let obj = body_object(rest, headers, &body, opts)?;
+            let obj = body_object(rest, req, opts)?;
             if let Some(ns) = ns {
                 let name = crate::engine::meta::name(&obj).unwrap_or_default();
                 engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
@@ -342,10 +270,9 @@ async fn dispatch(
             let obj = rest.create(ns, obj, opts).await?;
             Ok(json_response(StatusCode::CREATED, &obj))
         }
-        Verb::Update => Ok(json_response(
-            StatusCode::OK,
-            &rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
-        )),
+        Verb::Update => {
+            Ok(json_response(StatusCode::OK, &rest.update(ns, name, body_object(rest, req, opts)?, sub, opts).await?))
+        }
         Verb::Patch => {
             let patch_type = call.patch.ok_or_else(ApiError::unsupported_patch)?;
             // An apply patch may create: the same admission as a POST first.
@@ -355,83 +282,42 @@ async fn dispatch(
                 }
                 engine.check_create_allowed(kind).await?;
             }
-            let outcome = rest.patch_outcome(ns, name, patch_type, &body, sub, opts).await?;
+            let outcome = rest.patch_outcome(ns, name, patch_type, body, sub, opts).await?;
             let code = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
             Ok(json_response(code, &outcome.object))
         }
         Verb::Delete => {
-            let obj = rest.delete(ns, name, &options::delete_options(q, &body)?, opts).await?;
+            let obj = rest.delete(ns, name, &options::delete_options(q, body)?, opts).await?;
             Ok(json_response(StatusCode::OK, &obj))
         }
         Verb::DeleteCollection => {
             // kube reads the DeleteOptions before the list options.
-            let delete = options::delete_options(q, &body)?;
+            let delete = options::delete_options(q, body)?;
             Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, &delete, opts).await?))
         }
     }
 }
 
 /// `/status` and `/scale` of one object: get, update and patch (routing refused the rest).
-async fn dispatch_subresource(
-    rest: &Rest<'_>,
-    call: &Call<'_>,
-    headers: &HeaderMap,
-    body: Bytes,
-    opts: &WriteOptions,
-) -> Result<Response, ApiError> {
-    let (ns, name, sub) = (call.ns, call.name, call.sub);
+async fn dispatch_subresource(rest: &Rest<'_>, call: &Call<'_>) -> Result<Response, ApiError> {
+    let (req, opts, sub) = (call.req, &call.opts, call.sub);
+    let (ns, name, body) = (req.namespace(), req.name(), &req.body);
     let scale = sub == Subresource::Scale;
     let obj = match (call.verb, call.patch) {
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
         (Verb::Get, _) => rest.get(ns, name).await?,
         (Verb::Update, _) if scale => {
-            let scale = strict_decoding(super::body::json(headers, &body, "Scale")?, opts, "Scale")?;
+            let scale = strict_decoding(super::body::json(req.headers, body, "Scale")?, opts, "Scale")?;
             rest.update_scale(ns, name, scale, opts).await?
         }
-        (Verb::Update, _) => rest.update(ns, name, body_object(rest, headers, &body, opts)?, sub, opts).await?,
+        (Verb::Update, _) => rest.update(ns, name, body_object(rest, req, opts)?, sub, opts).await?,
         (Verb::Patch, Some(patch_type @ (PatchType::Merge | PatchType::Json))) if scale => {
-            rest.patch_scale(ns, name, patch_type, &body, opts).await?
+            rest.patch_scale(ns, name, patch_type, body, opts).await?
         }
-        (Verb::Patch, Some(PatchType::Apply)) if scale => rest.apply_scale(ns, name, &body, opts).await?,
+        (Verb::Patch, Some(PatchType::Apply)) if scale => rest.apply_scale(ns, name, body, opts).await?,
         (Verb::Patch, _) if scale => return Err(ApiError::unsupported_patch()),
-        (Verb::Patch, Some(patch_type)) => rest.patch(ns, name, patch_type, &body, sub, opts).await?,
+        (Verb::Patch, Some(patch_type)) => rest.patch(ns, name, patch_type, body, sub, opts).await?,
         (verb, _) => return Err(ApiError::method_not_supported(&rest.strategy.info().group_resource(), verb.name())),
     };
     Ok(json_response(StatusCode::OK, &obj))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_parse_into_targets() {
-        let t = parse_target("/apis/stable.example.com/v1/namespaces/default/widgets/w1/status").expect("parse");
-        assert_eq!(
-            (t.group.as_str(), t.namespace.as_deref(), t.plural.as_str(), t.name.as_deref(), t.subresource.as_deref()),
-            ("stable.example.com", Some("default"), "widgets", Some("w1"), Some("status"))
-        );
-        let t = parse_target("/api/v1/namespaces/kube-system").expect("parse");
-        assert_eq!(
-            (t.plural.as_str(), t.name.as_deref(), t.namespace.as_deref()),
-            ("namespaces", Some("kube-system"), None)
-        );
-        let t = parse_target("/api/v1/namespaces/team/status").expect("parse");
-        let ns = namespace_object(&t).expect("the namespace's status");
-        assert_eq!(
-            (ns.plural.as_str(), ns.name.as_deref(), ns.subresource.as_deref()),
-            ("namespaces", Some("team"), Some("status"))
-        );
-        assert_eq!(parse_target("/apis/g"), None);
-        let t = parse_target("/apis/g.example.com/v1/watch/namespaces/team/widgets/w1").expect("parse");
-        assert!(t.watch);
-        assert_eq!(
-            (t.namespace.as_deref(), t.plural.as_str(), t.name.as_deref()),
-            (Some("team"), "widgets", Some("w1"))
-        );
-        let t = parse_target("/api/v1/watch/namespaces/team").expect("parse");
-        assert!(t.watch && namespace_object(&t).is_none());
-        assert_eq!((t.plural.as_str(), t.name.as_deref()), ("namespaces", Some("team")));
-        assert!(!parse_target("/apis/g.example.com/v1/widgets").expect("parse").watch);
-    }
 }

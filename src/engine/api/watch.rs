@@ -9,7 +9,7 @@
 //! only its own bounded buffer and never stalls the others (it falls out of the history
 //! with 410 Gone instead).
 
-use super::query::Query;
+use super::request::ResourceRequest;
 use super::respond::{kind_names, shape};
 use crate::engine::Engine;
 use crate::engine::kinds::ServedKind;
@@ -19,7 +19,7 @@ use crate::engine::resources::rest::{Rest, WatchItem};
 use crate::engine::status::ApiError;
 use crate::engine::store::{Revision, Store};
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -197,11 +197,10 @@ pub async fn respond(
     engine: &Arc<Engine>,
     kind: &ServedKind,
     rest: &Rest<'_>,
-    ns: Option<&str>,
+    req: &ResourceRequest<'_>,
     name: Option<&str>,
-    q: &Query,
-    headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
+    let (ns, q, headers) = (req.namespace(), req.query, req.headers);
     // kube negotiates the object's representation first (a protobuf-only Accept is the
     // resource's 406), then the stream's (a YAML one is the stream 406).
     shape(engine, headers, q, Endpoint::Resource)?;
