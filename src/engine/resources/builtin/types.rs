@@ -463,7 +463,7 @@ pub fn time_value_error(value: &Value, ty: &GoType) -> Option<String> {
 }
 
 /// Go's name of a type in `json` errors.
-fn go_name(ty: &GoType) -> String {
+pub fn go_name(ty: &GoType) -> String {
     match ty {
         GoType::String => "string".into(),
         GoType::Int32 => "int32".into(),

@@ -7,7 +7,7 @@
 //! from int64`), and kube quotes the patch itself with Go's `%+v` (`map[data:map[k:5]]`).
 //! The converter walks a struct in its field order and stops at the first refusal.
 
-use super::types::{GoStruct, GoType, OBJECT_META, time_value_error};
+use super::types::{GoStruct, GoType, OBJECT_META, go_name, time_value_error};
 use serde_json::Value;
 
 /// The converter's refusal of `obj` as the struct `kind`, if any.
@@ -37,7 +37,7 @@ fn convert(value: &Value, ty: &'static GoType) -> Option<String> {
         return None;
     }
     match ty {
-        GoType::String | GoType::Named(_) => scalar(value, "string", go_type_name(ty)),
+        GoType::String | GoType::Named(_) => scalar(value, "string", &go_name(ty)),
         GoType::Int32 => scalar(value, "int32", "int32"),
         GoType::Int64 => scalar(value, "int64", "int64"),
         GoType::Bool => scalar(value, "bool", "bool"),
@@ -62,13 +62,6 @@ fn convert(value: &Value, ty: &'static GoType) -> Option<String> {
             Value::Object(map) => s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| convert(v, &f.ty))),
             other => Some(format!("cannot restore struct from: {}", source_kind(other))),
         },
-    }
-}
-
-fn go_type_name(ty: &GoType) -> &'static str {
-    match ty {
-        GoType::Named(name) => name,
-        _ => "string",
     }
 }
 

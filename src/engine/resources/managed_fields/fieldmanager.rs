@@ -241,13 +241,7 @@ impl FieldManager<'_> {
     /// Merges an applied configuration into `live` (for a create, an object with only
     /// `apiVersion` and `kind`) and returns the object to write, managedFields included.
     pub fn apply(&self, live: &Value, config: &Value, manager: &str, force: bool) -> Result<Value, ApplyError> {
-        let applied_gvk = gvk_string(
-            config.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
-            config.get("kind").and_then(Value::as_str).unwrap_or(""),
-        );
-        if applied_gvk != gvk_string(&self.api_version, &self.kind) {
-            return Err(ApplyError::BadRequest(format!("invalid object type: {applied_gvk}")));
-        }
+        self.check_type(config)?;
         let managed = managers::live(live);
         let stored = without_managed_fields(live);
         let (mut obj, managed) = match self.apply_tracked(&stored, config, managed.clone(), manager, force) {
@@ -271,6 +265,18 @@ impl FieldManager<'_> {
         set_managed_fields(&mut obj, &managed);
         keep_times_if_nothing_else_changed(live, &mut obj);
         Ok(obj)
+    }
+
+    /// An applied configuration must be of this field manager's kind (kube checks it first).
+    pub fn check_type(&self, config: &Value) -> Result<(), ApplyError> {
+        let applied_gvk = gvk_string(
+            config.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+            config.get("kind").and_then(Value::as_str).unwrap_or(""),
+        );
+        if applied_gvk != gvk_string(&self.api_version, &self.kind) {
+            return Err(ApplyError::BadRequest(format!("invalid object type: {applied_gvk}")));
+        }
+        Ok(())
     }
 
     /// An apply to an object whose fields nobody tracks first gives them all to

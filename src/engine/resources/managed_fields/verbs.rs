@@ -7,7 +7,7 @@
 //! never owns `.spec`, and `/scale` owns only the replicas path, kept as kube's scale
 //! handler keeps it ([`super::scale`]).
 
-use super::fieldmanager::{FieldManager, gvk_string};
+use super::fieldmanager::FieldManager;
 use super::path::PathElement;
 use super::scale::{self, SCALE_API_VERSION, ScaleWrite};
 use super::schema::Schema;
@@ -280,25 +280,12 @@ impl Rest<'_> {
         let api_version = self.strategy.info().api_version();
         let manager = opts.field_manager.as_deref().unwrap_or_default();
         let write = ScaleWrite { manager, api_version: &api_version, replicas: &replicas, replicas_changed: false };
-        let mut current = scale_of(live, paths);
         let convert_error = |what: &str, namespace: &str, name: &str| {
             format!(
                 "failed to convert {what} object ({namespace}/{name}; {SCALE_API_VERSION}, Kind=Scale) to proper version: \
                  request to convert CR to an invalid group/version: {SCALE_API_VERSION}"
             )
         };
-        let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or_default();
-        let applied_gvk = gvk_string(text("apiVersion"), text("kind"));
-        if applied_gvk != gvk_string(SCALE_API_VERSION, "Scale") {
-            return Err(ApiError::bad_request(format!("invalid object type: {applied_gvk}")));
-        }
-        let Some(entries) = scale::scale_entries(live, &write) else {
-            // An untracked Scale is first given to `before-first-apply`, an update of an
-            // empty Scale that fails the same conversion.
-            let why = convert_error("live", "", "");
-            return Err(ApiError::new(500, "", format!("failed to create manager for existing fields: {why}")));
-        };
-        meta::metadata_mut(&mut current).insert("managedFields".into(), entries);
         let schema = Schema::Deduced;
         let fm = FieldManager {
             schema: &schema,
@@ -310,6 +297,14 @@ impl Rest<'_> {
             now: meta::format_time(self.now),
             zero: json!({"apiVersion": SCALE_API_VERSION, "kind": "Scale"}),
         };
+        fm.check_type(config).map_err(ApiError::from)?;
+        let current = self.scale_with_entries(live, paths);
+        if current.pointer("/metadata/managedFields").is_none() {
+            // An untracked Scale is first given to `before-first-apply`, an update of an
+            // empty Scale that fails the same conversion.
+            let why = convert_error("live", "", "");
+            return Err(ApiError::new(500, "", format!("failed to create manager for existing fields: {why}")));
+        }
         let applied = fm.apply(&current, config, manager, opts.force).map_err(ApiError::from)?;
         if !same_but_managed_fields(&applied, &current) {
             let given = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
