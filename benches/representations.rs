@@ -11,7 +11,7 @@ mod allocator;
 use axum::body::Body;
 use http::Request;
 use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 mod allocator;
 
 use futures::StreamExt;
-use kubectl_crd::engine::store::{ListOptions, LocalStore, Store};
+use kubectl_crd_engine::store::{ListOptions, LocalStore, Store};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

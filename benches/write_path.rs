@@ -30,7 +30,7 @@ mod widget;
 use axum::body::Body;
 use http::Request;
 use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;

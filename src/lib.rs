@@ -1,7 +1,8 @@
 //! kubectl-crd: a kubectl plugin for people who build CustomResourceDefinitions.
 //!
-//! The crate has two halves that meet at the Kubernetes HTTP API (see `DESIGN.md` in the
-//! steering repository): the [`engine`], an in-process apiserver for CRDs, and the tools,
+//! The plugin is two crates that meet at the Kubernetes HTTP API (see `DESIGN.md` in the
+//! steering repository): the engine ([`kubectl_crd_engine`], in `crates/engine`), an
+//! in-process apiserver for CRDs that knows nothing of the tools, and this crate, the tools,
 //! which only ever speak to a cluster through `kube::Client`:
 //!
 //! - [`serve`]: the engine behind a real socket (`kubectl crd serve`), from validated
@@ -13,9 +14,9 @@
 //! - [`cli`]: the subcommands (`kubectl crd ...`), the one place that turns command lines
 //!   into options and launches the others; [`tui`]: the terminal UI.
 //!
-//! Two small modules sit below everything and import nothing from the crate: [`datadir`]
+//! Two small modules sit below the tools and import nothing from the crate: [`datadir`]
 //! (the data directory's file names, shared by `serve` and local mode) and [`text`]
-//! (kubectl's ages and table layout, shared by the engine and the tools).
+//! (kubectl's table layout).
 //!
 //! Imports point one way: engine ← serve ← cluster ← {migrate, tui, cli}; `cli` is the
 //! root nothing imports (it launches `serve`, `tui` and `migrate`), and `tui` is imported
@@ -24,7 +25,6 @@
 pub mod cli;
 pub mod cluster;
 pub mod datadir;
-pub mod engine;
 pub mod migrate;
 pub mod serve;
 pub mod text;
@@ -34,4 +34,4 @@ pub mod tui;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The Kubernetes API level the engine implements (the reference recordings are from 1.32).
-pub const KUBERNETES_API_LEVEL: (u32, u32) = (1, 32);
+pub use kubectl_crd_engine::KUBERNETES_API_LEVEL;

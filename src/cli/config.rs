@@ -76,7 +76,7 @@ impl Config {
             NamespaceScope::All
         } else {
             if let Some(ns) = &args.namespace
-                && !crate::engine::meta::is_dns1123_label(ns)
+                && !kubectl_crd_engine::is_dns1123_label(ns)
             {
                 return Err(ConfigError::Namespace(ns.clone()));
             }

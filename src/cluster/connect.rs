@@ -14,9 +14,9 @@
 
 use super::error::ClusterError;
 use crate::datadir::{KUBECONFIG_FILE, STORE_FILE};
-use crate::engine::store::StoreError;
-use crate::engine::{Engine, EngineError, StorageConfig};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kubectl_crd_engine::store::StoreError;
+use kubectl_crd_engine::{Engine, EngineError, StorageConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

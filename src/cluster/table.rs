@@ -201,7 +201,7 @@ pub fn age(created: Timestamp, now: Timestamp) -> String {
 
 /// apimachinery's `HumanDuration`: `45s`, `3m20s`, `15m`, `5h10m`, `2d4h`, `90d`, `3y10d`.
 pub fn human_duration(d: Duration) -> String {
-    crate::text::duration::human_duration(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    kubectl_crd_engine::duration::human_duration(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

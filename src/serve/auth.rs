@@ -5,11 +5,11 @@
 //! recorded one, before any routing happens. The decision is the pure [`is_authorized`].
 
 use super::token::Token;
-use crate::engine::status::ApiError;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use kubectl_crd_engine::status::ApiError;
 use std::sync::Arc;
 
 /// Wraps `router` so that every request must carry the bearer `token`.
@@ -25,7 +25,7 @@ async fn require_bearer(State(token): State<Arc<Token>>, request: Request, next:
 
 /// The 401 kube-apiserver answers when no credentials are accepted.
 pub fn unauthorized() -> Response {
-    crate::engine::api::error_response(&ApiError::unauthorized())
+    kubectl_crd_engine::error_response(&ApiError::unauthorized())
 }
 
 /// Whether the headers carry `Authorization: Bearer <token>`. The scheme is matched without

@@ -24,9 +24,9 @@ pub use listener::Drained;
 pub use options::{ListenAddr, OptionsError, ServeOptions, StorageKind, Transport};
 
 use crate::datadir::{LOCK_FILE, STORE_FILE};
-use crate::engine::store::StoreError;
-use crate::engine::{Engine, EngineError, StorageConfig};
 use kubeconfig::KubeconfigError;
+use kubectl_crd_engine::store::StoreError;
+use kubectl_crd_engine::{Engine, EngineError, StorageConfig};
 use std::future::Future;
 use std::io::{self, Write};
 use std::net::SocketAddr;

@@ -1,6 +1,5 @@
-//! Text helpers shared across layers, with no imports from the crate so that the engine and
-//! every tool can use them without a cycle: [`duration`] (ages as Kubernetes prints them) and
-//! [`tabwrite`] (kubectl's table layout).
+//! Text helpers the tools share, with no imports from the crate: [`tabwrite`] (kubectl's
+//! table layout). Ages as Kubernetes prints them live in the engine
+//! (`kubectl_crd_engine::duration`), which the engine's Tables need too.
 
-pub mod duration;
 pub mod tabwrite;

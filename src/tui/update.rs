@@ -434,7 +434,7 @@ pub fn run_command(state: &mut State, line: &str) -> Vec<Effect> {
             effects
         }
         ("ns" | "namespace", Some("all" | "-A" | "*")) => set_namespaces(state, Namespaces::All),
-        ("ns" | "namespace", Some(ns)) if crate::engine::meta::is_dns1123_label(ns) => {
+        ("ns" | "namespace", Some(ns)) if kubectl_crd_engine::is_dns1123_label(ns) => {
             state.last_namespace = ns.to_string();
             set_namespaces(state, Namespaces::One(ns.to_string()))
         }

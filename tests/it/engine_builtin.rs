@@ -25,7 +25,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

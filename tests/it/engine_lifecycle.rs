@@ -9,7 +9,7 @@ use crate::support::crd::CrdBuilder;
 
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::reference::load;

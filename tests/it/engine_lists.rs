@@ -6,7 +6,7 @@
 use crate::support::crd::CrdBuilder;
 use axum::body::Body;
 use http::{Request, StatusCode};
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,7 +9,7 @@ use crate::support;
 use axum::body::Body;
 use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;

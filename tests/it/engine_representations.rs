@@ -12,7 +12,7 @@ use http::{Request, StatusCode};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use kube::core::{DynamicObject, GroupVersionKind, PartialObjectMeta};
 use kube::discovery::ApiResource;
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -410,23 +410,6 @@ async fn a_watcher_that_never_reads_does_not_stall_the_others() {
     assert_eq!(events.len(), 300);
     assert_eq!(events[299]["object"]["metadata"]["name"], "n299");
     drop(idle);
-}
-
-#[tokio::test]
-async fn bookmarks_report_progress_without_skipping_pending_changes() {
-    let (engine, client) = engine_with_widgets().await;
-    let store = engine.store();
-    let prefix = "/registry/stable.example.com/widgets/default/";
-    let before = store.current_revision().await.expect("rv");
-    recorded_widgets(&client).await;
-    let after = store.current_revision().await.expect("rv");
-    // Changes of this prefix after `before` are pending: the bookmark stops before them.
-    let progress = kubectl_crd::engine::api::watch::progress(store.as_ref(), prefix, before).await;
-    assert!(progress >= before && progress < after, "{before} <= {progress} < {after}");
-    // Nothing pending: the current revision.
-    assert_eq!(kubectl_crd::engine::api::watch::progress(store.as_ref(), prefix, after).await, after);
-    let elsewhere = kubectl_crd::engine::api::watch::progress(store.as_ref(), "/registry/none/", before).await;
-    assert_eq!(elsewhere, after);
 }
 
 /// Sends a request with a body to the router: status, headers, body.

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::{Value, json};
 use support::compare::{COMPARED_HEADERS, Difference, diff_bodies, diff_normalized, header_differences};
 use support::reference::{Body, Exchange, load_all, reference_dir};

@@ -510,7 +510,7 @@ async fn a_stored_crd_with_rules_kube_refuses_does_not_take_the_server_down() {
 /// Writes `rules` onto the stored CRD's `spec` schema, as an older version could have
 /// accepted them, straight into the (closed) data directory's database.
 async fn plant_rules(db: &Path, crd: &str, rules: serde_json::Value) {
-    use kubectl_crd::engine::store::{ListOptions, LocalStore, Store};
+    use kubectl_crd_engine::store::{ListOptions, LocalStore, Store};
     let store = LocalStore::redb(db).expect("the database opens");
     let page = store.list("/registry/", &ListOptions::default()).await.expect("list");
     let kv = page

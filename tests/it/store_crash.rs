@@ -12,7 +12,7 @@
 //! the log over a database that is behind it. After each check the store is closed
 //! cleanly, which must leave the log empty.
 
-use kubectl_crd::engine::store::{ListOptions, LocalStore, Store, StoreError};
+use kubectl_crd_engine::store::{ListOptions, LocalStore, Store, StoreError};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;

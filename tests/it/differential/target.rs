@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kubectl_crd::engine::{Engine, StorageConfig};
 use kubectl_crd::serve::options::{ListenAddr, ServeOptions, StorageKind, Transport};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use tokio::sync::oneshot;
 
 /// Longest wait for an answer that is not a watch.

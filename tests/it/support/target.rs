@@ -6,7 +6,7 @@
 
 use super::kubectl::Server;
 use http_body_util::BodyExt;
-use kubectl_crd::engine::{Engine, StorageConfig};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde_json::Value;
 use std::sync::Arc;
 

@@ -1,0 +1,245 @@
+//! Request bodies as kube-apiserver's decoders read them: the decoder the `Content-Type`
+//! names (415 for any other), JSON or YAML to one object, and, for custom resources, the
+//! type checks of the unstructured decoder.
+//!
+//! A typed kind's decoder fills a missing `apiVersion` and `kind` in from the endpoint; the
+//! unstructured decoder of custom resources does not: a body without a `kind` is refused
+//! with the body itself quoted, which is why this is done here, where the bytes are.
+//! A body that does not parse is refused as kube's `transformDecodeError` words it, with
+//! Go's JSON scanner's or go-yaml's sentence.
+
+use crate::representation::body_yaml;
+use crate::resources::go_decode;
+use crate::status::ApiError;
+use axum::http::{HeaderMap, header};
+use serde_json::Value;
+
+/// The decoders kube-apiserver has for an object body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Json,
+    Yaml,
+}
+
+/// The decoder for a body's `Content-Type` (kube's `NegotiateInputSerializer`): none is
+/// JSON, and the media type, lowercased and without parameters, must be one the endpoint
+/// decodes exactly. Protobuf never gets here (it is decoded before, or refused).
+fn input(headers: &HeaderMap) -> Result<Input, ApiError> {
+    let ct = headers.get(header::CONTENT_TYPE).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let ct = ct.unwrap_or_default();
+    if ct.trim().is_empty() {
+        return Ok(Input::Json);
+    }
+    match ct.split(';').next().unwrap_or_default().trim().to_ascii_lowercase().as_str() {
+        "application/json" => Ok(Input::Json),
+        "application/yaml" => Ok(Input::Yaml),
+        _ => Err(unsupported_media_type()),
+    }
+}
+
+/// kube's 415 for a body in a format the endpoint does not decode.
+pub fn unsupported_media_type() -> ApiError {
+    ApiError::new(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    )
+}
+
+/// A decoded body and the strict decoding complaints it leaves (repeated YAML keys),
+/// which `fieldValidation` turns into warnings or a 400.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    pub object: Value,
+    pub duplicates: Vec<String>,
+}
+
+/// The body of a write to `kind` as JSON, read by the decoder its `Content-Type` names.
+pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
+    match input(headers)? {
+        Input::Yaml => {
+            let read = body_yaml::read(body).map_err(|why| unrecognized(kind, &why, body))?;
+            Ok(Decoded { object: read.object, duplicates: read.duplicates })
+        }
+        Input::Json => {
+            // Go's decoder scans the whole body before it reads the kind.
+            go_decode::check_syntax(body)
+                .map_err(|e| unrecognized(kind, &format!("couldn't get version/kind; json parse error: {e}"), body))?;
+            let object = serde_json::from_slice::<Value>(body)
+                .map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))?;
+            Ok(Decoded { object, duplicates: Vec::new() })
+        }
+    }
+}
+
+/// The body of a create or update of a custom resource (kind `kind`): JSON, with
+/// `apiVersion` and `kind` strings and a `kind` given, as the unstructured decoder needs.
+pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
+    let decoded = json(headers, body, kind)?;
+    match go_decode::unstructured_error_in(&decoded.object, &String::from_utf8_lossy(body)) {
+        Some(why) => Err(unrecognized(kind, &why, body)),
+        None => Ok(decoded),
+    }
+}
+
+/// The fields a JSON body names twice (`duplicate field "spec.replicas"`), which kube's
+/// strict JSON decoding reports; a YAML body's repeats come with its [`Decoded`].
+pub fn duplicate_fields(headers: &HeaderMap, body: &[u8]) -> Vec<String> {
+    match input(headers) {
+        Ok(Input::Json) => go_decode::duplicate_fields(body),
+        _ => Vec::new(),
+    }
+}
+
+/// kube's `transformDecodeError` without a kind: the error and a glimpse of the body.
+fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
+    ApiError::bad_request(format!(
+        "the object provided is unrecognized (must be of type {kind}): {why} ({})",
+        summary(body)
+    ))
+}
+
+/// apiserver's `summarizeData(body, 30)`: a JSON object's first 30 bytes as text,
+/// anything else's in hex.
+fn summary(body: &[u8]) -> String {
+    const MAX: usize = 30;
+    let head = &body[..body.len().min(MAX)];
+    let more = if body.len() > MAX { " ..." } else { "" };
+    match body.first() {
+        None => "<empty>".into(),
+        Some(b'{') => format!("{}{more}", String::from_utf8_lossy(head)),
+        Some(_) => format!("{}{more}", head.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(body: &str) -> Option<String> {
+        unstructured(&HeaderMap::new(), body.as_bytes(), "Widget").err().map(|e| e.message)
+    }
+
+    fn typed(ct: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, ct.parse().expect("header"));
+        headers
+    }
+
+    #[test]
+    fn only_json_and_yaml_bodies_are_decoded() {
+        let body = br#"{"apiVersion":"a/v1","kind":"Widget"}"#;
+        for ct in ["application/json", "application/json;charset=utf-8", "Application/JSON; charset=UTF-8", ""] {
+            assert!(json(&typed(ct), body, "Widget").is_ok(), "{ct}");
+        }
+        assert!(json(&HeaderMap::new(), body, "Widget").is_ok());
+        for ct in [
+            "text/plain",
+            "application/x-yaml",
+            "text/yaml",
+            "application/merge-patch+json",
+            "*/*",
+            "application/cbor",
+            "application/xml",
+        ] {
+            let e = json(&typed(ct), body, "Widget").expect_err(ct);
+            assert_eq!((e.code, e.reason.as_str()), (415, "UnsupportedMediaType"), "{ct}");
+            assert_eq!(e.message, unsupported_media_type().message);
+        }
+    }
+
+    #[test]
+    fn bodies_that_do_not_parse_are_refused_in_go_s_words() {
+        let yaml = "apiVersion: negotiation.diff.example.com/v1\nkind: Widget\n";
+        let e = json(&typed("application/json"), yaml.as_bytes(), "Widget").expect_err("not JSON");
+        assert_eq!(
+            e.message,
+            "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value (61706956657273696f6e3a206e65676f74696174696f6e2e646966662e65 ...)"
+        );
+        let e = json(&typed("application/yaml"), b"a: [b\n", "Widget").expect_err("not YAML");
+        assert!(
+            e.message.starts_with("the object provided is unrecognized (must be of type Widget): yaml: line "),
+            "{}",
+            e.message
+        );
+        let dup = json(&typed("application/yaml"), b"kind: Widget\nkind: Gadget\n", "Widget").expect("decodes");
+        assert_eq!(dup.object["kind"], "Gadget");
+        assert_eq!(dup.duplicates, [r#"line 2: key "kind" already set in map"#]);
+    }
+
+    #[test]
+    fn a_custom_resource_without_a_kind_is_refused_quoting_the_body() {
+        // The oracle's words for each body.
+        assert_eq!(
+            message(r#"{"metadata":{"name":"t1"},"spec":{}}"#).as_deref(),
+            Some(
+                r#"the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{"metadata":{"name":"t1"},"spec":{}}' ({"metadata":{"name":"t1"},"spe ...)"#
+            )
+        );
+        assert_eq!(
+            message(r#"{"apiVersion":"stable.example.com/v1","kind":"","metadata":{"name":"t9"}}"#).as_deref(),
+            Some(
+                r#"the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{"apiVersion":"stable.example.com/v1","kind":"","metadata":{"name":"t9"}}' ({"apiVersion":"stable.example. ...)"#
+            )
+        );
+        assert_eq!(
+            message(r#"{"apiVersion":"a/b/c","kind":"Widget","metadata":{"name":"t11"}}"#).as_deref(),
+            Some(
+                r#"the object provided is unrecognized (must be of type Widget): unexpected GroupVersion string: a/b/c ({"apiVersion":"a/b/c","kind":" ...)"#
+            )
+        );
+        assert_eq!(
+            message(r#"{"apiVersion":5,"kind":"Widget","metadata":{"name":"t12"}}"#).as_deref(),
+            Some(
+                r#"the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field .apiVersion of type string ({"apiVersion":5,"kind":"Widget ...)"#
+            )
+        );
+        assert_eq!(message(r#"{"kind":"Widget"}"#), None, "apiVersion is checked later");
+    }
+
+    #[test]
+    fn a_yaml_body_is_quoted_as_sent_and_summarized_in_hex() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, "application/yaml".parse().expect("header"));
+        let body = "apiVersion: stable.example.com/v1\nmetadata:\n  name: y1\n";
+        let err = unstructured(&headers, body.as_bytes(), "Widget").expect_err("no kind");
+        assert_eq!(
+            err.message,
+            "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in 'apiVersion: stable.example.com/v1\nmetadata:\n  name: y1\n' (61706956657273696f6e3a20737461626c652e6578616d706c652e636f6d ...)"
+        );
+        assert_eq!(summary(b""), "<empty>");
+        assert_eq!(summary(b"{}"), "{}");
+    }
+
+    #[test]
+    fn undecodable_bodies_are_refused_in_go_words() {
+        assert_eq!(
+            message(r#"{"apiVersion": "#).as_deref(),
+            Some(
+                r#"the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion": )"#
+            )
+        );
+        assert_eq!(
+            message("").as_deref(),
+            Some(
+                "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"
+            )
+        );
+        assert!(message(r#""widget""#).is_some_and(|m| m.contains(
+            "json: cannot unmarshal string into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind"
+        )));
+    }
+
+    #[test]
+    fn bodies_of_other_media_types_are_refused_with_415() {
+        for ct in ["text/plain", "application/x-www-form-urlencoded"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, ct.parse().expect("header"));
+            let err = unstructured(&headers, b"a=b", "Widget").expect_err("refused");
+            assert_eq!((err.code, err.reason.as_str()), (415, "UnsupportedMediaType"));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, "application/json; charset=utf-8".parse().expect("header"));
+        assert!(unstructured(&headers, br#"{"kind":"Widget"}"#, "Widget").is_ok());
+    }
+}

@@ -1,0 +1,242 @@
+//! Discovery documents built from the served kinds: `/api`, `/api/v1`, `/apis`,
+//! `/apis/<group>`, `/apis/<group>/<version>`, and aggregated discovery (apidiscovery v2).
+//!
+//! Everything comes from [`Kinds`], which holds a CRD's *accepted* names, never its spec
+//! names, so discovery publishes exactly what the names controller accepted.
+
+use crate::kinds::{Kinds, ServedKind};
+use serde_json::{Value, json};
+use std::cmp::Ordering;
+
+/// Kubernetes' version priority: GA before beta before alpha, higher numbers first,
+/// anything else last in lexical order.
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    fn parse(v: &str) -> (u8, u32, u32) {
+        let Some(rest) = v.strip_prefix('v') else { return (0, 0, 0) };
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let Ok(major) = digits.parse::<u32>() else { return (0, 0, 0) };
+        let tail = &rest[digits.len()..];
+        let sub = |t: &str| t.parse::<u32>().ok();
+        if tail.is_empty() {
+            (3, major, 0)
+        } else if let Some(n) = tail.strip_prefix("beta").and_then(sub) {
+            (2, major, n)
+        } else if let Some(n) = tail.strip_prefix("alpha").and_then(sub) {
+            (1, major, n)
+        } else {
+            (0, 0, 0)
+        }
+    }
+    let (pa, pb) = (parse(a), parse(b));
+    pb.cmp(&pa).then_with(|| a.cmp(b))
+}
+
+/// Groups (not core) with their versions in priority order.
+fn groups(kinds: &[ServedKind]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for k in kinds.iter().filter(|k| !k.info().group.is_empty()) {
+        let (g, v) = (&k.info().group, &k.info().version);
+        match out.iter_mut().find(|(name, _)| name == g) {
+            Some((_, versions)) => {
+                if !versions.contains(v) {
+                    versions.push(v.clone());
+                }
+            }
+            None => out.push((g.clone(), vec![v.clone()])),
+        }
+    }
+    for (_, versions) in &mut out {
+        versions.sort_by(|a, b| compare_versions(a, b));
+    }
+    // kube-apiserver lists its built-in groups in a fixed priority order (reference 03),
+    // then the CRD groups; the sort is stable, so CRD groups keep their order.
+    out.sort_by_key(|(name, _)| BUILTIN_GROUP_ORDER.iter().position(|g| g == name).unwrap_or(usize::MAX));
+    out
+}
+
+/// The order of kube-apiserver 1.32's built-in groups in `/apis`.
+const BUILTIN_GROUP_ORDER: [&str; 19] = [
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
+
+fn group_doc(name: &str, versions: &[String]) -> Value {
+    let gv = |v: &String| json!({"groupVersion": format!("{name}/{v}"), "version": v});
+    json!({
+        "name": name,
+        "versions": versions.iter().map(gv).collect::<Vec<_>>(),
+        "preferredVersion": versions.first().map(gv).unwrap_or(Value::Null),
+    })
+}
+
+/// `/api`.
+pub fn core_versions(server_address: &str) -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    })
+}
+
+/// `/apis`.
+pub fn group_list(kinds: &Kinds) -> Value {
+    let groups: Vec<Value> = groups(&kinds.all()).iter().map(|(g, v)| group_doc(g, v)).collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/<group>`, if the group is served.
+pub fn group(kinds: &Kinds, name: &str) -> Option<Value> {
+    let all = kinds.all();
+    let (g, versions) = groups(&all).into_iter().find(|(g, _)| g == name)?;
+    let mut doc = group_doc(&g, &versions);
+    let map = doc.as_object_mut()?;
+    let mut out = serde_json::Map::new();
+    out.insert("kind".into(), json!("APIGroup"));
+    out.insert("apiVersion".into(), json!("v1"));
+    out.append(map);
+    Some(Value::Object(out))
+}
+
+fn resource_entries(k: &ServedKind) -> Vec<Value> {
+    let info = k.info();
+    let mut main = json!({
+        "name": info.plural,
+        "singularName": info.singular,
+        "namespaced": info.namespaced,
+        "kind": info.kind,
+        "verbs": k.verbs,
+    });
+    if !info.short_names.is_empty() {
+        main["shortNames"] = json!(info.short_names);
+    }
+    if !info.categories.is_empty() {
+        main["categories"] = json!(info.categories);
+    }
+    if let Some(hash) = &k.storage_version_hash {
+        main["storageVersionHash"] = json!(hash);
+    }
+    let mut out = vec![main];
+    if info.status_subresource {
+        out.push(json!({
+            "name": format!("{}/status", info.plural), "singularName": "", "namespaced": info.namespaced,
+            "kind": info.kind, "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if k.scale.is_some() {
+        out.push(json!({
+            "name": format!("{}/scale", info.plural), "singularName": "", "namespaced": info.namespaced,
+            "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
+        }));
+    }
+    out
+}
+
+/// `/api/v1` (group "") or `/apis/<group>/<version>`, if served.
+pub fn resource_list(kinds: &Kinds, group: &str, version: &str) -> Option<Value> {
+    let served: Vec<ServedKind> =
+        kinds.all().into_iter().filter(|k| k.info().group == group && k.info().version == version).collect();
+    if served.is_empty() {
+        return None;
+    }
+    let group_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let resources: Vec<Value> = served.iter().flat_map(resource_entries).collect();
+    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}))
+}
+
+/// Aggregated discovery (`APIGroupDiscoveryList`, apidiscovery.k8s.io/v2) for `/api`
+/// (`core = true`) or `/apis`.
+pub fn aggregated(kinds: &Kinds, core: bool) -> Value {
+    let all = kinds.all();
+    let group_names: Vec<(String, Vec<String>)> =
+        if core { vec![(String::new(), vec!["v1".to_string()])] } else { groups(&all) };
+    let items: Vec<Value> = group_names
+        .iter()
+        .map(|(g, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    let resources: Vec<Value> = all
+                        .iter()
+                        .filter(|k| &k.info().group == g && &k.info().version == v)
+                        .map(|k| aggregated_resource(k, kinds.is_builtin(k)))
+                        .collect();
+                    json!({"version": v, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let mut metadata = json!({"creationTimestamp": null});
+            if !g.is_empty() {
+                metadata["name"] = json!(g);
+            }
+            json!({"metadata": metadata, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}
+
+/// One resource of aggregated discovery. kube-apiserver leaves the group and version of a
+/// built-in kind's `responseKind` empty (reference 04); a CRD's are filled in.
+fn aggregated_resource(k: &ServedKind, builtin: bool) -> Value {
+    let info = k.info();
+    let kind = if builtin {
+        json!({"group": "", "version": "", "kind": info.kind})
+    } else {
+        json!({"group": info.group, "version": info.version, "kind": info.kind})
+    };
+    let mut r = json!({
+        "resource": info.plural,
+        "responseKind": kind,
+        "scope": if info.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": info.singular,
+        "verbs": k.verbs,
+    });
+    if !info.short_names.is_empty() {
+        r["shortNames"] = json!(info.short_names);
+    }
+    if !info.categories.is_empty() {
+        r["categories"] = json!(info.categories);
+    }
+    let mut subs = Vec::new();
+    if info.status_subresource {
+        subs.push(json!({"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}));
+    }
+    if k.scale.is_some() {
+        subs.push(json!({
+            "subresource": "scale",
+            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if !subs.is_empty() {
+        r["subresources"] = json!(subs);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_priority_follows_kubernetes() {
+        let mut v = vec!["v1alpha1", "v2", "v1beta2", "foo", "v1", "v1beta1", "v10"];
+        v.sort_by(|a, b| compare_versions(a, b));
+        assert_eq!(v, ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
+    }
+}

@@ -1,0 +1,156 @@
+//! The HTTP surface: routes Kubernetes API paths to discovery and to the served kinds.
+//!
+//! Every error is a `metav1.Status` with kube-apiserver's code, reason and message;
+//! paths nothing serves answer kube's plain-text `404 page not found`.
+
+pub mod body;
+pub mod discovery;
+pub mod openapi;
+pub mod options;
+pub mod protobuf;
+pub mod protobuf_status;
+pub mod query;
+pub mod request;
+pub mod respond;
+pub mod route;
+pub mod routes;
+pub mod watch;
+
+use crate::Engine;
+use crate::status::ApiError;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use std::sync::Arc;
+
+/// The engine's router. No authentication here: `serve` adds its bearer-token layer in
+/// front, and local mode has no one to authenticate.
+pub fn router(engine: Arc<Engine>) -> Router {
+    Router::new()
+        // kube serves `/version` through a GET-only route; the health checks and the
+        // OpenAPI documents are plain handlers that answer any method alike.
+        .route("/version", get(version))
+        .route("/healthz", any(ok_text))
+        .route("/livez", any(ok_text))
+        .route("/readyz", any(ok_text))
+        .route("/openapi/v2", any(openapi::serve_v2))
+        .route("/openapi/v3", any(openapi::serve_v3_index))
+        .route("/openapi/v3/{*group_version}", any(openapi::serve_v3_document))
+        .fallback(dispatch)
+        .method_not_allowed_fallback(non_resource_method_not_allowed)
+        .with_state(engine)
+}
+
+/// Another method than GET on `/version`: the 405 `Status` kube-apiserver gives for a
+/// method its routes do not take, where axum would answer with an empty body.
+async fn non_resource_method_not_allowed() -> Response {
+    error_response(&ApiError::method_not_allowed(None))
+}
+
+/// A JSON body with the headers kube-apiserver sends on every API response.
+pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
+    // Straight into bytes: `to_string` goes through `fmt` and checks UTF-8 on the way.
+    json_text_response(status, serde_json::to_vec(body).unwrap_or_default())
+}
+
+fn json_text_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
+    let body: axum::body::Body = body.into();
+    let mut res = (status, body).into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+    res
+}
+
+/// An error as a `Status` response.
+pub fn error_response(e: &ApiError) -> Response {
+    let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_text_response(status, e.to_body())
+}
+
+async fn version() -> Response {
+    let (major, minor) = crate::KUBERNETES_API_LEVEL;
+    json_response(
+        StatusCode::OK,
+        &serde_json::json!({
+            "major": major.to_string(),
+            "minor": minor.to_string(),
+            "gitVersion": format!("v{major}.{minor}.0+kubectl-crd.v{}", crate::VERSION),
+            "gitCommit": "",
+            "gitTreeState": "clean",
+            "buildDate": "",
+            "goVersion": "",
+            "compiler": "rustc",
+            "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+            "kubectlCrdVersion": format!("v{}", crate::VERSION),
+        }),
+    )
+}
+
+async fn ok_text() -> Response {
+    let mut res = (StatusCode::OK, "ok").into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    res
+}
+
+/// Whether the client asked for aggregated discovery (apidiscovery.k8s.io/v2).
+fn wants_aggregated(headers: &HeaderMap) -> bool {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| {
+        a.split(',').next().is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2"))
+    })
+}
+
+fn aggregated_response(doc: &serde_json::Value) -> Response {
+    let mut res = json_response(StatusCode::OK, doc);
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    res
+}
+
+async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().trim_end_matches('/').to_string();
+    let query = query::Query::parse(parts.uri.query());
+    let kinds = engine.kinds();
+    if parts.method == Method::GET {
+        let found = match path.as_str() {
+            "/api" if wants_aggregated(&parts.headers) => {
+                return aggregated_response(&discovery::aggregated(kinds, true));
+            }
+            "/apis" if wants_aggregated(&parts.headers) => {
+                return aggregated_response(&discovery::aggregated(kinds, false));
+            }
+            "/api" => Some(discovery::core_versions(
+                parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
+            )),
+            "/apis" => Some(discovery::group_list(kinds)),
+            "/api/v1" => discovery::resource_list(kinds, "", "v1"),
+            p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
+                Some([g]) => discovery::group(kinds, g),
+                Some([g, v]) => discovery::resource_list(kinds, g, v),
+                _ => None,
+            },
+        };
+        if let Some(doc) = found {
+            return json_response(StatusCode::OK, &doc);
+        }
+    }
+    let body = match axum::body::to_bytes(body, routes::MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error_response(&ApiError::new(
+                413,
+                "RequestEntityTooLarge",
+                format!("Request entity too large: limit is {}", routes::MAX_BODY),
+            ));
+        }
+    };
+    routes::serve_resource(Arc::clone(&engine), parts.method, &path, query, &parts.headers, body).await
+}

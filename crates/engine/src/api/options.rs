@@ -1,0 +1,386 @@
+//! The options of a write, as kube-apiserver's handlers decode and validate them before
+//! they read the object: `CreateOptions`, `UpdateOptions` and `PatchOptions` from the query,
+//! `DeleteOptions` from the body or, only when there is no body, from the query.
+//!
+//! A parameter that does not convert is a 400 with Go's conversion error; a body that does
+//! not decode is kube's 500 (its handler passes the decoder's error on as is); the
+//! validation errors are one 422 naming the options kind
+//! (`CreateOptions.meta.k8s.io "" is invalid: ...`), in the order apimachinery's
+//! `ValidateCreateOptions` and siblings append them.
+
+use super::query::{Query, go_parse_int};
+use crate::field::{ErrorType, FieldError, go_quote};
+use crate::resources::rest::{DeleteOptions, FieldValidation, Propagation, WriteOptions};
+use crate::status::ApiError;
+use serde_json::Value;
+
+/// The longest field manager kube takes (`FieldManagerMaxLength`).
+const FIELD_MANAGER_MAX: usize = 128;
+
+/// The scheme kube names when a DELETE body is no DeleteOptions.
+const META_SCHEME: &str = "pkg/apis/meta/internalversion/scheme/register.go:27";
+
+/// Which options a mutating request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionsKind {
+    Create,
+    Update,
+    /// `apply`: the patch is a server-side apply (which needs a field manager).
+    Patch {
+        apply: bool,
+    },
+}
+
+impl OptionsKind {
+    fn name(self) -> &'static str {
+        match self {
+            OptionsKind::Create => "CreateOptions",
+            OptionsKind::Update => "UpdateOptions",
+            OptionsKind::Patch { .. } => "PatchOptions",
+        }
+    }
+}
+
+/// The write options of a create, update or patch. Without a `fieldManager`, the manager
+/// is named after the User-Agent's program (`kubectl-patch/v1.32.4 (linux/amd64) ...` →
+/// `kubectl-patch`), except for an apply, which must name one.
+pub fn write_options(q: &Query, kind: OptionsKind, user_agent: Option<&str>) -> Result<WriteOptions, ApiError> {
+    let manager = q.get("fieldManager").unwrap_or_default();
+    let dry_run = q.all("dryRun");
+    let validation = q.get("fieldValidation").unwrap_or_default();
+    let force = q.get("force").map(go_query_bool);
+    let mut errors = Vec::new();
+    match kind {
+        OptionsKind::Patch { apply: false } if force.is_some() => {
+            errors.push(FieldError::forbidden("force", "may not be specified for non-apply patch"));
+        }
+        OptionsKind::Patch { apply: true } if manager.is_empty() => {
+            errors.push(FieldError::required("fieldManager", "is required for apply patch"));
+        }
+        _ => {}
+    }
+    errors.extend(field_manager_errors(manager));
+    errors.extend(dry_run_errors(&dry_run));
+    let field_validation = match validation {
+        "" | "Warn" => FieldValidation::Warn,
+        "Ignore" => FieldValidation::Ignore,
+        "Strict" => FieldValidation::Strict,
+        other => {
+            errors.push(FieldError::not_supported("fieldValidation", other, &["", "Ignore", "Strict", "Warn"]));
+            FieldValidation::Warn
+        }
+    };
+    if !errors.is_empty() {
+        return Err(ApiError::invalid(kind.name(), "meta.k8s.io", "", &errors));
+    }
+    let apply = kind == OptionsKind::Patch { apply: true };
+    let field_manager = match manager {
+        "" if apply => None,
+        "" => user_agent.and_then(|ua| ua.split('/').next()).map(|p| p.trim().to_string()).filter(|p| !p.is_empty()),
+        m => Some(m.to_string()),
+    };
+    Ok(WriteOptions {
+        dry_run: !dry_run.is_empty(),
+        field_manager,
+        field_validation,
+        force: force.unwrap_or(false),
+        ..Default::default()
+    })
+}
+
+/// The `DeleteOptions` of a DELETE: the body's when it has one (then the query is not
+/// read at all, as kube's handler does), else the query's.
+pub fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let raw = if body.is_empty() { from_query(q)? } else { from_body(body)? };
+    let mut errors = Vec::new();
+    if let (Some(_), Some(policy)) = (raw.orphan_dependents, &raw.propagation_policy) {
+        errors.push(FieldError::invalid(
+            "propagationPolicy",
+            policy.as_str(),
+            "orphanDependents and deletionPropagation cannot be both set",
+        ));
+    }
+    let propagation = match raw.propagation_policy.as_deref() {
+        None => raw.orphan_dependents.map(|orphan| if orphan { Propagation::Orphan } else { Propagation::Background }),
+        Some("Orphan") => Some(Propagation::Orphan),
+        Some("Background") => Some(Propagation::Background),
+        Some("Foreground") => Some(Propagation::Foreground),
+        Some(other) => {
+            errors.push(FieldError::not_supported(
+                "propagationPolicy",
+                other,
+                &["Foreground", "Background", "Orphan", "nil"],
+            ));
+            None
+        }
+    };
+    let dry_run: Vec<&str> = raw.dry_run.iter().map(String::as_str).collect();
+    errors.extend(dry_run_errors(&dry_run));
+    if !errors.is_empty() {
+        return Err(ApiError::invalid("DeleteOptions", "meta.k8s.io", "", &errors));
+    }
+    Ok(DeleteOptions {
+        precondition_uid: raw.precondition_uid,
+        precondition_rv: raw.precondition_rv,
+        propagation,
+        dry_run: !dry_run.is_empty(),
+    })
+}
+
+/// `DeleteOptions` as given, before validation.
+#[derive(Debug, Default)]
+struct RawDelete {
+    propagation_policy: Option<String>,
+    orphan_dependents: Option<bool>,
+    dry_run: Vec<String>,
+    precondition_uid: Option<String>,
+    precondition_rv: Option<String>,
+}
+
+fn from_query(q: &Query) -> Result<RawDelete, ApiError> {
+    // Converted even though a custom resource has no use for it: a bad one is a 400.
+    if let Some(grace) = q.get("gracePeriodSeconds") {
+        go_parse_int(grace)?;
+    }
+    Ok(RawDelete {
+        propagation_policy: q.get("propagationPolicy").map(String::from),
+        orphan_dependents: q.get("orphanDependents").map(go_query_bool),
+        dry_run: q.all("dryRun").into_iter().map(String::from).collect(),
+        ..Default::default()
+    })
+}
+
+fn from_body(body: &[u8]) -> Result<RawDelete, ApiError> {
+    // kube's handler passes the decoder's errors on as they are: 500s without a reason.
+    let unreason = |message: String| ApiError::new(500, "", message);
+    let doc: Value = serde_json::from_slice(body).map_err(|e| {
+        let why = if e.is_eof() { "unexpected end of JSON input".to_string() } else { e.to_string() };
+        unreason(format!("couldn't get version/kind; json parse error: {why}"))
+    })?;
+    let doc = match doc {
+        Value::Null => return Ok(RawDelete::default()),
+        Value::Object(map) => map,
+        other => {
+            return Err(unreason(format!(
+                "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
+                json_type(&other)
+            )));
+        }
+    };
+    let text = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or_default();
+    // DeleteOptions decode at any version; another kind is not registered (or, for the other
+    // options kinds, does not convert; both are 500s).
+    let kind = text("kind");
+    if !kind.is_empty() && kind != "DeleteOptions" {
+        let version = Some(text("apiVersion")).filter(|v| !v.is_empty()).unwrap_or("meta.k8s.io/v1");
+        return Err(unreason(format!(
+            "no kind {} is registered for version {} in scheme {}",
+            go_quote(kind),
+            go_quote(version),
+            go_quote(META_SCHEME)
+        )));
+    }
+    let field = |key: &str, go: &str, ok: fn(&Value) -> bool| match doc.get(key) {
+        Some(v) if !v.is_null() && !ok(v) => Err(unreason(format!(
+            "json: cannot unmarshal {} into Go struct field DeleteOptions.{key} of type {go}",
+            json_type(v)
+        ))),
+        other => Ok(other.filter(|v| !v.is_null())),
+    };
+    field("gracePeriodSeconds", "int64", |v| v.is_i64())?;
+    let policy = field("propagationPolicy", "v1.DeletionPropagation", Value::is_string)?;
+    let orphan = field("orphanDependents", "bool", Value::is_boolean)?;
+    let dry_run = field("dryRun", "[]string", |v| v.as_array().is_some_and(|a| a.iter().all(Value::is_string)))?;
+    let pre = field("preconditions", "v1.Preconditions", Value::is_object)?;
+    let pre_text = |key: &str| pre.and_then(|p| p.get(key)).and_then(Value::as_str).map(String::from);
+    Ok(RawDelete {
+        propagation_policy: policy.and_then(Value::as_str).map(String::from),
+        orphan_dependents: orphan.and_then(Value::as_bool),
+        dry_run: dry_run
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+            .unwrap_or_default(),
+        precondition_uid: pre_text("uid"),
+        precondition_rv: pre_text("resourceVersion"),
+    })
+}
+
+/// The JSON type Go's decoder names in its errors.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A boolean query parameter as kube converts it: only `0` and `false` (any case) are false.
+fn go_query_bool(raw: &str) -> bool {
+    !(raw == "0" || raw.eq_ignore_ascii_case("false"))
+}
+
+/// kube's `ValidateFieldManager`: at most 128 bytes, printable characters only.
+fn field_manager_errors(manager: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if manager.len() > FIELD_MANAGER_MAX {
+        errors.push(FieldError::too_long("fieldManager", FIELD_MANAGER_MAX));
+    }
+    for (at, c) in manager.char_indices() {
+        // Go's `unicode.IsPrint`: no control characters and no space but ' '.
+        if c.is_control() || (c.is_whitespace() && c != ' ') {
+            let detail = format!("invalid character U+{:04X} (at position {at})", u32::from(c));
+            errors.push(FieldError::invalid("fieldManager", manager, detail));
+        }
+    }
+    errors
+}
+
+/// kube's `ValidateDryRun`: every value is `All`.
+fn dry_run_errors(values: &[&str]) -> Vec<FieldError> {
+    if values.iter().all(|v| *v == "All") {
+        return Vec::new();
+    }
+    // Go prints the list with `%#v` (`[]string{"Some"}`), which no JSON value renders as:
+    // the value goes into the detail, after the words of the error type.
+    let listed: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
+    vec![FieldError {
+        error_type: ErrorType::NotSupported,
+        field: "dryRun".into(),
+        value: None,
+        detail: format!("[]string{{{}}}: supported values: \"All\"", listed.join(", ")),
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(query: &str) -> Result<WriteOptions, String> {
+        write_options(&Query::parse(Some(query)), OptionsKind::Create, Some("kubectl-create/v1.32"))
+            .map_err(|e| e.message)
+    }
+
+    fn delete(query: &str, body: &str) -> Result<DeleteOptions, (u16, String)> {
+        delete_options(&Query::parse(Some(query)), body.as_bytes()).map_err(|e| (e.code, e.message))
+    }
+
+    #[test]
+    fn create_options_are_validated_as_kube_does() {
+        assert_eq!(
+            create("fieldValidation=Loose").err().as_deref(),
+            Some(
+                "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+            )
+        );
+        assert_eq!(
+            create("dryRun=Some").err().as_deref(),
+            Some(
+                "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""
+            )
+        );
+        assert_eq!(
+            create(&format!("fieldManager={}", "a".repeat(129))).err().as_deref(),
+            Some("CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes")
+        );
+        // Every error, in kube's order (the oracle's answer).
+        assert_eq!(
+            create("dryRun=Some&fieldValidation=Loose&fieldManager=a%01b").err().as_deref(),
+            Some(
+                "CreateOptions.meta.k8s.io \"\" is invalid: [fieldManager: Invalid value: \"a\\x01b\": invalid character U+0001 (at position 1), dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\", fieldValidation: Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"]"
+            )
+        );
+        let opts = create("dryRun=All&fieldValidation=").expect("valid");
+        assert!(opts.dry_run);
+        assert_eq!(opts.field_validation, FieldValidation::Warn);
+        assert_eq!(opts.field_manager.as_deref(), Some("kubectl-create"));
+    }
+
+    #[test]
+    fn patch_options_refuse_force_outside_apply_and_need_a_manager_for_it() {
+        let patch = |query: &str, apply: bool| {
+            write_options(&Query::parse(Some(query)), OptionsKind::Patch { apply }, Some("kubectl/v1"))
+                .map_err(|e| e.message)
+        };
+        assert_eq!(
+            patch("force=false", false).err().as_deref(),
+            Some(
+                "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"
+            )
+        );
+        assert_eq!(
+            patch("", true).err().as_deref(),
+            Some("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
+        );
+        assert!(patch("fieldManager=me&force=yes", true).expect("valid").force, "anything but 0 and false is true");
+        let err = write_options(&Query::parse(Some("dryRun=")), OptionsKind::Update, None).expect_err("invalid");
+        assert_eq!(
+            err.message,
+            "UpdateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"\"}: supported values: \"All\""
+        );
+    }
+
+    #[test]
+    fn delete_options_come_from_the_body_or_else_the_query() {
+        let invalid = |m: &str| Err((422, format!("DeleteOptions.meta.k8s.io \"\" is invalid: {m}")));
+        let unsupported = "propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"";
+        assert_eq!(delete("propagationPolicy=Sideways", ""), invalid(unsupported));
+        assert_eq!(delete("", r#"{"propagationPolicy":"Sideways"}"#), invalid(unsupported));
+        assert_eq!(
+            delete("", r#"{"orphanDependents":true,"propagationPolicy":"Background"}"#),
+            invalid(
+                "propagationPolicy: Invalid value: \"Background\": orphanDependents and deletionPropagation cannot be both set"
+            )
+        );
+        assert_eq!(
+            delete("dryRun=All&dryRun=Some", ""),
+            invalid("dryRun: Unsupported value: []string{\"All\", \"Some\"}: supported values: \"All\"")
+        );
+        assert_eq!(
+            delete("gracePeriodSeconds=soon", ""),
+            Err((400, "strconv.ParseInt: parsing \"soon\": invalid syntax".into()))
+        );
+        // With a body, the query is not read.
+        let opts = delete("dryRun=All&propagationPolicy=Foreground", "null").expect("valid");
+        assert_eq!(opts, DeleteOptions::default());
+        let opts = delete(
+            "",
+            r#"{"apiVersion":"v1","kind":"DeleteOptions","dryRun":["All"],"preconditions":{"resourceVersion":"abc"}}"#,
+        )
+        .expect("valid");
+        assert!(opts.dry_run);
+        assert_eq!(opts.precondition_rv.as_deref(), Some("abc"));
+        assert_eq!(delete("orphanDependents=false", "").expect("valid").propagation, Some(Propagation::Background));
+    }
+
+    #[test]
+    fn a_delete_body_that_is_no_delete_options_is_kubes_500() {
+        assert_eq!(
+            delete("", r#"{"apiVersion":"v1","kind":"Pod"}"#),
+            Err((
+                500,
+                "no kind \"Pod\" is registered for version \"v1\" in scheme \"pkg/apis/meta/internalversion/scheme/register.go:27\"".into()
+            ))
+        );
+        assert_eq!(
+            delete("", r#"{"kind":"Pod"}"#).map_err(|e| e.1),
+            Err("no kind \"Pod\" is registered for version \"meta.k8s.io/v1\" in scheme \"pkg/apis/meta/internalversion/scheme/register.go:27\"".into())
+        );
+        assert_eq!(
+            delete("", r#"{"gracePeriodSeconds":"x"}"#),
+            Err((
+                500,
+                "json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"
+                    .into()
+            ))
+        );
+        assert_eq!(
+            delete("", " "),
+            Err((500, "couldn't get version/kind; json parse error: unexpected end of JSON input".into()))
+        );
+        let err = delete_options(&Query::default(), b"{\"kind\":\"Pod\"}").expect_err("refused");
+        assert!(!err.to_body().contains("reason"), "no reason, as kube's: {}", err.to_body());
+    }
+}

@@ -1,0 +1,249 @@
+//! The CRD controllers as one thin loop: read, decide (pure, in `registry`), write.
+//!
+//! After every change to any CRD it makes one pass over all of them, oldest first (so
+//! the first registration keeps a contested name): add the cleanup finalizer; settle
+//! accepted names, `NamesAccepted` and `Established`; for a CRD being deleted, mark it
+//! `Terminating`, delete its custom resources, then drop the finalizer so it goes; and
+//! publish what each CRD serves to the routing table, ahead of the write that announces
+//! it (`Established`, or the CRD gone), so whoever sees the announcement finds the routes
+//! already changed. A pass that writes triggers the next one through the watch, so the
+//! state converges; a restart resumes unfinished clean-ups because the pass starts from
+//! what is stored.
+
+use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
+use crate::meta;
+use crate::registry::conditions::{self, ESTABLISHED, TERMINATING};
+use crate::registry::names;
+use crate::resources::builtin::storage_version_hash;
+use crate::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
+use crate::resources::custom::CustomResourceStrategy;
+use crate::resources::generate_name::RANDOM;
+use crate::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
+use crate::resources::scale::ScalePaths;
+use crate::resources::{ResourceInfo, Strategy};
+use crate::store::{ListOptions, Store};
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionVersion,
+};
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Runs the loop until the store closes. `first_pass` is told once the stored CRDs have
+/// been read and their kinds published, so an engine opened over existing data serves
+/// them from its first request.
+pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, first_pass: tokio::sync::oneshot::Sender<()>) {
+    let strategy = CrdStrategy::default();
+    let prefix = strategy.info().prefix();
+    let mut first_pass = Some(first_pass);
+    loop {
+        let Ok(from) = store.current_revision().await else { return };
+        let cleaning = match pass(store.as_ref(), &strategy, &kinds).await {
+            Ok(cleaning) => cleaning,
+            Err(e) => {
+                tracing::warn!("CRD controller pass: {e}");
+                false
+            }
+        };
+        if let Some(tx) = first_pass.take() {
+            let _ = tx.send(());
+        }
+        // Wait for the next relevant change after the state this pass read: any CRD
+        // change, or, while a clean-up waits on finalizers, any custom resource change.
+        let Ok(mut changes) = store.watch("/registry/", from).await else { return };
+        loop {
+            match changes.next().await {
+                Some(Ok(e)) if cleaning || e.key.starts_with(&prefix) => break,
+                Some(Ok(_)) => {}
+                Some(Err(_)) => break,
+                None => return,
+            }
+        }
+    }
+}
+
+/// One pass; returns whether a clean-up is still under way.
+async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Result<bool, crate::status::ApiError> {
+    let rest = Rest { store, strategy, now: Timestamp::now(), scale: None, names: &RANDOM };
+    let list = rest.list(None, &ListQuery::default()).await?;
+    let served_since = store.current_revision().await.unwrap_or(0);
+    let objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut crds: Vec<CustomResourceDefinition> = objects.iter().filter_map(typed).collect();
+    // Creation order: the store's create revision is not in the object, so use creationTimestamp then name.
+    crds.sort_by(|a, b| {
+        let ka = (a.metadata.creation_timestamp.clone(), a.metadata.name.clone());
+        let kb = (b.metadata.creation_timestamp.clone(), b.metadata.name.clone());
+        ka.cmp(&kb)
+    });
+    let mut cleaning = false;
+    for i in 0..crds.len() {
+        let crd = crds[i].clone();
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let obj = objects.iter().find(|o| meta::name(o) == Some(name.as_str())).cloned();
+        let Some(obj) = obj else { continue };
+        if crd.metadata.deletion_timestamp.is_some() {
+            publish(kinds, &name, &crd, served_since);
+            clean_up(&rest, kinds, &crd, &obj).await?;
+            cleaning = true;
+            continue;
+        }
+        let others: Vec<CustomResourceDefinition> =
+            crds.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
+        if let Some(status) = names::sync_names(&crd, &others, rest.now) {
+            let mut updated = obj.clone();
+            if let Some(map) = updated.as_object_mut() {
+                map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
+            }
+            // Serve first, then announce: whoever sees `Established` (a watch reports the
+            // write before this call returns) must find the kind routed. Should the write
+            // fail, the next pass publishes again from what is stored.
+            publish(kinds, &name, &CustomResourceDefinition { status: Some(status), ..crd }, served_since);
+            rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
+            return Ok(cleaning);
+        }
+        publish(kinds, &name, &crd, served_since);
+    }
+    // CRDs that are gone serve nothing.
+    for served in kinds.custom_names() {
+        if !crds.iter().any(|c| c.metadata.name.as_deref() == Some(served.as_str())) {
+            kinds.set_custom(&served, Vec::new());
+        }
+    }
+    Ok(cleaning)
+}
+
+/// Routes what `crd` serves (as terminating once it is being deleted), with its Table
+/// layouts, first served at `since`.
+fn publish(kinds: &Kinds, name: &str, crd: &CustomResourceDefinition, since: u64) {
+    kinds.set_custom(name, served_kinds(crd, crd.metadata.deletion_timestamp.is_some()));
+    kinds.set_tables(name, printer_tables(crd, since));
+}
+
+/// The Table layout of each served version: its `additionalPrinterColumns`.
+fn printer_tables(crd: &CustomResourceDefinition, since: u64) -> Vec<crate::kinds::CustomTable> {
+    let plural =
+        crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
+    crd.spec
+        .versions
+        .iter()
+        .filter(|v| v.served)
+        .map(|v| crate::kinds::CustomTable {
+            group: crd.spec.group.clone(),
+            version: v.name.clone(),
+            plural: plural.clone(),
+            convertor: Arc::new(crate::representation::table::TableConvertor::custom_resource(
+                v.additional_printer_columns.as_deref().unwrap_or_default(),
+            )),
+            since,
+        })
+        .collect()
+}
+
+/// The kinds an established CRD serves: one per served version.
+fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<ServedKind> {
+    if !conditions::is_crd_condition_true(crd, ESTABLISHED) {
+        return Vec::new();
+    }
+    // Every served version lists the hash of the storage version (references 05 and 13).
+    let kind = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.kind.clone()).unwrap_or_default();
+    let hash =
+        crd.spec.versions.iter().find(|v| v.storage).map(|v| storage_version_hash(&crd.spec.group, &v.name, &kind));
+    crd.spec
+        .versions
+        .iter()
+        .filter(|v| v.served)
+        .map(|v| ServedKind {
+            strategy: Arc::new(CustomResourceStrategy::new(crd, v)),
+            verbs: CUSTOM_VERBS.to_vec(),
+            scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
+            storage_version_hash: hash.clone(),
+            terminating,
+            deprecation_warning: deprecation_warning(crd, v),
+        })
+        .collect()
+}
+
+/// The warning kube-apiserver sends with every answer at a deprecated version: the CRD's
+/// own, or `<group>/<version> <Kind> is deprecated`.
+fn deprecation_warning(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Option<String> {
+    if !version.deprecated.unwrap_or(false) {
+        return None;
+    }
+    Some(
+        version
+            .deprecation_warning
+            .clone()
+            .unwrap_or_else(|| format!("{}/{} {} is deprecated", crd.spec.group, version.name, crd.spec.names.kind)),
+    )
+}
+
+/// Deletion: `Terminating`, every custom resource deleted, then the finalizer dropped.
+async fn clean_up(
+    rest: &Rest<'_>,
+    kinds: &Kinds,
+    crd: &CustomResourceDefinition,
+    obj: &Value,
+) -> Result<(), crate::status::ApiError> {
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    let in_progress = conditions::find_condition(conditions::crd_conditions(crd), TERMINATING).is_some_and(|c| {
+        c.status == conditions::STATUS_TRUE
+            && c.reason.as_deref() == Some(conditions::reason::INSTANCE_DELETION_IN_PROGRESS)
+    });
+    if !in_progress {
+        let mut status = crd.status.clone().unwrap_or_default();
+        conditions::set_status_condition(
+            &mut status,
+            conditions::condition(
+                TERMINATING,
+                conditions::STATUS_TRUE,
+                conditions::reason::INSTANCE_DELETION_IN_PROGRESS,
+                conditions::message::INSTANCE_DELETION_IN_PROGRESS,
+            ),
+            rest.now,
+        );
+        let mut updated = obj.clone();
+        if let Some(map) = updated.as_object_mut() {
+            map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
+        }
+        rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
+        return Ok(());
+    }
+    let plural =
+        crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
+    let mut remaining = 0;
+    if !plural.is_empty() {
+        let prefix = ResourceInfo::store_prefix(&crd.spec.group, &plural);
+        let page = rest
+            .store
+            .list(&prefix, &ListOptions::default())
+            .await
+            .map_err(|e| crate::status::ApiError::internal(e.to_string()))?;
+        for kv in page.items {
+            let mut cr = meta::from_stored(&kv);
+            if meta::finalizers(&cr).is_empty() {
+                let _ = rest.store.delete(&kv.key, Some(kv.mod_revision)).await;
+            } else {
+                remaining += 1;
+                if meta::deletion_timestamp(&cr).is_none() {
+                    meta::mark_as_deleting(&mut cr, rest.now);
+                    let _ = rest.store.update(&kv.key, meta::to_stored(&cr), Some(kv.mod_revision)).await;
+                }
+            }
+        }
+    }
+    if remaining > 0 {
+        // Objects held by their own finalizers; their removal triggers another pass.
+        return Ok(());
+    }
+    let mut done = obj.clone();
+    let fins: Vec<String> = meta::finalizers(obj).into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
+    meta::set_finalizers(&mut done, &fins);
+    if fins.is_empty() {
+        // This write deletes the CRD: stop serving first, so whoever sees it gone finds
+        // its kinds gone too. Should the write fail, the next pass serves them again.
+        kinds.set_custom(&name, Vec::new());
+    }
+    rest.update(None, &name, done, Subresource::Main, &WriteOptions::internal()).await?;
+    Ok(())
+}

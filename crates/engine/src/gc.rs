@@ -1,0 +1,523 @@
+//! The garbage collector and the namespace controller: what kube-controller-manager does
+//! for a real cluster, run inside the engine because the engine is the whole cluster.
+//!
+//! One loop keeps a graph of every stored object's owner references (built from a full
+//! list, then kept current from a watch of everything) and, after each change, settles
+//! the owners and namespaces the change touched:
+//! - an owner that is gone: dependents whose owners are all gone are deleted
+//!   (background propagation), the others lose the dangling reference;
+//! - an owner deleted with `propagationPolicy=Orphan`: its dependents lose the reference,
+//!   then the `orphan` finalizer is cleared;
+//! - an owner deleted with `Foreground`: its dependents are deleted, and once none is
+//!   left the `foregroundDeletion` finalizer is cleared;
+//! - a namespace being deleted: everything in it is deleted, then its
+//!   `spec.finalizers` are cleared and it goes.
+//!
+//! Every decision is re-made from the graph, so a restart simply resumes.
+
+use crate::kinds::Kinds;
+use crate::meta;
+use crate::resources::generate_name::RANDOM;
+use crate::resources::rest::{DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Rest, WriteOptions};
+use crate::store::{KeyValue, ListOptions, Store, StoreError};
+use futures::{FutureExt as _, StreamExt};
+use k8s_openapi::jiff::Timestamp;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+const ROOT: &str = "/registry/";
+const NAMESPACES: &str = "/registry/core/namespaces/";
+/// How many objects the collector writes at once.
+const CONCURRENCY: usize = 64;
+
+/// The metadata the collector reads; everything else in an object is skipped unparsed.
+#[derive(Debug, Default, Deserialize)]
+struct Doc {
+    #[serde(default)]
+    metadata: DocMeta,
+}
+
+/// A namespace's `spec.finalizers` (parsed for namespaces only: other kinds' specs are
+/// theirs to shape).
+#[derive(Debug, Default, Deserialize)]
+struct NamespaceDoc {
+    #[serde(default)]
+    spec: DocSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DocMeta {
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    owner_references: Vec<OwnerRef>,
+    #[serde(default)]
+    deletion_timestamp: Option<String>,
+    #[serde(default)]
+    finalizers: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct OwnerRef {
+    #[serde(default)]
+    uid: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct DocSpec {
+    #[serde(default)]
+    finalizers: Vec<String>,
+}
+
+/// One stored object as the collector sees it.
+#[derive(Debug, Clone, Default)]
+struct Node {
+    uid: String,
+    name: String,
+    namespace: Option<String>,
+    owners: Vec<String>,
+    deleting: bool,
+    finalizers: Vec<String>,
+    /// For namespaces: `spec.finalizers`.
+    namespace_finalizers: Vec<String>,
+}
+
+impl Node {
+    fn parse(key: &str, value: &[u8]) -> Node {
+        let m = serde_json::from_slice::<Doc>(value).map(|d| d.metadata).unwrap_or_default();
+        let namespace_finalizers = if key.starts_with(NAMESPACES) {
+            serde_json::from_slice::<NamespaceDoc>(value).map(|d| d.spec.finalizers).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Node {
+            uid: m.uid,
+            name: m.name,
+            namespace: m.namespace.filter(|n| !n.is_empty()),
+            owners: m.owner_references.into_iter().map(|o| o.uid).filter(|u| !u.is_empty()).collect(),
+            deleting: m.deletion_timestamp.is_some(),
+            finalizers: m.finalizers,
+            namespace_finalizers,
+        }
+    }
+}
+
+/// What needs settling after a change.
+#[derive(Debug, Default)]
+struct Dirty {
+    owners: BTreeSet<String>,
+    namespaces: BTreeSet<String>,
+}
+
+/// Every object's owners, and the indexes to walk them both ways.
+#[derive(Debug, Default)]
+struct Graph {
+    nodes: HashMap<String, Node>,
+    key_of_uid: HashMap<String, String>,
+    dependents: HashMap<String, BTreeSet<String>>,
+    in_namespace: HashMap<String, BTreeSet<String>>,
+}
+
+impl Graph {
+    fn remove(&mut self, key: &str, dirty: &mut Dirty) {
+        let Some(old) = self.nodes.remove(key) else { return };
+        if self.key_of_uid.get(&old.uid).is_some_and(|k| k == key) {
+            self.key_of_uid.remove(&old.uid);
+        }
+        for owner in &old.owners {
+            if let Some(set) = self.dependents.get_mut(owner) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.dependents.remove(owner);
+                }
+            }
+            dirty.owners.insert(owner.clone());
+        }
+        if let Some(ns) = &old.namespace {
+            if let Some(set) = self.in_namespace.get_mut(ns) {
+                set.remove(key);
+            }
+            dirty.namespaces.insert(ns.clone());
+        }
+        // Its own dependents now point at nothing.
+        dirty.owners.insert(old.uid);
+    }
+
+    fn insert(&mut self, key: &str, node: Node, dirty: &mut Dirty) {
+        self.remove(key, dirty);
+        for owner in &node.owners {
+            self.dependents.entry(owner.clone()).or_default().insert(key.to_string());
+            dirty.owners.insert(owner.clone());
+        }
+        if let Some(ns) = &node.namespace {
+            self.in_namespace.entry(ns.clone()).or_default().insert(key.to_string());
+        }
+        if key.starts_with(NAMESPACES) && node.deleting {
+            dirty.namespaces.insert(node.name.clone());
+        }
+        if node.deleting {
+            dirty.owners.insert(node.uid.clone());
+        }
+        self.key_of_uid.insert(node.uid.clone(), key.to_string());
+        self.nodes.insert(key.to_string(), node);
+    }
+
+    fn apply(&mut self, key: &str, current: Option<&KeyValue>, dirty: &mut Dirty) {
+        match current.map(|kv| Node::parse(key, &kv.value)) {
+            Some(node) => self.insert(key, node, dirty),
+            None => self.remove(key, dirty),
+        }
+    }
+
+    fn alive(&self, uid: &str) -> bool {
+        self.key_of_uid.contains_key(uid)
+    }
+}
+
+/// One step the collector takes; computed from the graph, then carried out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Action {
+    /// Delete the object at this key (its own finalizers still apply).
+    Delete(String),
+    /// Remove the references to these owners from the object at this key.
+    DropOwners(String, Vec<String>),
+    /// Clear a finalizer from the object at this key.
+    ClearFinalizer(String, &'static str),
+    /// Clear a namespace's `spec.finalizers` (and let it go).
+    FinalizeNamespace(String),
+}
+
+impl Action {
+    /// The object the action writes.
+    fn key(&self) -> &str {
+        match self {
+            Action::Delete(key)
+            | Action::DropOwners(key, _)
+            | Action::ClearFinalizer(key, _)
+            | Action::FinalizeNamespace(key) => key,
+        }
+    }
+}
+
+/// The actions that settle one owner (pure: reads the graph only).
+fn settle_owner(graph: &Graph, uid: &str) -> Vec<Action> {
+    let dependents: Vec<&String> = graph.dependents.get(uid).map(|s| s.iter().collect()).unwrap_or_default();
+    let Some(owner_key) = graph.key_of_uid.get(uid) else {
+        return dependents
+            .into_iter()
+            .filter_map(|key| {
+                let node = graph.nodes.get(key)?;
+                let dead: Vec<String> = node.owners.iter().filter(|o| !graph.alive(o)).cloned().collect();
+                if dead.len() == node.owners.len() {
+                    (!node.deleting).then(|| Action::Delete(key.clone()))
+                } else {
+                    Some(Action::DropOwners(key.clone(), dead))
+                }
+            })
+            .collect();
+    };
+    let Some(owner) = graph.nodes.get(owner_key) else { return Vec::new() };
+    if !owner.deleting {
+        return Vec::new();
+    }
+    let has = |f: &str| owner.finalizers.iter().any(|x| x == f);
+    if has(ORPHAN_FINALIZER) {
+        if dependents.is_empty() {
+            return vec![Action::ClearFinalizer(owner_key.clone(), ORPHAN_FINALIZER)];
+        }
+        return dependents.into_iter().map(|k| Action::DropOwners(k.clone(), vec![uid.to_string()])).collect();
+    }
+    if has(FOREGROUND_FINALIZER) {
+        if dependents.is_empty() {
+            return vec![Action::ClearFinalizer(owner_key.clone(), FOREGROUND_FINALIZER)];
+        }
+        return dependents
+            .into_iter()
+            .filter(|k| graph.nodes.get(*k).is_some_and(|n| !n.deleting))
+            .map(|k| Action::Delete(k.clone()))
+            .collect();
+    }
+    Vec::new()
+}
+
+/// The actions that settle one namespace being deleted.
+fn settle_namespace(graph: &Graph, name: &str) -> Vec<Action> {
+    let key = format!("{NAMESPACES}{name}");
+    let Some(ns) = graph.nodes.get(&key) else { return Vec::new() };
+    if !ns.deleting {
+        return Vec::new();
+    }
+    let content: Vec<&String> = graph.in_namespace.get(name).map(|s| s.iter().collect()).unwrap_or_default();
+    if content.is_empty() {
+        return if ns.namespace_finalizers.is_empty() { Vec::new() } else { vec![Action::FinalizeNamespace(key)] };
+    }
+    content
+        .into_iter()
+        .filter(|k| graph.nodes.get(*k).is_some_and(|n| !n.deleting))
+        .map(|k| Action::Delete(k.clone()))
+        .collect()
+}
+
+/// Runs the collector until the store closes.
+pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>) {
+    loop {
+        match run_once(store.as_ref(), &kinds).await {
+            Ok(()) => return,
+            // Fell behind the history (or a transient error): rebuild from a fresh list.
+            Err(e) => tracing::debug!("garbage collector restarts: {e}"),
+        }
+    }
+}
+
+async fn run_once(store: &dyn Store, kinds: &Kinds) -> Result<(), StoreError> {
+    let mut graph = Graph::default();
+    let mut dirty = Dirty::default();
+    let mut opts = ListOptions::default();
+    let revision = loop {
+        let page = store.list(ROOT, &opts).await?;
+        for kv in &page.items {
+            graph.apply(&kv.key, Some(kv), &mut dirty);
+        }
+        opts.revision = Some(page.revision);
+        match page.next_key {
+            Some(next) => opts.start_key = Some(next),
+            None => break page.revision,
+        }
+    };
+    let mut changes = store.watch(ROOT, revision).await?;
+    loop {
+        settle(store, kinds, &graph, std::mem::take(&mut dirty)).await;
+        let Some(event) = changes.next().await else { return Ok(()) };
+        // The watches the same change woke go first: clients wait on them, and nothing
+        // here is urgent (kube's collector works from a queue too).
+        tokio::task::yield_now().await;
+        let event = event?;
+        graph.apply(&event.key, event.current.as_ref(), &mut dirty);
+        // Take whatever else is already waiting before acting, so a burst settles once.
+        while let Some(Some(more)) = changes.next().now_or_never() {
+            let more = more?;
+            graph.apply(&more.key, more.current.as_ref(), &mut dirty);
+        }
+    }
+}
+
+async fn settle(store: &dyn Store, kinds: &Kinds, graph: &Graph, dirty: Dirty) {
+    let mut actions: Vec<Action> = Vec::new();
+    for uid in &dirty.owners {
+        actions.extend(settle_owner(graph, uid));
+    }
+    for ns in &dirty.namespaces {
+        actions.extend(settle_namespace(graph, ns));
+    }
+    actions.dedup();
+    // Actions on different objects are independent (an owner's finalizer is cleared only
+    // in a later pass, once the graph shows its dependents released), so they run
+    // together and their writes share group commits; those on one object stay in order.
+    let mut by_key: BTreeMap<&str, Vec<&Action>> = BTreeMap::new();
+    for action in &actions {
+        by_key.entry(action.key()).or_default().push(action);
+    }
+    futures::stream::iter(by_key.into_values())
+        .for_each_concurrent(CONCURRENCY, |group| async move {
+            for action in group {
+                if let Err(e) = carry_out(store, kinds, action).await {
+                    // A conflict or a vanished object: the change that caused it comes
+                    // through the watch and the decision is made again.
+                    tracing::debug!("garbage collector: {action:?}: {e}");
+                }
+            }
+        })
+        .await;
+}
+
+/// `/registry/<group>/<plural>/...` → (group, plural); "core" is the empty group.
+fn resource_of(key: &str) -> Option<(&str, &str)> {
+    let mut parts = key.strip_prefix(ROOT)?.splitn(3, '/');
+    let group = parts.next()?;
+    let plural = parts.next()?;
+    Some((if group == "core" { "" } else { group }, plural))
+}
+
+async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<(), String> {
+    match action {
+        Action::Delete(key) => {
+            let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
+            let obj = meta::from_stored(&kv);
+            let served = resource_of(key).and_then(|(g, p)| kinds.find_resource(g, p));
+            match served {
+                Some(kind) => {
+                    let rest = Rest {
+                        store,
+                        strategy: kind.strategy.as_ref(),
+                        now: Timestamp::now(),
+                        scale: kind.scale.as_ref(),
+                        names: &RANDOM,
+                    };
+                    let name = meta::name(&obj).unwrap_or_default();
+                    rest.delete(meta::namespace(&obj), name, &DeleteOptions::default(), &WriteOptions::internal())
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.message)
+                }
+                // Nothing serves it any more (its CRD is gone): honour finalizers by hand.
+                None if meta::finalizers(&obj).is_empty() => {
+                    store.delete(key, Some(kv.mod_revision)).await.map(|_| ()).map_err(|e| e.to_string())
+                }
+                None => Ok(()),
+            }
+        }
+        Action::DropOwners(key, owners) => {
+            rewrite(store, key, |obj| {
+                let refs = meta::metadata_mut(obj).get_mut("ownerReferences").and_then(Value::as_array_mut);
+                if let Some(refs) = refs {
+                    refs.retain(|r| !owners.iter().any(|o| r.get("uid").and_then(Value::as_str) == Some(o)));
+                    if refs.is_empty() {
+                        meta::metadata_mut(obj).remove("ownerReferences");
+                    }
+                }
+            })
+            .await
+        }
+        Action::ClearFinalizer(key, finalizer) => {
+            rewrite(store, key, |obj| {
+                let list = meta::metadata_mut(obj).get_mut("finalizers").and_then(Value::as_array_mut);
+                if let Some(list) = list {
+                    list.retain(|f| f.as_str() != Some(finalizer));
+                    if list.is_empty() {
+                        meta::metadata_mut(obj).remove("finalizers");
+                    }
+                }
+            })
+            .await
+        }
+        Action::FinalizeNamespace(key) => {
+            rewrite(store, key, |obj| {
+                if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.insert("finalizers".into(), Value::Array(Vec::new()));
+                }
+            })
+            .await
+        }
+    }
+}
+
+/// Read, change, write back under the read revision; an object being deleted whose last
+/// finalizer (and, for a namespace, spec finalizer) is gone is removed instead.
+async fn rewrite(store: &dyn Store, key: &str, change: impl FnOnce(&mut Value)) -> Result<(), String> {
+    let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
+    let mut obj = meta::from_stored(&kv);
+    change(&mut obj);
+    let spec_finalizers = obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+    let done = meta::deletion_timestamp(&obj).is_some()
+        && meta::finalizers(&obj).is_empty()
+        && !(key.starts_with(NAMESPACES) && spec_finalizers);
+    let result = if done {
+        store.delete(key, Some(kv.mod_revision)).await.map(|_| ())
+    } else {
+        store.update(key, meta::to_stored(&obj), Some(kv.mod_revision)).await.map(|_| ())
+    };
+    result.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(uid: &str, owners: &[&str]) -> Node {
+        Node {
+            uid: uid.into(),
+            name: uid.into(),
+            namespace: Some("default".into()),
+            owners: owners.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn graph(nodes: Vec<(&str, Node)>) -> Graph {
+        let mut g = Graph::default();
+        let mut dirty = Dirty::default();
+        for (key, n) in nodes {
+            g.insert(key, n, &mut dirty);
+        }
+        g
+    }
+
+    #[test]
+    fn dependents_of_a_gone_owner_are_deleted_unless_another_owner_lives() {
+        let g =
+            graph(vec![("/k/a", node("a", &["gone"])), ("/k/b", node("b", &["gone", "c"])), ("/k/c", node("c", &[]))]);
+        let actions = settle_owner(&g, "gone");
+        assert_eq!(
+            actions,
+            vec![Action::Delete("/k/a".into()), Action::DropOwners("/k/b".into(), vec!["gone".into()])]
+        );
+    }
+
+    #[test]
+    fn orphaning_drops_references_then_the_finalizer() {
+        let owner = Node { deleting: true, finalizers: vec![ORPHAN_FINALIZER.into()], ..node("o", &[]) };
+        let g = graph(vec![("/k/o", owner.clone()), ("/k/d", node("d", &["o"]))]);
+        assert_eq!(settle_owner(&g, "o"), vec![Action::DropOwners("/k/d".into(), vec!["o".into()])]);
+        let g = graph(vec![("/k/o", owner)]);
+        assert_eq!(settle_owner(&g, "o"), vec![Action::ClearFinalizer("/k/o".into(), ORPHAN_FINALIZER)]);
+    }
+
+    #[test]
+    fn foreground_deletes_dependents_before_the_owner() {
+        let owner = Node { deleting: true, finalizers: vec![FOREGROUND_FINALIZER.into()], ..node("o", &[]) };
+        let g = graph(vec![("/k/o", owner.clone()), ("/k/d", node("d", &["o"]))]);
+        assert_eq!(settle_owner(&g, "o"), vec![Action::Delete("/k/d".into())]);
+        let g = graph(vec![("/k/o", owner)]);
+        assert_eq!(settle_owner(&g, "o"), vec![Action::ClearFinalizer("/k/o".into(), FOREGROUND_FINALIZER)]);
+    }
+
+    #[test]
+    fn a_live_owner_not_being_deleted_needs_nothing() {
+        let g = graph(vec![("/k/o", node("o", &[])), ("/k/d", node("d", &["o"]))]);
+        assert!(settle_owner(&g, "o").is_empty());
+    }
+
+    #[test]
+    fn a_terminating_namespace_is_emptied_then_finalized() {
+        let ns = Node {
+            deleting: true,
+            namespace: None,
+            namespace_finalizers: vec!["kubernetes".into()],
+            ..node("ns-uid", &[])
+        };
+        let ns = Node { name: "team".into(), ..ns };
+        let mut obj = node("x", &[]);
+        obj.namespace = Some("team".into());
+        let g = graph(vec![("/registry/core/namespaces/team", ns.clone()), ("/registry/g/p/team/x", obj)]);
+        assert_eq!(settle_namespace(&g, "team"), vec![Action::Delete("/registry/g/p/team/x".into())]);
+        let g = graph(vec![("/registry/core/namespaces/team", ns)]);
+        assert_eq!(
+            settle_namespace(&g, "team"),
+            vec![Action::FinalizeNamespace("/registry/core/namespaces/team".into())]
+        );
+    }
+
+    #[test]
+    fn nodes_parse_only_what_the_collector_needs() {
+        let doc = json!({"metadata": {"uid": "u", "name": "n", "namespace": "ns",
+            "ownerReferences": [{"uid": "o1", "kind": "K", "name": "x", "apiVersion": "v1"}],
+            "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["orphan"]}, "spec": {"big": [1, 2, 3]}});
+        let n = Node::parse("/registry/g/p/ns/n", doc.to_string().as_bytes());
+        assert_eq!(n.owners, vec!["o1".to_string()]);
+        assert!(n.deleting);
+        assert_eq!(n.namespace.as_deref(), Some("ns"));
+        assert_eq!(resource_of("/registry/core/namespaces/a"), Some(("", "namespaces")));
+        assert_eq!(
+            resource_of("/registry/stable.example.com/widgets/default/w1"),
+            Some(("stable.example.com", "widgets"))
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! The engine instance: storage plus everything built on it, behind one handle.
+//!
+//! An [`Engine`] is opened on a storage backend, starts its controllers, and hands out
+//! its HTTP surface as an axum [`Router`](axum::Router) — a tower `Service` that `serve`
+//! puts behind a socket and local mode hands to `kube::Client::new` with no socket at all.
+
+use crate::kinds::{BUILTIN_VERBS, Kinds, ServedKind};
+use crate::resources::Strategy;
+use crate::resources::builtin::storage_version_hash;
+use crate::resources::crds::CrdStrategy;
+use crate::resources::generate_name::{NameGenerator, RandomSuffix};
+use crate::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
+use crate::resources::rest::{Rest, WriteOptions};
+use crate::status::{ApiError, GroupResource, StatusCause, StatusDetails};
+use crate::store::{LocalStore, Store, StoreError};
+use k8s_openapi::jiff::Timestamp;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where the engine keeps its objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageConfig {
+    /// Nothing survives the process.
+    Memory,
+    /// A redb database file (durable; one process at a time).
+    Redb(PathBuf),
+}
+
+/// Why the engine could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The store could not be opened (unreadable or locked data directory, corrupt files).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The namespaces every cluster has (`default`, `kube-system`, ...) could not be created.
+    #[error("cannot create the initial namespaces: {0}")]
+    Bootstrap(ApiError),
+}
+
+/// A running engine.
+pub struct Engine {
+    store: Arc<LocalStore>,
+    kinds: Arc<Kinds>,
+    namespaces: Arc<NamespaceStrategy>,
+    controllers: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    names: Arc<dyn NameGenerator>,
+    /// Watch lines of recent changes, encoded once for all the watchers they go to.
+    watch_lines: crate::api::watch::SharedLines,
+}
+
+impl Engine {
+    /// Opens the storage, creates the initial namespaces and starts the controllers.
+    /// Must be called inside a tokio runtime.
+    pub async fn open(storage: &StorageConfig) -> Result<Arc<Engine>, EngineError> {
+        Self::open_with_names(storage, Arc::new(RandomSuffix)).await
+    }
+
+    /// [`Engine::open`], with `generateName` names from `names` (tests force collisions so).
+    pub async fn open_with_names(
+        storage: &StorageConfig,
+        names: Arc<dyn NameGenerator>,
+    ) -> Result<Arc<Engine>, EngineError> {
+        let store = Arc::new(match storage {
+            StorageConfig::Memory => LocalStore::memory(),
+            StorageConfig::Redb(path) => LocalStore::redb(path)?,
+        });
+        let namespaces = Arc::new(NamespaceStrategy::default());
+        let builtin = |strategy: Arc<dyn Strategy>| ServedKind {
+            strategy,
+            verbs: BUILTIN_VERBS.to_vec(),
+            scale: None,
+            storage_version_hash: None,
+            terminating: false,
+            deprecation_warning: None,
+        };
+        let crds = ServedKind {
+            // kube-apiserver still stores CRDs as v1beta1 (reference 05).
+            storage_version_hash: Some(storage_version_hash(
+                "apiextensions.k8s.io",
+                "v1beta1",
+                "CustomResourceDefinition",
+            )),
+            ..builtin(Arc::new(CrdStrategy::default()))
+        };
+        let namespaces_kind = ServedKind {
+            storage_version_hash: Some(storage_version_hash("", "v1", "Namespace")),
+            ..builtin(namespaces.clone())
+        };
+        let mut served = vec![namespaces_kind, crds];
+        served.extend(crate::resources::builtin::all());
+        let kinds = Arc::new(Kinds::new(served));
+        let rest = Rest {
+            store: store.as_ref(),
+            strategy: namespaces.as_ref(),
+            now: Timestamp::now(),
+            scale: None,
+            names: names.as_ref(),
+        };
+        for ns in INITIAL {
+            match rest.create(None, new_namespace(ns), &WriteOptions::internal()).await {
+                Ok(_) => {}
+                Err(e) if e.code == 409 => {}
+                Err(e) => return Err(EngineError::Bootstrap(e)),
+            }
+        }
+        let (first_pass, published) = tokio::sync::oneshot::channel();
+        let controllers = vec![
+            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), first_pass)),
+            tokio::spawn(crate::gc::run(store.clone(), Arc::clone(&kinds))),
+        ];
+        // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), published).await;
+        Ok(Arc::new(Engine {
+            store,
+            kinds,
+            namespaces,
+            controllers: std::sync::Mutex::new(controllers),
+            names,
+            watch_lines: Default::default(),
+        }))
+    }
+
+    /// The storage every resource lives in.
+    pub fn store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
+    /// What the store's change history (the watch cache) holds now.
+    pub fn history_stats(&self) -> Result<crate::store::HistoryStats, StoreError> {
+        self.store.history_stats()
+    }
+
+    /// Where `generateName` names come from.
+    pub fn names(&self) -> &dyn NameGenerator {
+        self.names.as_ref()
+    }
+
+    /// The kinds served right now.
+    pub fn kinds(&self) -> &Kinds {
+        &self.kinds
+    }
+
+    /// The clock every write reads.
+    pub fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+
+    /// 404 `namespaces "x" not found` unless the namespace exists (reference 62); 403
+    /// while it is being deleted, as kube's NamespaceLifecycle admission answers.
+    pub async fn require_namespace(&self, ns: &str, creating: &GroupResource, name: &str) -> Result<(), ApiError> {
+        let rest = Rest {
+            store: self.store.as_ref(),
+            strategy: self.namespaces.as_ref(),
+            now: self.now(),
+            scale: None,
+            names: self.names.as_ref(),
+        };
+        let namespace = rest.get(None, ns).await?;
+        if crate::meta::deletion_timestamp(&namespace).is_none() {
+            return Ok(());
+        }
+        let mut e = ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "{} {name:?} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                creating.qualified()
+            ),
+        );
+        e.details = Some(Box::new(StatusDetails {
+            name: Some(name.to_string()),
+            group: Some(creating.group.clone()),
+            kind: Some(creating.resource.clone()),
+            causes: vec![StatusCause {
+                reason: Some("NamespaceTerminating".into()),
+                message: Some(format!("namespace {ns} is being terminated")),
+                field: Some("metadata.namespace".into()),
+            }],
+            ..Default::default()
+        }));
+        Err(e)
+    }
+
+    /// 405 while the kind's CRD is terminating (reference 69).
+    pub async fn check_create_allowed(&self, kind: &ServedKind) -> Result<(), ApiError> {
+        if !kind.terminating {
+            return Ok(());
+        }
+        // kube rewords its MethodNotSupported error, keeping the details.
+        let mut e = ApiError::method_not_supported(&kind.info().group_resource(), "create");
+        e.message = "create not allowed while custom resource definition is terminating".into();
+        Err(e)
+    }
+
+    /// Watch lines of recent changes, shared by the watchers they go to.
+    pub(crate) fn watch_lines(&self) -> &crate::api::watch::SharedLines {
+        &self.watch_lines
+    }
+
+    /// The engine's HTTP API as a tower service.
+    pub fn router(self: &Arc<Self>) -> axum::Router {
+        crate::api::router(Arc::clone(self))
+    }
+
+    /// Stops the controllers and closes the storage (waiting for pending writes).
+    pub async fn shutdown(self: Arc<Self>) {
+        let controllers = std::mem::take(&mut *self.controllers.lock().unwrap_or_else(|e| e.into_inner()));
+        for c in controllers {
+            c.abort();
+            // Wait until the task has dropped its handle on the store.
+            let _ = c.await;
+        }
+        if let Ok(engine) = Arc::try_unwrap(self)
+            && let Ok(store) = Arc::try_unwrap(engine.store)
+        {
+            store.close().await;
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The kinds the engine serves right now: the built-in ones, and one per served version
+//! of every established CRD (added by the CRD controller).
+//!
+//! Routing and discovery both read this table, so a kind is in discovery exactly when
+//! its endpoints answer.
+
+use crate::representation::table::TableConvertor;
+use crate::resources::scale::ScalePaths;
+use crate::resources::{ResourceInfo, Strategy};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// One served kind at one version.
+#[derive(Clone)]
+pub struct ServedKind {
+    pub strategy: Arc<dyn Strategy>,
+    /// Verbs in the order discovery lists them.
+    pub verbs: Vec<&'static str>,
+    /// `/scale` is served with these paths (status is in `ResourceInfo::status_subresource`).
+    pub scale: Option<ScalePaths>,
+    /// Discovery's `storageVersionHash`.
+    pub storage_version_hash: Option<String>,
+    /// The defining CRD is being deleted: creates are refused with 405.
+    pub terminating: bool,
+    /// A deprecated version's warning, sent with every answer at that version.
+    pub deprecation_warning: Option<String>,
+}
+
+impl ServedKind {
+    pub fn info(&self) -> &ResourceInfo {
+        self.strategy.info()
+    }
+}
+
+/// Verbs of built-in kinds (sorted, as kube's discovery lists them).
+pub const BUILTIN_VERBS: [&str; 8] =
+    ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+/// Verbs of custom resources, in the order kube's discovery lists them.
+pub const CUSTOM_VERBS: [&str; 8] = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
+
+/// Every kind the engine serves.
+#[derive(Default)]
+pub struct Kinds {
+    builtin: Vec<ServedKind>,
+    /// Custom kinds by the CRD that defines them.
+    custom: RwLock<BTreeMap<String, Vec<ServedKind>>>,
+    /// Table layouts of custom kinds (their printer columns) by defining CRD.
+    tables: RwLock<BTreeMap<String, Vec<CustomTable>>>,
+}
+
+/// The Table layout of one custom kind at one version.
+#[derive(Clone)]
+pub struct CustomTable {
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    pub convertor: Arc<TableConvertor>,
+    /// The revision from which the kind has been served: like kube-apiserver's watch
+    /// cache for it, a watch from an older resourceVersion gets 410 Gone.
+    pub since: crate::store::Revision,
+}
+
+impl Kinds {
+    pub fn new(builtin: Vec<ServedKind>) -> Self {
+        Kinds { builtin, custom: RwLock::new(BTreeMap::new()), tables: RwLock::new(BTreeMap::new()) }
+    }
+
+    /// Replaces the Table layouts of the kinds a CRD serves.
+    pub fn set_tables(&self, crd_name: &str, mut tables: Vec<CustomTable>) {
+        if let Ok(mut all) = self.tables.write() {
+            // A kind keeps the revision it was first served at.
+            for t in &mut tables {
+                let known = all.get(crd_name).into_iter().flatten().find(|o| o.version == t.version);
+                if let Some(old) = known {
+                    t.since = old.since;
+                }
+            }
+            if tables.is_empty() {
+                all.remove(crd_name);
+            } else {
+                all.insert(crd_name.to_string(), tables);
+            }
+        }
+    }
+
+    /// The oldest revision a watch of `kind` may start from (0: any the store holds).
+    pub fn watch_window(&self, kind: &ServedKind) -> crate::store::Revision {
+        let info = kind.info();
+        self.tables
+            .read()
+            .ok()
+            .and_then(|all| {
+                all.values()
+                    .flatten()
+                    .find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural)
+                    .map(|t| t.since)
+            })
+            .unwrap_or(0)
+    }
+
+    /// How Tables show `kind`: its printer columns for a custom kind, else its
+    /// strategy's layout.
+    pub fn table(&self, kind: &ServedKind) -> Arc<TableConvertor> {
+        let info = kind.info();
+        let custom = self.tables.read().ok().and_then(|all| {
+            all.values()
+                .flatten()
+                .find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural)
+                .map(|t| Arc::clone(&t.convertor))
+        });
+        custom.unwrap_or_else(|| Arc::new(kind.strategy.table_convertor()))
+    }
+
+    /// Replaces the kinds a CRD serves (empty: it serves none).
+    pub fn set_custom(&self, crd_name: &str, kinds: Vec<ServedKind>) {
+        if let Ok(mut custom) = self.custom.write() {
+            if kinds.is_empty() {
+                custom.remove(crd_name);
+                self.set_tables(crd_name, Vec::new());
+            } else {
+                custom.insert(crd_name.to_string(), kinds);
+            }
+        }
+    }
+
+    /// The CRDs that currently serve kinds.
+    pub fn custom_names(&self) -> Vec<String> {
+        self.custom.read().map(|c| c.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Whether a kind is one of the engine's own (not served for a CRD).
+    pub fn is_builtin(&self, kind: &ServedKind) -> bool {
+        self.builtin.iter().any(|b| b.info() == kind.info())
+    }
+
+    /// Every served kind: built-ins first, then custom kinds by CRD name.
+    pub fn all(&self) -> Vec<ServedKind> {
+        let mut out = self.builtin.clone();
+        if let Ok(custom) = self.custom.read() {
+            out.extend(custom.values().flatten().cloned());
+        }
+        out
+    }
+
+    /// The first served kind matching `pred`, cloning only that one (routing calls this on
+    /// every request).
+    fn first(&self, pred: impl Fn(&ResourceInfo) -> bool) -> Option<ServedKind> {
+        if let Some(k) = self.builtin.iter().find(|k| pred(k.info())) {
+            return Some(k.clone());
+        }
+        let custom = self.custom.read().ok()?;
+        custom.values().flatten().find(|k| pred(k.info())).cloned()
+    }
+
+    /// A kind served under `plural` in `group`, at any version (they share storage).
+    pub fn find_resource(&self, group: &str, plural: &str) -> Option<ServedKind> {
+        self.first(|i| i.group == group && i.plural == plural)
+    }
+
+    /// The kind served at `group/version` under `plural`.
+    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ServedKind> {
+        self.first(|i| i.group == group && i.version == version && i.plural == plural)
+    }
+}

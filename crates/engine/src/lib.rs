@@ -1,0 +1,54 @@
+//! kubectl-crd's engine: an in-process Kubernetes apiserver for CustomResourceDefinitions,
+//! answering as kube-apiserver 1.32 does. It knows nothing of the tools built on it (the
+//! `kubectl-crd` plugin's server, client layer, subcommands and terminal UI): HTTP requests
+//! come in through [`Engine::router`] and objects are kept in a [`store::Store`], so it can be
+//! depended on alone — as a test cluster, or behind any socket.
+//!
+//! The public API is what those users need: [`Engine`] (open, route, shut down), the
+//! [`store`] it programs against, [`status::ApiError`] (`metav1.Status`), and the few
+//! helpers the plugin's tools share so they print what the engine serves ([`duration`],
+//! [`jsonpath`], [`is_dns1123_label`], [`error_response`]). Everything else is internal;
+//! its layers, bottom up:
+//! - `store`: versioned key/value storage (memory, redb), the source of every
+//!   `resourceVersion`, with the watch history;
+//! - `field` and `status`: the error vocabulary every layer above the store shares
+//!   (field errors with paths, `metav1.Status`); `meta`: the metadata the server owns;
+//! - `schema`: structural schemas — validation, pruning, defaulting, CEL — and the name
+//!   grammars (`schema::names`, the engine's one DNS-name validation);
+//! - `registry`: CRD validation, names and conditions; `kinds`: the kinds served now;
+//! - `resources`: the REST verbs on custom and built-in kinds, `/status`, `/scale`,
+//!   server-side apply, list and watch;
+//! - `representation`: Accept negotiation, Table, PartialObjectMetadata, YAML, export,
+//!   ages, JSONPath and Go's text formatting (`representation::gofmt`, the engine's one copy);
+//! - `openapi`: building and caching the OpenAPI v2/v3 documents (no HTTP);
+//! - `api`: the HTTP surface — routing, discovery, the OpenAPI endpoints, watch, errors;
+//! - the CRD controllers and garbage collection run beside them; `instance` ties it together.
+
+#![warn(missing_docs)]
+
+mod api;
+mod crd_controller;
+mod field;
+mod gc;
+mod instance;
+mod kinds;
+mod meta;
+mod openapi;
+mod registry;
+mod representation;
+mod resources;
+mod schema;
+pub mod status;
+pub mod store;
+
+pub use api::error_response;
+pub use instance::{Engine, EngineError, StorageConfig};
+pub use meta::is_dns1123_label;
+pub use representation::{duration, jsonpath};
+pub use resources::generate_name::{self, NameGenerator};
+
+/// The engine's version, served at `/version` beside the Kubernetes level it implements.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The Kubernetes API level the engine implements (the reference recordings are from 1.32).
+pub const KUBERNETES_API_LEVEL: (u32, u32) = (1, 32);

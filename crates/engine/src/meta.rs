@@ -1,0 +1,275 @@
+//! Object metadata the server owns, on JSON objects.
+//!
+//! Every object the engine stores is a JSON document (custom resources are schemaless to
+//! the server's Go types, so the engine treats every kind alike). These helpers read and
+//! set the `metadata` fields kube-apiserver manages: uid, resourceVersion, generation,
+//! creationTimestamp, deletionTimestamp. resourceVersion is never stored: it is the
+//! store's `mod_revision`, injected on every read.
+
+use crate::store::{KeyValue, Revision};
+use k8s_openapi::jiff::Timestamp;
+use rand::RngCore;
+use serde_json::{Map, Value};
+
+/// `ObjectMeta` fields in Go's struct order (the order kube writes them in).
+pub const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// `OwnerReference` fields in Go's struct order.
+pub const OWNER_REFERENCE_FIELDS: &[&str] = &["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"];
+
+/// `ManagedFieldsEntry` fields in Go's struct order.
+pub const MANAGED_FIELDS_ENTRY_FIELDS: &[&str] =
+    &["manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"];
+
+/// The `metadata` map of an object, created if missing or not an object.
+pub fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = Value::Object(Map::new());
+    }
+    let map = obj.as_object_mut().expect("just made an object");
+    let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    meta.as_object_mut().expect("just made an object")
+}
+
+fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
+    obj.get("metadata")?.get(field)?.as_str()
+}
+
+pub fn name(obj: &Value) -> Option<&str> {
+    meta_str(obj, "name").filter(|s| !s.is_empty())
+}
+
+/// kube's `markAsDeleting`: the deletionTimestamp, a zero grace period, and one more
+/// generation for kinds that count them.
+pub fn mark_as_deleting(obj: &mut Value, now: Timestamp) {
+    let bump = deletion_timestamp(obj).is_none() && generation(obj) > 0;
+    let next = generation(obj) + 1;
+    let m = metadata_mut(obj);
+    if bump {
+        m.insert("generation".into(), Value::from(next));
+    }
+    m.insert("deletionTimestamp".into(), Value::from(format_time(now)));
+    m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+}
+
+pub fn uid(obj: &Value) -> Option<&str> {
+    meta_str(obj, "uid").filter(|s| !s.is_empty())
+}
+
+pub fn namespace(obj: &Value) -> Option<&str> {
+    meta_str(obj, "namespace").filter(|s| !s.is_empty())
+}
+
+pub fn resource_version(obj: &Value) -> Option<&str> {
+    meta_str(obj, "resourceVersion").filter(|s| !s.is_empty())
+}
+
+pub fn deletion_timestamp(obj: &Value) -> Option<&str> {
+    meta_str(obj, "deletionTimestamp")
+}
+
+pub fn generation(obj: &Value) -> i64 {
+    obj.get("metadata").and_then(|m| m.get("generation")).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// The finalizers of an object.
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    obj.get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+pub fn set_finalizers(obj: &mut Value, finalizers: &[String]) {
+    let meta = metadata_mut(obj);
+    if finalizers.is_empty() {
+        meta.remove("finalizers");
+    } else {
+        meta.insert("finalizers".into(), Value::from(finalizers.to_vec()));
+    }
+}
+
+/// kube's timestamp format: RFC 3339 in UTC with whole seconds.
+pub fn format_time(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// An RFC 1123 label, as namespace names must be: whether `schema::names` (the engine's
+/// one copy of the grammar) finds no problem with it.
+pub fn is_dns1123_label(s: &str) -> bool {
+    crate::schema::names::is_dns1123_label(s).is_empty()
+}
+
+/// A random (version 4) UUID.
+pub fn new_uid() -> String {
+    let mut b = [0u8; 16];
+    rand::rng().fill_bytes(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+/// Parses a `resourceVersion` given by a client. kube answers a malformed one with 400.
+pub fn parse_resource_version(rv: &str) -> Option<Revision> {
+    rv.parse().ok()
+}
+
+/// Sets the fields a create owns, dropping whatever the client put there.
+pub fn prepare_create(obj: &mut Value, now: Timestamp) {
+    let meta = metadata_mut(obj);
+    meta.insert("uid".into(), Value::from(new_uid()));
+    meta.insert("creationTimestamp".into(), Value::from(format_time(now)));
+    meta.insert("generation".into(), Value::from(1));
+    meta.remove("resourceVersion");
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("selfLink");
+}
+
+/// Keeps the fields an update may not change from the stored object.
+/// A uid the update gives stays, as kube's `BeforeUpdate` leaves it, for validation to
+/// refuse when it differs (a patch can change it; an update's precondition refuses first).
+pub fn preserve_on_update(new: &mut Value, old: &Value) {
+    let keep = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"];
+    let old_meta = old.get("metadata").and_then(Value::as_object);
+    let meta = metadata_mut(new);
+    let given_uid = meta.get("uid").and_then(Value::as_str).filter(|u| !u.is_empty()).map(String::from);
+    let keep = keep.iter().filter(|f| **f != "uid" || given_uid.is_none());
+    for field in keep {
+        match old_meta.and_then(|m| m.get(*field)) {
+            Some(v) => meta.insert((*field).into(), v.clone()),
+            None => meta.remove(*field),
+        };
+    }
+    meta.remove("resourceVersion");
+    meta.remove("selfLink");
+}
+
+/// kube's `WipeObjectMetaSystemFields`, which a create runs on the body before its field
+/// manager sees it: what the server sets is not the client's to own.
+pub fn wipe_system_fields(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in ["creationTimestamp", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+            meta.remove(field);
+        }
+    }
+}
+
+/// Serializes an object for storage (without its resourceVersion).
+pub fn to_stored(obj: &Value) -> bytes::Bytes {
+    // Written objects come without one: no copy to take it out.
+    let json = match obj.get("metadata").and_then(Value::as_object) {
+        Some(m) if !m.contains_key("resourceVersion") => serde_json::to_vec(obj),
+        _ => {
+            let mut obj = obj.clone();
+            metadata_mut(&mut obj).remove("resourceVersion");
+            serde_json::to_vec(&obj)
+        }
+    };
+    bytes::Bytes::from(json.unwrap_or_default())
+}
+
+/// Whether two objects are equal but for the top-level fields in `skip` (compared
+/// in place: a write's checks run on every write and objects are not small).
+pub fn equal_except(a: &Value, b: &Value, skip: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
+    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
+    kept(a) == kept(b) && a.iter().filter(|(k, _)| !skip.contains(&k.as_str())).all(|(k, v)| b.get(k) == Some(v))
+}
+
+/// Whether two objects are equal but for the metadata fields in `skip`.
+pub fn equal_except_metadata(a: &Value, b: &Value, skip: &[&str]) -> bool {
+    let none = Value::Null;
+    equal_except(a, b, &["metadata"])
+        && equal_except(a.get("metadata").unwrap_or(&none), b.get("metadata").unwrap_or(&none), skip)
+}
+
+/// Reads a stored object and injects its resourceVersion.
+pub fn from_stored(kv: &KeyValue) -> Value {
+    let mut obj: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
+    metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(kv.mod_revision.to_string()));
+    obj
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn uids_are_version_4() {
+        let u = new_uid();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert_ne!(u, new_uid());
+    }
+
+    #[test]
+    fn updates_keep_server_owned_fields() {
+        let old = json!({"metadata": {"name": "a", "uid": "u1", "generation": 3, "creationTimestamp": "t"}});
+        let mut new = json!({"metadata": {"name": "a", "resourceVersion": "9"}});
+        preserve_on_update(&mut new, &old);
+        assert_eq!(new, json!({"metadata": {"name": "a", "uid": "u1", "generation": 3, "creationTimestamp": "t"}}));
+        // A uid given stays, for validation to refuse as kube's `BeforeUpdate` leaves it.
+        let mut forged = json!({"metadata": {"name": "a", "uid": "forged"}});
+        preserve_on_update(&mut forged, &old);
+        assert_eq!(forged["metadata"]["uid"], "forged");
+    }
+
+    #[test]
+    fn a_create_wipes_what_the_server_sets() {
+        let mut obj = json!({"metadata": {"name": "a", "uid": "u", "creationTimestamp": "t", "deletionTimestamp": "t",
+                                          "deletionGracePeriodSeconds": 0, "selfLink": "/x", "generation": 7}});
+        wipe_system_fields(&mut obj);
+        assert_eq!(obj, json!({"metadata": {"name": "a", "generation": 7}}));
+    }
+
+    #[test]
+    fn stored_objects_get_their_resource_version_on_read() {
+        let obj = json!({"metadata": {"name": "a", "resourceVersion": "1"}});
+        let kv = KeyValue { key: "k".into(), value: to_stored(&obj), create_revision: 5, mod_revision: 7 };
+        assert_eq!(from_stored(&kv), json!({"metadata": {"name": "a", "resourceVersion": "7"}}));
+        let without = json!({"metadata": {"name": "a"}});
+        assert_eq!(to_stored(&without), to_stored(&obj), "the same bytes, with or without one to drop");
+    }
+
+    #[test]
+    fn objects_compare_equal_but_for_the_fields_named() {
+        let a = json!({"spec": {"x": 1}, "status": {"y": 1}, "metadata": {"name": "a", "resourceVersion": "1"}});
+        let b = json!({"spec": {"x": 1}, "status": {"y": 2}, "metadata": {"name": "a", "resourceVersion": "2"}});
+        assert!(equal_except(&a, &b, &["status", "metadata"]));
+        assert!(!equal_except(&a, &b, &["metadata"]), "the status differs");
+        let mut c = b.clone();
+        c["status"] = a["status"].clone();
+        assert!(equal_except_metadata(&a, &c, &["resourceVersion"]));
+        assert!(!equal_except_metadata(&a, &c, &["managedFields"]), "the resourceVersion differs");
+        // A field only one side has is a difference, whichever side it is on.
+        let extra = json!({"spec": {"x": 1}, "status": {"y": 1}, "metadata": {"name": "a"}, "data": 1});
+        assert!(!equal_except_metadata(&a, &extra, &["resourceVersion"]));
+        assert!(!equal_except_metadata(&extra, &a, &["resourceVersion"]));
+        let no_rv = json!({"spec": {"x": 1}, "status": {"y": 1}, "metadata": {"name": "a"}});
+        assert!(equal_except_metadata(&a, &no_rv, &["resourceVersion"]));
+        assert!(equal_except(&json!(1), &json!(1), &["x"]) && !equal_except(&json!(1), &json!(2), &["x"]));
+    }
+}

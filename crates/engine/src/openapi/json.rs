@@ -1,0 +1,189 @@
+//! An ordered JSON value and a writer that produces exactly the bytes Go's `encoding/json`
+//! produces for kube-openapi's types.
+//!
+//! The OpenAPI documents are content-addressed (`?hash=` is the SHA-512 of the bytes), so
+//! the bytes matter: keys come out in the order of kube-openapi's struct fields (not sorted,
+//! as `serde_json::Value` would have them), `<`, `>` and `&` are escaped as `\u003c` and
+//! friends, and floating-point numbers are formatted like Go's `strconv` (`1e+21`, `1e-7`).
+//! With these rules our document for the recorded Widget CRD hashes to the very value the
+//! real kube-apiserver served.
+
+use crate::representation::gofmt::go_json_float;
+use serde_json::{Number, Value};
+
+/// A JSON value whose objects keep their keys in insertion order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum J {
+    Null,
+    Bool(bool),
+    Num(Number),
+    Str(String),
+    Arr(Vec<J>),
+    Obj(Vec<(String, J)>),
+}
+
+impl J {
+    /// An empty object.
+    pub fn obj() -> J {
+        J::Obj(Vec::new())
+    }
+
+    /// A string.
+    pub fn str(s: impl Into<String>) -> J {
+        J::Str(s.into())
+    }
+
+    /// An array of strings.
+    pub fn strs<S: AsRef<str>>(items: &[S]) -> J {
+        J::Arr(items.iter().map(|s| J::str(s.as_ref())).collect())
+    }
+
+    /// Appends `key: value` to an object (no-op on other values), builder style.
+    pub fn with(mut self, key: &str, value: J) -> J {
+        self.push(key, value);
+        self
+    }
+
+    /// Appends `key: value` to an object (no-op on other values).
+    pub fn push(&mut self, key: &str, value: J) {
+        if let J::Obj(fields) = self {
+            fields.push((key.to_string(), value));
+        }
+    }
+
+    /// The value of `key` in an object.
+    pub fn get(&self, key: &str) -> Option<&J> {
+        match self {
+            J::Obj(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The string inside a `J::Str`.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            J::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an object with no keys.
+    pub fn is_empty_obj(&self) -> bool {
+        matches!(self, J::Obj(fields) if fields.is_empty())
+    }
+
+    /// The compact text, as Go's `json.Marshal` writes it.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        write(self, &mut out);
+        out
+    }
+}
+
+impl From<&Value> for J {
+    /// A `serde_json` value; its objects are sorted by key, as Go writes maps.
+    fn from(v: &Value) -> J {
+        match v {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Number(n) => J::Num(n.clone()),
+            Value::String(s) => J::Str(s.clone()),
+            Value::Array(items) => J::Arr(items.iter().map(J::from).collect()),
+            Value::Object(map) => J::Obj(map.iter().map(|(k, v)| (k.clone(), J::from(v))).collect()),
+        }
+    }
+}
+
+impl From<&J> for Value {
+    fn from(j: &J) -> Value {
+        match j {
+            J::Null => Value::Null,
+            J::Bool(b) => Value::Bool(*b),
+            J::Num(n) => Value::Number(n.clone()),
+            J::Str(s) => Value::String(s.clone()),
+            J::Arr(items) => Value::Array(items.iter().map(Value::from).collect()),
+            J::Obj(fields) => Value::Object(fields.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()),
+        }
+    }
+}
+
+fn write(j: &J, out: &mut String) {
+    match j {
+        J::Null => out.push_str("null"),
+        J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        J::Num(n) => write_number(n, out),
+        J::Str(s) => crate::representation::gofmt::write_go_string(s, out),
+        J::Arr(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(item, out);
+            }
+            out.push(']');
+        }
+        J::Obj(fields) => {
+            out.push('{');
+            for (i, (k, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                crate::representation::gofmt::write_go_string(k, out);
+                out.push(':');
+                write(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_number(n: &Number, out: &mut String) {
+    if let Some(i) = n.as_i64() {
+        out.push_str(&i.to_string());
+    } else if let Some(u) = n.as_u64() {
+        out.push_str(&u.to_string());
+    } else if let Some(f) = n.as_f64() {
+        out.push_str(&go_json_float(f));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strings_are_escaped_as_go_escapes_them() {
+        let j = J::str("a<b>&c\"\\\n\t\u{1}\u{8}\u{2028}é");
+        assert_eq!(j.to_text(), r#""a\u003cb\u003e\u0026c\"\\\n\t\u0001\b\u2028é""#);
+    }
+
+    #[test]
+    fn floats_are_formatted_as_go_formats_them() {
+        let cases = [
+            (0.0, "0"),
+            (10.0, "10"),
+            (1.5, "1.5"),
+            (-0.25, "-0.25"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (1e-7, "1e-7"),
+            (2.5e-10, "2.5e-10"),
+            (0.000001, "0.000001"),
+            (123456789012345680000.0, "123456789012345680000"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(go_json_float(f), want, "{f}");
+        }
+        assert_eq!(J::from(&json!(3)).to_text(), "3");
+        assert_eq!(J::from(&json!(-3)).to_text(), "-3");
+    }
+
+    #[test]
+    fn objects_keep_insertion_order_and_values_sort_maps() {
+        let j = J::obj().with("z", J::Bool(true)).with("a", J::from(&json!({"b": 1, "a": [null, "x"]})));
+        assert_eq!(j.to_text(), r#"{"z":true,"a":{"a":[null,"x"],"b":1}}"#);
+        assert_eq!(Value::from(&j), json!({"z": true, "a": {"a": [null, "x"], "b": 1}}));
+    }
+}

@@ -1,0 +1,197 @@
+//! The swagger 2.0 document (`/openapi/v2`): every served kind in one document, with the
+//! parameters kube-openapi shares between operations factored out into `parameters` under
+//! content-hash names (`pretty-tJGM1-ng`), exactly as it names them.
+
+use super::definitions::{Definitions, written};
+use super::json::J;
+use super::params::Param;
+use super::routes::{Route, path_items, route_definitions, status_text};
+use super::schema::{V2_PREFIX, ordered};
+use base64::Engine as _;
+use std::collections::BTreeMap;
+
+/// The whole document; `definitions` must hold every definition the routes reach.
+pub fn document(version: &str, routes: &[Route], definitions: &Definitions) -> J {
+    let (paths, shared) = share_parameters(path_items(routes, operation, parameter));
+    let defs = written(definitions, route_definitions(routes), ordered);
+    J::obj()
+        .with("swagger", J::str("2.0"))
+        .with("info", J::obj().with("title", J::str("Kubernetes")).with("version", J::str(version)))
+        .with("paths", paths)
+        .with("definitions", defs)
+        .with("parameters", shared)
+        .with(
+            "securityDefinitions",
+            J::obj().with(
+                "BearerToken",
+                J::obj()
+                    .with("description", J::str("Bearer Token authentication"))
+                    .with("type", J::str("apiKey"))
+                    .with("name", J::str("authorization"))
+                    .with("in", J::str("header")),
+            ),
+        )
+        .with("security", J::Arr(vec![J::obj().with("BearerToken", J::Arr(Vec::new()))]))
+}
+
+fn operation(r: &Route, params: &[Param]) -> J {
+    let mut all: Vec<(bool, &str, J)> = params.iter().map(|p| (p.required(), p.name, parameter(p))).collect();
+    if let Some(body) = &r.body {
+        let mut b = J::obj().with("name", J::str("body")).with("in", J::str("body"));
+        if body.required {
+            b.push("required", J::Bool(true));
+        }
+        b.push("schema", reference(&body.definition));
+        all.push((body.required, "body", b));
+    }
+    // kube-openapi: required parameters first, then by name.
+    all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let mut responses = J::obj();
+    for (code, def) in &r.responses {
+        let mut response = J::obj().with("description", J::str(status_text(*code)));
+        if let Some(def) = def {
+            response.push("schema", reference(def));
+        }
+        responses.push(&code.to_string(), response);
+    }
+    let mut op = J::obj()
+        .with("description", J::str(&r.description))
+        .with("consumes", J::strs(&r.consumes))
+        .with("produces", J::strs(&r.produces))
+        .with("schemes", J::strs(&["https"]))
+        .with("tags", J::strs(&[&r.tag]))
+        .with("operationId", J::str(&r.operation_id));
+    if !all.is_empty() {
+        op.push("parameters", J::Arr(all.into_iter().map(|(_, _, p)| p).collect()));
+    }
+    op.push("responses", responses);
+    if let Some((action, gvk)) = &r.resource {
+        op.push("x-kubernetes-action", J::str(*action));
+        op.push(
+            "x-kubernetes-group-version-kind",
+            J::obj()
+                .with("group", J::str(&gvk.group))
+                .with("kind", J::str(&gvk.kind))
+                .with("version", J::str(&gvk.version)),
+        );
+    }
+    op
+}
+
+fn reference(definition: &str) -> J {
+    J::obj().with("$ref", J::str(format!("{V2_PREFIX}{definition}")))
+}
+
+/// A query or path parameter in `spec.Parameter`'s field order.
+fn parameter(p: &Param) -> J {
+    let mut out = J::obj()
+        .with("uniqueItems", J::Bool(true))
+        .with("type", J::str(p.ty))
+        .with("description", J::str(&p.description))
+        .with("name", J::str(p.name))
+        .with("in", J::str(p.location.as_str()));
+    if p.required() {
+        out.push("required", J::Bool(true));
+    }
+    out
+}
+
+/// kube-openapi's `deduplicateParameters`: every parameter except `name`, `dryRun`,
+/// `fieldValidation` (kubectl looks for the last two inline) and bodies holding the kind's
+/// own schema becomes `#/parameters/<name>-<hash of its JSON>`.
+fn share_parameters(paths: J) -> (J, J) {
+    let mut shared: BTreeMap<String, (String, J)> = BTreeMap::new();
+    let mut share = |p: J| -> J {
+        if !is_shared(&p) {
+            return p;
+        }
+        let text = p.to_text();
+        let name = shared
+            .entry(text.clone())
+            .or_insert_with(|| {
+                let base = p.get("name").and_then(J::as_str).unwrap_or("param");
+                (format!("{base}-{}", hash(&text)), p.clone())
+            })
+            .0
+            .clone();
+        J::obj().with("$ref", J::str(format!("#/parameters/{name}")))
+    };
+    let J::Obj(items) = paths else { return (paths, J::obj()) };
+    let mut out = Vec::new();
+    for (path, item) in items {
+        let J::Obj(fields) = item else { continue };
+        let fields = fields
+            .into_iter()
+            .map(|(key, value)| {
+                let value = match (key.as_str(), value) {
+                    ("parameters", J::Arr(ps)) => J::Arr(ps.into_iter().map(&mut share).collect()),
+                    (_, J::Obj(op)) => J::Obj(
+                        op.into_iter()
+                            .map(|(k, v)| match (k.as_str(), v) {
+                                ("parameters", J::Arr(ps)) => (k, J::Arr(ps.into_iter().map(&mut share).collect())),
+                                (_, v) => (k, v),
+                            })
+                            .collect(),
+                    ),
+                    (_, other) => other,
+                };
+                (key, value)
+            })
+            .collect();
+        out.push((path, J::Obj(fields)));
+    }
+    let mut names: Vec<(String, J)> = shared.into_values().collect();
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    (J::Obj(out), J::Obj(names))
+}
+
+fn is_shared(p: &J) -> bool {
+    let name = p.get("name").and_then(J::as_str).unwrap_or("");
+    let location = p.get("in").and_then(J::as_str).unwrap_or("");
+    match (location, name) {
+        ("query" | "path", "name") => false,
+        ("query", "fieldValidation" | "dryRun") => false,
+        ("body", "body") => p
+            .get("schema")
+            .and_then(|s| s.get("$ref"))
+            .and_then(J::as_str)
+            .is_some_and(|r| r.starts_with("#/definitions/io.k8s.apimachinery")),
+        _ => true,
+    }
+}
+
+/// FNV-1 (64 bit), first 6 bytes, URL-safe base64: 8 characters.
+fn hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        h ^= u64::from(b);
+    }
+    base64::engine::general_purpose::URL_SAFE.encode(&h.to_be_bytes()[..6])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::openapi::params::{self, param};
+
+    #[test]
+    fn shared_parameter_names_match_kube_apiserver_s() {
+        // Names recorded from a real kube-apiserver 1.32 (reference 58).
+        assert_eq!(format!("pretty-{}", hash(&parameter(&param(params::PRETTY)).to_text())), "pretty-tJGM1-ng");
+        assert_eq!(
+            format!("namespace-{}", hash(&parameter(&param(params::NAMESPACE)).to_text())),
+            "namespace-vgWSWtn3"
+        );
+        assert_eq!(
+            format!("fieldManager-{}", hash(&parameter(&param(params::FIELD_MANAGER_APPLY)).to_text())),
+            "fieldManager-7c6nTn1T"
+        );
+        let body = J::obj()
+            .with("name", J::str("body"))
+            .with("in", J::str("body"))
+            .with("required", J::Bool(true))
+            .with("schema", reference("io.k8s.apimachinery.pkg.apis.meta.v1.Patch"));
+        assert_eq!(hash(&body.to_text()), "78PwaGsr");
+    }
+}

@@ -1,0 +1,359 @@
+//! Tests of `schema_rules` (kept apart so that each file stays readable).
+
+use super::*;
+use crate::registry::fixtures::schema;
+
+const ALL: SchemaOptions = SchemaOptions {
+    require_structural: true,
+    require_valid_property_type: true,
+    require_atomic_set_type: true,
+    require_map_list_keys_map_set_validation: true,
+    suppress_expression_cost: false,
+};
+
+fn check(value: Value, status_enabled: bool) -> Vec<String> {
+    let validation = CustomResourceValidation { open_api_v3_schema: Some(schema(value)) };
+    validate_validation(Some(&validation), status_enabled, ALL, &Path::root("spec").child("validation"))
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+const ROOT: &str = "spec.validation.openAPIV3Schema";
+
+/// `{type: object, properties: {p: <p>}}`: a structural frame around the node under test.
+fn prop(p: Value) -> Value {
+    json!({"type": "object", "properties": {"p": p}})
+}
+
+#[test]
+fn the_widget_schema_passes_with_status_on() {
+    let widget = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0, "maximum": 10}}},
+        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}
+    }});
+    assert_eq!(check(widget, true), Vec::<String>::new());
+    assert_eq!(
+        check(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}), true),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn root_restrictions_with_status_subresource() {
+    assert_eq!(check(json!({"type": "string"}), true), [
+        "spec.validation.openAPIV3Schema.type: Invalid value: \"string\": only \"object\" is allowed as the type at the root of the schema if the status subresource is enabled".to_string(),
+        format!("{ROOT}.type: Invalid value: \"string\": must be object at the root"),
+    ]);
+    let errs =
+        check(json!({"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]}), true);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].starts_with(&format!("{ROOT}: Invalid value: {{")), "{}", errs[0]);
+    assert!(
+        errs[0].ends_with(&format!(
+            "only {ALLOWED_AT_ROOT} fields are allowed at the root of the schema if the status subresource is enabled"
+        )),
+        "{}",
+        errs[0]
+    );
+    // Without /status the same schema is fine.
+    assert_eq!(
+        check(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]}),
+            false
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn openapi_subset() {
+    let cases: Vec<(Value, Vec<String>)> = vec![
+        (
+            json!({"type": "object", "nullable": true}),
+            vec![format!("{ROOT}.nullable: Forbidden: nullable cannot be true at the root")],
+        ),
+        (
+            prop(json!({"type": "foo"})),
+            vec![format!(
+                "{ROOT}.properties[p].type: Unsupported value: \"foo\": supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\""
+            )],
+        ),
+        (
+            prop(json!({"type": "null"})),
+            vec![
+                format!(
+                    "{ROOT}.properties[p].type: Unsupported value: \"null\": supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\""
+                ),
+                format!(
+                    "{ROOT}.properties[p].type: Forbidden: type cannot be set to null, use nullable as an alternative"
+                ),
+            ],
+        ),
+        (
+            prop(json!({"type": "string", "id": "x"})),
+            vec![format!("{ROOT}.properties[p].id: Forbidden: id is not supported")],
+        ),
+        (
+            prop(json!({"type": "string", "$ref": "#/d"})),
+            vec![format!("{ROOT}.properties[p].$ref: Forbidden: $ref is not supported")],
+        ),
+        (
+            prop(json!({"type": "array", "items": {"type": "string"}, "additionalItems": false})),
+            vec![format!("{ROOT}.properties[p].additionalItems: Forbidden: additionalItems is not supported")],
+        ),
+        (
+            prop(json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}})),
+            vec![format!("{ROOT}.properties[p].patternProperties: Forbidden: patternProperties is not supported")],
+        ),
+        (
+            prop(json!({"type": "object", "definitions": {"d": {"type": "string"}}})),
+            vec![format!("{ROOT}.properties[p].definitions: Forbidden: definitions is not supported")],
+        ),
+        (
+            prop(json!({"type": "object", "dependencies": {"a": ["b"]}})),
+            vec![format!("{ROOT}.properties[p].dependencies: Forbidden: dependencies is not supported")],
+        ),
+        (
+            prop(json!({"type": "array", "items": [{"type": "string"}]})),
+            vec![format!("{ROOT}.properties[p].items: Forbidden: items must be a schema object and not an array")],
+        ),
+        (
+            prop(json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true})),
+            vec![format!(
+                "{ROOT}.properties[p].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
+            )],
+        ),
+        (
+            prop(json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false})),
+            vec![format!(
+                "{ROOT}.properties[p].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"
+            )],
+        ),
+        (
+            prop(json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true})),
+            vec![],
+        ),
+        // NewStructural's refusal shows only when nothing else is wrong.
+        (
+            json!({"type": "object", "$schema": "http://json-schema.org/draft-04/schema#"}),
+            vec![format!("{ROOT}: Invalid value: \"\": OpenAPIV3Schema 'schema' is not supported")],
+        ),
+        (
+            prop(json!({"type": "string", "x-kubernetes-preserve-unknown-fields": false})),
+            vec![format!(
+                "{ROOT}.properties[p].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"
+            )],
+        ),
+    ];
+    for (value, want) in cases {
+        assert_eq!(check(value.clone(), false), want, "{value}");
+    }
+}
+
+#[test]
+fn defaults_in_resource_meta() {
+    let cases: Vec<(Value, Vec<String>)> = vec![
+        (json!({"type": "object", "properties": {"spec": {"type": "object", "default": {}}}}), vec![]),
+        (
+            json!({"type": "object", "properties": {"kind": {"type": "string", "default": "Widget"}}}),
+            vec![format!("{ROOT}.properties[kind].default: Forbidden: must not be set in top-level kind")],
+        ),
+        (
+            json!({"type": "object", "properties": {"metadata": {"type": "object", "default": {}}}}),
+            vec![format!("{ROOT}.properties[metadata].default: Forbidden: must not be set in top-level metadata")],
+        ),
+        (
+            json!({"type": "object", "properties": {"e": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {
+                "metadata": {"type": "object", "additionalProperties": {"type": "string", "default": "x"}}
+            }}}}),
+            vec![format!(
+                "{ROOT}.properties[e].properties[metadata].additionalProperties.default: Forbidden: must not be set inside additionalProperties applying to object metadata"
+            )],
+        ),
+        (
+            json!({"type": "object", "properties": {"metadata": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}}),
+            vec![
+                format!(
+                    "{ROOT}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"
+                ),
+                format!(
+                    "{ROOT}.properties[metadata].x-kubernetes-embedded-resource: Forbidden: must not be used inside of resource meta"
+                ),
+            ],
+        ),
+    ];
+    for (value, want) in cases {
+        assert_eq!(check(value.clone(), false), want, "{value}");
+    }
+}
+
+#[test]
+fn list_and_map_extensions() {
+    let cases: Vec<(Value, Vec<String>)> = vec![
+        (prop(json!({"type": "object", "x-kubernetes-map-type": "atomic"})), vec![]),
+        (
+            prop(json!({"type": "string", "x-kubernetes-map-type": "sparse"})),
+            vec![
+                format!(
+                    "{ROOT}.properties[p].type: Invalid value: \"string\": must be object if x-kubernetes-map-type is specified"
+                ),
+                format!(
+                    "{ROOT}.properties[p].x-kubernetes-map-type: Unsupported value: \"sparse\": supported values: \"atomic\", \"granular\""
+                ),
+            ],
+        ),
+        (
+            prop(json!({"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-list-type": "atomic"})),
+            vec![format!(
+                "{ROOT}.properties[p].type: Required value: must be array if x-kubernetes-list-type is specified"
+            )],
+        ),
+        (
+            prop(json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "bag"})),
+            vec![format!(
+                "{ROOT}.properties[p].x-kubernetes-list-type: Unsupported value: \"bag\": supported values: \"atomic\", \"set\", \"map\""
+            )],
+        ),
+        (
+            prop(json!({"type": "array", "items": {"type": "object"}, "x-kubernetes-list-type": "set"})),
+            vec![format!(
+                "{ROOT}.properties[p].items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set"
+            )],
+        ),
+        (
+            prop(
+                json!({"type": "array", "items": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}, "x-kubernetes-list-type": "set"}),
+            ),
+            vec![format!(
+                "{ROOT}.properties[p].items.x-kubernetes-list-type: Invalid value: \"set\": must be atomic as item of a list with x-kubernetes-list-type=set"
+            )],
+        ),
+        (
+            prop(json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-map-keys": ["k"]})),
+            vec![format!(
+                "{ROOT}.properties[p].x-kubernetes-list-type: Required value: must be map if x-kubernetes-list-map-keys is non-empty"
+            )],
+        ),
+        (
+            prop(json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "map"})),
+            vec![
+                format!(
+                    "{ROOT}.properties[p].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map"
+                ),
+                format!(
+                    "{ROOT}.properties[p].items.type: Invalid value: \"string\": must be object if parent array's x-kubernetes-list-type is map"
+                ),
+            ],
+        ),
+        (
+            prop(
+                json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "name", "missing", "obj"],
+            "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "obj": {"type": "object", "nullable": true}}}}),
+            ),
+            vec![
+                format!(
+                    "{ROOT}.properties[p].x-kubernetes-list-map-keys: Invalid value: [\"name\",\"name\",\"missing\",\"obj\"]: must not contain duplicate entries"
+                ),
+                format!(
+                    "{ROOT}.properties[p].x-kubernetes-list-map-keys: Invalid value: [\"name\",\"name\",\"missing\",\"obj\"]: entries must all be names of item properties"
+                ),
+                format!(
+                    "{ROOT}.properties[p].items.properties[obj].type: Invalid value: \"object\": must be a scalar type if parent array's x-kubernetes-list-type is map"
+                ),
+                format!(
+                    "{ROOT}.properties[p].items.properties[obj].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"
+                ),
+                format!(
+                    "{ROOT}.properties[p].items.properties[obj].nullable: Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable"
+                ),
+            ],
+        ),
+        (
+            prop(
+                json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string", "nullable": true}}),
+            ),
+            vec![format!(
+                "{ROOT}.properties[p].items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type is set"
+            )],
+        ),
+    ];
+    for (value, want) in cases {
+        assert_eq!(check(value.clone(), false), want, "{value}");
+    }
+}
+
+/// The oracle's 422 for rules that do not type-check, on the node they sit on.
+#[test]
+fn compiled_rules_are_type_checked() {
+    let rules = json!([
+        {"rule": "size(self) <= 64"},
+        {"rule": "self.nope == 1"},
+        {"rule": "self.name == 1"},
+        {"rule": "self.name"},
+        {"rule": "self.count > 0 && size(self.name) < 10"}
+    ]);
+    let object = json!({"type": "object", "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
+        "x-kubernetes-validations": rules});
+    let got = check(prop(object), false);
+    let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
+    let rule = |r: &str| {
+        format!(
+            "apiextensions.ValidationRule{{Rule:{r:?}, Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}"
+        )
+    };
+    let masked: Vec<String> =
+        got.iter().map(|e| regex::Regex::new(r"selfType\d+").expect("re").replace_all(e, "selfTypeN").into()).collect();
+    assert_eq!(
+        masked,
+        [
+            format!(
+                "{v}[0].rule: Invalid value: {}: compilation failed: ERROR: <input>:1:5: found no matching overload for 'size' applied to '(selfTypeN)'\n | size(self) <= 64\n | ....^",
+                rule("size(self) <= 64")
+            ),
+            format!(
+                "{v}[1].rule: Invalid value: {}: compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 1\n | ....^",
+                rule("self.nope == 1")
+            ),
+            format!(
+                "{v}[2].rule: Invalid value: {}: compilation failed: ERROR: <input>:1:11: found no matching overload for '_==_' applied to '(string, int)'\n | self.name == 1\n | ..........^",
+                rule("self.name == 1")
+            ),
+            format!("{v}[3].rule: Invalid value: {}: cel expression must evaluate to a bool", rule("self.name")),
+        ]
+    );
+}
+
+#[test]
+fn validation_rules_static_checks() {
+    let rules = json!([
+        {"rule": " "},
+        {"rule": "self.a > 0", "message": "  "},
+        {"rule": "self.a > 0", "message": "two\nlines"},
+        {"rule": "self.a >\n 0"},
+        {"rule": "true", "messageExpression": " "},
+        {"rule": "true", "reason": "Because"},
+        {"rule": "true", "fieldPath": " "},
+        {"rule": "true", "fieldPath": ".a\n"},
+        {"rule": "true", "message": "fine", "reason": "FieldValueForbidden"}
+    ]);
+    // `a` is declared: kube type-checks the rules too (see `compiled_rules_are_type_checked`).
+    let object = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "x-kubernetes-validations": rules});
+    let got = check(prop(object), false);
+    let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
+    assert_eq!(
+        got,
+        [
+            format!("{v}[0].rule: Required value: rule is not specified"),
+            format!("{v}[1].message: Invalid value: \"  \": must be non-empty if specified"),
+            format!("{v}[2].message: Invalid value: \"two\\nlines\": must not contain line breaks"),
+            format!("{v}[3].message: Required value: message must be specified if rule contains line breaks"),
+            format!("{v}[4].messageExpression: Required value: messageExpression must be non-empty if specified"),
+            format!(
+                "{v}[5].reason: Unsupported value: \"Because\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\""
+            ),
+            format!("{v}[6].fieldPath: Invalid value: \" \": must be non-empty if specified"),
+            format!("{v}[7].fieldPath: Invalid value: \".a\\n\": must not contain line breaks"),
+        ]
+    );
+}

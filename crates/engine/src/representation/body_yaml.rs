@@ -1,0 +1,113 @@
+//! `application/yaml` request bodies as kube's YAML serializer reads them: go-yaml v2's
+//! `YAMLToJSON`, then its strict pass for the duplicate keys it reports.
+//!
+//! go-yaml reads the first document of a stream and ignores the rest; a repeated key keeps
+//! its last value, and the strict pass names it (`line 7: key "replicas" already set in
+//! map`), which kube turns into a warning (or, with `fieldValidation=Strict`, a 400).
+//! Syntax errors are worded as go-yaml words them where the problem is known
+//! (`yaml: line 4: did not find expected ',' or ']'`).
+
+use crate::field::go_quote;
+use serde_json::Value;
+use serde_saphyr::{DuplicateKeyPolicy, Error, Options};
+
+/// A YAML body read as kube reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlBody {
+    pub object: Value,
+    /// The strict pass's complaints about repeated keys, in go-yaml's words.
+    pub duplicates: Vec<String>,
+}
+
+/// Reads the first YAML document of `body`; the error is go-yaml's (`yaml: ...`).
+pub fn read(body: &[u8]) -> Result<YamlBody, String> {
+    let strict = parse(body, DuplicateKeyPolicy::Error);
+    let duplicates = match strict.as_ref().map_err(Error::without_snippet) {
+        Err(Error::DuplicateMappingKey { key, location }) => {
+            // go-yaml lists every repeated key; the parser stops at the first, so only
+            // that one is named (bodies with several are rare, and still decode).
+            let key = key.as_deref().map(go_quote).unwrap_or_default();
+            vec![format!("line {}: key {key} already set in map", location.line())]
+        }
+        _ => Vec::new(),
+    };
+    let object = match strict {
+        Ok(object) => object,
+        Err(_) if !duplicates.is_empty() => {
+            parse(body, DuplicateKeyPolicy::LastWins).map_err(|e| go_yaml_error(body, e))?
+        }
+        Err(e) => return Err(go_yaml_error(body, e)),
+    };
+    Ok(YamlBody { object, duplicates })
+}
+
+/// The first document of `body` under `duplicates`.
+fn parse(body: &[u8], duplicates: DuplicateKeyPolicy) -> Result<Value, Error> {
+    let mut options = Options::default();
+    options.duplicate_keys = duplicates;
+    let single = serde_saphyr::from_slice_with_options::<Value>(body, options.clone());
+    if let Err(Error::MultipleDocuments { .. }) = single.as_ref().map_err(Error::without_snippet) {
+        let docs = serde_saphyr::from_slice_multiple_with_options::<Value>(body, options)?;
+        return Ok(docs.into_iter().next().unwrap_or(Value::Null));
+    }
+    single
+}
+
+/// A parser error as go-yaml words it: `yaml: line N: <problem>`.
+fn go_yaml_error(body: &[u8], e: Error) -> String {
+    let e = e.without_snippet();
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    // A collection left open at the very end: go-yaml meets the end where a node should be.
+    if let Some(at_end) = crate::representation::yaml::node_content_error(body, first) {
+        return at_end;
+    }
+    // The parser says where in its own words, before or after the problem.
+    let problem = match first.split_once(": ") {
+        Some((place, rest)) if place.starts_with("line ") => rest,
+        _ => first,
+    };
+    let problem = problem.split(" at line ").next().unwrap_or(problem);
+    let problem = match problem {
+        p if p.starts_with("unclosed") && p.ends_with("'{'") => "did not find expected ',' or '}'",
+        p if p.starts_with("unclosed") && p.ends_with("'['") => "did not find expected ',' or ']'",
+        p => p,
+    };
+    match e.location().map(|l| l.line()).filter(|l| *l > 0) {
+        Some(line) => format!("yaml: line {line}: {problem}"),
+        None => format!("yaml: {problem}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_first_document_is_read_and_the_rest_ignored() {
+        let body = read(b"kind: Widget\nmetadata:\n  name: first\n---\nkind: Widget\nmetadata:\n  name: second\n")
+            .expect("first document");
+        assert_eq!(body.object, json!({"kind": "Widget", "metadata": {"name": "first"}}));
+        assert!(body.duplicates.is_empty());
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value_and_is_named() {
+        let body = read(b"apiVersion: a/v1\nkind: Widget\nmetadata:\n  name: d\nspec:\n  replicas: 1\n  replicas: 2\n")
+            .expect("decodes");
+        assert_eq!(body.object["spec"], json!({"replicas": 2}));
+        assert_eq!(body.duplicates, [r#"line 7: key "replicas" already set in map"#]);
+    }
+
+    #[test]
+    fn syntax_errors_are_go_yaml_s() {
+        // The oracle's words for this body.
+        let e = read(b"apiVersion: a/v1\nkind: Widget\nmetadata:\n  name: [unclosed\n").expect_err("unclosed");
+        assert_eq!(e, "yaml: line 4: did not find expected ',' or ']'");
+        let e = read(b"apiVersion: [\n").expect_err("open at the end");
+        assert_eq!(e, "yaml: line 1: did not find expected node content");
+        let e = read(b"a: {b: 1\n").expect_err("unclosed");
+        assert!(e.starts_with("yaml: line 1: did not find expected ',' or '}'"), "{e}");
+    }
+}

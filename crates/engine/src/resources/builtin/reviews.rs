@@ -1,0 +1,240 @@
+//! authorization.k8s.io/v1 SelfSubjectAccessReviews and SelfSubjectRulesReviews:
+//! create-only, never stored. The engine has one user (whoever holds `serve`'s token, or
+//! the local process), who may do everything, so every review answers "allowed" — which
+//! is what `kubectl auth can-i` and tools that check permissions first (k9s) need.
+//! Requests are validated as kube-apiserver validates them.
+
+use crate::field::FieldError;
+use crate::resources::{ResourceInfo, Strategy};
+use crate::status::ApiError;
+use serde_json::{Map, Value, json};
+
+const GROUP: &str = "authorization.k8s.io";
+
+/// Which review a [`ReviewStrategy`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// SelfSubjectAccessReview: may I do this?
+    Access,
+    /// SelfSubjectRulesReview: what may I do in this namespace?
+    Rules,
+}
+
+pub struct ReviewStrategy {
+    review: Review,
+    info: ResourceInfo,
+}
+
+impl ReviewStrategy {
+    pub fn new(review: Review) -> Self {
+        let info = match review {
+            Review::Access => super::info(GROUP, "selfsubjectaccessreviews", "SelfSubjectAccessReview", &[], false),
+            Review::Rules => super::info(GROUP, "selfsubjectrulesreviews", "SelfSubjectRulesReview", &[], false),
+        };
+        ReviewStrategy { review, info }
+    }
+
+    fn invalid(&self, errors: &[FieldError]) -> ApiError {
+        ApiError::invalid(&self.info.kind, GROUP, "", errors)
+    }
+
+    /// The review as kube answers it: the request's spec, empty metadata, a status.
+    fn answer(&self, spec: Value, status: Value) -> Value {
+        json!({
+            "kind": self.info.kind,
+            "apiVersion": self.info.api_version(),
+            "metadata": {"creationTimestamp": null},
+            "spec": spec,
+            "status": status,
+        })
+    }
+}
+
+/// Only the fields a review's metadata may carry: none (clients send
+/// `creationTimestamp: null`, the zero value).
+fn metadata_errors(obj: &Value) -> Vec<FieldError> {
+    let meta = obj.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let set: Map<String, Value> = meta.into_iter().filter(|(_, v)| !is_zero(v)).collect();
+    if set.is_empty() {
+        return Vec::new();
+    }
+    vec![FieldError::invalid("metadata", Value::Object(set).to_string(), "must be empty")]
+}
+
+fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Bool(b) => !b,
+    }
+}
+
+/// Only the known string fields of an attributes object (all `omitempty`).
+fn attributes(v: &Value, fields: &[&str]) -> Value {
+    let mut out = Map::new();
+    for f in fields {
+        if let Some(s) = v.get(*f).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            out.insert((*f).into(), Value::from(s));
+        }
+    }
+    // Selectors (1.31+) are kept as given.
+    for f in ["fieldSelector", "labelSelector"] {
+        if let Some(sel) = v.get(f).filter(|s| s.is_object()) {
+            out.insert(f.into(), sel.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+const RESOURCE_ATTRIBUTES: [&str; 7] = ["namespace", "verb", "group", "version", "resource", "subresource", "name"];
+const NON_RESOURCE_ATTRIBUTES: [&str; 2] = ["path", "verb"];
+
+impl Strategy for ReviewStrategy {
+    fn info(&self) -> &ResourceInfo {
+        &self.info
+    }
+
+    fn uses_generation(&self) -> bool {
+        false
+    }
+
+    fn evaluate(&self, obj: &Value) -> Option<Result<Value, ApiError>> {
+        Some(match self.review {
+            Review::Access => {
+                let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+                let resource = spec.get("resourceAttributes").filter(|v| v.is_object());
+                let non_resource = spec.get("nonResourceAttributes").filter(|v| v.is_object());
+                let mut errors = metadata_errors(obj);
+                match (resource, non_resource) {
+                    (Some(_), Some(n)) => errors.push(FieldError::invalid(
+                        "spec.nonResourceAttributes",
+                        n.to_string(),
+                        "cannot be specified in combination with resourceAttributes",
+                    )),
+                    (None, None) => errors.push(FieldError::invalid(
+                        "spec.resourceAttributes",
+                        "null",
+                        "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                    )),
+                    _ => {}
+                }
+                if !errors.is_empty() {
+                    return Some(Err(self.invalid(&errors)));
+                }
+                let mut out = Map::new();
+                if let Some(r) = resource {
+                    out.insert("resourceAttributes".into(), attributes(r, &RESOURCE_ATTRIBUTES));
+                }
+                if let Some(n) = non_resource {
+                    out.insert("nonResourceAttributes".into(), attributes(n, &NON_RESOURCE_ATTRIBUTES));
+                }
+                Ok(self.answer(Value::Object(out), json!({"allowed": true})))
+            }
+            Review::Rules => {
+                let errors = metadata_errors(obj);
+                if !errors.is_empty() {
+                    return Some(Err(self.invalid(&errors)));
+                }
+                let namespace = obj.pointer("/spec/namespace").and_then(Value::as_str).unwrap_or_default();
+                if namespace.is_empty() {
+                    return Some(Err(ApiError::bad_request("no namespace on request")));
+                }
+                // kube answers without the spec, with the rules of every role bound to the user:
+                // cluster-admin through system:masters, and the bootstrap roles every
+                // authenticated user has (basic-user, discovery, public-info-viewer). kube's
+                // order follows its bindings and varies; this is the order it gives most.
+                Ok(self.answer(
+                    json!({}),
+                    json!({
+                        "resourceRules": [
+                            {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+                            {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
+                            {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                        ],
+                        "nonResourceRules": [
+                            {"verbs": ["get"], "nonResourceURLs": [
+                                "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
+                                "/readyz", "/version", "/version/",
+                            ]},
+                            {"verbs": ["*"], "nonResourceURLs": ["*"]},
+                            {"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"]},
+                        ],
+                        "incomplete": false,
+                    }),
+                ))
+            }
+        })
+    }
+
+    /// Never reached: reviews are answered by [`Strategy::evaluate`].
+    fn validate_create(&self, _obj: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn review(kind: Review, body: Value) -> Result<Value, ApiError> {
+        ReviewStrategy::new(kind).evaluate(&body).expect("a review answers")
+    }
+
+    #[test]
+    fn every_access_review_is_allowed() {
+        let answer = review(
+            Review::Access,
+            json!({"metadata": {"creationTimestamp": null},
+                   "spec": {"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "widgets", "group": ""}}}),
+        )
+        .expect("allowed");
+        assert_eq!(
+            answer,
+            json!({
+                "kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                "metadata": {"creationTimestamp": null},
+                "spec": {"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "widgets"}},
+                "status": {"allowed": true},
+            })
+        );
+    }
+
+    #[test]
+    fn a_review_needs_exactly_one_kind_of_attributes() {
+        let e = review(Review::Access, json!({"spec": {}})).expect_err("nothing to review");
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message,
+            "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified"
+        );
+        let e = review(
+            Review::Access,
+            json!({"metadata": {"name": "x"}, "spec": {"nonResourceAttributes": {"path": "/x"}}}),
+        )
+        .expect_err("named");
+        assert!(
+            e.message.contains("metadata: Invalid value: \"{\\\"name\\\":\\\"x\\\"}\": must be empty"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn rules_reviews_grant_everything_in_a_namespace() {
+        let answer = review(Review::Rules, json!({"spec": {"namespace": "team"}})).expect("rules");
+        assert_eq!(answer["spec"], json!({}), "kube answers without the spec");
+        let rules = answer["status"]["resourceRules"].as_array().expect("rules");
+        assert!(rules.contains(&json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})));
+        assert_eq!(rules.len(), 3, "cluster-admin's and every authenticated user's");
+        let e = review(Review::Rules, json!({"spec": {}})).expect_err("no namespace");
+        assert_eq!((e.code, e.message.as_str()), (400, "no namespace on request"));
+    }
+}

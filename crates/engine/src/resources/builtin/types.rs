@@ -1,0 +1,613 @@
+//! The Go types of the built-in kinds, as far as decoding and field management see them.
+//!
+//! kube-apiserver decodes a built-in kind into its Go struct, so a body is judged by that
+//! struct rather than by a schema: a value of the wrong JSON type fails the whole body
+//! with `json: cannot unmarshal …` (400), a field the struct lacks is dropped (a warning,
+//! or an error under `fieldValidation=Strict`), and the field manager types the object
+//! with the kind's OpenAPI (structs, atomic `ObjectReference`s, lists keyed by `name`)
+//! and compares it with the struct's zero value, in which non-pointer structs are `{}`.
+//! One description per kind drives all three, so they cannot disagree.
+
+use crate::resources::managed_fields::schema::{ListKind, ListSchema, MapSchema, ScalarType, Schema};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// One Go type.
+#[derive(Debug)]
+pub enum GoType {
+    String,
+    Int32,
+    Int64,
+    Bool,
+    /// `metav1.Time`: RFC 3339 text, checked by [`GoStruct::time_error`].
+    Time,
+    /// `metav1.MicroTime`: RFC 3339 with microseconds, checked likewise.
+    MicroTime,
+    /// A named string type (`v1.SecretType`, `types.UID`): a string Go names otherwise.
+    Named(&'static str),
+    /// `[]byte`: base64 in JSON (checked elsewhere).
+    Bytes,
+    /// Raw JSON kept as it came (`FieldsV1`); Go writes it with the keys its writer chose,
+    /// sorted for every writer the engine meets.
+    Raw,
+    /// `map[string]T`.
+    Map(&'static GoType),
+    /// `[]T`; `keys` name a list keyed by those fields (`+listType=map`), else atomic.
+    Slice {
+        items: &'static GoType,
+        keys: &'static [&'static str],
+    },
+    Struct(&'static GoStruct),
+}
+
+/// A Go struct: its name (as `json` errors print it) and fields, in the struct's order
+/// (the order `json.Marshal` writes them in).
+#[derive(Debug)]
+pub struct GoStruct {
+    /// `v1.ObjectReference`: the package and type, as Go's `reflect.Type.String()`.
+    pub name: &'static str,
+    pub fields: &'static [Field],
+    /// `+structType=atomic`: owned as a whole.
+    pub atomic: bool,
+}
+
+/// One field of a struct.
+#[derive(Debug)]
+pub struct Field {
+    pub json: &'static str,
+    pub ty: GoType,
+    /// A value field (not a pointer) of struct type: `{}` in the zero object.
+    pub in_zero: bool,
+}
+
+pub(crate) const fn field(json: &'static str, ty: GoType) -> Field {
+    Field { json, ty, in_zero: false }
+}
+
+/// A non-pointer struct field, present (as `{}`) in the kind's zero value.
+pub(crate) const fn value_struct(json: &'static str, s: &'static GoStruct) -> Field {
+    Field { json, ty: GoType::Struct(s), in_zero: true }
+}
+
+const fn atomic_struct(name: &'static str, fields: &'static [Field]) -> GoStruct {
+    GoStruct { name, fields, atomic: true }
+}
+
+pub(crate) const fn plain_struct(name: &'static str, fields: &'static [Field]) -> GoStruct {
+    GoStruct { name, fields, atomic: false }
+}
+
+pub(crate) static STRING: GoType = GoType::String;
+static BYTES: GoType = GoType::Bytes;
+
+pub static OBJECT_REFERENCE: GoStruct = atomic_struct(
+    "v1.ObjectReference",
+    &[
+        field("kind", GoType::String),
+        field("namespace", GoType::String),
+        field("name", GoType::String),
+        field("uid", GoType::Named("types.UID")),
+        field("apiVersion", GoType::String),
+        field("resourceVersion", GoType::String),
+        field("fieldPath", GoType::String),
+    ],
+);
+static OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&OBJECT_REFERENCE);
+static LOCAL_OBJECT_REFERENCE: GoStruct = atomic_struct("v1.LocalObjectReference", &[field("name", GoType::String)]);
+static LOCAL_OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&LOCAL_OBJECT_REFERENCE);
+pub static EVENT_SOURCE: GoStruct =
+    plain_struct("v1.EventSource", &[field("component", GoType::String), field("host", GoType::String)]);
+static EVENT_SERIES: GoStruct =
+    plain_struct("v1.EventSeries", &[field("count", GoType::Int32), field("lastObservedTime", GoType::MicroTime)]);
+
+pub static CONFIG_MAP: GoStruct = plain_struct(
+    "ConfigMap",
+    &[field("immutable", GoType::Bool), field("data", GoType::Map(&STRING)), field("binaryData", GoType::Map(&BYTES))],
+);
+
+pub static SECRET: GoStruct = plain_struct(
+    "Secret",
+    &[
+        field("immutable", GoType::Bool),
+        field("data", GoType::Map(&BYTES)),
+        field("stringData", GoType::Map(&STRING)),
+        field("type", GoType::Named("v1.SecretType")),
+    ],
+);
+
+static SCALE_SPEC: GoStruct = plain_struct("ScaleSpec", &[field("replicas", GoType::Int32)]);
+static SCALE_STATUS: GoStruct =
+    plain_struct("ScaleStatus", &[field("replicas", GoType::Int32), field("selector", GoType::String)]);
+
+static NAMESPACE_SPEC: GoStruct = plain_struct(
+    "NamespaceSpec",
+    &[field("finalizers", GoType::Slice { items: &GoType::Named("v1.FinalizerName"), keys: &[] })],
+);
+static NAMESPACE_CONDITION: GoStruct = plain_struct(
+    "NamespaceCondition",
+    &[
+        field("type", GoType::Named("v1.NamespaceConditionType")),
+        field("status", GoType::Named("v1.ConditionStatus")),
+        field("lastTransitionTime", GoType::Time),
+        field("reason", GoType::String),
+        field("message", GoType::String),
+    ],
+);
+static NAMESPACE_CONDITION_TYPE: GoType = GoType::Struct(&NAMESPACE_CONDITION);
+static NAMESPACE_STATUS: GoStruct = plain_struct(
+    "NamespaceStatus",
+    &[
+        field("phase", GoType::Named("v1.NamespacePhase")),
+        field("conditions", GoType::Slice { items: &NAMESPACE_CONDITION_TYPE, keys: &["type"] }),
+    ],
+);
+
+/// core v1 Namespace.
+pub static NAMESPACE: GoStruct =
+    plain_struct("Namespace", &[value_struct("spec", &NAMESPACE_SPEC), value_struct("status", &NAMESPACE_STATUS)]);
+
+/// `autoscaling/v1` Scale, the body of `/scale`.
+pub static SCALE: GoStruct =
+    plain_struct("Scale", &[value_struct("spec", &SCALE_SPEC), value_struct("status", &SCALE_STATUS)]);
+
+static OWNER_REFERENCE: GoStruct = plain_struct(
+    "v1.OwnerReference",
+    &[
+        field("apiVersion", GoType::String),
+        field("kind", GoType::String),
+        field("name", GoType::String),
+        field("uid", GoType::Named("types.UID")),
+        field("controller", GoType::Bool),
+        field("blockOwnerDeletion", GoType::Bool),
+    ],
+);
+static OWNER_REFERENCE_TYPE: GoType = GoType::Struct(&OWNER_REFERENCE);
+static MANAGED_FIELDS_ENTRY: GoStruct = plain_struct(
+    "v1.ManagedFieldsEntry",
+    &[
+        field("manager", GoType::String),
+        field("operation", GoType::Named("v1.ManagedFieldsOperationType")),
+        field("apiVersion", GoType::String),
+        field("time", GoType::Time),
+        field("fieldsType", GoType::String),
+        field("fieldsV1", GoType::Raw),
+        field("subresource", GoType::String),
+    ],
+);
+static MANAGED_FIELDS_ENTRY_TYPE: GoType = GoType::Struct(&MANAGED_FIELDS_ENTRY);
+
+/// `metav1.ObjectMeta`, for the order of its fields (its decoding is checked elsewhere).
+pub static OBJECT_META: GoStruct = plain_struct(
+    "v1.ObjectMeta",
+    &[
+        field("name", GoType::String),
+        field("generateName", GoType::String),
+        field("namespace", GoType::String),
+        field("selfLink", GoType::String),
+        field("uid", GoType::Named("types.UID")),
+        field("resourceVersion", GoType::String),
+        field("generation", GoType::Int64),
+        field("creationTimestamp", GoType::Time),
+        field("deletionTimestamp", GoType::Time),
+        field("deletionGracePeriodSeconds", GoType::Int64),
+        field("labels", GoType::Map(&STRING)),
+        field("annotations", GoType::Map(&STRING)),
+        field("ownerReferences", GoType::Slice { items: &OWNER_REFERENCE_TYPE, keys: &["uid"] }),
+        field("finalizers", GoType::Slice { items: &STRING, keys: &[] }),
+        field("managedFields", GoType::Slice { items: &MANAGED_FIELDS_ENTRY_TYPE, keys: &[] }),
+    ],
+);
+
+pub static SERVICE_ACCOUNT: GoStruct = plain_struct(
+    "ServiceAccount",
+    &[
+        field("secrets", GoType::Slice { items: &OBJECT_REFERENCE_TYPE, keys: &["name"] }),
+        field("imagePullSecrets", GoType::Slice { items: &LOCAL_OBJECT_REFERENCE_TYPE, keys: &[] }),
+        field("automountServiceAccountToken", GoType::Bool),
+    ],
+);
+
+static LEASE_SPEC: GoStruct = plain_struct(
+    "v1.LeaseSpec",
+    &[
+        field("holderIdentity", GoType::String),
+        field("leaseDurationSeconds", GoType::Int32),
+        field("acquireTime", GoType::MicroTime),
+        field("renewTime", GoType::MicroTime),
+        field("leaseTransitions", GoType::Int32),
+        field("strategy", GoType::Named("v1.CoordinatedLeaseStrategy")),
+        field("preferredHolder", GoType::String),
+    ],
+);
+pub static LEASE: GoStruct = plain_struct("Lease", &[value_struct("spec", &LEASE_SPEC)]);
+
+pub static CORE_EVENT: GoStruct = plain_struct(
+    "Event",
+    &[
+        value_struct("involvedObject", &OBJECT_REFERENCE),
+        field("reason", GoType::String),
+        field("message", GoType::String),
+        value_struct("source", &EVENT_SOURCE),
+        field("firstTimestamp", GoType::Time),
+        field("lastTimestamp", GoType::Time),
+        field("count", GoType::Int32),
+        field("type", GoType::String),
+        field("eventTime", GoType::MicroTime),
+        field("series", GoType::Struct(&EVENT_SERIES)),
+        field("action", GoType::String),
+        field("related", GoType::Struct(&OBJECT_REFERENCE)),
+        field("reportingComponent", GoType::String),
+        field("reportingInstance", GoType::String),
+    ],
+);
+
+pub static EVENTS_V1_EVENT: GoStruct = plain_struct(
+    "Event",
+    &[
+        field("eventTime", GoType::MicroTime),
+        field("series", GoType::Struct(&EVENT_SERIES)),
+        field("reportingController", GoType::String),
+        field("reportingInstance", GoType::String),
+        field("action", GoType::String),
+        field("reason", GoType::String),
+        value_struct("regarding", &OBJECT_REFERENCE),
+        field("related", GoType::Struct(&OBJECT_REFERENCE)),
+        field("note", GoType::String),
+        field("type", GoType::String),
+        value_struct("deprecatedSource", &EVENT_SOURCE),
+        field("deprecatedFirstTimestamp", GoType::Time),
+        field("deprecatedLastTimestamp", GoType::Time),
+        field("deprecatedCount", GoType::Int32),
+    ],
+);
+
+/// The fields every kind's struct has besides its own.
+const ENVELOPE: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
+impl GoStruct {
+    pub fn get(&self, json: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.json == json)
+    }
+
+    /// The name Go's errors give the struct holding a field: without its package.
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('.').next().unwrap_or(self.name)
+    }
+
+    /// The first time (in the struct's order, metadata first) that does not parse, worded
+    /// as `metav1.Time`'s and `MicroTime`'s decoders word it.
+    pub fn time_error(&'static self, obj: &Value) -> Option<String> {
+        static META: GoType = GoType::Struct(&OBJECT_META);
+        let map = obj.as_object()?;
+        let metadata = map.get("metadata").and_then(|m| value_time_error(m, &META));
+        metadata.or_else(|| self.fields.iter().find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty))))
+    }
+
+    /// The kind's zero value as kube's converter writes it: its non-pointer structs `{}`
+    /// (a field the zero value has is changed, not added, so its owner gets no `"."`).
+    pub fn zero_object(&self, api_version: &str, kind: &str) -> Value {
+        let mut obj = Map::new();
+        obj.insert("apiVersion".into(), Value::from(api_version));
+        obj.insert("kind".into(), Value::from(kind));
+        for f in self.fields.iter().filter(|f| f.in_zero) {
+            obj.insert(f.json.into(), Value::Object(Map::new()));
+        }
+        Value::Object(obj)
+    }
+
+    /// The field types of a whole object of this kind, for managedFields.
+    pub fn schema(&'static self) -> Schema {
+        let mut root = match Schema::for_kind(None, false) {
+            Schema::Map(m) => m,
+            _ => MapSchema::default(),
+        };
+        root.rest = None;
+        if let Schema::Map(own) = struct_schema(self) {
+            root.fields.extend(own.fields);
+        }
+        Schema::Map(root)
+    }
+
+    /// Drops what the struct has no field for, as kube's decoder does, answering the
+    /// dropped fields' paths (`spec`, `metadata.foo`, `secrets[0].bar`).
+    pub fn prune(&'static self, obj: &mut Value) -> Vec<String> {
+        let mut dropped = Vec::new();
+        let Some(map) = obj.as_object_mut() else { return dropped };
+        let meta_schema = match Schema::for_kind(None, false) {
+            Schema::Map(mut m) => m.fields.remove("metadata"),
+            _ => None,
+        };
+        // Reported in the order the decoder meets them: the body's, which is sorted for
+        // every client that writes maps (kubectl, kube-rs's dynamic objects).
+        let keys: Vec<String> = map.keys().cloned().collect();
+        for key in keys {
+            match (key.as_str(), self.get(&key)) {
+                ("metadata", _) => {
+                    if let (Some(meta), Some(Schema::Map(meta_schema))) =
+                        (map.get_mut("metadata"), meta_schema.as_ref())
+                    {
+                        prune_meta(meta, meta_schema, "metadata", &mut dropped);
+                    }
+                }
+                (k, _) if ENVELOPE.contains(&k) => {}
+                (_, Some(f)) => {
+                    if let Some(v) = map.get_mut(&key) {
+                        prune_value(v, &f.ty, &key, &mut dropped);
+                    }
+                }
+                (_, None) => {
+                    map.remove(&key);
+                    dropped.push(key);
+                }
+            }
+        }
+        dropped
+    }
+
+    /// The first value of the wrong JSON type, worded as Go's `json.UnmarshalTypeError`:
+    /// `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`.
+    pub fn type_error(&'static self, obj: &Value) -> Option<String> {
+        let map = obj.as_object()?;
+        if let Some(meta) = map.get("metadata") {
+            static META: GoType = GoType::Struct(&OBJECT_META);
+            if let Some(e) = value_type_error(meta, &META, self.name, "metadata") {
+                return Some(e);
+            }
+        }
+        for (key, value) in map {
+            let Some(f) = self.get(key) else { continue };
+            if let Some(e) = value_type_error(value, &f.ty, self.name, f.json) {
+                return Some(e);
+            }
+        }
+        None
+    }
+}
+
+fn struct_schema(s: &'static GoStruct) -> Schema {
+    let fields: BTreeMap<String, Schema> = s.fields.iter().map(|f| (f.json.to_string(), type_schema(&f.ty))).collect();
+    Schema::Map(MapSchema { fields, rest: None, atomic: s.atomic })
+}
+
+fn type_schema(ty: &'static GoType) -> Schema {
+    match ty {
+        GoType::String | GoType::Named(_) | GoType::Time | GoType::MicroTime | GoType::Bytes => {
+            Schema::Scalar(ScalarType::String)
+        }
+        GoType::Int32 | GoType::Int64 => Schema::Scalar(ScalarType::Numeric),
+        GoType::Raw => Schema::Deduced,
+        GoType::Bool => Schema::Scalar(ScalarType::Boolean),
+        GoType::Map(items) => {
+            Schema::Map(MapSchema { fields: BTreeMap::new(), rest: Some(Box::new(type_schema(items))), atomic: false })
+        }
+        GoType::Slice { items, keys } => {
+            let kind = if keys.is_empty() {
+                ListKind::Atomic
+            } else {
+                ListKind::Map { keys: keys.iter().map(|k| k.to_string()).collect(), defaults: BTreeMap::new() }
+            };
+            Schema::List(ListSchema { items: Box::new(type_schema(items)), kind })
+        }
+        GoType::Struct(s) => struct_schema(s),
+    }
+}
+
+fn prune_meta(value: &mut Value, schema: &MapSchema, path: &str, dropped: &mut Vec<String>) {
+    let Some(map) = value.as_object_mut() else { return };
+    map.retain(|k, _| {
+        let known = schema.declared(k).is_some();
+        if !known {
+            dropped.push(format!("{path}.{k}"));
+        }
+        known
+    });
+}
+
+fn prune_value(value: &mut Value, ty: &'static GoType, path: &str, dropped: &mut Vec<String>) {
+    match (ty, value) {
+        (GoType::Struct(s), Value::Object(map)) => {
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for key in keys {
+                let at = format!("{path}.{key}");
+                match (s.get(&key), map.get_mut(&key)) {
+                    (Some(f), Some(v)) => prune_value(v, &f.ty, &at, dropped),
+                    _ => {
+                        map.remove(&key);
+                        dropped.push(at);
+                    }
+                }
+            }
+        }
+        (GoType::Slice { items, .. }, Value::Array(list)) => {
+            for (i, item) in list.iter_mut().enumerate() {
+                prune_value(item, items, &format!("{path}[{i}]"), dropped);
+            }
+        }
+        // Go's strict decoder names a map entry like a field.
+        (GoType::Map(items), Value::Object(map)) => {
+            for (k, v) in map.iter_mut() {
+                prune_value(v, items, &format!("{path}.{k}"), dropped);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn value_time_error(value: &Value, ty: &'static GoType) -> Option<String> {
+    match ty {
+        GoType::Struct(s) => {
+            let map = value.as_object()?;
+            s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty)))
+        }
+        GoType::Slice { items, .. } => value.as_array()?.iter().find_map(|v| value_time_error(v, items)),
+        _ => time_value_error(value, ty),
+    }
+}
+
+/// A `Time` or `MicroTime` that does not unmarshal from `value`, in their words.
+pub fn time_value_error(value: &Value, ty: &GoType) -> Option<String> {
+    let layout = match ty {
+        GoType::Time => "2006-01-02T15:04:05Z07:00",
+        GoType::MicroTime => "2006-01-02T15:04:05.000000Z07:00",
+        _ => return None,
+    };
+    match value {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() || super::format_time(s, super::TimeKind::Micro).is_some() => None,
+        Value::String(s) => {
+            let shown = crate::field::go_quote(s);
+            Some(format!("parsing time {shown} as \"{layout}\": cannot parse {shown} as \"2006\""))
+        }
+        other => Some(format!("json: cannot unmarshal {} into Go value of type string", json_kind(other))),
+    }
+}
+
+/// Go's name of a type in `json` errors.
+pub fn go_name(ty: &GoType) -> String {
+    match ty {
+        GoType::String => "string".into(),
+        GoType::Int32 => "int32".into(),
+        GoType::Int64 => "int64".into(),
+        GoType::Bool => "bool".into(),
+        GoType::Time => "v1.Time".into(),
+        GoType::MicroTime => "v1.MicroTime".into(),
+        GoType::Named(name) => (*name).into(),
+        GoType::Bytes => "[]uint8".into(),
+        GoType::Raw => "json.RawMessage".into(),
+        GoType::Map(items) => format!("map[string]{}", go_name(items)),
+        GoType::Slice { items, .. } => format!("[]{}", go_name(items)),
+        GoType::Struct(s) => s.name.into(),
+    }
+}
+
+/// How Go's `json` names a JSON value it cannot store.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    }
+}
+
+/// `struct_name` is the innermost Go struct holding the field; `path` the dotted fields
+/// from the object's root, as Go prints them.
+fn value_type_error(value: &Value, ty: &'static GoType, struct_name: &str, path: &str) -> Option<String> {
+    let wrong = || {
+        let what = match (value, ty) {
+            // Go names a number an integer cannot hold by its text.
+            (Value::Number(n), GoType::Int32) => format!("number {n}"),
+            _ => json_kind(value).to_string(),
+        };
+        Some(format!("json: cannot unmarshal {what} into Go struct field {struct_name}.{path} of type {}", go_name(ty)))
+    };
+    match (ty, value) {
+        // A null leaves any Go value as it is.
+        (_, Value::Null) => None,
+        (GoType::String | GoType::Bytes, Value::String(_)) => None,
+        (GoType::Bool, Value::Bool(_)) => None,
+        (GoType::Int32, Value::Number(n)) => {
+            let fits = n.as_i64().is_some_and(|i| i32::try_from(i).is_ok());
+            if fits { None } else { wrong() }
+        }
+        (GoType::Int64, Value::Number(n)) => {
+            if n.as_i64().is_some() {
+                None
+            } else {
+                wrong()
+            }
+        }
+        (GoType::Raw, _) => None,
+        (GoType::Named(_), Value::String(_)) => None,
+        // Times decode themselves; see `time_error`.
+        (GoType::Time | GoType::MicroTime, _) => None,
+        (GoType::Map(items), Value::Object(map)) => {
+            map.values().find_map(|v| value_type_error(v, items, struct_name, path))
+        }
+        (GoType::Slice { items, .. }, Value::Array(list)) => {
+            list.iter().find_map(|v| value_type_error(v, items, struct_name, path))
+        }
+        (GoType::Struct(s), Value::Object(map)) => map.iter().find_map(|(k, v)| {
+            let f = s.get(k)?;
+            value_type_error(v, &f.ty, s.short_name(), &format!("{path}.{}", f.json))
+        }),
+        _ => wrong(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_named_as_go_names_it() {
+        assert_eq!(
+            CONFIG_MAP.type_error(&json!({"data": {"a": 1}})).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field ConfigMap.data of type string")
+        );
+        // Go names the struct holding the field without its package (the oracle's
+        // `LeaseSpec.spec.leaseDurationSeconds`), and a field's type with it.
+        assert_eq!(
+            CORE_EVENT.type_error(&json!({"involvedObject": {"name": true}})).as_deref(),
+            Some("json: cannot unmarshal bool into Go struct field ObjectReference.involvedObject.name of type string")
+        );
+        assert_eq!(
+            SECRET.type_error(&json!({"type": 5})).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType")
+        );
+        assert_eq!(
+            SECRET.type_error(&json!({"metadata": {"labels": {"a": 1}}})).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string")
+        );
+        assert_eq!(
+            LEASE.type_error(&json!({"spec": {"leaseDurationSeconds": 1.5}})).as_deref(),
+            Some(
+                "json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"
+            )
+        );
+        assert_eq!(
+            SECRET.type_error(&json!({"data": "x"})).as_deref(),
+            Some("json: cannot unmarshal string into Go struct field Secret.data of type map[string][]uint8")
+        );
+        assert_eq!(CONFIG_MAP.type_error(&json!({"data": {"a": "1"}, "spec": 3, "immutable": null})), None);
+    }
+
+    #[test]
+    fn fields_the_struct_lacks_are_dropped_with_their_paths() {
+        let mut obj = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a", "bogus": 1},
+                             "spec": {"a": 1}, "secrets": [{"name": "s", "extra": true}]});
+        // In the order the decoder meets them in a body with sorted keys, as the oracle
+        // reports them.
+        assert_eq!(SERVICE_ACCOUNT.prune(&mut obj), ["metadata.bogus", "secrets[0].extra", "spec"]);
+        assert_eq!(
+            obj,
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a"},
+                               "secrets": [{"name": "s"}]})
+        );
+    }
+
+    #[test]
+    fn zero_objects_hold_value_structs() {
+        assert_eq!(
+            CORE_EVENT.zero_object("v1", "Event"),
+            json!({"apiVersion": "v1", "kind": "Event", "involvedObject": {}, "source": {}})
+        );
+        assert_eq!(
+            LEASE.zero_object("coordination.k8s.io/v1", "Lease"),
+            json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "spec": {}})
+        );
+    }
+
+    #[test]
+    fn object_references_are_atomic_and_service_account_secrets_keyed_by_name() {
+        let Schema::Map(sa) = SERVICE_ACCOUNT.schema() else { panic!("a struct") };
+        let Schema::List(secrets) = sa.field("secrets") else { panic!("a list") };
+        assert_eq!(secrets.kind, ListKind::Map { keys: vec!["name".into()], defaults: BTreeMap::new() });
+        assert!(matches!(&*secrets.items, Schema::Map(m) if m.atomic));
+        assert!(sa.declared("spec").is_none());
+        assert!(sa.is_named("metadata"));
+    }
+}

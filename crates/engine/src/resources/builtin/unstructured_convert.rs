@@ -1,0 +1,124 @@
+//! What kube's unstructured converter (`runtime.DefaultUnstructuredConverter`) refuses
+//! when it turns a strategically merged map into a kind's Go struct, in its words.
+//!
+//! A strategic merge patch of a built-in kind is applied to maps, then converted, not
+//! decoded as JSON: a value of the wrong type is refused in the converter's terms
+//! (`cannot convert int64 to string`, `unrecognized type: bool`, `cannot restore slice
+//! from int64`), and kube quotes the patch itself with Go's `%+v` (`map[data:map[k:5]]`).
+//! The converter walks a struct in its field order and stops at the first refusal.
+
+use super::types::{GoStruct, GoType, OBJECT_META, go_name, time_value_error};
+use serde_json::Value;
+
+/// The converter's refusal of `obj` as the struct `kind`, if any.
+pub fn conversion_error(obj: &Value, kind: &'static GoStruct) -> Option<String> {
+    static META: GoType = GoType::Struct(&OBJECT_META);
+    let map = obj.as_object()?;
+    let envelope = [("kind", &GoType::String), ("apiVersion", &GoType::String), ("metadata", &META)];
+    let fields = kind.fields.iter().map(|f| (f.json, &f.ty));
+    envelope.into_iter().chain(fields).find_map(|(key, ty)| map.get(key).and_then(|v| convert(v, ty)))
+}
+
+/// Go's `reflect.Kind` name of a decoded JSON value, as the converter prints its source.
+fn source_kind(value: &Value) -> &'static str {
+    match value {
+        Value::String(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(_) => "float64",
+        Value::Array(_) => "slice",
+        Value::Object(_) => "map",
+        Value::Null => "invalid",
+    }
+}
+
+fn convert(value: &Value, ty: &'static GoType) -> Option<String> {
+    if value.is_null() {
+        return None;
+    }
+    match ty {
+        GoType::String | GoType::Named(_) => scalar(value, "string", &go_name(ty)),
+        GoType::Int32 => scalar(value, "int32", "int32"),
+        GoType::Int64 => scalar(value, "int64", "int64"),
+        GoType::Bool => scalar(value, "bool", "bool"),
+        // Times and raw JSON unmarshal themselves from their JSON.
+        GoType::Time | GoType::MicroTime => time_value_error(value, ty),
+        GoType::Raw => None,
+        GoType::Bytes => match value {
+            Value::String(text) => super::data::decode_base64(text)
+                .err()
+                .map(|at| format!("error decoding from json: illegal base64 data at input byte {at}")),
+            other => Some(format!("cannot restore slice from {}", source_kind(other))),
+        },
+        GoType::Map(items) => match value {
+            Value::Object(map) => map.values().find_map(|v| convert(v, items)),
+            other => Some(format!("cannot restore map from {}", source_kind(other))),
+        },
+        GoType::Slice { items, .. } => match value {
+            Value::Array(list) => list.iter().find_map(|v| convert(v, items)),
+            other => Some(format!("cannot restore slice from {}", source_kind(other))),
+        },
+        GoType::Struct(s) => match value {
+            Value::Object(map) => s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| convert(v, &f.ty))),
+            other => Some(format!("cannot restore struct from: {}", source_kind(other))),
+        },
+    }
+}
+
+/// A simple value: JSON's four groups (bools, integers, floats, strings) do not convert
+/// into each other, except integers into floats and integral floats into integers.
+fn scalar(value: &Value, dest_kind: &str, dest_type: &str) -> Option<String> {
+    let unrecognized = || Some(format!("unrecognized type: {dest_kind}"));
+    let integer = matches!(dest_kind, "int32" | "int64");
+    match value {
+        Value::String(_) if dest_kind == "string" => None,
+        Value::Bool(_) if dest_kind == "bool" => None,
+        Value::Number(n) if n.is_i64() || n.is_u64() => match dest_kind {
+            _ if integer => None,
+            // Go converts an integer to a string (a rune), which JSON does not allow.
+            "string" => Some(format!("cannot convert int64 to {dest_type}")),
+            _ => unrecognized(),
+        },
+        Value::Number(n) if integer => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f == f.trunc() { None } else { Some(format!("cannot convert float64 to {dest_type}")) }
+        }
+        _ => unrecognized(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::builtin::types::SECRET;
+    use serde_json::json;
+
+    fn refusal(patch: Value) -> Option<String> {
+        let obj = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}, "data": {"a": "YQ=="}});
+        let body = serde_json::to_vec(&patch).expect("patch");
+        let (patched, _) = crate::resources::patch::merge(&obj, &body, false).expect("merge");
+        conversion_error(&patched, &SECRET)
+    }
+
+    #[test]
+    fn the_converter_refuses_in_its_own_words() {
+        // The oracle's answers to these strategic merge patches of a Secret.
+        assert_eq!(refusal(json!({"type": 5})).as_deref(), Some("cannot convert int64 to v1.SecretType"));
+        assert_eq!(refusal(json!({"data": {"a": 5}})).as_deref(), Some("cannot restore slice from int64"));
+        assert_eq!(
+            refusal(json!({"metadata": {"labels": {"a": 1}}})).as_deref(),
+            Some("cannot convert int64 to string")
+        );
+        assert_eq!(refusal(json!({"immutable": "yes"})).as_deref(), Some("unrecognized type: bool"));
+        // Metadata comes before data in the struct.
+        assert_eq!(
+            refusal(json!({"data": {"b": "%%"}, "metadata": {"labels": {"a": [1, 2.5, true, null]}}})).as_deref(),
+            Some("unrecognized type: string")
+        );
+        assert_eq!(
+            refusal(json!({"data": {"b": "%%"}})).as_deref(),
+            Some("error decoding from json: illegal base64 data at input byte 0")
+        );
+        assert_eq!(refusal(json!({"data": {"b": "Yg=="}})), None);
+    }
+}

@@ -1,0 +1,211 @@
+//! The Go struct of a CustomResourceDefinition, as far as its field order goes: kube
+//! writes a CRD's JSON in that order, and quotes it so where a patch did not reach (see
+//! [`super::patched_json`]). Decoding a CRD is checked elsewhere ([`super::crds`]).
+
+use super::builtin::types::{GoStruct, GoType, STRING, field, plain_struct, value_struct};
+
+static RAW: GoType = GoType::Raw;
+
+static NAMES: GoStruct = plain_struct(
+    "CustomResourceDefinitionNames",
+    &[
+        field("plural", GoType::String),
+        field("singular", GoType::String),
+        field("shortNames", GoType::Slice { items: &STRING, keys: &[] }),
+        field("kind", GoType::String),
+        field("listKind", GoType::String),
+        field("categories", GoType::Slice { items: &STRING, keys: &[] }),
+    ],
+);
+
+static VALIDATION_RULE: GoStruct = plain_struct(
+    "ValidationRule",
+    &[
+        field("rule", GoType::String),
+        field("message", GoType::String),
+        field("messageExpression", GoType::String),
+        field("reason", GoType::String),
+        field("fieldPath", GoType::String),
+        field("optionalOldSelf", GoType::Bool),
+    ],
+);
+static VALIDATION_RULE_TYPE: GoType = GoType::Struct(&VALIDATION_RULE);
+
+static EXTERNAL_DOCS: GoStruct =
+    plain_struct("ExternalDocumentation", &[field("description", GoType::String), field("url", GoType::String)]);
+
+/// `JSONSchemaProps`, recursive through its sub-schemas (`items` and
+/// `additionalProperties` may also be an array or a bool, written as they are).
+static SCHEMA: GoStruct = plain_struct(
+    "JSONSchemaProps",
+    &[
+        field("id", GoType::String),
+        field("$schema", GoType::String),
+        field("$ref", GoType::String),
+        field("description", GoType::String),
+        field("type", GoType::String),
+        field("format", GoType::String),
+        field("title", GoType::String),
+        field("default", GoType::Raw),
+        field("maximum", GoType::Raw),
+        field("exclusiveMaximum", GoType::Bool),
+        field("minimum", GoType::Raw),
+        field("exclusiveMinimum", GoType::Bool),
+        field("maxLength", GoType::Int64),
+        field("minLength", GoType::Int64),
+        field("pattern", GoType::String),
+        field("maxItems", GoType::Int64),
+        field("minItems", GoType::Int64),
+        field("uniqueItems", GoType::Bool),
+        field("multipleOf", GoType::Raw),
+        field("enum", GoType::Slice { items: &RAW, keys: &[] }),
+        field("maxProperties", GoType::Int64),
+        field("minProperties", GoType::Int64),
+        field("required", GoType::Slice { items: &STRING, keys: &[] }),
+        field("items", GoType::Struct(&SCHEMA)),
+        field("allOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
+        field("oneOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
+        field("anyOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
+        field("not", GoType::Struct(&SCHEMA)),
+        field("properties", GoType::Map(&SCHEMA_TYPE)),
+        field("additionalProperties", GoType::Struct(&SCHEMA)),
+        field("patternProperties", GoType::Map(&SCHEMA_TYPE)),
+        field("dependencies", GoType::Map(&RAW)),
+        field("additionalItems", GoType::Struct(&SCHEMA)),
+        field("definitions", GoType::Map(&SCHEMA_TYPE)),
+        field("externalDocs", GoType::Struct(&EXTERNAL_DOCS)),
+        field("example", GoType::Raw),
+        field("nullable", GoType::Bool),
+        field("x-kubernetes-preserve-unknown-fields", GoType::Bool),
+        field("x-kubernetes-embedded-resource", GoType::Bool),
+        field("x-kubernetes-int-or-string", GoType::Bool),
+        field("x-kubernetes-list-map-keys", GoType::Slice { items: &STRING, keys: &[] }),
+        field("x-kubernetes-list-type", GoType::String),
+        field("x-kubernetes-map-type", GoType::String),
+        field("x-kubernetes-validations", GoType::Slice { items: &VALIDATION_RULE_TYPE, keys: &["rule"] }),
+    ],
+);
+static SCHEMA_TYPE: GoType = GoType::Struct(&SCHEMA);
+
+static VALIDATION: GoStruct =
+    plain_struct("CustomResourceValidation", &[field("openAPIV3Schema", GoType::Struct(&SCHEMA))]);
+static SCALE: GoStruct = plain_struct(
+    "CustomResourceSubresourceScale",
+    &[
+        field("specReplicasPath", GoType::String),
+        field("statusReplicasPath", GoType::String),
+        field("labelSelectorPath", GoType::String),
+    ],
+);
+static SUBRESOURCES: GoStruct =
+    plain_struct("CustomResourceSubresources", &[field("status", GoType::Raw), field("scale", GoType::Struct(&SCALE))]);
+static COLUMN: GoStruct = plain_struct(
+    "CustomResourceColumnDefinition",
+    &[
+        field("name", GoType::String),
+        field("type", GoType::String),
+        field("format", GoType::String),
+        field("description", GoType::String),
+        field("priority", GoType::Int32),
+        field("jsonPath", GoType::String),
+    ],
+);
+static COLUMN_TYPE: GoType = GoType::Struct(&COLUMN);
+static SELECTABLE_FIELD: GoStruct = plain_struct("SelectableField", &[field("jsonPath", GoType::String)]);
+static SELECTABLE_FIELD_TYPE: GoType = GoType::Struct(&SELECTABLE_FIELD);
+static VERSION: GoStruct = plain_struct(
+    "CustomResourceDefinitionVersion",
+    &[
+        field("name", GoType::String),
+        field("served", GoType::Bool),
+        field("storage", GoType::Bool),
+        field("deprecated", GoType::Bool),
+        field("deprecationWarning", GoType::String),
+        field("schema", GoType::Struct(&VALIDATION)),
+        field("subresources", GoType::Struct(&SUBRESOURCES)),
+        field("additionalPrinterColumns", GoType::Slice { items: &COLUMN_TYPE, keys: &[] }),
+        field("selectableFields", GoType::Slice { items: &SELECTABLE_FIELD_TYPE, keys: &[] }),
+    ],
+);
+static VERSION_TYPE: GoType = GoType::Struct(&VERSION);
+static SERVICE: GoStruct = plain_struct(
+    "ServiceReference",
+    &[
+        field("namespace", GoType::String),
+        field("name", GoType::String),
+        field("path", GoType::String),
+        field("port", GoType::Int32),
+    ],
+);
+static CLIENT_CONFIG: GoStruct = plain_struct(
+    "WebhookClientConfig",
+    &[field("url", GoType::String), field("service", GoType::Struct(&SERVICE)), field("caBundle", GoType::Bytes)],
+);
+static WEBHOOK: GoStruct = plain_struct(
+    "WebhookConversion",
+    &[
+        field("clientConfig", GoType::Struct(&CLIENT_CONFIG)),
+        field("conversionReviewVersions", GoType::Slice { items: &STRING, keys: &[] }),
+    ],
+);
+static CONVERSION: GoStruct = plain_struct(
+    "CustomResourceConversion",
+    &[field("strategy", GoType::String), field("webhook", GoType::Struct(&WEBHOOK))],
+);
+static SPEC: GoStruct = plain_struct(
+    "CustomResourceDefinitionSpec",
+    &[
+        field("group", GoType::String),
+        value_struct("names", &NAMES),
+        field("scope", GoType::String),
+        field("versions", GoType::Slice { items: &VERSION_TYPE, keys: &[] }),
+        field("conversion", GoType::Struct(&CONVERSION)),
+        field("preserveUnknownFields", GoType::Bool),
+    ],
+);
+static CONDITION: GoStruct = plain_struct(
+    "CustomResourceDefinitionCondition",
+    &[
+        field("type", GoType::String),
+        field("status", GoType::String),
+        field("lastTransitionTime", GoType::Time),
+        field("reason", GoType::String),
+        field("message", GoType::String),
+    ],
+);
+static CONDITION_TYPE: GoType = GoType::Struct(&CONDITION);
+static STATUS: GoStruct = plain_struct(
+    "CustomResourceDefinitionStatus",
+    &[
+        field("conditions", GoType::Slice { items: &CONDITION_TYPE, keys: &["type"] }),
+        value_struct("acceptedNames", &NAMES),
+        field("storedVersions", GoType::Slice { items: &STRING, keys: &[] }),
+    ],
+);
+
+/// `apiextensions.k8s.io/v1` CustomResourceDefinition.
+pub static CUSTOM_RESOURCE_DEFINITION: GoStruct =
+    plain_struct("CustomResourceDefinition", &[value_struct("spec", &SPEC), value_struct("status", &STATUS)]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::patch::PatchType;
+    use crate::resources::patched_json::{PatchSource, patched_json};
+    use serde_json::json;
+
+    #[test]
+    fn a_crd_is_written_in_its_go_structs_order_where_a_patch_did_not_reach() {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "w.e.com", "labels": {"a": "2"}},
+            "spec": {"versions": [{"storage": true, "name": "v1", "schema": {"openAPIV3Schema":
+                {"properties": {"s": {"maxLength": 3, "type": "string"}}, "type": "object"}}}],
+                "scope": "Namespaced", "group": "e.com", "names": {"kind": "W", "plural": "w"}},
+            "status": {"storedVersions": ["v1"], "conditions": [{"status": "True", "type": "Established"}]}});
+        let source = PatchSource { patch_type: PatchType::Merge, body: br#"{"metadata":{"labels":{"a":"2"}}}"# };
+        assert_eq!(
+            patched_json(&crd, &crd, &source, Some(&CUSTOM_RESOURCE_DEFINITION)),
+            r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"labels":{"a":"2"},"name":"w.e.com"},"spec":{"group":"e.com","names":{"plural":"w","kind":"W"},"scope":"Namespaced","versions":[{"name":"v1","storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"s":{"type":"string","maxLength":3}}}}}]},"status":{"conditions":[{"type":"Established","status":"True"}],"storedVersions":["v1"]}}"#
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! apiextensions.k8s.io/v1 CustomResourceDefinitions as a kind: the strategy that ties
+//! the registry's pure rules (defaults, validation) to the generic verbs.
+
+use super::builtin::meta_update_errors;
+use super::managed_fields::schema::Schema;
+use super::{ResourceInfo, Strategy};
+use crate::field::FieldError;
+use crate::meta;
+use crate::registry::{conditions, defaults, validation};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+use std::sync::{Arc, LazyLock};
+
+/// The finalizer that holds a CRD until its custom resources are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+pub struct CrdStrategy {
+    info: ResourceInfo,
+}
+
+impl Default for CrdStrategy {
+    fn default() -> Self {
+        CrdStrategy {
+            info: ResourceInfo {
+                group: "apiextensions.k8s.io".into(),
+                version: "v1".into(),
+                plural: "customresourcedefinitions".into(),
+                singular: "customresourcedefinition".into(),
+                kind: "CustomResourceDefinition".into(),
+                list_kind: "CustomResourceDefinitionList".into(),
+                namespaced: false,
+                short_names: vec!["crd".into(), "crds".into()],
+                categories: vec!["api-extensions".into()],
+                status_subresource: true,
+            },
+        }
+    }
+}
+
+/// Reads a CRD object; `None` when it does not decode.
+pub fn typed(obj: &Value) -> Option<CustomResourceDefinition> {
+    serde_json::from_value(obj.clone()).ok()
+}
+
+/// Writes a typed CRD back over a JSON object, keeping the JSON's metadata (the typed
+/// round trip would drop fields a newer client sent).
+fn write_back(obj: &mut Value, crd: &CustomResourceDefinition) {
+    let Ok(Value::Object(mut typed)) = serde_json::to_value(crd) else { return };
+    if let Some(meta) = obj.get("metadata").cloned() {
+        typed.insert("metadata".into(), meta);
+    }
+    let mut typed = Value::Object(typed);
+    whole_floats_as_integers(&mut typed);
+    *obj = typed;
+}
+
+/// The typed CRD holds schema numbers (`minimum`, `maximum`, `multipleOf`) as f64;
+/// Go's JSON encoder writes a whole float64 without a fraction (`10`, not `10.0`), so
+/// kube answers `"minimum": 0`. Do the same.
+fn whole_floats_as_integers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 1e15
+            {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_floats_as_integers),
+        _ => {}
+    }
+}
+
+fn edit(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
+    if let Some(mut crd) = typed(obj) {
+        f(&mut crd);
+        write_back(obj, &crd);
+    }
+}
+
+impl Strategy for CrdStrategy {
+    fn info(&self) -> &ResourceInfo {
+        &self.info
+    }
+
+    /// kube's strategy answers `AllowUnconditionalUpdate` with false: an update names
+    /// the resourceVersion it replaces.
+    fn allows_unconditional_update(&self) -> bool {
+        false
+    }
+
+    /// A CRD always waits for the clean-up of its custom resources.
+    fn defers_deletion(&self, _obj: &Value) -> bool {
+        true
+    }
+
+    /// kube's CRD REST Delete: a deletionTimestamp, the clean-up finalizer and a
+    /// `Terminating` condition (InstanceDeletionPending) in one write; no grace period
+    /// and no new generation (reference 66).
+    fn prepare_for_deletion(&self, obj: &mut Value, now: Timestamp) {
+        meta::metadata_mut(obj).insert("deletionTimestamp".into(), Value::from(meta::format_time(now)));
+        let mut finalizers = meta::finalizers(obj);
+        if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
+            finalizers.push(CLEANUP_FINALIZER.to_string());
+            meta::set_finalizers(obj, &finalizers);
+        }
+        edit(obj, |crd| {
+            let status = crd.status.get_or_insert_with(Default::default);
+            conditions::set_status_condition(
+                status,
+                conditions::condition(
+                    conditions::TERMINATING,
+                    conditions::STATUS_TRUE,
+                    conditions::reason::INSTANCE_DELETION_PENDING,
+                    conditions::message::INSTANCE_DELETION_PENDING,
+                ),
+                now,
+            );
+        });
+    }
+
+    /// kube defaults a CRD while decoding it, so the defaults (`conversion`, `listKind`,
+    /// `singular`) are in the object its managedFields are computed from (reference 07:
+    /// the creator owns `f:conversion`).
+    /// Decoding drops (and reports) what the Go struct lacks, then defaults.
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
+        edit(obj, defaults::apply_defaults);
+        dropped
+    }
+
+    /// Go's zero CustomResourceDefinition through kube's converter: the spec fields
+    /// without `omitempty` are there, empty, so a create owns `f:spec` and `f:names`
+    /// without `"."` entries but the defaulted `f:conversion` with one (reference 07).
+    fn zero_object(&self) -> Value {
+        serde_json::json!({
+            "apiVersion": self.info.api_version(), "kind": self.info.kind,
+            "spec": {"group": "", "names": {"plural": "", "kind": ""}, "scope": "", "versions": null},
+            "status": {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": null}
+        })
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        static TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(Schema::for_crd_objects()));
+        Some(Arc::clone(&TYPES))
+    }
+
+    /// A CRD's `/status` keeps the metadata as sent, but owns none of it.
+    fn status_reset_fields(&self) -> &'static [&'static str] {
+        &["spec", "metadata"]
+    }
+
+    fn go_struct(&self) -> Option<&'static super::builtin::types::GoStruct> {
+        Some(&super::crd_struct::CUSTOM_RESOURCE_DEFINITION)
+    }
+
+    fn decode(&self, obj: &Value) -> Result<(), super::Undecodable> {
+        serde_json::from_value::<CustomResourceDefinition>(obj.clone())
+            .map(|_| ())
+            .map_err(|e| super::Undecodable(e.to_string()))
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        // Defaulting happens at decode time in kube-apiserver, before validation.
+        edit(obj, |crd| {
+            defaults::apply_defaults(crd);
+            defaults::prepare_for_create(crd);
+        });
+        // Go's status has `conditions` without omitempty: a new CRD answers
+        // `"conditions": null` (references 06 and 09).
+        if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
+            status.entry("conditions").or_insert(Value::Null);
+        }
+    }
+
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        typed(obj).map(|crd| validation::validate_crd_create(&crd)).unwrap_or_default()
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        if let Some(old_crd) = typed(old) {
+            edit(new, |crd| {
+                defaults::apply_defaults(crd);
+                defaults::prepare_for_update(crd, &old_crd);
+            });
+        }
+    }
+
+    /// The stored spec wins; metadata comes as sent (see `defaults::prepare_for_status_update`),
+    /// so a status write may change labels, and a changed uid is refused, as in kube.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        if let Some(old_crd) = typed(old) {
+            edit(new, |crd| defaults::prepare_for_status_update(crd, &old_crd));
+        }
+    }
+
+    /// kube's `ValidateCustomResourceDefinitionUpdate`: the metadata update first.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = meta_update_errors(new, old);
+        if let (Some(n), Some(o)) = (typed(new), typed(old)) {
+            errs.extend(validation::validate_crd_update(&n, &o));
+        }
+        errs
+    }
+
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = meta_update_errors(new, old);
+        errs.extend(typed(new).map(|crd| validation::validate_crd_status(&crd)).unwrap_or_default());
+        errs
+    }
+}

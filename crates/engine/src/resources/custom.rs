@@ -1,0 +1,399 @@
+//! Custom resources of one served CRD version as a kind.
+//!
+//! The spec/status split follows the subresources proposal: with `/status` enabled, a
+//! create drops `.status` and the main endpoint keeps the stored status (the generic
+//! `Strategy` defaults), while `/status` writes only `.status`.
+//!
+//! The version's structural schema ([`Schema`]) does the rest, as apiextensions-apiserver's
+//! `customResourceStrategy` does: request bodies are checked and pruned/defaulted while
+//! decoding, and every create, update and status update is validated by collecting the
+//! errors of several checks in kube's order — type meta, object metadata, the schema's
+//! values, embedded resources and list types, then the CEL rules (which kube skips when an
+//! earlier error means the object has the wrong shape). Status updates validate the whole
+//! object, like kube's status strategy. Schemas are compiled once per CRD generation and
+//! version and shared by every strategy built for them.
+//!
+//! The versions of a CRD share one storage. As kube's `None` conversion does, an object is
+//! served at the version of the request whatever version wrote it, and stored at the
+//! storage version: `apiVersion` is rewritten and the object pruned to the schema of the
+//! version it is converted to ([`VersionConversion`]).
+
+use super::{ResourceInfo, Strategy, Undecodable, VersionConversion};
+use crate::field::{FieldError, Path};
+use crate::schema::names::name_is_dns_subdomain;
+use crate::schema::{Schema, object_meta, validate_object_meta, validate_object_meta_update};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionVersion,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// The strategy of one served version of a CRD: its names and its compiled schema.
+pub struct CustomResourceStrategy {
+    info: ResourceInfo,
+    schema: Option<Arc<Schema>>,
+    /// The version's `selectableFields`, as field-selector paths (`spec.color`).
+    selectable: Vec<String>,
+    /// Served and storage apiVersions when the CRD has several versions (they share one
+    /// storage); `None` for a single version, whose objects are served as stored.
+    versions: Option<VersionConversion>,
+}
+
+/// Which compiled schema a CRD version has: it changes only with the CRD's generation.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct SchemaKey {
+    crd: String,
+    version: String,
+}
+
+/// Compiled schemas by CRD (uid, else name) and version, with the generation compiled.
+type SchemaCache = Mutex<HashMap<SchemaKey, (i64, Arc<Schema>)>>;
+
+static SCHEMAS: LazyLock<SchemaCache> = LazyLock::new(Default::default);
+
+/// The compiled schema of `version`, compiled once per CRD generation.
+fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Option<Arc<Schema>> {
+    let props = version.schema.as_ref()?.open_api_v3_schema.as_ref()?;
+    let preserve = crd.spec.preserve_unknown_fields.unwrap_or(false);
+    let build = || Arc::new(Schema::new(props).preserving_unknown_fields(preserve));
+    let (Some(crd_id), Some(generation)) =
+        (crd.metadata.uid.clone().or_else(|| crd.metadata.name.clone()), crd.metadata.generation)
+    else {
+        return Some(build());
+    };
+    let key = SchemaKey { crd: crd_id, version: version.name.clone() };
+    let mut cache = SCHEMAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((compiled_generation, schema)) = cache.get(&key)
+        && *compiled_generation == generation
+    {
+        return Some(Arc::clone(schema));
+    }
+    let schema = build();
+    cache.insert(key, (generation, Arc::clone(&schema)));
+    Some(schema)
+}
+
+impl CustomResourceStrategy {
+    /// The kind a CRD serves at one version, under its *accepted* names.
+    pub fn new(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Self {
+        let names = crd.status.as_ref().and_then(|s| s.accepted_names.clone()).unwrap_or_default();
+        let status_subresource = version.subresources.as_ref().is_some_and(|s| s.status.is_some());
+        let schema = compiled_schema(crd, version);
+        CustomResourceStrategy {
+            info: ResourceInfo {
+                group: crd.spec.group.clone(),
+                version: version.name.clone(),
+                plural: names.plural.clone(),
+                singular: names.singular.clone().unwrap_or_default(),
+                kind: names.kind.clone(),
+                list_kind: names.list_kind.clone().unwrap_or_else(|| format!("{}List", names.kind)),
+                namespaced: crd.spec.scope == "Namespaced",
+                short_names: names.short_names.clone().unwrap_or_default(),
+                categories: names.categories.clone().unwrap_or_default(),
+                status_subresource,
+            },
+            versions: version_conversion(crd, version, schema.as_ref()),
+            schema,
+            selectable: version
+                .selectable_fields
+                .iter()
+                .flatten()
+                .map(|f| f.json_path.trim_start_matches('.').to_string())
+                .collect(),
+        }
+    }
+
+    /// The served version's compiled schema, if it has one.
+    pub fn schema(&self) -> Option<&Schema> {
+        self.schema.as_deref()
+    }
+
+    /// `kind` and `apiVersion` must be this kind's (kube checks them before anything else).
+    fn validate_type_meta(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if kind != self.info.kind {
+            errs.push(FieldError::invalid("kind", kind, format!("must be {}", self.info.kind)));
+        }
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let want = format!("{}/{}", self.info.group, self.info.version);
+        if api_version != want {
+            errs.push(FieldError::invalid("apiVersion", api_version, format!("must be {want}")));
+        }
+        errs
+    }
+
+    /// The schema's checks, in kube's order: values, structure, then the CEL rules (told
+    /// about every earlier error, `errs` included, since some of them block the rules).
+    fn validate_schema(&self, obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
+        let Some(schema) = self.schema() else { return };
+        errs.extend(schema.validate_values(obj, old));
+        errs.extend(schema.validate_structure(obj, old));
+        let rules = schema.validate_rules(obj, old, errs);
+        errs.extend(rules);
+    }
+
+    /// An update (main endpoint or `/status`), after the generic metadata checks kube's
+    /// registry makes on every update (see `Rest::write_update`): the type, the metadata
+    /// update again, then the schema. `/status` checks only `.status` against the schema,
+    /// as kube's status strategy does.
+    fn validate_any_update(&self, new: &Value, old: &Value, status: bool) -> Vec<FieldError> {
+        let metadata = Path::root("metadata");
+        let (new_meta, old_meta) = (metadata_of(new), metadata_of(old));
+        let mut errs = Vec::new();
+        let type_meta = self.validate_type_meta(new);
+        if !type_meta.is_empty() {
+            errs.extend(type_meta);
+            return errs;
+        }
+        errs.extend(validate_object_meta_update(new_meta, old_meta, &metadata));
+        match (status, self.schema()) {
+            (true, Some(schema)) => {
+                errs.extend(schema.validate_status_values(new, Some(old)));
+                errs.extend(schema.validate_structure(new, Some(old)));
+                let rules = schema.validate_rules(new, Some(old), &errs);
+                errs.extend(rules);
+            }
+            _ => self.validate_schema(new, Some(old), &mut errs),
+        }
+        errs
+    }
+}
+
+/// kube's `None` conversion between the versions of a multi-version CRD: every object is
+/// served at the endpoint's version and stored at the storage version, pruned to the
+/// schema of the version it is converted to.
+fn version_conversion(
+    crd: &CustomResourceDefinition,
+    version: &CustomResourceDefinitionVersion,
+    served_schema: Option<&Arc<Schema>>,
+) -> Option<VersionConversion> {
+    if crd.spec.versions.len() < 2 {
+        return None;
+    }
+    let group = &crd.spec.group;
+    // Validation makes exactly one version the storage version.
+    let storage = crate::registry::defaults::storage_version(crd).unwrap_or(&version.name);
+    let storage_schema = match crd.spec.versions.iter().find(|v| v.name == storage) {
+        Some(v) if v.name != version.name => compiled_schema(crd, v),
+        _ => served_schema.cloned(),
+    };
+    Some(VersionConversion {
+        served: format!("{group}/{}", version.name).into(),
+        storage: format!("{group}/{storage}").into(),
+        served_schema: served_schema.cloned(),
+        storage_schema,
+    })
+}
+
+fn metadata_of(obj: &Value) -> &Value {
+    obj.get("metadata").unwrap_or(&Value::Null)
+}
+
+impl Strategy for CustomResourceStrategy {
+    fn info(&self) -> &ResourceInfo {
+        &self.info
+    }
+
+    /// `metadata.name`, `metadata.namespace`, and the CRD's `selectableFields`.
+    fn selectable_fields(&self) -> Vec<String> {
+        let mut fields = vec!["metadata.name".to_string()];
+        if self.info.namespaced {
+            fields.push("metadata.namespace".into());
+        }
+        fields.extend(self.selectable.iter().cloned());
+        fields
+    }
+
+    fn version_conversion(&self) -> Option<&VersionConversion> {
+        self.versions.as_ref()
+    }
+
+    /// Custom resources have no patch strategies: kube answers 415 (reference 27).
+    fn supports_strategic_merge(&self) -> bool {
+        false
+    }
+
+    fn unstructured(&self) -> bool {
+        true
+    }
+
+    /// kube's strategy answers `AllowUnconditionalUpdate` with false: an update names
+    /// the resourceVersion it replaces.
+    fn allows_unconditional_update(&self) -> bool {
+        false
+    }
+
+    /// What kube's unstructured decoder refuses: metadata that is not an `ObjectMeta`,
+    /// or an embedded resource whose `apiVersion`/`kind` is not a string.
+    fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
+        let checked = match self.schema() {
+            Some(schema) => schema.check_decode(obj),
+            None => obj.get("metadata").map_or(Ok(()), object_meta::check_types),
+        };
+        checked.map_err(|e| Undecodable(e.to_string()))
+    }
+
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        match self.schema() {
+            Some(schema) => schema.prune_and_default(obj),
+            None => {
+                let mut unknown = Vec::new();
+                if let Some(meta) = obj.get_mut("metadata") {
+                    object_meta::coerce(meta, "metadata", &mut unknown);
+                }
+                unknown
+            }
+        }
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if self.info.status_subresource
+            && let Some(map) = obj.as_object_mut()
+        {
+            map.remove("status");
+        }
+    }
+
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = self.validate_type_meta(obj);
+        if !errs.is_empty() {
+            return errs;
+        }
+        errs.extend(validate_object_meta(
+            metadata_of(obj),
+            self.info.namespaced,
+            name_is_dns_subdomain,
+            &Path::root("metadata"),
+        ));
+        self.validate_schema(obj, None, &mut errs);
+        errs
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_any_update(new, old, false)
+    }
+
+    /// kube's status strategy validates the whole object too (metadata, schema, rules),
+    /// with the same ratcheting of unchanged values.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_any_update(new, old, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn strategy(schema: Value) -> CustomResourceStrategy {
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.stable.example.com", "uid": format!("test-{}", crate::meta::new_uid()), "generation": 1},
+            "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                     "names": {"plural": "widgets", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": schema}, "subresources": {"status": {}}}]},
+            "status": {"acceptedNames": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"}}
+        }))
+        .expect("crd");
+        CustomResourceStrategy::new(&crd, &crd.spec.versions[0])
+    }
+
+    fn widget(spec: Value) -> Value {
+        json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+               "metadata": {"name": "w1", "namespace": "default", "generation": 1}, "spec": spec})
+    }
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "size": {"type": "integer", "maximum": 10},
+            "color": {"type": "string", "enum": ["red", "green", "blue"], "default": "red"}
+        }}}})
+    }
+
+    fn strings(errs: &[FieldError]) -> Vec<String> {
+        errs.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn create_collects_metadata_and_schema_errors() {
+        let s = strategy(schema());
+        let mut obj = widget(json!({"size": 42, "color": "purple"}));
+        obj["metadata"]["name"] = json!("Bad");
+        let errs = strings(&s.validate_create(&obj));
+        assert_eq!(errs.len(), 3);
+        assert!(errs[0].starts_with("metadata.name: Invalid value: \"Bad\": a lowercase RFC 1123 subdomain"));
+        assert!(
+            errs.contains(&"spec.size: Invalid value: 42: spec.size in body should be less than or equal to 10".into())
+        );
+        assert!(errs.contains(
+            &"spec.color: Unsupported value: \"purple\": supported values: \"red\", \"green\", \"blue\"".into()
+        ));
+        assert!(s.validate_create(&widget(json!({"size": 3}))).is_empty());
+    }
+
+    #[test]
+    fn decoding_prunes_defaults_and_refuses_bad_metadata() {
+        let s = strategy(schema());
+        let mut obj = widget(json!({"size": 1, "shape": "round"}));
+        assert_eq!(s.prune_and_default(&mut obj), ["spec.shape"]);
+        assert_eq!(obj["spec"], json!({"size": 1, "color": "red"}));
+        let mut bad = widget(json!({}));
+        bad["metadata"]["labels"] = json!("x");
+        let err = s.undecodable_body(&s.decode(&bad).expect_err("labels must be a map"));
+        assert_eq!(err.code, 400);
+        assert!(err.message.starts_with("Widget in version \"v1\" cannot be handled as a Widget: "), "{}", err.message);
+    }
+
+    #[test]
+    fn updates_ratchet_and_repeat_metadata_errors_as_kube_does() {
+        let s = strategy(schema());
+        let old = widget(json!({"size": 42}));
+        assert!(s.validate_update(&old, &old).is_empty());
+        let mut new = widget(json!({"size": 43}));
+        new["metadata"]["labels"] = json!({"-bad": "x"});
+        // The strategy's update check reports the label once more after the registry's two
+        // (`Rest::common_update_errors`).
+        let errs = strings(&s.validate_update(&new, &old));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs[0].starts_with("metadata.labels: Invalid value: \"-bad\""));
+        assert_eq!(errs[1], "spec.size: Invalid value: 43: spec.size in body should be less than or equal to 10");
+        // /status checks `.status` alone against the schema.
+        let errs = strings(&s.validate_status_update(&new, &old));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+    }
+
+    #[test]
+    fn schemas_are_compiled_once_per_generation() {
+        let s1 = strategy(schema());
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "metadata": {"name": "x.example.com", "uid": "fixed-uid-for-cache-test", "generation": 4},
+            "spec": {"group": "example.com", "scope": "Cluster", "names": {"plural": "x", "kind": "X"},
+                     "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema()}}]}
+        }))
+        .expect("crd");
+        let a = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
+        let b = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
+        assert!(Arc::ptr_eq(a.schema.as_ref().expect("schema"), b.schema.as_ref().expect("schema")));
+        assert!(s1.schema().is_some());
+    }
+
+    #[test]
+    fn several_versions_are_served_apart_and_stored_at_the_storage_version() {
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "metadata": {"name": "dbs.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "dbs", "kind": "Db"},
+                     "versions": [{"name": "v1beta1", "served": true, "storage": false},
+                                  {"name": "v1", "served": true, "storage": true}]}
+        }))
+        .expect("crd");
+        let conversion = |i: usize| CustomResourceStrategy::new(&crd, &crd.spec.versions[i]).versions;
+        let beta = conversion(0).expect("two versions");
+        assert_eq!((&*beta.served, &*beta.storage), ("example.com/v1beta1", "example.com/v1"));
+        assert_eq!(conversion(1).map(|v| v.served), Some("example.com/v1".into()));
+        let single = strategy(schema());
+        assert!(single.version_conversion().is_none(), "a single version is served as stored");
+    }
+}

@@ -1,0 +1,345 @@
+//! Request JSON as kube-apiserver's Go decoders read it, with the sentences they answer:
+//! the syntax check of `encoding/json` (through the transcription of Go's scanner in
+//! [`super::continue_token`]), the type error of a top-level value that is no object, and
+//! the duplicate fields `sigs.k8s.io/json`'s `UnmarshalStrict` reports as strict errors.
+//!
+//! kube quotes these to the client (`error decoding patch: unexpected end of JSON input`,
+//! `duplicate field "spec.replicas"`), so serde's own messages would not do. Decoding into a
+//! map keeps the last of duplicate keys, as serde does, so only the reports are computed here.
+
+use super::go_json;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::fmt;
+
+/// How many strict errors Go's decoder keeps (`saveStrictError`).
+const MAX_STRICT_ERRORS: usize = 100;
+
+/// Go's `json.Unmarshal` syntax check: `Err` holds its sentence (`unexpected end of JSON
+/// input`, `invalid character 'x' looking for beginning of value`).
+pub fn check_syntax(data: &[u8]) -> Result<(), String> {
+    go_json::check_valid(data)
+}
+
+/// Go's name for the JSON type of a value in `cannot unmarshal` errors.
+pub fn go_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::Null => "null",
+    }
+}
+
+/// `kjson.UnmarshalStrict(data, &map[string]interface{}{})`: the map (`null` for a JSON
+/// `null`) and the strict errors, or the error that stopped decoding.
+pub fn unmarshal_map_strict(data: &[u8]) -> Result<(Value, Vec<String>), String> {
+    check_syntax(data)?;
+    let value: Value = serde_json::from_slice(data).map_err(|e| e.to_string())?;
+    match &value {
+        Value::Object(_) | Value::Null => {}
+        other => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                go_kind(other)
+            ));
+        }
+    }
+    Ok((value, duplicate_fields(data)))
+}
+
+/// The `duplicate field "<path>"` strict errors of `data` (valid JSON), in the order Go's
+/// decoder meets them, each once. Paths are Go's: keys joined with `.`, list items as `[i]`.
+pub fn duplicate_fields(data: &[u8]) -> Vec<String> {
+    duplicate_paths(data).iter().map(|path| duplicate_field(path)).collect()
+}
+
+/// Go's strict error for a field met twice at `path`.
+pub fn duplicate_field(path: &str) -> String {
+    format!("duplicate field {}", crate::field::go_quote(path))
+}
+
+/// The paths of [`duplicate_fields`].
+pub fn duplicate_paths(data: &[u8]) -> Vec<String> {
+    let mut found = Found::default();
+    let mut de = serde_json::Deserializer::from_slice(data);
+    // A document too deep for serde is refused elsewhere; it has no report here.
+    let mut stack = String::new();
+    if (Walk { stack: &mut stack, found: &mut found }).deserialize(&mut de).is_err() {
+        return Vec::new();
+    }
+    found.paths
+}
+
+/// The strict errors of `kjson.UnmarshalStrict(data, &[]jsonPatchOp{})` (a JSON patch that
+/// decodes), each as kube reports it (`json patch duplicate field "[0].value.a"`): members
+/// an operation repeats, those it has beside `op`, `path`, `from` and `value` (whose values
+/// are skipped), and those repeated inside a `value`.
+pub fn json_patch_strict_errors(data: &[u8]) -> Vec<String> {
+    let Ok(ops) = serde_json::from_slice::<Vec<Members>>(data) else { return Vec::new() };
+    let mut errors = Vec::new();
+    for (i, Members(members)) in ops.iter().enumerate() {
+        let mut seen = HashSet::new();
+        for (key, value) in members {
+            let path = format!("[{i}].{key}");
+            if !["op", "path", "from", "value"].contains(&key.as_str()) {
+                errors.push(format!("unknown field {}", crate::field::go_quote(&path)));
+                continue;
+            }
+            if !seen.insert(key.as_str()) {
+                errors.push(duplicate_field(&path));
+            }
+            if key == "value" {
+                errors.extend(
+                    duplicate_paths(value.get().as_bytes()).iter().map(|inner| duplicate_field(&join(&path, inner))),
+                );
+            }
+        }
+    }
+    errors.truncate(MAX_STRICT_ERRORS);
+    errors.into_iter().map(|e| format!("json patch {e}")).collect()
+}
+
+/// A Go strict-error path under `parent`: `.key`, or `[i]` with no dot.
+pub fn join(parent: &str, inner: &str) -> String {
+    match (parent.is_empty(), inner.starts_with('[')) {
+        (true, _) => inner.to_string(),
+        (false, true) => format!("{parent}{inner}"),
+        (false, false) => format!("{parent}.{inner}"),
+    }
+}
+
+/// An object's members in order, repeated ones included; `null` has none.
+pub(super) struct Members(pub(super) Vec<(String, Box<serde_json::value::RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON patch operation")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    members.push((key, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+            fn visit_unit<E>(self) -> Result<Members, E> {
+                Ok(Members(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Default)]
+struct Found {
+    paths: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl Found {
+    fn duplicate(&mut self, stack: &str, key: &str) {
+        let path = if stack.is_empty() { key.to_string() } else { format!("{stack}.{key}") };
+        if self.paths.len() < MAX_STRICT_ERRORS && self.seen.insert(path.clone()) {
+            self.paths.push(path);
+        }
+    }
+}
+
+/// One value, read for its duplicate keys only; `stack` is Go's `strictFieldStack` joined.
+struct Walk<'a> {
+    stack: &'a mut String,
+    found: &'a mut Found,
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut keys = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !keys.insert(key.clone()) {
+                self.found.duplicate(self.stack, &key);
+            }
+            let len = self.stack.len();
+            if !self.stack.is_empty() {
+                self.stack.push('.');
+            }
+            self.stack.push_str(&key);
+            map.next_value_seed(Walk { stack: self.stack, found: self.found })?;
+            self.stack.truncate(len);
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        loop {
+            let len = self.stack.len();
+            self.stack.push_str(&format!("[{i}]"));
+            let more = seq.next_element_seed(Walk { stack: self.stack, found: self.found })?;
+            self.stack.truncate(len);
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// The struct apimachinery's `SimpleMetaFactory.Interpret` reads the type from, as Go
+/// names its type in errors.
+const FIND_KIND: &str =
+    r#"struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }"#;
+
+/// What `SimpleMetaFactory.Interpret` refuses in a decoded body: a value that is no
+/// object, an `apiVersion` or `kind` that is no string, an `apiVersion` that is no
+/// group/version.
+pub fn interpret_error(obj: &Value) -> Option<String> {
+    let parse_error = |what: String| Some(format!("couldn't get version/kind; json parse error: {what}"));
+    if !matches!(obj, Value::Object(_) | Value::Null) {
+        return parse_error(format!("json: cannot unmarshal {} into Go value of type {FIND_KIND}", go_kind(obj)));
+    }
+    for field in ["apiVersion", "kind"] {
+        match obj.get(field) {
+            None | Some(Value::Null | Value::String(_)) => {}
+            Some(other) => {
+                return parse_error(format!(
+                    "json: cannot unmarshal {} into Go struct field .{field} of type string",
+                    go_kind(other)
+                ));
+            }
+        }
+    }
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    (api_version.matches('/').count() > 1).then(|| format!("unexpected GroupVersion string: {api_version}"))
+}
+
+/// Why the unstructured decoder of custom resources refuses `obj`, whose JSON text was
+/// `raw`: [`interpret_error`], or no `kind` (quoting the text).
+pub fn unstructured_error_in(obj: &Value, raw: &str) -> Option<String> {
+    interpret_error(obj).or_else(|| {
+        obj.get("kind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+            .then(|| format!("Object 'Kind' is missing in '{raw}'"))
+    })
+}
+
+/// [`unstructured_error_in`] for an object kube re-encoded (a patched one).
+pub fn unstructured_decode_error(obj: &Value) -> Option<String> {
+    unstructured_error_in(obj, &crate::representation::gofmt::go_json(obj))
+}
+
+/// Whole floats (`2.0`) as the integers kube's unstructured decoding and Go's encoder make
+/// of them: `2.0` is served back as `2`. Zero's sign and floats past `i64` stay as they are.
+pub fn integral_floats(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(0.0);
+            // i64::MAX as f64 rounds up to 2^63, which does not fit: stay below it.
+            if f.fract() == 0.0 && f != 0.0 && f.abs() < 9.2e18 {
+                *v = Value::from(f as i64);
+            } else if f == 0.0 && f.is_sign_positive() {
+                *v = Value::from(0);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats),
+        Value::Object(map) => map.values_mut().for_each(integral_floats),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_map_is_decoded_with_go_errors() {
+        assert_eq!(unmarshal_map_strict(b"").expect_err("refused"), "unexpected end of JSON input");
+        assert_eq!(unmarshal_map_strict(br#"{"spec": "#).expect_err("refused"), "unexpected end of JSON input");
+        assert_eq!(
+            unmarshal_map_strict(b"[1]").expect_err("refused"),
+            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+        );
+        assert_eq!(
+            unmarshal_map_strict(br#""x""#).expect_err("refused"),
+            "json: cannot unmarshal string into Go value of type map[string]interface {}"
+        );
+        assert_eq!(unmarshal_map_strict(b"null").expect("null"), (Value::Null, vec![]));
+    }
+
+    #[test]
+    fn duplicate_fields_are_named_by_go_paths_once_each() {
+        let (v, errs) = unmarshal_map_strict(
+            br#"{"spec":{"replicas":6,"replicas":7,"replicas":8},"l":[{"a":1,"a":2}],"k":1,"k":2}"#,
+        )
+        .expect("valid");
+        assert_eq!(v["spec"]["replicas"], json!(8), "the last one wins, as in Go");
+        assert_eq!(
+            errs,
+            [r#"duplicate field "spec.replicas""#, r#"duplicate field "l[0].a""#, r#"duplicate field "k""#]
+        );
+    }
+
+    #[test]
+    fn a_patched_object_without_a_kind_is_quoted_as_go_encodes_it() {
+        assert_eq!(unstructured_decode_error(&json!({})).as_deref(), Some("Object 'Kind' is missing in '{}'"));
+        assert_eq!(
+            unstructured_decode_error(&json!({"a": "<"})).as_deref(),
+            Some(r#"Object 'Kind' is missing in '{"a":"\u003c"}'"#)
+        );
+        assert_eq!(unstructured_decode_error(&json!({"kind": "Widget"})), None);
+        assert_eq!(
+            unstructured_decode_error(&json!([1])).as_deref(),
+            Some(
+                r#"couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }"#
+            )
+        );
+    }
+
+    #[test]
+    fn whole_floats_become_integers() {
+        let mut v = json!({"a": 2.0, "b": 1.5, "c": [-3.0], "d": 1e300, "e": -0.0});
+        integral_floats(&mut v);
+        assert_eq!(v, json!({"a": 2, "b": 1.5, "c": [-3], "d": 1e300, "e": -0.0}));
+    }
+}

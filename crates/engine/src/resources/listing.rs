@@ -1,0 +1,572 @@
+//! List and watch, as kube-apiserver serves them from its watch cache.
+//!
+//! A list returns the stored objects' bytes ([`RawList`]) so that the representations
+//! layer can answer ten thousand objects without decoding them; `resourceVersion` and
+//! `resourceVersionMatch` choose the snapshot ([`super::list_plan`]: `NotOlderThan` waits a little for a
+//! revision the store has not reached, `Exact` reads the past) with kube's errors for
+//! combinations it refuses. A watch starts with the current objects (legacy mode, or
+//! `sendInitialEvents=true` ending in an annotated BOOKMARK) and follows the store's
+//! changes through a selector-filtered view.
+
+use super::Codec;
+use super::continue_token;
+use super::list_plan::{self, Snapshot};
+use super::list_scope::ListScope;
+use super::rest::{ListQuery, Rest, WatchItem};
+use super::selector::{FieldSelector, LabelSelector, SelectorError};
+use crate::field::FieldError;
+use crate::meta;
+use crate::status::{ApiError, StatusCause, StatusDetails};
+use crate::store::{EventType, KeyValue, ListOptions, Revision, StoreError, WatchEvent};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most keys one read of a filtered list asks the store for (kube's etcd3 `maxLimit`).
+const MAX_PAGE: usize = 10_000;
+
+/// How long a `NotOlderThan` read waits for the store to reach a future revision (kube's
+/// watch cache waits 3 s).
+const FRESHNESS_WAIT: Duration = Duration::from_secs(3);
+
+/// A list as stored: the matching objects and the list's metadata.
+#[derive(Debug, Clone, Default)]
+pub struct RawList {
+    pub revision: Revision,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<u64>,
+    /// Values as stored (no resourceVersion; it is each item's `mod_revision`).
+    pub items: Vec<KeyValue>,
+    /// The `apiVersion` to serve the items at, when the store may hold them at another
+    /// (see [`super::Codec::serve_at`]); `None`: as stored.
+    pub api_version: Option<Arc<str>>,
+}
+
+impl RawList {
+    /// The list as a JSON object (`items` decoded, resourceVersions injected).
+    pub fn to_value(&self, api_version: &str, list_kind: &str) -> Value {
+        let mut list_meta = serde_json::Map::new();
+        list_meta.insert("resourceVersion".into(), Value::from(self.revision.to_string()));
+        if let Some(c) = &self.continue_token {
+            list_meta.insert("continue".into(), Value::from(c.clone()));
+        }
+        if let Some(n) = self.remaining_item_count {
+            list_meta.insert("remainingItemCount".into(), Value::from(n));
+        }
+        json!({
+            "apiVersion": api_version,
+            "items": self.items.iter().map(|kv| self.item(kv)).collect::<Vec<_>>(),
+            "kind": list_kind,
+            "metadata": list_meta,
+        })
+    }
+}
+
+impl RawList {
+    /// One item decoded as served.
+    fn item(&self, kv: &KeyValue) -> Value {
+        let mut obj = meta::from_stored(kv);
+        if let Some(api_version) = &self.api_version {
+            super::set_api_version(&mut obj, api_version);
+        }
+        obj
+    }
+}
+
+/// kube's 422 for refused list options: `ListOptions.meta.k8s.io "" is invalid: ...`.
+fn invalid_options(errors: Vec<FieldError>) -> Result<(), ApiError> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid("ListOptions", "meta.k8s.io", "", &errors))
+}
+
+/// apimachinery's `ValidateListOptions` (watch-list enabled, as in 1.32).
+pub fn validate(q: &ListQuery, watch: bool) -> Result<(), ApiError> {
+    let mut errs = Vec::new();
+    let m = q.resource_version_match.as_deref().unwrap_or("");
+    let rv = q.resource_version.as_deref().unwrap_or("");
+    let has_continue = q.continue_token.as_deref().is_some_and(|c| !c.is_empty());
+    if watch {
+        if let Some(_send) = q.send_initial_events
+            && m != "NotOlderThan"
+        {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !m.is_empty() {
+            if q.send_initial_events.is_none() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if m != "NotOlderThan" {
+                errs.push(FieldError::not_supported("resourceVersionMatch", m, &["NotOlderThan"]));
+            }
+            if has_continue {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        return invalid_options(errs);
+    }
+    if !m.is_empty() {
+        if rv.is_empty() {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if has_continue {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            errs.push(FieldError::not_supported("resourceVersionMatch", m, &["Exact", "NotOlderThan", ""]));
+        }
+        if m == "Exact" && rv == "0" {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if q.send_initial_events.is_some() {
+        errs.push(FieldError::forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"));
+    }
+    invalid_options(errs)
+}
+
+/// 504 `Too large resource version`, with kube's cause and retry hint.
+fn too_large(requested: Revision, current: Revision) -> ApiError {
+    let mut err = ApiError::new(504, "Timeout", format!("Too large resource version: {requested}, current: {current}"));
+    err.details = Some(Box::new(StatusDetails {
+        causes: vec![StatusCause {
+            reason: Some("ResourceVersionTooLarge".into()),
+            message: Some("Too large resource version".into()),
+            field: None,
+        }],
+        retry_after_seconds: Some(1),
+        ..Default::default()
+    }));
+    err
+}
+
+impl Rest<'_> {
+    /// The selectors of a list or watch, read and checked in kube's order: both texts are
+    /// parsed while the query is decoded, the options validated (422), and only then are
+    /// the fields checked against what the kind supports.
+    fn list_selectors(&self, q: &ListQuery, watch: bool) -> Result<(LabelSelector, FieldSelector), ApiError> {
+        let bad = |e: SelectorError| ApiError::bad_request(e.0);
+        let labels = LabelSelector::parse(q.labels.as_deref().unwrap_or("")).map_err(bad)?;
+        let fields = FieldSelector::parse_terms(q.fields.as_deref().unwrap_or("")).map_err(bad)?;
+        validate(q, watch)?;
+        if let Some(field) = fields.unsupported(&self.strategy.selectable_fields()) {
+            return Err(ApiError::bad_request(self.strategy.unsupported_field_label(field)));
+        }
+        Ok((labels, fields.with_lookup(self.strategy.field_lookup())))
+    }
+
+    fn list_store_error(&self, e: StoreError) -> ApiError {
+        match e {
+            StoreError::TooLarge { requested, current } => too_large(requested, current),
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+
+    /// Waits (briefly) until the store has reached `rv`, as a `NotOlderThan` read does.
+    async fn wait_fresh(&self, rv: Revision) -> Result<(), ApiError> {
+        let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
+        loop {
+            let current = self.store.current_revision().await.map_err(|e| self.list_store_error(e))?;
+            if current >= rv {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(too_large(rv, current));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// GET a list as stored: selectors, `limit` and `continue` over one consistent
+    /// snapshot chosen by `resourceVersion` and `resourceVersionMatch`.
+    ///
+    /// Pages are filled as kube's etcd3 `GetList` fills them: read `limit` keys, keep those
+    /// the selectors match, and read on (twice as many keys each time) until `limit` items
+    /// are kept or the range ends. The continue token resumes right after the last key
+    /// read, so no object a selector skipped is ever read twice and none it kept is lost.
+    pub async fn list_raw(&self, namespace: Option<&str>, q: &ListQuery) -> Result<RawList, ApiError> {
+        let (labels, fields) = self.list_selectors(q, false)?;
+        let plan = list_plan::plan(q)?;
+        let scope = ListScope::of(self.strategy.info(), namespace, &fields, plan.continued);
+        let prefix = scope.prefix.as_str();
+        let mut opts = ListOptions { limit: plan.limit, ..Default::default() };
+        opts.start_key = plan.start.map(|start| format!("{prefix}{start}"));
+        let mut exact = false;
+        match plan.snapshot {
+            Snapshot::Latest => {}
+            Snapshot::NotOlderThan(rv) => self.wait_fresh(rv).await?,
+            Snapshot::Exact(rv) => {
+                opts.revision = Some(rv);
+                exact = !plan.continued;
+            }
+        }
+        let filtering = !labels.0.is_empty() || !fields.0.is_empty();
+        // A kind served in another form than stored decodes every item; the others pass
+        // the stored bytes through, at most with another apiVersion written in.
+        let codec = self.strategy.codec();
+        let paging = opts.limit.is_some() && scope.single.is_none();
+        let want = if paging { opts.limit.unwrap_or(usize::MAX) } else { usize::MAX };
+        if scope.single.is_some() {
+            opts.limit = None;
+        }
+        let mut items = Vec::new();
+        // The last key read when a selector dropped it; `None`: the last kept item's.
+        let mut dropped_last: Option<String> = None;
+        let (revision, has_more, remaining) = loop {
+            let page = match self.store.list(prefix, &opts).await {
+                Ok(page) => page,
+                Err(StoreError::Expired { .. }) if exact => {
+                    return Err(ApiError::expired("The resourceVersion for the provided list is too old."));
+                }
+                Err(StoreError::Expired { .. }) => {
+                    return Err(ApiError::expired(
+                        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+                    ));
+                }
+                Err(e) => return Err(self.list_store_error(e)),
+            };
+            opts.revision = Some(page.revision);
+            let mut has_more = page.next_key.is_some() && scope.single.is_none();
+            let read_any = !page.items.is_empty();
+            for kv in page.items {
+                if paging && items.len() >= want {
+                    has_more = true;
+                    break;
+                }
+                if scope.single.as_deref().is_some_and(|key| kv.key != key) {
+                    continue;
+                }
+                let (keep, served) = if codec.decodes_item(&kv) {
+                    let obj = codec.read(&kv);
+                    let keep = labels.matches(&obj) && fields.matches(&obj);
+                    (keep, keep.then(|| meta::to_stored(&obj)))
+                } else if filtering {
+                    let obj = meta::from_stored(&kv);
+                    (labels.matches(&obj) && fields.matches(&obj), None)
+                } else {
+                    (true, None)
+                };
+                if keep {
+                    items.push(match served {
+                        Some(value) => KeyValue { value, ..kv },
+                        None => kv,
+                    });
+                    dropped_last = None;
+                } else {
+                    dropped_last = Some(kv.key);
+                }
+            }
+            if !has_more || !paging || items.len() >= want || !read_any {
+                break (page.revision, has_more, page.remaining);
+            }
+            opts.limit = opts.limit.map(|l| l.saturating_mul(2).min(MAX_PAGE).max(l));
+            let last = dropped_last.clone().or_else(|| items.last().map(|kv| kv.key.clone()));
+            opts.start_key = last.map(|k| format!("{k}\0"));
+        };
+        let last_key = dropped_last.or_else(|| items.last().map(|kv| kv.key.clone()));
+        let mut list = RawList { revision, items, api_version: codec.serve_at().cloned(), ..Default::default() };
+        match last_key.filter(|_| has_more) {
+            Some(last) => {
+                let start = last.strip_prefix(prefix).unwrap_or(&last);
+                list.continue_token = Some(continue_token::encode(revision, &format!("{start}\0")));
+                if !filtering {
+                    list.remaining_item_count = Some(remaining);
+                }
+            }
+            None if self.strategy.unstructured() => list.continue_token = Some(String::new()),
+            None => {}
+        }
+        Ok(list)
+    }
+
+    /// WATCH: the initial events the query asks for, then every change of the filtered
+    /// view (an ERROR event with 410 when the revision is older than the history).
+    pub async fn watch_items(
+        &self,
+        namespace: Option<&str>,
+        q: &ListQuery,
+    ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+        let (labels, fields) = self.list_selectors(q, true)?;
+        let prefix = self.strategy.info().namespace_prefix(namespace);
+        let codec = self.strategy.codec();
+        let rv = list_plan::cache_rv(q.resource_version.as_deref())?;
+        // sendInitialEvents=true, or the legacy watch without a resourceVersion.
+        let initial_events = q.send_initial_events.unwrap_or(rv.is_none());
+        let (mut initial, after) = if initial_events {
+            if let Some(rv) = rv {
+                self.wait_fresh(rv).await?;
+            }
+            let page = self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
+            let objs: Vec<WatchItem> = if reads_nothing(&labels, &fields, &codec) {
+                page.items.iter().map(|kv| stored_item("ADDED", kv, kv.mod_revision, &codec)).collect()
+            } else {
+                page.items
+                    .iter()
+                    .map(|kv| codec.read(kv))
+                    .filter(|o| labels.matches(o) && fields.matches(o))
+                    .map(|object| WatchItem::Event { event_type: "ADDED", object })
+                    .collect()
+            };
+            (objs, page.revision)
+        } else {
+            match rv {
+                Some(rv) => (Vec::new(), rv),
+                None => (Vec::new(), self.store.current_revision().await.map_err(|e| self.list_store_error(e))?),
+            }
+        };
+        if initial_events && q.allow_watch_bookmarks {
+            initial.push(WatchItem::Bookmark {
+                resource_version: after,
+                initial_events_end: q.send_initial_events == Some(true),
+            });
+        }
+        let changes = match self.store.watch(&prefix, after).await {
+            Ok(s) => s,
+            Err(StoreError::Expired { requested, oldest }) => {
+                let err = ApiError::expired(format!("too old resource version: {requested} ({oldest})"));
+                return Ok(futures::stream::iter([WatchItem::Error(err)]).boxed());
+            }
+            Err(e) => return Err(self.list_store_error(e)),
+        };
+        let events = changes.filter_map(move |item| {
+            let out = match item {
+                Ok(event) => translate(&event, &labels, &fields, &codec),
+                Err(StoreError::Expired { requested, oldest }) => Some(WatchItem::Error(ApiError::expired(format!(
+                    "too old resource version: {requested} ({oldest})"
+                )))),
+                Err(e) => Some(WatchItem::Error(ApiError::internal(e.to_string()))),
+            };
+            futures::future::ready(out)
+        });
+        Ok(futures::stream::iter(initial).chain(events).boxed())
+    }
+}
+
+/// Whether a watch passes objects on as stored (with at most another apiVersion written
+/// in): no selector reads them and no conversion decodes them.
+fn reads_nothing(labels: &LabelSelector, fields: &FieldSelector, codec: &Codec) -> bool {
+    labels.is_everything() && fields.is_everything() && !codec.decodes()
+}
+
+fn stored_item(event_type: &'static str, kv: &KeyValue, resource_version: Revision, codec: &Codec) -> WatchItem {
+    if codec.decodes_item(kv) {
+        // Stored at another version than watched: converted, so pruned.
+        let mut object = codec.read(kv);
+        meta::metadata_mut(&mut object).insert("resourceVersion".into(), Value::from(resource_version.to_string()));
+        return WatchItem::Event { event_type, object };
+    }
+    let api_version = codec.serve_at().cloned();
+    WatchItem::Stored { event_type, json: kv.value.clone(), resource_version, api_version }
+}
+
+/// A store change as the watcher of a filtered view sees it: an object moving into the
+/// view is ADDED, one moving out is DELETED.
+fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector, codec: &Codec) -> Option<WatchItem> {
+    if reads_nothing(labels, fields, codec) {
+        return match event.event_type() {
+            EventType::Added => Some(stored_item("ADDED", event.current.as_ref()?, event.revision, codec)),
+            EventType::Modified => Some(stored_item("MODIFIED", event.current.as_ref()?, event.revision, codec)),
+            // A deleted object is reported at the deletion's revision.
+            EventType::Deleted => Some(stored_item("DELETED", event.prev.as_ref()?, event.revision, codec)),
+        };
+    }
+    let matches = |o: &Value| labels.matches(o) && fields.matches(o);
+    let current = event.current.as_ref().map(|kv| codec.read(kv));
+    let prev = event.prev.as_ref().map(|kv| codec.read(kv));
+    // An object that goes is reported as it was, at the revision it went at (kube's
+    // cacher sends the previous object with the event's resourceVersion).
+    let gone = |mut obj: Value| {
+        meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(event.revision.to_string()));
+        ("DELETED", obj)
+    };
+    let (event_type, object) = match event.event_type() {
+        EventType::Added => ("ADDED", current?),
+        EventType::Deleted => gone(prev?),
+        EventType::Modified => {
+            let (cur, old) = (current?, prev?);
+            match (matches(&old), matches(&cur)) {
+                (true, true) => ("MODIFIED", cur),
+                (false, true) => ("ADDED", cur),
+                (true, false) => gone(old),
+                (false, false) => return None,
+            }
+        }
+    };
+    if event_type != "DELETED" && !matches(&object) {
+        return None;
+    }
+    if event_type == "DELETED" && event.event_type() == EventType::Deleted && !matches(&object) {
+        return None;
+    }
+    Some(WatchItem::Event { event_type, object })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(rv: Option<&str>, m: Option<&str>) -> ListQuery {
+        ListQuery {
+            resource_version: rv.map(String::from),
+            resource_version_match: m.map(String::from),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn list_option_combinations_kube_refuses() {
+        let e = validate(&q(None, Some("Exact")), false).expect_err("rv required");
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+        );
+        let e = validate(&q(Some("0"), Some("Exact")), false).expect_err("exact 0");
+        assert!(
+            e.message.contains("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""),
+            "{}",
+            e.message
+        );
+        let e = validate(&q(Some("5"), Some("Newest")), false).expect_err("unknown match");
+        assert!(
+            e.message.contains("Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""),
+            "{}",
+            e.message
+        );
+        assert!(validate(&q(Some("5"), Some("NotOlderThan")), false).is_ok());
+        let mut send = q(None, None);
+        send.send_initial_events = Some(true);
+        assert!(validate(&send, false).is_err());
+        let e = validate(&send, true).expect_err("needs NotOlderThan");
+        assert!(e.message.contains("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+        send.resource_version_match = Some("NotOlderThan".into());
+        assert!(validate(&send, true).is_ok());
+        let e = validate(&q(None, Some("NotOlderThan")), true).expect_err("match without sendInitialEvents");
+        assert!(e.message.contains("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
+    }
+}
+
+#[cfg(test)]
+mod stored_events {
+    use super::*;
+    use crate::representation::RawObject;
+    use crate::resources::selector::LabelRequirement;
+
+    fn kv(rev: Revision) -> KeyValue {
+        let obj = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+            "metadata": {"name": "a", "labels": {"app": "x"}}, "spec": {"n": rev}});
+        KeyValue { key: "/a".into(), value: meta::to_stored(&obj), create_revision: 2, mod_revision: rev }
+    }
+
+    /// What the watcher receives, as JSON, whichever way the item was made.
+    fn sent(item: WatchItem) -> (&'static str, Value) {
+        match item {
+            WatchItem::Event { event_type, object } => (event_type, object),
+            WatchItem::Stored { event_type, json, resource_version, api_version } => {
+                let mut out = Vec::new();
+                RawObject::stored(&json, resource_version).served_at(api_version.as_deref()).write_json(&mut out);
+                (event_type, serde_json::from_slice(&out).expect("valid JSON"))
+            }
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unfiltered_watch_sends_the_stored_bytes_and_a_filtered_one_the_same_object() {
+        let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);
+        let events = [
+            WatchEvent { revision: 2, key: "/a".into(), current: Some(kv(2)), prev: None },
+            WatchEvent { revision: 5, key: "/a".into(), current: Some(kv(5)), prev: Some(kv(2)) },
+            WatchEvent { revision: 9, key: "/a".into(), current: None, prev: Some(kv(5)) },
+        ];
+        let want = [("ADDED", "2"), ("MODIFIED", "5"), ("DELETED", "9")];
+        for (event, (event_type, rv)) in events.iter().zip(want) {
+            let all = LabelSelector::default();
+            let stored = translate(event, &all, &FieldSelector::default(), &Codec::default()).expect("sent");
+            assert!(matches!(stored, WatchItem::Stored { .. }), "the unfiltered watch parses nothing");
+            let filtered = translate(event, &selecting, &FieldSelector::default(), &Codec::default()).expect("sent");
+            assert!(matches!(filtered, WatchItem::Event { .. }));
+            let (stored, filtered) = (sent(stored), sent(filtered));
+            assert_eq!(stored, filtered);
+            assert_eq!(stored.0, event_type);
+            assert_eq!(stored.1["metadata"]["resourceVersion"], rv, "{event_type} at the event's revision");
+        }
+    }
+
+    #[test]
+    fn an_object_leaving_the_selection_is_deleted_as_it_was_at_the_new_revision() {
+        let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);
+        let mut moved = kv(7);
+        let mut obj: Value = serde_json::from_slice(&moved.value).expect("json");
+        obj["metadata"]["labels"]["app"] = json!("y");
+        moved.value = meta::to_stored(&obj);
+        let event = WatchEvent { revision: 7, key: "/a".into(), current: Some(moved), prev: Some(kv(2)) };
+        let (event_type, object) =
+            sent(translate(&event, &selecting, &FieldSelector::default(), &Codec::default()).expect("sent"));
+        assert_eq!(event_type, "DELETED");
+        assert_eq!(object["metadata"]["labels"]["app"], "x", "the object as the watcher last saw it");
+        assert_eq!(object["spec"]["n"], 2);
+        assert_eq!(object["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn a_written_object_reads_back_as_the_store_would_give_it() {
+        let versions = super::super::VersionConversion {
+            served: "stable.example.com/v1beta1".into(),
+            storage: "stable.example.com/v1".into(),
+            served_schema: None,
+            storage_schema: None,
+        };
+        let obj = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "Widget",
+            "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 1.5, "big": u64::MAX}});
+        for codec in [Codec::default(), Codec { versions: Some(versions), ..Default::default() }] {
+            let stored = codec.write(&obj);
+            let kv = KeyValue { key: "/w".into(), value: stored, create_revision: 3, mod_revision: 9 };
+            let written = codec.written(obj.clone(), &kv);
+            assert_eq!(written, codec.read(&kv));
+            assert_eq!(written["metadata"]["resourceVersion"], "9");
+        }
+    }
+
+    #[test]
+    fn a_watch_of_another_version_than_stored_sends_every_object_at_its_own() {
+        let versions = super::super::VersionConversion {
+            served: "stable.example.com/v1beta1".into(),
+            storage: "stable.example.com/v1".into(),
+            served_schema: None,
+            storage_schema: None,
+        };
+        let codec = Codec { versions: Some(versions), ..Default::default() };
+        let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);
+        let event = WatchEvent { revision: 5, key: "/a".into(), current: Some(kv(5)), prev: Some(kv(2)) };
+        let stored = translate(&event, &LabelSelector::default(), &FieldSelector::default(), &codec).expect("sent");
+        assert!(matches!(stored, WatchItem::Stored { .. }), "a new apiVersion needs no parse");
+        let filtered = translate(&event, &selecting, &FieldSelector::default(), &codec).expect("sent");
+        for (event_type, object) in [sent(stored), sent(filtered)] {
+            assert_eq!(event_type, "MODIFIED");
+            assert_eq!(object["apiVersion"], "stable.example.com/v1beta1");
+            assert_eq!(object["metadata"]["resourceVersion"], "5");
+        }
+    }
+}

@@ -1,0 +1,84 @@
+use super::*;
+use crate::resources::managed_fields::managers::ManagerId;
+use crate::resources::managed_fields::path::PathElement;
+use serde_json::json;
+
+const V1: &str = "stable.example.com/v1";
+
+fn schema() -> Schema {
+    Schema::for_kind(None, false)
+}
+
+fn fields(v: Value) -> Set {
+    Set::from_fields_v1(&v).expect("fieldsV1")
+}
+
+fn spec(name: &str) -> Path {
+    vec![PathElement::Field("spec".into()), PathElement::Field(name.into())]
+}
+
+#[test]
+fn an_apply_of_another_managers_field_conflicts_unless_forced() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let (a, b) = (ManagerId::apply("a", None), ManagerId::apply("b", None));
+    let (live, managers) =
+        up.apply(&json!({}), &json!({"spec": {"x": 1, "y": 1}}), V1, Managers::new(), &a, false).expect("a");
+    let live = live.expect("changed");
+
+    let err = up.apply(&live, &json!({"spec": {"x": 2}}), V1, managers.clone(), &b, false).expect_err("conflict");
+    assert_eq!(err, Conflicts(vec![(a.clone(), spec("x"))]));
+
+    // The same value is no conflict: both own it.
+    let (same, shared) = up.apply(&live, &json!({"spec": {"x": 1}}), V1, managers.clone(), &b, false).expect("b");
+    assert!(same.is_none(), "nothing changed");
+    assert!(shared[&a].set.has(&spec("x")) && shared[&b].set.has(&spec("x")));
+
+    let (forced, taken) = up.apply(&live, &json!({"spec": {"x": 2}}), V1, managers, &b, true).expect("forced");
+    assert_eq!(forced.expect("changed")["spec"], json!({"x": 2, "y": 1}));
+    assert!(!taken[&a].set.has(&spec("x")) && taken[&a].set.has(&spec("y")));
+    assert!(taken[&b].set.has(&spec("x")));
+}
+
+#[test]
+fn fields_an_applier_stops_applying_go_unless_someone_else_owns_them() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let a = ManagerId::apply("a", None);
+    let u = ManagerId::update("u", V1, None);
+    let (live, managers) =
+        up.apply(&json!({}), &json!({"spec": {"x": 1, "y": 1, "z": 1}}), V1, Managers::new(), &a, false).expect("a");
+    let live = live.expect("changed");
+    // An updater changes z: it owns z now.
+    let updated = json!({"spec": {"x": 1, "y": 1, "z": 2}});
+    let managers = up.update(&live, &updated, V1, managers, &u);
+    assert_eq!(managers[&u].set, fields(json!({"f:spec": {"f:z": {}}})));
+
+    let (pruned, after) = up.apply(&updated, &json!({"spec": {"x": 1}}), V1, managers, &a, false).expect("a again");
+    assert_eq!(pruned.expect("changed"), json!({"spec": {"x": 1, "z": 2}}), "y went, z stayed with its owner");
+    assert!(after[&a].set.has(&spec("x")) && !after[&a].set.has(&spec("y")));
+}
+
+#[test]
+fn an_update_takes_what_it_changes_and_drops_what_it_removes() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let (a, b) = (ManagerId::update("a", V1, None), ManagerId::update("b", V1, None));
+    let one = json!({"spec": {"x": 1, "y": 1}});
+    let managers = up.update(&json!({}), &one, V1, Managers::new(), &a);
+    assert!(managers[&a].set.has(&[PathElement::Field("spec".into())]));
+    let two = json!({"spec": {"x": 2}});
+    let managers = up.update(&one, &two, V1, managers, &b);
+    assert_eq!(managers[&a].set, fields(json!({"f:spec": {".": {}}})));
+    assert_eq!(managers[&b].set, fields(json!({"f:spec": {"f:x": {}}})));
+}
+
+#[test]
+fn filtered_fields_are_neither_owned_nor_taken() {
+    let schema = schema();
+    let hidden = Filter::Except(fields(json!({"f:status": {}})));
+    let up = Updater { schema: &schema, filter: &hidden };
+    let a = ManagerId::update("a", V1, None);
+    let managers = up.update(&json!({}), &json!({"spec": {"x": 1}, "status": {"s": 1}}), V1, Managers::new(), &a);
+    assert_eq!(managers[&a].set, fields(json!({"f:spec": {".": {}, "f:x": {}}})));
+}

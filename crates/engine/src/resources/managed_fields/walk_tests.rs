@@ -1,0 +1,145 @@
+use super::*;
+use crate::resources::managed_fields::schema::Schema;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+use serde_json::json;
+
+/// The widget schema of the reference CRD, plus a keyed list, a set and an atomic map.
+fn widget() -> Schema {
+    let props: JSONSchemaProps = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {
+                "size": {"type": "integer"},
+                "color": {"type": "string"},
+                "replicas": {"type": "integer"},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                          "x-kubernetes-list-map-keys": ["name"],
+                          "items": {"type": "object", "properties": {
+                              "name": {"type": "string"}, "port": {"type": "integer"}}}},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "args": {"type": "array", "items": {"type": "string"}},
+                "selector": {"type": "object", "x-kubernetes-map-type": "atomic",
+                             "additionalProperties": {"type": "string"}}
+            }},
+            "status": {"type": "object", "properties": {"phase": {"type": "string"}}}
+        }
+    }))
+    .expect("schema");
+    Schema::for_kind(Some(&props), false)
+}
+
+fn fields(v: serde_json::Value) -> Set {
+    Set::from_fields_v1(&v).expect("fieldsV1")
+}
+
+#[test]
+fn comparing_with_nothing_adds_every_field_and_every_new_map() {
+    let obj = json!({"metadata": {"labels": {"app": "demo"}}, "spec": {"size": 3, "color": "red"}});
+    let c = compare(&widget(), &json!({}), &obj);
+    assert_eq!(
+        c.added,
+        fields(json!({
+            "f:metadata": {".": {}, "f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {".": {}, "f:color": {}, "f:size": {}}
+        }))
+    );
+    assert!(c.modified.is_empty() && c.removed.is_empty());
+}
+
+#[test]
+fn comparing_reports_modified_leaves_and_removed_subtrees() {
+    let old = json!({"metadata": {"finalizers": ["a", "b"]}, "spec": {"size": 3, "args": ["x"]}});
+    let new = json!({"metadata": {"finalizers": ["b"]}, "spec": {"size": 4, "args": ["y"]}});
+    let c = compare(&widget(), &old, &new);
+    assert_eq!(c.modified, fields(json!({"f:spec": {"f:size": {}, "f:args": {}}})));
+    assert_eq!(c.removed, fields(json!({"f:metadata": {"f:finalizers": {"v:\"a\"": {}}}})));
+    assert!(c.added.is_empty());
+    assert!(compare(&widget(), &old, &old).is_same());
+}
+
+#[test]
+fn a_keyed_list_is_compared_and_merged_item_by_item() {
+    let live = json!({"spec": {"ports": [{"name": "a", "port": 1}, {"name": "b", "port": 2}]}});
+    let applied = json!({"spec": {"ports": [{"name": "c", "port": 3}, {"name": "a", "port": 9}]}});
+    let merged = merge(&widget(), &live, &applied);
+    assert_eq!(
+        merged["spec"]["ports"],
+        json!([{"name": "c", "port": 3}, {"name": "a", "port": 9}, {"name": "b", "port": 2}])
+    );
+    let c = compare(&widget(), &live, &merged);
+    assert_eq!(c.modified, fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {"f:port": {}}}}})));
+    assert_eq!(
+        c.added,
+        fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"c\"}": {".": {}, "f:name": {}, "f:port": {}}}}}))
+    );
+}
+
+#[test]
+fn atomic_lists_and_maps_are_replaced_whole() {
+    let live = json!({"spec": {"args": ["a", "b"], "selector": {"x": "1", "y": "2"}, "size": 1}});
+    let applied = json!({"spec": {"args": ["c"], "selector": {"z": "3"}}});
+    assert_eq!(merge(&widget(), &live, &applied), json!({"spec": {"args": ["c"], "selector": {"z": "3"}, "size": 1}}));
+}
+
+#[test]
+fn untyped_values_merge_maps_and_replace_lists() {
+    let schema = Schema::for_kind(None, false);
+    let live = json!({"spec": {"a": {"x": 1}, "l": [1, 2]}});
+    let applied = json!({"spec": {"a": {"y": 2}, "l": [3]}});
+    assert_eq!(merge(&schema, &live, &applied), json!({"spec": {"a": {"x": 1, "y": 2}, "l": [3]}}));
+}
+
+#[test]
+fn the_fields_an_applied_configuration_sets_are_the_reference_ones() {
+    // Reference 30: struct fields are not members, map entries and list items are.
+    let config = json!({
+        "apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w2", "labels": {"app": "other"}},
+        "spec": {"size": 1, "color": "green", "replicas": 2, "ports": [{"name": "a"}], "tags": ["t"]}
+    });
+    assert_eq!(
+        field_set(&widget(), &config),
+        fields(json!({
+            "f:apiVersion": {}, "f:kind": {},
+            "f:metadata": {"f:name": {}, "f:labels": {"f:app": {}}},
+            "f:spec": {"f:color": {}, "f:replicas": {}, "f:size": {},
+                       "f:ports": {"k:{\"name\":\"a\"}": {".": {}, "f:name": {}}},
+                       "f:tags": {"v:\"t\"": {}}}
+        }))
+    );
+    // Without a schema every unknown key is an entry of a map, and so a member.
+    let untyped = field_set(&Schema::for_kind(None, false), &json!({"spec": {"a": {"b": 1}}}));
+    assert_eq!(untyped, fields(json!({"f:spec": {".": {}, "f:a": {".": {}, "f:b": {}}}})));
+}
+
+#[test]
+fn removing_fields_takes_subtrees_and_nulls_emptied_maps() {
+    let obj =
+        json!({"spec": {"size": 1, "ports": [{"name": "a", "port": 1}, {"name": "b"}]}, "status": {"phase": "x"}});
+    let remove = fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {}}}, "f:status": {"f:phase": {}}}));
+    assert_eq!(
+        remove_items(&widget(), &obj, &remove),
+        json!({"spec": {"size": 1, "ports": [{"name": "b"}]}, "status": null})
+    );
+}
+
+#[test]
+fn validation_names_undeclared_fields_wrong_types_and_duplicate_keys() {
+    let bad = json!({"spec": {"ports": [{"name": "a"}, {"name": "a"}, {"port": 2}]}});
+    assert_eq!(
+        validate(&widget(), &bad),
+        [
+            ".spec.ports: duplicate entries for key [name=\"a\"]",
+            ".spec.ports: element 2: associative list with keys has an element that omits key field \"name\" (and doesn't have default value)",
+        ]
+    );
+    assert_eq!(validate(&widget(), &json!({"spec": {"nope": 1}})), [".spec.nope: field not declared in schema"]);
+    assert_eq!(
+        validate(&widget(), &json!({"spec": {"size": "x"}})),
+        [".spec.size: expected numeric (int or float), got string"]
+    );
+    assert!(
+        validate(&widget(), &json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "spec": {"size": null}}))
+            .is_empty()
+    );
+}

@@ -1,0 +1,503 @@
+//! The REST semantics every kind shares: keys, verbs, strategies.
+//!
+//! A kind is described by a [`ResourceInfo`] and given behaviour by a [`Strategy`] — the
+//! hooks kube-apiserver's registry strategies have (prepare and validate on create and
+//! update, the status variation). [`rest`] implements the verbs once for every kind:
+//! namespaces, CustomResourceDefinitions and, later, custom resources.
+
+pub mod builtin;
+pub mod continue_token;
+pub mod crd_struct;
+pub mod crds;
+pub mod custom;
+pub mod generate_name;
+pub mod go_decode;
+mod go_json;
+pub mod jsonpatch;
+mod jsonpatch_splice;
+mod list_plan;
+mod list_scope;
+pub mod listing;
+pub mod managed_fields;
+pub mod namespaces;
+pub mod patch;
+pub(crate) mod patched_json;
+mod preconditions;
+pub mod rest;
+pub mod scale;
+mod scale_rest;
+pub mod selector;
+
+use crate::field::FieldError;
+use crate::representation::raw;
+use crate::schema::Schema;
+use crate::status::GroupResource;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// Resources stored under another group's prefix, as kube's storage factory cohabits
+/// them: `(group, plural, storage group)`. events.k8s.io Events are the core Events,
+/// one storage seen through two APIs.
+pub const COHABITING: [(&str, &str, &str); 1] = [("events.k8s.io", "events", "")];
+
+/// How a kind that shares its storage with another view of the same objects converts
+/// between what it serves and what is stored (events.k8s.io/v1 Events are stored as core
+/// v1 Events). Plain functions, so that watch streams can carry them.
+#[derive(Debug, Clone, Copy)]
+pub struct StorageConversion {
+    /// The served form to the stored form.
+    pub to_storage: fn(Value) -> Value,
+    /// The stored form to the served form (the resourceVersion is kept).
+    pub from_storage: fn(Value) -> Value,
+}
+
+/// How one version of a resource that several versions share (a CRD's) differs from the
+/// stored objects. kube's `None` conversion between a CRD's versions rewrites `apiVersion`
+/// and then prunes the object to the schema of the version it converts to, so a field
+/// only one version declares is lost on the way to the storage version and not shown at a
+/// version that lacks it. Objects are served at `served` whatever version they were
+/// stored at (an earlier storage version's included), and stored at `storage`.
+#[derive(Debug, Clone)]
+pub struct VersionConversion {
+    /// `group/version` of the endpoint.
+    pub served: Arc<str>,
+    /// `group/version` of the CRD's storage version.
+    pub storage: Arc<str>,
+    /// The served version's schema (`None`: nothing is pruned).
+    pub served_schema: Option<Arc<Schema>>,
+    /// The storage version's schema.
+    pub storage_schema: Option<Arc<Schema>>,
+}
+
+impl VersionConversion {
+    /// Converts `obj` to `api_version`, pruning it to `schema` when its version changes.
+    fn convert(obj: &mut Value, api_version: &str, schema: Option<&Schema>) {
+        let converts = obj.get("apiVersion").and_then(Value::as_str) != Some(api_version);
+        set_api_version(obj, api_version);
+        if let Some(schema) = schema.filter(|_| converts) {
+            schema.prune_converted(obj);
+        }
+    }
+
+    /// Whether objects written at the served version are pruned on their way to storage.
+    fn prunes_writes(&self) -> bool {
+        self.served != self.storage && self.storage_schema.is_some()
+    }
+
+    /// Whether the stored bytes are at another version than served, and pruned to be served.
+    fn prunes_read(&self, stored: &[u8]) -> bool {
+        self.served_schema.is_some()
+            && raw::get(stored, "apiVersion").and_then(raw::string).as_deref() != Some(&*self.served)
+    }
+}
+
+/// How a kind reads its objects from the store and writes them to it: every read (get,
+/// list, watch, the answer of a write) and every write goes through one of these.
+#[derive(Debug, Clone, Default)]
+pub struct Codec {
+    /// Another shape than stored: every object is decoded to be served.
+    pub conversion: Option<StorageConversion>,
+    /// Another `apiVersion` than stored: the stored bytes are rewritten, never decoded.
+    pub versions: Option<VersionConversion>,
+}
+
+impl Codec {
+    /// Whether objects must be decoded to be served (else lists and watches pass the
+    /// stored bytes along, see [`Codec::serve_at`]).
+    pub fn decodes(&self) -> bool {
+        self.conversion.is_some()
+    }
+
+    /// Whether the stored `kv` must be decoded to be served: every object of a kind with a
+    /// storage conversion, and those stored at another version than served (pruned to the
+    /// served version's schema).
+    pub fn decodes_item(&self, kv: &crate::store::KeyValue) -> bool {
+        self.decodes() || self.versions.as_ref().is_some_and(|v| v.prunes_read(&kv.value))
+    }
+
+    /// The `apiVersion` to put into stored bytes as they are served, when it may differ
+    /// from the one they carry.
+    pub fn serve_at(&self) -> Option<&Arc<str>> {
+        self.versions.as_ref().map(|v| &v.served)
+    }
+
+    /// A stored object as served, with its resourceVersion.
+    pub fn read(&self, kv: &crate::store::KeyValue) -> Value {
+        let mut obj = crate::meta::from_stored(kv);
+        if let Some(v) = &self.versions {
+            VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
+        }
+        match self.conversion {
+            Some(c) => (c.from_storage)(obj),
+            None => obj,
+        }
+    }
+
+    /// What [`Codec::read`] gives for `kv`, which holds `obj` just written by
+    /// [`Codec::write`]: without a conversion that is `obj` at its resourceVersion and
+    /// served apiVersion, with no parse of the bytes.
+    pub fn written(&self, mut obj: Value, kv: &crate::store::KeyValue) -> Value {
+        if self.conversion.is_some()
+            || self.versions.as_ref().is_some_and(VersionConversion::prunes_writes)
+            || !obj.get("metadata").is_some_and(Value::is_object)
+        {
+            return self.read(kv);
+        }
+        let rv = Value::from(kv.mod_revision.to_string());
+        crate::meta::metadata_mut(&mut obj).insert("resourceVersion".into(), rv);
+        if let Some(api_version) = self.serve_at() {
+            set_api_version(&mut obj, api_version);
+        }
+        obj
+    }
+
+    /// `obj` as it would read back once stored, for answers that store nothing (dry runs).
+    pub fn round_trip(&self, mut obj: Value) -> Value {
+        if let Some(v) = self.versions.as_ref().filter(|v| v.prunes_writes()) {
+            VersionConversion::convert(&mut obj, &v.storage, v.storage_schema.as_deref());
+            VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
+        }
+        obj
+    }
+
+    /// An object as the store keeps it (without resourceVersion).
+    pub fn write(&self, obj: &Value) -> bytes::Bytes {
+        if let Some(c) = self.conversion {
+            return crate::meta::to_stored(&(c.to_storage)(obj.clone()));
+        }
+        let Some(versions) = &self.versions else { return crate::meta::to_stored(obj) };
+        if versions.prunes_writes() && obj.get("apiVersion").and_then(Value::as_str) != Some(&*versions.storage) {
+            let mut converted = obj.clone();
+            VersionConversion::convert(&mut converted, &versions.storage, versions.storage_schema.as_deref());
+            return crate::meta::to_stored(&converted);
+        }
+        let stored = crate::meta::to_stored(obj);
+        match raw::with_api_version(&stored, &versions.storage) {
+            Cow::Owned(rewritten) => bytes::Bytes::from(rewritten),
+            Cow::Borrowed(_) => stored,
+        }
+    }
+}
+
+/// Sets the `apiVersion` of `obj` (nothing when it is no object).
+pub fn set_api_version(obj: &mut Value, api_version: &str) {
+    if let Some(map) = obj.as_object_mut() {
+        map.insert("apiVersion".into(), Value::from(api_version));
+    }
+}
+
+/// How a field selector reads a field of an object (`None`: absent).
+pub type FieldLookup = fn(&Value, &str) -> Option<String>;
+
+/// What the API calls a kind: names, scope and subresources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceInfo {
+    /// Empty for the core group.
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    pub singular: String,
+    pub kind: String,
+    pub list_kind: String,
+    pub namespaced: bool,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    /// Whether `/status` is a subresource (then the main endpoint ignores status).
+    pub status_subresource: bool,
+}
+
+impl ResourceInfo {
+    /// `group/version`, or `v1` for core.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+
+    pub fn group_resource(&self) -> GroupResource {
+        GroupResource::new(&self.group, &self.plural)
+    }
+
+    /// The store prefix holding every object of this kind: its own, unless it cohabits
+    /// with another group's resource (see [`COHABITING`]).
+    pub fn prefix(&self) -> String {
+        let group = COHABITING
+            .iter()
+            .find(|(g, plural, _)| *g == self.group && *plural == self.plural)
+            .map_or(self.group.as_str(), |(_, _, storage_group)| storage_group);
+        Self::store_prefix(group, &self.plural)
+    }
+
+    /// The store prefix of every object of `plural` in `group`, whatever the version.
+    pub fn store_prefix(group: &str, plural: &str) -> String {
+        let group = if group.is_empty() { "core" } else { group };
+        format!("/registry/{group}/{plural}/")
+    }
+
+    /// The store prefix of one namespace (or of everything for cluster-scoped kinds).
+    pub fn namespace_prefix(&self, namespace: Option<&str>) -> String {
+        match (self.namespaced, namespace) {
+            (true, Some(ns)) => format!("{}{}/", self.prefix(), ns),
+            _ => self.prefix(),
+        }
+    }
+
+    /// The store key of one object.
+    pub fn key(&self, namespace: Option<&str>, name: &str) -> String {
+        format!("{}{}", self.namespace_prefix(namespace), name)
+    }
+}
+
+/// Why a kind's Go decoder refuses a value, in its own words (`json: cannot unmarshal …`,
+/// `illegal base64 data at input byte 0`): kube wraps them one way for a request body
+/// (400) and another for a patched object (422 on `patch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecodable(pub String);
+
+/// Kind-specific behaviour, as kube-apiserver's `rest.RESTCreateStrategy` and friends.
+pub trait Strategy: Send + Sync {
+    fn info(&self) -> &ResourceInfo;
+
+    /// The top-level fields a `/status` write may not own (kube's `GetResetFields` of the
+    /// status strategy).
+    fn status_reset_fields(&self) -> &'static [&'static str] {
+        &["spec"]
+    }
+
+    /// Checks that a body or patched object decodes as this kind's Go type.
+    fn decode(&self, _obj: &serde_json::Value) -> Result<(), Undecodable> {
+        Ok(())
+    }
+
+    /// kube's 400 for a request body the decoder refuses: `Kind in version "v1" cannot be
+    /// handled as a Kind: why` (the version without its group, as kube prints it).
+    fn undecodable_body(&self, why: &Undecodable) -> crate::status::ApiError {
+        let info = self.info();
+        crate::status::ApiError::bad_request(format!(
+            "{kind} in version \"{}\" cannot be handled as a {kind}: {}",
+            info.version,
+            why.0,
+            kind = info.kind
+        ))
+    }
+
+    /// The Go struct a typed kind decodes into, whose field order kube's JSON follows
+    /// (`None`: unstructured, or not described; its JSON has sorted keys).
+    fn go_struct(&self) -> Option<&'static builtin::types::GoStruct> {
+        None
+    }
+
+    /// Checks a body's `apiVersion` and `kind` against the endpoint's (400 otherwise):
+    /// by default as kube's unstructured and CRD handlers word it; the built-in kinds
+    /// answer as their scheme's decoder does (see [`builtin::check_type_meta`]).
+    fn check_type_meta(&self, obj: &Value) -> Result<(), crate::status::ApiError> {
+        let info = self.info();
+        rest::check_type_meta(obj, &info.api_version(), &info.kind)
+    }
+
+    /// Whether an update without `metadata.resourceVersion` writes over whatever is
+    /// stored (kube's `AllowUnconditionalUpdate`); custom resources and CRDs refuse it.
+    fn allows_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// The etcd prefix kube-apiserver keeps this kind under, which its storage errors
+    /// quote: `/registry/<group>/<plural>/` for CRDs and custom resources; built-in kinds
+    /// live under `/registry/<plural>/`.
+    fn kube_storage_prefix(&self) -> String {
+        let info = self.info();
+        format!("/registry/{}/{}/", info.group, info.plural)
+    }
+
+    /// Whether objects of this kind carry `metadata.generation`.
+    fn uses_generation(&self) -> bool {
+        true
+    }
+
+    /// Decode-time processing of a request body, as kube-apiserver does while decoding a
+    /// custom resource: drop fields the schema does not know and apply schema defaults.
+    /// Returns the dropped fields' paths (`spec.foo`), which `fieldValidation=Strict|Warn`
+    /// turns into an error or warnings.
+    fn prune_and_default(&self, _obj: &mut Value) -> Vec<String> {
+        vec![]
+    }
+
+    /// The object a create is compared with to find the fields its manager set: kube's
+    /// zero value of the kind as its converter writes it. A typed kind's fields without
+    /// `omitempty` are there (empty), so setting them is a change, not an addition, and
+    /// their parents get no `"."` entry.
+    fn zero_object(&self) -> Value {
+        let info = self.info();
+        serde_json::json!({"apiVersion": info.api_version(), "kind": info.kind})
+    }
+
+    /// The field types server-side apply and managedFields use for a kind that has no CRD
+    /// schema of its own; `None`: the custom resource's schema, or deduced from the value.
+    fn field_types(&self) -> Option<Arc<managed_fields::schema::Schema>> {
+        None
+    }
+
+    /// Normalizes a new object before validation (drop status, set defaults, finalizers).
+    fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// Every problem with a new object.
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError>;
+
+    /// Normalizes an update on the main endpoint (keep the old status when `/status` is a
+    /// subresource).
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        if self.info().status_subresource {
+            copy_field(new, old, "status");
+        }
+    }
+
+    /// Every problem with an update.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError>;
+
+    /// Normalizes an update through `/status`: only `.status` comes from the request.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        let status = new.get("status").cloned();
+        let mut merged = old.clone();
+        match (merged.as_object_mut(), status) {
+            (Some(m), Some(s)) => {
+                m.insert("status".into(), s);
+            }
+            (Some(m), None) => {
+                m.remove("status");
+            }
+            _ => {}
+        }
+        // The request's resourceVersion is the precondition; keep it for the guard.
+        if let Some(rv) = crate::meta::resource_version(new).map(String::from) {
+            crate::meta::metadata_mut(&mut merged).insert("resourceVersion".into(), Value::from(rv));
+        }
+        *new = merged;
+    }
+
+    /// Every problem with a status update.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_update(new, old)
+    }
+
+    /// Whether a DELETE only marks the object even without finalizers (a namespace waits
+    /// for its content to go).
+    fn defers_deletion(&self, _obj: &Value) -> bool {
+        false
+    }
+
+    /// Whether an object being deleted is held by finalizers of the kind's own beyond
+    /// `metadata.finalizers` (a namespace's `spec.finalizers`), so that an update
+    /// removing its last metadata finalizer does not remove it.
+    fn finalizing(&self, _obj: &Value) -> bool {
+        false
+    }
+
+    /// Whether a DELETE that removes the object at once answers with the object rather
+    /// than a `Success` Status (kube's `ReturnDeletedObject`, which few kinds set).
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// What a DELETE that leaves the object in place writes: kube's `markAsDeleting` by
+    /// default; a namespace turns Terminating, a CRD takes its clean-up finalizer.
+    fn prepare_for_deletion(&self, obj: &mut Value, now: k8s_openapi::jiff::Timestamp) {
+        crate::meta::mark_as_deleting(obj, now);
+    }
+
+    /// Whether objects of this kind are unstructured, as custom resources are. kube's
+    /// unstructured lists keep the empty `metadata.continue` of a complete list, which
+    /// typed lists omit (references 34 and 44–46).
+    fn unstructured(&self) -> bool {
+        false
+    }
+
+    /// Whether `application/strategic-merge-patch+json` applies (not to custom resources,
+    /// whose schemas carry no patch strategies: kube answers 415).
+    fn supports_strategic_merge(&self) -> bool {
+        true
+    }
+
+    /// Field paths a field selector may use.
+    fn selectable_fields(&self) -> Vec<String> {
+        let mut f = vec!["metadata.name".to_string()];
+        if self.info().namespaced {
+            f.push("metadata.namespace".into());
+        }
+        f
+    }
+
+    /// The group validation errors name the kind with (`Lease.coordination.k8s.io "l" is
+    /// invalid`): kube names the internal type's, which is the served group but for
+    /// events.k8s.io Events, validated as core Events.
+    fn invalid_group(&self) -> &str {
+        &self.info().group
+    }
+
+    /// kube's refusal of a field selector on `field`, which no selectable field is: the
+    /// words of the kind's field label conversion (`field label not supported: …`).
+    fn unsupported_field_label(&self, field: &str) -> String {
+        format!("field label not supported: {field}")
+    }
+
+    /// How objects of this kind differ from their stored form (`None`: not at all, and
+    /// lists serve the stored bytes as they are).
+    fn storage_conversion(&self) -> Option<StorageConversion> {
+        None
+    }
+
+    /// How objects of this kind differ from the stored ones by `apiVersion` alone (`None`:
+    /// they are stored at the version served).
+    fn version_conversion(&self) -> Option<&VersionConversion> {
+        None
+    }
+
+    /// How objects of this kind are read from and written to the store.
+    fn codec(&self) -> Codec {
+        Codec { conversion: self.storage_conversion(), versions: self.version_conversion().cloned() }
+    }
+
+    /// How field selectors read fields that are not plain paths (core Events' `source`);
+    /// `None`: every selectable field is the value at its dotted path.
+    fn field_lookup(&self) -> Option<FieldLookup> {
+        None
+    }
+
+    /// A create-only kind (kube's self access reviews) answers a POST from the request
+    /// alone and stores nothing: `Some(answer)`. `None`: objects of this kind are stored.
+    fn evaluate(&self, _obj: &Value) -> Option<Result<Value, crate::status::ApiError>> {
+        None
+    }
+
+    /// How a `meta.k8s.io` Table shows objects of this kind: kube-apiserver's default
+    /// convertor (`Name`, `Created At`) unless the kind has its own printer.
+    fn table_convertor(&self) -> crate::representation::table::TableConvertor {
+        crate::representation::table::TableConvertor::default()
+    }
+}
+
+/// kube-apiserver's etcd prefix of a built-in kind: `/registry/<plural>/`, whatever its
+/// group (see [`Strategy::kube_storage_prefix`]).
+pub fn builtin_storage_prefix(info: &ResourceInfo) -> String {
+    format!("/registry/{}/", info.plural)
+}
+
+/// Sets `new[field]` to `old[field]` (or removes it when `old` has none).
+pub fn copy_field(new: &mut Value, old: &Value, field: &str) {
+    let Some(map) = new.as_object_mut() else { return };
+    match old.get(field) {
+        Some(v) => {
+            map.insert(field.into(), v.clone());
+        }
+        None => {
+            map.remove(field);
+        }
+    }
+}
+
+/// Whether an update bumps `generation`: anything outside `metadata` differs. With a
+/// `/status` subresource the main endpoint keeps the old status and `/status` never
+/// bumps it, so status is left out; without one it is an ordinary field (kube's custom
+/// resource strategy compares everything but metadata).
+pub fn spec_changed(new: &Value, old: &Value, status_subresource: bool) -> bool {
+    let ignored: &[&str] = if status_subresource { &["metadata", "status"] } else { &["metadata"] };
+    !crate::meta::equal_except(new, old, ignored)
+}

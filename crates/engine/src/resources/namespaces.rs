@@ -1,0 +1,176 @@
+//! core/v1 Namespaces: cluster-scoped, no generation, phase Active on create.
+
+use super::{ResourceInfo, Strategy};
+use crate::field::{FieldError, Path};
+use crate::meta;
+use crate::schema::names::name_is_dns_label;
+use crate::schema::object_meta::validate_object_meta;
+use serde_json::{Value, json};
+
+/// The namespaces every engine has from the start.
+pub const INITIAL: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
+
+pub struct NamespaceStrategy {
+    info: ResourceInfo,
+}
+
+impl Default for NamespaceStrategy {
+    fn default() -> Self {
+        NamespaceStrategy {
+            info: ResourceInfo {
+                group: String::new(),
+                version: "v1".into(),
+                plural: "namespaces".into(),
+                singular: "namespace".into(),
+                kind: "Namespace".into(),
+                list_kind: "NamespaceList".into(),
+                namespaced: false,
+                short_names: vec!["ns".into()],
+                categories: vec![],
+                status_subresource: true,
+            },
+        }
+    }
+}
+
+/// A namespace object as a client would send it.
+pub fn new_namespace(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+}
+
+/// kube's `ValidateNamespace` on the metadata: apimachinery's rules for a cluster-scoped
+/// object named by `NameIsDNSLabel`, the automatic name label included (so a name too
+/// long for a label value fails twice).
+fn validate_meta(obj: &Value) -> Vec<FieldError> {
+    let empty = Value::Object(serde_json::Map::new());
+    validate_object_meta(obj.get("metadata").unwrap_or(&empty), false, name_is_dns_label, &Path::root("metadata"))
+}
+
+impl Strategy for NamespaceStrategy {
+    fn info(&self) -> &ResourceInfo {
+        &self.info
+    }
+
+    fn check_type_meta(&self, obj: &Value) -> Result<(), crate::status::ApiError> {
+        super::builtin::scheme::check_type_meta(obj, &self.info)
+    }
+
+    fn kube_storage_prefix(&self) -> String {
+        super::builtin_storage_prefix(&self.info)
+    }
+
+    fn uses_generation(&self) -> bool {
+        false
+    }
+
+    fn table_convertor(&self) -> crate::representation::table::TableConvertor {
+        crate::representation::table::TableConvertor::namespaces()
+    }
+
+    /// kube's defaulting sets the `kubernetes.io/metadata.name` label while decoding, so
+    /// the writer's managedFields entry owns it (reference 61).
+    fn go_struct(&self) -> Option<&'static super::builtin::types::GoStruct> {
+        Some(&super::builtin::types::NAMESPACE)
+    }
+
+    /// Go's zero Namespace: its `spec` and `status` are `{}`, which a write does not own.
+    fn zero_object(&self) -> Value {
+        super::builtin::types::NAMESPACE.zero_object(&self.info().api_version(), &self.info().kind)
+    }
+
+    /// Decoding drops (and reports) what the Go struct lacks; every namespace is
+    /// labelled with its name.
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        let dropped = super::builtin::types::NAMESPACE.prune(obj);
+        // `finalizers` is `omitempty`: an empty list is no list to the decoded struct.
+        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+            && spec.get("finalizers").and_then(Value::as_array).is_some_and(Vec::is_empty)
+        {
+            spec.remove("finalizers");
+        }
+        let Some(name) = meta::name(obj).map(String::from) else { return dropped };
+        let labels = meta::metadata_mut(obj).entry("labels").or_insert_with(|| json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
+        }
+        dropped
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
+            map.insert("status".into(), json!({"phase": "Active"}));
+        }
+    }
+
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        validate_meta(obj)
+    }
+
+    /// A namespace goes only once the namespace controller has emptied it and cleared
+    /// `spec.finalizers`.
+    fn defers_deletion(&self, obj: &Value) -> bool {
+        self.finalizing(obj)
+    }
+
+    fn finalizing(&self, obj: &Value) -> bool {
+        obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+    }
+
+    /// kube's namespace REST: a deletionTimestamp and phase Terminating, nothing else.
+    fn prepare_for_deletion(&self, obj: &mut Value, now: k8s_openapi::jiff::Timestamp) {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("status".into(), json!({"phase": "Terminating"}));
+        }
+        meta::metadata_mut(obj).insert("deletionTimestamp".into(), Value::from(meta::format_time(now)));
+    }
+
+    /// kube's namespace strategy keeps the stored `spec.finalizers` (only the `/finalize`
+    /// subresource changes them) and status (only `/status` does).
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        super::copy_field(new, old, "spec");
+        super::copy_field(new, old, "status");
+    }
+
+    /// `status.phase` beside the metadata (kube's namespace field label conversion).
+    fn selectable_fields(&self) -> Vec<String> {
+        vec!["metadata.name".into(), "status.phase".into()]
+    }
+
+    /// kube's `ValidateNamespace` and `ValidateNamespaceUpdate`.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_meta(new);
+        errs.extend(super::builtin::meta_update_errors(new, old));
+        errs
+    }
+
+    /// kube's namespace status strategy keeps the stored spec, and nothing else: the
+    /// metadata comes as sent.
+    /// An empty phase is `Active`, as kube's defaulting sets it.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        super::copy_field(new, old, "spec");
+        if new.pointer("/status/phase").and_then(Value::as_str).is_none_or(str::is_empty)
+            && let Some(map) = new.as_object_mut()
+        {
+            let status = map.entry("status").or_insert_with(|| json!({}));
+            if let Some(status) = status.as_object_mut() {
+                status.insert("phase".into(), Value::from("Active"));
+            }
+        }
+    }
+
+    /// kube's `ValidateNamespaceStatusUpdate`: the phase says whether it is being deleted
+    /// (on the field `status.Phase`, as kube names it).
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = super::builtin::meta_update_errors(new, old);
+        let phase = new.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default();
+        let (want, why) = match meta::deletion_timestamp(new) {
+            None => ("Active", "may only be 'Active' if `deletionTimestamp` is empty"),
+            Some(_) => ("Terminating", "may only be 'Terminating' if `deletionTimestamp` is not empty"),
+        };
+        if phase != want {
+            errs.push(FieldError::invalid("status.Phase", phase, why));
+        }
+        errs
+    }
+}

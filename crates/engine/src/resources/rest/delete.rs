@@ -1,0 +1,165 @@
+//! The deleting verbs: delete of one object (finalizers, preconditions, propagation) and
+//! deletecollection, page by page.
+
+use super::Rest;
+use super::options::{
+    DELETE_COLLECTION_PAGE, DeleteOptions, FOREGROUND_FINALIZER, ListQuery, ORPHAN_FINALIZER, Propagation, WriteOptions,
+};
+use crate::meta;
+use crate::status::{ApiError, GroupResource};
+use serde_json::{Value, json};
+
+impl Rest<'_> {
+    /// DELETE one object. Finalizers (the object's own, plus `orphan` or
+    /// `foregroundDeletion` for those propagation policies, and a kind's own deferral such
+    /// as a namespace's) make it only marked with a deletionTimestamp; the engine's
+    /// controllers finish the job. Answers with the object's last state, as kube does.
+    pub async fn delete(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        delete: &DeleteOptions,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let dry_run = opts.dry_run || delete.dry_run;
+        let current = self.get(namespace, name).await?;
+        let rv = meta::resource_version(&current).and_then(meta::parse_resource_version);
+        self.check_delete_preconditions(name, &current, delete)?;
+        let key = self.info().key(namespace, name);
+        let mut finalizers = meta::finalizers(&current);
+        let policy_finalizer = match delete.propagation {
+            Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
+            Some(Propagation::Foreground) => Some(FOREGROUND_FINALIZER),
+            _ => None,
+        };
+        let mut changed = false;
+        if let Some(f) = policy_finalizer
+            && !finalizers.iter().any(|x| x == f)
+        {
+            finalizers.push(f.to_string());
+            changed = true;
+        }
+        let deferred = self.strategy.defers_deletion(&current);
+        if finalizers.is_empty() && !deferred {
+            let mut deleted = current;
+            if !dry_run {
+                let gone = self.store.delete(&key, rv).await.map_err(|e| self.store_error(e, name))?;
+                // kube decodes the deleted object at the deletion's revision.
+                meta::metadata_mut(&mut deleted)
+                    .insert("resourceVersion".into(), Value::from(gone.revision.to_string()));
+            }
+            if self.strategy.returns_deleted_object() {
+                return Ok(deleted);
+            }
+            return Ok(self.deleted_status(&deleted));
+        }
+        let already_marked = meta::deletion_timestamp(&current).is_some();
+        if (already_marked && !changed) || dry_run {
+            return Ok(current);
+        }
+        let mut marked = current.clone();
+        if !finalizers.is_empty() {
+            meta::metadata_mut(&mut marked).insert("finalizers".into(), Value::from(finalizers));
+        }
+        if !already_marked {
+            self.strategy.prepare_for_deletion(&mut marked, self.now);
+        }
+        let kv = self.store.update(&key, self.stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
+        Ok(self.read(&kv))
+    }
+
+    /// What kube answers for an object deleted at once: a `Success` Status naming it.
+    fn deleted_status(&self, obj: &Value) -> Value {
+        let info = self.info();
+        let mut details = serde_json::Map::new();
+        details.insert("name".into(), Value::from(meta::name(obj).unwrap_or_default()));
+        if !info.group.is_empty() {
+            details.insert("group".into(), Value::from(info.group.clone()));
+        }
+        details.insert("kind".into(), Value::from(info.plural.clone()));
+        if let Some(uid) = meta::uid(obj) {
+            details.insert("uid".into(), Value::from(uid));
+        }
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+    }
+
+    /// `DeleteOptions.preconditions`: 409 when the object is not the one the client meant,
+    /// worded as kube's `BeforeDelete`, which names the kind rather than the resource.
+    fn check_delete_preconditions(&self, name: &str, current: &Value, delete: &DeleteOptions) -> Result<(), ApiError> {
+        let info = self.info();
+        let failed = |why: String| ApiError::conflict(&GroupResource::new(&info.group, &info.kind), name, &why);
+        if let Some(want) = &delete.precondition_uid {
+            let have = meta::uid(current).unwrap_or_default();
+            if want != have {
+                return Err(failed(format!(
+                    "the UID in the precondition ({want}) does not match the UID in record ({have}). The object might have been deleted and then recreated"
+                )));
+            }
+        }
+        if let Some(want) = &delete.precondition_rv {
+            let have = meta::resource_version(current).unwrap_or_default();
+            if want != have {
+                return Err(failed(format!(
+                    "the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({have}). The object might have been modified"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// DELETE a collection as kube's `Store.DeleteCollection` does: list (a page of
+    /// `limit` when the client gives one, else every page of [`DELETE_COLLECTION_PAGE`]),
+    /// delete each listed object on its own, and answer the list as it was read — the
+    /// objects before their deletion, with the first page's metadata (`continue` and
+    /// `remainingItemCount` included when the client's limit left some).
+    pub async fn delete_collection(
+        &self,
+        namespace: Option<&str>,
+        q: &ListQuery,
+        delete: &DeleteOptions,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let client_limit = q.limit.filter(|l| *l > 0);
+        let mut page_query = ListQuery { limit: Some(client_limit.unwrap_or(DELETE_COLLECTION_PAGE)), ..q.clone() };
+        let mut answer: Option<Value> = None;
+        let mut listed = Vec::new();
+        loop {
+            let page = self.list(namespace, &page_query).await?;
+            let items = page.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            for item in &items {
+                let name = meta::name(item).unwrap_or_default().to_string();
+                let ns = meta::namespace(item).map(String::from);
+                match self.delete(ns.as_deref(), &name, delete, opts).await {
+                    Ok(_) => {}
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            listed.extend(items);
+            let next = page["metadata"]["continue"].as_str().filter(|c| !c.is_empty()).map(String::from);
+            let first = answer.get_or_insert(page);
+            match next {
+                Some(token) if client_limit.is_none() => page_query.continue_token = Some(token),
+                _ => {
+                    // A typed list's items carry no apiVersion and kind (see
+                    // `KindNames::typed`); the engine's own readers of `list` want them.
+                    if !self.strategy.unstructured() {
+                        for item in listed.iter_mut().filter_map(Value::as_object_mut) {
+                            item.remove("apiVersion");
+                            item.remove("kind");
+                        }
+                    }
+                    first["items"] = Value::Array(listed);
+                    let mut list = answer.unwrap_or_default();
+                    // An unstructured list (a custom resource's) always has its `continue`.
+                    if self.strategy.unstructured()
+                        && let Some(list_meta) = list.get_mut("metadata").and_then(Value::as_object_mut)
+                    {
+                        list_meta.entry("continue").or_insert_with(|| Value::from(""));
+                    }
+                    return Ok(list);
+                }
+            }
+        }
+    }
+}

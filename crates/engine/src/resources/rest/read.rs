@@ -1,0 +1,38 @@
+//! The reading verbs: get, list and watch (the listing itself is
+//! [`listing`](crate::resources::listing)'s).
+
+use super::Rest;
+use super::options::{ListQuery, WatchItem};
+use crate::status::ApiError;
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+impl Rest<'_> {
+    /// GET one object.
+    pub async fn get(&self, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
+        self.store
+            .get(&self.info().key(namespace, name))
+            .await
+            .map_err(|e| self.store_error(e, name))?
+            .map(|kv| self.read(&kv))
+            .ok_or_else(|| ApiError::not_found(&self.info().group_resource(), name))
+    }
+
+    /// GET a list: selectors, `limit` and `continue` over one consistent snapshot (see
+    /// [`Rest::list_raw`] for the stored bytes without decoding).
+    pub async fn list(&self, namespace: Option<&str>, q: &ListQuery) -> Result<Value, ApiError> {
+        let info = self.info();
+        Ok(self.list_raw(namespace, q).await?.to_value(&info.api_version(), &info.list_kind))
+    }
+
+    /// WATCH: the current objects first as ADDED (without a resourceVersion, or with
+    /// `sendInitialEvents=true`), then every change; from a resourceVersion, every change
+    /// after it (an ERROR event with 410 if too old). See [`Rest::watch_items`].
+    pub async fn watch(
+        &self,
+        namespace: Option<&str>,
+        q: &ListQuery,
+    ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+        self.watch_items(namespace, q).await
+    }
+}

@@ -1,0 +1,336 @@
+//! The writing verbs: create (with `generateName` retries), update of the main endpoint
+//! and `/status`, and every patch type, applies included.
+
+use super::options::{FieldValidation, WriteOptions};
+use super::{Origin, Rest, Subresource, generate_name, parse_precondition, patch_invalid, patch_shown};
+use crate::field::FieldError;
+use crate::meta;
+use crate::resources::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
+use crate::resources::managed_fields::{PatchOutcome, Tracking};
+use crate::resources::patch::{self, PatchType};
+use crate::resources::patched_json::PatchSource;
+use crate::resources::spec_changed;
+use crate::status::ApiError;
+use crate::store::{Revision, StoreError};
+use serde_json::Value;
+
+impl Rest<'_> {
+    /// POST: creates an object. `dry_run` answers as if it had, storing nothing.
+    pub async fn create(&self, namespace: Option<&str>, obj: Value, opts: &WriteOptions) -> Result<Value, ApiError> {
+        self.create_tracked(namespace, obj, opts, Tracking::Update).await
+    }
+
+    /// A create whose managedFields are recorded as an update, or were set by an apply.
+    /// One whose name the server generates is tried again with a new name while that name
+    /// exists, as kube's registry retries (see [`generate_name`](crate::resources::generate_name)).
+    pub(in crate::resources) async fn create_tracked(
+        &self,
+        namespace: Option<&str>,
+        obj: Value,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) -> Result<Value, ApiError> {
+        if meta::name(&obj).is_some() || generate_name(&obj).is_none() {
+            return self.create_once(namespace, obj, opts, tracking).await;
+        }
+        let mut attempts = 1;
+        loop {
+            match self.create_once(namespace, obj.clone(), opts, tracking).await {
+                Err(e) if e.reason == "AlreadyExists" && attempts < crate::resources::generate_name::MAX_ATTEMPTS => {
+                    attempts += 1
+                }
+                answer => return answer,
+            }
+        }
+    }
+
+    /// One attempt of [`Rest::create_tracked`].
+    async fn create_once(
+        &self,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) -> Result<Value, ApiError> {
+        let dry_run = opts.dry_run;
+        self.check_body(&mut obj, namespace)?;
+        let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
+        if let Some(answer) = self.strategy.evaluate(&obj) {
+            return answer;
+        }
+        let generated = generate_name(&obj).is_some();
+        if meta::name(&obj).is_none() {
+            match generate_name(&obj).map(|prefix| self.names.generate(prefix)) {
+                Some(name) => {
+                    meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
+                }
+                None => {
+                    return Err(
+                        self.invalid("", &[FieldError::required("metadata.name", "name or generateName is required")])
+                    );
+                }
+            }
+        }
+        let name = meta::name(&obj).unwrap_or_default().to_string();
+        self.decode(&mut obj, opts, Origin::Body)?;
+        if tracking == Tracking::Update {
+            meta::wipe_system_fields(&mut obj);
+        }
+        self.track_create(&mut obj, opts, tracking).await;
+        meta::prepare_create(&mut obj, self.now);
+        if !self.strategy.uses_generation() {
+            meta::metadata_mut(&mut obj).remove("generation");
+        }
+        self.strategy.prepare_for_create(&mut obj);
+        self.check_kind(&obj, &name)?;
+        let mut errors = self.strategy.validate_create(&obj);
+        errors.extend(self.scale_errors(&obj, Subresource::Main));
+        if !errors.is_empty() {
+            return Err(self.invalid(&name, &errors));
+        }
+        // kube's storage refuses it last, and its dry run never gets there: a plain Go error,
+        // so a 500 without a reason.
+        if !dry_run && given_rv.is_some_and(|rv| rv != 0) {
+            return Err(ApiError::new(500, "", "resourceVersion should not be set on objects to be created"));
+        }
+        let key = self.info().key(namespace, &name);
+        if dry_run {
+            if let Some(existing) = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))? {
+                return Err(self.already_exists(&existing.value, &name, generated));
+            }
+            return Ok(self.strategy.codec().round_trip(obj));
+        }
+        let kv = match self.shrinking(&mut obj, tracking, |value| self.store.create(&key, value)).await {
+            Ok(kv) => kv,
+            Err(StoreError::AlreadyExists { .. }) => {
+                let existing = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))?;
+                let existing = existing.map(|kv| kv.value).unwrap_or_default();
+                return Err(self.already_exists(&existing, &name, generated));
+            }
+            Err(e) => return Err(self.store_error(e, &name)),
+        };
+        Ok(self.strategy.codec().written(obj, &kv))
+    }
+
+    /// PUT on the main endpoint or `/status`.
+    pub async fn update(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        mut obj: Value,
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.check_body(&mut obj, namespace)?;
+        match meta::name(&obj) {
+            Some(n) if n != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            Some(_) => {}
+            None => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+                )));
+            }
+        }
+        self.decode(&mut obj, opts, Origin::Body)?;
+        let old = self.get(namespace, name).await?;
+        self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
+        let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
+        self.write_update(namespace, name, obj, &old, expected, sub, opts).await
+    }
+
+    /// The shared tail of update and patch: normalize, validate, guard, write.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::resources) async fn write_update(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        obj: Value,
+        old: &Value,
+        expected: Option<Revision>,
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.write_tracked(namespace, name, obj, old, expected, sub, opts, Tracking::Update).await
+    }
+
+    /// [`Rest::write_update`], with managedFields recorded as an update or set by an apply.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::resources) async fn write_tracked(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        mut obj: Value,
+        old: &Value,
+        expected: Option<Revision>,
+        sub: Subresource,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) -> Result<Value, ApiError> {
+        let dry_run = opts.dry_run;
+        let old_rv = meta::resource_version(old).and_then(meta::parse_resource_version);
+        // A resourceVersion of 0 is none; a Scale without one updates whatever is stored.
+        let expected = expected.filter(|rv| *rv != 0);
+        if expected.is_none() && sub != Subresource::Scale && !self.strategy.allows_unconditional_update() {
+            return Err(self.resource_version_required(name));
+        }
+        if let (Some(exp), Some(cur)) = (expected, old_rv)
+            && exp != cur
+        {
+            return Err(ApiError::conflict(&self.info().group_resource(), name, ApiError::STALE_OBJECT));
+        }
+        let managed_fields = self.track_update(old, &obj, sub, opts, tracking).await;
+        match sub {
+            Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
+            Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
+        }
+        meta::preserve_on_update(&mut obj, old);
+        managed_fields.restore(&mut obj);
+        if self.strategy.uses_generation()
+            && sub != Subresource::Status
+            && spec_changed(&obj, old, self.info().status_subresource)
+        {
+            let next = meta::generation(old) + 1;
+            meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
+        }
+        self.check_kind(&obj, name)?;
+        // kube's registry checks the metadata of every update itself before the strategy
+        // does (so a changed uid is reported twice, an invalid label three times).
+        let mut errors = self.common_update_errors(&obj, old);
+        errors.extend(match sub {
+            Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
+            Subresource::Status => self.strategy.validate_status_update(&obj, old),
+        });
+        errors.extend(self.scale_errors(&obj, sub));
+        if !errors.is_empty() {
+            return Err(self.invalid(name, &errors));
+        }
+        // `obj` has no resourceVersion (see `preserve_on_update`).
+        if meta::equal_except_metadata(&obj, old, &["resourceVersion"]) {
+            return Ok(old.clone());
+        }
+        if dry_run {
+            let mut out = self.strategy.codec().round_trip(obj);
+            if let Some(rv) = meta::resource_version(old).map(String::from) {
+                meta::metadata_mut(&mut out).insert("resourceVersion".into(), Value::from(rv));
+            }
+            return Ok(out);
+        }
+        let key = self.info().key(namespace, name);
+        // The last finalizer gone from an object being deleted: it goes now.
+        if meta::deletion_timestamp(&obj).is_some()
+            && meta::finalizers(&obj).is_empty()
+            && !self.strategy.finalizing(&obj)
+        {
+            self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
+            // Reported at its last stored revision, not the deletion's: the oracle answers
+            // so (its storage decodes the deleted object as it was).
+            if let Some(rv) = meta::resource_version(old).map(String::from) {
+                meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv));
+            }
+            return Ok(obj);
+        }
+        let kv = self
+            .shrinking(&mut obj, tracking, |value| self.store.update(&key, value, old_rv))
+            .await
+            .map_err(|e| self.store_error(e, name))?;
+        Ok(self.strategy.codec().written(obj, &kv))
+    }
+
+    /// Stores `obj` with `write`; an object too large for storage is written once more
+    /// without its managedFields (which can be large, and are the server's bookkeeping), as
+    /// kube's create, update and patch handlers retry, except for an apply.
+    async fn shrinking<F, Fut>(
+        &self,
+        obj: &mut Value,
+        tracking: Tracking,
+        write: F,
+    ) -> Result<crate::store::KeyValue, StoreError>
+    where
+        F: Fn(bytes::Bytes) -> Fut,
+        Fut: std::future::Future<Output = Result<crate::store::KeyValue, StoreError>>,
+    {
+        match write(self.stored(obj)).await {
+            Err(StoreError::RequestTooLarge) if tracking == Tracking::Update => {
+                if meta::metadata_mut(obj).remove("managedFields").is_none() {
+                    return Err(StoreError::RequestTooLarge);
+                }
+                write(self.stored(obj)).await
+            }
+            other => other,
+        }
+    }
+
+    /// PATCH on the main endpoint or `/status`.
+    pub async fn patch(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        Ok(self.patch_outcome(namespace, name, patch_type, body, sub, opts).await?.object)
+    }
+
+    /// PATCH, telling whether it created the object: an apply patch creates what does not
+    /// exist yet, and kube answers that with 201.
+    pub async fn patch_outcome(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<PatchOutcome, ApiError> {
+        validate_patch_options(patch_type == PatchType::Apply, opts)?;
+        let source = PatchSource { patch_type, body };
+        // kube decodes a merge patch strictly (for its duplicate fields) unless told to ignore.
+        let strict_decoding = opts.field_validation != FieldValidation::Ignore;
+        let (old, patched, tracking) = match patch_type {
+            PatchType::Apply => match self.apply_patch(namespace, name, body, sub, opts).await? {
+                ApplyStep::Create(obj) => {
+                    let object = self.create_tracked(namespace, obj, opts, Tracking::Applied).await?;
+                    return Ok(PatchOutcome { object, created: true });
+                }
+                ApplyStep::Update { live, obj } => (live, Ok((obj, Vec::new())), Tracking::Applied),
+            },
+            PatchType::StrategicMerge if !self.strategy.supports_strategic_merge() => {
+                return Err(ApiError::unsupported_patch());
+            }
+            other => {
+                let old = self.get(namespace, name).await?;
+                let patched = match other {
+                    PatchType::Merge => patch::merge(&old, body, strict_decoding),
+                    PatchType::Json => patch::json(&old, body, strict_decoding),
+                    _ => patch::strategic(&old, body, strict_decoding),
+                };
+                (old, patched, Tracking::Update)
+            }
+        };
+        let (mut patched, applied) = patched.map_err(ApiError::from)?;
+        if self.strategy.unstructured() && tracking == Tracking::Update {
+            // The patched JSON is decoded as a body is: without a kind it is no object.
+            if let Some(why) = crate::resources::go_decode::unstructured_decode_error(&patched) {
+                return Err(patch_invalid(&crate::representation::gofmt::go_json(&patched), &why));
+            }
+        }
+        let show = |patched: &Value| patch_shown(&source, &old, patched, self.strategy.go_struct());
+        let origin = Origin::Patch { patch_type, show: &show, applied };
+        self.decode(&mut patched, opts, origin)?;
+        check_name(&patched, name, namespace)?;
+        if self.strategy.unstructured() && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {
+            // kube's `BeforeUpdate` cannot type an unstructured object without a version.
+            return Err(ApiError::internal("Object 'apiVersion' is missing in 'object has no apiVersion field'"));
+        }
+        self.check_body(&mut patched, namespace)?;
+        let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
+        let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
+        Ok(PatchOutcome { object, created: false })
+    }
+}

@@ -1,0 +1,560 @@
+//! `x-kubernetes-validations`: CEL rules evaluated on each schema node, as
+//! apiextensions-apiserver's `schema/cel` validator runs them (through the `kube-cel`
+//! crate's Kubernetes function library).
+//!
+//! A node's rules see its value as `self` (and, on update, its correlated old value as
+//! `oldSelf`; transition rules are skipped when there is none, unless `optionalOldSelf`).
+//! Values are exposed as kube types them: only declared fields (with kube's identifier
+//! escaping: `__dash__`, `__dot__`, `__slash__`, `__underscores__`, `__{keyword}__`),
+//! map keys verbatim, `date`/`date-time` strings as timestamps, `duration` as durations,
+//! `byte` as bytes, and at a resource root only `apiVersion`, `kind`, `metadata.name` and
+//! `metadata.generateName` of the object metadata.
+//!
+//! A failed rule is reported on the node's path (plus its `fieldPath`) with the schema type
+//! as the value: `spec: Invalid value: "object": <message>`, the message being the
+//! evaluated `messageExpression`, else `message`, else `failed rule: <rule>`; `reason`
+//! picks the error type. Unchanged correlated values ratchet (their errors are dropped)
+//! for rules that do not use `oldSelf`.
+//!
+//! Rules are parsed only within cel-go's limits and evaluated on a stack of their own
+//! ([`celcost::on_cel_stack`]); each evaluation is metered ([`celmeter`]) and cancelled past
+//! kube's per-call limit, and the rules of one request share kube's runtime budget.
+
+use super::celcheck;
+use super::celcost::{self, CANCELLED, OUT_OF_BUDGET, RUNTIME_COST_BUDGET};
+use super::celmeter;
+use super::correlate;
+use super::formats;
+use super::node::Node;
+use super::validate::with_value;
+use crate::field::{ErrorType, FieldError, Path};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrBool, ValidationRule,
+};
+use kube_cel::KubeCelExt;
+use kube_cel::cel::objects::{Key, Map as CelMap, OptionalValue};
+use kube_cel::cel::parser::Expression;
+use kube_cel::cel::{Context, ExecutionError, Value as CelValue};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// `MaxEvaluatedMessageExpressionSizeBytes`.
+const MAX_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
+
+/// One compiled `x-kubernetes-validations` entry.
+#[derive(Debug)]
+pub struct CompiledRule {
+    pub rule: String,
+    pub message: String,
+    pub message_expression: String,
+    pub reason: Option<String>,
+    /// `fieldPath` normalized to a field path (`a.b`, `a[key]`), empty when unset.
+    pub field_path: String,
+    pub optional_old_self: bool,
+    /// The expressions, [`celmeter::instrument`]ed.
+    program: Result<Expression, String>,
+    message_program: Option<Result<Expression, String>>,
+    uses_old_self: bool,
+}
+
+/// Parses a CEL expression, refusing one over cel-go's limits (whatever stored it: a CRD
+/// written by an older version must not take the server down); the error is kube's or the
+/// parser's.
+fn parse(expression: &str) -> Result<Expression, String> {
+    celcheck::check_limits(expression)?;
+    celcheck::cel_parse(expression).map_err(|e| e.to_string().trim().to_string())
+}
+
+impl CompiledRule {
+    /// Compiles the rule of a node (`node` resolves its `fieldPath`), on the CEL stack:
+    /// the instrumentation walks the expression too.
+    pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
+        celcost::on_cel_stack(|| Self::compile_here(rule, node))
+    }
+
+    fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
+        let parsed = parse(&rule.rule);
+        let uses_old_self = parsed.as_ref().is_ok_and(|p| p.references().has_variable("oldSelf"));
+        let program = parsed.map(|p| celmeter::instrument(&p));
+        let message_expression = rule.message_expression.clone().unwrap_or_default();
+        let message_program = (!message_expression.trim().is_empty())
+            .then(|| parse(&message_expression).map(|p| celmeter::instrument(&p)));
+        let raw_field_path = rule.field_path.clone().unwrap_or_default();
+        let field_path = normalize_field_path(&raw_field_path, node).unwrap_or(raw_field_path);
+        CompiledRule {
+            rule: rule.rule.clone(),
+            message: rule.message.clone().unwrap_or_default(),
+            message_expression,
+            reason: rule.reason.clone(),
+            field_path,
+            optional_old_self: rule.optional_old_self.unwrap_or(false),
+            program,
+            message_program,
+            uses_old_self,
+        }
+    }
+
+    /// `ruleErrorString`: the message when set, else the rule.
+    fn error_string(&self) -> &str {
+        let message = self.message.trim();
+        if message.is_empty() { self.rule.trim() } else { message }
+    }
+
+    /// `ruleMessageOrDefault`.
+    fn message_or_default(&self) -> String {
+        let message = self.message.trim();
+        if message.is_empty() { format!("failed rule: {}", self.rule.trim()) } else { message.to_string() }
+    }
+}
+
+/// kube's `ValidFieldPath`: `.a.b`, `.a['b.c']` or `['k']` against the node's schema, as
+/// a relative field path (`a.b`, `a[k]` for map keys). `None` when it does not resolve.
+fn normalize_field_path(fp: &str, node: &JSONSchemaProps) -> Option<String> {
+    if fp.trim().is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut schema = node;
+    let mut rest = fp;
+    while !rest.is_empty() {
+        let (name, after) = if let Some(r) = rest.strip_prefix("['") {
+            let end = r.find("']")?;
+            (r[..end].replace("\\'", "'").replace("\\\\", "\\"), &r[end + 2..])
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            (r[..end].to_string(), &r[end..])
+        } else {
+            return None;
+        };
+        if let Some(prop) = schema.properties.as_ref().and_then(|p| p.get(&name)) {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&name);
+            schema = prop;
+        } else if let Some(JSONSchemaPropsOrBool::Schema(additional)) = &schema.additional_properties {
+            out.push_str(&format!("[{name}]"));
+            schema = additional;
+        } else {
+            return None;
+        }
+        rest = after;
+    }
+    Some(out)
+}
+
+const CEL_RESERVED: [&str; 21] = [
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// kube's `cel.Escape`: the CEL identifier of a property name, `None` for names CEL can
+/// not reach (they are left out of `self`).
+pub fn escape(name: &str) -> Option<String> {
+    if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    if CEL_RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '_' if chars.peek() == Some(&'_') => {
+                chars.next();
+                out.push_str("__underscores__");
+            }
+            '.' => out.push_str("__dot__"),
+            '-' => out.push_str("__dash__"),
+            '/' => out.push_str("__slash__"),
+            c if c.is_ascii_alphanumeric() || c == '_' => out.push(c),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+fn cel_map(entries: HashMap<Key, CelValue>) -> CelValue {
+    CelValue::Map(CelMap { map: Arc::new(entries) })
+}
+
+fn cel_string(s: &str) -> CelValue {
+    CelValue::String(Arc::new(s.to_string()))
+}
+
+/// A string as kube types it for CEL, by the schema's `format`.
+fn string_value(s: &str, node: Option<&Node>) -> CelValue {
+    use base64::Engine as _;
+    use kube_cel::cel::functions::time::{duration, timestamp};
+    let converted = match node.map(|n| n.raw_format.as_str()) {
+        Some("byte") => base64::engine::general_purpose::STANDARD.decode(s).ok().map(|b| CelValue::Bytes(Arc::new(b))),
+        Some("duration") => formats::parse_duration(s).and_then(|ns| duration(Arc::new(format!("{ns}ns"))).ok()),
+        Some("date") => formats::parse_date(s).and_then(|_| timestamp(Arc::new(format!("{s}T00:00:00Z"))).ok()),
+        Some("date-time") => formats::parse_date_time(s).and_then(|t| timestamp(Arc::new(t)).ok()),
+        _ => None,
+    };
+    converted.unwrap_or_else(|| cel_string(s))
+}
+
+/// The CEL value of `v` typed by `node` (`resource_root`: the root of a resource or an
+/// embedded resource, whose object metadata is limited to name and generateName).
+pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
+    match v {
+        Value::Null => CelValue::Null,
+        Value::Bool(b) => CelValue::Bool(*b),
+        Value::Number(n) => {
+            let is_number_type = node.is_some_and(|s| s.type_ == "number");
+            match n.as_i64() {
+                Some(i) if !is_number_type => CelValue::Int(i),
+                _ => CelValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+            }
+        }
+        Value::String(s) => string_value(s, node),
+        Value::Array(items) => {
+            let item_schema = node.and_then(|s| s.items.as_deref());
+            let embedded = item_schema.is_some_and(|s| s.embedded_resource);
+            CelValue::List(Arc::new(items.iter().map(|i| to_cel(i, item_schema, embedded)).collect()))
+        }
+        Value::Object(map) => {
+            let mut entries = HashMap::new();
+            match node {
+                Some(s) if !s.properties.is_empty() || resource_root => {
+                    for (k, v) in map {
+                        if let (Some(prop), Some(key)) = (s.properties.get(k), escape(k)) {
+                            entries.insert(Key::from(key), to_cel(v, Some(prop), prop.embedded_resource));
+                        }
+                    }
+                    if resource_root {
+                        for k in ["apiVersion", "kind"] {
+                            if let Some(Value::String(s)) = map.get(k) {
+                                entries.insert(Key::from(k), cel_string(s));
+                            }
+                        }
+                        if let Some(meta) = map.get("metadata").and_then(Value::as_object) {
+                            let visible = ["name", "generateName"]
+                                .into_iter()
+                                .filter_map(|k| Some((Key::from(k), cel_string(meta.get(k)?.as_str()?))))
+                                .collect();
+                            entries.insert(Key::from("metadata"), cel_map(visible));
+                        }
+                    }
+                }
+                _ => {
+                    let child = node.and_then(Node::additional_schema);
+                    let embedded = child.is_some_and(|s| s.embedded_resource);
+                    for (k, v) in map {
+                        entries.insert(Key::from(k.as_str()), to_cel(v, child, embedded));
+                    }
+                }
+            }
+            cel_map(entries)
+        }
+    }
+}
+
+thread_local! {
+    /// The CEL environment: the standard library plus kube's (building it is not cheap),
+    /// and the meter's functions.
+    static BASE: Context<'static> = {
+        let mut ctx = Context::default().with_all();
+        celmeter::register(&mut ctx);
+        ctx
+    };
+}
+
+/// cel-go's wording of an evaluation error, which kube quotes in its messages.
+fn error_text(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        ExecutionError::DivisionByZero(_) => "division by zero".into(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
+        ExecutionError::Overflow(..) => "integer overflow".into(),
+        ExecutionError::IndexOutOfBounds(i) => format!("index out of bounds: {}", cel_text(i)),
+        ExecutionError::NoSuchOverload
+        | ExecutionError::UnsupportedBinaryOperator(..)
+        | ExecutionError::UnsupportedUnaryOperator(..)
+        | ExecutionError::ValuesNotComparable(..)
+        | ExecutionError::UnexpectedType { .. } => "no such overload".into(),
+        other => other.to_string(),
+    }
+}
+
+fn cel_text(v: &CelValue) -> String {
+    match v {
+        CelValue::Int(i) => i.to_string(),
+        CelValue::UInt(u) => u.to_string(),
+        CelValue::String(s) => s.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// kube's field path of a node: the root (a nil path in Go) prints as `<nil>`.
+fn error_field(path: &Path) -> Path {
+    if path.as_str().is_empty() { Path::root("<nil>") } else { path.clone() }
+}
+
+/// What the rules of one node need besides the node.
+pub struct Site<'a> {
+    pub path: &'a Path,
+    pub value: &'a Value,
+    pub old: Option<&'a Value>,
+    pub resource_root: bool,
+    /// Whether errors here ratchet: the node (or its nearest correlated ancestor) is
+    /// unchanged.
+    pub ratchet: bool,
+}
+
+/// What is left of the request's runtime budget; negative once spent, when no further
+/// rule runs.
+type Budget = i64;
+
+/// Evaluates one node's rules.
+fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budget) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if site.value.is_null() || rules.is_empty() {
+        return errs;
+    }
+    let type_ = Value::from(node.type_.as_str());
+    if *budget <= 0 {
+        *budget = -1;
+        return vec![with_value(ErrorType::Invalid, error_field(site.path), &type_, OUT_OF_BUDGET.into())];
+    }
+    BASE.with(|base| {
+        let self_value = to_cel(site.value, Some(node), site.resource_root);
+        let old_value = site.old.map(|o| to_cel(o, Some(node), site.resource_root));
+        let mut ctx = base.new_inner_scope();
+        ctx.add_variable_from_value("self", self_value.clone());
+        if let Some(old) = &old_value {
+            ctx.add_variable_from_value("oldSelf", old.clone());
+        }
+        let mut optional_ctx = base.new_inner_scope();
+        optional_ctx.add_variable_from_value("self", self_value);
+        let optional = match &old_value {
+            Some(old) => OptionalValue::of(old.clone()),
+            None => OptionalValue::none(),
+        };
+        optional_ctx.add_variable_from_value("oldSelf", CelValue::Opaque(Arc::new(optional)));
+        for rule in rules {
+            let program = match &rule.program {
+                Ok(p) => p,
+                Err(e) => {
+                    let detail = format!("rule compile error: {e}");
+                    errs.push(with_value(ErrorType::Invalid, error_field(site.path), &type_, detail));
+                    continue;
+                }
+            };
+            if rule.uses_old_self && site.old.is_none() && !rule.optional_old_self {
+                continue;
+            }
+            let activation = if rule.optional_old_self { &optional_ctx } else { &ctx };
+            let run = celmeter::evaluate(program, activation);
+            let invalid = |detail: String| with_value(ErrorType::Invalid, error_field(site.path), &type_, detail);
+            if spend(budget, run.cost) {
+                errs.push(invalid(OUT_OF_BUDGET.into()));
+                return;
+            }
+            if run.cancelled {
+                let detail = format!(
+                    "'{CANCELLED}': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                    rule.error_string()
+                );
+                errs.push(invalid(detail));
+                *budget = -1;
+                return;
+            }
+            match run.result {
+                Ok(CelValue::Bool(true)) => continue,
+                Ok(_) => {}
+                Err(e) => {
+                    let text = error_text(&e);
+                    let detail = if text.starts_with("no such overload") {
+                        format!(
+                            "'{text}': call arguments did not match a supported operator, function or macro signature for rule: {}",
+                            rule.error_string()
+                        )
+                    } else {
+                        format!("{text} evaluating rule: {}", rule.error_string())
+                    };
+                    errs.push(invalid(detail));
+                    continue;
+                }
+            }
+            let ratcheted = !rule.uses_old_self && site.ratchet;
+            let path = if rule.field_path.is_empty() {
+                error_field(site.path)
+            } else {
+                Path::root(site.path.as_str()).child(&rule.field_path)
+            };
+            let detail = match &rule.message_program {
+                Some(Ok(p)) => match message(p, &rule.message_expression, &ctx, budget) {
+                    Ok(message) => message.unwrap_or_else(|| rule.message_or_default()),
+                    Err(stop) => {
+                        if !ratcheted {
+                            errs.push(with_value(ErrorType::Invalid, path, &type_, stop));
+                        }
+                        *budget = -1;
+                        return;
+                    }
+                },
+                _ => rule.message_or_default(),
+            };
+            if ratcheted {
+                continue;
+            }
+            errs.push(match rule.reason.as_deref() {
+                Some("FieldValueForbidden") => FieldError::forbidden(path, detail),
+                Some("FieldValueRequired") => FieldError::required(path, detail),
+                Some("FieldValueDuplicate") => with_value(ErrorType::Duplicate, path, &type_, String::new()),
+                _ => with_value(ErrorType::Invalid, path, &type_, detail),
+            });
+        }
+    });
+    errs
+}
+
+/// Takes `cost` from the budget; `true` (and the budget spent) when it does not fit.
+fn spend(budget: &mut Budget, cost: u64) -> bool {
+    match i64::try_from(cost) {
+        Ok(cost) if cost <= *budget => {
+            *budget -= cost;
+            false
+        }
+        _ => {
+            *budget = -1;
+            true
+        }
+    }
+}
+
+/// A failed rule's evaluated `messageExpression` (`None` when kube falls back to the
+/// message), or kube's error when it stops validation: over the budget or the call limit.
+fn message(program: &Expression, source: &str, ctx: &Context, budget: &mut Budget) -> Result<Option<String>, String> {
+    let run = celmeter::evaluate(program, ctx);
+    if spend(budget, run.cost) {
+        return Err(
+            "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"
+                .into(),
+        );
+    }
+    if run.cancelled {
+        return Err(format!(
+            "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
+            crate::field::go_quote(source)
+        ));
+    }
+    Ok(run.result.ok().and_then(message_from))
+}
+
+/// A `messageExpression` result kube accepts: a non-empty single-line string (trimmed)
+/// of bounded size.
+fn message_from(v: CelValue) -> Option<String> {
+    let CelValue::String(s) = v else { return None };
+    let trimmed = s.trim();
+    (!trimmed.is_empty() && trimmed.len() <= MAX_MESSAGE_EXPRESSION_BYTES && !trimmed.contains('\n'))
+        .then(|| trimmed.to_string())
+}
+
+/// The rule failures under one child value, its ratchet state following from its own
+/// correlation, else from its parent's.
+fn visit(
+    schema: &Node,
+    path: &Path,
+    value: &Value,
+    old: Option<&Value>,
+    parent_ratchet: bool,
+    budget: &mut Budget,
+) -> Vec<FieldError> {
+    let ratchet = match old {
+        Some(o) => correlate::equal(Some(schema), value, o),
+        None => parent_ratchet,
+    };
+    walk(schema, &Site { path, value, old, resource_root: schema.embedded_resource, ratchet }, budget)
+}
+
+/// Every rule failure at and under `site` (kube's `Validator.Validate`), within kube's
+/// runtime budget for one request.
+pub fn validate(node: &Node, site: &Site) -> Vec<FieldError> {
+    let mut budget = RUNTIME_COST_BUDGET;
+    celcost::on_cel_stack(|| walk(node, site, &mut budget))
+}
+
+fn walk(node: &Node, site: &Site, budget: &mut Budget) -> Vec<FieldError> {
+    if site.value.is_null() {
+        return vec![];
+    }
+    let mut errs = evaluate(node, &node.rules, site, budget);
+    // Rules inside allOf branches apply to the same value (ratcheting on the parent).
+    for branch in &node.all_of {
+        if *budget < 0 {
+            return errs;
+        }
+        errs.extend(evaluate(node, &branch.rules, site, budget));
+    }
+    match site.value {
+        Value::Array(items) => {
+            if let Some(item_schema) = node.items.as_deref().filter(|s| s.has_rules()) {
+                for (i, item) in items.iter().enumerate() {
+                    if *budget < 0 {
+                        return errs;
+                    }
+                    let old = correlate::item(Some(node), site.old, item);
+                    errs.extend(visit(item_schema, &site.path.index(i), item, old, site.ratchet, budget));
+                }
+            }
+        }
+        Value::Object(map) => {
+            let old_map = site.old.and_then(Value::as_object);
+            if let Some(additional) = node.additional_schema().filter(|s| s.has_rules()) {
+                for (k, v) in map {
+                    if *budget < 0 {
+                        return errs;
+                    }
+                    let old = old_map.and_then(|o| o.get(k));
+                    errs.extend(visit(additional, &site.path.key(k), v, old, site.ratchet, budget));
+                }
+            }
+            for (k, v) in map {
+                let Some(prop) = node.properties.get(k).filter(|s| s.has_rules()) else { continue };
+                if *budget < 0 {
+                    return errs;
+                }
+                let (path, old) = (site.path.child(k), old_map.and_then(|o| o.get(k)));
+                if site.resource_root && (k == "apiVersion" || k == "kind") {
+                    // Never ratcheted: kube cannot see the type of a resource change.
+                    let resource_root = prop.embedded_resource;
+                    let site = Site { path: &path, value: v, old, resource_root, ratchet: false };
+                    errs.extend(walk(prop, &site, budget));
+                } else {
+                    errs.extend(visit(prop, &path, v, old, site.ratchet, budget));
+                }
+            }
+        }
+        _ => {}
+    }
+    errs
+}
+
+#[cfg(test)]
+#[path = "cel_tests.rs"]
+mod tests;

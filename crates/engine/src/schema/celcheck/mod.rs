@@ -1,0 +1,180 @@
+//! Compiling `x-kubernetes-validations` rules at CRD registration, as apiextensions'
+//! `cel.Compile` does: parse, then type-check against the types the schema gives `self`
+//! and `oldSelf`, and refuse the rule with cel-go's messages.
+//!
+//! The `cel` crate parses but has no type checker, so [`parse`] and [`check`] cover the
+//! cases kube refuses most: functions and operators applied to types without an overload
+//! (`size(self)` on an object, `self.name == 1`), fields an object does not declare
+//! (`self.nope`), non-bool logical operands and mixed list literals, and rules that do not
+//! evaluate to a bool. Functions outside the standard set are not checked.
+//!
+//! A rule that compiles gets cel-go's cost estimate ([`cost`]), from the sizes the schema
+//! declares ([`size`]).
+
+mod check;
+mod cost;
+mod parse;
+pub mod size;
+mod types;
+
+use crate::schema::celcost::{MAX_RECURSION_DEPTH, guarded, on_cel_stack};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, ValidationRule};
+use parse::Failure;
+use types::CelType;
+
+/// kube's refusal when a rule's type is not bool.
+const NOT_BOOL: &str = "cel expression must evaluate to a bool";
+
+/// What compiling one rule finds at registration.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    /// Why kube refuses the rule: the detail of its `Invalid` error.
+    pub error: Option<String>,
+    /// The most one evaluation can cost (0 when the rule does not compile, as in kube).
+    pub max_cost: u64,
+    /// The same for the `messageExpression`, when it compiles.
+    pub message_cost: u64,
+}
+
+/// Compiles `rule` on the schema node `node` (the resource root when `root`) as kube's
+/// `cel.Compile` does, on a stack deep enough for any rule within cel-go's limits.
+pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
+    on_cel_stack(|| compile_here(rule, node, root))
+}
+
+/// The error of a rule over cel-go's limits, at cel-go's location for them.
+fn limit_error(message: &str) -> String {
+    format!("compilation failed: ERROR: <input>:-1:0: {message}")
+}
+
+/// The gate every CEL source passes before the `cel` crate parses it: our parse (`None`
+/// for syntax we do not know, still within cel-go's limits), or kube's compile error for a
+/// source over cel-go's limits, which no deeper parser may see.
+fn gate(source: &str) -> Result<Option<parse::Expr>, String> {
+    match parse::parse(source) {
+        Ok(expr) => Ok(Some(expr)),
+        Err(Failure::Limit(message)) => Err(limit_error(&message)),
+        Err(Failure::Unrecognized) => match parse::bounded(source) {
+            Err(Failure::Limit(message)) => Err(limit_error(&message)),
+            _ => Ok(None),
+        },
+    }
+}
+
+/// The `cel` crate's parse of a source that passed [`check_limits`], allowed as deep as
+/// cel-go's limits (the crate's own default is shallower).
+pub fn cel_parse(source: &str) -> Result<kube_cel::cel::parser::Expression, kube_cel::cel::ParseErrors> {
+    let parser = || kube_cel::cel::parser::Parser::new().max_recursion_depth(MAX_RECURSION_DEPTH as u16).parse(source);
+    guarded(parser).unwrap_or_else(|msg| {
+        let error = kube_cel::cel::ParseError { source: None, pos: (-1, 0), msg, expr_id: 0, source_info: None };
+        Err(kube_cel::cel::ParseErrors { errors: vec![error] })
+    })
+}
+
+/// kube's compile error for a source over cel-go's limits (size, nesting), if it is.
+pub fn check_limits(source: &str) -> Result<(), String> {
+    on_cel_stack(|| gate(source).map(drop))
+}
+
+fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
+    let source = rule.rule.as_str();
+    let parsed = match gate(source) {
+        Ok(parsed) => parsed,
+        Err(error) => return Compiled { error: Some(error), ..Default::default() },
+    };
+    if let Err(errors) = cel_parse(source) {
+        // The optional syntax (`self.?x`, `m[?k]`) kube accepts; the `cel` crate does not parse it.
+        if errors.errors.iter().any(|e| e.msg.starts_with("unsupported syntax")) {
+            return Compiled::default();
+        }
+        let found = errors.errors.iter().map(|e| (e.pos, e.msg.clone()));
+        let shown: Vec<String> = found.map(|((line, col), msg)| located(source, line, col, &msg)).collect();
+        return Compiled { error: Some(format!("compilation failed: {}", shown.join("\n"))), ..Default::default() };
+    }
+    let Some(expr) = parsed else { return Compiled::default() };
+    let self_type = CelType::of_schema(node, &self_type_name(source), root);
+    let old_self = if rule.optional_old_self == Some(true) { CelType::Dyn } else { self_type.clone() };
+    let variables = vec![("self".to_string(), self_type), ("oldSelf".to_string(), old_self)];
+    let mut checker = check::Checker::new(variables.clone());
+    let result = checker.check(&expr);
+    let mut errors = checker.errors;
+    if errors.is_empty() {
+        if !result.is_open() && result != CelType::Bool {
+            return Compiled { error: Some(NOT_BOOL.to_string()), ..Default::default() };
+        }
+        let max_cost = estimate(&expr, &checker.types, node, root);
+        let message_cost = message_cost(rule, node, root, variables);
+        return Compiled { error: None, max_cost, message_cost };
+    }
+    errors.sort_by_key(|(pos, _)| *pos);
+    let shown: Vec<String> = errors
+        .iter()
+        .map(|(pos, msg)| {
+            let before = &source[..*pos];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            located(source, line as isize, col as isize, msg)
+        })
+        .collect();
+    Compiled { error: Some(format!("compilation failed: {}", shown.join("\n"))), ..Default::default() }
+}
+
+/// The estimated maximum cost of a type-checked expression.
+fn estimate(
+    expr: &parse::Expr,
+    types: &std::collections::HashMap<usize, CelType>,
+    node: &JSONSchemaProps,
+    root: bool,
+) -> u64 {
+    let sizes = size::Sizes { node, resource: root || node.x_kubernetes_embedded_resource == Some(true) };
+    cost::Estimator::new(types, sizes, &["self", "oldSelf"]).cost(expr).max
+}
+
+/// The estimated cost of the rule's `messageExpression` (0 when it does not compile here).
+fn message_cost(rule: &ValidationRule, node: &JSONSchemaProps, root: bool, variables: Vec<(String, CelType)>) -> u64 {
+    let Some(source) = rule.message_expression.as_deref().filter(|m| !m.trim().is_empty()) else { return 0 };
+    let Ok(expr) = parse::parse(source) else { return 0 };
+    let mut checker = check::Checker::new(variables);
+    checker.check(&expr);
+    if !checker.errors.is_empty() {
+        return 0;
+    }
+    estimate(&expr, &checker.types, node, root)
+}
+
+/// cel-go's error text: `ERROR: <input>:L:C: msg` and the line with a caret under C.
+fn located(source: &str, line: isize, col: isize, msg: &str) -> String {
+    let mut out = format!("ERROR: <input>:{line}:{col}: {msg}");
+    let index = usize::try_from(line - 1).unwrap_or(0);
+    if let Some(text) = source.split('\n').nth(index) {
+        let dots = ".".repeat(usize::try_from(col - 1).unwrap_or(0).min(text.chars().count()));
+        out.push_str(&format!("\n | {}\n | {dots}^", text.replace('\t', " ")));
+    }
+    out
+}
+
+/// kube names the type of `self` `selfType<N>` with an arbitrary number; here it is
+/// derived from the rule so that the same rule always gets the same name.
+fn self_type_name(rule: &str) -> String {
+    let hash = rule.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("selfType{}", hash % 1_000_000_000)
+}
+
+/// The rule as Go's `%#v` prints an `apiextensions.ValidationRule`: the bad value of the
+/// `Invalid` error. Set pointers print as addresses in Go; a fixed one stands in for them.
+pub fn go_rule_value(rule: &ValidationRule) -> String {
+    let q = |s: &Option<String>| crate::field::go_quote(s.as_deref().unwrap_or_default());
+    let pointer = |set: bool, ty: &str| format!("({ty})({})", if set { "0xc000000000" } else { "nil" });
+    format!(
+        "apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{}, FieldPath:{}, OptionalOldSelf:{}}}",
+        crate::field::go_quote(&rule.rule),
+        q(&rule.message),
+        q(&rule.message_expression),
+        pointer(rule.reason.is_some(), "*apiextensions.FieldValueErrorReason"),
+        q(&rule.field_path),
+        pointer(rule.optional_old_self.is_some(), "*bool"),
+    )
+}
+
+#[cfg(test)]
+mod tests;

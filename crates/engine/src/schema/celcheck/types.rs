@@ -1,0 +1,145 @@
+//! The CEL types kube gives schema values (`SchemaDeclType`), named as its checker prints
+//! them: objects by a generated root name plus their path (`selfType123.spec.obj`, list
+//! items `.@idx`, map values `.@elem`), `list(string)`, `map(string, int)`, formats as
+//! `timestamp`, `duration` and `bytes`, and `dyn` for int-or-string and untyped values.
+
+use crate::schema::cel::escape;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrBool};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// A CEL type as the checker sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CelType {
+    Bool,
+    Int,
+    Uint,
+    Double,
+    String,
+    Bytes,
+    Null,
+    Timestamp,
+    Duration,
+    List(Box<CelType>),
+    Map(Box<CelType>, Box<CelType>),
+    /// An object with fixed properties (CEL-escaped names).
+    Object(Arc<ObjectType>),
+    /// Anything: checks pass and give `dyn`.
+    Dyn,
+    /// An expression that already failed: it raises no further errors.
+    Error,
+}
+
+/// An object type: its name and its fields.
+#[derive(Debug, PartialEq)]
+pub struct ObjectType {
+    pub name: String,
+    pub fields: BTreeMap<String, CelType>,
+}
+
+impl CelType {
+    /// Whether no check can refuse this type (`dyn`, or an earlier error).
+    pub fn is_open(&self) -> bool {
+        matches!(self, CelType::Dyn | CelType::Error)
+    }
+
+    /// Whether the numeric types cross-compare (`CrossTypeNumericComparisons`).
+    pub fn is_numeric(&self) -> bool {
+        matches!(self, CelType::Int | CelType::Uint | CelType::Double)
+    }
+
+    /// Whether a value of `self` and one of `other` unify (type parameters bind to either).
+    pub fn unifies(&self, other: &CelType) -> bool {
+        match (self, other) {
+            (a, b) if a.is_open() || b.is_open() => true,
+            // null is assignable to object types, as to proto messages.
+            (CelType::Null, CelType::Object(_)) | (CelType::Object(_), CelType::Null) => true,
+            (CelType::List(a), CelType::List(b)) => a.unifies(b),
+            (CelType::Map(ka, va), CelType::Map(kb, vb)) => ka.unifies(kb) && va.unifies(vb),
+            (CelType::Object(a), CelType::Object(b)) => a.name == b.name,
+            (a, b) => a == b,
+        }
+    }
+
+    /// The type of a schema node named `name` (`x-kubernetes-embedded-resource` objects and
+    /// the resource root get `apiVersion`, `kind` and `metadata.name`/`generateName`).
+    pub fn of_schema(s: &JSONSchemaProps, name: &str, resource: bool) -> CelType {
+        if s.x_kubernetes_int_or_string == Some(true) {
+            return CelType::Dyn;
+        }
+        match s.type_.as_deref() {
+            Some("boolean") => CelType::Bool,
+            Some("integer") => CelType::Int,
+            Some("number") => CelType::Double,
+            Some("string") => match s.format.as_deref() {
+                Some("date" | "date-time") => CelType::Timestamp,
+                Some("duration") => CelType::Duration,
+                Some("byte") => CelType::Bytes,
+                _ => CelType::String,
+            },
+            Some("array") => {
+                let item = s.items.as_ref().and_then(|i| match i {
+                    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrArray::Schema(s) => Some(s.as_ref()),
+                    _ => None,
+                });
+                let item = item.map_or(CelType::Dyn, |i| Self::of_schema(i, &format!("{name}.@idx"), false));
+                CelType::List(Box::new(item))
+            }
+            Some("object") => Self::object(s, name, resource || s.x_kubernetes_embedded_resource == Some(true)),
+            _ => CelType::Dyn,
+        }
+    }
+
+    fn object(s: &JSONSchemaProps, name: &str, resource: bool) -> CelType {
+        if let Some(JSONSchemaPropsOrBool::Schema(value)) = &s.additional_properties
+            && s.properties.is_none()
+        {
+            let value = Self::of_schema(value, &format!("{name}.@elem"), false);
+            return CelType::Map(Box::new(CelType::String), Box::new(value));
+        }
+        if matches!(s.additional_properties, Some(JSONSchemaPropsOrBool::Bool(true))) {
+            return CelType::Map(Box::new(CelType::String), Box::new(CelType::Dyn));
+        }
+        let mut fields = BTreeMap::new();
+        for (prop, schema) in s.properties.iter().flatten() {
+            if resource && prop == "metadata" {
+                continue;
+            }
+            if let Some(escaped) = escape(prop) {
+                fields.insert(escaped, Self::of_schema(schema, &format!("{name}.{prop}"), false));
+            }
+        }
+        if resource {
+            fields.insert("apiVersion".into(), CelType::String);
+            fields.insert("kind".into(), CelType::String);
+            let metadata = ObjectType {
+                name: format!("{name}.metadata"),
+                fields: [("name".to_string(), CelType::String), ("generateName".to_string(), CelType::String)].into(),
+            };
+            fields.insert("metadata".into(), CelType::Object(Arc::new(metadata)));
+        }
+        CelType::Object(Arc::new(ObjectType { name: name.to_string(), fields }))
+    }
+}
+
+impl fmt::Display for CelType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CelType::Bool => f.write_str("bool"),
+            CelType::Int => f.write_str("int"),
+            CelType::Uint => f.write_str("uint"),
+            CelType::Double => f.write_str("double"),
+            CelType::String => f.write_str("string"),
+            CelType::Bytes => f.write_str("bytes"),
+            CelType::Null => f.write_str("null"),
+            CelType::Timestamp => f.write_str("timestamp"),
+            CelType::Duration => f.write_str("duration"),
+            CelType::List(item) => write!(f, "list({item})"),
+            CelType::Map(k, v) => write!(f, "map({k}, {v})"),
+            CelType::Object(o) => f.write_str(&o.name),
+            CelType::Dyn => f.write_str("dyn"),
+            CelType::Error => f.write_str("*error*"),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Go's `fmt` rendering of unstructured values, as kube-apiserver's messages print them.
+//!
+//! kube-apiserver decodes a custom resource into `map[string]interface{}` with `int64` and
+//! `float64` numbers, and its messages print those Go values with `%v` (numbers in
+//! bounds, bad values) or `%#v` (maps and slices in `Duplicate value` errors). JSON
+//! rendering differs in the details users see (`1e+06` vs `1000000.0`,
+//! `map[string]interface {}{"name":"a"}` vs `{"name":"a"}`), so the schema validator
+//! renders through these helpers. Floats are formatted by the engine's one Go float
+//! formatter, [`crate::representation::gofmt`].
+
+use crate::field::go_quote;
+use crate::representation::gofmt::go_format_g;
+use serde_json::{Number, Value};
+
+/// The Go value a JSON number decodes to in an unstructured object: `int64` when it is
+/// an integer that fits, `float64` otherwise.
+pub enum GoNumber {
+    Int(i64),
+    Float(f64),
+}
+
+impl GoNumber {
+    pub fn of(n: &Number) -> GoNumber {
+        match n.as_i64() {
+            Some(i) => GoNumber::Int(i),
+            None => GoNumber::Float(n.as_f64().unwrap_or(f64::NAN)),
+        }
+    }
+
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            GoNumber::Int(i) => i as f64,
+            GoNumber::Float(f) => f,
+        }
+    }
+}
+
+/// `%v` of a decoded JSON number.
+pub fn number_v(n: &Number) -> String {
+    match GoNumber::of(n) {
+        GoNumber::Int(i) => i.to_string(),
+        GoNumber::Float(f) => go_format_g(f),
+    }
+}
+
+/// `%#v` of an unstructured value: `map[string]interface {}{"a":1}`, `[]interface {}{"a", 1}`.
+pub fn sharp_v(v: &Value) -> String {
+    match v {
+        Value::Null => "interface {}(nil)".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number_v(n),
+        Value::String(s) => go_quote(s),
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(sharp_v).collect();
+            format!("[]interface {{}}{{{}}}", inner.join(", "))
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> =
+                keys.iter().map(|k| format!("{}:{}", go_quote(k), sharp_v(&map[k.as_str()]))).collect();
+            format!("map[string]interface {{}}{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+/// `%v` (or `%+v`) of an unstructured value: `map[a:1 b:[x <nil>]]`, strings bare, map
+/// keys sorted.
+pub fn plain_v(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number_v(n),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!("[{}]", items.iter().map(plain_v).collect::<Vec<_>>().join(" ")),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys.iter().map(|k| format!("{k}:{}", plain_v(&map[k.as_str()]))).collect();
+            format!("map[{}]", inner.join(" "))
+        }
+    }
+}
+
+/// How `field.Error` prints a bad value: strings quoted, numbers and booleans with `%v`,
+/// `nil` as `"null"`, maps and slices with `%#v`.
+pub fn bad_value(v: &Value) -> String {
+    match v {
+        Value::Null => go_quote("null"),
+        Value::String(s) => go_quote(s),
+        Value::Number(n) => number_v(n),
+        Value::Bool(b) => b.to_string(),
+        other => sharp_v(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_keep_their_go_type() {
+        assert_eq!(number_v(&Number::from(42)), "42");
+        assert_eq!(number_v(&Number::from_f64(2.0).expect("finite")), "2");
+        assert_eq!(number_v(&Number::from(u64::MAX)), "1.8446744073709552e+19");
+    }
+
+    #[test]
+    fn maps_and_slices_print_like_go_plain_v() {
+        // The oracle's `%+v` of a strategic merge patch.
+        let patch = json!({"spec": {"foo": [1, "x", 2.5, {"k": 1e21}]}, "a": null, "b": true});
+        assert_eq!(plain_v(&patch), "map[a:<nil> b:true spec:map[foo:[1 x 2.5 map[k:1e+21]]]]");
+    }
+
+    #[test]
+    fn maps_and_slices_print_like_go_sharp_v() {
+        assert_eq!(sharp_v(&json!({"name": "a", "port": 80})), r#"map[string]interface {}{"name":"a", "port":80}"#);
+        assert_eq!(sharp_v(&json!({})), "map[string]interface {}{}");
+        assert_eq!(sharp_v(&json!(["a", 1, null, true])), r#"[]interface {}{"a", 1, interface {}(nil), true}"#);
+        assert_eq!(bad_value(&json!(null)), r#""null""#);
+        assert_eq!(bad_value(&json!("x")), r#""x""#);
+    }
+}

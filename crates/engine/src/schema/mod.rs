@@ -1,0 +1,198 @@
+//! Structural OpenAPI v3 schemas of custom resources: what kube-apiserver does with a
+//! CRD version's `openAPIV3Schema` to every object of that version.
+//!
+//! Two moments, as in apiextensions-apiserver:
+//! - **decoding** a request body: [`Schema::check_decode`] refuses what cannot be decoded
+//!   (embedded `apiVersion`/`kind` that are not strings, metadata that is not an
+//!   `ObjectMeta`), and [`Schema::prune_and_default`] drops unknown fields (returning their
+//!   paths), drops non-nullable `null`s, round-trips object metadata and applies
+//!   defaults;
+//! - **validating** a create, an update or a `/status` update, in kube's order: value
+//!   validation ([`Schema::validate_values`], kube-openapi's checks and messages),
+//!   embedded resources and list types ([`Schema::validate_structure`]), then the CEL
+//!   rules ([`Schema::validate_rules`]), which do not run when an earlier error means the
+//!   object does not have the shape the rules expect. On update, unchanged values are
+//!   ratcheted and transition rules see `oldSelf`.
+//!
+//! Object metadata rules shared by every kind live in [`object_meta`], the name grammars
+//! in [`names`]. The schema is compiled once per served version ([`Schema::new`]).
+
+pub mod cel;
+pub mod celcheck;
+pub mod celcost;
+mod celmeter;
+mod correlate;
+mod defaults;
+mod embedded;
+pub mod formats;
+pub mod gofmt;
+mod listtype;
+pub mod names;
+mod node;
+pub mod object_meta;
+mod prune;
+mod validate;
+
+pub use node::Node;
+pub use object_meta::{validate_object_meta, validate_object_meta_update};
+
+use crate::field::{ErrorType, FieldError, Path};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+use serde_json::Value;
+
+/// The message kube appends instead of running the CEL rules on a malformed object.
+pub const RULES_NOT_CHECKED: &str = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+
+/// A compiled structural schema: the root `openAPIV3Schema` of one CRD version.
+#[derive(Debug)]
+pub struct Schema {
+    root: Node,
+    /// `spec.preserveUnknownFields`: legacy CRDs keep unknown fields everywhere.
+    preserve_unknown_fields: bool,
+    has_rules: bool,
+}
+
+impl Schema {
+    /// Compiles a schema (regexes, formats and CEL rules are prepared here, once).
+    pub fn new(props: &JSONSchemaProps) -> Schema {
+        let root = Node::compile(props);
+        let has_rules = root.has_rules();
+        Schema { root, preserve_unknown_fields: false, has_rules }
+    }
+
+    /// Keeps unknown fields, as a CRD with `spec.preserveUnknownFields: true` does.
+    pub fn preserving_unknown_fields(mut self, preserve: bool) -> Schema {
+        self.preserve_unknown_fields = preserve;
+        self
+    }
+
+    /// The compiled root node.
+    pub fn root(&self) -> &Node {
+        &self.root
+    }
+
+    /// Decode-time refusals, as the message kube answers a 400 with: an embedded
+    /// resource's `apiVersion`/`kind` that is not a string, or metadata (root or embedded)
+    /// that does not decode as an `ObjectMeta`.
+    pub fn check_decode(&self, obj: &Value) -> Result<(), String> {
+        if let Some(meta) = obj.get("metadata") {
+            object_meta::check_types(meta)?;
+        }
+        embedded::check(&Path::default(), obj, Some(&self.root)).map_err(|e| e.to_string())
+    }
+
+    /// What kube does to a request body while decoding it: prune unknown fields, drop
+    /// non-nullable `null`s, round-trip object metadata (dropping unknown metadata fields)
+    /// and apply defaults. Returns every dropped unknown field's path (`spec.foo`,
+    /// `metadata.bar`), sorted. Idempotent.
+    pub fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        let mut unknown = Vec::new();
+        if let Some(meta) = obj.get_mut("metadata") {
+            object_meta::coerce(meta, "metadata", &mut unknown);
+        }
+        if !self.preserve_unknown_fields {
+            unknown.extend(prune::prune(obj, &self.root));
+            prune::prune_non_nullable_nulls(obj, Some(&self.root));
+        }
+        embedded::coerce(&Path::default(), obj, Some(&self.root), &mut unknown);
+        defaults::default(obj, &self.root);
+        unknown.sort();
+        unknown
+    }
+
+    /// What kube's schema coercer does to an object converted to this schema's version (on
+    /// its way to storage, or read at another version than stored): prune unknown fields
+    /// and drop non-nullable `null`s, reporting nothing.
+    pub fn prune_converted(&self, obj: &mut Value) {
+        if !self.preserve_unknown_fields {
+            prune::prune(obj, &self.root);
+            prune::prune_non_nullable_nulls(obj, Some(&self.root));
+        }
+    }
+
+    /// Applies the schema's defaults only (what kube also does when reading stored objects).
+    pub fn default(&self, obj: &mut Value) {
+        defaults::default(obj, &self.root);
+    }
+
+    /// Value validation of the whole object (kube-openapi's checks); `old` ratchets
+    /// unchanged values on update.
+    pub fn validate_values(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        validate::validate(&self.root, "", obj, old).errors
+    }
+
+    /// Value problems of `.status` alone, as kube's status strategy finds them: validated
+    /// with the status schema as the root (messages name `replicas in body`), reported
+    /// under `status` (`status.replicas`).
+    pub fn validate_status_values(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let (Some(node), Some(status)) = (self.root.properties.get("status"), obj.get("status")) else {
+            return Vec::new();
+        };
+        let old_status = old.map(|o| o.get("status").unwrap_or(&Value::Null));
+        let mut errs = validate::validate(node, "", status, old_status).errors;
+        for e in &mut errs {
+            e.field = if e.field == "<nil>" { "status".into() } else { format!("status.{}", e.field) };
+        }
+        errs
+    }
+
+    /// Embedded resources' type and object metadata, and `x-kubernetes-list-type`
+    /// uniqueness. On update the list rules only apply when the old object met them.
+    pub fn validate_structure(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = embedded::validate(&Path::default(), obj, Some(&self.root));
+        let lists = |v: &Value| v.as_object().map(|o| listtype::validate(&Path::default(), &self.root, o));
+        let old_ok = old.is_none_or(|o| lists(o).unwrap_or_default().is_empty());
+        if old_ok {
+            errs.extend(lists(obj).unwrap_or_default());
+        }
+        errs
+    }
+
+    /// The CEL rules, unless `prior` holds an error that makes them meaningless (a wrong
+    /// type, a missing required field, an unsupported enum value, a size limit): then the
+    /// one error kube reports instead.
+    pub fn validate_rules(&self, obj: &Value, old: Option<&Value>, prior: &[FieldError]) -> Vec<FieldError> {
+        if !self.has_rules {
+            return vec![];
+        }
+        let blocking = prior.iter().any(|e| {
+            matches!(
+                e.error_type,
+                ErrorType::NotSupported
+                    | ErrorType::Required
+                    | ErrorType::TooLong
+                    | ErrorType::TooMany
+                    | ErrorType::TypeInvalid
+            )
+        });
+        if blocking {
+            return vec![validate::with_value(ErrorType::Invalid, "<nil>", &Value::Null, RULES_NOT_CHECKED.into())];
+        }
+        let path = Path::default();
+        let ratchet = old.is_some_and(|o| correlate::equal(Some(&self.root), obj, o));
+        let site = cel::Site { path: &path, value: obj, old, resource_root: true, ratchet };
+        cel::validate(&self.root, &site)
+    }
+
+    /// Every schema problem with a new object: values, structure, then rules.
+    pub fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = self.validate_values(obj, None);
+        errs.extend(self.validate_structure(obj, None));
+        let rules = self.validate_rules(obj, None, &errs);
+        errs.extend(rules);
+        errs
+    }
+
+    /// Every schema problem with an update from `old` to `new` (ratcheting unchanged
+    /// values, transition rules with `oldSelf`).
+    pub fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = self.validate_values(new, Some(old));
+        errs.extend(self.validate_structure(new, Some(old)));
+        let rules = self.validate_rules(new, Some(old), &errs);
+        errs.extend(rules);
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests;

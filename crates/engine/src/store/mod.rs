@@ -1,0 +1,365 @@
+//! Versioned key/value storage: the source of every `resourceVersion`.
+//!
+//! The model is etcd v3's: one global, monotonic revision; every successful write gets the
+//! next revision, and that revision is the written object's `resourceVersion`. The [`Store`]
+//! trait is what the engine programs against, so an etcd backend can implement it later
+//! without the layers above changing.
+//!
+//! [`LocalStore`] is the embedded implementation: the whole current state and a bounded
+//! history of changes live in memory ([`state`], also serving as the watch cache), and a
+//! single committer thread ([`writer`]) batches concurrent writes into one durable commit
+//! (group commit) through a [`Persist`] backend: nothing for the memory store; for the
+//! durable one ([`redb_backend`]), one synced append to a write-ahead log ([`wal`]), which
+//! a background thread carries into a redb database and checkpoints. A write is
+//! acknowledged only after its batch is durable and visible to readers.
+
+mod redb_backend;
+mod state;
+mod wal;
+mod watch;
+mod writer;
+
+#[cfg(test)]
+mod conformance;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+pub(crate) use redb_backend::RedbPersist;
+pub(crate) use writer::{NoPersist, Persist};
+
+/// A revision of the store; the `resourceVersion` of whatever was written at it.
+pub type Revision = u64;
+
+/// How many changes the in-memory history keeps for watches and paged lists by default.
+pub const DEFAULT_HISTORY: usize = 16_384;
+
+/// How many bytes of changes the history keeps by default (see [`HistoryLimit`]).
+///
+/// kube-apiserver bounds its watch cache by count only, and etcd its history by time (a
+/// compaction every 5 minutes); both live in other processes than the clients'. The engine
+/// runs inside the plugin, so its memory is the user's: a count alone let 100 patches of a
+/// 1 MiB object hold hundreds of MiB. 64 MiB is the count bound's worth of 2 KiB objects
+/// (a typical custom resource: up to ~4 KiB of change with its previous value), so only
+/// streams of large objects lose history sooner, and those still keep their last ~20
+/// full-size (1.5 MiB) changes.
+pub const DEFAULT_HISTORY_BYTES: usize = 64 * 1024 * 1024;
+
+/// The largest write the store takes: etcd's default `--max-request-bytes` (1.5 MiB), which
+/// is what bounds an object's size in kube-apiserver (its own 3 MiB body limit is higher).
+/// etcd counts its whole transaction; [`request_bytes`] estimates it as etcd 3.4 does.
+pub const MAX_REQUEST_BYTES: usize = 1_572_864;
+
+/// The bytes etcd's transaction for one write of `value` at `key` takes, as measured
+/// against the oracle's etcd: the value, the key twice (compare and put) and ~40 bytes of
+/// envelope.
+fn request_bytes(key: &str, value: &[u8]) -> usize {
+    value.len() + 2 * key.len() + 40
+}
+
+/// How much change history a [`LocalStore`] keeps in memory: the oldest changes are dropped
+/// once either bound is passed, and a watch or list from before them is `Expired` (410).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryLimit {
+    /// Changes kept at most.
+    pub events: usize,
+    /// Bytes as counted without sharing (an upper bound of what the history holds).
+    pub bytes: usize,
+}
+
+impl Default for HistoryLimit {
+    fn default() -> Self {
+        HistoryLimit { events: DEFAULT_HISTORY, bytes: DEFAULT_HISTORY_BYTES }
+    }
+}
+
+/// What the history holds at a moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryStats {
+    /// Changes held.
+    pub events: usize,
+    /// Their bytes, counted as [`HistoryLimit::bytes`] counts them.
+    pub bytes: usize,
+    /// The oldest revision a watch may start after (and a list be read at).
+    pub oldest: Revision,
+}
+
+/// One stored key with its value and revisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValue {
+    /// The key (`/registry/<group>/<resource>/[<namespace>/]<name>`).
+    pub key: String,
+    /// The stored bytes (an object's JSON at its storage version).
+    pub value: Bytes,
+    /// The revision at which the key was created (the current incarnation).
+    pub create_revision: Revision,
+    /// The revision of the last write to the key: its `resourceVersion`.
+    pub mod_revision: Revision,
+}
+
+/// One change, as watches deliver it and the history keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchEvent {
+    /// The revision the change was written at.
+    pub revision: Revision,
+    /// The key it changed.
+    pub key: String,
+    /// The value after the change; `None` for a delete.
+    pub current: Option<KeyValue>,
+    /// The value before the change; `None` for a create.
+    pub prev: Option<KeyValue>,
+}
+
+/// What a change did to its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// The key was created.
+    Added,
+    /// The key was updated.
+    Modified,
+    /// The key was deleted.
+    Deleted,
+}
+
+impl WatchEvent {
+    /// Whether the change created, updated or deleted its key.
+    pub fn event_type(&self) -> EventType {
+        match (&self.prev, &self.current) {
+            (_, None) => EventType::Deleted,
+            (None, Some(_)) => EventType::Added,
+            (Some(_), Some(_)) => EventType::Modified,
+        }
+    }
+}
+
+/// Options of a list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListOptions {
+    /// At most this many items; `None` or `Some(0)` for all.
+    pub limit: Option<usize>,
+    /// Start at this key (inclusive): the key a previous page returned as `next_key`.
+    pub start_key: Option<String>,
+    /// Read the state as it was at this revision (a continued list passes the first
+    /// page's revision so every page comes from one snapshot). `None`: the latest.
+    pub revision: Option<Revision>,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// The keys of the page, in key order.
+    pub items: Vec<KeyValue>,
+    /// The revision the page was read at.
+    pub revision: Revision,
+    /// Where the next page starts, when there is one.
+    pub next_key: Option<String>,
+    /// How many items remain after this page.
+    pub remaining: u64,
+}
+
+/// The result of a delete: the last value and the revision of the deletion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deleted {
+    /// The value the key held when it was deleted.
+    pub prev: KeyValue,
+    /// The revision of the deletion.
+    pub revision: Revision,
+}
+
+/// A stream of changes under a prefix, in revision order. An `Err` ends it. Every
+/// watcher of a change shares the one the history holds.
+pub type WatchStream = BoxStream<'static, Result<Arc<WatchEvent>, StoreError>>;
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// A create found the key present.
+    #[error("key {key:?} already exists")]
+    AlreadyExists {
+        /// The key.
+        key: String,
+    },
+    /// An update or delete found no key.
+    #[error("key {key:?} not found")]
+    NotFound {
+        /// The key.
+        key: String,
+    },
+    /// An update or delete with an expected revision found the key at another one.
+    #[error("key {key:?} is at revision {actual}, not the expected {expected}")]
+    Conflict {
+        /// The key.
+        key: String,
+        /// The revision the write expected.
+        expected: Revision,
+        /// The revision the key is at.
+        actual: Revision,
+    },
+    /// The requested revision is older than the history still held (HTTP 410 Gone).
+    #[error("too old resource version: {requested} ({oldest})")]
+    Expired {
+        /// The revision asked for.
+        requested: Revision,
+        /// The oldest revision still held.
+        oldest: Revision,
+    },
+    /// The requested revision is newer than the store's (HTTP 504 with retry, as kube).
+    #[error("Too large resource version: {requested}, current resource version: {current}")]
+    TooLarge {
+        /// The revision asked for.
+        requested: Revision,
+        /// The store's current revision.
+        current: Revision,
+    },
+    /// A write over [`MAX_REQUEST_BYTES`] (kube answers etcd's words with a 500).
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
+    /// Another process holds the database.
+    #[error("the data directory {path} is in use by another process")]
+    Locked {
+        /// The database file that is held.
+        path: PathBuf,
+    },
+    /// The backend failed (IO, a corrupt file); the text says how.
+    #[error("storage backend: {0}")]
+    Backend(String),
+    /// The store was closed (the engine is shutting down).
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// The storage every engine layer programs against.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// The latest revision.
+    async fn current_revision(&self) -> Result<Revision, StoreError>;
+    /// The key's current value, if it exists.
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError>;
+    /// Keys starting with `prefix`, in key order, consistent at one revision.
+    async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError>;
+    /// Fails with `AlreadyExists` if the key exists.
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError>;
+    /// Fails with `NotFound`, or `Conflict` when `expected` is given and is not the key's
+    /// current `mod_revision`.
+    async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError>;
+    /// Fails with `NotFound`, or `Conflict` like `update`.
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError>;
+    /// Every change under `prefix` after revision `after`, then live changes.
+    /// `Expired` when changes after `after` are no longer held.
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError>;
+}
+
+/// The embedded store: state in memory, writes made durable by `P` in group commits.
+pub struct LocalStore {
+    state: Arc<RwLock<state::State>>,
+    writer: writer::Writer,
+    revisions: tokio::sync::watch::Receiver<Revision>,
+}
+
+impl LocalStore {
+    /// A store that keeps nothing across restarts (tests, `--storage memory`).
+    pub fn memory() -> Self {
+        Self::memory_with_history(HistoryLimit::default())
+    }
+
+    /// A memory store keeping `history` in memory for watches.
+    pub fn memory_with_history(history: HistoryLimit) -> Self {
+        Self::start(NoPersist, state::State::new(0, history))
+    }
+
+    /// A durable store in a redb database file.
+    pub fn redb(path: &Path) -> Result<Self, StoreError> {
+        Self::redb_with_history(path, HistoryLimit::default())
+    }
+
+    /// A durable store keeping `history` in memory for watches.
+    pub fn redb_with_history(path: &Path, history: HistoryLimit) -> Result<Self, StoreError> {
+        Self::redb_tuned(path, history, redb_backend::Tuning::default())
+    }
+
+    fn redb_tuned(path: &Path, history: HistoryLimit, tuning: redb_backend::Tuning) -> Result<Self, StoreError> {
+        let (persist, loaded) = RedbPersist::open_tuned(path, tuning)?;
+        let mut initial = state::State::new(loaded.revision, history);
+        for kv in loaded.items {
+            initial.insert_loaded(kv);
+        }
+        Ok(Self::start(persist, initial))
+    }
+
+    fn start<P: Persist>(persist: P, initial: state::State) -> Self {
+        let revision = initial.revision();
+        let state = Arc::new(RwLock::new(initial));
+        let (tx, rx) = tokio::sync::watch::channel(revision);
+        let writer = writer::Writer::spawn(persist, Arc::clone(&state), tx);
+        LocalStore { state, writer, revisions: rx }
+    }
+
+    /// Closes the store: waits for pending writes and releases the backend, so that the
+    /// same database can be opened again at once (by this or another process).
+    pub async fn close(self) {
+        self.writer.close().await;
+    }
+
+    /// What the change history holds now.
+    pub fn history_stats(&self) -> Result<HistoryStats, StoreError> {
+        Ok(self.read()?.history_stats())
+    }
+
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, state::State>, StoreError> {
+        self.state.read().map_err(|_| StoreError::Backend("state lock poisoned".into()))
+    }
+}
+
+/// Refuses a write etcd would refuse for its size.
+fn check_request_size(key: &str, value: &[u8]) -> Result<(), StoreError> {
+    if request_bytes(key, value) > MAX_REQUEST_BYTES {
+        return Err(StoreError::RequestTooLarge);
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Store for LocalStore {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        Ok(self.read()?.revision())
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        Ok(self.read()?.get(key).cloned())
+    }
+
+    async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
+        self.read()?.list(prefix, opts)
+    }
+
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
+        check_request_size(key, &value)?;
+        match self.writer.submit(writer::Op::Create { key: key.to_string(), value }).await? {
+            writer::Outcome::Written(kv) => Ok(kv),
+            writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),
+        }
+    }
+
+    async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
+        check_request_size(key, &value)?;
+        match self.writer.submit(writer::Op::Update { key: key.to_string(), value, expected }).await? {
+            writer::Outcome::Written(kv) => Ok(kv),
+            writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),
+        }
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError> {
+        match self.writer.submit(writer::Op::Delete { key: key.to_string(), expected }).await? {
+            writer::Outcome::Deleted(d) => Ok(d),
+            writer::Outcome::Written(_) => Err(StoreError::Backend("unexpected outcome".into())),
+        }
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
+        self.read()?.check_watchable(after)?;
+        Ok(watch::stream(Arc::clone(&self.state), self.revisions.clone(), prefix.to_string(), after))
+    }
+}
