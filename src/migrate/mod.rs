@@ -57,8 +57,11 @@
 //! - [`journal`]: the journal and the durable, checksummed backup.
 //! - `adopt`: dependents pointed at the objects as they are now.
 //! - [`ops`]: the cluster operations the steps need beyond [`crate::cluster`].
-//! - [`steps`]: the step functions and the [`Migration`] state machine.
-//! - `preflight`: what a rollback needs, checked before its first delete.
+//! - [`steps`]: the [`Migration`] state machine: which step runs next, the phases.
+//! - `context`: the journal as a step body sees it (state, limits, the backup read once).
+//! - `actions`: the step bodies, over a `context`.
+//! - `preflight`: what a rollback needs, checked before its first delete (read, then a
+//!   pure decision).
 //! - [`verify`]: backup against cluster.
 //! - [`report`]: the plan, questions and summaries as lines, for every driver.
 //! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
@@ -66,6 +69,7 @@
 mod actions;
 mod adopt;
 mod batch;
+mod context;
 pub mod convert;
 pub mod diff;
 mod failpoint;
