@@ -52,7 +52,8 @@
 //!   CRDs, and exported data lists (pure).
 //! - [`model`]: identities of the old and new kinds and the object mapping (pure).
 //! - [`diff`]: the loss-oriented comparison used by validation and verification (pure).
-//! - [`plan`]: what will happen, from a read-only look at the cluster.
+//! - [`plan`]: what will happen: a read-only look at the cluster fills a snapshot, and a
+//!   pure function of the snapshot decides the plan.
 //! - [`names`]: name collisions and the temporary validation CRD (pure).
 //! - [`journal`]: the journal and the durable, checksummed backup.
 //! - `adopt`: dependents pointed at the objects as they are now.
