@@ -6,6 +6,7 @@
 use super::MigrateError;
 use super::adopt;
 use super::batch::{each, first_error, migrated_uids};
+use super::context::Context;
 use super::diff;
 use super::journal::{self, Backup, SourceKind};
 use super::model::{Mapping, ObjectKey, being_deleted, owner_refs, same_refs, uid, uids};
@@ -13,7 +14,6 @@ use super::ops;
 use super::plan;
 use super::progress::{Event, Report};
 use super::step::Step;
-use super::context::Context;
 use super::verify::{self, Verification};
 use crate::cluster::{ClusterError, Discovery, ResourceType};
 use serde_json::Value;
@@ -94,11 +94,7 @@ fn back(m: &Context) -> Mapping {
     mapping.towards(&mapping.from)
 }
 
-async fn stop_controllers(
-    m: &mut Context,
-    client: &kube::Client,
-    report: Report<'_>,
-) -> Result<String, MigrateError> {
+async fn stop_controllers(m: &mut Context, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
     let step = Step::StopControllers;
     if m.state().controllers.is_empty() {
         return Ok("no controllers were named".into());

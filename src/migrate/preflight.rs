@@ -117,7 +117,8 @@ pub(crate) fn rollback_problems(
         }
         _ => {}
     }
-    problems.extend(names::name_conflicts(&typed, &view.crds, going).into_iter().map(|c| format!("name conflict: {c}")));
+    problems
+        .extend(names::name_conflicts(&typed, &view.crds, going).into_iter().map(|c| format!("name conflict: {c}")));
     if let Some(e) = &view.refused {
         problems.push(format!("the cluster does not accept {old_name} again: {e}"));
     }

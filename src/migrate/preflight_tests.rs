@@ -109,7 +109,7 @@ fn rollback_problems_from_what_was_read() {
 #[test]
 fn a_backed_up_document_that_is_no_crd_is_an_error() {
     let view = RollbackView::default();
-    let err = rollback_problems(OLD, NEW, &json!({"kind": "ConfigMap"}), &[Step::RestoreOldCrd], &view)
-        .expect_err("no CRD");
+    let err =
+        rollback_problems(OLD, NEW, &json!({"kind": "ConfigMap"}), &[Step::RestoreOldCrd], &view).expect_err("no CRD");
     assert!(matches!(err, MigrateError::State(_)), "{err}");
 }

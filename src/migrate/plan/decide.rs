@@ -176,7 +176,11 @@ pub fn decide(o: &Observed) -> Result<Plan, MigrateError> {
         let already: Vec<String> =
             targets.keys().filter(|k| o.under_new_kind.contains(k)).map(ToString::to_string).collect();
         if !already.is_empty() {
-            problems.push(format!("{} object(s) already exist under the new kind: {}", already.len(), sample(&already)));
+            problems.push(format!(
+                "{} object(s) already exist under the new kind: {}",
+                already.len(),
+                sample(&already)
+            ));
         }
         match &o.dry_run {
             Some(rejected) => Validation::Checked {

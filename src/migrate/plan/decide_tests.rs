@@ -247,7 +247,10 @@ fn plans_from_snapshots() {
         (
             "objects being deleted",
             cluster(&ct, &schedules(), vec![deleting(obj(&ct, Some("a"), "one")), obj(&ct, Some("a"), "two")]),
-            Want::Plan { order: Order::NewFirst, problems: &["1 object(s) are being deleted and wait for finalizers (a/one)"] },
+            Want::Plan {
+                order: Order::NewFirst,
+                problems: &["1 object(s) are being deleted and wait for finalizers (a/one)"],
+            },
         ),
         (
             "cluster-scoped to namespaced says where to",
@@ -268,7 +271,10 @@ fn plans_from_snapshots() {
             }),
             Want::Plan {
                 order: Order::NewFirst,
-                problems: &["1 object(s) already exist under the new kind: b/two", "the new schema refuses 1 object(s)"],
+                problems: &[
+                    "1 object(s) already exist under the new kind: b/two",
+                    "the new schema refuses 1 object(s)",
+                ],
             },
         ),
     ];

@@ -60,7 +60,8 @@ pub async fn observe(client: &kube::Client, request: &Request) -> Result<Observe
     let discovery = Discovery::fetch(client).await?;
     let owners = uids(objects);
     let from = &sides.from;
-    seen.dependents = ops::find_dependents(client, &discovery, &owners, &[(from.group.clone(), from.plural.clone())]).await;
+    seen.dependents =
+        ops::find_dependents(client, &discovery, &owners, &[(from.group.clone(), from.plural.clone())]).await;
     for spec in &request.controllers {
         let c = ops::resolve_controller(spec, &discovery)?;
         let replicas = ops::controller_replicas(client, &c).await?;
