@@ -8,8 +8,9 @@ use super::adopt;
 use super::batch::{each, first_error, migrated_uids};
 use super::context::Context;
 use super::diff;
+use super::guard;
 use super::journal::{self, Backup, SourceKind};
-use super::model::{Mapping, ObjectKey, being_deleted, owner_refs, same_refs, uid, uids};
+use super::model::{Mapping, ObjectKey, being_deleted, uid, uids};
 use super::ops;
 use super::plan;
 use super::progress::{Event, Report};
@@ -17,7 +18,7 @@ use super::step::Step;
 use super::verify::{self, Verification};
 use crate::cluster::{ClusterError, Discovery, ResourceType};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 type Done = (String, Option<Verification>);
 
@@ -274,33 +275,10 @@ async fn delete_data(
 ) -> Result<String, MigrateError> {
     let res = mapping.to.resource();
     let current = ops::list_all(client, &res).await?;
-    let by_key: HashMap<ObjectKey, &Value> = current.iter().map(|o| (ObjectKey::of(o), o)).collect();
-    let wanted: HashMap<ObjectKey, &Value> =
-        backup.objects.iter().map(|o| (mapping.key(&ObjectKey::of(o)), o)).collect();
+    let targets = guard::with_backup(&current, backup, mapping);
     if guard {
-        let backed_up = migrated_uids(backup);
-        let extra: Vec<String> = current
-            .iter()
-            .filter(|o| !backed_up.contains(uid(o)) && o.pointer("/metadata/deletionTimestamp").is_none())
-            .map(|o| ObjectKey::of(o).to_string())
-            .collect();
-        let changed: Vec<String> = wanted
-            .iter()
-            .filter_map(|(k, b)| by_key.get(k).map(|c| (k, b, c)))
-            .filter(|(_, b, c)| c.pointer("/metadata/deletionTimestamp").is_none() && changed_since(b, c))
-            .map(|(k, _, _)| k.to_string())
-            .collect();
-        if !extra.is_empty() || !changed.is_empty() {
-            return Err(MigrateError::Changed(format!(
-                "objects changed after the backup: {} new ({}), {} modified ({}). Writers are still running: stop them, then roll the migration back and run it again",
-                extra.len(),
-                extra.first().map(String::as_str).unwrap_or("-"),
-                changed.len(),
-                changed.first().map(String::as_str).unwrap_or("-"),
-            )));
-        }
+        guard::unchanged_since_backup(&current, &targets, backup)?;
     }
-    let targets: Vec<(&Value, &Value)> = wanted.iter().filter_map(|(k, b)| by_key.get(k).map(|c| (*b, *c))).collect();
     let uids: HashSet<String> = targets.iter().map(|(_, o)| uid(o).to_string()).collect();
     let results = each(step, &targets, report, |(backed_up, current)| {
         let res = &res;
@@ -334,7 +312,10 @@ async fn delete_one(
                 if uid(&now) != uid(&current) {
                     return Ok(());
                 }
-                if guard && now.pointer("/metadata/deletionTimestamp").is_none() && changed_since(backed_up, &now) {
+                if guard
+                    && now.pointer("/metadata/deletionTimestamp").is_none()
+                    && guard::changed_since(backed_up, &now)
+                {
                     return Err(MigrateError::Changed(format!(
                         "{key} changed while it was being deleted; writers are still running: stop them, then resume the migration"
                     )));
@@ -345,16 +326,6 @@ async fn delete_one(
         }
     }
     Err(MigrateError::Changed(format!("{key} kept changing while it was being deleted; stop the writers, then resume")))
-}
-
-/// Whether an object differs from its backup in what a migration keeps. Owner references
-/// may have been removed (orphaning by the garbage collector), not added or changed.
-fn changed_since(backup: &Value, current: &Value) -> bool {
-    let kept = owner_refs(backup);
-    let refs_ok = owner_refs(current)
-        .iter()
-        .all(|r| kept.iter().any(|k| same_refs(std::slice::from_ref(k), std::slice::from_ref(r))));
-    !diff::compare_objects(backup, current).is_empty() || !refs_ok
 }
 
 async fn delete_old_crd(m: &Context, client: &kube::Client) -> Result<String, MigrateError> {

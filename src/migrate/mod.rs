@@ -61,6 +61,7 @@
 //! - [`steps`]: the [`Migration`] state machine: which step runs next, the phases.
 //! - `context`: the journal as a step body sees it (state, limits, the backup read once).
 //! - `actions`: the step bodies, over a `context`.
+//! - `guard`: what must hold before the old objects are deleted (pure).
 //! - `preflight`: what a rollback needs, checked before its first delete (read, then a
 //!   pure decision).
 //! - [`verify`]: backup against cluster.
@@ -74,6 +75,7 @@ mod context;
 pub mod convert;
 pub mod diff;
 mod failpoint;
+mod guard;
 pub mod journal;
 pub mod model;
 pub mod names;
