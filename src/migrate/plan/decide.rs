@@ -91,6 +91,17 @@ pub(super) fn existing_new<'a>(o: &'a Observed, new_name: &str) -> Option<&'a Cr
     o.crds.iter().find(|c| c.metadata.name.as_deref() == Some(new_name) && Some(*c) != old_on_cluster)
 }
 
+/// The document to dry-run create to learn whether the cluster accepts the new CRD: none
+/// when the new CRD exists already; the document itself when its name is free; else (the
+/// old CRD holds the name) the temporary copy, which checks the same schema.
+pub(super) fn new_crd_probe(o: &Observed, sides: &Sides) -> Option<Value> {
+    if existing_new(o, &sides.new_name).is_some() {
+        return None;
+    }
+    let taken = o.crds.iter().any(|c| c.metadata.name.as_deref() == Some(&sides.new_name));
+    Some(if taken { names::validation_crd(&sides.new_doc, &sides.id()).1 } else { sides.new_doc.clone() })
+}
+
 /// Whether a CRD serves its objects.
 pub(super) fn is_established(crd: &Crd) -> bool {
     condition(crd, ESTABLISHED).is_some_and(|c| c.status == "True")

@@ -324,6 +324,24 @@ fn the_plan_counts_namespaces_and_says_how_objects_are_checked() {
 }
 
 #[test]
+fn the_new_crd_is_dry_run_as_itself_or_as_the_temporary_copy() {
+    let ct = crontabs();
+    let probe_group = |o: &Observed| {
+        let sides = sides(o).expect("sides");
+        new_crd_probe(o, &sides).map(|doc| doc["spec"]["group"].as_str().unwrap_or_default().to_string())
+    };
+    // Its name free: the document itself.
+    assert_eq!(probe_group(&cluster(&ct, &schedules(), vec![])).as_deref(), Some("new.example.com"));
+    // Its name the old CRD's: the copy under a group of its own.
+    let copy = probe_group(&cluster(&ct, &ct.clone().cluster_scoped(), vec![])).expect("probed");
+    assert!(copy.ends_with(names::VALIDATION_GROUP_SUFFIX), "{copy}");
+    // There already: nothing to ask.
+    let mut there = cluster(&ct, &schedules(), vec![]);
+    there.crds.push(schedules().served().crd());
+    assert_eq!(probe_group(&there), None);
+}
+
+#[test]
 fn files_keep_their_objects_for_the_journal_and_clusters_do_not() {
     let ct = crontabs();
     let from_files = decide(&files(&ct, Some(&schedules()), vec![obj(&ct, Some("a"), "one")], None)).expect("plans");

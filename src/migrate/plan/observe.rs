@@ -6,7 +6,7 @@
 //! [`super::decide`], so the snapshot holds what the decision needs and nothing is decided
 //! twice differently.
 
-use super::decide::{existing_new, is_established, sides};
+use super::decide::{existing_new, is_established, new_crd_probe, sides};
 use super::types::{Input, Observed, Rejection, Request, Source, SourceRead};
 use crate::cluster::registrations::{find_crd, list_crds};
 use crate::cluster::tui_ops::resource_of;
@@ -16,7 +16,6 @@ use crate::migrate::convert::{self, RegistrationDoc, TprNames};
 use crate::migrate::diff;
 use crate::migrate::journal::SourceKind;
 use crate::migrate::model::{Mapping, ObjectKey, uids};
-use crate::migrate::names;
 use crate::migrate::ops;
 use futures::StreamExt;
 use serde_json::Value;
@@ -42,17 +41,8 @@ pub async fn observe(client: &kube::Client, request: &Request) -> Result<Observe
     let sides = sides(&seen)?;
 
     seen.crds = list_crds(client).await?;
-    if existing_new(&seen, &sides.new_name).is_none() {
-        // Under its own name when that is free; else (held by the old CRD) as the
-        // temporary copy, which checks the same schema.
-        let validation_crd;
-        let probe = if seen.crds.iter().any(|c| c.metadata.name.as_deref() == Some(&sides.new_name)) {
-            validation_crd = names::validation_crd(&sides.new_doc, &sides.id()).1;
-            &validation_crd
-        } else {
-            &sides.new_doc
-        };
-        seen.new_crd_refused = ops::create_crd(client, probe, true).await.err().map(|e| e.to_string());
+    if let Some(probe) = new_crd_probe(&seen, &sides) {
+        seen.new_crd_refused = ops::create_crd(client, &probe, true).await.err().map(|e| e.to_string());
     }
     let objects = &seen.source.objects;
     seen.missing_namespaces = ops::missing_namespaces(client, &sides.mapping.target_namespaces(objects)).await?;
