@@ -66,7 +66,7 @@
 //!   pure decision).
 //! - [`verify`]: backup against cluster.
 //! - [`report`]: the plan, questions and summaries as lines, for every driver.
-//! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
+//! - `crate::cli::migrate`: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
 
 mod actions;
 mod adopt;

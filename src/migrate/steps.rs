@@ -194,7 +194,7 @@ impl Migration {
     /// Switches to the rollback phase: the steps that undo what the forward phase did,
     /// in reverse order. `refused` records why, when a refusal asks for the undo. What the
     /// rollback needs once it has removed the new objects and CRD is checked first (see
-    /// [`preflight`]): refused then, nothing changes, the journal included.
+    /// `preflight`): refused then, nothing changes, the journal included.
     pub async fn start_rollback(&mut self, client: &kube::Client, refused: Option<String>) -> Result<(), MigrateError> {
         let state = self.ctx.state();
         if state.phase != Phase::Forward && state.phase != Phase::Completed {
