@@ -201,8 +201,8 @@ pub struct Observed {
     pub into_namespace: Option<String>,
     /// Every CRD on the cluster.
     pub crds: Vec<Crd>,
-    /// Why the cluster refused a dry-run create of the new CRD's document (asked when no
-    /// CRD of its name but the old one exists).
+    /// Why the cluster refused a dry-run create of the new CRD's document (asked unless the
+    /// new CRD exists already).
     pub new_crd_refused: Option<String>,
     /// The namespaces the objects go to that do not exist.
     pub missing_namespaces: Vec<String>,
