@@ -5,25 +5,26 @@
 
 use super::MigrateError;
 use super::adopt;
-pub(crate) use super::batch::{each, first_error, migrated_uids};
+use super::batch::{each, first_error, migrated_uids};
+use super::context::Context;
 use super::diff;
+use super::guard;
 use super::journal::{self, Backup, SourceKind};
-use super::model::{Mapping, ObjectKey, owner_refs, same_refs, uid};
+use super::model::{Mapping, ObjectKey, being_deleted, uid, uids};
 use super::ops;
 use super::plan;
 use super::progress::{Event, Report};
 use super::step::Step;
-use super::steps::Migration;
 use super::verify::{self, Verification};
 use crate::cluster::{ClusterError, Discovery, ResourceType};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 type Done = (String, Option<Verification>);
 
 /// Runs one step's body.
 pub(crate) async fn run(
-    m: &mut Migration,
+    m: &mut Context,
     step: Step,
     client: &kube::Client,
     report: Report<'_>,
@@ -89,16 +90,12 @@ fn after_deletes(e: MigrateError) -> MigrateError {
 }
 
 /// The backup mapped onto the old kind again.
-pub(crate) fn back(m: &Migration) -> Mapping {
+fn back(m: &Context) -> Mapping {
     let mapping = &m.state().mapping;
     mapping.towards(&mapping.from)
 }
 
-async fn stop_controllers(
-    m: &mut Migration,
-    client: &kube::Client,
-    report: Report<'_>,
-) -> Result<String, MigrateError> {
+async fn stop_controllers(m: &mut Context, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
     let step = Step::StopControllers;
     if m.state().controllers.is_empty() {
         return Ok("no controllers were named".into());
@@ -122,7 +119,7 @@ async fn stop_controllers(
     Ok(format!("scaled to 0: {}", list.join(", ")))
 }
 
-async fn restart_controllers(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+async fn restart_controllers(m: &Context, client: &kube::Client) -> Result<String, MigrateError> {
     if m.state().controllers.is_empty() {
         return Ok("no controllers were named".into());
     }
@@ -136,7 +133,7 @@ async fn restart_controllers(m: &Migration, client: &kube::Client) -> Result<Str
     Ok(format!("scaled back: {}", list.join(", ")))
 }
 
-async fn backup(m: &mut Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+async fn backup(m: &mut Context, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
     let step = Step::Backup;
     let from = m.state().mapping.from.clone();
     let (objects, old_crd) = match m.state().source {
@@ -166,11 +163,7 @@ async fn backup(m: &mut Migration, client: &kube::Client, report: Report<'_>) ->
             (objects, None)
         }
     };
-    let deleting: Vec<String> = objects
-        .iter()
-        .filter(|o| o.pointer("/metadata/deletionTimestamp").is_some())
-        .map(|o| ObjectKey::of(o).to_string())
-        .collect();
+    let deleting = being_deleted(&objects);
     if !deleting.is_empty() {
         return Err(MigrateError::refused(format!(
             "{} object(s) are being deleted and wait for finalizers (first: {}); let them go first",
@@ -178,7 +171,7 @@ async fn backup(m: &mut Migration, client: &kube::Client, report: Report<'_>) ->
             deleting[0]
         )));
     }
-    let owners: HashSet<String> = objects.iter().map(|o| uid(o).to_string()).filter(|u| !u.is_empty()).collect();
+    let owners = uids(&objects);
     let discovery = Discovery::fetch(client).await?;
     let scan = ops::find_dependents(client, &discovery, &owners, &[(from.group.clone(), from.plural.clone())]).await;
     if !scan.unchecked.is_empty() {
@@ -199,7 +192,7 @@ async fn backup(m: &mut Migration, client: &kube::Client, report: Report<'_>) ->
     Ok(line)
 }
 
-async fn create_new_crd(m: &Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+async fn create_new_crd(m: &Context, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
     let step = Step::CreateNewCrd;
     let doc = journal::read_docs(m.dir(), journal::NEW_CRD_FILE)?.into_iter().next().unwrap_or_default();
     let name = m.state().new_crd_name.clone();
@@ -218,7 +211,7 @@ async fn create_new_crd(m: &Migration, client: &kube::Client, report: Report<'_>
     Ok(if created { format!("{name} created and Established") } else { format!("{name} was there and is Established") })
 }
 
-async fn validate(m: &Migration, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
+async fn validate(m: &Context, client: &kube::Client, report: Report<'_>) -> Result<String, MigrateError> {
     let step = Step::Validate;
     let backup = m.backup()?;
     let mapping = m.state().mapping.clone();
@@ -272,7 +265,7 @@ async fn validate(m: &Migration, client: &kube::Client, report: Report<'_>) -> R
 /// Going forward (`guard`), objects not in the backup, or changed since, stop the step
 /// before anything is deleted: writers are still running.
 async fn delete_data(
-    m: &Migration,
+    m: &Context,
     client: &kube::Client,
     report: Report<'_>,
     step: Step,
@@ -282,33 +275,10 @@ async fn delete_data(
 ) -> Result<String, MigrateError> {
     let res = mapping.to.resource();
     let current = ops::list_all(client, &res).await?;
-    let by_key: HashMap<ObjectKey, &Value> = current.iter().map(|o| (ObjectKey::of(o), o)).collect();
-    let wanted: HashMap<ObjectKey, &Value> =
-        backup.objects.iter().map(|o| (mapping.key(&ObjectKey::of(o)), o)).collect();
+    let targets = guard::with_backup(&current, backup, mapping);
     if guard {
-        let backed_up = migrated_uids(backup);
-        let extra: Vec<String> = current
-            .iter()
-            .filter(|o| !backed_up.contains(uid(o)) && o.pointer("/metadata/deletionTimestamp").is_none())
-            .map(|o| ObjectKey::of(o).to_string())
-            .collect();
-        let changed: Vec<String> = wanted
-            .iter()
-            .filter_map(|(k, b)| by_key.get(k).map(|c| (k, b, c)))
-            .filter(|(_, b, c)| c.pointer("/metadata/deletionTimestamp").is_none() && changed_since(b, c))
-            .map(|(k, _, _)| k.to_string())
-            .collect();
-        if !extra.is_empty() || !changed.is_empty() {
-            return Err(MigrateError::Changed(format!(
-                "objects changed after the backup: {} new ({}), {} modified ({}). Writers are still running: stop them, then roll the migration back and run it again",
-                extra.len(),
-                extra.first().map(String::as_str).unwrap_or("-"),
-                changed.len(),
-                changed.first().map(String::as_str).unwrap_or("-"),
-            )));
-        }
+        guard::unchanged_since_backup(&current, &targets, backup)?;
     }
-    let targets: Vec<(&Value, &Value)> = wanted.iter().filter_map(|(k, b)| by_key.get(k).map(|c| (*b, *c))).collect();
     let uids: HashSet<String> = targets.iter().map(|(_, o)| uid(o).to_string()).collect();
     let results = each(step, &targets, report, |(backed_up, current)| {
         let res = &res;
@@ -342,7 +312,10 @@ async fn delete_one(
                 if uid(&now) != uid(&current) {
                     return Ok(());
                 }
-                if guard && now.pointer("/metadata/deletionTimestamp").is_none() && changed_since(backed_up, &now) {
+                if guard
+                    && now.pointer("/metadata/deletionTimestamp").is_none()
+                    && guard::changed_since(backed_up, &now)
+                {
                     return Err(MigrateError::Changed(format!(
                         "{key} changed while it was being deleted; writers are still running: stop them, then resume the migration"
                     )));
@@ -355,17 +328,7 @@ async fn delete_one(
     Err(MigrateError::Changed(format!("{key} kept changing while it was being deleted; stop the writers, then resume")))
 }
 
-/// Whether an object differs from its backup in what a migration keeps. Owner references
-/// may have been removed (orphaning by the garbage collector), not added or changed.
-fn changed_since(backup: &Value, current: &Value) -> bool {
-    let kept = owner_refs(backup);
-    let refs_ok = owner_refs(current)
-        .iter()
-        .all(|r| kept.iter().any(|k| same_refs(std::slice::from_ref(k), std::slice::from_ref(r))));
-    !diff::compare_objects(backup, current).is_empty() || !refs_ok
-}
-
-async fn delete_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+async fn delete_old_crd(m: &Context, client: &kube::Client) -> Result<String, MigrateError> {
     let name = m.state().old_crd_name.clone();
     let backup = m.backup()?;
     let old_uid =
@@ -382,7 +345,7 @@ async fn delete_old_crd(m: &Migration, client: &kube::Client) -> Result<String, 
     Ok(format!("{name} deleted"))
 }
 
-async fn remove_new_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+async fn remove_new_crd(m: &Context, client: &kube::Client) -> Result<String, MigrateError> {
     let name = m.state().new_crd_name.clone();
     let backup = m.backup().ok();
     let old_uid = backup
@@ -406,7 +369,7 @@ async fn remove_new_crd(m: &Migration, client: &kube::Client) -> Result<String, 
     Ok(format!("{name} deleted"))
 }
 
-async fn restore_old_crd(m: &Migration, client: &kube::Client) -> Result<String, MigrateError> {
+async fn restore_old_crd(m: &Context, client: &kube::Client) -> Result<String, MigrateError> {
     let backup = m.backup()?;
     let Some(old) = &backup.old_crd else {
         return Err(MigrateError::State("the backup holds no old registration".into()));
@@ -428,9 +391,7 @@ async fn recreate(
 ) -> Result<String, MigrateError> {
     let res = mapping.to.resource();
     let migrated = migrated_uids(backup);
-    let namespaces: BTreeSet<String> =
-        backup.objects.iter().filter_map(|o| mapping.key(&ObjectKey::of(o)).namespace).collect();
-    ops::ensure_namespaces(client, &namespaces).await?;
+    ops::ensure_namespaces(client, &mapping.target_namespaces(&backup.objects)).await?;
     let results = each(step, &backup.objects, report, |o| {
         let (res, migrated) = (&res, &migrated);
         async move { recreate_one(client, res, mapping, o, migrated).await }

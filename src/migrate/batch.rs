@@ -5,7 +5,7 @@
 use super::MigrateError;
 use super::failpoint::{self, Point};
 use super::journal::Backup;
-use super::model::uid;
+use super::model::uids;
 use super::ops::CONCURRENCY;
 use super::progress::{Event, Report};
 use super::step::Step;
@@ -15,7 +15,7 @@ use std::future::Future;
 
 /// Old uids of every backed-up object.
 pub(crate) fn migrated_uids(backup: &Backup) -> HashSet<String> {
-    backup.objects.iter().map(|o| uid(o).to_string()).filter(|u| !u.is_empty()).collect()
+    uids(&backup.objects)
 }
 
 /// Runs `f` over `items`, [`CONCURRENCY`] at a time, reporting progress and honouring

@@ -52,23 +52,30 @@
 //!   CRDs, and exported data lists (pure).
 //! - [`model`]: identities of the old and new kinds and the object mapping (pure).
 //! - [`diff`]: the loss-oriented comparison used by validation and verification (pure).
-//! - [`plan`]: what will happen, from a read-only look at the cluster.
+//! - [`plan`]: what will happen: a read-only look at the cluster fills a snapshot, and a
+//!   pure function of the snapshot decides the plan.
 //! - [`names`]: name collisions and the temporary validation CRD (pure).
 //! - [`journal`]: the journal and the durable, checksummed backup.
 //! - `adopt`: dependents pointed at the objects as they are now.
 //! - [`ops`]: the cluster operations the steps need beyond [`crate::cluster`].
-//! - [`steps`]: the step functions and the [`Migration`] state machine.
-//! - `preflight`: what a rollback needs, checked before its first delete.
+//! - [`steps`]: the [`Migration`] state machine: which step runs next, the phases.
+//! - `context`: the journal as a step body sees it (state, limits, the backup read once).
+//! - `actions`: the step bodies, over a `context`.
+//! - `guard`: what must hold before the old objects are deleted (pure).
+//! - `preflight`: what a rollback needs, checked before its first delete (read, then a
+//!   pure decision).
 //! - [`verify`]: backup against cluster.
 //! - [`report`]: the plan, questions and summaries as lines, for every driver.
-//! - [`cli`]: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
+//! - `crate::cli::migrate`: `kubectl crd migrate ...`, a thin layer of prompts, bars and printing.
 
 mod actions;
 mod adopt;
 mod batch;
+mod context;
 pub mod convert;
 pub mod diff;
 mod failpoint;
+mod guard;
 pub mod journal;
 pub mod model;
 pub mod names;

@@ -7,7 +7,7 @@ use crate::cluster::ResourceType;
 use crate::cluster::registrations::Crd;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// The metadata a server fills in; a create must not carry them.
 const SERVER_FIELDS: [&str; 8] = [
@@ -135,6 +135,20 @@ pub fn uid(obj: &Value) -> &str {
     obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The uids of `objects` (those that have one).
+pub fn uids(objects: &[Value]) -> HashSet<String> {
+    objects.iter().map(|o| uid(o).to_string()).filter(|u| !u.is_empty()).collect()
+}
+
+/// The keys of the `objects` being deleted (waiting for finalizers).
+pub fn being_deleted(objects: &[Value]) -> Vec<String> {
+    objects
+        .iter()
+        .filter(|o| o.pointer("/metadata/deletionTimestamp").is_some())
+        .map(|o| ObjectKey::of(o).to_string())
+        .collect()
+}
+
 /// An object's ownerReferences (empty when it has none).
 pub fn owner_refs(obj: &Value) -> Vec<Value> {
     obj.pointer("/metadata/ownerReferences").and_then(Value::as_array).cloned().unwrap_or_default()
@@ -179,6 +193,11 @@ impl Mapping {
         let namespace =
             if self.to.namespaced { old.namespace.clone().or_else(|| self.into_namespace.clone()) } else { None };
         ObjectKey { namespace, name: old.name.clone() }
+    }
+
+    /// The namespaces the `objects` of the old kind go to.
+    pub fn target_namespaces(&self, objects: &[Value]) -> BTreeSet<String> {
+        objects.iter().filter_map(|o| self.key(&ObjectKey::of(o)).namespace).collect()
     }
 
     /// The apiVersion a backed-up object gets.

@@ -24,30 +24,17 @@
 
 use super::MigrateError;
 use super::actions;
+use super::context::Context;
+pub use super::context::Options;
 use super::failpoint::{self, Point};
-use super::journal::{self, Backup, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
+use super::journal::{self, JournalState, Order, Phase, SourceKind, StepRecord, StepState};
 use super::plan::{self, Plan, Request};
 use super::preflight;
 use super::progress::{Event, Report};
 pub use super::step::Step;
 use super::verify::{self, Verification};
 use crate::cluster::ClusterIdentity;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
-
-/// Limits of the waits a step makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
-    /// For objects and registrations to be gone, a CRD to be Established, pods to stop.
-    pub wait_timeout: Duration,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { wait_timeout: Duration::from_secs(300) }
-    }
-}
+use std::path::Path;
 
 /// What a step did.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,12 +50,9 @@ pub struct StepOutcome {
 /// A migration with its journal on disk.
 #[derive(Debug)]
 pub struct Migration {
-    dir: PathBuf,
-    state: JournalState,
-    options: Options,
-    /// The backup as read (checksums checked) once: it does not change after the backup
-    /// step, and every later step and the verification need it.
-    backup: OnceLock<Arc<Backup>>,
+    /// The journal as the step bodies see it; only the methods here move it between steps
+    /// and phases.
+    ctx: Context,
 }
 
 impl Migration {
@@ -132,7 +116,7 @@ impl Migration {
             cluster: Some(here.clone()),
         };
         journal::save_state(dir, &state)?;
-        Ok(Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() })
+        Ok(Migration::of(dir, state))
     }
 
     /// Opens the journal in `dir` to look at it (see [`Migration::open_here`] to run it).
@@ -148,43 +132,40 @@ impl Migration {
     }
 
     fn of(dir: &Path, state: JournalState) -> Migration {
-        Migration { dir: dir.to_path_buf(), state, options: Options::default(), backup: OnceLock::new() }
+        Migration { ctx: Context::new(dir, state) }
     }
 
     /// The same migration with other limits.
     pub fn with_options(mut self, options: Options) -> Self {
-        self.options = options;
+        self.ctx.set_options(options);
         self
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.ctx.dir()
     }
 
     pub fn state(&self) -> &JournalState {
-        &self.state
-    }
-
-    pub(crate) fn options(&self) -> Options {
-        self.options
+        self.ctx.state()
     }
 
     /// The step [`Migration::run_step`] runs next, if any.
     pub fn next_step(&self) -> Option<Step> {
-        if self.state.phase.finished() {
+        let state = self.ctx.state();
+        if state.phase.finished() {
             return None;
         }
-        self.state.steps().iter().find(|r| r.state != StepState::Done).map(|r| r.step)
+        state.steps().iter().find(|r| r.state != StepState::Done).map(|r| r.step)
     }
 
     /// Runs the next step and records it in the journal.
     pub async fn run_step(&mut self, client: &kube::Client, report: Report<'_>) -> Result<StepOutcome, MigrateError> {
         let Some(step) = self.next_step() else {
-            return Err(MigrateError::State(format!("the migration in {} has no step left", self.dir.display())));
+            return Err(MigrateError::State(format!("the migration in {} has no step left", self.dir().display())));
         };
         failpoint::check(step, Point::Start);
         self.set_state(step, StepState::Started, None)?;
-        let (summary, verification) = actions::run(self, step, client, report).await?;
+        let (summary, verification) = actions::run(&mut self.ctx, step, client, report).await?;
         failpoint::check(step, Point::End);
         self.set_state(step, StepState::Done, Some(summary.clone()))?;
         report(Event::Finished { step, summary: summary.clone() });
@@ -193,90 +174,75 @@ impl Migration {
     }
 
     fn set_state(&mut self, step: Step, state: StepState, summary: Option<String>) -> Result<(), MigrateError> {
-        if let Some(r) = self.state.steps_mut().iter_mut().find(|r| r.step == step) {
+        let journal = self.ctx.state_mut();
+        if let Some(r) = journal.steps_mut().iter_mut().find(|r| r.step == step) {
             r.state = state;
             if summary.is_some() {
                 r.summary = summary;
             }
         }
-        if self.state.steps().iter().all(|r| r.state == StepState::Done) {
-            self.state.phase = match self.state.phase {
+        if journal.steps().iter().all(|r| r.state == StepState::Done) {
+            journal.phase = match journal.phase {
                 Phase::Forward => Phase::Completed,
                 Phase::Rollback => Phase::RolledBack,
                 done => done,
             };
         }
-        self.save()
-    }
-
-    pub(crate) fn save(&self) -> Result<(), MigrateError> {
-        journal::save_state(&self.dir, &self.state)
-    }
-
-    pub(crate) fn state_mut(&mut self) -> &mut JournalState {
-        &mut self.state
+        self.ctx.save()
     }
 
     /// Switches to the rollback phase: the steps that undo what the forward phase did,
     /// in reverse order. `refused` records why, when a refusal asks for the undo. What the
     /// rollback needs once it has removed the new objects and CRD is checked first (see
-    /// [`preflight`]): refused then, nothing changes, the journal included.
+    /// `preflight`): refused then, nothing changes, the journal included.
     pub async fn start_rollback(&mut self, client: &kube::Client, refused: Option<String>) -> Result<(), MigrateError> {
-        if self.state.phase != Phase::Forward && self.state.phase != Phase::Completed {
+        let state = self.ctx.state();
+        if state.phase != Phase::Forward && state.phase != Phase::Completed {
             return self.switch_to_rollback(refused);
         }
-        preflight::check_rollback(self, client, &rollback_steps(&self.state)).await?;
+        let steps = rollback_steps(state);
+        if preflight::needs_old(&steps) {
+            preflight::check_rollback(client, state, &*self.ctx.backup()?, &steps).await?;
+        }
         self.switch_to_rollback(refused)
     }
 
     /// [`Migration::start_rollback`] without the cluster's checks.
     pub(crate) fn switch_to_rollback(&mut self, refused: Option<String>) -> Result<(), MigrateError> {
-        match self.state.phase {
+        match self.ctx.state().phase {
             Phase::Rollback => return Ok(()),
             Phase::RolledBack => {
                 return Err(MigrateError::State(format!(
                     "the migration in {} was rolled back already",
-                    self.dir.display()
+                    self.dir().display()
                 )));
             }
             Phase::Forward | Phase::Completed => {}
         }
-        self.state.rollback = rollback_steps(&self.state).into_iter().map(StepRecord::pending).collect();
-        self.state.refused = refused;
-        self.state.phase = if self.state.rollback.is_empty() { Phase::RolledBack } else { Phase::Rollback };
-        self.save()
+        let state = self.ctx.state_mut();
+        state.rollback = rollback_steps(state).into_iter().map(StepRecord::pending).collect();
+        state.refused = refused;
+        state.phase = if state.rollback.is_empty() { Phase::RolledBack } else { Phase::Rollback };
+        self.ctx.save()
     }
 
     /// Whether `e`, met going forward, is a refusal whose remedy is to undo what the run
     /// changed so far (controllers scaled down, the new CRD created): nothing was deleted
     /// yet. Drivers then call [`Migration::start_rollback`] with the reason.
     pub fn refusal_undoes(&self, e: &MigrateError) -> bool {
-        e.is_refusal() && self.state.phase == Phase::Forward && !self.state.began(Step::DeleteOldData)
+        let state = self.ctx.state();
+        e.is_refusal() && state.phase == Phase::Forward && !state.began(Step::DeleteOldData)
     }
 
     /// Compares the backup with the cluster: with the new kind after (or during) a run,
     /// with the old kind once rolling back.
     pub async fn verify(&self, client: &kube::Client) -> Result<Verification, MigrateError> {
-        verify::verify(client, &*self.backup()?, &self.state).await
-    }
-
-    /// The backup, read from the journal the first time.
-    pub(crate) fn backup(&self) -> Result<Arc<Backup>, MigrateError> {
-        if let Some(b) = self.backup.get() {
-            return Ok(Arc::clone(b));
-        }
-        let read = Arc::new(journal::read_backup(&self.dir)?);
-        Ok(Arc::clone(self.backup.get_or_init(|| read)))
-    }
-
-    /// Remembers the backup just written (and read back equal).
-    pub(crate) fn keep_backup(&mut self, backup: Backup) {
-        self.backup = OnceLock::from(Arc::new(backup));
+        verify::verify(client, &*self.ctx.backup()?, self.ctx.state()).await
     }
 
     /// Whether the registrations change new-first.
     pub fn order(&self) -> Order {
-        self.state.order
+        self.ctx.state().order
     }
 }
 
