@@ -11,44 +11,12 @@
 //! The parser lives in [`super::jsonpath_parse`]; [`super::gofmt`] prints results as Go
 //! does, because a printer column of type string shows exactly that text.
 
-use super::jsonpath_parse::Parser;
+pub use super::jsonpath_parse::JsonPathError;
+use super::jsonpath_parse::{Node, Param, Parser, err};
 use crate::field::go_type;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cmp::Ordering;
-
-/// Why a path did not parse or evaluate (kube's wording where it has one).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct JsonPathError(pub String);
-
-pub(super) fn err<T>(msg: impl Into<String>) -> Result<T, JsonPathError> {
-    Err(JsonPathError(msg.into()))
-}
-
-/// One `[start:end:step]` parameter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Param {
-    pub value: i64,
-    pub known: bool,
-    pub derived: bool,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Node {
-    List(Vec<Node>),
-    Text(String),
-    Field(String),
-    Array([Param; 3]),
-    Filter { left: Vec<Node>, right: Vec<Node>, op: String },
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Wildcard,
-    Recursive,
-    Union(Vec<Vec<Node>>),
-    Identifier(String),
-}
 
 /// A parsed JSONPath template.
 #[derive(Debug, Clone, PartialEq)]

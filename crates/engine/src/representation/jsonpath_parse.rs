@@ -1,7 +1,39 @@
 //! The parser of [`super::jsonpath`]: client-go's `util/jsonpath/parser.go`, rune for
-//! rune, so that a path parses (or fails) exactly as kube-apiserver parses it.
+//! rune, so that a path parses (or fails) exactly as kube-apiserver parses it, into the
+//! nodes the evaluator walks.
 
-use super::jsonpath::{JsonPathError, Node, Param, err};
+/// Why a path did not parse or evaluate (kube's wording where it has one).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct JsonPathError(pub String);
+
+pub(super) fn err<T>(msg: impl Into<String>) -> Result<T, JsonPathError> {
+    Err(JsonPathError(msg.into()))
+}
+
+/// One `[start:end:step]` parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Param {
+    pub value: i64,
+    pub known: bool,
+    pub derived: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Node {
+    List(Vec<Node>),
+    Text(String),
+    Field(String),
+    Array([Param; 3]),
+    Filter { left: Vec<Node>, right: Vec<Node>, op: String },
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Wildcard,
+    Recursive,
+    Union(Vec<Vec<Node>>),
+    Identifier(String),
+}
 
 pub(super) struct Parser<'a> {
     input: &'a str,

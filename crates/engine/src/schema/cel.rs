@@ -20,17 +20,15 @@
 //! ([`celcost::on_cel_stack`]); each evaluation is metered ([`celmeter`]) and cancelled past
 //! kube's per-call limit, and the rules of one request share kube's runtime budget.
 
-use super::celcheck;
+use super::cel_rule::CompiledRule;
+use super::celcheck::escape;
 use super::celcost::{self, CANCELLED, OUT_OF_BUDGET, RUNTIME_COST_BUDGET};
 use super::celmeter;
 use super::correlate;
 use super::formats;
+use super::gofmt::with_value;
 use super::node::Node;
-use super::validate::with_value;
 use crate::field::{ErrorType, FieldError, Path};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrBool, ValidationRule,
-};
 use kube_cel::KubeCelExt;
 use kube_cel::cel::objects::{Key, Map as CelMap, OptionalValue};
 use kube_cel::cel::parser::Expression;
@@ -41,159 +39,6 @@ use std::sync::Arc;
 
 /// `MaxEvaluatedMessageExpressionSizeBytes`.
 const MAX_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
-
-/// One compiled `x-kubernetes-validations` entry.
-#[derive(Debug)]
-pub struct CompiledRule {
-    pub rule: String,
-    pub message: String,
-    pub message_expression: String,
-    pub reason: Option<String>,
-    /// `fieldPath` normalized to a field path (`a.b`, `a[key]`), empty when unset.
-    pub field_path: String,
-    pub optional_old_self: bool,
-    /// The expressions, [`celmeter::instrument`]ed.
-    program: Result<Expression, String>,
-    message_program: Option<Result<Expression, String>>,
-    uses_old_self: bool,
-}
-
-/// Parses a CEL expression, refusing one over cel-go's limits (whatever stored it: a CRD
-/// written by an older version must not take the server down); the error is kube's or the
-/// parser's.
-fn parse(expression: &str) -> Result<Expression, String> {
-    celcheck::check_limits(expression)?;
-    celcheck::cel_parse(expression).map_err(|e| e.to_string().trim().to_string())
-}
-
-impl CompiledRule {
-    /// Compiles the rule of a node (`node` resolves its `fieldPath`), on the CEL stack:
-    /// the instrumentation walks the expression too.
-    pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
-        celcost::on_cel_stack(|| Self::compile_here(rule, node))
-    }
-
-    fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
-        let parsed = parse(&rule.rule);
-        let uses_old_self = parsed.as_ref().is_ok_and(|p| p.references().has_variable("oldSelf"));
-        let program = parsed.map(|p| celmeter::instrument(&p));
-        let message_expression = rule.message_expression.clone().unwrap_or_default();
-        let message_program = (!message_expression.trim().is_empty())
-            .then(|| parse(&message_expression).map(|p| celmeter::instrument(&p)));
-        let raw_field_path = rule.field_path.clone().unwrap_or_default();
-        let field_path = normalize_field_path(&raw_field_path, node).unwrap_or(raw_field_path);
-        CompiledRule {
-            rule: rule.rule.clone(),
-            message: rule.message.clone().unwrap_or_default(),
-            message_expression,
-            reason: rule.reason.clone(),
-            field_path,
-            optional_old_self: rule.optional_old_self.unwrap_or(false),
-            program,
-            message_program,
-            uses_old_self,
-        }
-    }
-
-    /// `ruleErrorString`: the message when set, else the rule.
-    fn error_string(&self) -> &str {
-        let message = self.message.trim();
-        if message.is_empty() { self.rule.trim() } else { message }
-    }
-
-    /// `ruleMessageOrDefault`.
-    fn message_or_default(&self) -> String {
-        let message = self.message.trim();
-        if message.is_empty() { format!("failed rule: {}", self.rule.trim()) } else { message.to_string() }
-    }
-}
-
-/// kube's `ValidFieldPath`: `.a.b`, `.a['b.c']` or `['k']` against the node's schema, as
-/// a relative field path (`a.b`, `a[k]` for map keys). `None` when it does not resolve.
-fn normalize_field_path(fp: &str, node: &JSONSchemaProps) -> Option<String> {
-    if fp.trim().is_empty() {
-        return None;
-    }
-    let mut out = String::new();
-    let mut schema = node;
-    let mut rest = fp;
-    while !rest.is_empty() {
-        let (name, after) = if let Some(r) = rest.strip_prefix("['") {
-            let end = r.find("']")?;
-            (r[..end].replace("\\'", "'").replace("\\\\", "\\"), &r[end + 2..])
-        } else if let Some(r) = rest.strip_prefix('.') {
-            let end = r.find(['.', '[']).unwrap_or(r.len());
-            (r[..end].to_string(), &r[end..])
-        } else {
-            return None;
-        };
-        if let Some(prop) = schema.properties.as_ref().and_then(|p| p.get(&name)) {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&name);
-            schema = prop;
-        } else if let Some(JSONSchemaPropsOrBool::Schema(additional)) = &schema.additional_properties {
-            out.push_str(&format!("[{name}]"));
-            schema = additional;
-        } else {
-            return None;
-        }
-        rest = after;
-    }
-    Some(out)
-}
-
-const CEL_RESERVED: [&str; 21] = [
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
-/// kube's `cel.Escape`: the CEL identifier of a property name, `None` for names CEL can
-/// not reach (they are left out of `self`).
-pub fn escape(name: &str) -> Option<String> {
-    if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
-        return None;
-    }
-    if CEL_RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
-    }
-    let mut out = String::with_capacity(name.len());
-    let mut chars = name.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '_' if chars.peek() == Some(&'_') => {
-                chars.next();
-                out.push_str("__underscores__");
-            }
-            '.' => out.push_str("__dot__"),
-            '-' => out.push_str("__dash__"),
-            '/' => out.push_str("__slash__"),
-            c if c.is_ascii_alphanumeric() || c == '_' => out.push(c),
-            _ => return None,
-        }
-    }
-    Some(out)
-}
 
 fn cel_map(entries: HashMap<Key, CelValue>) -> CelValue {
     CelValue::Map(CelMap { map: Arc::new(entries) })

@@ -165,18 +165,6 @@ fn property_names_are_escaped() {
 }
 
 #[test]
-fn field_paths_normalize_against_the_schema() {
-    let props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
-        "a": {"type": "object", "properties": {"b.c": {"type": "string"}}},
-        "m": {"type": "object", "additionalProperties": {"type": "string"}}
-    }}))
-    .expect("schema");
-    assert_eq!(normalize_field_path(".a['b.c']", &props).as_deref(), Some("a.b.c"));
-    assert_eq!(normalize_field_path(".m.key", &props).as_deref(), Some("m[key]"));
-    assert_eq!(normalize_field_path(".nope", &props), None);
-}
-
-#[test]
 fn compile_errors_are_reported_at_the_node() {
     let s = spec_with_rules(json!([{"rule": "self.min <"}]));
     let errs = run(&s, json!({"spec": {}}), None);

@@ -5,10 +5,10 @@
 //! requires `apiVersion` and `kind` and applies the object-metadata rules, with any name
 //! allowed that fits a URL path segment.
 
+use super::gofmt::with_value;
 use super::names::{is_dns1035_label, validate_path_segment_name};
 use super::node::{Additional, Node};
 use super::object_meta::{self, check_types, parse_group_version};
-use super::validate::with_value;
 use crate::field::{ErrorType, FieldError, Path};
 use serde_json::{Map, Value};
 

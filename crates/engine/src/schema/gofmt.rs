@@ -8,7 +8,7 @@
 //! renders through these helpers. Floats are formatted by the engine's one Go float
 //! formatter, [`crate::representation::gofmt`].
 
-use crate::field::go_quote;
+use crate::field::{ErrorType, FieldError, format_value, go_quote};
 use crate::representation::gofmt::go_format_g;
 use serde_json::{Number, Value};
 
@@ -92,6 +92,17 @@ pub fn bad_value(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         other => sharp_v(other),
     }
+}
+
+/// A field error whose bad value is printed the Go way. Values that [`format_value`]
+/// prints differently (floats, maps, slices, null) are written into the detail instead.
+pub fn with_value(error_type: ErrorType, field: impl Into<String>, v: &Value, detail: String) -> FieldError {
+    let go = bad_value(v);
+    if go == format_value(v) {
+        return FieldError { error_type, field: field.into(), value: Some(v.clone()), detail };
+    }
+    let detail = if detail.is_empty() { go } else { format!("{go}: {detail}") };
+    FieldError { error_type, field: field.into(), value: None, detail }
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! appearance, as `Duplicate value` (printed as Go prints the item or its key map).
 
 use super::gofmt;
+use super::gofmt::with_value;
 use super::node::Node;
-use super::validate::with_value;
 use crate::field::{ErrorType, FieldError, Path};
 use serde_json::{Map, Value};
 use std::collections::HashMap;

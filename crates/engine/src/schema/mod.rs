@@ -18,6 +18,7 @@
 //! in [`names`]. The schema is compiled once per served version ([`Schema::new`]).
 
 pub mod cel;
+mod cel_rule;
 pub mod celcheck;
 pub mod celcost;
 mod celmeter;
@@ -166,7 +167,7 @@ impl Schema {
             )
         });
         if blocking {
-            return vec![validate::with_value(ErrorType::Invalid, "<nil>", &Value::Null, RULES_NOT_CHECKED.into())];
+            return vec![gofmt::with_value(ErrorType::Invalid, "<nil>", &Value::Null, RULES_NOT_CHECKED.into())];
         }
         let path = Path::default();
         let ratchet = old.is_some_and(|o| correlate::equal(Some(&self.root), obj, o));

@@ -7,7 +7,7 @@
 //! embedded-metadata and CEL checks; the junctors (`allOf`, `anyOf`, `oneOf`, `not`) only
 //! add value validations, exactly as in a structural schema.
 
-use super::cel::CompiledRule;
+use super::cel_rule::CompiledRule;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };

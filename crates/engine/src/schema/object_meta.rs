@@ -6,8 +6,9 @@
 //! `metadata.labels` / `metadata.annotations` (not on the key), owner-reference problems
 //! on `metadata.ownerReferences.<field>` (without an index), managed fields with one.
 
+use super::gofmt::with_value;
 use super::names::{NameFn, is_qualified_name, is_valid_label_value, name_is_dns_label};
-use super::validate::{too_long, with_value};
+use super::validate::too_long;
 use crate::field::{ErrorType, FieldError, Path, go_quote};
 use crate::meta::{MANAGED_FIELDS_ENTRY_FIELDS, OBJECT_META_FIELDS, OWNER_REFERENCE_FIELDS};
 use serde_json::{Map, Value};

@@ -15,9 +15,9 @@
 
 use super::correlate;
 use super::formats;
-use super::gofmt::{self, GoNumber};
+use super::gofmt::{GoNumber, with_value};
 use super::node::{Additional, Node};
-use crate::field::{ErrorType, FieldError, format_value, go_quote};
+use crate::field::{ErrorType, FieldError, go_quote};
 use crate::representation::gofmt::{go_format_g, go_json_float};
 use serde_json::{Number, Value};
 
@@ -38,17 +38,6 @@ impl Outcome {
     fn is_valid(&self) -> bool {
         self.errors.is_empty()
     }
-}
-
-/// A field error whose bad value is printed the Go way. Values that [`format_value`]
-/// prints differently (floats, maps, slices, null) are written into the detail instead.
-pub fn with_value(error_type: ErrorType, field: impl Into<String>, v: &Value, detail: String) -> FieldError {
-    let go = gofmt::bad_value(v);
-    if go == format_value(v) {
-        return FieldError { error_type, field: field.into(), value: Some(v.clone()), detail };
-    }
-    let detail = if detail.is_empty() { go } else { format!("{go}: {detail}") };
-    FieldError { error_type, field: field.into(), value: None, detail }
 }
 
 /// kube's error path for a kube-openapi name: without the leading dot, `<nil>` at the root.

@@ -3,7 +3,7 @@
 //! `maxProperties`, else what fits in a request), and the smallest size a value of a
 //! schema serializes to (which bounds how many fit in a request).
 
-use crate::schema::cel::escape;
+use super::types::escape;
 use crate::schema::celcost::MAX_REQUEST_SIZE_BYTES;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,

@@ -3,7 +3,6 @@
 //! items `.@idx`, map values `.@elem`), `list(string)`, `map(string, int)`, formats as
 //! `timestamp`, `duration` and `bytes`, and `dyn` for int-or-string and untyped values.
 
-use crate::schema::cel::escape;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrBool};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -142,4 +141,55 @@ impl fmt::Display for CelType {
             CelType::Error => f.write_str("*error*"),
         }
     }
+}
+
+const CEL_RESERVED: [&str; 21] = [
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// kube's `cel.Escape`: the CEL identifier of a property name, `None` for names CEL can
+/// not reach (they are left out of `self`).
+pub fn escape(name: &str) -> Option<String> {
+    if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    if CEL_RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '_' if chars.peek() == Some(&'_') => {
+                chars.next();
+                out.push_str("__underscores__");
+            }
+            '.' => out.push_str("__dot__"),
+            '-' => out.push_str("__dash__"),
+            '/' => out.push_str("__slash__"),
+            c if c.is_ascii_alphanumeric() || c == '_' => out.push(c),
+            _ => return None,
+        }
+    }
+    Some(out)
 }

@@ -1,0 +1,131 @@
+//! One compiled `x-kubernetes-validations` rule: its expressions parsed (within cel-go's
+//! limits) and instrumented for cost, its `fieldPath` resolved against the schema it sits
+//! on. The compiled schema tree ([`super::node`]) holds these; [`super::cel`] evaluates them.
+
+use super::celcheck;
+use super::celcost;
+use super::celmeter;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrBool, ValidationRule,
+};
+use kube_cel::cel::parser::Expression;
+
+/// One compiled `x-kubernetes-validations` entry.
+#[derive(Debug)]
+pub struct CompiledRule {
+    pub rule: String,
+    pub message: String,
+    pub message_expression: String,
+    pub reason: Option<String>,
+    /// `fieldPath` normalized to a field path (`a.b`, `a[key]`), empty when unset.
+    pub field_path: String,
+    pub optional_old_self: bool,
+    /// The expressions, [`celmeter::instrument`]ed.
+    pub(super) program: Result<Expression, String>,
+    pub(super) message_program: Option<Result<Expression, String>>,
+    pub(super) uses_old_self: bool,
+}
+
+/// Parses a CEL expression, refusing one over cel-go's limits (whatever stored it: a CRD
+/// written by an older version must not take the server down); the error is kube's or the
+/// parser's.
+fn parse(expression: &str) -> Result<Expression, String> {
+    celcheck::check_limits(expression)?;
+    celcheck::cel_parse(expression).map_err(|e| e.to_string().trim().to_string())
+}
+
+impl CompiledRule {
+    /// Compiles the rule of a node (`node` resolves its `fieldPath`), on the CEL stack:
+    /// the instrumentation walks the expression too.
+    pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
+        celcost::on_cel_stack(|| Self::compile_here(rule, node))
+    }
+
+    fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps) -> CompiledRule {
+        let parsed = parse(&rule.rule);
+        let uses_old_self = parsed.as_ref().is_ok_and(|p| p.references().has_variable("oldSelf"));
+        let program = parsed.map(|p| celmeter::instrument(&p));
+        let message_expression = rule.message_expression.clone().unwrap_or_default();
+        let message_program = (!message_expression.trim().is_empty())
+            .then(|| parse(&message_expression).map(|p| celmeter::instrument(&p)));
+        let raw_field_path = rule.field_path.clone().unwrap_or_default();
+        let field_path = normalize_field_path(&raw_field_path, node).unwrap_or(raw_field_path);
+        CompiledRule {
+            rule: rule.rule.clone(),
+            message: rule.message.clone().unwrap_or_default(),
+            message_expression,
+            reason: rule.reason.clone(),
+            field_path,
+            optional_old_self: rule.optional_old_self.unwrap_or(false),
+            program,
+            message_program,
+            uses_old_self,
+        }
+    }
+
+    /// `ruleErrorString`: the message when set, else the rule.
+    pub(super) fn error_string(&self) -> &str {
+        let message = self.message.trim();
+        if message.is_empty() { self.rule.trim() } else { message }
+    }
+
+    /// `ruleMessageOrDefault`.
+    pub(super) fn message_or_default(&self) -> String {
+        let message = self.message.trim();
+        if message.is_empty() { format!("failed rule: {}", self.rule.trim()) } else { message.to_string() }
+    }
+}
+
+/// kube's `ValidFieldPath`: `.a.b`, `.a['b.c']` or `['k']` against the node's schema, as
+/// a relative field path (`a.b`, `a[k]` for map keys). `None` when it does not resolve.
+fn normalize_field_path(fp: &str, node: &JSONSchemaProps) -> Option<String> {
+    if fp.trim().is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut schema = node;
+    let mut rest = fp;
+    while !rest.is_empty() {
+        let (name, after) = if let Some(r) = rest.strip_prefix("['") {
+            let end = r.find("']")?;
+            (r[..end].replace("\\'", "'").replace("\\\\", "\\"), &r[end + 2..])
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            (r[..end].to_string(), &r[end..])
+        } else {
+            return None;
+        };
+        if let Some(prop) = schema.properties.as_ref().and_then(|p| p.get(&name)) {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&name);
+            schema = prop;
+        } else if let Some(JSONSchemaPropsOrBool::Schema(additional)) = &schema.additional_properties {
+            out.push_str(&format!("[{name}]"));
+            schema = additional;
+        } else {
+            return None;
+        }
+        rest = after;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn field_paths_normalize_against_the_schema() {
+        let props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+            "a": {"type": "object", "properties": {"b.c": {"type": "string"}}},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}}
+        }}))
+        .expect("schema");
+        assert_eq!(normalize_field_path(".a['b.c']", &props).as_deref(), Some("a.b.c"));
+        assert_eq!(normalize_field_path(".m.key", &props).as_deref(), Some("m[key]"));
+        assert_eq!(normalize_field_path(".nope", &props), None);
+    }
+}
