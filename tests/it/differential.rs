@@ -151,7 +151,20 @@ macro_rules! scenarios {
     };
 }
 
-scenarios!(builtins, crds, deletes, lists, negotiation, patches, refusals, subresources, verbs, watch, writes);
+scenarios!(
+    builtins,
+    crds,
+    deletes,
+    lists,
+    negotiation,
+    patches,
+    refusals,
+    subresources,
+    validate,
+    verbs,
+    watch,
+    writes
+);
 
 #[test]
 fn every_scenario_has_a_fresh_golden() {

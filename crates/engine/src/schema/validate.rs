@@ -203,15 +203,23 @@ fn number_errors(node: &Node, name: &str, n: &Number) -> Vec<FieldError> {
     let value = Value::Number(n.clone());
     let mut errs = Vec::new();
     if let Some(factor) = node.multiple_of {
-        if factor < 0.0 {
-            let detail = format!("factor MultipleOf declared for {name} must be positive: {}", go_format_g(factor));
-            errs.push(invalid(name, &Value::from(factor), detail));
+        // An integer is checked against the factor truncated to an integer (kube-openapi's
+        // `MultipleOfInt`), so a fractional factor below 1 is "not positive" for integers.
+        let int_factor = match data {
+            GoNumber::Int(_) => Some(factor as i64),
+            GoNumber::Float(_) => None,
+        };
+        if factor < 0.0 || int_factor.is_some_and(|f| f <= 0) {
+            // kube reports the factor as the bad value.
+            let (shown, bad) = match int_factor {
+                Some(f) => (f.to_string(), Value::from(f)),
+                None => (go_format_g(factor), Value::from(factor)),
+            };
+            let detail = format!("factor MultipleOf declared for {name} must be positive: {shown}");
+            errs.push(invalid(name, &bad, detail));
         } else {
-            let shown = match data {
-                GoNumber::Int(i) if factor >= 1.0 => {
-                    let f = factor as i64;
-                    (i % f != 0).then(|| f.to_string())
-                }
+            let shown = match (&data, int_factor) {
+                (GoNumber::Int(i), Some(f)) => (*i % f != 0).then(|| f.to_string()),
                 _ => {
                     let d = data.as_f64();
                     let mult = if factor < 1.0 { 1.0 / factor * d } else { d / factor };
