@@ -30,6 +30,7 @@ mod gostring;
 pub mod metadata;
 pub mod names;
 mod schema_cel;
+mod schema_defaults;
 mod schema_rules;
 mod schema_walk;
 mod selectable;

@@ -119,6 +119,9 @@ pub fn validate_validation(
     if errs.is_empty() {
         errs = init_errs;
     }
+    if errs.is_empty() && compile_rules {
+        super::schema_defaults::validate(schema, &root, &mut errs);
+    }
     if compile_rules {
         errs.extend(costs.errors(&root));
     }

@@ -124,6 +124,7 @@ thread_local! {
     static BASE: Context<'static> = {
         let mut ctx = Context::default().with_all();
         celmeter::register(&mut ctx);
+        super::celtypes::register(&mut ctx);
         ctx
     };
 }

@@ -22,6 +22,7 @@ mod cel_rule;
 pub mod celcheck;
 pub mod celcost;
 mod celmeter;
+mod celtypes;
 mod correlate;
 mod defaults;
 mod embedded;
@@ -120,6 +121,19 @@ impl Schema {
     /// unchanged values on update.
     pub fn validate_values(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         validate::validate(&self.root, "", obj, old).errors
+    }
+
+    /// kube's `ValidateDefaults` at the node this schema was built from, for its `default`:
+    /// whether pruning would change the value, then its value errors, or when there are
+    /// none its rule errors; fields are relative to the default (`<nil>` for itself).
+    pub fn default_errors(&self, value: &Value) -> (bool, Vec<FieldError>) {
+        let mut pruned = value.clone();
+        let has_unknown = !prune::prune(&mut pruned, &self.root).is_empty();
+        let errs = validate::validate(&self.root, "", value, None).errors;
+        if !errs.is_empty() {
+            return (has_unknown, errs);
+        }
+        (has_unknown, self.validate_rules(value, None, &[]))
     }
 
     /// Value problems of `.status` alone, as kube's status strategy finds them: validated

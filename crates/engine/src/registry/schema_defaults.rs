@@ -1,0 +1,30 @@
+//! Defaults checked against the schema they sit in, as kube's `ValidateDefaults` does once a
+//! CRD's schema is otherwise valid and structural: a default must not carry fields its
+//! schema prunes, must meet the schema's value validations, and its CEL rules.
+
+use crate::field::{FieldError, Path};
+use crate::schema::Schema;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrArray};
+
+/// Every default under `s` (at `path`), through properties and items; `additionalProperties`
+/// is not followed because defaults are forbidden there.
+pub(super) fn validate(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>) {
+    if let Some(default) = &s.default {
+        let at = path.child("default");
+        let (has_unknown, found) = Schema::new(s).default_errors(&default.0);
+        if has_unknown {
+            errs.push(FieldError::invalid(&at, default.0.clone(), "must not have unknown fields"));
+        }
+        errs.extend(found.into_iter().map(|mut e| {
+            e.field =
+                if e.field == "<nil>" || e.field.is_empty() { at.to_string() } else { at.child(&e.field).to_string() };
+            e
+        }));
+    }
+    if let Some(JSONSchemaPropsOrArray::Schema(items)) = &s.items {
+        validate(items, &path.child("items"), errs);
+    }
+    for (name, property) in s.properties.iter().flatten() {
+        validate(property, &path.child("properties").key(name), errs);
+    }
+}
