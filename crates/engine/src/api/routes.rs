@@ -198,10 +198,13 @@ async fn handle(engine: &Arc<Engine>, kind: &ServedKind, req: &ResourceRequest<'
         names: engine.names(),
     };
     let call = Call { req, sub, verb, patch, opts };
-    let res = dispatch(engine, kind, &rest, &call).await?;
-    let res = match &shape {
-        Some(shape) => super::respond::object(engine, kind, sub, shape, res).await,
-        None => res,
+    // Warnings found on the way (unknown fields under Warn) go out with a refusal too.
+    let res = match dispatch(engine, kind, &rest, &call).await {
+        Ok(res) => match &shape {
+            Some(shape) => super::respond::object(engine, kind, sub, shape, res).await,
+            None => res,
+        },
+        Err(e) => super::respond::error_for(&e, req.headers, req.query),
     };
     Ok(with_warnings(res, call.opts.take_warnings()))
 }
