@@ -28,6 +28,8 @@ pub enum Action {
     OpenCommand,
     OpenFilter,
     OpenHelp,
+    /// The log of every message.
+    OpenLog,
     Yaml,
     Describe,
     EditSpec,

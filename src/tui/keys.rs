@@ -105,6 +105,7 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('y')], "y", Action::Yaml, On::All, "YAML of the selection"),
     b(&[C('d')], "d", Action::Describe, On::All, "describe the selection"),
     b(&[Ctrl('r')], "Ctrl-R", Action::Refresh, On::All, "refresh from the server"),
+    b(&[C('L')], "L", Action::OpenLog, On::All, "log: every message of the session, in full"),
     b(&[Code(KeyCode::Tab), Code(KeyCode::BackTab)], "Tab", Action::FocusNext, On::Panes, "switch pane"),
     b(&[C('l'), Code(KeyCode::Right)], "l →", Action::Fold(true), On::Detail, "schema: unfold"),
     b(&[C('h'), Code(KeyCode::Left)], "h ←", Action::Fold(false), On::Detail, "schema: fold"),

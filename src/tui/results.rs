@@ -7,7 +7,7 @@ use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
-use crate::tui::state::{Mode, Screen, State};
+use crate::tui::state::{Cause, Mode, Screen, State};
 use crate::tui::{wizard, yaml};
 
 use super::update::open_resources;
@@ -16,6 +16,7 @@ use super::update::open_resources;
 pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Registrations(Ok(list)) => {
+            state.resolved(&Cause::Registrations);
             set_registrations(state, list);
             return vec![Effect::WatchRegistrations];
         }
@@ -38,27 +39,36 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                 r.summary.resources = count;
             }
         }
-        Msg::Registrations(Err(e)) => state.error(format!("cannot list CRDs: {e}")),
+        Msg::Registrations(Err(e)) => state.error_because(Cause::Registrations, format!("cannot list CRDs: {e}")),
         Msg::Table { watch, result } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
             r.loading = false;
             match result {
-                Ok(data) => r.table.replace(data),
-                Err(e) => state.error(format!("cannot list: {e}")),
+                Ok(data) => {
+                    r.table.replace(data);
+                    state.resolved(&Cause::Table);
+                }
+                Err(e) => state.error_because(Cause::Table, format!("cannot list: {e}")),
             }
         }
         Msg::Rows { watch, rows, done } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
             r.table.extend(rows);
             r.loading = !done;
+            state.resolved(&Cause::Table);
         }
         Msg::Watch { watch, event } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
             match event {
                 WatchEvent::Upsert(row) => r.table.upsert(row),
                 WatchEvent::Delete(key) => r.table.remove(&key),
-                WatchEvent::Error(e) => state.error(format!("watch: {e} (Ctrl-R to list again)")),
+                WatchEvent::Error(e) => {
+                    state.error_because(Cause::Table, format!("watch: {e} (Ctrl-R to list again)"));
+                    return vec![];
+                }
             }
+            // Events flow again: whatever stopped the watch is over.
+            state.resolved(&Cause::Table);
         }
         Msg::Object { key, result } => {
             let theme_error = match &result {
@@ -81,8 +91,9 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                     _ => {}
                 }
             }
-            if let Some(e) = theme_error {
-                state.error(e);
+            match theme_error {
+                Some(e) => state.error_because(Cause::Object(key), e),
+                None => state.resolved(&Cause::Object(key)),
             }
         }
         Msg::Scale { key, result } => match (&mut state.mode, result) {

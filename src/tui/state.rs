@@ -232,6 +232,10 @@ pub enum Screen {
     Text(TextScreen),
     /// The migration wizard (modal: it has the keys while it is on top).
     Wizard(Box<Wizard>),
+    /// Every message of the session, newest first.
+    Log {
+        scroll: usize,
+    },
 }
 
 impl Screen {
@@ -244,6 +248,7 @@ impl Screen {
             Screen::Text(t) if t.yaml => "yaml",
             Screen::Text(_) => "describe",
             Screen::Wizard(_) => "migrate",
+            Screen::Log { .. } => "log",
         }
     }
 }
@@ -254,6 +259,27 @@ pub enum Level {
     Info,
     Error,
 }
+
+/// What an error is about, so the message goes when its cause does (a list that works
+/// again, a watch back, an object read after all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cause {
+    Registrations,
+    /// The resources screen's list or watch.
+    Table,
+    Object(ObjKey),
+}
+
+/// One message as the log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    pub at: Timestamp,
+    pub level: Level,
+    pub text: String,
+}
+
+/// Messages the log keeps (the oldest go first).
+pub const LOG_LIMIT: usize = 500;
 
 /// The whole state.
 #[derive(Debug)]
@@ -273,6 +299,10 @@ pub struct State {
     pub stack: Vec<Screen>,
     pub mode: Mode,
     pub message: Option<(Level, String)>,
+    /// What the message on the status line is about, when it goes away with its cause.
+    pub cause: Option<Cause>,
+    /// Every message shown, newest last (`L` opens it): the status line shows one at a time.
+    pub log: Vec<LogEntry>,
     pub quit: bool,
     /// Source of list+watch ids.
     pub next_watch: u64,
@@ -295,6 +325,8 @@ impl State {
             stack: vec![Screen::Registrations],
             mode: Mode::Normal,
             message: None,
+            cause: None,
+            log: Vec::new(),
             quit: false,
             next_watch: 0,
             journal_root: None,
@@ -320,17 +352,54 @@ impl State {
         })
     }
 
-    /// Rows a list has on screen: the terminal less header (2), status line (1), the
+    /// Rows a list has on screen: the terminal less header (2), status area, the
     /// block's borders (2) and the column headings (1).
     pub fn list_height(&self) -> usize {
-        usize::from(self.size.1).saturating_sub(6)
+        usize::from(self.size.1).saturating_sub(5 + usize::from(self.status_rows()))
+    }
+
+    /// Rows of the status area: a long message wraps over up to a quarter of the screen
+    /// (at least one row, at most 6); the rest is in the log.
+    pub fn status_rows(&self) -> u16 {
+        let Some((_, text)) = self.message.as_ref().filter(|_| matches!(self.mode, Mode::Normal)) else { return 1 };
+        // `✗ ` or `✓ ` leads the message; the view wraps at words, as this counts.
+        let line = ratatui::text::Line::raw(format!("✗ {text}"));
+        let rows = ratatui::widgets::Paragraph::new(line)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .line_count(self.size.0.max(1));
+        let most = (self.size.1 / 4).clamp(1, 6);
+        u16::try_from(rows).unwrap_or(u16::MAX).clamp(1, most)
     }
 
     pub fn info(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Info, text.into()));
+        self.say(Level::Info, text.into(), None);
     }
     pub fn error(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Error, text.into()));
+        self.say(Level::Error, text.into(), None);
+    }
+    /// An error that lasts while `cause` does: [`State::resolved`] takes it away.
+    pub fn error_because(&mut self, cause: Cause, text: impl Into<String>) {
+        self.say(Level::Error, text.into(), Some(cause));
+    }
+    /// `cause` is gone: so is its message, if it is still the one shown.
+    pub fn resolved(&mut self, cause: &Cause) {
+        if self.cause.as_ref() == Some(cause) {
+            self.message = None;
+            self.cause = None;
+        }
+    }
+
+    fn say(&mut self, level: Level, text: String, cause: Option<Cause>) {
+        // A watch retrying says the same thing every few seconds: log it once.
+        let repeated = self.log.last().is_some_and(|e| e.level == level && e.text == text);
+        if !repeated {
+            if self.log.len() >= LOG_LIMIT {
+                self.log.remove(0);
+            }
+            self.log.push(LogEntry { at: self.now, level, text: text.clone() });
+        }
+        self.message = Some((level, text));
+        self.cause = cause;
     }
 
     /// Work to do before a frame: rebuild views changed by events.

@@ -119,6 +119,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             state.mode = Mode::Help { scroll: 0 };
             vec![]
         }
+        Action::OpenLog => open_log(state),
         Action::Yaml | Action::Describe => show_text(state, action == Action::Yaml),
         Action::EditSpec => edit(state, EditPart::Spec),
         Action::EditStatus => edit(state, EditPart::Status),
@@ -158,7 +159,16 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
     }
 }
 
+/// The log of every message, on top of the screen (once: `L` on the log does nothing).
+pub(super) fn open_log(state: &mut State) -> Vec<Effect> {
+    if !matches!(state.screen(), Screen::Log { .. }) {
+        state.stack.push(Screen::Log { scroll: 0 });
+    }
+    vec![]
+}
+
 fn move_by(state: &mut State, n: isize, height: usize) {
+    let log_len = state.log.len();
     match state.screen_mut() {
         Screen::Registrations => state.registrations.move_by(n, height),
         Screen::Detail(d) => match d.focus {
@@ -173,6 +183,7 @@ fn move_by(state: &mut State, n: isize, height: usize) {
             r.scroll[i] = r.scroll[i].saturating_add_signed(n).min(last);
         }
         Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
+        Screen::Log { scroll } => *scroll = scroll.saturating_add_signed(n).min(log_len.saturating_sub(1)),
         Screen::Wizard(_) => {}
     }
 }
@@ -222,7 +233,7 @@ fn enter(state: &mut State) -> Vec<Effect> {
             }));
             vec![Effect::LoadObject { kind, key }]
         }
-        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) => vec![],
+        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => vec![],
     }
 }
 
@@ -273,7 +284,7 @@ fn refresh(state: &mut State) -> Vec<Effect> {
         Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
-        Screen::Text(_) | Screen::Wizard(_) => vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => vec![],
     }
 }
 
@@ -321,7 +332,7 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
             state.stack.push(Screen::Text(t));
             return vec![Effect::LoadObject { kind, key }];
         }
-        Screen::Text(_) | Screen::Wizard(_) => return vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => return vec![],
     };
     state.stack.push(Screen::Text(screen));
     vec![]
@@ -420,6 +431,7 @@ pub fn run_command(state: &mut State, line: &str) -> Vec<Effect> {
             state.quit = true;
             vec![]
         }
+        ("log" | "messages", _) => open_log(state),
         ("help" | "h", _) => {
             state.mode = Mode::Help { scroll: 0 };
             vec![]

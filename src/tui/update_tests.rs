@@ -318,3 +318,31 @@ fn deleting_the_crd_of_the_open_resources_stops_their_watch_and_says_why() {
     assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("widgets.demo.example.com was deleted")));
     assert!(s.registrations.find("widgets.demo.example.com").is_none());
 }
+
+#[test]
+fn every_message_goes_to_the_log_and_an_error_goes_with_its_cause() {
+    let mut s = state();
+    let watch = open_widgets(&mut s, 3);
+    let broken = WatchEvent::Error("connection refused; reconnecting".into());
+    apply(&mut s, Msg::Watch { watch, event: broken.clone() });
+    apply(&mut s, Msg::Watch { watch, event: broken });
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("connection refused")));
+    let row = widget_table(1).rows[0].clone();
+    apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row.clone()) });
+    assert_eq!(s.message, None, "the watch is back: its error goes");
+    apply(&mut s, Msg::Error("cannot write: forbidden".into()));
+    apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row) });
+    assert!(s.message.is_some(), "an error of another cause stays");
+    let logged: Vec<&str> = s.log.iter().map(|e| e.text.as_str()).collect();
+    assert_eq!(logged.iter().filter(|t| t.contains("connection refused")).count(), 1, "a repeat is logged once");
+    assert!(logged.contains(&"cannot write: forbidden"), "{logged:?}");
+    type_keys(&mut s, "L");
+    assert_eq!(top(&s), "log");
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(top(&s), "resources");
+    let key = ObjKey::new(Some("default"), "widget-000");
+    apply(&mut s, Msg::Object { key: key.clone(), result: Err("not found".into()) });
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("cannot read default/widget-000")));
+    apply(&mut s, Msg::Object { key, result: Ok(widget("widget-000", 1)) });
+    assert_eq!(s.message, None);
+}

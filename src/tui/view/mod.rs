@@ -4,6 +4,7 @@
 
 mod detail;
 mod lists;
+mod log;
 mod popup;
 mod resource;
 mod wizard;
@@ -17,9 +18,13 @@ use ratatui::widgets::{Block, Paragraph};
 
 /// Draws the whole UI.
 pub fn draw(frame: &mut Frame, state: &State) {
-    let [header, crumbs, body, status] =
-        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)])
-            .areas(frame.area());
+    let [header, crumbs, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(state.status_rows()),
+    ])
+    .areas(frame.area());
     draw_header(frame, header, state);
     draw_crumbs(frame, crumbs, state);
     match state.screen() {
@@ -29,6 +34,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Screen::Resource(r) => resource::draw(frame, body, state, r),
         Screen::Text(t) => resource::text(frame, body, state, t),
         Screen::Wizard(w) => wizard::draw(frame, body, state, w),
+        Screen::Log { scroll } => log::draw(frame, body, state, *scroll),
     }
     draw_status(frame, status, state);
     match &state.mode {
@@ -80,6 +86,7 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
             Screen::Resource(r) => r.key.display(),
             Screen::Text(x) => x.title.split_whitespace().next().unwrap_or_default().to_string(),
             Screen::Wizard(w) => format!("migrate {}", w.crd),
+            Screen::Log { .. } => "messages".to_string(),
         };
         let style = if i + 1 == state.stack.len() { t.title() } else { Style::new() };
         spans.push(Span::styled(label, style));
@@ -91,6 +98,7 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
         Screen::Resource(_) => "  <e> edit spec  <E> edit status  <s> scale  <tab> pane  <esc> back",
         Screen::Text(_) => "  <j/k> scroll  <esc> back",
         Screen::Wizard(w) => wizard::hints(w),
+        Screen::Log { .. } => "  <j/k> scroll  <esc> back",
     };
     spans.push(Span::styled(hints, t.dim()));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -107,7 +115,8 @@ fn draw_status(frame: &mut Frame, area: Rect, state: &State) {
             None => Line::from(Span::styled("", t.dim())),
         },
     };
-    frame.render_widget(Paragraph::new(line), area);
+    // A long message wraps over the rows the status area has (see `State::status_rows`).
+    frame.render_widget(Paragraph::new(line).wrap(ratatui::widgets::Wrap { trim: false }), area);
 }
 
 /// A bordered block whose border shows focus.

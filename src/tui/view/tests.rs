@@ -335,3 +335,17 @@ fn the_undo_question_shows_below_a_long_wrapped_refusal() {
     let t = text(&render(&mut s, 60, 30));
     assert!(t.contains("Undo what the run changed") && t.contains("[y/n]"), "the question is hidden:\n{t}");
 }
+
+#[test]
+fn a_long_error_wraps_in_the_status_area_and_the_log_keeps_it_whole() {
+    let mut s = state();
+    on_resources(&mut s, 3);
+    let causes = (1..=4).map(|i| format!("spec.size: Invalid value: {i}: must be at most 0")).collect::<Vec<_>>();
+    apply(&mut s, Msg::Error(format!("widgets \"widget-000\" is invalid: [{}] END-OF-MESSAGE", causes.join(", "))));
+    let buf = render(&mut s, 80, 16);
+    snapshot!("status_wrapped", buf);
+    assert!(text(&buf).contains("END-OF-MESSAGE"), "the whole message is on screen");
+    apply(&mut s, Msg::Info("saved".into()));
+    type_keys(&mut s, "L");
+    snapshot!("log", render(&mut s, 80, 12));
+}
