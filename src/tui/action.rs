@@ -53,6 +53,8 @@ pub enum Action {
     Reapply,
     /// In the conflict dialog: drop the edit (the file stays).
     Discard,
+    /// In the conflict dialog: back to the editor with the user's text.
+    EditAgain,
     /// Open the migration wizard on the selected registration.
     Migrate,
     /// In the wizard: write the new CRD in the editor.
@@ -90,6 +92,8 @@ pub enum Effect {
         key: ObjKey,
         part: EditPart,
     },
+    /// Open the editor again on a refused edit, the reason on top.
+    EditAgain(Box<crate::tui::state::Refused>),
     /// Re-apply the changes `base → edited` onto the server's current version.
     Reapply {
         kind: ResourceType,
@@ -165,6 +169,8 @@ pub enum Msg {
     Resolved(Result<Box<Crd>, String>),
     /// A write went through; the text says what.
     Saved(String),
+    /// The server refused an edit: it goes back to the editor.
+    EditRefused(Box<crate::tui::state::Refused>),
     /// A save met a 409; the dialog says what changed.
     Conflict(Box<crate::tui::state::ConflictDialog>),
     Info(String),

@@ -131,7 +131,7 @@ pub const BINDINGS: &[Binding] = &[
 pub const DIALOG_KEYS: &[(&str, &str)] = &[
     (": /", "type, Enter to run, Esc to cancel, Ctrl-U to clear"),
     ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels"),
-    ("conflict", "r re-applies your edit on the server's version, d or Esc discards (the file stays)"),
+    ("conflict", "r re-applies your edit on the server's version, e edits it again, d or Esc discards (file kept)"),
     ("migrate", "new CRD's file, Enter plans; Ctrl-E writes it in the editor; Esc goes back"),
     ("", "Enter starts; y/n answer; r rolls back; q asks first while a step runs"),
 ];
@@ -204,6 +204,7 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
         },
         Mode::Conflict(_) => match ev.code {
             KeyCode::Char('r') => Some(Action::Reapply),
+            KeyCode::Char('e') => Some(Action::EditAgain),
             KeyCode::Char('d') | KeyCode::Esc => Some(Action::Discard),
             _ => None,
         },

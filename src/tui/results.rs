@@ -108,6 +108,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             }
         }
         Msg::Conflict(dialog) => state.mode = Mode::Conflict(*dialog),
+        Msg::EditRefused(refused) => return vec![Effect::EditAgain(refused)],
         Msg::Resolved(Ok(crd)) => {
             let name = crd.metadata.name.clone().unwrap_or_default();
             let reg = state.registrations.find(&name).cloned().unwrap_or_else(|| Registration::new(*crd, None));

@@ -12,7 +12,7 @@ use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_co
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
-use crate::tui::state::{ConflictDialog, EditPart, ScaleChange};
+use crate::tui::state::{ConflictDialog, EditPart, Refused, ScaleChange};
 use crate::tui::table::ObjKey;
 use kube::api::DynamicObject;
 use serde_json::Value;
@@ -86,6 +86,32 @@ pub async fn prepare_edit(
     Ok((against, base, kept))
 }
 
+/// Whether the server (or the check before sending) refused what the user typed, so the
+/// editor opens again on it with the reason on top, as `kubectl edit` does; other failures
+/// (the cluster unreachable, a timeout) keep the file and say where.
+fn reopens(e: &ClusterError) -> bool {
+    matches!(
+        e,
+        ClusterError::Invalid { .. }
+            | ClusterError::InvalidInput { .. }
+            | ClusterError::EditOverlap(_)
+            | ClusterError::Forbidden { .. }
+            | ClusterError::Api { code: 400..=499, .. }
+    ) && !e.is_not_found()
+}
+
+/// The edit of `job` refused with `error`: the editor opens on it again.
+fn refused(job: EditJob, error: String) -> Msg {
+    Msg::EditRefused(Box::new(Refused {
+        kind: job.kind,
+        key: job.key,
+        part: job.part,
+        kept: job.kept,
+        base: job.base,
+        error,
+    }))
+}
+
 /// Reads back what the editor saved and sends it.
 pub async fn finish_edit(client: &kube::Client, against: DynamicObject, mut job: EditJob) -> Msg {
     let text = match std::fs::read_to_string(&job.kept) {
@@ -93,7 +119,7 @@ pub async fn finish_edit(client: &kube::Client, against: DynamicObject, mut job:
         Err(e) => return Msg::Error(format!("cannot read {}: {e}", job.kept.display())),
     };
     match edit::parse(&text) {
-        Err(e) => Msg::Error(format!("cannot read your edit ({e}); it is kept in {}", job.kept.display())),
+        Err(e) => refused(job, format!("the edited file is not valid YAML: {e}")),
         Ok(None) => {
             let _ = std::fs::remove_file(&job.kept);
             Msg::Info("edit cancelled: the file was empty".into())
@@ -118,9 +144,7 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
     let target = if doc == job.base { Ok(job.edited.clone()) } else { reapply(&doc, &job.base, &job.edited) };
     let target = match target {
         Ok(target) => target,
-        Err(overlap) => {
-            return Msg::Error(format!("not saved: {overlap}; your edit is kept in {kept}: edit the new version"));
-        }
+        Err(overlap) => return refused(job, ClusterError::EditOverlap(overlap).to_string()),
     };
     let rv = against.metadata.resource_version.clone();
     let result = match edit::outcome(&doc, against.data.get("status"), target, job.part) {
@@ -164,8 +188,25 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
             }
             Err(e) => Msg::Error(format!("conflict, and then {e}; your edit is kept in {kept}")),
         },
+        Err(e) if reopens(&e) => refused(job, e.to_string()),
         Err(e) => Msg::Error(format!("{e}; your edit is kept in {kept}")),
     }
+}
+
+/// Writes the refused edit back with the reason on top and returns what was written, so
+/// the caller can tell an editor quit without a change (the edit abandoned).
+pub fn write_refused(refused: &Refused) -> Result<String, String> {
+    let typed =
+        std::fs::read_to_string(&refused.kept).map_err(|e| format!("cannot read {}: {e}", refused.kept.display()))?;
+    let text = crate::tui::edit::reopen(&typed, &refused.error);
+    std::fs::write(&refused.kept, &text).map_err(|e| format!("cannot write {}: {e}", refused.kept.display()))?;
+    Ok(text)
+}
+
+/// Reads the object a refused edit goes to again (it may have changed meanwhile: the
+/// edit is re-applied on it as after a 409).
+pub async fn reread(client: &kube::Client, refused: &Refused) -> Result<DynamicObject, String> {
+    get_object(client, object_ref(&refused.kind, &refused.key)).await.map_err(|e| e.to_string())
 }
 
 fn ignored_status_note() -> &'static str {
@@ -219,6 +260,7 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         | Effect::StopWatch
         | Effect::WatchRegistrations
         | Effect::Edit { .. }
+        | Effect::EditAgain(_)
         | Effect::SwitchContext(_)
         | Effect::Wizard(_) => return None,
     })

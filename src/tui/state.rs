@@ -114,6 +114,20 @@ pub struct ConflictDialog {
     pub edited: Value,
 }
 
+/// An edit the server (or the check before sending) refused: the editor opens on it again
+/// with the reason as `#` comments on top, as `kubectl edit` does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    pub kind: ResourceType,
+    pub key: ObjKey,
+    pub part: EditPart,
+    /// The file with the user's text.
+    pub kept: PathBuf,
+    /// The document the edit started from (of `part`).
+    pub base: Value,
+    pub error: String,
+}
+
 /// Overlays and input modes; the screen below stays as it was.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Mode {

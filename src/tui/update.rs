@@ -7,8 +7,8 @@ use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{
-    DetailScreen, EditPart, Input, Mode, Namespaces, Pane, ResourceScreen, ResourcesScreen, ScaleDialog, Screen, State,
-    TextScreen,
+    ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, ResourcesScreen,
+    ScaleDialog, Screen, State, TextScreen,
 };
 use crate::tui::table::{ObjKey, ResourceTable};
 use crate::tui::{wizard, yaml};
@@ -56,6 +56,19 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 edited: dialog.edited,
                 kept: dialog.kept,
             }],
+            Action::EditAgain => {
+                let error = format!(
+                    "409 Conflict: {} changed on the server while you edited it: {}",
+                    dialog.key.display(),
+                    if dialog.server_changes.is_empty() {
+                        "bookkeeping only".into()
+                    } else {
+                        dialog.server_changes.join("; ")
+                    }
+                );
+                let ConflictDialog { kind, key, part, kept, base, .. } = dialog;
+                vec![Effect::EditAgain(Box::new(Refused { kind, key, part, kept, base, error }))]
+            }
             Action::Discard => {
                 state.info(format!("Edit discarded; your text stays in {}", dialog.kept.display()));
                 vec![Effect::LoadObject { kind: dialog.kind, key: dialog.key }]

@@ -206,6 +206,13 @@ fn conflicts_offer_reapply_or_discard() {
     assert!(type_keys(&mut s, "x").is_empty(), "other keys wait");
     let effects = type_keys(&mut s, "r");
     assert!(matches!(&effects[..], [Effect::Reapply { part: EditPart::Status, .. }]));
+    apply(&mut s, Msg::Conflict(Box::new(dialog.clone())));
+    let effects = type_keys(&mut s, "e");
+    let [Effect::EditAgain(again)] = &effects[..] else { panic!("back to the editor: {effects:?}") };
+    assert!(again.error.contains("409 Conflict") && again.error.contains("status.phase"), "{}", again.error);
+    assert_eq!(again.kept, dialog.kept);
+    // A refusal from the re-apply goes back to the editor too.
+    assert_eq!(apply(&mut s, Msg::EditRefused(again.clone())), vec![Effect::EditAgain(again.clone())]);
     apply(&mut s, Msg::Conflict(Box::new(dialog)));
     let effects = type_keys(&mut s, "d");
     assert!(matches!(&effects[..], [Effect::LoadObject { .. }]));

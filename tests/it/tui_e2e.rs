@@ -212,6 +212,47 @@ fn browse_edit_status_scale_from_zero_and_back() {
     assert_eq!(widget["spec"]["replicas"], 1, "{widget:#}");
 }
 
+/// A spec edit the server refuses (422: size above the schema's maximum) comes back in the
+/// editor with the reason on top; fixed there, it saves. Refused again and the editor quit
+/// without a change, it is abandoned, and the message says where the copy is.
+#[test]
+fn a_refused_edit_reopens_in_the_editor_and_an_unchanged_one_is_abandoned() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let abandon = dir.path().join("abandon");
+    let editor = editor_script(
+        dir.path(),
+        &format!(
+            "if grep -q '^# NOT SAVED' \"$1\"; then\n  grep -q '422' \"$1\" || exit 3\n  [ -e {} ] && exit 0\n  sed -i 's/size: 99/size: 9/' \"$1\"\nelse\n  sed -i 's/size: [0-9]*/size: 99/' \"$1\"\nfi",
+            abandon.display()
+        ),
+    );
+    let command = format!(
+        "KUBE_EDITOR={} {} --local={} tui --demo 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        editor.display(),
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        dir.path().join("stderr").display(),
+    );
+    let t = Tmux::start(dir.path(), &command, 130, 40);
+    t.wait_for(&["widgets.demo.example.com"]);
+    t.keys(&[":"]);
+    t.type_text("wd");
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default)", "widget-001"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets/default/widget-001", "size:"]);
+    t.keys(&["e"]);
+    t.wait_for(&["saved the spec of widgets/default/widget-001", "size: 9"]);
+    std::fs::write(&abandon, "").expect("abandon next time");
+    t.keys(&["e"]);
+    let screen = t.wait_for(&["edit abandoned", "your copy is kept in"]);
+    assert!(screen.contains("422"), "the reason is said:\n{screen}");
+    t.keys(&["q"]);
+    t.wait_for(&["TUI-EXIT=0"]);
+    assert_eq!(stored_widget(&data, "widget-001")["spec"]["size"], 9);
+}
+
 #[test]
 fn readonly_refuses_writes_and_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");

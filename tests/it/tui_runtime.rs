@@ -89,7 +89,7 @@ async fn a_spec_conflict_shows_the_server_change_and_reapplies_the_edit() {
 }
 
 /// `r` after a 409 where the server changed the field the user changed: not saved (one of
-/// the two changes would be lost), and the edit stays in its file.
+/// the two changes would be lost); the edit stays in its file and goes back to the editor.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reapply_over_the_same_field_is_refused_and_the_edit_kept() {
     let (conn, kind) = demo_engine().await;
@@ -110,8 +110,8 @@ async fn a_reapply_over_the_same_field_is_refused_and_the_edit_kept() {
     };
     let msg = perform(client, effect).await.expect("a message");
     assert!(
-        matches!(&msg, Msg::Error(m) if m.contains("both your edit and another writer changed spec.size") && m.contains("kept in")),
-        "{msg:?}"
+        matches!(&msg, Msg::EditRefused(r) if r.error.contains("both your edit and another writer changed spec.size") && r.kept == kept),
+        "back to the editor with the reason: {msg:?}"
     );
     assert!(kept.exists(), "the edit is kept");
     assert_eq!(stored(&conn, &kind, "widget-006").await["spec"]["size"], 2, "the other writer's change stays");
@@ -274,4 +274,36 @@ async fn the_wizard_offers_and_opens_only_its_own_cluster_s_journals() {
         panic!("opening another cluster's journal is refused")
     };
     assert!(e.contains("belongs to another cluster, memory (kube-system uid "), "{e}");
+}
+
+/// A save the server refuses (422 from the schema) goes back to the editor with the reason,
+/// and the text as typed stays in the file; a refused edit fixed and saved goes through.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_save_goes_back_to_the_editor_with_the_reason() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let (against, base, kept) = prepare_edit(client, &kind, &key("widget-007"), EditPart::Spec).await.expect("prepare");
+    let mut edited = base.clone();
+    edited["spec"]["size"] = json!(99);
+    type_into(&kept, &edited, EditPart::Spec);
+    let job = EditJob {
+        kind: kind.clone(),
+        key: key("widget-007"),
+        part: EditPart::Spec,
+        kept: kept.clone(),
+        base: base.clone(),
+        edited: base,
+    };
+    let Msg::EditRefused(refused) = finish_edit(client, against, job.clone()).await else {
+        panic!("expected a refusal")
+    };
+    assert!(refused.error.contains("422") && refused.error.contains("spec.size"), "{}", refused.error);
+    let written = kubectl_crd::tui::runtime::write_refused(&refused).expect("rewritten");
+    assert!(written.contains("# NOT SAVED") && written.contains("size: 99"), "{written}");
+    // The user fixes the value under the comments and saves.
+    std::fs::write(&kept, written.replace("size: 99", "size: 9")).expect("fix");
+    let against = kubectl_crd::tui::runtime::reread(client, &refused).await.expect("reread");
+    let msg = finish_edit(client, against, job).await;
+    assert!(matches!(&msg, Msg::Saved(m) if m.starts_with("saved the spec")), "{msg:?}");
+    assert_eq!(stored(&conn, &kind, "widget-007").await["spec"]["size"], 9);
 }

@@ -116,6 +116,8 @@ pub fn conflict(frame: &mut Frame, area: Rect, state: &State, d: &ConflictDialog
     lines.push(Line::from(vec![
         Span::styled("r", t.yaml_key()),
         Span::raw(" re-apply your changes on the new version   "),
+        Span::styled("e", t.yaml_key()),
+        Span::raw(" edit again   "),
         Span::styled("d", t.yaml_key()),
         Span::raw(" discard"),
     ]));
