@@ -13,6 +13,10 @@ pub fn render(doc: &Value, part: EditPart, what: &str) -> String {
              # Changes to status typed here are ignored: edit the status with E (/status).\n"
         ),
         EditPart::Status => format!("# Editing the status of {what}; saved through the /status subresource.\n"),
+        EditPart::Object => format!(
+            "# Editing {what} with its status: its kind has no status subresource, so .status is an\n\
+             # ordinary field, saved with the rest to the main endpoint.\n"
+        ),
     };
     let body = serde_saphyr::to_string(doc).unwrap_or_default();
     format!("{header}# Lines starting with '#' are ignored. Save an unchanged or empty file to cancel.\n{body}")

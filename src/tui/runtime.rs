@@ -9,6 +9,7 @@ use crate::cluster::objects::{
 };
 use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
+use crate::cluster::tui_ops::replace_object;
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
@@ -60,6 +61,13 @@ pub fn document(obj: &DynamicObject, part: EditPart) -> Result<Value, ClusterErr
     match part {
         EditPart::Spec => Ok(spec_view(obj)?.object),
         EditPart::Status => Ok(edit::status_document(obj.data.get("status"))),
+        EditPart::Object => {
+            let mut view = spec_view(obj)?;
+            if let (Some(status), Some(m)) = (view.status, view.object.as_object_mut()) {
+                m.insert("status".into(), status);
+            }
+            Ok(view.object)
+        }
     }
 }
 
@@ -156,6 +164,10 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
         Outcome::Spec { mut object, ignored_status } => {
             object["metadata"]["resourceVersion"] = Value::from(rv.clone());
             replace_spec(client, at, &object, &kept, Retry::No).await.map(|o| (o, ignored_status))
+        }
+        Outcome::Object { mut object } => {
+            object["metadata"]["resourceVersion"] = Value::from(rv.clone());
+            replace_object(client, at, &object, &kept).await.map(|o| (o, false))
         }
         Outcome::Status { document } => match parse_status_document(&document, &kept, at) {
             Ok(mut d) => {

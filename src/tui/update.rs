@@ -363,9 +363,13 @@ fn edit(state: &mut State, part: EditPart) -> Vec<Effect> {
     if !writes_allowed(state) {
         return vec![];
     }
-    if part == EditPart::Status && !kind.status {
-        state.error(format!("{} have no status subresource: edit the status with e", kind.plural));
-        return vec![];
+    // Without /status the status is an ordinary field: both keys edit the whole object.
+    let part = if kind.status { part } else { EditPart::Object };
+    if part == EditPart::Object {
+        state.info(format!(
+            "{} have no status subresource: .status is an ordinary field, edited and saved with the object",
+            kind.plural
+        ));
     }
     vec![Effect::Edit { kind, key, part }]
 }

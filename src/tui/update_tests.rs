@@ -175,8 +175,13 @@ fn edits_need_the_subresource_and_readonly_turns_writes_off() {
     let watch = s.next_watch;
     apply(&mut s, Msg::Table { watch, result: Ok(widget_table(1)) });
     s.prepare();
-    assert!(type_keys(&mut s, "E").is_empty());
-    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no status subresource")));
+    // Without /status, .status is an ordinary field: e and E both edit the whole object.
+    for k in ["e", "E"] {
+        assert!(matches!(&type_keys(&mut s, k)[..], [Effect::Edit { part: EditPart::Object, .. }]), "{k}");
+        assert!(
+            matches!(&s.message, Some((Level::Info, m)) if m.contains("no status subresource: .status is an ordinary field"))
+        );
+    }
     assert!(type_keys(&mut s, "s").is_empty());
     assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no scale subresource")));
 }

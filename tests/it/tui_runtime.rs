@@ -307,3 +307,27 @@ async fn a_refused_save_goes_back_to_the_editor_with_the_reason() {
     assert!(matches!(&msg, Msg::Saved(m) if m.starts_with("saved the spec")), "{msg:?}");
     assert_eq!(stored(&conn, &kind, "widget-007").await["spec"]["size"], 9);
 }
+
+/// A kind without a status subresource: the edit shows the status, and a status typed there
+/// is saved with the object (it is an ordinary field), not dropped.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_status_subresource_the_status_is_edited_with_the_object() {
+    let (conn, _) = demo_engine().await;
+    let client = conn.client();
+    let crd = find_crd(client, "clusterpolicies").await.expect("clusterpolicies");
+    let kind = resource_of(&crd).expect("served");
+    assert!(!kind.status);
+    let at = ObjKey::new(None, "policy-02");
+    let (against, base, kept) = prepare_edit(client, &kind, &at, EditPart::Object).await.expect("prepare");
+    assert_eq!(base["status"]["violations"], 7, "the status is shown: {base}");
+    let mut edited = base.clone();
+    edited["status"]["violations"] = json!(0);
+    edited["spec"]["action"] = json!("audit");
+    type_into(&kept, &edited, EditPart::Object);
+    let job = EditJob { kind: kind.clone(), key: at, part: EditPart::Object, kept, base: base.clone(), edited: base };
+    let msg = finish_edit(client, against, job).await;
+    assert!(matches!(&msg, Msg::Saved(m) if m.starts_with("saved the object of clusterpolicies/policy-02")), "{msg:?}");
+    let api: Api<DynamicObject> = kind.api(client, None);
+    let obj = serde_json::to_value(api.get("policy-02").await.expect("get")).expect("json");
+    assert_eq!((obj["spec"]["action"].clone(), obj["status"]["violations"].clone()), (json!("audit"), json!(0)));
+}

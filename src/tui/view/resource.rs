@@ -61,8 +61,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
 
     let [left, right] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
     let panes = [
-        (left, "spec", obj.get("spec"), Pane::Left, "e"),
-        (right, "status", obj.get("status"), Pane::Right, if r.kind.status { "E, /status" } else { "e" }),
+        (left, "spec", obj.get("spec"), Pane::Left, if r.kind.status { "e" } else { "e, with the status" }),
+        (
+            right,
+            "status",
+            obj.get("status"),
+            Pane::Right,
+            if r.kind.status { "E, /status" } else { "e or E, an ordinary field" },
+        ),
     ];
     for (i, (area, name, value, pane, key)) in panes.into_iter().enumerate() {
         let title = Line::from(vec![
