@@ -161,6 +161,8 @@ pub enum Msg {
         key: ObjKey,
         result: Result<Value, String>,
     },
+    /// The object is not there (any more).
+    ObjectGone(ObjKey),
     Scale {
         key: ObjKey,
         result: Result<ScaleView, String>,

@@ -59,16 +59,31 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
         Msg::Watch { watch, event } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
-            match event {
-                WatchEvent::Upsert(row) => r.table.upsert(row),
-                WatchEvent::Delete(key) => r.table.remove(&key),
+            let kind = r.kind.clone();
+            let changed = match event {
+                WatchEvent::Upsert(row) => {
+                    let key = row.key.clone();
+                    r.table.upsert(row);
+                    key
+                }
+                WatchEvent::Delete(key) => {
+                    r.table.remove(&key);
+                    key
+                }
                 WatchEvent::Error(e) => {
                     state.error_because(Cause::Table, format!("watch: {e} (Ctrl-R to list again)"));
                     return vec![];
                 }
-            }
+            };
             // Events flow again: whatever stopped the watch is over.
             state.resolved(&Cause::Table);
+            // The resource screen of a changed object is live: read it again (a delete
+            // may be a label leaving the selector, so the read says whether it is gone).
+            let open =
+                state.stack.iter().any(|s| matches!(s, Screen::Resource(o) if o.key == changed && o.kind == kind));
+            if open {
+                return vec![Effect::LoadObject { kind, key: changed }];
+            }
         }
         Msg::Object { key, result } => {
             let theme_error = match &result {
@@ -94,6 +109,28 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             match theme_error {
                 Some(e) => state.error_because(Cause::Object(key), e),
                 None => state.resolved(&Cause::Object(key)),
+            }
+        }
+        Msg::ObjectGone(key) => {
+            let mut shown = false;
+            for s in &mut state.stack {
+                match s {
+                    Screen::Resource(r) if r.key == key => {
+                        r.gone = true;
+                        shown = true;
+                    }
+                    Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
+                        t.lines = vec![format!("{} is not there (deleted)", key.display())];
+                        t.pending = None;
+                    }
+                    _ => {}
+                }
+            }
+            let text = format!("{} was deleted", key.display());
+            if shown {
+                state.info(text)
+            } else {
+                state.error_because(Cause::Object(key), format!("cannot read it: {text}"))
             }
         }
         Msg::Scale { key, result } => match (&mut state.mode, result) {

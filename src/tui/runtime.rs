@@ -251,10 +251,13 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
             count: count_resources(client, &crd).await.ok().flatten(),
         },
         Effect::Resolve(word) => Msg::Resolved(find_crd(client, &word).await.map(Box::new).map_err(|e| e.to_string())),
-        Effect::LoadObject { kind, key } => {
-            let result = get_object(client, object_ref(&kind, &key)).await.map_err(|e| e.to_string());
-            Msg::Object { key, result: result.map(|o| serde_json::to_value(o).unwrap_or_default()) }
-        }
+        Effect::LoadObject { kind, key } => match get_object(client, object_ref(&kind, &key)).await {
+            Err(e) if e.is_not_found() => Msg::ObjectGone(key),
+            result => Msg::Object {
+                key,
+                result: result.map(|o| serde_json::to_value(o).unwrap_or_default()).map_err(|e| e.to_string()),
+            },
+        },
         Effect::LoadScale { kind, key } => {
             let result = get_scale(client, object_ref(&kind, &key)).await.map(|(_, view)| view);
             Msg::Scale { key, result: result.map_err(|e| e.to_string()) }

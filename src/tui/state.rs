@@ -223,6 +223,8 @@ pub struct ResourceScreen {
     pub object: Option<Value>,
     pub focus: Pane,
     pub scroll: [usize; 2],
+    /// The object was deleted while on screen (what it last was stays shown).
+    pub gone: bool,
 }
 
 /// A YAML or describe text of anything.

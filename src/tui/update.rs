@@ -243,6 +243,7 @@ fn enter(state: &mut State) -> Vec<Effect> {
                 object: None,
                 focus: Pane::Left,
                 scroll: [0, 0],
+                gone: false,
             }));
             vec![Effect::LoadObject { kind, key }]
         }

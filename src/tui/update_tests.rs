@@ -358,3 +358,23 @@ fn every_message_goes_to_the_log_and_an_error_goes_with_its_cause() {
     apply(&mut s, Msg::Object { key, result: Ok(widget("widget-000", 1)) });
     assert_eq!(s.message, None);
 }
+
+#[test]
+fn the_resource_screen_follows_its_object_through_the_watch_until_it_is_gone() {
+    let mut s = state();
+    let watch = open_widgets(&mut s, 3);
+    press(&mut s, KeyCode::Enter);
+    let key = ObjKey::new(Some("default"), "widget-000");
+    apply(&mut s, Msg::Object { key: key.clone(), result: Ok(widget("widget-000", 0)) });
+    let row = |name: &str| widget_table(1).rows[0].clone().renamed(name);
+    let other = apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row("widget-001")) });
+    assert_eq!(other, vec![], "another object's change reads nothing");
+    let effects = apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row("widget-000")) });
+    assert!(matches!(&effects[..], [Effect::LoadObject { key: k, .. }] if *k == key), "{effects:?}");
+    let effects = apply(&mut s, Msg::Watch { watch, event: WatchEvent::Delete(key.clone()) });
+    assert!(matches!(&effects[..], [Effect::LoadObject { .. }]), "a delete is checked: {effects:?}");
+    apply(&mut s, Msg::ObjectGone(key));
+    let Screen::Resource(r) = s.screen() else { panic!() };
+    assert!(r.gone && r.object.is_some(), "what it last was stays shown");
+    assert!(matches!(&s.message, Some((Level::Info, m)) if m.contains("default/widget-000 was deleted")));
+}

@@ -376,6 +376,15 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     assert_eq!(kept, 1, "the refused edit is kept in the session's TMPDIR");
     t.keys(&["r"]);
     t.wait_for(&["saved the spec of widgets/default/widget-002", "color: blue", "size: 9"]);
+
+    // The resource screen is live: a change made with kubectl shows, and so does a delete.
+    kubectl(
+        &data,
+        &["patch", "widgets.demo.example.com", "widget-002", "--type=merge", "-p", r#"{"spec":{"size":4}}"#],
+    );
+    t.wait_for(&["size: 4"]);
+    kubectl(&data, &["delete", "widgets.demo.example.com", "widget-002"]);
+    t.wait_for(&["DELETED", "default/widget-002 was deleted"]);
     t.keys(&["q"]);
     t.wait_for(&["TUI-EXIT=0"]);
 }

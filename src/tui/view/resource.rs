@@ -21,7 +21,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
         return;
     };
     let conditions = object_conditions(obj);
-    let top_height = 3 + if conditions.is_empty() { 0 } else { conditions.len() as u16 + 2 };
+    let deleting = lifecycle_line(obj, r.gone, state);
+    let top_height =
+        3 + u16::from(deleting.is_some()) + if conditions.is_empty() { 0 } else { conditions.len() as u16 + 2 };
     let [top, bottom] = Layout::vertical([Constraint::Length(top_height), Constraint::Min(3)]).areas(area);
 
     let meta = &obj["metadata"];
@@ -50,11 +52,18 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
         facts.push(Span::raw(age(created, state.now)));
     }
     let mut lines = vec![Line::from(facts)];
+    lines.extend(deleting);
     if !conditions.is_empty() {
         lines.push(Line::styled("Conditions", t.title()));
         lines.extend(super::detail::condition_lines(&conditions, state));
     }
-    let b = block(Line::styled(format!(" {}/{} ", r.kind.plural, r.key.display()), t.title()), false, state);
+    let mut title = vec![Span::styled(format!(" {}/{} ", r.kind.plural, r.key.display()), t.title())];
+    if r.gone {
+        title.push(Span::styled(" DELETED ", t.error()));
+    } else if meta.get("deletionTimestamp").is_some() {
+        title.push(Span::styled(" TERMINATING ", t.warning()));
+    }
+    let b = block(Line::from(title), false, state);
     let inner = b.inner(top);
     frame.render_widget(b, top);
     frame.render_widget(Paragraph::new(lines), inner);
@@ -84,6 +93,22 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
         };
         yaml_paragraph(frame, inner, state, &lines, r.scroll[i]);
     }
+}
+
+/// What the header says of an object on its way out: deleted while on screen, or
+/// terminating (deletionTimestamp set) with the finalizers it waits for.
+fn lifecycle_line(obj: &Value, gone: bool, state: &State) -> Option<Line<'static>> {
+    let t = &state.theme;
+    let meta = &obj["metadata"];
+    if gone {
+        return Some(Line::styled("deleted: the object is gone from the server; this is what it last was", t.error()));
+    }
+    let since = meta.get("deletionTimestamp").and_then(Value::as_str)?;
+    let when = since.parse().map(|at| format!(" ({})", age(at, state.now))).unwrap_or_default();
+    let finalizers: Vec<&str> =
+        meta.get("finalizers").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let waits = if finalizers.is_empty() { "none left".to_string() } else { finalizers.join(", ") };
+    Some(Line::styled(format!("deletionTimestamp {since}{when}; finalizers: {waits}"), t.warning()))
 }
 
 /// Draws the YAML lines on screen only, coloured.

@@ -349,3 +349,17 @@ fn a_long_error_wraps_in_the_status_area_and_the_log_keeps_it_whole() {
     type_keys(&mut s, "L");
     snapshot!("log", render(&mut s, 80, 12));
 }
+
+#[test]
+fn a_terminating_object_says_what_it_waits_for_and_a_deleted_one_says_so() {
+    let mut s = state();
+    on_resource(&mut s);
+    let mut obj = widget("widget-000", 0);
+    obj["metadata"]["deletionTimestamp"] = serde_json::json!("2026-11-22T11:58:00Z");
+    obj["metadata"]["finalizers"] = serde_json::json!(["demo.example.com/cleanup", "kubernetes"]);
+    apply(&mut s, Msg::Object { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(obj) });
+    snapshot!("resource_terminating", render(&mut s, 110, 14));
+    apply(&mut s, Msg::ObjectGone(ObjKey::new(Some("default"), "widget-000")));
+    let t = text(&render(&mut s, 110, 14));
+    assert!(t.contains("DELETED") && t.contains("deleted: the object is gone"), "{t}");
+}
