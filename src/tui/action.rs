@@ -30,6 +30,8 @@ pub enum Action {
     OpenHelp,
     /// The log of every message.
     OpenLog,
+    /// The registration detail of the selected CRD.
+    Detail,
     Yaml,
     Describe,
     EditSpec,

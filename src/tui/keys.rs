@@ -87,7 +87,13 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('?')], "?", Action::OpenHelp, On::All, "help: every key"),
     b(&[C('q'), Ctrl('c')], "q Ctrl-C", Action::Quit, On::All, "quit"),
     b(&[Code(KeyCode::Esc)], "Esc", Action::Back, On::All, "back to the previous screen"),
-    b(&[Code(KeyCode::Enter)], "Enter", Action::Enter, On::All, "drill in: detail → resources → resource"),
+    b(
+        &[Code(KeyCode::Enter)],
+        "Enter",
+        Action::Enter,
+        On::All,
+        "drill in: a CRD's objects → one object (from the detail too)",
+    ),
     b(
         &[C(':')],
         ":",
@@ -112,6 +118,7 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     b(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     b(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
+    b(&[C('i')], "i", Action::Detail, On::Registrations, "detail: names, conditions, versions, schema"),
     b(&[C('m')], "m", Action::Migrate, On::Crds, "migrate its objects to a new CRD: guided, journaled, resumable"),
     b(&[C(' ')], "Space", Action::Mark, On::Resources, "mark or unmark the row"),
     b(&[C('u')], "u", Action::ClearMarks, On::Resources, "unmark every row"),
@@ -126,6 +133,68 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('8')], "", Action::Sort(7), On::Resources, ""),
     b(&[C('9')], "", Action::Sort(8), On::Resources, ""),
 ];
+
+/// A key named in the hints beside the breadcrumbs.
+#[derive(Debug, Clone, Copy)]
+pub struct Hint {
+    pub key: &'static str,
+    pub what: &'static str,
+    /// A write: not offered with `--readonly`.
+    pub write: bool,
+}
+
+const fn h(key: &'static str, what: &'static str) -> Hint {
+    Hint { key, what, write: false }
+}
+
+const fn w(key: &'static str, what: &'static str) -> Hint {
+    Hint { key, what, write: true }
+}
+
+const REGISTRATION_HINTS: &[Hint] = &[
+    h("enter", "objects"),
+    h("i", "detail"),
+    w("m", "migrate"),
+    w("ctrl-d", "delete"),
+    h("/", "filter"),
+    h(":", "command"),
+    h("y", "yaml"),
+    h("d", "describe"),
+];
+const DETAIL_HINTS: &[Hint] =
+    &[h("enter", "objects"), w("m", "migrate"), h("tab", "pane"), h("←/→", "fold"), h("esc", "back")];
+const RESOURCES_HINTS: &[Hint] = &[
+    h("enter", "open"),
+    w("e/E", "edit spec/status"),
+    w("s", "scale"),
+    w("ctrl-d", "delete"),
+    h("space", "mark"),
+    h("0", "all ns"),
+    h("ctrl-w", "wide"),
+];
+const RESOURCE_HINTS: &[Hint] = &[
+    w("e", "edit spec"),
+    w("E", "edit status"),
+    w("s", "scale"),
+    w("ctrl-d", "delete"),
+    h("tab", "pane"),
+    h("esc", "back"),
+];
+const TEXT_HINTS: &[Hint] = &[h("j/k", "scroll"), h("/", "search"), h("n/N", "next/previous"), h("esc", "back")];
+const LOG_HINTS: &[Hint] = &[h("j/k", "scroll"), h("esc", "back")];
+
+/// The hints of each screen (the wizard's are its own).
+pub fn hints(screen: &Screen) -> &'static [Hint] {
+    match screen {
+        Screen::Registrations => REGISTRATION_HINTS,
+        Screen::Detail(_) => DETAIL_HINTS,
+        Screen::Resources(_) => RESOURCES_HINTS,
+        Screen::Resource(_) => RESOURCE_HINTS,
+        Screen::Text(_) => TEXT_HINTS,
+        Screen::Log { .. } => LOG_HINTS,
+        Screen::Wizard(_) => &[],
+    }
+}
 
 /// Keys of the dialogs and input lines, for the help screen.
 pub const DIALOG_KEYS: &[(&str, &str)] = &[

@@ -7,10 +7,10 @@ use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
-use crate::tui::state::{Cause, Mode, Screen, State};
+use crate::tui::state::{Cause, Mode, Namespaces, Screen, State};
 use crate::tui::{wizard, yaml};
 
-use super::update::open_resources;
+use super::update::{open_resources, set_namespaces};
 
 /// Applies one result from the cluster.
 pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
@@ -45,8 +45,19 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             r.loading = false;
             match result {
                 Ok(data) => {
+                    let empty = data.rows.is_empty();
                     r.table.replace(data);
+                    r.stale = false;
+                    let fallback = std::mem::take(&mut r.fallback_all) && empty && r.kind.namespaced;
+                    let plural = r.kind.plural.clone();
                     state.resolved(&Cause::Table);
+                    if let (true, Some(ns)) = (fallback, state.namespaces.one()) {
+                        state.last_namespace = ns.to_string();
+                        let ns = ns.to_string();
+                        let effects = set_namespaces(state, Namespaces::All);
+                        state.info(format!("no {plural} in {ns}: showing all namespaces (0 goes back)"));
+                        return effects;
+                    }
                 }
                 Err(e) => state.error_because(Cause::Table, format!("cannot list: {e}")),
             }

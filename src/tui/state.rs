@@ -213,6 +213,11 @@ pub struct ResourcesScreen {
     /// The list+watch this screen listens to; events of older ones are dropped.
     pub watch: u64,
     pub loading: bool,
+    /// Opened from the registrations: if the namespace has none of these objects, show
+    /// every namespace (as k9s does), once.
+    pub fallback_all: bool,
+    /// The last list failed (a bad selector, the server away): the rows are the old ones.
+    pub stale: bool,
 }
 
 /// One custom resource.

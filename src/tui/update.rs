@@ -133,6 +133,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             vec![]
         }
         Action::OpenLog => open_log(state),
+        Action::Detail => open_detail(state),
         Action::Yaml | Action::Describe => show_text(state, action == Action::Yaml),
         Action::EditSpec => edit(state, EditPart::Spec),
         Action::EditStatus => edit(state, EditPart::Status),
@@ -218,17 +219,14 @@ fn back(state: &mut State) -> Vec<Effect> {
 
 fn enter(state: &mut State) -> Vec<Effect> {
     match state.screen() {
+        // As in k9s, Enter on a CRD lists its objects; `i` opens the detail.
         Screen::Registrations => {
-            if let Some(reg) = state.registrations.current() {
-                let detail = DetailScreen {
-                    crd: reg.name().to_string(),
-                    schema: SchemaTree::new(reg),
-                    focus: Pane::Left,
-                    scroll: 0,
-                };
-                state.stack.push(Screen::Detail(detail));
+            let Some(reg) = state.registrations.current().cloned() else { return vec![] };
+            let effects = open_resources(state, &reg);
+            if let Some(r) = state.resources_mut() {
+                r.fallback_all = true;
             }
-            vec![]
+            effects
         }
         Screen::Detail(d) => {
             let Some(reg) = state.registrations.find(&d.crd).cloned() else { return vec![] };
@@ -251,6 +249,16 @@ fn enter(state: &mut State) -> Vec<Effect> {
     }
 }
 
+/// The detail (names, conditions, versions, schema) of the selected registration.
+fn open_detail(state: &mut State) -> Vec<Effect> {
+    if let Some(reg) = state.registrations.current() {
+        let detail =
+            DetailScreen { crd: reg.name().to_string(), schema: SchemaTree::new(reg), focus: Pane::Left, scroll: 0 };
+        state.stack.push(Screen::Detail(detail));
+    }
+    vec![]
+}
+
 /// Pushes the resources screen of a registration and starts its list and watch.
 pub(super) fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effect> {
     let Some(kind) = reg.resource.clone() else {
@@ -270,6 +278,8 @@ pub(super) fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effec
         selector: None,
         watch: state.next_watch,
         loading: true,
+        fallback_all: false,
+        stale: false,
     })));
     effects.push(load_table(state));
     effects
@@ -287,7 +297,7 @@ fn load_table(state: &mut State) -> Effect {
     Effect::LoadTable { watch: id, kind: r.kind.clone(), namespaces, selector: r.selector.clone() }
 }
 
-fn set_namespaces(state: &mut State, namespaces: Namespaces) -> Vec<Effect> {
+pub(super) fn set_namespaces(state: &mut State, namespaces: Namespaces) -> Vec<Effect> {
     state.namespaces = namespaces;
     state.info(format!("namespace: {}", state.namespaces.label()));
     if state.resources_mut().is_some() { vec![load_table(state)] } else { vec![] }

@@ -11,8 +11,6 @@ fn top(state: &State) -> &'static str {
 /// Opens the widgets' resources with their table loaded; returns the watch id.
 fn open_widgets(s: &mut State, rows: usize) -> u64 {
     type_keys(s, "G");
-    press(s, KeyCode::Enter);
-    assert_eq!(top(s), "detail");
     let effects = press(s, KeyCode::Enter);
     let Some(Effect::LoadTable { watch, kind, namespaces, selector }) = effects.last().cloned() else {
         panic!("expected a list+watch, got {effects:?}")
@@ -33,9 +31,10 @@ fn enter_drills_in_and_esc_comes_back_stopping_the_watch() {
     assert!(matches!(&effects[..], [Effect::LoadObject { key, .. }] if key.name == "widget-000"));
     assert_eq!(press(&mut s, KeyCode::Esc), vec![]);
     assert_eq!(press(&mut s, KeyCode::Esc), vec![Effect::StopWatch]);
-    assert_eq!(top(&s), "detail");
-    press(&mut s, KeyCode::Esc);
-    assert_eq!(top(&s), "registrations");
+    assert_eq!(top(&s), "registrations", "Enter on a CRD went straight to its objects");
+    type_keys(&mut s, "i");
+    assert_eq!(top(&s), "detail", "the detail is one key away");
+    assert!(matches!(&press(&mut s, KeyCode::Enter)[..], [Effect::LoadTable { .. }]), "and its objects from there");
     assert!(type_keys(&mut s, "q").is_empty() && s.quit);
 }
 
@@ -245,7 +244,7 @@ fn esc_and_a_key_typed_together_are_both_taken() {
     let mut s = state();
     type_keys(&mut s, "G");
     press(&mut s, KeyCode::Enter);
-    assert_eq!(top(&s), "detail");
+    assert_eq!(top(&s), "resources");
     let alt_k = crossterm::event::KeyEvent::new(KeyCode::Char('k'), crossterm::event::KeyModifiers::ALT);
     crate::tui::on_event(&mut s, crossterm::event::Event::Key(alt_k));
     assert_eq!(top(&s), "registrations");
@@ -377,4 +376,26 @@ fn the_resource_screen_follows_its_object_through_the_watch_until_it_is_gone() {
     let Screen::Resource(r) = s.screen() else { panic!() };
     assert!(r.gone && r.object.is_some(), "what it last was stays shown");
     assert!(matches!(&s.message, Some((Level::Info, m)) if m.contains("default/widget-000 was deleted")));
+}
+
+#[test]
+fn a_crd_s_objects_open_on_every_namespace_when_the_current_one_has_none() {
+    let mut s = state();
+    type_keys(&mut s, "G");
+    press(&mut s, KeyCode::Enter);
+    let watch = s.next_watch;
+    let effects = apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) });
+    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::All, .. }]), "{effects:?}");
+    assert!(matches!(&s.message, Some((Level::Info, m)) if m.contains("no widgets in default")));
+    let watch = s.next_watch;
+    assert_eq!(apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) }), vec![], "once");
+    assert!(
+        matches!(&type_keys(&mut s, "0")[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "default")
+    );
+    // From the detail, the namespace asked for stays even when empty.
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, "i");
+    press(&mut s, KeyCode::Enter);
+    let watch = s.next_watch;
+    assert_eq!(apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) }), vec![]);
 }

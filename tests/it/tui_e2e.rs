@@ -171,9 +171,15 @@ fn browse_edit_status_scale_from_zero_and_back() {
     assert!(screen.contains("local:") && screen.contains("ns: default"), "the header names the connection:\n{screen}");
     assert!(screen.contains("!  gadgets.demo.example.com") && screen.contains("NameConflict"), "{screen}");
 
-    // Filter down to widgets, open its detail, then its resources.
+    // Filter down to widgets: Enter lists its objects (as in k9s); back, `i` opens its
+    // detail (the hints say so), and Enter there its objects again.
     only(&t, "^widgets");
+    t.wait_for(&["<enter> objects", "<i> detail"]);
     t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default)", "widget-001"]);
+    t.keys(&["Escape"]);
+    t.wait_for(&["customresourcedefinitions [1/"]);
+    t.keys(&["i"]);
     t.wait_for(&["Names (spec ⇄ accepted)", "Conditions", "Established", "schema"]);
     t.keys(&["Enter"]);
     t.wait_for(&["widgets(default)", "widget-001"]);

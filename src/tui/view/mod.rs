@@ -9,6 +9,7 @@ mod popup;
 mod resource;
 mod wizard;
 
+use crate::tui::keys;
 use crate::tui::state::{Connection, Level, Mode, Screen, State};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -92,13 +93,12 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
         spans.push(Span::styled(label, style));
     }
     let hints = match state.screen() {
-        Screen::Registrations => "  <enter> detail  <m> migrate  </> filter  <:> command  <y> yaml  <d> describe",
-        Screen::Detail(_) => "  <enter> resources  <m> migrate  <tab> pane  <←/→> fold  <esc> back",
-        Screen::Resources(_) => "  <enter> open  <e/E> edit spec/status  <s> scale  <space> mark  <0> all ns",
-        Screen::Resource(_) => "  <e> edit spec  <E> edit status  <s> scale  <tab> pane  <esc> back",
-        Screen::Text(_) => "  <j/k> scroll  <esc> back",
-        Screen::Wizard(w) => wizard::hints(w),
-        Screen::Log { .. } => "  <j/k> scroll  <esc> back",
+        Screen::Wizard(w) => wizard::hints(w).to_string(),
+        screen => keys::hints(screen)
+            .iter()
+            .filter(|h| !(h.write && state.readonly))
+            .map(|h| format!("  <{}> {}", h.key, h.what))
+            .collect(),
     };
     spans.push(Span::styled(hints, t.dim()));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

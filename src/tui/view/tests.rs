@@ -51,7 +51,6 @@ fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
 fn on_resources(s: &mut State, rows: usize) -> u64 {
     type_keys(s, "G");
     press(s, KeyCode::Enter);
-    press(s, KeyCode::Enter);
     let watch = s.next_watch;
     apply(s, Msg::Table { watch, result: Ok(widget_table(rows)) });
     watch
@@ -91,15 +90,13 @@ fn troubled_registrations_stand_out_in_colour_and_without() {
 #[test]
 fn detail_screen_with_names_conditions_and_schema_tree() {
     let mut s = state();
-    type_keys(&mut s, "j");
-    press(&mut s, KeyCode::Enter);
+    type_keys(&mut s, "ji");
     let buf = render(&mut s, 130, 32);
     snapshot!("detail_conflict", buf);
     let (x, y) = find(&buf, "≠").expect("a difference is marked");
     assert_eq!(buf[(x + 3, y)].symbol(), "s", "on the shortNames row");
     press(&mut s, KeyCode::Esc);
-    type_keys(&mut s, "G");
-    press(&mut s, KeyCode::Enter);
+    type_keys(&mut s, "Gi");
     press(&mut s, KeyCode::Tab);
     type_keys(&mut s, "jl");
     let buf = render(&mut s, 130, 32);
