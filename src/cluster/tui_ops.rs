@@ -16,7 +16,7 @@ use super::registrations::{Crd, served_resource};
 use super::table::{ACCEPT_TABLE, Table, TableRow, fetch_table, request_table, server_table, table_row};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use kube::api::{DynamicObject, ListParams, PostParams, WatchParams};
+use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams, WatchParams};
 use kube::core::WatchEvent;
 use serde_json::Value;
 
@@ -63,6 +63,23 @@ pub async fn replace_object(
     }
     let api = at.resource.api(client, Some(at.namespace));
     api.replace(at.name, &PostParams::default(), &obj).await.map_err(|e| at.error(e))
+}
+
+/// Deletes one object (foreground deletion is the server's default for custom resources:
+/// finalizers run, and the object shows as terminating until they are done).
+pub async fn delete_object(client: &kube::Client, at: ObjectRef<'_>) -> Result<(), ClusterError> {
+    let api = at.resource.api(client, Some(at.namespace));
+    api.delete(at.name, &DeleteParams::default()).await.map(|_| ()).map_err(|e| at.error(e))
+}
+
+/// Deletes a CustomResourceDefinition (its custom resources go with it).
+pub async fn delete_crd(client: &kube::Client, name: &str) -> Result<(), ClusterError> {
+    let api: kube::Api<Crd> = kube::Api::all(client.clone());
+    let what = "customresourcedefinitions.apiextensions.k8s.io";
+    api.delete(name, &DeleteParams::default())
+        .await
+        .map(|_| ())
+        .map_err(|e| ClusterError::from_kube(e, Some((what, name, None))))
 }
 
 /// One page of a Table list, with where the list stands and where it goes on.

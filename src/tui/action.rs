@@ -32,6 +32,8 @@ pub enum Action {
     OpenLog,
     /// The registration detail of the selected CRD.
     Detail,
+    /// Delete the selection (asks first).
+    Delete,
     Yaml,
     Describe,
     EditSpec,
@@ -110,6 +112,8 @@ pub enum Effect {
         targets: Vec<ObjKey>,
         change: ScaleChange,
     },
+    /// Delete objects or a CRD (confirmed).
+    Delete(crate::tui::state::Deletion),
     SwitchContext(String),
     /// Find the CRD a word names (`:widgets`) and open its resources.
     Resolve(String),

@@ -287,3 +287,8 @@ pub fn type_keys(state: &mut State, text: &str) -> Vec<crate::tui::action::Effec
 pub fn press(state: &mut State, code: KeyCode) -> Vec<crate::tui::action::Effect> {
     crate::tui::on_event(state, key(code))
 }
+
+/// Presses Ctrl and a key.
+pub fn ctrl(state: &mut State, c: char) -> Vec<crate::tui::action::Effect> {
+    crate::tui::on_event(state, Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)))
+}

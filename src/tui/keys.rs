@@ -21,6 +21,8 @@ pub enum On {
     Panes,
     /// Registrations and detail (a CRD is selected).
     Crds,
+    /// Where something is selected that Ctrl-D deletes.
+    Deletes,
 }
 
 impl Binding {
@@ -43,6 +45,7 @@ impl On {
                 | (On::Objects, Screen::Resources(_) | Screen::Resource(_))
                 | (On::Panes, Screen::Detail(_) | Screen::Resource(_))
                 | (On::Crds, Screen::Registrations | Screen::Detail(_))
+                | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
     }
 }
@@ -74,10 +77,17 @@ pub struct Binding {
     pub action: Action,
     pub on: On,
     pub help: &'static str,
+    /// A write: off, and not offered, with `--readonly`.
+    pub write: bool,
 }
 
 const fn b(keys: &'static [Key], label: &'static str, action: Action, on: On, help: &'static str) -> Binding {
-    Binding { keys, label, action, on, help }
+    Binding { keys, label, action, on, help, write: false }
+}
+
+/// A binding that writes.
+const fn bw(keys: &'static [Key], label: &'static str, action: Action, on: On, help: &'static str) -> Binding {
+    Binding { keys, label, action, on, help, write: true }
 }
 
 use Key::{Char as C, Code, Ctrl};
@@ -115,11 +125,18 @@ pub const BINDINGS: &[Binding] = &[
     b(&[Code(KeyCode::Tab), Code(KeyCode::BackTab)], "Tab", Action::FocusNext, On::Panes, "switch pane"),
     b(&[C('l'), Code(KeyCode::Right)], "l →", Action::Fold(true), On::Detail, "schema: unfold"),
     b(&[C('h'), Code(KeyCode::Left)], "h ←", Action::Fold(false), On::Detail, "schema: fold"),
-    b(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
-    b(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
-    b(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
+    bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
+    bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
+    bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
     b(&[C('i')], "i", Action::Detail, On::Registrations, "detail: names, conditions, versions, schema"),
-    b(&[C('m')], "m", Action::Migrate, On::Crds, "migrate its objects to a new CRD: guided, journaled, resumable"),
+    bw(&[C('m')], "m", Action::Migrate, On::Crds, "migrate its objects to a new CRD: guided, journaled, resumable"),
+    bw(
+        &[Ctrl('d')],
+        "Ctrl-D",
+        Action::Delete,
+        On::Deletes,
+        "delete the marked or selected objects, or the CRD (asks first)",
+    ),
     b(&[C(' ')], "Space", Action::Mark, On::Resources, "mark or unmark the row"),
     b(&[C('u')], "u", Action::ClearMarks, On::Resources, "unmark every row"),
     b(&[C('0')], "0", Action::ToggleAllNamespaces, On::Resources, "all namespaces ⇄ the current one (-A)"),
@@ -196,13 +213,18 @@ pub fn hints(screen: &Screen) -> &'static [Hint] {
     }
 }
 
-/// Keys of the dialogs and input lines, for the help screen.
-pub const DIALOG_KEYS: &[(&str, &str)] = &[
-    (": /", "type, Enter to run, Esc to cancel, Ctrl-U to clear"),
-    ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels"),
-    ("conflict", "r re-applies your edit on the server's version, e edits it again, d or Esc discards (file kept)"),
-    ("migrate", "new CRD's file, Enter plans; Ctrl-E writes it in the editor; Esc goes back"),
-    ("", "Enter starts; y/n answer; r rolls back; q asks first while a step runs"),
+/// Keys of the dialogs and input lines, for the help screen; the dialogs that write are
+/// not offered with `--readonly` (`true`).
+pub const DIALOG_KEYS: &[(&str, &str, bool)] = &[
+    (": /", "type, Enter to run, Esc to cancel, Ctrl-U to clear", false),
+    ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels", true),
+    (
+        "conflict",
+        "r re-applies your edit on the server's version, e edits it again, d or Esc discards (file kept)",
+        true,
+    ),
+    ("migrate", "new CRD's file, Enter plans; Ctrl-E writes it in the editor; Esc goes back", true),
+    ("", "Enter starts; y/n answer; r rolls back; q asks first while a step runs", true),
 ];
 
 /// The migration wizard's keys outside its path line, as data.
@@ -277,7 +299,7 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
             KeyCode::Char('d') | KeyCode::Esc => Some(Action::Discard),
             _ => None,
         },
-        Mode::ConfirmQuit => match ev.code {
+        Mode::ConfirmQuit | Mode::ConfirmDelete(_) => match ev.code {
             KeyCode::Char('y' | 'Y' | 'q') => Some(Action::Answer(true)),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Action::Answer(false)),
             _ => None,

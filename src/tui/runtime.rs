@@ -9,11 +9,11 @@ use crate::cluster::objects::{
 };
 use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
-use crate::cluster::tui_ops::replace_object;
+use crate::cluster::tui_ops::{delete_crd, delete_object, replace_object};
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
-use crate::tui::state::{ConflictDialog, EditPart, Refused, ScaleChange};
+use crate::tui::state::{ConflictDialog, Deletion, EditPart, Refused, ScaleChange};
 use crate::tui::table::ObjKey;
 use kube::api::DynamicObject;
 use serde_json::Value;
@@ -263,6 +263,7 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
             Msg::Scale { key, result: result.map_err(|e| e.to_string()) }
         }
         Effect::SetScale { kind, targets, change } => scale_all(client, &kind, &targets, change).await,
+        Effect::Delete(deletion) => delete(client, deletion).await,
         Effect::Reapply { kind, key, part, base, edited, kept } => {
             let against = match get_object(client, object_ref(&kind, &key)).await {
                 Ok(o) => o,
@@ -279,6 +280,34 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         | Effect::SwitchContext(_)
         | Effect::Wizard(_) => return None,
     })
+}
+
+/// Deletes what the user confirmed; says what went and what did not.
+async fn delete(client: &kube::Client, deletion: Deletion) -> Msg {
+    match deletion {
+        Deletion::Crd { name, .. } => match delete_crd(client, &name).await {
+            Ok(()) => Msg::Saved(format!("deleted customresourcedefinition {name}")),
+            Err(e) => Msg::Error(format!("cannot delete {name}: {e}")),
+        },
+        Deletion::Objects { kind, keys } => {
+            let (mut done, mut failed) = (vec![], vec![]);
+            for key in &keys {
+                match delete_object(client, object_ref(&kind, key)).await {
+                    Ok(()) => done.push(key.display()),
+                    Err(e) => failed.push(format!("{}: {e}", key.display())),
+                }
+            }
+            if failed.is_empty() {
+                Msg::Saved(format!("deleted {} {}", kind.plural, done.join(", ")))
+            } else {
+                Msg::Error(format!(
+                    "delete failed for {}{}",
+                    failed.join("; "),
+                    if done.is_empty() { String::new() } else { format!(" (deleted {})", done.join(", ")) }
+                ))
+            }
+        }
+    }
 }
 
 /// Scales every target; `By` reads each one's desired replicas and writes on that

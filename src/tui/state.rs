@@ -128,6 +128,15 @@ pub struct Refused {
     pub error: String,
 }
 
+/// What `Ctrl-D` deletes, once confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deletion {
+    /// Custom resources: the marked rows, or the one selected.
+    Objects { kind: ResourceType, keys: Vec<ObjKey> },
+    /// A registration, and with it every custom resource it holds (`count`, if known).
+    Crd { name: String, plural: String, count: Option<u64> },
+}
+
 /// Overlays and input modes; the screen below stays as it was.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Mode {
@@ -142,6 +151,8 @@ pub enum Mode {
     Conflict(ConflictDialog),
     /// Quit while a migration step runs: `y` quits (the journal lets it resume).
     ConfirmQuit,
+    /// `Ctrl-D`: `y` deletes what the question names.
+    ConfirmDelete(Deletion),
 }
 
 /// Which pane of a two-pane screen has the keys.

@@ -7,8 +7,8 @@ use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{
-    ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, ResourcesScreen,
-    ScaleDialog, Screen, State, TextScreen,
+    ConflictDialog, Deletion, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen,
+    ResourcesScreen, ScaleDialog, Screen, State, TextScreen,
 };
 use crate::tui::table::{ObjKey, ResourceTable};
 use crate::tui::{wizard, yaml};
@@ -47,6 +47,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.quit = action == Action::Answer(true);
             vec![]
         }
+        Mode::ConfirmDelete(deletion) => match action {
+            Action::Answer(true) => vec![Effect::Delete(deletion)],
+            _ => {
+                state.info("nothing deleted");
+                vec![]
+            }
+        },
         Mode::Conflict(dialog) => match action {
             Action::Reapply => vec![Effect::Reapply {
                 kind: dialog.kind,
@@ -134,6 +141,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::OpenLog => open_log(state),
         Action::Detail => open_detail(state),
+        Action::Delete => delete(state),
         Action::Yaml | Action::Describe => show_text(state, action == Action::Yaml),
         Action::EditSpec => edit(state, EditPart::Spec),
         Action::EditStatus => edit(state, EditPart::Status),
@@ -383,6 +391,30 @@ fn edit(state: &mut State, part: EditPart) -> Vec<Effect> {
         ));
     }
     vec![Effect::Edit { kind, key, part }]
+}
+
+/// Asks before deleting the marked or selected objects, or the selected CRD with the
+/// custom resources that go with it.
+fn delete(state: &mut State) -> Vec<Effect> {
+    let deletion = match state.screen() {
+        Screen::Registrations | Screen::Detail(_) => {
+            let reg = match state.screen() {
+                Screen::Detail(d) => state.registrations.find(&d.crd),
+                _ => state.registrations.current(),
+            };
+            let Some(reg) = reg else { return vec![] };
+            let plural = reg.crd.spec.names.plural.clone();
+            Deletion::Crd { name: reg.name().to_string(), plural, count: reg.count() }
+        }
+        Screen::Resources(r) => Deletion::Objects { kind: r.kind.clone(), keys: r.table.targets() },
+        Screen::Resource(r) => Deletion::Objects { kind: r.kind.clone(), keys: vec![r.key.clone()] },
+        _ => return vec![],
+    };
+    if matches!(&deletion, Deletion::Objects { keys, .. } if keys.is_empty()) || !writes_allowed(state) {
+        return vec![];
+    }
+    state.mode = Mode::ConfirmDelete(deletion);
+    vec![]
 }
 
 fn scale(state: &mut State) -> Vec<Effect> {

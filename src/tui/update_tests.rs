@@ -1,7 +1,7 @@
 use super::*;
 use crate::tui::action::{Effect, Msg, WatchEvent};
-use crate::tui::fixtures::{self, press, state, type_keys, widget, widget_table};
-use crate::tui::state::{ConflictDialog, Level, ScaleChange};
+use crate::tui::fixtures::{self, ctrl, press, state, type_keys, widget, widget_table};
+use crate::tui::state::{ConflictDialog, Deletion, Level, ScaleChange};
 use crossterm::event::KeyCode;
 
 fn top(state: &State) -> &'static str {
@@ -398,4 +398,30 @@ fn a_crd_s_objects_open_on_every_namespace_when_the_current_one_has_none() {
     press(&mut s, KeyCode::Enter);
     let watch = s.next_watch;
     assert_eq!(apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) }), vec![]);
+}
+
+#[test]
+fn ctrl_d_deletes_marked_objects_or_a_crd_after_a_question_and_never_when_read_only() {
+    let mut s = state();
+    open_widgets(&mut s, 5);
+    type_keys(&mut s, "  ");
+    assert!(ctrl(&mut s, 'd').is_empty(), "nothing goes before the answer");
+    let Mode::ConfirmDelete(Deletion::Objects { keys, .. }) = &s.mode else { panic!("{:?}", s.mode) };
+    assert_eq!(keys.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["widget-000", "widget-001"]);
+    assert!(type_keys(&mut s, "n").is_empty());
+    assert!(matches!(&s.message, Some((Level::Info, m)) if m == "nothing deleted"));
+    ctrl(&mut s, 'd');
+    let effects = type_keys(&mut s, "y");
+    assert!(matches!(&effects[..], [Effect::Delete(Deletion::Objects { keys, .. })] if keys.len() == 2), "{effects:?}");
+
+    press(&mut s, KeyCode::Esc);
+    ctrl(&mut s, 'd');
+    let Mode::ConfirmDelete(Deletion::Crd { name, count, .. }) = &s.mode else { panic!("{:?}", s.mode) };
+    assert_eq!((name.as_str(), *count), ("widgets.demo.example.com", Some(180)), "the question counts what goes");
+    press(&mut s, KeyCode::Esc);
+
+    s.readonly = true;
+    assert!(ctrl(&mut s, 'd').is_empty());
+    assert_eq!(s.mode, Mode::Normal);
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("read-only")));
 }

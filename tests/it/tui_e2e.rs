@@ -254,9 +254,19 @@ fn a_refused_edit_reopens_in_the_editor_and_an_unchanged_one_is_abandoned() {
     t.keys(&["e"]);
     let screen = t.wait_for(&["edit abandoned", "your copy is kept in"]);
     assert!(screen.contains("422"), "the reason is said:\n{screen}");
+    // Ctrl-D asks, naming what goes, and the screen follows the object out.
+    t.keys(&["C-d"]);
+    t.wait_for(&["Delete widget?", "default/widget-001", "y delete"]);
+    t.keys(&["y"]);
+    t.wait_for(&["DELETED"]);
     t.keys(&["q"]);
     t.wait_for(&["TUI-EXIT=0"]);
-    assert_eq!(stored_widget(&data, "widget-001")["spec"]["size"], 9);
+    let gone = read_local(&data, async |client| {
+        let crd = find_crd(&client, "widgets").await.expect("widgets CRD");
+        let api: Api<DynamicObject> = resource_of(&crd).expect("served").api(&client, Some("default"));
+        api.get_opt("widget-001").await.expect("get").is_none()
+    });
+    assert!(gone, "deleted");
 }
 
 #[test]
@@ -275,10 +285,18 @@ fn readonly_refuses_writes_and_says_so() {
     t.type_text("wd");
     t.keys(&["Enter"]);
     t.wait_for(&["widgets(default)", "widget-001"]);
-    for key in ["e", "E", "s"] {
+    for key in ["e", "E", "s", "C-d"] {
         t.keys(&[key]);
         t.wait_for(&["read-only: writes are off"]);
     }
+    // Neither the hints nor the help offer writes.
+    let screen = t.screen();
+    assert!(!screen.contains("<e/E>") && !screen.contains("<ctrl-d>"), "{screen}");
+    t.keys(&["?"]);
+    let screen = t.wait_for(&["help: every key"]);
+    assert!(!screen.contains("edit spec") && !screen.contains("Ctrl-D"), "{screen}");
+    t.keys(&["Escape"]);
+    t.wait_until("help closed", |screen| !screen.contains("help: every key"));
     t.keys(&["C-c"]);
     t.wait_for(&["TUI-EXIT=0"]);
 }

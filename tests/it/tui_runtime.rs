@@ -331,3 +331,22 @@ async fn without_a_status_subresource_the_status_is_edited_with_the_object() {
     let obj = serde_json::to_value(api.get("policy-02").await.expect("get")).expect("json");
     assert_eq!((obj["spec"]["action"].clone(), obj["status"]["violations"].clone()), (json!("audit"), json!(0)));
 }
+
+/// Ctrl-D's IO: the confirmed objects go, and a CRD goes with its custom resources.
+#[tokio::test(flavor = "multi_thread")]
+async fn confirmed_deletes_remove_objects_and_a_crd() {
+    use kubectl_crd::tui::state::Deletion;
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let keys = vec![key("widget-001"), key("widget-002")];
+    let msg = perform(client, Effect::Delete(Deletion::Objects { kind: kind.clone(), keys })).await.expect("a message");
+    assert!(matches!(&msg, Msg::Saved(m) if m == "deleted widgets default/widget-001, default/widget-002"), "{msg:?}");
+    let api: Api<DynamicObject> = kind.api(client, Some("default"));
+    assert!(api.get_opt("widget-001").await.expect("get").is_none());
+    let crd = Deletion::Crd { name: "widgets.demo.example.com".into(), plural: "widgets".into(), count: None };
+    let msg = perform(client, Effect::Delete(crd)).await.expect("a message");
+    assert!(matches!(&msg, Msg::Saved(m) if m.contains("deleted customresourcedefinition widgets")), "{msg:?}");
+    let crds: Api<kubectl_crd::cluster::registrations::Crd> = Api::all(client.clone());
+    let gone = crds.get_opt("widgets.demo.example.com").await.expect("get");
+    assert!(gone.is_none_or(|c| c.metadata.deletion_timestamp.is_some()), "deleted or terminating");
+}

@@ -43,6 +43,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Mode::Scale(d) => popup::scale(frame, body, state, d),
         Mode::Conflict(d) => popup::conflict(frame, body, state, d),
         Mode::ConfirmQuit => popup::confirm_quit(frame, body, state),
+        Mode::ConfirmDelete(d) => popup::confirm_delete(frame, body, state, d),
         _ => {}
     }
 }

@@ -3,7 +3,7 @@
 
 use super::block;
 use crate::tui::keys::{BINDINGS, DIALOG_KEYS};
-use crate::tui::state::{ConflictDialog, ScaleChange, ScaleDialog, State};
+use crate::tui::state::{ConflictDialog, Deletion, ScaleChange, ScaleDialog, State};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -17,7 +17,8 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 pub fn help(frame: &mut Frame, area: Rect, state: &State, scroll: usize) {
     let t = &state.theme;
     let mut lines = vec![];
-    for b in BINDINGS.iter().filter(|b| !b.label.is_empty()) {
+    // With --readonly the writes are off: not offered.
+    for b in BINDINGS.iter().filter(|b| !b.label.is_empty() && !(b.write && state.readonly)) {
         let here = b.on_screen(state.screen());
         let style = if here { ratatui::style::Style::new() } else { t.dim() };
         lines.push(Line::from(vec![
@@ -26,7 +27,7 @@ pub fn help(frame: &mut Frame, area: Rect, state: &State, scroll: usize) {
         ]));
     }
     lines.push(Line::raw(""));
-    for (k, h) in DIALOG_KEYS {
+    for (k, h, _) in DIALOG_KEYS.iter().filter(|(_, _, write)| !(*write && state.readonly)) {
         lines.push(Line::from(vec![Span::styled(format!("{k:<13}"), t.yaml_key()), Span::raw(*h)]));
     }
     let height = (lines.len() as u16 + 2).min(area.height);
@@ -151,4 +152,40 @@ pub fn confirm_quit(frame: &mut Frame, area: Rect, state: &State) {
     ];
     let height = lines.len() as u16 + 2;
     wrapped_dialog(frame, centered(area, 92, height), state, Line::styled(" quit? ", t.error()), lines);
+}
+
+/// `Ctrl-D`: what goes, named, before it goes.
+pub fn confirm_delete(frame: &mut Frame, area: Rect, state: &State, d: &Deletion) {
+    let t = &state.theme;
+    let mut lines = vec![];
+    match d {
+        Deletion::Objects { kind, keys } => {
+            let what = if keys.len() == 1 { kind.singular.clone() } else { format!("{} {}", keys.len(), kind.plural) };
+            lines.push(Line::styled(format!("Delete {what}?"), t.marked()));
+            for k in keys.iter().take(8) {
+                lines.push(Line::raw(format!("  {}", k.display())));
+            }
+            if keys.len() > 8 {
+                lines.push(Line::styled(format!("  … and {} more", keys.len() - 8), t.dim()));
+            }
+        }
+        Deletion::Crd { name, plural, count } => {
+            lines.push(Line::styled(format!("Delete the CustomResourceDefinition {name}?"), t.marked()));
+            let with = match count {
+                Some(0) => "It holds no custom resources.".to_string(),
+                Some(n) => format!("All {n} {plural} (its custom resources) go with it."),
+                None => format!("All its {plural} (not counted) go with it."),
+            };
+            lines.push(Line::styled(with, t.error()));
+        }
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::styled("y", t.yaml_key()),
+        Span::raw(" delete   "),
+        Span::styled("n", t.yaml_key()),
+        Span::raw(" keep"),
+    ]));
+    let height = lines.len() as u16 + 2;
+    wrapped_dialog(frame, centered(area, 80, height), state, Line::styled(" delete? ", t.error()), lines);
 }

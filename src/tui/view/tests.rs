@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::tui::action::{Msg, WatchEvent};
-use crate::tui::fixtures::{press, state, type_keys, widget, widget_table};
+use crate::tui::fixtures::{ctrl, press, state, type_keys, widget, widget_table};
 use crate::tui::state::{ConflictDialog, EditPart, State};
 use crate::tui::table::ObjKey;
 use crate::tui::update::apply;
@@ -359,4 +359,33 @@ fn a_terminating_object_says_what_it_waits_for_and_a_deleted_one_says_so() {
     apply(&mut s, Msg::ObjectGone(ObjKey::new(Some("default"), "widget-000")));
     let t = text(&render(&mut s, 110, 14));
     assert!(t.contains("DELETED") && t.contains("deleted: the object is gone"), "{t}");
+}
+
+#[test]
+fn delete_questions_name_what_goes() {
+    let mut s = state();
+    type_keys(&mut s, "G");
+    ctrl(&mut s, 'd');
+    snapshot!("delete_crd", render(&mut s, 100, 16));
+    press(&mut s, KeyCode::Esc);
+    on_resources(&mut s, 5);
+    type_keys(&mut s, " j ");
+    ctrl(&mut s, 'd');
+    let t = text(&render(&mut s, 100, 16));
+    assert!(t.contains("Delete 2 widgets?") && t.contains("default/widget-002"), "{t}");
+}
+
+#[test]
+fn read_only_hints_and_help_offer_no_writes() {
+    let mut s = state();
+    s.readonly = true;
+    on_resource(&mut s);
+    type_keys(&mut s, "?");
+    let t = text(&render(&mut s, 100, 50));
+    for write in ["edit spec", "scale through", "Ctrl-D", "migrate", "conflict"] {
+        assert!(!t.contains(write), "{write} offered with --readonly:\n{t}");
+    }
+    press(&mut s, KeyCode::Esc);
+    let t = text(&render(&mut s, 140, 20));
+    assert!(t.contains("<tab> pane") && !t.contains("<e>") && !t.contains("<s>"), "{t}");
 }
