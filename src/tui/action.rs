@@ -42,9 +42,15 @@ pub enum Action {
     Refresh,
     Mark,
     ClearMarks,
-    /// Sort by the n-th column (0-based); again flips the direction.
-    Sort(usize),
-    ToggleAllNamespaces,
+    /// Sort by the column on screen whose heading starts with this letter (`N` name,
+    /// `P` namespace, `A` age, as k9s); again flips the direction.
+    SortBy(char),
+    /// `0`: every namespace.
+    AllNamespaces,
+    /// `1`…`9`: the n-th favourite namespace (0-based).
+    Favourite(usize),
+    /// `Ctrl-W`: wide columns on and off.
+    ToggleWide,
     /// Typing into the command line, the filter or the scale dialog.
     Type(char),
     Backspace,

@@ -139,16 +139,26 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(&[C(' ')], "Space", Action::Mark, On::Resources, "mark or unmark the row"),
     b(&[C('u')], "u", Action::ClearMarks, On::Resources, "unmark every row"),
-    b(&[C('0')], "0", Action::ToggleAllNamespaces, On::Resources, "all namespaces ⇄ the current one (-A)"),
-    b(&[C('1')], "1…9", Action::Sort(0), On::Resources, "sort by column N; again to reverse"),
-    b(&[C('2')], "", Action::Sort(1), On::Resources, ""),
-    b(&[C('3')], "", Action::Sort(2), On::Resources, ""),
-    b(&[C('4')], "", Action::Sort(3), On::Resources, ""),
-    b(&[C('5')], "", Action::Sort(4), On::Resources, ""),
-    b(&[C('6')], "", Action::Sort(5), On::Resources, ""),
-    b(&[C('7')], "", Action::Sort(6), On::Resources, ""),
-    b(&[C('8')], "", Action::Sort(7), On::Resources, ""),
-    b(&[C('9')], "", Action::Sort(8), On::Resources, ""),
+    b(&[C('0')], "0", Action::AllNamespaces, On::Resources, "all namespaces (-A)"),
+    b(&[C('1')], "1…9", Action::Favourite(0), On::Resources, "a favourite namespace (the header lists them)"),
+    b(&[C('2')], "", Action::Favourite(1), On::Resources, ""),
+    b(&[C('3')], "", Action::Favourite(2), On::Resources, ""),
+    b(&[C('4')], "", Action::Favourite(3), On::Resources, ""),
+    b(&[C('5')], "", Action::Favourite(4), On::Resources, ""),
+    b(&[C('6')], "", Action::Favourite(5), On::Resources, ""),
+    b(&[C('7')], "", Action::Favourite(6), On::Resources, ""),
+    b(&[C('8')], "", Action::Favourite(7), On::Resources, ""),
+    b(&[C('9')], "", Action::Favourite(8), On::Resources, ""),
+    b(&[Ctrl('w')], "Ctrl-W", Action::ToggleWide, On::Resources, "wide: the printer columns of priority > 0 too"),
+    b(
+        &[C('N')],
+        "N P A …",
+        Action::SortBy('N'),
+        On::Resources,
+        "sort: NAME, NAMESPACE, AGE, or Shift+the first letter of a column on screen; again to reverse",
+    ),
+    b(&[C('P')], "", Action::SortBy('P'), On::Resources, ""),
+    b(&[C('A')], "", Action::SortBy('A'), On::Resources, ""),
 ];
 
 /// A key named in the hints beside the breadcrumbs.
@@ -312,7 +322,15 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
             },
             Screen::Wizard(_) => WIZARD_KEYS.iter().find(|(k, _)| k.matches(ev)).map(|(_, a)| *a),
             screen => {
-                BINDINGS.iter().find(|b| b.on.covers(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+                let bound = BINDINGS.iter().find(|b| b.on.covers(screen) && b.keys.iter().any(|k| k.matches(ev)));
+                match (bound, screen, ev.code) {
+                    (Some(b), _, _) => Some(b.action),
+                    // Shift+letter sorts by the column it starts, as in k9s.
+                    (None, Screen::Resources(_), KeyCode::Char(c)) if c.is_ascii_uppercase() && !ctrl => {
+                        Some(Action::SortBy(c))
+                    }
+                    _ => None,
+                }
             }
         },
     }

@@ -55,7 +55,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                         state.last_namespace = ns.to_string();
                         let ns = ns.to_string();
                         let effects = set_namespaces(state, Namespaces::All);
-                        state.info(format!("no {plural} in {ns}: showing all namespaces (0 goes back)"));
+                        state.info(format!("no {plural} in {ns}: showing all namespaces (1 goes back)"));
                         return effects;
                     }
                 }

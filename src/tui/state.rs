@@ -7,7 +7,7 @@ pub use crate::cluster::edit::EditPart;
 use crate::cluster::objects::ScaleView;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
-use crate::tui::table::{ObjKey, ResourceTable, scroll_offset};
+use crate::tui::table::{ObjKey, ResourceTable, SortKey, scroll_offset};
 use crate::tui::theme::Theme;
 use crate::tui::wizard::Wizard;
 use k8s_openapi::jiff::Timestamp;
@@ -229,6 +229,25 @@ pub struct ResourcesScreen {
     pub fallback_all: bool,
     /// The last list failed (a bad selector, the server away): the rows are the old ones.
     pub stale: bool,
+    /// `Ctrl-W`: the printer columns of priority > 0 too (`-o wide`).
+    pub wide: bool,
+}
+
+impl ResourcesScreen {
+    /// The columns on screen, headings and what each sorts by: NAMESPACE across
+    /// namespaces, then the server's columns (those of priority > 0 only when wide).
+    pub fn on_screen(&self, namespaces: &Namespaces) -> Vec<(String, SortKey)> {
+        let mut out = vec![];
+        if self.kind.namespaced && namespaces.one().is_none() {
+            out.push(("NAMESPACE".to_string(), SortKey::Namespace));
+        }
+        for (i, c) in self.table.columns.iter().enumerate() {
+            if c.priority == 0 || self.wide {
+                out.push((c.name.to_uppercase(), SortKey::Column(i)));
+            }
+        }
+        out
+    }
 }
 
 /// One custom resource.
@@ -320,6 +339,8 @@ pub struct State {
     pub namespaces: Namespaces,
     /// The namespace `0` switches back to from all namespaces.
     pub last_namespace: String,
+    /// Favourite namespaces, most recent first, as k9s keeps them: `1`…`9` pick one.
+    pub favourites: Vec<String>,
     pub readonly: bool,
     pub theme: Theme,
     /// The clock the views read (ages); set by each tick.
@@ -348,6 +369,7 @@ impl State {
         State {
             target,
             namespaces,
+            favourites: vec![last_namespace.clone()],
             last_namespace,
             readonly,
             theme,
@@ -401,6 +423,13 @@ impl State {
             .line_count(self.size.0.max(1));
         let most = (self.size.1 / 4).clamp(1, 6);
         u16::try_from(rows).unwrap_or(u16::MAX).clamp(1, most)
+    }
+
+    /// Puts `ns` first among the favourites (at most 9, one per number key).
+    pub fn favour(&mut self, ns: &str) {
+        self.favourites.retain(|f| f != ns);
+        self.favourites.insert(0, ns.to_string());
+        self.favourites.truncate(9);
     }
 
     pub fn info(&mut self, text: impl Into<String>) {

@@ -107,10 +107,18 @@ impl From<Table> for TableData {
     }
 }
 
+/// What the view is sorted by: the namespace (shown with all namespaces) or a column of
+/// the server's Table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Namespace,
+    Column(usize),
+}
+
 /// How the view is sorted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sort {
-    pub column: usize,
+    pub column: SortKey,
     pub descending: bool,
 }
 
@@ -283,8 +291,8 @@ impl ResourceTable {
     }
 
     /// Sorts by `column`; the same column again flips the direction.
-    pub fn sort_by(&mut self, column: usize) {
-        if column >= self.columns.len() {
+    pub fn sort_by(&mut self, column: SortKey) {
+        if matches!(column, SortKey::Column(c) if c >= self.columns.len()) {
             return;
         }
         self.sort = Some(match self.sort {
@@ -351,7 +359,11 @@ pub fn scroll_offset(offset: usize, cursor: usize, height: usize) -> usize {
     }
 }
 
-fn compare(columns: &[Column], column: usize, a: &Row, b: &Row) -> Ordering {
+fn compare(columns: &[Column], column: SortKey, a: &Row, b: &Row) -> Ordering {
+    let column = match column {
+        SortKey::Namespace => return a.key.namespace.cmp(&b.key.namespace),
+        SortKey::Column(c) => c,
+    };
     let col = columns.get(column);
     if col.is_some_and(is_age) {
         // Youngest first, as ages grow.
@@ -412,11 +424,11 @@ mod tests {
     #[test]
     fn numeric_sort_filter_and_marks() {
         let mut t = table(30);
-        t.sort_by(1);
+        t.sort_by(SortKey::Column(1));
         t.prepare();
         let first: Vec<_> = t.visible(3).map(|(_, r)| r.cells[1].clone()).collect();
         assert_eq!(first, ["0", "0", "0"]);
-        t.sort_by(1);
+        t.sort_by(SortKey::Column(1));
         t.prepare();
         t.jump(false, 1);
         assert_eq!(t.visible(1).next().map(|(_, r)| r.cells[1].clone()), Some("6".to_string()));

@@ -7,15 +7,17 @@ use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{
-    ConflictDialog, Deletion, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen,
-    ResourcesScreen, ScaleDialog, Screen, State, TextScreen,
+    ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, ResourcesScreen,
+    Screen, State, TextScreen,
 };
-use crate::tui::table::{ObjKey, ResourceTable};
+use crate::tui::table::{ObjKey, ResourceTable, SortKey};
 use crate::tui::{wizard, yaml};
-use regex::Regex;
 use serde_json::Value;
 
+pub use super::commands::run_command;
+use super::commands::typing;
 pub use super::results::apply;
+use super::writes::{delete, edit, scale, scale_dialog};
 
 /// Applies one user action.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
@@ -161,23 +163,46 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             }
             vec![]
         }
-        Action::Sort(column) => {
+        Action::SortBy(letter) => sort_by(state, letter),
+        Action::ToggleWide => {
             if let Screen::Resources(r) = state.screen_mut() {
-                r.table.sort_by(column);
+                r.wide = !r.wide;
             }
             vec![]
         }
-        Action::ToggleAllNamespaces => {
-            let next = match &state.namespaces {
-                Namespaces::All => Namespaces::One(state.last_namespace.clone()),
-                Namespaces::One(ns) => {
-                    state.last_namespace = ns.clone();
-                    Namespaces::All
-                }
-            };
-            set_namespaces(state, next)
+        Action::AllNamespaces => {
+            if let Some(ns) = state.namespaces.one() {
+                state.last_namespace = ns.to_string();
+            }
+            set_namespaces(state, Namespaces::All)
         }
+        Action::Favourite(n) => match state.favourites.get(n).cloned() {
+            Some(ns) => set_namespaces(state, Namespaces::One(ns)),
+            None => vec![],
+        },
         _ => vec![],
+    }
+}
+
+/// Sorts the resources by the column on screen whose heading starts with `letter`
+/// (`P`: NAMESPACE, as k9s has it); the same column again flips the direction.
+fn sort_by(state: &mut State, letter: char) -> Vec<Effect> {
+    let namespaces = state.namespaces.clone();
+    let Screen::Resources(r) = state.screen_mut() else { return vec![] };
+    let columns = r.on_screen(&namespaces);
+    let found = match letter {
+        'P' => columns.iter().find(|(_, k)| *k == SortKey::Namespace),
+        _ => columns.iter().find(|(h, k)| *k != SortKey::Namespace && h.starts_with(letter)),
+    };
+    match found {
+        Some((_, key)) => {
+            r.table.sort_by(*key);
+            vec![]
+        }
+        None => {
+            state.error(format!("no column on screen starts with {letter} (Ctrl-W shows the wide ones)"));
+            vec![]
+        }
     }
 }
 
@@ -288,13 +313,14 @@ pub(super) fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effec
         loading: true,
         fallback_all: false,
         stale: false,
+        wide: false,
     })));
     effects.push(load_table(state));
     effects
 }
 
 /// A fresh list and watch for the resources screen on the stack.
-fn load_table(state: &mut State) -> Effect {
+pub(super) fn load_table(state: &mut State) -> Effect {
     state.next_watch += 1;
     let id = state.next_watch;
     let namespaces = state.namespaces.clone();
@@ -306,6 +332,9 @@ fn load_table(state: &mut State) -> Effect {
 }
 
 pub(super) fn set_namespaces(state: &mut State, namespaces: Namespaces) -> Vec<Effect> {
+    if let Namespaces::One(ns) = &namespaces {
+        state.favour(&ns.clone());
+    }
     state.namespaces = namespaces;
     state.info(format!("namespace: {}", state.namespaces.label()));
     if state.resources_mut().is_some() { vec![load_table(state)] } else { vec![] }
@@ -321,7 +350,7 @@ fn refresh(state: &mut State) -> Vec<Effect> {
 }
 
 /// The object the cursor is on, on screens that show custom resources.
-fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
+pub(super) fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
     match state.screen() {
         Screen::Resources(r) => r.table.current().map(|row| (r.kind.clone(), row.key.clone())),
         Screen::Resource(r) => Some((r.kind.clone(), r.key.clone())),
@@ -367,202 +396,6 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
         Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => return vec![],
     };
     state.stack.push(Screen::Text(screen));
-    vec![]
-}
-
-fn writes_allowed(state: &mut State) -> bool {
-    if state.readonly {
-        state.error("read-only: writes are off (started with --readonly)");
-    }
-    !state.readonly
-}
-
-fn edit(state: &mut State, part: EditPart) -> Vec<Effect> {
-    let Some((kind, key)) = selected_object(state) else { return vec![] };
-    if !writes_allowed(state) {
-        return vec![];
-    }
-    // Without /status the status is an ordinary field: both keys edit the whole object.
-    let part = if kind.status { part } else { EditPart::Object };
-    if part == EditPart::Object {
-        state.info(format!(
-            "{} have no status subresource: .status is an ordinary field, edited and saved with the object",
-            kind.plural
-        ));
-    }
-    vec![Effect::Edit { kind, key, part }]
-}
-
-/// Asks before deleting the marked or selected objects, or the selected CRD with the
-/// custom resources that go with it.
-fn delete(state: &mut State) -> Vec<Effect> {
-    let deletion = match state.screen() {
-        Screen::Registrations | Screen::Detail(_) => {
-            let reg = match state.screen() {
-                Screen::Detail(d) => state.registrations.find(&d.crd),
-                _ => state.registrations.current(),
-            };
-            let Some(reg) = reg else { return vec![] };
-            let plural = reg.crd.spec.names.plural.clone();
-            Deletion::Crd { name: reg.name().to_string(), plural, count: reg.count() }
-        }
-        Screen::Resources(r) => Deletion::Objects { kind: r.kind.clone(), keys: r.table.targets() },
-        Screen::Resource(r) => Deletion::Objects { kind: r.kind.clone(), keys: vec![r.key.clone()] },
-        _ => return vec![],
-    };
-    if matches!(&deletion, Deletion::Objects { keys, .. } if keys.is_empty()) || !writes_allowed(state) {
-        return vec![];
-    }
-    state.mode = Mode::ConfirmDelete(deletion);
-    vec![]
-}
-
-fn scale(state: &mut State) -> Vec<Effect> {
-    let (kind, targets) = match state.screen() {
-        Screen::Resources(r) => (r.kind.clone(), r.table.targets()),
-        Screen::Resource(r) => (r.kind.clone(), vec![r.key.clone()]),
-        _ => return vec![],
-    };
-    if targets.is_empty() || !writes_allowed(state) {
-        return vec![];
-    }
-    if !kind.scale {
-        state.error(format!("{} have no scale subresource", kind.plural));
-        return vec![];
-    }
-    let effects = match targets.as_slice() {
-        [one] => vec![Effect::LoadScale { kind: kind.clone(), key: one.clone() }],
-        _ => vec![],
-    };
-    state.mode = Mode::Scale(ScaleDialog { kind, targets, info: None, typed: String::new(), step: 0 });
-    effects
-}
-
-fn scale_dialog(state: &mut State, action: Action, mut dialog: ScaleDialog) -> Vec<Effect> {
-    match action {
-        Action::Cancel | Action::Back => return vec![],
-        Action::Type(c) if dialog.typed.len() < 9 => {
-            dialog.typed.push(c);
-            dialog.step = 0;
-        }
-        Action::Backspace => {
-            dialog.typed.pop();
-        }
-        Action::Step(n) => dialog.step = dialog.step.saturating_add(n),
-        Action::Submit => {
-            let Some(change) = dialog.change() else {
-                state.error("type a number of replicas, or step with + and -");
-                state.mode = Mode::Scale(dialog);
-                return vec![];
-            };
-            return vec![Effect::SetScale { kind: dialog.kind, targets: dialog.targets, change }];
-        }
-        _ => {}
-    }
-    state.mode = Mode::Scale(dialog);
-    vec![]
-}
-
-fn typing(state: &mut State, action: Action, mut input: Input, command: bool) -> Vec<Effect> {
-    match action {
-        Action::Type(c) => input.text.push(c),
-        // Backspace on an empty line leaves it, as in k9s and vim.
-        Action::Backspace if input.text.is_empty() => return vec![],
-        Action::Backspace => {
-            input.text.pop();
-        }
-        Action::ClearInput => input.text.clear(),
-        Action::Cancel => return vec![],
-        Action::Submit if command => return run_command(state, input.text.trim()),
-        Action::Submit => return apply_filter(state, input.text.trim()),
-        _ => {}
-    }
-    state.mode = if command { Mode::Command(input) } else { Mode::Filter(input) };
-    vec![]
-}
-
-/// `:` commands, as k9s reads them.
-pub fn run_command(state: &mut State, line: &str) -> Vec<Effect> {
-    let mut words = line.split_whitespace();
-    let Some(first) = words.next() else { return vec![] };
-    let arg = words.next();
-    match (first, arg) {
-        ("q" | "q!" | "quit" | "exit", _) => {
-            state.quit = true;
-            vec![]
-        }
-        ("log" | "messages", _) => open_log(state),
-        ("help" | "h", _) => {
-            state.mode = Mode::Help { scroll: 0 };
-            vec![]
-        }
-        ("crd" | "crds" | "customresourcedefinition" | "customresourcedefinitions", _) => {
-            let stop = state.stack.iter().any(|s| matches!(s, Screen::Resources(_)));
-            state.stack.truncate(1);
-            let mut effects = vec![Effect::LoadRegistrations];
-            if stop {
-                effects.insert(0, Effect::StopWatch);
-            }
-            effects
-        }
-        ("ns" | "namespace", Some("all" | "-A" | "*")) => set_namespaces(state, Namespaces::All),
-        ("ns" | "namespace", Some(ns)) if crate::engine::meta::is_dns1123_label(ns) => {
-            state.last_namespace = ns.to_string();
-            set_namespaces(state, Namespaces::One(ns.to_string()))
-        }
-        ("ns" | "namespace", Some(ns)) => {
-            state.error(format!("{ns:?} is not a namespace name (a DNS label)"));
-            vec![]
-        }
-        ("ns" | "namespace", None) => {
-            state.info(format!("namespace: {} (:ns NAME, :ns all)", state.namespaces.label()));
-            vec![]
-        }
-        ("ctx" | "context", Some(ctx)) => vec![Effect::SwitchContext(ctx.to_string())],
-        ("ctx" | "context", None) => {
-            state.info(format!("context: {} (:ctx NAME to switch)", state.target.context));
-            vec![]
-        }
-        (word, _) => vec![Effect::Resolve(word.to_string())],
-    }
-}
-
-/// `/` filters: a regex over the rows, or `-l SELECTOR` for the server's label selector.
-fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
-    if let Some(selector) = text.strip_prefix("-l").map(str::trim) {
-        let Some(r) = state.resources_mut() else {
-            state.error("label selectors work on the resources screen");
-            return vec![];
-        };
-        r.selector = (!selector.is_empty()).then(|| selector.to_string());
-        return vec![load_table(state)];
-    }
-    let regex = if text.is_empty() {
-        None
-    } else {
-        match Regex::new(&format!("(?i){text}")) {
-            Ok(re) => Some(re),
-            Err(e) => {
-                state.error(format!("not a regex: {e}"));
-                return vec![];
-            }
-        }
-    };
-    match state.screen_mut() {
-        Screen::Registrations => {
-            state.registrations.filter = regex;
-            state.registrations.cursor = 0;
-            state.registrations.offset = 0;
-        }
-        Screen::Resources(r) => {
-            if text.is_empty() && r.selector.take().is_some() {
-                r.table.set_filter(None);
-                return vec![load_table(state)];
-            }
-            r.table.set_filter(regex);
-        }
-        _ => state.error("the filter works on the lists"),
-    }
     vec![]
 }
 

@@ -63,7 +63,7 @@ fn colon_commands_switch_namespace_resource_and_registrations() {
     assert_eq!(s.namespaces, Namespaces::One("team".into()));
     let effects = type_keys(&mut s, "0");
     assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::All, .. }]));
-    let effects = type_keys(&mut s, "0");
+    let effects = type_keys(&mut s, "1");
     assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "team"));
     type_keys(&mut s, ":wd");
     assert_eq!(press(&mut s, KeyCode::Enter), vec![Effect::Resolve("wd".into())]);
@@ -390,7 +390,7 @@ fn a_crd_s_objects_open_on_every_namespace_when_the_current_one_has_none() {
     let watch = s.next_watch;
     assert_eq!(apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) }), vec![], "once");
     assert!(
-        matches!(&type_keys(&mut s, "0")[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "default")
+        matches!(&type_keys(&mut s, "1")[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "default")
     );
     // From the detail, the namespace asked for stays even when empty.
     press(&mut s, KeyCode::Esc);
@@ -424,4 +424,60 @@ fn ctrl_d_deletes_marked_objects_or_a_crd_after_a_question_and_never_when_read_o
     assert!(ctrl(&mut s, 'd').is_empty());
     assert_eq!(s.mode, Mode::Normal);
     assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("read-only")));
+}
+
+#[test]
+fn number_keys_pick_favourite_namespaces_most_recent_first() {
+    let mut s = state();
+    open_widgets(&mut s, 2);
+    for ns in ["team-a", "team-b"] {
+        type_keys(&mut s, &format!(":ns {ns}"));
+        press(&mut s, KeyCode::Enter);
+    }
+    assert_eq!(s.favourites, ["team-b", "team-a", "default"]);
+    let effects = type_keys(&mut s, "3");
+    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "default"));
+    assert_eq!(s.favourites, ["default", "team-b", "team-a"]);
+    assert!(type_keys(&mut s, "9").is_empty(), "no ninth favourite");
+}
+
+#[test]
+fn ctrl_w_shows_wide_columns_and_shift_letters_sort_by_the_columns_on_screen() {
+    let mut s = state();
+    let watch = open_widgets(&mut s, 1);
+    let mut data = widget_table(6);
+    let mut size = data.columns[1].clone();
+    (size.name, size.priority) = ("Size".into(), 1);
+    data.columns.push(size);
+    for (i, row) in data.rows.iter_mut().enumerate() {
+        row.cells.push((10 - i).to_string());
+        row.key.namespace = Some(if i % 2 == 0 { "team-b" } else { "team-a" }.into());
+    }
+    apply(&mut s, Msg::Table { watch, result: Ok(data) });
+    let sorted = |s: &mut State| {
+        type_keys(s, "g");
+        let Screen::Resources(r) = s.screen() else { panic!() };
+        (r.table.sort(), r.table.visible(3).map(|(_, row)| row.key.name.clone()).collect::<Vec<_>>())
+    };
+    type_keys(&mut s, "S");
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no column on screen starts with S")));
+    ctrl(&mut s, 'w');
+    type_keys(&mut s, "S");
+    let (sort, names) = sorted(&mut s);
+    assert_eq!(sort.map(|x| x.column), Some(crate::tui::table::SortKey::Column(4)));
+    assert_eq!(names, ["widget-005", "widget-004", "widget-003"], "by SIZE, a wide column");
+    type_keys(&mut s, "P");
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("starts with P")), "no NAMESPACE column in one");
+    type_keys(&mut s, "0");
+    let watch = s.next_watch;
+    apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) });
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert!(r.on_screen(&s.namespaces).first().is_some_and(|(h, _)| h == "NAMESPACE"));
+    type_keys(&mut s, "NN");
+    let (sort, _) = sorted(&mut s);
+    assert_eq!(
+        sort.map(|x| (x.column, x.descending)),
+        Some((crate::tui::table::SortKey::Column(0), true)),
+        "again reverses"
+    );
 }

@@ -60,6 +60,8 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State) {
         Span::styled(state.target.context.clone(), t.header_key()),
         Span::styled(" │ ns: ", t.header()),
         Span::styled(state.namespaces.label().to_string(), t.header_key()),
+        // The favourite namespaces, as k9s lists them: the number keys pick one.
+        Span::styled(format!(" [{}]", favourites(state)), t.header()),
         Span::styled(format!(" │ {conn}: "), t.header()),
         Span::styled(state.target.server.clone(), t.header_key()),
     ];
@@ -72,6 +74,12 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State) {
     spans.push(Span::styled(" ".repeat(pad), t.header()));
     spans.push(Span::styled(help, t.header()));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.header()), area);
+}
+
+/// `0:all 1:default 2:team-a`: what the number keys pick.
+fn favourites(state: &State) -> String {
+    let numbered = state.favourites.iter().enumerate().map(|(i, ns)| format!("{}:{ns}", i + 1));
+    std::iter::once("0:all".to_string()).chain(numbered).collect::<Vec<_>>().join(" ")
 }
 
 fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {

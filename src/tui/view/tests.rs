@@ -107,7 +107,7 @@ fn detail_screen_with_names_conditions_and_schema_tree() {
 fn resources_screen_with_marks_sort_and_live_rows() {
     let mut s = state();
     let watch = on_resources(&mut s, 40);
-    type_keys(&mut s, "2g");
+    type_keys(&mut s, "Rg");
     type_keys(&mut s, " j ");
     let buf = render(&mut s, 100, 16);
     snapshot!("resources_marked_sorted", buf);
@@ -388,4 +388,24 @@ fn read_only_hints_and_help_offer_no_writes() {
     press(&mut s, KeyCode::Esc);
     let t = text(&render(&mut s, 140, 20));
     assert!(t.contains("<tab> pane") && !t.contains("<e>") && !t.contains("<s>"), "{t}");
+}
+
+#[test]
+fn wide_columns_and_the_namespace_sorted() {
+    let mut s = state();
+    on_resources(&mut s, 0);
+    type_keys(&mut s, "0");
+    let mut data = widget_table(4);
+    let mut size = data.columns[1].clone();
+    (size.name, size.priority) = ("Size".into(), 1);
+    data.columns.push(size);
+    for (i, row) in data.rows.iter_mut().enumerate() {
+        row.cells.push(format!("{}", i * 3));
+        row.key.namespace = Some(if i % 2 == 0 { "team-b" } else { "team-a" }.into());
+    }
+    let watch = s.next_watch;
+    apply(&mut s, Msg::Table { watch, result: Ok(data) });
+    ctrl(&mut s, 'w');
+    type_keys(&mut s, "P");
+    snapshot!("resources_wide_by_namespace", render(&mut s, 100, 10));
 }
