@@ -1,9 +1,10 @@
 //! The two lines typed at the bottom: `:` commands (as k9s reads them) and `/` filters
-//! (a regex, `!regex` for the rows that do not match, `-l SELECTOR` for the server).
+//! (a regex, `!regex` for the rows that do not match, `-l SELECTOR` for the server; on
+//! the YAML and describe views a search).
 
 use crate::tui::action::{Action, Effect};
 use crate::tui::state::{Input, Mode, Namespaces, Screen, State};
-use regex::Regex;
+use crate::tui::table::RowFilter;
 
 use super::update::{load_table, open_log, set_namespaces};
 
@@ -84,7 +85,7 @@ pub(super) fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
     let regex = if text.is_empty() {
         None
     } else {
-        match Regex::new(&format!("(?i){text}")) {
+        match RowFilter::parse(text) {
             Ok(re) => Some(re),
             Err(e) => {
                 state.error(format!("not a regex: {e}"));

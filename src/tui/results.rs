@@ -59,7 +59,11 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                         return effects;
                     }
                 }
-                Err(e) => state.error_because(Cause::Table, format!("cannot list: {e}")),
+                Err(e) => {
+                    // What is shown is what the last good list brought: say so.
+                    r.stale = true;
+                    state.error_because(Cause::Table, format!("cannot list: {e}"));
+                }
             }
         }
         Msg::Rows { watch, rows, done } => {

@@ -7,11 +7,10 @@ pub use crate::cluster::edit::EditPart;
 use crate::cluster::objects::ScaleView;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
-use crate::tui::table::{ObjKey, ResourceTable, SortKey, scroll_offset};
+use crate::tui::table::{ObjKey, ResourceTable, RowFilter, SortKey, scroll_offset};
 use crate::tui::theme::Theme;
 use crate::tui::wizard::Wizard;
 use k8s_openapi::jiff::Timestamp;
-use regex::Regex;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -177,7 +176,7 @@ impl Pane {
 pub struct RegistrationList {
     pub items: Vec<Registration>,
     pub loaded: bool,
-    pub filter: Option<Regex>,
+    pub filter: Option<RowFilter>,
     pub cursor: usize,
     pub offset: usize,
 }
@@ -188,7 +187,7 @@ impl RegistrationList {
         (0..self.items.len())
             .filter(|&i| {
                 let r = &self.items[i];
-                self.filter.as_ref().is_none_or(|re| re.is_match(r.name()) || re.is_match(r.kind()))
+                self.filter.as_ref().is_none_or(|f| f.lets([r.name(), r.kind()].into_iter()))
             })
             .collect()
     }

@@ -236,6 +236,16 @@ fn move_by(state: &mut State, n: isize, height: usize) {
 }
 
 fn back(state: &mut State) -> Vec<Effect> {
+    // As in k9s, Esc clears a filter before it leaves the view.
+    if let Screen::Resources(r) = state.screen_mut()
+        && (r.table.filter().is_some() || r.selector.is_some())
+    {
+        r.table.set_filter(None);
+        if r.selector.take().is_some() {
+            return vec![load_table(state)];
+        }
+        return vec![];
+    }
     if state.stack.len() <= 1 {
         if state.registrations.filter.take().is_some() {
             state.registrations.cursor = 0;

@@ -481,3 +481,43 @@ fn ctrl_w_shows_wide_columns_and_shift_letters_sort_by_the_columns_on_screen() {
         "again reverses"
     );
 }
+
+#[test]
+fn esc_clears_a_filter_first_filters_survive_a_return_and_invert_with_a_bang() {
+    let mut s = state();
+    type_keys(&mut s, "/!gadg");
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(s.registrations.shown().len(), 3, "all but the gadgets");
+    type_keys(&mut s, "G");
+    let watch = match press(&mut s, KeyCode::Enter).last() {
+        Some(Effect::LoadTable { watch, .. }) => *watch,
+        other => panic!("{other:?}"),
+    };
+    apply(&mut s, Msg::Table { watch, result: Ok(widget_table(20)) });
+    type_keys(&mut s, "/widget-01");
+    press(&mut s, KeyCode::Enter);
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(top(&s), "resource");
+    press(&mut s, KeyCode::Esc);
+    s.prepare();
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!((r.table.filter().as_deref(), r.table.shown()), (Some("widget-01"), 10), "the filter survives a return");
+    assert_eq!(press(&mut s, KeyCode::Esc), vec![], "Esc clears the filter first");
+    s.prepare();
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!((r.table.filter(), r.table.shown()), (None, 20));
+    assert_eq!(top(&s), "resources");
+    // A selector the server refuses: the old rows stay, marked stale; Esc drops the selector.
+    type_keys(&mut s, "/-l app in (");
+    let watch = match &press(&mut s, KeyCode::Enter)[..] {
+        [Effect::LoadTable { watch, selector: Some(_), .. }] => *watch,
+        other => panic!("{other:?}"),
+    };
+    apply(&mut s, Msg::Table { watch, result: Err("unable to parse requirement".into()) });
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert!(r.stale && r.table.total() == 20, "old rows, marked stale");
+    assert!(matches!(&press(&mut s, KeyCode::Esc)[..], [Effect::LoadTable { selector: None, .. }]));
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(top(&s), "registrations");
+    assert_eq!(s.registrations.shown().len(), 3, "the registrations' filter survived too");
+}

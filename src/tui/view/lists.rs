@@ -44,8 +44,7 @@ pub fn registrations(frame: &mut Frame, area: Rect, state: &State) {
     let t = &state.theme;
     let regs = &state.registrations;
     let shown = regs.shown();
-    let filter =
-        regs.filter.as_ref().map(|f| format!(" </{}>", f.as_str().trim_start_matches("(?i)"))).unwrap_or_default();
+    let filter = regs.filter.as_ref().map(|f| format!(" </{}>", f.text())).unwrap_or_default();
     let title = Line::from(vec![
         Span::styled(" customresourcedefinitions", t.title()),
         Span::raw(format!(" [{}/{}]{filter} ", shown.len(), regs.items.len())),
@@ -112,7 +111,7 @@ pub fn resources(frame: &mut Frame, area: Rect, state: &State, screen: &Resource
         Span::raw(format!(" [{}/{}]", table.shown(), table.total())),
     ];
     if let Some(f) = table.filter() {
-        title.push(Span::styled(format!(" </{}>", f.trim_start_matches("(?i)")), t.warning()));
+        title.push(Span::styled(format!(" </{f}>"), t.warning()));
     }
     if let Some(sel) = &screen.selector {
         title.push(Span::styled(format!(" <-l {sel}>"), t.warning()));

@@ -409,3 +409,21 @@ fn wide_columns_and_the_namespace_sorted() {
     type_keys(&mut s, "P");
     snapshot!("resources_wide_by_namespace", render(&mut s, 100, 10));
 }
+
+#[test]
+fn a_failed_list_leaves_the_old_rows_marked_stale() {
+    let mut s = state();
+    on_resources(&mut s, 3);
+    type_keys(&mut s, "/-l app in (");
+    press(&mut s, KeyCode::Enter);
+    let watch = s.next_watch;
+    apply(
+        &mut s,
+        Msg::Table { watch, result: Err("unable to parse requirement: found '(', expected: identifier".into()) },
+    );
+    let buf = render(&mut s, 100, 10);
+    let t = text(&buf);
+    assert!(t.contains("STALE: the last list failed") && t.contains("widget-002"), "{t}");
+    let (x, y) = find(&buf, "widget-001").expect("an old row");
+    assert_eq!(buf[(x, y)].fg, Color::DarkGray, "dimmed");
+}
