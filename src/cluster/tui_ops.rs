@@ -82,6 +82,13 @@ pub async fn delete_crd(client: &kube::Client, name: &str) -> Result<(), Cluster
         .map_err(|e| ClusterError::from_kube(e, Some((what, name, None))))
 }
 
+/// The names of the cluster's namespaces.
+pub async fn list_namespaces(client: &kube::Client) -> Result<Vec<String>, ClusterError> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+    let list = api.list(&ListParams::default()).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    Ok(list.items.into_iter().filter_map(|n| n.metadata.name).collect())
+}
+
 /// One page of a Table list, with where the list stands and where it goes on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TablePage {

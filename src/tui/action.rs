@@ -34,6 +34,8 @@ pub enum Action {
     Detail,
     /// Delete the selection (asks first).
     Delete,
+    /// `Tab` on the command line.
+    Complete,
     Yaml,
     Describe,
     EditSpec,
@@ -118,6 +120,8 @@ pub enum Effect {
         targets: Vec<ObjKey>,
         change: ScaleChange,
     },
+    /// Read the cluster's namespaces.
+    LoadNamespaces,
     /// Delete objects or a CRD (confirmed).
     Delete(crate::tui::state::Deletion),
     SwitchContext(String),
@@ -179,6 +183,8 @@ pub enum Msg {
         key: ObjKey,
         result: Result<ScaleView, String>,
     },
+    /// The cluster's namespaces.
+    Namespaces(Result<Vec<String>, String>),
     /// The CRD a `:word` named.
     Resolved(Result<Box<Crd>, String>),
     /// A write went through; the text says what.

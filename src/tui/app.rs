@@ -173,7 +173,9 @@ impl Loop {
         state.size = (size.width, size.height);
         let mut events = Some(EventStream::new());
         let mut tick = tokio::time::interval(TICK);
-        for effect in std::iter::once(Effect::LoadRegistrations).chain(wizard::update::startup(&state)) {
+        for effect in
+            [Effect::LoadRegistrations, Effect::LoadNamespaces].into_iter().chain(wizard::update::startup(&state))
+        {
             self.perform(effect, terminal, &mut events).await?;
         }
         while !state.quit {

@@ -226,7 +226,8 @@ pub fn hints(screen: &Screen) -> &'static [Hint] {
 /// Keys of the dialogs and input lines, for the help screen; the dialogs that write are
 /// not offered with `--readonly` (`true`).
 pub const DIALOG_KEYS: &[(&str, &str, bool)] = &[
-    (": /", "type, Enter to run, Esc to cancel, Ctrl-U to clear", false),
+    (": /", "type, Tab completes (commands, kinds, namespaces), Enter runs, Esc cancels, Ctrl-U clears", false),
+    (":ns", "alone: pick a namespace from the cluster's (j/k, Enter)", false),
     ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels", true),
     (
         "conflict",
@@ -285,7 +286,15 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
         return Some(Action::Quit);
     }
     match &state.mode {
+        Mode::Command(_) if ev.code == KeyCode::Tab => Some(Action::Complete),
         Mode::Command(_) | Mode::Filter(_) => typing(ev),
+        Mode::PickNamespace { .. } => match ev.code {
+            KeyCode::Esc | KeyCode::Char('q') => Some(Action::Cancel),
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Down | KeyCode::Char('j') => Some(Action::Move(1)),
+            KeyCode::Up | KeyCode::Char('k') => Some(Action::Move(-1)),
+            _ => None,
+        },
         Mode::Help { .. } => match ev.code {
             KeyCode::Esc | KeyCode::Char('q' | '?') => Some(Action::Cancel),
             KeyCode::Down | KeyCode::Char('j') => Some(Action::Move(1)),

@@ -11,7 +11,7 @@
 
 pub mod action;
 mod app;
-mod commands;
+pub mod commands;
 pub mod crd_watch;
 pub mod describe;
 pub mod edit;

@@ -170,6 +170,12 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             return effects;
         }
         Msg::Resolved(Err(e)) => state.error(e),
+        Msg::Namespaces(Ok(mut names)) => {
+            names.sort();
+            state.known_namespaces = Some(names);
+        }
+        // Not allowed to list them (RBAC): `:ns NAME` is taken on trust.
+        Msg::Namespaces(Err(_)) => state.known_namespaces = None,
         Msg::Info(text) => state.info(text),
         Msg::Error(text) => state.error(text),
         Msg::Wizard(msg) => return wizard::update::apply(state, msg),
@@ -179,7 +185,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.namespaces = namespaces;
             state.stack.truncate(1);
             state.registrations = Default::default();
-            return vec![Effect::StopWatch, Effect::LoadRegistrations];
+            return vec![Effect::StopWatch, Effect::LoadRegistrations, Effect::LoadNamespaces];
         }
     }
     vec![]

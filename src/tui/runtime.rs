@@ -9,7 +9,7 @@ use crate::cluster::objects::{
 };
 use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
-use crate::cluster::tui_ops::{delete_crd, delete_object, replace_object};
+use crate::cluster::tui_ops::{delete_crd, delete_object, list_namespaces, replace_object};
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
@@ -264,6 +264,7 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         }
         Effect::SetScale { kind, targets, change } => scale_all(client, &kind, &targets, change).await,
         Effect::Delete(deletion) => delete(client, deletion).await,
+        Effect::LoadNamespaces => Msg::Namespaces(list_namespaces(client).await.map_err(|e| e.to_string())),
         Effect::Reapply { kind, key, part, base, edited, kept } => {
             let against = match get_object(client, object_ref(&kind, &key)).await {
                 Ok(o) => o,

@@ -152,6 +152,10 @@ pub enum Mode {
     ConfirmQuit,
     /// `Ctrl-D`: `y` deletes what the question names.
     ConfirmDelete(Deletion),
+    /// `:ns` alone: the namespaces to pick from.
+    PickNamespace {
+        cursor: usize,
+    },
 }
 
 /// Which pane of a two-pane screen has the keys.
@@ -340,6 +344,8 @@ pub struct State {
     pub last_namespace: String,
     /// Favourite namespaces, most recent first, as k9s keeps them: `1`…`9` pick one.
     pub favourites: Vec<String>,
+    /// The cluster's namespaces, once read (`None`: not read, or not readable).
+    pub known_namespaces: Option<Vec<String>>,
     pub readonly: bool,
     pub theme: Theme,
     /// The clock the views read (ages); set by each tick.
@@ -369,6 +375,7 @@ impl State {
             target,
             namespaces,
             favourites: vec![last_namespace.clone()],
+            known_namespaces: None,
             last_namespace,
             readonly,
             theme,

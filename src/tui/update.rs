@@ -15,7 +15,7 @@ use crate::tui::{wizard, yaml};
 use serde_json::Value;
 
 pub use super::commands::run_command;
-use super::commands::typing;
+use super::commands::{pick_namespace, typing};
 pub use super::results::apply;
 use super::writes::{delete, edit, scale, scale_dialog};
 
@@ -45,6 +45,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             vec![]
         }
         Mode::Scale(dialog) => scale_dialog(state, action, dialog),
+        Mode::PickNamespace { cursor } => pick_namespace(state, action, cursor),
         Mode::ConfirmQuit => {
             state.quit = action == Action::Answer(true);
             vec![]

@@ -521,3 +521,37 @@ fn esc_clears_a_filter_first_filters_survive_a_return_and_invert_with_a_bang() {
     assert_eq!(top(&s), "registrations");
     assert_eq!(s.registrations.shown().len(), 3, "the registrations' filter survived too");
 }
+
+#[test]
+fn tab_completes_commands_kinds_and_namespaces_and_ns_alone_picks_one() {
+    let mut s = state();
+    let names = ["default", "team-a", "team-b"].map(String::from).to_vec();
+    apply(&mut s, Msg::Namespaces(Ok(names)));
+    let line = |s: &State| match &s.mode {
+        Mode::Command(i) => i.text.clone(),
+        other => panic!("{other:?}"),
+    };
+    type_keys(&mut s, ":wi");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(line(&s), "widget", "the prefix widget and widgets share");
+    type_keys(&mut s, "s");
+    assert_eq!(crate::tui::commands::completions(&s, &line(&s)), ["widgets"]);
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, ":n");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(line(&s), "ns ");
+    type_keys(&mut s, "t");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(line(&s), "ns team-");
+    type_keys(&mut s, "x");
+    press(&mut s, KeyCode::Enter);
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("namespace \"team-x\" not found")));
+    assert_eq!(s.namespaces, Namespaces::One("default".into()), "an unknown namespace changes nothing");
+
+    type_keys(&mut s, ":ns");
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![Effect::LoadNamespaces], "read again as it opens");
+    assert_eq!(s.mode, Mode::PickNamespace { cursor: 0 }, "on the current namespace");
+    type_keys(&mut s, "jj");
+    press(&mut s, KeyCode::Enter);
+    assert_eq!((s.namespaces.clone(), s.mode.clone()), (Namespaces::One("team-b".into()), Mode::Normal));
+}

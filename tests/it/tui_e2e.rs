@@ -281,7 +281,22 @@ fn readonly_refuses_writes_and_says_so() {
     );
     let t = Tmux::start(dir.path(), &command, 120, 30);
     t.wait_for(&["READ-ONLY", "widgets.demo.example.com"]);
+    // `:ns` alone picks from the cluster's namespaces; Tab completes; an unknown one is refused.
     t.keys(&[":"]);
+    t.type_text("ns");
+    t.keys(&["Enter"]);
+    t.wait_for(&["namespaces (Enter picks)", "team-a", "staging"]);
+    t.keys(&["Escape"]);
+    t.wait_until("the picker closed", |screen| !screen.contains("namespaces (Enter picks)"));
+    t.keys(&[":"]);
+    t.type_text("ns nowhere");
+    t.keys(&["Enter"]);
+    t.wait_for(&["namespace \"nowhere\" not found"]);
+    t.keys(&[":"]);
+    t.type_text("widg");
+    t.keys(&["Tab"]);
+    t.wait_for(&[":widget▏"]);
+    t.keys(&["C-u"]);
     t.type_text("wd");
     t.keys(&["Enter"]);
     t.wait_for(&["widgets(default)", "widget-001"]);

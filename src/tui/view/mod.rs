@@ -44,6 +44,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Mode::Conflict(d) => popup::conflict(frame, body, state, d),
         Mode::ConfirmQuit => popup::confirm_quit(frame, body, state),
         Mode::ConfirmDelete(d) => popup::confirm_delete(frame, body, state, d),
+        Mode::PickNamespace { cursor } => popup::namespaces(frame, body, state, *cursor),
         _ => {}
     }
 }
@@ -116,7 +117,17 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
 fn draw_status(frame: &mut Frame, area: Rect, state: &State) {
     let t = &state.theme;
     let line = match &state.mode {
-        Mode::Command(i) => Line::from(vec![Span::styled(":", t.title()), Span::raw(i.text.clone()), Span::raw("▏")]),
+        Mode::Command(i) => {
+            let mut spans = vec![Span::styled(":", t.title()), Span::raw(i.text.clone()), Span::raw("▏")];
+            // What Tab would complete to, while there is a choice.
+            let found = crate::tui::commands::completions(state, &i.text);
+            if !i.text.is_empty() && found.len() > 1 {
+                let shown: Vec<&str> = found.iter().take(8).map(String::as_str).collect();
+                let more = if found.len() > 8 { " …" } else { "" };
+                spans.push(Span::styled(format!("   Tab: {}{more}", shown.join("  ")), t.dim()));
+            }
+            Line::from(spans)
+        }
         Mode::Filter(i) => Line::from(vec![Span::styled("/", t.title()), Span::raw(i.text.clone()), Span::raw("▏")]),
         _ => match &state.message {
             Some((Level::Error, m)) => Line::from(Span::styled(format!("✗ {m}"), t.error())),

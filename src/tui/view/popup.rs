@@ -189,3 +189,28 @@ pub fn confirm_delete(frame: &mut Frame, area: Rect, state: &State, d: &Deletion
     let height = lines.len() as u16 + 2;
     wrapped_dialog(frame, centered(area, 80, height), state, Line::styled(" delete? ", t.error()), lines);
 }
+
+/// `:ns` alone: the cluster's namespaces (then all), the current one selected.
+pub fn namespaces(frame: &mut Frame, area: Rect, state: &State, cursor: usize) {
+    let t = &state.theme;
+    let choices = crate::tui::commands::namespace_choices(state);
+    let height = (choices.len() as u16 + 2).min(area.height);
+    let r = centered(area, 40, height);
+    frame.render_widget(Clear, r);
+    let b = block(Line::styled(" namespaces (Enter picks) ", t.title()), true, state);
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    let rows = usize::from(inner.height);
+    let offset = crate::tui::table::scroll_offset(0, cursor, rows);
+    let lines: Vec<Line> = choices
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(rows)
+        .map(|(i, ns)| {
+            let line = Line::raw(format!(" {ns}"));
+            if i == cursor { line.patch_style(t.selected()) } else { line }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

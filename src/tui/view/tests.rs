@@ -427,3 +427,17 @@ fn a_failed_list_leaves_the_old_rows_marked_stale() {
     let (x, y) = find(&buf, "widget-001").expect("an old row");
     assert_eq!(buf[(x, y)].fg, Color::DarkGray, "dimmed");
 }
+
+#[test]
+fn the_namespace_picker_and_completions_on_the_command_line() {
+    let mut s = state();
+    apply(&mut s, Msg::Namespaces(Ok(["default", "staging", "team-a"].map(String::from).to_vec())));
+    type_keys(&mut s, ":ns");
+    press(&mut s, KeyCode::Enter);
+    type_keys(&mut s, "j");
+    snapshot!("namespace_picker", render(&mut s, 100, 14));
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, ":ns ");
+    let t = text(&render(&mut s, 100, 14));
+    assert!(t.lines().last().is_some_and(|l| l.contains("Tab: ns all  ns default  ns staging  ns team-a")), "{t}");
+}
