@@ -36,6 +36,12 @@ pub enum Action {
     Delete,
     /// `Tab` on the command line.
     Complete,
+    /// `M` on a YAML view: managedFields shown or hidden.
+    ToggleManaged,
+    /// `n` (`true`) / `N`: the next or previous line the search matches.
+    NextMatch(bool),
+    /// A mouse click on this row of the terminal.
+    Click(u16),
     Yaml,
     Describe,
     EditSpec,
@@ -199,4 +205,6 @@ pub enum Msg {
     Connected(Target, Namespaces),
     /// From the migration wizard's IO.
     Wizard(WizardMsg),
+    /// The clock moved on (every second).
+    Tick(k8s_openapi::jiff::Timestamp),
 }

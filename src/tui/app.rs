@@ -190,7 +190,7 @@ impl Loop {
                 Some(msg) = next_watched(&mut self.watch) => self.drain(&mut state, msg),
                 Some(msg) = next_watched(&mut self.crds) => self.drain(&mut state, msg),
                 Some(msg) = self.rx.recv() => self.drain(&mut state, msg),
-                _ = tick.tick() => { state.now = Timestamp::now(); vec![] }
+                _ = tick.tick() => update::apply(&mut state, Msg::Tick(Timestamp::now())),
             };
             for effect in effects {
                 self.perform(effect, terminal, &mut events).await?;

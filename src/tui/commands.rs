@@ -204,6 +204,12 @@ pub(super) fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
             }
             r.table.set_filter(regex);
         }
+        Screen::Text(t) => {
+            t.search = regex;
+            if t.search.is_some() && !t.next_match(true, true) {
+                state.error(format!("no line matches {text:?}"));
+            }
+        }
         _ => state.error("the filter works on the lists"),
     }
     vec![]

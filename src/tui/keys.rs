@@ -23,6 +23,8 @@ pub enum On {
     Crds,
     /// Where something is selected that Ctrl-D deletes.
     Deletes,
+    /// The YAML and describe views.
+    Text,
 }
 
 impl Binding {
@@ -45,6 +47,7 @@ impl On {
                 | (On::Objects, Screen::Resources(_) | Screen::Resource(_))
                 | (On::Panes, Screen::Detail(_) | Screen::Resource(_))
                 | (On::Crds, Screen::Registrations | Screen::Detail(_))
+                | (On::Text, Screen::Text(_))
                 | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
     }
@@ -111,7 +114,13 @@ pub const BINDINGS: &[Binding] = &[
         On::All,
         "command: :crd :<plural|singular|short|kind> :ns NAME :ctx NAME :q",
     ),
-    b(&[C('/')], "/", Action::OpenFilter, On::All, "filter rows by regex; /-l app=x sets a label selector"),
+    b(
+        &[C('/')],
+        "/",
+        Action::OpenFilter,
+        On::All,
+        "filter rows by regex (/!regex: the others); /-l app=x sets a label selector; in YAML: search",
+    ),
     b(&[C('j'), Code(KeyCode::Down)], "j ↓", Action::Move(1), On::All, "down"),
     b(&[C('k'), Code(KeyCode::Up)], "k ↑", Action::Move(-1), On::All, "up"),
     b(&[Code(KeyCode::PageDown), Ctrl('f')], "PgDn Ctrl-F", Action::Page(1), On::All, "page down"),
@@ -125,6 +134,9 @@ pub const BINDINGS: &[Binding] = &[
     b(&[Code(KeyCode::Tab), Code(KeyCode::BackTab)], "Tab", Action::FocusNext, On::Panes, "switch pane"),
     b(&[C('l'), Code(KeyCode::Right)], "l →", Action::Fold(true), On::Detail, "schema: unfold"),
     b(&[C('h'), Code(KeyCode::Left)], "h ←", Action::Fold(false), On::Detail, "schema: fold"),
+    b(&[C('n')], "n N", Action::NextMatch(true), On::Text, "next, previous line the / search matches"),
+    b(&[C('N')], "", Action::NextMatch(false), On::Text, ""),
+    b(&[C('M')], "M", Action::ToggleManaged, On::Text, "managedFields shown or hidden (hidden at first, as kubectl)"),
     bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
@@ -345,9 +357,10 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
     }
 }
 
-/// Mouse wheel: three rows a notch, like most terminals scroll.
+/// Mouse wheel: three rows a notch, like most terminals scroll; a click selects a row.
 pub fn mouse_action(ev: &MouseEvent) -> Option<Action> {
     match ev.kind {
+        MouseEventKind::Down(crossterm::event::MouseButton::Left) => Some(Action::Click(ev.row)),
         MouseEventKind::ScrollDown => Some(Action::Move(3)),
         MouseEventKind::ScrollUp => Some(Action::Move(-3)),
         _ => None,

@@ -4,11 +4,10 @@
 
 use crate::cluster::registrations::Crd;
 use crate::tui::action::{Effect, Msg, WatchEvent};
-use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{Cause, Mode, Namespaces, Screen, State};
-use crate::tui::{wizard, yaml};
+use crate::tui::wizard;
 
 use super::update::{open_resources, set_namespaces};
 
@@ -114,8 +113,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                     }
                     Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
                         if let Ok(obj) = &result {
-                            t.lines = if t.yaml { yaml::to_lines(obj) } else { describe(obj) };
-                            t.pending = None;
+                            t.show(obj.clone());
                         }
                     }
                     _ => {}
@@ -179,6 +177,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Info(text) => state.info(text),
         Msg::Error(text) => state.error(text),
         Msg::Wizard(msg) => return wizard::update::apply(state, msg),
+        Msg::Tick(now) => return tick(state, now),
         Msg::Connected(target, namespaces) => {
             state.info(format!("context: {}", target.context));
             state.target = target;
@@ -189,6 +188,21 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
     }
     vec![]
+}
+
+/// Seconds between counts of the resources while the registrations are on screen: the
+/// RESOURCES column follows the cluster (CRD changes come by watch; objects are counted).
+pub const RECOUNT_SECONDS: i64 = 5;
+
+/// The clock: ages move on, and the registrations on screen are counted again now and then.
+fn tick(state: &mut State, now: k8s_openapi::jiff::Timestamp) -> Vec<Effect> {
+    let due = now.as_second() / RECOUNT_SECONDS != state.now.as_second() / RECOUNT_SECONDS;
+    state.now = now;
+    if !due || !matches!(state.screen(), Screen::Registrations) || state.mode != Mode::Normal {
+        return vec![];
+    }
+    let served = state.registrations.items.iter().filter(|r| r.resource.is_some());
+    served.map(|r| Effect::CountResources(Box::new(r.crd.clone()))).collect()
 }
 
 /// Shows `list` on the registrations screen (see [`change_registrations`]).

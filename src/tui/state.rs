@@ -266,7 +266,7 @@ pub struct ResourceScreen {
 }
 
 /// A YAML or describe text of anything.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TextScreen {
     pub title: String,
     pub lines: Vec<String>,
@@ -274,6 +274,67 @@ pub struct TextScreen {
     pub scroll: usize,
     /// The object whose text is on its way.
     pub pending: Option<ObjKey>,
+    /// The object shown, to show again with or without managedFields.
+    pub object: Option<Value>,
+    /// `M`: managedFields shown (hidden by default, as kubectl hides them).
+    pub managed: bool,
+    /// `/` on the text: the lines it matches are marked, `n`/`N` go from one to the next.
+    pub search: Option<RowFilter>,
+}
+
+impl TextScreen {
+    /// A text screen of `obj` (`None`: on its way).
+    pub fn new(title: String, yaml: bool, obj: Option<Value>) -> TextScreen {
+        let mut t = TextScreen {
+            title,
+            lines: vec!["loading…".into()],
+            yaml,
+            scroll: 0,
+            pending: None,
+            object: None,
+            managed: false,
+            search: None,
+        };
+        if let Some(obj) = obj {
+            t.show(obj);
+        }
+        t
+    }
+
+    /// Shows `obj` (again): its YAML without managedFields unless asked, or its describe.
+    pub fn show(&mut self, obj: Value) {
+        let mut shown = obj.clone();
+        if !self.managed
+            && let Some(meta) = shown.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("managedFields");
+        }
+        self.lines =
+            if self.yaml { crate::tui::yaml::to_lines(&shown) } else { crate::tui::describe::describe(&shown) };
+        self.object = Some(obj);
+        self.pending = None;
+        self.scroll = self.scroll.min(self.lines.len().saturating_sub(1));
+    }
+
+    /// Whether line `i` matches the search.
+    pub fn matches(&self, i: usize) -> bool {
+        let line = self.lines.get(i).map(String::as_str);
+        self.search.as_ref().zip(line).is_some_and(|(s, l)| s.lets(std::iter::once(l)))
+    }
+
+    /// Scrolls to the next line the search matches after the top one (`forward`), or the
+    /// one before; wraps round. Whether there is one.
+    pub fn next_match(&mut self, forward: bool, from_top: bool) -> bool {
+        let n = self.lines.len();
+        let start = if from_top { 0 } else { 1 };
+        let found = (start..n + start)
+            .map(|k| if forward { (self.scroll + k) % n } else { (self.scroll + n - k % n) % n })
+            .find(|&i| self.matches(i));
+        if let Some(i) = found {
+            self.scroll = i;
+        }
+        found.is_some()
+    }
 }
 
 /// The screens, stacked: `Enter` pushes, `Esc` pops.

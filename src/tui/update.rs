@@ -3,14 +3,13 @@
 
 use crate::cluster::discovery::ResourceType;
 use crate::tui::action::{Action, Effect};
-use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{
     ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, ResourcesScreen,
     Screen, State, TextScreen,
 };
-use crate::tui::table::{ObjKey, ResourceTable, SortKey};
+use crate::tui::table::{ObjKey, ResourceTable, SortKey, scroll_offset};
 use crate::tui::{wizard, yaml};
 use serde_json::Value;
 
@@ -165,6 +164,30 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             vec![]
         }
         Action::SortBy(letter) => sort_by(state, letter),
+        Action::Click(y) => {
+            click(state, y, height);
+            vec![]
+        }
+        Action::ToggleManaged => {
+            if let Screen::Text(t) = state.screen_mut() {
+                t.managed = !t.managed;
+                if let Some(obj) = t.object.clone() {
+                    t.show(obj);
+                }
+                let word = if t.managed { "shown" } else { "hidden" };
+                state.info(format!("managedFields {word} (M)"));
+            }
+            vec![]
+        }
+        Action::NextMatch(forward) => {
+            if let Screen::Text(t) = state.screen_mut()
+                && t.search.is_some()
+                && !t.next_match(forward, false)
+            {
+                state.error("no line matches the search");
+            }
+            vec![]
+        }
         Action::ToggleWide => {
             if let Screen::Resources(r) = state.screen_mut() {
                 r.wide = !r.wide;
@@ -207,6 +230,24 @@ fn sort_by(state: &mut State, letter: char) -> Vec<Effect> {
     }
 }
 
+/// The first terminal row of a list's rows: below the header, the breadcrumbs, the
+/// block's top border and the column headings.
+const FIRST_ROW: u16 = 4;
+
+/// A click on terminal row `y` selects the list row drawn there.
+fn click(state: &mut State, y: u16, height: usize) {
+    let Some(at) = y.checked_sub(FIRST_ROW).map(usize::from).filter(|&at| at < height) else { return };
+    let (offset, cursor) = match state.screen() {
+        Screen::Registrations => {
+            let regs = &state.registrations;
+            (scroll_offset(regs.offset, regs.cursor, height), regs.cursor)
+        }
+        Screen::Resources(r) => (r.table.offset(height), r.table.cursor()),
+        _ => return,
+    };
+    move_by(state, (offset + at) as isize - cursor as isize, height);
+}
+
 /// The log of every message, on top of the screen (once: `L` on the log does nothing).
 pub(super) fn open_log(state: &mut State) -> Vec<Effect> {
     if !matches!(state.screen(), Screen::Log { .. }) {
@@ -237,6 +278,11 @@ fn move_by(state: &mut State, n: isize, height: usize) {
 }
 
 fn back(state: &mut State) -> Vec<Effect> {
+    if let Screen::Text(t) = state.screen_mut()
+        && t.search.take().is_some()
+    {
+        return vec![];
+    }
     // As in k9s, Esc clears a filter before it leaves the view.
     if let Screen::Resources(r) = state.screen_mut()
         && (r.table.filter().is_some() || r.selector.is_some())
@@ -371,13 +417,7 @@ pub(super) fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
 
 fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
     let word = if as_yaml { "yaml" } else { "describe" };
-    let text = |title: String, obj: &Value| TextScreen {
-        title,
-        lines: if as_yaml { yaml::to_lines(obj) } else { describe(obj) },
-        yaml: as_yaml,
-        scroll: 0,
-        pending: None,
-    };
+    let text = |title: String, obj: &Value| TextScreen::new(title, as_yaml, Some(obj.clone()));
     let screen = match state.screen() {
         Screen::Registrations | Screen::Detail(_) => {
             let reg = match state.screen() {
@@ -398,8 +438,7 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
         Screen::Resources(_) | Screen::Resource(_) => {
             let Some((kind, key)) = selected_object(state) else { return vec![] };
             let title = format!("{word} {}/{}", kind.plural, key.display());
-            let mut t = text(title, &Value::Null);
-            t.lines = vec!["loading…".into()];
+            let mut t = TextScreen::new(title, as_yaml, None);
             t.pending = Some(key.clone());
             state.stack.push(Screen::Text(t));
             return vec![Effect::LoadObject { kind, key }];

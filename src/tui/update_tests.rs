@@ -555,3 +555,73 @@ fn tab_completes_commands_kinds_and_namespaces_and_ns_alone_picks_one() {
     press(&mut s, KeyCode::Enter);
     assert_eq!((s.namespaces.clone(), s.mode.clone()), (Namespaces::One("team-b".into()), Mode::Normal));
 }
+
+#[test]
+fn slash_searches_yaml_and_m_shows_managed_fields() {
+    let mut s = state();
+    open_widgets(&mut s, 2);
+    press(&mut s, KeyCode::Enter);
+    let mut obj = widget("widget-000", 1);
+    obj["metadata"]["managedFields"] = serde_json::json!([{"manager": "kubectl-edit", "operation": "Update"}]);
+    apply(&mut s, Msg::Object { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(obj) });
+    type_keys(&mut s, "y");
+    let text = |s: &State| match s.screen() {
+        Screen::Text(t) => (t.lines.join("\n"), t.scroll),
+        _ => panic!("not a text screen"),
+    };
+    assert!(!text(&s).0.contains("managedFields"), "hidden at first, as kubectl hides them");
+    type_keys(&mut s, "M");
+    assert!(text(&s).0.contains("manager: kubectl-edit"));
+    type_keys(&mut s, "M");
+    type_keys(&mut s, "/replicas");
+    press(&mut s, KeyCode::Enter);
+    let (lines, first) = text(&s);
+    assert!(lines.lines().nth(first).is_some_and(|l| l.contains("replicas")), "on the first match");
+    type_keys(&mut s, "n");
+    let (_, second) = text(&s);
+    assert!(second > first);
+    type_keys(&mut s, "N");
+    assert_eq!(text(&s).1, first, "N goes back");
+    type_keys(&mut s, "/nowhere-at-all");
+    press(&mut s, KeyCode::Enter);
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no line matches")));
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(top(&s), "yaml", "Esc clears the search first");
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(top(&s), "resource");
+}
+
+#[test]
+fn the_registrations_are_counted_again_as_the_clock_moves_and_a_click_selects_a_row() {
+    let mut s = state();
+    let later = |secs: i64| {
+        Msg::Tick(fixtures::now().checked_add(k8s_openapi::jiff::SignedDuration::from_secs(secs)).expect("time"))
+    };
+    assert_eq!(apply(&mut s, later(1)), vec![], "not yet");
+    let effects = apply(&mut s, later(5));
+    let counted: Vec<String> = effects
+        .iter()
+        .map(|e| match e {
+            Effect::CountResources(crd) => crd.metadata.name.clone().unwrap_or_default(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(counted.len(), 3, "every served CRD (not the one in conflict): {counted:?}");
+    let mouse = |row| {
+        crossterm::event::Event::Mouse(crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 10,
+            row,
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        })
+    };
+    crate::tui::on_event(&mut s, mouse(6));
+    assert_eq!(s.registrations.cursor, 2);
+    crate::tui::on_event(&mut s, mouse(1));
+    assert_eq!(s.registrations.cursor, 2, "a click above the rows selects nothing");
+    open_widgets(&mut s, 20);
+    crate::tui::on_event(&mut s, mouse(9));
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!(r.table.current().map(|row| row.key.name.as_str()), Some("widget-005"));
+    assert_eq!(apply(&mut s, later(10)), vec![], "counted on the registrations screen only");
+}

@@ -394,6 +394,14 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     t.wait_until("the new CRD established", healthy);
     kubectl(&data, &["delete", "crd", NEW_CRD]);
     t.wait_until("the deleted CRD gone", |screen| !screen.contains(NEW_CRD));
+    // The RESOURCES column follows the objects too.
+    let count = |screen: &str, n: &str| {
+        let row = screen.lines().find(|l| l.contains("widgets.demo.example.com")).unwrap_or_default();
+        row.split_whitespace().any(|cell| cell == n)
+    };
+    assert!(count(&t.screen(), "180"), "{}", t.screen());
+    kubectl(&data, &["delete", "widgets.demo.example.com", "widget-005"]);
+    t.wait_until("the widgets counted again", |screen| count(screen, "179"));
 
     t.keys(&[":"]);
     t.type_text("widgets");

@@ -119,31 +119,41 @@ fn yaml_paragraph(frame: &mut Frame, area: Rect, state: &State, lines: &[String]
     frame.render_widget(Paragraph::new(shown), area);
 }
 
-/// The YAML or describe view.
+/// The YAML or describe view; the lines a `/` search matches are marked.
 pub fn text(frame: &mut Frame, area: Rect, state: &State, s: &TextScreen) {
     let t = &state.theme;
-    let title = Line::from(vec![
+    let mut title = vec![
         Span::styled(format!(" {} ", s.title), t.title()),
         Span::styled(format!("[{}/{}] ", (s.scroll + 1).min(s.lines.len()), s.lines.len()), t.dim()),
-    ]);
-    let b = block(title, true, state);
+    ];
+    if let Some(search) = &s.search {
+        title.push(Span::styled(format!("</{}> n/N ", search.text()), t.warning()));
+    }
+    if s.yaml && s.managed {
+        title.push(Span::styled("managedFields shown (M) ", t.dim()));
+    }
+    let b = block(Line::from(title), true, state);
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    if s.yaml {
-        yaml_paragraph(frame, inner, state, &s.lines, s.scroll);
-    } else {
-        let shown: Vec<Line> = s
-            .lines
-            .iter()
-            .skip(s.scroll)
-            .take(usize::from(inner.height))
-            .map(|l| match l.split_once(':') {
-                Some((k, v)) if !k.starts_with(' ') => {
-                    Line::from(vec![Span::styled(format!("{k}:"), t.yaml_key()), Span::raw(v.to_string())])
+    let shown: Vec<Line> = s
+        .lines
+        .iter()
+        .enumerate()
+        .skip(s.scroll)
+        .take(usize::from(inner.height))
+        .map(|(i, l)| {
+            let line = if s.yaml {
+                yaml::highlight(l, t)
+            } else {
+                match l.split_once(':') {
+                    Some((k, v)) if !k.starts_with(' ') => {
+                        Line::from(vec![Span::styled(format!("{k}:"), t.yaml_key()), Span::raw(v.to_string())])
+                    }
+                    _ => Line::raw(l.clone()),
                 }
-                _ => Line::raw(l.clone()),
-            })
-            .collect();
-        frame.render_widget(Paragraph::new(shown), inner);
-    }
+            };
+            if s.matches(i) { line.patch_style(t.marked()) } else { line }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(shown), inner);
 }

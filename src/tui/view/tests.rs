@@ -441,3 +441,17 @@ fn the_namespace_picker_and_completions_on_the_command_line() {
     let t = text(&render(&mut s, 100, 14));
     assert!(t.lines().last().is_some_and(|l| l.contains("Tab: ns all  ns default  ns staging  ns team-a")), "{t}");
 }
+
+#[test]
+fn a_search_marks_the_lines_it_matches() {
+    let mut s = state();
+    on_resource(&mut s);
+    type_keys(&mut s, "d");
+    type_keys(&mut s, "/replicas");
+    press(&mut s, KeyCode::Enter);
+    let buf = render(&mut s, 90, 20);
+    let t = text(&buf);
+    assert!(t.contains("</replicas> n/N"), "{t}");
+    let (x, y) = find(&buf, "Replicas").expect("a match on screen");
+    assert_eq!(buf[(x, y)].fg, Color::Yellow, "marked:\n{t}");
+}
