@@ -214,3 +214,7 @@ pub(super) fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
     }
     vec![]
 }
+
+#[cfg(test)]
+#[path = "commands_tests.rs"]
+mod tests;

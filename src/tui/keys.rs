@@ -32,6 +32,12 @@ impl Binding {
     pub fn on_screen(&self, screen: &Screen) -> bool {
         self.on.covers(screen)
     }
+
+    /// Whether help lists it: a named key, and not a write with `--readonly`.
+    pub fn offered(&self, readonly: bool) -> bool {
+        let hidden = self.write && readonly;
+        !self.label.is_empty() && !hidden
+    }
 }
 
 impl On {

@@ -298,15 +298,7 @@ async fn delete(client: &kube::Client, deletion: Deletion) -> Msg {
                     Err(e) => failed.push(format!("{}: {e}", key.display())),
                 }
             }
-            if failed.is_empty() {
-                Msg::Saved(format!("deleted {} {}", kind.plural, done.join(", ")))
-            } else {
-                Msg::Error(format!(
-                    "delete failed for {}{}",
-                    failed.join("; "),
-                    if done.is_empty() { String::new() } else { format!(" (deleted {})", done.join(", ")) }
-                ))
-            }
+            outcome_of_each(("delete", "deleted"), &kind.plural, &done, &failed)
         }
     }
 }
@@ -332,13 +324,16 @@ async fn scale_all(client: &kube::Client, kind: &ResourceType, targets: &[ObjKey
             Err(e) => failed.push(format!("{}: {e}", key.display())),
         }
     }
+    outcome_of_each(("scale", "scaled"), &kind.plural, &done, &failed)
+}
+
+/// What a write to several objects says: what was done, or what failed and what was done
+/// anyway. `verb` is the verb and its past (`("scale", "scaled")`).
+fn outcome_of_each(verb: (&str, &str), plural: &str, done: &[String], failed: &[String]) -> Msg {
+    let (verb, past) = verb;
     if failed.is_empty() {
-        Msg::Saved(format!("scaled {} {}", kind.plural, done.join(", ")))
-    } else {
-        Msg::Error(format!(
-            "scale failed for {}{}",
-            failed.join("; "),
-            if done.is_empty() { String::new() } else { format!(" (scaled {})", done.join(", ")) }
-        ))
+        return Msg::Saved(format!("{past} {plural} {}", done.join(", ")));
     }
+    let anyway = if done.is_empty() { String::new() } else { format!(" ({past} {})", done.join(", ")) };
+    Msg::Error(format!("{verb} failed for {}{anyway}", failed.join("; ")))
 }

@@ -465,6 +465,14 @@ impl State {
         &mut self.stack[last]
     }
 
+    /// The registration a key acts on: the detail's, or the one under the cursor.
+    pub fn selected_registration(&self) -> Option<&Registration> {
+        match self.screen() {
+            Screen::Detail(d) => self.registrations.find(&d.crd),
+            _ => self.registrations.current(),
+        }
+    }
+
     /// The resources screen on the stack, if any (watch events go there).
     pub fn resources_mut(&mut self) -> Option<&mut ResourcesScreen> {
         self.stack.iter_mut().rev().find_map(|s| match s {

@@ -420,11 +420,7 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
     let text = |title: String, obj: &Value| TextScreen::new(title, as_yaml, Some(obj.clone()));
     let screen = match state.screen() {
         Screen::Registrations | Screen::Detail(_) => {
-            let reg = match state.screen() {
-                Screen::Detail(d) => state.registrations.find(&d.crd),
-                _ => state.registrations.current(),
-            };
-            let Some(reg) = reg else { return vec![] };
+            let Some(reg) = state.selected_registration() else { return vec![] };
             let mut obj = serde_json::to_value(&reg.crd).unwrap_or_default();
             if let Some(m) = obj.as_object_mut() {
                 m.insert("apiVersion".into(), "apiextensions.k8s.io/v1".into());

@@ -34,11 +34,7 @@ pub(super) fn edit(state: &mut State, part: EditPart) -> Vec<Effect> {
 pub(super) fn delete(state: &mut State) -> Vec<Effect> {
     let deletion = match state.screen() {
         Screen::Registrations | Screen::Detail(_) => {
-            let reg = match state.screen() {
-                Screen::Detail(d) => state.registrations.find(&d.crd),
-                _ => state.registrations.current(),
-            };
-            let Some(reg) = reg else { return vec![] };
+            let Some(reg) = state.selected_registration() else { return vec![] };
             let plural = reg.crd.spec.names.plural.clone();
             Deletion::Crd { name: reg.name().to_string(), plural, count: reg.count() }
         }

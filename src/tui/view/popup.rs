@@ -18,7 +18,7 @@ pub fn help(frame: &mut Frame, area: Rect, state: &State, scroll: usize) {
     let t = &state.theme;
     let mut lines = vec![];
     // With --readonly the writes are off: not offered.
-    for b in BINDINGS.iter().filter(|b| !b.label.is_empty() && !(b.write && state.readonly)) {
+    for b in BINDINGS.iter().filter(|b| b.offered(state.readonly)) {
         let here = b.on_screen(state.screen());
         let style = if here { ratatui::style::Style::new() } else { t.dim() };
         lines.push(Line::from(vec![
@@ -114,16 +114,23 @@ pub fn conflict(frame: &mut Frame, area: Rect, state: &State, d: &ConflictDialog
         Span::styled(d.kept.display().to_string(), t.marked()),
     ]));
     lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
-        Span::styled("r", t.yaml_key()),
-        Span::raw(" re-apply your changes on the new version   "),
-        Span::styled("e", t.yaml_key()),
-        Span::raw(" edit again   "),
-        Span::styled("d", t.yaml_key()),
-        Span::raw(" discard"),
-    ]));
+    lines.push(answers(
+        state,
+        &[("r", "re-apply your changes on the new version"), ("e", "edit again"), ("d", "discard")],
+    ));
     let height = lines.len() as u16 + 4;
     wrapped_dialog(frame, centered(area, 90, height), state, Line::styled(" conflict ", t.error()), lines);
+}
+
+/// The keys a dialog answers to: `y quit   n go on`.
+fn answers(state: &State, keys: &[(&str, &str)]) -> Line<'static> {
+    let mut spans = vec![];
+    for (i, (key, what)) in keys.iter().enumerate() {
+        let gap = if i + 1 < keys.len() { "   " } else { "" };
+        spans.push(Span::styled(key.to_string(), state.theme.yaml_key()));
+        spans.push(Span::raw(format!(" {what}{gap}")));
+    }
+    Line::from(spans)
 }
 
 /// A bordered dialog over the screen, its text wrapped.
@@ -143,12 +150,7 @@ pub fn confirm_quit(frame: &mut Frame, area: Rect, state: &State) {
         Line::raw("Quitting stops it half-way; the journal keeps the place and the step runs again when"),
         Line::raw("you resume (m on the CRD here, or kubectl crd migrate resume)."),
         Line::raw(""),
-        Line::from(vec![
-            Span::styled("y", t.yaml_key()),
-            Span::raw(" quit   "),
-            Span::styled("n", t.yaml_key()),
-            Span::raw(" go on"),
-        ]),
+        answers(state, &[("y", "quit"), ("n", "go on")]),
     ];
     let height = lines.len() as u16 + 2;
     wrapped_dialog(frame, centered(area, 92, height), state, Line::styled(" quit? ", t.error()), lines);
@@ -180,12 +182,7 @@ pub fn confirm_delete(frame: &mut Frame, area: Rect, state: &State, d: &Deletion
         }
     }
     lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
-        Span::styled("y", t.yaml_key()),
-        Span::raw(" delete   "),
-        Span::styled("n", t.yaml_key()),
-        Span::raw(" keep"),
-    ]));
+    lines.push(answers(state, &[("y", "delete"), ("n", "keep")]));
     let height = lines.len() as u16 + 2;
     wrapped_dialog(frame, centered(area, 80, height), state, Line::styled(" delete? ", t.error()), lines);
 }
