@@ -61,7 +61,8 @@ pub fn run_command(state: &mut State, line: &str) -> Vec<Effect> {
             if state.known_namespaces.as_ref().is_some_and(|known| !known.iter().any(|k| k == ns)) =>
         {
             state.error(format!("namespace {ns:?} not found (:ns alone lists them)"));
-            vec![]
+            // The list may be older than the namespace: read it again for the next try.
+            vec![Effect::LoadNamespaces]
         }
         ("ns" | "namespace", Some(ns)) if crate::engine::meta::is_dns1123_label(ns) => {
             state.last_namespace = ns.to_string();

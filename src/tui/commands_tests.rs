@@ -170,7 +170,7 @@ fn tab_completes_commands_kinds_and_namespaces_and_ns_alone_picks_one() {
     press(&mut s, KeyCode::Tab);
     assert_eq!(line(&s), "ns team-");
     type_keys(&mut s, "x");
-    press(&mut s, KeyCode::Enter);
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![Effect::LoadNamespaces], "the list is read again");
     assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("namespace \"team-x\" not found")));
     assert_eq!(s.namespaces, Namespaces::One("default".into()), "an unknown namespace changes nothing");
 
