@@ -328,6 +328,16 @@ fn a_crd_s_objects_open_on_every_namespace_when_the_current_one_has_none() {
     assert!(
         matches!(&type_keys(&mut s, "1")[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "default")
     );
+    // A cluster-scoped kind is listed across namespaces whatever the namespace.
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, "1g");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert!(
+        matches!(&effects[..], [Effect::LoadTable { kind, namespaces: Namespaces::All, .. }] if kind.plural == "clusterpolicies"),
+        "{effects:?}"
+    );
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, "G");
     // From the detail, the namespace asked for stays even when empty.
     press(&mut s, KeyCode::Esc);
     type_keys(&mut s, "i");
