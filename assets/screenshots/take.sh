@@ -36,12 +36,12 @@ t new-session -d -s shot -x "$cols" -y "$rows" \
   "KUBE_EDITOR=$work/editor.sh $bin --local=$work/data tui --demo 2>/dev/null; sleep 30"
 wait_for "widgets.demo.example.com"
 keys j; shot registrations
-keys j Enter; wait_for "Names (spec"; shot detail-conflict
-keys Escape; sleep 0.3; keys G Enter Tab j l j; wait_for "schema"; shot detail
+keys j i; wait_for "Names (spec"; shot detail-conflict
+keys Escape; sleep 0.3; keys G i Tab j l j; wait_for "schema"; shot detail
 keys Enter; wait_for "widgets(default)"; keys j Space Space j; shot resources
 keys Escape; sleep 0.3; keys Escape; sleep 0.3
 t send-keys -t shot -l ":db"; keys Enter; wait_for "databases("; keys 0; wait_for "databases(all)"; shot resources-all-namespaces
-keys 0; sleep 0.3; t send-keys -t shot -l ":wd"; keys Enter; wait_for "widget-001"; keys Enter; wait_for "phase:"; shot resource
+keys 1; sleep 0.3; t send-keys -t shot -l ":wd"; keys Enter; wait_for "widget-001"; keys Enter; wait_for "phase:"; shot resource
 keys E; wait_for "saved the status"; shot resource-after-status-edit
 keys s; wait_for "desired"; keys + +; shot scale
 keys Escape; sleep 0.3; keys y; wait_for "apiVersion"; shot yaml

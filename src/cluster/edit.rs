@@ -6,7 +6,8 @@
 //! Spec edits show the object without `.status` (and without `managedFields`); a status
 //! typed there is pointed out as ignored. Status edits show `status:` alone — `status: {}`
 //! when the object has none, as kubectl prints an empty status — and are sent through
-//! `/status` on the object as it was read.
+//! `/status` on the object as it was read. A kind without a status subresource has its
+//! `.status` as an ordinary field: its edits show and send the whole object.
 
 use serde_json::{Map, Value};
 
@@ -17,6 +18,9 @@ pub enum EditPart {
     Spec,
     /// `.status` alone, through `/status`.
     Status,
+    /// The whole object, status included, through the main endpoint: for kinds without a
+    /// status subresource, whose `.status` is an ordinary field.
+    Object,
 }
 
 impl EditPart {
@@ -24,6 +28,7 @@ impl EditPart {
         match self {
             EditPart::Spec => "spec",
             EditPart::Status => "status",
+            EditPart::Object => "object",
         }
     }
 }
@@ -61,6 +66,8 @@ pub enum Outcome {
     Spec { object: Value, ignored_status: bool },
     /// Send `{"status": ...}` through `/status`.
     Status { document: Value },
+    /// Send the whole object, status included, to the main endpoint.
+    Object { object: Value },
 }
 
 /// What an edit from `base` (the document shown) to `edited` asks for; `stored_status` is
@@ -77,8 +84,9 @@ pub fn outcome(base: &Value, stored_status: Option<&Value>, edited: Value, part:
                 Outcome::Spec { object, ignored_status }
             }
         }
-        EditPart::Status if edited == *base => Outcome::Unchanged { ignored_status: false },
+        EditPart::Status | EditPart::Object if edited == *base => Outcome::Unchanged { ignored_status: false },
         EditPart::Status => Outcome::Status { document: edited },
+        EditPart::Object => Outcome::Object { object: edited },
     }
 }
 
@@ -120,6 +128,13 @@ mod tests {
         assert_eq!(
             outcome(&spec_doc(), Some(&stored), edited, EditPart::Spec),
             Outcome::Unchanged { ignored_status: true }
+        );
+        let mut whole = spec_doc();
+        whole["status"] = json!({"ready": true});
+        assert_eq!(
+            outcome(&spec_doc(), None, whole.clone(), EditPart::Object),
+            Outcome::Object { object: whole },
+            "without /status the status typed is kept and sent"
         );
         let same = status_document(Some(&stored));
         assert_eq!(

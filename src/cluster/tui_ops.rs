@@ -1,6 +1,7 @@
 //! Cluster operations only the terminal UI needs, built on the rest of this layer: the
-//! endpoint of a CRD's resources as a [`ResourceType`], and a watch of a resource list as
-//! Table rows (what `kubectl get -w` receives).
+//! endpoint of a CRD's resources as a [`ResourceType`], a watch of a resource list as
+//! Table rows (what `kubectl get -w` receives), and the whole-object replace of a kind
+//! without a status subresource.
 //!
 //! Lists are read a page at a time ([`fetch_table_page`]) so the first rows show while the
 //! rest arrive. The watch asks for Table events with kubectl's `Accept`; a server that
@@ -10,11 +11,12 @@
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
+use super::objects::ObjectRef;
 use super::registrations::{Crd, served_resource};
 use super::table::{ACCEPT_TABLE, Table, TableRow, fetch_table, request_table, server_table, table_row};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use kube::api::{ListParams, WatchParams};
+use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams, WatchParams};
 use kube::core::WatchEvent;
 use serde_json::Value;
 
@@ -40,6 +42,51 @@ pub fn resource_of(crd: &Crd) -> Option<ResourceType> {
         scale: sub.is_some_and(|s| s.scale.is_some()),
         preferred: true,
     })
+}
+
+/// Replaces an object with `edited`, status included: for kinds without a status
+/// subresource, whose `.status` is an ordinary field the main endpoint saves.
+pub async fn replace_object(
+    client: &kube::Client,
+    at: ObjectRef<'_>,
+    edited: &Value,
+    source: &str,
+) -> Result<DynamicObject, ClusterError> {
+    let obj: DynamicObject = serde_json::from_value(edited.clone()).map_err(|e| ClusterError::InvalidInput {
+        what: "object",
+        source_name: source.to_string(),
+        reason: e.to_string(),
+    })?;
+    if obj.metadata.name.as_deref() != Some(at.name) {
+        let reason = format!("metadata.name must stay {:?}", at.name);
+        return Err(ClusterError::InvalidInput { what: "object", source_name: source.to_string(), reason });
+    }
+    let api = at.resource.api(client, Some(at.namespace));
+    api.replace(at.name, &PostParams::default(), &obj).await.map_err(|e| at.error(e))
+}
+
+/// Deletes one object (foreground deletion is the server's default for custom resources:
+/// finalizers run, and the object shows as terminating until they are done).
+pub async fn delete_object(client: &kube::Client, at: ObjectRef<'_>) -> Result<(), ClusterError> {
+    let api = at.resource.api(client, Some(at.namespace));
+    api.delete(at.name, &DeleteParams::default()).await.map(|_| ()).map_err(|e| at.error(e))
+}
+
+/// Deletes a CustomResourceDefinition (its custom resources go with it).
+pub async fn delete_crd(client: &kube::Client, name: &str) -> Result<(), ClusterError> {
+    let api: kube::Api<Crd> = kube::Api::all(client.clone());
+    let what = "customresourcedefinitions.apiextensions.k8s.io";
+    api.delete(name, &DeleteParams::default())
+        .await
+        .map(|_| ())
+        .map_err(|e| ClusterError::from_kube(e, Some((what, name, None))))
+}
+
+/// The names of the cluster's namespaces.
+pub async fn list_namespaces(client: &kube::Client) -> Result<Vec<String>, ClusterError> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+    let list = api.list(&ListParams::default()).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    Ok(list.items.into_iter().filter_map(|n| n.metadata.name).collect())
 }
 
 /// One page of a Table list, with where the list stands and where it goes on.

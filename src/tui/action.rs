@@ -28,6 +28,20 @@ pub enum Action {
     OpenCommand,
     OpenFilter,
     OpenHelp,
+    /// The log of every message.
+    OpenLog,
+    /// The registration detail of the selected CRD.
+    Detail,
+    /// Delete the selection (asks first).
+    Delete,
+    /// `Tab` on the command line.
+    Complete,
+    /// `M` on a YAML view: managedFields shown or hidden.
+    ToggleManaged,
+    /// `n` (`true`) / `N`: the next or previous line the search matches.
+    NextMatch(bool),
+    /// A mouse click on this row of the terminal.
+    Click(u16),
     Yaml,
     Describe,
     EditSpec,
@@ -36,9 +50,15 @@ pub enum Action {
     Refresh,
     Mark,
     ClearMarks,
-    /// Sort by the n-th column (0-based); again flips the direction.
-    Sort(usize),
-    ToggleAllNamespaces,
+    /// Sort by the column on screen whose heading starts with this letter (`N` name,
+    /// `P` namespace, `A` age, as k9s); again flips the direction.
+    SortBy(char),
+    /// `0`: every namespace.
+    AllNamespaces,
+    /// `1`…`9`: the n-th favourite namespace (0-based).
+    Favourite(usize),
+    /// `Ctrl-W`: wide columns on and off.
+    ToggleWide,
     /// Typing into the command line, the filter or the scale dialog.
     Type(char),
     Backspace,
@@ -51,6 +71,8 @@ pub enum Action {
     Reapply,
     /// In the conflict dialog: drop the edit (the file stays).
     Discard,
+    /// In the conflict dialog: back to the editor with the user's text.
+    EditAgain,
     /// Open the migration wizard on the selected registration.
     Migrate,
     /// In the wizard: write the new CRD in the editor.
@@ -88,6 +110,8 @@ pub enum Effect {
         key: ObjKey,
         part: EditPart,
     },
+    /// Open the editor again on a refused edit, the reason on top.
+    EditAgain(Box<crate::tui::state::Refused>),
     /// Re-apply the changes `base → edited` onto the server's current version.
     Reapply {
         kind: ResourceType,
@@ -102,6 +126,10 @@ pub enum Effect {
         targets: Vec<ObjKey>,
         change: ScaleChange,
     },
+    /// Read the cluster's namespaces.
+    LoadNamespaces,
+    /// Delete objects or a CRD (confirmed).
+    Delete(crate::tui::state::Deletion),
     SwitchContext(String),
     /// Find the CRD a word names (`:widgets`) and open its resources.
     Resolve(String),
@@ -155,14 +183,20 @@ pub enum Msg {
         key: ObjKey,
         result: Result<Value, String>,
     },
+    /// The object is not there (any more).
+    ObjectGone(ObjKey),
     Scale {
         key: ObjKey,
         result: Result<ScaleView, String>,
     },
+    /// The cluster's namespaces.
+    Namespaces(Result<Vec<String>, String>),
     /// The CRD a `:word` named.
     Resolved(Result<Box<Crd>, String>),
     /// A write went through; the text says what.
     Saved(String),
+    /// The server refused an edit: it goes back to the editor.
+    EditRefused(Box<crate::tui::state::Refused>),
     /// A save met a 409; the dialog says what changed.
     Conflict(Box<crate::tui::state::ConflictDialog>),
     Info(String),
@@ -171,4 +205,6 @@ pub enum Msg {
     Connected(Target, Namespaces),
     /// From the migration wizard's IO.
     Wizard(WizardMsg),
+    /// The clock moved on (every second).
+    Tick(k8s_openapi::jiff::Timestamp),
 }

@@ -8,7 +8,7 @@ use crate::cluster::{ClusterError, ConnectOptions, Connection, Origin, Target as
 use crate::tui::action::{Effect, Msg};
 use crate::tui::crd_watch::crd_changes;
 use crate::tui::runtime::{self, EditJob};
-use crate::tui::state::{Connection as Conn, Namespaces, State, Target};
+use crate::tui::state::{Connection as Conn, Namespaces, Refused, State, Target};
 use crate::tui::theme::Theme;
 use crate::tui::watch::TableWatch;
 use crate::tui::wizard::driver::{self, Driver};
@@ -173,7 +173,9 @@ impl Loop {
         state.size = (size.width, size.height);
         let mut events = Some(EventStream::new());
         let mut tick = tokio::time::interval(TICK);
-        for effect in std::iter::once(Effect::LoadRegistrations).chain(wizard::update::startup(&state)) {
+        for effect in
+            [Effect::LoadRegistrations, Effect::LoadNamespaces].into_iter().chain(wizard::update::startup(&state))
+        {
             self.perform(effect, terminal, &mut events).await?;
         }
         while !state.quit {
@@ -188,7 +190,7 @@ impl Loop {
                 Some(msg) = next_watched(&mut self.watch) => self.drain(&mut state, msg),
                 Some(msg) = next_watched(&mut self.crds) => self.drain(&mut state, msg),
                 Some(msg) = self.rx.recv() => self.drain(&mut state, msg),
-                _ = tick.tick() => { state.now = Timestamp::now(); vec![] }
+                _ = tick.tick() => update::apply(&mut state, Msg::Tick(Timestamp::now())),
             };
             for effect in effects {
                 self.perform(effect, terminal, &mut events).await?;
@@ -236,20 +238,23 @@ impl Loop {
                 }
             }
             Effect::Edit { kind, key, part } => {
-                let (against, base, kept) = match runtime::prepare_edit(&client, &kind, &key, part).await {
-                    Ok(prepared) => prepared,
-                    Err(e) => {
-                        let _ = self.tx.send(Msg::Error(e));
-                        return Ok(());
-                    }
-                };
-                let edited = in_editor(&kept, terminal, events).await?;
-                let msg = match edited {
-                    Err(e) => Msg::Error(format!("{e}; your edit is kept in {}", kept.display())),
-                    Ok(()) => {
+                let msg = match runtime::prepare_edit(&client, &kind, &key, part).await {
+                    Ok((against, base, kept)) => {
                         let job = EditJob { kind, key, part, kept, base: base.clone(), edited: base };
-                        runtime::finish_edit(&client, against, job).await
+                        edit_until_done(&client, job, against, None, terminal, events).await?
                     }
+                    Err(e) => Msg::Error(e),
+                };
+                let _ = self.tx.send(msg);
+            }
+            Effect::EditAgain(refused) => {
+                let msg = match runtime::reread(&client, &refused).await {
+                    Ok(against) => {
+                        let Refused { kind, key, part, kept, base, .. } = *refused.clone();
+                        let job = EditJob { kind, key, part, kept, base: base.clone(), edited: base };
+                        edit_until_done(&client, job, against, Some(*refused), terminal, events).await?
+                    }
+                    Err(e) => Msg::Error(format!("{e}; your edit is kept in {}", refused.kept.display())),
                 };
                 let _ = self.tx.send(msg);
             }
@@ -292,6 +297,47 @@ impl Loop {
             Err(e) => {
                 let _ = self.tx.send(Msg::Error(e.to_string()));
             }
+        }
+    }
+}
+
+/// Runs the editor on an edit and saves it; while the server refuses it, opens the editor
+/// again with the reason on top (`refused`, when it starts refused), as `kubectl edit`
+/// does. An editor quit without a change abandons the edit; the file stays.
+async fn edit_until_done(
+    client: &kube::Client,
+    job: EditJob,
+    mut against: kube::api::DynamicObject,
+    mut refused: Option<Refused>,
+    terminal: &mut ratatui::DefaultTerminal,
+    events: &mut Option<EventStream>,
+) -> Result<Msg, TuiError> {
+    let kept = job.kept.clone();
+    loop {
+        let written = match &refused {
+            Some(r) => match runtime::write_refused(r) {
+                Ok(text) => Some(text),
+                Err(e) => return Ok(Msg::Error(e)),
+            },
+            None => None,
+        };
+        if let Err(e) = in_editor(&kept, terminal, events).await? {
+            return Ok(Msg::Error(format!("{e}; your edit is kept in {}", kept.display())));
+        }
+        if let (Some(r), Some(written)) = (&refused, written)
+            && std::fs::read_to_string(&kept).is_ok_and(|now| now == written)
+        {
+            return Ok(Msg::Error(format!("edit abandoned ({}); your copy is kept in {}", r.error, kept.display())));
+        }
+        match runtime::finish_edit(client, against.clone(), job.clone()).await {
+            Msg::EditRefused(r) => {
+                against = match runtime::reread(client, &r).await {
+                    Ok(current) => current,
+                    Err(e) => return Ok(Msg::Error(format!("{e}; your edit is kept in {}", kept.display()))),
+                };
+                refused = Some(*r);
+            }
+            other => return Ok(other),
         }
     }
 }

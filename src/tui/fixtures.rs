@@ -287,3 +287,27 @@ pub fn type_keys(state: &mut State, text: &str) -> Vec<crate::tui::action::Effec
 pub fn press(state: &mut State, code: KeyCode) -> Vec<crate::tui::action::Effect> {
     crate::tui::on_event(state, key(code))
 }
+
+/// Presses Ctrl and a key.
+pub fn ctrl(state: &mut State, c: char) -> Vec<crate::tui::action::Effect> {
+    crate::tui::on_event(state, Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)))
+}
+
+/// The name of the screen on top.
+pub fn top(state: &State) -> &'static str {
+    state.screen().name()
+}
+
+/// Opens the widgets' resources with their table loaded; returns the watch id.
+pub fn open_widgets(s: &mut State, rows: usize) -> u64 {
+    type_keys(s, "G");
+    let effects = press(s, KeyCode::Enter);
+    let Some(crate::tui::action::Effect::LoadTable { watch, kind, namespaces, selector }) = effects.last().cloned()
+    else {
+        panic!("expected a list+watch, got {effects:?}")
+    };
+    assert_eq!((kind.plural.as_str(), namespaces, selector), ("widgets", Namespaces::One("default".into()), None));
+    crate::tui::update::apply(s, Msg::Table { watch, result: Ok(widget_table(rows)) });
+    s.prepare();
+    watch
+}

@@ -21,12 +21,22 @@ pub enum On {
     Panes,
     /// Registrations and detail (a CRD is selected).
     Crds,
+    /// Where something is selected that Ctrl-D deletes.
+    Deletes,
+    /// The YAML and describe views.
+    Text,
 }
 
 impl Binding {
     /// Whether the binding works on this screen.
     pub fn on_screen(&self, screen: &Screen) -> bool {
         self.on.covers(screen)
+    }
+
+    /// Whether help lists it: a named key, and not a write with `--readonly`.
+    pub fn offered(&self, readonly: bool) -> bool {
+        let hidden = self.write && readonly;
+        !self.label.is_empty() && !hidden
     }
 }
 
@@ -43,6 +53,8 @@ impl On {
                 | (On::Objects, Screen::Resources(_) | Screen::Resource(_))
                 | (On::Panes, Screen::Detail(_) | Screen::Resource(_))
                 | (On::Crds, Screen::Registrations | Screen::Detail(_))
+                | (On::Text, Screen::Text(_))
+                | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
     }
 }
@@ -74,10 +86,17 @@ pub struct Binding {
     pub action: Action,
     pub on: On,
     pub help: &'static str,
+    /// A write: off, and not offered, with `--readonly`.
+    pub write: bool,
 }
 
 const fn b(keys: &'static [Key], label: &'static str, action: Action, on: On, help: &'static str) -> Binding {
-    Binding { keys, label, action, on, help }
+    Binding { keys, label, action, on, help, write: false }
+}
+
+/// A binding that writes.
+const fn bw(keys: &'static [Key], label: &'static str, action: Action, on: On, help: &'static str) -> Binding {
+    Binding { keys, label, action, on, help, write: true }
 }
 
 use Key::{Char as C, Code, Ctrl};
@@ -87,7 +106,13 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('?')], "?", Action::OpenHelp, On::All, "help: every key"),
     b(&[C('q'), Ctrl('c')], "q Ctrl-C", Action::Quit, On::All, "quit"),
     b(&[Code(KeyCode::Esc)], "Esc", Action::Back, On::All, "back to the previous screen"),
-    b(&[Code(KeyCode::Enter)], "Enter", Action::Enter, On::All, "drill in: detail → resources → resource"),
+    b(
+        &[Code(KeyCode::Enter)],
+        "Enter",
+        Action::Enter,
+        On::All,
+        "drill in: a CRD's objects → one object (from the detail too)",
+    ),
     b(
         &[C(':')],
         ":",
@@ -95,7 +120,13 @@ pub const BINDINGS: &[Binding] = &[
         On::All,
         "command: :crd :<plural|singular|short|kind> :ns NAME :ctx NAME :q",
     ),
-    b(&[C('/')], "/", Action::OpenFilter, On::All, "filter rows by regex; /-l app=x sets a label selector"),
+    b(
+        &[C('/')],
+        "/",
+        Action::OpenFilter,
+        On::All,
+        "filter rows by regex (/!regex: the others); /-l app=x sets a label selector; in YAML: search",
+    ),
     b(&[C('j'), Code(KeyCode::Down)], "j ↓", Action::Move(1), On::All, "down"),
     b(&[C('k'), Code(KeyCode::Up)], "k ↑", Action::Move(-1), On::All, "up"),
     b(&[Code(KeyCode::PageDown), Ctrl('f')], "PgDn Ctrl-F", Action::Page(1), On::All, "page down"),
@@ -105,34 +136,124 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('y')], "y", Action::Yaml, On::All, "YAML of the selection"),
     b(&[C('d')], "d", Action::Describe, On::All, "describe the selection"),
     b(&[Ctrl('r')], "Ctrl-R", Action::Refresh, On::All, "refresh from the server"),
+    b(&[C('L')], "L", Action::OpenLog, On::All, "log: every message of the session, in full"),
     b(&[Code(KeyCode::Tab), Code(KeyCode::BackTab)], "Tab", Action::FocusNext, On::Panes, "switch pane"),
     b(&[C('l'), Code(KeyCode::Right)], "l →", Action::Fold(true), On::Detail, "schema: unfold"),
     b(&[C('h'), Code(KeyCode::Left)], "h ←", Action::Fold(false), On::Detail, "schema: fold"),
-    b(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
-    b(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
-    b(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
-    b(&[C('m')], "m", Action::Migrate, On::Crds, "migrate its objects to a new CRD: guided, journaled, resumable"),
+    b(&[C('n')], "n N", Action::NextMatch(true), On::Text, "next, previous line the / search matches"),
+    b(&[C('N')], "", Action::NextMatch(false), On::Text, ""),
+    b(&[C('M')], "M", Action::ToggleManaged, On::Text, "managedFields shown or hidden (hidden at first, as kubectl)"),
+    bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
+    bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
+    bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
+    b(&[C('i')], "i", Action::Detail, On::Registrations, "detail: names, conditions, versions, schema"),
+    bw(&[C('m')], "m", Action::Migrate, On::Crds, "migrate its objects to a new CRD: guided, journaled, resumable"),
+    bw(
+        &[Ctrl('d')],
+        "Ctrl-D",
+        Action::Delete,
+        On::Deletes,
+        "delete the marked or selected objects, or the CRD (asks first)",
+    ),
     b(&[C(' ')], "Space", Action::Mark, On::Resources, "mark or unmark the row"),
     b(&[C('u')], "u", Action::ClearMarks, On::Resources, "unmark every row"),
-    b(&[C('0')], "0", Action::ToggleAllNamespaces, On::Resources, "all namespaces ⇄ the current one (-A)"),
-    b(&[C('1')], "1…9", Action::Sort(0), On::Resources, "sort by column N; again to reverse"),
-    b(&[C('2')], "", Action::Sort(1), On::Resources, ""),
-    b(&[C('3')], "", Action::Sort(2), On::Resources, ""),
-    b(&[C('4')], "", Action::Sort(3), On::Resources, ""),
-    b(&[C('5')], "", Action::Sort(4), On::Resources, ""),
-    b(&[C('6')], "", Action::Sort(5), On::Resources, ""),
-    b(&[C('7')], "", Action::Sort(6), On::Resources, ""),
-    b(&[C('8')], "", Action::Sort(7), On::Resources, ""),
-    b(&[C('9')], "", Action::Sort(8), On::Resources, ""),
+    b(&[C('0')], "0", Action::AllNamespaces, On::Resources, "all namespaces (-A)"),
+    b(&[C('1')], "1…9", Action::Favourite(0), On::Resources, "a favourite namespace (the header lists them)"),
+    b(&[C('2')], "", Action::Favourite(1), On::Resources, ""),
+    b(&[C('3')], "", Action::Favourite(2), On::Resources, ""),
+    b(&[C('4')], "", Action::Favourite(3), On::Resources, ""),
+    b(&[C('5')], "", Action::Favourite(4), On::Resources, ""),
+    b(&[C('6')], "", Action::Favourite(5), On::Resources, ""),
+    b(&[C('7')], "", Action::Favourite(6), On::Resources, ""),
+    b(&[C('8')], "", Action::Favourite(7), On::Resources, ""),
+    b(&[C('9')], "", Action::Favourite(8), On::Resources, ""),
+    b(&[Ctrl('w')], "Ctrl-W", Action::ToggleWide, On::Resources, "wide: the printer columns of priority > 0 too"),
+    b(
+        &[C('N')],
+        "N P A …",
+        Action::SortBy('N'),
+        On::Resources,
+        "sort: NAME, NAMESPACE, AGE, or Shift+the first letter of a column on screen; again to reverse",
+    ),
+    b(&[C('P')], "", Action::SortBy('P'), On::Resources, ""),
+    b(&[C('A')], "", Action::SortBy('A'), On::Resources, ""),
 ];
 
-/// Keys of the dialogs and input lines, for the help screen.
-pub const DIALOG_KEYS: &[(&str, &str)] = &[
-    (": /", "type, Enter to run, Esc to cancel, Ctrl-U to clear"),
-    ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels"),
-    ("conflict", "r re-applies your edit on the server's version, d or Esc discards (the file stays)"),
-    ("migrate", "new CRD's file, Enter plans; Ctrl-E writes it in the editor; Esc goes back"),
-    ("", "Enter starts; y/n answer; r rolls back; q asks first while a step runs"),
+/// A key named in the hints beside the breadcrumbs.
+#[derive(Debug, Clone, Copy)]
+pub struct Hint {
+    pub key: &'static str,
+    pub what: &'static str,
+    /// A write: not offered with `--readonly`.
+    pub write: bool,
+}
+
+const fn h(key: &'static str, what: &'static str) -> Hint {
+    Hint { key, what, write: false }
+}
+
+const fn w(key: &'static str, what: &'static str) -> Hint {
+    Hint { key, what, write: true }
+}
+
+const REGISTRATION_HINTS: &[Hint] = &[
+    h("enter", "objects"),
+    h("i", "detail"),
+    w("m", "migrate"),
+    w("ctrl-d", "delete"),
+    h("/", "filter"),
+    h(":", "command"),
+    h("y", "yaml"),
+    h("d", "describe"),
+];
+const DETAIL_HINTS: &[Hint] =
+    &[h("enter", "objects"), w("m", "migrate"), h("tab", "pane"), h("←/→", "fold"), h("esc", "back")];
+const RESOURCES_HINTS: &[Hint] = &[
+    h("enter", "open"),
+    w("e/E", "edit spec/status"),
+    w("s", "scale"),
+    w("ctrl-d", "delete"),
+    h("space", "mark"),
+    h("0", "all ns"),
+    h("ctrl-w", "wide"),
+];
+const RESOURCE_HINTS: &[Hint] = &[
+    w("e", "edit spec"),
+    w("E", "edit status"),
+    w("s", "scale"),
+    w("ctrl-d", "delete"),
+    h("tab", "pane"),
+    h("esc", "back"),
+];
+const TEXT_HINTS: &[Hint] = &[h("j/k", "scroll"), h("/", "search"), h("n/N", "next/previous"), h("esc", "back")];
+const LOG_HINTS: &[Hint] = &[h("j/k", "scroll"), h("esc", "back")];
+
+/// The hints of each screen (the wizard's are its own).
+pub fn hints(screen: &Screen) -> &'static [Hint] {
+    match screen {
+        Screen::Registrations => REGISTRATION_HINTS,
+        Screen::Detail(_) => DETAIL_HINTS,
+        Screen::Resources(_) => RESOURCES_HINTS,
+        Screen::Resource(_) => RESOURCE_HINTS,
+        Screen::Text(_) => TEXT_HINTS,
+        Screen::Log { .. } => LOG_HINTS,
+        Screen::Wizard(_) => &[],
+    }
+}
+
+/// Keys of the dialogs and input lines, for the help screen; the dialogs that write are
+/// not offered with `--readonly` (`true`).
+pub const DIALOG_KEYS: &[(&str, &str, bool)] = &[
+    (": /", "type, Tab completes (commands, kinds, namespaces), Enter runs, Esc cancels, Ctrl-U clears", false),
+    (":ns", "alone: pick a namespace from the cluster's (j/k, Enter)", false),
+    ("scale", "digits set a number, + - step (from 0 too), Enter applies, Esc cancels", true),
+    (
+        "conflict",
+        "r re-applies your edit on the server's version, e edits it again, d or Esc discards (file kept)",
+        true,
+    ),
+    ("migrate", "new CRD's file, Enter plans; Ctrl-E writes it in the editor; Esc goes back", true),
+    ("", "Enter starts; y/n answer; r rolls back; q asks first while a step runs", true),
 ];
 
 /// The migration wizard's keys outside its path line, as data.
@@ -183,7 +304,15 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
         return Some(Action::Quit);
     }
     match &state.mode {
+        Mode::Command(_) if ev.code == KeyCode::Tab => Some(Action::Complete),
         Mode::Command(_) | Mode::Filter(_) => typing(ev),
+        Mode::PickNamespace { .. } => match ev.code {
+            KeyCode::Esc | KeyCode::Char('q') => Some(Action::Cancel),
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Down | KeyCode::Char('j') => Some(Action::Move(1)),
+            KeyCode::Up | KeyCode::Char('k') => Some(Action::Move(-1)),
+            _ => None,
+        },
         Mode::Help { .. } => match ev.code {
             KeyCode::Esc | KeyCode::Char('q' | '?') => Some(Action::Cancel),
             KeyCode::Down | KeyCode::Char('j') => Some(Action::Move(1)),
@@ -203,10 +332,11 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
         },
         Mode::Conflict(_) => match ev.code {
             KeyCode::Char('r') => Some(Action::Reapply),
+            KeyCode::Char('e') => Some(Action::EditAgain),
             KeyCode::Char('d') | KeyCode::Esc => Some(Action::Discard),
             _ => None,
         },
-        Mode::ConfirmQuit => match ev.code {
+        Mode::ConfirmQuit | Mode::ConfirmDelete(_) => match ev.code {
             KeyCode::Char('y' | 'Y' | 'q') => Some(Action::Answer(true)),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Action::Answer(false)),
             _ => None,
@@ -219,15 +349,24 @@ pub fn action_for(state: &State, ev: &KeyEvent) -> Option<Action> {
             },
             Screen::Wizard(_) => WIZARD_KEYS.iter().find(|(k, _)| k.matches(ev)).map(|(_, a)| *a),
             screen => {
-                BINDINGS.iter().find(|b| b.on.covers(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+                let bound = BINDINGS.iter().find(|b| b.on.covers(screen) && b.keys.iter().any(|k| k.matches(ev)));
+                match (bound, screen, ev.code) {
+                    (Some(b), _, _) => Some(b.action),
+                    // Shift+letter sorts by the column it starts, as in k9s.
+                    (None, Screen::Resources(_), KeyCode::Char(c)) if c.is_ascii_uppercase() && !ctrl => {
+                        Some(Action::SortBy(c))
+                    }
+                    _ => None,
+                }
             }
         },
     }
 }
 
-/// Mouse wheel: three rows a notch, like most terminals scroll.
+/// Mouse wheel: three rows a notch, like most terminals scroll; a click selects a row.
 pub fn mouse_action(ev: &MouseEvent) -> Option<Action> {
     match ev.kind {
+        MouseEventKind::Down(crossterm::event::MouseButton::Left) => Some(Action::Click(ev.row)),
         MouseEventKind::ScrollDown => Some(Action::Move(3)),
         MouseEventKind::ScrollUp => Some(Action::Move(-3)),
         _ => None,

@@ -11,6 +11,7 @@
 
 pub mod action;
 mod app;
+pub mod commands;
 pub mod crd_watch;
 pub mod describe;
 pub mod edit;
@@ -28,6 +29,7 @@ pub mod update;
 pub mod view;
 pub mod watch;
 pub mod wizard;
+mod writes;
 pub mod yaml;
 
 pub use app::{Options, TuiError, on_event, run, target_of};

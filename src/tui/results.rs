@@ -4,18 +4,18 @@
 
 use crate::cluster::registrations::Crd;
 use crate::tui::action::{Effect, Msg, WatchEvent};
-use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
-use crate::tui::state::{Mode, Screen, State};
-use crate::tui::{wizard, yaml};
+use crate::tui::state::{Cause, Mode, Namespaces, Screen, State};
+use crate::tui::wizard;
 
-use super::update::open_resources;
+use super::update::{open_resources, set_namespaces};
 
 /// Applies one result from the cluster.
 pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Registrations(Ok(list)) => {
+            state.resolved(&Cause::Registrations);
             set_registrations(state, list);
             return vec![Effect::WatchRegistrations];
         }
@@ -38,26 +38,65 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                 r.summary.resources = count;
             }
         }
-        Msg::Registrations(Err(e)) => state.error(format!("cannot list CRDs: {e}")),
+        Msg::Registrations(Err(e)) => state.error_because(Cause::Registrations, format!("cannot list CRDs: {e}")),
         Msg::Table { watch, result } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
             r.loading = false;
             match result {
-                Ok(data) => r.table.replace(data),
-                Err(e) => state.error(format!("cannot list: {e}")),
+                Ok(data) => {
+                    let empty = data.rows.is_empty();
+                    r.table.replace(data);
+                    r.stale = false;
+                    let fallback = std::mem::take(&mut r.fallback_all) && empty && r.kind.namespaced;
+                    let plural = r.kind.plural.clone();
+                    state.resolved(&Cause::Table);
+                    if let (true, Some(ns)) = (fallback, state.namespaces.one()) {
+                        state.last_namespace = ns.to_string();
+                        let ns = ns.to_string();
+                        let effects = set_namespaces(state, Namespaces::All);
+                        state.info(format!("no {plural} in {ns}: showing all namespaces (1 goes back)"));
+                        return effects;
+                    }
+                }
+                Err(e) => {
+                    // What is shown is what the last good list brought: say so.
+                    r.stale = true;
+                    state.error_because(Cause::Table, format!("cannot list: {e}"));
+                }
             }
         }
         Msg::Rows { watch, rows, done } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
             r.table.extend(rows);
             r.loading = !done;
+            state.resolved(&Cause::Table);
         }
         Msg::Watch { watch, event } => {
             let Some(r) = state.resources_mut().filter(|r| r.watch == watch) else { return vec![] };
-            match event {
-                WatchEvent::Upsert(row) => r.table.upsert(row),
-                WatchEvent::Delete(key) => r.table.remove(&key),
-                WatchEvent::Error(e) => state.error(format!("watch: {e} (Ctrl-R to list again)")),
+            let kind = r.kind.clone();
+            let changed = match event {
+                WatchEvent::Upsert(row) => {
+                    let key = row.key.clone();
+                    r.table.upsert(row);
+                    key
+                }
+                WatchEvent::Delete(key) => {
+                    r.table.remove(&key);
+                    key
+                }
+                WatchEvent::Error(e) => {
+                    state.error_because(Cause::Table, format!("watch: {e} (Ctrl-R to list again)"));
+                    return vec![];
+                }
+            };
+            // Events flow again: whatever stopped the watch is over.
+            state.resolved(&Cause::Table);
+            // The resource screen of a changed object is live: read it again (a delete
+            // may be a label leaving the selector, so the read says whether it is gone).
+            let open =
+                state.stack.iter().any(|s| matches!(s, Screen::Resource(o) if o.key == changed && o.kind == kind));
+            if open {
+                return vec![Effect::LoadObject { kind, key: changed }];
             }
         }
         Msg::Object { key, result } => {
@@ -74,15 +113,37 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                     }
                     Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
                         if let Ok(obj) = &result {
-                            t.lines = if t.yaml { yaml::to_lines(obj) } else { describe(obj) };
-                            t.pending = None;
+                            t.show(obj.clone());
                         }
                     }
                     _ => {}
                 }
             }
-            if let Some(e) = theme_error {
-                state.error(e);
+            match theme_error {
+                Some(e) => state.error_because(Cause::Object(key), e),
+                None => state.resolved(&Cause::Object(key)),
+            }
+        }
+        Msg::ObjectGone(key) => {
+            let mut shown = false;
+            for s in &mut state.stack {
+                match s {
+                    Screen::Resource(r) if r.key == key => {
+                        r.gone = true;
+                        shown = true;
+                    }
+                    Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
+                        t.lines = vec![format!("{} is not there (deleted)", key.display())];
+                        t.pending = None;
+                    }
+                    _ => {}
+                }
+            }
+            let text = format!("{} was deleted", key.display());
+            if shown {
+                state.info(text)
+            } else {
+                state.error_because(Cause::Object(key), format!("cannot read it: {text}"))
             }
         }
         Msg::Scale { key, result } => match (&mut state.mode, result) {
@@ -97,6 +158,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             }
         }
         Msg::Conflict(dialog) => state.mode = Mode::Conflict(*dialog),
+        Msg::EditRefused(refused) => return vec![Effect::EditAgain(refused)],
         Msg::Resolved(Ok(crd)) => {
             let name = crd.metadata.name.clone().unwrap_or_default();
             let reg = state.registrations.find(&name).cloned().unwrap_or_else(|| Registration::new(*crd, None));
@@ -106,19 +168,41 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             return effects;
         }
         Msg::Resolved(Err(e)) => state.error(e),
+        Msg::Namespaces(Ok(mut names)) => {
+            names.sort();
+            state.known_namespaces = Some(names);
+        }
+        // Not allowed to list them (RBAC): `:ns NAME` is taken on trust.
+        Msg::Namespaces(Err(_)) => state.known_namespaces = None,
         Msg::Info(text) => state.info(text),
         Msg::Error(text) => state.error(text),
         Msg::Wizard(msg) => return wizard::update::apply(state, msg),
+        Msg::Tick(now) => return tick(state, now),
         Msg::Connected(target, namespaces) => {
             state.info(format!("context: {}", target.context));
             state.target = target;
             state.namespaces = namespaces;
             state.stack.truncate(1);
             state.registrations = Default::default();
-            return vec![Effect::StopWatch, Effect::LoadRegistrations];
+            return vec![Effect::StopWatch, Effect::LoadRegistrations, Effect::LoadNamespaces];
         }
     }
     vec![]
+}
+
+/// Seconds between counts of the resources while the registrations are on screen: the
+/// RESOURCES column follows the cluster (CRD changes come by watch; objects are counted).
+pub const RECOUNT_SECONDS: i64 = 5;
+
+/// The clock: ages move on, and the registrations on screen are counted again now and then.
+fn tick(state: &mut State, now: k8s_openapi::jiff::Timestamp) -> Vec<Effect> {
+    let due = now.as_second() / RECOUNT_SECONDS != state.now.as_second() / RECOUNT_SECONDS;
+    state.now = now;
+    if !due || !matches!(state.screen(), Screen::Registrations) || state.mode != Mode::Normal {
+        return vec![];
+    }
+    let served = state.registrations.items.iter().filter(|r| r.resource.is_some());
+    served.map(|r| Effect::CountResources(Box::new(r.crd.clone()))).collect()
 }
 
 /// Shows `list` on the registrations screen (see [`change_registrations`]).

@@ -9,10 +9,11 @@ use crate::cluster::objects::{
 };
 use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
+use crate::cluster::tui_ops::{delete_crd, delete_object, list_namespaces, replace_object};
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
-use crate::tui::state::{ConflictDialog, EditPart, ScaleChange};
+use crate::tui::state::{ConflictDialog, Deletion, EditPart, Refused, ScaleChange};
 use crate::tui::table::ObjKey;
 use kube::api::DynamicObject;
 use serde_json::Value;
@@ -60,6 +61,13 @@ pub fn document(obj: &DynamicObject, part: EditPart) -> Result<Value, ClusterErr
     match part {
         EditPart::Spec => Ok(spec_view(obj)?.object),
         EditPart::Status => Ok(edit::status_document(obj.data.get("status"))),
+        EditPart::Object => {
+            let mut view = spec_view(obj)?;
+            if let (Some(status), Some(m)) = (view.status, view.object.as_object_mut()) {
+                m.insert("status".into(), status);
+            }
+            Ok(view.object)
+        }
     }
 }
 
@@ -86,6 +94,32 @@ pub async fn prepare_edit(
     Ok((against, base, kept))
 }
 
+/// Whether the server (or the check before sending) refused what the user typed, so the
+/// editor opens again on it with the reason on top, as `kubectl edit` does; other failures
+/// (the cluster unreachable, a timeout) keep the file and say where.
+fn reopens(e: &ClusterError) -> bool {
+    matches!(
+        e,
+        ClusterError::Invalid { .. }
+            | ClusterError::InvalidInput { .. }
+            | ClusterError::EditOverlap(_)
+            | ClusterError::Forbidden { .. }
+            | ClusterError::Api { code: 400..=499, .. }
+    ) && !e.is_not_found()
+}
+
+/// The edit of `job` refused with `error`: the editor opens on it again.
+fn refused(job: EditJob, error: String) -> Msg {
+    Msg::EditRefused(Box::new(Refused {
+        kind: job.kind,
+        key: job.key,
+        part: job.part,
+        kept: job.kept,
+        base: job.base,
+        error,
+    }))
+}
+
 /// Reads back what the editor saved and sends it.
 pub async fn finish_edit(client: &kube::Client, against: DynamicObject, mut job: EditJob) -> Msg {
     let text = match std::fs::read_to_string(&job.kept) {
@@ -93,7 +127,7 @@ pub async fn finish_edit(client: &kube::Client, against: DynamicObject, mut job:
         Err(e) => return Msg::Error(format!("cannot read {}: {e}", job.kept.display())),
     };
     match edit::parse(&text) {
-        Err(e) => Msg::Error(format!("cannot read your edit ({e}); it is kept in {}", job.kept.display())),
+        Err(e) => refused(job, format!("the edited file is not valid YAML: {e}")),
         Ok(None) => {
             let _ = std::fs::remove_file(&job.kept);
             Msg::Info("edit cancelled: the file was empty".into())
@@ -118,9 +152,7 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
     let target = if doc == job.base { Ok(job.edited.clone()) } else { reapply(&doc, &job.base, &job.edited) };
     let target = match target {
         Ok(target) => target,
-        Err(overlap) => {
-            return Msg::Error(format!("not saved: {overlap}; your edit is kept in {kept}: edit the new version"));
-        }
+        Err(overlap) => return refused(job, ClusterError::EditOverlap(overlap).to_string()),
     };
     let rv = against.metadata.resource_version.clone();
     let result = match edit::outcome(&doc, against.data.get("status"), target, job.part) {
@@ -132,6 +164,10 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
         Outcome::Spec { mut object, ignored_status } => {
             object["metadata"]["resourceVersion"] = Value::from(rv.clone());
             replace_spec(client, at, &object, &kept, Retry::No).await.map(|o| (o, ignored_status))
+        }
+        Outcome::Object { mut object } => {
+            object["metadata"]["resourceVersion"] = Value::from(rv.clone());
+            replace_object(client, at, &object, &kept).await.map(|o| (o, false))
         }
         Outcome::Status { document } => match parse_status_document(&document, &kept, at) {
             Ok(mut d) => {
@@ -164,8 +200,25 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
             }
             Err(e) => Msg::Error(format!("conflict, and then {e}; your edit is kept in {kept}")),
         },
+        Err(e) if reopens(&e) => refused(job, e.to_string()),
         Err(e) => Msg::Error(format!("{e}; your edit is kept in {kept}")),
     }
+}
+
+/// Writes the refused edit back with the reason on top and returns what was written, so
+/// the caller can tell an editor quit without a change (the edit abandoned).
+pub fn write_refused(refused: &Refused) -> Result<String, String> {
+    let typed =
+        std::fs::read_to_string(&refused.kept).map_err(|e| format!("cannot read {}: {e}", refused.kept.display()))?;
+    let text = crate::tui::edit::reopen(&typed, &refused.error);
+    std::fs::write(&refused.kept, &text).map_err(|e| format!("cannot write {}: {e}", refused.kept.display()))?;
+    Ok(text)
+}
+
+/// Reads the object a refused edit goes to again (it may have changed meanwhile: the
+/// edit is re-applied on it as after a 409).
+pub async fn reread(client: &kube::Client, refused: &Refused) -> Result<DynamicObject, String> {
+    get_object(client, object_ref(&refused.kind, &refused.key)).await.map_err(|e| e.to_string())
 }
 
 fn ignored_status_note() -> &'static str {
@@ -198,15 +251,20 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
             count: count_resources(client, &crd).await.ok().flatten(),
         },
         Effect::Resolve(word) => Msg::Resolved(find_crd(client, &word).await.map(Box::new).map_err(|e| e.to_string())),
-        Effect::LoadObject { kind, key } => {
-            let result = get_object(client, object_ref(&kind, &key)).await.map_err(|e| e.to_string());
-            Msg::Object { key, result: result.map(|o| serde_json::to_value(o).unwrap_or_default()) }
-        }
+        Effect::LoadObject { kind, key } => match get_object(client, object_ref(&kind, &key)).await {
+            Err(e) if e.is_not_found() => Msg::ObjectGone(key),
+            result => Msg::Object {
+                key,
+                result: result.map(|o| serde_json::to_value(o).unwrap_or_default()).map_err(|e| e.to_string()),
+            },
+        },
         Effect::LoadScale { kind, key } => {
             let result = get_scale(client, object_ref(&kind, &key)).await.map(|(_, view)| view);
             Msg::Scale { key, result: result.map_err(|e| e.to_string()) }
         }
         Effect::SetScale { kind, targets, change } => scale_all(client, &kind, &targets, change).await,
+        Effect::Delete(deletion) => delete(client, deletion).await,
+        Effect::LoadNamespaces => Msg::Namespaces(list_namespaces(client).await.map_err(|e| e.to_string())),
         Effect::Reapply { kind, key, part, base, edited, kept } => {
             let against = match get_object(client, object_ref(&kind, &key)).await {
                 Ok(o) => o,
@@ -219,9 +277,30 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         | Effect::StopWatch
         | Effect::WatchRegistrations
         | Effect::Edit { .. }
+        | Effect::EditAgain(_)
         | Effect::SwitchContext(_)
         | Effect::Wizard(_) => return None,
     })
+}
+
+/// Deletes what the user confirmed; says what went and what did not.
+async fn delete(client: &kube::Client, deletion: Deletion) -> Msg {
+    match deletion {
+        Deletion::Crd { name, .. } => match delete_crd(client, &name).await {
+            Ok(()) => Msg::Saved(format!("deleted customresourcedefinition {name}")),
+            Err(e) => Msg::Error(format!("cannot delete {name}: {e}")),
+        },
+        Deletion::Objects { kind, keys } => {
+            let (mut done, mut failed) = (vec![], vec![]);
+            for key in &keys {
+                match delete_object(client, object_ref(&kind, key)).await {
+                    Ok(()) => done.push(key.display()),
+                    Err(e) => failed.push(format!("{}: {e}", key.display())),
+                }
+            }
+            outcome_of_each(("delete", "deleted"), &kind.plural, &done, &failed)
+        }
+    }
 }
 
 /// Scales every target; `By` reads each one's desired replicas and writes on that
@@ -245,13 +324,16 @@ async fn scale_all(client: &kube::Client, kind: &ResourceType, targets: &[ObjKey
             Err(e) => failed.push(format!("{}: {e}", key.display())),
         }
     }
+    outcome_of_each(("scale", "scaled"), &kind.plural, &done, &failed)
+}
+
+/// What a write to several objects says: what was done, or what failed and what was done
+/// anyway. `verb` is the verb and its past (`("scale", "scaled")`).
+fn outcome_of_each(verb: (&str, &str), plural: &str, done: &[String], failed: &[String]) -> Msg {
+    let (verb, past) = verb;
     if failed.is_empty() {
-        Msg::Saved(format!("scaled {} {}", kind.plural, done.join(", ")))
-    } else {
-        Msg::Error(format!(
-            "scale failed for {}{}",
-            failed.join("; "),
-            if done.is_empty() { String::new() } else { format!(" (scaled {})", done.join(", ")) }
-        ))
+        return Msg::Saved(format!("{past} {plural} {}", done.join(", ")));
     }
+    let anyway = if done.is_empty() { String::new() } else { format!(" ({past} {})", done.join(", ")) };
+    Msg::Error(format!("{verb} failed for {}{anyway}", failed.join("; ")))
 }

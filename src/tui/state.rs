@@ -7,11 +7,10 @@ pub use crate::cluster::edit::EditPart;
 use crate::cluster::objects::ScaleView;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
-use crate::tui::table::{ObjKey, ResourceTable, scroll_offset};
+use crate::tui::table::{ObjKey, ResourceTable, RowFilter, SortKey, scroll_offset};
 use crate::tui::theme::Theme;
 use crate::tui::wizard::Wizard;
 use k8s_openapi::jiff::Timestamp;
-use regex::Regex;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -114,6 +113,29 @@ pub struct ConflictDialog {
     pub edited: Value,
 }
 
+/// An edit the server (or the check before sending) refused: the editor opens on it again
+/// with the reason as `#` comments on top, as `kubectl edit` does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    pub kind: ResourceType,
+    pub key: ObjKey,
+    pub part: EditPart,
+    /// The file with the user's text.
+    pub kept: PathBuf,
+    /// The document the edit started from (of `part`).
+    pub base: Value,
+    pub error: String,
+}
+
+/// What `Ctrl-D` deletes, once confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deletion {
+    /// Custom resources: the marked rows, or the one selected.
+    Objects { kind: ResourceType, keys: Vec<ObjKey> },
+    /// A registration, and with it every custom resource it holds (`count`, if known).
+    Crd { name: String, plural: String, count: Option<u64> },
+}
+
 /// Overlays and input modes; the screen below stays as it was.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Mode {
@@ -128,6 +150,12 @@ pub enum Mode {
     Conflict(ConflictDialog),
     /// Quit while a migration step runs: `y` quits (the journal lets it resume).
     ConfirmQuit,
+    /// `Ctrl-D`: `y` deletes what the question names.
+    ConfirmDelete(Deletion),
+    /// `:ns` alone: the namespaces to pick from.
+    PickNamespace {
+        cursor: usize,
+    },
 }
 
 /// Which pane of a two-pane screen has the keys.
@@ -152,7 +180,7 @@ impl Pane {
 pub struct RegistrationList {
     pub items: Vec<Registration>,
     pub loaded: bool,
-    pub filter: Option<Regex>,
+    pub filter: Option<RowFilter>,
     pub cursor: usize,
     pub offset: usize,
 }
@@ -163,7 +191,7 @@ impl RegistrationList {
         (0..self.items.len())
             .filter(|&i| {
                 let r = &self.items[i];
-                self.filter.as_ref().is_none_or(|re| re.is_match(r.name()) || re.is_match(r.kind()))
+                self.filter.as_ref().is_none_or(|f| f.lets([r.name(), r.kind()].into_iter()))
             })
             .collect()
     }
@@ -199,6 +227,30 @@ pub struct ResourcesScreen {
     /// The list+watch this screen listens to; events of older ones are dropped.
     pub watch: u64,
     pub loading: bool,
+    /// Opened from the registrations: if the namespace has none of these objects, show
+    /// every namespace (as k9s does), once.
+    pub fallback_all: bool,
+    /// The last list failed (a bad selector, the server away): the rows are the old ones.
+    pub stale: bool,
+    /// `Ctrl-W`: the printer columns of priority > 0 too (`-o wide`).
+    pub wide: bool,
+}
+
+impl ResourcesScreen {
+    /// The columns on screen, headings and what each sorts by: NAMESPACE across
+    /// namespaces, then the server's columns (those of priority > 0 only when wide).
+    pub fn on_screen(&self, namespaces: &Namespaces) -> Vec<(String, SortKey)> {
+        let mut out = vec![];
+        if self.kind.namespaced && namespaces.one().is_none() {
+            out.push(("NAMESPACE".to_string(), SortKey::Namespace));
+        }
+        for (i, c) in self.table.columns.iter().enumerate() {
+            if c.priority == 0 || self.wide {
+                out.push((c.name.to_uppercase(), SortKey::Column(i)));
+            }
+        }
+        out
+    }
 }
 
 /// One custom resource.
@@ -209,10 +261,12 @@ pub struct ResourceScreen {
     pub object: Option<Value>,
     pub focus: Pane,
     pub scroll: [usize; 2],
+    /// The object was deleted while on screen (what it last was stays shown).
+    pub gone: bool,
 }
 
 /// A YAML or describe text of anything.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TextScreen {
     pub title: String,
     pub lines: Vec<String>,
@@ -220,6 +274,67 @@ pub struct TextScreen {
     pub scroll: usize,
     /// The object whose text is on its way.
     pub pending: Option<ObjKey>,
+    /// The object shown, to show again with or without managedFields.
+    pub object: Option<Value>,
+    /// `M`: managedFields shown (hidden by default, as kubectl hides them).
+    pub managed: bool,
+    /// `/` on the text: the lines it matches are marked, `n`/`N` go from one to the next.
+    pub search: Option<RowFilter>,
+}
+
+impl TextScreen {
+    /// A text screen of `obj` (`None`: on its way).
+    pub fn new(title: String, yaml: bool, obj: Option<Value>) -> TextScreen {
+        let mut t = TextScreen {
+            title,
+            lines: vec!["loading…".into()],
+            yaml,
+            scroll: 0,
+            pending: None,
+            object: None,
+            managed: false,
+            search: None,
+        };
+        if let Some(obj) = obj {
+            t.show(obj);
+        }
+        t
+    }
+
+    /// Shows `obj` (again): its YAML without managedFields unless asked, or its describe.
+    pub fn show(&mut self, obj: Value) {
+        let mut shown = obj.clone();
+        if !self.managed
+            && let Some(meta) = shown.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("managedFields");
+        }
+        self.lines =
+            if self.yaml { crate::tui::yaml::to_lines(&shown) } else { crate::tui::describe::describe(&shown) };
+        self.object = Some(obj);
+        self.pending = None;
+        self.scroll = self.scroll.min(self.lines.len().saturating_sub(1));
+    }
+
+    /// Whether line `i` matches the search.
+    pub fn matches(&self, i: usize) -> bool {
+        let line = self.lines.get(i).map(String::as_str);
+        self.search.as_ref().zip(line).is_some_and(|(s, l)| s.lets(std::iter::once(l)))
+    }
+
+    /// Scrolls to the next line the search matches after the top one (`forward`), or the
+    /// one before; wraps round. Whether there is one.
+    pub fn next_match(&mut self, forward: bool, from_top: bool) -> bool {
+        let n = self.lines.len();
+        let start = if from_top { 0 } else { 1 };
+        let found = (start..n + start)
+            .map(|k| if forward { (self.scroll + k) % n } else { (self.scroll + n - k % n) % n })
+            .find(|&i| self.matches(i));
+        if let Some(i) = found {
+            self.scroll = i;
+        }
+        found.is_some()
+    }
 }
 
 /// The screens, stacked: `Enter` pushes, `Esc` pops.
@@ -232,6 +347,10 @@ pub enum Screen {
     Text(TextScreen),
     /// The migration wizard (modal: it has the keys while it is on top).
     Wizard(Box<Wizard>),
+    /// Every message of the session, newest first.
+    Log {
+        scroll: usize,
+    },
 }
 
 impl Screen {
@@ -244,6 +363,7 @@ impl Screen {
             Screen::Text(t) if t.yaml => "yaml",
             Screen::Text(_) => "describe",
             Screen::Wizard(_) => "migrate",
+            Screen::Log { .. } => "log",
         }
     }
 }
@@ -255,6 +375,27 @@ pub enum Level {
     Error,
 }
 
+/// What an error is about, so the message goes when its cause does (a list that works
+/// again, a watch back, an object read after all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cause {
+    Registrations,
+    /// The resources screen's list or watch.
+    Table,
+    Object(ObjKey),
+}
+
+/// One message as the log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    pub at: Timestamp,
+    pub level: Level,
+    pub text: String,
+}
+
+/// Messages the log keeps (the oldest go first).
+pub const LOG_LIMIT: usize = 500;
+
 /// The whole state.
 #[derive(Debug)]
 pub struct State {
@@ -262,6 +403,10 @@ pub struct State {
     pub namespaces: Namespaces,
     /// The namespace `0` switches back to from all namespaces.
     pub last_namespace: String,
+    /// Favourite namespaces, most recent first, as k9s keeps them: `1`…`9` pick one.
+    pub favourites: Vec<String>,
+    /// The cluster's namespaces, once read (`None`: not read, or not readable).
+    pub known_namespaces: Option<Vec<String>>,
     pub readonly: bool,
     pub theme: Theme,
     /// The clock the views read (ages); set by each tick.
@@ -273,6 +418,10 @@ pub struct State {
     pub stack: Vec<Screen>,
     pub mode: Mode,
     pub message: Option<(Level, String)>,
+    /// What the message on the status line is about, when it goes away with its cause.
+    pub cause: Option<Cause>,
+    /// Every message shown, newest last (`L` opens it): the status line shows one at a time.
+    pub log: Vec<LogEntry>,
     pub quit: bool,
     /// Source of list+watch ids.
     pub next_watch: u64,
@@ -286,6 +435,8 @@ impl State {
         State {
             target,
             namespaces,
+            favourites: vec![last_namespace.clone()],
+            known_namespaces: None,
             last_namespace,
             readonly,
             theme,
@@ -295,6 +446,8 @@ impl State {
             stack: vec![Screen::Registrations],
             mode: Mode::Normal,
             message: None,
+            cause: None,
+            log: Vec::new(),
             quit: false,
             next_watch: 0,
             journal_root: None,
@@ -312,6 +465,14 @@ impl State {
         &mut self.stack[last]
     }
 
+    /// The registration a key acts on: the detail's, or the one under the cursor.
+    pub fn selected_registration(&self) -> Option<&Registration> {
+        match self.screen() {
+            Screen::Detail(d) => self.registrations.find(&d.crd),
+            _ => self.registrations.current(),
+        }
+    }
+
     /// The resources screen on the stack, if any (watch events go there).
     pub fn resources_mut(&mut self) -> Option<&mut ResourcesScreen> {
         self.stack.iter_mut().rev().find_map(|s| match s {
@@ -320,17 +481,61 @@ impl State {
         })
     }
 
-    /// Rows a list has on screen: the terminal less header (2), status line (1), the
+    /// Rows a list has on screen: the terminal less header (2), status area, the
     /// block's borders (2) and the column headings (1).
     pub fn list_height(&self) -> usize {
-        usize::from(self.size.1).saturating_sub(6)
+        usize::from(self.size.1).saturating_sub(5 + usize::from(self.status_rows()))
+    }
+
+    /// Rows of the status area: a long message wraps over up to a quarter of the screen
+    /// (at least one row, at most 6); the rest is in the log.
+    pub fn status_rows(&self) -> u16 {
+        let Some((_, text)) = self.message.as_ref().filter(|_| matches!(self.mode, Mode::Normal)) else { return 1 };
+        // `✗ ` or `✓ ` leads the message; the view wraps at words, as this counts.
+        let line = ratatui::text::Line::raw(format!("✗ {text}"));
+        let rows = ratatui::widgets::Paragraph::new(line)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .line_count(self.size.0.max(1));
+        let most = (self.size.1 / 4).clamp(1, 6);
+        u16::try_from(rows).unwrap_or(u16::MAX).clamp(1, most)
+    }
+
+    /// Puts `ns` first among the favourites (at most 9, one per number key).
+    pub fn favour(&mut self, ns: &str) {
+        self.favourites.retain(|f| f != ns);
+        self.favourites.insert(0, ns.to_string());
+        self.favourites.truncate(9);
     }
 
     pub fn info(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Info, text.into()));
+        self.say(Level::Info, text.into(), None);
     }
     pub fn error(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Error, text.into()));
+        self.say(Level::Error, text.into(), None);
+    }
+    /// An error that lasts while `cause` does: [`State::resolved`] takes it away.
+    pub fn error_because(&mut self, cause: Cause, text: impl Into<String>) {
+        self.say(Level::Error, text.into(), Some(cause));
+    }
+    /// `cause` is gone: so is its message, if it is still the one shown.
+    pub fn resolved(&mut self, cause: &Cause) {
+        if self.cause.as_ref() == Some(cause) {
+            self.message = None;
+            self.cause = None;
+        }
+    }
+
+    fn say(&mut self, level: Level, text: String, cause: Option<Cause>) {
+        // A watch retrying says the same thing every few seconds: log it once.
+        let repeated = self.log.last().is_some_and(|e| e.level == level && e.text == text);
+        if !repeated {
+            if self.log.len() >= LOG_LIMIT {
+                self.log.remove(0);
+            }
+            self.log.push(LogEntry { at: self.now, level, text: text.clone() });
+        }
+        self.message = Some((level, text));
+        self.cause = cause;
     }
 
     /// Work to do before a frame: rebuild views changed by events.

@@ -107,10 +107,47 @@ impl From<Table> for TableData {
     }
 }
 
+/// What the view is sorted by: the namespace (shown with all namespaces) or a column of
+/// the server's Table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Namespace,
+    Column(usize),
+}
+
+/// A `/` filter: a case-insensitive regex, or (`/!regex`) its inverse.
+#[derive(Debug, Clone)]
+pub struct RowFilter {
+    regex: Regex,
+    invert: bool,
+}
+
+impl RowFilter {
+    /// Reads what follows `/`: `!` first inverts.
+    pub fn parse(text: &str) -> Result<RowFilter, regex::Error> {
+        let (invert, pattern) = match text.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        Ok(RowFilter { regex: Regex::new(&format!("(?i){pattern}"))?, invert })
+    }
+
+    /// Whether a row with these texts is shown: one matches (none, inverted).
+    pub fn lets<'a>(&self, mut texts: impl Iterator<Item = &'a str>) -> bool {
+        texts.any(|t| self.regex.is_match(t)) != self.invert
+    }
+
+    /// As typed: `regex` or `!regex`.
+    pub fn text(&self) -> String {
+        let pattern = self.regex.as_str().trim_start_matches("(?i)");
+        if self.invert { format!("!{pattern}") } else { pattern.to_string() }
+    }
+}
+
 /// How the view is sorted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sort {
-    pub column: usize,
+    pub column: SortKey,
     pub descending: bool,
 }
 
@@ -123,7 +160,7 @@ pub struct ResourceTable {
     view: Vec<u32>,
     widths: Vec<usize>,
     sort: Option<Sort>,
-    filter: Option<Regex>,
+    filter: Option<RowFilter>,
     marks: BTreeSet<ObjKey>,
     cursor: usize,
     offset: usize,
@@ -200,9 +237,7 @@ impl ResourceTable {
         self.view = (0..rows.len() as u32)
             .filter(|&i| {
                 let r = &rows[i as usize];
-                filter.is_none_or(|re| {
-                    r.cells.iter().any(|c| re.is_match(c)) || r.key.namespace.as_deref().is_some_and(|n| re.is_match(n))
-                })
+                filter.is_none_or(|f| f.lets(r.cells.iter().map(String::as_str).chain(r.key.namespace.as_deref())))
             })
             .collect();
         let columns = &self.columns;
@@ -244,8 +279,9 @@ impl ResourceTable {
     pub fn widths(&self) -> &[usize] {
         &self.widths
     }
-    pub fn filter(&self) -> Option<&str> {
-        self.filter.as_ref().map(Regex::as_str)
+    /// The filter as typed after `/`.
+    pub fn filter(&self) -> Option<String> {
+        self.filter.as_ref().map(RowFilter::text)
     }
 
     /// The row under the cursor.
@@ -283,8 +319,8 @@ impl ResourceTable {
     }
 
     /// Sorts by `column`; the same column again flips the direction.
-    pub fn sort_by(&mut self, column: usize) {
-        if column >= self.columns.len() {
+    pub fn sort_by(&mut self, column: SortKey) {
+        if matches!(column, SortKey::Column(c) if c >= self.columns.len()) {
             return;
         }
         self.sort = Some(match self.sort {
@@ -294,8 +330,8 @@ impl ResourceTable {
         self.dirty = true;
     }
 
-    /// Sets (or clears, with `None`) the regex filter.
-    pub fn set_filter(&mut self, filter: Option<Regex>) {
+    /// Sets (or clears, with `None`) the filter.
+    pub fn set_filter(&mut self, filter: Option<RowFilter>) {
         self.filter = filter;
         self.dirty = true;
     }
@@ -351,7 +387,11 @@ pub fn scroll_offset(offset: usize, cursor: usize, height: usize) -> usize {
     }
 }
 
-fn compare(columns: &[Column], column: usize, a: &Row, b: &Row) -> Ordering {
+fn compare(columns: &[Column], column: SortKey, a: &Row, b: &Row) -> Ordering {
+    let column = match column {
+        SortKey::Namespace => return a.key.namespace.cmp(&b.key.namespace),
+        SortKey::Column(c) => c,
+    };
     let col = columns.get(column);
     if col.is_some_and(is_age) {
         // Youngest first, as ages grow.
@@ -412,17 +452,22 @@ mod tests {
     #[test]
     fn numeric_sort_filter_and_marks() {
         let mut t = table(30);
-        t.sort_by(1);
+        t.sort_by(SortKey::Column(1));
         t.prepare();
         let first: Vec<_> = t.visible(3).map(|(_, r)| r.cells[1].clone()).collect();
         assert_eq!(first, ["0", "0", "0"]);
-        t.sort_by(1);
+        t.sort_by(SortKey::Column(1));
         t.prepare();
         t.jump(false, 1);
         assert_eq!(t.visible(1).next().map(|(_, r)| r.cells[1].clone()), Some("6".to_string()));
-        t.set_filter(Regex::new("^w01").ok());
+        t.set_filter(RowFilter::parse("^w01").ok());
         t.prepare();
         assert_eq!(t.shown(), 10);
+        t.set_filter(RowFilter::parse("!^W01").ok());
+        t.prepare();
+        assert_eq!(t.shown(), 20, "inverted, and case-insensitive");
+        t.set_filter(RowFilter::parse("^w01").ok());
+        t.prepare();
         t.toggle_mark();
         assert_eq!(t.targets().len(), 1);
         assert_eq!(t.marks().len(), 1);

@@ -3,19 +3,20 @@
 
 use crate::cluster::discovery::ResourceType;
 use crate::tui::action::{Action, Effect};
-use crate::tui::describe::describe;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{
-    DetailScreen, EditPart, Input, Mode, Namespaces, Pane, ResourceScreen, ResourcesScreen, ScaleDialog, Screen, State,
-    TextScreen,
+    ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, ResourcesScreen,
+    Screen, State, TextScreen,
 };
-use crate::tui::table::{ObjKey, ResourceTable};
+use crate::tui::table::{ObjKey, ResourceTable, SortKey, scroll_offset};
 use crate::tui::{wizard, yaml};
-use regex::Regex;
 use serde_json::Value;
 
+pub use super::commands::run_command;
+use super::commands::{pick_namespace, typing};
 pub use super::results::apply;
+use super::writes::{delete, edit, scale, scale_dialog};
 
 /// Applies one user action.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
@@ -43,10 +44,18 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             vec![]
         }
         Mode::Scale(dialog) => scale_dialog(state, action, dialog),
+        Mode::PickNamespace { cursor } => pick_namespace(state, action, cursor),
         Mode::ConfirmQuit => {
             state.quit = action == Action::Answer(true);
             vec![]
         }
+        Mode::ConfirmDelete(deletion) => match action {
+            Action::Answer(true) => vec![Effect::Delete(deletion)],
+            _ => {
+                state.info("nothing deleted");
+                vec![]
+            }
+        },
         Mode::Conflict(dialog) => match action {
             Action::Reapply => vec![Effect::Reapply {
                 kind: dialog.kind,
@@ -56,6 +65,19 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 edited: dialog.edited,
                 kept: dialog.kept,
             }],
+            Action::EditAgain => {
+                let error = format!(
+                    "409 Conflict: {} changed on the server while you edited it: {}",
+                    dialog.key.display(),
+                    if dialog.server_changes.is_empty() {
+                        "bookkeeping only".into()
+                    } else {
+                        dialog.server_changes.join("; ")
+                    }
+                );
+                let ConflictDialog { kind, key, part, kept, base, .. } = dialog;
+                vec![Effect::EditAgain(Box::new(Refused { kind, key, part, kept, base, error }))]
+            }
             Action::Discard => {
                 state.info(format!("Edit discarded; your text stays in {}", dialog.kept.display()));
                 vec![Effect::LoadObject { kind: dialog.kind, key: dialog.key }]
@@ -119,6 +141,9 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             state.mode = Mode::Help { scroll: 0 };
             vec![]
         }
+        Action::OpenLog => open_log(state),
+        Action::Detail => open_detail(state),
+        Action::Delete => delete(state),
         Action::Yaml | Action::Describe => show_text(state, action == Action::Yaml),
         Action::EditSpec => edit(state, EditPart::Spec),
         Action::EditStatus => edit(state, EditPart::Status),
@@ -138,27 +163,101 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             }
             vec![]
         }
-        Action::Sort(column) => {
-            if let Screen::Resources(r) = state.screen_mut() {
-                r.table.sort_by(column);
+        Action::SortBy(letter) => sort_by(state, letter),
+        Action::Click(y) => {
+            click(state, y, height);
+            vec![]
+        }
+        Action::ToggleManaged => {
+            if let Screen::Text(t) = state.screen_mut() {
+                t.managed = !t.managed;
+                if let Some(obj) = t.object.clone() {
+                    t.show(obj);
+                }
+                let word = if t.managed { "shown" } else { "hidden" };
+                state.info(format!("managedFields {word} (M)"));
             }
             vec![]
         }
-        Action::ToggleAllNamespaces => {
-            let next = match &state.namespaces {
-                Namespaces::All => Namespaces::One(state.last_namespace.clone()),
-                Namespaces::One(ns) => {
-                    state.last_namespace = ns.clone();
-                    Namespaces::All
-                }
-            };
-            set_namespaces(state, next)
+        Action::NextMatch(forward) => {
+            if let Screen::Text(t) = state.screen_mut()
+                && t.search.is_some()
+                && !t.next_match(forward, false)
+            {
+                state.error("no line matches the search");
+            }
+            vec![]
         }
+        Action::ToggleWide => {
+            if let Screen::Resources(r) = state.screen_mut() {
+                r.wide = !r.wide;
+            }
+            vec![]
+        }
+        Action::AllNamespaces => {
+            if let Some(ns) = state.namespaces.one() {
+                state.last_namespace = ns.to_string();
+            }
+            set_namespaces(state, Namespaces::All)
+        }
+        Action::Favourite(n) => match state.favourites.get(n).cloned() {
+            Some(ns) => set_namespaces(state, Namespaces::One(ns)),
+            None => vec![],
+        },
         _ => vec![],
     }
 }
 
+/// Sorts the resources by the column on screen whose heading starts with `letter`
+/// (`P`: NAMESPACE, as k9s has it); the same column again flips the direction.
+fn sort_by(state: &mut State, letter: char) -> Vec<Effect> {
+    let namespaces = state.namespaces.clone();
+    let Screen::Resources(r) = state.screen_mut() else { return vec![] };
+    let columns = r.on_screen(&namespaces);
+    let found = match letter {
+        'P' => columns.iter().find(|(_, k)| *k == SortKey::Namespace),
+        _ => columns.iter().find(|(h, k)| *k != SortKey::Namespace && h.starts_with(letter)),
+    };
+    match found {
+        Some((_, key)) => {
+            r.table.sort_by(*key);
+            vec![]
+        }
+        None => {
+            state.error(format!("no column on screen starts with {letter} (Ctrl-W shows the wide ones)"));
+            vec![]
+        }
+    }
+}
+
+/// The first terminal row of a list's rows: below the header, the breadcrumbs, the
+/// block's top border and the column headings.
+const FIRST_ROW: u16 = 4;
+
+/// A click on terminal row `y` selects the list row drawn there.
+fn click(state: &mut State, y: u16, height: usize) {
+    let Some(at) = y.checked_sub(FIRST_ROW).map(usize::from).filter(|&at| at < height) else { return };
+    let (offset, cursor) = match state.screen() {
+        Screen::Registrations => {
+            let regs = &state.registrations;
+            (scroll_offset(regs.offset, regs.cursor, height), regs.cursor)
+        }
+        Screen::Resources(r) => (r.table.offset(height), r.table.cursor()),
+        _ => return,
+    };
+    move_by(state, (offset + at) as isize - cursor as isize, height);
+}
+
+/// The log of every message, on top of the screen (once: `L` on the log does nothing).
+pub(super) fn open_log(state: &mut State) -> Vec<Effect> {
+    if !matches!(state.screen(), Screen::Log { .. }) {
+        state.stack.push(Screen::Log { scroll: 0 });
+    }
+    vec![]
+}
+
 fn move_by(state: &mut State, n: isize, height: usize) {
+    let log_len = state.log.len();
     match state.screen_mut() {
         Screen::Registrations => state.registrations.move_by(n, height),
         Screen::Detail(d) => match d.focus {
@@ -173,11 +272,27 @@ fn move_by(state: &mut State, n: isize, height: usize) {
             r.scroll[i] = r.scroll[i].saturating_add_signed(n).min(last);
         }
         Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
+        Screen::Log { scroll } => *scroll = scroll.saturating_add_signed(n).min(log_len.saturating_sub(1)),
         Screen::Wizard(_) => {}
     }
 }
 
 fn back(state: &mut State) -> Vec<Effect> {
+    if let Screen::Text(t) = state.screen_mut()
+        && t.search.take().is_some()
+    {
+        return vec![];
+    }
+    // As in k9s, Esc clears a filter before it leaves the view.
+    if let Screen::Resources(r) = state.screen_mut()
+        && (r.table.filter().is_some() || r.selector.is_some())
+    {
+        r.table.set_filter(None);
+        if r.selector.take().is_some() {
+            return vec![load_table(state)];
+        }
+        return vec![];
+    }
     if state.stack.len() <= 1 {
         if state.registrations.filter.take().is_some() {
             state.registrations.cursor = 0;
@@ -194,17 +309,14 @@ fn back(state: &mut State) -> Vec<Effect> {
 
 fn enter(state: &mut State) -> Vec<Effect> {
     match state.screen() {
+        // As in k9s, Enter on a CRD lists its objects; `i` opens the detail.
         Screen::Registrations => {
-            if let Some(reg) = state.registrations.current() {
-                let detail = DetailScreen {
-                    crd: reg.name().to_string(),
-                    schema: SchemaTree::new(reg),
-                    focus: Pane::Left,
-                    scroll: 0,
-                };
-                state.stack.push(Screen::Detail(detail));
+            let Some(reg) = state.registrations.current().cloned() else { return vec![] };
+            let effects = open_resources(state, &reg);
+            if let Some(r) = state.resources_mut() {
+                r.fallback_all = true;
             }
-            vec![]
+            effects
         }
         Screen::Detail(d) => {
             let Some(reg) = state.registrations.find(&d.crd).cloned() else { return vec![] };
@@ -219,11 +331,22 @@ fn enter(state: &mut State) -> Vec<Effect> {
                 object: None,
                 focus: Pane::Left,
                 scroll: [0, 0],
+                gone: false,
             }));
             vec![Effect::LoadObject { kind, key }]
         }
-        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) => vec![],
+        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => vec![],
     }
+}
+
+/// The detail (names, conditions, versions, schema) of the selected registration.
+fn open_detail(state: &mut State) -> Vec<Effect> {
+    if let Some(reg) = state.registrations.current() {
+        let detail =
+            DetailScreen { crd: reg.name().to_string(), schema: SchemaTree::new(reg), focus: Pane::Left, scroll: 0 };
+        state.stack.push(Screen::Detail(detail));
+    }
+    vec![]
 }
 
 /// Pushes the resources screen of a registration and starts its list and watch.
@@ -245,13 +368,16 @@ pub(super) fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effec
         selector: None,
         watch: state.next_watch,
         loading: true,
+        fallback_all: false,
+        stale: false,
+        wide: false,
     })));
     effects.push(load_table(state));
     effects
 }
 
 /// A fresh list and watch for the resources screen on the stack.
-fn load_table(state: &mut State) -> Effect {
+pub(super) fn load_table(state: &mut State) -> Effect {
     state.next_watch += 1;
     let id = state.next_watch;
     let namespaces = state.namespaces.clone();
@@ -262,7 +388,10 @@ fn load_table(state: &mut State) -> Effect {
     Effect::LoadTable { watch: id, kind: r.kind.clone(), namespaces, selector: r.selector.clone() }
 }
 
-fn set_namespaces(state: &mut State, namespaces: Namespaces) -> Vec<Effect> {
+pub(super) fn set_namespaces(state: &mut State, namespaces: Namespaces) -> Vec<Effect> {
+    if let Namespaces::One(ns) = &namespaces {
+        state.favour(&ns.clone());
+    }
     state.namespaces = namespaces;
     state.info(format!("namespace: {}", state.namespaces.label()));
     if state.resources_mut().is_some() { vec![load_table(state)] } else { vec![] }
@@ -273,12 +402,12 @@ fn refresh(state: &mut State) -> Vec<Effect> {
         Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
-        Screen::Text(_) | Screen::Wizard(_) => vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => vec![],
     }
 }
 
 /// The object the cursor is on, on screens that show custom resources.
-fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
+pub(super) fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
     match state.screen() {
         Screen::Resources(r) => r.table.current().map(|row| (r.kind.clone(), row.key.clone())),
         Screen::Resource(r) => Some((r.kind.clone(), r.key.clone())),
@@ -288,20 +417,10 @@ fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
 
 fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
     let word = if as_yaml { "yaml" } else { "describe" };
-    let text = |title: String, obj: &Value| TextScreen {
-        title,
-        lines: if as_yaml { yaml::to_lines(obj) } else { describe(obj) },
-        yaml: as_yaml,
-        scroll: 0,
-        pending: None,
-    };
+    let text = |title: String, obj: &Value| TextScreen::new(title, as_yaml, Some(obj.clone()));
     let screen = match state.screen() {
         Screen::Registrations | Screen::Detail(_) => {
-            let reg = match state.screen() {
-                Screen::Detail(d) => state.registrations.find(&d.crd),
-                _ => state.registrations.current(),
-            };
-            let Some(reg) = reg else { return vec![] };
+            let Some(reg) = state.selected_registration() else { return vec![] };
             let mut obj = serde_json::to_value(&reg.crd).unwrap_or_default();
             if let Some(m) = obj.as_object_mut() {
                 m.insert("apiVersion".into(), "apiextensions.k8s.io/v1".into());
@@ -315,182 +434,14 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
         Screen::Resources(_) | Screen::Resource(_) => {
             let Some((kind, key)) = selected_object(state) else { return vec![] };
             let title = format!("{word} {}/{}", kind.plural, key.display());
-            let mut t = text(title, &Value::Null);
-            t.lines = vec!["loading…".into()];
+            let mut t = TextScreen::new(title, as_yaml, None);
             t.pending = Some(key.clone());
             state.stack.push(Screen::Text(t));
             return vec![Effect::LoadObject { kind, key }];
         }
-        Screen::Text(_) | Screen::Wizard(_) => return vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => return vec![],
     };
     state.stack.push(Screen::Text(screen));
-    vec![]
-}
-
-fn writes_allowed(state: &mut State) -> bool {
-    if state.readonly {
-        state.error("read-only: writes are off (started with --readonly)");
-    }
-    !state.readonly
-}
-
-fn edit(state: &mut State, part: EditPart) -> Vec<Effect> {
-    let Some((kind, key)) = selected_object(state) else { return vec![] };
-    if !writes_allowed(state) {
-        return vec![];
-    }
-    if part == EditPart::Status && !kind.status {
-        state.error(format!("{} have no status subresource: edit the status with e", kind.plural));
-        return vec![];
-    }
-    vec![Effect::Edit { kind, key, part }]
-}
-
-fn scale(state: &mut State) -> Vec<Effect> {
-    let (kind, targets) = match state.screen() {
-        Screen::Resources(r) => (r.kind.clone(), r.table.targets()),
-        Screen::Resource(r) => (r.kind.clone(), vec![r.key.clone()]),
-        _ => return vec![],
-    };
-    if targets.is_empty() || !writes_allowed(state) {
-        return vec![];
-    }
-    if !kind.scale {
-        state.error(format!("{} have no scale subresource", kind.plural));
-        return vec![];
-    }
-    let effects = match targets.as_slice() {
-        [one] => vec![Effect::LoadScale { kind: kind.clone(), key: one.clone() }],
-        _ => vec![],
-    };
-    state.mode = Mode::Scale(ScaleDialog { kind, targets, info: None, typed: String::new(), step: 0 });
-    effects
-}
-
-fn scale_dialog(state: &mut State, action: Action, mut dialog: ScaleDialog) -> Vec<Effect> {
-    match action {
-        Action::Cancel | Action::Back => return vec![],
-        Action::Type(c) if dialog.typed.len() < 9 => {
-            dialog.typed.push(c);
-            dialog.step = 0;
-        }
-        Action::Backspace => {
-            dialog.typed.pop();
-        }
-        Action::Step(n) => dialog.step = dialog.step.saturating_add(n),
-        Action::Submit => {
-            let Some(change) = dialog.change() else {
-                state.error("type a number of replicas, or step with + and -");
-                state.mode = Mode::Scale(dialog);
-                return vec![];
-            };
-            return vec![Effect::SetScale { kind: dialog.kind, targets: dialog.targets, change }];
-        }
-        _ => {}
-    }
-    state.mode = Mode::Scale(dialog);
-    vec![]
-}
-
-fn typing(state: &mut State, action: Action, mut input: Input, command: bool) -> Vec<Effect> {
-    match action {
-        Action::Type(c) => input.text.push(c),
-        // Backspace on an empty line leaves it, as in k9s and vim.
-        Action::Backspace if input.text.is_empty() => return vec![],
-        Action::Backspace => {
-            input.text.pop();
-        }
-        Action::ClearInput => input.text.clear(),
-        Action::Cancel => return vec![],
-        Action::Submit if command => return run_command(state, input.text.trim()),
-        Action::Submit => return apply_filter(state, input.text.trim()),
-        _ => {}
-    }
-    state.mode = if command { Mode::Command(input) } else { Mode::Filter(input) };
-    vec![]
-}
-
-/// `:` commands, as k9s reads them.
-pub fn run_command(state: &mut State, line: &str) -> Vec<Effect> {
-    let mut words = line.split_whitespace();
-    let Some(first) = words.next() else { return vec![] };
-    let arg = words.next();
-    match (first, arg) {
-        ("q" | "q!" | "quit" | "exit", _) => {
-            state.quit = true;
-            vec![]
-        }
-        ("help" | "h", _) => {
-            state.mode = Mode::Help { scroll: 0 };
-            vec![]
-        }
-        ("crd" | "crds" | "customresourcedefinition" | "customresourcedefinitions", _) => {
-            let stop = state.stack.iter().any(|s| matches!(s, Screen::Resources(_)));
-            state.stack.truncate(1);
-            let mut effects = vec![Effect::LoadRegistrations];
-            if stop {
-                effects.insert(0, Effect::StopWatch);
-            }
-            effects
-        }
-        ("ns" | "namespace", Some("all" | "-A" | "*")) => set_namespaces(state, Namespaces::All),
-        ("ns" | "namespace", Some(ns)) if kubectl_crd_engine::is_dns1123_label(ns) => {
-            state.last_namespace = ns.to_string();
-            set_namespaces(state, Namespaces::One(ns.to_string()))
-        }
-        ("ns" | "namespace", Some(ns)) => {
-            state.error(format!("{ns:?} is not a namespace name (a DNS label)"));
-            vec![]
-        }
-        ("ns" | "namespace", None) => {
-            state.info(format!("namespace: {} (:ns NAME, :ns all)", state.namespaces.label()));
-            vec![]
-        }
-        ("ctx" | "context", Some(ctx)) => vec![Effect::SwitchContext(ctx.to_string())],
-        ("ctx" | "context", None) => {
-            state.info(format!("context: {} (:ctx NAME to switch)", state.target.context));
-            vec![]
-        }
-        (word, _) => vec![Effect::Resolve(word.to_string())],
-    }
-}
-
-/// `/` filters: a regex over the rows, or `-l SELECTOR` for the server's label selector.
-fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
-    if let Some(selector) = text.strip_prefix("-l").map(str::trim) {
-        let Some(r) = state.resources_mut() else {
-            state.error("label selectors work on the resources screen");
-            return vec![];
-        };
-        r.selector = (!selector.is_empty()).then(|| selector.to_string());
-        return vec![load_table(state)];
-    }
-    let regex = if text.is_empty() {
-        None
-    } else {
-        match Regex::new(&format!("(?i){text}")) {
-            Ok(re) => Some(re),
-            Err(e) => {
-                state.error(format!("not a regex: {e}"));
-                return vec![];
-            }
-        }
-    };
-    match state.screen_mut() {
-        Screen::Registrations => {
-            state.registrations.filter = regex;
-            state.registrations.cursor = 0;
-            state.registrations.offset = 0;
-        }
-        Screen::Resources(r) => {
-            if text.is_empty() && r.selector.take().is_some() {
-                r.table.set_filter(None);
-                return vec![load_table(state)];
-            }
-            r.table.set_filter(regex);
-        }
-        _ => state.error("the filter works on the lists"),
-    }
     vec![]
 }
 

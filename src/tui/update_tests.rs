@@ -1,27 +1,8 @@
 use super::*;
 use crate::tui::action::{Effect, Msg, WatchEvent};
-use crate::tui::fixtures::{self, press, state, type_keys, widget, widget_table};
-use crate::tui::state::{ConflictDialog, Level, ScaleChange};
+use crate::tui::fixtures::{self, ctrl, open_widgets, press, state, top, type_keys, widget, widget_table};
+use crate::tui::state::{ConflictDialog, Deletion, Level, ScaleChange};
 use crossterm::event::KeyCode;
-
-fn top(state: &State) -> &'static str {
-    state.screen().name()
-}
-
-/// Opens the widgets' resources with their table loaded; returns the watch id.
-fn open_widgets(s: &mut State, rows: usize) -> u64 {
-    type_keys(s, "G");
-    press(s, KeyCode::Enter);
-    assert_eq!(top(s), "detail");
-    let effects = press(s, KeyCode::Enter);
-    let Some(Effect::LoadTable { watch, kind, namespaces, selector }) = effects.last().cloned() else {
-        panic!("expected a list+watch, got {effects:?}")
-    };
-    assert_eq!((kind.plural.as_str(), namespaces, selector), ("widgets", Namespaces::One("default".into()), None));
-    apply(s, Msg::Table { watch, result: Ok(widget_table(rows)) });
-    s.prepare();
-    watch
-}
 
 #[test]
 fn enter_drills_in_and_esc_comes_back_stopping_the_watch() {
@@ -33,9 +14,10 @@ fn enter_drills_in_and_esc_comes_back_stopping_the_watch() {
     assert!(matches!(&effects[..], [Effect::LoadObject { key, .. }] if key.name == "widget-000"));
     assert_eq!(press(&mut s, KeyCode::Esc), vec![]);
     assert_eq!(press(&mut s, KeyCode::Esc), vec![Effect::StopWatch]);
-    assert_eq!(top(&s), "detail");
-    press(&mut s, KeyCode::Esc);
-    assert_eq!(top(&s), "registrations");
+    assert_eq!(top(&s), "registrations", "Enter on a CRD went straight to its objects");
+    type_keys(&mut s, "i");
+    assert_eq!(top(&s), "detail", "the detail is one key away");
+    assert!(matches!(&press(&mut s, KeyCode::Enter)[..], [Effect::LoadTable { .. }]), "and its objects from there");
     assert!(type_keys(&mut s, "q").is_empty() && s.quit);
 }
 
@@ -52,53 +34,6 @@ fn watch_events_change_rows_and_stale_ones_are_dropped() {
     assert_eq!(r.table.total(), 3);
     assert!(r.table.get(&ObjKey::new(Some("default"), "widget-new")).is_some());
     assert!(r.table.get(&ObjKey::new(Some("default"), "from-an-old-watch")).is_none());
-}
-
-#[test]
-fn colon_commands_switch_namespace_resource_and_registrations() {
-    let mut s = state();
-    open_widgets(&mut s, 2);
-    type_keys(&mut s, ":ns team");
-    let effects = press(&mut s, KeyCode::Enter);
-    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "team"));
-    assert_eq!(s.namespaces, Namespaces::One("team".into()));
-    let effects = type_keys(&mut s, "0");
-    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::All, .. }]));
-    let effects = type_keys(&mut s, "0");
-    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "team"));
-    type_keys(&mut s, ":wd");
-    assert_eq!(press(&mut s, KeyCode::Enter), vec![Effect::Resolve("wd".into())]);
-    let crd = fixtures::crd("gizmos", "Gizmo").build();
-    let effects = apply(&mut s, Msg::Resolved(Ok(Box::new(crd))));
-    assert!(matches!(&effects[..], [Effect::StopWatch, Effect::LoadTable { kind, .. }] if kind.plural == "gizmos"));
-    type_keys(&mut s, ":crd");
-    assert_eq!(press(&mut s, KeyCode::Enter), vec![Effect::StopWatch, Effect::LoadRegistrations]);
-    assert_eq!(s.stack.len(), 1);
-    type_keys(&mut s, ":ns Bad_Name");
-    press(&mut s, KeyCode::Enter);
-    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("DNS label")));
-}
-
-#[test]
-fn filters_are_regexes_or_label_selectors() {
-    let mut s = state();
-    type_keys(&mut s, "/gadg");
-    press(&mut s, KeyCode::Enter);
-    assert_eq!(s.registrations.shown().len(), 1);
-    press(&mut s, KeyCode::Esc);
-    assert_eq!(s.registrations.shown().len(), 4, "Esc clears the filter");
-    open_widgets(&mut s, 20);
-    type_keys(&mut s, "/widget-01");
-    press(&mut s, KeyCode::Enter);
-    s.prepare();
-    let Screen::Resources(r) = s.screen() else { panic!() };
-    assert_eq!(r.table.shown(), 10);
-    type_keys(&mut s, "/-l app=x");
-    let effects = press(&mut s, KeyCode::Enter);
-    assert!(matches!(&effects[..], [Effect::LoadTable { selector: Some(sel), .. }] if sel == "app=x"));
-    type_keys(&mut s, "/([");
-    press(&mut s, KeyCode::Enter);
-    assert!(matches!(&s.message, Some((Level::Error, m)) if m.starts_with("not a regex")));
 }
 
 #[test]
@@ -175,8 +110,13 @@ fn edits_need_the_subresource_and_readonly_turns_writes_off() {
     let watch = s.next_watch;
     apply(&mut s, Msg::Table { watch, result: Ok(widget_table(1)) });
     s.prepare();
-    assert!(type_keys(&mut s, "E").is_empty());
-    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no status subresource")));
+    // Without /status, .status is an ordinary field: e and E both edit the whole object.
+    for k in ["e", "E"] {
+        assert!(matches!(&type_keys(&mut s, k)[..], [Effect::Edit { part: EditPart::Object, .. }]), "{k}");
+        assert!(
+            matches!(&s.message, Some((Level::Info, m)) if m.contains("no status subresource: .status is an ordinary field"))
+        );
+    }
     assert!(type_keys(&mut s, "s").is_empty());
     assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("no scale subresource")));
 }
@@ -206,6 +146,13 @@ fn conflicts_offer_reapply_or_discard() {
     assert!(type_keys(&mut s, "x").is_empty(), "other keys wait");
     let effects = type_keys(&mut s, "r");
     assert!(matches!(&effects[..], [Effect::Reapply { part: EditPart::Status, .. }]));
+    apply(&mut s, Msg::Conflict(Box::new(dialog.clone())));
+    let effects = type_keys(&mut s, "e");
+    let [Effect::EditAgain(again)] = &effects[..] else { panic!("back to the editor: {effects:?}") };
+    assert!(again.error.contains("409 Conflict") && again.error.contains("status.phase"), "{}", again.error);
+    assert_eq!(again.kept, dialog.kept);
+    // A refusal from the re-apply goes back to the editor too.
+    assert_eq!(apply(&mut s, Msg::EditRefused(again.clone())), vec![Effect::EditAgain(again.clone())]);
     apply(&mut s, Msg::Conflict(Box::new(dialog)));
     let effects = type_keys(&mut s, "d");
     assert!(matches!(&effects[..], [Effect::LoadObject { .. }]));
@@ -233,7 +180,7 @@ fn esc_and_a_key_typed_together_are_both_taken() {
     let mut s = state();
     type_keys(&mut s, "G");
     press(&mut s, KeyCode::Enter);
-    assert_eq!(top(&s), "detail");
+    assert_eq!(top(&s), "resources");
     let alt_k = crossterm::event::KeyEvent::new(KeyCode::Char('k'), crossterm::event::KeyModifiers::ALT);
     crate::tui::on_event(&mut s, crossterm::event::Event::Key(alt_k));
     assert_eq!(top(&s), "registrations");
@@ -317,4 +264,145 @@ fn deleting_the_crd_of_the_open_resources_stops_their_watch_and_says_why() {
     assert_eq!(apply(&mut s, Msg::CrdDeleted("widgets.demo.example.com".into())), vec![Effect::StopWatch]);
     assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("widgets.demo.example.com was deleted")));
     assert!(s.registrations.find("widgets.demo.example.com").is_none());
+}
+
+#[test]
+fn every_message_goes_to_the_log_and_an_error_goes_with_its_cause() {
+    let mut s = state();
+    let watch = open_widgets(&mut s, 3);
+    let broken = WatchEvent::Error("connection refused; reconnecting".into());
+    apply(&mut s, Msg::Watch { watch, event: broken.clone() });
+    apply(&mut s, Msg::Watch { watch, event: broken });
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("connection refused")));
+    let row = widget_table(1).rows[0].clone();
+    apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row.clone()) });
+    assert_eq!(s.message, None, "the watch is back: its error goes");
+    apply(&mut s, Msg::Error("cannot write: forbidden".into()));
+    apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row) });
+    assert!(s.message.is_some(), "an error of another cause stays");
+    let logged: Vec<&str> = s.log.iter().map(|e| e.text.as_str()).collect();
+    assert_eq!(logged.iter().filter(|t| t.contains("connection refused")).count(), 1, "a repeat is logged once");
+    assert!(logged.contains(&"cannot write: forbidden"), "{logged:?}");
+    type_keys(&mut s, "L");
+    assert_eq!(top(&s), "log");
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(top(&s), "resources");
+    let key = ObjKey::new(Some("default"), "widget-000");
+    apply(&mut s, Msg::Object { key: key.clone(), result: Err("not found".into()) });
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("cannot read default/widget-000")));
+    apply(&mut s, Msg::Object { key, result: Ok(widget("widget-000", 1)) });
+    assert_eq!(s.message, None);
+}
+
+#[test]
+fn the_resource_screen_follows_its_object_through_the_watch_until_it_is_gone() {
+    let mut s = state();
+    let watch = open_widgets(&mut s, 3);
+    press(&mut s, KeyCode::Enter);
+    let key = ObjKey::new(Some("default"), "widget-000");
+    apply(&mut s, Msg::Object { key: key.clone(), result: Ok(widget("widget-000", 0)) });
+    let row = |name: &str| widget_table(1).rows[0].clone().renamed(name);
+    let other = apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row("widget-001")) });
+    assert_eq!(other, vec![], "another object's change reads nothing");
+    let effects = apply(&mut s, Msg::Watch { watch, event: WatchEvent::Upsert(row("widget-000")) });
+    assert!(matches!(&effects[..], [Effect::LoadObject { key: k, .. }] if *k == key), "{effects:?}");
+    let effects = apply(&mut s, Msg::Watch { watch, event: WatchEvent::Delete(key.clone()) });
+    assert!(matches!(&effects[..], [Effect::LoadObject { .. }]), "a delete is checked: {effects:?}");
+    apply(&mut s, Msg::ObjectGone(key));
+    let Screen::Resource(r) = s.screen() else { panic!() };
+    assert!(r.gone && r.object.is_some(), "what it last was stays shown");
+    assert!(matches!(&s.message, Some((Level::Info, m)) if m.contains("default/widget-000 was deleted")));
+}
+
+#[test]
+fn a_crd_s_objects_open_on_every_namespace_when_the_current_one_has_none() {
+    let mut s = state();
+    type_keys(&mut s, "G");
+    press(&mut s, KeyCode::Enter);
+    let watch = s.next_watch;
+    let effects = apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) });
+    assert!(matches!(&effects[..], [Effect::LoadTable { namespaces: Namespaces::All, .. }]), "{effects:?}");
+    assert!(matches!(&s.message, Some((Level::Info, m)) if m.contains("no widgets in default")));
+    let watch = s.next_watch;
+    assert_eq!(apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) }), vec![], "once");
+    assert!(
+        matches!(&type_keys(&mut s, "1")[..], [Effect::LoadTable { namespaces: Namespaces::One(ns), .. }] if ns == "default")
+    );
+    // A cluster-scoped kind is listed across namespaces whatever the namespace.
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, "1g");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert!(
+        matches!(&effects[..], [Effect::LoadTable { kind, namespaces: Namespaces::All, .. }] if kind.plural == "clusterpolicies"),
+        "{effects:?}"
+    );
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, "G");
+    // From the detail, the namespace asked for stays even when empty.
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, "i");
+    press(&mut s, KeyCode::Enter);
+    let watch = s.next_watch;
+    assert_eq!(apply(&mut s, Msg::Table { watch, result: Ok(widget_table(0)) }), vec![]);
+}
+
+#[test]
+fn ctrl_d_deletes_marked_objects_or_a_crd_after_a_question_and_never_when_read_only() {
+    let mut s = state();
+    open_widgets(&mut s, 5);
+    type_keys(&mut s, "  ");
+    assert!(ctrl(&mut s, 'd').is_empty(), "nothing goes before the answer");
+    let Mode::ConfirmDelete(Deletion::Objects { keys, .. }) = &s.mode else { panic!("{:?}", s.mode) };
+    assert_eq!(keys.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["widget-000", "widget-001"]);
+    assert!(type_keys(&mut s, "n").is_empty());
+    assert!(matches!(&s.message, Some((Level::Info, m)) if m == "nothing deleted"));
+    ctrl(&mut s, 'd');
+    let effects = type_keys(&mut s, "y");
+    assert!(matches!(&effects[..], [Effect::Delete(Deletion::Objects { keys, .. })] if keys.len() == 2), "{effects:?}");
+
+    press(&mut s, KeyCode::Esc);
+    ctrl(&mut s, 'd');
+    let Mode::ConfirmDelete(Deletion::Crd { name, count, .. }) = &s.mode else { panic!("{:?}", s.mode) };
+    assert_eq!((name.as_str(), *count), ("widgets.demo.example.com", Some(180)), "the question counts what goes");
+    press(&mut s, KeyCode::Esc);
+
+    s.readonly = true;
+    assert!(ctrl(&mut s, 'd').is_empty());
+    assert_eq!(s.mode, Mode::Normal);
+    assert!(matches!(&s.message, Some((Level::Error, m)) if m.contains("read-only")));
+}
+
+#[test]
+fn the_registrations_are_counted_again_as_the_clock_moves_and_a_click_selects_a_row() {
+    let mut s = state();
+    let later = |secs: i64| {
+        Msg::Tick(fixtures::now().checked_add(k8s_openapi::jiff::SignedDuration::from_secs(secs)).expect("time"))
+    };
+    assert_eq!(apply(&mut s, later(1)), vec![], "not yet");
+    let effects = apply(&mut s, later(5));
+    let counted: Vec<String> = effects
+        .iter()
+        .map(|e| match e {
+            Effect::CountResources(crd) => crd.metadata.name.clone().unwrap_or_default(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(counted.len(), 3, "every served CRD (not the one in conflict): {counted:?}");
+    let mouse = |row| {
+        crossterm::event::Event::Mouse(crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 10,
+            row,
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        })
+    };
+    crate::tui::on_event(&mut s, mouse(6));
+    assert_eq!(s.registrations.cursor, 2);
+    crate::tui::on_event(&mut s, mouse(1));
+    assert_eq!(s.registrations.cursor, 2, "a click above the rows selects nothing");
+    open_widgets(&mut s, 20);
+    crate::tui::on_event(&mut s, mouse(9));
+    let Screen::Resources(r) = s.screen() else { panic!() };
+    assert_eq!(r.table.current().map(|row| row.key.name.as_str()), Some("widget-005"));
+    assert_eq!(apply(&mut s, later(10)), vec![], "counted on the registrations screen only");
 }

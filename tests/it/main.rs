@@ -40,3 +40,4 @@ mod store_crash;
 mod support;
 mod tui_e2e;
 mod tui_runtime;
+mod tui_wizard_e2e;

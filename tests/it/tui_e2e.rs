@@ -1,8 +1,9 @@
 //! The terminal UI end to end: the real binary in a real terminal (tmux), on a local engine
-//! loaded with the demo, driven by keys: browse → detail → resources → edit status through
-//! a scripted editor → scale up from 0 → back → quit; and the migration wizard, run to the
-//! end and run again after a crash half-way. The screen is read with `capture-pane`, and
-//! the stored objects are read after the TUI has quit.
+//! loaded with the demo, driven by keys: browse → objects → detail → edit status through
+//! a scripted editor → scale up from 0 → back → quit; refused edits reopened, deletes,
+//! read-only, live rows and counts. The screen is read with `capture-pane`, and the stored
+//! objects are read after the TUI has quit. The migration wizard's runs are in
+//! `tui_wizard_e2e`, on the same helpers.
 
 use crate::support::crd::CrdBuilder;
 use crate::support::migrate;
@@ -11,9 +12,7 @@ use kube::api::{Api, DynamicObject};
 use kubectl_crd::cluster::objects::{ObjectRef, get_object};
 use kubectl_crd::cluster::registrations::find_crd;
 use kubectl_crd::cluster::tui_ops::resource_of;
-use migrate::{
-    CONTROLLER, CONTROLLER_REPLICAS, ar, controller_crd, controller_replicas, crd_exists, create_crd, open_local,
-};
+use migrate::open_local;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -26,10 +25,10 @@ const SCREEN_WAIT: Duration = Duration::from_secs(180);
 
 /// What the shell does once the program in the pane has exited: keep the pane, and the exit
 /// line on it, until the test reads it (the tmux server is killed on drop).
-const KEEP_PANE: &str = "sleep 3600";
+pub(super) const KEEP_PANE: &str = "sleep 3600";
 
 /// A tmux server of our own (its own socket), killed on drop.
-struct Tmux {
+pub(super) struct Tmux {
     socket: PathBuf,
     /// The TUI's standard error, shown when a wait fails.
     stderr: PathBuf,
@@ -39,7 +38,7 @@ impl Tmux {
     /// Runs `command` in a new `width`×`height` session, with `dir/tmp` as its `TMPDIR`:
     /// the edits the TUI keeps (a refused write, a composed CRD) stay in the test's
     /// directory and go with it.
-    fn start(dir: &Path, command: &str, width: u16, height: u16) -> Tmux {
+    pub(super) fn start(dir: &Path, command: &str, width: u16, height: u16) -> Tmux {
         let t = Tmux { socket: dir.join("tmux.sock"), stderr: dir.join("stderr") };
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp).expect("the session's TMPDIR");
@@ -66,7 +65,7 @@ impl Tmux {
     /// an Esc: glued to the next key it would read as Alt+key, and no pause is long enough
     /// on a busy machine. So an Esc ends a call, and the test waits for what it does on
     /// screen before sending more.
-    fn keys(&self, keys: &[&str]) {
+    pub(super) fn keys(&self, keys: &[&str]) {
         for (i, k) in keys.iter().enumerate() {
             assert!(*k != "Escape" || i + 1 == keys.len(), "wait for the screen after an Escape: {keys:?}");
             let status = self.tmux().args(["send-keys", "-t", "tui", k]).status().expect("send-keys");
@@ -75,24 +74,24 @@ impl Tmux {
     }
 
     /// Types text literally.
-    fn type_text(&self, text: &str) {
+    pub(super) fn type_text(&self, text: &str) {
         let status = self.tmux().args(["send-keys", "-t", "tui", "-l", text]).status().expect("send-keys");
         assert!(status.success());
     }
 
-    fn screen(&self) -> String {
+    pub(super) fn screen(&self) -> String {
         let out = self.tmux().args(["capture-pane", "-p", "-t", "tui"]).output().expect("capture-pane");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Waits until every needle is on screen; fails with the screen otherwise.
-    fn wait_for(&self, needles: &[&str]) -> String {
+    pub(super) fn wait_for(&self, needles: &[&str]) -> String {
         self.wait_until(&format!("{needles:?}"), |screen| needles.iter().all(|n| screen.contains(n)))
     }
 
     /// Waits until the screen satisfies `done`; fails with `what` and the screen otherwise.
     /// The screen is polled: tmux has no event for "the pane changed".
-    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(super) fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + SCREEN_WAIT;
         loop {
             let screen = self.screen();
@@ -113,7 +112,7 @@ impl Drop for Tmux {
 }
 
 /// An executable editor script: what a person would do in vi, scripted.
-fn editor_script(dir: &Path, body: &str) -> PathBuf {
+pub(super) fn editor_script(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("editor.sh");
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write editor");
     let mut perms = std::fs::metadata(&path).expect("editor").permissions();
@@ -123,7 +122,7 @@ fn editor_script(dir: &Path, body: &str) -> PathBuf {
 }
 
 /// Runs `read` on a fresh connection to the data the TUI left, then lets go of the data.
-fn read_local<T>(data: &Path, read: impl AsyncFnOnce(kube::Client) -> T) -> T {
+pub(super) fn read_local<T>(data: &Path, read: impl AsyncFnOnce(kube::Client) -> T) -> T {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         let conn = open_local(data).await;
@@ -144,8 +143,19 @@ fn stored_widget(data: &Path, name: &str) -> serde_json::Value {
     })
 }
 
+/// The TUI on the demo loaded into `data`, editing with `editor`, its standard error in `dir`.
+fn demo_command(dir: &Path, editor: &Path, data: &Path) -> String {
+    format!(
+        "KUBE_EDITOR={} {} --local={} tui --demo 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        editor.display(),
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        dir.join("stderr").display(),
+    )
+}
+
 /// Filters the registrations down to those `regex` matches (one) and waits for it.
-fn only(t: &Tmux, regex: &str) {
+pub(super) fn only(t: &Tmux, regex: &str) {
     t.keys(&["/"]);
     t.type_text(regex);
     t.keys(&["Enter"]);
@@ -157,13 +167,7 @@ fn browse_edit_status_scale_from_zero_and_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let editor = editor_script(dir.path(), "sed -i 's/phase: Stopped/phase: Running/' \"$1\"");
-    let command = format!(
-        "KUBE_EDITOR={} {} --local={} tui --demo 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        editor.display(),
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        dir.path().join("stderr").display(),
-    );
+    let command = demo_command(dir.path(), &editor, &data);
     let t = Tmux::start(dir.path(), &command, 130, 40);
 
     // Registrations, with the troubled ones marked in words.
@@ -171,9 +175,15 @@ fn browse_edit_status_scale_from_zero_and_back() {
     assert!(screen.contains("local:") && screen.contains("ns: default"), "the header names the connection:\n{screen}");
     assert!(screen.contains("!  gadgets.demo.example.com") && screen.contains("NameConflict"), "{screen}");
 
-    // Filter down to widgets, open its detail, then its resources.
+    // Filter down to widgets: Enter lists its objects (as in k9s); back, `i` opens its
+    // detail (the hints say so), and Enter there its objects again.
     only(&t, "^widgets");
+    t.wait_for(&["<enter> objects", "<i> detail"]);
     t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default)", "widget-001"]);
+    t.keys(&["Escape"]);
+    t.wait_for(&["customresourcedefinitions [1/"]);
+    t.keys(&["i"]);
     t.wait_for(&["Names (spec ⇄ accepted)", "Conditions", "Established", "schema"]);
     t.keys(&["Enter"]);
     t.wait_for(&["widgets(default)", "widget-001"]);
@@ -212,6 +222,51 @@ fn browse_edit_status_scale_from_zero_and_back() {
     assert_eq!(widget["spec"]["replicas"], 1, "{widget:#}");
 }
 
+/// A spec edit the server refuses (422: size above the schema's maximum) comes back in the
+/// editor with the reason on top; fixed there, it saves. Refused again and the editor quit
+/// without a change, it is abandoned, and the message says where the copy is.
+#[test]
+fn a_refused_edit_reopens_in_the_editor_and_an_unchanged_one_is_abandoned() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let abandon = dir.path().join("abandon");
+    let editor = editor_script(
+        dir.path(),
+        &format!(
+            "if grep -q '^# NOT SAVED' \"$1\"; then\n  grep -q '422' \"$1\" || exit 3\n  [ -e {} ] && exit 0\n  sed -i 's/size: 99/size: 9/' \"$1\"\nelse\n  sed -i 's/size: [0-9]*/size: 99/' \"$1\"\nfi",
+            abandon.display()
+        ),
+    );
+    let command = demo_command(dir.path(), &editor, &data);
+    let t = Tmux::start(dir.path(), &command, 130, 40);
+    t.wait_for(&["widgets.demo.example.com"]);
+    t.keys(&[":"]);
+    t.type_text("wd");
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default)", "widget-001"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets/default/widget-001", "size:"]);
+    t.keys(&["e"]);
+    t.wait_for(&["saved the spec of widgets/default/widget-001", "size: 9"]);
+    std::fs::write(&abandon, "").expect("abandon next time");
+    t.keys(&["e"]);
+    let screen = t.wait_for(&["edit abandoned", "your copy is kept in"]);
+    assert!(screen.contains("422"), "the reason is said:\n{screen}");
+    // Ctrl-D asks, naming what goes, and the screen follows the object out.
+    t.keys(&["C-d"]);
+    t.wait_for(&["Delete widget?", "default/widget-001", "y delete"]);
+    t.keys(&["y"]);
+    t.wait_for(&["DELETED"]);
+    t.keys(&["q"]);
+    t.wait_for(&["TUI-EXIT=0"]);
+    let gone = read_local(&data, async |client| {
+        let crd = find_crd(&client, "widgets").await.expect("widgets CRD");
+        let api: Api<DynamicObject> = resource_of(&crd).expect("served").api(&client, Some("default"));
+        api.get_opt("widget-001").await.expect("get").is_none()
+    });
+    assert!(gone, "deleted");
+}
+
 #[test]
 fn readonly_refuses_writes_and_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -224,14 +279,37 @@ fn readonly_refuses_writes_and_says_so() {
     );
     let t = Tmux::start(dir.path(), &command, 120, 30);
     t.wait_for(&["READ-ONLY", "widgets.demo.example.com"]);
+    // `:ns` alone picks from the cluster's namespaces; Tab completes; an unknown one is refused.
     t.keys(&[":"]);
+    t.type_text("ns");
+    t.keys(&["Enter"]);
+    t.wait_for(&["namespaces (Enter picks)", "team-a", "staging"]);
+    t.keys(&["Escape"]);
+    t.wait_until("the picker closed", |screen| !screen.contains("namespaces (Enter picks)"));
+    t.keys(&[":"]);
+    t.type_text("ns nowhere");
+    t.keys(&["Enter"]);
+    t.wait_for(&["namespace \"nowhere\" not found"]);
+    t.keys(&[":"]);
+    t.type_text("widg");
+    t.keys(&["Tab"]);
+    t.wait_for(&[":widget▏"]);
+    t.keys(&["C-u"]);
     t.type_text("wd");
     t.keys(&["Enter"]);
     t.wait_for(&["widgets(default)", "widget-001"]);
-    for key in ["e", "E", "s"] {
+    for key in ["e", "E", "s", "C-d"] {
         t.keys(&[key]);
         t.wait_for(&["read-only: writes are off"]);
     }
+    // Neither the hints nor the help offer writes.
+    let screen = t.screen();
+    assert!(!screen.contains("<e/E>") && !screen.contains("<ctrl-d>"), "{screen}");
+    t.keys(&["?"]);
+    let screen = t.wait_for(&["help: every key"]);
+    assert!(!screen.contains("edit spec") && !screen.contains("Ctrl-D"), "{screen}");
+    t.keys(&["Escape"]);
+    t.wait_until("help closed", |screen| !screen.contains("help: every key"));
     t.keys(&["C-c"]);
     t.wait_for(&["TUI-EXIT=0"]);
 }
@@ -314,6 +392,14 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     t.wait_until("the new CRD established", healthy);
     kubectl(&data, &["delete", "crd", NEW_CRD]);
     t.wait_until("the deleted CRD gone", |screen| !screen.contains(NEW_CRD));
+    // The RESOURCES column follows the objects too.
+    let count = |screen: &str, n: &str| {
+        let row = screen.lines().find(|l| l.contains("widgets.demo.example.com")).unwrap_or_default();
+        row.split_whitespace().any(|cell| cell == n)
+    };
+    assert!(count(&t.screen(), "180"), "{}", t.screen());
+    kubectl(&data, &["delete", "widgets.demo.example.com", "widget-005"]);
+    t.wait_until("the widgets counted again", |screen| count(screen, "179"));
 
     t.keys(&[":"]);
     t.type_text("widgets");
@@ -335,15 +421,23 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     assert_eq!(kept, 1, "the refused edit is kept in the session's TMPDIR");
     t.keys(&["r"]);
     t.wait_for(&["saved the spec of widgets/default/widget-002", "color: blue", "size: 9"]);
+
+    // The resource screen is live: a change made with kubectl shows, and so does a delete.
+    kubectl(
+        &data,
+        &["patch", "widgets.demo.example.com", "widget-002", "--type=merge", "-p", r#"{"spec":{"size":4}}"#],
+    );
+    t.wait_for(&["size: 4"]);
+    kubectl(&data, &["delete", "widgets.demo.example.com", "widget-002"]);
+    t.wait_for(&["DELETED", "default/widget-002 was deleted"]);
     t.keys(&["q"]);
     t.wait_for(&["TUI-EXIT=0"]);
 }
 
-const OLD_CRD: &str = "widgets.demo.example.com";
-const NEW_CRD: &str = "gizmos.migrated.example.org";
+pub(super) const NEW_CRD: &str = "gizmos.migrated.example.org";
 
 /// Loads the demo into `data` with the real binary, as a user would before `tui`.
-fn load_demo(data: &Path) {
+pub(super) fn load_demo(data: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
         .arg(format!("--local={}", data.display()))
         .arg("demo")
@@ -352,37 +446,8 @@ fn load_demo(data: &Path) {
     assert!(out.status.success(), "demo: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// What the local engine in `data` holds: which of the two CRDs exist, and every object
-/// of `kind` by namespace/name with its spec and status.
-struct Stored {
-    crds: Vec<String>,
-    objects: std::collections::BTreeMap<String, serde_json::Value>,
-}
-
-fn stored(data: &Path, group: &str, kind: &str) -> Stored {
-    read_local(data, async |client| {
-        let mut crds = vec![];
-        for name in [OLD_CRD, NEW_CRD] {
-            if crd_exists(&client, name).await {
-                crds.push(name.to_string());
-            }
-        }
-        let resource = ar(group, kind);
-        let mut objects = std::collections::BTreeMap::new();
-        if crds.contains(&format!("{}.{group}", resource.plural)) {
-            let api: Api<DynamicObject> = Api::all_with(client, &resource);
-            for o in api.list(&Default::default()).await.expect("list").items {
-                let ns = o.metadata.namespace.clone().unwrap_or_default();
-                let key = format!("{ns}/{}", o.metadata.name.clone().unwrap_or_default());
-                objects.insert(key, serde_json::json!({"spec": o.data["spec"], "status": o.data["status"]}));
-            }
-        }
-        Stored { crds, objects }
-    })
-}
-
 /// The widgets' new CRD: another group, kind and plural, the same schema.
-fn gizmos_crd() -> serde_json::Value {
+pub(super) fn gizmos_crd() -> serde_json::Value {
     let schema = serde_json::json!({"type": "object", "properties": {
         "spec": {"type": "object", "properties": {
             "color": {"type": "string", "enum": ["red", "green", "blue"]},
@@ -392,203 +457,4 @@ fn gizmos_crd() -> serde_json::Value {
             "phase": {"type": "string"}, "replicas": {"type": "integer"},
             "selector": {"type": "string"}, "observedGeneration": {"type": "integer"}}}}});
     CrdBuilder::new("migrated.example.org", "Gizmo").list_kind().short_names(&["gz"]).status().schema(schema).build()
-}
-
-/// Adds a stand-in for a controller to `data`: an object with `/scale` in namespace
-/// `ops` (the local engine has no Deployments), at [`CONTROLLER_REPLICAS`].
-fn add_controller(data: &Path) {
-    read_local(data, async |client| {
-        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-        let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": "ops"}})).expect("ns");
-        namespaces.create(&Default::default(), &ns).await.expect("namespace");
-        create_crd(&client, &controller_crd()).await;
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "ops", &ar("ops.example.com", "Controller"));
-        let c = serde_json::from_value(serde_json::json!({"apiVersion": "ops.example.com/v1", "kind": "Controller",
-            "metadata": {"name": "crontab-controller"}, "spec": {"replicas": CONTROLLER_REPLICAS}}))
-        .expect("controller");
-        api.create(&Default::default(), &c).await.expect("controller");
-    })
-}
-
-/// Asserts the widgets moved: the old CRD gone, the new one there, every object under the
-/// new kind with the spec and status it had.
-fn assert_migrated(data: &Path, before: &Stored) {
-    let after = stored(data, "migrated.example.org", "Gizmo");
-    assert_eq!(after.crds, vec![NEW_CRD.to_string()], "the old CRD is gone, the new one is there");
-    assert_eq!(after.objects.len(), 180);
-    assert_eq!(after.objects, before.objects, "every widget is a gizmo with its spec and status");
-}
-
-fn journal_phase(xdg: &Path) -> String {
-    let path = xdg.join("kubectl-crd/migrations").join(format!("{OLD_CRD}--to--{NEW_CRD}")).join("journal.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let journal: serde_json::Value = serde_json::from_str(&text).expect("journal");
-    journal["phase"].as_str().unwrap_or_default().to_string()
-}
-
-/// The TUI on the local engine in `data`, its journals under `xdg`, its standard error in
-/// `run` (where its [`Tmux`] lives), with `env` set.
-fn tui_command(run: &Path, xdg: &Path, data: &Path, env: &str) -> String {
-    format!(
-        "XDG_DATA_HOME={} {env} {} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        xdg.display(),
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        run.join("stderr").display(),
-    )
-}
-
-/// Answers the questions of a run from the start question to the end; with a
-/// `controller` named, the question before it is scaled to 0 too.
-fn confirm_run(t: &Tmux, controller: Option<&str>) {
-    t.wait_for(&["Start the migration of 180 objects to gizmos.migrated.example.org? [y/n]"]);
-    t.keys(&["y"]);
-    if let Some(c) = controller {
-        t.wait_for(&[&format!("Scale {c} to 0 replicas until the migration is done? [y/n]")]);
-        t.keys(&["y"]);
-    }
-    t.wait_for(&["Delete the 180 widgets.demo.example.com objects", "[y/n]"]);
-    t.keys(&["y"]);
-    t.wait_for(&["Delete the old CustomResourceDefinition widgets.demo.example.com? [y/n]"]);
-    t.keys(&["y"]);
-}
-
-#[test]
-fn the_wizard_migrates_a_registration_to_a_new_crd() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    load_demo(&data);
-    let before = stored(&data, "demo.example.com", "Widget");
-    assert_eq!(before.objects.len(), 180);
-    add_controller(&data);
-    let new_crd = dir.path().join("gizmos.yaml");
-    std::fs::write(&new_crd, serde_json::to_vec_pretty(&gizmos_crd()).expect("json")).expect("write");
-    let xdg = dir.path().join("xdg");
-    let t = Tmux::start(dir.path(), &tui_command(dir.path(), &xdg, &data, ""), 130, 50);
-
-    t.wait_for(&["customresourcedefinitions [", OLD_CRD]);
-    only(&t, "^widgets");
-    t.keys(&["m"]);
-    t.wait_for(&["migrate widgets.demo.example.com", "New CRD file:", "Controllers to stop:"]);
-    t.type_text(&new_crd.display().to_string());
-    // A wrong controller is refused before planning; the field is fixed in place.
-    t.keys(&["Tab"]);
-    t.type_text("ops/a/b/c");
-    t.keys(&["Enter"]);
-    t.wait_for(&["invalid controller(s) to stop: \"ops/a/b/c\""]);
-    t.keys(&["C-u"]);
-    t.type_text(CONTROLLER);
-    t.keys(&["Enter"]);
-    // The plan, as `kubectl crd migrate plan` prints it.
-    let screen = t.wait_for(&[
-        "Migration widgets.demo.example.com--to--gizmos.migrated.example.org",
-        "Objects: 180",
-        "ops/controllers/crontab-controller (controllers.ops.example.com): 2 replica(s)",
-        "Enter starts the migration",
-    ]);
-    for ns in ["default", "team-a", "team-b", "team-c"] {
-        assert!(screen.contains(&format!("  {ns} ")), "{ns} in the plan:\n{screen}");
-    }
-    t.keys(&["Enter"]);
-    confirm_run(&t, Some(CONTROLLER));
-    let screen = t.wait_for(&["Done: 0 difference(s).", "checked against the new kind: 0 difference(s)"]);
-    assert!(screen.contains("✓ recreate") && screen.contains("✓ verify"), "{screen}");
-    // Esc closes the wizard, Esc again drops the filter: the new CRD is in the list.
-    t.keys(&["Escape"]);
-    t.wait_until("the wizard closed", |screen| !screen.contains(" migrate widgets.demo.example.com "));
-    t.keys(&["Escape"]);
-    t.wait_for(&["customresourcedefinitions [", NEW_CRD]);
-    t.keys(&["q"]);
-    t.wait_for(&["TUI-EXIT=0"]);
-
-    assert_eq!(journal_phase(&xdg), "completed");
-    assert_migrated(&data, &before);
-    let replicas = read_local(&data, async |client| controller_replicas(&client).await);
-    assert_eq!(replicas, CONTROLLER_REPLICAS, "the controller is back");
-}
-
-#[test]
-fn an_interrupted_wizard_is_offered_for_resuming_and_finishes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    load_demo(&data);
-    let before = stored(&data, "demo.example.com", "Widget");
-    // The new CRD written in the editor from the current one, as a person would in vi.
-    let editor = editor_script(
-        dir.path(),
-        "sed -i -e 's/name: widgets.demo.example.com/name: gizmos.migrated.example.org/' \\
-            -e 's/group: demo.example.com/group: migrated.example.org/' -e 's/kind: Widget$/kind: Gizmo/' \\
-            -e 's/listKind: WidgetList/listKind: GizmoList/' -e 's/plural: widgets/plural: gizmos/' \\
-            -e 's/singular: widget$/singular: gizmo/' -e 's/- wd$/- gz/' \"$1\"",
-    );
-    // The first run dies (SIGKILL) half-way through recreating the objects.
-    let crash = format!("KUBE_EDITOR={} KUBECTL_CRD_MIGRATE_CRASH_AT=recreate:20", editor.display());
-    let xdg = dir.path().join("xdg");
-    let t = Tmux::start(dir.path(), &tui_command(dir.path(), &xdg, &data, &crash), 130, 50);
-    t.wait_for(&["customresourcedefinitions [", OLD_CRD]);
-    only(&t, "^widgets");
-    t.keys(&["m"]);
-    t.wait_for(&["New CRD file:"]);
-    t.keys(&["C-e"]);
-    t.wait_for(&["Migration widgets.demo.example.com--to--gizmos.migrated.example.org", "Enter starts the migration"]);
-    t.keys(&["Enter"]);
-    confirm_run(&t, None);
-    t.wait_for(&["TUI-EXIT=137"]);
-    drop(t);
-    assert_eq!(journal_phase(&xdg), "forward", "the journal kept the place");
-
-    // Started again (a tmux server of its own): the unfinished migration is offered at
-    // once; Esc declines, and `m` on the new CRD (the old one is gone by now) offers it again.
-    let again = dir.path().join("again");
-    std::fs::create_dir_all(&again).expect("mkdir");
-    let t = Tmux::start(&again, &tui_command(&again, &xdg, &data, ""), 130, 50);
-    let screen = t.wait_for(&["An unfinished migration of widgets.demo.example.com to gizmos.migrated.example.org"]);
-    assert!(screen.contains("✓ delete-old-crd") && screen.contains("▶ recreate"), "{screen}");
-    t.keys(&["Escape"]);
-    t.wait_for(&["customresourcedefinitions [", NEW_CRD]);
-    only(&t, "^gizmos");
-    t.keys(&["m"]);
-    t.wait_for(&["An unfinished migration of widgets.demo.example.com", "y resumes where it stopped"]);
-    t.keys(&["y"]);
-    t.wait_for(&["Done: 0 difference(s).", "checked against the new kind: 0 difference(s)"]);
-    t.keys(&["Escape"]);
-    t.keys(&["q"]);
-    t.wait_for(&["TUI-EXIT=0"]);
-
-    assert_eq!(journal_phase(&xdg), "completed");
-    assert_migrated(&data, &before);
-}
-
-/// `kubectl crd migrate run` without `--yes`, in a terminal: each question is answered as
-/// a person answers it, `y` then Enter, and the run goes to the end. A prompt that took the
-/// `y` alone would leave the Enter to answer the next question "no".
-#[test]
-fn the_migrate_command_s_questions_take_a_whole_line() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    load_demo(&data);
-    let before = stored(&data, "demo.example.com", "Widget");
-    add_controller(&data);
-    let new_crd = dir.path().join("gizmos.yaml");
-    std::fs::write(&new_crd, serde_json::to_vec_pretty(&gizmos_crd()).expect("json")).expect("write");
-    let command = format!(
-        "XDG_DATA_HOME={} {} --local={} migrate run --from {OLD_CRD} --to {} --controller {CONTROLLER} 2>&1; echo MIGRATE-EXIT=$?; {KEEP_PANE}",
-        dir.path().join("xdg").display(),
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        new_crd.display(),
-    );
-    let t = Tmux::start(dir.path(), &command, 200, 50);
-    for question in [
-        "Start the migration of 180 objects to gizmos.migrated.example.org? [y/N]",
-        &format!("Scale {CONTROLLER} to 0 replicas until the migration is done? [y/N]"),
-        "Delete the 180 widgets.demo.example.com objects (backed up;",
-        "Delete the old CustomResourceDefinition widgets.demo.example.com? [y/N]",
-    ] {
-        t.wait_for(&[question]);
-        t.keys(&["y", "Enter"]);
-    }
-    let screen = t.wait_for(&["MIGRATE-EXIT="]);
-    assert!(screen.contains("MIGRATE-EXIT=0") && screen.contains("Done in"), "{screen}");
-    assert_migrated(&data, &before);
 }

@@ -89,7 +89,7 @@ async fn a_spec_conflict_shows_the_server_change_and_reapplies_the_edit() {
 }
 
 /// `r` after a 409 where the server changed the field the user changed: not saved (one of
-/// the two changes would be lost), and the edit stays in its file.
+/// the two changes would be lost); the edit stays in its file and goes back to the editor.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reapply_over_the_same_field_is_refused_and_the_edit_kept() {
     let (conn, kind) = demo_engine().await;
@@ -110,8 +110,8 @@ async fn a_reapply_over_the_same_field_is_refused_and_the_edit_kept() {
     };
     let msg = perform(client, effect).await.expect("a message");
     assert!(
-        matches!(&msg, Msg::Error(m) if m.contains("both your edit and another writer changed spec.size") && m.contains("kept in")),
-        "{msg:?}"
+        matches!(&msg, Msg::EditRefused(r) if r.error.contains("both your edit and another writer changed spec.size") && r.kept == kept),
+        "back to the editor with the reason: {msg:?}"
     );
     assert!(kept.exists(), "the edit is kept");
     assert_eq!(stored(&conn, &kind, "widget-006").await["spec"]["size"], 2, "the other writer's change stays");
@@ -274,4 +274,79 @@ async fn the_wizard_offers_and_opens_only_its_own_cluster_s_journals() {
         panic!("opening another cluster's journal is refused")
     };
     assert!(e.contains("belongs to another cluster, memory (kube-system uid "), "{e}");
+}
+
+/// A save the server refuses (422 from the schema) goes back to the editor with the reason,
+/// and the text as typed stays in the file; a refused edit fixed and saved goes through.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_save_goes_back_to_the_editor_with_the_reason() {
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let (against, base, kept) = prepare_edit(client, &kind, &key("widget-007"), EditPart::Spec).await.expect("prepare");
+    let mut edited = base.clone();
+    edited["spec"]["size"] = json!(99);
+    type_into(&kept, &edited, EditPart::Spec);
+    let job = EditJob {
+        kind: kind.clone(),
+        key: key("widget-007"),
+        part: EditPart::Spec,
+        kept: kept.clone(),
+        base: base.clone(),
+        edited: base,
+    };
+    let Msg::EditRefused(refused) = finish_edit(client, against, job.clone()).await else {
+        panic!("expected a refusal")
+    };
+    assert!(refused.error.contains("422") && refused.error.contains("spec.size"), "{}", refused.error);
+    let written = kubectl_crd::tui::runtime::write_refused(&refused).expect("rewritten");
+    assert!(written.contains("# NOT SAVED") && written.contains("size: 99"), "{written}");
+    // The user fixes the value under the comments and saves.
+    std::fs::write(&kept, written.replace("size: 99", "size: 9")).expect("fix");
+    let against = kubectl_crd::tui::runtime::reread(client, &refused).await.expect("reread");
+    let msg = finish_edit(client, against, job).await;
+    assert!(matches!(&msg, Msg::Saved(m) if m.starts_with("saved the spec")), "{msg:?}");
+    assert_eq!(stored(&conn, &kind, "widget-007").await["spec"]["size"], 9);
+}
+
+/// A kind without a status subresource: the edit shows the status, and a status typed there
+/// is saved with the object (it is an ordinary field), not dropped.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_status_subresource_the_status_is_edited_with_the_object() {
+    let (conn, _) = demo_engine().await;
+    let client = conn.client();
+    let crd = find_crd(client, "clusterpolicies").await.expect("clusterpolicies");
+    let kind = resource_of(&crd).expect("served");
+    assert!(!kind.status);
+    let at = ObjKey::new(None, "policy-02");
+    let (against, base, kept) = prepare_edit(client, &kind, &at, EditPart::Object).await.expect("prepare");
+    assert_eq!(base["status"]["violations"], 7, "the status is shown: {base}");
+    let mut edited = base.clone();
+    edited["status"]["violations"] = json!(0);
+    edited["spec"]["action"] = json!("audit");
+    type_into(&kept, &edited, EditPart::Object);
+    let job = EditJob { kind: kind.clone(), key: at, part: EditPart::Object, kept, base: base.clone(), edited: base };
+    let msg = finish_edit(client, against, job).await;
+    assert!(matches!(&msg, Msg::Saved(m) if m.starts_with("saved the object of clusterpolicies/policy-02")), "{msg:?}");
+    let api: Api<DynamicObject> = kind.api(client, None);
+    let obj = serde_json::to_value(api.get("policy-02").await.expect("get")).expect("json");
+    assert_eq!((obj["spec"]["action"].clone(), obj["status"]["violations"].clone()), (json!("audit"), json!(0)));
+}
+
+/// Ctrl-D's IO: the confirmed objects go, and a CRD goes with its custom resources.
+#[tokio::test(flavor = "multi_thread")]
+async fn confirmed_deletes_remove_objects_and_a_crd() {
+    use kubectl_crd::tui::state::Deletion;
+    let (conn, kind) = demo_engine().await;
+    let client = conn.client();
+    let keys = vec![key("widget-001"), key("widget-002")];
+    let msg = perform(client, Effect::Delete(Deletion::Objects { kind: kind.clone(), keys })).await.expect("a message");
+    assert!(matches!(&msg, Msg::Saved(m) if m == "deleted widgets default/widget-001, default/widget-002"), "{msg:?}");
+    let api: Api<DynamicObject> = kind.api(client, Some("default"));
+    assert!(api.get_opt("widget-001").await.expect("get").is_none());
+    let crd = Deletion::Crd { name: "widgets.demo.example.com".into(), plural: "widgets".into(), count: None };
+    let msg = perform(client, Effect::Delete(crd)).await.expect("a message");
+    assert!(matches!(&msg, Msg::Saved(m) if m.contains("deleted customresourcedefinition widgets")), "{msg:?}");
+    let crds: Api<kubectl_crd::cluster::registrations::Crd> = Api::all(client.clone());
+    let gone = crds.get_opt("widgets.demo.example.com").await.expect("get");
+    assert!(gone.is_none_or(|c| c.metadata.deletion_timestamp.is_some()), "deleted or terminating");
 }

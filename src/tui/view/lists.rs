@@ -4,7 +4,7 @@
 use super::{block, cells_line, fit};
 use crate::tui::model::Registration;
 use crate::tui::state::{ResourcesScreen, State};
-use crate::tui::table::is_age;
+use crate::tui::table::{SortKey, is_age};
 use crate::tui::theme::{MARK, TROUBLE_MARK};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -44,8 +44,7 @@ pub fn registrations(frame: &mut Frame, area: Rect, state: &State) {
     let t = &state.theme;
     let regs = &state.registrations;
     let shown = regs.shown();
-    let filter =
-        regs.filter.as_ref().map(|f| format!(" </{}>", f.as_str().trim_start_matches("(?i)"))).unwrap_or_default();
+    let filter = regs.filter.as_ref().map(|f| format!(" </{}>", f.text())).unwrap_or_default();
     let title = Line::from(vec![
         Span::styled(" customresourcedefinitions", t.title()),
         Span::raw(format!(" [{}/{}]{filter} ", shown.len(), regs.items.len())),
@@ -112,7 +111,7 @@ pub fn resources(frame: &mut Frame, area: Rect, state: &State, screen: &Resource
         Span::raw(format!(" [{}/{}]", table.shown(), table.total())),
     ];
     if let Some(f) = table.filter() {
-        title.push(Span::styled(format!(" </{}>", f.trim_start_matches("(?i)")), t.warning()));
+        title.push(Span::styled(format!(" </{f}>"), t.warning()));
     }
     if let Some(sel) = &screen.selector {
         title.push(Span::styled(format!(" <-l {sel}>"), t.warning()));
@@ -123,37 +122,36 @@ pub fn resources(frame: &mut Frame, area: Rect, state: &State, screen: &Resource
     if screen.loading {
         title.push(Span::styled(" loading…", t.dim()));
     }
+    if screen.stale {
+        title.push(Span::styled(" STALE: the last list failed (L shows why)", t.error()));
+    }
+    if screen.wide {
+        title.push(Span::styled(" wide", t.dim()));
+    }
     title.push(Span::raw(" "));
     let b = block(Line::from(title), true, state);
     let inner = b.inner(area);
     frame.render_widget(b, area);
 
-    let all_ns = screen.kind.namespaced && state.namespaces.one().is_none();
-    // Columns shown: the mark, NAMESPACE with -A, then the server's priority-0 columns.
-    let shown_cols: Vec<usize> = (0..table.columns.len()).filter(|&i| table.columns[i].priority == 0).collect();
+    // Columns shown: the mark, then what `on_screen` says (NAMESPACE with -A, the server's
+    // columns, the wide ones with Ctrl-W); the sort arrow on the sorted one.
+    let columns = screen.on_screen(&state.namespaces);
+    let ns_width = 9;
     let mut widths = vec![1];
     let mut headings = vec![(String::new(), t.column_header())];
-    let ns_width = 9;
-    if all_ns {
-        widths.push(ns_width);
-        headings.push(("NAMESPACE".to_string(), t.column_header()));
-    }
-    let sort = table.sort();
-    for &c in &shown_cols {
-        let col = &table.columns[c];
-        let arrow = match sort {
-            Some(s) if s.column == c => {
-                if s.descending {
-                    "↓"
-                } else {
-                    "↑"
-                }
-            }
+    for (heading, key) in &columns {
+        let arrow = match table.sort() {
+            Some(s) if s.column == *key && s.descending => "↓",
+            Some(s) if s.column == *key => "↑",
             _ => "",
         };
-        let w = if is_age(col) { 5 } else { table.widths()[c] };
-        widths.push(w.max(col.name.chars().count() + arrow.chars().count()));
-        headings.push((format!("{}{arrow}", col.name.to_uppercase()), t.column_header()));
+        let w = match key {
+            SortKey::Namespace => ns_width,
+            SortKey::Column(c) if is_age(&table.columns[*c]) => 5,
+            SortKey::Column(c) => table.widths()[*c],
+        };
+        widths.push(w.max(heading.chars().count() + arrow.chars().count()));
+        headings.push((format!("{heading}{arrow}"), t.column_header()));
     }
     let height = usize::from(inner.height).saturating_sub(1);
     let mut lines = Vec::with_capacity(height + 1);
@@ -166,15 +164,18 @@ pub fn resources(frame: &mut Frame, area: Rect, state: &State, screen: &Resource
         };
         lines.push(Line::styled(what, t.dim()));
     }
+    // Rows of a list that failed are the old ones: dimmed, and the title says so.
+    let plain = if screen.stale { t.dim() } else { Style::new() };
     for (pos, row) in table.visible(height) {
         let marked = table.is_marked(&row.key);
-        let base = if marked { t.marked() } else { Style::new() };
+        let base = if marked { t.marked() } else { plain };
         let mut cells = vec![(if marked { MARK } else { " " }.to_string(), base)];
-        if all_ns {
-            cells.push((fit(row.key.namespace.as_deref().unwrap_or_default(), ns_width), base));
-        }
-        for &c in &shown_cols {
-            cells.push((table.cell(row, c, state.now).into_owned(), base));
+        for (i, (_, key)) in columns.iter().enumerate() {
+            let text = match key {
+                SortKey::Namespace => fit(row.key.namespace.as_deref().unwrap_or_default(), widths[i + 1]),
+                SortKey::Column(c) => table.cell(row, *c, state.now).into_owned(),
+            };
+            cells.push((text, base));
         }
         let mut line = cells_line(cells, &widths);
         if pos == table.cursor() {

@@ -4,10 +4,12 @@
 
 mod detail;
 mod lists;
+mod log;
 mod popup;
 mod resource;
 mod wizard;
 
+use crate::tui::keys;
 use crate::tui::state::{Connection, Level, Mode, Screen, State};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -17,9 +19,13 @@ use ratatui::widgets::{Block, Paragraph};
 
 /// Draws the whole UI.
 pub fn draw(frame: &mut Frame, state: &State) {
-    let [header, crumbs, body, status] =
-        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)])
-            .areas(frame.area());
+    let [header, crumbs, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(state.status_rows()),
+    ])
+    .areas(frame.area());
     draw_header(frame, header, state);
     draw_crumbs(frame, crumbs, state);
     match state.screen() {
@@ -29,6 +35,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Screen::Resource(r) => resource::draw(frame, body, state, r),
         Screen::Text(t) => resource::text(frame, body, state, t),
         Screen::Wizard(w) => wizard::draw(frame, body, state, w),
+        Screen::Log { scroll } => log::draw(frame, body, state, *scroll),
     }
     draw_status(frame, status, state);
     match &state.mode {
@@ -36,6 +43,8 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Mode::Scale(d) => popup::scale(frame, body, state, d),
         Mode::Conflict(d) => popup::conflict(frame, body, state, d),
         Mode::ConfirmQuit => popup::confirm_quit(frame, body, state),
+        Mode::ConfirmDelete(d) => popup::confirm_delete(frame, body, state, d),
+        Mode::PickNamespace { cursor } => popup::namespaces(frame, body, state, *cursor),
         _ => {}
     }
 }
@@ -52,6 +61,8 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State) {
         Span::styled(state.target.context.clone(), t.header_key()),
         Span::styled(" │ ns: ", t.header()),
         Span::styled(state.namespaces.label().to_string(), t.header_key()),
+        // The favourite namespaces, as k9s lists them: the number keys pick one.
+        Span::styled(format!(" [{}]", favourites(state)), t.header()),
         Span::styled(format!(" │ {conn}: "), t.header()),
         Span::styled(state.target.server.clone(), t.header_key()),
     ];
@@ -64,6 +75,12 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State) {
     spans.push(Span::styled(" ".repeat(pad), t.header()));
     spans.push(Span::styled(help, t.header()));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.header()), area);
+}
+
+/// `0:all 1:default 2:team-a`: what the number keys pick.
+fn favourites(state: &State) -> String {
+    let numbered = state.favourites.iter().enumerate().map(|(i, ns)| format!("{}:{ns}", i + 1));
+    std::iter::once("0:all".to_string()).chain(numbered).collect::<Vec<_>>().join(" ")
 }
 
 fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
@@ -80,17 +97,18 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
             Screen::Resource(r) => r.key.display(),
             Screen::Text(x) => x.title.split_whitespace().next().unwrap_or_default().to_string(),
             Screen::Wizard(w) => format!("migrate {}", w.crd),
+            Screen::Log { .. } => "messages".to_string(),
         };
         let style = if i + 1 == state.stack.len() { t.title() } else { Style::new() };
         spans.push(Span::styled(label, style));
     }
     let hints = match state.screen() {
-        Screen::Registrations => "  <enter> detail  <m> migrate  </> filter  <:> command  <y> yaml  <d> describe",
-        Screen::Detail(_) => "  <enter> resources  <m> migrate  <tab> pane  <←/→> fold  <esc> back",
-        Screen::Resources(_) => "  <enter> open  <e/E> edit spec/status  <s> scale  <space> mark  <0> all ns",
-        Screen::Resource(_) => "  <e> edit spec  <E> edit status  <s> scale  <tab> pane  <esc> back",
-        Screen::Text(_) => "  <j/k> scroll  <esc> back",
-        Screen::Wizard(w) => wizard::hints(w),
+        Screen::Wizard(w) => wizard::hints(w).to_string(),
+        screen => keys::hints(screen)
+            .iter()
+            .filter(|h| !(h.write && state.readonly))
+            .map(|h| format!("  <{}> {}", h.key, h.what))
+            .collect(),
     };
     spans.push(Span::styled(hints, t.dim()));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -99,7 +117,17 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
 fn draw_status(frame: &mut Frame, area: Rect, state: &State) {
     let t = &state.theme;
     let line = match &state.mode {
-        Mode::Command(i) => Line::from(vec![Span::styled(":", t.title()), Span::raw(i.text.clone()), Span::raw("▏")]),
+        Mode::Command(i) => {
+            let mut spans = vec![Span::styled(":", t.title()), Span::raw(i.text.clone()), Span::raw("▏")];
+            // What Tab would complete to, while there is a choice.
+            let found = crate::tui::commands::completions(state, &i.text);
+            if !i.text.is_empty() && found.len() > 1 {
+                let shown: Vec<&str> = found.iter().take(8).map(String::as_str).collect();
+                let more = if found.len() > 8 { " …" } else { "" };
+                spans.push(Span::styled(format!("   Tab: {}{more}", shown.join("  ")), t.dim()));
+            }
+            Line::from(spans)
+        }
         Mode::Filter(i) => Line::from(vec![Span::styled("/", t.title()), Span::raw(i.text.clone()), Span::raw("▏")]),
         _ => match &state.message {
             Some((Level::Error, m)) => Line::from(Span::styled(format!("✗ {m}"), t.error())),
@@ -107,7 +135,8 @@ fn draw_status(frame: &mut Frame, area: Rect, state: &State) {
             None => Line::from(Span::styled("", t.dim())),
         },
     };
-    frame.render_widget(Paragraph::new(line), area);
+    // A long message wraps over the rows the status area has (see `State::status_rows`).
+    frame.render_widget(Paragraph::new(line).wrap(ratatui::widgets::Wrap { trim: false }), area);
 }
 
 /// A bordered block whose border shows focus.

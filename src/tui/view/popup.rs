@@ -3,7 +3,7 @@
 
 use super::block;
 use crate::tui::keys::{BINDINGS, DIALOG_KEYS};
-use crate::tui::state::{ConflictDialog, ScaleChange, ScaleDialog, State};
+use crate::tui::state::{ConflictDialog, Deletion, ScaleChange, ScaleDialog, State};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -17,7 +17,8 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 pub fn help(frame: &mut Frame, area: Rect, state: &State, scroll: usize) {
     let t = &state.theme;
     let mut lines = vec![];
-    for b in BINDINGS.iter().filter(|b| !b.label.is_empty()) {
+    // With --readonly the writes are off: not offered.
+    for b in BINDINGS.iter().filter(|b| b.offered(state.readonly)) {
         let here = b.on_screen(state.screen());
         let style = if here { ratatui::style::Style::new() } else { t.dim() };
         lines.push(Line::from(vec![
@@ -26,7 +27,7 @@ pub fn help(frame: &mut Frame, area: Rect, state: &State, scroll: usize) {
         ]));
     }
     lines.push(Line::raw(""));
-    for (k, h) in DIALOG_KEYS {
+    for (k, h, _) in DIALOG_KEYS.iter().filter(|(_, _, write)| !(*write && state.readonly)) {
         lines.push(Line::from(vec![Span::styled(format!("{k:<13}"), t.yaml_key()), Span::raw(*h)]));
     }
     let height = (lines.len() as u16 + 2).min(area.height);
@@ -113,14 +114,23 @@ pub fn conflict(frame: &mut Frame, area: Rect, state: &State, d: &ConflictDialog
         Span::styled(d.kept.display().to_string(), t.marked()),
     ]));
     lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
-        Span::styled("r", t.yaml_key()),
-        Span::raw(" re-apply your changes on the new version   "),
-        Span::styled("d", t.yaml_key()),
-        Span::raw(" discard"),
-    ]));
+    lines.push(answers(
+        state,
+        &[("r", "re-apply your changes on the new version"), ("e", "edit again"), ("d", "discard")],
+    ));
     let height = lines.len() as u16 + 4;
     wrapped_dialog(frame, centered(area, 90, height), state, Line::styled(" conflict ", t.error()), lines);
+}
+
+/// The keys a dialog answers to: `y quit   n go on`.
+fn answers(state: &State, keys: &[(&str, &str)]) -> Line<'static> {
+    let mut spans = vec![];
+    for (i, (key, what)) in keys.iter().enumerate() {
+        let gap = if i + 1 < keys.len() { "   " } else { "" };
+        spans.push(Span::styled(key.to_string(), state.theme.yaml_key()));
+        spans.push(Span::raw(format!(" {what}{gap}")));
+    }
+    Line::from(spans)
 }
 
 /// A bordered dialog over the screen, its text wrapped.
@@ -140,13 +150,64 @@ pub fn confirm_quit(frame: &mut Frame, area: Rect, state: &State) {
         Line::raw("Quitting stops it half-way; the journal keeps the place and the step runs again when"),
         Line::raw("you resume (m on the CRD here, or kubectl crd migrate resume)."),
         Line::raw(""),
-        Line::from(vec![
-            Span::styled("y", t.yaml_key()),
-            Span::raw(" quit   "),
-            Span::styled("n", t.yaml_key()),
-            Span::raw(" go on"),
-        ]),
+        answers(state, &[("y", "quit"), ("n", "go on")]),
     ];
     let height = lines.len() as u16 + 2;
     wrapped_dialog(frame, centered(area, 92, height), state, Line::styled(" quit? ", t.error()), lines);
+}
+
+/// `Ctrl-D`: what goes, named, before it goes.
+pub fn confirm_delete(frame: &mut Frame, area: Rect, state: &State, d: &Deletion) {
+    let t = &state.theme;
+    let mut lines = vec![];
+    match d {
+        Deletion::Objects { kind, keys } => {
+            let what = if keys.len() == 1 { kind.singular.clone() } else { format!("{} {}", keys.len(), kind.plural) };
+            lines.push(Line::styled(format!("Delete {what}?"), t.marked()));
+            for k in keys.iter().take(8) {
+                lines.push(Line::raw(format!("  {}", k.display())));
+            }
+            if keys.len() > 8 {
+                lines.push(Line::styled(format!("  … and {} more", keys.len() - 8), t.dim()));
+            }
+        }
+        Deletion::Crd { name, plural, count } => {
+            lines.push(Line::styled(format!("Delete the CustomResourceDefinition {name}?"), t.marked()));
+            let with = match count {
+                Some(0) => "It holds no custom resources.".to_string(),
+                Some(n) => format!("All {n} {plural} (its custom resources) go with it."),
+                None => format!("All its {plural} (not counted) go with it."),
+            };
+            lines.push(Line::styled(with, t.error()));
+        }
+    }
+    lines.push(Line::raw(""));
+    lines.push(answers(state, &[("y", "delete"), ("n", "keep")]));
+    let height = lines.len() as u16 + 2;
+    wrapped_dialog(frame, centered(area, 80, height), state, Line::styled(" delete? ", t.error()), lines);
+}
+
+/// `:ns` alone: the cluster's namespaces (then all), the current one selected.
+pub fn namespaces(frame: &mut Frame, area: Rect, state: &State, cursor: usize) {
+    let t = &state.theme;
+    let choices = crate::tui::commands::namespace_choices(state);
+    let height = (choices.len() as u16 + 2).min(area.height);
+    let r = centered(area, 40, height);
+    frame.render_widget(Clear, r);
+    let b = block(Line::styled(" namespaces (Enter picks) ", t.title()), true, state);
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    let rows = usize::from(inner.height);
+    let offset = crate::tui::table::scroll_offset(0, cursor, rows);
+    let lines: Vec<Line> = choices
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(rows)
+        .map(|(i, ns)| {
+            let line = Line::raw(format!(" {ns}"));
+            if i == cursor { line.patch_style(t.selected()) } else { line }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
 }

@@ -21,7 +21,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
         return;
     };
     let conditions = object_conditions(obj);
-    let top_height = 3 + if conditions.is_empty() { 0 } else { conditions.len() as u16 + 2 };
+    let deleting = lifecycle_line(obj, r.gone, state);
+    let top_height =
+        3 + u16::from(deleting.is_some()) + if conditions.is_empty() { 0 } else { conditions.len() as u16 + 2 };
     let [top, bottom] = Layout::vertical([Constraint::Length(top_height), Constraint::Min(3)]).areas(area);
 
     let meta = &obj["metadata"];
@@ -50,19 +52,32 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
         facts.push(Span::raw(age(created, state.now)));
     }
     let mut lines = vec![Line::from(facts)];
+    lines.extend(deleting);
     if !conditions.is_empty() {
         lines.push(Line::styled("Conditions", t.title()));
         lines.extend(super::detail::condition_lines(&conditions, state));
     }
-    let b = block(Line::styled(format!(" {}/{} ", r.kind.plural, r.key.display()), t.title()), false, state);
+    let mut title = vec![Span::styled(format!(" {}/{} ", r.kind.plural, r.key.display()), t.title())];
+    if r.gone {
+        title.push(Span::styled(" DELETED ", t.error()));
+    } else if meta.get("deletionTimestamp").is_some() {
+        title.push(Span::styled(" TERMINATING ", t.warning()));
+    }
+    let b = block(Line::from(title), false, state);
     let inner = b.inner(top);
     frame.render_widget(b, top);
     frame.render_widget(Paragraph::new(lines), inner);
 
     let [left, right] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
     let panes = [
-        (left, "spec", obj.get("spec"), Pane::Left, "e"),
-        (right, "status", obj.get("status"), Pane::Right, if r.kind.status { "E, /status" } else { "e" }),
+        (left, "spec", obj.get("spec"), Pane::Left, if r.kind.status { "e" } else { "e, with the status" }),
+        (
+            right,
+            "status",
+            obj.get("status"),
+            Pane::Right,
+            if r.kind.status { "E, /status" } else { "e or E, an ordinary field" },
+        ),
     ];
     for (i, (area, name, value, pane, key)) in panes.into_iter().enumerate() {
         let title = Line::from(vec![
@@ -80,6 +95,22 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
     }
 }
 
+/// What the header says of an object on its way out: deleted while on screen, or
+/// terminating (deletionTimestamp set) with the finalizers it waits for.
+fn lifecycle_line(obj: &Value, gone: bool, state: &State) -> Option<Line<'static>> {
+    let t = &state.theme;
+    let meta = &obj["metadata"];
+    if gone {
+        return Some(Line::styled("deleted: the object is gone from the server; this is what it last was", t.error()));
+    }
+    let since = meta.get("deletionTimestamp").and_then(Value::as_str)?;
+    let when = since.parse().map(|at| format!(" ({})", age(at, state.now))).unwrap_or_default();
+    let finalizers: Vec<&str> =
+        meta.get("finalizers").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let waits = if finalizers.is_empty() { "none left".to_string() } else { finalizers.join(", ") };
+    Some(Line::styled(format!("deletionTimestamp {since}{when}; finalizers: {waits}"), t.warning()))
+}
+
 /// Draws the YAML lines on screen only, coloured.
 fn yaml_paragraph(frame: &mut Frame, area: Rect, state: &State, lines: &[String], scroll: usize) {
     let scroll = scroll.min(lines.len().saturating_sub(1));
@@ -88,31 +119,41 @@ fn yaml_paragraph(frame: &mut Frame, area: Rect, state: &State, lines: &[String]
     frame.render_widget(Paragraph::new(shown), area);
 }
 
-/// The YAML or describe view.
+/// The YAML or describe view; the lines a `/` search matches are marked.
 pub fn text(frame: &mut Frame, area: Rect, state: &State, s: &TextScreen) {
     let t = &state.theme;
-    let title = Line::from(vec![
+    let mut title = vec![
         Span::styled(format!(" {} ", s.title), t.title()),
         Span::styled(format!("[{}/{}] ", (s.scroll + 1).min(s.lines.len()), s.lines.len()), t.dim()),
-    ]);
-    let b = block(title, true, state);
+    ];
+    if let Some(search) = &s.search {
+        title.push(Span::styled(format!("</{}> n/N ", search.text()), t.warning()));
+    }
+    if s.yaml && s.managed {
+        title.push(Span::styled("managedFields shown (M) ", t.dim()));
+    }
+    let b = block(Line::from(title), true, state);
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    if s.yaml {
-        yaml_paragraph(frame, inner, state, &s.lines, s.scroll);
-    } else {
-        let shown: Vec<Line> = s
-            .lines
-            .iter()
-            .skip(s.scroll)
-            .take(usize::from(inner.height))
-            .map(|l| match l.split_once(':') {
-                Some((k, v)) if !k.starts_with(' ') => {
-                    Line::from(vec![Span::styled(format!("{k}:"), t.yaml_key()), Span::raw(v.to_string())])
+    let shown: Vec<Line> = s
+        .lines
+        .iter()
+        .enumerate()
+        .skip(s.scroll)
+        .take(usize::from(inner.height))
+        .map(|(i, l)| {
+            let line = if s.yaml {
+                yaml::highlight(l, t)
+            } else {
+                match l.split_once(':') {
+                    Some((k, v)) if !k.starts_with(' ') => {
+                        Line::from(vec![Span::styled(format!("{k}:"), t.yaml_key()), Span::raw(v.to_string())])
+                    }
+                    _ => Line::raw(l.clone()),
                 }
-                _ => Line::raw(l.clone()),
-            })
-            .collect();
-        frame.render_widget(Paragraph::new(shown), inner);
-    }
+            };
+            if s.matches(i) { line.patch_style(t.marked()) } else { line }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(shown), inner);
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::tui::action::{Msg, WatchEvent};
-use crate::tui::fixtures::{press, state, type_keys, widget, widget_table};
+use crate::tui::fixtures::{ctrl, press, state, type_keys, widget, widget_table};
 use crate::tui::state::{ConflictDialog, EditPart, State};
 use crate::tui::table::ObjKey;
 use crate::tui::update::apply;
@@ -51,7 +51,6 @@ fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
 fn on_resources(s: &mut State, rows: usize) -> u64 {
     type_keys(s, "G");
     press(s, KeyCode::Enter);
-    press(s, KeyCode::Enter);
     let watch = s.next_watch;
     apply(s, Msg::Table { watch, result: Ok(widget_table(rows)) });
     watch
@@ -91,15 +90,13 @@ fn troubled_registrations_stand_out_in_colour_and_without() {
 #[test]
 fn detail_screen_with_names_conditions_and_schema_tree() {
     let mut s = state();
-    type_keys(&mut s, "j");
-    press(&mut s, KeyCode::Enter);
+    type_keys(&mut s, "ji");
     let buf = render(&mut s, 130, 32);
     snapshot!("detail_conflict", buf);
     let (x, y) = find(&buf, "≠").expect("a difference is marked");
     assert_eq!(buf[(x + 3, y)].symbol(), "s", "on the shortNames row");
     press(&mut s, KeyCode::Esc);
-    type_keys(&mut s, "G");
-    press(&mut s, KeyCode::Enter);
+    type_keys(&mut s, "Gi");
     press(&mut s, KeyCode::Tab);
     type_keys(&mut s, "jl");
     let buf = render(&mut s, 130, 32);
@@ -110,7 +107,7 @@ fn detail_screen_with_names_conditions_and_schema_tree() {
 fn resources_screen_with_marks_sort_and_live_rows() {
     let mut s = state();
     let watch = on_resources(&mut s, 40);
-    type_keys(&mut s, "2g");
+    type_keys(&mut s, "Rg");
     type_keys(&mut s, " j ");
     let buf = render(&mut s, 100, 16);
     snapshot!("resources_marked_sorted", buf);
@@ -334,4 +331,127 @@ fn the_undo_question_shows_below_a_long_wrapped_refusal() {
     apply(&mut s, Msg::Wizard(WizardMsg::Stepped { step: Step::Validate, result: Err(failure), took, journal }));
     let t = text(&render(&mut s, 60, 30));
     assert!(t.contains("Undo what the run changed") && t.contains("[y/n]"), "the question is hidden:\n{t}");
+}
+
+#[test]
+fn a_long_error_wraps_in_the_status_area_and_the_log_keeps_it_whole() {
+    let mut s = state();
+    on_resources(&mut s, 3);
+    let causes = (1..=4).map(|i| format!("spec.size: Invalid value: {i}: must be at most 0")).collect::<Vec<_>>();
+    apply(&mut s, Msg::Error(format!("widgets \"widget-000\" is invalid: [{}] END-OF-MESSAGE", causes.join(", "))));
+    let buf = render(&mut s, 80, 16);
+    snapshot!("status_wrapped", buf);
+    assert!(text(&buf).contains("END-OF-MESSAGE"), "the whole message is on screen");
+    apply(&mut s, Msg::Info("saved".into()));
+    type_keys(&mut s, "L");
+    snapshot!("log", render(&mut s, 80, 12));
+}
+
+#[test]
+fn a_terminating_object_says_what_it_waits_for_and_a_deleted_one_says_so() {
+    let mut s = state();
+    on_resource(&mut s);
+    let mut obj = widget("widget-000", 0);
+    obj["metadata"]["deletionTimestamp"] = serde_json::json!("2026-11-22T11:58:00Z");
+    obj["metadata"]["finalizers"] = serde_json::json!(["demo.example.com/cleanup", "kubernetes"]);
+    apply(&mut s, Msg::Object { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(obj) });
+    snapshot!("resource_terminating", render(&mut s, 110, 14));
+    apply(&mut s, Msg::ObjectGone(ObjKey::new(Some("default"), "widget-000")));
+    let t = text(&render(&mut s, 110, 14));
+    assert!(t.contains("DELETED") && t.contains("deleted: the object is gone"), "{t}");
+}
+
+#[test]
+fn delete_questions_name_what_goes() {
+    let mut s = state();
+    type_keys(&mut s, "G");
+    ctrl(&mut s, 'd');
+    snapshot!("delete_crd", render(&mut s, 100, 16));
+    press(&mut s, KeyCode::Esc);
+    on_resources(&mut s, 5);
+    type_keys(&mut s, " j ");
+    ctrl(&mut s, 'd');
+    let t = text(&render(&mut s, 100, 16));
+    assert!(t.contains("Delete 2 widgets?") && t.contains("default/widget-002"), "{t}");
+}
+
+#[test]
+fn read_only_hints_and_help_offer_no_writes() {
+    let mut s = state();
+    s.readonly = true;
+    on_resource(&mut s);
+    type_keys(&mut s, "?");
+    let t = text(&render(&mut s, 100, 50));
+    for write in ["edit spec", "scale through", "Ctrl-D", "migrate", "conflict"] {
+        assert!(!t.contains(write), "{write} offered with --readonly:\n{t}");
+    }
+    press(&mut s, KeyCode::Esc);
+    let t = text(&render(&mut s, 140, 20));
+    assert!(t.contains("<tab> pane") && !t.contains("<e>") && !t.contains("<s>"), "{t}");
+}
+
+#[test]
+fn wide_columns_and_the_namespace_sorted() {
+    let mut s = state();
+    on_resources(&mut s, 0);
+    type_keys(&mut s, "0");
+    let mut data = widget_table(4);
+    let mut size = data.columns[1].clone();
+    (size.name, size.priority) = ("Size".into(), 1);
+    data.columns.push(size);
+    for (i, row) in data.rows.iter_mut().enumerate() {
+        row.cells.push(format!("{}", i * 3));
+        row.key.namespace = Some(if i % 2 == 0 { "team-b" } else { "team-a" }.into());
+    }
+    let watch = s.next_watch;
+    apply(&mut s, Msg::Table { watch, result: Ok(data) });
+    ctrl(&mut s, 'w');
+    type_keys(&mut s, "P");
+    snapshot!("resources_wide_by_namespace", render(&mut s, 100, 10));
+}
+
+#[test]
+fn a_failed_list_leaves_the_old_rows_marked_stale() {
+    let mut s = state();
+    on_resources(&mut s, 3);
+    type_keys(&mut s, "/-l app in (");
+    press(&mut s, KeyCode::Enter);
+    let watch = s.next_watch;
+    apply(
+        &mut s,
+        Msg::Table { watch, result: Err("unable to parse requirement: found '(', expected: identifier".into()) },
+    );
+    let buf = render(&mut s, 100, 10);
+    let t = text(&buf);
+    assert!(t.contains("STALE: the last list failed") && t.contains("widget-002"), "{t}");
+    let (x, y) = find(&buf, "widget-001").expect("an old row");
+    assert_eq!(buf[(x, y)].fg, Color::DarkGray, "dimmed");
+}
+
+#[test]
+fn the_namespace_picker_and_completions_on_the_command_line() {
+    let mut s = state();
+    apply(&mut s, Msg::Namespaces(Ok(["default", "staging", "team-a"].map(String::from).to_vec())));
+    type_keys(&mut s, ":ns");
+    press(&mut s, KeyCode::Enter);
+    type_keys(&mut s, "j");
+    snapshot!("namespace_picker", render(&mut s, 100, 14));
+    press(&mut s, KeyCode::Esc);
+    type_keys(&mut s, ":ns ");
+    let t = text(&render(&mut s, 100, 14));
+    assert!(t.lines().last().is_some_and(|l| l.contains("Tab: ns all  ns default  ns staging  ns team-a")), "{t}");
+}
+
+#[test]
+fn a_search_marks_the_lines_it_matches() {
+    let mut s = state();
+    on_resource(&mut s);
+    type_keys(&mut s, "d");
+    type_keys(&mut s, "/replicas");
+    press(&mut s, KeyCode::Enter);
+    let buf = render(&mut s, 90, 20);
+    let t = text(&buf);
+    assert!(t.contains("</replicas> n/N"), "{t}");
+    let (x, y) = find(&buf, "Replicas").expect("a match on screen");
+    assert_eq!(buf[(x, y)].fg, Color::Yellow, "marked:\n{t}");
 }

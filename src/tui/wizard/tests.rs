@@ -91,8 +91,7 @@ fn m_opens_the_wizard_on_the_selected_crd_and_plans_the_typed_file() {
 #[test]
 fn m_works_from_the_detail_screen_and_not_when_read_only() {
     let mut s = state();
-    type_keys(&mut s, "G");
-    press(&mut s, KeyCode::Enter);
+    type_keys(&mut s, "Gi");
     assert_eq!(s.screen().name(), "detail");
     assert!(!type_keys(&mut s, "m").is_empty());
     assert_eq!(wizard(&s).crd, WIDGETS);
