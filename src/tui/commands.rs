@@ -6,7 +6,7 @@ use crate::tui::action::{Action, Effect};
 use crate::tui::state::{Input, Mode, Namespaces, Screen, State};
 use crate::tui::table::RowFilter;
 
-use super::update::{load_table, open_log, set_namespaces};
+use super::navigation::{load_table, open_log, set_namespaces};
 
 pub(super) fn typing(state: &mut State, action: Action, mut input: Input, command: bool) -> Vec<Effect> {
     match action {

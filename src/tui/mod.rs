@@ -17,8 +17,10 @@ pub mod describe;
 pub mod edit;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod input;
 pub mod keys;
 pub mod model;
+mod navigation;
 pub mod results;
 pub mod runtime;
 pub mod schema;

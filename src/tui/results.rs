@@ -9,7 +9,7 @@ use crate::tui::schema::SchemaTree;
 use crate::tui::state::{Cause, Mode, Namespaces, Screen, State};
 use crate::tui::wizard;
 
-use super::update::{open_resources, set_namespaces};
+use super::navigation::{open_resources, set_namespaces};
 
 /// Applies one result from the cluster.
 pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {

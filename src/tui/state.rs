@@ -5,6 +5,7 @@ use crate::cluster::discovery::ResourceType;
 /// The state names which part of an object is being edited (defined with the edit itself).
 pub use crate::cluster::edit::EditPart;
 use crate::cluster::objects::ScaleView;
+pub use crate::tui::input::Input;
 use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::table::{ObjKey, ResourceTable, RowFilter, SortKey, scroll_offset};
@@ -55,12 +56,6 @@ impl Namespaces {
             Namespaces::All => None,
         }
     }
-}
-
-/// A line of text being typed (the `:` command line or the `/` filter).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Input {
-    pub text: String,
 }
 
 /// What a scale request asks for.

@@ -1,20 +1,19 @@
 //! The step function: an [`Action`] or a [`Msg`] changes the [`State`] and may ask for IO
 //! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
 
-use crate::cluster::discovery::ResourceType;
 use crate::tui::action::{Action, Effect};
-use crate::tui::model::Registration;
 use crate::tui::schema::SchemaTree;
 use crate::tui::state::{
-    ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, ResourcesScreen,
-    Screen, State, TextScreen,
+    ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, Screen, State,
+    TextScreen,
 };
-use crate::tui::table::{ObjKey, ResourceTable, SortKey, scroll_offset};
+use crate::tui::table::{SortKey, scroll_offset};
 use crate::tui::{wizard, yaml};
 use serde_json::Value;
 
 pub use super::commands::run_command;
 use super::commands::{pick_namespace, typing};
+use super::navigation::{load_table, open_log, open_resources, selected_object, set_namespaces};
 pub use super::results::apply;
 use super::writes::{delete, edit, scale, scale_dialog};
 
@@ -248,14 +247,6 @@ fn click(state: &mut State, y: u16, height: usize) {
     move_by(state, (offset + at) as isize - cursor as isize, height);
 }
 
-/// The log of every message, on top of the screen (once: `L` on the log does nothing).
-pub(super) fn open_log(state: &mut State) -> Vec<Effect> {
-    if !matches!(state.screen(), Screen::Log { .. }) {
-        state.stack.push(Screen::Log { scroll: 0 });
-    }
-    vec![]
-}
-
 fn move_by(state: &mut State, n: isize, height: usize) {
     let log_len = state.log.len();
     match state.screen_mut() {
@@ -349,69 +340,12 @@ fn open_detail(state: &mut State) -> Vec<Effect> {
     vec![]
 }
 
-/// Pushes the resources screen of a registration and starts its list and watch.
-pub(super) fn open_resources(state: &mut State, reg: &Registration) -> Vec<Effect> {
-    let Some(kind) = reg.resource.clone() else {
-        let why = reg.troubles().iter().map(|t| t.word()).collect::<Vec<_>>().join(", ");
-        state.error(format!("{} serves no resources yet ({why})", reg.name()));
-        return vec![];
-    };
-    let mut effects = vec![];
-    if state.stack.iter().any(|s| matches!(s, Screen::Resources(_))) {
-        effects.push(Effect::StopWatch);
-        state.stack.retain(|s| matches!(s, Screen::Registrations | Screen::Detail(_)));
-    }
-    state.next_watch += 1;
-    state.stack.push(Screen::Resources(Box::new(ResourcesScreen {
-        kind: kind.clone(),
-        table: ResourceTable::default(),
-        selector: None,
-        watch: state.next_watch,
-        loading: true,
-        fallback_all: false,
-        stale: false,
-        wide: false,
-    })));
-    effects.push(load_table(state));
-    effects
-}
-
-/// A fresh list and watch for the resources screen on the stack.
-pub(super) fn load_table(state: &mut State) -> Effect {
-    state.next_watch += 1;
-    let id = state.next_watch;
-    let namespaces = state.namespaces.clone();
-    let Some(r) = state.resources_mut() else { return Effect::StopWatch };
-    r.watch = id;
-    r.loading = true;
-    let namespaces = if r.kind.namespaced { namespaces } else { Namespaces::All };
-    Effect::LoadTable { watch: id, kind: r.kind.clone(), namespaces, selector: r.selector.clone() }
-}
-
-pub(super) fn set_namespaces(state: &mut State, namespaces: Namespaces) -> Vec<Effect> {
-    if let Namespaces::One(ns) = &namespaces {
-        state.favour(&ns.clone());
-    }
-    state.namespaces = namespaces;
-    state.info(format!("namespace: {}", state.namespaces.label()));
-    if state.resources_mut().is_some() { vec![load_table(state)] } else { vec![] }
-}
-
 fn refresh(state: &mut State) -> Vec<Effect> {
     match state.screen() {
         Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
         Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => vec![],
-    }
-}
-
-/// The object the cursor is on, on screens that show custom resources.
-pub(super) fn selected_object(state: &State) -> Option<(ResourceType, ObjKey)> {
-    match state.screen() {
-        Screen::Resources(r) => r.table.current().map(|row| (r.kind.clone(), row.key.clone())),
-        Screen::Resource(r) => Some((r.kind.clone(), r.key.clone())),
-        _ => None,
     }
 }
 

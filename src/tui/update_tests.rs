@@ -2,6 +2,7 @@ use super::*;
 use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::fixtures::{self, ctrl, open_widgets, press, state, top, type_keys, widget, widget_table};
 use crate::tui::state::{ConflictDialog, Deletion, Level, ScaleChange};
+use crate::tui::table::ObjKey;
 use crossterm::event::KeyCode;
 
 #[test]

@@ -4,7 +4,7 @@
 use crate::tui::action::{Action, Effect};
 use crate::tui::state::{Deletion, EditPart, Mode, ScaleDialog, Screen, State};
 
-use super::update::selected_object;
+use super::navigation::selected_object;
 
 pub(super) fn writes_allowed(state: &mut State) -> bool {
     if state.readonly {

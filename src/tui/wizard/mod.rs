@@ -18,7 +18,7 @@ use crate::migrate::convert::clean_crd;
 use crate::migrate::ops;
 use crate::migrate::progress::Event;
 use crate::migrate::{Migration, Phase, Plan, Step, StepRecord, journal::JournalState, report};
-use crate::tui::state::Input;
+use crate::tui::input::Input;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
