@@ -45,9 +45,10 @@ pub struct GlobalArgs {
     /// Act across all namespaces (wins over --namespace, as in kubectl).
     #[arg(short = 'A', long, global = true)]
     pub all_namespaces: bool,
-    /// Output format.
-    #[arg(short = 'o', long, global = true, value_enum, value_name = "FORMAT")]
-    pub output: Option<OutputFormat>,
+    /// Output format: table, wide, json, yaml, csv, name, jsonpath=TEMPLATE or
+    /// custom-columns=HEADER:PATH,...
+    #[arg(short = 'o', long, global = true, value_parser = parse_output, value_name = "FORMAT")]
+    pub output: Option<OutputArg>,
     /// How long to wait for one server request before giving up (e.g. 30s, 2m, 0 for no limit).
     #[arg(long, global = true, value_name = "DURATION")]
     pub request_timeout: Option<String>,
@@ -67,8 +68,8 @@ pub struct GlobalArgs {
     pub no_color: bool,
 }
 
-/// The output formats every printing subcommand honours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// The output formats every printing subcommand honours (`get` also takes templates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
     Table,
     Wide,
@@ -76,7 +77,45 @@ pub enum OutputFormat {
     Yaml,
     Csv,
     Name,
+    /// `jsonpath=TEMPLATE`.
+    JsonPath,
+    /// `custom-columns=HEADER:PATH,...`.
+    CustomColumns,
 }
+
+/// `-o` as typed: the format, and the text after `=` of `jsonpath=` and `custom-columns=`
+/// (checked in stage two).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputArg {
+    pub format: OutputFormat,
+    pub template: Option<String>,
+}
+
+fn parse_output(raw: &str) -> Result<OutputArg, String> {
+    let (word, template) = match raw.split_once('=') {
+        Some((word, template)) => (word, Some(template.to_string())),
+        None => (raw, None),
+    };
+    let format = match word {
+        "table" => OutputFormat::Table,
+        "wide" => OutputFormat::Wide,
+        "json" => OutputFormat::Json,
+        "yaml" => OutputFormat::Yaml,
+        "csv" => OutputFormat::Csv,
+        "name" => OutputFormat::Name,
+        "jsonpath" => OutputFormat::JsonPath,
+        "custom-columns" => OutputFormat::CustomColumns,
+        _ => return Err(OUTPUT_FORMATS.into()),
+    };
+    let templated = matches!(format, OutputFormat::JsonPath | OutputFormat::CustomColumns);
+    if templated != template.is_some() {
+        return Err(OUTPUT_FORMATS.into());
+    }
+    Ok(OutputArg { format, template })
+}
+
+const OUTPUT_FORMATS: &str =
+    "use one of table, wide, json, yaml, csv, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -92,15 +131,7 @@ pub enum Command {
         name: String,
     },
     /// List or show custom resources with the server's columns.
-    Get {
-        /// KIND, PLURAL or SHORTNAME of the custom resources, or TYPE/NAME for one.
-        resource: String,
-        /// One resource's name.
-        name: Option<String>,
-        /// Label selector, e.g. app=demo,tier!=db.
-        #[arg(short = 'l', long)]
-        selector: Option<String>,
-    },
+    Get(GetArgs),
     /// Create or update objects from files (namespaces and CRDs first, waiting for each CRD
     /// to be Established, then custom resources with their status).
     Apply {
@@ -150,6 +181,34 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// `kubectl crd get`'s own flags, as kubectl's.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// KIND, PLURAL or SHORTNAME of the custom resources, or TYPE/NAME for one.
+    pub resource: String,
+    /// One resource's name.
+    pub name: Option<String>,
+    /// Label selector, e.g. app=demo,tier!=db.
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// Field selector, e.g. metadata.name=w1 (the server supports metadata.name and
+    /// metadata.namespace for custom resources).
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+    /// After listing, watch for changes and print them.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// With --watch, print each change's type (ADDED, MODIFIED, DELETED) first.
+    #[arg(long)]
+    pub output_watch_events: bool,
+    /// Show every label as the last column.
+    #[arg(long)]
+    pub show_labels: bool,
+    /// Sort by a JSONPath into the objects, e.g. '{.metadata.name}' or .spec.replicas.
+    #[arg(long, value_name = "JSONPATH")]
+    pub sort_by: Option<String>,
 }
 
 /// One custom resource on the command line: `TYPE NAME`, or `TYPE/NAME` as kubectl takes it.

@@ -12,12 +12,14 @@
 mod apply;
 pub mod args;
 pub mod config;
+mod get;
 mod migrate;
 pub mod output;
 mod registrations;
 mod resources;
 mod serve;
 pub mod session;
+pub mod template;
 
 use args::{Cli, Command, OutputFormat};
 use clap::CommandFactory;
@@ -70,6 +72,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         return Err(CliError::NoSubcommand.into());
     };
+    if config.template.is_some() && !matches!(command, Command::Get(_)) {
+        return Err(CliError::Usage(
+            "-o jsonpath= and -o custom-columns= are for 'kubectl crd get'; use -o json or -o yaml here".into(),
+        )
+        .into());
+    }
     match command {
         Command::Version => print_version(&config, out),
         Command::Completion { shell } => {
@@ -176,10 +184,7 @@ async fn dispatch(
     match command {
         Command::List => registrations::list(s, out).await,
         Command::Describe { name } => registrations::describe(s, args::crd_word(&name)?, out).await,
-        Command::Get { resource, name, selector } => {
-            let (resource, name) = args::type_and_name(&resource, name.as_deref(), "get")?;
-            resources::get(s, resource, name, selector.as_deref(), out).await
-        }
+        Command::Get(args) => get::get(s, &get::GetOptions::from_args(&args)?, out).await,
         Command::Status { action } => resources::status(s, &action, out).await,
         Command::Spec { action } => resources::spec(s, &action, out).await,
         Command::Scale { target, retry_conflicts, .. } => {
@@ -293,7 +298,7 @@ mod tests {
             .expect("parses");
         assert_eq!(cli.global.namespace.as_deref(), Some("team"));
         assert_eq!(cli.global.local.as_deref(), Some("/tmp/x"));
-        assert_eq!(cli.global.output, Some(OutputFormat::Wide));
+        assert_eq!(cli.global.output.map(|o| o.format), Some(OutputFormat::Wide));
         // `--local` alone takes no value, so the next word stays a subcommand.
         let cli = Cli::try_parse_from(["kubectl-crd", "--local", "list"]).expect("parses");
         assert_eq!(cli.global.local.as_deref(), Some(""));

@@ -29,7 +29,7 @@ pub async fn list(s: &Session, out: &mut dyn Write) -> anyhow::Result<()> {
 /// The text of `list` in `format`.
 pub fn render_list(regs: &[Registration], format: OutputFormat, now: Timestamp) -> anyhow::Result<String> {
     Ok(match format {
-        OutputFormat::Json => output::json(regs)?,
+        OutputFormat::Json | OutputFormat::JsonPath | OutputFormat::CustomColumns => output::json(regs)?,
         OutputFormat::Yaml => output::yaml(regs)?,
         OutputFormat::Name => regs.iter().map(|r| format!("{CRD_PREFIX}/{}\n", r.name)).collect(),
         OutputFormat::Table | OutputFormat::Wide | OutputFormat::Csv => {
@@ -107,7 +107,7 @@ pub async fn describe(s: &Session, word: &str, out: &mut dyn Write) -> anyhow::R
     let count = registrations::count_resources(s.client(), &crd).await.ok().flatten();
     let d = Description::from_crd(&crd, count);
     let text = match s.config.output {
-        OutputFormat::Json => output::json(&d)?,
+        OutputFormat::Json | OutputFormat::JsonPath | OutputFormat::CustomColumns => output::json(&d)?,
         OutputFormat::Yaml => output::yaml(&d)?,
         OutputFormat::Name => format!("{CRD_PREFIX}/{}\n", d.name),
         OutputFormat::Csv => describe_csv(&d),

@@ -1,26 +1,11 @@
 //! The plugin as users meet it: the real `kubectl` binary finds `kubectl-crd` on PATH and
 //! runs it as `kubectl crd ...`.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-/// A PATH whose first entry holds only the freshly built plugin.
-fn plugin_path() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let plugin = dir.path().join("kubectl-crd");
-    std::os::unix::fs::symlink(PathBuf::from(env!("CARGO_BIN_EXE_kubectl-crd")), &plugin).expect("link the plugin");
-    let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap_or_default());
-    (dir, path)
-}
+use crate::support::plugin::Plugin;
+use std::process::Output;
 
 fn kubectl(args: &[&str]) -> Output {
-    let (_dir, path) = plugin_path();
-    Command::new("kubectl")
-        .args(args)
-        .env("PATH", path)
-        .env("KUBECONFIG", "/nonexistent/kubeconfig")
-        .output()
-        .expect("the kubectl binary is installed (.ci/run installs it)")
+    Plugin::empty().kubectl(args).output().expect("the kubectl binary is installed (.ci/run installs it)")
 }
 
 fn text(o: &[u8]) -> String {
