@@ -132,6 +132,9 @@ pub enum Command {
     },
     /// List or show custom resources with the server's columns.
     Get(GetArgs),
+    /// Delete custom resources (by name, -l or --all) or CustomResourceDefinitions (crd NAME),
+    /// as kubectl delete does.
+    Delete(DeleteArgs),
     /// Create or update objects from files (namespaces and CRDs first, waiting for each CRD
     /// to be Established, then custom resources with their status).
     Apply {
@@ -209,6 +212,35 @@ pub struct GetArgs {
     /// Sort by a JSONPath into the objects, e.g. '{.metadata.name}' or .spec.replicas.
     #[arg(long, value_name = "JSONPATH")]
     pub sort_by: Option<String>,
+}
+
+/// `kubectl crd delete`'s own flags, as kubectl's.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// TYPE NAME..., TYPE/NAME..., or TYPE with -l or --all; crd NAME deletes a
+    /// CustomResourceDefinition with its custom resources.
+    #[arg(required = true, value_name = "TYPE [NAME]...")]
+    pub targets: Vec<String>,
+    /// Delete the objects this label selector matches, e.g. app=demo.
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// Delete every object of the type in the namespace (or in all with -A).
+    #[arg(long)]
+    pub all: bool,
+    /// What happens to dependents: background (the default), foreground or orphan.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "background")]
+    pub cascade: Option<String>,
+    /// Only print what would be deleted: client (nothing is sent) or server (the server
+    /// checks, deletes nothing).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "client")]
+    pub dry_run: Option<String>,
+    /// Wait until the objects are gone (their finalizers done) before returning.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true",
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub wait: bool,
+    /// How long to wait for the objects to go (e.g. 30s; default: a week, as kubectl).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 /// One custom resource on the command line: `TYPE NAME`, or `TYPE/NAME` as kubectl takes it.

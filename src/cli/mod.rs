@@ -12,6 +12,7 @@
 mod apply;
 pub mod args;
 pub mod config;
+mod delete;
 mod get;
 mod migrate;
 pub mod output;
@@ -43,6 +44,18 @@ pub enum CliError {
     NoSubcommand,
     #[error("{0}")]
     Usage(String),
+}
+
+/// A failure whose messages were printed already (kubectl's `delete` prints one line per
+/// object it could not delete and goes on); it exits with [`EXIT_FAILURE`] and `main`
+/// prints nothing more.
+#[derive(Debug, thiserror::Error)]
+#[error("the command failed; see the messages above")]
+pub struct Reported;
+
+/// Whether `err`'s messages were printed already.
+pub fn is_reported(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<Reported>().is_some()
 }
 
 /// Maps an error to the exit code scripts see.
@@ -185,6 +198,7 @@ async fn dispatch(
         Command::List => registrations::list(s, out).await,
         Command::Describe { name } => registrations::describe(s, args::crd_word(&name)?, out).await,
         Command::Get(args) => get::get(s, &get::GetOptions::from_args(&args)?, out).await,
+        Command::Delete(args) => delete::delete(s, &delete::DeleteOptions::from_args(&args)?, out).await,
         Command::Status { action } => resources::status(s, &action, out).await,
         Command::Spec { action } => resources::spec(s, &action, out).await,
         Command::Scale { target, retry_conflicts, .. } => {

@@ -13,6 +13,7 @@
 //! - [`registrations`]: CRDs summarised and described, resource counts, waiting for
 //!   Established.
 //! - [`objects`]: one object, its status through `/status`, spec edits, `/scale`.
+//! - [`delete`]: deleting as kubectl does (`--cascade`, server dry run), waiting until gone.
 //! - [`reapply`]: a user's edit carried over to a newer version after a conflict.
 //! - [`table`]: the server's Table for a resource (kubectl's columns), ages.
 //! - [`listing`]: what `get` reads: Tables with their rows' objects, objects, and the watch after.
@@ -23,6 +24,7 @@
 
 pub mod apply;
 pub mod connect;
+pub mod delete;
 pub mod demo;
 pub mod discovery;
 pub mod edit;
