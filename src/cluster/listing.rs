@@ -138,10 +138,21 @@ pub(super) fn page(mut doc: Value, single: bool) -> Result<Page, ClusterError> {
     let objects = if single {
         vec![doc]
     } else {
-        match doc.get_mut("items").map(Value::take) {
+        let kind = doc.get("kind").and_then(Value::as_str).and_then(|k| k.strip_suffix("List")).map(Value::from);
+        let api_version = doc.get("apiVersion").cloned();
+        let mut items = match doc.get_mut("items").map(Value::take) {
             Some(Value::Array(items)) => items,
             _ => Vec::new(),
+        };
+        // Items of a typed list come without their kind; kubectl puts it back, so do we.
+        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+            for (key, value) in [("kind", &kind), ("apiVersion", &api_version)] {
+                if let Some(value) = value.as_ref().filter(|_| !item.contains_key(key)) {
+                    item.insert(key.to_string(), value.clone());
+                }
+            }
         }
+        items
     };
     Ok(Page { table: Table::fallback(&objects, Timestamp::now()), objects, resource_version, next })
 }

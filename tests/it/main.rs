@@ -27,6 +27,7 @@ mod kubectl_apply;
 mod kubectl_builtin;
 mod kubectl_crd_delete;
 mod kubectl_crd_get;
+mod kubectl_crd_list;
 mod kubectl_crds;
 mod kubectl_get;
 mod kubectl_openapi;
