@@ -184,6 +184,13 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Completion candidates for kubectl's plugin completion (run by kubectl_complete-crd).
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// The words after `kubectl crd`, the last one being completed.
+        #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+        words: Vec<String>,
+    },
 }
 
 /// `kubectl crd get`'s own flags, as kubectl's.

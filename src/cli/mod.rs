@@ -11,6 +11,7 @@
 
 mod apply;
 pub mod args;
+mod complete;
 pub mod config;
 mod delete;
 mod get;
@@ -94,10 +95,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match command {
         Command::Version => print_version(&config, out),
         Command::Completion { shell } => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "kubectl-crd", out);
+            // Into a buffer first: clap_complete panics when its writer fails, and a
+            // closed pipe (`completion bash | head`) is not a failure.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "kubectl-crd", &mut script);
+            out.write_all(&script)?;
             Ok(())
         }
+        Command::Complete { words } => complete::run(&words, out),
         Command::Serve(args) => serve::run(&args, out).map_err(Into::into),
         Command::Tui(args) => tui(&config, &args),
         Command::Migrate { action } => migrate::run(&config, action, out),
@@ -209,6 +214,7 @@ async fn dispatch(
         Command::Demo => apply::demo(s, out).await,
         Command::Version
         | Command::Completion { .. }
+        | Command::Complete { .. }
         | Command::Serve(_)
         | Command::Tui(_)
         | Command::Migrate { .. } => Err(anyhow::anyhow!("not a cluster subcommand")),

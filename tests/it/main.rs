@@ -25,6 +25,7 @@ mod engine_versions;
 mod krew_manifest;
 mod kubectl_apply;
 mod kubectl_builtin;
+mod kubectl_crd_complete;
 mod kubectl_crd_delete;
 mod kubectl_crd_get;
 mod kubectl_crd_list;
