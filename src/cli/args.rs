@@ -30,8 +30,10 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// kubectl's flags, accepted anywhere on the command line.
+/// kubectl's flags, accepted anywhere on the command line. Help lists them apart, under
+/// their own heading, after the flags of the subcommand at hand.
 #[derive(Debug, Args, Default, Clone)]
+#[command(next_help_heading = GLOBAL_HEADING)]
 pub struct GlobalArgs {
     /// Path to the kubeconfig file to use.
     #[arg(long, global = true, value_name = "FILE")]
@@ -67,6 +69,9 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub no_color: bool,
 }
+
+/// The help heading of kubectl's global flags.
+pub const GLOBAL_HEADING: &str = "Global options (kubectl's, before or after the subcommand)";
 
 /// The output formats every printing subcommand honours (`get` also takes templates).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

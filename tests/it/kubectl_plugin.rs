@@ -74,3 +74,25 @@ fn kubectl_lists_the_plugin() {
     let out = kubectl(&["plugin", "list", "--name-only"]);
     assert!(text(&out.stdout).lines().any(|l| l.trim() == "kubectl-crd"), "{}{}", text(&out.stdout), text(&out.stderr));
 }
+
+#[test]
+fn subcommand_help_shows_its_own_flags_first_and_the_global_ones_apart() {
+    for (sub, own) in [
+        ("get", &["--sort-by", "--show-labels", "--watch", "--selector"][..]),
+        ("delete", &["--cascade", "--dry-run", "--wait", "--timeout"][..]),
+    ] {
+        let out = kubectl(&["crd", sub, "--help"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let help = text(&out.stdout);
+        let (first, global) = help
+            .split_once("\nGlobal options (kubectl's, before or after the subcommand):\n")
+            .unwrap_or_else(|| panic!("{sub} --help has no global heading: {help}"));
+        assert!(first.contains("\nOptions:\n"), "{help}");
+        for flag in own {
+            assert!(first.contains(flag) && !global.contains(flag), "{sub}: {flag} among its own options: {help}");
+        }
+        for flag in ["--kubeconfig", "--context", "--namespace", "--output <FORMAT>", "--local", "--request-timeout"] {
+            assert!(global.contains(flag) && !first.contains(flag), "{sub}: {flag} among the global options: {help}");
+        }
+    }
+}
