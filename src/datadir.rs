@@ -13,6 +13,9 @@ pub const KUBECONFIG_FILE: &str = "kubeconfig";
 pub const TOKEN_FILE: &str = "token";
 /// With memory storage nothing else locks the directory: this file does, while `serve` runs.
 pub const LOCK_FILE: &str = "serve.lock";
+/// Who holds the store in a `--local` session (`local <pid>`), so that another `--local`
+/// on the same directory can say so at once instead of looking for a `serve`.
+pub const HOLDER_FILE: &str = "holder";
 /// The certificate authority that signs the serving certificate, and its key.
 pub const CA_CERT: &str = "ca.crt";
 pub const CA_KEY: &str = "ca.key";

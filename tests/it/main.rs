@@ -29,6 +29,7 @@ mod kubectl_crd_complete;
 mod kubectl_crd_delete;
 mod kubectl_crd_get;
 mod kubectl_crd_list;
+mod kubectl_crd_messages;
 mod kubectl_crds;
 mod kubectl_get;
 mod kubectl_openapi;
