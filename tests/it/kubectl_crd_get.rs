@@ -4,11 +4,9 @@
 //! `-w` with `--output-watch-events`. The expected texts were checked against kubectl on a
 //! real kube-apiserver with the same objects.
 
-use crate::support::cli::{Served, normalize_table};
+use crate::support::cli::{Served, lines_of, normalize_table};
 use crate::support::plugin::Plugin;
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::Duration;
 
 #[test]
@@ -65,20 +63,6 @@ fn labels_sorting_selectors_and_templates_print_as_kubectl_prints_them() {
         normalize_table(&p.ok(&["get", "wd", "bare"])),
         "NAME   COLOR   DESIRED   CURRENT   PHASE   AGE\nbare   red                                 <age>\n"
     );
-}
-
-/// Reads a child's stdout lines on a thread.
-fn lines_of(child: &mut std::process::Child) -> mpsc::Receiver<String> {
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 #[test]
