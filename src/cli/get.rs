@@ -12,6 +12,7 @@ use super::template::{self, Template};
 use crate::cluster::listing::{self, EventType, Listing, Query, Shape};
 use crate::cluster::table::Table;
 use crate::cluster::{ClusterError, ResourceType};
+use crate::engine::representation::gofmt::go_json;
 use crate::engine::representation::jsonpath::JsonPath;
 use crate::text::tabwrite::Tabwriter;
 use futures::StreamExt;
@@ -78,6 +79,7 @@ pub async fn get(s: &Session, o: &GetOptions<'_>, out: &mut dyn Write) -> anyhow
         watch: o.watch,
         tabwriter: Tabwriter::default(),
         header_done: false,
+        objects_printed: false,
     };
     let shape = match printer.format {
         OutputFormat::Table | OutputFormat::Wide | OutputFormat::Csv if o.sort_by.is_some() => Shape::TableWithObjects,
@@ -156,6 +158,8 @@ struct Printer<'a> {
     watch: bool,
     tabwriter: Tabwriter,
     header_done: bool,
+    /// Whether a watched object was printed already (YAML documents are separated).
+    objects_printed: bool,
 }
 
 impl Printer<'_> {
@@ -207,14 +211,19 @@ impl Printer<'_> {
             (format, _) if self.watch => {
                 let mut text = String::new();
                 for object in objects {
-                    let object = match event {
-                        Some(e) => serde_json::json!({"type": e.as_str(), "object": object}),
-                        None => object,
-                    };
-                    text.push_str(&render_objects(self.rt, vec![object], true, format)?);
-                    if format == OutputFormat::Yaml {
+                    // kubectl separates watched YAML documents, and writes a watch event in
+                    // JSON on one line, `type` first, as Go marshals the WatchEvent struct.
+                    if format == OutputFormat::Yaml && self.objects_printed {
                         text.push_str("---\n");
                     }
+                    self.objects_printed = true;
+                    text.push_str(&match (event, format) {
+                        (Some(e), OutputFormat::Yaml) => {
+                            output::yaml(&serde_json::json!({"type": e.as_str(), "object": object}))?
+                        }
+                        (Some(e), _) => format!("{{\"type\":\"{}\",\"object\":{}}}\n", e.as_str(), go_json(&object)),
+                        (None, format) => render_objects(self.rt, vec![object], true, format)?,
+                    });
                 }
                 text
             }

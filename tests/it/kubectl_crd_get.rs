@@ -79,8 +79,26 @@ fn watch_prints_the_list_then_each_change_under_the_header() {
     let lines = lines_of(&mut watcher);
     let next = || lines.recv_timeout(Duration::from_secs(30)).expect("a line from the watch");
     let mut seen: Vec<String> = (0..3).map(|_| next()).collect();
+    // In JSON, kubectl writes each event on a line of its own, its type first.
+    let mut events = p
+        .crd(&["get", "wd", "widget-002", "-w", "--output-watch-events", "-o", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("kubectl crd get -w -o json");
+    let event_lines = lines_of(&mut events);
+    let next_event = || event_lines.recv_timeout(Duration::from_secs(30)).expect("an event");
+    let added = next_event();
     p.ok(&["scale", "wd", "widget-002", "--replicas", "9"]);
     seen.push(next());
+    let modified = next_event();
+    let _ = events.kill();
+    let _ = events.wait();
+    for (line, event, replicas) in [(added, "ADDED", 2), (modified, "MODIFIED", 9)] {
+        assert!(line.starts_with(&format!("{{\"type\":\"{event}\",\"object\":{{\"apiVersion\":")), "{line}");
+        let parsed: serde_json::Value = serde_json::from_str(&line).expect("one event a line");
+        assert_eq!(parsed["object"]["spec"]["replicas"], replicas, "{line}");
+    }
     let kubeconfig = served.kubeconfig.display().to_string();
     let deleted = std::process::Command::new("kubectl")
         .args(["--kubeconfig", &kubeconfig, "delete", "wd", "widget-003"])
