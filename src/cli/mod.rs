@@ -186,6 +186,15 @@ fn on_cluster(config: &Config, target: Target, command: Command, out: &mut dyn W
             ),
             _ => (None, None),
         };
+        match &command {
+            Command::Get(args) => {
+                get::GetOptions::from_args(args)?;
+            }
+            Command::Delete(args) => {
+                delete::DeleteOptions::from_args(args)?;
+            }
+            _ => {}
+        }
         let session = Session::open(config, target).await?;
         let result = dispatch(&session, command, replicas, out).await;
         session.close().await;
