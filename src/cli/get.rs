@@ -163,10 +163,10 @@ struct Printer<'a> {
 }
 
 impl Printer<'_> {
-    /// Whether an empty list is said as "No resources found" (table-like formats) rather
-    /// than printed (an empty `List`).
+    /// Whether an empty list is said as "No resources found" (the server's tables), rather
+    /// than printed as it is: an empty `List`, custom columns' header, no names (kubectl).
     fn says_none(&self) -> bool {
-        !matches!(self.format, OutputFormat::Json | OutputFormat::Yaml | OutputFormat::JsonPath)
+        matches!(self.format, OutputFormat::Table | OutputFormat::Wide | OutputFormat::Csv)
     }
 
     /// Prints `listing` in `order`; `event` is what happened to it when watching.
@@ -177,7 +177,8 @@ impl Printer<'_> {
         event: EventType,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        if order.is_empty() {
+        // A watch prints nothing for an empty list, not even a header.
+        if order.is_empty() && self.watch {
             return Ok(());
         }
         let header = !self.header_done;

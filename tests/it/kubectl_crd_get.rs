@@ -46,6 +46,16 @@ fn labels_sorting_selectors_and_templates_print_as_kubectl_prints_them() {
         "widget-001 widget-002"
     );
 
+    // An empty list: kubectl says so for tables only; custom columns print their header.
+    let none = ["get", "wd", "-l", "tier=none"];
+    assert_eq!(p.exits(&none, 0), (String::new(), "No resources found in default namespace.\n".into()));
+    assert_eq!(
+        p.exits(&[&none[..], &["-o", "custom-columns=N:.metadata.name"]].concat(), 0),
+        ("N\n".into(), String::new())
+    );
+    assert_eq!(p.exits(&[&none[..], &["-o", "name"]].concat(), 0), (String::new(), String::new()));
+    assert!(p.ok(&[&none[..], &["-o", "json"]].concat()).contains("\"items\": [],"));
+
     // A template that does not parse is refused before anything is read.
     let (_, stderr) = p.exits(&["get", "wd", "-o", "jsonpath={.metadata.name"], 2);
     assert_eq!(stderr, "error: error parsing jsonpath {.metadata.name, unclosed action\n");
