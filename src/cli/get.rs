@@ -54,6 +54,9 @@ pub async fn get(s: &Session, o: &GetOptions<'_>, out: &mut dyn Write) -> anyhow
     if o.name.is_some() && s.list_namespace().is_none() {
         return Err(CliError::Usage("a resource cannot be retrieved by name across all namespaces".into()).into());
     }
+    if o.watch && o.sort_by.is_some() {
+        eprintln!("warning: --watch requested, --sort-by will be ignored for watch events received");
+    }
     let rt = s.resolve(o.resource).await?;
     let namespace = if o.name.is_some() { Some(s.namespace()) } else { s.list_namespace() };
     // A watch of one object lists it by name, so that the watch starts where a list stands

@@ -129,3 +129,22 @@ DELETED    widget-003   blue    3         3         Ready   <age>
 "
     );
 }
+
+#[test]
+fn watch_warns_that_it_does_not_sort_events() {
+    let p = Plugin::with_demo();
+    let mut watcher = p
+        .crd(&["get", "wd", "-w", "--sort-by=.spec.replicas", "-l", "tier=none"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl crd get -w");
+    let stderr = watcher.stderr.take().expect("stderr");
+    let first = std::io::BufRead::lines(std::io::BufReader::new(stderr)).next();
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert_eq!(
+        first.and_then(Result::ok).as_deref(),
+        Some("warning: --watch requested, --sort-by will be ignored for watch events received")
+    );
+}
