@@ -75,28 +75,25 @@ fn labels_sorting_selectors_and_templates_print_as_kubectl_prints_them() {
     );
 }
 
+/// `kubectl crd ARGS` running in the background, and its stdout lines as they come.
+fn background(p: &Plugin, args: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = p.crd(args).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("kubectl crd");
+    let lines = lines_of(&mut child);
+    (child, lines)
+}
+
 #[test]
 fn watch_prints_the_list_then_each_change_under_the_header() {
     let p = Plugin::with_demo();
     // The server holds the data, so the watcher and the writer both reach it with --local.
     let served = Served::start(p.data.path(), &[]);
-    let mut watcher = p
-        .crd(&["get", "wd", "-w", "--output-watch-events", "-l", "app in (widget-002,widget-003)"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("kubectl crd get -w");
-    let lines = lines_of(&mut watcher);
+    let (mut watcher, lines) =
+        background(&p, &["get", "wd", "-w", "--output-watch-events", "-l", "app in (widget-002,widget-003)"]);
     let next = || lines.recv_timeout(Duration::from_secs(30)).expect("a line from the watch");
     let mut seen: Vec<String> = (0..3).map(|_| next()).collect();
     // In JSON, kubectl writes each event on a line of its own, its type first.
-    let mut events = p
-        .crd(&["get", "wd", "widget-002", "-w", "--output-watch-events", "-o", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("kubectl crd get -w -o json");
-    let event_lines = lines_of(&mut events);
+    let (mut events, event_lines) =
+        background(&p, &["get", "wd", "widget-002", "-w", "--output-watch-events", "-o", "json"]);
     let next_event = || event_lines.recv_timeout(Duration::from_secs(30)).expect("an event");
     let added = next_event();
     p.ok(&["scale", "wd", "widget-002", "--replicas", "9"]);
