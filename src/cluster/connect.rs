@@ -13,7 +13,7 @@
 //!   never sends us to a stranger, and a server still starting gets a few seconds.
 
 use super::error::ClusterError;
-use crate::datadir::{HOLDER_FILE, KUBECONFIG_FILE, STORE_FILE};
+use crate::datadir::{HOLDER_FILE, Holder, KUBECONFIG_FILE, STORE_FILE};
 use crate::engine::store::StoreError;
 use crate::engine::{Engine, EngineError, StorageConfig};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -276,10 +276,14 @@ async fn local(dir: &Path, options: &ConnectOptions) -> Result<Connection, Clust
                 holder: claim(dir),
             })
         }
-        Err(EngineError::Store(StoreError::Locked { .. })) => match local_holder(dir) {
-            // Another --local session serves nobody: say so now rather than wait for a server.
-            Some(pid) => Err(ClusterError::DataDirHeld { dir: dir.to_path_buf(), pid }),
-            None => served(dir, options).await,
+        // Another --local session serves nobody, and a serve whose kubeconfig is elsewhere
+        // cannot be found here: say so now rather than wait for a server.
+        Err(EngineError::Store(StoreError::Locked { .. })) => match holder(dir) {
+            Some(Holder::Local { pid }) => Err(ClusterError::DataDirHeld { dir: dir.to_path_buf(), pid }),
+            Some(Holder::Serve { pid, kubeconfig }) if !kubeconfig_in(&kubeconfig, dir) => {
+                Err(ClusterError::DataDirServedElsewhere { dir: dir.to_path_buf(), pid, kubeconfig })
+            }
+            _ => served(dir, options).await,
         },
         Err(e) => Err(ClusterError::LocalStore {
             dir: dir.to_path_buf(),
@@ -305,16 +309,28 @@ async fn wait_until_served(client: &kube::Client) {
 /// Records this process as the `--local` session holding `dir` (best effort).
 fn claim(dir: &Path) -> Option<PathBuf> {
     let path = dir.join(HOLDER_FILE);
-    std::fs::write(&path, format!("local {}\n", std::process::id())).ok().map(|()| path)
+    std::fs::write(&path, Holder::Local { pid: std::process::id() }.to_text()).ok().map(|()| path)
 }
 
-/// The process of a live `--local` session that holds `dir`, from its holder file. A file
-/// naming a process that is gone (one that crashed) is ignored.
-fn local_holder(dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(dir.join(HOLDER_FILE)).ok()?;
-    let pid: u32 = text.trim().strip_prefix("local ")?.parse().ok()?;
+/// Who holds `dir`, from its holder file. A file naming a process that is gone (one that
+/// crashed) is ignored.
+fn holder(dir: &Path) -> Option<Holder> {
+    let holder = Holder::parse(&std::fs::read_to_string(dir.join(HOLDER_FILE)).ok()?)?;
+    let pid = holder.pid();
     let alive = !Path::new("/proc").is_dir() || Path::new(&format!("/proc/{pid}")).exists();
-    (alive && pid != std::process::id()).then_some(pid)
+    (alive && pid != std::process::id()).then_some(holder)
+}
+
+/// Whether `kubeconfig` is the one `dir` keeps (both paths resolved; when either cannot
+/// be, it is taken to be, and the server is looked for there).
+fn kubeconfig_in(kubeconfig: &Path, dir: &Path) -> bool {
+    if kubeconfig.file_name() != Some(std::ffi::OsStr::new(KUBECONFIG_FILE)) {
+        return false;
+    }
+    match (kubeconfig.parent().map(std::fs::canonicalize), std::fs::canonicalize(dir)) {
+        (Some(Ok(parent)), Ok(dir)) => parent == dir,
+        _ => true,
+    }
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), ClusterError> {

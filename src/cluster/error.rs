@@ -111,6 +111,12 @@ pub enum ClusterError {
         dir.display()
     )]
     DataDirHeld { dir: PathBuf, pid: u32 },
+    /// The data directory is held by a `serve` that writes its kubeconfig elsewhere.
+    #[error(
+        "{} is held by 'kubectl crd serve' (process {pid}), which writes its kubeconfig to {}: reach that server with --kubeconfig {1}, or stop it to use --local={0}",
+        dir.display(), kubeconfig.display()
+    )]
+    DataDirServedElsewhere { dir: PathBuf, pid: u32, kubeconfig: PathBuf },
     /// Waiting for a condition gave up.
     #[error("{what} did not happen within {}", humantime(*after))]
     WaitTimeout { what: String, after: Duration },
