@@ -52,8 +52,8 @@ pub enum ConfigError {
     #[error("cannot find a data directory for --local; give one with --local=DIR")]
     NoDataDir,
     /// A template of `-o jsonpath=`/`-o custom-columns=` that does not parse (kubectl's words).
-    #[error("{0}")]
-    Template(String),
+    #[error(transparent)]
+    Template(#[from] template::TemplateError),
 }
 
 impl Config {

@@ -35,7 +35,8 @@ pub struct GetOptions<'a> {
 impl<'a> GetOptions<'a> {
     pub fn from_args(args: &'a GetArgs) -> Result<Self, CliError> {
         let (resource, name) = super::args::type_and_name(&args.resource, args.name.as_deref(), "get")?;
-        let sort_by = args.sort_by.as_deref().map(template::relaxed).transpose().map_err(CliError::Usage)?;
+        let sort_by =
+            args.sort_by.as_deref().map(template::relaxed).transpose().map_err(|e| CliError::Usage(e.to_string()))?;
         Ok(GetOptions {
             resource,
             name,
@@ -207,7 +208,9 @@ impl Printer<'_> {
                 let mut text = String::new();
                 for mut one in data {
                     output::hide_managed_fields(&mut one);
-                    text.push_str(&template::jsonpath_text(raw, path, &one).map_err(CliError::Usage)?);
+                    text.push_str(
+                        &template::jsonpath_text(raw, path, &one).map_err(|e| CliError::Usage(e.to_string()))?,
+                    );
                 }
                 text
             }

@@ -13,6 +13,11 @@ use crate::engine::schema::gofmt::plain_v;
 use serde_json::Value;
 use std::cmp::Ordering;
 
+/// A template, sort key or custom-columns spec that is wrong, in kubectl's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TemplateError(pub String);
+
 /// A parsed `-o` template.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Template {
@@ -31,7 +36,11 @@ pub struct Column {
 
 /// Parses `-o jsonpath=` (`custom_columns` false) or `-o custom-columns=`, in kubectl's words
 /// when it is wrong.
-pub fn parse(raw: &str, custom_columns: bool) -> Result<Template, String> {
+pub fn parse(raw: &str, custom_columns: bool) -> Result<Template, TemplateError> {
+    parse_spec(raw, custom_columns).map_err(TemplateError)
+}
+
+fn parse_spec(raw: &str, custom_columns: bool) -> Result<Template, String> {
     if !custom_columns {
         if raw.is_empty() {
             return Err("template format specified but no template given: write -o jsonpath='{.metadata.name}'".into());
@@ -51,7 +60,7 @@ pub fn parse(raw: &str, custom_columns: bool) -> Result<Template, String> {
             let Some((header, path)) = part.split_once(':') else {
                 return Err(format!("unexpected custom-columns spec: {part}, expected <header>:<json-path-expr>"));
             };
-            Ok(Column { header: header.to_string(), path: relaxed(path)? })
+            Ok(Column { header: header.to_string(), path: relaxed(path).map_err(|e| e.0)? })
         })
         .collect::<Result<_, _>>()?;
     Ok(Template::CustomColumns(columns))
@@ -59,23 +68,24 @@ pub fn parse(raw: &str, custom_columns: bool) -> Result<Template, String> {
 
 /// kubectl's `RelaxedJSONPathExpression`: `a.b`, `.a.b`, `{a.b}` and `{.a.b}` all mean
 /// `{.a.b}` (custom columns and `--sort-by`).
-pub fn relaxed(raw: &str) -> Result<JsonPath, String> {
+pub fn relaxed(raw: &str) -> Result<JsonPath, TemplateError> {
     let inner = match raw.strip_prefix('{') {
         Some(rest) => rest.strip_suffix('}'),
         None => Some(raw),
     };
     let inner = inner.map(|i| i.strip_prefix('.').unwrap_or(i)).filter(|i| !i.is_empty() && !i.contains(['{', '}']));
     let Some(inner) = inner else {
-        return Err(format!(
+        return Err(TemplateError(format!(
             "unexpected path string {raw:?}, expected a 'name1.name2' or '.name1.name2' or '{{name1.name2}}' or '{{.name1.name2}}'"
-        ));
+        )));
     };
-    JsonPath::parse_template(&format!("{{.{inner}}}")).map_err(|e| format!("error parsing jsonpath {raw}, {e}"))
+    JsonPath::parse_template(&format!("{{.{inner}}}"))
+        .map_err(|e| TemplateError(format!("error parsing jsonpath {raw}, {e}")))
 }
 
 /// The text `-o jsonpath` prints for `data` (an object, or a `List` of them).
-pub fn jsonpath_text(raw: &str, path: &JsonPath, data: &Value) -> Result<String, String> {
-    let results = path.find(data).map_err(|e| format!("error executing jsonpath {raw:?}: {e}"))?;
+pub fn jsonpath_text(raw: &str, path: &JsonPath, data: &Value) -> Result<String, TemplateError> {
+    let results = path.find(data).map_err(|e| TemplateError(format!("error executing jsonpath {raw:?}: {e}")))?;
     let mut out = String::new();
     for list in results {
         let texts: Vec<String> = list.iter().map(|v| print_text(v)).collect();
@@ -194,10 +204,11 @@ mod tests {
     #[test]
     fn templates_are_checked_in_kubectl_s_words() {
         let e = parse("{.metadata.name", false).expect_err("unclosed");
-        assert_eq!(e, "error parsing jsonpath {.metadata.name, unclosed action");
-        assert!(parse("", false).expect_err("empty").starts_with("template format specified but no template given"));
+        assert_eq!(e.to_string(), "error parsing jsonpath {.metadata.name, unclosed action");
+        let e = parse("", false).expect_err("empty");
+        assert!(e.to_string().starts_with("template format specified but no template given"), "{e}");
         let e = parse("NAME", true).expect_err("no path");
-        assert_eq!(e, "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>");
+        assert_eq!(e.to_string(), "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>");
         assert!(relaxed("{.a}.b}").is_err());
         for same in ["spec.color", ".spec.color", "{spec.color}", "{.spec.color}"] {
             assert_eq!(relaxed(same).expect(same), relaxed(".spec.color").expect("plain"), "{same}");
