@@ -2,8 +2,8 @@
 # Package kubectl-crd release archives for krew and fill in the krew manifest.
 #
 # For each Rust target triple, takes target/<triple>/release/kubectl-crd (for the
-# host triple, target/release/kubectl-crd is accepted too), packages it with LICENSE
-# and README.md into DIR/kubectl-crd_<VERSION>_<os>_<arch>.tar.gz (deterministically:
+# host triple, target/release/kubectl-crd is accepted too), packages it with LICENSE,
+# README.md and krew/kubectl_complete-crd (kubectl's plugin completion) into DIR/kubectl-crd_<VERSION>_<os>_<arch>.tar.gz (deterministically:
 # sorted names, mtime 0, owner and group 0, gzip without name or timestamp), and
 # rewrites the manifest's spec.version and each platform's uri and sha256.
 #
@@ -121,11 +121,12 @@ package() {
     cp "$binary" "$stage/kubectl-crd"
     cp "$ROOT/LICENSE" "$stage/LICENSE"
     cp "$ROOT/README.md" "$stage/README.md"
-    chmod 0755 "$stage/kubectl-crd"
+    cp "$ROOT/krew/kubectl_complete-crd" "$stage/kubectl_complete-crd"
+    chmod 0755 "$stage/kubectl-crd" "$stage/kubectl_complete-crd"
     chmod 0644 "$stage/LICENSE" "$stage/README.md"
     LC_ALL=C "$TAR" --create --file=- --directory="$stage" --format=gnu \
         --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
-        LICENSE README.md kubectl-crd \
+        LICENSE README.md kubectl-crd kubectl_complete-crd \
         | gzip -n -9 >"$archive.partial"
     mv "$archive.partial" "$archive"
     echo "$archive"
@@ -324,6 +325,7 @@ fi
 
 [ -f "$ROOT/LICENSE" ] || die "$ROOT/LICENSE is missing; it is packaged in every archive (krew requires a license file)"
 [ -f "$ROOT/README.md" ] || die "$ROOT/README.md is missing; it is packaged in every archive"
+[ -x "$ROOT/krew/kubectl_complete-crd" ] || die "$ROOT/krew/kubectl_complete-crd is missing or not executable; it is packaged in every archive"
 [ -f "$MANIFEST" ] || die "manifest $MANIFEST does not exist"
 [ -n "${TARGETS//[[:space:]]/}" ] || die "--targets is empty"
 TAR="$(find_gnu_tar)" || die "GNU tar is required (install it as tar or gtar)"

@@ -21,6 +21,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::from(cli::EXIT_OK),
         // A closed pipe (`kubectl crd list | head`) is not a failure.
         Err(e) if is_broken_pipe(&e) => ExitCode::from(cli::EXIT_OK),
+        // Its messages are printed already.
+        Err(e) if cli::is_reported(&e) => ExitCode::from(cli::EXIT_FAILURE),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(cli::exit_code(&e))

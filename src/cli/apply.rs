@@ -39,7 +39,9 @@ pub async fn apply(s: &Session, filenames: &[String], retry: bool, out: &mut dyn
 pub fn render_outcomes(outcomes: &[Outcome], format: OutputFormat) -> anyhow::Result<String> {
     let applied = outcomes.iter().filter_map(|o| o.as_ref().ok());
     Ok(match format {
-        OutputFormat::Json => output::json(&output::list_of(applied.map(|a| a.object.clone()).collect()))?,
+        OutputFormat::Json | OutputFormat::JsonPath | OutputFormat::CustomColumns => {
+            output::json(&output::list_of(applied.map(|a| a.object.clone()).collect()))?
+        }
         OutputFormat::Yaml => output::yaml(&output::list_of(applied.map(|a| a.object.clone()).collect()))?,
         OutputFormat::Name => applied.map(|a| format!("{}/{}\n", a.resource, a.name)).collect(),
         OutputFormat::Csv => {

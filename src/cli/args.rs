@@ -30,8 +30,10 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// kubectl's flags, accepted anywhere on the command line.
+/// kubectl's flags, accepted anywhere on the command line. Help lists them apart, under
+/// their own heading, after the flags of the subcommand at hand.
 #[derive(Debug, Args, Default, Clone)]
+#[command(next_help_heading = GLOBAL_HEADING)]
 pub struct GlobalArgs {
     /// Path to the kubeconfig file to use.
     #[arg(long, global = true, value_name = "FILE")]
@@ -45,9 +47,10 @@ pub struct GlobalArgs {
     /// Act across all namespaces (wins over --namespace, as in kubectl).
     #[arg(short = 'A', long, global = true)]
     pub all_namespaces: bool,
-    /// Output format.
-    #[arg(short = 'o', long, global = true, value_enum, value_name = "FORMAT")]
-    pub output: Option<OutputFormat>,
+    /// Output format: table, wide, json, yaml, csv, name, jsonpath=TEMPLATE or
+    /// custom-columns=HEADER:PATH,...
+    #[arg(short = 'o', long, global = true, value_parser = parse_output, value_name = "FORMAT")]
+    pub output: Option<OutputArg>,
     /// How long to wait for one server request before giving up (e.g. 30s, 2m, 0 for no limit).
     #[arg(long, global = true, value_name = "DURATION")]
     pub request_timeout: Option<String>,
@@ -67,8 +70,11 @@ pub struct GlobalArgs {
     pub no_color: bool,
 }
 
-/// The output formats every printing subcommand honours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// The help heading of kubectl's global flags.
+pub const GLOBAL_HEADING: &str = "Global options (kubectl's, before or after the subcommand)";
+
+/// The output formats every printing subcommand honours (`get` also takes templates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
     Table,
     Wide,
@@ -76,7 +82,45 @@ pub enum OutputFormat {
     Yaml,
     Csv,
     Name,
+    /// `jsonpath=TEMPLATE`.
+    JsonPath,
+    /// `custom-columns=HEADER:PATH,...`.
+    CustomColumns,
 }
+
+/// `-o` as typed: the format, and the text after `=` of `jsonpath=` and `custom-columns=`
+/// (checked in stage two).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputArg {
+    pub format: OutputFormat,
+    pub template: Option<String>,
+}
+
+fn parse_output(raw: &str) -> Result<OutputArg, String> {
+    let (word, template) = match raw.split_once('=') {
+        Some((word, template)) => (word, Some(template.to_string())),
+        None => (raw, None),
+    };
+    let format = match word {
+        "table" => OutputFormat::Table,
+        "wide" => OutputFormat::Wide,
+        "json" => OutputFormat::Json,
+        "yaml" => OutputFormat::Yaml,
+        "csv" => OutputFormat::Csv,
+        "name" => OutputFormat::Name,
+        "jsonpath" => OutputFormat::JsonPath,
+        "custom-columns" => OutputFormat::CustomColumns,
+        _ => return Err(OUTPUT_FORMATS.into()),
+    };
+    let templated = matches!(format, OutputFormat::JsonPath | OutputFormat::CustomColumns);
+    if templated != template.is_some() {
+        return Err(OUTPUT_FORMATS.into());
+    }
+    Ok(OutputArg { format, template })
+}
+
+const OUTPUT_FORMATS: &str =
+    "use one of table, wide, json, yaml, csv, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -92,15 +136,10 @@ pub enum Command {
         name: String,
     },
     /// List or show custom resources with the server's columns.
-    Get {
-        /// KIND, PLURAL or SHORTNAME of the custom resources, or TYPE/NAME for one.
-        resource: String,
-        /// One resource's name.
-        name: Option<String>,
-        /// Label selector, e.g. app=demo,tier!=db.
-        #[arg(short = 'l', long)]
-        selector: Option<String>,
-    },
+    Get(GetArgs),
+    /// Delete custom resources (by name, -l or --all) or CustomResourceDefinitions (crd NAME),
+    /// as kubectl delete does.
+    Delete(DeleteArgs),
     /// Create or update objects from files (namespaces and CRDs first, waiting for each CRD
     /// to be Established, then custom resources with their status).
     Apply {
@@ -150,6 +189,70 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Completion candidates for kubectl's plugin completion (run by kubectl_complete-crd).
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// The words after `kubectl crd`, the last one being completed.
+        #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+        words: Vec<String>,
+    },
+}
+
+/// `kubectl crd get`'s own flags, as kubectl's.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// KIND, PLURAL or SHORTNAME of the custom resources, or TYPE/NAME for one.
+    pub resource: String,
+    /// One resource's name.
+    pub name: Option<String>,
+    /// Label selector, e.g. app=demo,tier!=db.
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// Field selector, e.g. metadata.name=w1 (the server supports metadata.name and
+    /// metadata.namespace for custom resources).
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+    /// After listing, watch for changes and print them.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// With --watch, print each change's type (ADDED, MODIFIED, DELETED) first.
+    #[arg(long)]
+    pub output_watch_events: bool,
+    /// Show every label as the last column.
+    #[arg(long)]
+    pub show_labels: bool,
+    /// Sort by a JSONPath into the objects, e.g. '{.metadata.name}' or .spec.replicas.
+    #[arg(long, value_name = "JSONPATH")]
+    pub sort_by: Option<String>,
+}
+
+/// `kubectl crd delete`'s own flags, as kubectl's.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// TYPE NAME..., TYPE/NAME..., or TYPE with -l or --all; crd NAME deletes a
+    /// CustomResourceDefinition with its custom resources.
+    #[arg(required = true, value_name = "TYPE [NAME]...")]
+    pub targets: Vec<String>,
+    /// Delete the objects this label selector matches, e.g. app=demo.
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// Delete every object of the type in the namespace (or in all with -A).
+    #[arg(long)]
+    pub all: bool,
+    /// What happens to dependents: background (the default), foreground or orphan.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "background")]
+    pub cascade: Option<String>,
+    /// Only print what would be deleted: client (nothing is sent) or server (the server
+    /// checks, deletes nothing).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "client")]
+    pub dry_run: Option<String>,
+    /// Wait until the objects are gone (their finalizers done) before returning.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true",
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub wait: bool,
+    /// How long to wait for the objects to go (e.g. 30s; default: a week, as kubectl).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 /// One custom resource on the command line: `TYPE NAME`, or `TYPE/NAME` as kubectl takes it.

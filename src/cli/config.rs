@@ -3,7 +3,8 @@
 //! Everything a user can get wrong in kubectl's global flags is checked here, once, with a
 //! message that says what was wrong and what to write instead.
 
-use super::args::{GlobalArgs, OutputFormat};
+use super::args::{GlobalArgs, OutputArg, OutputFormat};
+use super::template::{self, Template};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ pub enum NamespaceScope {
 }
 
 /// The validated global configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// `--kubeconfig` or `--context` was given (commands that only make sense locally refuse them).
     pub explicit_live: bool,
@@ -28,6 +29,8 @@ pub struct Config {
     /// `-n` was given explicitly (apply refuses objects of other namespaces then).
     pub namespace_explicit: bool,
     pub output: OutputFormat,
+    /// The parsed template of `-o jsonpath=` and `-o custom-columns=`.
+    pub template: Option<Template>,
     /// `None`: no limit.
     pub request_timeout: Option<Duration>,
     pub color: bool,
@@ -48,6 +51,9 @@ pub enum ConfigError {
     LocalWithKubeconfig(&'static str),
     #[error("cannot find a data directory for --local; give one with --local=DIR")]
     NoDataDir,
+    /// A template of `-o jsonpath=`/`-o custom-columns=` that does not parse (kubectl's words).
+    #[error(transparent)]
+    Template(#[from] template::TemplateError),
 }
 
 impl Config {
@@ -86,12 +92,21 @@ impl Config {
             Some(raw) => parse_timeout(raw).ok_or_else(|| ConfigError::RequestTimeout(raw.clone()))?,
             None => None,
         };
+        let OutputArg { format: output, template } =
+            args.output.clone().unwrap_or(OutputArg { format: OutputFormat::Table, template: None });
+        let template = match template {
+            Some(raw) => {
+                Some(template::parse(&raw, output == OutputFormat::CustomColumns).map_err(ConfigError::Template)?)
+            }
+            None => None,
+        };
         Ok(Config {
             explicit_live: args.kubeconfig.is_some() || args.context.is_some(),
             target,
             namespace_explicit: args.namespace.is_some() && !args.all_namespaces,
             namespaces,
-            output: args.output.unwrap_or(OutputFormat::Table),
+            output,
+            template,
             request_timeout,
             color: !(args.no_color || no_color_env),
         })

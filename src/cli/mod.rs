@@ -11,13 +11,17 @@
 
 mod apply;
 pub mod args;
+mod complete;
 pub mod config;
+mod delete;
+mod get;
 mod migrate;
 pub mod output;
 mod registrations;
 mod resources;
 mod serve;
 pub mod session;
+pub mod template;
 
 use args::{Cli, Command, OutputFormat};
 use clap::CommandFactory;
@@ -41,6 +45,18 @@ pub enum CliError {
     NoSubcommand,
     #[error("{0}")]
     Usage(String),
+}
+
+/// A failure whose messages were printed already (kubectl's `delete` prints one line per
+/// object it could not delete and goes on); it exits with [`EXIT_FAILURE`] and `main`
+/// prints nothing more.
+#[derive(Debug, thiserror::Error)]
+#[error("the command failed; see the messages above")]
+pub struct Reported;
+
+/// Whether `err`'s messages were printed already.
+pub fn is_reported(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<Reported>().is_some()
 }
 
 /// Maps an error to the exit code scripts see.
@@ -70,13 +86,23 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         return Err(CliError::NoSubcommand.into());
     };
+    if config.template.is_some() && !matches!(command, Command::Get(_)) {
+        return Err(CliError::Usage(
+            "-o jsonpath= and -o custom-columns= are for 'kubectl crd get'; use -o json or -o yaml here".into(),
+        )
+        .into());
+    }
     match command {
         Command::Version => print_version(&config, out),
         Command::Completion { shell } => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "kubectl-crd", out);
+            // Into a buffer first: clap_complete panics when its writer fails, and a
+            // closed pipe (`completion bash | head`) is not a failure.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "kubectl-crd", &mut script);
+            out.write_all(&script)?;
             Ok(())
         }
+        Command::Complete { words } => complete::run(&words, out),
         Command::Serve(args) => serve::run(&args, out).map_err(Into::into),
         Command::Tui(args) => tui(&config, &args),
         Command::Migrate { action } => migrate::run(&config, action, out),
@@ -160,6 +186,15 @@ fn on_cluster(config: &Config, target: Target, command: Command, out: &mut dyn W
             ),
             _ => (None, None),
         };
+        match &command {
+            Command::Get(args) => {
+                get::GetOptions::from_args(args)?;
+            }
+            Command::Delete(args) => {
+                delete::DeleteOptions::from_args(args)?;
+            }
+            _ => {}
+        }
         let session = Session::open(config, target).await?;
         let result = dispatch(&session, command, replicas, out).await;
         session.close().await;
@@ -176,10 +211,8 @@ async fn dispatch(
     match command {
         Command::List => registrations::list(s, out).await,
         Command::Describe { name } => registrations::describe(s, args::crd_word(&name)?, out).await,
-        Command::Get { resource, name, selector } => {
-            let (resource, name) = args::type_and_name(&resource, name.as_deref(), "get")?;
-            resources::get(s, resource, name, selector.as_deref(), out).await
-        }
+        Command::Get(args) => get::get(s, &get::GetOptions::from_args(&args)?, out).await,
+        Command::Delete(args) => delete::delete(s, &delete::DeleteOptions::from_args(&args)?, out).await,
         Command::Status { action } => resources::status(s, &action, out).await,
         Command::Spec { action } => resources::spec(s, &action, out).await,
         Command::Scale { target, retry_conflicts, .. } => {
@@ -190,6 +223,7 @@ async fn dispatch(
         Command::Demo => apply::demo(s, out).await,
         Command::Version
         | Command::Completion { .. }
+        | Command::Complete { .. }
         | Command::Serve(_)
         | Command::Tui(_)
         | Command::Migrate { .. } => Err(anyhow::anyhow!("not a cluster subcommand")),
@@ -293,7 +327,7 @@ mod tests {
             .expect("parses");
         assert_eq!(cli.global.namespace.as_deref(), Some("team"));
         assert_eq!(cli.global.local.as_deref(), Some("/tmp/x"));
-        assert_eq!(cli.global.output, Some(OutputFormat::Wide));
+        assert_eq!(cli.global.output.map(|o| o.format), Some(OutputFormat::Wide));
         // `--local` alone takes no value, so the next word stays a subcommand.
         let cli = Cli::try_parse_from(["kubectl-crd", "--local", "list"]).expect("parses");
         assert_eq!(cli.global.local.as_deref(), Some(""));

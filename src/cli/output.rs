@@ -13,7 +13,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::text::tabwrite::tabwrite;
+use crate::text::tabwrite::Tabwriter;
 
 /// A table before it is printed: headers, rows of cells, and which columns only `wide` shows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,16 +47,31 @@ impl Rows {
 
     /// The table text: all columns when `wide`, else those not marked wide-only.
     pub fn render(&self, wide: bool) -> String {
-        let keep: Vec<usize> = (0..self.headers.len()).filter(|&i| wide || !self.wide_only[i]).collect();
+        self.render_into(wide, true, &mut Tabwriter::default())
+    }
+
+    /// The table text laid out by `writer`, which remembers column widths from earlier
+    /// calls (`get -w`); the header line only when `header`.
+    pub fn render_into(&self, wide: bool, header: bool, writer: &mut Tabwriter) -> String {
+        let keep: Vec<usize> =
+            (0..self.headers.len()).filter(|&i| wide || !self.wide_only.get(i).copied().unwrap_or(false)).collect();
         let pick = |cells: &[String]| keep.iter().map(|&i| cells.get(i).cloned().unwrap_or_default()).collect();
-        let mut lines: Vec<Vec<String>> = vec![pick(&self.headers)];
+        let mut lines: Vec<Vec<String>> = Vec::new();
+        if header {
+            lines.push(pick(&self.headers));
+        }
         lines.extend(self.rows.iter().map(|r| pick(r)));
-        tabwrite(&lines)
+        writer.write(&lines)
     }
 
     /// CSV with every column.
     pub fn render_csv(&self) -> String {
-        let mut out = csv_line(&self.headers);
+        self.render_csv_rows(true)
+    }
+
+    /// CSV with every column, the header line only when `header`.
+    pub fn render_csv_rows(&self, header: bool) -> String {
+        let mut out = if header { csv_line(&self.headers) } else { String::new() };
         for row in &self.rows {
             out.push_str(&csv_line(row));
         }
@@ -92,7 +107,7 @@ pub fn cell_text(cell: &Value) -> String {
 
 /// kubectl hides `metadata.managedFields` unless asked (`--show-managed-fields`); so do we,
 /// in objects and in the items of lists.
-fn hide_managed_fields(value: &mut Value) {
+pub(crate) fn hide_managed_fields(value: &mut Value) {
     if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
     }

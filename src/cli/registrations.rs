@@ -6,6 +6,7 @@
 use super::args::OutputFormat;
 use super::output::{self, Rows};
 use super::session::Session;
+use crate::cluster::listing;
 use crate::cluster::registrations::{self, ConditionStatus, Description, Registration};
 use crate::cluster::table::age;
 use crate::text::tabwrite::tabwrite;
@@ -15,31 +16,46 @@ use std::io::Write;
 /// kubectl's `-o name` prefix for CRDs.
 const CRD_PREFIX: &str = "customresourcedefinition.apiextensions.k8s.io";
 
-/// `kubectl crd list`.
+/// `kubectl crd list`: the summary in table, wide, csv and name formats; the
+/// CustomResourceDefinitions themselves in JSON and YAML, as `kubectl get crd -o json|yaml`
+/// prints them (a `List`).
 pub async fn list(s: &Session, out: &mut dyn Write) -> anyhow::Result<()> {
-    let regs = registrations::list_registrations(s.client()).await.map_err(|e| s.err(e))?;
-    if regs.is_empty() && matches!(s.config.output, OutputFormat::Table | OutputFormat::Wide) {
-        eprintln!("No CustomResourceDefinitions found");
-        return Ok(());
-    }
-    write!(out, "{}", render_list(&regs, s.config.output, Timestamp::now())?)?;
+    let text = match s.config.output {
+        OutputFormat::Json | OutputFormat::Yaml | OutputFormat::JsonPath | OutputFormat::CustomColumns => {
+            // Read as JSON, not through the typed CRD, so numbers stay as the server wrote
+            // them (a schema's `minimum: 0`, not `0.0`).
+            let crds = s.resolve("customresourcedefinitions.apiextensions.k8s.io").await?;
+            let query = listing::Query::default();
+            let found =
+                listing::fetch(s.client(), &crds, &query, listing::Shape::Objects).await.map_err(|e| s.err(e))?;
+            render_crds(found.objects, s.config.output)?
+        }
+        format => {
+            let regs = registrations::list_registrations(s.client()).await.map_err(|e| s.err(e))?;
+            if regs.is_empty() && matches!(format, OutputFormat::Table | OutputFormat::Wide) {
+                eprintln!("No CustomResourceDefinitions found");
+                return Ok(());
+            }
+            render_list(&regs, format, Timestamp::now())
+        }
+    };
+    write!(out, "{text}")?;
     Ok(())
 }
 
-/// The text of `list` in `format`.
-pub fn render_list(regs: &[Registration], format: OutputFormat, now: Timestamp) -> anyhow::Result<String> {
-    Ok(match format {
-        OutputFormat::Json => output::json(regs)?,
-        OutputFormat::Yaml => output::yaml(regs)?,
+/// CRDs as kubectl prints a list of them in JSON or YAML.
+pub fn render_crds(crds: Vec<serde_json::Value>, format: OutputFormat) -> anyhow::Result<String> {
+    let list = output::list_of(crds);
+    Ok(if format == OutputFormat::Yaml { output::yaml(&list)? } else { output::json(&list)? })
+}
+
+/// The summary of `list` in `format` (table, wide, csv or name).
+pub fn render_list(regs: &[Registration], format: OutputFormat, now: Timestamp) -> String {
+    match format {
         OutputFormat::Name => regs.iter().map(|r| format!("{CRD_PREFIX}/{}\n", r.name)).collect(),
-        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Csv => {
-            let rows = list_rows(regs, now);
-            match format {
-                OutputFormat::Csv => rows.render_csv(),
-                other => rows.render(other == OutputFormat::Wide),
-            }
-        }
-    })
+        OutputFormat::Csv => list_rows(regs, now).render_csv(),
+        other => list_rows(regs, now).render(other == OutputFormat::Wide),
+    }
 }
 
 fn list_rows(regs: &[Registration], now: Timestamp) -> Rows {
@@ -78,7 +94,8 @@ fn list_rows(regs: &[Registration], now: Timestamp) -> Rows {
             r.versions.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(","),
             condition_cell(r.established),
             condition_cell(r.names_accepted),
-            r.terminating.to_string(),
+            // Spelled as the condition columns beside it (the Terminating condition's status).
+            if r.terminating { "True" } else { "False" }.to_string(),
             r.resources.map_or_else(|| "-".to_string(), |n| n.to_string()),
             r.created.map_or_else(|| "<unknown>".to_string(), |t| age(t, now)),
             none_if_empty(r.short_names.join(",")),
@@ -107,7 +124,7 @@ pub async fn describe(s: &Session, word: &str, out: &mut dyn Write) -> anyhow::R
     let count = registrations::count_resources(s.client(), &crd).await.ok().flatten();
     let d = Description::from_crd(&crd, count);
     let text = match s.config.output {
-        OutputFormat::Json => output::json(&d)?,
+        OutputFormat::Json | OutputFormat::JsonPath | OutputFormat::CustomColumns => output::json(&d)?,
         OutputFormat::Yaml => output::yaml(&d)?,
         OutputFormat::Name => format!("{CRD_PREFIX}/{}\n", d.name),
         OutputFormat::Csv => describe_csv(&d),
@@ -291,14 +308,14 @@ mod tests {
     #[test]
     fn list_as_a_table_and_wide() {
         assert_eq!(
-            render_list(&regs(), OutputFormat::Table, now()).expect("table"),
+            render_list(&regs(), OutputFormat::Table, now()),
             "\
 NAME                         GROUP                KIND     SCOPE        VERSIONS   ESTABLISHED   NAMESACCEPTED   TERMINATING   RESOURCES   AGE
-gadgets.stable.example.com   stable.example.com   Gadget   Namespaced   v1         False         False           false         -           5m
-widgets.stable.example.com   stable.example.com   Widget   Namespaced   v1         True          True            false         3           5m
+gadgets.stable.example.com   stable.example.com   Gadget   Namespaced   v1         False         False           False         -           5m
+widgets.stable.example.com   stable.example.com   Widget   Namespaced   v1         True          True            False         3           5m
 "
         );
-        let wide = render_list(&regs(), OutputFormat::Wide, now()).expect("wide");
+        let wide = render_list(&regs(), OutputFormat::Wide, now());
         let lines: Vec<&str> = wide.lines().collect();
         assert!(lines[0].ends_with("AGE   SHORTNAMES   STORAGE   SUBRESOURCES   REASON"), "{wide}");
         assert!(lines[1].ends_with("5m    wd           v1        status,scale   ShortNamesConflict"), "{wide}");
@@ -308,25 +325,26 @@ widgets.stable.example.com   stable.example.com   Widget   Namespaced   v1      
     #[test]
     fn list_as_csv_json_yaml_and_names() {
         assert_eq!(
-            render_list(&regs(), OutputFormat::Csv, now()).expect("csv"),
+            render_list(&regs(), OutputFormat::Csv, now()),
             "\
 NAME,GROUP,KIND,SCOPE,VERSIONS,ESTABLISHED,NAMESACCEPTED,TERMINATING,RESOURCES,AGE,SHORTNAMES,STORAGE,SUBRESOURCES,REASON
-gadgets.stable.example.com,stable.example.com,Gadget,Namespaced,v1,False,False,false,-,5m,wd,v1,\"status,scale\",ShortNamesConflict
-widgets.stable.example.com,stable.example.com,Widget,Namespaced,v1,True,True,false,3,5m,wd,v1,\"status,scale\",<none>
+gadgets.stable.example.com,stable.example.com,Gadget,Namespaced,v1,False,False,False,-,5m,wd,v1,\"status,scale\",ShortNamesConflict
+widgets.stable.example.com,stable.example.com,Widget,Namespaced,v1,True,True,False,3,5m,wd,v1,\"status,scale\",<none>
 "
         );
         assert_eq!(
-            render_list(&regs(), OutputFormat::Name, now()).expect("name"),
+            render_list(&regs(), OutputFormat::Name, now()),
             "customresourcedefinition.apiextensions.k8s.io/gadgets.stable.example.com\ncustomresourcedefinition.apiextensions.k8s.io/widgets.stable.example.com\n"
         );
+        let gadget = serde_json::to_value(crd("gadgets", "Gadget", &["wd"], json!({}))).expect("json");
         let json: serde_json::Value =
-            serde_json::from_str(&render_list(&regs(), OutputFormat::Json, now()).expect("json")).expect("parses");
-        assert_eq!(json[1]["resources"], 3);
-        assert_eq!(json[0]["namesAccepted"], "False");
-        assert_eq!(json[0]["reason"], "ShortNamesConflict");
-        assert_eq!(json[0]["resources"], serde_json::Value::Null);
-        let yaml = render_list(&regs(), OutputFormat::Yaml, now()).expect("yaml");
-        assert!(yaml.starts_with("- created: \"2026-11-22T02:36:54Z\"\n  established: \"False\"\n"), "{yaml}");
+            serde_json::from_str(&render_crds(vec![gadget.clone()], OutputFormat::Json).expect("json"))
+                .expect("parses");
+        assert_eq!((&json["kind"], &json["apiVersion"]), (&json!("List"), &json!("v1")));
+        assert_eq!(json["items"][0]["kind"], "CustomResourceDefinition");
+        assert_eq!(json["items"][0]["metadata"]["name"], "gadgets.stable.example.com");
+        let yaml = render_crds(vec![gadget], OutputFormat::Yaml).expect("yaml");
+        assert!(yaml.starts_with("apiVersion: v1\nitems:\n- apiVersion: apiextensions.k8s.io/v1\n"), "{yaml}");
     }
 
     #[test]

@@ -1,14 +1,13 @@
-//! Custom resources: `get` (the server's Table columns), `status get|set|patch|edit`,
-//! `spec edit` and `scale`. Each resolves the resource name through discovery first, so
+//! Custom resources: `status get|set|patch|edit`, `spec edit` and `scale` (`get` is in
+//! [`super::get`]). Each resolves the resource name through discovery first, so
 //! a kind, plural, singular or short name works as it does with kubectl.
 
 use super::args::{OutputFormat, SpecAction, StatusAction};
-use super::output::{self, Rows, cell_text};
+use super::output::{self, Rows};
 use super::session::{Session, parse_one, read_inputs};
 use crate::cluster::edit::is_blank;
 use crate::cluster::editor;
 use crate::cluster::objects::{self, ObjectRef, Retry, ScaleView, parse_status_document, spec_view};
-use crate::cluster::table::{Table, fetch_table};
 use crate::cluster::{ClusterError, ResourceType};
 use serde_json::Value;
 use std::io::Write;
@@ -19,111 +18,6 @@ fn edit_header(what: &str, endpoint: &str) -> String {
         "# Please edit the {what} below. Lines beginning with a '#' will be ignored,\n\
          # and an empty file will abort the edit. The result is written to {endpoint}.\n#\n"
     )
-}
-
-/// `kubectl crd get RESOURCE [NAME] [-l SELECTOR]`.
-pub async fn get(
-    s: &Session,
-    word: &str,
-    name: Option<&str>,
-    selector: Option<&str>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    if name.is_some() && s.list_namespace().is_none() {
-        return Err(
-            super::CliError::Usage("a resource cannot be retrieved by name across all namespaces".into()).into()
-        );
-    }
-    let rt = s.resolve(word).await?;
-    let namespace = if name.is_some() { Some(s.namespace()) } else { s.list_namespace() };
-    let with_namespace = rt.namespaced && namespace.is_none();
-    match s.config.output {
-        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Csv => {
-            let table = fetch_table(s.client(), &rt, namespace, name, selector).await.map_err(|e| s.err(e))?;
-            if table.rows.is_empty() {
-                eprintln!("{}", no_resources(&rt, namespace));
-                return Ok(());
-            }
-            let rows = table_rows(&table, with_namespace);
-            let text = match s.config.output {
-                OutputFormat::Csv => rows.render_csv(),
-                format => rows.render(format == OutputFormat::Wide),
-            };
-            write!(out, "{text}")?;
-        }
-        format => {
-            let objects: Vec<Value> = match name {
-                Some(n) => {
-                    let obj = objects::get_object(s.client(), ObjectRef::new(&rt, s.namespace(), n))
-                        .await
-                        .map_err(|e| s.err(e))?;
-                    vec![serde_json::to_value(obj)?]
-                }
-                None => objects::list_objects(s.client(), &rt, namespace, selector)
-                    .await
-                    .map_err(|e| s.err(e))?
-                    .into_iter()
-                    .map(serde_json::to_value)
-                    .collect::<Result<_, _>>()?,
-            };
-            if objects.is_empty() && format == OutputFormat::Name {
-                eprintln!("{}", no_resources(&rt, namespace));
-                return Ok(());
-            }
-            write!(out, "{}", render_objects(&rt, objects, name.is_some(), format)?)?;
-        }
-    }
-    Ok(())
-}
-
-/// kubectl's message for an empty list (printed to stderr).
-fn no_resources(rt: &ResourceType, namespace: Option<&str>) -> String {
-    match namespace {
-        Some(ns) if rt.namespaced => format!("No resources found in {ns} namespace."),
-        _ => "No resources found".to_string(),
-    }
-}
-
-/// The server's Table as printable rows: NAMESPACE first with `-A`, priority columns wide.
-pub fn table_rows(table: &Table, with_namespace: bool) -> Rows {
-    let mut rows = Rows::default();
-    if with_namespace {
-        rows.headers.push("NAMESPACE".into());
-        rows.wide_only.push(false);
-    }
-    for c in &table.columns {
-        rows.headers.push(c.name.to_uppercase());
-        rows.wide_only.push(c.priority > 0);
-    }
-    for r in &table.rows {
-        let mut cells = Vec::with_capacity(rows.headers.len());
-        if with_namespace {
-            cells.push(r.namespace.clone().unwrap_or_default());
-        }
-        // Like kubectl, cells beyond the column definitions are dropped.
-        cells.extend(r.cells.iter().take(table.columns.len()).map(cell_text));
-        rows.push(cells);
-    }
-    rows
-}
-
-/// Objects as JSON, YAML or names: one object alone, several in a `List`.
-pub fn render_objects(
-    rt: &ResourceType,
-    objects: Vec<Value>,
-    single: bool,
-    format: OutputFormat,
-) -> anyhow::Result<String> {
-    Ok(match format {
-        OutputFormat::Name => objects
-            .iter()
-            .map(|o| format!("{}/{}\n", rt.name_prefix(), o["metadata"]["name"].as_str().unwrap_or_default()))
-            .collect(),
-        OutputFormat::Yaml if single => objects.first().map(output::yaml).transpose()?.unwrap_or_default(),
-        OutputFormat::Json if single => objects.first().map(output::json).transpose()?.unwrap_or_default(),
-        OutputFormat::Yaml => output::yaml(&output::list_of(objects))?,
-        _ => output::json(&output::list_of(objects))?,
-    })
 }
 
 /// `{"status": ...}` of an object as the status commands print and edit it.
@@ -140,7 +34,7 @@ fn print_status(
 ) -> anyhow::Result<()> {
     let doc = status_document(obj);
     let text = match s.config.output {
-        OutputFormat::Json => output::json(&doc)?,
+        OutputFormat::Json | OutputFormat::JsonPath | OutputFormat::CustomColumns => output::json(&doc)?,
         OutputFormat::Name => format!("{}/{}\n", rt.name_prefix(), obj.metadata.name.as_deref().unwrap_or_default()),
         OutputFormat::Csv => {
             let mut rows = Rows::new(&["FIELD", "VALUE"]);
@@ -316,7 +210,7 @@ pub async fn scale(
     let Some(replicas) = replicas else {
         let (scale, view) = objects::get_scale(s.client(), at).await.map_err(|e| s.err(e))?;
         let text = match format {
-            OutputFormat::Json => output::json(&scale)?,
+            OutputFormat::Json | OutputFormat::JsonPath | OutputFormat::CustomColumns => output::json(&scale)?,
             OutputFormat::Yaml => output::yaml(&scale)?,
             OutputFormat::Name => format!("{}/{name}\n", rt.name_prefix()),
             OutputFormat::Csv => scale_rows(name, &view).render_csv(),
@@ -327,7 +221,7 @@ pub async fn scale(
     };
     let view = objects::set_scale(s.client(), at, replicas, current, retry).await.map_err(|e| s.err(e))?;
     let text = match format {
-        OutputFormat::Json | OutputFormat::Yaml => {
+        OutputFormat::Json | OutputFormat::Yaml | OutputFormat::JsonPath | OutputFormat::CustomColumns => {
             let (scale, _) = objects::get_scale(s.client(), at).await.map_err(|e| s.err(e))?;
             if format == OutputFormat::Json { output::json(&scale)? } else { output::yaml(&scale)? }
         }
@@ -354,80 +248,6 @@ pub fn scale_rows(name: &str, view: &ScaleView) -> Rows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::table::{TableColumn, TableRow};
-    use serde_json::json;
-
-    fn column(name: &str, priority: i32) -> TableColumn {
-        TableColumn {
-            name: name.into(),
-            type_: "string".into(),
-            format: String::new(),
-            description: String::new(),
-            priority,
-        }
-    }
-
-    fn table() -> Table {
-        let row = |ns: &str, cells: Value| TableRow {
-            cells: cells.as_array().cloned().unwrap_or_default(),
-            name: String::new(),
-            namespace: Some(ns.into()),
-            created: None,
-        };
-        Table {
-            columns: vec![
-                column("Name", 0),
-                column("Color", 0),
-                column("Replicas", 0),
-                column("Phase", 1),
-                column("Age", 0),
-            ],
-            rows: vec![
-                row("default", json!(["w1", "blue", 5, "Ready", "5s"])),
-                row("team-a", json!(["w2", "green", 2, null, "1s", "extra"])),
-            ],
-            from_server: true,
-        }
-    }
-
-    #[test]
-    fn server_tables_print_like_kubectl_get() {
-        assert_eq!(
-            table_rows(&table(), false).render(false),
-            "NAME   COLOR   REPLICAS   AGE\nw1     blue    5          5s\nw2     green   2          1s\n"
-        );
-        assert_eq!(
-            table_rows(&table(), true).render(true),
-            "NAMESPACE   NAME   COLOR   REPLICAS   PHASE   AGE\ndefault     w1     blue    5          Ready   5s\nteam-a      w2     green   2                  1s\n"
-        );
-        assert_eq!(
-            table_rows(&table(), false).render_csv(),
-            "NAME,COLOR,REPLICAS,PHASE,AGE\nw1,blue,5,Ready,5s\nw2,green,2,,1s\n"
-        );
-    }
-
-    #[test]
-    fn objects_print_alone_or_in_a_list() {
-        let mut rt = crate::cluster::discovery::tests::resource("stable.example.com", "v1", "Widget", "widgets", &[]);
-        rt.namespaced = true;
-        let objs = vec![
-            json!({"kind": "Widget", "metadata": {"name": "w1"}}),
-            json!({"kind": "Widget", "metadata": {"name": "w2"}}),
-        ];
-        assert_eq!(
-            render_objects(&rt, objs.clone(), false, OutputFormat::Name).expect("names"),
-            "widget.stable.example.com/w1\nwidget.stable.example.com/w2\n"
-        );
-        let list: Value =
-            serde_json::from_str(&render_objects(&rt, objs.clone(), false, OutputFormat::Json).expect("json"))
-                .expect("parses");
-        assert_eq!(list["kind"], "List");
-        assert_eq!(list["items"][1]["metadata"]["name"], "w2");
-        assert_eq!(
-            render_objects(&rt, objs[..1].to_vec(), true, OutputFormat::Yaml).expect("yaml"),
-            "kind: Widget\nmetadata:\n  name: w1\n"
-        );
-    }
 
     #[test]
     fn replicas_must_be_whole_and_not_negative() {

@@ -13,7 +13,7 @@
 //!   never sends us to a stranger, and a server still starting gets a few seconds.
 
 use super::error::ClusterError;
-use crate::datadir::{KUBECONFIG_FILE, STORE_FILE};
+use crate::datadir::{HOLDER_FILE, Holder, KUBECONFIG_FILE, STORE_FILE};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kubectl_crd_engine::store::StoreError;
 use kubectl_crd_engine::{Engine, EngineError, StorageConfig};
@@ -77,8 +77,12 @@ pub struct Connection {
     client: kube::Client,
     namespace: String,
     origin: Origin,
-    request_timeout: Option<Duration>,
+    /// (connecting, answering): the time limits the client was built with, named in a
+    /// timeout's message.
+    timeouts: (Option<Duration>, Option<Duration>),
     engine: Option<Arc<Engine>>,
+    /// The holder file this `--local` session wrote, removed on close.
+    holder: Option<PathBuf>,
 }
 
 impl Connection {
@@ -100,12 +104,26 @@ impl Connection {
             .map_err(|e| ClusterError::Other(format!("cannot start the in-memory engine: {e}")))?;
         let namespace = namespace.unwrap_or("default").to_string();
         let client = in_process_client(&engine, &namespace);
-        Ok(Connection { client, namespace, origin: Origin::Memory, request_timeout: None, engine: Some(engine) })
+        Ok(Connection {
+            client,
+            namespace,
+            origin: Origin::Memory,
+            timeouts: (None, None),
+            engine: Some(engine),
+            holder: None,
+        })
     }
 
     /// A connection over a client someone else built (tests, embedding).
     pub fn from_client(client: kube::Client, namespace: &str, origin: Origin) -> Connection {
-        Connection { client, namespace: namespace.to_string(), origin, request_timeout: None, engine: None }
+        Connection {
+            client,
+            namespace: namespace.to_string(),
+            origin,
+            timeouts: (None, None),
+            engine: None,
+            holder: None,
+        }
     }
 
     /// The client every operation takes. Clones are cheap and share the connection.
@@ -126,7 +144,7 @@ impl Connection {
     /// Adds where we were connected to a transport error's message.
     pub fn explain(&self, err: ClusterError) -> ClusterError {
         match &self.origin {
-            Origin::Live { server, .. } | Origin::Served { server, .. } => err.at_server(server, self.request_timeout),
+            Origin::Live { server, .. } | Origin::Served { server, .. } => err.at_server(server, self.timeouts),
             Origin::Local { .. } | Origin::Memory => err,
         }
     }
@@ -135,8 +153,13 @@ impl Connection {
     /// the engine, then shuts the engine down so its store is closed cleanly. Every clone
     /// of [`Connection::client`] must be dropped before.
     pub async fn close(self) {
-        let Connection { client, engine, .. } = self;
+        let Connection { client, engine, holder, .. } = self;
         drop(client);
+        if let Some(path) = holder {
+            // Best effort: a holder file left behind names a process that is gone, and is
+            // ignored then.
+            let _ = std::fs::remove_file(path);
+        }
         let Some(engine) = engine else { return };
         // The client's buffer task holds the router (and so the engine) until it notices
         // that every sender is gone; give it a moment, bounded.
@@ -215,18 +238,13 @@ async fn live(
         .await
         .map_err(|e| ClusterError::Kubeconfig { path: source.clone(), reason: kubeconfig_reason(&e) })?;
     apply_timeout(&mut config, options.request_timeout);
+    let timeouts = (config.connect_timeout, config.read_timeout);
     let namespace = options.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
     config.default_namespace = namespace.clone();
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
     let client = kube::Client::try_from(config)
         .map_err(|e| ClusterError::Kubeconfig { path: source, reason: format!("cannot set up the client: {e}") })?;
-    Ok(Connection {
-        client,
-        namespace,
-        origin: Origin::Live { context, server },
-        request_timeout: options.request_timeout,
-        engine: None,
-    })
+    Ok(Connection { client, namespace, origin: Origin::Live { context, server }, timeouts, engine: None, holder: None })
 }
 
 /// kubectl's `--request-timeout` bounds each request; kube-rs splits it into connecting,
@@ -253,11 +271,20 @@ async fn local(dir: &Path, options: &ConnectOptions) -> Result<Connection, Clust
                 client,
                 namespace,
                 origin: Origin::Local { data_dir: dir.to_path_buf() },
-                request_timeout: None,
+                timeouts: (None, None),
                 engine: Some(engine),
+                holder: claim(dir),
             })
         }
-        Err(EngineError::Store(StoreError::Locked { .. })) => served(dir, options).await,
+        // Another --local session serves nobody, and a serve whose kubeconfig is elsewhere
+        // cannot be found here: say so now rather than wait for a server.
+        Err(EngineError::Store(StoreError::Locked { .. })) => match holder(dir) {
+            Some(Holder::Local { pid }) => Err(ClusterError::DataDirHeld { dir: dir.to_path_buf(), pid }),
+            Some(Holder::Serve { pid, kubeconfig }) if !kubeconfig_in(&kubeconfig, dir) => {
+                Err(ClusterError::DataDirServedElsewhere { dir: dir.to_path_buf(), pid, kubeconfig })
+            }
+            _ => served(dir, options).await,
+        },
         Err(e) => Err(ClusterError::LocalStore {
             dir: dir.to_path_buf(),
             reason: format!("{e}; if the directory holds something else, choose another with --local=DIR"),
@@ -276,6 +303,33 @@ async fn wait_until_served(client: &kube::Client) {
     if !wanted.is_empty() {
         // Best effort: a command that still misses a resource says so itself.
         let _ = super::discovery::Discovery::fetch_including(client, &wanted, Duration::from_secs(2)).await;
+    }
+}
+
+/// Records this process as the `--local` session holding `dir` (best effort).
+fn claim(dir: &Path) -> Option<PathBuf> {
+    let path = dir.join(HOLDER_FILE);
+    std::fs::write(&path, Holder::Local { pid: std::process::id() }.to_text()).ok().map(|()| path)
+}
+
+/// Who holds `dir`, from its holder file. A file naming a process that is gone (one that
+/// crashed) is ignored.
+fn holder(dir: &Path) -> Option<Holder> {
+    let holder = Holder::parse(&std::fs::read_to_string(dir.join(HOLDER_FILE)).ok()?)?;
+    let pid = holder.pid();
+    let alive = !Path::new("/proc").is_dir() || Path::new(&format!("/proc/{pid}")).exists();
+    (alive && pid != std::process::id()).then_some(holder)
+}
+
+/// Whether `kubeconfig` is the one `dir` keeps (both paths resolved; when either cannot
+/// be, it is taken to be, and the server is looked for there).
+fn kubeconfig_in(kubeconfig: &Path, dir: &Path) -> bool {
+    if kubeconfig.file_name() != Some(std::ffi::OsStr::new(KUBECONFIG_FILE)) {
+        return false;
+    }
+    match (kubeconfig.parent().map(std::fs::canonicalize), std::fs::canonicalize(dir)) {
+        (Some(Ok(parent)), Ok(dir)) => parent == dir,
+        _ => true,
     }
 }
 
@@ -313,6 +367,7 @@ async fn served(dir: &Path, options: &ConnectOptions) -> Result<Connection, Clus
 async fn probe_served(dir: &Path, kubeconfig: Kubeconfig, options: &ConnectOptions) -> Option<Connection> {
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await.ok()?;
     apply_timeout(&mut config, options.request_timeout);
+    let timeouts = (config.connect_timeout, config.read_timeout);
     let namespace = options.namespace.clone().unwrap_or_else(|| "default".into());
     config.default_namespace = namespace.clone();
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
@@ -325,8 +380,9 @@ async fn probe_served(dir: &Path, kubeconfig: Kubeconfig, options: &ConnectOptio
         client,
         namespace,
         origin: Origin::Served { data_dir: dir.to_path_buf(), server },
-        request_timeout: options.request_timeout,
+        timeouts,
         engine: None,
+        holder: None,
     })
 }
 
@@ -379,6 +435,7 @@ mod tests {
             Ok(_) => panic!("the store is held"),
             Err(e) => e,
         };
+        // Held by a --local session of this process: it is not named as another one.
         assert!(matches!(err, ClusterError::DataDirBusy { .. }), "{err:?}");
         assert!(err.to_string().contains("is in use by another kubectl crd process"), "{err}");
         first.close().await;

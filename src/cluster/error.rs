@@ -35,9 +35,10 @@ pub enum ClusterError {
         at(server)
     )]
     Unreachable { server: Option<String>, detail: String },
-    /// A request took longer than `--request-timeout`.
-    #[error("the cluster{} did not answer within {}; try again, or allow longer with --request-timeout", at(server), humantime(*after))]
-    Timeout { server: Option<String>, after: Duration },
+    /// A request took longer than the timeout that applied: connecting (kube's 30 s, or
+    /// `--request-timeout` when shorter) or waiting for the answer (`--request-timeout`).
+    #[error("{}", timeout_message(server, *after, *connecting))]
+    Timeout { server: Option<String>, after: Duration, connecting: bool },
     /// 401: the credentials were refused.
     #[error(
         "the cluster refused our credentials (401 Unauthorized): {message}. Log in again or check the user of the kubeconfig context"
@@ -104,6 +105,18 @@ pub enum ClusterError {
         dir.display(), found(kubeconfig)
     )]
     DataDirBusy { dir: PathBuf, kubeconfig: Option<PathBuf> },
+    /// The data directory is held by another `--local` session, which serves nobody.
+    #[error(
+        "{} is in use by another 'kubectl crd --local' session (process {pid}): the local engine's data is open in one process at a time. Wait for it to end, or run 'kubectl crd serve --data-dir {0}' so that several commands share it",
+        dir.display()
+    )]
+    DataDirHeld { dir: PathBuf, pid: u32 },
+    /// The data directory is held by a `serve` that writes its kubeconfig elsewhere.
+    #[error(
+        "{} is held by 'kubectl crd serve' (process {pid}), which writes its kubeconfig to {}: reach that server with --kubeconfig {1}, or stop it to use --local={0}",
+        dir.display(), kubeconfig.display()
+    )]
+    DataDirServedElsewhere { dir: PathBuf, pid: u32, kubeconfig: PathBuf },
     /// Waiting for a condition gave up.
     #[error("{what} did not happen within {}", humantime(*after))]
     WaitTimeout { what: String, after: Duration },
@@ -122,6 +135,21 @@ fn at(server: &Option<String>) -> String {
 
 fn in_namespace(ns: &Option<String>) -> String {
     ns.as_ref().map(|n| format!(" in namespace {n:?}")).unwrap_or_default()
+}
+
+fn timeout_message(server: &Option<String>, after: Duration, connecting: bool) -> String {
+    let after = if after.is_zero() { "its time limit".to_string() } else { humantime(after) };
+    if connecting {
+        format!(
+            "could not connect to the cluster{} within {after} (connection and TLS handshake). Is it running and reachable? Check the server address in the kubeconfig (kubectl config view --minify)",
+            at(server)
+        )
+    } else {
+        format!(
+            "the cluster{} did not answer within {after}; try again, or allow longer with --request-timeout",
+            at(server)
+        )
+    }
 }
 
 fn found(kubeconfig: &Option<PathBuf>) -> String {
@@ -179,16 +207,17 @@ impl ClusterError {
     fn from_transport(err: &(dyn std::error::Error + 'static)) -> Self {
         let mut detail = err.to_string();
         let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+        // hyper's client says "client error (Connect)" around what failed while connecting.
+        let mut connecting = false;
         // The innermost cause is the useful one ("Connection refused", "certificate ...").
         for _ in 0..16 {
             let Some(e) = current else { break };
-            if let Some(io) = e.downcast_ref::<std::io::Error>()
-                && io.kind() == std::io::ErrorKind::TimedOut
-            {
-                return ClusterError::Timeout { server: None, after: Duration::ZERO };
-            }
-            if e.to_string().to_ascii_lowercase().contains("elapsed") {
-                return ClusterError::Timeout { server: None, after: Duration::ZERO };
+            let text = e.to_string();
+            connecting |= text.contains("(Connect)");
+            let timed_out =
+                e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut);
+            if timed_out || text.to_ascii_lowercase().contains("elapsed") {
+                return ClusterError::Timeout { server: None, after: Duration::ZERO, connecting };
             }
             detail = e.to_string();
             current = e.source();
@@ -196,16 +225,21 @@ impl ClusterError {
         ClusterError::Unreachable { server: None, detail }
     }
 
-    /// Fills in which server a transport error was about, and how long the timeout was.
-    pub fn at_server(self, server: &str, timeout: Option<Duration>) -> Self {
+    /// Fills in which server a transport error was about, and the timeout that applied:
+    /// `timeouts` are (connecting, answering) as the client was configured.
+    pub fn at_server(self, server: &str, timeouts: (Option<Duration>, Option<Duration>)) -> Self {
         match self {
             ClusterError::Unreachable { server: None, detail } => {
                 ClusterError::Unreachable { server: Some(server.to_string()), detail }
             }
-            ClusterError::Timeout { server: None, after } => ClusterError::Timeout {
-                server: Some(server.to_string()),
-                after: if after.is_zero() { timeout.unwrap_or(after) } else { after },
-            },
+            ClusterError::Timeout { server: None, after, connecting } => {
+                let applied = if connecting { timeouts.0 } else { timeouts.1 };
+                ClusterError::Timeout {
+                    server: Some(server.to_string()),
+                    after: if after.is_zero() { applied.unwrap_or(after) } else { after },
+                    connecting,
+                }
+            }
             other => other,
         }
     }
@@ -272,14 +306,31 @@ mod tests {
     #[test]
     fn transport_errors_name_the_server_and_the_timeout() {
         let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
-        let e = ClusterError::from_transport(&refused).at_server("https://127.0.0.1:1", None);
+        let e = ClusterError::from_transport(&refused).at_server("https://127.0.0.1:1", (None, None));
         assert_eq!(
             e.to_string(),
             "cannot reach the cluster at https://127.0.0.1:1: Connection refused. Is it running? Check the server address in the kubeconfig (kubectl config view --minify), or use --local for the local engine"
         );
         let slow = std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out");
-        let e = ClusterError::from_transport(&slow).at_server("https://x", Some(Duration::from_secs(90)));
-        assert!(e.to_string().contains("within 1m30s"), "{e}");
+        let limits = (Some(Duration::from_secs(30)), Some(Duration::from_secs(90)));
+        let e = ClusterError::from_transport(&slow).at_server("https://x", limits);
+        assert!(e.to_string().starts_with("the cluster at https://x did not answer within 1m30s;"), "{e}");
+        // While connecting, the connect timeout applied (kube's 30 s with no --request-timeout).
+        #[derive(Debug)]
+        struct Connect(std::io::Error);
+        impl std::fmt::Display for Connect {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("client error (Connect)")
+            }
+        }
+        impl std::error::Error for Connect {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let connect = Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"));
+        let e = ClusterError::from_transport(&connect).at_server("https://x", (Some(Duration::from_secs(30)), None));
+        assert!(e.to_string().starts_with("could not connect to the cluster at https://x within 30s"), "{e}");
     }
 
     #[test]

@@ -13,8 +13,10 @@
 //! - [`registrations`]: CRDs summarised and described, resource counts, waiting for
 //!   Established.
 //! - [`objects`]: one object, its status through `/status`, spec edits, `/scale`.
+//! - [`delete`]: deleting as kubectl does (`--cascade`, server dry run), waiting until gone.
 //! - [`reapply`]: a user's edit carried over to a newer version after a conflict.
 //! - [`table`]: the server's Table for a resource (kubectl's columns), ages.
+//! - [`listing`]: what `get` reads: Tables with their rows' objects, objects, and the watch after.
 //! - [`apply`]: documents from files, applied in the order that works.
 //! - [`shell`]: commands to print, with the connection flags that reach the cluster again.
 //! - [`watch`]: change streams for live views.
@@ -22,12 +24,14 @@
 
 pub mod apply;
 pub mod connect;
+pub mod delete;
 pub mod demo;
 pub mod discovery;
 pub mod edit;
 pub mod editor;
 mod error;
 pub mod identity;
+pub mod listing;
 pub mod merge_patch;
 pub mod objects;
 pub mod reapply;

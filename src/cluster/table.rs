@@ -5,17 +5,14 @@
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
+use super::listing::{self, Query, Shape};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{GetParams, ListParams};
 use serde_json::Value;
 use std::time::Duration;
 
 /// kubectl's Accept for tables: v1 Table, v1beta1 Table, or whatever JSON the server has.
 pub const ACCEPT_TABLE: &str =
     "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
-
-/// Rows per page, as kubectl's `--chunk-size` default.
-const PAGE: u32 = 500;
 
 /// One column definition.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -109,49 +106,20 @@ pub async fn fetch_table(
     name: Option<&str>,
     label_selector: Option<&str>,
 ) -> Result<Table, ClusterError> {
-    let request = kube::core::Request::new(resource.collection_path(namespace));
-    let target_ns = namespace.filter(|_| resource.namespaced);
-    let not_found = |n: &str| Some((resource.qualified_name(), n.to_string(), target_ns.map(String::from)));
-    let mut params = ListParams::default().limit(PAGE);
-    if let Some(selector) = label_selector {
-        params = params.labels(selector);
-    }
-    let mut table: Option<Table> = None;
-    loop {
-        let http_request = match name {
-            Some(n) => request.get(n, &GetParams::default()),
-            None => request.list(&params),
-        };
-        let http_request = http_request.map_err(|e| ClusterError::Other(e.to_string()))?;
-        let target = name.and_then(not_found);
-        let target = target.as_ref().map(|(w, n, ns)| (w.as_str(), n.as_str(), ns.as_deref()));
-        let doc = request_table(client, http_request, target).await?;
-        let page = parse_page(&doc, name.is_some())?;
-        let more =
-            doc.get("metadata").and_then(|m| m.get("continue")).and_then(Value::as_str).unwrap_or("").to_string();
-        table = Some(match table {
-            None => page,
-            Some(mut t) => {
-                t.rows.extend(page.rows);
-                t
-            }
-        });
-        if name.is_some() || more.is_empty() {
-            break;
-        }
-        params = params.continue_token(&more);
-    }
-    table.ok_or_else(|| ClusterError::Other("the server sent no table".into()))
+    let query = Query { namespace, name, label_selector, field_selector: None };
+    Ok(listing::fetch(client, resource, &query, Shape::Table).await?.table)
 }
 
-/// Sends a request with kubectl's Table `Accept` and reads the JSON answer; `target`
+/// Sends a request with `accept` (kubectl's Table `Accept`, or plain JSON) and reads the
+/// JSON answer; `target`
 /// (what, name, namespace) words a 404 for one object.
 pub(super) async fn request_table(
     client: &kube::Client,
     mut http_request: http::Request<Vec<u8>>,
     target: Option<(&str, &str, Option<&str>)>,
+    accept: &'static str,
 ) -> Result<Value, ClusterError> {
-    http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
+    http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(accept));
     let text = client.request_text(http_request).await.map_err(|e| ClusterError::from_kube(e, target))?;
     serde_json::from_str(&text).map_err(|e| ClusterError::Other(format!("cannot read the server's answer: {e}")))
 }
@@ -175,19 +143,6 @@ pub(super) fn table_row(row: &Value) -> TableRow {
     let mut identity = row_identity(row.pointer("/object/metadata"));
     identity.cells = row.get("cells").and_then(Value::as_array).cloned().unwrap_or_default();
     identity
-}
-
-/// One answer: a Table, a list of objects, or one object.
-fn parse_page(doc: &Value, single: bool) -> Result<Table, ClusterError> {
-    if let Some(table) = server_table(doc)? {
-        return Ok(table);
-    }
-    let now = Timestamp::now();
-    if single {
-        return Ok(Table::fallback(std::slice::from_ref(doc), now));
-    }
-    let items = doc.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-    Ok(Table::fallback(&items, now))
 }
 
 /// The age of something created at `created`, as kubectl prints it (`translateTimestampSince`).
@@ -246,7 +201,7 @@ mod tests {
             ],
             "rows": [{"cells": ["w1", null], "object": {"kind": "PartialObjectMetadata", "metadata": {"name": "w1", "namespace": "default", "creationTimestamp": "2026-11-22T02:36:58Z"}}}]
         });
-        let t = parse_page(&doc, false).expect("table");
+        let t = listing::page(doc, false).expect("table").table;
         assert!(t.from_server);
         assert_eq!(t.columns[1].priority, 1);
         assert_eq!(t.rows[0].cells, vec![json!("w1"), Value::Null]);
@@ -257,13 +212,13 @@ mod tests {
     #[test]
     fn without_a_table_the_fallback_is_name_and_age() {
         let doc = json!({"kind": "WidgetList", "items": [{"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T02:36:58Z"}}, {"metadata": {"name": "w2"}}]});
-        let t = parse_page(&doc, false).expect("fallback");
+        let t = listing::page(doc, false).expect("fallback").table;
         assert!(!t.from_server);
         let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["Name", "Age"]);
         assert_eq!(t.rows[0].cells[0], json!("w1"));
         assert_eq!(t.rows[1].cells[1], json!("<unknown>"));
-        let one = parse_page(&json!({"kind": "Widget", "metadata": {"name": "w1"}}), true).expect("one");
+        let one = listing::page(json!({"kind": "Widget", "metadata": {"name": "w1"}}), true).expect("one").table;
         assert_eq!(one.rows.len(), 1);
     }
 }

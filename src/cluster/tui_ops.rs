@@ -120,7 +120,7 @@ pub async fn fetch_table_page(
     }
     let request = kube::core::Request::new(resource.collection_path(namespace));
     let http_request = request.list(&params).map_err(|e| ClusterError::Other(e.to_string()))?;
-    let doc = request_table(client, http_request, None).await?;
+    let doc = request_table(client, http_request, None, ACCEPT_TABLE).await?;
     let meta = doc.get("metadata");
     let text_at = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
     let resource_version = text_at("resourceVersion");

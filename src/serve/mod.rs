@@ -23,7 +23,7 @@ pub use files::FileError;
 pub use listener::Drained;
 pub use options::{ListenAddr, OptionsError, ServeOptions, StorageKind, Transport};
 
-use crate::datadir::{LOCK_FILE, STORE_FILE};
+use crate::datadir::{HOLDER_FILE, Holder, LOCK_FILE, STORE_FILE};
 use kubeconfig::KubeconfigError;
 use kubectl_crd_engine::store::StoreError;
 use kubectl_crd_engine::{Engine, EngineError, StorageConfig};
@@ -150,6 +150,10 @@ impl Server {
         files::create_dir(dir)?;
         let dir_lock = lock_memory_dir(options)?;
         let engine = open_engine(options).await?;
+        // Says who holds DIR, so that a `--local=DIR` whose kubeconfig is not there says so
+        // at once (best effort: without it, `--local` waits for a server to answer).
+        let holder = Holder::Serve { pid: std::process::id(), kubeconfig: options.kubeconfig.clone() };
+        let _ = std::fs::write(dir.join(HOLDER_FILE), holder.to_text());
         let token = token::load_or_create(dir)?;
         let requested = resolve(&options.listen).await?;
         if options.transport == Transport::Http && !requested.ip().is_loopback() {

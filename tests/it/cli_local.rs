@@ -129,14 +129,19 @@ fn a_data_dir_held_by_a_server_that_wrote_its_kubeconfig_elsewhere_is_explained(
     let kubeconfig = elsewhere.path().join("config");
     let _served = Served::start(dir.path(), &["--write-kubeconfig", &kubeconfig.display().to_string()]);
     let local = format!("--local={}", dir.path().display());
+    let started = std::time::Instant::now();
     let stderr = Crd::new(&[&local]).fails(&["list"], 1);
+    let pid = std::fs::read_to_string(dir.path().join("holder")).expect("the holder file");
+    let pid = pid.lines().next().and_then(|l| l.strip_prefix("serve ")).expect("held by serve");
     assert_eq!(
         stderr,
         format!(
-            "error: {} is in use by another kubectl crd process (a 'kubectl crd serve --data-dir' or '--local' session), and no kubectl crd serve answers at its kubeconfig. Stop the other process, or use another --local=DIR\n",
-            dir.path().display()
+            "error: {dir} is held by 'kubectl crd serve' (process {pid}), which writes its kubeconfig to {kubeconfig}: reach that server with --kubeconfig {kubeconfig}, or stop it to use --local={dir}\n",
+            dir = dir.path().display(),
+            kubeconfig = kubeconfig.display()
         )
     );
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "said after {:?}", started.elapsed());
 }
 
 #[test]

@@ -19,6 +19,8 @@ use serde::Deserialize;
 
 const API_VERSION: &str = "krew.googlecontainertools.github.com/v1alpha2";
 const BINARY: &str = "kubectl-crd";
+/// kubectl's plugin completion (`kubectl crd <TAB>`), installed beside the binary.
+const COMPLETER: &str = "kubectl_complete-crd";
 const DEFAULT_BASE_URL: &str = "https://github.com/kubectl-crd/kubectl-crd/releases/download";
 /// The `<os, arch>` pairs the manifest must serve, one platform each.
 const PLATFORMS: [(&str, &str); 4] = [("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64")];
@@ -325,6 +327,9 @@ fn check_files(at: &str, platform: &Platform, out: &mut Vec<String>) {
     let installed = |name: &str| files.iter().any(|op| op.from == name && op.to == ".");
     if !installed(&platform.bin) {
         out.push(format!("[files-bin] {at}: files must install the bin {:?} ({{from: {0:?}, to: .}})", platform.bin));
+    }
+    if !installed(COMPLETER) {
+        out.push(format!("[files-completion] {at}: files must install {COMPLETER} ({{from: {COMPLETER}, to: .}})"));
     }
     let has_license = files.iter().any(|op| {
         let base = op.from.rsplit('/').next().unwrap_or_default();

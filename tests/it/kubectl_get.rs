@@ -5,10 +5,10 @@
 
 use crate::support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+use support::cli::lines_of;
 use support::kubectl::Server;
 
 /// Writes `text` into the server's data directory and gives its path.
@@ -157,20 +157,6 @@ fn get_raw_and_output_formats() {
     assert_eq!(names, "widget.stable.example.com/w1\nwidget.stable.example.com/w2\nwidget.stable.example.com/w3\n");
     let custom = server.ok(&["get", "widgets", "-o", "custom-columns=N:.metadata.name,C:.spec.color"]);
     assert_eq!(cells(&custom, &[]), table(&[&["N", "C"], &["w1", "blue"], &["w2", "green"], &["w3", "green"]]));
-}
-
-/// Lines a child writes to stdout, collected in the background.
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 fn next_line(rx: &mpsc::Receiver<String>) -> String {

@@ -1,26 +1,11 @@
 //! The plugin as users meet it: the real `kubectl` binary finds `kubectl-crd` on PATH and
 //! runs it as `kubectl crd ...`.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-/// A PATH whose first entry holds only the freshly built plugin.
-fn plugin_path() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let plugin = dir.path().join("kubectl-crd");
-    std::os::unix::fs::symlink(PathBuf::from(env!("CARGO_BIN_EXE_kubectl-crd")), &plugin).expect("link the plugin");
-    let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap_or_default());
-    (dir, path)
-}
+use crate::support::plugin::Plugin;
+use std::process::Output;
 
 fn kubectl(args: &[&str]) -> Output {
-    let (_dir, path) = plugin_path();
-    Command::new("kubectl")
-        .args(args)
-        .env("PATH", path)
-        .env("KUBECONFIG", "/nonexistent/kubeconfig")
-        .output()
-        .expect("the kubectl binary is installed (.ci/run installs it)")
+    Plugin::empty().kubectl(args).output().expect("the kubectl binary is installed (.ci/run installs it)")
 }
 
 fn text(o: &[u8]) -> String {
@@ -88,4 +73,26 @@ fn bad_flags_and_missing_subcommands_exit_2_with_a_reason() {
 fn kubectl_lists_the_plugin() {
     let out = kubectl(&["plugin", "list", "--name-only"]);
     assert!(text(&out.stdout).lines().any(|l| l.trim() == "kubectl-crd"), "{}{}", text(&out.stdout), text(&out.stderr));
+}
+
+#[test]
+fn subcommand_help_shows_its_own_flags_first_and_the_global_ones_apart() {
+    for (sub, own) in [
+        ("get", &["--sort-by", "--show-labels", "--watch", "--selector"][..]),
+        ("delete", &["--cascade", "--dry-run", "--wait", "--timeout"][..]),
+    ] {
+        let out = kubectl(&["crd", sub, "--help"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let help = text(&out.stdout);
+        let (first, global) = help
+            .split_once("\nGlobal options (kubectl's, before or after the subcommand):\n")
+            .unwrap_or_else(|| panic!("{sub} --help has no global heading: {help}"));
+        assert!(first.contains("\nOptions:\n"), "{help}");
+        for flag in own {
+            assert!(first.contains(flag) && !global.contains(flag), "{sub}: {flag} among its own options: {help}");
+        }
+        for flag in ["--kubeconfig", "--context", "--namespace", "--output <FORMAT>", "--local", "--request-timeout"] {
+            assert!(global.contains(flag) && !first.contains(flag), "{sub}: {flag} among the global options: {help}");
+        }
+    }
 }

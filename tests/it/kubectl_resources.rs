@@ -4,9 +4,7 @@
 
 use crate::support;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 use support::kubectl::Server;
 
@@ -170,15 +168,7 @@ fn kubectl_get_watch_receives_events() {
         .stderr(Stdio::null())
         .spawn()
         .expect("kubectl get -w");
-    let stdout = watch.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = crate::support::cli::lines_of(&mut watch);
     // The watch is established once kubectl has listed (empty) and started watching.
     std::thread::sleep(Duration::from_millis(500));
     server.ok(&["apply", "-f", &write(dir.path(), "w1.yaml", W1)]);

@@ -7,7 +7,7 @@
 //! The public API is what those users need: [`Engine`] (open, route, shut down), the
 //! [`store`] it programs against, [`status::ApiError`] (`metav1.Status`), and the few
 //! helpers the plugin's tools share so they print what the engine serves ([`duration`],
-//! [`jsonpath`], [`is_dns1123_label`], [`error_response`]). Everything else is internal;
+//! [`jsonpath`], [`gofmt`], [`is_dns1123_label`], [`error_response`]). Everything else is internal;
 //! its layers, bottom up:
 //! - `store`: versioned key/value storage (memory, redb), the source of every
 //!   `resourceVersion`, with the watch history;
@@ -45,6 +45,14 @@ pub use api::error_response;
 pub use instance::{Engine, EngineError, StorageConfig};
 pub use meta::is_dns1123_label;
 pub use representation::{duration, jsonpath};
+
+/// Go's text formatting of decoded JSON values, as kubectl prints them (JSONPath results,
+/// custom columns, `json.Marshal`): the engine's Tables use the same, so the tools print what
+/// the server would.
+pub mod gofmt {
+    pub use crate::representation::gofmt::{go_json, print_text};
+    pub use crate::schema::gofmt::plain_v;
+}
 pub use resources::generate_name::{self, NameGenerator};
 
 /// The engine's version, served at `/version` beside the Kubernetes level it implements.

@@ -110,6 +110,15 @@ fn checker_flags_broken_platforms() {
         }),
     );
     assert_flags(
+        "files-completion",
+        &first(|pl| {
+            pl.files = Some(vec![
+                FileOperation { from: BINARY.into(), to: ".".into() },
+                FileOperation { from: "LICENSE".into(), to: ".".into() },
+            ]);
+        }),
+    );
+    assert_flags(
         "platform-overlap",
         &violations_after(path, |p| {
             let copy = p.spec.platforms[0].clone();
@@ -281,8 +290,8 @@ mod release_script {
         assert!(archive.is_file(), "no archive at {}", archive.display());
         assert_eq!(
             archive_entries(&archive),
-            ["LICENSE", "README.md", BINARY],
-            "the archive must hold exactly the binary, LICENSE and README.md, at its root"
+            ["LICENSE", "README.md", BINARY, COMPLETER],
+            "the archive must hold exactly the binary, its completer, LICENSE and README.md, at its root"
         );
         let binary = Command::new("tar").arg("-xOzf").arg(&archive).arg(BINARY).output().expect("extract the binary");
         assert_eq!(binary.stdout, FAKE_BINARY.as_bytes(), "the archive must hold the binary as built");

@@ -107,6 +107,20 @@ pub fn assert_success(args: &[&str], out: &Output) -> String {
     stdout
 }
 
+/// The lines a child writes to stdout, read on a thread as they come (for watches).
+pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// Reads a pipe to its end on a thread.
 fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();

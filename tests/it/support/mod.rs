@@ -5,6 +5,7 @@
 //!   and what our engine answered; [`replay`] trims recorded documents;
 //! - [`target`] and [`kubectl`] run the engine in process or behind `serve` (or a real
 //!   kube-apiserver) for the real `kubectl`;
+//! - [`plugin`] runs the real `kubectl` with the plugin (and its completer) on PATH;
 //! - [`cli`] runs the `kubectl-crd` binary, with the scenarios the local and live CLI tests
 //!   share;
 //! - [`crd`] is the one CRD fixture builder; [`migrate`] loads clusters for the migration
@@ -23,6 +24,7 @@ pub mod compare;
 pub mod crd;
 pub mod kubectl;
 pub mod migrate;
+pub mod plugin;
 pub mod reference;
 pub mod replay;
 pub mod target;

@@ -26,11 +26,11 @@ pub fn registrations(c: &Crd) {
         &normalize_table(&c.ok(&["list"])),
         "\
 NAME                               GROUP              KIND            SCOPE        VERSIONS     ESTABLISHED   NAMESACCEPTED   TERMINATING   RESOURCES   AGE
-clusterpolicies.demo.example.com   demo.example.com   ClusterPolicy   Cluster      v1           True          True            false         25          <age>
-databases.demo.example.com         demo.example.com   Database        Namespaced   v1,v1beta1   True          True            false         90          <age>
-gadgets.demo.example.com           demo.example.com   Gadget          Namespaced   v1           False         False           false         -           <age>
-legacyjobs.demo.example.com        demo.example.com   LegacyJob       Namespaced   v1           True          True            true          1           <age>
-widgets.demo.example.com           demo.example.com   Widget          Namespaced   v1           True          True            false         180         <age>
+clusterpolicies.demo.example.com   demo.example.com   ClusterPolicy   Cluster      v1           True          True            False         25          <age>
+databases.demo.example.com         demo.example.com   Database        Namespaced   v1,v1beta1   True          True            False         90          <age>
+gadgets.demo.example.com           demo.example.com   Gadget          Namespaced   v1           False         False           False         -           <age>
+legacyjobs.demo.example.com        demo.example.com   LegacyJob       Namespaced   v1           True          True            True          1           <age>
+widgets.demo.example.com           demo.example.com   Widget          Namespaced   v1           True          True            False         180         <age>
 ",
         "list",
     );
@@ -38,11 +38,11 @@ widgets.demo.example.com           demo.example.com   Widget          Namespaced
         &normalize_csv(&c.ok(&["list", "-o", "csv"])),
         "\
 NAME,GROUP,KIND,SCOPE,VERSIONS,ESTABLISHED,NAMESACCEPTED,TERMINATING,RESOURCES,AGE,SHORTNAMES,STORAGE,SUBRESOURCES,REASON
-clusterpolicies.demo.example.com,demo.example.com,ClusterPolicy,Cluster,v1,True,True,false,25,<age>,cpol,v1,<none>,<none>
-databases.demo.example.com,demo.example.com,Database,Namespaced,\"v1,v1beta1\",True,True,false,90,<age>,db,v1,\"status,scale\",<none>
-gadgets.demo.example.com,demo.example.com,Gadget,Namespaced,v1,False,False,false,-,<age>,wd,v1,<none>,ShortNamesConflict
-legacyjobs.demo.example.com,demo.example.com,LegacyJob,Namespaced,v1,True,True,true,1,<age>,ljob,v1,status,InstanceDeletionInProgress
-widgets.demo.example.com,demo.example.com,Widget,Namespaced,v1,True,True,false,180,<age>,wd,v1,\"status,scale\",<none>
+clusterpolicies.demo.example.com,demo.example.com,ClusterPolicy,Cluster,v1,True,True,False,25,<age>,cpol,v1,<none>,<none>
+databases.demo.example.com,demo.example.com,Database,Namespaced,\"v1,v1beta1\",True,True,False,90,<age>,db,v1,\"status,scale\",<none>
+gadgets.demo.example.com,demo.example.com,Gadget,Namespaced,v1,False,False,False,-,<age>,wd,v1,<none>,ShortNamesConflict
+legacyjobs.demo.example.com,demo.example.com,LegacyJob,Namespaced,v1,True,True,True,1,<age>,ljob,v1,status,InstanceDeletionInProgress
+widgets.demo.example.com,demo.example.com,Widget,Namespaced,v1,True,True,False,180,<age>,wd,v1,\"status,scale\",<none>
 ",
         "list -o csv",
     );
@@ -60,19 +60,16 @@ customresourcedefinition.apiextensions.k8s.io/widgets.demo.example.com
 ",
         "list -o name",
     );
+    // JSON and YAML are the CustomResourceDefinitions themselves, as kubectl get crd prints them.
     let listed = json(&c.ok(&["list", "-o", "json"]));
     assert_eq!(listed, yaml(&c.ok(&["list", "-o", "yaml"])), "json and yaml say the same");
-    let widgets = &listed[4];
-    assert_eq!(widgets["name"], "widgets.demo.example.com");
-    assert_eq!(widgets["resources"], 180);
-    assert_eq!(
-        widgets["versions"][0],
-        json(
-            r#"{"name": "v1", "served": true, "storage": true, "deprecated": false, "statusSubresource": true, "scaleSubresource": true}"#
-        )
-    );
-    assert_eq!(listed[2]["resources"], Value::Null);
-    assert_eq!(listed[3]["terminating"], true);
+    assert_eq!((&listed["kind"], &listed["apiVersion"]), (&Value::from("List"), &Value::from("v1")));
+    let widgets = &listed["items"][4];
+    assert_eq!(widgets["kind"], "CustomResourceDefinition");
+    assert_eq!(widgets["metadata"]["name"], "widgets.demo.example.com");
+    assert_eq!(widgets["spec"]["versions"][0]["subresources"]["status"], json("{}"));
+    assert!(widgets["metadata"].get("managedFields").is_none(), "managedFields are hidden as kubectl hides them");
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(5));
 
     assert_text(
         &normalize_table(&c.ok(&["describe", "gadgets"])),
