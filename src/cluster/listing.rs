@@ -246,3 +246,54 @@ pub async fn watch(
         })
         .boxed())
 }
+
+/// Fetches a table of `resource` in `namespace` (`None`: every namespace), of one object
+/// when `name` is given, filtered by `label_selector`.
+pub async fn fetch_table(
+    client: &kube::Client,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    label_selector: Option<&str>,
+) -> Result<Table, ClusterError> {
+    let query = Query { namespace, name, label_selector, field_selector: None };
+    Ok(fetch(client, resource, &query, Shape::Table).await?.table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_server_table_keeps_its_cells_and_object_identity() {
+        // Reference 35, shortened.
+        let doc = json!({
+            "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": "86"},
+            "columnDefinitions": [
+                {"name": "Name", "type": "string", "format": "name", "description": "", "priority": 0},
+                {"name": "Phase", "type": "string", "format": "", "description": "", "priority": 1}
+            ],
+            "rows": [{"cells": ["w1", null], "object": {"kind": "PartialObjectMetadata", "metadata": {"name": "w1", "namespace": "default", "creationTimestamp": "2026-11-22T02:36:58Z"}}}]
+        });
+        let t = page(doc, false).expect("table").table;
+        assert!(t.from_server);
+        assert_eq!(t.columns[1].priority, 1);
+        assert_eq!(t.rows[0].cells, vec![json!("w1"), Value::Null]);
+        assert_eq!(t.rows[0].namespace.as_deref(), Some("default"));
+        assert!(t.rows[0].created.is_some());
+    }
+
+    #[test]
+    fn without_a_table_the_fallback_is_name_and_age() {
+        let doc = json!({"kind": "WidgetList", "items": [{"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T02:36:58Z"}}, {"metadata": {"name": "w2"}}]});
+        let t = page(doc, false).expect("fallback").table;
+        assert!(!t.from_server);
+        let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Name", "Age"]);
+        assert_eq!(t.rows[0].cells[0], json!("w1"));
+        assert_eq!(t.rows[1].cells[1], json!("<unknown>"));
+        let one = page(json!({"kind": "Widget", "metadata": {"name": "w1"}}), true).expect("one").table;
+        assert_eq!(one.rows.len(), 1);
+    }
+}

@@ -61,7 +61,7 @@ mod tests {
         send(&registrations::list_registrations(&client));
         send(&registrations::find_crd(&client, "widgets"));
         send(&Discovery::fetch(&client));
-        send(&table::fetch_table(&client, &rt, None, None, None));
+        send(&listing::fetch_table(&client, &rt, None, None, None));
         send(&objects::get_object(&client, at));
         send(&objects::get_status(&client, at));
         send(&objects::patch_status(&client, at, &serde_json::Value::Null));

@@ -3,9 +3,7 @@
 //! kube-apiserver computes them. A server that sends no Table gets kubectl's fallback,
 //! Name and Age, computed here from the objects.
 
-use super::discovery::ResourceType;
 use super::error::ClusterError;
-use super::listing::{self, Query, Shape};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use std::time::Duration;
@@ -97,19 +95,6 @@ fn row_identity(meta: Option<&Value>) -> TableRow {
     }
 }
 
-/// Fetches a table of `resource` in `namespace` (`None`: every namespace), of one object
-/// when `name` is given, filtered by `label_selector`.
-pub async fn fetch_table(
-    client: &kube::Client,
-    resource: &ResourceType,
-    namespace: Option<&str>,
-    name: Option<&str>,
-    label_selector: Option<&str>,
-) -> Result<Table, ClusterError> {
-    let query = Query { namespace, name, label_selector, field_selector: None };
-    Ok(listing::fetch(client, resource, &query, Shape::Table).await?.table)
-}
-
 /// Sends a request with `accept` (kubectl's Table `Accept`, or plain JSON) and reads the
 /// JSON answer; `target`
 /// (what, name, namespace) words a 404 for one object.
@@ -162,7 +147,6 @@ pub fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn durations_read_like_kubectl() {
@@ -188,37 +172,5 @@ mod tests {
         let later: Timestamp = "2026-11-22T02:37:03Z".parse().expect("ts");
         assert_eq!(age(t, later), "5s");
         assert_eq!(age(later, t), "<invalid>");
-    }
-
-    #[test]
-    fn a_server_table_keeps_its_cells_and_object_identity() {
-        // Reference 35, shortened.
-        let doc = json!({
-            "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": "86"},
-            "columnDefinitions": [
-                {"name": "Name", "type": "string", "format": "name", "description": "", "priority": 0},
-                {"name": "Phase", "type": "string", "format": "", "description": "", "priority": 1}
-            ],
-            "rows": [{"cells": ["w1", null], "object": {"kind": "PartialObjectMetadata", "metadata": {"name": "w1", "namespace": "default", "creationTimestamp": "2026-11-22T02:36:58Z"}}}]
-        });
-        let t = listing::page(doc, false).expect("table").table;
-        assert!(t.from_server);
-        assert_eq!(t.columns[1].priority, 1);
-        assert_eq!(t.rows[0].cells, vec![json!("w1"), Value::Null]);
-        assert_eq!(t.rows[0].namespace.as_deref(), Some("default"));
-        assert!(t.rows[0].created.is_some());
-    }
-
-    #[test]
-    fn without_a_table_the_fallback_is_name_and_age() {
-        let doc = json!({"kind": "WidgetList", "items": [{"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T02:36:58Z"}}, {"metadata": {"name": "w2"}}]});
-        let t = listing::page(doc, false).expect("fallback").table;
-        assert!(!t.from_server);
-        let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["Name", "Age"]);
-        assert_eq!(t.rows[0].cells[0], json!("w1"));
-        assert_eq!(t.rows[1].cells[1], json!("<unknown>"));
-        let one = listing::page(json!({"kind": "Widget", "metadata": {"name": "w1"}}), true).expect("one").table;
-        assert_eq!(one.rows.len(), 1);
     }
 }

@@ -11,9 +11,10 @@
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
+use super::listing::fetch_table;
 use super::objects::ObjectRef;
 use super::registrations::{Crd, served_resource};
-use super::table::{ACCEPT_TABLE, Table, TableRow, fetch_table, request_table, server_table, table_row};
+use super::table::{ACCEPT_TABLE, Table, TableRow, request_table, server_table, table_row};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams, WatchParams};
