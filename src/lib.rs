@@ -29,6 +29,7 @@ pub mod migrate;
 pub mod serve;
 pub mod text;
 pub mod tui;
+pub mod validate;
 
 /// The plugin's own version, as printed by `kubectl crd version` and served at `/version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -140,6 +140,9 @@ pub enum Command {
     /// Delete custom resources (by name, -l or --all) or CustomResourceDefinitions (crd NAME),
     /// as kubectl delete does.
     Delete(DeleteArgs),
+    /// Check objects offline as the apiserver checks them on create (schema, pruning,
+    /// defaults, CEL, metadata), and the CRDs as registration checks them.
+    Validate(ValidateArgs),
     /// Create or update objects from files (namespaces and CRDs first, waiting for each CRD
     /// to be Established, then custom resources with their status).
     Apply {
@@ -224,6 +227,31 @@ pub struct GetArgs {
     /// Sort by a JSONPath into the objects, e.g. '{.metadata.name}' or .spec.replicas.
     #[arg(long, value_name = "JSONPATH")]
     pub sort_by: Option<String>,
+}
+
+/// `kubectl crd validate`'s own flags.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Objects to check: a file, a directory (its .yaml, .yml and .json files), or - for
+    /// standard input. CRDs among them are checked and used too.
+    #[arg(short = 'f', long = "filename", required = true)]
+    pub filename: Vec<String>,
+    /// CRDs to check the objects against (files or directories). When no CRD is given
+    /// (here or among the objects), the CRDs of the cluster (--kubeconfig/--context, or
+    /// --local) are used.
+    #[arg(long, value_name = "FILE")]
+    pub crd: Vec<String>,
+    /// Previous versions of the objects (same kind, namespace and name): their checks are
+    /// updates, so transition rules (oldSelf) apply.
+    #[arg(long, value_name = "FILE")]
+    pub old: Vec<String>,
+    /// Refuse unknown fields instead of warning about them (fieldValidation=Strict).
+    #[arg(long)]
+    pub strict: bool,
+    /// Print each valid object as it would be stored (defaults applied, unknown fields
+    /// pruned).
+    #[arg(long)]
+    pub show_defaulted: bool,
 }
 
 /// `kubectl crd delete`'s own flags, as kubectl's.

@@ -22,6 +22,7 @@ mod resources;
 mod serve;
 pub mod session;
 pub mod template;
+mod validate;
 
 use args::{Cli, Command, OutputFormat};
 use clap::CommandFactory;
@@ -106,6 +107,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(&args, out).map_err(Into::into),
         Command::Tui(args) => tui(&config, &args),
         Command::Migrate { action } => migrate::run(&config, action, out),
+        Command::Validate(args) => validate::run(&config, &args, out),
         Command::Demo => {
             let target = demo_target(&config)?;
             on_cluster(&config, target, command, out)
@@ -226,6 +228,7 @@ async fn dispatch(
         | Command::Complete { .. }
         | Command::Serve(_)
         | Command::Tui(_)
+        | Command::Validate(_)
         | Command::Migrate { .. } => Err(anyhow::anyhow!("not a cluster subcommand")),
     }
 }

@@ -276,7 +276,7 @@ async fn write(
     // belongs to the server, so it is not written at all.
     let status_apart = resource.status;
     let custom = !(resource.group.is_empty() || resource.group == "apiextensions.k8s.io");
-    let mut desired = clean(&doc.value);
+    let mut desired = without_server_metadata(&doc.value);
     if let Some(ns) = namespace {
         desired["metadata"]["namespace"] = json!(ns);
     }
@@ -339,7 +339,7 @@ async fn write(
 }
 
 /// The document without what the server owns.
-fn clean(value: &Value) -> Value {
+pub fn without_server_metadata(value: &Value) -> Value {
     let mut out = value.clone();
     if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
         for key in SERVER_METADATA {
@@ -404,6 +404,6 @@ mod tests {
     #[test]
     fn server_metadata_is_not_sent() {
         let doc = json!({"metadata": {"name": "a", "resourceVersion": "9", "uid": "u", "annotations": {LAST_APPLIED: "{}", "keep": "1"}}});
-        assert_eq!(clean(&doc), json!({"metadata": {"name": "a", "annotations": {"keep": "1"}}}));
+        assert_eq!(without_server_metadata(&doc), json!({"metadata": {"name": "a", "annotations": {"keep": "1"}}}));
     }
 }

@@ -12,10 +12,10 @@
 //! shrinks. `DIFFERENTIAL_SHOW_GAPS=1` reports them as differences (to work on them), and
 //! `DIFFERENTIAL_UPDATE_GAPS=1` rewrites the lists from what differs now.
 
-mod golden;
+pub(crate) mod golden;
 mod observe;
 mod run;
-mod scenario;
+pub(crate) mod scenario;
 mod target;
 
 use std::future::Future;

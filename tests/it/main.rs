@@ -46,3 +46,4 @@ mod support;
 mod tui_e2e;
 mod tui_runtime;
 mod tui_wizard_e2e;
+mod validate;
