@@ -12,7 +12,7 @@ use crate::resources::generate_name::{NameGenerator, RandomSuffix};
 use crate::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::resources::rest::{Rest, WriteOptions};
 use crate::status::{ApiError, GroupResource, StatusCause, StatusDetails};
-use crate::store::{LocalStore, Store, StoreError};
+use crate::store::{LocalStore, Snapshot, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -60,10 +60,29 @@ impl Engine {
         storage: &StorageConfig,
         names: Arc<dyn NameGenerator>,
     ) -> Result<Arc<Engine>, EngineError> {
-        let store = Arc::new(match storage {
+        let store = match storage {
             StorageConfig::Memory => LocalStore::memory(),
             StorageConfig::Redb(path) => LocalStore::redb(path)?,
-        });
+        };
+        Self::start(store, names).await
+    }
+
+    /// A new engine in memory over what `snapshot` holds (see [`Engine::snapshot`]): a fork
+    /// of the engine it was taken from, going on from the snapshot's revision, that shares
+    /// nothing writable with it. Must be called inside a tokio runtime.
+    pub async fn from_snapshot(snapshot: &Snapshot) -> Result<Arc<Engine>, EngineError> {
+        Self::start(LocalStore::from_snapshot(snapshot), Arc::new(RandomSuffix)).await
+    }
+
+    /// Every stored object at the current revision, in O(1) whatever their number; an
+    /// engine is forked from it with [`Engine::from_snapshot`].
+    pub fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        self.store.snapshot()
+    }
+
+    /// Creates the initial namespaces (unless the store has them) and starts the controllers.
+    async fn start(store: LocalStore, names: Arc<dyn NameGenerator>) -> Result<Arc<Engine>, EngineError> {
+        let store = Arc::new(store);
         let namespaces = Arc::new(NamespaceStrategy::default());
         let builtin = |strategy: Arc<dyn Strategy>| ServedKind {
             strategy,
