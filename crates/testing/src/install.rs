@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn documents_are_flattened_checked_and_ordered_by_stage() {
-        let text = "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n---\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x.example.com}\n---\n{apiVersion: v1, kind: Namespace, metadata: {name: n}}\n";
+        let text = "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n---\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x.example.com}\n---\n{apiVersion: v1, kind: Namespace, metadata: {name: team}}\n";
         let docs = parse(text, "seed.yaml").expect("parses");
         let stages: Vec<u8> = docs.iter().map(Document::stage).collect();
         assert_eq!(stages, vec![2, 1, 0]);
