@@ -116,6 +116,10 @@ impl Engine {
             names: names.as_ref(),
         };
         for ns in INITIAL {
+            // A reopened or forked store has them: a read spares the write path a refusal.
+            if rest.get(None, ns).await.is_ok() {
+                continue;
+            }
             match rest.create(None, new_namespace(ns), &WriteOptions::internal()).await {
                 Ok(_) => {}
                 Err(e) if e.code == 409 => {}

@@ -78,10 +78,8 @@ async fn seeded(n: usize) -> TestCluster {
 
 async fn fork_figures(n: usize) {
     let cluster = seeded(n).await;
-    let api: Api<DynamicObject> = Api::default_namespaced_with(
-        cluster.client(),
-        &kube::discovery::ApiResource::erase::<DynamicWidget>(&()),
-    );
+    let api: Api<DynamicObject> =
+        Api::default_namespaced_with(cluster.client(), &kube::discovery::ApiResource::erase::<DynamicWidget>(&()));
     let listed = api.list(&ListParams::default()).await.expect("list");
     assert_eq!(listed.items.len(), n);
     let values: Vec<Value> = listed.items.iter().map(|o| serde_json::to_value(o).expect("json")).collect();
@@ -103,10 +101,8 @@ async fn fork_figures(n: usize) {
     for i in 0..rounds.min(20) {
         let started = Instant::now();
         let fork = snapshot.fork().await.expect("fork");
-        let api: Api<DynamicObject> = Api::default_namespaced_with(
-            fork.client(),
-            &kube::discovery::ApiResource::erase::<DynamicWidget>(&()),
-        );
+        let api: Api<DynamicObject> =
+            Api::default_namespaced_with(fork.client(), &kube::discovery::ApiResource::erase::<DynamicWidget>(&()));
         let patch = kube::api::Patch::Merge(json!({"spec": {"size": i}}));
         api.patch("widget-00000", &Default::default(), &patch).await.expect("patch");
         used.push(started.elapsed());

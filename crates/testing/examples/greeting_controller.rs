@@ -51,7 +51,10 @@ pub enum Error {
 
 /// The decision, pure: the status a greeting should have.
 pub fn desired_status(greeting: &Greeting) -> GreetingStatus {
-    GreetingStatus { message: format!("Hello, {}!", greeting.spec.name), observed_generation: greeting.metadata.generation }
+    GreetingStatus {
+        message: format!("Hello, {}!", greeting.spec.name),
+        observed_generation: greeting.metadata.generation,
+    }
 }
 
 /// Read (the controller hands the object over), decide, write only when it differs.
@@ -151,7 +154,10 @@ mod tests {
         assert_eq!(wait(&api, "seeded", 1).await.message, "Hello, seed!");
         let patch = Patch::Merge(json!({"spec": {"name": "again"}}));
         api.patch("seeded", &PatchParams::default(), &patch).await.expect("patch");
-        assert_eq!(wait(&api, "seeded", 2).await, GreetingStatus { message: "Hello, again!".into(), observed_generation: Some(2) });
+        assert_eq!(
+            wait(&api, "seeded", 2).await,
+            GreetingStatus { message: "Hello, again!".into(), observed_generation: Some(2) }
+        );
     }
 
     #[tokio::test]

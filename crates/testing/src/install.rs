@@ -129,9 +129,10 @@ pub(crate) async fn install(
         for doc in now {
             let gvk = doc.gvk();
             if !kinds.contains_key(&gvk) {
-                let found = kube::discovery::pinned_kind(client, &gvk)
-                    .await
-                    .map_err(|source| Error::Kube { what: format!("finding the kind of {}", doc.describe()), source })?;
+                let found = kube::discovery::pinned_kind(client, &gvk).await.map_err(|source| Error::Kube {
+                    what: format!("finding the kind of {}", doc.describe()),
+                    source,
+                })?;
                 kinds.insert(gvk.clone(), found);
             }
             let (resource, caps) = &kinds[&gvk];

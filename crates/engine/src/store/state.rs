@@ -34,14 +34,7 @@ impl State {
     /// An empty state at `revision` (the revision a durable backend loaded), with no
     /// history before it.
     pub fn new(revision: Revision, limit: HistoryLimit) -> Self {
-        State {
-            revision,
-            compacted: revision,
-            items: OrdMap::new(),
-            history: VecDeque::new(),
-            history_bytes: 0,
-            limit,
-        }
+        State { revision, compacted: revision, items: OrdMap::new(), history: VecDeque::new(), history_bytes: 0, limit }
     }
 
     /// A state holding what `snapshot` holds, at its revision, with no history before it.

@@ -28,7 +28,10 @@ fn widget(name: &str, size: i64) -> Widget {
 }
 
 fn config_map(name: &str) -> ConfigMap {
-    ConfigMap { metadata: kube::api::ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() }
+    ConfigMap {
+        metadata: kube::api::ObjectMeta { name: Some(name.into()), ..Default::default() },
+        ..Default::default()
+    }
 }
 
 async fn names<K>(api: &Api<K>) -> Vec<String>
@@ -84,7 +87,9 @@ async fn a_crd_from_a_type_is_established_and_its_schema_enforced() {
     let err = widgets.create(&PostParams::default(), &widget("big", 11)).await.expect_err("size > 10");
     let kube::Error::Api(status) = err else { panic!("an API error: {err:?}") };
     assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
-    assert!(status.message.contains("spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10"));
+    assert!(
+        status.message.contains("spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10")
+    );
     // The same refusal through install, with the Status kept.
     let err = cluster.install(&widget("big", 11)).await.expect_err("size > 10");
     assert_eq!(err.status().map(|s| s.code), Some(422), "{err}");
