@@ -7,7 +7,8 @@
 //! heap an idle cluster holds; and 100 clusters started at once. Figures only: no assertion
 //! on time (ratios against the floor are what to compare across machines).
 
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::core::GroupVersionKind;
 use kubectl_crd_testing::{Snapshot, TestCluster};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -20,33 +21,9 @@ fn resident() -> Option<usize> {
     Some(pages * 4096)
 }
 
-const CRD: &str = r#"
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer, minimum: 0}
-              color: {type: string, default: blue}
-              labels: {type: object, additionalProperties: {type: string}}
-            x-kubernetes-validations:
-            - rule: self.size < 1000000
-          status: {type: object, properties: {ready: {type: boolean}}}
-"#;
+/// The integration tests' seed: the Gadget CRD (a default, a CEL rule, `/status`), one gadget
+/// and its namespace.
+const SEED: &str = include_str!("../tests/it/seed.yaml");
 
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
@@ -57,17 +34,17 @@ fn micros(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
-/// A cluster with the CRD and `n` widgets (a realistic ~600-byte object each).
+/// A cluster with the seed and `n` more gadgets (a realistic ~600-byte object each), in `default`.
 async fn seeded(n: usize) -> TestCluster {
     let cluster = TestCluster::start().await.expect("starts");
-    cluster.install_yaml(CRD).await.expect("crd");
+    cluster.install_yaml(SEED).await.expect("seed");
     let items: Vec<Value> = (0..n)
         .map(|i| {
             json!({
-                "apiVersion": "example.com/v1", "kind": "Widget",
-                "metadata": {"name": format!("widget-{i:05}"), "labels": {"app": "bench", "shard": (i % 8).to_string()}},
+                "apiVersion": "example.com/v1", "kind": "Gadget",
+                "metadata": {"name": format!("gadget-{i:05}"), "labels": {"app": "bench", "shard": (i % 8).to_string()}},
                 "spec": {"size": i, "labels": {"team": "storage", "tier": "gold", "zone": "eu-west-1a"}},
-                "status": {"ready": i % 2 == 0},
+                "status": {"phase": if i % 2 == 0 { "Ready" } else { "Pending" }},
             })
         })
         .collect();
@@ -78,8 +55,7 @@ async fn seeded(n: usize) -> TestCluster {
 
 async fn fork_figures(n: usize) {
     let cluster = seeded(n).await;
-    let api: Api<DynamicObject> =
-        Api::default_namespaced_with(cluster.client(), &kube::discovery::ApiResource::erase::<DynamicWidget>(&()));
+    let api: Api<DynamicObject> = Api::default_namespaced_with(cluster.client(), &gadgets());
     let listed = api.list(&ListParams::default()).await.expect("list");
     assert_eq!(listed.items.len(), n);
     let values: Vec<Value> = listed.items.iter().map(|o| serde_json::to_value(o).expect("json")).collect();
@@ -101,10 +77,9 @@ async fn fork_figures(n: usize) {
     for i in 0..rounds.min(20) {
         let started = Instant::now();
         let fork = snapshot.fork().await.expect("fork");
-        let api: Api<DynamicObject> =
-            Api::default_namespaced_with(fork.client(), &kube::discovery::ApiResource::erase::<DynamicWidget>(&()));
+        let api: Api<DynamicObject> = Api::default_namespaced_with(fork.client(), &gadgets());
         let patch = kube::api::Patch::Merge(json!({"spec": {"size": i}}));
-        api.patch("widget-00000", &Default::default(), &patch).await.expect("patch");
+        api.patch("gadget-00000", &Default::default(), &patch).await.expect("patch");
         used.push(started.elapsed());
         drop(fork);
     }
@@ -121,30 +96,9 @@ async fn fork_figures(n: usize) {
     );
 }
 
-/// The widget kind for a dynamic API.
-struct DynamicWidget;
-
-impl kube::Resource for DynamicWidget {
-    type DynamicType = ();
-    type Scope = kube::core::NamespaceResourceScope;
-    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
-        "Widget".into()
-    }
-    fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "example.com".into()
-    }
-    fn version(_: &()) -> std::borrow::Cow<'_, str> {
-        "v1".into()
-    }
-    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
-        "widgets".into()
-    }
-    fn meta(&self) -> &kube::api::ObjectMeta {
-        unreachable!("never instantiated")
-    }
-    fn meta_mut(&mut self) -> &mut kube::api::ObjectMeta {
-        unreachable!("never instantiated")
-    }
+/// The gadget kind, for a dynamic API.
+fn gadgets() -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Gadget"), "gadgets")
 }
 
 fn timed(f: impl FnOnce()) -> Duration {

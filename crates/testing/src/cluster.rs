@@ -164,6 +164,8 @@ impl TestCluster {
     /// let go of the engine (bounded). Drop every clone of [`TestCluster::client`] first.
     pub async fn shutdown(self) {
         let engine = Arc::clone(&self.engine);
+        // Dropping stops the controllers (see `Drop`); what is left holding the engine then
+        // is the client's buffer task, and our handle, which closes the store below.
         drop(self);
         // The client's buffer task holds the router (and so the engine) until it notices
         // that every sender is gone; give it a moment, bounded.

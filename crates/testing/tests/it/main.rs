@@ -96,36 +96,9 @@ async fn a_crd_from_a_type_is_established_and_its_schema_enforced() {
     assert!(err.to_string().starts_with("installing Widget big"), "{err}");
 }
 
-const SEED: &str = r#"
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, properties: {color: {type: string, default: blue}}}
-          status: {type: object, properties: {phase: {type: string}}}
----
-apiVersion: example.com/v1
-kind: Gadget
-metadata: {name: g1, namespace: team}
-spec: {}
-status: {phase: Ready}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team}
-"#;
+/// The seed file (a CRD, one of its objects with a status, and a namespace).
+const SEED_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/seed.yaml");
+const SEED: &str = include_str!("seed.yaml");
 
 #[tokio::test]
 async fn yaml_installs_namespaces_then_crds_then_objects_with_their_status() {
@@ -141,12 +114,15 @@ async fn yaml_installs_namespaces_then_crds_then_objects_with_their_status() {
 }
 
 #[tokio::test]
-async fn a_file_installs_and_a_bad_one_is_named() {
+async fn a_file_installs_its_cel_rule_holds_and_a_bad_file_is_named() {
+    let cluster = TestCluster::start().await.expect("starts");
+    assert_eq!(cluster.install_file(SEED_FILE).await.expect("installs").len(), 3);
+    let red = "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: red, namespace: team}\nspec: {color: red}\n";
+    let err = cluster.install_yaml(red).await.expect_err("the CEL rule refuses it");
+    assert_eq!(err.status().map(|s| s.code), Some(422), "{err}");
+    assert!(err.to_string().contains("red gadgets are not made"), "{err}");
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("seed.yaml");
-    std::fs::write(&path, SEED).expect("write");
-    let cluster = TestCluster::start().await.expect("starts");
-    assert_eq!(cluster.install_file(&path).await.expect("installs").len(), 3);
     std::fs::write(&path, "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n").expect("write");
     let err = cluster.install_file(&path).await.expect_err("no name");
     assert!(matches!(err, Error::Document { .. }), "{err:?}");
@@ -221,7 +197,10 @@ async fn a_durable_cluster_keeps_its_objects_in_its_directory() {
     let dir = tempfile::tempdir().expect("tempdir");
     let first = TestCluster::builder().durable(dir.path()).start().await.expect("starts");
     first.install(&config_map("kept")).await.expect("installs");
+    let fork = first.snapshot().expect("snapshot").fork().await.expect("a fork in memory");
     first.shutdown().await;
+    let in_fork: Api<ConfigMap> = Api::default_namespaced(fork.client());
+    assert!(in_fork.get_opt("kept").await.expect("get").is_some(), "the fork outlives its durable parent");
     assert!(dir.path().join(kubectl_crd_testing::STORE_FILE).exists());
     let second = TestCluster::builder().durable(dir.path()).namespace("kube-system").start().await.expect("reopens");
     let kept: Api<ConfigMap> = Api::namespaced(second.client(), "default");
