@@ -4,7 +4,7 @@
 //! its HTTP surface as an axum [`Router`](axum::Router) — a tower `Service` that `serve`
 //! puts behind a socket and local mode hands to `kube::Client::new` with no socket at all.
 
-use crate::kinds::{BUILTIN_VERBS, Kinds, ServedKind};
+use crate::kinds::{BUILTIN_VERBS, CustomKinds, Kinds, ServedKind};
 use crate::resources::Strategy;
 use crate::resources::builtin::storage_version_hash;
 use crate::resources::crds::CrdStrategy;
@@ -12,7 +12,7 @@ use crate::resources::generate_name::{NameGenerator, RandomSuffix};
 use crate::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::resources::rest::{Rest, WriteOptions};
 use crate::status::{ApiError, GroupResource, StatusCause, StatusDetails};
-use crate::store::{LocalStore, Snapshot, Store, StoreError};
+use crate::store::{LocalStore, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +35,37 @@ pub enum EngineError {
     /// The namespaces every cluster has (`default`, `kube-system`, ...) could not be created.
     #[error("cannot create the initial namespaces: {0}")]
     Bootstrap(ApiError),
+}
+
+/// Everything an engine holds at one revision (from [`Engine::snapshot`]): its objects,
+/// sharing the store's nodes, and the kinds its CRDs serve. Cheap to clone and to keep.
+#[derive(Clone)]
+pub struct Snapshot {
+    store: crate::store::Snapshot,
+    kinds: CustomKinds,
+}
+
+impl Snapshot {
+    /// The revision it was taken at: an engine forked from it goes on from the next one.
+    pub fn revision(&self) -> crate::store::Revision {
+        self.store.revision()
+    }
+
+    /// How many objects it holds.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether it holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("store", &self.store).field("served_crds", &self.kinds.len()).finish()
+    }
 }
 
 /// A running engine.
@@ -64,24 +95,31 @@ impl Engine {
             StorageConfig::Memory => LocalStore::memory(),
             StorageConfig::Redb(path) => LocalStore::redb(path)?,
         };
-        Self::start(store, names).await
+        Self::start(store, names, None).await
     }
 
     /// A new engine in memory over what `snapshot` holds (see [`Engine::snapshot`]): a fork
     /// of the engine it was taken from, going on from the snapshot's revision, that shares
     /// nothing writable with it. Must be called inside a tokio runtime.
     pub async fn from_snapshot(snapshot: &Snapshot) -> Result<Arc<Engine>, EngineError> {
-        Self::start(LocalStore::from_snapshot(snapshot), Arc::new(RandomSuffix)).await
+        let store = LocalStore::from_snapshot(&snapshot.store);
+        Self::start(store, Arc::new(RandomSuffix), Some(snapshot.kinds.clone())).await
     }
 
-    /// Every stored object at the current revision, in O(1) whatever their number; an
-    /// engine is forked from it with [`Engine::from_snapshot`].
+    /// Every stored object at the current revision, in O(1) whatever their number, with the
+    /// kinds the CRDs serve (compiled once, shared by the forks); an engine is forked from it
+    /// with [`Engine::from_snapshot`].
     pub fn snapshot(&self) -> Result<Snapshot, StoreError> {
-        self.store.snapshot()
+        Ok(Snapshot { kinds: self.kinds.custom_kinds(), store: self.store.snapshot()? })
     }
 
-    /// Creates the initial namespaces (unless the store has them) and starts the controllers.
-    async fn start(store: LocalStore, names: Arc<dyn NameGenerator>) -> Result<Arc<Engine>, EngineError> {
+    /// Creates the initial namespaces (unless the store has them) and starts the controllers;
+    /// `custom` are kinds already built for the store's CRDs (a fork's).
+    async fn start(
+        store: LocalStore,
+        names: Arc<dyn NameGenerator>,
+        custom: Option<CustomKinds>,
+    ) -> Result<Arc<Engine>, EngineError> {
         let store = Arc::new(store);
         let namespaces = Arc::new(NamespaceStrategy::default());
         let builtin = |strategy: Arc<dyn Strategy>| ServedKind {
@@ -108,6 +146,10 @@ impl Engine {
         let mut served = vec![namespaces_kind, crds];
         served.extend(crate::resources::builtin::all());
         let kinds = Arc::new(Kinds::new(served));
+        if let Some(custom) = custom {
+            // The controller's first pass still checks them against the stored CRDs.
+            kinds.restore(custom);
+        }
         let rest = Rest {
             store: store.as_ref(),
             strategy: namespaces.as_ref(),

@@ -42,7 +42,7 @@ pub mod status;
 pub mod store;
 
 pub use api::error_response;
-pub use instance::{Engine, EngineError, StorageConfig};
+pub use instance::{Engine, EngineError, Snapshot, StorageConfig};
 pub use meta::is_dns1123_label;
 pub use representation::{duration, jsonpath};
 pub use resources::generate_name::{self, NameGenerator};

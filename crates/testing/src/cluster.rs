@@ -13,7 +13,7 @@ use crate::{Error, Served, in_process_client};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::DynamicObject;
 use kube::{CustomResourceExt, Resource};
-use kubectl_crd_engine::{Engine, StorageConfig, store};
+use kubectl_crd_engine::{Engine, StorageConfig};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -192,7 +192,7 @@ impl Drop for TestCluster {
 /// cheap to clone and to keep, and shared across tests (e.g. in a `static`).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
-    store: store::Snapshot,
+    store: kubectl_crd_engine::Snapshot,
     namespace: String,
 }
 
