@@ -121,7 +121,7 @@ mod tests {
                 let cluster = TestCluster::start().await.expect("starts");
                 cluster.install_crd::<Greeting>().await.expect("crd");
                 cluster.install(&Greeting::new("seeded", GreetingSpec { name: "seed".into() })).await.expect("seed");
-                cluster.snapshot().expect("snapshot")
+                cluster.snapshot().await.expect("snapshot")
             })
             .await;
         seed.fork().await.expect("forks")

@@ -148,10 +148,11 @@ impl TestCluster {
         install::install(&self.client, &self.namespace, docs).await
     }
 
-    /// Every object now, in O(1) whatever their number: fork it into new clusters with
+    /// Every object now, in O(1) whatever their number (once the engine's controllers have
+    /// taken in the last writes, which takes microseconds): fork it into new clusters with
     /// [`Snapshot::fork`] (seed once, fork per test).
-    pub fn snapshot(&self) -> Result<Snapshot, Error> {
-        Ok(Snapshot { store: self.engine.snapshot()?, namespace: self.namespace.clone() })
+    pub async fn snapshot(&self) -> Result<Snapshot, Error> {
+        Ok(Snapshot { store: self.engine.snapshot().await?, namespace: self.namespace.clone() })
     }
 
     /// Serves this cluster over plain HTTP on a free loopback port, for clients that need a

@@ -11,7 +11,7 @@
 //! let client: kube::Client = cluster.client();
 //! // ... run the code under test against `client` ...
 //!
-//! let seeded = cluster.snapshot()?;                    // O(1)
+//! let seeded = cluster.snapshot().await?;                    // O(1)
 //! let fork = seeded.fork().await?;                     // a new cluster with the same objects
 //! # Ok(()) }
 //! ```

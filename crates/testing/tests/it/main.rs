@@ -134,7 +134,7 @@ async fn forks_are_isolated_and_their_resource_versions_go_on() {
     let parent = TestCluster::start().await.expect("starts");
     parent.install_crd::<Widget>().await.expect("crd");
     let seeded = parent.install(&widget("seeded", 1)).await.expect("seed");
-    let snapshot = parent.snapshot().expect("snapshot");
+    let snapshot = parent.snapshot().await.expect("snapshot");
     assert_eq!(snapshot.revision(), resource_version(&seeded));
     let (fork, sibling) = (snapshot.fork().await.expect("fork"), snapshot.fork().await.expect("sibling"));
 
@@ -151,17 +151,45 @@ async fn forks_are_isolated_and_their_resource_versions_go_on() {
     assert_eq!(names(&in_parent).await, vec!["parent-only", "seeded"]);
     assert_eq!(names(&in_sibling).await, vec!["seeded"]);
     // A fork of a fork, and a fork outliving its parent.
-    let grandchild = fork.snapshot().expect("snapshot").fork().await.expect("fork");
+    let grandchild = fork.snapshot().await.expect("snapshot").fork().await.expect("fork");
     drop((parent, fork));
     let in_grandchild: Api<Widget> = Api::default_namespaced(grandchild.client());
     assert_eq!(names(&in_grandchild).await, vec!["fork-only"]);
 }
 
 #[tokio::test]
+async fn a_forks_garbage_collector_knows_the_snapshots_owners() {
+    let parent = TestCluster::start().await.expect("starts");
+    let owner = parent.install(&config_map("owner")).await.expect("owner");
+    let mut dependent = config_map("dependent");
+    dependent.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: "owner".into(),
+        uid: owner.metadata.uid.clone().expect("uid"),
+        ..Default::default()
+    }]);
+    parent.install(&dependent).await.expect("dependent");
+    let snapshot = parent.snapshot().await.expect("snapshot");
+    assert!(format!("{snapshot:?}").contains("with_gc_graph: true"), "the graph is carried: {snapshot:?}");
+    let fork = snapshot.fork().await.expect("fork");
+    let in_fork: Api<ConfigMap> = Api::default_namespaced(fork.client());
+    in_fork.delete("owner", &Default::default()).await.expect("delete the owner");
+    let collected = async {
+        while in_fork.get_opt("dependent").await.expect("get").is_some() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), collected).await.expect("the fork's collector deletes the dependent");
+    let in_parent: Api<ConfigMap> = Api::default_namespaced(parent.client());
+    assert!(in_parent.get_opt("dependent").await.expect("get").is_some(), "the parent keeps it");
+}
+
+#[tokio::test]
 async fn a_fork_is_watched_from_its_revision() {
     let parent = TestCluster::start().await.expect("starts");
     parent.install_crd::<Widget>().await.expect("crd");
-    let fork = parent.snapshot().expect("snapshot").fork().await.expect("fork");
+    let fork = parent.snapshot().await.expect("snapshot").fork().await.expect("fork");
     let widgets: Api<Widget> = Api::default_namespaced(fork.client());
     let list = widgets.list(&ListParams::default()).await.expect("list");
     let from = list.metadata.resource_version.expect("list revision");
@@ -197,7 +225,7 @@ async fn a_durable_cluster_keeps_its_objects_in_its_directory() {
     let dir = tempfile::tempdir().expect("tempdir");
     let first = TestCluster::builder().durable(dir.path()).start().await.expect("starts");
     first.install(&config_map("kept")).await.expect("installs");
-    let fork = first.snapshot().expect("snapshot").fork().await.expect("a fork in memory");
+    let fork = first.snapshot().await.expect("snapshot").fork().await.expect("a fork in memory");
     first.shutdown().await;
     let in_fork: Api<ConfigMap> = Api::default_namespaced(fork.client());
     assert!(in_fork.get_opt("kept").await.expect("get").is_some(), "the fork outlives its durable parent");
