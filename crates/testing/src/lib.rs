@@ -28,8 +28,14 @@
 //! - [`in_process_client`]: the bridge itself, for an [`Engine`](kubectl_crd_engine::Engine)
 //!   opened by hand (the plugin's local mode uses it).
 //!
+//! The crate's `examples/greeting_controller.rs` is a kube-rs controller
+//! (`kube::runtime::Controller`) with its tests against forks of one seeded cluster; the
+//! crate's README walks through it.
+//!
 //! The crate depends on the engine and kube only, not on the plugin's CLI or terminal UI;
-//! `kubectl_crd::testing` re-exports it for those who depend on the plugin crate.
+//! `kubectl_crd::testing` re-exports it for those who depend on the plugin crate. It is a
+//! crate rather than a feature of the plugin so that its dependencies are exactly those:
+//! a feature would have to gate every tool of the plugin to keep them out.
 
 #![warn(missing_docs)]
 
