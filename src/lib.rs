@@ -3,7 +3,11 @@
 //! The plugin is two crates that meet at the Kubernetes HTTP API (see `DESIGN.md` in the
 //! steering repository): the engine ([`kubectl_crd_engine`], in `crates/engine`), an
 //! in-process apiserver for CRDs that knows nothing of the tools, and this crate, the tools,
-//! which only ever speak to a cluster through `kube::Client`:
+//! which only ever speak to a cluster through `kube::Client`. Between them sits
+//! [`testing`] (`kubectl_crd_testing`, in `crates/testing`): in-process test clusters for
+//! Rust, and the one bridge from an engine to a `kube::Client` with no socket, which local
+//! mode uses too.
+//!
 //!
 //! - [`serve`]: the engine behind a real socket (`kubectl crd serve`), from validated
 //!   options;
@@ -18,7 +22,7 @@
 //! (the data directory's file names, shared by `serve` and local mode) and [`text`]
 //! (kubectl's table layout).
 //!
-//! Imports point one way: engine ← serve ← cluster ← {migrate, tui, cli}; `cli` is the
+//! Imports point one way: engine ← testing ← cluster; engine ← serve ← cluster ← {migrate, tui, cli}; `cli` is the
 //! root nothing imports (it launches `serve`, `tui` and `migrate`), and `tui` is imported
 //! by `cli` alone.
 
@@ -30,6 +34,10 @@ pub mod serve;
 pub mod text;
 pub mod tui;
 pub mod validate;
+
+/// In-process test clusters for Rust (the `kubectl-crd-testing` crate, which can be depended
+/// on alone): `kubectl_crd::testing::TestCluster::start()`.
+pub use kubectl_crd_testing as testing;
 
 /// The plugin's own version, as printed by `kubectl crd version` and served at `/version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

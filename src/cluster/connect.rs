@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The client local mode hands out: the engine's router behind `kube::Client::new`, with no
+/// socket. One copy, in `kubectl-crd-testing` (the layer that knows both the engine and kube;
+/// the engine must not know kube), re-exported here for the tools.
+pub use kubectl_crd_testing::in_process_client;
+
 /// How long we wait for a `serve` that holds the data directory to answer at its kubeconfig
 /// (it writes the kubeconfig only once its socket is bound).
 const SERVED_WAIT: Duration = Duration::from_secs(5);
@@ -384,26 +389,6 @@ async fn probe_served(dir: &Path, kubeconfig: Kubeconfig, options: &ConnectOptio
         engine: None,
         holder: None,
     })
-}
-
-/// A client whose requests the engine answers in this process. Each request is handled on
-/// a task of its own: kube's client polls a response future in the caller's task, so
-/// without the spawn every concurrent request of a caller (48 at once in a migration)
-/// would be handled on that one task's thread while the other cores idle.
-pub fn in_process_client(engine: &Arc<Engine>, namespace: &str) -> kube::Client {
-    use tower::ServiceExt as _;
-    let router = engine.router();
-    let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
-        let handled = tokio::spawn(router.clone().oneshot(req));
-        async move {
-            match handled.await {
-                Ok(Ok(response)) => Ok(response),
-                Ok(Err(never)) => match never {},
-                Err(e) => Err(Box::<dyn std::error::Error + Send + Sync>::from(format!("the engine failed: {e}"))),
-            }
-        }
-    });
-    kube::Client::new(service, namespace.to_string())
 }
 
 #[cfg(test)]

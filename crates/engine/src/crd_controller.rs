@@ -83,7 +83,7 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
         let obj = objects.iter().find(|o| meta::name(o) == Some(name.as_str())).cloned();
         let Some(obj) = obj else { continue };
         if crd.metadata.deletion_timestamp.is_some() {
-            publish(kinds, &name, &crd, served_since);
+            publish(kinds, &name, &crd, served_since, Built::Stored);
             clean_up(&rest, kinds, &crd, &obj).await?;
             cleaning = true;
             continue;
@@ -98,11 +98,12 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
             // Serve first, then announce: whoever sees `Established` (a watch reports the
             // write before this call returns) must find the kind routed. Should the write
             // fail, the next pass publishes again from what is stored.
-            publish(kinds, &name, &CustomResourceDefinition { status: Some(status), ..crd }, served_since);
+            let announced = CustomResourceDefinition { status: Some(status), ..crd };
+            publish(kinds, &name, &announced, served_since, Built::NotStored);
             rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
             return Ok(cleaning);
         }
-        publish(kinds, &name, &crd, served_since);
+        publish(kinds, &name, &crd, served_since, Built::Stored);
     }
     // CRDs that are gone serve nothing.
     for served in kinds.custom_names() {
@@ -113,11 +114,26 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
     Ok(cleaning)
 }
 
+/// Whether a CRD about to be published is the one stored at its resourceVersion.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Built {
+    Stored,
+    /// With a status not written yet: its resourceVersion does not say what it holds.
+    NotStored,
+}
+
 /// Routes what `crd` serves (as terminating once it is being deleted), with its Table
-/// layouts, first served at `since`.
-fn publish(kinds: &Kinds, name: &str, crd: &CustomResourceDefinition, since: u64) {
+/// layouts, first served at `since` — unless they were built from this very CRD already
+/// (an unchanged CRD in a later pass, or in an engine forked with its kinds), since
+/// building them compiles the schemas and CEL rules of every version.
+fn publish(kinds: &Kinds, name: &str, crd: &CustomResourceDefinition, since: u64, built: Built) {
+    let rv = crd.metadata.resource_version.as_deref().filter(|_| built == Built::Stored);
+    if rv.is_some_and(|rv| kinds.built_from(name, rv)) {
+        return;
+    }
     kinds.set_custom(name, served_kinds(crd, crd.metadata.deletion_timestamp.is_some()));
     kinds.set_tables(name, printer_tables(crd, since));
+    kinds.set_built_from(name, rv);
 }
 
 /// The Table layout of each served version: its `additionalPrinterColumns`.

@@ -14,17 +14,24 @@
 //!   `spec.finalizers` are cleared and it goes.
 //!
 //! Every decision is re-made from the graph, so a restart simply resumes.
+//!
+//! The graph is made of persistent maps, so the collector publishes it after every change
+//! it applies at O(1) cost ([`GraphAt`]); an engine snapshot carries the graph at its
+//! revision, and the collector of an engine forked from it starts from that graph instead
+//! of parsing every object again.
 
 use crate::kinds::Kinds;
 use crate::meta;
 use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Rest, WriteOptions};
+use crate::store::Revision;
 use crate::store::{KeyValue, ListOptions, Store, StoreError};
 use futures::{FutureExt as _, StreamExt};
+use imbl::{HashMap, OrdSet};
 use k8s_openapi::jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 const ROOT: &str = "/registry/";
@@ -117,15 +124,45 @@ struct Dirty {
 }
 
 /// Every object's owners, and the indexes to walk them both ways.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Graph {
     nodes: HashMap<String, Node>,
     key_of_uid: HashMap<String, String>,
-    dependents: HashMap<String, BTreeSet<String>>,
-    in_namespace: HashMap<String, BTreeSet<String>>,
+    dependents: HashMap<String, OrdSet<String>>,
+    in_namespace: HashMap<String, OrdSet<String>>,
 }
 
+/// The collector's graph as of a revision: every change up to it applied, none after.
+#[derive(Debug, Clone)]
+pub struct GraphAt {
+    graph: Graph,
+    revision: Revision,
+}
+
+impl GraphAt {
+    /// The revision the graph is current at.
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+}
+
+/// Where the collector publishes its graph after every change it applies.
+pub type Published = tokio::sync::watch::Sender<Option<GraphAt>>;
+
 impl Graph {
+    /// What a collector starting from this graph must settle: every owner with dependents
+    /// or being deleted, every namespace being deleted (what building it marks dirty).
+    fn all_dirty(&self) -> Dirty {
+        let mut dirty = Dirty { owners: self.dependents.keys().cloned().collect(), ..Dirty::default() };
+        for (key, node) in self.nodes.iter().filter(|(_, n)| n.deleting) {
+            dirty.owners.insert(node.uid.clone());
+            if key.starts_with(NAMESPACES) {
+                dirty.namespaces.insert(node.name.clone());
+            }
+        }
+        dirty
+    }
+
     fn remove(&mut self, key: &str, dirty: &mut Dirty) {
         let Some(old) = self.nodes.remove(key) else { return };
         if self.key_of_uid.get(&old.uid).is_some_and(|k| k == key) {
@@ -265,10 +302,11 @@ fn settle_namespace(graph: &Graph, name: &str) -> Vec<Action> {
         .collect()
 }
 
-/// Runs the collector until the store closes.
-pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>) {
+/// Runs the collector until the store closes, starting from `start` (a snapshot's graph,
+/// at the store's revision) when given, and publishing its graph to `published`.
+pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, mut start: Option<GraphAt>, published: Published) {
     loop {
-        match run_once(store.as_ref(), &kinds).await {
+        match run_once(store.as_ref(), &kinds, start.take(), &published).await {
             Ok(()) => return,
             // Fell behind the history (or a transient error): rebuild from a fresh list.
             Err(e) => tracing::debug!("garbage collector restarts: {e}"),
@@ -276,23 +314,22 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>) {
     }
 }
 
-async fn run_once(store: &dyn Store, kinds: &Kinds) -> Result<(), StoreError> {
-    let mut graph = Graph::default();
-    let mut dirty = Dirty::default();
-    let mut opts = ListOptions::default();
-    let revision = loop {
-        let page = store.list(ROOT, &opts).await?;
-        for kv in &page.items {
-            graph.apply(&kv.key, Some(kv), &mut dirty);
+async fn run_once(
+    store: &dyn Store,
+    kinds: &Kinds,
+    start: Option<GraphAt>,
+    published: &Published,
+) -> Result<(), StoreError> {
+    let (mut graph, mut dirty, mut revision) = match start {
+        Some(GraphAt { graph, revision }) => {
+            let dirty = graph.all_dirty();
+            (graph, dirty, revision)
         }
-        opts.revision = Some(page.revision);
-        match page.next_key {
-            Some(next) => opts.start_key = Some(next),
-            None => break page.revision,
-        }
+        None => build(store).await?,
     };
     let mut changes = store.watch(ROOT, revision).await?;
     loop {
+        published.send_replace(Some(GraphAt { graph: graph.clone(), revision }));
         settle(store, kinds, &graph, std::mem::take(&mut dirty)).await;
         let Some(event) = changes.next().await else { return Ok(()) };
         // The watches the same change woke go first: clients wait on them, and nothing
@@ -300,10 +337,32 @@ async fn run_once(store: &dyn Store, kinds: &Kinds) -> Result<(), StoreError> {
         tokio::task::yield_now().await;
         let event = event?;
         graph.apply(&event.key, event.current.as_ref(), &mut dirty);
-        // Take whatever else is already waiting before acting, so a burst settles once.
+        revision = event.revision;
+        // Take whatever else is already waiting before acting, so a burst settles once;
+        // publishing the graph at each revision, so a snapshot at any of them finds it.
         while let Some(Some(more)) = changes.next().now_or_never() {
+            published.send_replace(Some(GraphAt { graph: graph.clone(), revision }));
             let more = more?;
             graph.apply(&more.key, more.current.as_ref(), &mut dirty);
+            revision = more.revision;
+        }
+    }
+}
+
+/// The graph of every stored object, from a list, with everything it found to settle.
+async fn build(store: &dyn Store) -> Result<(Graph, Dirty, Revision), StoreError> {
+    let mut graph = Graph::default();
+    let mut dirty = Dirty::default();
+    let mut opts = ListOptions::default();
+    loop {
+        let page = store.list(ROOT, &opts).await?;
+        for kv in &page.items {
+            graph.apply(&kv.key, Some(kv), &mut dirty);
+        }
+        opts.revision = Some(page.revision);
+        match page.next_key {
+            Some(next) => opts.start_key = Some(next),
+            None => return Ok((graph, dirty, page.revision)),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! its HTTP surface as an axum [`Router`](axum::Router) — a tower `Service` that `serve`
 //! puts behind a socket and local mode hands to `kube::Client::new` with no socket at all.
 
-use crate::kinds::{BUILTIN_VERBS, Kinds, ServedKind};
+use crate::gc::GraphAt;
+use crate::kinds::{BUILTIN_VERBS, CustomKinds, Kinds, ServedKind};
 use crate::resources::Strategy;
 use crate::resources::builtin::storage_version_hash;
 use crate::resources::crds::CrdStrategy;
@@ -16,6 +17,11 @@ use crate::store::{LocalStore, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// How many times a snapshot is retaken when writes outran the garbage collector.
+const SNAPSHOT_TRIES: usize = 3;
+/// How long a snapshot waits for the collector to take in the latest writes.
+const GC_CATCH_UP: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Where the engine keeps its objects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +43,43 @@ pub enum EngineError {
     Bootstrap(ApiError),
 }
 
+/// Everything an engine holds at one revision (from [`Engine::snapshot`]): its objects,
+/// sharing the store's nodes, and the kinds its CRDs serve. Cheap to clone and to keep.
+#[derive(Clone)]
+pub struct Snapshot {
+    store: crate::store::Snapshot,
+    kinds: CustomKinds,
+    /// The collector's graph at the store's revision, when it was had in time.
+    gc: Option<GraphAt>,
+}
+
+impl Snapshot {
+    /// The revision it was taken at: an engine forked from it goes on from the next one.
+    pub fn revision(&self) -> crate::store::Revision {
+        self.store.revision()
+    }
+
+    /// How many objects it holds.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether it holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("store", &self.store)
+            .field("served_crds", &self.kinds.len())
+            .field("with_gc_graph", &self.gc.is_some())
+            .finish()
+    }
+}
+
 /// A running engine.
 pub struct Engine {
     store: Arc<LocalStore>,
@@ -46,6 +89,8 @@ pub struct Engine {
     names: Arc<dyn NameGenerator>,
     /// Watch lines of recent changes, encoded once for all the watchers they go to.
     watch_lines: crate::api::watch::SharedLines,
+    /// The garbage collector's graph, as it publishes it, for snapshots.
+    gc_graph: tokio::sync::watch::Receiver<Option<GraphAt>>,
 }
 
 impl Engine {
@@ -60,10 +105,53 @@ impl Engine {
         storage: &StorageConfig,
         names: Arc<dyn NameGenerator>,
     ) -> Result<Arc<Engine>, EngineError> {
-        let store = Arc::new(match storage {
+        let store = match storage {
             StorageConfig::Memory => LocalStore::memory(),
             StorageConfig::Redb(path) => LocalStore::redb(path)?,
-        });
+        };
+        Self::start(store, names, None).await
+    }
+
+    /// A new engine in memory over what `snapshot` holds (see [`Engine::snapshot`]): a fork
+    /// of the engine it was taken from, going on from the snapshot's revision, that shares
+    /// nothing writable with it. Must be called inside a tokio runtime.
+    pub async fn from_snapshot(snapshot: &Snapshot) -> Result<Arc<Engine>, EngineError> {
+        Self::start(LocalStore::from_snapshot(&snapshot.store), Arc::new(RandomSuffix), Some(snapshot)).await
+    }
+
+    /// Every stored object at the current revision, in O(1) whatever their number, with the
+    /// kinds the CRDs serve (compiled once, shared by the forks) and the garbage collector's
+    /// graph at that revision (so a fork's collector parses nothing); an engine is forked
+    /// from it with [`Engine::from_snapshot`]. Waits, briefly, for the collector to have
+    /// taken in the latest writes; a snapshot taken while writes go on may come without the
+    /// graph, and a fork of it then builds its own.
+    pub async fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        let mut graph = self.gc_graph.clone();
+        for _ in 0..SNAPSHOT_TRIES {
+            let store = self.store.snapshot()?;
+            let revision = store.revision();
+            let caught_up = graph.wait_for(|g| g.as_ref().is_some_and(|g| g.revision() >= revision));
+            let gc = match tokio::time::timeout(GC_CATCH_UP, caught_up).await {
+                Ok(Ok(at)) => at.clone().filter(|g| g.revision() == revision),
+                // The collector is gone or slow: the fork builds its own graph.
+                _ => return Ok(Snapshot { kinds: self.kinds.custom_kinds(), store, gc: None }),
+            };
+            if gc.is_some() {
+                return Ok(Snapshot { kinds: self.kinds.custom_kinds(), store, gc });
+            }
+        }
+        Ok(Snapshot { kinds: self.kinds.custom_kinds(), store: self.store.snapshot()?, gc: None })
+    }
+
+    /// Creates the initial namespaces (unless the store has them) and starts the controllers;
+    /// a fork's store comes with the `snapshot` it was made from, whose kinds and collector
+    /// graph are taken over.
+    async fn start(
+        store: LocalStore,
+        names: Arc<dyn NameGenerator>,
+        snapshot: Option<&Snapshot>,
+    ) -> Result<Arc<Engine>, EngineError> {
+        let store = Arc::new(store);
         let namespaces = Arc::new(NamespaceStrategy::default());
         let builtin = |strategy: Arc<dyn Strategy>| ServedKind {
             strategy,
@@ -89,6 +177,10 @@ impl Engine {
         let mut served = vec![namespaces_kind, crds];
         served.extend(crate::resources::builtin::all());
         let kinds = Arc::new(Kinds::new(served));
+        if let Some(snapshot) = snapshot {
+            // The controller's first pass still checks them against the stored CRDs.
+            kinds.restore(snapshot.kinds.clone());
+        }
         let rest = Rest {
             store: store.as_ref(),
             strategy: namespaces.as_ref(),
@@ -97,16 +189,22 @@ impl Engine {
             names: names.as_ref(),
         };
         for ns in INITIAL {
+            // A reopened or forked store has them: a read spares the write path a refusal.
+            if rest.get(None, ns).await.is_ok() {
+                continue;
+            }
             match rest.create(None, new_namespace(ns), &WriteOptions::internal()).await {
                 Ok(_) => {}
                 Err(e) if e.code == 409 => {}
                 Err(e) => return Err(EngineError::Bootstrap(e)),
             }
         }
+        let (gc_published, gc_graph) = tokio::sync::watch::channel(None);
+        let gc_start = snapshot.and_then(|s| s.gc.clone());
         let (first_pass, published) = tokio::sync::oneshot::channel();
         let controllers = vec![
             tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), first_pass)),
-            tokio::spawn(crate::gc::run(store.clone(), Arc::clone(&kinds))),
+            tokio::spawn(crate::gc::run(store.clone(), Arc::clone(&kinds), gc_start, gc_published)),
         ];
         // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), published).await;
@@ -117,6 +215,7 @@ impl Engine {
             controllers: std::sync::Mutex::new(controllers),
             names,
             watch_lines: Default::default(),
+            gc_graph,
         }))
     }
 

@@ -46,6 +46,25 @@ pub struct Kinds {
     custom: RwLock<BTreeMap<String, Vec<ServedKind>>>,
     /// Table layouts of custom kinds (their printer columns) by defining CRD.
     tables: RwLock<BTreeMap<String, Vec<CustomTable>>>,
+    /// The resourceVersion of the CRD each entry of `custom` was built from, so that a pass
+    /// of the CRD controller rebuilds (recompiles schemas and CEL rules) only what changed.
+    built: RwLock<BTreeMap<String, String>>,
+}
+
+/// The custom kinds of a [`Kinds`], carried into an engine forked from a snapshot so it
+/// serves them from its first request without compiling them again.
+#[derive(Clone, Default)]
+pub struct CustomKinds {
+    custom: BTreeMap<String, Vec<ServedKind>>,
+    tables: BTreeMap<String, Vec<CustomTable>>,
+    built: BTreeMap<String, String>,
+}
+
+impl CustomKinds {
+    /// How many CRDs serve kinds.
+    pub fn len(&self) -> usize {
+        self.custom.len()
+    }
 }
 
 /// The Table layout of one custom kind at one version.
@@ -62,7 +81,34 @@ pub struct CustomTable {
 
 impl Kinds {
     pub fn new(builtin: Vec<ServedKind>) -> Self {
-        Kinds { builtin, custom: RwLock::new(BTreeMap::new()), tables: RwLock::new(BTreeMap::new()) }
+        Kinds { builtin, ..Kinds::default() }
+    }
+
+    /// The custom kinds now (the strategies are shared, not copied).
+    pub fn custom_kinds(&self) -> CustomKinds {
+        CustomKinds { custom: read(&self.custom), tables: read(&self.tables), built: read(&self.built) }
+    }
+
+    /// Serves `custom` in place of the custom kinds served now.
+    pub fn restore(&self, custom: CustomKinds) {
+        write(&self.custom, custom.custom);
+        write(&self.tables, custom.tables);
+        write(&self.built, custom.built);
+    }
+
+    /// Whether the kinds of `crd_name` were built from the CRD at `resource_version`.
+    pub fn built_from(&self, crd_name: &str, resource_version: &str) -> bool {
+        self.built.read().is_ok_and(|b| b.get(crd_name).is_some_and(|rv| rv == resource_version))
+    }
+
+    /// Notes what the kinds of `crd_name` were built from (`None`: unknown, rebuild them).
+    pub fn set_built_from(&self, crd_name: &str, resource_version: Option<&str>) {
+        if let Ok(mut built) = self.built.write() {
+            match resource_version {
+                Some(rv) => built.insert(crd_name.to_string(), rv.to_string()),
+                None => built.remove(crd_name),
+            };
+        }
     }
 
     /// Replaces the Table layouts of the kinds a CRD serves.
@@ -117,6 +163,7 @@ impl Kinds {
             if kinds.is_empty() {
                 custom.remove(crd_name);
                 self.set_tables(crd_name, Vec::new());
+                self.set_built_from(crd_name, None);
             } else {
                 custom.insert(crd_name.to_string(), kinds);
             }
@@ -160,5 +207,17 @@ impl Kinds {
     /// The kind served at `group/version` under `plural`.
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ServedKind> {
         self.first(|i| i.group == group && i.version == version && i.plural == plural)
+    }
+}
+
+/// A copy of what `lock` holds (empty if a writer panicked holding it).
+fn read<T: Clone + Default>(lock: &RwLock<T>) -> T {
+    lock.read().map(|v| v.clone()).unwrap_or_default()
+}
+
+/// Replaces what `lock` holds (left as it is if a writer panicked holding it).
+fn write<T>(lock: &RwLock<T>, value: T) {
+    if let Ok(mut held) = lock.write() {
+        *held = value;
     }
 }

@@ -4,10 +4,11 @@
 //! come in through [`Engine::router`] and objects are kept in a [`store::Store`], so it can be
 //! depended on alone — as a test cluster, or behind any socket.
 //!
-//! The public API is what those users need: [`Engine`] (open, route, shut down), the
-//! [`store`] it programs against, [`status::ApiError`] (`metav1.Status`), and the few
-//! helpers the plugin's tools share so they print what the engine serves ([`duration`],
-//! [`jsonpath`], [`gofmt`], [`is_dns1123_label`], [`error_response`]). Everything else is internal;
+//! The public API is what those users need: [`Engine`] (open, route, snapshot and fork,
+//! shut down), the [`store`] it programs against, [`status::ApiError`] (`metav1.Status`),
+//! and the few helpers the plugin's tools share so they print what the engine serves
+//! ([`duration`], [`jsonpath`], [`gofmt`], [`is_dns1123_label`], [`error_response`]).
+//! Everything else is internal;
 //! its layers, bottom up:
 //! - `store`: versioned key/value storage (memory, redb), the source of every
 //!   `resourceVersion`, with the watch history;
@@ -42,7 +43,7 @@ pub mod status;
 pub mod store;
 
 pub use api::error_response;
-pub use instance::{Engine, EngineError, StorageConfig};
+pub use instance::{Engine, EngineError, Snapshot, StorageConfig};
 pub use meta::is_dns1123_label;
 pub use representation::{duration, jsonpath};
 

@@ -231,6 +231,38 @@ pub enum StoreError {
     Closed,
 }
 
+/// The keys of a [`LocalStore`] at one revision, taken by [`LocalStore::snapshot`] in O(1):
+/// it shares the store's nodes, and neither side's later writes show in the other. A store
+/// started from it ([`LocalStore::from_snapshot`]) is forked from that revision.
+#[derive(Clone)]
+pub struct Snapshot {
+    items: imbl::OrdMap<String, KeyValue>,
+    revision: Revision,
+}
+
+impl Snapshot {
+    /// The revision it was taken at: a store forked from it goes on from the next one.
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    /// How many keys it holds.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether it holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("revision", &self.revision).field("keys", &self.items.len()).finish()
+    }
+}
+
 /// The storage every engine layer programs against.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -268,6 +300,17 @@ impl LocalStore {
     /// A memory store keeping `history` in memory for watches.
     pub fn memory_with_history(history: HistoryLimit) -> Self {
         Self::start(NoPersist, state::State::new(0, history))
+    }
+
+    /// A memory store holding what `snapshot` holds, going on from its revision (its history
+    /// starts there: a watch or list from an older revision is `Expired`).
+    pub fn from_snapshot(snapshot: &Snapshot) -> Self {
+        Self::start(NoPersist, state::State::from_snapshot(snapshot, HistoryLimit::default()))
+    }
+
+    /// The current keys at the current revision, in O(1) (see [`Snapshot`]).
+    pub fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        Ok(self.read()?.snapshot())
     }
 
     /// A durable store in a redb database file.

@@ -7,8 +7,13 @@
 //! revision (a paged list reads every page at the first page's revision) — a past state is
 //! the current one with the newer changes undone. Revisions are contiguous (every
 //! successful write takes the next one), so finding a revision in the history is O(1).
+//!
+//! The current keys are a persistent ordered map (`imbl::OrdMap`: a B-tree whose nodes are
+//! shared between copies and copied on write), so [`State::snapshot`] is O(1) whatever the
+//! number of keys, and a store forked from it pays only for the nodes it changes.
 
 use super::{HistoryLimit, HistoryStats, KeyValue, ListOptions, ListPage, Revision, StoreError, WatchEvent};
+use imbl::OrdMap;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -18,7 +23,7 @@ pub struct State {
     revision: Revision,
     /// Changes at revisions up to and including this one are no longer in `history`.
     compacted: Revision,
-    items: BTreeMap<String, KeyValue>,
+    items: OrdMap<String, KeyValue>,
     history: VecDeque<Arc<WatchEvent>>,
     /// What `history` holds, as [`event_bytes`] counts it.
     history_bytes: usize,
@@ -29,14 +34,17 @@ impl State {
     /// An empty state at `revision` (the revision a durable backend loaded), with no
     /// history before it.
     pub fn new(revision: Revision, limit: HistoryLimit) -> Self {
-        State {
-            revision,
-            compacted: revision,
-            items: BTreeMap::new(),
-            history: VecDeque::new(),
-            history_bytes: 0,
-            limit,
-        }
+        State { revision, compacted: revision, items: OrdMap::new(), history: VecDeque::new(), history_bytes: 0, limit }
+    }
+
+    /// A state holding what `snapshot` holds, at its revision, with no history before it.
+    pub fn from_snapshot(snapshot: &super::Snapshot, limit: HistoryLimit) -> Self {
+        State { items: snapshot.items.clone(), ..State::new(snapshot.revision, limit) }
+    }
+
+    /// The current keys at the current revision, sharing every node with this state (O(1)).
+    pub fn snapshot(&self) -> super::Snapshot {
+        super::Snapshot { items: self.items.clone(), revision: self.revision }
     }
 
     /// Adds a key read from durable storage at start-up.
@@ -130,7 +138,7 @@ impl State {
         let undo = self.undo_since(prefix, at);
         let current = self
             .items
-            .range::<str, _>((Bound::Included(start.as_str()), Bound::Unbounded))
+            .range::<_, str>((Bound::Included(start.as_str()), Bound::Unbounded))
             .take_while(|(k, _)| k.starts_with(prefix))
             .filter(|(k, _)| !undo.contains_key(k.as_str()))
             .map(|(k, v)| (k.as_str(), Some(v)));
@@ -294,6 +302,29 @@ mod tests {
             .list("/a/", &ListOptions { limit: Some(2), start_key: page.next_key, revision: Some(page.revision) })
             .expect("list");
         assert_eq!(next.items[0].key, "/a/2");
+    }
+
+    #[test]
+    fn a_state_from_a_snapshot_goes_on_from_its_revision_and_neither_sees_the_other() {
+        let mut parent = State::new(0, limit(100));
+        put(&mut parent, "/a/1", "one");
+        put(&mut parent, "/a/2", "two");
+        let snapshot = parent.snapshot();
+        assert_eq!((snapshot.revision(), snapshot.len()), (2, 2));
+        let mut fork = State::from_snapshot(&snapshot, limit(100));
+        let mut sibling = State::from_snapshot(&snapshot, limit(100));
+        put(&mut fork, "/a/3", "three");
+        del(&mut fork, "/a/1");
+        put(&mut parent, "/a/2", "deux");
+        assert_eq!(fork.get("/a/3").map(|kv| kv.mod_revision), Some(3), "revisions go on");
+        assert_eq!(keys_at(&fork, None), vec![("/a/2".into(), "two".into()), ("/a/3".into(), "three".into())]);
+        assert_eq!(keys_at(&parent, None), vec![("/a/1".into(), "one".into()), ("/a/2".into(), "deux".into())]);
+        assert_eq!(keys_at(&sibling, None), vec![("/a/1".into(), "one".into()), ("/a/2".into(), "two".into())]);
+        assert_eq!(keys_at(&fork, Some(2)), vec![("/a/1".into(), "one".into()), ("/a/2".into(), "two".into())]);
+        assert!(matches!(fork.events_after("/a/", 1, 10), Err(StoreError::Expired { .. })), "no history before");
+        put(&mut sibling, "/a/1", "uno");
+        assert_eq!(snapshot.len(), 2);
+        assert_eq!(parent.get("/a/1").map(|kv| kv.value.clone()), Some(Bytes::from("one")));
     }
 
     #[test]
