@@ -458,3 +458,31 @@ pub(super) fn gizmos_crd() -> serde_json::Value {
             "selector": {"type": "string"}, "observedGeneration": {"type": "integer"}}}}});
     CrdBuilder::new("migrated.example.org", "Gizmo").list_kind().short_names(&["gz"]).status().schema(schema).build()
 }
+
+/// A mouse click selects the row under it (SGR mouse reports, as a terminal sends them with
+/// mouse capture on); Enter then opens that CRD's objects.
+#[test]
+fn a_mouse_click_selects_the_row_under_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let command = format!(
+        "{} --local={} tui --demo --readonly 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        dir.path().join("stderr").display(),
+    );
+    let t = Tmux::start(dir.path(), &command, 120, 30);
+    let screen = t.wait_for(&["READ-ONLY", "widgets.demo.example.com"]);
+    let rows: Vec<(usize, &str)> = screen
+        .lines()
+        .enumerate()
+        .filter_map(|(i, line)| line.split_whitespace().find(|w| w.ends_with(".example.com")).map(|name| (i, name)))
+        .collect();
+    assert!(rows.len() >= 3, "the demo lists several CRDs:\n{screen}");
+    let (row, name) = rows[rows.len() - 1];
+    let plural = name.split('.').next().expect("a plural");
+    // Press and release of the left button at column 5 of that row (1-based in SGR).
+    t.type_text(&format!("\x1b[<0;5;{}M\x1b[<0;5;{}m", row + 1, row + 1));
+    t.keys(&["Enter"]);
+    t.wait_for(&[&format!("{plural}(")]);
+}
