@@ -346,17 +346,17 @@ fn enum_error(node: &Node, name: &str, v: &Value) -> Option<FieldError> {
 fn object(node: &Node, name: &str, map: &serde_json::Map<String, Value>, old: Option<&Value>) -> Outcome {
     let mut out = Outcome::default();
     let count = map.len();
+    // The count is one error among the others: the properties are still validated (the
+    // oracle reports both).
     if let Some(min) = node.min_properties.filter(|min| (count as i64) < *min) {
         out.errors.push(invalid(
             name,
             &Value::from(count),
             format!("{name} in body should have at least {min} properties"),
         ));
-        return out;
     }
     if let Some(max) = node.max_properties.filter(|max| count as i64 > *max) {
         out.errors.push(too_many(err_path(name), count, max));
-        return out;
     }
     let child_name = |key: &str| if name.is_empty() { key.to_string() } else { format!("{name}.{key}") };
     match &node.additional_properties {

@@ -178,9 +178,13 @@ fn objects() {
     assert_eq!(field(s, json!({"a": "x"})), ["spec.x.b: Required value"]);
     let sized =
         json!({"type": "object", "minProperties": 2, "maxProperties": 3, "additionalProperties": {"type": "string"}});
+    // The count does not stop the properties' own checks (as the oracle answers).
     assert_eq!(
         field(sized.clone(), json!({"a": 1})),
-        [r#"spec.x: Invalid value: 1: spec.x in body should have at least 2 properties"#]
+        [
+            r#"spec.x: Invalid value: 1: spec.x in body should have at least 2 properties"#,
+            r#"spec.x.a: Invalid value: "integer": spec.x.a in body must be of type string: "integer""#
+        ]
     );
     assert_eq!(
         field(sized.clone(), json!({"a": "1", "b": "2", "c": "3", "d": "4"})),
