@@ -30,6 +30,7 @@ pub mod discovery;
 pub mod edit;
 pub mod editor;
 mod error;
+pub mod health;
 pub mod identity;
 pub mod listing;
 pub mod merge_patch;

@@ -455,3 +455,23 @@ fn a_search_marks_the_lines_it_matches() {
     let (x, y) = find(&buf, "Replicas").expect("a match on screen");
     assert_eq!(buf[(x, y)].fg, Color::Yellow, "marked:\n{t}");
 }
+
+#[test]
+fn the_health_columns_say_who_is_behind_and_which_conditions_fail() {
+    let mut s = state();
+    on_resources(&mut s, 0);
+    let mut behind = widget("widget-behind", 1);
+    behind["status"]["conditions"][0]["status"] = "False".into();
+    let mut synced = widget("widget-synced", 2);
+    synced["status"]["observedGeneration"] = 3.into();
+    let mut silent = widget("widget-silent", 0);
+    silent["status"] = serde_json::json!({});
+    let table = crate::cluster::table::Table::fallback(&[behind, synced, silent], s.now);
+    let watch = s.next_watch;
+    apply(&mut s, Msg::Table { watch, result: Ok(table.into()) });
+    type_keys(&mut s, "S");
+    let buf = render(&mut s, 90, 10);
+    snapshot!("resources_health", buf);
+    let t = text(&buf);
+    assert!(t.contains("SYNCED") && t.contains("no (2/3)") && t.contains("Ready=False"), "{t}");
+}
