@@ -119,7 +119,10 @@ mod tests {
             ("no generation", obj(None, json!({"observedGeneration": 1})), "-"),
             (
                 "newest condition decides",
-                obj(Some(5), json!({"conditions": [cond("Ready", "True", Some(5), t1), cond("Synced", "False", Some(4), t2)]})),
+                obj(
+                    Some(5),
+                    json!({"conditions": [cond("Ready", "True", Some(5), t1), cond("Synced", "False", Some(4), t2)]}),
+                ),
                 "no (4/5)",
             ),
             (
@@ -127,7 +130,11 @@ mod tests {
                 obj(Some(5), json!({"observedGeneration": 5, "conditions": [cond("Ready", "False", Some(1), t2)]})),
                 "yes",
             ),
-            ("conditions without generations", obj(Some(2), json!({"conditions": [cond("Ready", "True", None, t1)]})), "-"),
+            (
+                "conditions without generations",
+                obj(Some(2), json!({"conditions": [cond("Ready", "True", None, t1)]})),
+                "-",
+            ),
         ];
         for (what, o, want) in cases {
             assert_eq!(synced(&o).to_string(), want, "{what}");

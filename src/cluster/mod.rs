@@ -26,6 +26,7 @@ pub mod apply;
 pub mod connect;
 pub mod delete;
 pub mod demo;
+pub mod diff;
 pub mod discovery;
 pub mod edit;
 pub mod editor;
