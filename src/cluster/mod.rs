@@ -31,6 +31,7 @@ pub mod discovery;
 pub mod edit;
 pub mod editor;
 mod error;
+pub mod field_owners;
 pub mod health;
 pub mod identity;
 pub mod listing;

@@ -85,6 +85,8 @@ pub enum Action {
     Events,
     /// Space on the event stream: pause or resume.
     Pause,
+    /// `M` on a resource: every field with the manager that owns it.
+    FieldOwners,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].

@@ -146,6 +146,13 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('n')], "n N", Action::NextMatch(true), On::Text, "next, previous line the / search matches"),
     b(&[C('N')], "", Action::NextMatch(false), On::Text, ""),
     b(&[C('M')], "M", Action::ToggleManaged, On::Text, "managedFields shown or hidden (hidden at first, as kubectl)"),
+    b(
+        &[C('M')],
+        "M",
+        Action::FieldOwners,
+        On::Resource,
+        "field owners: every field with its manager, operation, subresource and time",
+    ),
     bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
@@ -235,6 +242,7 @@ const RESOURCE_HINTS: &[Hint] = &[
     w("s", "scale"),
     w("ctrl-d", "delete"),
     h("w", "events"),
+    h("M", "owners"),
     h("tab", "pane"),
     h("esc", "back"),
 ];

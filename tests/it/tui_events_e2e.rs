@@ -1,7 +1,7 @@
 //! The author views end to end, in tmux on `serve` (a live cluster as far as the TUI
 //! knows): the resources' SYNCED and CONDITIONS columns, and the event stream (`w`) with
 //! each change's manager and diff, its pause, filter and full diff, as kubectl changes
-//! the objects. Helpers are `tui_e2e`'s.
+//! the objects; and a resource's field owners (`M`). Helpers are `tui_e2e`'s.
 
 use crate::tui_e2e::{KEEP_PANE, Served, Tmux, kubectl};
 
@@ -12,7 +12,7 @@ fn patch(data: &std::path::Path, name: &str, size: u32) {
 }
 
 #[test]
-fn the_event_stream_follows_changes_with_their_manager_and_diff() {
+fn the_event_stream_and_the_field_owners_follow_kubectl_s_changes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let _served = Served::start(&data);
@@ -60,6 +60,20 @@ fn the_event_stream_follows_changes_with_their_manager_and_diff() {
     t.keys(&["Escape"]);
     let screen = t.wait_for(&["widgets(default)", "no (1/3)"]);
     assert!(screen.lines().any(|l| l.contains("widget-004") && l.contains("no (1/3)")), "{screen}");
+
+    // Field owners (M on the resource): the patch's manager owns spec.size.
+    t.keys(&["/"]);
+    t.type_text("^widget-004$");
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default) [1/"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets/default/widget-004", "size: 8"]);
+    t.keys(&["M"]);
+    let screen = t.wait_for(&["PATH", "MANAGER", "OPERATION", "SUBRESOURCE", "e2e-author"]);
+    assert!(
+        screen.lines().any(|l| l.contains("spec.size") && l.contains("e2e-author") && l.contains("Update")),
+        "{screen}"
+    );
     t.keys(&["q"]);
     t.wait_for(&["TUI-EXIT=0"]);
 }
