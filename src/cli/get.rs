@@ -331,6 +331,7 @@ mod tests {
             name: String::new(),
             namespace: Some(ns.into()),
             created: None,
+            health: None,
         };
         Table {
             columns: vec![

@@ -110,7 +110,7 @@ pub async fn fetch(
 }
 
 /// Adds `param` to a request's query string.
-fn add_query(request: &mut http::Request<Vec<u8>>, param: &str) -> Result<(), ClusterError> {
+pub(super) fn add_query(request: &mut http::Request<Vec<u8>>, param: &str) -> Result<(), ClusterError> {
     let uri = request.uri().to_string();
     let joined = if uri.contains('?') { format!("{uri}&{param}") } else { format!("{uri}?{param}") };
     *request.uri_mut() = joined.parse().map_err(|e| ClusterError::Other(format!("bad request address: {e}")))?;

@@ -60,31 +60,7 @@ fn overlaps(path: &str, mine: &Value, theirs: &Value, merged: &Value, current: &
 /// Field paths whose value differs, as `~ a.b: old → new`, `+ a.c: v`, `- a.d`; server-set
 /// bookkeeping (resourceVersion, managedFields, generation) is left out.
 pub fn changes(old: &Value, new: &Value) -> Vec<String> {
-    fn short(v: &Value) -> String {
-        let s = v.to_string();
-        if s.chars().count() > 40 { format!("{}…", s.chars().take(39).collect::<String>()) } else { s }
-    }
-    fn walk(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<String>) {
-        if BOOKKEEPING.contains(&path) {
-            return;
-        }
-        match (old, new) {
-            (Some(Value::Object(a)), Some(Value::Object(b))) => {
-                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-                for k in keys {
-                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                    walk(&p, a.get(k), b.get(k), out);
-                }
-            }
-            (Some(a), Some(b)) if a != b => out.push(format!("~ {path}: {} → {}", short(a), short(b))),
-            (None, Some(b)) => out.push(format!("+ {path}: {}", short(b))),
-            (Some(_), None) => out.push(format!("- {path}")),
-            _ => {}
-        }
-    }
-    let mut out = vec![];
-    walk("", Some(old), Some(new), &mut out);
-    out
+    super::diff::diff(old, new, &BOOKKEEPING).iter().map(|c| c.line(40)).collect()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! Name and Age, computed here from the objects.
 
 use super::error::ClusterError;
+use super::health::Health;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use std::time::Duration;
@@ -36,6 +37,10 @@ pub struct TableRow {
     pub name: String,
     pub namespace: Option<String>,
     pub created: Option<Timestamp>,
+    /// Whether the controller caught up, and the conditions, when the row came with its
+    /// whole object (`includeObject=Object`, or a server without Tables); `None` with
+    /// metadata only.
+    pub health: Option<Health>,
 }
 
 /// A table of resources.
@@ -70,6 +75,7 @@ impl Table {
             .iter()
             .map(|o| {
                 let mut row = row_identity(o.get("metadata"));
+                row.health = Some(Health::of(o));
                 row.cells = vec![
                     Value::String(row.name.clone()),
                     Value::String(row.created.map_or_else(unknown_age, |t| age(t, now))),
@@ -92,6 +98,7 @@ fn row_identity(meta: Option<&Value>) -> TableRow {
         name: text("name").unwrap_or_default(),
         namespace: text("namespace").filter(|n| !n.is_empty()),
         created: text("creationTimestamp").and_then(|t| t.parse().ok()),
+        health: None,
     }
 }
 
@@ -127,6 +134,10 @@ pub(super) fn server_table(doc: &Value) -> Result<Option<Table>, ClusterError> {
 pub(super) fn table_row(row: &Value) -> TableRow {
     let mut identity = row_identity(row.pointer("/object/metadata"));
     identity.cells = row.get("cells").and_then(Value::as_array).cloned().unwrap_or_default();
+    identity.health = row
+        .get("object")
+        .filter(|o| o.get("kind").and_then(Value::as_str) != Some("PartialObjectMetadata"))
+        .map(Health::of);
     identity
 }
 

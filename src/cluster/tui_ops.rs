@@ -11,7 +11,7 @@
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
-use super::listing::fetch_table;
+use super::listing::{add_query, fetch_table};
 use super::objects::ObjectRef;
 use super::registrations::{Crd, served_resource};
 use super::table::{ACCEPT_TABLE, Table, TableRow, request_table, server_table, table_row};
@@ -120,7 +120,9 @@ pub async fn fetch_table_page(
         params = params.continue_token(token);
     }
     let request = kube::core::Request::new(resource.collection_path(namespace));
-    let http_request = request.list(&params).map_err(|e| ClusterError::Other(e.to_string()))?;
+    let mut http_request = request.list(&params).map_err(|e| ClusterError::Other(e.to_string()))?;
+    // Whole objects in the rows: the health columns read status and generation.
+    add_query(&mut http_request, "includeObject=Object")?;
     let doc = request_table(client, http_request, None, ACCEPT_TABLE).await?;
     let meta = doc.get("metadata");
     let text_at = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
@@ -173,6 +175,7 @@ pub async fn watch_table(
     }
     let request = kube::core::Request::new(resource.collection_path(namespace));
     let mut http_request = request.watch(&params, resource_version).map_err(|e| ClusterError::Other(e.to_string()))?;
+    add_query(&mut http_request, "includeObject=Object")?;
     http_request.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(ACCEPT_TABLE));
     let events = client.request_events::<Value>(http_request).await.map_err(|e| ClusterError::from_kube(e, None))?;
     let client = client.clone();

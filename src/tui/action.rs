@@ -81,6 +81,12 @@ pub enum Action {
     Answer(bool),
     /// In the wizard: roll the migration back.
     Rollback,
+    /// `w`: the event stream of the list or the object shown.
+    Events,
+    /// Space on the event stream: pause or resume.
+    Pause,
+    /// `M` on a resource: every field with the manager that owns it.
+    FieldOwners,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].
@@ -139,6 +145,14 @@ pub enum Effect {
     CountResources(Box<Crd>),
     /// The migration wizard's IO.
     Wizard(WizardEffect),
+    /// Watch whole objects for the event stream; events carry `stream`.
+    WatchEvents {
+        stream: u64,
+        kind: ResourceType,
+        what: crate::cluster::watch::Watching,
+    },
+    /// Stop the event stream's watch.
+    StopEvents,
 }
 
 /// A change seen by a watch.
@@ -205,6 +219,11 @@ pub enum Msg {
     Connected(Target, Namespaces),
     /// From the migration wizard's IO.
     Wizard(WizardMsg),
+    /// An event of the event stream's watch, or why it failed (it retries).
+    ObjectEvent {
+        stream: u64,
+        event: Result<crate::cluster::watch::ObjectEvent, String>,
+    },
     /// The clock moved on (every second).
     Tick(k8s_openapi::jiff::Timestamp),
 }

@@ -7,6 +7,7 @@ use crate::cluster::demo;
 use crate::cluster::{ClusterError, ConnectOptions, Connection, Origin, Target as ClusterTarget};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::crd_watch::crd_changes;
+use crate::tui::event_watch::EventWatch;
 use crate::tui::runtime::{self, EditJob};
 use crate::tui::state::{Connection as Conn, Namespaces, Refused, State, Target};
 use crate::tui::theme::Theme;
@@ -149,6 +150,8 @@ struct Loop {
     watch: Option<BoxStream<'static, Msg>>,
     /// The registrations screen's watch of every CRD, once the first list is in.
     crds: Option<BoxStream<'static, Msg>>,
+    /// The event stream's watch of whole objects, while its screen is open.
+    events: Option<BoxStream<'static, Msg>>,
     /// The migration wizard's IO (the task that owns a migration, while one is open).
     driver: Driver,
 }
@@ -164,7 +167,7 @@ async fn next_watched(watch: &mut Option<BoxStream<'static, Msg>>) -> Option<Msg
 impl Loop {
     fn new(conn: Connection, options: ConnectOptions) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        Loop { conn, options, tx, rx, watch: None, crds: None, driver: Driver::default() }
+        Loop { conn, options, tx, rx, watch: None, crds: None, events: None, driver: Driver::default() }
     }
 
     /// Runs until quit; gives the connection back for closing.
@@ -189,6 +192,7 @@ impl Loop {
                 },
                 Some(msg) = next_watched(&mut self.watch) => self.drain(&mut state, msg),
                 Some(msg) = next_watched(&mut self.crds) => self.drain(&mut state, msg),
+                Some(msg) = next_watched(&mut self.events) => self.drain(&mut state, msg),
                 Some(msg) = self.rx.recv() => self.drain(&mut state, msg),
                 _ = tick.tick() => update::apply(&mut state, Msg::Tick(Timestamp::now())),
             };
@@ -206,7 +210,7 @@ impl Loop {
         for _ in 0..10_000 {
             let next = match self.rx.try_recv() {
                 Ok(m) => m,
-                Err(_) => match [&mut self.watch, &mut self.crds]
+                Err(_) => match [&mut self.watch, &mut self.crds, &mut self.events]
                     .into_iter()
                     .find_map(|w| w.as_mut().and_then(|w| w.next().now_or_never().flatten()))
                 {
@@ -232,6 +236,10 @@ impl Loop {
                 self.watch = Some(TableWatch::new(client, kind, ns, selector, watch).into_stream());
             }
             Effect::StopWatch => self.watch = None,
+            Effect::WatchEvents { stream, kind, what } => {
+                self.events = Some(EventWatch::new(client, kind, what, stream).into_stream());
+            }
+            Effect::StopEvents => self.events = None,
             Effect::WatchRegistrations => {
                 if self.crds.is_none() {
                     self.crds = Some(crd_changes(client));
@@ -287,6 +295,7 @@ impl Loop {
             Ok(conn) => {
                 self.watch = None;
                 self.crds = None;
+                self.events = None;
                 let namespaces = Namespaces::One(conn.namespace().to_string());
                 let target = target_of(conn.origin(), &options.target);
                 let old = std::mem::replace(&mut self.conn, conn);

@@ -211,6 +211,11 @@ pub(super) fn apply_filter(state: &mut State, text: &str) -> Vec<Effect> {
                 state.error(format!("no line matches {text:?}"));
             }
         }
+        Screen::Events(e) => {
+            e.filter = regex;
+            e.selected = None;
+            e.offset = 0;
+        }
         _ => state.error("the filter works on the lists"),
     }
     vec![]

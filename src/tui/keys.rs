@@ -25,6 +25,8 @@ pub enum On {
     Deletes,
     /// The YAML and describe views.
     Text,
+    /// The event stream.
+    Events,
 }
 
 impl Binding {
@@ -54,6 +56,7 @@ impl On {
                 | (On::Panes, Screen::Detail(_) | Screen::Resource(_))
                 | (On::Crds, Screen::Registrations | Screen::Detail(_))
                 | (On::Text, Screen::Text(_))
+                | (On::Events, Screen::Events(_))
                 | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
     }
@@ -143,6 +146,13 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('n')], "n N", Action::NextMatch(true), On::Text, "next, previous line the / search matches"),
     b(&[C('N')], "", Action::NextMatch(false), On::Text, ""),
     b(&[C('M')], "M", Action::ToggleManaged, On::Text, "managedFields shown or hidden (hidden at first, as kubectl)"),
+    b(
+        &[C('M')],
+        "M",
+        Action::FieldOwners,
+        On::Resource,
+        "field owners: every field with its manager, operation, subresource and time",
+    ),
     bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
@@ -155,6 +165,14 @@ pub const BINDINGS: &[Binding] = &[
         On::Deletes,
         "delete the marked or selected objects, or the CRD (asks first)",
     ),
+    b(
+        &[C('w')],
+        "w",
+        Action::Events,
+        On::Objects,
+        "event stream: the live watch of the list or the object, each change's manager and diff",
+    ),
+    b(&[C(' ')], "Space", Action::Pause, On::Events, "event stream: pause or resume (events are kept meanwhile)"),
     b(&[C(' ')], "Space", Action::Mark, On::Resources, "mark or unmark the row"),
     b(&[C('u')], "u", Action::ClearMarks, On::Resources, "unmark every row"),
     b(&[C('0')], "0", Action::AllNamespaces, On::Resources, "all namespaces (-A)"),
@@ -216,17 +234,22 @@ const RESOURCES_HINTS: &[Hint] = &[
     h("space", "mark"),
     h("0", "all ns"),
     h("ctrl-w", "wide"),
+    h("w", "events"),
 ];
 const RESOURCE_HINTS: &[Hint] = &[
     w("e", "edit spec"),
     w("E", "edit status"),
     w("s", "scale"),
     w("ctrl-d", "delete"),
+    h("w", "events"),
+    h("M", "owners"),
     h("tab", "pane"),
     h("esc", "back"),
 ];
 const TEXT_HINTS: &[Hint] = &[h("j/k", "scroll"), h("/", "search"), h("n/N", "next/previous"), h("esc", "back")];
 const LOG_HINTS: &[Hint] = &[h("j/k", "scroll"), h("esc", "back")];
+const EVENTS_HINTS: &[Hint] =
+    &[h("space", "pause"), h("/", "filter"), h("enter", "full diff"), h("j/k", "move"), h("esc", "back")];
 
 /// The hints of each screen (the wizard's are its own).
 pub fn hints(screen: &Screen) -> &'static [Hint] {
@@ -237,6 +260,7 @@ pub fn hints(screen: &Screen) -> &'static [Hint] {
         Screen::Resource(_) => RESOURCE_HINTS,
         Screen::Text(_) => TEXT_HINTS,
         Screen::Log { .. } => LOG_HINTS,
+        Screen::Events(_) => EVENTS_HINTS,
         Screen::Wizard(_) => &[],
     }
 }

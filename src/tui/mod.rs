@@ -15,6 +15,9 @@ pub mod commands;
 pub mod crd_watch;
 pub mod describe;
 pub mod edit;
+pub mod event_watch;
+pub mod events;
+mod events_update;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod input;

@@ -177,6 +177,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Info(text) => state.info(text),
         Msg::Error(text) => state.error(text),
         Msg::Wizard(msg) => return wizard::update::apply(state, msg),
+        Msg::ObjectEvent { stream, event } => return super::events_update::on_event(state, stream, event),
         Msg::Tick(now) => return tick(state, now),
         Msg::Connected(target, namespaces) => {
             state.info(format!("context: {}", target.context));

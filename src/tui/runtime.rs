@@ -279,7 +279,9 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         | Effect::Edit { .. }
         | Effect::EditAgain(_)
         | Effect::SwitchContext(_)
-        | Effect::Wizard(_) => return None,
+        | Effect::Wizard(_)
+        | Effect::WatchEvents { .. }
+        | Effect::StopEvents => return None,
     })
 }
 

@@ -342,6 +342,8 @@ pub enum Screen {
     Text(TextScreen),
     /// The migration wizard (modal: it has the keys while it is on top).
     Wizard(Box<Wizard>),
+    /// `w`: the live watch of a list or an object, event by event.
+    Events(Box<crate::tui::events::EventsScreen>),
     /// Every message of the session, newest first.
     Log {
         scroll: usize,
@@ -358,6 +360,7 @@ impl Screen {
             Screen::Text(t) if t.yaml => "yaml",
             Screen::Text(_) => "describe",
             Screen::Wizard(_) => "migrate",
+            Screen::Events(_) => "events",
             Screen::Log { .. } => "log",
         }
     }

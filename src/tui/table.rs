@@ -6,6 +6,7 @@
 //! a change), and rendering reads only the rows on screen: 100,000 resources cost one sort
 //! when they change, not one per frame.
 
+use crate::cluster::health::Health;
 use crate::cluster::table::{Table, TableRow};
 use crate::tui::model::age;
 use k8s_openapi::jiff::Timestamp;
@@ -76,11 +77,33 @@ impl Row {
 
 impl From<TableRow> for Row {
     fn from(row: TableRow) -> Row {
-        Row {
-            key: ObjKey { namespace: row.namespace, name: row.name },
-            cells: row.cells.iter().map(cell_text).collect(),
-            created: row.created,
-        }
+        let mut cells: Vec<String> = row.cells.iter().map(cell_text).collect();
+        cells.extend(health_cells(row.health.as_ref()));
+        Row { key: ObjKey { namespace: row.namespace, name: row.name }, cells, created: row.created }
+    }
+}
+
+/// The columns the TUI adds after the server's: whether the controller has caught up
+/// with each object, and its conditions ([`crate::cluster::health`]).
+pub fn health_columns() -> [Column; 2] {
+    let column = |name: &str, description: &str| Column {
+        name: name.into(),
+        type_: "string".into(),
+        format: String::new(),
+        description: description.into(),
+        priority: 0,
+    };
+    [
+        column("Synced", "status.observedGeneration (or the newest condition's) against metadata.generation"),
+        column("Conditions", "the False conditions, Ready, and how many others"),
+    ]
+}
+
+/// The cells of [`health_columns`]; `?` when the row came without its object.
+fn health_cells(health: Option<&Health>) -> [String; 2] {
+    match health {
+        Some(h) => [h.synced.to_string(), h.conditions.clone()],
+        None => ["?".into(), "?".into()],
     }
 }
 
@@ -103,7 +126,9 @@ pub struct TableData {
 
 impl From<Table> for TableData {
     fn from(t: Table) -> TableData {
-        TableData { columns: t.columns, rows: t.rows.into_iter().map(Row::from).collect() }
+        let mut columns = t.columns;
+        columns.extend(health_columns());
+        TableData { columns, rows: t.rows.into_iter().map(Row::from).collect() }
     }
 }
 
@@ -492,8 +517,18 @@ mod tests {
             name: "w1".into(),
             namespace: Some("team".into()),
             created: None,
+            health: None,
         });
         assert_eq!(row.key, ObjKey::new(Some("team"), "w1"));
-        assert_eq!(row.cells, ["w1", "<none>", "3"]);
+        assert_eq!(row.cells, ["w1", "<none>", "3", "?", "?"], "no object: health unknown");
+        let behind = serde_json::json!({
+            "metadata": {"name": "w2", "generation": 3},
+            "status": {"observedGeneration": 2, "conditions": [{"type": "Ready", "status": "False"}]}
+        });
+        let table = crate::cluster::table::Table::fallback(&[behind], Timestamp::UNIX_EPOCH);
+        let data = TableData::from(table);
+        let names: Vec<&str> = data.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Name", "Age", "Synced", "Conditions"]);
+        assert_eq!(data.rows[0].cells[2..], ["no (2/3)", "Ready=False"]);
     }
 }

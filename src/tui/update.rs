@@ -98,7 +98,12 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         return wizard::update::on_action(state, action);
     }
     let height = state.list_height();
+    if let Some(effects) = super::events_update::on_action(state, action, height) {
+        return effects;
+    }
     match action {
+        Action::Events => super::events_update::open(state),
+        Action::FieldOwners => field_owners(state),
         Action::Back => back(state),
         Action::Enter => enter(state),
         Action::Move(n) => {
@@ -168,7 +173,10 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             vec![]
         }
         Action::ToggleManaged => {
-            if let Screen::Text(t) = state.screen_mut() {
+            // Only texts of an object have managedFields to show (not the field owners).
+            if let Screen::Text(t) = state.screen_mut()
+                && t.object.is_some()
+            {
                 t.managed = !t.managed;
                 if let Some(obj) = t.object.clone() {
                     t.show(obj);
@@ -264,7 +272,7 @@ fn move_by(state: &mut State, n: isize, height: usize) {
         }
         Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
         Screen::Log { scroll } => *scroll = scroll.saturating_add_signed(n).min(log_len.saturating_sub(1)),
-        Screen::Wizard(_) => {}
+        Screen::Wizard(_) | Screen::Events(_) => {}
     }
 }
 
@@ -326,7 +334,7 @@ fn enter(state: &mut State) -> Vec<Effect> {
             }));
             vec![Effect::LoadObject { kind, key }]
         }
-        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => vec![],
+        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => vec![],
     }
 }
 
@@ -345,7 +353,7 @@ fn refresh(state: &mut State) -> Vec<Effect> {
         Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
-        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => vec![],
     }
 }
 
@@ -373,9 +381,41 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
             state.stack.push(Screen::Text(t));
             return vec![Effect::LoadObject { kind, key }];
         }
-        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } => return vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => return vec![],
     };
     state.stack.push(Screen::Text(screen));
+    vec![]
+}
+
+/// `M` on a resource: its field owners, one line per field and owner, as a text view
+/// (scrolled and searched as the others are).
+fn field_owners(state: &mut State) -> Vec<Effect> {
+    let Screen::Resource(r) = state.screen() else { return vec![] };
+    let Some(obj) = &r.object else {
+        state.error("the object is not read yet");
+        return vec![];
+    };
+    let owners = crate::cluster::field_owners::field_owners(obj);
+    let title = format!("owners {}/{}", r.kind.plural, r.key.display());
+    let rows: Vec<[&str; 5]> =
+        owners.iter().map(|o| [o.path.as_str(), &o.manager, &o.operation, o.subresource.as_str(), &o.time]).collect();
+    let heading = ["PATH", "MANAGER", "OPERATION", "SUBRESOURCE", "TIME"];
+    let mut widths = heading.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 5]| {
+        let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut text = TextScreen::new(title, false, None);
+    text.lines = std::iter::once(line(heading)).chain(rows.into_iter().map(line)).collect();
+    if owners.is_empty() {
+        text.lines.push("no managedFields: the server records no owners for this object".into());
+    }
+    state.stack.push(Screen::Text(text));
     vec![]
 }
 

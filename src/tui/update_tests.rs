@@ -407,3 +407,34 @@ fn the_registrations_are_counted_again_as_the_clock_moves_and_a_click_selects_a_
     assert_eq!(r.table.current().map(|row| row.key.name.as_str()), Some("widget-005"));
     assert_eq!(apply(&mut s, later(10)), vec![], "counted on the registrations screen only");
 }
+
+#[test]
+fn m_on_a_resource_lists_its_field_owners_and_m_there_changes_nothing() {
+    let mut s = state();
+    open_widgets(&mut s, 3);
+    press(&mut s, KeyCode::Enter);
+    let mut obj = widget("widget-000", 1);
+    obj["metadata"]["managedFields"] = serde_json::json!([
+        {"manager": "kubectl", "operation": "Apply", "time": "2026-11-26T08:00:00Z",
+            "fieldsV1": {"f:spec": {"f:size": {}, "f:ports": {"k:{\"port\":80}": {".": {}}}}}},
+        {"manager": "widget-controller", "operation": "Update", "subresource": "status", "time": "2026-11-26T08:01:00Z",
+            "fieldsV1": {"f:status": {"f:phase": {}}}}
+    ]);
+    apply(&mut s, Msg::Object { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(obj) });
+    assert!(type_keys(&mut s, "M").is_empty());
+    let Screen::Text(t) = s.screen() else { panic!("the field owners") };
+    assert_eq!(t.title, "owners widgets/default/widget-000");
+    assert_eq!(
+        t.lines,
+        [
+            "PATH                 MANAGER            OPERATION  SUBRESOURCE  TIME",
+            "spec.ports[port=80]  kubectl            Apply                   2026-11-26T08:00:00Z",
+            "spec.size            kubectl            Apply                   2026-11-26T08:00:00Z",
+            "status.phase         widget-controller  Update     status       2026-11-26T08:01:00Z",
+        ]
+    );
+    let before = t.lines.clone();
+    type_keys(&mut s, "M");
+    let Screen::Text(t) = s.screen() else { panic!() };
+    assert_eq!(t.lines, before, "M on the owners is not the YAML's managedFields toggle");
+}

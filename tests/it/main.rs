@@ -44,6 +44,7 @@ mod serve;
 mod store_crash;
 mod support;
 mod tui_e2e;
+mod tui_events_e2e;
 mod tui_runtime;
 mod tui_wizard_e2e;
 mod validate;

@@ -315,12 +315,12 @@ fn readonly_refuses_writes_and_says_so() {
 }
 
 /// A `kubectl crd serve` of the demo data, stopped on drop.
-struct Served {
+pub(super) struct Served {
     child: std::process::Child,
 }
 
 impl Served {
-    fn start(data: &Path) -> Served {
+    pub(super) fn start(data: &Path) -> Served {
         load_demo(data);
         let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -344,7 +344,7 @@ impl Drop for Served {
     }
 }
 
-fn kubectl(data: &Path, args: &[&str]) {
+pub(super) fn kubectl(data: &Path, args: &[&str]) {
     let out = Command::new("kubectl")
         .args(args)
         .env("KUBECONFIG", data.join("kubeconfig"))

@@ -3,6 +3,7 @@
 //! dialogs and help are drawn over the screen.
 
 mod detail;
+mod events;
 mod lists;
 mod log;
 mod popup;
@@ -36,6 +37,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Screen::Text(t) => resource::text(frame, body, state, t),
         Screen::Wizard(w) => wizard::draw(frame, body, state, w),
         Screen::Log { scroll } => log::draw(frame, body, state, *scroll),
+        Screen::Events(e) => events::draw(frame, body, state, e),
     }
     draw_status(frame, status, state);
     match &state.mode {
@@ -98,6 +100,7 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
             Screen::Text(x) => x.title.split_whitespace().next().unwrap_or_default().to_string(),
             Screen::Wizard(w) => format!("migrate {}", w.crd),
             Screen::Log { .. } => "messages".to_string(),
+            Screen::Events(_) => "events".to_string(),
         };
         let style = if i + 1 == state.stack.len() { t.title() } else { Style::new() };
         spans.push(Span::styled(label, style));

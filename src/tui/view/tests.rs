@@ -455,3 +455,48 @@ fn a_search_marks_the_lines_it_matches() {
     let (x, y) = find(&buf, "Replicas").expect("a match on screen");
     assert_eq!(buf[(x, y)].fg, Color::Yellow, "marked:\n{t}");
 }
+
+#[test]
+fn the_health_columns_say_who_is_behind_and_which_conditions_fail() {
+    let mut s = state();
+    on_resources(&mut s, 0);
+    let mut behind = widget("widget-behind", 1);
+    behind["status"]["conditions"][0]["status"] = "False".into();
+    let mut synced = widget("widget-synced", 2);
+    synced["status"]["observedGeneration"] = 3.into();
+    let mut silent = widget("widget-silent", 0);
+    silent["status"] = serde_json::json!({});
+    let table = crate::cluster::table::Table::fallback(&[behind, synced, silent], s.now);
+    let watch = s.next_watch;
+    apply(&mut s, Msg::Table { watch, result: Ok(table.into()) });
+    type_keys(&mut s, "S");
+    let buf = render(&mut s, 90, 10);
+    snapshot!("resources_health", buf);
+    let t = text(&buf);
+    assert!(t.contains("SYNCED") && t.contains("no (2/3)") && t.contains("Ready=False"), "{t}");
+}
+
+#[test]
+fn the_event_stream_shows_each_change_with_its_manager_and_diff() {
+    let mut s = state();
+    on_resources(&mut s, 3);
+    type_keys(&mut s, "w");
+    let stream = s.next_watch;
+    let at: k8s_openapi::jiff::Timestamp = "2026-11-22T12:00:00Z".parse().expect("time");
+    s.now = at;
+    let mut obj = widget("widget-000", 1);
+    obj["metadata"]["managedFields"] =
+        serde_json::json!([{"manager": "kubectl-edit", "operation": "Update", "time": "2026-11-22T11:55:00Z"}]);
+    let ev =
+        |type_, object| Msg::ObjectEvent { stream, event: Ok(crate::cluster::watch::ObjectEvent { type_, object }) };
+    use crate::cluster::watch::ObjectEventType::*;
+    apply(&mut s, ev(Added, obj.clone()));
+    obj["spec"]["size"] = 3.into();
+    obj["metadata"]["generation"] = 4.into();
+    obj["metadata"]["resourceVersion"] = "4243".into();
+    apply(&mut s, ev(Modified, obj.clone()));
+    apply(&mut s, ev(Deleted, obj));
+    apply(&mut s, ev(Bookmark, serde_json::json!({"metadata": {"resourceVersion": "4250"}})));
+    type_keys(&mut s, " ");
+    snapshot!("events", render(&mut s, 120, 12));
+}

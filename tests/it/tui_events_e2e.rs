@@ -1,0 +1,79 @@
+//! The author views end to end, in tmux on `serve` (a live cluster as far as the TUI
+//! knows): the resources' SYNCED and CONDITIONS columns, and the event stream (`w`) with
+//! each change's manager and diff, its pause, filter and full diff, as kubectl changes
+//! the objects; and a resource's field owners (`M`). Helpers are `tui_e2e`'s.
+
+use crate::tui_e2e::{KEEP_PANE, Served, Tmux, kubectl};
+
+fn patch(data: &std::path::Path, name: &str, size: u32) {
+    let body = format!(r#"{{"spec":{{"size":{size}}}}}"#);
+    let args = ["patch", "widgets.demo.example.com", name, "--type=merge", "--field-manager=e2e-author", "-p", &body];
+    kubectl(data, &args);
+}
+
+#[test]
+fn the_event_stream_and_the_field_owners_follow_kubectl_s_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let _served = Served::start(&data);
+    let command = format!(
+        "{} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        dir.path().join("stderr").display(),
+    );
+    let t = Tmux::start(dir.path(), &command, 160, 30);
+    t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+    t.keys(&[":"]);
+    t.type_text("widgets");
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default)", "widget-004", "SYNCED", "CONDITIONS"]);
+
+    t.keys(&["w"]);
+    t.wait_for(&["events widgets(default)", "ADDED"]);
+    // The filter keeps widget-004's events: its ADDED (the version later diffs start from).
+    t.keys(&["/"]);
+    t.type_text("widget-004");
+    t.keys(&["Enter"]);
+    t.wait_for(&["[1/", "</widget-004>", "default/widget-004"]);
+    patch(&data, "widget-004", 7);
+    let screen = t.wait_for(&["MODIFIED", "e2e-author", "spec: size 3→7"]);
+    assert!(screen.lines().any(|l| l.contains("MODIFIED") && l.contains("Update")), "{screen}");
+
+    // Paused, a change is counted, not shown; resumed, it is.
+    t.keys(&["Space"]);
+    t.wait_for(&["PAUSED (0 new)"]);
+    patch(&data, "widget-004", 8);
+    t.wait_for(&["PAUSED (1 new)"]);
+    assert!(!t.screen().contains("size 7→8"), "{}", t.screen());
+    t.keys(&["Space"]);
+    t.wait_for(&["size 7→8"]);
+
+    // Enter opens the newest event's whole diff.
+    t.wait_for(&["[3/"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["MODIFIED default/widget-004", "by: e2e-author (Update)", "~ spec.size: 7 → 8", "metadata:"]);
+
+    // Back on the list, widget-004's controller has not seen generation 3 yet.
+    t.keys(&["Escape"]);
+    t.wait_for(&["events widgets(default)"]);
+    t.keys(&["Escape"]);
+    let screen = t.wait_for(&["widgets(default)", "no (1/3)"]);
+    assert!(screen.lines().any(|l| l.contains("widget-004") && l.contains("no (1/3)")), "{screen}");
+
+    // Field owners (M on the resource): the patch's manager owns spec.size.
+    t.keys(&["/"]);
+    t.type_text("^widget-004$");
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default) [1/"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets/default/widget-004", "size: 8"]);
+    t.keys(&["M"]);
+    let screen = t.wait_for(&["PATH", "MANAGER", "OPERATION", "SUBRESOURCE", "e2e-author"]);
+    assert!(
+        screen.lines().any(|l| l.contains("spec.size") && l.contains("e2e-author") && l.contains("Update")),
+        "{screen}"
+    );
+    t.keys(&["q"]);
+    t.wait_for(&["TUI-EXIT=0"]);
+}
