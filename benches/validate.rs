@@ -92,7 +92,11 @@ fn main() {
         started.elapsed()
     });
     println!("validate, {OBJECTS} objects, one core (best of {RUNS}):");
-    println!("  with CEL rules      {:>10.0} objects/s ({:.1} µs each; target 20,000/s)", rate(with_cel), micros(with_cel));
+    println!(
+        "  with CEL rules      {:>10.0} objects/s ({:.1} µs each; target 20,000/s)",
+        rate(with_cel),
+        micros(with_cel)
+    );
     println!("  without CEL rules   {:>10.0} objects/s ({:.1} µs each)", rate(without_cel), micros(without_cel));
     println!("  floor: JSON round trip {:>7.0} objects/s ({:.2} µs each)", rate(floor), micros(floor));
     println!(

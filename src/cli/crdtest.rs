@@ -129,6 +129,9 @@ fn render_text(report: &RunReport) -> String {
     text
 }
 
+/// A JUnit testcase: its name and its failures (none when it passed).
+type JunitCase = (String, Vec<String>);
+
 /// JUnit XML: a testsuite per case file (and one for refused CRDs), a testcase per case.
 fn render_junit(report: &RunReport) -> String {
     let mut files: Vec<&str> = Vec::new();
@@ -137,9 +140,9 @@ fn render_junit(report: &RunReport) -> String {
             files.push(&outcome.file);
         }
     }
-    let crd_cases: Vec<(String, Vec<String>)> =
+    let crd_cases: Vec<JunitCase> =
         refused_crds(report).map(|c| (format!("crd {}", c.name), vec![c.verdict()])).collect();
-    let mut suites: Vec<(String, Vec<(String, Vec<String>)>)> = Vec::new();
+    let mut suites: Vec<(String, Vec<JunitCase>)> = Vec::new();
     if !crd_cases.is_empty() {
         suites.push(("CustomResourceDefinitions".into(), crd_cases));
     }
