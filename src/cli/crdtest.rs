@@ -5,6 +5,7 @@
 
 use super::args::{OutputFormat, TestArgs};
 use super::config::Config;
+use super::validate::is_crd;
 use super::{CliError, Reported};
 use crate::cluster::apply::Document;
 use crate::crdtest::{Case, Outcome, Ready, RunReport, is_case_file, parse, resolve, run as run_cases};
@@ -86,10 +87,6 @@ fn crds_in(file: &Path) -> anyhow::Result<Vec<Document>> {
     let source = file.display().to_string();
     let values = serde_saphyr::from_multiple::<Value>(&read(file)?)
         .map_err(|e| usage(format!("{source}: not valid YAML: {e}")))?;
-    let is_crd = |v: &Value| {
-        v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-            && v.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
-    };
     Ok(values
         .into_iter()
         .enumerate()
