@@ -44,7 +44,7 @@ fn strip_rules(value: &mut Value) {
     }
 }
 
-/// Gizmos; one in ten breaks the CEL rule on `spec`.
+/// Gizmos; one in ten breaks the CEL rule on `spec` (and passes without it).
 fn objects() -> Vec<Document> {
     (0..OBJECTS)
         .map(|i| {
@@ -68,7 +68,7 @@ fn rate(took: Duration) -> f64 {
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let objects = objects();
-    let check = |crd: Document| {
+    let check = |crd: Document, refused: usize| {
         best(|| {
             let started = Instant::now();
             let report = runtime
@@ -76,12 +76,12 @@ fn main() {
                 .expect("validates");
             let took = started.elapsed();
             assert!(report.crds[0].valid, "{}", report.crds[0].verdict());
-            assert_eq!(report.objects.iter().filter(|c| !c.valid).count(), OBJECTS / 10, "one in ten refused");
+            assert_eq!(report.objects.iter().filter(|c| !c.valid).count(), refused);
             took
         })
     };
-    let with_cel = check(crd(true));
-    let without_cel = check(crd(false));
+    let with_cel = check(crd(true), OBJECTS / 10);
+    let without_cel = check(crd(false), 0);
     let floor = best(|| {
         let started = Instant::now();
         for doc in &objects {
