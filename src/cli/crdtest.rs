@@ -21,11 +21,16 @@ pub fn run(config: &Config, args: &TestArgs, out: &mut dyn Write) -> anyhow::Res
         OutputFormat::Junit => true,
         _ => return Err(CliError::Usage("kubectl crd test prints text or -o junit".into()).into()),
     };
-    let mut files = Vec::new();
-    for path in args.paths.iter().chain(&args.crd) {
+    let (mut files, mut crd_files) = (Vec::new(), Vec::new());
+    for path in &args.paths {
         walk(Path::new(path), &mut files)?;
     }
-    let (case_files, other_files): (Vec<PathBuf>, Vec<PathBuf>) = files.into_iter().partition(|f| is_case_file(f));
+    for path in &args.crd {
+        walk(Path::new(path), &mut crd_files)?;
+    }
+    // Cases come from the DIR arguments only; --crd adds CRDs and nothing else.
+    let (case_files, mut other_files): (Vec<PathBuf>, Vec<PathBuf>) = files.into_iter().partition(|f| is_case_file(f));
+    other_files.extend(crd_files.into_iter().filter(|f| !is_case_file(f)));
     if case_files.is_empty() {
         return Err(usage(format!("no test cases (*.test.yaml) in {}", args.paths.join(", "))));
     }

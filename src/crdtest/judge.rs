@@ -15,7 +15,12 @@ pub fn judge(expect: &Expect, checked: &Checked) -> Vec<String> {
     if !checked.valid {
         let actual = causes(checked);
         if let Some(expected) = expect.causes.as_ref().filter(|e| !same_causes(e, &actual)) {
-            out.push(format!("expected causes {}, got {}", show_expected(expected), show_actual(&actual)));
+            let got = match &checked.status {
+                Some(_) => show_actual(&actual),
+                // Nothing answered (the kind is not served): why is worth more than `[]`.
+                None => format!("no Status: {}", checked.verdict()),
+            };
+            out.push(format!("expected causes {}, got {got}", show_expected(expected)));
         }
         let message = checked.verdict();
         for part in expect.message_contains.iter().filter(|p| !message.contains(p.as_str())) {
@@ -161,6 +166,12 @@ mod tests {
                 contains("immutable"),
                 refused(size),
                 "expected the message to contain \"immutable\"",
+            ),
+            (
+                "not served",
+                expect_causes(vec![cause("spec.size", None, None)]),
+                Checked { status: None, message: Some("no matches".into()), ..refused(json!([])) },
+                "expected causes [spec.size], got no Status: no matches",
             ),
             ("warnings", warned.clone(), valid(), ""),
             ("warnings differ", Expect { warnings: Some(vec![]), ..warned }, valid(), "expected warnings [], got"),
