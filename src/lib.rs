@@ -14,6 +14,8 @@
 //! - [`cluster`]: the client layer every tool shares — connecting to a live cluster or a
 //!   local engine, and the typed operations (registrations and counts, server Tables,
 //!   spec/status/scale, editing and the 409 re-apply, apply, watch);
+//! - [`validate`]: objects checked offline as the apiserver checks them, and [`crdtest`]:
+//!   test cases for CRDs run through it (`kubectl crd validate`, `kubectl crd test`);
 //! - [`migrate`]: the guided TPR→CRD migration as a library (plan, steps, journal, verify);
 //! - [`cli`]: the subcommands (`kubectl crd ...`), the one place that turns command lines
 //!   into options and launches the others; [`tui`]: the terminal UI.
@@ -28,6 +30,7 @@
 
 pub mod cli;
 pub mod cluster;
+pub mod crdtest;
 pub mod datadir;
 pub mod migrate;
 pub mod serve;

@@ -57,7 +57,8 @@ pub fn render_outcomes(outcomes: &[Outcome], format: OutputFormat) -> anyhow::Re
             }
             rows.render_csv()
         }
-        OutputFormat::Table | OutputFormat::Wide => applied
+        // -o junit is refused before any of these run.
+        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Junit => applied
             .map(|a| match &a.note {
                 Some(note) => format!("{}/{} {} ({note})\n", a.resource, a.name, a.action.as_str()),
                 None => format!("{}/{} {}\n", a.resource, a.name, a.action.as_str()),

@@ -48,7 +48,7 @@ pub struct GlobalArgs {
     #[arg(short = 'A', long, global = true)]
     pub all_namespaces: bool,
     /// Output format: table, wide, json, yaml, csv, name, jsonpath=TEMPLATE or
-    /// custom-columns=HEADER:PATH,...
+    /// custom-columns=HEADER:PATH,... (junit for test)
     #[arg(short = 'o', long, global = true, value_parser = parse_output, value_name = "FORMAT")]
     pub output: Option<OutputArg>,
     /// How long to wait for one server request before giving up (e.g. 30s, 2m, 0 for no limit).
@@ -86,6 +86,8 @@ pub enum OutputFormat {
     JsonPath,
     /// `custom-columns=HEADER:PATH,...`.
     CustomColumns,
+    /// JUnit XML, for CI systems (`kubectl crd test` only).
+    Junit,
 }
 
 /// `-o` as typed: the format, and the text after `=` of `jsonpath=` and `custom-columns=`
@@ -110,6 +112,7 @@ fn parse_output(raw: &str) -> Result<OutputArg, String> {
         "name" => OutputFormat::Name,
         "jsonpath" => OutputFormat::JsonPath,
         "custom-columns" => OutputFormat::CustomColumns,
+        "junit" => OutputFormat::Junit,
         _ => return Err(OUTPUT_FORMATS.into()),
     };
     let templated = matches!(format, OutputFormat::JsonPath | OutputFormat::CustomColumns);
@@ -120,7 +123,7 @@ fn parse_output(raw: &str) -> Result<OutputArg, String> {
 }
 
 const OUTPUT_FORMATS: &str =
-    "use one of table, wide, json, yaml, csv, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...";
+    "use one of table, wide, json, yaml, csv, name, jsonpath=TEMPLATE, custom-columns=HEADER:PATH,... or junit";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -143,6 +146,9 @@ pub enum Command {
     /// Check objects offline as the apiserver checks them on create (schema, pruning,
     /// defaults, CEL, metadata), and the CRDs as registration checks them.
     Validate(ValidateArgs),
+    /// Run the test cases (*.test.yaml) beside CRDs: each case's object is checked offline
+    /// and its verdict compared with what the case expects.
+    Test(TestArgs),
     /// Create or update objects from files (namespaces and CRDs first, waiting for each CRD
     /// to be Established, then custom resources with their status).
     Apply {
@@ -252,6 +258,18 @@ pub struct ValidateArgs {
     /// pruned).
     #[arg(long)]
     pub show_defaulted: bool,
+}
+
+/// `kubectl crd test`'s own flags.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Directories (searched recursively) or files: *.test.yaml files hold the cases, the
+    /// CustomResourceDefinitions in the other .yaml, .yml and .json files are used.
+    #[arg(required = true, value_name = "DIR")]
+    pub paths: Vec<String>,
+    /// More CRDs (files or directories).
+    #[arg(long, value_name = "FILE")]
+    pub crd: Vec<String>,
 }
 
 /// `kubectl crd delete`'s own flags, as kubectl's.

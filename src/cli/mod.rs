@@ -13,6 +13,7 @@ mod apply;
 pub mod args;
 mod complete;
 pub mod config;
+mod crdtest;
 mod delete;
 mod get;
 mod migrate;
@@ -93,6 +94,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         )
         .into());
     }
+    if config.output == OutputFormat::Junit && !matches!(command, Command::Test(_)) {
+        return Err(CliError::Usage("-o junit is for 'kubectl crd test'".into()).into());
+    }
     match command {
         Command::Version => print_version(&config, out),
         Command::Completion { shell } => {
@@ -108,6 +112,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Tui(args) => tui(&config, &args),
         Command::Migrate { action } => migrate::run(&config, action, out),
         Command::Validate(args) => validate::run(&config, &args, out),
+        Command::Test(args) => crdtest::run(&config, &args, out),
         Command::Demo => {
             let target = demo_target(&config)?;
             on_cluster(&config, target, command, out)
@@ -229,6 +234,7 @@ async fn dispatch(
         | Command::Serve(_)
         | Command::Tui(_)
         | Command::Validate(_)
+        | Command::Test(_)
         | Command::Migrate { .. } => Err(anyhow::anyhow!("not a cluster subcommand")),
     }
 }

@@ -128,7 +128,7 @@ pub async fn describe(s: &Session, word: &str, out: &mut dyn Write) -> anyhow::R
         OutputFormat::Yaml => output::yaml(&d)?,
         OutputFormat::Name => format!("{CRD_PREFIX}/{}\n", d.name),
         OutputFormat::Csv => describe_csv(&d),
-        OutputFormat::Table | OutputFormat::Wide => render_description(&d, Timestamp::now()),
+        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Junit => render_description(&d, Timestamp::now()),
     };
     write!(out, "{text}")?;
     Ok(())

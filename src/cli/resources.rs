@@ -41,7 +41,7 @@ fn print_status(
             super::registrations::flatten("status", &doc["status"], &mut rows);
             rows.render_csv()
         }
-        OutputFormat::Yaml | OutputFormat::Table | OutputFormat::Wide => output::yaml(&doc)?,
+        OutputFormat::Yaml | OutputFormat::Table | OutputFormat::Wide | OutputFormat::Junit => output::yaml(&doc)?,
     };
     write!(out, "{text}")?;
     Ok(())
@@ -214,7 +214,7 @@ pub async fn scale(
             OutputFormat::Yaml => output::yaml(&scale)?,
             OutputFormat::Name => format!("{}/{name}\n", rt.name_prefix()),
             OutputFormat::Csv => scale_rows(name, &view).render_csv(),
-            OutputFormat::Table | OutputFormat::Wide => scale_rows(name, &view).render(true),
+            OutputFormat::Table | OutputFormat::Wide | OutputFormat::Junit => scale_rows(name, &view).render(true),
         };
         write!(out, "{text}")?;
         return Ok(());
@@ -227,7 +227,9 @@ pub async fn scale(
         }
         OutputFormat::Name => format!("{}/{name}\n", rt.name_prefix()),
         OutputFormat::Csv => scale_rows(name, &view).render_csv(),
-        OutputFormat::Table | OutputFormat::Wide => format!("{}/{name} scaled\n", rt.name_prefix()),
+        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Junit => {
+            format!("{}/{name} scaled\n", rt.name_prefix())
+        }
     };
     write!(out, "{text}")?;
     Ok(())

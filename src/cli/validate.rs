@@ -23,7 +23,7 @@ pub fn run(config: &Config, args: &ValidateArgs, out: &mut dyn Write) -> anyhow:
         _ => return Err(CliError::Usage("kubectl crd validate prints text, -o json or -o yaml".into()).into()),
     };
     let (crds_in_objects, objects): (Vec<Document>, Vec<Document>) =
-        read(&args.filename)?.into_iter().partition(is_crd);
+        read(&args.filename)?.into_iter().partition(|d| is_crd(&d.value));
     let mut crds = crds_in_objects;
     crds.extend(read(&args.crd)?);
     let olds = read(&args.old)?;
@@ -66,9 +66,10 @@ fn read(names: &[String]) -> anyhow::Result<Vec<Document>> {
     Ok(docs)
 }
 
-fn is_crd(doc: &Document) -> bool {
-    doc.value.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-        && doc.value.get("apiVersion").and_then(Value::as_str).is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
+/// Whether `value` is a CustomResourceDefinition.
+pub(super) fn is_crd(value: &Value) -> bool {
+    value.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+        && value.get("apiVersion").and_then(Value::as_str).is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
 }
 
 /// The cluster's CRDs, as documents to register again.

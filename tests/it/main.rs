@@ -8,6 +8,7 @@
 
 mod cli_live;
 mod cli_local;
+mod crdtest;
 mod differential;
 mod engine_apply;
 mod engine_bad_input;
