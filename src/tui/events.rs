@@ -10,7 +10,7 @@ use crate::cluster::discovery::ResourceType;
 use crate::cluster::watch::{ObjectEvent, ObjectEventType, Watching};
 use crate::tui::table::{ObjKey, RowFilter, scroll_offset};
 use k8s_openapi::jiff::Timestamp;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 
 /// Events kept; older ones are dropped (and counted).
@@ -30,7 +30,7 @@ pub struct EventRecord {
     /// `None` for bookmarks.
     pub key: Option<ObjKey>,
     pub resource_version: String,
-    /// The newest managedFields entry: manager, and operation (with its subresource).
+    /// The managedFields entry that made the change: manager, and operation (with its subresource).
     pub manager: Option<(String, String)>,
     /// MODIFIED: what changed since the version seen before (all paths; the list shows
     /// the first few).
@@ -46,15 +46,24 @@ impl EventRecord {
     }
 }
 
-/// The newest entry of `metadata.managedFields` (by `time`; the last listed among
-/// equals): its manager and operation, `Update/status` for a subresource's.
-pub fn newest_manager(obj: &Value) -> Option<(String, String)> {
+/// The managedFields entry that made a change: the one that is new or whose time or
+/// fields moved since `before` (the previous version's entries); without one, the newest
+/// by `time` (the last listed among equals, as times are kept to the second). Its manager
+/// and operation, `Update/status` for a subresource's.
+pub fn changing_manager(before: Option<&Value>, obj: &Value) -> Option<(String, String)> {
     let entries = obj.pointer("/metadata/managedFields")?.as_array()?;
     let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-    let newest = entries.iter().max_by_key(|e| text(e, "time").parse::<Timestamp>().ok())?;
-    let sub = text(newest, "subresource");
-    let op = if sub.is_empty() { text(newest, "operation") } else { format!("{}/{sub}", text(newest, "operation")) };
-    Some((text(newest, "manager"), op))
+    let identity = |e: &Value| (text(e, "manager"), text(e, "operation"), text(e, "subresource"));
+    let previous = before.and_then(|b| b.pointer("/metadata/managedFields")).and_then(Value::as_array);
+    let moved = previous
+        .and_then(|previous| entries.iter().find(|e| previous.iter().find(|p| identity(p) == identity(e)) != Some(*e)));
+    let chosen = match moved {
+        Some(entry) => entry,
+        None => entries.iter().max_by_key(|e| text(e, "time").parse::<Timestamp>().ok())?,
+    };
+    let sub = text(chosen, "subresource");
+    let op = if sub.is_empty() { text(chosen, "operation") } else { format!("{}/{sub}", text(chosen, "operation")) };
+    Some((text(chosen, "manager"), op))
 }
 
 /// The events kept, and the last version of each object for the next diff.
@@ -62,6 +71,8 @@ pub fn newest_manager(obj: &Value) -> Option<(String, String)> {
 pub struct EventLog {
     events: VecDeque<EventRecord>,
     last: HashMap<ObjKey, Value>,
+    /// Each object's last managedFields, to tell which entry a change moved.
+    last_managers: HashMap<ObjKey, Value>,
     dropped: u64,
     next: u64,
 }
@@ -73,8 +84,18 @@ impl EventLog {
         let meta = object.get("metadata");
         let resource_version =
             meta.and_then(|m| m.get("resourceVersion")).and_then(Value::as_str).unwrap_or_default().to_string();
-        let manager = newest_manager(&object);
         let key = (type_ != ObjectEventType::Bookmark).then(|| ObjKey::of(&object)).flatten();
+        let entries = object.pointer("/metadata/managedFields").cloned();
+        let before_entries = key.as_ref().and_then(|k| self.last_managers.get(k));
+        let manager = changing_manager(before_entries, &object);
+        if let Some(k) = &key {
+            match (type_, entries) {
+                (ObjectEventType::Deleted, _) | (_, None) => self.last_managers.remove(k),
+                (_, Some(entries)) => {
+                    self.last_managers.insert(k.clone(), json!({"metadata": {"managedFields": entries}}))
+                }
+            };
+        }
         if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("managedFields");
         }
@@ -254,17 +275,38 @@ mod tests {
     }
 
     #[test]
-    fn the_newest_manager_wins() {
+    fn the_entry_a_change_moved_names_its_manager_else_the_newest() {
+        let entry = |m: &str, op: &str, sub: &str, time: &str, field: &str| json!({"manager": m, "operation": op, "subresource": sub, "time": time, "fieldsV1": {field: {}}});
+        let fields = |entries: Vec<Value>| json!({"metadata": {"managedFields": entries}});
+        let status = entry("writer", "Update", "status", "2026-11-26T08:02:00Z", "f:status");
+        let author = entry("author", "Update", "", "2026-11-26T08:02:00Z", "f:spec");
+        let author_again = entry("author", "Update", "", "2026-11-26T08:02:00Z", "f:spec2");
+        let want = |m: &str, op: &str| Some((m.to_string(), op.to_string()));
         let cases = [
-            (json!({"metadata": {}}), None),
+            (None, json!({"metadata": {}}), None),
+            // No previous version: the newest, the last listed among equal times.
+            (None, fields(vec![author.clone(), status.clone()]), want("writer", "Update/status")),
             (
-                json!({"metadata": {"managedFields": [{"manager": "a", "operation": "Apply", "time": "2026-11-26T08:02:00Z"},
-                    {"manager": "b", "operation": "Update", "time": "2026-11-26T08:01:00Z"}]}}),
-                Some(("a".to_string(), "Apply".to_string())),
+                None,
+                fields(vec![
+                    entry("a", "Apply", "", "2026-11-26T08:02:00Z", "f:a"),
+                    entry("b", "Update", "", "2026-11-26T08:01:00Z", "f:b"),
+                ]),
+                want("a", "Apply"),
             ),
+            // Equal times: the entry whose fields moved made the change.
+            (
+                Some(fields(vec![author.clone(), status.clone()])),
+                fields(vec![author_again, status.clone()]),
+                want("author", "Update"),
+            ),
+            // A new entry made it.
+            (Some(fields(vec![status.clone()])), fields(vec![author, status.clone()]), want("author", "Update")),
+            // Nothing moved (a change managedFields do not record): the newest.
+            (Some(fields(vec![status.clone()])), fields(vec![status]), want("writer", "Update/status")),
         ];
-        for (obj, want) in cases {
-            assert_eq!(newest_manager(&obj), want);
+        for (before, obj, want) in cases {
+            assert_eq!(changing_manager(before.as_ref(), &obj), want, "{obj}");
         }
     }
 }
