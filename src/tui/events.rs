@@ -46,24 +46,44 @@ impl EventRecord {
     }
 }
 
-/// The managedFields entry that made a change: the one that is new or whose time or
-/// fields moved since `before` (the previous version's entries); without one, the newest
-/// by `time` (the last listed among equals, as times are kept to the second). Its manager
-/// and operation, `Update/status` for a subresource's.
+/// The managedFields entry that made a change: among the entries that are new, or whose
+/// time moved or that gained fields since `before` (the previous version's entries; an
+/// entry that only lost fields lost them to the writer), the newest by `time`, the last
+/// listed among equals (times are kept to the second); without `before` or such an entry,
+/// the newest of all. Its manager and operation, `Update/status` for a subresource's.
 pub fn changing_manager(before: Option<&Value>, obj: &Value) -> Option<(String, String)> {
     let entries = obj.pointer("/metadata/managedFields")?.as_array()?;
     let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
     let identity = |e: &Value| (text(e, "manager"), text(e, "operation"), text(e, "subresource"));
+    let time = |e: &&Value| text(e, "time").parse::<Timestamp>().ok();
     let previous = before.and_then(|b| b.pointer("/metadata/managedFields")).and_then(Value::as_array);
-    let moved = previous
-        .and_then(|previous| entries.iter().find(|e| previous.iter().find(|p| identity(p) == identity(e)) != Some(*e)));
-    let chosen = match moved {
+    let writers = previous.map(|previous| {
+        entries.iter().filter(|e| match previous.iter().find(|p| identity(p) == identity(e)) {
+            None => true,
+            Some(p) => text(p, "time") != text(e, "time") || gained(&p["fieldsV1"], &e["fieldsV1"]),
+        })
+    });
+    // With no writer seen (the same manager writing the same fields within a second), the
+    // previous change's writer when it is still listed, then the newest.
+    let again = before.and_then(|b| b.get("writer")).and_then(Value::as_str);
+    let again = again.and_then(|w| entries.iter().find(|e| text(e, "manager") == w));
+    let chosen = match writers.and_then(|w| w.max_by_key(time)).or(again) {
         Some(entry) => entry,
-        None => entries.iter().max_by_key(|e| text(e, "time").parse::<Timestamp>().ok())?,
+        None => entries.iter().max_by_key(time)?,
     };
     let sub = text(chosen, "subresource");
     let op = if sub.is_empty() { text(chosen, "operation") } else { format!("{}/{sub}", text(chosen, "operation")) };
     Some((text(chosen, "manager"), op))
+}
+
+/// Whether `now` (a fieldsV1 set) holds a field `before` does not.
+fn gained(before: &Value, now: &Value) -> bool {
+    match (before, now) {
+        (Value::Object(before), Value::Object(now)) => {
+            now.iter().any(|(k, v)| before.get(k).is_none_or(|b| gained(b, v)))
+        }
+        _ => false,
+    }
 }
 
 /// The events kept, and the last version of each object for the next diff.
@@ -92,7 +112,9 @@ impl EventLog {
             match (type_, entries) {
                 (ObjectEventType::Deleted, _) | (_, None) => self.last_managers.remove(k),
                 (_, Some(entries)) => {
-                    self.last_managers.insert(k.clone(), json!({"metadata": {"managedFields": entries}}))
+                    let writer = manager.as_ref().map(|(m, _)| m.clone());
+                    self.last_managers
+                        .insert(k.clone(), json!({"metadata": {"managedFields": entries}, "writer": writer}))
                 }
             };
         }
@@ -301,7 +323,21 @@ mod tests {
                 want("author", "Update"),
             ),
             // A new entry made it.
-            (Some(fields(vec![status.clone()])), fields(vec![author, status.clone()]), want("author", "Update")),
+            (
+                Some(fields(vec![status.clone()])),
+                fields(vec![author.clone(), status.clone()]),
+                want("author", "Update"),
+            ),
+            // An entry that only lost fields lost them to the writer, listed before it or not.
+            (
+                Some(fields(vec![entry("first", "Update", "", "2026-11-26T08:00:00Z", "f:spec"), status.clone()])),
+                fields(vec![
+                    json!({"manager": "first", "operation": "Update", "subresource": "", "time": "2026-11-26T08:00:00Z", "fieldsV1": {}}),
+                    author,
+                    status.clone(),
+                ]),
+                want("author", "Update"),
+            ),
             // Nothing moved (a change managedFields do not record): the newest.
             (Some(fields(vec![status.clone()])), fields(vec![status]), want("writer", "Update/status")),
         ];
