@@ -23,6 +23,7 @@
 //! - [`demo`]: the built-in demo set.
 
 pub mod apply;
+pub mod apply_as;
 pub mod connect;
 pub mod delete;
 pub mod demo;

@@ -87,6 +87,8 @@ pub enum Action {
     Pause,
     /// `M` on a resource: every field with the manager that owns it.
     FieldOwners,
+    /// `A` on a resource: a server-side apply dry run as another field manager.
+    ApplyAs,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].
@@ -151,6 +153,11 @@ pub enum Effect {
         kind: ResourceType,
         what: crate::cluster::watch::Watching,
     },
+    /// Edit an apply document for the object and dry-run it as the manager it names.
+    ApplyAs {
+        kind: ResourceType,
+        key: ObjKey,
+    },
     /// Stop the event stream's watch.
     StopEvents,
 }
@@ -207,6 +214,11 @@ pub enum Msg {
     Namespaces(Result<Vec<String>, String>),
     /// The CRD a `:word` named.
     Resolved(Result<Box<Crd>, String>),
+    /// What an "apply as" dry run found: a title and the lines to show.
+    ApplyVerdict {
+        title: String,
+        lines: Vec<String>,
+    },
     /// A write went through; the text says what.
     Saved(String),
     /// The server refused an edit: it goes back to the editor.

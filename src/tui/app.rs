@@ -3,6 +3,7 @@
 //! events, the resources screen's watch, the registrations' watch of every CRD, results
 //! of requests, and the clock.
 
+use crate::cluster::ResourceType;
 use crate::cluster::demo;
 use crate::cluster::{ClusterError, ConnectOptions, Connection, Origin, Target as ClusterTarget};
 use crate::tui::action::{Effect, Msg};
@@ -10,6 +11,7 @@ use crate::tui::crd_watch::crd_changes;
 use crate::tui::event_watch::EventWatch;
 use crate::tui::runtime::{self, EditJob};
 use crate::tui::state::{Connection as Conn, Namespaces, Refused, State, Target};
+use crate::tui::table::ObjKey;
 use crate::tui::theme::Theme;
 use crate::tui::watch::TableWatch;
 use crate::tui::wizard::driver::{self, Driver};
@@ -266,6 +268,10 @@ impl Loop {
                 };
                 let _ = self.tx.send(msg);
             }
+            Effect::ApplyAs { kind, key } => {
+                let msg = apply_as(&client, &kind, &key, terminal, events).await?;
+                let _ = self.tx.send(msg);
+            }
             Effect::SwitchContext(context) => self.switch_context(context).await,
             Effect::Wizard(WizardEffect::Compose { crd, text }) => {
                 let composed = match driver::prepare_compose(&crd, &text) {
@@ -349,6 +355,25 @@ async fn edit_until_done(
             other => return Ok(other),
         }
     }
+}
+
+/// "Apply as": the editor on an apply document for the object; saved, the document goes
+/// to the server as a dry run by the manager it names. An emptied document cancels.
+async fn apply_as(
+    client: &kube::Client,
+    kind: &ResourceType,
+    key: &ObjKey,
+    terminal: &mut ratatui::DefaultTerminal,
+    events: &mut Option<EventStream>,
+) -> Result<Msg, TuiError> {
+    let prepared = match crate::tui::apply_as::prepare(client, kind, key).await {
+        Ok(prepared) => prepared,
+        Err(e) => return Ok(Msg::Error(e)),
+    };
+    if let Err(e) = in_editor(&prepared.path, terminal, events).await? {
+        return Ok(Msg::Error(format!("{e}; the document is kept in {}", prepared.path.display())));
+    }
+    Ok(crate::tui::apply_as::finish(client, kind, key, prepared).await)
 }
 
 /// Runs the editor on `path` with the terminal handed over, and takes it back.

@@ -10,7 +10,7 @@ use crate::cluster::discovery::ResourceType;
 use crate::cluster::watch::{ObjectEvent, ObjectEventType, Watching};
 use crate::tui::table::{ObjKey, RowFilter, scroll_offset};
 use k8s_openapi::jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 
 /// Events kept; older ones are dropped (and counted).
@@ -46,26 +46,32 @@ impl EventRecord {
     }
 }
 
+/// An object's managedFields as last seen, and the manager named for that change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ManagersSeen {
+    pub entries: Vec<Value>,
+    pub writer: Option<String>,
+}
+
 /// The managedFields entry that made a change: among the entries that are new, or whose
 /// time moved or that gained fields since `before` (the previous version's entries; an
 /// entry that only lost fields lost them to the writer), the newest by `time`, the last
 /// listed among equals (times are kept to the second); without `before` or such an entry,
 /// the newest of all. Its manager and operation, `Update/status` for a subresource's.
-pub fn changing_manager(before: Option<&Value>, obj: &Value) -> Option<(String, String)> {
+pub fn changing_manager(before: Option<&ManagersSeen>, obj: &Value) -> Option<(String, String)> {
     let entries = obj.pointer("/metadata/managedFields")?.as_array()?;
     let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
     let identity = |e: &Value| (text(e, "manager"), text(e, "operation"), text(e, "subresource"));
     let time = |e: &&Value| text(e, "time").parse::<Timestamp>().ok();
-    let previous = before.and_then(|b| b.pointer("/metadata/managedFields")).and_then(Value::as_array);
-    let writers = previous.map(|previous| {
-        entries.iter().filter(|e| match previous.iter().find(|p| identity(p) == identity(e)) {
+    let writers = before.map(|before| {
+        entries.iter().filter(|e| match before.entries.iter().find(|p| identity(p) == identity(e)) {
             None => true,
             Some(p) => text(p, "time") != text(e, "time") || gained(&p["fieldsV1"], &e["fieldsV1"]),
         })
     });
     // With no writer seen (the same manager writing the same fields within a second), the
     // previous change's writer when it is still listed, then the newest.
-    let again = before.and_then(|b| b.get("writer")).and_then(Value::as_str);
+    let again = before.and_then(|b| b.writer.as_deref());
     let again = again.and_then(|w| entries.iter().find(|e| text(e, "manager") == w));
     let chosen = match writers.and_then(|w| w.max_by_key(time)).or(again) {
         Some(entry) => entry,
@@ -92,7 +98,7 @@ pub struct EventLog {
     events: VecDeque<EventRecord>,
     last: HashMap<ObjKey, Value>,
     /// Each object's last managedFields, to tell which entry a change moved.
-    last_managers: HashMap<ObjKey, Value>,
+    last_managers: HashMap<ObjKey, ManagersSeen>,
     dropped: u64,
     next: u64,
 }
@@ -105,16 +111,15 @@ impl EventLog {
         let resource_version =
             meta.and_then(|m| m.get("resourceVersion")).and_then(Value::as_str).unwrap_or_default().to_string();
         let key = (type_ != ObjectEventType::Bookmark).then(|| ObjKey::of(&object)).flatten();
-        let entries = object.pointer("/metadata/managedFields").cloned();
-        let before_entries = key.as_ref().and_then(|k| self.last_managers.get(k));
-        let manager = changing_manager(before_entries, &object);
+        let entries = object.pointer("/metadata/managedFields").and_then(Value::as_array).cloned();
+        let before = key.as_ref().and_then(|k| self.last_managers.get(k));
+        let manager = changing_manager(before, &object);
         if let Some(k) = &key {
             match (type_, entries) {
                 (ObjectEventType::Deleted, _) | (_, None) => self.last_managers.remove(k),
                 (_, Some(entries)) => {
                     let writer = manager.as_ref().map(|(m, _)| m.clone());
-                    self.last_managers
-                        .insert(k.clone(), json!({"metadata": {"managedFields": entries}, "writer": writer}))
+                    self.last_managers.insert(k.clone(), ManagersSeen { entries, writer })
                 }
             };
         }
@@ -300,6 +305,7 @@ mod tests {
     fn the_entry_a_change_moved_names_its_manager_else_the_newest() {
         let entry = |m: &str, op: &str, sub: &str, time: &str, field: &str| json!({"manager": m, "operation": op, "subresource": sub, "time": time, "fieldsV1": {field: {}}});
         let fields = |entries: Vec<Value>| json!({"metadata": {"managedFields": entries}});
+        let seen = |entries: Vec<Value>| ManagersSeen { entries, writer: None };
         let status = entry("writer", "Update", "status", "2026-11-26T08:02:00Z", "f:status");
         let author = entry("author", "Update", "", "2026-11-26T08:02:00Z", "f:spec");
         let author_again = entry("author", "Update", "", "2026-11-26T08:02:00Z", "f:spec2");
@@ -318,28 +324,31 @@ mod tests {
             ),
             // Equal times: the entry whose fields moved made the change.
             (
-                Some(fields(vec![author.clone(), status.clone()])),
+                Some(seen(vec![author.clone(), status.clone()])),
                 fields(vec![author_again, status.clone()]),
                 want("author", "Update"),
             ),
             // A new entry made it.
-            (
-                Some(fields(vec![status.clone()])),
-                fields(vec![author.clone(), status.clone()]),
-                want("author", "Update"),
-            ),
+            (Some(seen(vec![status.clone()])), fields(vec![author.clone(), status.clone()]), want("author", "Update")),
             // An entry that only lost fields lost them to the writer, listed before it or not.
             (
-                Some(fields(vec![entry("first", "Update", "", "2026-11-26T08:00:00Z", "f:spec"), status.clone()])),
+                Some(seen(vec![entry("first", "Update", "", "2026-11-26T08:00:00Z", "f:spec"), status.clone()])),
                 fields(vec![
                     json!({"manager": "first", "operation": "Update", "subresource": "", "time": "2026-11-26T08:00:00Z", "fieldsV1": {}}),
-                    author,
+                    author.clone(),
                     status.clone(),
                 ]),
                 want("author", "Update"),
             ),
+            // Nothing moved, the same manager writing again within the second: the
+            // previous change's writer.
+            (
+                Some(ManagersSeen { entries: vec![author.clone(), status.clone()], writer: Some("author".into()) }),
+                fields(vec![author.clone(), status.clone()]),
+                want("author", "Update"),
+            ),
             // Nothing moved (a change managedFields do not record): the newest.
-            (Some(fields(vec![status.clone()])), fields(vec![status]), want("writer", "Update/status")),
+            (Some(seen(vec![status.clone()])), fields(vec![status]), want("writer", "Update/status")),
         ];
         for (before, obj, want) in cases {
             assert_eq!(changing_manager(before.as_ref(), &obj), want, "{obj}");

@@ -153,6 +153,13 @@ pub const BINDINGS: &[Binding] = &[
         On::Resource,
         "field owners: every field with its manager, operation, subresource and time",
     ),
+    b(
+        &[C('A')],
+        "A",
+        Action::ApplyAs,
+        On::Resource,
+        "apply as manager X: a server-side apply dry run of the edited object, its conflicts and owners",
+    ),
     bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
@@ -243,6 +250,7 @@ const RESOURCE_HINTS: &[Hint] = &[
     w("ctrl-d", "delete"),
     h("w", "events"),
     h("M", "owners"),
+    h("A", "apply as"),
     h("tab", "pane"),
     h("esc", "back"),
 ];

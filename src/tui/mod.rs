@@ -11,6 +11,7 @@
 
 pub mod action;
 mod app;
+mod apply_as;
 pub mod commands;
 pub mod crd_watch;
 pub mod describe;

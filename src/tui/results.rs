@@ -157,6 +157,11 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                 return vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }];
             }
         }
+        Msg::ApplyVerdict { title, lines } => {
+            let mut text = crate::tui::state::TextScreen::new(title, false, None);
+            text.lines = lines;
+            state.stack.push(Screen::Text(text));
+        }
         Msg::Conflict(dialog) => state.mode = Mode::Conflict(*dialog),
         Msg::EditRefused(refused) => return vec![Effect::EditAgain(refused)],
         Msg::Resolved(Ok(crd)) => {

@@ -277,6 +277,7 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         | Effect::StopWatch
         | Effect::WatchRegistrations
         | Effect::Edit { .. }
+        | Effect::ApplyAs { .. }
         | Effect::EditAgain(_)
         | Effect::SwitchContext(_)
         | Effect::Wizard(_)

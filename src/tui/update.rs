@@ -104,6 +104,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
     match action {
         Action::Events => super::events_update::open(state),
         Action::FieldOwners => field_owners(state),
+        Action::ApplyAs => apply_as(state),
         Action::Back => back(state),
         Action::Enter => enter(state),
         Action::Move(n) => {
@@ -389,6 +390,12 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
 
 /// `M` on a resource: its field owners, one line per field and owner, as a text view
 /// (scrolled and searched as the others are).
+/// `A`: the editor on an apply document for the object, then the dry run's verdict.
+fn apply_as(state: &mut State) -> Vec<Effect> {
+    let Screen::Resource(r) = state.screen() else { return vec![] };
+    vec![Effect::ApplyAs { kind: r.kind.clone(), key: r.key.clone() }]
+}
+
 fn field_owners(state: &mut State) -> Vec<Effect> {
     let Screen::Resource(r) = state.screen() else { return vec![] };
     let Some(obj) = &r.object else {

@@ -3,7 +3,7 @@
 //! each change's manager and diff, its pause, filter and full diff, as kubectl changes
 //! the objects; and a resource's field owners (`M`). Helpers are `tui_e2e`'s.
 
-use crate::tui_e2e::{KEEP_PANE, Served, Tmux, kubectl};
+use crate::tui_e2e::{KEEP_PANE, Served, Tmux, editor_script, kubectl};
 
 fn patch(data: &std::path::Path, name: &str, size: u32) {
     let body = format!(r#"{{"spec":{{"size":{size}}}}}"#);
@@ -74,6 +74,64 @@ fn the_event_stream_and_the_field_owners_follow_kubectl_s_changes() {
         screen.lines().any(|l| l.contains("spec.size") && l.contains("e2e-author") && l.contains("Update")),
         "{screen}"
     );
+    t.keys(&["q"]);
+    t.wait_for(&["TUI-EXIT=0"]);
+}
+
+#[test]
+fn apply_as_another_manager_names_the_conflicting_fields_and_their_owner() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let _served = Served::start(&data);
+    patch(&data, "widget-003", 4);
+    // First run: ci-bot sets the size e2e-author owns (a conflict); second: only a new
+    // label (clean). Nothing is saved either time.
+    let second = dir.path().join("second");
+    let editor = editor_script(
+        dir.path(),
+        &format!(
+            "if [ -e {second} ]; then sed -i 's/^# manager: .*/# manager: ci-bot/; s/^  labels:/  labels:\\n    team: platform/' \"$1\"\n\
+             else touch {second}; sed -i 's/^# manager: .*/# manager: ci-bot/; s/^  size: 4/  size: 6/' \"$1\"; fi",
+            second = second.display()
+        ),
+    );
+    let command = format!(
+        "KUBE_EDITOR={} {} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        editor.display(),
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        dir.path().join("stderr").display(),
+    );
+    let t = Tmux::start(dir.path(), &command, 160, 30);
+    t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+    t.keys(&[":"]);
+    t.type_text("widgets");
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default)", "widget-003"]);
+    t.keys(&["/"]);
+    t.type_text("^widget-003$");
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets(default) [1/"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["widgets/default/widget-003", "size: 4", "A apply as"]);
+
+    t.keys(&["A"]);
+    let screen = t.wait_for(&["apply as ci-bot", "1 conflict", "OWNED BY", ".spec.size"]);
+    assert!(
+        screen.lines().any(|l| l.contains(".spec.size") && l.contains("\"e2e-author\" using demo.example.com/v1")),
+        "{screen}"
+    );
+    assert!(screen.contains("--force-conflicts --field-manager=ci-bot"), "{screen}");
+    t.keys(&["Escape"]);
+    t.wait_for(&["widgets/default/widget-003"]);
+
+    t.keys(&["A"]);
+    let screen = t.wait_for(&["no conflicts", "ci-bot would own:", "metadata.labels.team", "it would change:"]);
+    assert!(screen.contains("platform"), "{screen}");
+    // A dry run: the stored object has neither the new size nor the label.
+    t.keys(&["Escape"]);
+    t.wait_for(&["widgets/default/widget-003", "size: 4"]);
+    assert!(!t.screen().contains("team: platform"), "{}", t.screen());
     t.keys(&["q"]);
     t.wait_for(&["TUI-EXIT=0"]);
 }

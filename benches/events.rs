@@ -1,0 +1,310 @@
+//! `cargo bench --bench events`: whether the TUI's event stream (`w`) keeps up with 1,000
+//! changes a second on one kind, as issue 29 asks, and whether its memory stays bounded.
+//!
+//! End to end on the local engine: a writer patches 100 widgets 1,000 times a second (two
+//! field managers taking turns), the event stream's own watch ([`EventWatch`]) brings the
+//! changes, and a loop shaped like the TUI's (draw; wait for a message; apply it and every
+//! one already waiting; draw again) applies them to the screen's state and draws each
+//! frame on a 160×50 crossterm backend writing into a sink. Each patch carries its write
+//! time, so the delay from write to the event on screen is measured per event.
+//!
+//! Printed: changes written and shown per second, frames per second (target: never below
+//! 30 — the worst one-second window is printed), frame time, write→screen delay (p50,
+//! p99, max), and memory: the resident set after the log first fills to its bound and at
+//! the end, with the events kept (their bound is `EVENT_LIMIT`). Beside them, the loop's
+//! capacity measured in the same run on the same events without the server: events
+//! applied per second with a frame after every 1,000/30 of them, as a ratio to the 1,000/s
+//! asked. Figures only; the asserts are of correctness (every change arrives, the log
+//! stays within its bound).
+
+#[path = "shared/allocator.rs"]
+mod allocator;
+#[path = "shared/widget.rs"]
+mod widget;
+
+use futures::{FutureExt as _, StreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kubectl_crd::cluster::registrations::find_crd;
+use kubectl_crd::cluster::tui_ops::resource_of;
+use kubectl_crd::cluster::watch::{ObjectEvent, ObjectEventType, Watching};
+use kubectl_crd::cluster::{ConnectOptions, Connection, Target as ClusterTarget};
+use kubectl_crd::tui::action::Msg;
+use kubectl_crd::tui::event_watch::EventWatch;
+use kubectl_crd::tui::events::{EVENT_LIMIT, EventsScreen};
+use kubectl_crd::tui::state::{Connection as Conn, Namespaces, Screen, State, Target};
+use kubectl_crd::tui::theme::Theme;
+use kubectl_crd::tui::{update, view};
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use serde_json::json;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const WIDTH: u16 = 160;
+const HEIGHT: u16 = 50;
+const OBJECTS: usize = 100;
+const RATE: u64 = 1_000;
+const SECONDS: u64 = 8;
+const STREAM: u64 = 1;
+
+type Term = Terminal<CrosstermBackend<std::io::Sink>>;
+
+fn terminal() -> Term {
+    let options = TerminalOptions { viewport: Viewport::Fixed(Rect::new(0, 0, WIDTH, HEIGHT)) };
+    Terminal::with_options(CrosstermBackend::new(std::io::sink()), options).expect("terminal")
+}
+
+fn state(kind: kubectl_crd::cluster::ResourceType) -> State {
+    let target = Target {
+        connection: Conn::Local,
+        context: "local".into(),
+        server: "bench".into(),
+        shell: "kubectl crd".into(),
+    };
+    let mut s = State::new(target, Namespaces::One("bench".into()), false, Theme { color: true }, Timestamp::now());
+    s.size = (WIDTH, HEIGHT);
+    let what = Watching { namespace: Some("bench".into()), name: None, label_selector: None };
+    s.stack.push(Screen::Events(Box::new(EventsScreen::new(kind, what, STREAM))));
+    s
+}
+
+fn now_nanos() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+}
+
+fn resident_mib() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0.0);
+    pages * 4096.0 / (1024.0 * 1024.0)
+}
+
+fn kept(s: &State) -> usize {
+    match s.screen() {
+        Screen::Events(e) => e.log.len(),
+        _ => 0,
+    }
+}
+
+fn percentile(sorted: &[Duration], p: usize) -> Duration {
+    sorted.get((sorted.len() * p / 100).min(sorted.len().saturating_sub(1))).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Patches widgets at `RATE` a second for `SECONDS`; returns how many it wrote.
+async fn write(api: Api<DynamicObject>) -> u64 {
+    let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / RATE));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let total = RATE * SECONDS;
+    for i in 0..total {
+        tick.tick().await;
+        let manager = if i % 2 == 0 { "bench-a" } else { "bench-b" };
+        let name = format!("w-{:05}", i as usize % OBJECTS);
+        let body = json!({"spec": {"size": i % 10, "note": now_nanos().to_string()}});
+        api.patch(&name, &PatchParams::apply(manager), &Patch::Merge(&body)).await.expect("patch");
+    }
+    total
+}
+
+/// The write time a change carries.
+fn written_at(msg: &Msg) -> Option<u128> {
+    let Msg::ObjectEvent { event: Ok(e), .. } = msg else { return None };
+    if e.type_ != ObjectEventType::Modified {
+        return None;
+    }
+    e.object.pointer("/spec/note")?.as_str()?.parse().ok()
+}
+
+struct Live {
+    frames: Vec<Instant>,
+    frame_times: Vec<Duration>,
+    delays: Vec<Duration>,
+    shown: u64,
+    rss_full: f64,
+    rss_end: f64,
+    kept: usize,
+    written: u64,
+    took: Duration,
+}
+
+/// The TUI's loop over the event stream's watch while the writer runs; the writer starts
+/// once the watch has brought every object's ADDED.
+async fn live(client: kube::Client, kind: kubectl_crd::cluster::ResourceType, api: Api<DynamicObject>) -> Live {
+    let mut s = state(kind.clone());
+    let mut terminal = terminal();
+    let what = Watching { namespace: Some("bench".into()), name: None, label_selector: None };
+    let mut stream = EventWatch::new(client, kind, what, STREAM).into_stream();
+    for _ in 0..OBJECTS {
+        let added = stream.next().await.expect("ADDED");
+        update::apply(&mut s, added);
+    }
+    let writes = RATE * SECONDS;
+    let writer = tokio::spawn(write(api));
+    let started = Instant::now();
+    let mut out = Live {
+        frames: vec![],
+        frame_times: vec![],
+        delays: vec![],
+        shown: 0,
+        rss_full: 0.0,
+        rss_end: 0.0,
+        kept: 0,
+        written: 0,
+        took: Duration::ZERO,
+    };
+    let deadline = Instant::now() + Duration::from_secs(SECONDS + 20);
+    while out.shown < writes && Instant::now() < deadline {
+        let drawn = Instant::now();
+        s.prepare();
+        terminal.draw(|f| view::draw(f, &s)).expect("draw");
+        out.frame_times.push(drawn.elapsed());
+        out.frames.push(drawn);
+        let Ok(Some(first)) = tokio::time::timeout(Duration::from_secs(5), stream.next()).await else { break };
+        let mut msgs = vec![first];
+        while msgs.len() < 10_000 {
+            match stream.next().now_or_never().flatten() {
+                Some(m) => msgs.push(m),
+                None => break,
+            }
+        }
+        for msg in msgs {
+            if let Some(at) = written_at(&msg) {
+                out.delays.push(Duration::from_nanos(now_nanos().saturating_sub(at) as u64));
+                out.shown += 1;
+            }
+            update::apply(&mut s, msg);
+        }
+        if out.rss_full == 0.0 && kept(&s) >= EVENT_LIMIT {
+            out.rss_full = resident_mib();
+        }
+    }
+    out.took = started.elapsed();
+    out.rss_end = resident_mib();
+    out.kept = kept(&s);
+    out.written = writer.await.expect("writer");
+    out
+}
+
+/// The most and fewest frames drawn in any one-second window while events arrived.
+fn frames_per_second(frames: &[Instant]) -> (usize, usize) {
+    let (Some(first), Some(last)) = (frames.first(), frames.last()) else { return (0, 0) };
+    let mut windows = vec![];
+    let mut start = *first;
+    while start + Duration::from_secs(1) <= *last {
+        let end = start + Duration::from_secs(1);
+        windows.push(frames.iter().filter(|f| **f >= start && **f < end).count());
+        start += Duration::from_millis(250);
+    }
+    (windows.iter().copied().min().unwrap_or(0), windows.iter().copied().max().unwrap_or(0))
+}
+
+/// The loop's capacity without the server: the same kind of events, applied with a frame
+/// after every `RATE / 30` of them.
+fn capacity(kind: kubectl_crd::cluster::ResourceType) -> (f64, Duration) {
+    let mut s = state(kind);
+    let mut terminal = terminal();
+    let batch = (RATE / 30) as usize;
+    let events: Vec<Msg> = (0..20_000u64)
+        .map(|i| {
+            let manager = if i % 2 == 0 { "bench-a" } else { "bench-b" };
+            let mut object = widget::widget(i as usize % OBJECTS);
+            object["metadata"]["namespace"] = json!("bench");
+            object["metadata"]["resourceVersion"] = json!((i + 2).to_string());
+            object["spec"]["size"] = json!(i % 10);
+            object["metadata"]["managedFields"] = json!([{"manager": manager, "operation": "Update",
+                "apiVersion": "stable.example.com/v1", "time": "2026-11-26T10:00:00Z",
+                "fieldsV1": {"f:spec": {"f:size": {}, "f:note": {}}}}]);
+            let type_ = if i < OBJECTS as u64 { ObjectEventType::Added } else { ObjectEventType::Modified };
+            Msg::ObjectEvent { stream: STREAM, event: Ok(ObjectEvent { type_, object }) }
+        })
+        .collect();
+    let started = Instant::now();
+    let mut frame_times = vec![];
+    for (i, msg) in events.into_iter().enumerate() {
+        update::apply(&mut s, msg);
+        if i % batch == 0 {
+            let drawn = Instant::now();
+            s.prepare();
+            terminal.draw(|f| view::draw(f, &s)).expect("draw");
+            frame_times.push(drawn.elapsed());
+        }
+    }
+    let took = started.elapsed();
+    frame_times.sort();
+    (20_000.0 / took.as_secs_f64(), percentile(&frame_times, 99))
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = ConnectOptions {
+            target: ClusterTarget::Local { data_dir: dir.path().to_path_buf() },
+            namespace: None,
+            request_timeout: None,
+        };
+        let conn = Connection::open(&options).await.expect("local engine");
+        let client = conn.client().clone();
+        let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+            Api::all(client.clone());
+        crds.create(&PostParams::default(), &serde_json::from_value(widget::crd()).expect("crd")).await.expect("crd");
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+        let ns = serde_json::from_value(json!({"metadata": {"name": "bench"}})).expect("ns");
+        namespaces.create(&PostParams::default(), &ns).await.expect("namespace");
+        let crd = loop {
+            let crd = find_crd(&client, "widgets").await.expect("widgets");
+            if resource_of(&crd).is_some() {
+                break crd;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        let kind = resource_of(&crd).expect("served");
+        let api: Api<DynamicObject> = kind.api(&client, Some("bench"));
+        for i in 0..OBJECTS {
+            let obj = serde_json::from_value(widget::widget(i)).expect("widget");
+            api.create(&PostParams::default(), &obj).await.expect("create");
+        }
+
+        let (rate, frame_p99) = capacity(kind.clone());
+        let live = live(client.clone(), kind, api).await;
+        let (took, written) = (live.took, live.written);
+        assert_eq!(live.shown, written, "every change reaches the screen");
+        assert!(live.kept <= EVENT_LIMIT, "the log keeps at most {EVENT_LIMIT} events: {}", live.kept);
+
+        let mut delays = live.delays;
+        delays.sort();
+        let mut frame_times = live.frame_times;
+        frame_times.sort();
+        let (fewest, most) = frames_per_second(&live.frames);
+        println!("event stream, {OBJECTS} widgets changed {RATE} times a second for {SECONDS} s (two field managers):");
+        println!(
+            "  changes shown: {} of {written} ({:.0}/s); frames: {} ({:.0}/s), fewest in any second {fewest} (target ≥ 30), most {most}",
+            live.shown,
+            live.shown as f64 / took.as_secs_f64(),
+            live.frames.len(),
+            live.frames.len() as f64 / took.as_secs_f64(),
+        );
+        println!(
+            "  frame time p50 {:.2} ms, p99 {:.2} ms; write → screen p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            ms(percentile(&frame_times, 50)),
+            ms(percentile(&frame_times, 99)),
+            ms(percentile(&delays, 50)),
+            ms(percentile(&delays, 99)),
+            ms(delays.last().copied().unwrap_or_default()),
+        );
+        println!(
+            "  memory: {:.1} MiB resident when the log first held {EVENT_LIMIT} events, {:.1} MiB after {written} ({} kept)",
+            live.rss_full, live.rss_end, live.kept
+        );
+        println!(
+            "  capacity without the server: {rate:.0} events/s with 30 frames a second's worth drawn (frame p99 {:.2} ms): {:.1}x the {RATE}/s asked",
+            ms(frame_p99),
+            rate / RATE as f64
+        );
+        drop(client);
+        conn.close().await;
+    });
+}
