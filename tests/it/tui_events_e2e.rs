@@ -113,7 +113,7 @@ fn apply_as_another_manager_names_the_conflicting_fields_and_their_owner() {
     t.keys(&["Enter"]);
     t.wait_for(&["widgets(default) [1/"]);
     t.keys(&["Enter"]);
-    t.wait_for(&["widgets/default/widget-003", "size: 4", "A apply as"]);
+    t.wait_for(&["widgets/default/widget-003", "size: 4", "<A> apply as"]);
 
     t.keys(&["A"]);
     let screen = t.wait_for(&["apply as ci-bot", "1 conflict", "OWNED BY", ".spec.size"]);
