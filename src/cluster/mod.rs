@@ -23,6 +23,7 @@
 //! - [`demo`]: the built-in demo set.
 
 pub mod apply;
+pub mod cel_rules;
 pub mod connect;
 pub mod delete;
 pub mod demo;
