@@ -11,6 +11,7 @@
 
 pub mod action;
 mod app;
+pub mod cel_workbench;
 pub mod commands;
 pub mod crd_watch;
 pub mod describe;
