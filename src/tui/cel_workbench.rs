@@ -276,4 +276,4 @@ pub(super) fn on_edited(state: &mut State, crd: &str, rule: usize, result: Resul
 
 #[cfg(test)]
 #[path = "cel_workbench_tests.rs"]
-mod tests;
+pub(crate) mod tests;

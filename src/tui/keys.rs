@@ -235,7 +235,6 @@ const fn w(key: &'static str, what: &'static str) -> Hint {
 const REGISTRATION_HINTS: &[Hint] = &[
     h("enter", "objects"),
     h("i", "detail"),
-    h("c", "cel"),
     w("m", "migrate"),
     w("ctrl-d", "delete"),
     h("/", "filter"),

@@ -94,9 +94,6 @@ fn try_lines<'a>(tried: &Tried, state: &State) -> Vec<Line<'a>> {
         Verdict::Skipped => ("SKIPPED (a transition rule runs on updates only)", t.warning()),
     };
     lines.push(Line::from(vec![label("result"), Span::styled(word, style)]));
-    for cause in &out.causes {
-        lines.push(Line::from(vec![label(""), Span::styled(cause.text(), t.error())]));
-    }
     let runtime = out.runtime_cost.map_or_else(|| "stopped by a cost limit".to_string(), |c| c.to_string());
     let message_cost = if out.message_estimated_cost > 0 {
         format!(" (messageExpression {})", out.message_estimated_cost)
@@ -109,6 +106,10 @@ fn try_lines<'a>(tried: &Tried, state: &State) -> Vec<Line<'a>> {
     ]));
     if let Some(e) = &out.compile_error {
         lines.push(Line::from(vec![label("compile"), Span::styled(e.clone(), t.error())]));
+    }
+    // Last: they can be long, and wrap.
+    for cause in &out.causes {
+        lines.push(Line::from(vec![label("cause"), Span::styled(cause.text(), t.error())]));
     }
     lines
 }
