@@ -513,7 +513,10 @@ fn the_cel_workbench_shows_the_rules_and_the_latest_try_with_its_costs() {
     let buf = render(&mut s, 120, 20);
     snapshot!("cel_workbench_tried", buf);
     let t = text(&buf);
-    assert!(t.contains("FAILED") && t.contains("storageGB can grow but never shrink") && t.contains("estimated"), "{t}");
+    assert!(
+        t.contains("FAILED") && t.contains("storageGB can grow but never shrink") && t.contains("estimated"),
+        "{t}"
+    );
     let (x, y) = find(&buf, "FAILED").expect("verdict");
     assert_eq!(buf[(x, y)].fg, Color::Red, "a failure reads as trouble");
 }
