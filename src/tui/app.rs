@@ -362,8 +362,7 @@ async fn edit_text(
     terminal: &mut ratatui::DefaultTerminal,
     events: &mut Option<EventStream>,
 ) -> Result<Result<String, String>, TuiError> {
-    let safe: String = hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
-    let path = std::env::temp_dir().join(format!("kubectl-crd-cel-{safe}-{:08x}.yaml", rand::random::<u32>()));
+    let path = crate::cluster::editor::temp_path(&format!("cel-{hint}"));
     if let Err(e) = crate::cluster::editor::write_private(&path, text) {
         return Ok(Err(format!("cannot write {}: {e}", path.display())));
     }
