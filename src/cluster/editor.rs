@@ -58,10 +58,15 @@ impl Drop for EditFile {
     }
 }
 
+/// A new temporary file's path for an edit, named after `name_hint` (made safe).
+pub fn temp_path(name_hint: &str) -> PathBuf {
+    let safe: String = name_hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+    std::env::temp_dir().join(format!("kubectl-crd-edit-{safe}-{:08x}.yaml", rand::random::<u32>()))
+}
+
 /// Opens `text` in the editor and returns what was saved, with the file (kept on request).
 pub fn edit(text: &str, name_hint: &str) -> Result<(String, EditFile), EditorError> {
-    let safe: String = name_hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
-    let path = std::env::temp_dir().join(format!("kubectl-crd-edit-{safe}-{:08x}.yaml", rand::random::<u32>()));
+    let path = temp_path(name_hint);
     let file = EditFile { path, keep: false };
     write_private(file.path(), text).map_err(EditorError::TempFile)?;
     let editor = editor_command();

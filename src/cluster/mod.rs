@@ -24,6 +24,7 @@
 
 pub mod apply;
 pub mod apply_as;
+pub mod cel_rules;
 pub mod connect;
 pub mod delete;
 pub mod demo;

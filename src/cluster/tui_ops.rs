@@ -45,6 +45,13 @@ pub fn resource_of(crd: &Crd) -> Option<ResourceType> {
     })
 }
 
+/// One object of the kind from any namespace (the CEL workbench starts values from it).
+pub async fn first_object(client: &kube::Client, kind: &ResourceType) -> Result<Option<Value>, ClusterError> {
+    let list = kind.api(client, None).list(&ListParams::default().limit(1)).await;
+    let list = list.map_err(|e| ClusterError::from_kube(e, None))?;
+    Ok(list.items.into_iter().next().map(|o| serde_json::to_value(o).unwrap_or_default()))
+}
+
 /// Replaces an object with `edited`, status included: for kinds without a status
 /// subresource, whose `.status` is an ordinary field the main endpoint saves.
 pub async fn replace_object(

@@ -26,6 +26,7 @@
 
 mod judge;
 mod run;
+pub mod write;
 
 pub use judge::judge;
 pub use run::{Outcome, Ready, RunReport, run};

@@ -89,6 +89,10 @@ pub enum Action {
     FieldOwners,
     /// `A` on a resource: a server-side apply dry run as another field manager.
     ApplyAs,
+    /// `c` on a CRD: the CEL workbench.
+    CelWorkbench,
+    /// `s` in the CEL workbench: save the cases tried.
+    SaveCases,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].
@@ -160,6 +164,22 @@ pub enum Effect {
     },
     /// Stop the event stream's watch.
     StopEvents,
+    /// Read one object of the kind, for the CEL workbench of `crd` to start values from.
+    LoadSample {
+        crd: String,
+        kind: ResourceType,
+    },
+    /// Open the editor on `text` (the CEL workbench's values for rule `rule` of `crd`).
+    EditCel {
+        crd: String,
+        rule: usize,
+        text: String,
+    },
+    /// Write files (creating their directories); `done` says so after.
+    WriteFiles {
+        files: Vec<(PathBuf, String)>,
+        done: String,
+    },
 }
 
 /// A change seen by a watch.
@@ -235,6 +255,17 @@ pub enum Msg {
     ObjectEvent {
         stream: u64,
         event: Result<crate::cluster::watch::ObjectEvent, String>,
+    },
+    /// An object of the CEL workbench's kind (`None`: there is none).
+    CelSample {
+        crd: String,
+        result: Result<Option<Value>, String>,
+    },
+    /// What the editor saved for a rule of the CEL workbench of `crd`.
+    CelEdited {
+        crd: String,
+        rule: usize,
+        result: Result<String, String>,
     },
     /// The clock moved on (every second).
     Tick(k8s_openapi::jiff::Timestamp),

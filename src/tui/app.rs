@@ -272,6 +272,10 @@ impl Loop {
                 let msg = apply_as(&client, &kind, &key, terminal, events).await?;
                 let _ = self.tx.send(msg);
             }
+            Effect::EditCel { crd, rule, text } => {
+                let result = edit_text(&text, &crd, terminal, events).await?;
+                let _ = self.tx.send(Msg::CelEdited { crd, rule, result });
+            }
             Effect::SwitchContext(context) => self.switch_context(context).await,
             Effect::Wizard(WizardEffect::Compose { crd, text }) => {
                 let composed = match driver::prepare_compose(&crd, &text) {
@@ -374,6 +378,23 @@ async fn apply_as(
         return Ok(Msg::Error(format!("{e}; the document is kept in {}", prepared.path.display())));
     }
     Ok(crate::tui::apply_as::finish(client, kind, key, prepared).await)
+}
+
+/// Runs the editor on a temporary file holding `text` and gives back what was saved.
+async fn edit_text(
+    text: &str,
+    hint: &str,
+    terminal: &mut ratatui::DefaultTerminal,
+    events: &mut Option<EventStream>,
+) -> Result<Result<String, String>, TuiError> {
+    let path = crate::cluster::editor::temp_path(&format!("cel-{hint}"));
+    if let Err(e) = crate::cluster::editor::write_private(&path, text) {
+        return Ok(Err(format!("cannot write {}: {e}", path.display())));
+    }
+    let edited = in_editor(&path, terminal, events).await?;
+    let result = edited.and_then(|()| std::fs::read_to_string(&path).map_err(|e| e.to_string()));
+    let _ = std::fs::remove_file(&path);
+    Ok(result)
 }
 
 /// Runs the editor on `path` with the terminal handed over, and takes it back.

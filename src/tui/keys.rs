@@ -27,6 +27,8 @@ pub enum On {
     Text,
     /// The event stream.
     Events,
+    /// The CEL workbench.
+    Cel,
 }
 
 impl Binding {
@@ -57,6 +59,7 @@ impl On {
                 | (On::Crds, Screen::Registrations | Screen::Detail(_))
                 | (On::Text, Screen::Text(_))
                 | (On::Events, Screen::Events(_))
+                | (On::Cel, Screen::Cel(_))
                 | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
     }
@@ -202,6 +205,21 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(&[C('P')], "", Action::SortBy('P'), On::Resources, ""),
     b(&[C('A')], "", Action::SortBy('A'), On::Resources, ""),
+    b(
+        &[C('c')],
+        "c",
+        Action::CelWorkbench,
+        On::Crds,
+        "CEL workbench: try the CRD's x-kubernetes-validations rules on values you edit",
+    ),
+    b(
+        &[Code(KeyCode::Enter)],
+        "Enter",
+        Action::Enter,
+        On::Cel,
+        "CEL workbench: edit self (and oldSelf) in $KUBE_EDITOR/$EDITOR, then evaluate the rule",
+    ),
+    b(&[C('s')], "s", Action::SaveCases, On::Cel, "CEL workbench: save the cases tried for kubectl crd test"),
 ];
 
 /// A key named in the hints beside the breadcrumbs.
@@ -232,7 +250,7 @@ const REGISTRATION_HINTS: &[Hint] = &[
     h("d", "describe"),
 ];
 const DETAIL_HINTS: &[Hint] =
-    &[h("enter", "objects"), w("m", "migrate"), h("tab", "pane"), h("←/→", "fold"), h("esc", "back")];
+    &[h("enter", "objects"), h("c", "cel"), w("m", "migrate"), h("tab", "pane"), h("←/→", "fold"), h("esc", "back")];
 const RESOURCES_HINTS: &[Hint] = &[
     h("enter", "open"),
     w("e/E", "edit spec/status"),
@@ -254,6 +272,7 @@ const RESOURCE_HINTS: &[Hint] = &[
     h("tab", "pane"),
     h("esc", "back"),
 ];
+const CEL_HINTS: &[Hint] = &[h("enter", "edit & evaluate"), h("s", "save cases"), h("j/k", "rule"), h("esc", "back")];
 const TEXT_HINTS: &[Hint] = &[h("j/k", "scroll"), h("/", "search"), h("n/N", "next/previous"), h("esc", "back")];
 const LOG_HINTS: &[Hint] = &[h("j/k", "scroll"), h("esc", "back")];
 const EVENTS_HINTS: &[Hint] =
@@ -269,6 +288,7 @@ pub fn hints(screen: &Screen) -> &'static [Hint] {
         Screen::Text(_) => TEXT_HINTS,
         Screen::Log { .. } => LOG_HINTS,
         Screen::Events(_) => EVENTS_HINTS,
+        Screen::Cel(_) => CEL_HINTS,
         Screen::Wizard(_) => &[],
     }
 }

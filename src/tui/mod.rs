@@ -12,6 +12,7 @@
 pub mod action;
 mod app;
 mod apply_as;
+pub mod cel_workbench;
 pub mod commands;
 pub mod crd_watch;
 pub mod describe;

@@ -9,7 +9,7 @@ use crate::cluster::objects::{
 };
 use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
-use crate::cluster::tui_ops::{delete_crd, delete_object, list_namespaces, replace_object};
+use crate::cluster::tui_ops::{delete_crd, delete_object, first_object, list_namespaces, replace_object};
 use crate::cluster::{ClusterError, ResourceType};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
@@ -262,6 +262,13 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
             let result = get_scale(client, object_ref(&kind, &key)).await.map(|(_, view)| view);
             Msg::Scale { key, result: result.map_err(|e| e.to_string()) }
         }
+        Effect::LoadSample { crd, kind } => {
+            Msg::CelSample { crd, result: first_object(client, &kind).await.map_err(|e| e.to_string()) }
+        }
+        Effect::WriteFiles { files, done } => match write_files(&files) {
+            Ok(()) => Msg::Info(done),
+            Err(e) => Msg::Error(e),
+        },
         Effect::SetScale { kind, targets, change } => scale_all(client, &kind, &targets, change).await,
         Effect::Delete(deletion) => delete(client, deletion).await,
         Effect::LoadNamespaces => Msg::Namespaces(list_namespaces(client).await.map_err(|e| e.to_string())),
@@ -278,12 +285,24 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         | Effect::WatchRegistrations
         | Effect::Edit { .. }
         | Effect::ApplyAs { .. }
+        | Effect::EditCel { .. }
         | Effect::EditAgain(_)
         | Effect::SwitchContext(_)
         | Effect::Wizard(_)
         | Effect::WatchEvents { .. }
         | Effect::StopEvents => return None,
     })
+}
+
+/// Writes each file, making its directory first.
+fn write_files(files: &[(PathBuf, String)]) -> Result<(), String> {
+    for (path, text) in files {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Deletes what the user confirmed; says what went and what did not.

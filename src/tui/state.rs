@@ -344,6 +344,8 @@ pub enum Screen {
     Wizard(Box<Wizard>),
     /// `w`: the live watch of a list or an object, event by event.
     Events(Box<crate::tui::events::EventsScreen>),
+    /// `c`: the CEL workbench of a CRD.
+    Cel(Box<crate::tui::cel_workbench::CelWorkbench>),
     /// Every message of the session, newest first.
     Log {
         scroll: usize,
@@ -362,6 +364,7 @@ impl Screen {
             Screen::Wizard(_) => "migrate",
             Screen::Events(_) => "events",
             Screen::Log { .. } => "log",
+            Screen::Cel(_) => "cel",
         }
     }
 }

@@ -101,10 +101,14 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
     if let Some(effects) = super::events_update::on_action(state, action, height) {
         return effects;
     }
+    if let Some(effects) = super::cel_workbench::on_action(state, action, height) {
+        return effects;
+    }
     match action {
         Action::Events => super::events_update::open(state),
         Action::FieldOwners => field_owners(state),
         Action::ApplyAs => apply_as(state),
+        Action::CelWorkbench => super::cel_workbench::open(state),
         Action::Back => back(state),
         Action::Enter => enter(state),
         Action::Move(n) => {
@@ -273,7 +277,7 @@ fn move_by(state: &mut State, n: isize, height: usize) {
         }
         Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
         Screen::Log { scroll } => *scroll = scroll.saturating_add_signed(n).min(log_len.saturating_sub(1)),
-        Screen::Wizard(_) | Screen::Events(_) => {}
+        Screen::Wizard(_) | Screen::Events(_) | Screen::Cel(_) => {}
     }
 }
 
@@ -335,7 +339,12 @@ fn enter(state: &mut State) -> Vec<Effect> {
             }));
             vec![Effect::LoadObject { kind, key }]
         }
-        Screen::Resource(_) | Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => vec![],
+        Screen::Resource(_)
+        | Screen::Text(_)
+        | Screen::Wizard(_)
+        | Screen::Log { .. }
+        | Screen::Events(_)
+        | Screen::Cel(_) => vec![],
     }
 }
 
@@ -354,7 +363,7 @@ fn refresh(state: &mut State) -> Vec<Effect> {
         Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
-        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) | Screen::Cel(_) => vec![],
     }
 }
 
@@ -382,7 +391,9 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
             state.stack.push(Screen::Text(t));
             return vec![Effect::LoadObject { kind, key }];
         }
-        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => return vec![],
+        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) | Screen::Cel(_) => {
+            return vec![];
+        }
     };
     state.stack.push(Screen::Text(screen));
     vec![]

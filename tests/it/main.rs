@@ -44,6 +44,7 @@ mod reference_replay;
 mod serve;
 mod store_crash;
 mod support;
+mod tui_cel_e2e;
 mod tui_e2e;
 mod tui_events_e2e;
 mod tui_runtime;

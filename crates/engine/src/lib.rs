@@ -7,7 +7,8 @@
 //! The public API is what those users need: [`Engine`] (open, route, snapshot and fork,
 //! shut down), the [`store`] it programs against, [`status::ApiError`] (`metav1.Status`),
 //! and the few helpers the plugin's tools share so they print what the engine serves
-//! ([`duration`], [`jsonpath`], [`gofmt`], [`is_dns1123_label`], [`error_response`]).
+//! ([`duration`], [`jsonpath`], [`gofmt`], [`is_dns1123_label`], [`error_response`]), and
+//! [`cel::evaluate_rule`], one CEL rule tried alone as validation runs it (with its costs).
 //! Everything else is internal;
 //! its layers, bottom up:
 //! - `store`: versioned key/value storage (memory, redb), the source of every
@@ -53,6 +54,11 @@ pub use representation::{duration, jsonpath};
 pub mod gofmt {
     pub use crate::representation::gofmt::{go_json, print_text};
     pub use crate::schema::gofmt::plain_v;
+}
+/// One `x-kubernetes-validations` rule tried out alone, evaluated as validation evaluates it,
+/// with its estimated and actual cost (the TUI's CEL workbench).
+pub mod cel {
+    pub use crate::schema::cel_alone::{Cause, Outcome, Verdict, evaluate_rule};
 }
 pub use resources::generate_name::{self, NameGenerator};
 

@@ -2,6 +2,7 @@
 //! go), the screen on top of the stack, and a status line (input, messages, hints);
 //! dialogs and help are drawn over the screen.
 
+mod cel;
 mod detail;
 mod events;
 mod lists;
@@ -38,6 +39,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Screen::Wizard(w) => wizard::draw(frame, body, state, w),
         Screen::Log { scroll } => log::draw(frame, body, state, *scroll),
         Screen::Events(e) => events::draw(frame, body, state, e),
+        Screen::Cel(b) => cel::draw(frame, body, state, b),
     }
     draw_status(frame, status, state);
     match &state.mode {
@@ -101,6 +103,7 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
             Screen::Wizard(w) => format!("migrate {}", w.crd),
             Screen::Log { .. } => "messages".to_string(),
             Screen::Events(_) => "events".to_string(),
+            Screen::Cel(b) => format!("cel {}", b.name),
         };
         let style = if i + 1 == state.stack.len() { t.title() } else { Style::new() };
         spans.push(Span::styled(label, style));

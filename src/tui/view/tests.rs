@@ -500,3 +500,23 @@ fn the_event_stream_shows_each_change_with_its_manager_and_diff() {
     type_keys(&mut s, " ");
     snapshot!("events", render(&mut s, 120, 12));
 }
+
+#[test]
+fn the_cel_workbench_shows_the_rules_and_the_latest_try_with_its_costs() {
+    let mut s = state();
+    let mut bench = crate::tui::cel_workbench::tests::bench();
+    bench.cursor = 1;
+    s.stack.push(crate::tui::state::Screen::Cel(Box::new(bench.clone())));
+    snapshot!("cel_workbench", render(&mut s, 120, 16));
+    bench.try_text(1, "self: 5\noldSelf: 10\n").expect("evaluates");
+    *s.screen_mut() = crate::tui::state::Screen::Cel(Box::new(bench));
+    let buf = render(&mut s, 120, 20);
+    snapshot!("cel_workbench_tried", buf);
+    let t = text(&buf);
+    assert!(
+        t.contains("FAILED") && t.contains("storageGB can grow but never shrink") && t.contains("estimated"),
+        "{t}"
+    );
+    let (x, y) = find(&buf, "FAILED").expect("verdict");
+    assert_eq!(buf[(x, y)].fg, Color::Red, "a failure reads as trouble");
+}

@@ -279,6 +279,15 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
     errs
 }
 
+/// A node's own rules alone (not its children's), with what they cost at runtime: `None`
+/// when a limit stopped them (the per-call limit, or the request's budget).
+pub(super) fn evaluate_alone(node: &Node, site: &Site) -> (Vec<FieldError>, Option<u64>) {
+    let mut budget = RUNTIME_COST_BUDGET;
+    let errs = celcost::on_cel_stack(|| evaluate(node, &node.rules, site, &mut budget));
+    let spent = u64::try_from(RUNTIME_COST_BUDGET - budget).ok().filter(|_| budget >= 0);
+    (errs, spent)
+}
+
 /// Takes `cost` from the budget; `true` (and the budget spent) when it does not fit.
 fn spend(budget: &mut Budget, cost: u64) -> bool {
     match i64::try_from(cost) {

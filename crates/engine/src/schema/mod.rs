@@ -18,6 +18,7 @@
 //! in [`names`]. The schema is compiled once per served version ([`Schema::new`]).
 
 pub mod cel;
+pub mod cel_alone;
 mod cel_rule;
 pub mod celcheck;
 pub mod celcost;
