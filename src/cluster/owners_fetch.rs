@@ -22,7 +22,7 @@ pub enum Scope {
 }
 
 /// What the lists brought.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listed {
     pub graph: Graph,
     /// The kinds listed.
@@ -47,12 +47,16 @@ pub fn listable(discovery: &Discovery) -> Vec<ResourceType> {
 pub async fn list_everything(client: &kube::Client, scope: &Scope) -> Result<Listed, ClusterError> {
     let kinds = listable(&Discovery::fetch(client).await?);
     let namespace = match scope {
-        Scope::Namespace(ns) => Some(ns.as_str()),
+        Scope::Namespace(ns) => Some(ns.clone()),
         Scope::All => None,
     };
-    let lists = stream::iter(kinds.iter().map(|kind| async move {
-        let result = kind.api(client, namespace).list(&ListParams::default()).await;
-        (kind, result)
+    // Owned futures: the TUI runs this in a spawned task, which borrowed ones upset.
+    let lists = stream::iter(kinds.iter().cloned().map(|kind| {
+        let api = kind.api(client, namespace.as_deref());
+        async move {
+            let result = api.list(&ListParams::default()).await;
+            (kind, result)
+        }
     }))
     .buffered(CONCURRENT_LISTS)
     .collect::<Vec<_>>()

@@ -87,6 +87,10 @@ pub enum Action {
     Pause,
     /// `M` on a resource: every field with the manager that owns it.
     FieldOwners,
+    /// `o`: the owner tree of the object or CRD selected.
+    OwnerTree,
+    /// `t` on a resource: its conditions timeline shown or hidden.
+    Timeline,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].
@@ -153,6 +157,11 @@ pub enum Effect {
     },
     /// Stop the event stream's watch.
     StopEvents,
+    /// List every listable kind once in `scope`, for owner tree `request`.
+    LoadOwners {
+        request: u64,
+        scope: crate::cluster::owners_fetch::Scope,
+    },
 }
 
 /// A change seen by a watch.
@@ -223,6 +232,11 @@ pub enum Msg {
     ObjectEvent {
         stream: u64,
         event: Result<crate::cluster::watch::ObjectEvent, String>,
+    },
+    /// What the owner tree's lists brought.
+    Owners {
+        request: u64,
+        result: Result<Box<crate::cluster::owners_fetch::Listed>, String>,
     },
     /// The clock moved on (every second).
     Tick(k8s_openapi::jiff::Timestamp),

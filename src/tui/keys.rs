@@ -27,6 +27,8 @@ pub enum On {
     Text,
     /// The event stream.
     Events,
+    /// Where an object or a CRD is selected (the owner tree).
+    Selected,
 }
 
 impl Binding {
@@ -57,6 +59,10 @@ impl On {
                 | (On::Crds, Screen::Registrations | Screen::Detail(_))
                 | (On::Text, Screen::Text(_))
                 | (On::Events, Screen::Events(_))
+                | (
+                    On::Selected,
+                    Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_)
+                )
                 | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
     }
@@ -153,6 +159,20 @@ pub const BINDINGS: &[Binding] = &[
         On::Resource,
         "field owners: every field with its manager, operation, subresource and time",
     ),
+    b(
+        &[C('o')],
+        "o",
+        Action::OwnerTree,
+        On::Selected,
+        "owner tree: owners and dependents (ownerReferences); on a CRD: its linked objects",
+    ),
+    b(
+        &[C('t')],
+        "t",
+        Action::Timeline,
+        On::Resource,
+        "conditions timeline: transitions seen, newest first (the last 100); t again: back",
+    ),
     bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
@@ -243,9 +263,12 @@ const RESOURCE_HINTS: &[Hint] = &[
     w("ctrl-d", "delete"),
     h("w", "events"),
     h("M", "owners"),
+    h("o", "owner tree"),
+    h("t", "timeline"),
     h("tab", "pane"),
     h("esc", "back"),
 ];
+const OWNERS_HINTS: &[Hint] = &[h("enter", "open"), h("j/k", "move"), h("ctrl-r", "list again"), h("esc", "back")];
 const TEXT_HINTS: &[Hint] = &[h("j/k", "scroll"), h("/", "search"), h("n/N", "next/previous"), h("esc", "back")];
 const LOG_HINTS: &[Hint] = &[h("j/k", "scroll"), h("esc", "back")];
 const EVENTS_HINTS: &[Hint] =
@@ -261,6 +284,7 @@ pub fn hints(screen: &Screen) -> &'static [Hint] {
         Screen::Text(_) => TEXT_HINTS,
         Screen::Log { .. } => LOG_HINTS,
         Screen::Events(_) => EVENTS_HINTS,
+        Screen::Owners(_) => OWNERS_HINTS,
         Screen::Wizard(_) => &[],
     }
 }

@@ -108,7 +108,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                 match s {
                     Screen::Resource(r) if r.key == key => {
                         if let Ok(obj) = &result {
-                            r.object = Some(obj.clone());
+                            r.show(obj.clone());
                         }
                     }
                     Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
@@ -179,6 +179,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Wizard(msg) => return wizard::update::apply(state, msg),
         Msg::ObjectEvent { stream, event } => return super::events_update::on_event(state, stream, event),
         Msg::Tick(now) => return tick(state, now),
+        Msg::Owners { request, result } => super::owner_tree::on_listed(state, request, result),
         Msg::Connected(target, namespaces) => {
             state.info(format!("context: {}", target.context));
             state.target = target;

@@ -6,8 +6,10 @@ mod detail;
 mod events;
 mod lists;
 mod log;
+mod owners;
 mod popup;
 mod resource;
+mod timeline;
 mod wizard;
 
 use crate::tui::keys;
@@ -38,6 +40,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Screen::Wizard(w) => wizard::draw(frame, body, state, w),
         Screen::Log { scroll } => log::draw(frame, body, state, *scroll),
         Screen::Events(e) => events::draw(frame, body, state, e),
+        Screen::Owners(o) => owners::draw(frame, body, state, o),
     }
     draw_status(frame, status, state);
     match &state.mode {
@@ -101,6 +104,7 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
             Screen::Wizard(w) => format!("migrate {}", w.crd),
             Screen::Log { .. } => "messages".to_string(),
             Screen::Events(_) => "events".to_string(),
+            Screen::Owners(_) => "owners".to_string(),
         };
         let style = if i + 1 == state.stack.len() { t.title() } else { Style::new() };
         spans.push(Span::styled(label, style));
