@@ -199,7 +199,7 @@ fn built(about: &About, listed: Box<Listed>) -> Loading {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cluster::owners::{Graph, Node};
     use crate::tui::fixtures::{open_widgets, press, state, type_keys};

@@ -500,3 +500,6 @@ fn the_event_stream_shows_each_change_with_its_manager_and_diff() {
     type_keys(&mut s, " ");
     snapshot!("events", render(&mut s, 120, 12));
 }
+
+#[path = "owners_tests.rs"]
+mod owners;
