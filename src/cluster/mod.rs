@@ -28,6 +28,7 @@ pub mod apply;
 pub mod connect;
 pub mod delete;
 pub mod demo;
+pub mod demo_owners;
 pub mod diff;
 pub mod discovery;
 pub mod edit;

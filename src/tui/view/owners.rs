@@ -3,7 +3,7 @@
 //! summary; a missing owner and a cycle say so in place of a status.
 
 use super::block;
-use crate::cluster::owners::{Link, Row, Target};
+use crate::cluster::owners::{Link, OwnerRef, Row, Target};
 use crate::cluster::owners_fetch::Listed;
 use crate::tui::owner_tree::{About, Loading, OwnerTreeScreen};
 use crate::tui::state::State;
@@ -73,7 +73,7 @@ fn row<'a>(r: &Row, listed: &Listed, state: &State) -> Line<'a> {
             Some(n) => (format!("{} {}", n.kind, n.display()), n.summary.clone(), status_style(&n.summary, state)),
             None => (uid.clone(), String::new(), Style::new()),
         },
-        Target::Missing(o) => (format!("{} {}", o.kind, o.name), format!("owner missing (uid {})", o.uid), t.error()),
+        Target::Missing(o) => (format!("{} {}", o.kind, o.name), missing(o, listed), t.error()),
         Target::Cycle(uid) => {
             let name = listed.graph.node(uid).map(|n| format!("{} {}", n.kind, n.display())).unwrap_or_default();
             (name, "cycle: already on this path".into(), t.warning())
@@ -87,6 +87,19 @@ fn row<'a>(r: &Row, listed: &Listed, state: &State) -> Line<'a> {
         Span::raw("  "),
         Span::styled(status, style),
     ])
+}
+
+/// Why an owner is not in the graph: gone, or of a kind that was not listed (not served,
+/// or forbidden on a live cluster), in which case it may well exist.
+fn missing(o: &OwnerRef, listed: &Listed) -> String {
+    let group = o.api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
+    // No kinds at all: lists from elsewhere (tests) with nothing to tell by.
+    let listed_kind = listed.kinds.is_empty() || listed.kinds.iter().any(|k| k.group == group && k.kind == o.kind);
+    if listed_kind {
+        format!("owner missing (uid {})", o.uid)
+    } else {
+        format!("owner not listed: {} is not served or not readable", o.kind)
+    }
 }
 
 /// A status that names a `False` condition reads as trouble.
