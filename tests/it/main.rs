@@ -46,6 +46,7 @@ mod store_crash;
 mod support;
 mod tui_e2e;
 mod tui_events_e2e;
+mod tui_owners_e2e;
 mod tui_runtime;
 mod tui_wizard_e2e;
 mod validate;
