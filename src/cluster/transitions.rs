@@ -135,10 +135,13 @@ mod tests {
         transitions(old, new).iter().map(|t| format!("{} {} {}", t.type_, t.change(), t.reason)).collect()
     }
 
+    /// What, the conditions before and after, and the transitions wanted.
+    type Case = (&'static str, Vec<Value>, Vec<Value>, Vec<&'static str>);
+
     #[test]
     fn what_counts_as_a_transition() {
         let ready = c("Ready", "False", "Starting", T1);
-        let cases: [(&str, Vec<Value>, Vec<Value>, Vec<&str>); 7] = [
+        let cases: [Case; 7] = [
             ("first seen", vec![], vec![ready.clone()], vec!["Ready →False Starting"]),
             ("flipped", vec![ready.clone()], vec![c("Ready", "True", "Up", T2)], vec!["Ready False→True Up"]),
             ("unchanged", vec![ready.clone()], vec![ready.clone()], vec![]),
