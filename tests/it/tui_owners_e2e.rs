@@ -4,21 +4,12 @@
 //! the Database shows its Ready condition, and a status patch by kubectl shows as a
 //! transition. Helpers are `tui_e2e`'s.
 
-use crate::tui_e2e::{KEEP_PANE, Served, Tmux, kubectl};
+use crate::tui_e2e::{kubectl, tui_on_served};
 
 #[test]
 fn the_owner_tree_and_the_conditions_timeline_follow_the_demo_and_kubectl() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let _served = Served::start(&data);
-    let command = format!(
-        "{} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        dir.path().join("stderr").display(),
-    );
-    let t = Tmux::start(dir.path(), &command, 160, 30);
-    t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+    let (_served, t, data) = tui_on_served(dir.path());
     t.keys(&[":"]);
     t.type_text("ns team-a");
     t.keys(&["Enter"]);
@@ -72,6 +63,21 @@ fn the_owner_tree_and_the_conditions_timeline_follow_the_demo_and_kubectl() {
     let newest = screen.lines().position(|l| l.contains("True→False"));
     let oldest = screen.lines().position(|l| l.contains("→True") && !l.contains("True→False"));
     assert!(newest < oldest && oldest.is_some(), "newest first:\n{screen}");
+
+    // On a CRD: its objects with owners or dependents (in the namespace), the rest counted.
+    t.keys(&[":"]);
+    t.type_text("crd");
+    t.keys(&["Enter"]);
+    t.keys(&["/"]);
+    t.type_text("^databases");
+    t.keys(&["Enter"]);
+    t.wait_for(&["[1/"]);
+    t.keys(&["o"]);
+    t.wait_for(&[
+        "owners databases.demo.example.com (its objects)",
+        "● Database team-a/postgres-01",
+        "29 more with neither owners nor dependents",
+    ]);
     t.keys(&["q"]);
     t.wait_for(&["TUI-EXIT=0"]);
 }
