@@ -77,3 +77,30 @@ pub async fn list_everything(client: &kube::Client, scope: &Scope) -> Result<Lis
     }
     Ok(Listed { graph: Graph::build(nodes), kinds, skipped })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::discovery::tests::resource;
+
+    #[test]
+    fn one_list_per_kind_at_its_preferred_version_and_only_where_list_is_allowed() {
+        let with = |r: ResourceType, verbs: &[&str], preferred: bool| ResourceType {
+            verbs: verbs.iter().map(|v| v.to_string()).collect(),
+            preferred,
+            ..r
+        };
+        let d = Discovery::from_resources(vec![
+            with(resource("", "v1", "ConfigMap", "configmaps", &[]), &["get", "list", "watch"], true),
+            with(resource("demo.example.com", "v1", "Database", "databases", &[]), &["list"], true),
+            with(resource("demo.example.com", "v1beta1", "Database", "databases", &[]), &["list"], false),
+            with(
+                resource("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", &[]),
+                &["create"],
+                true,
+            ),
+        ]);
+        let kinds: Vec<String> = listable(&d).iter().map(|k| format!("{}/{}", k.api_version(), k.plural)).collect();
+        assert_eq!(kinds, ["v1/configmaps", "demo.example.com/v1/databases"]);
+    }
+}
