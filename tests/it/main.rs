@@ -8,6 +8,7 @@
 
 mod cli_live;
 mod cli_local;
+mod cluster_owners;
 mod crdtest;
 mod differential;
 mod engine_apply;
