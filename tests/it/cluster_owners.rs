@@ -1,5 +1,5 @@
 //! The owner tree's lists against a real engine (in memory, through `kube::Client`) loaded
-//! with the demo: every listable kind read once, the demo's owner chain found by uid in a
+//! with the demo: every listable kind read with one request (counted), the demo's owner chain found by uid in a
 //! namespace (with its cluster-scoped owner) and across all, and the engine's garbage
 //! collector leaving no dangling reference to show.
 
@@ -7,6 +7,7 @@ use kube::api::{Api, DeleteParams, DynamicObject};
 use kubectl_crd::cluster::owners::{Link, Target, tree};
 use kubectl_crd::cluster::owners_fetch::{Scope, list_everything};
 use kubectl_crd::cluster::{Connection, Discovery, demo};
+use std::sync::{Arc, Mutex};
 
 /// `Kind ns/name` of each row below the root, with its link.
 fn rows(listed: &kubectl_crd::cluster::owners_fetch::Listed, uid: &str) -> Vec<String> {
@@ -29,12 +30,30 @@ fn rows(listed: &kubectl_crd::cluster::owners_fetch::Listed, uid: &str) -> Vec<S
         .collect()
 }
 
+/// A client that writes down each request (`METHOD path?query`) before sending it on.
+fn counting(inner: kube::Client) -> (kube::Client, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(vec![]));
+    let log = seen.clone();
+    let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+        let inner = inner.clone();
+        log.lock().expect("log").push(format!("{} {}", req.method(), req.uri()));
+        async move { inner.send(req).await }
+    });
+    (kube::Client::new(service, "default"), seen)
+}
+
 #[tokio::test]
 async fn the_demo_s_owner_chain_is_read_from_one_list_per_kind() {
     let conn = Connection::in_memory(None).await.expect("engine");
     demo::load(conn.client(), |_| {}).await.expect("demo");
-    let listed = list_everything(conn.client(), &Scope::Namespace("team-a".into())).await.expect("lists");
+    let (client, seen) = counting(conn.client().clone());
+    let listed = list_everything(&client, &Scope::Namespace("team-a".into())).await.expect("lists");
     assert!(listed.skipped.is_empty(), "{:?}", listed.skipped);
+    let requests = seen.lock().expect("log").clone();
+    let lists: Vec<&String> = requests.iter().filter(|r| *r != "GET /api" && *r != "GET /apis").collect();
+    assert_eq!(lists.len(), listed.kinds.len(), "one request per kind, none per object: {requests:#?}");
+    assert!(lists.iter().any(|r| r.starts_with("GET /api/v1/namespaces/team-a/configmaps")), "{lists:#?}");
+    assert!(lists.iter().any(|r| r.starts_with("GET /apis/demo.example.com/v1/clusterpolicies")), "{lists:#?}");
     let kinds: Vec<&str> = listed.kinds.iter().map(|k| k.plural.as_str()).collect();
     for kind in ["configmaps", "namespaces", "widgets", "databases", "clusterpolicies"] {
         assert!(kinds.contains(&kind), "{kind} is listed: {kinds:?}");
