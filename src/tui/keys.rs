@@ -27,7 +27,7 @@ pub enum On {
     Text,
     /// The event stream.
     Events,
-    /// Where an object or a CRD is selected (the owner tree).
+    /// Where an object or a CRD is selected (the owner tree, whose rows are objects too).
     Selected,
 }
 
@@ -61,7 +61,11 @@ impl On {
                 | (On::Events, Screen::Events(_))
                 | (
                     On::Selected,
-                    Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_)
+                    Screen::Registrations
+                        | Screen::Detail(_)
+                        | Screen::Resources(_)
+                        | Screen::Resource(_)
+                        | Screen::Owners(_)
                 )
                 | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
@@ -268,7 +272,8 @@ const RESOURCE_HINTS: &[Hint] = &[
     h("tab", "pane"),
     h("esc", "back"),
 ];
-const OWNERS_HINTS: &[Hint] = &[h("enter", "open"), h("j/k", "move"), h("ctrl-r", "list again"), h("esc", "back")];
+const OWNERS_HINTS: &[Hint] =
+    &[h("enter", "open"), h("o", "its own tree"), h("j/k", "move"), h("ctrl-r", "list again"), h("esc", "back")];
 const TEXT_HINTS: &[Hint] = &[h("j/k", "scroll"), h("/", "search"), h("n/N", "next/previous"), h("esc", "back")];
 const LOG_HINTS: &[Hint] = &[h("j/k", "scroll"), h("esc", "back")];
 const EVENTS_HINTS: &[Hint] =

@@ -65,6 +65,16 @@ impl OwnerTreeScreen {
         }
     }
 
+    /// The object on the cursor's row, as a tree to open (`o` again: its own tree); the
+    /// kind must be one the lists read.
+    fn selected(&self) -> Option<About> {
+        let Loading::Ready { listed, rows, .. } = &self.loading else { return None };
+        let (Target::Object(uid) | Target::Cycle(uid)) = &rows.get(self.cursor)?.target else { return None };
+        let node = listed.graph.node(uid)?;
+        let kind = listed.kinds.iter().find(|k| k.group == node.group() && k.kind == node.kind)?;
+        Some(About::Object { kind: kind.clone(), key: ObjKey::new(node.namespace.as_deref(), &node.name) })
+    }
+
     fn move_by(&mut self, n: isize, height: usize) {
         let last = self.rows().len().saturating_sub(1);
         self.cursor = self.cursor.saturating_add_signed(n).min(last);
@@ -80,6 +90,10 @@ pub(super) fn open(state: &mut State) -> Vec<Effect> {
             None => return vec![],
         },
         Screen::Resource(r) => About::Object { kind: r.kind.clone(), key: r.key.clone() },
+        Screen::Owners(o) => match o.selected() {
+            Some(about) => about,
+            None => return vec![],
+        },
         Screen::Registrations | Screen::Detail(_) => match state.selected_registration() {
             Some(reg) => match &reg.resource {
                 Some(kind) => About::Kind(kind.clone()),
@@ -201,6 +215,7 @@ fn built(about: &About, listed: Box<Listed>) -> Loading {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::cluster::discovery::tests::resource;
     use crate::cluster::owners::{Graph, Node};
     use crate::tui::fixtures::{open_widgets, press, state, type_keys};
     use crossterm::event::KeyCode;
@@ -240,7 +255,15 @@ pub(crate) mod tests {
             widget_node("widget-002", &[]),
             cm,
         ];
-        Box::new(Listed { graph: Graph::build(nodes), kinds: vec![], skipped: vec![] })
+        let kinds = [
+            ("demo.example.com", "Widget", "widgets"),
+            ("demo.example.com", "ClusterPolicy", "clusterpolicies"),
+            ("demo.example.com", "Database", "databases"),
+            ("", "ConfigMap", "configmaps"),
+        ]
+        .map(|(group, kind, plural)| resource(group, "v1", kind, plural, &[]))
+        .to_vec();
+        Box::new(Listed { graph: Graph::build(nodes), kinds, skipped: vec![] })
     }
 
     #[test]
@@ -270,6 +293,15 @@ pub(crate) mod tests {
         assert!(s.message.as_ref().is_some_and(|(_, m)| m.contains("owner missing") || m.contains("missing")));
         let effects = crate::tui::fixtures::ctrl(&mut s, 'r');
         assert!(matches!(effects.as_slice(), [Effect::LoadOwners { .. }]));
+        let request = s.next_watch;
+        on_listed(&mut s, request, Ok(listed()));
+        // `o` on a row: that object's own tree (the ConfigMap, in its namespace).
+        type_keys(&mut s, "j");
+        let effects = type_keys(&mut s, "o");
+        assert_eq!(effects, [Effect::LoadOwners { request: s.next_watch, scope: Scope::Namespace("default".into()) }]);
+        let Screen::Owners(o) = s.screen() else { panic!("the owner tree") };
+        assert_eq!(o.title(), "configmaps/default/widget-000-config");
+        assert_eq!(s.stack.iter().filter(|x| matches!(x, Screen::Owners(_))).count(), 2, "Esc goes back to the first");
     }
 
     #[test]

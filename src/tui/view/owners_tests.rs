@@ -20,6 +20,12 @@ fn the_owner_tree_of_a_resource_shows_owners_dependents_and_a_missing_owner() {
     type_keys(&mut s, "j");
     let buf = render(&mut s, 110, 14);
     snapshot!("owner_tree", buf);
+    // Databases not listed (not served, or forbidden): the owner may exist, and it says so.
+    let mut partial = listed();
+    partial.kinds.retain(|k| k.kind != "Database");
+    apply(&mut s, Msg::Owners { request, result: Ok(partial) });
+    let buf = render(&mut s, 110, 14);
+    assert!(text(&buf).contains("owner not listed: Database is not served or not readable"), "{}", text(&buf));
     apply(&mut s, Msg::Owners { request, result: Err("the server went away".into()) });
     let buf = render(&mut s, 110, 14);
     assert!(text(&buf).contains("✗ cannot list: the server went away"), "{}", text(&buf));
