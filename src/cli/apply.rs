@@ -105,10 +105,13 @@ pub async fn demo(s: &Session, out: &mut dyn Write) -> anyhow::Result<()> {
 fn demo_summary(s: &Session, outcomes: &[Outcome], deleted: bool) -> String {
     let applied: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
     let crds: Vec<_> = applied.iter().filter(|a| a.resource.starts_with("customresourcedefinition.")).collect();
+    // Custom resources are group-qualified (`widget.demo.example.com`); built-in kinds
+    // of the core group (the owned ConfigMap) are not.
     let resources: Vec<_> = applied
         .iter()
-        .filter(|a| a.resource != "namespace" && !a.resource.starts_with("customresourcedefinition."))
+        .filter(|a| a.resource.contains('.') && !a.resource.starts_with("customresourcedefinition."))
         .collect();
+    let builtin = applied.iter().filter(|a| a.resource != "namespace" && !a.resource.contains('.')).count();
     let namespaces: BTreeSet<&str> = resources.iter().filter_map(|a| a.namespace.as_deref()).collect();
     let count = |action: Action| resources.iter().filter(|a| a.action == action).count();
     let mut text = format!("Demo loaded into {}:\n", s.conn.origin());
@@ -124,6 +127,7 @@ fn demo_summary(s: &Session, outcomes: &[Outcome], deleted: bool) -> String {
         count(Action::Configured),
         count(Action::Unchanged),
     ));
+    text.push_str(&format!("  {builtin} ConfigMap, and owner references among them (o in the TUI shows the tree)\n"));
     if deleted {
         text.push_str(&format!(
             "  {} was deleted while legacyjob stuck-job holds a finalizer, so it stays Terminating\n",

@@ -6,6 +6,8 @@
 //! accepted, a short-name conflict (`gadgets` wants `wd`, which `widgets` holds), several
 //! versions, cluster scope, and — because [`load`] deletes the `legacyjobs` CRD after
 //! loading while one of its resources holds a finalizer — a terminating registration.
+//! Owner chains for the owner tree are linked after loading ([`super::demo_owners`]), and
+//! the databases carry conditions for the conditions timeline.
 
 use super::apply::{ApplyOptions, Document, Outcome, apply_documents, parse_documents};
 use super::error::ClusterError;
@@ -14,12 +16,13 @@ use kube::api::{Api, DeleteParams};
 use std::time::Duration;
 
 /// The demo files, in the order they are applied.
-pub const FILES: [(&str, &str); 6] = [
+pub const FILES: [(&str, &str); 7] = [
     ("00-namespaces.yaml", include_str!("../../assets/demo/00-namespaces.yaml")),
     ("10-crds.yaml", include_str!("../../assets/demo/10-crds.yaml")),
     ("20-widgets.yaml", include_str!("../../assets/demo/20-widgets.yaml")),
     ("21-databases.yaml", include_str!("../../assets/demo/21-databases.yaml")),
     ("22-clusterpolicies.yaml", include_str!("../../assets/demo/22-clusterpolicies.yaml")),
+    ("23-owned.yaml", include_str!("../../assets/demo/23-owned.yaml")),
     ("30-legacyjobs.yaml", include_str!("../../assets/demo/30-legacyjobs.yaml")),
 ];
 
@@ -68,6 +71,7 @@ pub async fn load(client: &kube::Client, progress: impl FnMut(&Outcome)) -> Resu
         establish_timeout: WAIT,
     };
     let outcomes = apply_documents(client, docs, &options, progress).await?;
+    super::demo_owners::link(client).await?;
     let mut deleted_terminating_crd = false;
     if !deleting {
         let not_found = ("customresourcedefinitions.apiextensions.k8s.io", TERMINATING_CRD, None);

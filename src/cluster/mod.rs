@@ -20,6 +20,8 @@
 //! - [`apply`]: documents from files, applied in the order that works.
 //! - [`shell`]: commands to print, with the connection flags that reach the cluster again.
 //! - [`watch`]: change streams for live views.
+//! - [`owners`], [`owners_fetch`]: owner trees through ownerReferences, one list per kind.
+//! - [`transitions`]: condition transitions, and the timeline that keeps them.
 //! - [`demo`]: the built-in demo set.
 
 pub mod apply;
@@ -28,6 +30,7 @@ pub mod cel_rules;
 pub mod connect;
 pub mod delete;
 pub mod demo;
+pub mod demo_owners;
 pub mod diff;
 pub mod discovery;
 pub mod edit;
@@ -39,10 +42,13 @@ pub mod identity;
 pub mod listing;
 pub mod merge_patch;
 pub mod objects;
+pub mod owners;
+pub mod owners_fetch;
 pub mod reapply;
 pub mod registrations;
 pub mod shell;
 pub mod table;
+pub mod transitions;
 pub mod tui_ops;
 pub mod watch;
 

@@ -93,6 +93,10 @@ pub enum Action {
     CelWorkbench,
     /// `s` in the CEL workbench: save the cases tried.
     SaveCases,
+    /// `o`: the owner tree of the object or CRD selected.
+    OwnerTree,
+    /// `t` on a resource: its conditions timeline shown or hidden.
+    Timeline,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].
@@ -180,6 +184,11 @@ pub enum Effect {
         files: Vec<(PathBuf, String)>,
         done: String,
     },
+    /// List every listable kind once in `scope`, for owner tree `request`.
+    LoadOwners {
+        request: u64,
+        scope: crate::cluster::owners_fetch::Scope,
+    },
 }
 
 /// A change seen by a watch.
@@ -266,6 +275,11 @@ pub enum Msg {
         crd: String,
         rule: usize,
         result: Result<String, String>,
+    },
+    /// What the owner tree's lists brought.
+    Owners {
+        request: u64,
+        result: Result<Box<crate::cluster::owners_fetch::Listed>, String>,
     },
     /// The clock moved on (every second).
     Tick(k8s_openapi::jiff::Timestamp),

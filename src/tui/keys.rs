@@ -29,6 +29,8 @@ pub enum On {
     Events,
     /// The CEL workbench.
     Cel,
+    /// Where an object or a CRD is selected (the owner tree, whose rows are objects too).
+    Selected,
 }
 
 impl Binding {
@@ -60,6 +62,14 @@ impl On {
                 | (On::Text, Screen::Text(_))
                 | (On::Events, Screen::Events(_))
                 | (On::Cel, Screen::Cel(_))
+                | (
+                    On::Selected,
+                    Screen::Registrations
+                        | Screen::Detail(_)
+                        | Screen::Resources(_)
+                        | Screen::Resource(_)
+                        | Screen::Owners(_)
+                )
                 | (On::Deletes, Screen::Registrations | Screen::Detail(_) | Screen::Resources(_) | Screen::Resource(_))
         )
     }
@@ -162,6 +172,20 @@ pub const BINDINGS: &[Binding] = &[
         Action::ApplyAs,
         On::Resource,
         "apply as manager X: a server-side apply dry run of the edited object, its conflicts and owners",
+    ),
+    b(
+        &[C('o')],
+        "o",
+        Action::OwnerTree,
+        On::Selected,
+        "owner tree: owners and dependents (ownerReferences); on a CRD: its linked objects",
+    ),
+    b(
+        &[C('t')],
+        "t",
+        Action::Timeline,
+        On::Resource,
+        "conditions timeline: transitions seen, newest first (the last 100); t again: back",
     ),
     bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
@@ -269,10 +293,14 @@ const RESOURCE_HINTS: &[Hint] = &[
     h("w", "events"),
     h("M", "owners"),
     h("A", "apply as"),
+    h("o", "owner tree"),
+    h("t", "timeline"),
     h("tab", "pane"),
     h("esc", "back"),
 ];
 const CEL_HINTS: &[Hint] = &[h("enter", "edit & evaluate"), h("s", "save cases"), h("j/k", "rule"), h("esc", "back")];
+const OWNERS_HINTS: &[Hint] =
+    &[h("enter", "open"), h("o", "its own tree"), h("j/k", "move"), h("ctrl-r", "list again"), h("esc", "back")];
 const TEXT_HINTS: &[Hint] = &[h("j/k", "scroll"), h("/", "search"), h("n/N", "next/previous"), h("esc", "back")];
 const LOG_HINTS: &[Hint] = &[h("j/k", "scroll"), h("esc", "back")];
 const EVENTS_HINTS: &[Hint] =
@@ -289,6 +317,7 @@ pub fn hints(screen: &Screen) -> &'static [Hint] {
         Screen::Log { .. } => LOG_HINTS,
         Screen::Events(_) => EVENTS_HINTS,
         Screen::Cel(_) => CEL_HINTS,
+        Screen::Owners(_) => OWNERS_HINTS,
         Screen::Wizard(_) => &[],
     }
 }

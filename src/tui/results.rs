@@ -108,7 +108,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
                 match s {
                     Screen::Resource(r) if r.key == key => {
                         if let Ok(obj) = &result {
-                            r.object = Some(obj.clone());
+                            r.show(obj.clone());
                         }
                     }
                     Screen::Text(t) if t.pending.as_ref() == Some(&key) => {
@@ -186,6 +186,7 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Tick(now) => return tick(state, now),
         Msg::CelSample { crd, result } => super::cel_workbench::on_sample(state, &crd, result),
         Msg::CelEdited { crd, rule, result } => super::cel_workbench::on_edited(state, &crd, rule, result),
+        Msg::Owners { request, result } => super::owner_tree::on_listed(state, request, result),
         Msg::Connected(target, namespaces) => {
             state.info(format!("context: {}", target.context));
             state.target = target;

@@ -7,6 +7,7 @@ use crate::cluster::editor::{editor_command, shell, write_private};
 use crate::cluster::objects::{
     ObjectRef, Retry, get_object, get_scale, parse_status_document, replace_spec, replace_status, set_scale, spec_view,
 };
+use crate::cluster::owners_fetch::list_everything;
 use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
 use crate::cluster::tui_ops::{delete_crd, delete_object, first_object, list_namespaces, replace_object};
@@ -279,6 +280,10 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
             };
             save(client, EditJob { kind, key, part, kept, base, edited }, against).await
         }
+        Effect::LoadOwners { request, scope } => Msg::Owners {
+            request,
+            result: list_everything(client, &scope).await.map(Box::new).map_err(|e| e.to_string()),
+        },
         // The loop runs these itself.
         Effect::LoadTable { .. }
         | Effect::StopWatch

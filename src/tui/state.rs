@@ -258,6 +258,32 @@ pub struct ResourceScreen {
     pub scroll: [usize; 2],
     /// The object was deleted while on screen (what it last was stays shown).
     pub gone: bool,
+    /// Its condition transitions seen since the screen opened (the first read's too).
+    pub timeline: crate::cluster::transitions::Timeline,
+    /// `t`: the timeline shown instead of spec and status, scrolled this far.
+    pub timeline_shown: Option<usize>,
+}
+
+impl ResourceScreen {
+    /// The screen of one object, before it is read.
+    pub fn new(kind: ResourceType, key: ObjKey) -> ResourceScreen {
+        ResourceScreen {
+            kind,
+            key,
+            object: None,
+            focus: Pane::Left,
+            scroll: [0, 0],
+            gone: false,
+            timeline: Default::default(),
+            timeline_shown: None,
+        }
+    }
+
+    /// Shows `obj`, the object read (again); what its conditions did goes on the timeline.
+    pub fn show(&mut self, obj: Value) {
+        self.timeline.observe(self.object.as_ref(), &obj);
+        self.object = Some(obj);
+    }
 }
 
 /// A YAML or describe text of anything.
@@ -346,6 +372,8 @@ pub enum Screen {
     Events(Box<crate::tui::events::EventsScreen>),
     /// `c`: the CEL workbench of a CRD.
     Cel(Box<crate::tui::cel_workbench::CelWorkbench>),
+    /// `o`: owners and dependents of an object, or of a CRD's objects.
+    Owners(Box<crate::tui::owner_tree::OwnerTreeScreen>),
     /// Every message of the session, newest first.
     Log {
         scroll: usize,
@@ -363,6 +391,7 @@ impl Screen {
             Screen::Text(_) => "describe",
             Screen::Wizard(_) => "migrate",
             Screen::Events(_) => "events",
+            Screen::Owners(_) => "owners",
             Screen::Log { .. } => "log",
             Screen::Cel(_) => "cel",
         }

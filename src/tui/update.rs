@@ -104,11 +104,16 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
     if let Some(effects) = super::cel_workbench::on_action(state, action, height) {
         return effects;
     }
+    if let Some(effects) = super::owner_tree::on_action(state, action, height) {
+        return effects;
+    }
     match action {
         Action::Events => super::events_update::open(state),
         Action::FieldOwners => field_owners(state),
         Action::ApplyAs => apply_as(state),
         Action::CelWorkbench => super::cel_workbench::open(state),
+        Action::OwnerTree => super::owner_tree::open(state),
+        Action::Timeline => super::timeline::toggle(state),
         Action::Back => back(state),
         Action::Enter => enter(state),
         Action::Move(n) => {
@@ -269,6 +274,7 @@ fn move_by(state: &mut State, n: isize, height: usize) {
             Pane::Right => d.schema.move_by(n),
         },
         Screen::Resources(r) => r.table.move_by(n, height),
+        Screen::Resource(r) if r.timeline_shown.is_some() => super::timeline::scroll(r, n),
         Screen::Resource(r) => {
             let i = usize::from(r.focus == Pane::Right);
             let part = r.object.as_ref().and_then(|o| o.get(if i == 0 { "spec" } else { "status" }));
@@ -277,7 +283,7 @@ fn move_by(state: &mut State, n: isize, height: usize) {
         }
         Screen::Text(t) => t.scroll = t.scroll.saturating_add_signed(n).min(t.lines.len().saturating_sub(1)),
         Screen::Log { scroll } => *scroll = scroll.saturating_add_signed(n).min(log_len.saturating_sub(1)),
-        Screen::Wizard(_) | Screen::Events(_) | Screen::Cel(_) => {}
+        Screen::Wizard(_) | Screen::Events(_) | Screen::Cel(_) | Screen::Owners(_) => {}
     }
 }
 
@@ -329,14 +335,7 @@ fn enter(state: &mut State) -> Vec<Effect> {
         Screen::Resources(r) => {
             let Some(key) = r.table.current().map(|row| row.key.clone()) else { return vec![] };
             let kind = r.kind.clone();
-            state.stack.push(Screen::Resource(ResourceScreen {
-                kind: kind.clone(),
-                key: key.clone(),
-                object: None,
-                focus: Pane::Left,
-                scroll: [0, 0],
-                gone: false,
-            }));
+            state.stack.push(Screen::Resource(ResourceScreen::new(kind.clone(), key.clone())));
             vec![Effect::LoadObject { kind, key }]
         }
         Screen::Resource(_)
@@ -344,7 +343,8 @@ fn enter(state: &mut State) -> Vec<Effect> {
         | Screen::Wizard(_)
         | Screen::Log { .. }
         | Screen::Events(_)
-        | Screen::Cel(_) => vec![],
+        | Screen::Cel(_)
+        | Screen::Owners(_) => vec![],
     }
 }
 
@@ -363,7 +363,12 @@ fn refresh(state: &mut State) -> Vec<Effect> {
         Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
-        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) | Screen::Cel(_) => vec![],
+        Screen::Text(_)
+        | Screen::Wizard(_)
+        | Screen::Log { .. }
+        | Screen::Events(_)
+        | Screen::Cel(_)
+        | Screen::Owners(_) => vec![],
     }
 }
 
@@ -391,7 +396,12 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
             state.stack.push(Screen::Text(t));
             return vec![Effect::LoadObject { kind, key }];
         }
-        Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) | Screen::Cel(_) => {
+        Screen::Text(_)
+        | Screen::Wizard(_)
+        | Screen::Log { .. }
+        | Screen::Events(_)
+        | Screen::Cel(_)
+        | Screen::Owners(_) => {
             return vec![];
         }
     };

@@ -32,6 +32,7 @@ Demo loaded into the local engine in {dir}:
   5 CustomResourceDefinitions
     gadgets.demo.example.com: not established: names not accepted (ShortNamesConflict: \"wd\" is already in use)
   298 custom resources in 5 namespaces and cluster scope (298 created, 0 configured, 0 unchanged)
+  1 ConfigMap, and owner references among them (o in the TUI shows the tree)
   legacyjobs.demo.example.com was deleted while legacyjob stuck-job holds a finalizer, so it stays Terminating
 Try: kubectl crd --local={dir} list
 ",

@@ -8,6 +8,7 @@
 
 mod cli_live;
 mod cli_local;
+mod cluster_owners;
 mod crdtest;
 mod differential;
 mod engine_apply;
@@ -47,6 +48,7 @@ mod support;
 mod tui_cel_e2e;
 mod tui_e2e;
 mod tui_events_e2e;
+mod tui_owners_e2e;
 mod tui_runtime;
 mod tui_wizard_e2e;
 mod validate;

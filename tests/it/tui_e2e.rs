@@ -314,6 +314,22 @@ fn readonly_refuses_writes_and_says_so() {
     t.wait_for(&["TUI-EXIT=0"]);
 }
 
+/// The TUI in a 160×30 tmux pane, on a `serve` of the demo loaded into `dir/data`
+/// (returned for kubectl), once it shows the registrations.
+pub(super) fn tui_on_served(dir: &Path) -> (Served, Tmux, PathBuf) {
+    let data = dir.join("data");
+    let served = Served::start(&data);
+    let command = format!(
+        "{} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        env!("CARGO_BIN_EXE_kubectl-crd"),
+        data.display(),
+        dir.join("stderr").display(),
+    );
+    let t = Tmux::start(dir, &command, 160, 30);
+    t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+    (served, t, data)
+}
+
 /// A `kubectl crd serve` of the demo data, stopped on drop.
 pub(super) struct Served {
     child: std::process::Child,

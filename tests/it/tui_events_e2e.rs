@@ -3,7 +3,7 @@
 //! each change's manager and diff, its pause, filter and full diff, as kubectl changes
 //! the objects; and a resource's field owners (`M`). Helpers are `tui_e2e`'s.
 
-use crate::tui_e2e::{KEEP_PANE, Served, Tmux, editor_script, kubectl};
+use crate::tui_e2e::{KEEP_PANE, Served, Tmux, editor_script, kubectl, tui_on_served};
 
 fn patch(data: &std::path::Path, name: &str, size: u32) {
     let body = format!(r#"{{"spec":{{"size":{size}}}}}"#);
@@ -14,16 +14,7 @@ fn patch(data: &std::path::Path, name: &str, size: u32) {
 #[test]
 fn the_event_stream_and_the_field_owners_follow_kubectl_s_changes() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let _served = Served::start(&data);
-    let command = format!(
-        "{} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        dir.path().join("stderr").display(),
-    );
-    let t = Tmux::start(dir.path(), &command, 160, 30);
-    t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+    let (_served, t, data) = tui_on_served(dir.path());
     t.keys(&[":"]);
     t.type_text("widgets");
     t.keys(&["Enter"]);

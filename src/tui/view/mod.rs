@@ -7,8 +7,10 @@ mod detail;
 mod events;
 mod lists;
 mod log;
+mod owners;
 mod popup;
 mod resource;
+mod timeline;
 mod wizard;
 
 use crate::tui::keys;
@@ -40,6 +42,7 @@ pub fn draw(frame: &mut Frame, state: &State) {
         Screen::Log { scroll } => log::draw(frame, body, state, *scroll),
         Screen::Events(e) => events::draw(frame, body, state, e),
         Screen::Cel(b) => cel::draw(frame, body, state, b),
+        Screen::Owners(o) => owners::draw(frame, body, state, o),
     }
     draw_status(frame, status, state);
     match &state.mode {
@@ -104,6 +107,7 @@ fn draw_crumbs(frame: &mut Frame, area: Rect, state: &State) {
             Screen::Log { .. } => "messages".to_string(),
             Screen::Events(_) => "events".to_string(),
             Screen::Cel(b) => format!("cel {}", b.name),
+            Screen::Owners(_) => "owners".to_string(),
         };
         let style = if i + 1 == state.stack.len() { t.title() } else { Style::new() };
         spans.push(Span::styled(label, style));

@@ -68,6 +68,10 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, r: &ResourceScreen) {
     frame.render_widget(b, top);
     frame.render_widget(Paragraph::new(lines), inner);
 
+    if r.timeline_shown.is_some() {
+        super::timeline::draw(frame, bottom, state, r);
+        return;
+    }
     let [left, right] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
     let panes = [
         (left, "spec", obj.get("spec"), Pane::Left, if r.kind.status { "e" } else { "e, with the status" }),

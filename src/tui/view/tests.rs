@@ -520,3 +520,6 @@ fn the_cel_workbench_shows_the_rules_and_the_latest_try_with_its_costs() {
     let (x, y) = find(&buf, "FAILED").expect("verdict");
     assert_eq!(buf[(x, y)].fg, Color::Red, "a failure reads as trouble");
 }
+
+#[path = "owners_tests.rs"]
+mod owners;
