@@ -23,6 +23,7 @@
 //! - [`demo`]: the built-in demo set.
 
 pub mod apply;
+pub mod column_preview;
 pub mod connect;
 pub mod delete;
 pub mod demo;
@@ -39,6 +40,7 @@ pub mod merge_patch;
 pub mod objects;
 pub mod reapply;
 pub mod registrations;
+pub mod schema_fields;
 pub mod shell;
 pub mod table;
 pub mod tui_ops;

@@ -54,6 +54,11 @@ pub mod gofmt {
     pub use crate::representation::gofmt::{go_json, print_text};
     pub use crate::schema::gofmt::plain_v;
 }
+/// The CRD table convertor (printer columns evaluated as kube-apiserver does), for tools
+/// that preview a kind's columns on objects they already hold.
+pub mod table {
+    pub use crate::representation::table::{Cell, TableConvertor};
+}
 pub use resources::generate_name::{self, NameGenerator};
 
 /// The engine's version, served at `/version` beside the Kubernetes level it implements.
