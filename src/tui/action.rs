@@ -153,6 +153,8 @@ pub enum Effect {
     },
     /// Stop the event stream's watch.
     StopEvents,
+    /// Read a few objects of each served version and preview the printer columns on them.
+    LoadColumnPreview(Box<Crd>),
 }
 
 /// A change seen by a watch.
@@ -223,6 +225,11 @@ pub enum Msg {
     ObjectEvent {
         stream: u64,
         event: Result<crate::cluster::watch::ObjectEvent, String>,
+    },
+    /// The printer columns of a CRD previewed on objects, or why not.
+    ColumnPreview {
+        crd: String,
+        result: Result<Vec<crate::cluster::column_preview::VersionPreview>, String>,
     },
     /// The clock moved on (every second).
     Tick(k8s_openapi::jiff::Timestamp),

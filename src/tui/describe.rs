@@ -1,8 +1,11 @@
 //! The describe view: kubectl's describe for objects without a dedicated describer
 //! (custom resources, and CRDs themselves), which prints the top-level fields and then
 //! every nested field with a label made from its name (`observedGeneration` →
-//! `Observed Generation`).
+//! `Observed Generation`). A CRD's ends with its schema, one line per field path with every
+//! attribute and CEL rule ([`schema_fields::describe_lines`]).
 
+use crate::cluster::registrations::Crd;
+use crate::cluster::schema_fields;
 use serde_json::Value;
 
 /// kubectl's smart label: camelCase split into capitalised words.
@@ -104,6 +107,11 @@ pub fn describe(obj: &Value) -> Vec<String> {
         }
     }
     out.push("Events:       <none>".into());
+    if obj["kind"] == "CustomResourceDefinition"
+        && let Ok(crd) = serde_json::from_value::<Crd>(obj.clone())
+    {
+        out.extend(schema_fields::describe_lines(&crd));
+    }
     out
 }
 

@@ -5,7 +5,7 @@
 use crate::cluster::registrations::Crd;
 use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::model::Registration;
-use crate::tui::schema::SchemaTree;
+use crate::tui::schema::{Preview, SchemaTree};
 use crate::tui::state::{Cause, Mode, Namespaces, Screen, State};
 use crate::tui::wizard;
 
@@ -36,6 +36,18 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Counted { crd, count } => {
             if let Some(r) = state.registrations.items.iter_mut().find(|r| r.name() == crd) {
                 r.summary.resources = count;
+            }
+        }
+        Msg::ColumnPreview { crd, result } => {
+            for s in &mut state.stack {
+                if let Screen::Detail(d) = s
+                    && d.crd == crd
+                {
+                    d.preview = match &result {
+                        Ok(p) => Preview::Ready(p.clone()),
+                        Err(e) => Preview::Failed(e.clone()),
+                    };
+                }
             }
         }
         Msg::Registrations(Err(e)) => state.error_because(Cause::Registrations, format!("cannot list CRDs: {e}")),

@@ -2,7 +2,7 @@
 //! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
 
 use crate::tui::action::{Action, Effect};
-use crate::tui::schema::SchemaTree;
+use crate::tui::schema::{Preview, SchemaTree};
 use crate::tui::state::{
     ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, Screen, State,
     TextScreen,
@@ -341,16 +341,27 @@ fn enter(state: &mut State) -> Vec<Effect> {
 /// The detail (names, conditions, versions, schema) of the selected registration.
 fn open_detail(state: &mut State) -> Vec<Effect> {
     if let Some(reg) = state.registrations.current() {
-        let detail =
-            DetailScreen { crd: reg.name().to_string(), schema: SchemaTree::new(reg), focus: Pane::Left, scroll: 0 };
+        let detail = DetailScreen {
+            crd: reg.name().to_string(),
+            schema: SchemaTree::new(reg),
+            preview: Preview::Loading,
+            focus: Pane::Left,
+            scroll: 0,
+        };
+        let effect = Effect::LoadColumnPreview(Box::new(reg.crd.clone()));
         state.stack.push(Screen::Detail(detail));
+        return vec![effect];
     }
     vec![]
 }
 
 fn refresh(state: &mut State) -> Vec<Effect> {
     match state.screen() {
-        Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
+        Screen::Registrations => vec![Effect::LoadRegistrations],
+        Screen::Detail(d) => {
+            let preview = state.registrations.find(&d.crd).map(|r| Effect::LoadColumnPreview(Box::new(r.crd.clone())));
+            std::iter::once(Effect::LoadRegistrations).chain(preview).collect()
+        }
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
         Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => vec![],
@@ -368,7 +379,11 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
                 m.insert("apiVersion".into(), "apiextensions.k8s.io/v1".into());
                 m.insert("kind".into(), "CustomResourceDefinition".into());
             }
-            text(format!("{word} customresourcedefinition/{}", reg.name()), &obj)
+            let mut screen = text(format!("{word} customresourcedefinition/{}", reg.name()), &obj);
+            if !as_yaml {
+                screen.lines.extend(preview_text(state));
+            }
+            screen
         }
         Screen::Resource(r) if r.object.is_some() => {
             text(format!("{word} {}/{}", r.kind.plural, r.key.display()), r.object.as_ref().unwrap_or(&Value::Null))
@@ -385,6 +400,18 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
     };
     state.stack.push(Screen::Text(screen));
     vec![]
+}
+
+/// The printer-column preview of the detail screen, for a CRD's describe text.
+fn preview_text(state: &State) -> Vec<String> {
+    match state.screen() {
+        Screen::Detail(d) => match &d.preview {
+            Preview::Ready(p) => crate::cluster::column_preview::describe_lines(p),
+            Preview::Loading => vec!["Printer columns: still reading objects to preview them on".into()],
+            Preview::Failed(e) => vec![format!("Printer columns: no preview: {e}")],
+        },
+        _ => vec!["Printer columns: the detail (i) previews them on objects".into()],
+    }
 }
 
 /// `M` on a resource: its field owners, one line per field and owner, as a text view

@@ -57,7 +57,7 @@ pub mod gofmt {
 /// The CRD table convertor (printer columns evaluated as kube-apiserver does), for tools
 /// that preview a kind's columns on objects they already hold.
 pub mod table {
-    pub use crate::representation::table::{Cell, TableConvertor};
+    pub use crate::representation::table::TableConvertor;
 }
 pub use resources::generate_name::{self, NameGenerator};
 

@@ -4,6 +4,7 @@
 
 mod detail;
 mod events;
+mod explorer;
 mod lists;
 mod log;
 mod popup;

@@ -236,7 +236,7 @@ team-c      widget-002   green   2         2         Ready   4      <age>
     );
     assert_text(
         &normalize_csv(&c.ok(&["get", "databases", "-n", "staging", "-l", "app=redis-03", "-o", "csv"])),
-        "NAME,ENGINE,VERSION,REPLICAS,STORAGE,ENDPOINT,PHASE,AGE\nredis-03,redis,7.2,3,30,redis-03.staging.svc:6379,Provisioning,<age>\n",
+        "NAME,ENGINE,VERSION,REPLICAS,STORAGE,ENDPOINT,BACKUP,PHASE,AGE\nredis-03,redis,7.2,3,30,redis-03.staging.svc:6379,,Provisioning,<age>\n",
         "get -o csv",
     );
     let policies = normalize_table(&c.ok(&["get", "cpol"]));
