@@ -6,9 +6,9 @@
 use super::args::OutputFormat;
 use super::output::{self, Rows};
 use super::session::Session;
-use crate::cluster::{column_preview, listing, schema_fields};
 use crate::cluster::registrations::{self, ConditionStatus, Description, Registration};
 use crate::cluster::table::age;
+use crate::cluster::{column_preview, listing, schema_fields};
 use crate::text::tabwrite::tabwrite;
 use k8s_openapi::jiff::Timestamp;
 use std::io::Write;

@@ -162,13 +162,14 @@ pub fn describe_lines(previews: &[VersionPreview]) -> Vec<String> {
         out.push(format!("Printer columns {} on {} objects:", p.version, p.objects.len()));
         let mut rows = vec![["COLUMN", "TYPE", "JSONPATH"].map(String::from).to_vec()];
         rows[0].extend(p.objects.iter().cloned());
-        rows[0].push(String::new());
         for c in &p.columns {
             let name = if c.implicit { format!("{} (implicit)", c.name) } else { c.name.clone() };
             let mut row = vec![name, c.type_.clone(), c.json_path.clone()];
-            row.extend(c.cells.iter().map(|s| if s.is_empty() { "<none>".to_string() } else { s.clone() }));
-            row.resize(3 + p.objects.len(), String::new());
-            row.push(c.flag().map(|f| format!("! {f}")).unwrap_or_default());
+            match c.flag() {
+                // Its cells are all empty (or there are none): the flag says it in their place.
+                Some(flag) => row.push(format!("! {flag}")),
+                None => row.extend(c.cells.iter().map(|s| if s.is_empty() { "<none>".to_string() } else { s.clone() })),
+            }
             rows.push(row);
         }
         out.extend(tabwrite(&rows).lines().map(|l| format!("  {}", l.trim_end())));

@@ -90,7 +90,7 @@ impl FieldAttrs {
         let n = |k: &str| schema.get(k).and_then(Value::as_u64);
         let flag = |k: &str| schema.get(k).and_then(Value::as_bool) == Some(true);
         let bound = |k: &str, ex: &str| {
-            schema.get(k).filter(|v| v.is_number()).map(|v| Bound { value: v.to_string(), exclusive: flag(ex) })
+            schema.get(k).filter(|v| v.is_number()).map(|v| Bound { value: number(v), exclusive: flag(ex) })
         };
         let list = |k: &str| schema.get(k).and_then(Value::as_array).into_iter().flatten();
         FieldAttrs {
@@ -252,6 +252,15 @@ impl FieldAttrs {
     }
 }
 
+/// A bound as the author wrote it: the typed schema keeps bounds as floats (`1.0`), which
+/// read wrong on an integer field.
+fn number(v: &Value) -> String {
+    match v.as_f64() {
+        Some(f) if v.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        _ => v.to_string(),
+    }
+}
+
 /// One field of a flattened schema: its path (`spec.ports[].name`, `spec.labels{}`) and
 /// attributes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -337,7 +346,7 @@ mod tests {
                 "reason": "FieldValueInvalid"}],
             "properties": {
                 "engine": {"type": "string", "enum": ["postgres", "redis"]},
-                "storageGB": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 1000,
+                "storageGB": {"type": "integer", "format": "int32", "minimum": 1.0, "maximum": 1000,
                     "exclusiveMaximum": true, "default": 10},
                 "version": {"type": "string", "pattern": "^[0-9.]+$", "minLength": 1, "maxLength": 16,
                     "nullable": true},

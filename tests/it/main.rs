@@ -47,5 +47,6 @@ mod support;
 mod tui_e2e;
 mod tui_events_e2e;
 mod tui_runtime;
+mod tui_schema_e2e;
 mod tui_wizard_e2e;
 mod validate;

@@ -15,7 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 /// Object cells wider than this are cut (the describe view has them whole).
-const CELL_WIDTH: usize = 20;
+const CELL_WIDTH: usize = 14;
 
 /// The right pane: the schema tree.
 pub fn draw_tree(frame: &mut Frame, area: Rect, state: &State, d: &DetailScreen) {
@@ -104,7 +104,9 @@ pub fn column_lines(version: &str, declared: bool, preview: &Preview, state: &St
         (Preview::Loading, None) => vec![Line::styled("  printer columns: reading objects to preview…", t.dim())],
         (Preview::Failed(e), None) => vec![Line::styled(format!("  printer columns: no preview: {e}"), t.error())],
         // Not served: no objects to read.
-        (Preview::Ready(_), None) if declared => vec![Line::styled("  printer columns: not served, no preview", t.dim())],
+        (Preview::Ready(_), None) if declared => {
+            vec![Line::styled("  printer columns: not served, no preview", t.dim())]
+        }
         (Preview::Ready(_), None) => vec![Line::styled("  printer columns: none (Name, Age)", t.dim())],
     }
 }
@@ -137,7 +139,8 @@ fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
     lines.push(cells_line(head, &widths));
     for c in &p.columns {
         let name = if c.implicit { format!("  {}°", c.name) } else { format!("  {}", c.name) };
-        let mut cells = vec![(name, t.yaml_key()), (c.type_.clone(), t.yaml_number()), (c.json_path.clone(), t.yaml_string())];
+        let mut cells =
+            vec![(name, t.yaml_key()), (c.type_.clone(), t.yaml_number()), (c.json_path.clone(), t.yaml_string())];
         match c.flag() {
             // Every cell is empty anyway: the flag takes their place.
             Some(flag) => cells.push((format!("! {flag}"), t.warning())),
@@ -154,4 +157,3 @@ fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
     }
     lines
 }
-
