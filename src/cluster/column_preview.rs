@@ -220,10 +220,8 @@ mod tests {
             ]
         );
         let text = describe_lines(&[p]).join("\n");
-        assert!(
-            text.contains("Backup   string    .spec.backup.schedule   <none>   <none>   ! empty on all 2 objects"),
-            "{text}"
-        );
+        assert!(text.contains("Size     integer   .spec.size              3      <none>"), "{text}");
+        assert!(text.contains("Backup   string    .spec.backup.schedule   ! empty on all 2 objects"), "{text}");
     }
 
     #[test]
