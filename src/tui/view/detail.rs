@@ -131,7 +131,7 @@ fn info_lines(reg: &Registration, detail: &DetailScreen, state: &State) -> Vec<L
         }
         let sub = if sub.is_empty() { "none".to_string() } else { sub.join(", ") };
         lines.push(Line::from(vec![Span::raw("  subresources: "), Span::styled(sub, t.yaml_string())]));
-        lines.extend(super::explorer::column_lines(&v.name, !v.printer_columns.is_empty(), &detail.preview, state));
+        lines.extend(super::explorer::column_lines(v, &detail.preview, state));
     }
     lines
 }

@@ -5,7 +5,8 @@
 //! preview the left pane shows under each version.
 
 use super::{block, cells_line};
-use crate::cluster::column_preview::VersionPreview;
+use crate::cluster::column_preview::{ColumnPreview, VersionPreview};
+use crate::cluster::registrations::VersionDetail;
 use crate::tui::schema::{Preview, SchemaNode};
 use crate::tui::state::{DetailScreen, Pane, State};
 use ratatui::Frame;
@@ -96,19 +97,33 @@ fn detail_lines(n: &SchemaNode, depth: usize, state: &State) -> Vec<Line<'static
         .collect()
 }
 
-/// The left pane's printer columns of one version, previewed on objects once read.
-pub fn column_lines(version: &str, declared: bool, preview: &Preview, state: &State) -> Vec<Line<'static>> {
+/// The left pane's printer columns of one version: previewed on objects once read, until
+/// then (or when it is not served) as declared.
+pub fn column_lines(v: &VersionDetail, preview: &Preview, state: &State) -> Vec<Line<'static>> {
     let t = &state.theme;
-    match (preview, preview.of(version)) {
-        (_, Some(p)) => preview_lines(p, state),
-        (Preview::Loading, None) => vec![Line::styled("  printer columns: reading objects to preview…", t.dim())],
-        (Preview::Failed(e), None) => vec![Line::styled(format!("  printer columns: no preview: {e}"), t.error())],
-        // Not served: no objects to read.
-        (Preview::Ready(_), None) if declared => {
-            vec![Line::styled("  printer columns: not served, no preview", t.dim())]
-        }
-        (Preview::Ready(_), None) => vec![Line::styled("  printer columns: none (Name, Age)", t.dim())],
+    if let Some(p) = preview.of(&v.name) {
+        return preview_lines(p, state);
     }
+    let status = match preview {
+        Preview::Loading => Some(Line::styled("    reading objects to preview the columns on…", t.dim())),
+        Preview::Failed(e) => Some(Line::styled(format!("    no preview: {e}"), t.error())),
+        Preview::Ready(_) => None,
+    };
+    if v.printer_columns.is_empty() {
+        return vec![Line::styled("  printer columns: none (Name, Age)", t.dim())];
+    }
+    let mut lines = vec![Line::raw("  printer columns:")];
+    for c in &v.printer_columns {
+        let prio = if c.priority > 0 { format!(" priority {}", c.priority) } else { String::new() };
+        lines.push(Line::from(vec![
+            Span::raw(format!("    {:<14}", c.name)),
+            Span::styled(format!("{:<8}", c.type_), t.yaml_number()),
+            Span::styled(c.json_path.clone(), t.yaml_string()),
+            Span::styled(prio, t.dim()),
+        ]));
+    }
+    lines.extend(status);
+    lines
 }
 
 fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
@@ -120,7 +135,7 @@ fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
         lines.push(Line::raw(format!("  printer columns on {}:", p.objects.join(", "))));
     }
     let short = |o: &String| o.rsplit('/').next().unwrap_or_default().to_string();
-    let w = |f: &dyn Fn(&crate::cluster::column_preview::ColumnPreview) -> usize, min: usize| {
+    let w = |f: &dyn Fn(&ColumnPreview) -> usize, min: usize| {
         p.columns.iter().map(f).max().unwrap_or(0).max(min)
     };
     let mut widths = vec![
