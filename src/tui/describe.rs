@@ -142,4 +142,23 @@ mod tests {
         assert!(text.contains("Spec:\n  Ports:\n    Name:  http\n    Port:  80\n  Size:  3"), "{text}");
         assert!(text.contains("Status:\n  Observed Generation:  2"), "{text}");
     }
+
+    #[test]
+    fn a_crd_describes_its_schema_one_line_per_field_with_rules_under_it() {
+        let spec = serde_json::json!({"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.size <= 9", "message": "too big", "fieldPath": ".size"}],
+            "properties": {"size": {"type": "integer", "format": "int32", "minimum": 0, "default": 1},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}});
+        let crd = crate::tui::fixtures::crd("widgets", "Widget").spec_schema(spec).build();
+        let text = describe(&serde_json::to_value(&crd).expect("json")).join("\n");
+        let schema = &text[text.find("Schema v1:").expect("a schema section")..];
+        assert_eq!(
+            schema,
+            "Schema v1:\n  .  <object>\n  spec  <object>\n      rule: self.size <= 9\n        message: too big\n        \
+             fieldPath: .size\n  spec.ports  <array>  list:map[name]\n  spec.ports[]  <object>\n  \
+             spec.ports[].name  <string>  required\n  spec.size  <integer int32>  minimum 0; default: 1\n  \
+             status  <object>\n  status.phase  <string>\n  status.replicas  <integer>"
+        );
+    }
 }

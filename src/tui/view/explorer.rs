@@ -135,9 +135,7 @@ fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
         lines.push(Line::raw(format!("  printer columns on {}:", p.objects.join(", "))));
     }
     let short = |o: &String| o.rsplit('/').next().unwrap_or_default().to_string();
-    let w = |f: &dyn Fn(&ColumnPreview) -> usize, min: usize| {
-        p.columns.iter().map(f).max().unwrap_or(0).max(min)
-    };
+    let w = |f: &dyn Fn(&ColumnPreview) -> usize, min: usize| p.columns.iter().map(f).max().unwrap_or(0).max(min);
     let mut widths = vec![
         w(&|c| c.name.chars().count() + if c.implicit { 1 } else { 0 }, 6),
         w(&|c| c.type_.len(), 4),

@@ -500,3 +500,7 @@ fn the_event_stream_shows_each_change_with_its_manager_and_diff() {
     type_keys(&mut s, " ");
     snapshot!("events", render(&mut s, 120, 12));
 }
+
+/// The schema explorer's screens (in their own file to keep this one short).
+#[path = "explorer_tests.rs"]
+mod explorer;
