@@ -87,6 +87,8 @@ pub enum Action {
     Pause,
     /// `M` on a resource: every field with the manager that owns it.
     FieldOwners,
+    /// `p` on the detail: the left pane shows only the printer-column preview, or all again.
+    PrinterColumns,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].

@@ -210,6 +210,8 @@ pub struct DetailScreen {
     pub schema: SchemaTree,
     /// The printer columns previewed on a few objects.
     pub preview: Preview,
+    /// `p`: the left pane shows only the preview (at 80 columns it is far down otherwise).
+    pub columns_only: bool,
     pub focus: Pane,
     pub scroll: usize,
 }

@@ -126,6 +126,14 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             }
             vec![]
         }
+        Action::PrinterColumns => {
+            if let Screen::Detail(d) = state.screen_mut() {
+                d.columns_only = !d.columns_only;
+                d.focus = Pane::Left;
+                d.scroll = 0;
+            }
+            vec![]
+        }
         Action::Fold(open) => {
             if let Screen::Detail(d) = state.screen_mut() {
                 d.focus = Pane::Right;
@@ -345,6 +353,7 @@ fn open_detail(state: &mut State) -> Vec<Effect> {
             crd: reg.name().to_string(),
             schema: SchemaTree::new(reg),
             preview: Preview::Loading,
+            columns_only: false,
             focus: Pane::Left,
             scroll: 0,
         };

@@ -71,6 +71,14 @@ pub fn condition_lines(conditions: &[ConditionView], state: &State) -> Vec<Line<
 fn info_lines(reg: &Registration, detail: &DetailScreen, state: &State) -> Vec<Line<'static>> {
     let t = &state.theme;
     let d = Description::from_crd(&reg.crd, reg.count());
+    if detail.columns_only {
+        let mut lines = vec![section("Printer columns, previewed on objects (p: everything)", state)];
+        for v in &d.versions {
+            lines.push(Line::styled(v.name.clone(), t.yaml_key()));
+            lines.extend(super::explorer::column_lines(v, &detail.preview, state));
+        }
+        return lines;
+    }
     let count = d.resources.map(|c| c.to_string()).unwrap_or_else(|| "?".into());
     let mut lines = vec![Line::raw(format!(
         "group {}  scope {}  versions {}  resources {count}",

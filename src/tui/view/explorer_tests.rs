@@ -67,3 +67,16 @@ fn at_80_columns_the_attributes_expand_under_the_field() {
     assert!(t.contains("storageGB <integer int32> ≥1 ≤1000 default 10"), "{t}");
     assert!(t.contains("│ minimum 1, maximum 1000"), "{t}");
 }
+
+#[test]
+fn p_leaves_only_the_column_preview_in_the_left_pane() {
+    let mut s = on_databases();
+    type_keys(&mut s, "p");
+    let buf = render(&mut s, 80, 24);
+    snapshot!("explorer_columns_only_80", buf);
+    let t = text(&buf);
+    assert!(t.contains("Backup  string  .spec.backup.schedule  ! empty on all 2 objects"), "{t}");
+    assert!(!t.contains("Names (spec"), "{t}");
+    type_keys(&mut s, "p");
+    assert!(text(&render(&mut s, 80, 24)).contains("Names (spec"));
+}
