@@ -31,6 +31,12 @@ fn the_schema_explorer_shows_attributes_rules_and_the_printer_column_preview() {
         "{screen}"
     );
     assert!(screen.lines().any(|l| l.contains("Engine") && l.contains("mysql")), "{screen}");
+    // p: the left pane shows only the preview, every version's; again: everything.
+    t.keys(&["p"]);
+    let screen = t.wait_for(&["Printer columns, previewed on objects (p: everything)"]);
+    assert_eq!(screen.matches("! empty on all 3 objects").count(), 2, "v1 and v1beta1: {screen}");
+    t.keys(&["p"]);
+    t.wait_for(&["Names (spec ⇄ accepted)"]);
 
     // The tree: spec's CEL rules under it once selected.
     t.keys(&["Tab", "j"]);
