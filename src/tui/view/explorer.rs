@@ -41,7 +41,7 @@ pub fn draw_tree(frame: &mut Frame, area: Rect, state: &State, d: &DetailScreen)
         let start = lines.len();
         if focused {
             lines.push(line.patch_style(t.selected()));
-            lines.extend(detail_lines(v.node, v.depth, state));
+            lines.extend(detail_lines(v.node, v.depth, usize::from(inner.width), state));
         } else {
             lines.push(line);
         }
@@ -84,17 +84,51 @@ fn node_line(n: &SchemaNode, depth: usize, expanded: bool, state: &State) -> Lin
 }
 
 /// The selected node's attributes in full, under it: constraints, default, CEL rules.
-fn detail_lines(n: &SchemaNode, depth: usize, state: &State) -> Vec<Line<'static>> {
+fn detail_lines(n: &SchemaNode, depth: usize, width: usize, state: &State) -> Vec<Line<'static>> {
     let t = &state.theme;
     let pad = "  ".repeat(depth + 2);
-    n.attrs
-        .details()
-        .into_iter()
-        .map(|l| {
-            let style = if l.starts_with("rule:") { t.info() } else { t.dim() };
-            Line::from(vec![Span::raw(pad.clone()), Span::styled("│ ", t.dim()), Span::styled(l, style)])
-        })
-        .collect()
+    // CEL rules run long: they wrap rather than run off the pane (20 columns at the least).
+    let room = width.saturating_sub(pad.len() + 2).max(20);
+    let mut out = vec![];
+    for l in n.attrs.details() {
+        let style = if l.starts_with("rule:") { t.info() } else { t.dim() };
+        for part in wrap(&l, room) {
+            out.push(Line::from(vec![Span::raw(pad.clone()), Span::styled("│ ", t.dim()), Span::styled(part, style)]));
+        }
+    }
+    out
+}
+
+/// `text` cut into pieces of at most `width` characters, at a space where there is one,
+/// the pieces after the first indented by two more than the text is.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let leading = text.len() - text.trim_start().len();
+    let indent = " ".repeat(leading + 2);
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = vec![];
+    let mut at = 0;
+    while at < chars.len() || out.is_empty() {
+        let lead = if out.is_empty() { String::new() } else { indent.clone() };
+        let take = width.saturating_sub(lead.chars().count()).max(1);
+        let mut end = (at + take).min(chars.len());
+        // At a space where there is one, so words stay whole.
+        // (Not in the text's own indentation, which would leave an empty piece.)
+        let floor = if at == 0 { leading + 1 } else { at + 1 };
+        if end < chars.len()
+            && chars[end] != ' '
+            && floor < end
+            && let Some(space) = chars[floor..end].iter().rposition(|c| *c == ' ')
+        {
+            end = floor + space + 1;
+        }
+        let piece: String = chars[at..end].iter().collect();
+        out.push(format!("{lead}{}", piece.trim_end()));
+        at = end;
+        while chars.get(at) == Some(&' ') {
+            at += 1;
+        }
+    }
+    out
 }
 
 /// The left pane's printer columns of one version: previewed on objects once read, until
@@ -169,4 +203,18 @@ fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
         lines.push(Line::styled("    ° kube's own Age: the version declares no columns", t.dim()));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_lines_wrap_indented() {
+        assert_eq!(wrap("rule: abcdefgh", 8), ["rule:", "  abcdef", "  gh"]);
+        assert_eq!(wrap("abcdefghij", 8), ["abcdefgh", "  ij"]);
+        assert_eq!(wrap("  message: x", 20), ["  message: x"]);
+        assert_eq!(wrap("  abcdefgh", 6), ["  abcd", "    ef", "    gh"]);
+        assert_eq!(wrap("", 5), [""]);
+    }
 }

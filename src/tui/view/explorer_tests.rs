@@ -16,7 +16,7 @@ fn on_databases() -> State {
     let spec = json!({"type": "object", "required": ["engine"],
         "x-kubernetes-validations": [
             {"rule": "self.engine != 'redis' || self.storageGB <= 64",
-             "messageExpression": "self.engine + ' keeps its data in memory'", "fieldPath": ".storageGB",
+             "messageExpression": "self.engine + ' keeps its data in memory: storageGB must be at most 64'", "fieldPath": ".storageGB",
              "reason": "FieldValueInvalid"},
             {"rule": "!has(self.backup) || self.engine != 'redis'", "message": "redis is not backed up"}],
         "properties": {
@@ -66,6 +66,11 @@ fn at_80_columns_the_attributes_expand_under_the_field() {
     let t = text(&buf);
     assert!(t.contains("storageGB <integer int32> ≥1 ≤1000 default 10"), "{t}");
     assert!(t.contains("│ minimum 1, maximum 1000"), "{t}");
+    // Up on spec: its CEL rules wrap in the narrow pane.
+    type_keys(&mut s, "kkk");
+    let buf = render(&mut s, 80, 40);
+    snapshot!("explorer_rules_80", buf);
+    assert!(text(&buf).contains("│   messageExpression: self.engine + ' keeps its data in memor"), "{}", text(&buf));
 }
 
 #[test]
