@@ -4,14 +4,15 @@
 
 use super::{render, text};
 use crate::cluster::column_preview::preview;
-use crate::tui::action::Msg;
-use crate::tui::fixtures::{crd, now, press, state, type_keys};
+use crate::tui::action::{Effect, Msg};
+use crate::tui::fixtures::{crd, ctrl, now, press, state, type_keys};
 use crate::tui::state::State;
 use crate::tui::update::apply;
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-/// A databases CRD like the demo's, its detail open, the preview read from two objects.
+/// A databases CRD like the demo's, its detail open (and refreshed: both read the preview),
+/// the preview read from two objects.
 fn on_databases() -> State {
     let spec = json!({"type": "object", "required": ["engine"],
         "x-kubernetes-validations": [
@@ -35,7 +36,10 @@ fn on_databases() -> State {
     let name = reg.name().to_string();
     let mut s = state();
     s.registrations.items = vec![reg];
-    type_keys(&mut s, "i");
+    let effects = type_keys(&mut s, "i");
+    assert!(matches!(&effects[..], [Effect::LoadColumnPreview(c)] if c.metadata.name.as_deref() == Some(&name)));
+    let effects = ctrl(&mut s, 'r');
+    assert!(matches!(&effects[..], [Effect::LoadRegistrations, Effect::LoadColumnPreview(_)]), "{effects:?}");
     let objects: Vec<_> = ["postgres-01", "redis-02"]
         .iter()
         .map(|n| json!({"metadata": {"name": n, "namespace": "team-a"}, "spec": {"engine": n.split('-').next()}}))
