@@ -170,8 +170,9 @@ fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
     }
     let short = |o: &String| o.rsplit('/').next().unwrap_or_default().to_string();
     let w = |f: &dyn Fn(&ColumnPreview) -> usize, min: usize| p.columns.iter().map(f).max().unwrap_or(0).max(min);
+    // The first column is indented two, under the "printer columns" line.
     let mut widths = vec![
-        w(&|c| c.name.chars().count() + if c.implicit { 1 } else { 0 }, 6),
+        w(&|c| c.name.chars().count() + if c.implicit { 1 } else { 0 }, 6) + 2,
         w(&|c| c.type_.len(), 4),
         w(&|c| c.json_path.chars().count(), 8),
     ];
@@ -180,7 +181,6 @@ fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
         widths.push(cells.chain([short(o).chars().count()]).max().unwrap_or(1).clamp(1, CELL_WIDTH));
     }
     let mut head = vec![("  COLUMN".to_string(), t.column_header())];
-    widths[0] += 2;
     head.extend(["TYPE", "JSONPATH"].map(|h| (h.to_string(), t.column_header())));
     head.extend(p.objects.iter().map(|o| (short(o), t.column_header())));
     lines.push(cells_line(head, &widths));
