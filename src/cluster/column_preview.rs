@@ -55,6 +55,8 @@ pub struct VersionPreview {
     /// `namespace/name` (or `name`) of each object previewed.
     pub objects: Vec<String>,
     pub columns: Vec<ColumnPreview>,
+    /// Why no objects were read at this version (the others may still have a preview).
+    pub error: Option<String>,
 }
 
 /// The columns of `version` evaluated on `objects` (served at that version).
@@ -108,6 +110,7 @@ pub fn preview(version: &CustomResourceDefinitionVersion, objects: &[Value], now
         version: version.name.clone(),
         objects: objects.iter().map(object_name).collect(),
         columns: previews,
+        error: None,
     }
 }
 
@@ -138,20 +141,32 @@ fn object_name(o: &Value) -> String {
 }
 
 /// Reads up to [`SAMPLE`] objects of each served version of `crd` and previews its columns
-/// on them.
+/// on them. A version that cannot be read (a conversion webhook down) says why in its
+/// preview; only when none can is it an error.
 pub async fn sample(client: &kube::Client, crd: &Crd, now: Timestamp) -> Result<Vec<VersionPreview>, ClusterError> {
     let Some(base) = resource_of(crd) else { return Ok(vec![]) };
     let mut out = vec![];
+    let mut last_error = None;
     for v in crd.spec.versions.iter().filter(|v| v.served) {
         let mut resource = base.clone();
         resource.version = v.name.clone();
         let api = resource.api(client, None);
-        let list =
-            api.list(&ListParams::default().limit(SAMPLE)).await.map_err(|e| ClusterError::from_kube(e, None))?;
-        let objects: Vec<Value> = list.items.iter().filter_map(|o| serde_json::to_value(o).ok()).collect();
-        out.push(preview(v, &objects, now));
+        match api.list(&ListParams::default().limit(SAMPLE)).await {
+            Ok(list) => {
+                let objects: Vec<Value> = list.items.iter().filter_map(|o| serde_json::to_value(o).ok()).collect();
+                out.push(preview(v, &objects, now));
+            }
+            Err(e) => {
+                let e = ClusterError::from_kube(e, None);
+                out.push(VersionPreview { error: Some(e.to_string()), ..preview(v, &[], now) });
+                last_error = Some(e);
+            }
+        }
     }
-    Ok(out)
+    match last_error {
+        Some(e) if out.iter().all(|p| p.error.is_some()) => Err(e),
+        _ => Ok(out),
+    }
 }
 
 /// `describe`'s preview section: per version, a table of columns with one cell per object
@@ -173,8 +188,10 @@ pub fn describe_lines(previews: &[VersionPreview]) -> Vec<String> {
             rows.push(row);
         }
         out.extend(tabwrite(&rows).lines().map(|l| format!("  {}", l.trim_end())));
-        if p.objects.is_empty() {
-            out.push("  no objects to preview on".into());
+        match &p.error {
+            Some(e) => out.push(format!("  no objects read: {e}")),
+            None if p.objects.is_empty() => out.push("  no objects to preview on".into()),
+            None => {}
         }
     }
     out
@@ -239,5 +256,7 @@ mod tests {
         assert_eq!(p.columns[1].flag().as_deref(), Some("not shown: the server drops every column from Bad on"));
         assert_eq!(p.objects.len(), 1);
         assert_eq!(preview(&v, &[], now()).columns[0].flag().map(|f| f.starts_with("JSONPath")), Some(true));
+        let unread = VersionPreview { error: Some("conversion webhook down".into()), ..preview(&v, &[], now()) };
+        assert!(describe_lines(&[unread]).contains(&"  no objects read: conversion webhook down".to_string()));
     }
 }

@@ -163,7 +163,9 @@ pub fn column_lines(v: &VersionDetail, preview: &Preview, state: &State) -> Vec<
 fn preview_lines(p: &VersionPreview, state: &State) -> Vec<Line<'static>> {
     let t = &state.theme;
     let mut lines = vec![];
-    if p.objects.is_empty() {
+    if let Some(e) = &p.error {
+        lines.push(Line::styled(format!("  printer columns (no objects read: {e}):"), t.error()));
+    } else if p.objects.is_empty() {
         lines.push(Line::raw("  printer columns (no objects to preview on):"));
     } else {
         lines.push(Line::raw(format!("  printer columns on {}:", p.objects.join(", "))));
