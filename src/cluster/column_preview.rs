@@ -44,7 +44,8 @@ impl ColumnPreview {
             return Some(e.clone());
         }
         let n = self.cells.len();
-        (n > 0 && self.cells.iter().all(String::is_empty)).then(|| format!("empty on all {n} objects"))
+        let empty = n > 0 && self.cells.iter().all(String::is_empty);
+        empty.then(|| if n == 1 { "empty on the only object".into() } else { format!("empty on all {n} objects") })
     }
 }
 
@@ -174,7 +175,8 @@ pub async fn sample(client: &kube::Client, crd: &Crd, now: Timestamp) -> Result<
 pub fn describe_lines(previews: &[VersionPreview]) -> Vec<String> {
     let mut out = vec![];
     for p in previews {
-        out.push(format!("Printer columns {} on {} objects:", p.version, p.objects.len()));
+        let n = p.objects.len();
+        out.push(format!("Printer columns {} on {n} object{}:", p.version, if n == 1 { "" } else { "s" }));
         let mut rows = vec![["COLUMN", "TYPE", "JSONPATH"].map(String::from).to_vec()];
         rows[0].extend(p.objects.iter().cloned());
         for c in &p.columns {

@@ -77,7 +77,19 @@ pub enum Preview {
     Failed(String),
 }
 
+/// The last line of a CRD's describe text while its preview is read; replaced by it.
+pub const PREVIEW_PENDING: &str = "Printer columns: reading objects to preview them on…";
+
 impl Preview {
+    /// The preview as `describe` text, once there is one (or a reason there is none).
+    pub fn describe_lines(&self) -> Option<Vec<String>> {
+        match self {
+            Preview::Ready(p) => Some(crate::cluster::column_preview::describe_lines(p)),
+            Preview::Failed(e) => Some(vec![format!("Printer columns: no preview: {e}")]),
+            Preview::Loading => None,
+        }
+    }
+
     /// The preview of `version`, once read.
     pub fn of(&self, version: &str) -> Option<&VersionPreview> {
         match self {

@@ -2,7 +2,7 @@
 //! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
 
 use crate::tui::action::{Action, Effect};
-use crate::tui::schema::{Preview, SchemaTree};
+use crate::tui::schema::{PREVIEW_PENDING, Preview, SchemaTree};
 use crate::tui::state::{
     ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, Screen, State,
     TextScreen,
@@ -380,6 +380,7 @@ fn refresh(state: &mut State) -> Vec<Effect> {
 fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
     let word = if as_yaml { "yaml" } else { "describe" };
     let text = |title: String, obj: &Value| TextScreen::new(title, as_yaml, Some(obj.clone()));
+    let mut effects = vec![];
     let screen = match state.screen() {
         Screen::Registrations | Screen::Detail(_) => {
             let Some(reg) = state.selected_registration() else { return vec![] };
@@ -389,8 +390,18 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
                 m.insert("kind".into(), "CustomResourceDefinition".into());
             }
             let mut screen = text(format!("{word} customresourcedefinition/{}", reg.name()), &obj);
-            if !as_yaml {
-                screen.lines.extend(preview_text(state));
+            let shown = match state.screen() {
+                Screen::Detail(d) => d.preview.describe_lines(),
+                _ => None,
+            };
+            match shown {
+                _ if as_yaml => {}
+                Some(lines) => screen.lines.extend(lines),
+                // Read now: the describe text gets it when it comes (see `results`).
+                None => {
+                    screen.lines.push(PREVIEW_PENDING.into());
+                    effects.push(Effect::LoadColumnPreview(Box::new(reg.crd.clone())));
+                }
             }
             screen
         }
@@ -408,19 +419,7 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
         Screen::Text(_) | Screen::Wizard(_) | Screen::Log { .. } | Screen::Events(_) => return vec![],
     };
     state.stack.push(Screen::Text(screen));
-    vec![]
-}
-
-/// The printer-column preview of the detail screen, for a CRD's describe text.
-fn preview_text(state: &State) -> Vec<String> {
-    match state.screen() {
-        Screen::Detail(d) => match &d.preview {
-            Preview::Ready(p) => crate::cluster::column_preview::describe_lines(p),
-            Preview::Loading => vec!["Printer columns: still reading objects to preview them on".into()],
-            Preview::Failed(e) => vec![format!("Printer columns: no preview: {e}")],
-        },
-        _ => vec!["Printer columns: the detail (i) previews them on objects".into()],
-    }
+    effects
 }
 
 /// `M` on a resource: its field owners, one line per field and owner, as a text view

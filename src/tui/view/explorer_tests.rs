@@ -6,7 +6,7 @@ use super::{render, text};
 use crate::cluster::column_preview::preview;
 use crate::tui::action::{Effect, Msg};
 use crate::tui::fixtures::{crd, ctrl, now, press, state, type_keys};
-use crate::tui::state::State;
+use crate::tui::state::{Screen, State};
 use crate::tui::update::apply;
 use crossterm::event::KeyCode;
 use serde_json::json;
@@ -88,4 +88,25 @@ fn p_leaves_only_the_column_preview_in_the_left_pane() {
     assert!(!t.contains("Names (spec"), "{t}");
     type_keys(&mut s, "p");
     assert!(text(&render(&mut s, 80, 24)).contains("Names (spec"));
+}
+
+#[test]
+fn describe_waits_for_the_preview_and_then_prints_it() {
+    let mut s = on_databases();
+    press(&mut s, KeyCode::Esc);
+    let effects = type_keys(&mut s, "d");
+    let Some(Effect::LoadColumnPreview(c)) = effects.first() else { panic!("{effects:?}") };
+    let name = c.metadata.name.clone().unwrap_or_default();
+    let version = c.spec.versions[0].clone();
+    let Screen::Text(t) = s.screen() else { panic!("a text screen") };
+    assert_eq!(t.lines.last().map(String::as_str), Some("Printer columns: reading objects to preview them on…"));
+    let objects = [json!({"metadata": {"name": "pg", "namespace": "a"}, "spec": {"engine": "postgres"}})];
+    apply(&mut s, Msg::ColumnPreview { crd: name, result: Ok(vec![preview(&version, &objects, now())]) });
+    let Screen::Text(t) = s.screen() else { panic!("a text screen") };
+    let tail = t.lines[t.lines.len() - 4..].join("\n");
+    assert_eq!(
+        tail,
+        "Printer columns v1 on 1 object:\n  COLUMN   TYPE     JSONPATH                a/pg\n  \
+         Engine   string   .spec.engine            postgres\n  Backup   string   .spec.backup.schedule   ! empty on the only object"
+    );
 }
