@@ -6,9 +6,9 @@
 use super::args::OutputFormat;
 use super::output::{self, Rows};
 use super::session::Session;
-use crate::cluster::listing;
 use crate::cluster::registrations::{self, ConditionStatus, Description, Registration};
 use crate::cluster::table::age;
+use crate::cluster::{column_preview, listing, schema_fields};
 use crate::text::tabwrite::tabwrite;
 use k8s_openapi::jiff::Timestamp;
 use std::io::Write;
@@ -128,7 +128,19 @@ pub async fn describe(s: &Session, word: &str, out: &mut dyn Write) -> anyhow::R
         OutputFormat::Yaml => output::yaml(&d)?,
         OutputFormat::Name => format!("{CRD_PREFIX}/{}\n", d.name),
         OutputFormat::Csv => describe_csv(&d),
-        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Junit => render_description(&d, Timestamp::now()),
+        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Junit => {
+            let now = Timestamp::now();
+            let mut text = render_description(&d, now);
+            let preview = match column_preview::sample(s.client(), &crd, now).await {
+                Ok(p) => column_preview::describe_lines(&p),
+                Err(e) => vec![format!("Printer columns: no preview: {e}")],
+            };
+            for line in schema_fields::describe_lines(&crd).into_iter().chain(preview) {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            text
+        }
     };
     write!(out, "{text}")?;
     Ok(())

@@ -27,6 +27,7 @@
 pub mod apply;
 pub mod apply_as;
 pub mod cel_rules;
+pub mod column_preview;
 pub mod connect;
 pub mod delete;
 pub mod demo;
@@ -46,6 +47,7 @@ pub mod owners;
 pub mod owners_fetch;
 pub mod reapply;
 pub mod registrations;
+pub mod schema_fields;
 pub mod shell;
 pub mod table;
 pub mod transitions;

@@ -97,6 +97,8 @@ pub enum Action {
     OwnerTree,
     /// `t` on a resource: its conditions timeline shown or hidden.
     Timeline,
+    /// `p` on the detail: the left pane shows only the printer-column preview, or all again.
+    PrinterColumns,
 }
 
 /// IO the runtime performs; results come back as [`Msg`].
@@ -189,6 +191,8 @@ pub enum Effect {
         request: u64,
         scope: crate::cluster::owners_fetch::Scope,
     },
+    /// Read a few objects of each served version and preview the printer columns on them.
+    LoadColumnPreview(Box<Crd>),
 }
 
 /// A change seen by a watch.
@@ -280,6 +284,11 @@ pub enum Msg {
     Owners {
         request: u64,
         result: Result<Box<crate::cluster::owners_fetch::Listed>, String>,
+    },
+    /// The printer columns of a CRD previewed on objects, or why not.
+    ColumnPreview {
+        crd: String,
+        result: Result<Vec<crate::cluster::column_preview::VersionPreview>, String>,
     },
     /// The clock moved on (every second).
     Tick(k8s_openapi::jiff::Timestamp),

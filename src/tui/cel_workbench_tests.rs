@@ -28,6 +28,9 @@ pub(crate) fn bench() -> CelWorkbench {
     b
 }
 
+/// The demo's transition rule (`spec.storageGB`), after the two rules on `spec`.
+pub(crate) const STORAGE_RULE: usize = 2;
+
 fn try_on(b: &mut CelWorkbench, rule: usize, text: &str) -> Tried {
     b.try_text(rule, text).expect("evaluates").clone()
 }
@@ -37,23 +40,28 @@ fn every_rule_of_every_served_version_is_listed() {
     let b = bench();
     let listed: Vec<(String, String, bool)> =
         b.rules.iter().map(|r| (r.version.clone(), r.schema_path(), r.transition())).collect();
-    let expected = [("v1", "spec", false), ("v1", "spec.storageGB", true), ("v1beta1", "spec", false)];
+    let expected = [
+        ("v1", "spec", false),
+        ("v1", "spec", false),
+        ("v1", "spec.storageGB", true),
+        ("v1beta1", "spec", false),
+    ];
     for (i, (version, path, transition)) in expected.iter().enumerate() {
         assert_eq!(listed[i], (version.to_string(), path.to_string(), *transition));
     }
-    assert_eq!(listed.len(), 4);
+    assert_eq!(listed.len(), 6);
     assert!(b.rules[0].message().starts_with("messageExpression: self.engine + ' keeps"), "{}", b.rules[0].message());
 }
 
 #[test]
 fn the_editor_starts_from_the_sample_and_a_try_becomes_a_case() {
     let mut b = bench();
-    b.cursor = 1;
+    b.cursor = STORAGE_RULE;
     let text = b.editor_text().expect("text");
     assert!(text.contains("# rule: self >= oldSelf"), "{text}");
     assert_eq!(parse_edited(&text).expect("parses"), (json!(10), Some(json!(10))));
 
-    let shrunk = try_on(&mut b, 1, "self: 5\noldSelf: 10\n");
+    let shrunk = try_on(&mut b, STORAGE_RULE, "self: 5\noldSelf: 10\n");
     assert_eq!(shrunk.outcome.verdict, Verdict::Failed);
     assert_eq!(
         shrunk.outcome.causes[0].text(),
@@ -62,7 +70,7 @@ fn the_editor_starts_from_the_sample_and_a_try_becomes_a_case() {
     assert_eq!(shrunk.case.object["spec"]["storageGB"], 5);
     assert_eq!(shrunk.case.old_object.as_ref().expect("old")["spec"]["storageGB"], 10);
     assert_eq!(shrunk.case.object["metadata"], json!({"name": "postgres-01", "namespace": "team-a"}));
-    assert_eq!(b.editor_text().expect("again"), editor_text(&b.rules[1], &b.name, &json!(5), Some(&json!(10))));
+    assert_eq!(b.editor_text().expect("again"), editor_text(&b.rules[STORAGE_RULE], &b.name, &json!(5), Some(&json!(10))));
 
     let big = try_on(&mut b, 0, "self: {engine: redis, storageGB: 100}\n");
     assert_eq!(big.outcome.causes[0].detail, "redis keeps its data in memory: storageGB must be at most 64");
@@ -101,9 +109,9 @@ async fn saved_cases_pass_kubectl_crd_test_and_a_wrong_expectation_fails() {
     let mut b = bench();
     try_on(&mut b, 0, "self: {engine: redis, storageGB: 100}\n");
     try_on(&mut b, 0, "self: {engine: redis, storageGB: 20}\n");
-    try_on(&mut b, 1, "self: 5\noldSelf: 10\n");
-    try_on(&mut b, 1, "self: 50\noldSelf: 10\n");
-    try_on(&mut b, 1, "self: 5\n");
+    try_on(&mut b, STORAGE_RULE, "self: 5\noldSelf: 10\n");
+    try_on(&mut b, STORAGE_RULE, "self: 50\noldSelf: 10\n");
+    try_on(&mut b, STORAGE_RULE, "self: 5\n");
     let files = b.files();
     assert_eq!(files[1].0, PathBuf::from("cel-databases.demo.example.com/databases.demo.example.com.cel.test.yaml"));
     let outcomes = run_saved(&files).await;
@@ -135,11 +143,11 @@ fn c_opens_the_workbench_on_a_crd_with_rules_and_asks_for_an_object() {
     // The fixture CRD has no accepted names: no endpoint, so no object to read.
     assert!(effects.is_empty() || matches!(&effects[..], [Effect::LoadSample { .. }]), "{effects:?}");
     apply(&mut s, Msg::CelSample { crd: "databases.demo.example.com".into(), result: Ok(Some(postgres())) });
-    type_keys(&mut s, "j");
+    type_keys(&mut s, "jj");
     let effects = press(&mut s, KeyCode::Enter);
-    let [Effect::EditCel { crd, rule: 1, text }] = &effects[..] else { panic!("{effects:?}") };
+    let [Effect::EditCel { crd, rule: STORAGE_RULE, text }] = &effects[..] else { panic!("{effects:?}") };
     let edited = text.replace("self: 10", "self: 3");
-    apply(&mut s, Msg::CelEdited { crd: crd.clone(), rule: 1, result: Ok(edited) });
+    apply(&mut s, Msg::CelEdited { crd: crd.clone(), rule: STORAGE_RULE, result: Ok(edited) });
     assert!(
         s.message.as_ref().is_some_and(|(_, m)| m.starts_with("the rule fails: spec.storageGB")),
         "{:?}",

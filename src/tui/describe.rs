@@ -1,8 +1,11 @@
 //! The describe view: kubectl's describe for objects without a dedicated describer
 //! (custom resources, and CRDs themselves), which prints the top-level fields and then
 //! every nested field with a label made from its name (`observedGeneration` →
-//! `Observed Generation`).
+//! `Observed Generation`). A CRD's ends with its schema, one line per field path with every
+//! attribute and CEL rule ([`schema_fields::describe_lines`]).
 
+use crate::cluster::registrations::Crd;
+use crate::cluster::schema_fields;
 use serde_json::Value;
 
 /// kubectl's smart label: camelCase split into capitalised words.
@@ -104,6 +107,11 @@ pub fn describe(obj: &Value) -> Vec<String> {
         }
     }
     out.push("Events:       <none>".into());
+    if obj["kind"] == "CustomResourceDefinition"
+        && let Ok(crd) = serde_json::from_value::<Crd>(obj.clone())
+    {
+        out.extend(schema_fields::describe_lines(&crd));
+    }
     out
 }
 
@@ -133,5 +141,24 @@ mod tests {
         );
         assert!(text.contains("Spec:\n  Ports:\n    Name:  http\n    Port:  80\n  Size:  3"), "{text}");
         assert!(text.contains("Status:\n  Observed Generation:  2"), "{text}");
+    }
+
+    #[test]
+    fn a_crd_describes_its_schema_one_line_per_field_with_rules_under_it() {
+        let spec = serde_json::json!({"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.size <= 9", "message": "too big", "fieldPath": ".size"}],
+            "properties": {"size": {"type": "integer", "format": "int32", "minimum": 0, "default": 1},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}});
+        let crd = crate::tui::fixtures::crd("widgets", "Widget").spec_schema(spec).build();
+        let text = describe(&serde_json::to_value(&crd).expect("json")).join("\n");
+        let schema = &text[text.find("Schema v1:").expect("a schema section")..];
+        assert_eq!(
+            schema,
+            "Schema v1:\n  .  <object>\n  spec  <object>\n      rule: self.size <= 9\n        message: too big\n        \
+             fieldPath: .size\n  spec.ports  <array>  list:map[name]\n  spec.ports[]  <object>\n  \
+             spec.ports[].name  <string>  required\n  spec.size  <integer int32>  minimum 0; default: 1\n  \
+             status  <object>\n  status.phase  <string>\n  status.replicas  <integer>"
+        );
     }
 }

@@ -101,6 +101,11 @@ impl CrdBuilder {
         }
         self
     }
+    /// Replaces `v1`'s `.spec` schema.
+    pub fn spec_schema(mut self, spec: Value) -> Self {
+        self.doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = spec;
+        self
+    }
     pub fn build(self) -> Crd {
         serde_json::from_value(self.doc).expect("crd fixture")
     }

@@ -153,9 +153,22 @@ pub const BINDINGS: &[Binding] = &[
     b(&[C('d')], "d", Action::Describe, On::All, "describe the selection"),
     b(&[Ctrl('r')], "Ctrl-R", Action::Refresh, On::All, "refresh from the server"),
     b(&[C('L')], "L", Action::OpenLog, On::All, "log: every message of the session, in full"),
-    b(&[Code(KeyCode::Tab), Code(KeyCode::BackTab)], "Tab", Action::FocusNext, On::Panes, "switch pane"),
+    b(
+        &[Code(KeyCode::Tab), Code(KeyCode::BackTab)],
+        "Tab",
+        Action::FocusNext,
+        On::Panes,
+        "switch pane (the schema's selected field shows its attributes and CEL rules)",
+    ),
     b(&[C('l'), Code(KeyCode::Right)], "l →", Action::Fold(true), On::Detail, "schema: unfold"),
     b(&[C('h'), Code(KeyCode::Left)], "h ←", Action::Fold(false), On::Detail, "schema: fold"),
+    b(
+        &[C('p')],
+        "p",
+        Action::PrinterColumns,
+        On::Detail,
+        "printer columns previewed on objects, empty ones flagged (again: all)",
+    ),
     b(&[C('n')], "n N", Action::NextMatch(true), On::Text, "next, previous line the / search matches"),
     b(&[C('N')], "", Action::NextMatch(false), On::Text, ""),
     b(&[C('M')], "M", Action::ToggleManaged, On::Text, "managedFields shown or hidden (hidden at first, as kubectl)"),
@@ -190,7 +203,13 @@ pub const BINDINGS: &[Binding] = &[
     bw(&[C('e')], "e", Action::EditSpec, On::Objects, "edit spec in $KUBE_EDITOR/$EDITOR (main endpoint)"),
     bw(&[C('E')], "E", Action::EditStatus, On::Objects, "edit status in $KUBE_EDITOR/$EDITOR (/status)"),
     bw(&[C('s')], "s", Action::Scale, On::Objects, "scale through /scale (marked rows too)"),
-    b(&[C('i')], "i", Action::Detail, On::Registrations, "detail: names, conditions, versions, schema"),
+    b(
+        &[C('i')],
+        "i",
+        Action::Detail,
+        On::Registrations,
+        "detail: names, conditions, versions, printer columns on objects, schema explorer",
+    ),
     bw(&[C('m')], "m", Action::Migrate, On::Crds, "migrate its objects to a new CRD: guided, journaled, resumable"),
     bw(
         &[Ctrl('d')],
@@ -273,8 +292,15 @@ const REGISTRATION_HINTS: &[Hint] = &[
     h("y", "yaml"),
     h("d", "describe"),
 ];
-const DETAIL_HINTS: &[Hint] =
-    &[h("enter", "objects"), h("c", "cel"), w("m", "migrate"), h("tab", "pane"), h("←/→", "fold"), h("esc", "back")];
+const DETAIL_HINTS: &[Hint] = &[
+    h("enter", "objects"),
+    h("c", "cel"),
+    w("m", "migrate"),
+    h("tab", "pane"),
+    h("p", "columns"),
+    h("←/→", "fold"),
+    h("esc", "back"),
+];
 const RESOURCES_HINTS: &[Hint] = &[
     h("enter", "open"),
     w("e/E", "edit spec/status"),

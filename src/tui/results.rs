@@ -5,7 +5,7 @@
 use crate::cluster::registrations::Crd;
 use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::model::Registration;
-use crate::tui::schema::SchemaTree;
+use crate::tui::schema::{PREVIEW_PENDING, Preview, SchemaTree};
 use crate::tui::state::{Cause, Mode, Namespaces, Screen, State};
 use crate::tui::wizard;
 
@@ -36,6 +36,26 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Counted { crd, count } => {
             if let Some(r) = state.registrations.items.iter_mut().find(|r| r.name() == crd) {
                 r.summary.resources = count;
+            }
+        }
+        Msg::ColumnPreview { crd, result } => {
+            let preview = match result {
+                Ok(p) => Preview::Ready(p),
+                Err(e) => Preview::Failed(e),
+            };
+            for s in &mut state.stack {
+                match s {
+                    Screen::Detail(d) if d.crd == crd => d.preview = preview.clone(),
+                    // A describe of the CRD waiting for it.
+                    Screen::Text(t)
+                        if t.lines.last().is_some_and(|l| l == PREVIEW_PENDING)
+                            && t.object.as_ref().and_then(|o| o["metadata"]["name"].as_str()) == Some(crd.as_str()) =>
+                    {
+                        t.lines.pop();
+                        t.lines.extend(preview.describe_lines().unwrap_or_default());
+                    }
+                    _ => {}
+                }
             }
         }
         Msg::Registrations(Err(e)) => state.error_because(Cause::Registrations, format!("cannot list CRDs: {e}")),

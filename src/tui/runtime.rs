@@ -11,11 +11,12 @@ use crate::cluster::owners_fetch::list_everything;
 use crate::cluster::reapply::{changes, reapply};
 use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
 use crate::cluster::tui_ops::{delete_crd, delete_object, first_object, list_namespaces, replace_object};
-use crate::cluster::{ClusterError, ResourceType};
+use crate::cluster::{ClusterError, ResourceType, column_preview};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
 use crate::tui::state::{ConflictDialog, Deletion, EditPart, Refused, ScaleChange};
 use crate::tui::table::ObjKey;
+use k8s_openapi::jiff::Timestamp;
 use kube::api::DynamicObject;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -250,6 +251,10 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
         Effect::CountResources(crd) => Msg::Counted {
             crd: crd.metadata.name.clone().unwrap_or_default(),
             count: count_resources(client, &crd).await.ok().flatten(),
+        },
+        Effect::LoadColumnPreview(crd) => Msg::ColumnPreview {
+            crd: crd.metadata.name.clone().unwrap_or_default(),
+            result: column_preview::sample(client, &crd, Timestamp::now()).await.map_err(|e| e.to_string()),
         },
         Effect::Resolve(word) => Msg::Resolved(find_crd(client, &word).await.map(Box::new).map_err(|e| e.to_string())),
         Effect::LoadObject { kind, key } => match get_object(client, object_ref(&kind, &key)).await {

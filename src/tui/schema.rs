@@ -1,6 +1,9 @@
 //! A CRD's OpenAPI v3 schemas as a collapsible tree: one root per version, then
-//! properties, list items (`[]`) and map values (`{}`).
+//! properties, list items (`[]`) and map values (`{}`), each with its attributes
+//! ([`FieldAttrs`]); and the state of the printer-column preview beside it.
 
+use crate::cluster::column_preview::VersionPreview;
+use crate::cluster::schema_fields::{self, FieldAttrs};
 use crate::tui::model::Registration;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -10,43 +13,32 @@ use std::collections::BTreeSet;
 pub struct SchemaNode {
     /// Property name, `[]` for list items, `{}` for map values, or the version at a root.
     pub label: String,
-    /// `string`, `integer`, `object`… with `int-or-string`, `preserve-unknown` noted.
+    /// `string`, `integer int32`, `int-or-string`…; at a root, `served, storage`.
     pub type_: String,
     pub description: String,
     pub required: bool,
+    /// Every attribute (constraints, default, markers, CEL rules); empty at a root.
+    pub attrs: FieldAttrs,
     /// Unique path (`v1.spec.replicas`), the key of the expanded set.
     pub path: String,
     pub children: Vec<SchemaNode>,
 }
 
 fn node(label: String, schema: &Value, required: bool, path: String) -> SchemaNode {
-    let mut type_ = schema.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
-    if schema.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true) {
-        type_ = "int-or-string".into();
-    }
-    if schema.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool) == Some(true) {
-        type_ = if type_.is_empty() { "preserve-unknown".into() } else { format!("{type_}, preserve-unknown") };
-    }
-    let req: BTreeSet<&str> =
-        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-    let mut children: Vec<SchemaNode> = schema
-        .get("properties")
-        .and_then(Value::as_object)
+    let attrs = FieldAttrs::of(schema, required);
+    let children = schema_fields::children(schema)
         .into_iter()
-        .flatten()
-        .map(|(k, v)| node(k.clone(), v, req.contains(k.as_str()), format!("{path}.{k}")))
+        .map(|(k, v, req)| {
+            let child = format!("{path}.{k}");
+            node(k, v, req, child)
+        })
         .collect();
-    if let Some(items) = schema.get("items").filter(|i| i.is_object()) {
-        children.push(node("[]".into(), items, false, format!("{path}.[]")));
-    }
-    if let Some(values) = schema.get("additionalProperties").filter(|i| i.is_object()) {
-        children.push(node("{}".into(), values, false, format!("{path}.{{}}")));
-    }
     SchemaNode {
         label,
-        type_,
+        type_: attrs.type_text(),
         description: schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
         required,
+        attrs,
         path,
         children,
     }
@@ -61,6 +53,8 @@ pub fn roots(reg: &Registration) -> Vec<SchemaNode> {
         .filter_map(|v| {
             let schema = serde_json::to_value(v.schema.as_ref()?.open_api_v3_schema.as_ref()?).ok()?;
             let mut root = node(v.name.clone(), &schema, false, v.name.clone());
+            // A root's rules are the object's: they stay, its other attributes say nothing.
+            root.attrs = FieldAttrs { rules: root.attrs.rules, ..FieldAttrs::default() };
             let mut notes = vec![];
             if v.served {
                 notes.push("served");
@@ -72,6 +66,37 @@ pub fn roots(reg: &Registration) -> Vec<SchemaNode> {
             Some(root)
         })
         .collect()
+}
+
+/// The printer-column preview of the detail screen: on its way, read, or why not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Preview {
+    #[default]
+    Loading,
+    Ready(Vec<VersionPreview>),
+    Failed(String),
+}
+
+/// The last line of a CRD's describe text while its preview is read; replaced by it.
+pub const PREVIEW_PENDING: &str = "Printer columns: reading objects to preview them on…";
+
+impl Preview {
+    /// The preview as `describe` text, once there is one (or a reason there is none).
+    pub fn describe_lines(&self) -> Option<Vec<String>> {
+        match self {
+            Preview::Ready(p) => Some(crate::cluster::column_preview::describe_lines(p)),
+            Preview::Failed(e) => Some(vec![format!("Printer columns: no preview: {e}")]),
+            Preview::Loading => None,
+        }
+    }
+
+    /// The preview of `version`, once read.
+    pub fn of(&self, version: &str) -> Option<&VersionPreview> {
+        match self {
+            Preview::Ready(all) => all.iter().find(|p| p.version == version),
+            _ => None,
+        }
+    }
 }
 
 /// A visible line of the tree.
@@ -114,6 +139,11 @@ impl SchemaTree {
             walk(r, 0, &self.expanded, &mut out);
         }
         out
+    }
+
+    /// The node under the cursor.
+    pub fn selected(&self) -> Option<&SchemaNode> {
+        self.visible().get(self.cursor).map(|v| v.node)
     }
 
     pub fn move_by(&mut self, delta: isize) {
@@ -174,7 +204,8 @@ mod tests {
         t.set_open(Some(true));
         assert_eq!(labels(&t), ["v1", "spec", "size", "tags", "status"]);
         assert!(t.visible()[2].node.required);
-        assert_eq!(t.visible()[4].node.type_, "object, preserve-unknown");
+        assert_eq!(t.visible()[4].node.type_, "object");
+        assert_eq!(t.visible()[4].node.attrs.markers(), ["preserve-unknown"]);
         t.move_by(1);
         t.set_open(Some(false));
         assert_eq!(t.cursor, 1, "closing a leaf goes to its parent");

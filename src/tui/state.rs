@@ -7,7 +7,7 @@ pub use crate::cluster::edit::EditPart;
 use crate::cluster::objects::ScaleView;
 pub use crate::tui::input::Input;
 use crate::tui::model::Registration;
-use crate::tui::schema::SchemaTree;
+use crate::tui::schema::{Preview, SchemaTree};
 use crate::tui::table::{ObjKey, ResourceTable, RowFilter, SortKey, scroll_offset};
 use crate::tui::theme::Theme;
 use crate::tui::wizard::Wizard;
@@ -208,6 +208,10 @@ impl RegistrationList {
 pub struct DetailScreen {
     pub crd: String,
     pub schema: SchemaTree,
+    /// The printer columns previewed on a few objects.
+    pub preview: Preview,
+    /// `p`: the left pane shows only the preview (at 80 columns it is far down otherwise).
+    pub columns_only: bool,
     pub focus: Pane,
     pub scroll: usize,
 }

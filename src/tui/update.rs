@@ -2,7 +2,7 @@
 //! ([`Effect`]s). Nothing here blocks or touches the terminal or the network.
 
 use crate::tui::action::{Action, Effect};
-use crate::tui::schema::SchemaTree;
+use crate::tui::schema::{PREVIEW_PENDING, Preview, SchemaTree};
 use crate::tui::state::{
     ConflictDialog, DetailScreen, EditPart, Input, Mode, Namespaces, Pane, Refused, ResourceScreen, Screen, State,
     TextScreen,
@@ -133,6 +133,14 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
                 Screen::Detail(d) => d.focus = d.focus.other(),
                 Screen::Resource(r) => r.focus = r.focus.other(),
                 _ => {}
+            }
+            vec![]
+        }
+        Action::PrinterColumns => {
+            if let Screen::Detail(d) = state.screen_mut() {
+                d.columns_only = !d.columns_only;
+                d.focus = Pane::Left;
+                d.scroll = 0;
             }
             vec![]
         }
@@ -351,16 +359,28 @@ fn enter(state: &mut State) -> Vec<Effect> {
 /// The detail (names, conditions, versions, schema) of the selected registration.
 fn open_detail(state: &mut State) -> Vec<Effect> {
     if let Some(reg) = state.registrations.current() {
-        let detail =
-            DetailScreen { crd: reg.name().to_string(), schema: SchemaTree::new(reg), focus: Pane::Left, scroll: 0 };
+        let detail = DetailScreen {
+            crd: reg.name().to_string(),
+            schema: SchemaTree::new(reg),
+            preview: Preview::Loading,
+            columns_only: false,
+            focus: Pane::Left,
+            scroll: 0,
+        };
+        let effect = Effect::LoadColumnPreview(Box::new(reg.crd.clone()));
         state.stack.push(Screen::Detail(detail));
+        return vec![effect];
     }
     vec![]
 }
 
 fn refresh(state: &mut State) -> Vec<Effect> {
     match state.screen() {
-        Screen::Registrations | Screen::Detail(_) => vec![Effect::LoadRegistrations],
+        Screen::Registrations => vec![Effect::LoadRegistrations],
+        Screen::Detail(d) => {
+            let preview = state.registrations.find(&d.crd).map(|r| Effect::LoadColumnPreview(Box::new(r.crd.clone())));
+            std::iter::once(Effect::LoadRegistrations).chain(preview).collect()
+        }
         Screen::Resources(_) => vec![load_table(state)],
         Screen::Resource(r) => vec![Effect::LoadObject { kind: r.kind.clone(), key: r.key.clone() }],
         Screen::Text(_)
@@ -375,6 +395,7 @@ fn refresh(state: &mut State) -> Vec<Effect> {
 fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
     let word = if as_yaml { "yaml" } else { "describe" };
     let text = |title: String, obj: &Value| TextScreen::new(title, as_yaml, Some(obj.clone()));
+    let mut effects = vec![];
     let screen = match state.screen() {
         Screen::Registrations | Screen::Detail(_) => {
             let Some(reg) = state.selected_registration() else { return vec![] };
@@ -383,7 +404,21 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
                 m.insert("apiVersion".into(), "apiextensions.k8s.io/v1".into());
                 m.insert("kind".into(), "CustomResourceDefinition".into());
             }
-            text(format!("{word} customresourcedefinition/{}", reg.name()), &obj)
+            let mut screen = text(format!("{word} customresourcedefinition/{}", reg.name()), &obj);
+            let shown = match state.screen() {
+                Screen::Detail(d) => d.preview.describe_lines(),
+                _ => None,
+            };
+            match shown {
+                _ if as_yaml => {}
+                Some(lines) => screen.lines.extend(lines),
+                // Read now: the describe text gets it when it comes (see `results`).
+                None => {
+                    screen.lines.push(PREVIEW_PENDING.into());
+                    effects.push(Effect::LoadColumnPreview(Box::new(reg.crd.clone())));
+                }
+            }
+            screen
         }
         Screen::Resource(r) if r.object.is_some() => {
             text(format!("{word} {}/{}", r.kind.plural, r.key.display()), r.object.as_ref().unwrap_or(&Value::Null))
@@ -406,7 +441,7 @@ fn show_text(state: &mut State, as_yaml: bool) -> Vec<Effect> {
         }
     };
     state.stack.push(Screen::Text(screen));
-    vec![]
+    effects
 }
 
 /// `M` on a resource: its field owners, one line per field and owner, as a text view

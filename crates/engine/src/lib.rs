@@ -55,11 +55,19 @@ pub mod gofmt {
     pub use crate::representation::gofmt::{go_json, print_text};
     pub use crate::schema::gofmt::plain_v;
 }
+
 /// One `x-kubernetes-validations` rule tried out alone, evaluated as validation evaluates it,
 /// with its estimated and actual cost (the TUI's CEL workbench).
 pub mod cel {
     pub use crate::schema::cel_alone::{Cause, Outcome, Verdict, evaluate_rule};
 }
+
+/// The CRD table convertor (printer columns evaluated as kube-apiserver does), for tools
+/// that preview a kind's columns on objects they already hold.
+pub mod table {
+    pub use crate::representation::table::TableConvertor;
+}
+
 pub use resources::generate_name::{self, NameGenerator};
 
 /// The engine's version, served at `/version` beside the Kubernetes level it implements.

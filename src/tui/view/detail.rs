@@ -1,5 +1,6 @@
 //! The registration detail: names (spec beside accepted, differences marked), conditions,
-//! subresources, printer columns and versions on the left; the schema tree on the right.
+//! subresources, versions and their printer columns previewed on objects on the left; the
+//! schema explorer ([`super::explorer`]) on the right.
 
 use super::{block, cells_line};
 use crate::cluster::registrations::{ConditionView, Description};
@@ -32,53 +33,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, d: &DetailScreen) {
     let b = block(Line::from(title), d.focus == Pane::Left, state);
     let inner = b.inner(left);
     frame.render_widget(b, left);
-    let lines = info_lines(reg, state);
+    let lines = info_lines(reg, d, state);
     let scroll = d.scroll.min(lines.len().saturating_sub(1));
     frame.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)), inner);
 
-    let b = block(Line::styled(" schema (←/→ fold) ", t.title()), d.focus == Pane::Right, state);
-    let inner = b.inner(right);
-    frame.render_widget(b, right);
-    let visible = d.schema.visible();
-    if visible.is_empty() {
-        frame.render_widget(Paragraph::new(Line::styled("no schema", t.dim())), inner);
-        return;
-    }
-    let height = usize::from(inner.height);
-    let offset = crate::tui::table::scroll_offset(d.schema.cursor.saturating_sub(height / 2), d.schema.cursor, height);
-    let lines: Vec<Line> = visible
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(height)
-        .map(|(i, v)| {
-            let n = v.node;
-            let fold = if n.children.is_empty() {
-                "  "
-            } else if v.expanded {
-                "▾ "
-            } else {
-                "▸ "
-            };
-            let mut spans = vec![
-                Span::raw("  ".repeat(v.depth)),
-                Span::styled(fold, t.dim()),
-                Span::styled(n.label.clone(), if v.depth == 0 { t.title() } else { t.yaml_key() }),
-            ];
-            if n.required {
-                spans.push(Span::styled("*", t.warning()));
-            }
-            if !n.type_.is_empty() {
-                spans.push(Span::styled(format!(" <{}>", n.type_), t.yaml_number()));
-            }
-            if !n.description.is_empty() {
-                spans.push(Span::styled(format!("  {}", n.description.lines().next().unwrap_or_default()), t.dim()));
-            }
-            let line = Line::from(spans);
-            if i == d.schema.cursor && d.focus == Pane::Right { line.patch_style(t.selected()) } else { line }
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+    super::explorer::draw_tree(frame, right, state, d);
 }
 
 fn section(title: &str, state: &State) -> Line<'static> {
@@ -109,9 +68,17 @@ pub fn condition_lines(conditions: &[ConditionView], state: &State) -> Vec<Line<
 }
 
 /// The left pane's text: what `kubectl crd describe` says, laid out for the screen.
-fn info_lines(reg: &Registration, state: &State) -> Vec<Line<'static>> {
+fn info_lines(reg: &Registration, detail: &DetailScreen, state: &State) -> Vec<Line<'static>> {
     let t = &state.theme;
     let d = Description::from_crd(&reg.crd, reg.count());
+    if detail.columns_only {
+        let mut lines = vec![section("Printer columns, previewed on objects (p: everything)", state)];
+        for v in &d.versions {
+            lines.push(Line::styled(v.name.clone(), t.yaml_key()));
+            lines.extend(super::explorer::column_lines(v, &detail.preview, state));
+        }
+        return lines;
+    }
     let count = d.resources.map(|c| c.to_string()).unwrap_or_else(|| "?".into());
     let mut lines = vec![Line::raw(format!(
         "group {}  scope {}  versions {}  resources {count}",
@@ -172,20 +139,7 @@ fn info_lines(reg: &Registration, state: &State) -> Vec<Line<'static>> {
         }
         let sub = if sub.is_empty() { "none".to_string() } else { sub.join(", ") };
         lines.push(Line::from(vec![Span::raw("  subresources: "), Span::styled(sub, t.yaml_string())]));
-        if v.printer_columns.is_empty() {
-            lines.push(Line::styled("  printer columns: none (Name, Age)", t.dim()));
-            continue;
-        }
-        lines.push(Line::raw("  printer columns:"));
-        for c in &v.printer_columns {
-            let prio = if c.priority > 0 { format!(" priority {}", c.priority) } else { String::new() };
-            lines.push(Line::from(vec![
-                Span::raw(format!("    {:<14}", c.name)),
-                Span::styled(format!("{:<8}", c.type_), t.yaml_number()),
-                Span::styled(c.json_path.clone(), t.yaml_string()),
-                Span::styled(prio, t.dim()),
-            ]));
-        }
+        lines.extend(super::explorer::column_lines(v, &detail.preview, state));
     }
     lines
 }

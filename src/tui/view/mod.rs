@@ -5,6 +5,7 @@
 mod cel;
 mod detail;
 mod events;
+mod explorer;
 mod lists;
 mod log;
 mod owners;

@@ -505,12 +505,12 @@ fn the_event_stream_shows_each_change_with_its_manager_and_diff() {
 fn the_cel_workbench_shows_the_rules_and_the_latest_try_with_its_costs() {
     let mut s = state();
     let mut bench = crate::tui::cel_workbench::tests::bench();
-    bench.cursor = 1;
+    bench.cursor = crate::tui::cel_workbench::tests::STORAGE_RULE;
     s.stack.push(crate::tui::state::Screen::Cel(Box::new(bench.clone())));
-    snapshot!("cel_workbench", render(&mut s, 120, 16));
-    bench.try_text(1, "self: 5\noldSelf: 10\n").expect("evaluates");
+    snapshot!("cel_workbench", render(&mut s, 120, 18));
+    bench.try_text(crate::tui::cel_workbench::tests::STORAGE_RULE, "self: 5\noldSelf: 10\n").expect("evaluates");
     *s.screen_mut() = crate::tui::state::Screen::Cel(Box::new(bench));
-    let buf = render(&mut s, 120, 20);
+    let buf = render(&mut s, 120, 24);
     snapshot!("cel_workbench_tried", buf);
     let t = text(&buf);
     assert!(
@@ -523,3 +523,7 @@ fn the_cel_workbench_shows_the_rules_and_the_latest_try_with_its_costs() {
 
 #[path = "owners_tests.rs"]
 mod owners;
+
+/// The schema explorer's screens (in their own file to keep this one short).
+#[path = "explorer_tests.rs"]
+mod explorer;

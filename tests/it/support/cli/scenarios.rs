@@ -100,8 +100,26 @@ Version v1:
   Schema fields:
     FIELD   TYPE     REQUIRED   DESCRIPTION
     spec    object   false
+Schema v1:
+  .  <object>
+  spec  <object>  preserve-unknown
 ",
         "describe gadgets",
+    );
+    // Every field path with its attributes and CEL rules, and the columns on three objects
+    // (not served: gadgets above has none).
+    let databases = normalize_table(&c.ok(&["describe", "db"]));
+    for line in [
+        "  spec.storageGB  <integer int32>  minimum 1, maximum 1000; default: 10\n",
+        "      rule: !has(self.backup) || self.engine != 'redis'\n        message: redis databases are not backed up\n",
+        "  spec.ports  <array>  list:map[name]; maxItems 4\n",
+        "Printer columns v1 on 3 objects:\n",
+    ] {
+        assert!(databases.contains(line), "{line:?} in {databases}");
+    }
+    assert!(
+        databases.lines().any(|l| l.contains(".spec.backup.schedule") && l.ends_with("! empty on all 3 objects")),
+        "{databases}"
     );
     // "wd" is the widgets' accepted short name, so it means widgets, as the server resolves it.
     let widgets = normalize_table(&c.ok(&["describe", "wd"]));
@@ -236,7 +254,7 @@ team-c      widget-002   green   2         2         Ready   4      <age>
     );
     assert_text(
         &normalize_csv(&c.ok(&["get", "databases", "-n", "staging", "-l", "app=redis-03", "-o", "csv"])),
-        "NAME,ENGINE,VERSION,REPLICAS,STORAGE,ENDPOINT,PHASE,AGE\nredis-03,redis,7.2,3,30,redis-03.staging.svc:6379,Provisioning,<age>\n",
+        "NAME,ENGINE,VERSION,REPLICAS,STORAGE,ENDPOINT,BACKUP,PHASE,AGE\nredis-03,redis,7.2,3,30,redis-03.staging.svc:6379,,Provisioning,<age>\n",
         "get -o csv",
     );
     let policies = normalize_table(&c.ok(&["get", "cpol"]));
