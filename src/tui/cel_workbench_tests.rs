@@ -40,12 +40,8 @@ fn every_rule_of_every_served_version_is_listed() {
     let b = bench();
     let listed: Vec<(String, String, bool)> =
         b.rules.iter().map(|r| (r.version.clone(), r.schema_path(), r.transition())).collect();
-    let expected = [
-        ("v1", "spec", false),
-        ("v1", "spec", false),
-        ("v1", "spec.storageGB", true),
-        ("v1beta1", "spec", false),
-    ];
+    let expected =
+        [("v1", "spec", false), ("v1", "spec", false), ("v1", "spec.storageGB", true), ("v1beta1", "spec", false)];
     for (i, (version, path, transition)) in expected.iter().enumerate() {
         assert_eq!(listed[i], (version.to_string(), path.to_string(), *transition));
     }
@@ -70,7 +66,10 @@ fn the_editor_starts_from_the_sample_and_a_try_becomes_a_case() {
     assert_eq!(shrunk.case.object["spec"]["storageGB"], 5);
     assert_eq!(shrunk.case.old_object.as_ref().expect("old")["spec"]["storageGB"], 10);
     assert_eq!(shrunk.case.object["metadata"], json!({"name": "postgres-01", "namespace": "team-a"}));
-    assert_eq!(b.editor_text().expect("again"), editor_text(&b.rules[STORAGE_RULE], &b.name, &json!(5), Some(&json!(10))));
+    assert_eq!(
+        b.editor_text().expect("again"),
+        editor_text(&b.rules[STORAGE_RULE], &b.name, &json!(5), Some(&json!(10)))
+    );
 
     let big = try_on(&mut b, 0, "self: {engine: redis, storageGB: 100}\n");
     assert_eq!(big.outcome.causes[0].detail, "redis keeps its data in memory: storageGB must be at most 64");

@@ -35,10 +35,10 @@ fn the_cel_workbench_evaluates_edited_values_and_saves_cases_kubectl_crd_test_pa
     t.wait_for(&["local (served)", "databases.demo.example.com"]);
     only(&t, "databases");
     t.keys(&["c"]);
-    t.wait_for(&["cel databases.demo.example.com", "[4 rules]", "spec.storageGB", "values start from"]);
+    t.wait_for(&["cel databases.demo.example.com", "[6 rules]", "spec.storageGB", "values start from"]);
 
-    // The transition rule (second row): a shrink fails with its message, a growth passes.
-    t.keys(&["j", "Enter"]);
+    // The transition rule (third row): a shrink fails with its message, a growth passes.
+    t.keys(&["j", "j", "Enter"]);
     let screen =
         t.wait_for(&["FAILED", "spec.storageGB: Invalid value: \"integer\": storageGB can grow but never shrink"]);
     assert!(screen.contains("self      5") && screen.contains("estimated 3 · actual 3"), "{screen}");
