@@ -283,7 +283,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
 /// when a limit stopped them (the per-call limit, or the request's budget).
 pub(super) fn evaluate_alone(node: &Node, site: &Site) -> (Vec<FieldError>, Option<u64>) {
     let mut budget = RUNTIME_COST_BUDGET;
-    let errs = celcost::on_cel_stack(|| evaluate(node, &node.rules, site, &mut budget));
+    let errs = celcost::on_stack_for(shallow(node, site), || evaluate(node, &node.rules, site, &mut budget));
     let spent = u64::try_from(RUNTIME_COST_BUDGET - budget).ok().filter(|_| budget >= 0);
     (errs, spent)
 }
@@ -351,7 +351,23 @@ fn visit(
 /// runtime budget for one request.
 pub fn validate(node: &Node, site: &Site) -> Vec<FieldError> {
     let mut budget = RUNTIME_COST_BUDGET;
-    celcost::on_cel_stack(|| walk(node, site, &mut budget))
+    celcost::on_stack_for(shallow(node, site), || walk(node, site, &mut budget))
+}
+
+/// Whether the rules under `node` and the values they see nest at most
+/// [`celcost::SHALLOW_DEPTH`] deep.
+fn shallow(node: &Node, site: &Site) -> bool {
+    let limit = celcost::SHALLOW_DEPTH;
+    node.cel_depth <= limit && nests_within(site.value, limit) && site.old.is_none_or(|o| nests_within(o, limit))
+}
+
+/// Whether `v` nests at most `levels` deep (recursing no deeper than that).
+fn nests_within(v: &Value, levels: usize) -> bool {
+    match v {
+        Value::Object(m) => levels > 0 && m.values().all(|c| nests_within(c, levels - 1)),
+        Value::Array(a) => levels > 0 && a.iter().all(|c| nests_within(c, levels - 1)),
+        _ => true,
+    }
 }
 
 fn walk(node: &Node, site: &Site, budget: &mut Budget) -> Vec<FieldError> {

@@ -24,6 +24,8 @@ pub struct CompiledRule {
     pub(super) program: Result<Expression, String>,
     pub(super) message_program: Option<Result<Expression, String>>,
     pub(super) uses_old_self: bool,
+    /// How deeply the expressions nest ([`celmeter::depth`]; 0 for one that did not compile).
+    pub(super) depth: usize,
 }
 
 /// Parses a CEL expression, refusing one over cel-go's limits (whatever stored it: a CRD
@@ -48,6 +50,9 @@ impl CompiledRule {
         let message_expression = rule.message_expression.clone().unwrap_or_default();
         let message_program = (!message_expression.trim().is_empty())
             .then(|| parse(&message_expression).map(|p| celmeter::instrument(&p)));
+        let depth_of =
+            |p: Option<&Result<Expression, String>>| p.and_then(|p| p.as_ref().ok()).map_or(0, celmeter::depth);
+        let depth = depth_of(Some(&program)).max(depth_of(message_program.as_ref()));
         let raw_field_path = rule.field_path.clone().unwrap_or_default();
         let field_path = normalize_field_path(&raw_field_path, node).unwrap_or(raw_field_path);
         CompiledRule {
@@ -60,6 +65,7 @@ impl CompiledRule {
             program,
             message_program,
             uses_old_self,
+            depth,
         }
     }
 

@@ -248,3 +248,38 @@ fn stored_rules_over_kubes_limits_are_errors_not_crashes() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
 }
+
+/// Shallow work (rules and values nesting [`celcost::SHALLOW_DEPTH`] deep) runs on the
+/// caller's stack when it has `SHALLOW_STACK` left: here it runs on a thread with no more
+/// than that (and room for the test's own frames), bypassing the check; too little would
+/// crash the test.
+#[test]
+fn shallow_work_fits_its_stack() {
+    let depth = celcost::SHALLOW_DEPTH;
+    // `self.x + 1 + 1 …`: each `+` one level deeper (metered as the sized call it is).
+    let rule = format!("self.x{} > 0", " + 1".repeat(depth - 4));
+    let mut schema = json!({"type": "object", "properties": {"x": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": rule}]});
+    let mut value = json!({"x": 1});
+    for _ in 0..depth - 1 {
+        schema = json!({"type": "object", "properties": {"n": schema}});
+        value = json!({"n": value});
+    }
+    schema["x-kubernetes-validations"] = json!([{"rule": "self == oldSelf"}]);
+    let schema = node(schema);
+    assert!((depth - 4..=depth).contains(&schema.cel_depth), "{}", schema.cel_depth);
+    let path = Path::default();
+    let site = Site { path: &path, value: &value, old: Some(&value), resource_root: true, ratchet: false };
+    assert!(shallow(&schema, &site));
+    assert!(!nests_within(&json!({"n": value}), depth), "one level more is not shallow");
+
+    let errors = std::thread::scope(|scope| {
+        let run = std::thread::Builder::new().stack_size(celcost::SHALLOW_STACK_FOR_TESTS + (64 << 10));
+        let worker = run.spawn_scoped(scope, || {
+            let mut budget = RUNTIME_COST_BUDGET;
+            walk(&schema, &site, &mut budget).len()
+        });
+        worker.expect("thread").join().expect("no panic")
+    });
+    assert_eq!(errors, 0);
+}

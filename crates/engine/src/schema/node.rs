@@ -74,6 +74,9 @@ pub struct Node {
     pub list_map_keys: Vec<String>,
     pub map_type: Option<String>,
     pub rules: Vec<CompiledRule>,
+    /// The deepest nesting of any rule here or below (0: no rules), which bounds the stack
+    /// their evaluation takes.
+    pub cel_depth: usize,
 }
 
 /// String formats kube-apiserver 1.32 validates, normalized without dashes as go-openapi
@@ -144,7 +147,7 @@ impl Node {
             .filter(|p| !p.is_empty())
             .map(|p| Pattern { source: p.clone(), regex: regex::Regex::new(p).map_err(|e| e.to_string()) });
         let compile_all = |v: &Option<Vec<JSONSchemaProps>>| v.iter().flatten().map(Node::compile).collect();
-        Node {
+        let mut node = Node {
             types,
             int_or_string,
             nullable: s.nullable.unwrap_or(false),
@@ -187,8 +190,26 @@ impl Node {
             list_map_keys: s.x_kubernetes_list_map_keys.clone().unwrap_or_default(),
             map_type: s.x_kubernetes_map_type.clone(),
             rules: s.x_kubernetes_validations.iter().flatten().map(|r| CompiledRule::compile(r, s)).collect(),
+            cel_depth: 0,
             type_,
-        }
+        };
+        node.cel_depth = node.subtree_cel_depth();
+        node
+    }
+
+    /// [`Node::cel_depth`] from this node's rules and its children's depths.
+    fn subtree_cel_depth(&self) -> usize {
+        let own = self.rules.iter().map(|r| r.depth).max().unwrap_or(0);
+        let children = self
+            .properties
+            .values()
+            .chain(self.items.as_deref())
+            .chain(self.additional_schema())
+            .chain(&self.all_of)
+            .chain(&self.any_of)
+            .chain(&self.one_of)
+            .chain(self.not.as_deref());
+        children.map(|c| c.cel_depth).fold(own, usize::max)
     }
 
     /// The structural schema of a child field: its property, else `additionalProperties`.
