@@ -10,9 +10,12 @@ sock="$work/tmux.sock"
 trap 'tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 cols=132 rows=36
 
+# One editor for every edit: the CEL workbench's values, an apply-as document, a status.
 cat >"$work/editor.sh" <<'ED'
 #!/bin/sh
-sed -i 's/phase: Stopped/phase: Running/' "$1"
+if grep -q "CEL workbench" "$1"; then sed -i 's/^self: 10/self: 5/' "$1"
+elif grep -q "Server-side apply" "$1"; then sed -i 's/^# manager: .*/# manager: ci-bot/; s/^  replicas: 3/  replicas: 5/' "$1"
+else sed -i 's/phase: Stopped/phase: Running/' "$1"; fi
 ED
 chmod +x "$work/editor.sh"
 
@@ -46,5 +49,18 @@ keys E; wait_for "saved the status"; shot resource-after-status-edit
 keys s; wait_for "desired"; keys + +; shot scale
 keys Escape; sleep 0.3; keys y; wait_for "apiVersion"; shot yaml
 keys Escape; sleep 0.3; keys d; wait_for "Name:"; shot describe
+keys Escape; sleep 0.3; keys M; wait_for "MANAGER"; shot field-owners
+keys Escape; sleep 0.3; keys A; wait_for "apply as ci-bot"; shot apply-as
+keys Escape; sleep 0.3; keys w; wait_for "ADDED"; keys Escape; sleep 0.3; keys E; wait_for "saved the status"
+keys w; wait_for "MODIFIED"; shot events
 keys Escape; sleep 0.3; keys "?"; wait_for "help"; shot help
+keys Escape; sleep 0.3; keys Escape; sleep 0.3; keys Escape; sleep 0.3
+t send-keys -t shot -l ":crd"; keys Enter; wait_for "widgets.demo.example.com"
+keys /; t send-keys -t shot -l "databases"; keys Enter; sleep 0.3
+keys i; wait_for "Names (spec"; keys Tab j l j l j; wait_for "CEL"; shot schema-explorer
+keys Escape; sleep 0.3; keys c; wait_for "rules]"; keys j j Enter; wait_for "FAILED"; shot cel-workbench
+keys Escape; sleep 0.3; keys Escape; sleep 0.3
+t send-keys -t shot -l ":db"; keys Enter; wait_for "databases("; keys 0; wait_for "postgres-01"
+keys /; t send-keys -t shot -l "postgres-01"; keys Enter; sleep 0.3; keys o; wait_for "policy-01"; shot owner-tree
+keys Escape; sleep 0.3; keys Enter; wait_for "team-a/postgres-01"; keys t; wait_for "TYPE"; shot conditions-timeline
 keys Escape; sleep 0.3; keys q

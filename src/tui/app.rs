@@ -12,6 +12,7 @@ use crate::tui::event_watch::EventWatch;
 use crate::tui::runtime::{self, EditJob};
 use crate::tui::state::{Connection as Conn, Namespaces, Refused, State, Target};
 use crate::tui::table::ObjKey;
+use crate::tui::pacing::Pacer;
 use crate::tui::theme::Theme;
 use crate::tui::watch::TableWatch;
 use crate::tui::wizard::driver::{self, Driver};
@@ -23,7 +24,7 @@ use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 use std::io;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// How often ages and the clock move on.
@@ -183,22 +184,38 @@ impl Loop {
         {
             self.perform(effect, terminal, &mut events).await?;
         }
+        let mut pacer = Pacer::default();
+        pacer.input();
         while !state.quit {
-            state.prepare();
-            terminal.draw(|f| view::draw(f, &state))?;
+            if pacer.due(Instant::now()) {
+                state.prepare();
+                terminal.draw(|f| view::draw(f, &state))?;
+                pacer.drawn(Instant::now());
+            }
+            let held = pacer.deadline();
             let effects = tokio::select! {
-                event = next_event(&mut events) => match event {
-                    Some(Ok(event)) => on_event(&mut state, event),
-                    Some(Err(e)) => return Err(e.into()),
-                    None => { state.quit = true; vec![] }
+                event = next_event(&mut events) => {
+                    pacer.input();
+                    match event {
+                        Some(Ok(event)) => on_event(&mut state, event),
+                        Some(Err(e)) => return Err(e.into()),
+                        None => { state.quit = true; vec![] }
+                    }
                 },
-                Some(msg) = next_watched(&mut self.watch) => self.drain(&mut state, msg),
-                Some(msg) = next_watched(&mut self.crds) => self.drain(&mut state, msg),
-                Some(msg) = next_watched(&mut self.events) => self.drain(&mut state, msg),
-                Some(msg) = self.rx.recv() => self.drain(&mut state, msg),
-                _ = tick.tick() => update::apply(&mut state, Msg::Tick(Timestamp::now())),
+                Some(msg) = next_watched(&mut self.watch) => self.drain(&mut state, msg, &mut pacer),
+                Some(msg) = next_watched(&mut self.crds) => self.drain(&mut state, msg, &mut pacer),
+                Some(msg) = next_watched(&mut self.events) => self.drain(&mut state, msg, &mut pacer),
+                Some(msg) = self.rx.recv() => self.drain(&mut state, msg, &mut pacer),
+                _ = tick.tick() => {
+                    pacer.changed();
+                    update::apply(&mut state, Msg::Tick(Timestamp::now()))
+                },
+                // A change held back for the frame period is drawn when it ends.
+                _ = sleep_until(held), if held.is_some() => vec![],
             };
             for effect in effects {
+                // Effects the loop runs itself (the editor) take the terminal: draw after.
+                pacer.input();
                 self.perform(effect, terminal, &mut events).await?;
             }
         }
@@ -207,7 +224,14 @@ impl Loop {
 
     /// Applies a message and every one already waiting, so a burst of watch events costs
     /// one frame.
-    fn drain(&mut self, state: &mut State, first: Msg) -> Vec<Effect> {
+    fn drain(&mut self, state: &mut State, first: Msg, pacer: &mut Pacer) -> Vec<Effect> {
+        // An answer the user waits for (an open screen's first list, a save) is drawn as
+        // soon as a key would be; a stream of watch events at the frame rate.
+        if matches!(first, Msg::Watch { .. } | Msg::ObjectEvent { .. } | Msg::CrdChanged(_) | Msg::Counted { .. }) {
+            pacer.changed();
+        } else {
+            pacer.input();
+        }
         let mut effects = update::apply(state, first);
         for _ in 0..10_000 {
             let next = match self.rx.try_recv() {
@@ -410,6 +434,14 @@ async fn in_editor(
     resume(terminal)?;
     *events = Some(EventStream::new());
     Ok(edited)
+}
+
+/// Sleeps until `at` (never when there is none).
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn next_event(events: &mut Option<EventStream>) -> Option<io::Result<Event>> {

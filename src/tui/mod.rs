@@ -26,6 +26,7 @@ pub mod input;
 pub mod keys;
 pub mod model;
 mod navigation;
+pub mod pacing;
 pub mod owner_tree;
 pub mod results;
 pub mod runtime;
