@@ -103,7 +103,7 @@ async fn write(api: Api<DynamicObject>) -> u64 {
     let total = RATE * SECONDS;
     for i in 0..total {
         tick.tick().await;
-        let manager = if i % 2 == 0 { "bench-a" } else { "bench-b" };
+        let manager = if i.is_multiple_of(2) { "bench-a" } else { "bench-b" };
         let name = format!("w-{:05}", i as usize % OBJECTS);
         let body = json!({"spec": {"size": i % 10, "note": now_nanos().to_string()}});
         api.patch(&name, &PatchParams::apply(manager), &Patch::Merge(&body)).await.expect("patch");
@@ -216,40 +216,62 @@ fn frames_per_second(frames: &[Instant]) -> (usize, usize) {
     (windows.iter().copied().min().unwrap_or(0), windows.iter().copied().max().unwrap_or(0))
 }
 
+/// Events applied without the server.
+const OFFLINE_EVENTS: u64 = 50_000;
+
+/// What the loop does without the server, on events made as they are applied.
+struct Capacity {
+    /// Events applied per second with a frame after every `RATE / 30` of them.
+    rate: f64,
+    frame_p99: Duration,
+    /// Resident memory when the log first holds `EVENT_LIMIT` events, and at the end.
+    rss_full: f64,
+    rss_end: f64,
+}
+
 /// The loop's capacity without the server: the same kind of events, applied with a frame
-/// after every `RATE / 30` of them.
-fn capacity(kind: kubectl_crd::cluster::ResourceType) -> (f64, Duration) {
+/// after every `RATE / 30` of them; made one at a time, so that the resident memory is
+/// the TUI's (the engine idles meanwhile).
+fn capacity(kind: kubectl_crd::cluster::ResourceType) -> Capacity {
     let mut s = state(kind);
     let mut terminal = terminal();
-    let batch = (RATE / 30) as usize;
-    let events: Vec<Msg> = (0..20_000u64)
-        .map(|i| {
-            let manager = if i % 2 == 0 { "bench-a" } else { "bench-b" };
-            let mut object = widget::widget(i as usize % OBJECTS);
-            object["metadata"]["namespace"] = json!("bench");
-            object["metadata"]["resourceVersion"] = json!((i + 2).to_string());
-            object["spec"]["size"] = json!(i % 10);
-            object["metadata"]["managedFields"] = json!([{"manager": manager, "operation": "Update",
-                "apiVersion": "stable.example.com/v1", "time": "2026-11-26T10:00:00Z",
-                "fieldsV1": {"f:spec": {"f:size": {}, "f:note": {}}}}]);
-            let type_ = if i < OBJECTS as u64 { ObjectEventType::Added } else { ObjectEventType::Modified };
-            Msg::ObjectEvent { stream: STREAM, event: Ok(ObjectEvent { type_, object }) }
-        })
-        .collect();
+    let batch = RATE / 30;
+    let event = |i: u64| {
+        let manager = if i.is_multiple_of(2) { "bench-a" } else { "bench-b" };
+        let mut object = widget::widget(i as usize % OBJECTS);
+        object["metadata"]["namespace"] = json!("bench");
+        object["metadata"]["resourceVersion"] = json!((i + 2).to_string());
+        object["spec"]["size"] = json!(i % 10);
+        object["metadata"]["managedFields"] = json!([{"manager": manager, "operation": "Update",
+            "apiVersion": "stable.example.com/v1", "time": "2026-11-26T10:00:00Z",
+            "fieldsV1": {"f:spec": {"f:size": {}, "f:note": {}}}}]);
+        let type_ = if i < OBJECTS as u64 { ObjectEventType::Added } else { ObjectEventType::Modified };
+        Msg::ObjectEvent { stream: STREAM, event: Ok(ObjectEvent { type_, object }) }
+    };
     let started = Instant::now();
     let mut frame_times = vec![];
-    for (i, msg) in events.into_iter().enumerate() {
-        update::apply(&mut s, msg);
-        if i % batch == 0 {
+    let mut rss_full = 0.0;
+    for i in 0..OFFLINE_EVENTS {
+        update::apply(&mut s, event(i));
+        if i.is_multiple_of(batch) {
             let drawn = Instant::now();
             s.prepare();
             terminal.draw(|f| view::draw(f, &s)).expect("draw");
             frame_times.push(drawn.elapsed());
         }
+        if i == EVENT_LIMIT as u64 {
+            rss_full = resident_mib();
+        }
     }
     let took = started.elapsed();
+    assert!(kept(&s) <= EVENT_LIMIT);
     frame_times.sort();
-    (20_000.0 / took.as_secs_f64(), percentile(&frame_times, 99))
+    Capacity {
+        rate: OFFLINE_EVENTS as f64 / took.as_secs_f64(),
+        frame_p99: percentile(&frame_times, 99),
+        rss_full,
+        rss_end: resident_mib(),
+    }
 }
 
 fn main() {
@@ -283,7 +305,7 @@ fn main() {
             api.create(&PostParams::default(), &obj).await.expect("create");
         }
 
-        let (rate, frame_p99) = capacity(kind.clone());
+        let offline = capacity(kind.clone());
         let live = live(client.clone(), kind, api).await;
         let (took, written) = (live.took, live.written);
         assert_eq!(live.shown, written, "every change reaches the screen");
@@ -311,13 +333,20 @@ fn main() {
             ms(delays.last().copied().unwrap_or_default()),
         );
         println!(
-            "  memory: {:.1} MiB resident when the log first held {EVENT_LIMIT} events, {:.1} MiB after {written} ({} kept)",
+            "  memory (engine and TUI in one process): {:.1} MiB resident when the log first held {EVENT_LIMIT} events, {:.1} MiB after {written} ({} kept)",
             live.rss_full, live.rss_end, live.kept
         );
         println!(
-            "  capacity without the server: {rate:.0} events/s with 30 frames a second's worth drawn (frame p99 {:.2} ms): {:.1}x the {RATE}/s asked",
-            ms(frame_p99),
-            rate / RATE as f64
+            "  without the server: {:.0} events/s with 30 frames a second's worth drawn (frame p99 {:.2} ms): {:.1}x the {RATE}/s asked",
+            offline.rate,
+            ms(offline.frame_p99),
+            offline.rate / RATE as f64
+        );
+        println!(
+            "  the TUI's memory: {:.1} MiB resident when its log first held {EVENT_LIMIT} events, {:.1} MiB after {OFFLINE_EVENTS} (bounded: {:+.1} MiB)",
+            offline.rss_full,
+            offline.rss_end,
+            offline.rss_end - offline.rss_full
         );
         drop(client);
         conn.close().await;

@@ -290,7 +290,10 @@ async fn write(
             let obj: DynamicObject = serde_json::from_value(desired.clone()).map_err(|e| {
                 ClusterError::InvalidInput { what: "document", source_name: doc.origin.clone(), reason: e.to_string() }
             })?;
-            let created = api.create(&PostParams::default(), &obj).await.map_err(|e| at.error(e))?;
+            let created = api
+                .create(&PostParams { field_manager: Some(super::managers::APPLY.into()), ..Default::default() }, &obj)
+                .await
+                .map_err(|e| at.error(e))?;
             (created, Action::Created)
         }
         Some(current) => {
@@ -309,7 +312,11 @@ async fn write(
                 None => (current, Action::Unchanged),
                 Some(patch) => {
                     let patched = api
-                        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .patch(
+                            name,
+                            &PatchParams { field_manager: Some(super::managers::APPLY.into()), ..Default::default() },
+                            &Patch::Merge(&patch),
+                        )
                         .await
                         .map_err(|e| at.error(e))?;
                     (patched, Action::Configured)

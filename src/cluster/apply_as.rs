@@ -19,6 +19,8 @@ use serde_json::{Map, Value};
 const MANAGER_LINE: &str = "# manager:";
 /// The manager offered at first.
 pub const DEFAULT_MANAGER: &str = "kubectl-crd-what-if";
+/// The annotation `kubectl apply` keeps its last applied document in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// kube-apiserver refuses longer field managers.
 const MANAGER_MAX: usize = 128;
 
@@ -38,6 +40,13 @@ pub fn apply_document(obj: &Value, manager: &str) -> Result<String, String> {
     for key in ["name", "namespace", "labels", "annotations"] {
         if let Some(v) = obj.pointer(&format!("/metadata/{key}")) {
             meta.insert(key.into(), v.clone());
+        }
+    }
+    // kubectl's client-side bookkeeping, not something a manager means to apply.
+    if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty() {
+            meta.remove("annotations");
         }
     }
     doc.insert("metadata".into(), Value::Object(meta));
@@ -182,7 +191,8 @@ mod tests {
     fn object() -> Value {
         json!({"apiVersion": "demo.example.com/v1", "kind": "Widget",
             "metadata": {"name": "w", "namespace": "default", "uid": "u", "resourceVersion": "9",
-                "labels": {"app": "x"}, "managedFields": [{"manager": "m"}]},
+                "labels": {"app": "x"}, "managedFields": [{"manager": "m"}],
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
             "spec": {"size": 3}, "status": {"ready": true}})
     }
 

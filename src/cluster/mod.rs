@@ -54,6 +54,18 @@ pub mod transitions;
 pub mod tui_ops;
 pub mod watch;
 
+/// The field managers the plugin's writes are recorded under in `managedFields`, named as
+/// kubectl names its own (`kubectl-client-side-apply`, `kubectl-edit`, `kubectl-scale`), so
+/// field owners, conflicts and the event stream say which tool wrote what.
+pub mod managers {
+    /// `kubectl crd apply` (and the demo set it loads).
+    pub const APPLY: &str = "kubectl-crd-apply";
+    /// Edits of spec, status or the whole object (the TUI's `e` and `E`).
+    pub const EDIT: &str = "kubectl-crd-edit";
+    /// Replicas set through `/scale`.
+    pub const SCALE: &str = "kubectl-crd-scale";
+}
+
 pub use connect::{ConnectOptions, Connection, Origin, Target};
 pub use discovery::{Discovery, ResourceType};
 pub use error::ClusterError;

@@ -12,11 +12,17 @@
 
 use super::discovery::ResourceType;
 use super::error::ClusterError;
+use super::managers;
 use super::reapply::reapply;
 use k8s_openapi::api::autoscaling::v1::Scale;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use std::future::Future;
+
+/// A write's options under the edit manager.
+fn edit_params() -> PostParams {
+    PostParams { field_manager: Some(managers::EDIT.into()), ..Default::default() }
+}
 
 /// How many times a conflicting write is retried when the user asked for it.
 pub const CONFLICT_RETRIES: usize = 5;
@@ -225,7 +231,7 @@ pub async fn replace_status(
                 _ => doc.status.clone(),
             };
             obj.data["status"] = status;
-            api.replace_status(at.name, &PostParams::default(), &obj).await.map_err(|e| at.error(e))
+            api.replace_status(at.name, &edit_params(), &obj).await.map_err(|e| at.error(e))
         }
     })
     .await
@@ -239,7 +245,14 @@ pub async fn patch_status(
 ) -> Result<DynamicObject, ClusterError> {
     at.require(at.resource.status, "status")?;
     let body = json!({ "status": patch });
-    at.api(client).patch_status(at.name, &PatchParams::default(), &Patch::Merge(&body)).await.map_err(|e| at.error(e))
+    at.api(client)
+        .patch_status(
+            at.name,
+            &PatchParams { field_manager: Some(managers::EDIT.into()), ..Default::default() },
+            &Patch::Merge(&body),
+        )
+        .await
+        .map_err(|e| at.error(e))
 }
 
 /// An object split for a spec edit: everything but the status, and the status apart.
@@ -301,7 +314,7 @@ pub async fn replace_spec(
                 desired["metadata"]["resourceVersion"] = json!(current.metadata.resource_version);
             }
             let obj: DynamicObject = serde_json::from_value(desired).map_err(|e| invalid(e.to_string()))?;
-            api.replace(at.name, &PostParams::default(), &obj).await.map_err(|e| at.error(e))
+            api.replace(at.name, &edit_params(), &obj).await.map_err(|e| at.error(e))
         }
     })
     .await
@@ -351,8 +364,14 @@ pub async fn set_scale(
     let api = at.api(client);
     let Some(expected) = expect_current else {
         let body = json!({ "spec": { "replicas": replicas } });
-        let scale =
-            api.patch_scale(at.name, &PatchParams::default(), &Patch::Merge(&body)).await.map_err(|e| at.error(e))?;
+        let scale = api
+            .patch_scale(
+                at.name,
+                &PatchParams { field_manager: Some(managers::SCALE.into()), ..Default::default() },
+                &Patch::Merge(&body),
+            )
+            .await
+            .map_err(|e| at.error(e))?;
         return Ok(ScaleView::from_scale(&scale));
     };
     retry_conflicts(retry, |_| {
@@ -364,7 +383,14 @@ pub async fn set_scale(
                 return Err(ClusterError::ReplicasPrecondition { expected, actual });
             }
             scale.spec.get_or_insert_with(Default::default).replicas = Some(replicas);
-            let scale = api.replace_scale(at.name, &PostParams::default(), &scale).await.map_err(|e| at.error(e))?;
+            let scale = api
+                .replace_scale(
+                    at.name,
+                    &PostParams { field_manager: Some(managers::SCALE.into()), ..Default::default() },
+                    &scale,
+                )
+                .await
+                .map_err(|e| at.error(e))?;
             Ok(ScaleView::from_scale(&scale))
         }
     })

@@ -70,7 +70,9 @@ pub async fn replace_object(
         return Err(ClusterError::InvalidInput { what: "object", source_name: source.to_string(), reason });
     }
     let api = at.resource.api(client, Some(at.namespace));
-    api.replace(at.name, &PostParams::default(), &obj).await.map_err(|e| at.error(e))
+    api.replace(at.name, &PostParams { field_manager: Some(super::managers::EDIT.into()), ..Default::default() }, &obj)
+        .await
+        .map_err(|e| at.error(e))
 }
 
 /// Deletes one object (foreground deletion is the server's default for custom resources:

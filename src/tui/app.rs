@@ -9,10 +9,10 @@ use crate::cluster::{ClusterError, ConnectOptions, Connection, Origin, Target as
 use crate::tui::action::{Effect, Msg};
 use crate::tui::crd_watch::crd_changes;
 use crate::tui::event_watch::EventWatch;
+use crate::tui::pacing::Pacer;
 use crate::tui::runtime::{self, EditJob};
 use crate::tui::state::{Connection as Conn, Namespaces, Refused, State, Target};
 use crate::tui::table::ObjKey;
-use crate::tui::pacing::Pacer;
 use crate::tui::theme::Theme;
 use crate::tui::watch::TableWatch;
 use crate::tui::wizard::driver::{self, Driver};
