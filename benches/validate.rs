@@ -13,11 +13,12 @@
 //! registration included, a few milliseconds). Figures only; nothing asserts a rate.
 //!
 //! On the 2-core VM this was written on (sharing it with a compile): about 14,500 objects/s
-//! with CEL (69 µs each), 28,600 without, the floor 530,000: the 20,000 target is not met.
-//! The CEL rules are half of an object's time, although the programs are compiled once per
-//! CRD generation; a flat profile shows no single hot spot — allocation (a sixth of the
-//! samples), JSON parsing and writing, BTreeMap inserts and clones (CEL's maps, managed
-//! fields), `format!` — so the rest is many small costs along the request.
+//! with CEL (69 µs each), 28,600 without: CEL was 46% of an object's time, most of it not
+//! CEL at all but a fresh 32 MiB stack mapped, guarded, faulted in and unmapped for every
+//! request. Shallow rules now run on the caller's stack (see `celcost::on_stack_for`):
+//! 22,800 objects/s with CEL (43.8 µs), 27,900 without, on a quiet machine; CEL's share
+//! 18%, and 19% in a run beside a compile (14,300 and 17,700). The rest is many small
+//! costs along the request: allocation, JSON parsing and writing, managed fields.
 
 #[path = "shared/allocator.rs"]
 mod allocator;

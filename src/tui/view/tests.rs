@@ -527,3 +527,26 @@ mod owners;
 /// The schema explorer's screens (in their own file to keep this one short).
 #[path = "explorer_tests.rs"]
 mod explorer;
+
+/// `A` on a resource asks the runtime for the dry run; its verdict is a screen of its own.
+#[test]
+fn apply_as_shows_the_conflicts_with_their_owners() {
+    use crate::cluster::apply_as::{ApplyVerdict, conflicts_of, verdict_lines};
+    let mut s = state();
+    on_resource(&mut s);
+    let effects = type_keys(&mut s, "A");
+    assert!(matches!(&effects[..], [crate::tui::action::Effect::ApplyAs { .. }]), "{effects:?}");
+    let conflicts = conflicts_of(
+        [
+            (".spec.replicas", "conflict with \"autoscaler\" using demo.example.com/v1"),
+            (".spec.size", "conflict with \"kubectl-crd-edit\" using demo.example.com/v1"),
+        ]
+        .into_iter(),
+    );
+    let lines = verdict_lines("ci-bot", &ApplyVerdict::Conflicts(conflicts));
+    apply(&mut s, Msg::ApplyVerdict { title: "apply as ci-bot widgets/default/widget-000".into(), lines });
+    let buf = render(&mut s, 100, 12);
+    snapshot!("apply_as_conflicts", buf);
+    let t = text(&buf);
+    assert!(t.contains(".spec.replicas  \"autoscaler\" using demo.example.com/v1"), "{t}");
+}
