@@ -20,11 +20,12 @@
 
 #[path = "shared/allocator.rs"]
 mod allocator;
+#[path = "shared/screen.rs"]
+mod screen;
 #[path = "shared/widget.rs"]
 mod widget;
 
 use futures::{FutureExt as _, StreamExt};
-use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kubectl_crd::cluster::registrations::find_crd;
 use kubectl_crd::cluster::tui_ops::resource_of;
@@ -34,38 +35,20 @@ use kubectl_crd::tui::action::Msg;
 use kubectl_crd::tui::event_watch::EventWatch;
 use kubectl_crd::tui::events::{EVENT_LIMIT, EventsScreen};
 use kubectl_crd::tui::pacing::Pacer;
-use kubectl_crd::tui::state::{Connection as Conn, Namespaces, Screen, State, Target};
-use kubectl_crd::tui::theme::Theme;
+use kubectl_crd::tui::state::{Screen, State};
 use kubectl_crd::tui::{update, view};
-use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Rect;
-use ratatui::{Terminal, TerminalOptions, Viewport};
+use screen::{state, terminal};
 use serde_json::json;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-const WIDTH: u16 = 160;
-const HEIGHT: u16 = 50;
 const OBJECTS: usize = 100;
 const RATE: u64 = 1_000;
 const SECONDS: u64 = 15;
 const STREAM: u64 = 1;
 
-type Term = Terminal<CrosstermBackend<std::io::Sink>>;
-
-fn terminal() -> Term {
-    let options = TerminalOptions { viewport: Viewport::Fixed(Rect::new(0, 0, WIDTH, HEIGHT)) };
-    Terminal::with_options(CrosstermBackend::new(std::io::sink()), options).expect("terminal")
-}
-
-fn state(kind: kubectl_crd::cluster::ResourceType) -> State {
-    let target = Target {
-        connection: Conn::Local,
-        context: "local".into(),
-        server: "bench".into(),
-        shell: "kubectl crd".into(),
-    };
-    let mut s = State::new(target, Namespaces::One("bench".into()), false, Theme { color: true }, Timestamp::now());
-    s.size = (WIDTH, HEIGHT);
+/// The event stream of the widgets in `bench`, open.
+fn events_state(kind: kubectl_crd::cluster::ResourceType) -> State {
+    let mut s = state();
     let what = Watching { namespace: Some("bench".into()), name: None, label_selector: None };
     s.stack.push(Screen::Events(Box::new(EventsScreen::new(kind, what, STREAM))));
     s
@@ -135,7 +118,7 @@ struct Live {
 /// The TUI's loop over the event stream's watch while the writer runs; the writer starts
 /// once the watch has brought every object's ADDED.
 async fn live(client: kube::Client, kind: kubectl_crd::cluster::ResourceType, api: Api<DynamicObject>) -> Live {
-    let mut s = state(kind.clone());
+    let mut s = events_state(kind.clone());
     let mut terminal = terminal();
     let what = Watching { namespace: Some("bench".into()), name: None, label_selector: None };
     let mut stream = EventWatch::new(client, kind, what, STREAM).into_stream();
@@ -233,7 +216,7 @@ struct Capacity {
 /// after every `RATE / 30` of them; made one at a time, so that the resident memory is
 /// the TUI's (the engine idles meanwhile).
 fn capacity(kind: kubectl_crd::cluster::ResourceType) -> Capacity {
-    let mut s = state(kind);
+    let mut s = events_state(kind);
     let mut terminal = terminal();
     let batch = RATE / 30;
     let event = |i: u64| {

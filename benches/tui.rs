@@ -11,6 +11,8 @@
 
 #[path = "shared/allocator.rs"]
 mod allocator;
+#[path = "shared/screen.rs"]
+mod screen;
 
 use crossterm::event::{Event, KeyCode, KeyEvent};
 use futures::StreamExt;
@@ -20,37 +22,13 @@ use kubectl_crd::cluster::registrations::find_crd;
 use kubectl_crd::cluster::tui_ops::resource_of;
 use kubectl_crd::cluster::{ConnectOptions, Connection, Target as ClusterTarget, demo};
 use kubectl_crd::tui::action::Msg;
-use kubectl_crd::tui::state::{Connection as Conn, Namespaces, State, Target};
+use kubectl_crd::tui::state::State;
 use kubectl_crd::tui::table::{Column, ObjKey, Row, TableData};
-use kubectl_crd::tui::theme::Theme;
 use kubectl_crd::tui::watch::TableWatch;
 use kubectl_crd::tui::{on_event, update, view};
-use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Rect;
-use ratatui::{Terminal, TerminalOptions, Viewport};
 use std::time::{Duration, Instant};
 
-const WIDTH: u16 = 160;
-const HEIGHT: u16 = 50;
-
-type Term = Terminal<CrosstermBackend<std::io::Sink>>;
-
-fn terminal() -> Term {
-    let options = TerminalOptions { viewport: Viewport::Fixed(Rect::new(0, 0, WIDTH, HEIGHT)) };
-    Terminal::with_options(CrosstermBackend::new(std::io::sink()), options).expect("terminal")
-}
-
-fn state() -> State {
-    let target = Target {
-        connection: Conn::Local,
-        context: "local".into(),
-        server: "bench".into(),
-        shell: "kubectl crd".into(),
-    };
-    let mut s = State::new(target, Namespaces::One("bench".into()), false, Theme { color: true }, Timestamp::now());
-    s.size = (WIDTH, HEIGHT);
-    s
-}
+use screen::{HEIGHT, Term, WIDTH, state, terminal};
 
 fn draw(terminal: &mut Term, state: &mut State) {
     state.prepare();

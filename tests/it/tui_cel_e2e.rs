@@ -3,14 +3,12 @@
 //! the rule's own words, a growing one passes), the cases saved with `s`, and the saved
 //! directory run by `kubectl crd test`, which must pass. Helpers are `tui_e2e`'s.
 
-use crate::tui_e2e::{KEEP_PANE, Served, Tmux, editor_script, only};
+use crate::tui_e2e::{editor_script, only, tui_on_served_with};
 use std::process::Command;
 
 #[test]
 fn the_cel_workbench_evaluates_edited_values_and_saves_cases_kubectl_crd_test_passes() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let _served = Served::start(&data);
     // First edit: storageGB shrinks to 5 (below every demo database's); then it grows to 50.
     let count = dir.path().join("edits");
     let editor = editor_script(
@@ -23,16 +21,8 @@ fn the_cel_workbench_evaluates_edited_values_and_saves_cases_kubectl_crd_test_pa
         ),
     );
     // The TUI saves into its working directory: the test's.
-    let command = format!(
-        "cd {} && KUBE_EDITOR={} {} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        dir.path().display(),
-        editor.display(),
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        dir.path().join("stderr").display(),
-    );
-    let t = Tmux::start(dir.path(), &command, 140, 34);
-    t.wait_for(&["local (served)", "databases.demo.example.com"]);
+    let (_served, t, _data) = tui_on_served_with(dir.path(), Some(&editor), (140, 34));
+    t.wait_for(&["databases.demo.example.com"]);
     only(&t, "databases");
     t.keys(&["c"]);
     t.wait_for(&["cel databases.demo.example.com", "[6 rules]", "spec.storageGB", "values start from"]);

@@ -317,15 +317,25 @@ fn readonly_refuses_writes_and_says_so() {
 /// The TUI in a 160×30 tmux pane, on a `serve` of the demo loaded into `dir/data`
 /// (returned for kubectl), once it shows the registrations.
 pub(super) fn tui_on_served(dir: &Path) -> (Served, Tmux, PathBuf) {
+    tui_on_served_with(dir, None, (160, 30))
+}
+
+/// [`tui_on_served`] editing with `editor`, on a terminal of `size` (columns, rows), in
+/// `dir` (where the TUI writes what it saves); the data is `dir/data` (its `kubeconfig`
+/// reaches the server).
+pub(super) fn tui_on_served_with(dir: &Path, editor: Option<&Path>, size: (u16, u16)) -> (Served, Tmux, PathBuf) {
     let data = dir.join("data");
     let served = Served::start(&data);
+    // --local=DIR while serve holds DIR: the TUI goes through serve's kubeconfig.
     let command = format!(
-        "{} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        "cd {} && {}{} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
+        dir.display(),
+        editor.map(|e| format!("KUBE_EDITOR={} ", e.display())).unwrap_or_default(),
         env!("CARGO_BIN_EXE_kubectl-crd"),
         data.display(),
         dir.join("stderr").display(),
     );
-    let t = Tmux::start(dir, &command, 160, 30);
+    let t = Tmux::start(dir, &command, size.0, size.1);
     t.wait_for(&["local (served)", "widgets.demo.example.com"]);
     (served, t, data)
 }
@@ -372,26 +382,15 @@ pub(super) fn kubectl(data: &Path, args: &[&str]) {
 #[test]
 fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let _served = Served::start(&data);
     // The editor stands for a slow user: while it is open, someone else changes the size.
     let editor = editor_script(
         dir.path(),
         &format!(
             "KUBECONFIG={} kubectl patch widgets.demo.example.com widget-002 --type=merge -p '{{\"spec\":{{\"size\":9}}}}' >/dev/null\nsed -i 's/color: green/color: blue/' \"$1\"",
-            data.join("kubeconfig").display()
+            dir.path().join("data/kubeconfig").display()
         ),
     );
-    // --local=DIR while serve holds DIR: the TUI goes through serve's kubeconfig.
-    let command = format!(
-        "KUBE_EDITOR={} {} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        editor.display(),
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        dir.path().join("stderr").display(),
-    );
-    let t = Tmux::start(dir.path(), &command, 120, 30);
-    t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+    let (_served, t, data) = tui_on_served_with(dir.path(), Some(&editor), (120, 30));
 
     // The registrations follow the cluster too: a CRD applied and deleted with kubectl
     // comes and goes without Ctrl-R, its resources counted as it comes.

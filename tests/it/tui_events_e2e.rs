@@ -3,7 +3,7 @@
 //! each change's manager and diff, its pause, filter and full diff, as kubectl changes
 //! the objects; and a resource's field owners (`M`). Helpers are `tui_e2e`'s.
 
-use crate::tui_e2e::{KEEP_PANE, Served, Tmux, editor_script, kubectl, tui_on_served};
+use crate::tui_e2e::{editor_script, kubectl, tui_on_served, tui_on_served_with};
 
 fn patch(data: &std::path::Path, name: &str, size: u32) {
     let body = format!(r#"{{"spec":{{"size":{size}}}}}"#);
@@ -72,9 +72,6 @@ fn the_event_stream_and_the_field_owners_follow_kubectl_s_changes() {
 #[test]
 fn apply_as_another_manager_names_the_conflicting_fields_and_their_owner() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let _served = Served::start(&data);
-    patch(&data, "widget-003", 4);
     // First run: ci-bot sets the size e2e-author owns (a conflict); second: only a new
     // label (clean). Nothing is saved either time.
     let second = dir.path().join("second");
@@ -86,15 +83,8 @@ fn apply_as_another_manager_names_the_conflicting_fields_and_their_owner() {
             second = second.display()
         ),
     );
-    let command = format!(
-        "KUBE_EDITOR={} {} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        editor.display(),
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        dir.path().join("stderr").display(),
-    );
-    let t = Tmux::start(dir.path(), &command, 160, 30);
-    t.wait_for(&["local (served)", "widgets.demo.example.com"]);
+    let (_served, t, data) = tui_on_served_with(dir.path(), Some(&editor), (160, 30));
+    patch(&data, "widget-003", 4);
     t.keys(&[":"]);
     t.type_text("widgets");
     t.keys(&["Enter"]);

@@ -3,21 +3,13 @@
 //! on all of them), and its schema tree shows each field's markers, the selected field's
 //! attributes and CEL rules; `d` prints the same in text. Helpers are `tui_e2e`'s.
 
-use crate::tui_e2e::{KEEP_PANE, Served, Tmux};
+use crate::tui_e2e::tui_on_served_with;
 
 #[test]
 fn the_schema_explorer_shows_attributes_rules_and_the_printer_column_preview() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let _served = Served::start(&data);
-    let command = format!(
-        "{} --local={} tui 2>{}; echo TUI-EXIT=$?; {KEEP_PANE}",
-        env!("CARGO_BIN_EXE_kubectl-crd"),
-        data.display(),
-        dir.path().join("stderr").display(),
-    );
-    let t = Tmux::start(dir.path(), &command, 160, 45);
-    t.wait_for(&["local (served)", "databases.demo.example.com"]);
+    let (_served, t, _data) = tui_on_served_with(dir.path(), None, (160, 45));
+    t.wait_for(&["databases.demo.example.com"]);
     t.keys(&["/"]);
     t.type_text("^databases");
     t.keys(&["Enter"]);
