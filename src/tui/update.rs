@@ -459,7 +459,7 @@ fn field_owners(state: &mut State) -> Vec<Effect> {
         return vec![];
     };
     let owners = crate::cluster::field_owners::field_owners(obj);
-    let title = format!("owners {}/{}", r.kind.plural, r.key.display());
+    let title = format!("field-owners {}/{}", r.kind.plural, r.key.display());
     let rows: Vec<[&str; 5]> =
         owners.iter().map(|o| [o.path.as_str(), &o.manager, &o.operation, o.subresource.as_str(), &o.time]).collect();
     let heading = ["PATH", "MANAGER", "OPERATION", "SUBRESOURCE", "TIME"];

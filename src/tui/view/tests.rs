@@ -550,3 +550,29 @@ fn apply_as_shows_the_conflicts_with_their_owners() {
     let t = text(&buf);
     assert!(t.contains(".spec.replicas  \"autoscaler\" using demo.example.com/v1"), "{t}");
 }
+
+/// `M` on a resource: every owned field with its manager, operation, subresource and time.
+#[test]
+fn field_owners_list_each_field_with_its_manager() {
+    let mut s = state();
+    on_resources(&mut s, 5);
+    press(&mut s, KeyCode::Enter);
+    let mut obj = widget("widget-000", 0);
+    obj["metadata"]["managedFields"] = serde_json::json!([
+        {"manager": "kubectl-crd-apply", "operation": "Update", "time": "2026-11-26T10:00:00Z",
+            "fieldsV1": {"f:spec": {"f:color": {}, "f:size": {}}}},
+        {"manager": "widget-controller", "operation": "Update", "subresource": "status",
+            "time": "2026-11-26T10:01:00Z", "fieldsV1": {"f:status": {"f:replicas": {}}}},
+        {"manager": "ci-bot", "operation": "Apply", "time": "2026-11-26T10:02:00Z",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+    ]);
+    apply(&mut s, Msg::Object { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(obj) });
+    type_keys(&mut s, "M");
+    let buf = render(&mut s, 100, 10);
+    snapshot!("field_owners", buf);
+    let t = text(&buf);
+    assert!(
+        t.lines().any(|l| l.contains("status.replicas") && l.contains("widget-controller") && l.contains("status")),
+        "{t}"
+    );
+}
