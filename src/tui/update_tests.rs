@@ -423,7 +423,7 @@ fn m_on_a_resource_lists_its_field_owners_and_m_there_changes_nothing() {
     apply(&mut s, Msg::Object { key: ObjKey::new(Some("default"), "widget-000"), result: Ok(obj) });
     assert!(type_keys(&mut s, "M").is_empty());
     let Screen::Text(t) = s.screen() else { panic!("the field owners") };
-    assert_eq!(t.title, "owners widgets/default/widget-000");
+    assert_eq!(t.title, "field-owners widgets/default/widget-000");
     assert_eq!(
         t.lines,
         [
