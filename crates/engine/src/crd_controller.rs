@@ -21,7 +21,7 @@ use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
 use crate::resources::scale::ScalePaths;
 use crate::resources::{ResourceInfo, Strategy};
-use crate::store::{ListOptions, Store};
+use crate::store::{ListOptions, Store, StoreError};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionVersion,
@@ -38,7 +38,15 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, first_pass: tokio::sy
     let prefix = strategy.info().prefix();
     let mut first_pass = Some(first_pass);
     loop {
-        let Ok(from) = store.current_revision().await else { return };
+        let from = match store.current_revision().await {
+            Ok(from) => from,
+            Err(StoreError::Closed) => return,
+            // etcd is down: the pass waits for it to be back.
+            Err(_) => {
+                tokio::time::sleep(crate::store::RETRY_PAUSE).await;
+                continue;
+            }
+        };
         let cleaning = match pass(store.as_ref(), &strategy, &kinds).await {
             Ok(cleaning) => cleaning,
             Err(e) => {
@@ -51,7 +59,14 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, first_pass: tokio::sy
         }
         // Wait for the next relevant change after the state this pass read: any CRD
         // change, or, while a clean-up waits on finalizers, any custom resource change.
-        let Ok(mut changes) = store.watch("/registry/", from).await else { return };
+        let mut changes = match store.watch("/registry/", from).await {
+            Ok(changes) => changes,
+            Err(StoreError::Closed) => return,
+            Err(_) => {
+                tokio::time::sleep(crate::store::RETRY_PAUSE).await;
+                continue;
+            }
+        };
         loop {
             match changes.next().await {
                 Some(Ok(e)) if cleaning || e.key.starts_with(&prefix) => break,

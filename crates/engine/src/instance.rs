@@ -13,7 +13,7 @@ use crate::resources::generate_name::{NameGenerator, RandomSuffix};
 use crate::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::resources::rest::{Rest, WriteOptions};
 use crate::status::{ApiError, GroupResource, StatusCause, StatusDetails};
-use crate::store::{LocalStore, Store, StoreError};
+use crate::store::{Backend, EtcdConfig, EtcdStore, LocalStore, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,6 +30,8 @@ pub enum StorageConfig {
     Memory,
     /// A redb database file (durable; one process at a time).
     Redb(PathBuf),
+    /// An etcd v3 cluster, keyed as kube-apiserver keys it (snapshots are not available).
+    Etcd(EtcdConfig),
 }
 
 /// Why the engine could not start.
@@ -82,7 +84,7 @@ impl std::fmt::Debug for Snapshot {
 
 /// A running engine.
 pub struct Engine {
-    store: Arc<LocalStore>,
+    store: Arc<Backend>,
     kinds: Arc<Kinds>,
     namespaces: Arc<NamespaceStrategy>,
     controllers: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -106,8 +108,9 @@ impl Engine {
         names: Arc<dyn NameGenerator>,
     ) -> Result<Arc<Engine>, EngineError> {
         let store = match storage {
-            StorageConfig::Memory => LocalStore::memory(),
-            StorageConfig::Redb(path) => LocalStore::redb(path)?,
+            StorageConfig::Memory => Backend::Local(LocalStore::memory()),
+            StorageConfig::Redb(path) => Backend::Local(LocalStore::redb(path)?),
+            StorageConfig::Etcd(config) => Backend::Etcd(EtcdStore::connect(config).await?),
         };
         Self::start(store, names, None).await
     }
@@ -116,7 +119,8 @@ impl Engine {
     /// of the engine it was taken from, going on from the snapshot's revision, that shares
     /// nothing writable with it. Must be called inside a tokio runtime.
     pub async fn from_snapshot(snapshot: &Snapshot) -> Result<Arc<Engine>, EngineError> {
-        Self::start(LocalStore::from_snapshot(&snapshot.store), Arc::new(RandomSuffix), Some(snapshot)).await
+        let store = Backend::Local(LocalStore::from_snapshot(&snapshot.store));
+        Self::start(store, Arc::new(RandomSuffix), Some(snapshot)).await
     }
 
     /// Every stored object at the current revision, in O(1) whatever their number, with the
@@ -147,7 +151,7 @@ impl Engine {
     /// a fork's store comes with the `snapshot` it was made from, whose kinds and collector
     /// graph are taken over.
     async fn start(
-        store: LocalStore,
+        store: Backend,
         names: Arc<dyn NameGenerator>,
         snapshot: Option<&Snapshot>,
     ) -> Result<Arc<Engine>, EngineError> {
