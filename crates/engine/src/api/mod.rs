@@ -34,7 +34,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/version", get(version))
         .route("/healthz", any(ok_text))
         .route("/livez", any(ok_text))
-        .route("/readyz", any(ok_text))
+        .route("/readyz", any(readyz))
         .route("/openapi/v2", any(openapi::serve_v2))
         .route("/openapi/v3", any(openapi::serve_v3_index))
         .route("/openapi/v3/{*group_version}", any(openapi::serve_v3_document))
@@ -91,6 +91,18 @@ async fn version() -> Response {
 
 async fn ok_text() -> Response {
     let mut res = (StatusCode::OK, "ok").into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    res
+}
+
+/// `/readyz`: ready while the store answers. A failure reads as kube-apiserver's when its
+/// etcd check fails (a 500 listing the failed check, the reason withheld).
+async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
+    if engine.store().current_revision().await.is_ok() {
+        return ok_text().await;
+    }
+    let body = "[-]etcd failed: reason withheld\nreadyz check failed\n";
+    let mut res = (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     res
 }
