@@ -122,7 +122,8 @@ mod tests {
         assert_eq!(config.tls.and_then(|t| t.ca_file), Some(PathBuf::from("/ca.pem")));
         let cert_alone = ServeArgs { etcd_certfile: Some("/c.pem".into()), ..args };
         assert_eq!(options(&cert_alone, None), Err(OptionsError::EtcdCertWithoutKey));
-        let redb_with_servers = ServeArgs { storage: StorageKind::Redb, etcd_keyfile: Some("/k.pem".into()), ..cert_alone };
+        let redb_with_servers =
+            ServeArgs { storage: StorageKind::Redb, etcd_keyfile: Some("/k.pem".into()), ..cert_alone };
         assert_eq!(
             options(&redb_with_servers, None),
             Err(OptionsError::EtcdFlagWithoutEtcd { flag: "--etcd-servers" })

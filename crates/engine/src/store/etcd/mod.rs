@@ -284,7 +284,15 @@ impl Store for EtcdStore {
         // etcd going away may end the stream cleanly; for the engine only a closed store
         // ends a watch without an error.
         let end = futures::stream::once(async { Err(StoreError::Unavailable("etcd closed the watch".into())) });
-        Ok(events.chain(end).boxed())
+        // An error ends the watch, without waiting for more (etcd keeps a canceled
+        // watch's stream open).
+        let until_error = futures::stream::unfold(Some(events.chain(end).boxed()), |events| async move {
+            let mut events = events?;
+            let item = events.next().await?;
+            let rest = item.is_ok().then_some(events);
+            Some((item, rest))
+        });
+        Ok(until_error.boxed())
     }
 }
 
