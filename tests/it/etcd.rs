@@ -128,6 +128,14 @@ fn objects_survive_a_restart_of_serve_with_their_resource_versions_where_kube_ke
         etcd_keys(&etcd, "/registry/apiextensions.k8s.io/customresourcedefinitions/"),
         [format!("/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.{GROUP}")]
     );
+    let key = format!("/registry/{GROUP}/widgets/default/w1");
+    let stored = etcd_call(&etcd, "/v3/kv/range", &json!({"key": B64.encode(&key)}));
+    let value = B64.decode(stored["kvs"][0]["value"].as_str().expect("a value")).expect("base64");
+    let object: Value = serde_json::from_slice(&value).expect("JSON at the storage version");
+    assert_eq!(
+        (object["apiVersion"].as_str(), object["metadata"]["name"].as_str()),
+        (Some("etcd.example.com/v1"), Some("w1"))
+    );
 }
 
 #[test]
