@@ -67,6 +67,11 @@ impl Gateway {
         Ok(Gateway { client, endpoints, preferred: AtomicUsize::new(0), timeout: config.timeout })
     }
 
+    /// The longest one call may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// POSTs `body` to `path` and reads the JSON answer.
     pub async fn call<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Result<T, GatewayError> {
         let body = serde_json::to_vec(body).map_err(|e| GatewayError::Malformed(e.to_string()))?;

@@ -93,14 +93,6 @@ impl EtcdStore {
         Ok(store)
     }
 
-    fn to_etcd(&self, key: &str) -> Vec<u8> {
-        self.keys.to_etcd(key)
-    }
-
-    fn from_etcd(&self, key: &[u8]) -> String {
-        self.keys.from_etcd(key)
-    }
-
     async fn txn(&self, txn: wire::Txn) -> Result<wire::TxnResponse, StoreError> {
         self.gateway.call("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
     }
@@ -141,20 +133,20 @@ fn store_error(e: GatewayError, requested: Revision) -> StoreError {
 impl Store for EtcdStore {
     async fn current_revision(&self) -> Result<Revision, StoreError> {
         // A count of one key that need not exist: only the header's revision is wanted.
-        let body = serde_json::json!({ "key": wire::enc(&self.to_etcd(ENGINE_ROOT)), "count_only": true });
+        let body = serde_json::json!({ "key": wire::enc(&self.keys.etcd_key(ENGINE_ROOT)), "count_only": true });
         let r: wire::RangeResponse = self.gateway.call("/v3/kv/range", &body).await.map_err(|e| store_error(e, 0))?;
         Ok(r.header.revision)
     }
 
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
-        let body = serde_json::json!({ "key": wire::enc(&self.to_etcd(key)) });
+        let body = serde_json::json!({ "key": wire::enc(&self.keys.etcd_key(key)) });
         let r: wire::RangeResponse = self.gateway.call("/v3/kv/range", &body).await.map_err(|e| store_error(e, 0))?;
         Ok(r.kvs.into_iter().next().map(|kv| kv.into_key_value(key.to_string())))
     }
 
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
-        let etcd_prefix = self.to_etcd(prefix);
-        let start = opts.start_key.as_deref().map_or_else(|| etcd_prefix.clone(), |k| self.to_etcd(k));
+        let etcd_prefix = self.keys.etcd_key(prefix);
+        let start = opts.start_key.as_deref().map_or_else(|| etcd_prefix.clone(), |k| self.keys.etcd_key(k));
         let limit = opts.limit.filter(|&l| l > 0);
         let mut body = serde_json::json!({
             "key": wire::enc(&start),
@@ -181,7 +173,7 @@ impl Store for EtcdStore {
             .kvs
             .into_iter()
             .map(|kv| {
-                let key = self.from_etcd(&kv.key);
+                let key = self.keys.engine_key(&kv.key);
                 kv.into_key_value(key)
             })
             .collect();
@@ -195,7 +187,7 @@ impl Store for EtcdStore {
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
         super::check_request_size(key, &value)?;
-        let k = self.to_etcd(key);
+        let k = self.keys.etcd_key(key);
         let r = self
             .txn(wire::Txn {
                 compare: vec![wire::compare(&k, Target::Create, Cmp::Equal, 0)],
@@ -212,7 +204,7 @@ impl Store for EtcdStore {
 
     async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
         super::check_request_size(key, &value)?;
-        let k = self.to_etcd(key);
+        let k = self.keys.etcd_key(key);
         let r = self
             .txn(wire::Txn {
                 compare: vec![Self::guard(&k, expected)],
@@ -235,7 +227,7 @@ impl Store for EtcdStore {
     }
 
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError> {
-        let k = self.to_etcd(key);
+        let k = self.keys.etcd_key(key);
         let r = self
             .txn(wire::Txn {
                 compare: vec![Self::guard(&k, expected)],
@@ -257,7 +249,7 @@ impl Store for EtcdStore {
     }
 
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
-        let etcd_prefix = self.to_etcd(prefix);
+        let etcd_prefix = self.keys.etcd_key(prefix);
         let body = serde_json::json!({ "create_request": {
             "key": wire::enc(&etcd_prefix),
             "range_end": wire::enc(&wire::prefix_end(&etcd_prefix)),
@@ -266,7 +258,10 @@ impl Store for EtcdStore {
         }});
         let mut lines = Box::pin(self.gateway.stream("/v3/watch", &body).await.map_err(|e| store_error(e, after))?);
         // The first message says the watch exists: from then on no change is missed.
-        match lines.next().await {
+        let first = tokio::time::timeout(self.gateway.timeout(), lines.next())
+            .await
+            .map_err(|_| StoreError::Unavailable("etcd did not start the watch in time".into()))?;
+        match first {
             Some(Ok(line)) => match serde_json::from_slice::<wire::WatchLine>(&line) {
                 Ok(wire::WatchLine { result: Some(r), .. }) if r.created => {}
                 _ => {
@@ -303,14 +298,14 @@ struct KeyMap {
 }
 
 impl KeyMap {
-    fn to_etcd(&self, key: &str) -> Vec<u8> {
+    fn etcd_key(&self, key: &str) -> Vec<u8> {
         match key.strip_prefix(ENGINE_ROOT) {
             Some(rest) => format!("{}{rest}", self.prefix).into_bytes(),
             None => key.as_bytes().to_vec(),
         }
     }
 
-    fn from_etcd(&self, key: &[u8]) -> String {
+    fn engine_key(&self, key: &[u8]) -> String {
         let key = String::from_utf8_lossy(key);
         match key.strip_prefix(self.prefix.as_str()) {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{ENGINE_ROOT}{rest}"),
@@ -347,7 +342,7 @@ fn decode_line(
 
 /// One etcd event as the store's.
 fn event(e: wire::Event, keys: &KeyMap) -> WatchEvent {
-    let key = keys.from_etcd(&e.kv.key);
+    let key = keys.engine_key(&e.kv.key);
     let revision = e.kv.mod_revision;
     let delete = e.is_delete();
     let created = e.kv.create_revision == e.kv.mod_revision;
