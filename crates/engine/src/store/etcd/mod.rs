@@ -97,14 +97,29 @@ impl EtcdStore {
         self.gateway.call("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
     }
 
-    /// The key as the failure branch of a guarded write read it: `NotFound` or `Conflict`.
-    fn refused(&self, key: &str, expected: Option<Revision>, response: wire::TxnResponse) -> StoreError {
-        let current =
-            response.responses.into_iter().find_map(|r| r.response_range).and_then(|r| r.kvs.into_iter().next());
-        match (current, expected) {
+    /// Runs `ops` if the key exists (at `expected` if given); else `NotFound` or `Conflict`,
+    /// from the key as the failure branch read it.
+    async fn guarded(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+        ops: Vec<serde_json::Value>,
+    ) -> Result<wire::TxnResponse, StoreError> {
+        let k = self.keys.etcd_key(key);
+        let r = self
+            .txn(wire::Txn {
+                compare: vec![Self::guard(&k, expected)],
+                success: ops,
+                failure: vec![wire::get(&k, true)],
+            })
+            .await?;
+        if r.succeeded {
+            return Ok(r);
+        }
+        Err(match (r.first_kv(), expected) {
             (Some(kv), Some(expected)) => StoreError::Conflict { key: key.into(), expected, actual: kv.mod_revision },
             _ => StoreError::NotFound { key: key.into() },
-        }
+        })
     }
 
     /// A write guarded as `update` and `delete` are: the key exists, at `expected` if given.
@@ -205,39 +220,16 @@ impl Store for EtcdStore {
     async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
         super::check_request_size(key, &value)?;
         let k = self.keys.etcd_key(key);
-        let r = self
-            .txn(wire::Txn {
-                compare: vec![Self::guard(&k, expected)],
-                // The key's create_revision, without its (possibly large) value.
-                success: vec![wire::get(&k, true), wire::put(&k, &value)],
-                failure: vec![wire::get(&k, true)],
-            })
-            .await?;
-        if !r.succeeded {
-            return Err(self.refused(key, expected, r));
-        }
+        // The key's create_revision, without its (possibly large) value, then the put.
+        let r = self.guarded(key, expected, vec![wire::get(&k, true), wire::put(&k, &value)]).await?;
         let rev = r.header.revision;
-        let created = r
-            .responses
-            .into_iter()
-            .find_map(|r| r.response_range)
-            .and_then(|r| r.kvs.into_iter().next())
-            .map_or(rev, |kv| kv.create_revision);
+        let created = r.first_kv().map_or(rev, |kv| kv.create_revision);
         Ok(KeyValue { key: key.into(), value, create_revision: created, mod_revision: rev })
     }
 
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError> {
         let k = self.keys.etcd_key(key);
-        let r = self
-            .txn(wire::Txn {
-                compare: vec![Self::guard(&k, expected)],
-                success: vec![wire::delete(&k)],
-                failure: vec![wire::get(&k, true)],
-            })
-            .await?;
-        if !r.succeeded {
-            return Err(self.refused(key, expected, r));
-        }
+        let r = self.guarded(key, expected, vec![wire::delete(&k)]).await?;
         let revision = r.header.revision;
         let prev = r
             .responses

@@ -102,6 +102,13 @@ pub struct TxnResponse {
     pub responses: Vec<OpResponse>,
 }
 
+impl TxnResponse {
+    /// The first key a range of the transaction read.
+    pub fn first_kv(&self) -> Option<&Kv> {
+        self.responses.iter().find_map(|r| r.response_range.as_ref()).and_then(|r| r.kvs.first())
+    }
+}
+
 /// An error as the gateway reports it (gRPC code and etcd's words).
 #[derive(Debug, Default, Deserialize)]
 pub struct ErrorBody {
