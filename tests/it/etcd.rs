@@ -10,7 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
-use kubectl_crd_engine::store::etcd_process::EtcdProcess;
+use kubectl_crd_engine::store::etcd_process::{EtcdProcess, ServerTls};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -215,4 +215,63 @@ fn widgets_resource() -> ApiResource {
         kind: "Widget".into(),
         plural: "widgets".into(),
     }
+}
+
+/// A CA, etcd's serving certificate for 127.0.0.1 and a client certificate, as PEM files in
+/// `dir`: (etcd's TLS, the client's CA file, certificate file, key file).
+fn certificates(dir: &Path) -> (ServerTls, String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.clone().self_signed(&ca_key).expect("CA");
+    let issuer = Issuer::new(ca_params, &ca_key);
+    let issue = |name: &str, usages: Vec<ExtendedKeyUsagePurpose>| {
+        let key = KeyPair::generate().expect("key");
+        let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
+        params.extended_key_usages = usages;
+        let cert = params.signed_by(&key, &issuer).expect("certificate");
+        (
+            write_file(dir, &format!("{name}.crt"), &cert.pem()),
+            write_file(dir, &format!("{name}.key"), &key.serialize_pem()),
+        )
+    };
+    let ca_file = write_file(dir, "ca.crt", &ca.pem());
+    // etcd's JSON gateway dials etcd's gRPC with the serving certificate, so with
+    // --client-cert-auth that one must be good for client auth too.
+    let both = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
+    let (server_cert, server_key) = issue("server", both);
+    let (client_cert, client_key) = issue("client", vec![ExtendedKeyUsagePurpose::ClientAuth]);
+    let server = ServerTls {
+        cert_file: server_cert.into(),
+        key_file: server_key.into(),
+        client_ca_file: ca_file.clone().into(),
+    };
+    (server, ca_file, client_cert, client_key)
+}
+
+#[test]
+fn serve_reaches_an_etcd_that_checks_client_certificates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server_tls, ca, cert, key) = certificates(dir.path());
+    let etcd_dir = dir.path().join("etcd");
+    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
+    let etcd = EtcdProcess::start_tls(&etcd_dir, server_tls).unwrap_or_else(|e| panic!("{e}"));
+    assert!(etcd.url().starts_with("https://"));
+    let flags = ["--storage", "etcd", "--etcd-servers", &etcd.url(), "--etcd-cafile", &ca];
+    let served = Served::start(
+        &dir.path().join("serve"),
+        &[&flags[..], &["--etcd-certfile", &cert, "--etcd-keyfile", &key]].concat(),
+    );
+    apply_widgets(dir.path(), &served);
+    assert!(versions(&served).contains("w2="), "objects written over TLS");
+    drop(served);
+
+    // Without a client certificate etcd refuses the connection: serve says so and exits.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"));
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"]).arg(dir.path().join("other")).args(flags);
+    let out = output_bounded(cmd, None, Duration::from_secs(30));
+    assert!(!out.status.success(), "serve must not start");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot use etcd at https://127.0.0.1:"), "{stderr}");
 }

@@ -16,28 +16,54 @@ pub const DEBIAN_ETCD: &str = "/usr/bin/etcd";
 /// How long etcd may take to answer its health check after starting.
 const READY: Duration = Duration::from_secs(20);
 
-/// A running etcd (one member, plain http on 127.0.0.1).
+/// A running etcd (one member on 127.0.0.1; plain http, or https with client certificates).
 #[derive(Debug)]
 pub struct EtcdProcess {
     child: Option<Child>,
     dir: PathBuf,
     client_port: u16,
     peer_port: u16,
+    tls: Option<ServerTls>,
+    /// A plain http port for the health check (the client port itself with no TLS).
+    health_port: u16,
+}
+
+/// etcd's serving certificate and the CA its clients' certificates must chain to (PEM).
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// The serving certificate (for 127.0.0.1).
+    pub cert_file: PathBuf,
+    /// Its key.
+    pub key_file: PathBuf,
+    /// The CA that client certificates must be signed by (`--client-cert-auth`).
+    pub client_ca_file: PathBuf,
 }
 
 impl EtcdProcess {
     /// Starts etcd with its data and log in `dir`, on free ports. `$ETCD_BIN` overrides
     /// the binary.
     pub fn start(dir: &Path) -> Result<Self, String> {
+        Self::start_with(dir, None)
+    }
+
+    /// Starts etcd serving https with `tls` and checking client certificates.
+    pub fn start_tls(dir: &Path, tls: ServerTls) -> Result<Self, String> {
+        Self::start_with(dir, Some(tls))
+    }
+
+    fn start_with(dir: &Path, tls: Option<ServerTls>) -> Result<Self, String> {
+        let client_port = free_port()?;
+        let health_port = if tls.is_some() { free_port()? } else { client_port };
         let mut etcd =
-            EtcdProcess { child: None, dir: dir.to_path_buf(), client_port: free_port()?, peer_port: free_port()? };
+            EtcdProcess { child: None, dir: dir.to_path_buf(), client_port, peer_port: free_port()?, tls, health_port };
         etcd.restart()?;
         Ok(etcd)
     }
 
-    /// The client URL (`http://127.0.0.1:PORT`).
+    /// The client URL (`http://127.0.0.1:PORT`, or https with TLS).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
     /// Kills etcd (as a crash would) and waits for it to exit. The data stays.
@@ -55,10 +81,19 @@ impl EtcdProcess {
         let log = std::fs::File::create(self.dir.join("etcd.log")).map_err(|e| format!("etcd log: {e}"))?;
         let client = self.url();
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
-        let child = Command::new(&bin)
+        let mut command = Command::new(&bin);
+        let listen = match &self.tls {
+            Some(tls) => {
+                command.arg("--cert-file").arg(&tls.cert_file).arg("--key-file").arg(&tls.key_file);
+                command.arg("--trusted-ca-file").arg(&tls.client_ca_file).arg("--client-cert-auth");
+                format!("{client},http://127.0.0.1:{}", self.health_port)
+            }
+            None => client.clone(),
+        };
+        let child = command
             .args(["--name", "test", "--data-dir"])
             .arg(self.dir.join("data"))
-            .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
+            .args(["--listen-client-urls", &listen, "--advertise-client-urls", &client])
             .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
             .args(["--initial-cluster", &format!("test={peer}"), "--logger", "zap", "--log-outputs", "stderr"])
             .stdin(Stdio::null())
@@ -69,7 +104,7 @@ impl EtcdProcess {
         self.child = Some(child);
         let deadline = Instant::now() + READY;
         while Instant::now() < deadline {
-            if healthy(self.client_port) {
+            if healthy(self.health_port) {
                 return Ok(());
             }
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
