@@ -275,3 +275,29 @@ fn serve_reaches_an_etcd_that_checks_client_certificates() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot use etcd at https://127.0.0.1:"), "{stderr}");
 }
+
+#[test]
+fn two_replicas_on_one_etcd_see_each_other_s_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (etcd, a) = start(dir.path());
+    let b = Served::start(&dir.path().join("serve-b"), &["--storage", "etcd", "--etcd-servers", &etcd.url()]);
+    apply_widgets(dir.path(), &a);
+    // B's CRD controller learns of the CRD from its etcd watch.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !kubectl(&b, &["get", "widgets"]).status.success() {
+        assert!(Instant::now() < deadline, "replica B never served the CRD created through A");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(versions(&b), versions(&a), "both read the same objects at the same resourceVersions");
+
+    let list: Value =
+        serde_json::from_str(&ok(&a, &["get", "--raw", &format!("/apis/{GROUP}/v1/widgets")])).expect("a list");
+    let before = list["metadata"]["resourceVersion"].as_str().expect("the list's resourceVersion").to_string();
+    let doc = json!({"apiVersion": format!("{GROUP}/v1"), "kind": "Widget",
+        "metadata": {"name": "w3", "namespace": "default"}, "spec": {"size": 3}});
+    ok(&b, &["apply", "-f", &write_file(dir.path(), "w3.json", &doc.to_string())]);
+    let path = format!("/apis/{GROUP}/v1/namespaces/default/widgets?watch=1&resourceVersion={before}&timeoutSeconds=2");
+    let events = ok(&a, &["get", "--raw", &path]);
+    let event: Value = serde_json::from_str(events.lines().next().unwrap_or_default()).expect("an event");
+    assert_eq!((event["type"].as_str(), event["object"]["metadata"]["name"].as_str()), (Some("ADDED"), Some("w3")));
+}
