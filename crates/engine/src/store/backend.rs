@@ -83,4 +83,7 @@ impl Store for Backend {
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
         delegate!(self, s => s.watch(prefix, after).await)
     }
+    fn replays_at_once(&self) -> bool {
+        delegate!(self, s => s.replays_at_once())
+    }
 }

@@ -302,6 +302,12 @@ pub trait Store: Send + Sync + 'static {
     /// Every change under `prefix` after revision `after`, then live changes.
     /// `Expired` when changes after `after` are no longer held.
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError>;
+    /// Whether a watch from a past revision has the changes since ready at once, so that
+    /// polling it once tells whether any is pending (true of a store held in memory; not of
+    /// etcd, whose replay comes over the network).
+    fn replays_at_once(&self) -> bool {
+        true
+    }
 }
 
 /// The embedded store: state in memory, writes made durable by `P` in group commits.

@@ -240,6 +240,10 @@ impl Store for EtcdStore {
         Ok(Deleted { prev: prev.into_key_value(key.into()), revision })
     }
 
+    fn replays_at_once(&self) -> bool {
+        false
+    }
+
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
         let etcd_prefix = self.keys.etcd_key(prefix);
         let body = serde_json::json!({ "create_request": {
