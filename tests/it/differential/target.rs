@@ -38,7 +38,18 @@ pub struct Target {
 enum Keep {
     Nothing,
     Engine(#[allow(dead_code)] Arc<Engine>),
-    Served { shutdown: Option<oneshot::Sender<()>>, _dir: tempfile::TempDir, task: tokio::task::JoinHandle<()> },
+    /// An engine on an etcd of its own (its process and data directory), listed after the
+    /// engine so that the engine goes first.
+    EngineOnEtcd(
+        #[allow(dead_code)] Arc<Engine>,
+        #[allow(dead_code)] kubectl_crd_engine::store::etcd_process::EtcdProcess,
+        #[allow(dead_code)] tempfile::TempDir,
+    ),
+    Served {
+        shutdown: Option<oneshot::Sender<()>>,
+        _dir: tempfile::TempDir,
+        task: tokio::task::JoinHandle<()>,
+    },
 }
 
 impl Drop for Keep {
@@ -53,11 +64,25 @@ impl Drop for Keep {
 }
 
 impl Target {
-    /// A fresh in-memory engine, reached through its router in process.
+    /// A fresh in-memory engine, reached through its router in process; with
+    /// `KUBECTL_CRD_TEST_STORAGE=etcd`, on an etcd of its own on loopback.
     pub async fn in_process() -> Target {
+        if std::env::var("KUBECTL_CRD_TEST_STORAGE").as_deref() == Ok("etcd") {
+            return Self::on_etcd().await;
+        }
         let engine = Engine::open(&StorageConfig::Memory).await.expect("open an in-memory engine");
         let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
         Target { client, _keep: Keep::Engine(engine) }
+    }
+
+    async fn on_etcd() -> Target {
+        let dir = tempfile::tempdir().expect("a data directory");
+        let etcd =
+            kubectl_crd_engine::store::etcd_process::EtcdProcess::start(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let config = kubectl_crd_engine::store::EtcdConfig::new(vec![etcd.url()]);
+        let engine = Engine::open(&StorageConfig::Etcd(config)).await.expect("open an engine on etcd");
+        let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
+        Target { client, _keep: Keep::EngineOnEtcd(engine, etcd, dir) }
     }
 
     /// A fresh engine behind `serve` (HTTPS, bearer token, memory storage) on 127.0.0.1.
