@@ -139,6 +139,10 @@ impl Gateway {
 /// etcd's error answer, in its words.
 fn refusal(body: &[u8]) -> GatewayError {
     match serde_json::from_slice::<super::wire::ErrorBody>(body) {
+        // gRPC's Unavailable: etcd has no leader, or the gateway lost etcd.
+        Ok(e) if e.code == super::wire::GRPC_UNAVAILABLE => {
+            GatewayError::Unreachable(if e.error.is_empty() { e.message } else { e.error })
+        }
         Ok(e) if !e.error.is_empty() => GatewayError::Refused(e.error),
         Ok(e) if !e.message.is_empty() => GatewayError::Refused(e.message),
         _ => GatewayError::Malformed(String::from_utf8_lossy(body).into_owned()),
@@ -211,6 +215,17 @@ fn tls_config(tls: Option<&EtcdTls>) -> Result<rustls::ClientConfig, GatewayErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn etcd_without_a_leader_is_unreachable_and_its_other_refusals_keep_their_words() {
+        let no_leader = br#"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#;
+        assert_eq!(refusal(no_leader), GatewayError::Unreachable("etcdserver: no leader".into()));
+        let compacted = br#"{"error":"etcdserver: mvcc: required revision has been compacted","code":11}"#;
+        assert_eq!(
+            refusal(compacted),
+            GatewayError::Refused("etcdserver: mvcc: required revision has been compacted".into())
+        );
+    }
 
     #[tokio::test]
     async fn lines_are_split_across_and_within_chunks() {

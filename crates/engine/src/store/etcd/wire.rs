@@ -116,7 +116,13 @@ pub struct ErrorBody {
     pub error: String,
     #[serde(default)]
     pub message: String,
+    /// The gRPC status code.
+    #[serde(default)]
+    pub code: i32,
 }
+
+/// gRPC's code for "try again later" (no leader, no connection to etcd).
+pub const GRPC_UNAVAILABLE: i32 = 14;
 
 /// etcd's words for a read below the compacted revision.
 pub const COMPACTED: &str = "required revision has been compacted";
