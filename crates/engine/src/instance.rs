@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 /// How many times a snapshot is retaken when writes outran the garbage collector.
 const SNAPSHOT_TRIES: usize = 3;
+/// How long a CRD write waits for its change to be served (see [`Engine::crds_settled`]).
+const CRD_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 /// How long a snapshot waits for the collector to take in the latest writes.
 const GC_CATCH_UP: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -93,6 +95,8 @@ pub struct Engine {
     watch_lines: crate::api::watch::SharedLines,
     /// The garbage collector's graph, as it publishes it, for snapshots.
     gc_graph: tokio::sync::watch::Receiver<Option<GraphAt>>,
+    /// The revision up to which the CRD controller has published the kinds CRDs serve.
+    crds_passed: tokio::sync::watch::Receiver<Option<crate::store::Revision>>,
 }
 
 impl Engine {
@@ -205,13 +209,14 @@ impl Engine {
         }
         let (gc_published, gc_graph) = tokio::sync::watch::channel(None);
         let gc_start = snapshot.and_then(|s| s.gc.clone());
-        let (first_pass, published) = tokio::sync::oneshot::channel();
+        let (passed, crds_passed) = tokio::sync::watch::channel(None);
         let controllers = vec![
-            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), first_pass)),
+            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed)),
             tokio::spawn(crate::gc::run(store.clone(), Arc::clone(&kinds), gc_start, gc_published)),
         ];
         // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), published).await;
+        let mut first_pass = crds_passed.clone();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), first_pass.wait_for(Option::is_some)).await;
         Ok(Arc::new(Engine {
             store,
             kinds,
@@ -220,6 +225,7 @@ impl Engine {
             names,
             watch_lines: Default::default(),
             gc_graph,
+            crds_passed,
         }))
     }
 
@@ -293,6 +299,15 @@ impl Engine {
         let mut e = ApiError::method_not_supported(&kind.info().group_resource(), "create");
         e.message = "create not allowed while custom resource definition is terminating".into();
         Err(e)
+    }
+
+    /// Waits (at most [`CRD_SETTLE`]) until the CRD controller has taken in the CRDs as of
+    /// `rv`, so that a client that changed a CRD finds the change served by its next
+    /// request. Kube leaves this race to its clients; in process it is won in microseconds,
+    /// but over etcd the controller hears of the change a network round trip later.
+    pub(crate) async fn crds_settled(&self, rv: crate::store::Revision) {
+        let mut passed = self.crds_passed.clone();
+        let _ = tokio::time::timeout(CRD_SETTLE, passed.wait_for(|p| p.is_some_and(|p| p >= rv))).await;
     }
 
     /// Watch lines of recent changes, shared by the watchers they go to.
