@@ -1,8 +1,9 @@
 //! `kubectl crd serve --storage etcd` on a real etcd (Debian's `etcd-server`, started on
 //! loopback per test): objects survive a restart of `serve` with their resourceVersions,
 //! sit in etcd where kube-apiserver puts them, a watch from a compacted revision ends with
-//! 410 Gone, and an etcd that goes away makes requests answer 5xx in bounded time until it
-//! is back. Without etcd installed these tests fail, naming the package.
+//! 410 Gone, an etcd that goes away makes requests answer 5xx in bounded time until it is
+//! back, TLS with client certificates works, and two replicas see each other's writes.
+//! Without etcd installed these tests fail, naming the package.
 
 use crate::support::cli::{Served, output_bounded, write_file};
 use crate::support::crd::CrdBuilder;
