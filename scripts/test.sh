@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the README's test command, and the one CI runs after fmt and clippy.
 # On a fresh machine with only Rust it first installs what the tests need: cargo-nextest
-# (with cargo), and tmux and kubectl (with apt, as root) for the terminal UI and kubectl
-# tests. Arguments go to `cargo nextest run`, e.g. a filter by module path:
+# (with cargo), and tmux, kubectl and etcd (with apt, as root) for the terminal UI, kubectl
+# and etcd-backend tests. Arguments go to `cargo nextest run`, e.g. a filter by module path:
 #
 #   scripts/test.sh                            # everything
 #   scripts/test.sh -E 'test(/^kubectl_/)'     # the tests of one area
@@ -15,6 +15,8 @@ apt_packages=()
 command -v kubectl >/dev/null 2>&1 || apt_packages+=(kubernetes-client)
 # tmux drives the terminal UI in its end-to-end tests.
 command -v tmux >/dev/null 2>&1 || apt_packages+=(tmux)
+# The etcd backend's tests start a real etcd on loopback (and fail without one).
+command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || apt_packages+=(etcd-server)
 if [ ${#apt_packages[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${apt_packages[*]}"

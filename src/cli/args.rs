@@ -370,9 +370,24 @@ pub struct ServeArgs {
     /// Write a kubeconfig for this server to FILE (mode 0600).
     #[arg(long, value_name = "FILE")]
     pub write_kubeconfig: Option<PathBuf>,
-    /// Storage backend.
+    /// Storage backend: redb in the data directory, memory, or an etcd v3 cluster.
     #[arg(long, value_enum, default_value_t = StorageKind::Redb)]
     pub storage: StorageKind,
+    /// etcd client URLs, comma-separated (with --storage etcd).
+    #[arg(long, value_name = "URL[,URL...]", value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// The CA file that verifies etcd's serving certificate (https URLs).
+    #[arg(long, value_name = "FILE")]
+    pub etcd_cafile: Option<PathBuf>,
+    /// The client certificate to show etcd.
+    #[arg(long, value_name = "FILE")]
+    pub etcd_certfile: Option<PathBuf>,
+    /// The client certificate's key.
+    #[arg(long, value_name = "FILE")]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// The prefix of every key in etcd, as kube-apiserver's --etcd-prefix.
+    #[arg(long, value_name = "PREFIX", default_value = "/registry")]
+    pub etcd_prefix: String,
     /// Serve plain HTTP instead of HTTPS.
     #[arg(long)]
     pub insecure_http: bool,
@@ -382,6 +397,7 @@ pub struct ServeArgs {
 pub enum StorageKind {
     Memory,
     Redb,
+    Etcd,
 }
 
 #[derive(Debug, Args)]

@@ -67,6 +67,12 @@ pub enum ServeError {
         #[source]
         source: EngineError,
     },
+    #[error("cannot use etcd at {servers} (is it running, and are --etcd-servers and the TLS files right?)")]
+    Etcd {
+        servers: String,
+        #[source]
+        source: EngineError,
+    },
     #[error("cannot resolve the --listen host {host:?} (use an IP address such as 127.0.0.1)")]
     Resolve {
         host: String,
@@ -225,7 +231,8 @@ impl Server {
 /// redb locks its file; memory storage takes an advisory lock on `DIR/serve.lock`, so a
 /// second `serve` on the same DIR is refused the same way either way.
 fn lock_memory_dir(options: &ServeOptions) -> Result<Option<std::fs::File>, ServeError> {
-    if options.storage != StorageKind::Memory {
+    // redb locks its own file; with etcd, DIR still holds this server's certificates.
+    if options.storage == StorageKind::Redb {
         return Ok(None);
     }
     let dir = &options.data_dir;
@@ -249,13 +256,15 @@ fn lock_memory_dir(options: &ServeOptions) -> Result<Option<std::fs::File>, Serv
 
 async fn open_engine(options: &ServeOptions) -> Result<Arc<Engine>, ServeError> {
     let dir = &options.data_dir;
-    let storage = match options.storage {
+    let storage = match &options.storage {
         StorageKind::Memory => StorageConfig::Memory,
         StorageKind::Redb => StorageConfig::Redb(dir.join(STORE_FILE)),
+        StorageKind::Etcd(config) => StorageConfig::Etcd(config.clone()),
     };
-    Engine::open(&storage).await.map_err(|source| match source {
-        EngineError::Store(StoreError::Locked { .. }) => ServeError::Locked { dir: dir.clone() },
-        source => ServeError::Engine { dir: dir.clone(), source },
+    Engine::open(&storage).await.map_err(|source| match (source, &options.storage) {
+        (EngineError::Store(StoreError::Locked { .. }), _) => ServeError::Locked { dir: dir.clone() },
+        (source, StorageKind::Etcd(config)) => ServeError::Etcd { servers: config.endpoints.join(","), source },
+        (source, _) => ServeError::Engine { dir: dir.clone(), source },
     })
 }
 

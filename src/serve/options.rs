@@ -13,6 +13,12 @@ pub enum OptionsError {
     BadListen { value: String, why: &'static str },
     #[error("no --data-dir given and this system has no default data directory; give one with --data-dir DIR")]
     NoDataDir,
+    #[error("--storage etcd needs --etcd-servers URL[,URL...], e.g. http://127.0.0.1:2379")]
+    NoEtcdServers,
+    #[error("{flag} is for --storage etcd")]
+    EtcdFlagWithoutEtcd { flag: &'static str },
+    #[error("--etcd-certfile and --etcd-keyfile go together")]
+    EtcdCertWithoutKey,
 }
 
 /// `--listen` as typed: a host (IP address or name, IPv6 without brackets) and a port.
@@ -49,12 +55,14 @@ impl Transport {
 }
 
 /// Where the served engine keeps its objects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StorageKind {
     /// Nothing survives the server.
     Memory,
     /// redb in `DIR/store.redb`.
     Redb,
+    /// An etcd v3 cluster (DIR keeps only the certificates and the token).
+    Etcd(kubectl_crd_engine::store::EtcdConfig),
 }
 
 /// Everything `serve` needs to start, validated.

@@ -24,6 +24,7 @@ mod engine_representations;
 mod engine_routing;
 mod engine_schema;
 mod engine_versions;
+mod etcd;
 mod krew_manifest;
 mod kubectl_apply;
 mod kubectl_builtin;

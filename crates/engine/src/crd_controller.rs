@@ -21,7 +21,7 @@ use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
 use crate::resources::scale::ScalePaths;
 use crate::resources::{ResourceInfo, Strategy};
-use crate::store::{ListOptions, Store};
+use crate::store::{ListOptions, Revision, Store, StoreError};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionVersion,
@@ -30,15 +30,23 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Runs the loop until the store closes. `first_pass` is told once the stored CRDs have
-/// been read and their kinds published, so an engine opened over existing data serves
-/// them from its first request.
-pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, first_pass: tokio::sync::oneshot::Sender<()>) {
+/// Runs the loop until the store closes. `passed` is told after each pass the revision up
+/// to which CRDs were read and their kinds published: after the first one, an engine
+/// opened over existing data serves them; after a CRD write, its change is served once
+/// `passed` reaches the write's revision.
+pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, passed: tokio::sync::watch::Sender<Option<Revision>>) {
     let strategy = CrdStrategy::default();
     let prefix = strategy.info().prefix();
-    let mut first_pass = Some(first_pass);
     loop {
-        let Ok(from) = store.current_revision().await else { return };
+        let from = match store.current_revision().await {
+            Ok(from) => from,
+            Err(StoreError::Closed) => return,
+            // etcd is down: the pass waits for it to be back.
+            Err(_) => {
+                tokio::time::sleep(crate::store::RETRY_PAUSE).await;
+                continue;
+            }
+        };
         let cleaning = match pass(store.as_ref(), &strategy, &kinds).await {
             Ok(cleaning) => cleaning,
             Err(e) => {
@@ -46,12 +54,17 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, first_pass: tokio::sy
                 false
             }
         };
-        if let Some(tx) = first_pass.take() {
-            let _ = tx.send(());
-        }
+        passed.send_replace(Some(from));
         // Wait for the next relevant change after the state this pass read: any CRD
         // change, or, while a clean-up waits on finalizers, any custom resource change.
-        let Ok(mut changes) = store.watch("/registry/", from).await else { return };
+        let mut changes = match store.watch("/registry/", from).await {
+            Ok(changes) => changes,
+            Err(StoreError::Closed) => return,
+            Err(_) => {
+                tokio::time::sleep(crate::store::RETRY_PAUSE).await;
+                continue;
+            }
+        };
         loop {
             match changes.next().await {
                 Some(Ok(e)) if cleaning || e.key.starts_with(&prefix) => break,

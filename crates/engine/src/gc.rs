@@ -309,7 +309,14 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, mut start: Option<Gra
         match run_once(store.as_ref(), &kinds, start.take(), &published).await {
             Ok(()) => return,
             // Fell behind the history (or a transient error): rebuild from a fresh list.
-            Err(e) => tracing::debug!("garbage collector restarts: {e}"),
+            Err(StoreError::Closed) => return,
+            Err(e) => {
+                tracing::debug!("garbage collector restarts: {e}");
+                if matches!(e, StoreError::Unavailable(_)) {
+                    // etcd is down: wait for it instead of spinning on refused connections.
+                    tokio::time::sleep(crate::store::RETRY_PAUSE).await;
+                }
+            }
         }
     }
 }

@@ -13,13 +13,15 @@ use crate::resources::generate_name::{NameGenerator, RandomSuffix};
 use crate::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::resources::rest::{Rest, WriteOptions};
 use crate::status::{ApiError, GroupResource, StatusCause, StatusDetails};
-use crate::store::{LocalStore, Store, StoreError};
+use crate::store::{Backend, EtcdConfig, EtcdStore, LocalStore, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// How many times a snapshot is retaken when writes outran the garbage collector.
 const SNAPSHOT_TRIES: usize = 3;
+/// How long a CRD write waits for its change to be served (see [`Engine::crds_settled`]).
+const CRD_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 /// How long a snapshot waits for the collector to take in the latest writes.
 const GC_CATCH_UP: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -30,6 +32,8 @@ pub enum StorageConfig {
     Memory,
     /// A redb database file (durable; one process at a time).
     Redb(PathBuf),
+    /// An etcd v3 cluster, keyed as kube-apiserver keys it (snapshots are not available).
+    Etcd(EtcdConfig),
 }
 
 /// Why the engine could not start.
@@ -82,7 +86,7 @@ impl std::fmt::Debug for Snapshot {
 
 /// A running engine.
 pub struct Engine {
-    store: Arc<LocalStore>,
+    store: Arc<Backend>,
     kinds: Arc<Kinds>,
     namespaces: Arc<NamespaceStrategy>,
     controllers: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -91,6 +95,8 @@ pub struct Engine {
     watch_lines: crate::api::watch::SharedLines,
     /// The garbage collector's graph, as it publishes it, for snapshots.
     gc_graph: tokio::sync::watch::Receiver<Option<GraphAt>>,
+    /// The revision up to which the CRD controller has published the kinds CRDs serve.
+    crds_passed: tokio::sync::watch::Receiver<Option<crate::store::Revision>>,
 }
 
 impl Engine {
@@ -106,8 +112,9 @@ impl Engine {
         names: Arc<dyn NameGenerator>,
     ) -> Result<Arc<Engine>, EngineError> {
         let store = match storage {
-            StorageConfig::Memory => LocalStore::memory(),
-            StorageConfig::Redb(path) => LocalStore::redb(path)?,
+            StorageConfig::Memory => Backend::Local(LocalStore::memory()),
+            StorageConfig::Redb(path) => Backend::Local(LocalStore::redb(path)?),
+            StorageConfig::Etcd(config) => Backend::Etcd(EtcdStore::connect(config).await?),
         };
         Self::start(store, names, None).await
     }
@@ -116,7 +123,8 @@ impl Engine {
     /// of the engine it was taken from, going on from the snapshot's revision, that shares
     /// nothing writable with it. Must be called inside a tokio runtime.
     pub async fn from_snapshot(snapshot: &Snapshot) -> Result<Arc<Engine>, EngineError> {
-        Self::start(LocalStore::from_snapshot(&snapshot.store), Arc::new(RandomSuffix), Some(snapshot)).await
+        let store = Backend::Local(LocalStore::from_snapshot(&snapshot.store));
+        Self::start(store, Arc::new(RandomSuffix), Some(snapshot)).await
     }
 
     /// Every stored object at the current revision, in O(1) whatever their number, with the
@@ -147,7 +155,7 @@ impl Engine {
     /// a fork's store comes with the `snapshot` it was made from, whose kinds and collector
     /// graph are taken over.
     async fn start(
-        store: LocalStore,
+        store: Backend,
         names: Arc<dyn NameGenerator>,
         snapshot: Option<&Snapshot>,
     ) -> Result<Arc<Engine>, EngineError> {
@@ -201,13 +209,14 @@ impl Engine {
         }
         let (gc_published, gc_graph) = tokio::sync::watch::channel(None);
         let gc_start = snapshot.and_then(|s| s.gc.clone());
-        let (first_pass, published) = tokio::sync::oneshot::channel();
+        let (passed, crds_passed) = tokio::sync::watch::channel(None);
         let controllers = vec![
-            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), first_pass)),
+            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed)),
             tokio::spawn(crate::gc::run(store.clone(), Arc::clone(&kinds), gc_start, gc_published)),
         ];
         // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), published).await;
+        let mut first_pass = crds_passed.clone();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), first_pass.wait_for(Option::is_some)).await;
         Ok(Arc::new(Engine {
             store,
             kinds,
@@ -216,6 +225,7 @@ impl Engine {
             names,
             watch_lines: Default::default(),
             gc_graph,
+            crds_passed,
         }))
     }
 
@@ -289,6 +299,15 @@ impl Engine {
         let mut e = ApiError::method_not_supported(&kind.info().group_resource(), "create");
         e.message = "create not allowed while custom resource definition is terminating".into();
         Err(e)
+    }
+
+    /// Waits (at most [`CRD_SETTLE`]) until the CRD controller has taken in the CRDs as of
+    /// `rv`, so that a client that changed a CRD finds the change served by its next
+    /// request. Kube leaves this race to its clients; in process it is won in microseconds,
+    /// but over etcd the controller hears of the change a network round trip later.
+    pub(crate) async fn crds_settled(&self, rv: crate::store::Revision) {
+        let mut passed = self.crds_passed.clone();
+        let _ = tokio::time::timeout(CRD_SETTLE, passed.wait_for(|p| p.is_some_and(|p| p >= rv))).await;
     }
 
     /// Watch lines of recent changes, shared by the watchers they go to.

@@ -238,6 +238,24 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
+    /// A store failure with no meaning of its own: 504 when the store (etcd) did not answer,
+    /// in the words of kube-apiserver's timeout filter (where its requests end when etcd is
+    /// down), else 500.
+    pub fn storage(e: &crate::store::StoreError) -> Self {
+        match e {
+            crate::store::StoreError::Unavailable(why) => {
+                tracing::warn!("storage unavailable: {why}");
+                Self::new(
+                    504,
+                    "Timeout",
+                    "Timeout: request did not complete within requested timeout - context deadline exceeded",
+                )
+                .with_details(StatusDetails { retry_after_seconds: Some(1), ..Default::default() })
+            }
+            other => Self::internal(other.to_string()),
+        }
+    }
+
     /// 500 InternalError.
     pub fn internal(message: impl Into<String>) -> Self {
         let message = message.into();

@@ -11,8 +11,16 @@ use std::time::Duration;
 use http_body_util::BodyExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kubectl_crd::serve::options::{ListenAddr, ServeOptions, StorageKind, Transport};
+use kubectl_crd_engine::store::EtcdConfig;
+use kubectl_crd_engine::store::etcd_process::EtcdProcess;
 use kubectl_crd_engine::{Engine, StorageConfig};
 use tokio::sync::oneshot;
+
+/// Whether the engines keep their objects in an etcd of their own
+/// (`KUBECTL_CRD_TEST_STORAGE=etcd`; see `support::kubectl`).
+fn on_etcd() -> bool {
+    std::env::var("KUBECTL_CRD_TEST_STORAGE").as_deref() == Ok("etcd")
+}
 
 /// Longest wait for an answer that is not a watch.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -38,7 +46,19 @@ pub struct Target {
 enum Keep {
     Nothing,
     Engine(#[allow(dead_code)] Arc<Engine>),
-    Served { shutdown: Option<oneshot::Sender<()>>, _dir: tempfile::TempDir, task: tokio::task::JoinHandle<()> },
+    /// An engine on an etcd of its own (its process and data directory), listed after the
+    /// engine so that the engine goes first.
+    EngineOnEtcd(
+        #[allow(dead_code)] Arc<Engine>,
+        #[allow(dead_code)] EtcdProcess,
+        #[allow(dead_code)] tempfile::TempDir,
+    ),
+    Served {
+        shutdown: Option<oneshot::Sender<()>>,
+        _dir: tempfile::TempDir,
+        task: tokio::task::JoinHandle<()>,
+        _etcd: Option<EtcdProcess>,
+    },
 }
 
 impl Drop for Keep {
@@ -53,21 +73,39 @@ impl Drop for Keep {
 }
 
 impl Target {
-    /// A fresh in-memory engine, reached through its router in process.
+    /// A fresh in-memory engine, reached through its router in process; with
+    /// `KUBECTL_CRD_TEST_STORAGE=etcd`, on an etcd of its own on loopback.
     pub async fn in_process() -> Target {
+        if on_etcd() {
+            return Self::engine_on_etcd().await;
+        }
         let engine = Engine::open(&StorageConfig::Memory).await.expect("open an in-memory engine");
         let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
         Target { client, _keep: Keep::Engine(engine) }
     }
 
-    /// A fresh engine behind `serve` (HTTPS, bearer token, memory storage) on 127.0.0.1.
+    async fn engine_on_etcd() -> Target {
+        let dir = tempfile::tempdir().expect("a data directory");
+        let etcd = EtcdProcess::start(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let config = EtcdConfig::new(vec![etcd.url()]);
+        let engine = Engine::open(&StorageConfig::Etcd(config)).await.expect("open an engine on etcd");
+        let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
+        Target { client, _keep: Keep::EngineOnEtcd(engine, etcd, dir) }
+    }
+
+    /// A fresh engine behind `serve` (HTTPS, bearer token, memory storage, or an etcd of its
+    /// own with `KUBECTL_CRD_TEST_STORAGE=etcd`) on 127.0.0.1.
     pub async fn served() -> Target {
         let dir = tempfile::tempdir().expect("a data directory");
+        let etcd = on_etcd().then(|| EtcdProcess::start(dir.path()).unwrap_or_else(|e| panic!("{e}")));
         let options = ServeOptions {
             listen: ListenAddr { host: "127.0.0.1".to_string(), port: 0 },
             data_dir: dir.path().to_path_buf(),
             kubeconfig: dir.path().join("kubeconfig"),
-            storage: StorageKind::Memory,
+            storage: match &etcd {
+                Some(etcd) => StorageKind::Etcd(EtcdConfig::new(vec![etcd.url()])),
+                None => StorageKind::Memory,
+            },
             transport: Transport::Https,
         };
         let server = kubectl_crd::serve::Server::start(&options).await.expect("start serve");
@@ -81,7 +119,7 @@ impl Target {
                 .await;
         });
         let client = client_from_kubeconfig(&kubeconfig).await;
-        Target { client, _keep: Keep::Served { shutdown: Some(shutdown), _dir: dir, task } }
+        Target { client, _keep: Keep::Served { shutdown: Some(shutdown), _dir: dir, task, _etcd: etcd } }
     }
 
     /// The oracle (or any server) its kubeconfig points at.

@@ -7,6 +7,10 @@
 //! assert what kube does: `KUBECTL_CRD_TEST_ORACLE=../shared/oracle scripts/test.sh -E
 //! 'test(/^kubectl_/)'`. Tests about the plugin itself (its TLS files, `kubectl crd`) have
 //! nothing to compare there.
+//!
+//! With `KUBECTL_CRD_TEST_STORAGE=etcd` every `serve` keeps its objects in an etcd of its
+//! own (Debian's `etcd-server`, on loopback), so the same tests check the etcd backend:
+//! `KUBECTL_CRD_TEST_STORAGE=etcd scripts/test.sh -E 'test(/^kubectl_/)'`.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -14,7 +18,8 @@ use std::process::{Child, Command, Output, Stdio};
 
 /// What a [`Server`] runs.
 enum Backend {
-    Serve(Child),
+    /// `serve`, and the etcd it keeps its objects in when it does.
+    Serve(Child, Option<kubectl_crd_engine::store::etcd_process::EtcdProcess>),
     /// The oracle kit's directory; the server's own directory is [`Server::dir`].
     Oracle(PathBuf),
 }
@@ -32,9 +37,19 @@ impl Server {
         if let Some(kit) = std::env::var_os("KUBECTL_CRD_TEST_ORACLE") {
             return Server::oracle(Path::new(&kit), dir);
         }
+        let etcd = (std::env::var("KUBECTL_CRD_TEST_STORAGE").as_deref() == Ok("etcd")).then(|| {
+            let etcd_dir = dir.path().join("etcd");
+            std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
+            kubectl_crd_engine::store::etcd_process::EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"))
+        });
+        let storage = match &etcd {
+            Some(etcd) => vec!["--storage".to_string(), "etcd".into(), "--etcd-servers".into(), etcd.url()],
+            None => vec![],
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.path())
+            .args(&storage)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -42,7 +57,7 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let line = BufReader::new(stdout).lines().next().expect("a ready line").expect("utf8");
         assert!(line.contains("ready"), "{line}");
-        Server { backend: Backend::Serve(child), kubeconfig: dir.path().join("kubeconfig"), dir }
+        Server { backend: Backend::Serve(child, etcd), kubeconfig: dir.path().join("kubeconfig"), dir }
     }
 
     /// A fresh kube-apiserver from the oracle kit at `kit`, its data in `dir`.
@@ -70,9 +85,11 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         match &mut self.backend {
-            Backend::Serve(child) => {
+            Backend::Serve(child, etcd) => {
                 let _ = child.kill();
                 let _ = child.wait();
+                // Then its etcd (dropping it stops it).
+                etcd.take();
             }
             Backend::Oracle(kit) => {
                 let _ = Command::new(kit.join("stop.sh")).arg(self.dir.path()).output();

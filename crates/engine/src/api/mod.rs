@@ -34,7 +34,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/version", get(version))
         .route("/healthz", any(ok_text))
         .route("/livez", any(ok_text))
-        .route("/readyz", any(ok_text))
+        .route("/readyz", any(readyz))
         .route("/openapi/v2", any(openapi::serve_v2))
         .route("/openapi/v3", any(openapi::serve_v3_index))
         .route("/openapi/v3/{*group_version}", any(openapi::serve_v3_document))
@@ -91,6 +91,18 @@ async fn version() -> Response {
 
 async fn ok_text() -> Response {
     let mut res = (StatusCode::OK, "ok").into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    res
+}
+
+/// `/readyz`: ready while the store answers. A failure reads as kube-apiserver's when its
+/// etcd check fails (a 500 listing the failed check, the reason withheld).
+async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
+    if engine.store().current_revision().await.is_ok() {
+        return ok_text().await;
+    }
+    let body = "[-]etcd failed: reason withheld\nreadyz check failed\n";
+    let mut res = (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     res
 }
@@ -152,5 +164,29 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
             ));
         }
     };
-    routes::serve_resource(Arc::clone(&engine), parts.method, &path, query, &parts.headers, body).await
+    let crd_write = parts.method != Method::GET && path.starts_with(CRDS);
+    let response = routes::serve_resource(Arc::clone(&engine), parts.method, &path, query, &parts.headers, body).await;
+    if crd_write && response.status().is_success() {
+        return settle_crd_write(&engine, response).await;
+    }
+    response
+}
+
+/// Where CRDs are written.
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// A successful CRD write's answer, once the change it made is served (bounded).
+async fn settle_crd_write(engine: &Engine, response: Response) -> Response {
+    let (parts, body) = response.into_parts();
+    // CRD answers are small; one that will not buffer is passed on as it is.
+    let Ok(bytes) = axum::body::to_bytes(body, routes::MAX_BODY).await else {
+        return Response::from_parts(parts, axum::body::Body::empty());
+    };
+    let rv = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|obj| crate::meta::resource_version(&obj).and_then(crate::meta::parse_resource_version));
+    if let Some(rv) = rv {
+        engine.crds_settled(rv).await;
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }

@@ -60,8 +60,7 @@ use std::sync::{Arc, Mutex, Weak};
 pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiError> {
     let kinds = engine.kinds().all();
     let prefix = ResourceInfo::store_prefix("apiextensions.k8s.io", "customresourcedefinitions");
-    let page =
-        engine.store().list(&prefix, &ListOptions::default()).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    let page = engine.store().list(&prefix, &ListOptions::default()).await.map_err(|e| ApiError::storage(&e))?;
     let key = Key {
         kinds: kinds.iter().map(summary).collect(),
         crds: page.items.iter().map(|kv| (kv.key.clone(), kv.mod_revision)).collect(),

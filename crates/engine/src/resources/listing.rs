@@ -179,7 +179,7 @@ impl Rest<'_> {
     fn list_store_error(&self, e: StoreError) -> ApiError {
         match e {
             StoreError::TooLarge { requested, current } => too_large(requested, current),
-            other => ApiError::internal(other.to_string()),
+            other => ApiError::storage(&other),
         }
     }
 
@@ -355,7 +355,7 @@ impl Rest<'_> {
                 Err(StoreError::Expired { requested, oldest }) => Some(WatchItem::Error(ApiError::expired(format!(
                     "too old resource version: {requested} ({oldest})"
                 )))),
-                Err(e) => Some(WatchItem::Error(ApiError::internal(e.to_string()))),
+                Err(e) => Some(WatchItem::Error(ApiError::storage(&e))),
             };
             futures::future::ready(out)
         });

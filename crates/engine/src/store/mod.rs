@@ -5,6 +5,9 @@
 //! trait is what the engine programs against, so an etcd backend can implement it later
 //! without the layers above changing.
 //!
+//! [`EtcdStore`] keeps everything in an etcd v3 cluster, as kube-apiserver does, and
+//! [`Backend`] is either, for the engine to hold.
+//!
 //! [`LocalStore`] is the embedded implementation: the whole current state and a bounded
 //! history of changes live in memory ([`state`], also serving as the watch cache), and a
 //! single committer thread ([`writer`]) batches concurrent writes into one durable commit
@@ -13,6 +16,8 @@
 //! a background thread carries into a redb database and checkpoints. A write is
 //! acknowledged only after its batch is durable and visible to readers.
 
+mod backend;
+mod etcd;
 mod redb_backend;
 mod state;
 mod wal;
@@ -28,11 +33,20 @@ use futures::stream::BoxStream;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+pub use backend::Backend;
+/// A real etcd for tests (the `etcd-testing` feature).
+#[cfg(any(test, feature = "etcd-testing"))]
+#[doc(hidden)]
+pub use etcd::process as etcd_process;
+pub use etcd::{DEFAULT_TIMEOUT as DEFAULT_ETCD_TIMEOUT, EtcdConfig, EtcdStore, EtcdTls};
 pub(crate) use redb_backend::RedbPersist;
 pub(crate) use writer::{NoPersist, Persist};
 
 /// A revision of the store; the `resourceVersion` of whatever was written at it.
 pub type Revision = u64;
+
+/// How long the engine's controllers wait before trying an unavailable store again.
+pub const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How many changes the in-memory history keeps for watches and paged lists by default.
 pub const DEFAULT_HISTORY: usize = 16_384;
@@ -223,6 +237,12 @@ pub enum StoreError {
         /// The database file that is held.
         path: PathBuf,
     },
+    /// The backend cannot be reached, or did not answer in time (etcd down: HTTP 504).
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// The backend cannot do this (snapshots of an etcd store).
+    #[error("{0}")]
+    Unsupported(String),
     /// The backend failed (IO, a corrupt file); the text says how.
     #[error("storage backend: {0}")]
     Backend(String),
@@ -282,6 +302,12 @@ pub trait Store: Send + Sync + 'static {
     /// Every change under `prefix` after revision `after`, then live changes.
     /// `Expired` when changes after `after` are no longer held.
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError>;
+    /// Whether a watch from a past revision has the changes since ready at once, so that
+    /// polling it once tells whether any is pending (true of a store held in memory; not of
+    /// etcd, whose replay comes over the network).
+    fn replays_at_once(&self) -> bool {
+        true
+    }
 }
 
 /// The embedded store: state in memory, writes made durable by `P` in group commits.

@@ -185,7 +185,7 @@ impl Rest<'_> {
             }
             // etcd's refusal, passed on as kube passes it: a 500 without a reason.
             StoreError::RequestTooLarge => ApiError::new(500, "", StoreError::RequestTooLarge.to_string()),
-            other => ApiError::internal(other.to_string()),
+            other => ApiError::storage(&other),
         }
     }
 

@@ -1,0 +1,360 @@
+//! The store on a real etcd v3 cluster, as kube-apiserver keeps its objects.
+//!
+//! etcd's revision is the `resourceVersion`; a create is a transaction "create_revision is
+//! 0 → put", an update or delete one "mod_revision is the expected one → put/delete"; a list
+//! is a range at one revision (pages continue from the last key at the first page's
+//! revision); a watch is etcd's, from the revision after the one asked. A read below etcd's
+//! compacted revision is [`StoreError::Expired`] (410 Gone above), an etcd that does not
+//! answer is [`StoreError::Unavailable`] (a 504 above) within the configured timeout.
+//!
+//! The client speaks etcd's JSON gateway (`/v3/kv/range`, `/v3/kv/txn`, `/v3/watch`, part
+//! of every etcd since 3.4) over the hyper and rustls the workspace already builds, rather
+//! than gRPC through the `etcd-client` crate: that one brings tonic and prost and compiles
+//! etcd's `.proto` files at build time with `protoc`, a tool a clean machine lacks, for a
+//! handful of calls whose JSON is simple. The cost is base64 on keys and values, and one
+//! HTTP/1 stream per watch instead of gRPC's multiplexed one.
+//!
+//! Keys: the engine's keys all start with `/registry` (kube-apiserver's layout, see
+//! `resources`); that part becomes the configured prefix (`--etcd-prefix`, by default
+//! `/registry`, so `etcdctl` finds objects where kube-apiserver would put them). Values are
+//! the JSON the engine stores at the storage version.
+
+mod client;
+#[cfg(any(test, feature = "etcd-testing"))]
+#[doc(hidden)]
+pub mod process;
+#[cfg(test)]
+pub(super) mod tests;
+mod wire;
+
+use super::{Deleted, KeyValue, ListOptions, ListPage, Revision, Store, StoreError, WatchEvent, WatchStream};
+use async_trait::async_trait;
+use bytes::Bytes;
+use client::{Gateway, GatewayError};
+use futures::StreamExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use wire::{Cmp, Target};
+
+/// The prefix every engine key starts with; it maps to [`EtcdConfig::prefix`].
+const ENGINE_ROOT: &str = "/registry";
+
+/// How long one etcd request may take by default before the API answers 504.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where and how to reach etcd.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdConfig {
+    /// Client URLs (`http://127.0.0.1:2379`), tried in turn.
+    pub endpoints: Vec<String>,
+    /// What replaces `/registry` at the start of every key.
+    pub prefix: String,
+    /// TLS files, for `https` endpoints.
+    pub tls: Option<EtcdTls>,
+    /// The longest one request may take.
+    pub timeout: Duration,
+}
+
+impl EtcdConfig {
+    /// `endpoints` with kube-apiserver's defaults (prefix `/registry`, no TLS).
+    pub fn new(endpoints: Vec<String>) -> Self {
+        EtcdConfig { endpoints, prefix: ENGINE_ROOT.into(), tls: None, timeout: DEFAULT_TIMEOUT }
+    }
+}
+
+/// TLS files to reach etcd with (PEM).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EtcdTls {
+    /// The CA that signed etcd's serving certificate.
+    pub ca_file: Option<PathBuf>,
+    /// A client certificate, when etcd checks clients.
+    pub cert_file: Option<PathBuf>,
+    /// Its key.
+    pub key_file: Option<PathBuf>,
+}
+
+/// The store on etcd.
+pub struct EtcdStore {
+    gateway: Arc<Gateway>,
+    keys: KeyMap,
+}
+
+impl EtcdStore {
+    /// A store on `config`'s etcd; checks that etcd answers.
+    pub async fn connect(config: &EtcdConfig) -> Result<Self, StoreError> {
+        if config.endpoints.is_empty() {
+            return Err(StoreError::Backend("no etcd endpoint given".into()));
+        }
+        let gateway = Gateway::new(config).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let keys = KeyMap { prefix: config.prefix.trim_end_matches('/').to_string() };
+        let store = EtcdStore { gateway: Arc::new(gateway), keys };
+        store.current_revision().await?;
+        Ok(store)
+    }
+
+    async fn txn(&self, txn: wire::Txn) -> Result<wire::TxnResponse, StoreError> {
+        self.gateway.call("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
+    }
+
+    /// Runs `ops` if the key exists (at `expected` if given); else `NotFound` or `Conflict`,
+    /// from the key as the failure branch read it.
+    async fn guarded(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+        ops: Vec<serde_json::Value>,
+    ) -> Result<wire::TxnResponse, StoreError> {
+        let k = self.keys.etcd_key(key);
+        let r = self
+            .txn(wire::Txn {
+                compare: vec![Self::guard(&k, expected)],
+                success: ops,
+                failure: vec![wire::get(&k, true)],
+            })
+            .await?;
+        if r.succeeded {
+            return Ok(r);
+        }
+        Err(match (r.first_kv(), expected) {
+            (Some(kv), Some(expected)) => StoreError::Conflict { key: key.into(), expected, actual: kv.mod_revision },
+            _ => StoreError::NotFound { key: key.into() },
+        })
+    }
+
+    /// A write guarded as `update` and `delete` are: the key exists, at `expected` if given.
+    fn guard(key: &[u8], expected: Option<Revision>) -> serde_json::Value {
+        match expected {
+            Some(rev) => wire::compare(key, Target::Mod, Cmp::Equal, rev),
+            None => wire::compare(key, Target::Create, Cmp::NotEqual, 0),
+        }
+    }
+}
+
+/// The store's error for a failed call; `requested` is the revision a read asked for.
+fn store_error(e: GatewayError, requested: Revision) -> StoreError {
+    match e {
+        GatewayError::Refused(words) if words.contains(wire::COMPACTED) => {
+            // etcd does not say how far it compacted; anything above `requested` may be held.
+            StoreError::Expired { requested, oldest: requested + 1 }
+        }
+        GatewayError::Refused(words) if words.contains(wire::TOO_LARGE) => StoreError::RequestTooLarge,
+        e @ (GatewayError::Unreachable(_) | GatewayError::Timeout(_)) => StoreError::Unavailable(e.to_string()),
+        e => StoreError::Backend(e.to_string()),
+    }
+}
+
+#[async_trait]
+impl Store for EtcdStore {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        // A count of one key that need not exist: only the header's revision is wanted.
+        let body = serde_json::json!({ "key": wire::enc(&self.keys.etcd_key(ENGINE_ROOT)), "count_only": true });
+        let r: wire::RangeResponse = self.gateway.call("/v3/kv/range", &body).await.map_err(|e| store_error(e, 0))?;
+        Ok(r.header.revision)
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        let body = serde_json::json!({ "key": wire::enc(&self.keys.etcd_key(key)) });
+        let r: wire::RangeResponse = self.gateway.call("/v3/kv/range", &body).await.map_err(|e| store_error(e, 0))?;
+        Ok(r.kvs.into_iter().next().map(|kv| kv.into_key_value(key.to_string())))
+    }
+
+    async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
+        let etcd_prefix = self.keys.etcd_key(prefix);
+        let start = opts.start_key.as_deref().map_or_else(|| etcd_prefix.clone(), |k| self.keys.etcd_key(k));
+        let limit = opts.limit.filter(|&l| l > 0);
+        let mut body = serde_json::json!({
+            "key": wire::enc(&start),
+            "range_end": wire::enc(&wire::prefix_end(&etcd_prefix)),
+        });
+        if let Some(limit) = limit {
+            // One more than asked: its key is where the next page starts.
+            body["limit"] = (limit as u64 + 1).to_string().into();
+        }
+        if let Some(rev) = opts.revision.filter(|&r| r > 0) {
+            body["revision"] = rev.to_string().into();
+        }
+        let requested = opts.revision.unwrap_or(0);
+        let r: wire::RangeResponse = match self.gateway.call("/v3/kv/range", &body).await {
+            Ok(r) => r,
+            Err(GatewayError::Refused(words)) if words.contains(wire::FUTURE) => {
+                let current = self.current_revision().await?;
+                return Err(StoreError::TooLarge { requested, current });
+            }
+            Err(e) => return Err(store_error(e, requested)),
+        };
+        let revision = opts.revision.filter(|&r| r > 0).unwrap_or(r.header.revision);
+        let mut items: Vec<KeyValue> = r
+            .kvs
+            .into_iter()
+            .map(|kv| {
+                let key = self.keys.engine_key(&kv.key);
+                kv.into_key_value(key)
+            })
+            .collect();
+        let next_key = match limit {
+            Some(limit) if items.len() > limit => items.drain(limit..).next().map(|kv| kv.key),
+            _ => None,
+        };
+        let remaining = r.count.saturating_sub(items.len() as u64);
+        Ok(ListPage { items, revision, next_key, remaining })
+    }
+
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
+        super::check_request_size(key, &value)?;
+        let k = self.keys.etcd_key(key);
+        let r = self
+            .txn(wire::Txn {
+                compare: vec![wire::compare(&k, Target::Create, Cmp::Equal, 0)],
+                success: vec![wire::put(&k, &value)],
+                failure: vec![],
+            })
+            .await?;
+        if !r.succeeded {
+            return Err(StoreError::AlreadyExists { key: key.into() });
+        }
+        let rev = r.header.revision;
+        Ok(KeyValue { key: key.into(), value, create_revision: rev, mod_revision: rev })
+    }
+
+    async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
+        super::check_request_size(key, &value)?;
+        let k = self.keys.etcd_key(key);
+        // The key's create_revision, without its (possibly large) value, then the put.
+        let r = self.guarded(key, expected, vec![wire::get(&k, true), wire::put(&k, &value)]).await?;
+        let rev = r.header.revision;
+        let created = r.first_kv().map_or(rev, |kv| kv.create_revision);
+        Ok(KeyValue { key: key.into(), value, create_revision: created, mod_revision: rev })
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError> {
+        let k = self.keys.etcd_key(key);
+        let r = self.guarded(key, expected, vec![wire::delete(&k)]).await?;
+        let revision = r.header.revision;
+        let prev = r
+            .responses
+            .into_iter()
+            .find_map(|r| r.response_delete_range)
+            .and_then(|d| d.prev_kvs.into_iter().next())
+            .ok_or_else(|| StoreError::NotFound { key: key.into() })?;
+        Ok(Deleted { prev: prev.into_key_value(key.into()), revision })
+    }
+
+    fn replays_at_once(&self) -> bool {
+        false
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
+        let etcd_prefix = self.keys.etcd_key(prefix);
+        let body = serde_json::json!({ "create_request": {
+            "key": wire::enc(&etcd_prefix),
+            "range_end": wire::enc(&wire::prefix_end(&etcd_prefix)),
+            "start_revision": (after + 1).to_string(),
+            "prev_kv": true,
+        }});
+        let mut lines = Box::pin(self.gateway.stream("/v3/watch", &body).await.map_err(|e| store_error(e, after))?);
+        // The first message says the watch exists: from then on no change is missed.
+        let first = tokio::time::timeout(self.gateway.timeout(), lines.next())
+            .await
+            .map_err(|_| StoreError::Unavailable("etcd did not start the watch in time".into()))?;
+        match first {
+            Some(Ok(line)) => match serde_json::from_slice::<wire::WatchLine>(&line) {
+                Ok(wire::WatchLine { result: Some(r), .. }) if r.created => {}
+                _ => {
+                    return Err(StoreError::Backend(format!(
+                        "etcd refused the watch: {}",
+                        String::from_utf8_lossy(&line)
+                    )));
+                }
+            },
+            Some(Err(e)) => return Err(store_error(e, after)),
+            None => return Err(StoreError::Unavailable("etcd closed the watch".into())),
+        }
+        let keys = self.keys.clone();
+        let events = lines.flat_map(move |line| futures::stream::iter(decode_line(&keys, line, after)));
+        // etcd going away may end the stream cleanly; for the engine only a closed store
+        // ends a watch without an error.
+        let end = futures::stream::once(async { Err(StoreError::Unavailable("etcd closed the watch".into())) });
+        // An error ends the watch, without waiting for more (etcd keeps a canceled
+        // watch's stream open).
+        let until_error = futures::stream::unfold(Some(events.chain(end).boxed()), |events| async move {
+            let mut events = events?;
+            let item = events.next().await?;
+            let rest = item.is_ok().then_some(events);
+            Some((item, rest))
+        });
+        Ok(until_error.boxed())
+    }
+}
+
+/// The engine's keys to etcd's and back: `/registry` at the start becomes the prefix.
+#[derive(Debug, Clone)]
+struct KeyMap {
+    prefix: String,
+}
+
+impl KeyMap {
+    fn etcd_key(&self, key: &str) -> Vec<u8> {
+        match key.strip_prefix(ENGINE_ROOT) {
+            Some(rest) => format!("{}{rest}", self.prefix).into_bytes(),
+            None => key.as_bytes().to_vec(),
+        }
+    }
+
+    fn engine_key(&self, key: &[u8]) -> String {
+        let key = String::from_utf8_lossy(key);
+        match key.strip_prefix(self.prefix.as_str()) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{ENGINE_ROOT}{rest}"),
+            _ => key.into_owned(),
+        }
+    }
+}
+
+/// The store's events (or its one error, which ends the stream) from one watch line.
+fn decode_line(
+    keys: &KeyMap,
+    line: Result<Bytes, GatewayError>,
+    after: Revision,
+) -> Vec<Result<Arc<WatchEvent>, StoreError>> {
+    let line = match line {
+        Ok(line) => line,
+        Err(e) => return vec![Err(store_error(e, after))],
+    };
+    let result = match serde_json::from_slice::<wire::WatchLine>(&line) {
+        Ok(wire::WatchLine { result: Some(r), .. }) => r,
+        Ok(wire::WatchLine { error, .. }) => {
+            return vec![Err(StoreError::Unavailable(format!("etcd ended the watch: {}", error.unwrap_or_default())))];
+        }
+        Err(e) => return vec![Err(StoreError::Backend(format!("unreadable watch message: {e}")))],
+    };
+    if result.compact_revision > 0 {
+        return vec![Err(StoreError::Expired { requested: after, oldest: result.compact_revision })];
+    }
+    if result.canceled {
+        return vec![Err(StoreError::Unavailable(format!("etcd canceled the watch: {}", result.cancel_reason)))];
+    }
+    result.events.into_iter().map(|e| Ok(Arc::new(event(e, keys)))).collect()
+}
+
+/// One etcd event as the store's.
+fn event(e: wire::Event, keys: &KeyMap) -> WatchEvent {
+    let key = keys.engine_key(&e.kv.key);
+    let revision = e.kv.mod_revision;
+    let delete = e.is_delete();
+    let created = e.kv.create_revision == e.kv.mod_revision;
+    let prev = e.prev_kv.map(|kv| kv.into_key_value(key.clone()));
+    if delete {
+        // etcd leaves out the last value when it was compacted away: an empty one stands in.
+        let prev = prev.unwrap_or(KeyValue {
+            key: key.clone(),
+            value: Bytes::new(),
+            create_revision: e.kv.create_revision,
+            mod_revision: revision,
+        });
+        return WatchEvent { revision, key, current: None, prev: Some(prev) };
+    }
+    let current = e.kv.into_key_value(key.clone());
+    // An update whose previous value was compacted away still is an update, not a create.
+    let prev = if created { None } else { prev.or_else(|| Some(current.clone())) };
+    WatchEvent { revision, key, current: Some(current), prev }
+}

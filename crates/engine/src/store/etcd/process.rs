@@ -1,0 +1,158 @@
+//! A real etcd on loopback, for tests: free ports, a data directory the caller owns,
+//! stopped on drop.
+//!
+//! Tests of the etcd backend must not pass without etcd: a missing binary is an error
+//! naming the Debian package, and the tests that start one fail on it.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where Debian's `etcd-server` package installs etcd.
+pub const DEBIAN_ETCD: &str = "/usr/bin/etcd";
+
+/// How long etcd may take to answer its health check after starting.
+const READY: Duration = Duration::from_secs(20);
+
+/// A running etcd (one member on 127.0.0.1; plain http, or https with client certificates).
+#[derive(Debug)]
+pub struct EtcdProcess {
+    child: Option<Child>,
+    dir: PathBuf,
+    client_port: u16,
+    peer_port: u16,
+    tls: Option<ServerTls>,
+    /// A plain http port for the health check (the client port itself with no TLS).
+    health_port: u16,
+}
+
+/// etcd's serving certificate and the CA its clients' certificates must chain to (PEM).
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// The serving certificate (for 127.0.0.1).
+    pub cert_file: PathBuf,
+    /// Its key.
+    pub key_file: PathBuf,
+    /// The CA that client certificates must be signed by (`--client-cert-auth`).
+    pub client_ca_file: PathBuf,
+}
+
+impl EtcdProcess {
+    /// Starts etcd with its data and log in `dir`, on free ports. `$ETCD_BIN` overrides
+    /// the binary.
+    pub fn start(dir: &Path) -> Result<Self, String> {
+        Self::start_with(dir, None)
+    }
+
+    /// Starts etcd serving https with `tls` and checking client certificates.
+    pub fn start_tls(dir: &Path, tls: ServerTls) -> Result<Self, String> {
+        Self::start_with(dir, Some(tls))
+    }
+
+    fn start_with(dir: &Path, tls: Option<ServerTls>) -> Result<Self, String> {
+        let client_port = free_port()?;
+        let health_port = if tls.is_some() { free_port()? } else { client_port };
+        let mut etcd =
+            EtcdProcess { child: None, dir: dir.to_path_buf(), client_port, peer_port: free_port()?, tls, health_port };
+        etcd.restart()?;
+        Ok(etcd)
+    }
+
+    /// The client URL (`http://127.0.0.1:PORT`, or https with TLS).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
+    }
+
+    /// Kills etcd (as a crash would) and waits for it to exit. The data stays.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts etcd again on the same data and ports (stopping it first if it runs).
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.stop();
+        let bin = binary()?;
+        let log = std::fs::File::create(self.dir.join("etcd.log")).map_err(|e| format!("etcd log: {e}"))?;
+        let client = self.url();
+        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let mut command = Command::new(&bin);
+        let listen = match &self.tls {
+            Some(tls) => {
+                command.arg("--cert-file").arg(&tls.cert_file).arg("--key-file").arg(&tls.key_file);
+                command.arg("--trusted-ca-file").arg(&tls.client_ca_file).arg("--client-cert-auth");
+                format!("{client},http://127.0.0.1:{}", self.health_port)
+            }
+            None => client.clone(),
+        };
+        let child = command
+            .args(["--name", "test", "--data-dir"])
+            .arg(self.dir.join("data"))
+            .args(["--listen-client-urls", &listen, "--advertise-client-urls", &client])
+            .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+            .args(["--initial-cluster", &format!("test={peer}"), "--logger", "zap", "--log-outputs", "stderr"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+        self.child = Some(child);
+        let deadline = Instant::now() + READY;
+        while Instant::now() < deadline {
+            if healthy(self.health_port) {
+                return Ok(());
+            }
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                return Err(format!("etcd exited with {status}; see {}", self.dir.join("etcd.log").display()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(format!("etcd not healthy after {READY:?}; see {}", self.dir.join("etcd.log").display()))
+    }
+}
+
+impl Drop for EtcdProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The etcd binary, or why there is none.
+fn binary() -> Result<PathBuf, String> {
+    if let Some(bin) = std::env::var_os("ETCD_BIN") {
+        return Ok(bin.into());
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("etcd"))
+        .find(|p| p.is_file());
+    let debian = Path::new(DEBIAN_ETCD);
+    on_path.or_else(|| debian.is_file().then(|| debian.to_path_buf())).ok_or_else(|| {
+        format!(
+            "etcd is not installed ({DEBIAN_ETCD} is missing): the etcd tests need a real etcd; \
+             install Debian's etcd-server package (`apt-get install etcd-server`) or set ETCD_BIN"
+        )
+    })
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    listener.local_addr().map(|a| a.port()).map_err(|e| format!("no free port: {e}"))
+}
+
+fn healthy(port: u16) -> bool {
+    let Ok(mut conn) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(1)));
+    if conn.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = conn.read_to_string(&mut answer);
+    answer.contains("\"health\":\"true\"")
+}
