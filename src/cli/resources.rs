@@ -84,7 +84,9 @@ pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> 
             let doc = parse_status_document(&doc, &source, at)?;
             // The file is the whole status the user wants, on whichever version.
             let retry = if *retry_conflicts { Retry::Overwrite } else { Retry::No };
-            let obj = objects::replace_status(s.client(), at, &doc, retry).await.map_err(|e| s.err(e))?;
+            let obj = objects::replace_status(s.client(), at, &doc, retry, crate::cluster::managers::EDIT)
+                .await
+                .map_err(|e| s.err(e))?;
             print_written(s, &rt, &obj, "status replaced", out)
         }
         StatusAction::Patch { target, filename } => {
@@ -122,7 +124,7 @@ pub async fn status(s: &Session, action: &StatusAction, out: &mut dyn Write) -> 
             // conflict, or with --retry-conflicts the user's changes alone are re-applied.
             let doc = objects::StatusDocument { resource_version: obj.metadata.resource_version.clone(), ..doc };
             let retry = if *retry_conflicts { Retry::Reapply(&original) } else { Retry::No };
-            match objects::replace_status(s.client(), at, &doc, retry).await {
+            match objects::replace_status(s.client(), at, &doc, retry, crate::cluster::managers::EDIT).await {
                 Ok(obj) => print_written(s, &rt, &obj, "status edited", out),
                 Err(e) => Err(keep_on_error(file, s.err(e))),
             }

@@ -330,7 +330,7 @@ async fn write(
         let status_doc = StatusDocument { status, resource_version: None };
         // The file's status is what is wanted, on whichever version.
         let retry = if options.retry_conflicts { Retry::Overwrite } else { Retry::No };
-        object = replace_status(client, at, &status_doc, retry).await?;
+        object = replace_status(client, at, &status_doc, retry, super::managers::APPLY).await?;
         if action == Action::Unchanged {
             action = Action::Configured;
         }

@@ -94,7 +94,7 @@ mod tests {
         send(&objects::set_scale(&client, at, 1, None, false));
         send(&watch::watch_objects(&client, &rt, None));
         let doc = objects::StatusDocument { status: serde_json::Value::Null, resource_version: None };
-        send(&objects::replace_status(&client, at, &doc, objects::Retry::Overwrite));
+        send(&objects::replace_status(&client, at, &doc, objects::Retry::Overwrite, managers::EDIT));
         send(&objects::replace_spec(&client, at, &serde_json::Value::Null, "f", objects::Retry::Reapply(&doc.status)));
         let options = apply::ApplyOptions {
             namespace: "default".into(),

@@ -204,13 +204,15 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 /// Replaces the status through `/status`: reads the object, sets `.status`, and PUTs it
-/// back with the resourceVersion read (or the document's own). After a conflict, `retry`
-/// says what is written on the version read again (with its resourceVersion).
+/// back with the resourceVersion read (or the document's own), as field manager `manager`
+/// (one of [`super::managers`]). After a conflict, `retry` says what is written on the
+/// version read again (with its resourceVersion).
 pub async fn replace_status(
     client: &kube::Client,
     at: ObjectRef<'_>,
     doc: &StatusDocument,
     retry: Retry<'_>,
+    manager: &str,
 ) -> Result<DynamicObject, ClusterError> {
     at.require(at.resource.status, "status")?;
     let api = at.api(client);
@@ -231,7 +233,8 @@ pub async fn replace_status(
                 _ => doc.status.clone(),
             };
             obj.data["status"] = status;
-            api.replace_status(at.name, &edit_params(), &obj).await.map_err(|e| at.error(e))
+            let params = PostParams { field_manager: Some(manager.into()), ..Default::default() };
+            api.replace_status(at.name, &params, &obj).await.map_err(|e| at.error(e))
         }
     })
     .await

@@ -174,7 +174,7 @@ pub async fn save(client: &kube::Client, job: EditJob, against: DynamicObject) -
         Outcome::Status { document } => match parse_status_document(&document, &kept, at) {
             Ok(mut d) => {
                 d.resource_version = rv;
-                replace_status(client, at, &d, Retry::No).await.map(|o| (o, false))
+                replace_status(client, at, &d, Retry::No, crate::cluster::managers::EDIT).await.map(|o| (o, false))
             }
             Err(e) => Err(e),
         },
