@@ -66,10 +66,15 @@ fn reference(at: At, uid: &str, controller: bool) -> Value {
     json!({"apiVersion": at.api_version, "kind": at.kind, "name": at.name, "uid": uid, "controller": controller})
 }
 
+/// The demo's owner references are what a controller would write: they are recorded as
+/// its, so the demo's objects show a second field manager beside `kubectl crd apply`.
+const OWNERS_MANAGER: &str = "demo-controller";
+
 async fn patch_owners(client: &kube::Client, at: At, refs: Vec<Value>) -> Result<(), ClusterError> {
     let body = json!({"metadata": {"ownerReferences": refs}});
+    let params = PatchParams { field_manager: Some(OWNERS_MANAGER.into()), ..Default::default() };
     api(client, at)
-        .patch(at.name, &PatchParams::default(), &Patch::Merge(&body))
+        .patch(at.name, &params, &Patch::Merge(&body))
         .await
         .map_err(|e| ClusterError::from_kube(e, None))?;
     Ok(())
