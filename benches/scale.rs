@@ -111,7 +111,7 @@ struct Meta {
 #[derive(Deserialize)]
 struct Status {
     #[serde(default)]
-    conditions: Vec<Condition>,
+    conditions: Option<Vec<Condition>>,
 }
 
 #[derive(Deserialize)]
@@ -136,7 +136,7 @@ async fn established(client: &kube::Client, names: HashSet<String>) -> tokio::ta
         while !waiting.is_empty() {
             let line = lines.next().await.expect("the watch ended early").expect("watch line");
             let event: Event = serde_json::from_str(&line).expect("watch event");
-            let up = event.object.status.iter().flat_map(|s| &s.conditions);
+            let up = event.object.status.iter().flat_map(|s| s.conditions.iter().flatten());
             if up.into_iter().any(|c| c.type_ == "Established" && c.status == "True") {
                 waiting.remove(&event.object.metadata.name);
             }
