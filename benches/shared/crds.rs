@@ -54,10 +54,8 @@ fn nested(i: usize, depth: usize, field: usize) -> Value {
     );
     properties.insert("enabled".into(), json!({"type": "boolean", "default": false}));
     properties.insert("weight".into(), json!({"type": "integer", "format": "int32", "minimum": 0, "maximum": 1000}));
-    properties.insert(
-        "mode".into(),
-        json!({"type": "string", "enum": ["Disabled", "Enabled", "Auto"], "default": "Auto"}),
-    );
+    properties
+        .insert("mode".into(), json!({"type": "string", "enum": ["Disabled", "Enabled", "Auto"], "default": "Auto"}));
     properties.insert(
         "tags".into(),
         json!({"type": "object", "additionalProperties": {"type": "string", "maxLength": 256}, "maxProperties": 50}),
@@ -66,10 +64,7 @@ fn nested(i: usize, depth: usize, field: usize) -> Value {
         for f in 0..1 + mix(i, depth * 10 + field) % 2 {
             properties.insert(format!("block{f}"), nested(i, depth - 1, f));
         }
-        properties.insert(
-            "rules".into(),
-            json!({"type": "array", "maxItems": 16, "items": nested(i, depth - 1, 9)}),
-        );
+        properties.insert("rules".into(), json!({"type": "array", "maxItems": 16, "items": nested(i, depth - 1, 9)}));
     }
     json!({"type": "object", "description": format!("Level {depth} settings."), "properties": properties})
 }

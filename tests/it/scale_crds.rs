@@ -58,7 +58,8 @@ async fn two_hundred_varied_crds_are_established_discovered_and_documented() {
     loop {
         let list = get(&engine, CRDS, "application/json").await;
         let items = list["items"].as_array().cloned().unwrap_or_default();
-        let pending: Vec<_> = items.iter().filter(|c| !is_established(c)).map(|c| c["metadata"]["name"].clone()).collect();
+        let pending: Vec<_> =
+            items.iter().filter(|c| !is_established(c)).map(|c| c["metadata"]["name"].clone()).collect();
         if items.len() == N && pending.is_empty() {
             break;
         }
@@ -99,7 +100,11 @@ async fn two_hundred_varied_crds_are_established_discovered_and_documented() {
         .collect();
     for i in 0..N {
         for v in crds::versions(i) {
-            let gvk = (Value::from(crds::group(i)).to_string(), Value::from(*v).to_string(), Value::from(crds::kind(i)).to_string());
+            let gvk = (
+                Value::from(crds::group(i)).to_string(),
+                Value::from(*v).to_string(),
+                Value::from(crds::kind(i)).to_string(),
+            );
             assert!(gvks.contains(&gvk), "/openapi/v2 has no definition of {gvk:?}");
         }
     }
