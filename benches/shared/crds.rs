@@ -114,7 +114,7 @@ pub fn crd(i: usize) -> Value {
         {"name": "REPLICAS", "type": "integer", "jsonPath": ".spec.replicas", "priority": 1},
         {"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     ]);
-    let scale = i % 3 == 0;
+    let scale = i.is_multiple_of(3);
     let versions: Vec<Value> = names
         .iter()
         .enumerate()
