@@ -21,7 +21,7 @@ use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
 use crate::resources::scale::ScalePaths;
 use crate::resources::{ResourceInfo, Strategy};
-use crate::store::{ListOptions, Store};
+use crate::store::{ListOptions, Store, StoreError};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionVersion,
@@ -52,7 +52,14 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, first_pass: tokio::sy
         }
         // Wait for the next relevant change after the state this pass read: any CRD
         // change, or, while a clean-up waits on finalizers, any custom resource change.
-        let Ok(mut changes) = store.watch("/registry/", from).await else { return };
+        let mut changes = match store.watch("/registry/", from).await {
+            Ok(changes) => changes,
+            // More was written while the pass ran than the history holds (a burst of large
+            // CRDs: 2,000 of 40 KiB outgrow its 64 MiB). Nothing is lost, since a pass reads
+            // everything afresh; returning here left every later CRD unestablished for good.
+            Err(StoreError::Expired { .. }) => continue,
+            Err(_) => return,
+        };
         loop {
             match changes.next().await {
                 Some(Ok(e)) if cleaning || e.key.starts_with(&prefix) => break,
