@@ -43,6 +43,7 @@ mod migrate_live;
 mod migrate_local;
 mod reference_corpus;
 mod reference_replay;
+mod scale_crds;
 mod serve;
 mod store_crash;
 mod support;

@@ -28,6 +28,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Runs the loop until the store closes. `passed` is told after each pass the revision up
@@ -60,6 +61,10 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, passed: tokio::sync::
         let mut changes = match store.watch("/registry/", from).await {
             Ok(changes) => changes,
             Err(StoreError::Closed) => return,
+            // More was written while the pass ran than the history holds (a burst of large
+            // CRDs: 2,000 of 40 KiB outgrow its 64 MiB). Nothing is lost, since a pass reads
+            // everything afresh; returning here left every later CRD unestablished for good.
+            Err(StoreError::Expired { .. }) => continue,
             Err(_) => {
                 tokio::time::sleep(crate::store::RETRY_PAUSE).await;
                 continue;
@@ -89,21 +94,21 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
         let kb = (b.metadata.creation_timestamp.clone(), b.metadata.name.clone());
         ka.cmp(&kb)
     });
+    // By name, once: looking each CRD's object up in the list was quadratic in the CRDs.
+    let by_name: HashMap<&str, &Value> = objects.iter().filter_map(|o| Some((meta::name(o)?, o))).collect();
     let mut cleaning = false;
     for i in 0..crds.len() {
-        let crd = crds[i].clone();
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        let obj = objects.iter().find(|o| meta::name(o) == Some(name.as_str())).cloned();
-        let Some(obj) = obj else { continue };
-        if crd.metadata.deletion_timestamp.is_some() {
-            publish(kinds, &name, &crd, served_since, Built::Stored);
-            clean_up(&rest, kinds, &crd, &obj).await?;
+        let name = crds[i].metadata.name.clone().unwrap_or_default();
+        let Some(obj) = by_name.get(name.as_str()).copied() else { continue };
+        if crds[i].metadata.deletion_timestamp.is_some() {
+            publish(kinds, &name, &crds[i], served_since, Built::Stored);
+            clean_up(&rest, kinds, &crds[i], obj).await?;
             cleaning = true;
             continue;
         }
-        let others: Vec<CustomResourceDefinition> =
-            crds.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
-        if let Some(status) = names::sync_names(&crd, &others, rest.now) {
+        // The whole list as the others: `sync_names` skips the CRD's own entry, and cloning
+        // every other CRD for each one was quadratic in the CRDs' size.
+        if let Some(status) = names::sync_names(&crds[i], &crds, rest.now) {
             let mut updated = obj.clone();
             if let Some(map) = updated.as_object_mut() {
                 map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
@@ -111,12 +116,16 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
             // Serve first, then announce: whoever sees `Established` (a watch reports the
             // write before this call returns) must find the kind routed. Should the write
             // fail, the next pass publishes again from what is stored.
-            let announced = CustomResourceDefinition { status: Some(status), ..crd };
+            let announced = CustomResourceDefinition { status: Some(status.clone()), ..crds[i].clone() };
             publish(kinds, &name, &announced, served_since, Built::NotStored);
             rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
-            return Ok(cleaning);
+            // The CRDs after this one decide against the names it now holds, as the pass
+            // its write triggers would: one pass settles a whole burst of new CRDs rather
+            // than one pass (a list of every CRD) per new CRD.
+            crds[i].status = Some(status);
+            continue;
         }
-        publish(kinds, &name, &crd, served_since, Built::Stored);
+        publish(kinds, &name, &crds[i], served_since, Built::Stored);
     }
     // CRDs that are gone serve nothing.
     for served in kinds.custom_names() {

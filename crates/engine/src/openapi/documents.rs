@@ -45,6 +45,9 @@ pub struct Documents {
     pub v3_index: Bytes,
     /// By group-version path (`api/v1`, `apis/<group>/<version>`).
     pub v3: BTreeMap<String, Doc>,
+    /// What each CRDs-only group-version's document was built from: the next build keeps
+    /// the documents whose sources did not change rather than rebuilding every one.
+    custom_sources: BTreeMap<String, Vec<Source>>,
 }
 
 /// Upper-case hex SHA-512.
@@ -62,11 +65,8 @@ impl Documents {
         for crd in sources.iter().filter_map(|s| s.crd.as_ref()) {
             let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
             let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
-            v2_defs.insert(kind.clone(), crd_schema::kind_definition(crd, true));
-            v3_defs.insert(kind, crd_schema::kind_definition(crd, false));
-            let list_def = crd_schema::list_definition(crd);
-            v2_defs.insert(list.clone(), list_def.clone());
-            v3_defs.insert(list, list_def);
+            v2_defs.insert(kind, crd_schema::kind_definition(crd, true));
+            v2_defs.insert(list, crd_schema::list_definition(crd));
         }
         for s in sources.iter().filter(|s| s.crd.is_none()) {
             fallback_definitions(&s.spec, &mut v2_defs);
@@ -78,6 +78,7 @@ impl Documents {
         let mut groups: BTreeMap<String, Group> = BTreeMap::new();
         for s in sources {
             let group = groups.entry(s.spec.group_version_path()).or_insert_with(Group::custom);
+            group.sources.push(s.clone());
             group.routes.extend(routes::routes(&s.spec));
             if s.spec.flavor == Flavor::BuiltIn && group.custom {
                 group.custom = false;
@@ -131,13 +132,31 @@ impl Documents {
         let v2 = Doc { etag: etag(&v2_body), last_modified: kept(&v2_body, previous.map(|p| &p.v2)), body: v2_body };
 
         let mut v3 = BTreeMap::new();
+        let mut custom_sources = BTreeMap::new();
         for (gv, group) in groups {
+            if group.custom {
+                let unchanged = previous.filter(|p| p.custom_sources.get(&gv) == Some(&group.sources));
+                if let Some(doc) = unchanged.and_then(|p| p.v3.get(&gv)) {
+                    v3.insert(gv.clone(), doc.clone());
+                    custom_sources.insert(gv, group.sources);
+                    continue;
+                }
+                for crd in group.sources.iter().filter_map(|s| s.crd.as_ref()) {
+                    let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
+                    let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
+                    v3_defs.insert(kind, crd_schema::kind_definition(crd, false));
+                    v3_defs.insert(list, crd_schema::list_definition(crd));
+                }
+            }
             // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
             let (title, version) =
                 if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
             let body = Bytes::from(v3::document(title, version, &group.routes, &v3_defs).to_text());
             let last_modified = kept(&body, previous.and_then(|p| p.v3.get(&gv)));
-            v3.insert(gv, Doc { etag: etag(&body), last_modified, body });
+            v3.insert(gv.clone(), Doc { etag: etag(&body), last_modified, body });
+            if group.custom {
+                custom_sources.insert(gv, group.sources);
+            }
         }
         let index = J::obj().with(
             "paths",
@@ -150,12 +169,13 @@ impl Documents {
                     .collect(),
             ),
         );
-        Documents { v2, v2_protobuf, v3_index: Bytes::from(index.to_text()), v3 }
+        Documents { v2, v2_protobuf, v3_index: Bytes::from(index.to_text()), v3, custom_sources }
     }
 }
 
 /// The routes of one v3 document.
 struct Group {
+    sources: Vec<Source>,
     routes: Vec<Route>,
     /// Only CRDs' kinds: apiextensions-apiserver's document rather than kube's.
     custom: bool,
@@ -163,7 +183,7 @@ struct Group {
 
 impl Group {
     fn custom() -> Group {
-        Group { routes: Vec::new(), custom: true }
+        Group { sources: Vec::new(), routes: Vec::new(), custom: true }
     }
 }
 

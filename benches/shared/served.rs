@@ -1,0 +1,102 @@
+//! The real `kubectl-crd serve` binary in a child process, as the engine benches start it
+//! (over HTTPS on loopback, with its own CA and token), a client from its kubeconfig, and
+//! the figures every bench prints (resident memory, milliseconds, percentiles).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server in a child process, killed when dropped.
+pub struct Served {
+    pub child: Child,
+    pub ready_after: Duration,
+    pub addr: std::net::SocketAddr,
+    /// The data directory: kubeconfig, CA certificate and token.
+    pub dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        stop(&mut self.child);
+    }
+}
+
+/// Ends a server started in a child process.
+pub fn stop(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Starts `serve` on a fresh data directory; the start measured is the second one.
+pub fn serve() -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Issue TLS material once, so the measured start is a restart as users see it daily.
+    stop(&mut spawn(dir.path()).0);
+    let (child, ready_after, addr) = spawn(dir.path());
+    Served { child, ready_after, addr, dir }
+}
+
+fn spawn(dir: &std::path::Path) -> (Child, Duration, std::net::SocketAddr) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start serve");
+    let mut line = String::new();
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    out.read_line(&mut line).expect("ready line");
+    let ready = start.elapsed();
+    assert!(line.contains("ready"), "{line}");
+    // "... ready on https://127.0.0.1:PORT (kubeconfig: ...)"
+    let addr = line
+        .split("https://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|a| a.parse().ok())
+        .expect("the ready line names the address");
+    // Keep draining so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in out.lines() {});
+    (child, ready, addr)
+}
+
+/// The resident memory of process `pid`, in MiB.
+pub fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+/// The `p` quantile of sorted durations.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// A duration as milliseconds, two decimals.
+pub fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// A client from a kubeconfig; with `addr`, of another server on that address (one that
+/// takes the engine's certificate).
+pub async fn connect(kubeconfig: &std::path::Path, addr: Option<std::net::SocketAddr>) -> kube::Client {
+    let mut config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig"),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
+    if let Some(addr) = addr {
+        config.cluster_url = format!("https://{addr}").parse().expect("server URL");
+    }
+    kube::Client::try_from(config).expect("client")
+}
