@@ -1,8 +1,9 @@
 use super::*;
 use crate::cluster::apply::parse_documents;
 use crate::crdtest::{Ready, parse, resolve, run};
-use crate::tui::action::Msg;
+use crate::tui::action::{Effect, Msg};
 use crate::tui::fixtures::{press, state, type_keys};
+use crate::tui::state::Screen;
 use crate::tui::update::apply;
 use crossterm::event::KeyCode;
 use serde_json::json;

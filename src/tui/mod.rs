@@ -12,6 +12,7 @@
 pub mod action;
 mod app;
 mod apply_as;
+mod cel_update;
 pub mod cel_workbench;
 pub mod commands;
 pub mod crd_watch;
@@ -27,6 +28,7 @@ pub mod keys;
 pub mod model;
 mod navigation;
 pub mod owner_tree;
+mod owner_tree_update;
 pub mod pacing;
 pub mod results;
 pub mod runtime;

@@ -204,9 +204,9 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Wizard(msg) => return wizard::update::apply(state, msg),
         Msg::ObjectEvent { stream, event } => return super::events_update::on_event(state, stream, event),
         Msg::Tick(now) => return tick(state, now),
-        Msg::CelSample { crd, result } => super::cel_workbench::on_sample(state, &crd, result),
-        Msg::CelEdited { crd, rule, result } => super::cel_workbench::on_edited(state, &crd, rule, result),
-        Msg::Owners { request, result } => super::owner_tree::on_listed(state, request, result),
+        Msg::CelSample { crd, result } => super::cel_update::on_sample(state, &crd, result),
+        Msg::CelEdited { crd, rule, result } => super::cel_update::on_edited(state, &crd, rule, result),
+        Msg::Owners { request, result } => super::owner_tree_update::on_listed(state, request, result),
         Msg::Connected(target, namespaces) => {
             state.info(format!("context: {}", target.context));
             state.target = target;

@@ -101,18 +101,18 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
     if let Some(effects) = super::events_update::on_action(state, action, height) {
         return effects;
     }
-    if let Some(effects) = super::cel_workbench::on_action(state, action, height) {
+    if let Some(effects) = super::cel_update::on_action(state, action, height) {
         return effects;
     }
-    if let Some(effects) = super::owner_tree::on_action(state, action, height) {
+    if let Some(effects) = super::owner_tree_update::on_action(state, action, height) {
         return effects;
     }
     match action {
         Action::Events => super::events_update::open(state),
         Action::FieldOwners => field_owners(state),
         Action::ApplyAs => apply_as(state),
-        Action::CelWorkbench => super::cel_workbench::open(state),
-        Action::OwnerTree => super::owner_tree::open(state),
+        Action::CelWorkbench => super::cel_update::open(state),
+        Action::OwnerTree => super::owner_tree_update::open(state),
         Action::Timeline => super::timeline::toggle(state),
         Action::Back => back(state),
         Action::Enter => enter(state),
