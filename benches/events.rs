@@ -27,17 +27,16 @@ mod widget;
 
 use futures::{FutureExt as _, StreamExt};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kubectl_crd::cluster::registrations::find_crd;
+use kubectl_crd::cluster::registrations::{Establishment, find_crd, wait_for_established};
 use kubectl_crd::cluster::tui_ops::resource_of;
 use kubectl_crd::cluster::watch::{ObjectEvent, ObjectEventType, Watching};
-use kubectl_crd::cluster::{ConnectOptions, Connection, Target as ClusterTarget};
 use kubectl_crd::tui::action::Msg;
 use kubectl_crd::tui::event_watch::EventWatch;
 use kubectl_crd::tui::events::{EVENT_LIMIT, EventsScreen};
 use kubectl_crd::tui::pacing::Pacer;
 use kubectl_crd::tui::state::{Screen, State};
 use kubectl_crd::tui::{update, view};
-use screen::{state, terminal};
+use screen::{local_engine, state, terminal};
 use serde_json::json;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -261,26 +260,14 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     runtime.block_on(async {
         let dir = tempfile::tempdir().expect("tempdir");
-        let options = ConnectOptions {
-            target: ClusterTarget::Local { data_dir: dir.path().to_path_buf() },
-            namespace: None,
-            request_timeout: None,
-        };
-        let conn = Connection::open(&options).await.expect("local engine");
+        let conn = local_engine(dir.path()).await;
         let client = conn.client().clone();
         let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
             Api::all(client.clone());
         crds.create(&PostParams::default(), &serde_json::from_value(widget::crd()).expect("crd")).await.expect("crd");
-        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-        let ns = serde_json::from_value(json!({"metadata": {"name": "bench"}})).expect("ns");
-        namespaces.create(&PostParams::default(), &ns).await.expect("namespace");
-        let crd = loop {
-            let crd = find_crd(&client, "widgets").await.expect("widgets");
-            if resource_of(&crd).is_some() {
-                break crd;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        };
+        let established = wait_for_established(&client, widget::CRD, Duration::from_secs(10)).await.expect("the CRD");
+        assert!(matches!(established, Establishment::Established), "{established:?}");
+        let crd = find_crd(&client, "widgets").await.expect("widgets");
         let kind = resource_of(&crd).expect("served");
         let api: Api<DynamicObject> = kind.api(&client, Some("bench"));
         for i in 0..OBJECTS {

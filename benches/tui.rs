@@ -18,9 +18,9 @@ use crossterm::event::{Event, KeyCode, KeyEvent};
 use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DynamicObject, PostParams};
+use kubectl_crd::cluster::demo;
 use kubectl_crd::cluster::registrations::find_crd;
 use kubectl_crd::cluster::tui_ops::resource_of;
-use kubectl_crd::cluster::{ConnectOptions, Connection, Target as ClusterTarget, demo};
 use kubectl_crd::tui::action::Msg;
 use kubectl_crd::tui::state::State;
 use kubectl_crd::tui::table::{Column, ObjKey, Row, TableData};
@@ -28,7 +28,7 @@ use kubectl_crd::tui::watch::TableWatch;
 use kubectl_crd::tui::{on_event, update, view};
 use std::time::{Duration, Instant};
 
-use screen::{HEIGHT, Term, WIDTH, state, terminal};
+use screen::{HEIGHT, Term, WIDTH, local_engine, state, terminal};
 
 fn draw(terminal: &mut Term, state: &mut State) {
     state.prepare();
@@ -44,17 +44,9 @@ fn stats(mut samples: Vec<Duration>) -> (Duration, Duration, Duration) {
 
 async fn first_frame_10k() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let options = ConnectOptions {
-        target: ClusterTarget::Local { data_dir: dir.path().to_path_buf() },
-        namespace: None,
-        request_timeout: None,
-    };
-    let conn = Connection::open(&options).await.expect("local engine");
+    let conn = local_engine(dir.path()).await;
     let client = conn.client().clone();
     demo::load(&client, |_| {}).await.expect("demo");
-    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": "bench"}})).expect("ns");
-    namespaces.create(&PostParams::default(), &ns).await.expect("namespace");
     let crd = find_crd(&client, "widgets").await.expect("widgets");
     let resource = resource_of(&crd).expect("served");
     let api: Api<DynamicObject> = resource.api(&client, Some("bench"));

@@ -5,10 +5,9 @@
 use crate::cluster::ResourceType;
 use crate::cluster::apply_as::{DEFAULT_MANAGER, apply_document, dry_run, parse_apply_document, verdict_lines};
 use crate::cluster::edit::is_blank;
-use crate::cluster::editor::write_private;
+use crate::cluster::editor::{temp_path, write_private};
 use crate::cluster::objects::{ObjectRef, get_object};
 use crate::tui::action::Msg;
-use crate::tui::runtime::edits_dir;
 use crate::tui::table::ObjKey;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -25,10 +24,7 @@ pub async fn prepare(client: &kube::Client, kind: &ResourceType, key: &ObjKey) -
     let object = get_object(client, at).await.map_err(|e| e.to_string())?;
     let current = serde_json::to_value(&object).map_err(|e| e.to_string())?;
     let text = apply_document(&current, DEFAULT_MANAGER)?;
-    let dir = edits_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    let path = dir.join(format!("{}-{}-apply-as-{stamp}.yaml", kind.plural, key.name));
+    let path = temp_path(&format!("{}-{}-apply-as", kind.plural, key.name));
     write_private(&path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(Prepared { current, path })
 }
