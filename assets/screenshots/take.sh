@@ -39,6 +39,8 @@ shot() {
 "$bin" --local="$work/data" demo >/dev/null
 "$bin" serve --listen 127.0.0.1:0 --data-dir "$work/data" >"$work/serve.out" 2>/dev/null &
 serve_pid=$!
+# kubectl's discovery cache of this server only (loopback ports are reused).
+export KUBECACHEDIR="$work/kube-cache"
 trap 'kill $serve_pid 2>/dev/null || true; tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do grep -q "ready on" "$work/serve.out" && break; sleep 0.1; done
 patch_widget() {

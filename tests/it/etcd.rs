@@ -7,6 +7,7 @@
 
 use crate::support::cli::{Served, output_bounded, write_file};
 use crate::support::crd::CrdBuilder;
+use crate::support::kubectl::kubectl_for;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use kube::api::{Api, DynamicObject, PostParams};
@@ -19,7 +20,6 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const KUBECTL: &str = "/usr/bin/kubectl";
 const GROUP: &str = "etcd.example.com";
 
 /// etcd in `dir/etcd`, `serve` on it with `dir/serve` as its data directory.
@@ -36,8 +36,8 @@ fn serve(dir: &Path, etcd: &EtcdProcess) -> Served {
 }
 
 fn kubectl(served: &Served, args: &[&str]) -> Output {
-    let mut cmd = Command::new(KUBECTL);
-    cmd.arg("--kubeconfig").arg(&served.kubeconfig).args(["--request-timeout", "20s"]).args(args);
+    let mut cmd = kubectl_for(&served.kubeconfig);
+    cmd.args(["--request-timeout", "20s"]).args(args);
     output_bounded(cmd, None, Duration::from_secs(30))
 }
 

@@ -8,8 +8,8 @@ use crate::support;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use std::io::Write;
-use std::process::{Command, Stdio};
-use support::kubectl::Server;
+use std::process::Stdio;
+use support::kubectl::{Server, kubectl_for};
 
 /// A server with the Widget CRD of reference 06 established and widget `w1` created.
 fn server_with_w1() -> Server {
@@ -25,9 +25,7 @@ fn server_with_w1() -> Server {
 
 /// `kubectl create -f -` with `yaml`; the output, or the error text when it fails.
 fn create_result(server: &Server, yaml: &str) -> (bool, String) {
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&server.kubeconfig)
+    let mut child = kubectl_for(&server.kubeconfig)
         .args(["create", "-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

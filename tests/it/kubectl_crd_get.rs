@@ -5,6 +5,7 @@
 //! real kube-apiserver with the same objects.
 
 use crate::support::cli::{Served, lines_of, normalize_table};
+use crate::support::kubectl::kubectl_for;
 use crate::support::plugin::Plugin;
 use std::process::Stdio;
 use std::time::Duration;
@@ -106,11 +107,8 @@ fn watch_prints_the_list_then_each_change_under_the_header() {
         let parsed: serde_json::Value = serde_json::from_str(&line).expect("one event a line");
         assert_eq!(parsed["object"]["spec"]["replicas"], replicas, "{line}");
     }
-    let kubeconfig = served.kubeconfig.display().to_string();
-    let deleted = std::process::Command::new("kubectl")
-        .args(["--kubeconfig", &kubeconfig, "delete", "wd", "widget-003"])
-        .output()
-        .expect("kubectl delete");
+    let deleted =
+        kubectl_for(&served.kubeconfig).args(["delete", "wd", "widget-003"]).output().expect("kubectl delete");
     assert!(deleted.status.success(), "{}", String::from_utf8_lossy(&deleted.stderr));
     seen.push(next());
     let _ = watcher.kill();

@@ -4,6 +4,7 @@
 //! the summary stays in table, wide and csv, its condition columns spelled one way.
 
 use crate::support::cli::{Served, normalize_table};
+use crate::support::kubectl::kubectl_for;
 use crate::support::plugin::Plugin;
 
 fn parse(text: &str) -> serde_json::Value {
@@ -14,12 +15,8 @@ fn parse(text: &str) -> serde_json::Value {
 fn list_prints_api_objects_in_json_and_yaml_and_the_summary_otherwise() {
     let p = Plugin::with_demo();
     let served = Served::start(p.data.path(), &[]);
-    let kubeconfig = served.kubeconfig.display().to_string();
     let kubectl = |format: &str| {
-        let out = std::process::Command::new("kubectl")
-            .args(["--kubeconfig", &kubeconfig, "get", "crd", "-o", format])
-            .output()
-            .expect("kubectl get crd");
+        let out = kubectl_for(&served.kubeconfig).args(["get", "crd", "-o", format]).output().expect("kubectl get crd");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };

@@ -5,11 +5,11 @@
 
 use crate::support;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 use support::cli::lines_of;
-use support::kubectl::Server;
+use support::kubectl::{Server, kubectl_for};
 
 /// Writes `text` into the server's data directory and gives its path.
 fn write(server: &Server, name: &str, text: &str) -> String {
@@ -166,9 +166,7 @@ fn next_line(rx: &mpsc::Receiver<String>) -> String {
 #[test]
 fn get_watch_prints_table_events_as_they_happen() {
     let server = with_widgets();
-    let mut watch = Command::new("/usr/bin/kubectl")
-        .arg("--kubeconfig")
-        .arg(&server.kubeconfig)
+    let mut watch = kubectl_for(&server.kubeconfig)
         .args(["get", "widgets", "-w"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

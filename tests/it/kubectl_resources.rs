@@ -4,9 +4,9 @@
 
 use crate::support;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-use support::kubectl::Server;
+use support::kubectl::{Server, kubectl_for};
 
 fn crd_file(dir: &std::path::Path, prefix: &str) -> String {
     let ex = support::reference::load(prefix);
@@ -138,9 +138,7 @@ fn kubectl_edit_saves_through_a_scripted_editor() {
     let editor = dir.path().join("editor.sh");
     std::fs::write(&editor, "#!/bin/sh\nsed -i 's/color: red/color: green/' \"$1\"\n").expect("editor");
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&server.kubeconfig)
+    let out = kubectl_for(&server.kubeconfig)
         .args(["edit", "widget", "w1"])
         .env("KUBE_EDITOR", &editor)
         .output()
@@ -153,9 +151,11 @@ fn kubectl_edit_saves_through_a_scripted_editor() {
 #[test]
 fn kubectl_get_watch_receives_events() {
     let (server, dir) = server_with_widgets();
-    let mut watch = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&server.kubeconfig)
+    // One object before the watch: kubectl prints it from its list and then watches from
+    // the list's resourceVersion, so every write made after that line reaches the watch.
+    server.ok(&["apply", "-f", &write(dir.path(), "w0.yaml", &W1.replace("name: w1", "name: w0"))]);
+    let stderr = tempfile::NamedTempFile::new().expect("a file for kubectl's stderr");
+    let mut watch = kubectl_for(&server.kubeconfig)
         .args([
             "get",
             "widgets",
@@ -165,12 +165,13 @@ fn kubectl_get_watch_receives_events() {
             "jsonpath={.type} {.object.metadata.name}{\"\\n\"}",
         ])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr.reopen().expect("reopen"))
         .spawn()
         .expect("kubectl get -w");
     let rx = crate::support::cli::lines_of(&mut watch);
-    // The watch is established once kubectl has listed (empty) and started watching.
-    std::thread::sleep(Duration::from_millis(500));
+    let listed = rx.recv_timeout(Duration::from_secs(20));
+    let said = || std::fs::read_to_string(stderr.path()).unwrap_or_default();
+    assert_eq!(listed.as_deref(), Ok("ADDED w0"), "kubectl said: {}", said());
     server.ok(&["apply", "-f", &write(dir.path(), "w1.yaml", W1)]);
     server.ok(&["patch", "widget", "w1", "--type=merge", "-p", r#"{"spec":{"size":1}}"#]);
     server.ok(&["delete", "widget", "w1"]);
@@ -183,7 +184,7 @@ fn kubectl_get_watch_receives_events() {
     }
     let _ = watch.kill();
     let _ = watch.wait();
-    assert_eq!(seen, ["ADDED w1", "MODIFIED w1", "DELETED w1"]);
+    assert_eq!(seen, ["ADDED w1", "MODIFIED w1", "DELETED w1"], "kubectl said: {}", said());
 }
 
 #[test]

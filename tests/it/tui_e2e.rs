@@ -371,9 +371,8 @@ impl Drop for Served {
 }
 
 pub(super) fn kubectl(data: &Path, args: &[&str]) {
-    let out = Command::new("kubectl")
+    let out = crate::support::kubectl::kubectl_for(&data.join("kubeconfig"))
         .args(args)
-        .env("KUBECONFIG", data.join("kubeconfig"))
         .output()
         .expect("kubectl is installed (.ci/run installs it)");
     assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -386,8 +385,9 @@ fn rows_follow_the_watch_and_a_conflicting_edit_is_reapplied() {
     let editor = editor_script(
         dir.path(),
         &format!(
-            "KUBECONFIG={} kubectl patch widgets.demo.example.com widget-002 --type=merge -p '{{\"spec\":{{\"size\":9}}}}' >/dev/null\nsed -i 's/color: green/color: blue/' \"$1\"",
-            dir.path().join("data/kubeconfig").display()
+            "KUBECONFIG={} KUBECACHEDIR={} kubectl patch widgets.demo.example.com widget-002 --type=merge -p '{{\"spec\":{{\"size\":9}}}}' >/dev/null\nsed -i 's/color: green/color: blue/' \"$1\"",
+            dir.path().join("data/kubeconfig").display(),
+            crate::support::kubectl::cache_dir(&dir.path().join("data/kubeconfig")).display()
         ),
     );
     let (_served, t, data) = tui_on_served_with(dir.path(), Some(&editor), (120, 30));

@@ -16,6 +16,23 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+/// The real `kubectl` pointed at `kubeconfig`, with a discovery cache of that server's own.
+///
+/// kubectl caches discovery under `~/.kube/cache/discovery/HOST_PORT` for hours, and test
+/// servers reuse loopback ports: a cache left by an earlier server on the same port (other
+/// groups, versions or scopes) sends kubectl to paths this server does not serve. The cache
+/// goes next to the kubeconfig, so it lives and dies with the server that wrote it.
+pub fn kubectl_for(kubeconfig: &Path) -> Command {
+    let mut cmd = Command::new("kubectl");
+    cmd.arg("--kubeconfig").arg(kubeconfig).env("KUBECACHEDIR", cache_dir(kubeconfig));
+    cmd
+}
+
+/// Where [`kubectl_for`] keeps the discovery cache for `kubeconfig`'s server.
+pub fn cache_dir(kubeconfig: &Path) -> PathBuf {
+    kubeconfig.parent().unwrap_or(Path::new(".")).join(".kube-cache")
+}
+
 /// What a [`Server`] runs.
 enum Backend {
     /// `serve`, and the etcd it keeps its objects in when it does.
@@ -72,7 +89,7 @@ impl Server {
     }
 
     pub fn kubectl(&self, args: &[&str]) -> Output {
-        Command::new("kubectl").arg("--kubeconfig").arg(&self.kubeconfig).args(args).output().expect("kubectl runs")
+        kubectl_for(&self.kubeconfig).args(args).output().expect("kubectl runs")
     }
 
     pub fn ok(&self, args: &[&str]) -> String {
