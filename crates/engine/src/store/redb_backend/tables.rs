@@ -28,9 +28,15 @@ pub fn backend(e: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
+/// redb's page cache. The store serves every read from memory and only writes here (the
+/// checkpointer) or reads it whole once at start-up, so redb's default 1 GiB cache would
+/// only keep a second copy of the data that was loaded or checkpointed: pages stay in the
+/// cache until it is full.
+const CACHE_BYTES: usize = 16 * 1024 * 1024;
+
 /// Opens (or creates) the database at `path`, taking its lock, with both tables present.
 pub fn open(path: &Path) -> Result<Database, StoreError> {
-    let db = Database::create(path).map_err(|e| match e {
+    let db = Database::builder().set_cache_size(CACHE_BYTES).create(path).map_err(|e| match e {
         DatabaseError::DatabaseAlreadyOpen => StoreError::Locked { path: PathBuf::from(path) },
         other => StoreError::Backend(format!("cannot open {}: {other}", path.display())),
     })?;
