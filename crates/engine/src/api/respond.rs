@@ -12,7 +12,7 @@ use crate::Engine;
 use crate::kinds::ServedKind;
 use crate::representation::negotiation::{self, Endpoint, Format, Negotiated, Target};
 use crate::representation::table::{IncludeObject, TableConvertor, TableOptions};
-use crate::representation::{self, Encoded, KindNames, ListMeta, RawObject, Shape};
+use crate::representation::{self, Encoded, KindNames, ListMeta, RawObject, Shape, list_stream};
 use crate::resources::rest::{Rest, Subresource};
 use crate::status::ApiError;
 use axum::body::Body;
@@ -46,12 +46,17 @@ pub fn shape(engine: &Engine, headers: &HeaderMap, q: &Query, endpoint: Endpoint
 
 /// A response carrying `encoded` with kube's headers.
 pub fn encoded_response(status: StatusCode, encoded: Encoded) -> Response {
-    let mut res = Response::new(Body::from(encoded.body));
+    body_response(status, Body::from(encoded.body), encoded.content_type)
+}
+
+/// `body` as an answer of `content_type`, with the headers kube sends with every one.
+fn body_response(status: StatusCode, body: Body, content_type: &'static str) -> Response {
+    let mut res = Response::new(body);
     *res.status_mut() = status;
     let h = res.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(encoded.content_type));
-    if encoded.content_type.starts_with("text/csv") {
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if content_type.starts_with("text/csv") {
         // CSV is ours, not kube's: say that the answer depends on Accept.
         h.insert(header::VARY, HeaderValue::from_static("Accept"));
     }
@@ -106,14 +111,21 @@ pub async fn list(
     let (ns, q) = (req.namespace(), req.query);
     let shape = shape(engine, req.headers, q, Endpoint::Resource)?;
     let list = rest.list_raw(ns, &q.list_query()?).await?;
-    let api_version = list.api_version.as_deref();
-    let items: Vec<RawObject<'_>> =
-        list.items.iter().map(|kv| RawObject::stored(&kv.value, kv.mod_revision).served_at(api_version)).collect();
     let meta = ListMeta {
         resource_version: list.revision.to_string(),
         continue_token: list.continue_token.clone(),
         remaining_item_count: list.remaining_item_count,
     };
+    let estimated = list_stream::estimated_bytes(list.items.iter().map(|kv| &kv.value[..]));
+    if list_stream::streams(&shape.negotiated, estimated) {
+        let items = list.items.into_iter().map(|kv| (kv.value, kv.mod_revision));
+        let chunks = list_stream::ListChunks::new(kind_names(kind), meta, list.api_version, items);
+        let body = Body::from_stream(futures::stream::iter(chunks.map(Ok::<_, std::convert::Infallible>)));
+        return Ok(body_response(StatusCode::OK, body, Format::Json.content_type()));
+    }
+    let api_version = list.api_version.as_deref();
+    let items: Vec<RawObject<'_>> =
+        list.items.iter().map(|kv| RawObject::stored(&kv.value, kv.mod_revision).served_at(api_version)).collect();
     let table = engine.kinds().table(kind);
     let encoded = representation::encode_list(&shape, &kind_names(kind), &table, &meta, &items)?;
     Ok(encoded_response(StatusCode::OK, encoded))

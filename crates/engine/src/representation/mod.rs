@@ -16,6 +16,7 @@ pub mod export;
 pub mod gofmt;
 pub mod jsonpath;
 mod jsonpath_parse;
+pub mod list_stream;
 pub mod negotiation;
 pub mod partial;
 pub mod raw;
@@ -287,21 +288,36 @@ pub fn encode_list(
 /// `{"apiVersion":..,"items":[..],"kind":..,"metadata":{..}}`, keys sorted as kube's
 /// unstructured lists write them.
 fn write_list(kind: &KindNames, meta: &ListMeta, items: &[RawObject<'_>], out: &mut Vec<u8>) {
+    write_list_head(kind, out);
+    for (i, item) in items.iter().enumerate() {
+        write_list_item(kind, i, item, out);
+    }
+    write_list_tail(kind, meta, out);
+}
+
+/// What a list starts with, up to its first item.
+fn write_list_head(kind: &KindNames, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"apiVersion\":");
     out.extend_from_slice(Value::from(kind.api_version.as_str()).to_string().as_bytes());
     out.extend_from_slice(b",\"items\":[");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        if kind.typed {
-            let mut served = Vec::with_capacity(item.json.len() + 24);
-            item.write_json(&mut served);
-            out.extend_from_slice(&raw::without_type_meta(&served));
-        } else {
-            item.write_json(out);
-        }
+}
+
+/// The list's item at `index`, with the comma before it.
+fn write_list_item(kind: &KindNames, index: usize, item: &RawObject<'_>, out: &mut Vec<u8>) {
+    if index > 0 {
+        out.push(b',');
     }
+    if kind.typed {
+        let mut served = Vec::with_capacity(item.json.len() + 24);
+        item.write_json(&mut served);
+        out.extend_from_slice(&raw::without_type_meta(&served));
+    } else {
+        item.write_json(out);
+    }
+}
+
+/// What a list ends with after its last item.
+fn write_list_tail(kind: &KindNames, meta: &ListMeta, out: &mut Vec<u8>) {
     out.extend_from_slice(b"],\"kind\":");
     out.extend_from_slice(Value::from(kind.list_kind.as_str()).to_string().as_bytes());
     out.extend_from_slice(b",\"metadata\":{");
