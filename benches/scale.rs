@@ -1,5 +1,7 @@
-//! `cargo bench --bench scale`: many CRDs (issue 31, "Many CRDs"), against the real
-//! `kubectl-crd serve` binary in a child process, over HTTPS on loopback.
+//! `cargo bench --bench scale`: many CRDs and many objects (issue 31), against the real
+//! `kubectl-crd serve` binary in a child process, over HTTPS on loopback. `-- crds` or
+//! `-- objects` runs one half; the objects half is described at [`objects`] (1,000,000
+//! objects, 50,000 in quick mode, `SCALE_OBJECTS=N` for another count).
 //!
 //! Full mode applies 2,000 CRDs of `shared/crds.rs` (deep objects, CEL rules, one to three
 //! versions, printer columns, both scopes; 200 groups of 10 kinds); quick mode
@@ -41,6 +43,8 @@
 mod allocator;
 #[path = "shared/crds.rs"]
 mod crds;
+#[path = "shared/objects.rs"]
+mod objects;
 #[path = "shared/served.rs"]
 mod served;
 
@@ -176,6 +180,15 @@ fn main() {
     let quick = std::env::var_os("SCALE_QUICK").is_some() || std::env::args().any(|a| a == "--quick");
     let n = if quick { 200 } else { 2000 };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    // `-- objects` or `-- crds` runs one half only.
+    let only = |half: &str| std::env::args().skip(1).filter(|a| a == "objects" || a == "crds").all(|a| a == half);
+    if only("objects") {
+        let count = std::env::var("SCALE_OBJECTS").ok().and_then(|n| n.parse().ok());
+        runtime.block_on(objects(count.unwrap_or(if quick { 50_000 } else { 1_000_000 })));
+    }
+    if !only("crds") {
+        return;
+    }
     runtime.block_on(async {
         rustls::crypto::ring::default_provider().install_default().ok();
         let served = served::serve();
@@ -293,4 +306,207 @@ async fn sized_list_floor(client: &kube::Client, bytes: usize) -> Duration {
     create_all(client, &format!("/api/v1/namespaces/{ns}/configmaps"), maps).await;
     let (times, _) = gets(client, &format!("/api/v1/namespaces/{ns}/configmaps"), "application/json", 10).await;
     percentile(&times, 0.5)
+}
+
+/// The "many objects" half: `n` objects of one kind loaded over HTTPS, then paged, listed
+/// whole, watched, listed by kubectl, the server restarted, and the objects churned.
+///
+/// How each is judged, against floors of the same run:
+/// - creates/s: against `GET /version` requests/s from as many clients (the HTTPS round
+///   trip's floor); ≥ 0.25× (a create validates, keeps managed fields and logs durably);
+/// - memory: ≤ 1.5× the stored bytes + 150 MiB (the issue's, absolute: not a speed);
+/// - pages of 500: p99 across the whole range against p99 of pages of 500 of a kind
+///   holding 1,000 objects; ≤ 2× (a page must not cost more for being deep in a big kind);
+/// - the whole list: the server's memory growth while it is sent, against the answer's
+///   size; ≤ 0.25× (streamed, not assembled);
+/// - watch: p99 from a create to its event with `n` stored, against the same on the empty
+///   kind before loading; ≤ 1.5×;
+/// - restart after a kill: ready time beyond an empty server's start, against reading the
+///   data directory's files once; ≤ 3×;
+/// - churn (`n` updates over `n`/10 objects): the data directory against the live objects'
+///   bytes; ≤ 2× (the issue's, absolute).
+async fn objects(n: usize) {
+    use objects::{create_generation, update_generation};
+    const WRITERS: usize = 16;
+    let mut served = served::serve();
+    let empty_start = served.ready_after;
+    let pid = served.child.id();
+    let kubeconfig = served.dir.path().join("kubeconfig");
+    let client = served::connect(&kubeconfig, None).await;
+    println!("scale: {n} objects of one kind over HTTPS on {} ({WRITERS} writers)", served.addr);
+    objects::create_kind(&client, "loads", "Load").await;
+    objects::create_kind(&client, "smalls", "Small").await;
+    let small = objects::write(&client, "smalls", "Small", 0..1_000, create_generation, usize::MAX, WRITERS).await;
+    assert_eq!(small.errors, 0, "{:?}", small.first_error);
+    let (_, small_pages) = objects::page_through(&client, "smalls", 500).await;
+    let mut small_page_times = Vec::new();
+    for _ in 0..50 {
+        small_page_times.extend(objects::page_through(&client, "smalls", 500).await.1);
+    }
+    small_page_times.sort();
+    drop(small_pages);
+    let watch_empty = objects::watch_latency(&client, "loads", "Load", n + 1_000, 200).await;
+    let version_rate = {
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..WRITERS)
+            .map(|_| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    for _ in 0..500 {
+                        get(&client, "/version", "application/json").await;
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.expect("client");
+        }
+        (WRITERS * 500) as f64 / start.elapsed().as_secs_f64()
+    };
+    let idle = rss_mib(pid);
+
+    let loaded = objects::write(&client, "loads", "Load", 0..n, create_generation, usize::MAX, WRITERS).await;
+    let create_rate = loaded.count as f64 / loaded.took.as_secs_f64();
+    let rss_loaded = rss_mib(pid);
+    let stored_mib = loaded.answered_bytes as f64 / 1048576.0;
+
+    let (names, mut page_times) = objects::page_through(&client, "loads", 500).await;
+    page_times.sort();
+    let pages_complete = names.len() == n + 200 && names.windows(2).all(|w| w[0] < w[1]);
+
+    let before_list = rss_mib(pid);
+    let mut peak = before_list;
+    let (list_bytes, list_items, list_took) =
+        objects::read_whole_list(&client, "loads", || peak = peak.max(rss_mib(pid))).await;
+    let list_growth = peak - before_list;
+
+    let watch_full = objects::watch_latency(&client, "loads", "Load", n + 2_000, 200).await;
+
+    let kubectl_start = Instant::now();
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .env("KUBECACHEDIR", served.dir.path().join(".kube-cache"))
+        .args(["get", "loads", "--chunk-size=500", "-o", "name"])
+        .output()
+        .expect("kubectl");
+    let kubectl_took = kubectl_start.elapsed();
+    let kubectl_count = String::from_utf8_lossy(&out.stdout).lines().count();
+
+    let files_floor = {
+        let start = Instant::now();
+        let mut bytes = 0;
+        for path in data_files(served.dir.path()) {
+            bytes += std::fs::read(&path).map(|b| std::hint::black_box(b).len()).unwrap_or(0);
+        }
+        (start.elapsed(), bytes)
+    };
+    let restart = served.restart();
+    let pid = served.child.id();
+    let client = served::connect(&kubeconfig, None).await;
+    let rss_restarted = rss_mib(pid);
+    let (after_restart, _) = objects::page_through(&client, "loads", 500).await;
+
+    let churn = objects::write(&client, "loads", "Load", 0..n, update_generation, (n / 10).max(1), WRITERS).await;
+    let live_bytes = churn.answered_bytes as f64 / churn.count.max(1) as f64 * (n + 400) as f64;
+    let disk: u64 =
+        data_files(served.dir.path()).iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+
+    let p = |d: &[Duration], q: f64| percentile(d, q);
+    println!(
+        "  floors: GET /version {version_rate:.0}/s from {WRITERS} clients; pages of 500 of 1,000 objects p99 {}; reading the data files ({:.0} MiB) {}",
+        ms(p(&small_page_times, 0.99)),
+        files_floor.1 as f64 / 1048576.0,
+        ms(files_floor.0)
+    );
+    println!("  {:<44} {:<28} {:<44} verdict", "figure", "measured", "judged as (target)");
+    let errors = loaded.errors + churn.errors;
+    verdict(
+        "writes without error",
+        format!("{} of {}", loaded.count + churn.count, 2 * n),
+        format!("first error: {:?}", loaded.first_error.or(churn.first_error)),
+        errors == 0,
+    );
+    let r = create_rate / version_rate;
+    verdict(
+        "creates/s",
+        format!("{create_rate:.0}/s"),
+        format!("{r:.2}× GET /version (≥ 0.25×); issue: ≥ 10,000/s"),
+        r >= 0.25,
+    );
+    let budget = 1.5 * stored_mib + 150.0;
+    verdict(
+        "resident memory loaded",
+        format!("{rss_loaded:.0} MiB ({idle:.0} idle)"),
+        format!("≤ 1.5 × {stored_mib:.0} MiB stored + 150 = {budget:.0} MiB"),
+        rss_loaded <= budget,
+    );
+    verdict(
+        "resident memory after restart",
+        format!("{rss_restarted:.0} MiB"),
+        format!("≤ {budget:.0} MiB"),
+        rss_restarted <= budget,
+    );
+    let r = ratio(p(&page_times, 0.99), p(&small_page_times, 0.99));
+    verdict(
+        "pages of 500 p99",
+        format!("{} (p50 {}, {} pages)", ms(p(&page_times, 0.99)), ms(p(&page_times, 0.5)), page_times.len()),
+        format!("{r:.2}× in a small kind (≤ 2×); issue: ≤ 5 ms"),
+        r <= 2.0,
+    );
+    verdict(
+        "pages cover every object once, in order",
+        format!("{} names", names.len()),
+        "all, sorted".into(),
+        pages_complete,
+    );
+    let r = list_growth / (list_bytes as f64 / 1048576.0);
+    verdict(
+        "whole list: memory growth while sent",
+        format!("{list_growth:.0} MiB for {:.0} MiB in {}", list_bytes as f64 / 1048576.0, ms(list_took)),
+        format!("{r:.2}× the answer (≤ 0.25×)"),
+        r <= 0.25 && list_items == n + 200,
+    );
+    let r = ratio(p(&watch_full, 0.99), p(&watch_empty, 0.99));
+    verdict(
+        "watch create→event p99",
+        format!("{} (empty kind {})", ms(p(&watch_full, 0.99)), ms(p(&watch_empty, 0.99))),
+        format!("{r:.2}× on the empty kind (≤ 1.5×)"),
+        r <= 1.5,
+    );
+    verdict(
+        "kubectl get --chunk-size=500",
+        format!("{kubectl_count} names in {}", ms(kubectl_took)),
+        format!("all {} (correctness)", n + 400),
+        kubectl_count == n + 400,
+    );
+    let r = ratio(restart.saturating_sub(empty_start), files_floor.0);
+    verdict(
+        "restart after a kill: ready",
+        format!("{} (empty: {})", ms(restart), ms(empty_start)),
+        format!("{r:.1}× reading the files, beyond the empty start (≤ 3×); issue: ≤ 3 s"),
+        r <= 3.0,
+    );
+    verdict(
+        "every object there after the restart",
+        format!("{} names", after_restart.len()),
+        format!("{} (correctness)", n + 400),
+        after_restart.len() == n + 400,
+    );
+    let r = disk as f64 / live_bytes;
+    verdict(
+        "disk after churn",
+        format!("{:.0} MiB for {:.0} MiB live", disk as f64 / 1048576.0, live_bytes / 1048576.0),
+        format!("{r:.2}× the live data (≤ 2×)"),
+        r <= 2.0,
+    );
+}
+
+/// The store's files in a data directory: the redb file and the log's segments.
+fn data_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = vec![dir.join("store.redb")];
+    if let Ok(entries) = std::fs::read_dir(dir.join("store.redb.wal")) {
+        files.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+    }
+    files
 }

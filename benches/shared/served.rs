@@ -21,6 +21,18 @@ impl Drop for Served {
     }
 }
 
+impl Served {
+    /// Kills the server (no clean shutdown: what it recovers from is its log and redb) and
+    /// starts it again on the same data; the time until it was ready.
+    #[allow(dead_code)] // used by the scale bench only
+    pub fn restart(&mut self) -> Duration {
+        stop(&mut self.child);
+        let (child, ready_after, addr) = spawn(self.dir.path());
+        (self.child, self.ready_after, self.addr) = (child, ready_after, addr);
+        ready_after
+    }
+}
+
 /// Ends a server started in a child process.
 pub fn stop(child: &mut Child) {
     let _ = child.kill();

@@ -44,6 +44,7 @@ mod migrate_local;
 mod reference_corpus;
 mod reference_replay;
 mod scale_crds;
+mod scale_objects;
 mod serve;
 mod store_crash;
 mod support;
