@@ -60,13 +60,12 @@ struct DocMeta {
     #[serde(default)]
     uid: String,
     #[serde(default)]
-    name: String,
-    #[serde(default)]
     namespace: Option<String>,
     #[serde(default)]
     owner_references: Vec<OwnerRef>,
+    /// Only whether there is one matters.
     #[serde(default)]
-    deletion_timestamp: Option<String>,
+    deletion_timestamp: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     finalizers: Vec<String>,
 }
@@ -83,53 +82,99 @@ struct DocSpec {
     finalizers: Vec<String>,
 }
 
-/// One stored object as the collector sees it.
-#[derive(Debug, Clone, Default)]
+/// A stored key or a uid, shared by every index that holds it (the graph holds every
+/// stored object: a million objects must not cost a million copies per index).
+type Shared = Arc<str>;
+
+/// One stored object as the collector sees it. Its name, when needed (namespaces), is the
+/// end of its key; what most objects lack (owners, finalizers) sits behind one pointer.
+#[derive(Debug, Clone)]
 struct Node {
-    uid: String,
-    name: String,
-    namespace: Option<String>,
-    owners: Vec<String>,
+    uid: Shared,
+    namespace: Option<Shared>,
     deleting: bool,
+    rare: Option<Box<Rare>>,
+}
+
+/// What a node holds only when it has any: owners and finalizers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Rare {
+    owners: Vec<Shared>,
     finalizers: Vec<String>,
     /// For namespaces: `spec.finalizers`.
     namespace_finalizers: Vec<String>,
 }
 
 impl Node {
-    fn parse(key: &str, value: &[u8]) -> Node {
+    fn parse(key: &str, value: &[u8], namespaces: &Interned) -> Node {
         let m = serde_json::from_slice::<Doc>(value).map(|d| d.metadata).unwrap_or_default();
         let namespace_finalizers = if key.starts_with(NAMESPACES) {
             serde_json::from_slice::<NamespaceDoc>(value).map(|d| d.spec.finalizers).unwrap_or_default()
         } else {
             Vec::new()
         };
-        Node {
-            uid: m.uid,
-            name: m.name,
-            namespace: m.namespace.filter(|n| !n.is_empty()),
-            owners: m.owner_references.into_iter().map(|o| o.uid).filter(|u| !u.is_empty()).collect(),
-            deleting: m.deletion_timestamp.is_some(),
+        let rare = Rare {
+            owners: m.owner_references.into_iter().map(|o| o.uid).filter(|u| !u.is_empty()).map(Shared::from).collect(),
             finalizers: m.finalizers,
             namespace_finalizers,
+        };
+        Node {
+            uid: Shared::from(m.uid),
+            namespace: m.namespace.filter(|n| !n.is_empty()).map(|n| namespaces.get(&n)),
+            deleting: m.deletion_timestamp.is_some(),
+            rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
+    }
+
+    fn owners(&self) -> &[Shared] {
+        self.rare.as_ref().map_or(&[], |r| &r.owners)
+    }
+
+    fn finalizers(&self) -> &[String] {
+        self.rare.as_ref().map_or(&[], |r| &r.finalizers)
+    }
+
+    fn namespace_finalizers(&self) -> &[String] {
+        self.rare.as_ref().map_or(&[], |r| &r.namespace_finalizers)
+    }
+}
+
+/// The name of the namespace stored at `key`, if it is one.
+fn namespace_name(key: &str) -> Option<&str> {
+    key.strip_prefix(NAMESPACES)
+}
+
+/// One shared copy of each namespace name (there are few; every object names one).
+#[derive(Debug, Default, Clone)]
+struct Interned(Arc<std::sync::Mutex<std::collections::HashSet<Shared>>>);
+
+impl Interned {
+    fn get(&self, name: &str) -> Shared {
+        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(shared) = names.get(name) {
+            return Arc::clone(shared);
+        }
+        let shared = Shared::from(name);
+        names.insert(Arc::clone(&shared));
+        shared
     }
 }
 
 /// What needs settling after a change.
 #[derive(Debug, Default)]
 struct Dirty {
-    owners: BTreeSet<String>,
-    namespaces: BTreeSet<String>,
+    owners: BTreeSet<Shared>,
+    namespaces: BTreeSet<Shared>,
 }
 
 /// Every object's owners, and the indexes to walk them both ways.
 #[derive(Debug, Default, Clone)]
 struct Graph {
-    nodes: HashMap<String, Node>,
-    key_of_uid: HashMap<String, String>,
-    dependents: HashMap<String, OrdSet<String>>,
-    in_namespace: HashMap<String, OrdSet<String>>,
+    nodes: HashMap<Shared, Node>,
+    key_of_uid: HashMap<Shared, Shared>,
+    dependents: HashMap<Shared, OrdSet<Shared>>,
+    in_namespace: HashMap<Shared, OrdSet<Shared>>,
+    namespaces: Interned,
 }
 
 /// The collector's graph as of a revision: every change up to it applied, none after.
@@ -155,9 +200,9 @@ impl Graph {
     fn all_dirty(&self) -> Dirty {
         let mut dirty = Dirty { owners: self.dependents.keys().cloned().collect(), ..Dirty::default() };
         for (key, node) in self.nodes.iter().filter(|(_, n)| n.deleting) {
-            dirty.owners.insert(node.uid.clone());
-            if key.starts_with(NAMESPACES) {
-                dirty.namespaces.insert(node.name.clone());
+            dirty.owners.insert(Arc::clone(&node.uid));
+            if let Some(name) = namespace_name(key) {
+                dirty.namespaces.insert(Shared::from(name));
             }
         }
         dirty
@@ -165,23 +210,23 @@ impl Graph {
 
     fn remove(&mut self, key: &str, dirty: &mut Dirty) {
         let Some(old) = self.nodes.remove(key) else { return };
-        if self.key_of_uid.get(&old.uid).is_some_and(|k| k == key) {
+        if self.key_of_uid.get(&old.uid).is_some_and(|k| &**k == key) {
             self.key_of_uid.remove(&old.uid);
         }
-        for owner in &old.owners {
+        for owner in old.owners() {
             if let Some(set) = self.dependents.get_mut(owner) {
                 set.remove(key);
                 if set.is_empty() {
                     self.dependents.remove(owner);
                 }
             }
-            dirty.owners.insert(owner.clone());
+            dirty.owners.insert(Arc::clone(owner));
         }
         if let Some(ns) = &old.namespace {
             if let Some(set) = self.in_namespace.get_mut(ns) {
                 set.remove(key);
             }
-            dirty.namespaces.insert(ns.clone());
+            dirty.namespaces.insert(Arc::clone(ns));
         }
         // Its own dependents now point at nothing.
         dirty.owners.insert(old.uid);
@@ -189,25 +234,26 @@ impl Graph {
 
     fn insert(&mut self, key: &str, node: Node, dirty: &mut Dirty) {
         self.remove(key, dirty);
-        for owner in &node.owners {
-            self.dependents.entry(owner.clone()).or_default().insert(key.to_string());
-            dirty.owners.insert(owner.clone());
+        let key = Shared::from(key);
+        for owner in node.owners() {
+            self.dependents.entry(Arc::clone(owner)).or_default().insert(Arc::clone(&key));
+            dirty.owners.insert(Arc::clone(owner));
         }
         if let Some(ns) = &node.namespace {
-            self.in_namespace.entry(ns.clone()).or_default().insert(key.to_string());
-        }
-        if key.starts_with(NAMESPACES) && node.deleting {
-            dirty.namespaces.insert(node.name.clone());
+            self.in_namespace.entry(Arc::clone(ns)).or_default().insert(Arc::clone(&key));
         }
         if node.deleting {
-            dirty.owners.insert(node.uid.clone());
+            if let Some(name) = namespace_name(&key) {
+                dirty.namespaces.insert(Shared::from(name));
+            }
+            dirty.owners.insert(Arc::clone(&node.uid));
         }
-        self.key_of_uid.insert(node.uid.clone(), key.to_string());
-        self.nodes.insert(key.to_string(), node);
+        self.key_of_uid.insert(Arc::clone(&node.uid), Arc::clone(&key));
+        self.nodes.insert(key, node);
     }
 
     fn apply(&mut self, key: &str, current: Option<&KeyValue>, dirty: &mut Dirty) {
-        match current.map(|kv| Node::parse(key, &kv.value)) {
+        match current.map(|kv| Node::parse(key, &kv.value, &self.namespaces)) {
             Some(node) => self.insert(key, node, dirty),
             None => self.remove(key, dirty),
         }
@@ -245,17 +291,18 @@ impl Action {
 
 /// The actions that settle one owner (pure: reads the graph only).
 fn settle_owner(graph: &Graph, uid: &str) -> Vec<Action> {
-    let dependents: Vec<&String> = graph.dependents.get(uid).map(|s| s.iter().collect()).unwrap_or_default();
+    let dependents: Vec<&Shared> = graph.dependents.get(uid).map(|s| s.iter().collect()).unwrap_or_default();
     let Some(owner_key) = graph.key_of_uid.get(uid) else {
         return dependents
             .into_iter()
             .filter_map(|key| {
                 let node = graph.nodes.get(key)?;
-                let dead: Vec<String> = node.owners.iter().filter(|o| !graph.alive(o)).cloned().collect();
-                if dead.len() == node.owners.len() {
-                    (!node.deleting).then(|| Action::Delete(key.clone()))
+                let dead: Vec<String> =
+                    node.owners().iter().filter(|o| !graph.alive(o)).map(|o| o.to_string()).collect();
+                if dead.len() == node.owners().len() {
+                    (!node.deleting).then(|| Action::Delete(key.to_string()))
                 } else {
-                    Some(Action::DropOwners(key.clone(), dead))
+                    Some(Action::DropOwners(key.to_string(), dead))
                 }
             })
             .collect();
@@ -264,21 +311,21 @@ fn settle_owner(graph: &Graph, uid: &str) -> Vec<Action> {
     if !owner.deleting {
         return Vec::new();
     }
-    let has = |f: &str| owner.finalizers.iter().any(|x| x == f);
+    let has = |f: &str| owner.finalizers().iter().any(|x| x == f);
     if has(ORPHAN_FINALIZER) {
         if dependents.is_empty() {
-            return vec![Action::ClearFinalizer(owner_key.clone(), ORPHAN_FINALIZER)];
+            return vec![Action::ClearFinalizer(owner_key.to_string(), ORPHAN_FINALIZER)];
         }
-        return dependents.into_iter().map(|k| Action::DropOwners(k.clone(), vec![uid.to_string()])).collect();
+        return dependents.into_iter().map(|k| Action::DropOwners(k.to_string(), vec![uid.to_string()])).collect();
     }
     if has(FOREGROUND_FINALIZER) {
         if dependents.is_empty() {
-            return vec![Action::ClearFinalizer(owner_key.clone(), FOREGROUND_FINALIZER)];
+            return vec![Action::ClearFinalizer(owner_key.to_string(), FOREGROUND_FINALIZER)];
         }
         return dependents
             .into_iter()
             .filter(|k| graph.nodes.get(*k).is_some_and(|n| !n.deleting))
-            .map(|k| Action::Delete(k.clone()))
+            .map(|k| Action::Delete(k.to_string()))
             .collect();
     }
     Vec::new()
@@ -287,18 +334,18 @@ fn settle_owner(graph: &Graph, uid: &str) -> Vec<Action> {
 /// The actions that settle one namespace being deleted.
 fn settle_namespace(graph: &Graph, name: &str) -> Vec<Action> {
     let key = format!("{NAMESPACES}{name}");
-    let Some(ns) = graph.nodes.get(&key) else { return Vec::new() };
+    let Some(ns) = graph.nodes.get(key.as_str()) else { return Vec::new() };
     if !ns.deleting {
         return Vec::new();
     }
-    let content: Vec<&String> = graph.in_namespace.get(name).map(|s| s.iter().collect()).unwrap_or_default();
+    let content: Vec<&Shared> = graph.in_namespace.get(name).map(|s| s.iter().collect()).unwrap_or_default();
     if content.is_empty() {
-        return if ns.namespace_finalizers.is_empty() { Vec::new() } else { vec![Action::FinalizeNamespace(key)] };
+        return if ns.namespace_finalizers().is_empty() { Vec::new() } else { vec![Action::FinalizeNamespace(key)] };
     }
     content
         .into_iter()
         .filter(|k| graph.nodes.get(*k).is_some_and(|n| !n.deleting))
-        .map(|k| Action::Delete(k.clone()))
+        .map(|k| Action::Delete(k.to_string()))
         .collect()
 }
 
@@ -498,13 +545,21 @@ mod tests {
     use serde_json::json;
 
     fn node(uid: &str, owners: &[&str]) -> Node {
+        let rare = Rare { owners: owners.iter().map(|&o| Shared::from(o)).collect(), ..Rare::default() };
         Node {
             uid: uid.into(),
-            name: uid.into(),
             namespace: Some("default".into()),
-            owners: owners.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
+            deleting: false,
+            rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
+    }
+
+    /// `node` being deleted, with finalizers.
+    fn deleting(node: Node, finalizers: &[&str], namespace_finalizers: &[&str]) -> Node {
+        let mut rare = node.rare.map(|r| *r).unwrap_or_default();
+        rare.finalizers = finalizers.iter().map(|f| f.to_string()).collect();
+        rare.namespace_finalizers = namespace_finalizers.iter().map(|f| f.to_string()).collect();
+        Node { deleting: true, rare: Some(Box::new(rare)), ..node }
     }
 
     fn graph(nodes: Vec<(&str, Node)>) -> Graph {
@@ -529,7 +584,7 @@ mod tests {
 
     #[test]
     fn orphaning_drops_references_then_the_finalizer() {
-        let owner = Node { deleting: true, finalizers: vec![ORPHAN_FINALIZER.into()], ..node("o", &[]) };
+        let owner = deleting(node("o", &[]), &[ORPHAN_FINALIZER], &[]);
         let g = graph(vec![("/k/o", owner.clone()), ("/k/d", node("d", &["o"]))]);
         assert_eq!(settle_owner(&g, "o"), vec![Action::DropOwners("/k/d".into(), vec!["o".into()])]);
         let g = graph(vec![("/k/o", owner)]);
@@ -538,7 +593,7 @@ mod tests {
 
     #[test]
     fn foreground_deletes_dependents_before_the_owner() {
-        let owner = Node { deleting: true, finalizers: vec![FOREGROUND_FINALIZER.into()], ..node("o", &[]) };
+        let owner = deleting(node("o", &[]), &[FOREGROUND_FINALIZER], &[]);
         let g = graph(vec![("/k/o", owner.clone()), ("/k/d", node("d", &["o"]))]);
         assert_eq!(settle_owner(&g, "o"), vec![Action::Delete("/k/d".into())]);
         let g = graph(vec![("/k/o", owner)]);
@@ -553,13 +608,7 @@ mod tests {
 
     #[test]
     fn a_terminating_namespace_is_emptied_then_finalized() {
-        let ns = Node {
-            deleting: true,
-            namespace: None,
-            namespace_finalizers: vec!["kubernetes".into()],
-            ..node("ns-uid", &[])
-        };
-        let ns = Node { name: "team".into(), ..ns };
+        let ns = deleting(Node { namespace: None, ..node("ns-uid", &[]) }, &[], &["kubernetes"]);
         let mut obj = node("x", &[]);
         obj.namespace = Some("team".into());
         let g = graph(vec![("/registry/core/namespaces/team", ns.clone()), ("/registry/g/p/team/x", obj)]);
@@ -576,10 +625,18 @@ mod tests {
         let doc = json!({"metadata": {"uid": "u", "name": "n", "namespace": "ns",
             "ownerReferences": [{"uid": "o1", "kind": "K", "name": "x", "apiVersion": "v1"}],
             "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["orphan"]}, "spec": {"big": [1, 2, 3]}});
-        let n = Node::parse("/registry/g/p/ns/n", doc.to_string().as_bytes());
-        assert_eq!(n.owners, vec!["o1".to_string()]);
+        let interned = Interned::default();
+        let n = Node::parse("/registry/g/p/ns/n", doc.to_string().as_bytes(), &interned);
+        assert_eq!(n.owners(), [Shared::from("o1")]);
+        assert_eq!(n.finalizers(), ["orphan"]);
         assert!(n.deleting);
         assert_eq!(n.namespace.as_deref(), Some("ns"));
+        // Namespace names are shared; an object with nothing rare holds no box.
+        let plain = json!({"metadata": {"uid": "u2", "name": "m", "namespace": "ns"}});
+        let m = Node::parse("/registry/g/p/ns/m", plain.to_string().as_bytes(), &interned);
+        assert!(Arc::ptr_eq(m.namespace.as_ref().expect("ns"), n.namespace.as_ref().expect("ns")));
+        assert!(m.rare.is_none());
+        assert_eq!(namespace_name("/registry/core/namespaces/team"), Some("team"));
         assert_eq!(resource_of("/registry/core/namespaces/a"), Some(("", "namespaces")));
         assert_eq!(
             resource_of("/registry/stable.example.com/widgets/default/w1"),
