@@ -107,9 +107,24 @@ pub fn ready_line(url: &str, kubeconfig: &Path) -> String {
     format!("kubectl crd serve: ready on {url} (kubeconfig: {})", kubeconfig.display())
 }
 
+/// Prints the engine's and the server's notices on stderr as they happen (a log replayed at
+/// start, a store compaction, a checkpoint that failed), with their time and level.
+/// Dependencies stay quiet: their notices are theirs to debug.
+fn print_notices() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let ours = tracing_subscriber::filter::Targets::new()
+        .with_target("kubectl_crd_engine", tracing::Level::INFO)
+        .with_target("kubectl_crd", tracing::Level::INFO);
+    let printed = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).with_ansi(false);
+    // Already set (a test running several servers in one process): theirs stays.
+    let _ = tracing_subscriber::registry().with(printed).with(ours).try_init();
+}
+
 /// `kubectl crd serve`: starts the server, prints the ready line to `out`, and serves until
 /// SIGINT or SIGTERM, then drains and stops. Blocks; builds its own async runtime.
 pub fn run(options: &ServeOptions, out: &mut dyn Write) -> Result<(), ServeError> {
+    print_notices();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Runtime)?;
     let result = runtime.block_on(async {
         // Handlers go in before the ready line: a signal sent the moment a script sees it must

@@ -221,6 +221,7 @@ backend_suite!(redb_small_log, {
     let tuning = redb_backend::Tuning {
         segment_bytes: 2048,
         checkpoint: redb_backend::Policy::Every { changes: 7, bytes: 4096 },
+        ..Default::default()
     };
     let store =
         LocalStore::redb_tuned(&dir.path().join("store.redb"), HistoryLimit::default(), tuning).expect("open redb");

@@ -12,6 +12,12 @@
 //! bounded in bytes: if the thread falls behind, the committer waits (backpressure).
 //! If applying fails, the thread stops and the next hand-off reports the error; the log
 //! still holds every acknowledged write, and the next open replays it.
+//!
+//! redb reuses the pages that updates free but never gives them back, so churn leaves the
+//! file several times the live data. After a checkpoint, at most every
+//! [`Compaction::check_every`], the thread compares the file with what it holds and
+//! compacts it when more than half is free space, reporting each compaction (a `tracing`
+//! notice; `serve` prints the engine's on stderr).
 
 use super::super::wal::Segments;
 use super::super::wal::record::Record;
@@ -32,6 +38,31 @@ pub enum Policy {
     /// checkpoint, so only the log holds the writes (tests of recovery).
     #[cfg(test)]
     Never,
+}
+
+/// When the database file is compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    /// How often, at most, the file is looked at (after a checkpoint).
+    pub check_every: Duration,
+    /// Files smaller than this are left alone (their slack is not worth a pass).
+    pub from_bytes: u64,
+}
+
+impl Default for Compaction {
+    fn default() -> Self {
+        Compaction { check_every: Duration::from_secs(10), from_bytes: 32 << 20 }
+    }
+}
+
+/// One compaction, as reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Compacted {
+    file_before: u64,
+    file_after: u64,
+    /// The keys and values the database holds, with its own metadata.
+    live: u64,
+    took: Duration,
 }
 
 /// How many bytes of records may wait for the checkpointer before the committer blocks.
@@ -155,19 +186,22 @@ pub struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Starts the thread on `db`, which is durably at `revision`.
+    /// Starts the thread on `db` (the file at `path`), which is durably at `revision`.
     pub fn spawn(
         db: Database,
+        path: &std::path::Path,
         revision: Revision,
         segments: Arc<Segments>,
         policy: Policy,
+        compaction: Compaction,
     ) -> Result<Self, StoreError> {
         let handoff = Arc::new(Handoff::default());
         let theirs = Arc::clone(&handoff);
+        let file = Compactor { path: path.to_path_buf(), policy: compaction, checked: Instant::now(), floor: 0 };
         let thread = std::thread::Builder::new()
             .name("store-checkpointer".into())
             .spawn(move || {
-                let result = run(db, revision, &segments, policy, &theirs);
+                let result = run(db, revision, &segments, policy, file, &theirs);
                 theirs.finish(result.as_ref().err().cloned());
                 result
             })
@@ -210,10 +244,11 @@ impl Drop for Checkpointer {
 }
 
 fn run(
-    db: Database,
+    mut db: Database,
     mut durable: Revision,
     segments: &Segments,
     policy: Policy,
+    mut file: Compactor,
     handoff: &Handoff,
 ) -> Result<Revision, StoreError> {
     let (every_changes, every_bytes) = match policy {
@@ -235,14 +270,77 @@ fn run(
         if checkpoint {
             (durable, changes, bytes) = (applied, 0, 0);
             release(segments, durable);
+            file.maybe_compact(&mut db);
         }
     }
     if applied > durable {
         tables::make_durable(&db)?;
         durable = applied;
     }
+    file.maybe_compact(&mut db);
     db.close().map_err(|e| StoreError::Backend(format!("cannot close the database: {e}")))?;
     Ok(durable)
+}
+
+/// The database file's compaction: when it was last looked at, and how small the last
+/// compaction left it (a B-tree's own slack is not compacted again and again).
+struct Compactor {
+    path: std::path::PathBuf,
+    policy: Compaction,
+    checked: Instant,
+    floor: u64,
+}
+
+impl Compactor {
+    /// Compacts the file if it is due and loose; a failure is reported and left for the
+    /// next check (the data is intact either way).
+    fn maybe_compact(&mut self, db: &mut Database) {
+        if self.checked.elapsed() < self.policy.check_every {
+            return;
+        }
+        self.checked = Instant::now();
+        match self.compact_if_loose(db) {
+            Ok(Some(c)) => tracing::info!(
+                "compacted {}: {:.1} MiB → {:.1} MiB for {:.1} MiB of objects, in {} ms",
+                self.path.display(),
+                mib(c.file_before),
+                mib(c.file_after),
+                mib(c.live),
+                c.took.as_millis()
+            ),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("cannot compact {}: {e}", self.path.display()),
+        }
+    }
+
+    fn compact_if_loose(&mut self, db: &mut Database) -> Result<Option<Compacted>, String> {
+        let file_before = self.file_len()?;
+        if file_before < self.policy.from_bytes || file_before <= self.floor + self.floor / 2 {
+            return Ok(None);
+        }
+        let live = {
+            let txn = db.begin_write().map_err(|e| e.to_string())?;
+            let stats = txn.stats().map_err(|e| e.to_string())?;
+            txn.abort().map_err(|e| e.to_string())?;
+            stats.stored_bytes() + stats.metadata_bytes()
+        };
+        if file_before <= 2 * live {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        db.compact().map_err(|e| e.to_string())?;
+        let file_after = self.file_len()?;
+        self.floor = file_after;
+        Ok(Some(Compacted { file_before, file_after, live, took: started.elapsed() }))
+    }
+
+    fn file_len(&self) -> Result<u64, String> {
+        std::fs::metadata(&self.path).map(|m| m.len()).map_err(|e| e.to_string())
+    }
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1048576.0
 }
 
 /// Deletes the log segments a checkpoint made redundant. A failure only leaves a file

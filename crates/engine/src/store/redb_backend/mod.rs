@@ -28,7 +28,7 @@ use checkpoint::Checkpointer;
 use redb::{Database, Durability};
 use std::path::{Path, PathBuf};
 
-pub use checkpoint::Policy;
+pub use checkpoint::{Compaction, Policy};
 pub use tables::Loaded;
 
 /// How big log segments grow and how often the database is checkpointed.
@@ -36,13 +36,18 @@ pub use tables::Loaded;
 pub struct Tuning {
     pub segment_bytes: u64,
     pub checkpoint: Policy,
+    pub compaction: Compaction,
 }
 
 impl Default for Tuning {
     /// A checkpoint every 10,000 changes or 16 MiB bounds what a crash leaves to replay,
     /// and costs one durable redb commit every half second or so at full speed.
     fn default() -> Self {
-        Tuning { segment_bytes: 64 << 20, checkpoint: Policy::Every { changes: 10_000, bytes: 16 << 20 } }
+        Tuning {
+            segment_bytes: 64 << 20,
+            checkpoint: Policy::Every { changes: 10_000, bytes: 16 << 20 },
+            compaction: Compaction::default(),
+        }
     }
 }
 
@@ -79,7 +84,8 @@ impl RedbPersist {
         let revision = recover(&db, &dir)?;
         let wal = Wal::start(&dir, revision + 1, tuning.segment_bytes)?;
         let loaded = tables::load(&db)?;
-        let checkpointer = Checkpointer::spawn(db, revision, wal.segments(), tuning.checkpoint)?;
+        let checkpointer =
+            Checkpointer::spawn(db, path, revision, wal.segments(), tuning.checkpoint, tuning.compaction)?;
         Ok((RedbPersist { wal: Some(wal), checkpointer: Some(checkpointer), failed: None }, loaded))
     }
 

@@ -167,7 +167,8 @@ fn checkpoints_delete_the_segments_they_cover() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("store.redb");
     // Every record starts a segment; every batch is a checkpoint.
-    let tuning = Tuning { segment_bytes: 1, checkpoint: Policy::Every { changes: 1, bytes: usize::MAX } };
+    let tuning =
+        Tuning { segment_bytes: 1, checkpoint: Policy::Every { changes: 1, bytes: usize::MAX }, ..Tuning::default() };
     let (mut persist, _) = RedbPersist::open_tuned(&db, tuning).expect("open");
     for first in (1..=10).step_by(2) {
         persist.persist(&creates(first, 2)).expect("persist");
@@ -191,4 +192,51 @@ fn a_second_opener_is_refused_before_the_log_is_touched() {
     assert!(matches!(RedbPersist::open(&db).map(|_| ()), Err(StoreError::Locked { .. })));
     assert_eq!(log_files(&db), ["0000000000000001.log"]);
     first.persist(&creates(2, 1)).expect("the first opener's log is intact");
+}
+
+/// `rounds` rewrites of the same `keys` keys with 1,000-byte values (objects' size), one
+/// batch per round.
+fn churn(persist: &mut RedbPersist, keys: u64, rounds: u64) {
+    let mut rev = 0;
+    for round in 0..rounds {
+        let batch: Vec<WatchEvent> = (0..keys)
+            .map(|k| {
+                rev += 1;
+                let kv = KeyValue {
+                    key: format!("/k/{k:04}"),
+                    value: Bytes::from(vec![b'a' + (round % 26) as u8; 1000]),
+                    create_revision: k + 1,
+                    mod_revision: rev,
+                };
+                WatchEvent { revision: rev, key: kv.key.clone(), current: Some(kv), prev: None }
+            })
+            .collect();
+        persist.persist(&batch).expect("persist");
+    }
+}
+
+/// The database file's size once the checkpointer has taken in everything (closed).
+fn churned_file_size(compaction: Compaction) -> u64 {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("store.redb");
+    let checkpoint = Policy::Every { changes: 2000, bytes: usize::MAX };
+    let (mut persist, _) =
+        RedbPersist::open_tuned(&db, Tuning { checkpoint, compaction, ..Tuning::default() }).expect("open");
+    churn(&mut persist, 2000, 60);
+    drop(persist);
+    let size = std::fs::metadata(&db).expect("the file").len();
+    let (_persist, loaded) = RedbPersist::open(&db).expect("reopen");
+    assert_eq!(loaded.items.len(), 2000, "every key kept");
+    assert!(loaded.items.iter().all(|kv| kv.value[0] == b'a' + 59 % 26), "the last round's values");
+    size
+}
+
+#[test]
+fn churn_is_compacted_to_within_twice_the_live_data() {
+    // 2,000 keys of 1,000 bytes: about 2 MB live, rewritten 60 times.
+    let live = 2000 * 1000;
+    let compacted = churned_file_size(Compaction { check_every: Duration::ZERO, from_bytes: 0 });
+    let left = churned_file_size(Compaction { check_every: Duration::ZERO, from_bytes: u64::MAX });
+    assert!(compacted <= 2 * live, "compacted to {compacted} bytes for {live} live");
+    assert!(left > 2 * live, "without compaction the file holds {left} bytes (the test would prove nothing)");
 }
