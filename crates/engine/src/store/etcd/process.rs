@@ -73,6 +73,11 @@ impl EtcdProcess {
         Ok(etcd)
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Whether the process runs.
     pub fn is_running(&self) -> bool {
         self.child.is_some()
