@@ -95,7 +95,7 @@ impl EtcdStore {
 
     /// Runs a guarded transaction; `repeated` says an earlier attempt may have applied it
     /// (see `client`): then a failed compare may be that attempt's own doing.
-    async fn txn(&self, txn: wire::Txn) -> Result<Written<wire::TxnResponse>, StoreError> {
+    async fn written_txn(&self, txn: wire::Txn) -> Result<Written<wire::TxnResponse>, StoreError> {
         self.gateway.write("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
     }
 
@@ -111,7 +111,7 @@ impl EtcdStore {
     ) -> Result<Guarded, StoreError> {
         let k = self.keys.etcd_key(key);
         let Written { answer: r, repeated } = self
-            .txn(wire::Txn {
+            .written_txn(wire::Txn {
                 compare: vec![Self::guard(&k, expected)],
                 success: ops,
                 failure: vec![wire::get(&k, true)],
@@ -216,7 +216,7 @@ impl Store for EtcdStore {
         super::check_request_size(key, &value)?;
         let k = self.keys.etcd_key(key);
         let Written { answer: r, repeated } = self
-            .txn(wire::Txn {
+            .written_txn(wire::Txn {
                 compare: vec![wire::compare(&k, Target::Create, Cmp::Equal, 0)],
                 success: vec![wire::put(&k, &value)],
                 failure: vec![],
