@@ -128,7 +128,7 @@ impl Gateway {
     ) -> Result<Written<T>, GatewayError> {
         let body = Bytes::from(serde_json::to_vec(body).map_err(|e| GatewayError::Malformed(e.to_string()))?);
         let repeated = AtomicBool::new(false);
-        let (_, bytes) = self
+        let bytes = self
             .each_endpoint(|at, budget| {
                 let body = body.clone();
                 let repeated = &repeated;
@@ -163,7 +163,7 @@ impl Gateway {
         create: &WatchCreate,
     ) -> Result<BoxStream<'static, Result<Bytes, GatewayError>>, GatewayError> {
         let body = Bytes::from(serde_json::to_vec(&create.body()).map_err(|e| GatewayError::Malformed(e.to_string()))?);
-        let (_, lines) = self
+        let lines = self
             .each_endpoint(|at, budget| {
                 let body = body.clone();
                 async move {
@@ -189,7 +189,7 @@ impl Gateway {
     /// Runs `attempt` on each endpoint in turn, from the one that answered last, until one
     /// succeeds, one fails for good, or the timeout has passed. `attempt` gets the endpoint
     /// and the time it may take.
-    async fn each_endpoint<T, F, Fut>(&self, mut attempt: F) -> Result<(usize, T), GatewayError>
+    async fn each_endpoint<T, F, Fut>(&self, mut attempt: F) -> Result<T, GatewayError>
     where
         F: FnMut(usize, Duration) -> Fut,
         Fut: std::future::Future<Output = Result<T, Failed>>,
@@ -216,7 +216,7 @@ impl Gateway {
             match attempt(at, budget).await {
                 Ok(answer) => {
                     self.preferred.store(at, Ordering::Relaxed);
-                    return Ok((at, answer));
+                    return Ok(answer);
                 }
                 Err(Failed { error, .. }) if error.is_transient() => last = error,
                 Err(Failed { error, .. }) => return Err(error),
