@@ -465,6 +465,73 @@ mod tests {
         assert!(matches!(dup, Err(StoreError::AlreadyExists { .. })), "{dup:?}");
     }
 
+    /// A TCP proxy to `target` that, once `cut` is set, still forwards every request but
+    /// drops the answer and closes the connection: a write that reached etcd and whose
+    /// answer was lost, as when a member dies right after applying it.
+    async fn lossy_proxy(target: String, cut: Arc<AtomicBool>) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(upstream) = tokio::net::TcpStream::connect(&target).await else { continue };
+                let cut = cut.clone();
+                let (mut from_client, mut to_client) = client.into_split();
+                let (mut from_etcd, mut to_etcd) = upstream.into_split();
+                tokio::spawn(async move { tokio::io::copy(&mut from_client, &mut to_etcd).await });
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    while let Ok(n @ 1..) = from_etcd.read(&mut buf).await {
+                        if cut.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if to_client.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                    // Dropping both halves closes the client's connection.
+                });
+            }
+        });
+        url
+    }
+
+    /// Writes whose answer is lost after etcd applied them are repeated on the next member
+    /// and recognised as applied: each applies once (one revision each) and answers as if
+    /// nothing had happened; a create of a name another write holds still is a conflict.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_whose_answer_was_lost_is_applied_once_and_answered() {
+        use crate::store::etcd::tests::start_etcd;
+        use crate::store::etcd::{EtcdConfig, EtcdStore};
+        use crate::store::{Store, StoreError};
+        let (etcd, _dir) = start_etcd();
+        let cut = Arc::new(AtomicBool::new(false));
+        let proxy = lossy_proxy(etcd.url().trim_start_matches("http://").to_string(), cut.clone()).await;
+        // Through the proxy first (the endpoint that answered last is tried first, so each
+        // step connects anew while the proxy still answers).
+        let connect = || async {
+            cut.store(false, Ordering::Relaxed);
+            let store = EtcdStore::connect(&EtcdConfig::new(vec![proxy.clone(), etcd.url()])).await.expect("connect");
+            cut.store(true, Ordering::Relaxed);
+            store
+        };
+        let key = "/registry/g/things/t";
+        let created = connect().await.create(key, Bytes::from_static(b"one")).await.expect("create");
+        let store = connect().await;
+        assert_eq!(store.current_revision().await.expect("rev"), created.mod_revision, "applied once");
+        let updated = store.update(key, Bytes::from_static(b"two"), Some(created.mod_revision)).await.expect("update");
+        assert_eq!(updated.create_revision, created.create_revision);
+        let store = connect().await;
+        assert_eq!(store.current_revision().await.expect("rev"), updated.mod_revision, "applied once");
+        let taken = store.create(key, Bytes::from_static(b"three")).await;
+        assert!(matches!(taken, Err(StoreError::AlreadyExists { .. })), "{taken:?}");
+        let store = connect().await;
+        let deleted = store.delete(key, Some(updated.mod_revision)).await.expect("delete");
+        assert_eq!(deleted.prev.value, Bytes::from_static(b"two"));
+        assert_eq!(store.get(key).await.expect("get"), None);
+        assert_eq!(store.current_revision().await.expect("rev"), updated.mod_revision + 1, "deleted once");
+    }
+
     #[tokio::test]
     async fn lines_are_split_across_and_within_chunks() {
         let chunks = ["{\"a\":1}\n{\"b\"", ":2}\n", "{\"c\":3}"].map(|s| Ok(Bytes::from(s)));
