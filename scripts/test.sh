@@ -4,7 +4,7 @@
 # (with cargo), and tmux, kubectl and etcd (with apt, as root) for the terminal UI, kubectl
 # and etcd-backend tests. Arguments go to `cargo nextest run`, e.g. a filter by module path:
 #
-#   scripts/test.sh                            # everything (and the fidelity tests again on etcd)
+#   scripts/test.sh                            # everything (and the fidelity and engine tests again on etcd)
 #   scripts/test.sh -E 'test(/^kubectl_/)'     # the tests of one area
 #   scripts/test.sh tui_e2e::                  # or by name
 set -euo pipefail
@@ -50,11 +50,13 @@ fi
 if [ $# -gt 0 ]; then
   exec cargo nextest run --locked --no-fail-fast "$@"
 fi
-# Everything, then the differential corpus and the kubectl tests again with the engine's
-# store on etcd (each test server on an etcd of its own): the same answers on both backends.
+# Everything, then the differential corpus, the kubectl tests and the in-process engine
+# suites again with the engine's store on etcd (each test's engine on an etcd of its own):
+# the same answers on both backends. The second pass takes about 4 minutes (the engine
+# suites about 1.5 of them).
 status=0
 cargo nextest run --locked --no-fail-fast || status=$?
-echo "== again on etcd: the differential corpus and the kubectl tests"
+echo "== again on etcd: the differential corpus, the kubectl tests and the engine suites"
 KUBECTL_CRD_TEST_STORAGE=etcd cargo nextest run --locked --no-fail-fast -p kubectl-crd --test it \
-  -E 'test(/^differential::|^kubectl_/)' || status=$?
+  -E 'test(/^differential::|^kubectl_|^engine_/)' || status=$?
 exit "$status"

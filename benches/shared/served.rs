@@ -41,18 +41,24 @@ pub fn stop(child: &mut Child) {
 
 /// Starts `serve` on a fresh data directory; the start measured is the second one.
 pub fn serve() -> Served {
+    serve_with(&[])
+}
+
+/// As [`serve`], with `extra` flags (`--storage etcd ...`).
+pub fn serve_with(extra: &[&str]) -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     // Issue TLS material once, so the measured start is a restart as users see it daily.
-    stop(&mut spawn(dir.path()).0);
-    let (child, ready_after, addr) = spawn(dir.path());
+    stop(&mut spawn(dir.path(), extra).0);
+    let (child, ready_after, addr) = spawn(dir.path(), extra);
     Served { child, ready_after, addr, dir }
 }
 
-fn spawn(dir: &std::path::Path) -> (Child, Duration, std::net::SocketAddr) {
+fn spawn(dir: &std::path::Path, extra: &[&str]) -> (Child, Duration, std::net::SocketAddr) {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(dir)
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -7,7 +7,7 @@ use crate::support;
 use axum::body::Body;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,7 +57,7 @@ fn widget_crd() -> Value {
 }
 
 async fn engine() -> Arc<Engine> {
-    Engine::open(&StorageConfig::Memory).await.expect("engine")
+    Engine::open(&crate::support::storage::test_storage()).await.expect("engine")
 }
 
 #[tokio::test]

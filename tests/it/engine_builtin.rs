@@ -25,7 +25,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +34,7 @@ use support::reference::load;
 type Crd = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 async fn engine() -> (Arc<Engine>, kube::Client) {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     (engine, client)
 }

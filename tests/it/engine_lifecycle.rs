@@ -19,7 +19,7 @@ type Namespace = k8s_openapi::api::core::v1::Namespace;
 type Scale = k8s_openapi::api::autoscaling::v1::Scale;
 
 async fn engine() -> (std::sync::Arc<Engine>, kube::Client) {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     (engine, client)
 }

@@ -6,7 +6,7 @@
 use crate::support::crd::CrdBuilder;
 use axum::body::Body;
 use http::{Request, StatusCode};
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +27,7 @@ struct Cluster {
 
 impl Cluster {
     async fn start() -> Self {
-        let cluster = Cluster { engine: Engine::open(&StorageConfig::Memory).await.expect("engine") };
+        let cluster = Cluster { engine: Engine::open(&crate::support::storage::test_storage()).await.expect("engine") };
         let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
         cluster.ok("POST", crds, Some(("application/json", widgets_crd()))).await;
         for _ in 0..300 {

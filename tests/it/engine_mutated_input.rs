@@ -9,7 +9,7 @@ use crate::support;
 use axum::body::Body;
 use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -224,7 +224,7 @@ fn recorded_body(prefix: &str) -> Value {
 /// A fresh engine serving the recorded Widget CRD, with the recorded widget `w1` stored;
 /// and that widget's body.
 async fn widget_engine() -> (Arc<Engine>, Value) {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let crd = serde_json::to_vec(&recorded_body("06")).expect("json");
     let created = send(&engine, "POST", CRDS, "application/json", crd).await;
     assert_eq!(created.status, StatusCode::CREATED);
@@ -244,7 +244,7 @@ async fn widget_engine() -> (Arc<Engine>, Value) {
 
 #[tokio::test]
 async fn mutated_crds_are_registered_or_refused_with_a_status_and_nothing_stored() {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let valid = recorded_body("06");
     let mut rng = Rng(0x0C_4D);
     let mut registered = 0;

@@ -8,7 +8,7 @@ use crate::support::crd::CrdBuilder;
 
 use axum::body::Body;
 use http::{HeaderMap, Request, StatusCode};
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,7 +81,7 @@ fn url_of(index: &Value, gv: &str) -> Option<String> {
 }
 
 async fn engine_with_widgets() -> Arc<Engine> {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     create_recorded(&engine, "06").await;
     index_when(&engine, |i| url_of(i, WIDGETS).is_some()).await;
     engine
@@ -123,7 +123,7 @@ async fn the_widget_document_is_the_one_kube_apiserver_served() {
 
 #[tokio::test]
 async fn the_index_is_served_as_kube_serves_it() {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let answer = get(&engine, "/openapi/v3", &[("accept", "application/json")]).await;
     assert_eq!(answer.status, StatusCode::OK);
     assert_headers_match(
@@ -181,7 +181,7 @@ async fn swagger_2_holds_the_recorded_widget_paths_parameters_and_definitions() 
 
 #[tokio::test]
 async fn documents_are_rebuilt_when_crds_come_and_go() {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let before = get(&engine, "/openapi/v2", &[]).await;
     assert!(!before.text().contains("com.example.stable.v1.Widget"));
     let etag_before = before.header("etag").expect("etag").to_string();
@@ -323,7 +323,7 @@ fn gizmos_crd() -> Value {
 
 #[tokio::test]
 async fn each_served_version_has_its_own_document_and_schema() {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let crd = serde_json::to_vec(&gizmos_crd()).expect("json");
     let created = send(
         &engine,

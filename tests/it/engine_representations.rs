@@ -12,7 +12,7 @@ use http::{Request, StatusCode};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use kube::core::{DynamicObject, GroupVersionKind, PartialObjectMeta};
 use kube::discovery::ApiResource;
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +26,7 @@ const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
 
 /// An engine with the widget CRD of reference 06 established.
 async fn engine_with_widgets() -> (Arc<Engine>, kube::Client) {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     let crds: Api<Crd> = Api::all(client.clone());
     let body: Value = serde_json::from_slice(load("06").request.body.as_deref().expect("body")).expect("json");

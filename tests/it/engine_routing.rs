@@ -6,7 +6,7 @@ use crate::support::crd::CrdBuilder;
 use axum::body::Body;
 use http::Request;
 use http_body_util::BodyExt;
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -60,7 +60,7 @@ fn widget(name: &str, extra: Value) -> Value {
 }
 
 async fn serving_widgets() -> Arc<Engine> {
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
     assert_eq!(json(&engine, "POST", CRDS, &widget_crd()).await.status, 201);
     for _ in 0..300 {
         if send(&engine, "GET", WIDGETS, "application/json", "").await.status == 200 {

@@ -8,7 +8,7 @@ use crate::support::crd::CrdBuilder;
 use axum::body::Body;
 use futures::StreamExt;
 use http::{Request, StatusCode};
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,7 +94,7 @@ impl Cluster {
 
     /// An engine serving `crd`, once every one of `paths` answers.
     async fn serving(crd: &Value, paths: &[String]) -> Self {
-        let cluster = Cluster { engine: Engine::open(&StorageConfig::Memory).await.expect("engine") };
+        let cluster = Cluster { engine: Engine::open(&crate::support::storage::test_storage()).await.expect("engine") };
         let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions".to_string();
         cluster.ok(Call::new("POST", crds).json(crd)).await;
         for _ in 0..300 {

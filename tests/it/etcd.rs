@@ -20,7 +20,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const GROUP: &str = "etcd.example.com";
+pub(crate) const GROUP: &str = "etcd.example.com";
 
 /// etcd in `dir/etcd`, `serve` on it with `dir/serve` as its data directory.
 fn start(dir: &Path) -> (EtcdProcess, Served) {
@@ -99,7 +99,7 @@ fn etcd_keys(etcd: &EtcdProcess, prefix: &str) -> Vec<String> {
         .collect()
 }
 
-async fn client(served: &Served) -> kube::Client {
+pub(crate) async fn client(served: &Served) -> kube::Client {
     let kubeconfig = kube::config::Kubeconfig::read_from(&served.kubeconfig).expect("kubeconfig");
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("config");
     // kube-rs retries 504s by itself for minutes; the test sees each answer.
@@ -107,7 +107,7 @@ async fn client(served: &Served) -> kube::Client {
     kube::Client::try_from(config).expect("client")
 }
 
-fn widgets(client: &kube::Client) -> Api<DynamicObject> {
+pub(crate) fn widgets(client: &kube::Client) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), "default", &widgets_resource())
 }
 
@@ -208,7 +208,7 @@ async fn with_etcd_down_requests_answer_5xx_promptly_and_serve_recovers_when_it_
         .expect("/readyz passes again");
 }
 
-fn widgets_resource() -> ApiResource {
+pub(crate) fn widgets_resource() -> ApiResource {
     ApiResource {
         group: GROUP.into(),
         version: "v1".into(),

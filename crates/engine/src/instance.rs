@@ -264,7 +264,7 @@ impl Engine {
             scale: None,
             names: self.names.as_ref(),
         };
-        let namespace = rest.get(None, ns).await?;
+        let namespace = rest.get(None, ns).await.map_err(ApiError::read_timeout_as_write)?;
         if crate::meta::deletion_timestamp(&namespace).is_none() {
             return Ok(());
         }

@@ -239,8 +239,8 @@ impl ApiError {
     }
 
     /// A store failure with no meaning of its own: 504 when the store (etcd) did not answer,
-    /// in the words of kube-apiserver's timeout filter (where its requests end when etcd is
-    /// down), else 500.
+    /// in the words kube-apiserver's etcd client gives up with on a write (recorded with its
+    /// etcd down: `tests/it/etcd_outage/`), else 500.
     pub fn storage(e: &crate::store::StoreError) -> Self {
         match e {
             crate::store::StoreError::Unavailable(why) => {
@@ -250,10 +250,41 @@ impl ApiError {
                     "Timeout",
                     "Timeout: request did not complete within requested timeout - context deadline exceeded",
                 )
-                .with_details(StatusDetails { retry_after_seconds: Some(1), ..Default::default() })
+                .with_details(StatusDetails::default())
             }
             other => Self::internal(other.to_string()),
         }
+    }
+
+    /// As [`ApiError::storage`], for a read: kube's reads wait for etcd until its request
+    /// timeout, and its timeout filter answers them in its own words.
+    pub fn storage_read(e: &crate::store::StoreError) -> Self {
+        match e {
+            crate::store::StoreError::Unavailable(why) => {
+                tracing::warn!("storage unavailable: {why}");
+                Self::new(504, "Timeout", Self::READ_TIMEOUT).with_details(StatusDetails::default())
+            }
+            other => Self::storage(other),
+        }
+    }
+
+    /// What [`ApiError::storage_read`] says.
+    const READ_TIMEOUT: &str = "Timeout: request did not complete within the allotted timeout";
+
+    /// A read's timeout (see [`ApiError::storage_read`]) reworded as a write's, for a read
+    /// that only checks a write (kube reads those from its caches, and the write's storage
+    /// call is the one that times out).
+    pub fn read_timeout_as_write(self) -> Self {
+        if self.code == 504 && self.message == Self::READ_TIMEOUT {
+            return Self::storage(&crate::store::StoreError::Unavailable("etcd did not answer".into()));
+        }
+        self
+    }
+
+    /// The ERROR event a watch gets when the store (etcd) does not answer as it starts:
+    /// kube's, whose watch answers 200 and then this.
+    pub fn watch_storage_unavailable() -> Self {
+        Self::new(500, "InternalError", "context deadline exceeded")
     }
 
     /// 500 InternalError.

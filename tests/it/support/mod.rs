@@ -27,4 +27,5 @@ pub mod migrate;
 pub mod plugin;
 pub mod reference;
 pub mod replay;
+pub mod storage;
 pub mod target;

@@ -6,7 +6,7 @@
 
 use super::kubectl::Server;
 use http_body_util::BodyExt;
-use kubectl_crd_engine::{Engine, StorageConfig};
+use kubectl_crd_engine::Engine;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -51,7 +51,7 @@ pub async fn target() -> (Target, kube::Client) {
         let client = kube::Client::try_from(config).expect("a client");
         return (Target { engine: None, _oracle: Some(server) }, client);
     }
-    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let engine = Engine::open(&super::storage::test_storage()).await.expect("engine");
     let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
     (Target { engine: Some(engine), _oracle: None }, client)
 }

@@ -101,7 +101,7 @@ async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
     if engine.store().current_revision().await.is_ok() {
         return ok_text().await;
     }
-    let body = "[-]etcd failed: reason withheld\nreadyz check failed\n";
+    let body = "[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\nreadyz check failed\n";
     let mut res = (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     res

@@ -179,7 +179,7 @@ impl Rest<'_> {
     fn list_store_error(&self, e: StoreError) -> ApiError {
         match e {
             StoreError::TooLarge { requested, current } => too_large(requested, current),
-            other => ApiError::storage(&other),
+            other => ApiError::storage_read(&other),
         }
     }
 
@@ -317,7 +317,11 @@ impl Rest<'_> {
             if let Some(rv) = rv {
                 self.wait_fresh(rv).await?;
             }
-            let page = self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
+            let page = match self.store.list(&prefix, &ListOptions::default()).await {
+                Ok(page) => page,
+                Err(StoreError::Unavailable(_)) => return Ok(unavailable_watch()),
+                Err(e) => return Err(self.list_store_error(e)),
+            };
             let objs: Vec<WatchItem> = if reads_nothing(&labels, &fields, &codec) {
                 page.items.iter().map(|kv| stored_item("ADDED", kv, kv.mod_revision, &codec)).collect()
             } else {
@@ -332,7 +336,11 @@ impl Rest<'_> {
         } else {
             match rv {
                 Some(rv) => (Vec::new(), rv),
-                None => (Vec::new(), self.store.current_revision().await.map_err(|e| self.list_store_error(e))?),
+                None => match self.store.current_revision().await {
+                    Ok(current) => (Vec::new(), current),
+                    Err(StoreError::Unavailable(_)) => return Ok(unavailable_watch()),
+                    Err(e) => return Err(self.list_store_error(e)),
+                },
             }
         };
         if initial_events && q.allow_watch_bookmarks {
@@ -347,6 +355,7 @@ impl Rest<'_> {
                 let err = ApiError::expired(format!("too old resource version: {requested} ({oldest})"));
                 return Ok(futures::stream::iter([WatchItem::Error(err)]).boxed());
             }
+            Err(StoreError::Unavailable(_)) => return Ok(unavailable_watch()),
             Err(e) => return Err(self.list_store_error(e)),
         };
         let events = changes.filter_map(move |item| {
@@ -569,4 +578,9 @@ mod stored_events {
             assert_eq!(object["metadata"]["resourceVersion"], "5");
         }
     }
+}
+
+/// A watch whose store does not answer as it starts: kube's 200 with one ERROR event.
+fn unavailable_watch() -> BoxStream<'static, WatchItem> {
+    futures::stream::iter([WatchItem::Error(ApiError::watch_storage_unavailable())]).boxed()
 }

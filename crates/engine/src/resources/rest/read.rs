@@ -13,7 +13,10 @@ impl Rest<'_> {
         self.store
             .get(&self.info().key(namespace, name))
             .await
-            .map_err(|e| self.store_error(e, name))?
+            .map_err(|e| match e {
+                crate::store::StoreError::Unavailable(_) => ApiError::storage_read(&e),
+                e => self.store_error(e, name),
+            })?
             .map(|kv| self.read(&kv))
             .ok_or_else(|| ApiError::not_found(&self.info().group_resource(), name))
     }

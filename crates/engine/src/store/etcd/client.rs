@@ -1,12 +1,26 @@
-//! The HTTP edge of the etcd backend: POSTs JSON to the first etcd endpoint that answers.
+//! The HTTP edge of the etcd backend: POSTs JSON to the members of one etcd cluster, moving
+//! on to the next member when one refuses the connection, breaks it, times out or has no
+//! leader.
 //!
-//! Every call is bounded by the configured timeout, so an unreachable etcd costs a request
-//! that long at most, never a hang. A request that could not connect moves on to the next
-//! endpoint (nothing was sent, so retrying is safe); a request that was sent and timed out is
-//! not retried: a write may have been applied, and only the caller can tell.
+//! Every call is bounded by the configured timeout as a whole (504 above), never a hang:
+//! attempts cycle through the endpoints, with a short pause after a full round, until that
+//! deadline. Which calls may be repeated:
+//! - reads ([`Gateway::call`]) anywhere, any number of times;
+//! - writes ([`Gateway::write`]) are always etcd transactions guarded by a compare (the key's
+//!   create_revision is 0, or its mod_revision is the one read), so at most one attempt can
+//!   ever apply, however many are sent: a repeat of an applied write fails its compare. A
+//!   repeat after an attempt that may have reached etcd (the connection broke after sending,
+//!   it timed out, etcd answered "unavailable") is reported as such, so the store can tell
+//!   "my own earlier attempt applied" from a real conflict (see `EtcdStore`);
+//! - a watch ([`Gateway::watch`]) that breaks is opened again, on whichever member answers,
+//!   from the revision after the last event it delivered; only when no member takes it back
+//!   within the timeout, or the revision was compacted meanwhile (etcd's cancel, 410 above),
+//!   does it end.
 
+use super::wire::{self, WatchCreate};
 use super::{EtcdConfig, EtcdTls};
 use bytes::{Bytes, BytesMut};
+use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use http_body_util::{BodyExt, BodyStream, Full};
 use hyper_util::client::legacy::Client;
@@ -15,10 +29,18 @@ use hyper_util::rt::TokioExecutor;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+use tokio::time::Instant;
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// The pause after every endpoint failed once, before the next round (an election takes
+/// about a second; a restarted member a little more).
+const ROUND_PAUSE: Duration = Duration::from_millis(100);
+
+/// The least time one attempt gets before the next endpoint is tried.
+const MIN_ATTEMPT: Duration = Duration::from_millis(500);
 
 /// Why a call to etcd failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +60,27 @@ pub enum GatewayError {
     /// The TLS files could not be read.
     #[error("etcd TLS: {0}")]
     Tls(String),
+}
+
+impl GatewayError {
+    /// Whether another member (or the same one a moment later) may answer.
+    fn is_transient(&self) -> bool {
+        matches!(self, GatewayError::Unreachable(_) | GatewayError::Timeout(_))
+    }
+}
+
+/// A write's answer, and whether an earlier attempt of it may have reached etcd (and so
+/// may be what made this one's compare fail).
+#[derive(Debug)]
+pub struct Written<T> {
+    pub answer: T,
+    pub repeated: bool,
+}
+
+/// How one attempt failed: whether it may have reached etcd.
+struct Failed {
+    error: GatewayError,
+    maybe_applied: bool,
 }
 
 /// A client of one etcd cluster's JSON gateway.
@@ -72,70 +115,228 @@ impl Gateway {
         self.timeout
     }
 
-    /// POSTs `body` to `path` and reads the JSON answer.
+    /// POSTs a read (or anything harmless to repeat) to `path` and reads the JSON answer.
     pub async fn call<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Result<T, GatewayError> {
-        let body = serde_json::to_vec(body).map_err(|e| GatewayError::Malformed(e.to_string()))?;
-        let response = self.send(path, Bytes::from(body)).await?;
-        let (parts, body) = response.into_parts();
-        let bytes = tokio::time::timeout(self.timeout, body.collect())
-            .await
-            .map_err(|_| GatewayError::Timeout(self.timeout))?
-            .map_err(|e| GatewayError::Unreachable(e.to_string()))?
-            .to_bytes();
-        if !parts.status.is_success() {
-            return Err(refusal(&bytes));
-        }
-        serde_json::from_slice(&bytes).map_err(|e| GatewayError::Malformed(e.to_string()))
+        Ok(self.write(path, body).await?.answer)
     }
 
-    /// POSTs `body` to a streaming `path` (a watch): once etcd has answered, the lines it
-    /// streams, with no time bound (a watch may stay quiet for hours).
-    pub async fn stream(
+    /// POSTs a guarded transaction (see the module's note) and reads the JSON answer.
+    pub async fn write<T: DeserializeOwned>(
         &self,
         path: &str,
         body: &impl Serialize,
-    ) -> Result<impl Stream<Item = Result<Bytes, GatewayError>> + Send + 'static, GatewayError> {
-        let body = serde_json::to_vec(body).map_err(|e| GatewayError::Malformed(e.to_string()))?;
-        let response = self.send(path, Bytes::from(body)).await?;
-        if !response.status().is_success() {
-            let bytes = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-            return Err(refusal(&bytes));
-        }
-        let frames = BodyStream::new(response.into_body());
-        Ok(lines(frames.filter_map(|frame| async move {
-            match frame {
-                Ok(frame) => frame.into_data().ok().map(Ok),
-                Err(e) => Some(Err(GatewayError::Unreachable(e.to_string()))),
-            }
-        })))
+    ) -> Result<Written<T>, GatewayError> {
+        let body = Bytes::from(serde_json::to_vec(body).map_err(|e| GatewayError::Malformed(e.to_string()))?);
+        let repeated = AtomicBool::new(false);
+        let bytes = self
+            .each_endpoint(|at, budget| {
+                let body = body.clone();
+                let repeated = &repeated;
+                async move {
+                    let result = self.once(at, path, body, budget).await;
+                    if let Err(Failed { maybe_applied: true, .. }) = &result {
+                        repeated.store(true, Ordering::Relaxed);
+                    }
+                    result
+                }
+            })
+            .await?;
+        let answer = serde_json::from_slice(&bytes).map_err(|e| GatewayError::Malformed(e.to_string()))?;
+        Ok(Written { answer, repeated: repeated.into_inner() })
     }
 
-    async fn send(&self, path: &str, body: Bytes) -> Result<hyper::Response<hyper::body::Incoming>, GatewayError> {
+    /// Opens etcd's watch `create` as a stream of the gateway's lines (the first one says
+    /// the watch exists), opened again from the revision after the last event seen when the
+    /// member serving it goes away (see the module's note). Not bounded in time once open.
+    pub async fn watch(
+        self: &Arc<Self>,
+        create: WatchCreate,
+    ) -> Result<impl Stream<Item = Result<Bytes, GatewayError>> + Send + 'static, GatewayError> {
+        let lines = self.open_watch(&create).await?;
+        let state = Resuming { gateway: self.clone(), create, lines: Some(lines), lost: None, done: false };
+        Ok(futures::stream::unfold(state, Resuming::next))
+    }
+
+    /// One watch stream, on the first member that takes it.
+    async fn open_watch(
+        &self,
+        create: &WatchCreate,
+    ) -> Result<BoxStream<'static, Result<Bytes, GatewayError>>, GatewayError> {
+        let body = Bytes::from(serde_json::to_vec(&create.body()).map_err(|e| GatewayError::Malformed(e.to_string()))?);
+        let lines = self
+            .each_endpoint(|at, budget| {
+                let body = body.clone();
+                async move {
+                    let response = self.send(at, "/v3/watch", body, budget).await?;
+                    if !response.status().is_success() {
+                        let bytes = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                        return Err(Failed { error: refusal(&bytes), maybe_applied: false });
+                    }
+                    let frames = BodyStream::new(response.into_body());
+                    Ok(lines(frames.filter_map(|frame| async move {
+                        match frame {
+                            Ok(frame) => frame.into_data().ok().map(Ok),
+                            Err(e) => Some(Err(GatewayError::Unreachable(e.to_string()))),
+                        }
+                    }))
+                    .boxed())
+                }
+            })
+            .await?;
+        Ok(lines)
+    }
+
+    /// Runs `attempt` on each endpoint in turn, from the one that answered last, until one
+    /// succeeds, one fails for good, or the timeout has passed. `attempt` gets the endpoint
+    /// and the time it may take.
+    async fn each_endpoint<T, F, Fut>(&self, mut attempt: F) -> Result<T, GatewayError>
+    where
+        F: FnMut(usize, Duration) -> Fut,
+        Fut: std::future::Future<Output = Result<T, Failed>>,
+    {
+        let n = self.endpoints.len();
+        if n == 0 {
+            return Err(GatewayError::Unreachable("no etcd endpoint configured".into()));
+        }
+        let deadline = Instant::now() + self.timeout;
         let first = self.preferred.load(Ordering::Relaxed);
-        let mut last = GatewayError::Unreachable("no etcd endpoint configured".into());
-        for i in 0..self.endpoints.len() {
-            let at = (first + i) % self.endpoints.len();
-            let request = hyper::Request::post(format!("{}{path}", self.endpoints[at]))
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(Full::new(body.clone()))
-                .map_err(|e| GatewayError::Unreachable(e.to_string()))?;
-            match tokio::time::timeout(self.timeout, self.client.request(request)).await {
-                Err(_) => return Err(GatewayError::Timeout(self.timeout)),
-                Ok(Ok(response)) => {
+        let mut last = GatewayError::Timeout(self.timeout);
+        for i in 0.. {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            if i > 0 && i % n == 0 {
+                tokio::time::sleep(ROUND_PAUSE.min(left)).await;
+            }
+            let at = (first + i) % n;
+            // A member that hangs must leave time for the others.
+            let left = deadline.saturating_duration_since(Instant::now());
+            let budget = if n == 1 { left } else { (left / n as u32).max(MIN_ATTEMPT).min(left) };
+            match attempt(at, budget).await {
+                Ok(answer) => {
                     self.preferred.store(at, Ordering::Relaxed);
-                    return Ok(response);
+                    return Ok(answer);
                 }
-                // Not connected: nothing was sent, the next endpoint may take it.
-                Ok(Err(e)) if e.is_connect() => {
-                    last = GatewayError::Unreachable(format!("{}: {e}", self.endpoints[at]))
-                }
-                Ok(Err(e)) => return Err(GatewayError::Unreachable(format!("{}: {e}", self.endpoints[at]))),
+                Err(Failed { error, .. }) if error.is_transient() => last = error,
+                Err(Failed { error, .. }) => return Err(error),
             }
         }
         Err(last)
     }
+
+    /// One POST to endpoint `at`, its answer read whole within `budget`.
+    async fn once(&self, at: usize, path: &str, body: Bytes, budget: Duration) -> Result<Bytes, Failed> {
+        let started = Instant::now();
+        let response = self.send(at, path, body, budget).await?;
+        let (parts, body) = response.into_parts();
+        let left = budget.saturating_sub(started.elapsed());
+        let bytes = match tokio::time::timeout(left, body.collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(e)) => {
+                return Err(Failed { error: self.unreachable(at, &e), maybe_applied: true });
+            }
+            Err(_) => return Err(Failed { error: GatewayError::Timeout(self.timeout), maybe_applied: true }),
+        };
+        if !parts.status.is_success() {
+            let error = refusal(&bytes);
+            // "No leader", "leader changed", "request timed out": a proposal may still commit.
+            let maybe_applied = error.is_transient();
+            return Err(Failed { error, maybe_applied });
+        }
+        Ok(bytes)
+    }
+
+    /// Sends one POST to endpoint `at` and waits for its answer's head within `budget`.
+    async fn send(
+        &self,
+        at: usize,
+        path: &str,
+        body: Bytes,
+        budget: Duration,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, Failed> {
+        let request = hyper::Request::post(format!("{}{path}", self.endpoints[at]))
+            .header(http::header::CONTENT_TYPE, "application/json")
+            // etcd's "require leader": a member cut off from the others ends its watches
+            // (and refuses requests) instead of serving stale data.
+            .header("grpc-metadata-hasleader", "true")
+            .body(Full::new(body))
+            .map_err(|e| Failed { error: GatewayError::Unreachable(e.to_string()), maybe_applied: false })?;
+        match tokio::time::timeout(budget, self.client.request(request)).await {
+            Ok(Ok(response)) => Ok(response),
+            Err(_) => Err(Failed { error: GatewayError::Timeout(self.timeout), maybe_applied: true }),
+            // Not connected: nothing was sent.
+            Ok(Err(e)) if e.is_connect() => Err(Failed { error: self.unreachable(at, &e), maybe_applied: false }),
+            Ok(Err(e)) => Err(Failed { error: self.unreachable(at, &e), maybe_applied: true }),
+        }
+    }
+
+    fn unreachable(&self, at: usize, e: &dyn std::fmt::Display) -> GatewayError {
+        GatewayError::Unreachable(format!("{}: {e}", self.endpoints[at]))
+    }
 }
 
+/// A watch that opens itself again (see [`Gateway::watch`]).
+struct Resuming {
+    gateway: Arc<Gateway>,
+    /// The watch as opened; its start revision moves past each event delivered.
+    create: WatchCreate,
+    lines: Option<BoxStream<'static, Result<Bytes, GatewayError>>>,
+    /// When the open stream went away (the watch ends if none takes it back in time).
+    lost: Option<Instant>,
+    done: bool,
+}
+
+impl Resuming {
+    async fn next(mut self) -> Option<(Result<Bytes, GatewayError>, Self)> {
+        if self.done {
+            return None;
+        }
+        loop {
+            let Some(lines) = self.lines.as_mut() else {
+                let lost = *self.lost.get_or_insert_with(Instant::now);
+                if lost.elapsed() > self.gateway.timeout {
+                    self.done = true;
+                    return Some((Err(GatewayError::Timeout(self.gateway.timeout)), self));
+                }
+                match self.gateway.open_watch(&self.create).await {
+                    Ok(mut lines) => {
+                        // Its first line says the watch exists, or why not (compacted: the
+                        // caller's 410), which is the caller's to read.
+                        match lines.next().await {
+                            Some(Ok(line)) if wire::WatchProgress::of(&line).is_created() => {
+                                self.lines = Some(lines);
+                                self.lost = None;
+                                continue;
+                            }
+                            Some(Ok(line)) => {
+                                self.done = true;
+                                return Some((Ok(line), self));
+                            }
+                            Some(Err(_)) | None => continue,
+                        }
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some((Err(e), self));
+                    }
+                }
+            };
+            match lines.next().await {
+                Some(Ok(line)) => {
+                    let progress = wire::WatchProgress::of(&line);
+                    if let Some(last) = progress.last_revision() {
+                        self.create.start_revision = last + 1;
+                    }
+                    self.done = progress.ends();
+                    return Some((Ok(line), self));
+                }
+                // The member went away: open it again elsewhere.
+                Some(Err(_)) | None => self.lines = None,
+            }
+        }
+    }
+}
 /// etcd's error answer, in its words.
 fn refusal(body: &[u8]) -> GatewayError {
     match serde_json::from_slice::<super::wire::ErrorBody>(body) {
@@ -225,6 +426,110 @@ mod tests {
             refusal(compacted),
             GatewayError::Refused("etcdserver: mvcc: required revision has been compacted".into())
         );
+    }
+
+    /// Three members; the store given all three. Killing the member in use (and later
+    /// another one) loses no write and no watch event: writes move on, the watch opens
+    /// again on another member from the revision after its last event.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_and_a_watch_move_on_to_the_next_member_when_one_is_killed() {
+        use crate::store::etcd::process::EtcdCluster;
+        use crate::store::etcd::{EtcdConfig, EtcdStore};
+        use crate::store::{Store, StoreError};
+        let shm = std::path::Path::new("/dev/shm");
+        let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.expect("tempdir");
+        let mut cluster = EtcdCluster::start(dir.path(), 3).unwrap_or_else(|e| panic!("{e}"));
+        let store = EtcdStore::connect(&EtcdConfig::new(cluster.urls())).await.expect("connect");
+        let key = |i: usize| format!("/registry/g/things/t{i:03}");
+        let first = store.create(&key(0), Bytes::from_static(b"0")).await.expect("create");
+        let mut watch = store.watch("/registry/g/things/", first.mod_revision).await.expect("watch");
+        let mut written = vec![first.mod_revision];
+        for (round, killed) in [0usize, 1].into_iter().enumerate() {
+            cluster.member(killed).expect("member").stop();
+            for i in 1..=5 {
+                let i = round * 5 + i;
+                let kv = store.create(&key(i), Bytes::from(i.to_string())).await.expect("a write after a kill");
+                written.push(kv.mod_revision);
+            }
+            cluster.member(killed).expect("member").restart().expect("restart");
+        }
+        let mut seen = Vec::new();
+        while seen.len() < written.len() - 1 {
+            match tokio::time::timeout(Duration::from_secs(10), watch.next()).await {
+                Ok(Some(Ok(event))) => seen.push(event.revision),
+                other => panic!("the watch ended after {seen:?}: {:?}", other.map(|o| o.map(|r| r.err()))),
+            }
+        }
+        assert_eq!(seen, written[1..], "every write once, in order");
+        let dup = store.create(&key(1), Bytes::from_static(b"other")).await;
+        assert!(matches!(dup, Err(StoreError::AlreadyExists { .. })), "{dup:?}");
+    }
+
+    /// A TCP proxy to `target` that, once `cut` is set, still forwards every request but
+    /// drops the answer and closes the connection: a write that reached etcd and whose
+    /// answer was lost, as when a member dies right after applying it.
+    async fn lossy_proxy(target: String, cut: Arc<AtomicBool>) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(upstream) = tokio::net::TcpStream::connect(&target).await else { continue };
+                let cut = cut.clone();
+                let (mut from_client, mut to_client) = client.into_split();
+                let (mut from_etcd, mut to_etcd) = upstream.into_split();
+                tokio::spawn(async move { tokio::io::copy(&mut from_client, &mut to_etcd).await });
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    while let Ok(n @ 1..) = from_etcd.read(&mut buf).await {
+                        if cut.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if to_client.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                    // Dropping both halves closes the client's connection.
+                });
+            }
+        });
+        url
+    }
+
+    /// Writes whose answer is lost after etcd applied them are repeated on the next member
+    /// and recognised as applied: each applies once (one revision each) and answers as if
+    /// nothing had happened; a create of a name another write holds still is a conflict.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_whose_answer_was_lost_is_applied_once_and_answered() {
+        use crate::store::etcd::tests::start_etcd;
+        use crate::store::etcd::{EtcdConfig, EtcdStore};
+        use crate::store::{Store, StoreError};
+        let (etcd, _dir) = start_etcd();
+        let cut = Arc::new(AtomicBool::new(false));
+        let proxy = lossy_proxy(etcd.url().trim_start_matches("http://").to_string(), cut.clone()).await;
+        // Through the proxy first (the endpoint that answered last is tried first, so each
+        // step connects anew while the proxy still answers).
+        let connect = || async {
+            cut.store(false, Ordering::Relaxed);
+            let store = EtcdStore::connect(&EtcdConfig::new(vec![proxy.clone(), etcd.url()])).await.expect("connect");
+            cut.store(true, Ordering::Relaxed);
+            store
+        };
+        let key = "/registry/g/things/t";
+        let created = connect().await.create(key, Bytes::from_static(b"one")).await.expect("create");
+        let store = connect().await;
+        assert_eq!(store.current_revision().await.expect("rev"), created.mod_revision, "applied once");
+        let updated = store.update(key, Bytes::from_static(b"two"), Some(created.mod_revision)).await.expect("update");
+        assert_eq!(updated.create_revision, created.create_revision);
+        let store = connect().await;
+        assert_eq!(store.current_revision().await.expect("rev"), updated.mod_revision, "applied once");
+        let taken = store.create(key, Bytes::from_static(b"three")).await;
+        assert!(matches!(taken, Err(StoreError::AlreadyExists { .. })), "{taken:?}");
+        let store = connect().await;
+        let deleted = store.delete(key, Some(updated.mod_revision)).await.expect("delete");
+        assert_eq!(deleted.prev.value, Bytes::from_static(b"two"));
+        assert_eq!(store.get(key).await.expect("get"), None);
+        assert_eq!(store.current_revision().await.expect("rev"), updated.mod_revision + 1, "deleted once");
     }
 
     #[tokio::test]

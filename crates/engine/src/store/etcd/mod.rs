@@ -30,7 +30,7 @@ mod wire;
 use super::{Deleted, KeyValue, ListOptions, ListPage, Revision, Store, StoreError, WatchEvent, WatchStream};
 use async_trait::async_trait;
 use bytes::Bytes;
-use client::{Gateway, GatewayError};
+use client::{Gateway, GatewayError, Written};
 use futures::StreamExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -93,33 +93,38 @@ impl EtcdStore {
         Ok(store)
     }
 
-    async fn txn(&self, txn: wire::Txn) -> Result<wire::TxnResponse, StoreError> {
-        self.gateway.call("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
+    /// Runs a guarded transaction; `repeated` says an earlier attempt may have applied it
+    /// (see `client`): then a failed compare may be that attempt's own doing.
+    async fn written_txn(&self, txn: wire::Txn) -> Result<Written<wire::TxnResponse>, StoreError> {
+        self.gateway.write("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
     }
 
     /// Runs `ops` if the key exists (at `expected` if given); else `NotFound` or `Conflict`,
-    /// from the key as the failure branch read it.
+    /// from the key as the failure branch read it. A failed compare after an attempt that
+    /// may have applied (see `client`) is [`Guarded::Repeated`]: the caller tells whether
+    /// that attempt was its own.
     async fn guarded(
         &self,
         key: &str,
         expected: Option<Revision>,
         ops: Vec<serde_json::Value>,
-    ) -> Result<wire::TxnResponse, StoreError> {
+    ) -> Result<Guarded, StoreError> {
         let k = self.keys.etcd_key(key);
-        let r = self
-            .txn(wire::Txn {
+        let Written { answer: r, repeated } = self
+            .written_txn(wire::Txn {
                 compare: vec![Self::guard(&k, expected)],
                 success: ops,
                 failure: vec![wire::get(&k, true)],
             })
             .await?;
         if r.succeeded {
-            return Ok(r);
+            return Ok(Guarded::Applied(r));
         }
-        Err(match (r.first_kv(), expected) {
+        let error = match (r.first_kv(), expected) {
             (Some(kv), Some(expected)) => StoreError::Conflict { key: key.into(), expected, actual: kv.mod_revision },
             _ => StoreError::NotFound { key: key.into() },
-        })
+        };
+        if repeated { Ok(Guarded::Repeated(error)) } else { Err(error) }
     }
 
     /// A write guarded as `update` and `delete` are: the key exists, at `expected` if given.
@@ -129,6 +134,13 @@ impl EtcdStore {
             None => wire::compare(key, Target::Create, Cmp::NotEqual, 0),
         }
     }
+}
+
+/// A guarded write's outcome (see [`EtcdStore::guarded`]).
+enum Guarded {
+    Applied(wire::TxnResponse),
+    /// The compare failed, after an attempt that may have applied.
+    Repeated(StoreError),
 }
 
 /// The store's error for a failed call; `requested` is the revision a read asked for.
@@ -203,14 +215,19 @@ impl Store for EtcdStore {
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
         super::check_request_size(key, &value)?;
         let k = self.keys.etcd_key(key);
-        let r = self
-            .txn(wire::Txn {
+        let Written { answer: r, repeated } = self
+            .written_txn(wire::Txn {
                 compare: vec![wire::compare(&k, Target::Create, Cmp::Equal, 0)],
                 success: vec![wire::put(&k, &value)],
                 failure: vec![],
             })
             .await?;
         if !r.succeeded {
+            // The compare lets at most one attempt apply; the same bytes (which hold the
+            // object's uid) are that attempt's.
+            if repeated && let Some(kv) = self.get(key).await?.filter(|kv| kv.value == value) {
+                return Ok(kv);
+            }
             return Err(StoreError::AlreadyExists { key: key.into() });
         }
         let rev = r.header.revision;
@@ -221,7 +238,17 @@ impl Store for EtcdStore {
         super::check_request_size(key, &value)?;
         let k = self.keys.etcd_key(key);
         // The key's create_revision, without its (possibly large) value, then the put.
-        let r = self.guarded(key, expected, vec![wire::get(&k, true), wire::put(&k, &value)]).await?;
+        let r = match self.guarded(key, expected, vec![wire::get(&k, true), wire::put(&k, &value)]).await? {
+            Guarded::Applied(r) => r,
+            // The same bytes past the expected revision: the earlier attempt applied (the
+            // compare lets only one attempt through).
+            Guarded::Repeated(error) => {
+                return match self.get(key).await? {
+                    Some(kv) if kv.value == value && expected.is_none_or(|e| kv.mod_revision > e) => Ok(kv),
+                    _ => Err(error),
+                };
+            }
+        };
         let rev = r.header.revision;
         let created = r.first_kv().map_or(rev, |kv| kv.create_revision);
         Ok(KeyValue { key: key.into(), value, create_revision: created, mod_revision: rev })
@@ -229,7 +256,21 @@ impl Store for EtcdStore {
 
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError> {
         let k = self.keys.etcd_key(key);
-        let r = self.guarded(key, expected, vec![wire::delete(&k)]).await?;
+        let r = match self.guarded(key, expected, vec![wire::delete(&k)]).await? {
+            Guarded::Applied(r) => r,
+            // Gone now, and it was at the expected revision: the earlier attempt deleted
+            // it. Its value is read at that revision; the deletion's own revision is not
+            // known any more, the current one stands in.
+            Guarded::Repeated(StoreError::NotFound { .. }) if expected.is_some() => {
+                let at = expected.unwrap_or_default();
+                let opts = ListOptions { revision: Some(at), limit: Some(1), ..Default::default() };
+                let page = self.list(key, &opts).await?;
+                let prev = page.items.into_iter().find(|kv| kv.key == key && kv.mod_revision == at);
+                let prev = prev.ok_or_else(|| StoreError::NotFound { key: key.into() })?;
+                return Ok(Deleted { prev, revision: self.current_revision().await? });
+            }
+            Guarded::Repeated(error) => return Err(error),
+        };
         let revision = r.header.revision;
         let prev = r
             .responses
@@ -246,13 +287,13 @@ impl Store for EtcdStore {
 
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
         let etcd_prefix = self.keys.etcd_key(prefix);
-        let body = serde_json::json!({ "create_request": {
-            "key": wire::enc(&etcd_prefix),
-            "range_end": wire::enc(&wire::prefix_end(&etcd_prefix)),
-            "start_revision": (after + 1).to_string(),
-            "prev_kv": true,
-        }});
-        let mut lines = Box::pin(self.gateway.stream("/v3/watch", &body).await.map_err(|e| store_error(e, after))?);
+        let create = wire::WatchCreate {
+            range_end: wire::prefix_end(&etcd_prefix),
+            key: etcd_prefix,
+            start_revision: after + 1,
+            prev_kv: true,
+        };
+        let mut lines = Box::pin(self.gateway.watch(create).await.map_err(|e| store_error(e, after))?);
         // The first message says the watch exists: from then on no change is missed.
         let first = tokio::time::timeout(self.gateway.timeout(), lines.next())
             .await

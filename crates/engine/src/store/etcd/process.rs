@@ -1,5 +1,6 @@
-//! A real etcd on loopback, for tests: free ports, a data directory the caller owns,
-//! stopped on drop.
+//! A real etcd on loopback, for tests: one member ([`EtcdProcess`]) or a cluster of several
+//! ([`EtcdCluster`], static `--initial-cluster`), on free ports, with data directories the
+//! caller owns, stopped on drop; members can be killed and started again.
 //!
 //! Tests of the etcd backend must not pass without etcd: a missing binary is an error
 //! naming the Debian package, and the tests that start one fail on it.
@@ -21,6 +22,9 @@ const READY: Duration = Duration::from_secs(20);
 pub struct EtcdProcess {
     child: Option<Child>,
     dir: PathBuf,
+    /// The member's name, and the `--initial-cluster` it was started with.
+    name: String,
+    initial_cluster: String,
     client_port: u16,
     peer_port: u16,
     tls: Option<ServerTls>,
@@ -54,10 +58,29 @@ impl EtcdProcess {
     fn start_with(dir: &Path, tls: Option<ServerTls>) -> Result<Self, String> {
         let client_port = free_port()?;
         let health_port = if tls.is_some() { free_port()? } else { client_port };
-        let mut etcd =
-            EtcdProcess { child: None, dir: dir.to_path_buf(), client_port, peer_port: free_port()?, tls, health_port };
+        let peer_port = free_port()?;
+        let mut etcd = EtcdProcess {
+            child: None,
+            dir: dir.to_path_buf(),
+            name: "test".into(),
+            initial_cluster: format!("test=http://127.0.0.1:{peer_port}"),
+            client_port,
+            peer_port,
+            tls,
+            health_port,
+        };
         etcd.restart()?;
         Ok(etcd)
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Whether the process runs.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
     }
 
     /// The client URL (`http://127.0.0.1:PORT`, or https with TLS).
@@ -76,9 +99,19 @@ impl EtcdProcess {
 
     /// Starts etcd again on the same data and ports (stopping it first if it runs).
     pub fn restart(&mut self) -> Result<(), String> {
+        self.spawn()?;
+        self.wait_healthy()
+    }
+
+    /// Starts the process (stopping it first if it runs), without waiting for it.
+    fn spawn(&mut self) -> Result<(), String> {
         self.stop();
         let bin = binary()?;
-        let log = std::fs::File::create(self.dir.join("etcd.log")).map_err(|e| format!("etcd log: {e}"))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("etcd.log"))
+            .map_err(|e| format!("etcd log: {e}"))?;
         let client = self.url();
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let mut command = Command::new(&bin);
@@ -91,28 +124,110 @@ impl EtcdProcess {
             None => client.clone(),
         };
         let child = command
-            .args(["--name", "test", "--data-dir"])
+            .args(["--name", &self.name, "--data-dir"])
             .arg(self.dir.join("data"))
             .args(["--listen-client-urls", &listen, "--advertise-client-urls", &client])
             .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
-            .args(["--initial-cluster", &format!("test={peer}"), "--logger", "zap", "--log-outputs", "stderr"])
+            .args(["--initial-cluster", &self.initial_cluster, "--initial-cluster-state", "new"])
+            .args(["--logger", "zap", "--log-outputs", "stderr"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
         self.child = Some(child);
+        Ok(())
+    }
+
+    /// Waits until etcd says it is healthy (which, for a member, needs a leader).
+    fn wait_healthy(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + READY;
         while Instant::now() < deadline {
             if healthy(self.health_port) {
                 return Ok(());
             }
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                self.child = None;
                 return Err(format!("etcd exited with {status}; see {}", self.dir.join("etcd.log").display()));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         Err(format!("etcd not healthy after {READY:?}; see {}", self.dir.join("etcd.log").display()))
+    }
+}
+
+/// A cluster of etcd members on loopback (plain http), each in a directory of its own.
+#[derive(Debug)]
+pub struct EtcdCluster {
+    members: Vec<EtcdProcess>,
+}
+
+impl EtcdCluster {
+    /// Starts `size` members under `dir` (`dir/member-0`, ...) as one cluster, and waits
+    /// until every one is healthy.
+    pub fn start(dir: &Path, size: usize) -> Result<Self, String> {
+        let mut ports = Vec::new();
+        for _ in 0..size {
+            ports.push((free_port()?, free_port()?));
+        }
+        let initial_cluster = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer))| format!("member-{i}=http://127.0.0.1:{peer}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut members = Vec::new();
+        for (i, &(client_port, peer_port)) in ports.iter().enumerate() {
+            let member_dir = dir.join(format!("member-{i}"));
+            std::fs::create_dir_all(&member_dir).map_err(|e| format!("{}: {e}", member_dir.display()))?;
+            members.push(EtcdProcess {
+                child: None,
+                dir: member_dir,
+                name: format!("member-{i}"),
+                initial_cluster: initial_cluster.clone(),
+                client_port,
+                peer_port,
+                tls: None,
+                health_port: client_port,
+            });
+        }
+        let mut cluster = EtcdCluster { members };
+        // All at once: none is healthy before a quorum runs.
+        for member in &mut cluster.members {
+            member.spawn()?;
+        }
+        for member in &mut cluster.members {
+            member.wait_healthy()?;
+        }
+        Ok(cluster)
+    }
+
+    /// Every member's client URL, in member order.
+    pub fn urls(&self) -> Vec<String> {
+        self.members.iter().map(EtcdProcess::url).collect()
+    }
+
+    /// Member `i`.
+    pub fn member(&mut self, i: usize) -> Option<&mut EtcdProcess> {
+        self.members.get_mut(i)
+    }
+
+    /// Kills every member; the data stays.
+    pub fn stop(&mut self) {
+        for member in &mut self.members {
+            member.stop();
+        }
+    }
+
+    /// Starts every member that is not running, and waits until all are healthy.
+    pub fn start_stopped(&mut self) -> Result<(), String> {
+        for member in self.members.iter_mut().filter(|m| !m.is_running()) {
+            member.spawn()?;
+        }
+        for member in &mut self.members {
+            member.wait_healthy()?;
+        }
+        Ok(())
     }
 }
 

@@ -172,6 +172,82 @@ pub struct WatchLine {
     pub error: Option<Value>,
 }
 
+/// A watch to open: the keys `[key, range_end)` from `start_revision` on.
+#[derive(Debug, Clone)]
+pub struct WatchCreate {
+    pub key: Vec<u8>,
+    pub range_end: Vec<u8>,
+    pub start_revision: Revision,
+    /// Whether events carry the key's previous value.
+    pub prev_kv: bool,
+}
+
+impl WatchCreate {
+    /// The `/v3/watch` request body.
+    pub fn body(&self) -> Value {
+        json!({ "create_request": {
+            "key": enc(&self.key),
+            "range_end": enc(&self.range_end),
+            "start_revision": self.start_revision.to_string(),
+            "prev_kv": self.prev_kv,
+        }})
+    }
+}
+
+/// What a watch line says about the watch itself (read without decoding its values):
+/// whether it was created or ended, and the last event's revision.
+#[derive(Debug, Default, Deserialize)]
+pub struct WatchProgress {
+    #[serde(default)]
+    result: Option<ProgressResult>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ProgressResult {
+    #[serde(default)]
+    created: bool,
+    #[serde(default)]
+    canceled: bool,
+    #[serde(default)]
+    events: Vec<ProgressEvent>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ProgressEvent {
+    #[serde(default)]
+    kv: ProgressKv,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ProgressKv {
+    #[serde(default, deserialize_with = "int")]
+    mod_revision: Revision,
+}
+
+impl WatchProgress {
+    /// The line read leniently (an unreadable one says nothing).
+    pub fn of(line: &[u8]) -> Self {
+        serde_json::from_slice(line).unwrap_or_default()
+    }
+
+    /// Whether it confirms a new watch (and does not cancel it at once).
+    pub fn is_created(&self) -> bool {
+        self.result.as_ref().is_some_and(|r| r.created && !r.canceled)
+    }
+
+    /// Whether etcd ends the watch with it (canceled, compacted, an error).
+    pub fn ends(&self) -> bool {
+        self.error.is_some() || self.result.as_ref().is_some_and(|r| r.canceled)
+    }
+
+    /// The revision of its last event, if it has events.
+    pub fn last_revision(&self) -> Option<Revision> {
+        self.result.as_ref()?.events.iter().map(|e| e.kv.mod_revision).max()
+    }
+}
+
 /// Which revision of a key a comparison reads.
 #[derive(Debug, Clone, Copy)]
 pub enum Target {
@@ -260,6 +336,18 @@ mod tests {
         let result = line.result.expect("result");
         assert!(result.canceled);
         assert_eq!(result.compact_revision, 4);
+    }
+
+    #[test]
+    fn a_watch_line_tells_its_last_revision_and_whether_it_ends_the_watch() {
+        let events = br#"{"result":{"header":{"revision":"9"},"events":[{"kv":{"key":"YQ==","mod_revision":"7"}},{"type":"DELETE","kv":{"key":"Yg==","mod_revision":"8"}}]}}"#;
+        let p = WatchProgress::of(events);
+        assert_eq!((p.last_revision(), p.is_created(), p.ends()), (Some(8), false, false));
+        let created = WatchProgress::of(br#"{"result":{"header":{"revision":"9"},"created":true}}"#);
+        assert_eq!((created.last_revision(), created.is_created(), created.ends()), (None, true, false));
+        let compacted = WatchProgress::of(br#"{"result":{"created":true,"canceled":true,"compact_revision":"4"}}"#);
+        assert!(!compacted.is_created() && compacted.ends());
+        assert!(WatchProgress::of(br#"{"error":{"grpc_code":14}}"#).ends());
     }
 
     #[test]

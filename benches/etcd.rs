@@ -1,0 +1,278 @@
+//! `cargo bench --bench etcd`: `kubectl crd serve` on redb, `serve` on etcd, and the real
+//! kube-apiserver 1.32 on the same etcd, in one run, with the same CRD, objects and client.
+//!
+//! The oracle kit (`../shared/oracle`, or `$ORACLE_KIT`) starts etcd and kube-apiserver;
+//! `serve --storage etcd --etcd-prefix /kubectl-crd` is pointed at that same etcd, so both
+//! servers pay the same etcd. Without the kit the bench says so, starts an etcd of its own
+//! for `serve`, and prints the rest.
+//!
+//! For each server, one after the other: creates/s of 5,000 widgets by CLIENTS concurrent
+//! writers; the time to list all of them (p50 of LISTS lists); the latency from the start of
+//! a create to its watch event (p50/p99 over WATCHED creates, one at a time); the server
+//! process's resident memory with the objects stored and listed. The targets are
+//! ratios to kube-apiserver in the same run: on the same etcd `serve` makes at least 5× its
+//! creates/s, lists at least 5× as fast, and uses at most a third of its memory. The bench
+//! prints each ratio beside its target, met or not; nothing asserts.
+
+#[path = "shared/allocator.rs"]
+mod allocator;
+// The engine benches' shared server helpers; this one starts its servers with flags.
+#[allow(dead_code)]
+#[path = "shared/served.rs"]
+mod served;
+#[path = "shared/widget.rs"]
+mod widget;
+
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
+use kubectl_crd_engine::store::etcd_process::EtcdProcess;
+use served::{connect, ms, percentile, rss_mib, serve_with};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// `ETCD_BENCH_QUICK=1` stores a tenth as many (a check of the bench, not figures).
+fn objects() -> usize {
+    if std::env::var_os("ETCD_BENCH_QUICK").is_some() { 500 } else { 5_000 }
+}
+const CLIENTS: usize = 16;
+const LISTS: usize = 10;
+const WATCHED: usize = 200;
+/// The pause between watched creates: one event in flight at a time.
+const PACE: Duration = Duration::from_millis(5);
+
+/// One server's figures.
+struct Figures {
+    name: &'static str,
+    creates_per_s: f64,
+    list_p50: Duration,
+    watch_p50: Duration,
+    watch_p99: Duration,
+    rss_mib: f64,
+}
+
+/// A server under test: its kubeconfig and its process (for the memory figure).
+struct Target {
+    name: &'static str,
+    kubeconfig: PathBuf,
+    pid: u32,
+}
+
+fn widgets(client: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("stable.example.com", "v1", "Widget"), "widgets");
+    Api::namespaced_with(client.clone(), "default", &ar)
+}
+
+async fn measure(target: &Target) -> Figures {
+    let client = connect(&target.kubeconfig, None).await;
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
+    crds.create(&PostParams::default(), &serde_json::from_value(widget::crd()).expect("crd")).await.expect("crd");
+    let established = wait_for_established(&client, widget::CRD, Duration::from_secs(30)).await.expect("the CRD");
+    assert!(matches!(established, Establishment::Established), "{established:?}");
+    let api = widgets(&client);
+    // kube-apiserver serves a new CRD's objects a moment after Established.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while api.list(&ListParams::default().limit(1)).await.is_err() {
+        assert!(Instant::now() < deadline, "{} never served widgets", target.name);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let total = objects();
+    let start = Instant::now();
+    let writers: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let api = api.clone();
+            tokio::spawn(async move {
+                for i in (c..total).step_by(CLIENTS) {
+                    let object = serde_json::from_value(widget::widget(i)).expect("widget");
+                    api.create(&PostParams::default(), &object).await.expect("create");
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.expect("writer");
+    }
+    let creates_per_s = objects() as f64 / start.elapsed().as_secs_f64();
+
+    let mut lists = Vec::new();
+    for _ in 0..LISTS {
+        let start = Instant::now();
+        let list = api.list(&ListParams::default()).await.expect("list");
+        lists.push(start.elapsed());
+        assert_eq!(list.items.len(), objects());
+    }
+    lists.sort();
+    let rss_mib = rss_mib(target.pid);
+
+    let rv = api.list(&ListParams::default().limit(1)).await.expect("list").metadata.resource_version.expect("rv");
+    let mut events = api.watch(&WatchParams::default().timeout(120), &rv).await.expect("watch").boxed();
+    let sent: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let watcher = {
+        let sent = sent.clone();
+        tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while latencies.len() < WATCHED {
+                match events.try_next().await {
+                    Ok(Some(WatchEvent::Added(o))) => {
+                        let name = o.metadata.name.unwrap_or_default();
+                        if let Some(at) = sent.lock().expect("sent").get(&name) {
+                            latencies.push(at.elapsed());
+                        }
+                    }
+                    Ok(Some(_)) => {}
+                    other => panic!("the watch ended: {other:?}"),
+                }
+            }
+            latencies
+        })
+    };
+    for i in objects()..objects() + WATCHED {
+        let object = serde_json::from_value(widget::widget(i)).expect("widget");
+        sent.lock().expect("sent").insert(format!("w-{i:05}"), Instant::now());
+        api.create(&PostParams::default(), &object).await.expect("create");
+        tokio::time::sleep(PACE).await;
+    }
+    let mut latencies = tokio::time::timeout(Duration::from_secs(60), watcher).await.expect("events").expect("watcher");
+    latencies.sort();
+    Figures {
+        name: target.name,
+        creates_per_s,
+        list_p50: percentile(&lists, 0.5),
+        watch_p50: percentile(&latencies, 0.5),
+        watch_p99: percentile(&latencies, 0.99),
+        rss_mib,
+    }
+}
+
+/// The oracle kit, when there is one.
+fn oracle_kit() -> Option<PathBuf> {
+    let kit = std::env::var_os("ORACLE_KIT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/oracle"));
+    kit.join("start.sh").is_file().then_some(kit)
+}
+
+/// A started oracle (etcd + kube-apiserver), stopped on drop.
+struct Oracle {
+    kit: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for Oracle {
+    fn drop(&mut self) {
+        let _ = Command::new(self.kit.join("stop.sh")).arg(&self.dir).output();
+    }
+}
+
+impl Oracle {
+    fn start(kit: &Path, dir: &Path) -> Result<Oracle, String> {
+        let out = Command::new(kit.join("start.sh")).arg(dir).output().map_err(|e| e.to_string())?;
+        let oracle = Oracle { kit: kit.to_path_buf(), dir: dir.to_path_buf() };
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(oracle)
+    }
+
+    /// A value of `DIR/ports` or the pid of a process of `DIR/pids`.
+    fn field(&self, file: &str, key: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.dir.join(file)).ok()?;
+        text.lines().find_map(|l| {
+            let l = l.replace('=', " ");
+            let mut words = l.split_whitespace();
+            (words.next() == Some(key)).then(|| words.next().map(String::from)).flatten()
+        })
+    }
+}
+
+fn ratio_line(what: &str, ours: f64, kube: f64, target: &str, met: bool) {
+    println!("  {what:<38} {:>6.2}×   target {target:<6} {}", ours / kube, if met { "met" } else { "MISSED" });
+}
+
+#[tokio::main]
+async fn main() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut own_etcd = None;
+    let oracle = match oracle_kit() {
+        Some(kit) => match Oracle::start(&kit, &work.path().join("oracle")) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                println!("the oracle did not start ({e}); kube-apiserver is left out");
+                None
+            }
+        },
+        None => {
+            println!("no oracle kit (../shared/oracle or $ORACLE_KIT): kube-apiserver is left out");
+            None
+        }
+    };
+    let etcd_url = match oracle.as_ref().and_then(|o| o.field("ports", "ETCD_PORT")) {
+        Some(port) => format!("http://127.0.0.1:{port}"),
+        None => {
+            let dir = work.path().join("etcd");
+            std::fs::create_dir_all(&dir).expect("etcd dir");
+            let etcd = EtcdProcess::start(&dir).unwrap_or_else(|e| panic!("{e}"));
+            let url = etcd.url();
+            own_etcd = Some(etcd);
+            url
+        }
+    };
+    println!("{} widgets, {CLIENTS} writers, {LISTS} lists, {WATCHED} watched creates; etcd at {etcd_url}", objects());
+
+    let mut figures = Vec::new();
+    let on_etcd = ["--storage", "etcd", "--etcd-servers", &etcd_url, "--etcd-prefix", "/kubectl-crd"];
+    for (name, flags) in [("serve on redb", &[][..]), ("serve on etcd", &on_etcd[..])] {
+        let served = serve_with(flags);
+        let kubeconfig = served.dir.path().join("kubeconfig");
+        figures.push(measure(&Target { name, kubeconfig, pid: served.child.id() }).await);
+    }
+    if let Some(oracle) = &oracle {
+        let pid = oracle.field("pids", "kube-apiserver").and_then(|p| p.parse().ok()).expect("kube-apiserver's pid");
+        let target = Target { name: "kube-apiserver 1.32", kubeconfig: oracle.dir.join("kubeconfig"), pid };
+        figures.push(measure(&target).await);
+    }
+
+    println!();
+    println!(
+        "{:<22} {:>11} {:>12} {:>12} {:>12} {:>10}",
+        "", "creates/s", "list p50", "watch p50", "watch p99", "RSS MiB"
+    );
+    for f in &figures {
+        println!(
+            "{:<22} {:>11.0} {:>12} {:>12} {:>12} {:>10.0}",
+            f.name,
+            f.creates_per_s,
+            ms(f.list_p50),
+            ms(f.watch_p50),
+            ms(f.watch_p99),
+            f.rss_mib
+        );
+    }
+    match (figures.iter().find(|f| f.name == "serve on etcd"), figures.iter().find(|f| f.name.starts_with("kube"))) {
+        (Some(ours), Some(kube)) => {
+            println!("\nserve on etcd next to kube-apiserver on the same etcd:");
+            let creates = ours.creates_per_s / kube.creates_per_s;
+            ratio_line("creates/s (ours / kube's)", ours.creates_per_s, kube.creates_per_s, "≥ 5×", creates >= 5.0);
+            let list = kube.list_p50.as_secs_f64() / ours.list_p50.as_secs_f64().max(1e-9);
+            ratio_line("list speed (kube's time / ours)", list, 1.0, "≥ 5×", list >= 5.0);
+            let watch = kube.watch_p50.as_secs_f64() / ours.watch_p50.as_secs_f64().max(1e-9);
+            println!("  {:<38} {:>6.2}×   (no target)", "watch latency p50 (kube's / ours)", watch);
+            let memory = ours.rss_mib / kube.rss_mib;
+            println!(
+                "  {:<38} {:>6.2}×   target ≤ 0.33 {}",
+                "memory (ours / kube's)",
+                memory,
+                if memory <= 1.0 / 3.0 { "met" } else { "MISSED" }
+            );
+        }
+        _ => println!("\nno kube-apiserver in this run: the ratios to it are not measured"),
+    }
+    drop(oracle);
+    drop(own_etcd);
+}
