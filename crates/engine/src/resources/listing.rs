@@ -183,11 +183,11 @@ impl Rest<'_> {
         }
     }
 
-    /// Waits (briefly) until the store has reached `rv`, as a `NotOlderThan` read does.
+    /// Waits (briefly) until the watch cache has reached `rv`, as a `NotOlderThan` read does.
     async fn wait_fresh(&self, rv: Revision) -> Result<(), ApiError> {
         let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
         loop {
-            let current = self.store.current_revision().await.map_err(|e| self.list_store_error(e))?;
+            let current = self.store.cached_revision().await.map_err(|e| self.list_store_error(e))?;
             if current >= rv {
                 return Ok(());
             }
@@ -210,7 +210,7 @@ impl Rest<'_> {
         let plan = list_plan::plan(q)?;
         let scope = ListScope::of(self.strategy.info(), namespace, &fields, plan.continued);
         let prefix = scope.prefix.as_str();
-        let mut opts = ListOptions { limit: plan.limit, ..Default::default() };
+        let mut opts = ListOptions { limit: plan.limit, cached: plan.cached, ..Default::default() };
         opts.start_key = plan.start.map(|start| format!("{prefix}{start}"));
         let mut exact = false;
         match plan.snapshot {
@@ -317,7 +317,9 @@ impl Rest<'_> {
             if let Some(rv) = rv {
                 self.wait_fresh(rv).await?;
             }
-            let page = self.store.list(&prefix, &ListOptions::default()).await.map_err(|e| self.list_store_error(e))?;
+            // At least as new as `rv` (the cache), or a consistent read.
+            let opts = ListOptions { cached: rv.is_some(), ..Default::default() };
+            let page = self.store.list(&prefix, &opts).await.map_err(|e| self.list_store_error(e))?;
             let objs: Vec<WatchItem> = if reads_nothing(&labels, &fields, &codec) {
                 page.items.iter().map(|kv| stored_item("ADDED", kv, kv.mod_revision, &codec)).collect()
             } else {

@@ -83,7 +83,10 @@ impl Store for Backend {
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
         delegate!(self, s => s.watch(prefix, after).await)
     }
-    fn replays_at_once(&self) -> bool {
-        delegate!(self, s => s.replays_at_once())
+    async fn cached_revision(&self) -> Result<Revision, StoreError> {
+        delegate!(self, s => s.cached_revision().await)
+    }
+    fn replays_at_once(&self, after: Revision) -> bool {
+        delegate!(self, s => s.replays_at_once(after))
     }
 }
