@@ -146,9 +146,11 @@ pub fn validate(q: &ListQuery, watch: bool) -> Result<(), ApiError> {
     invalid_options(errs)
 }
 
-/// 504 `Too large resource version`, with kube's cause and retry hint.
-fn too_large(requested: Revision, current: Revision) -> ApiError {
-    let mut err = ApiError::new(504, "Timeout", format!("Too large resource version: {requested}, current: {current}"));
+/// 504 `Too large resource version`, with kube's cause and retry hint (the message is
+/// `NewTimeoutError`'s, which puts `Timeout: ` first).
+pub(crate) fn too_large(requested: Revision, current: Revision) -> ApiError {
+    let message = format!("Timeout: Too large resource version: {requested}, current: {current}");
+    let mut err = ApiError::new(504, "Timeout", message);
     err.details = Some(Box::new(StatusDetails {
         causes: vec![StatusCause {
             reason: Some("ResourceVersionTooLarge".into()),
