@@ -2,8 +2,10 @@
 //! loopback per test): objects survive a restart of `serve` with their resourceVersions,
 //! sit in etcd where kube-apiserver puts them, a watch from a compacted revision ends with
 //! 410 Gone, an etcd that goes away makes requests answer 5xx in bounded time until it is
-//! back, TLS with client certificates works, two replicas see each other's writes, and a
-//! resourceVersion the watch cache has not reached is answered as kube answers it.
+//! back, TLS with client certificates works, two replicas see each other's writes, a
+//! resourceVersion the watch cache has not reached is answered as kube answers it, one
+//! replica leads the controllers and another takes over when it dies, and a CRD is
+//! Established only once every replica serves it.
 //! Without etcd installed these tests fail, naming the package.
 
 use crate::support::cli::{Served, output_bounded, write_file};
@@ -11,6 +13,7 @@ use crate::support::crd::CrdBuilder;
 use crate::support::kubectl::kubectl_for;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use futures::StreamExt;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use kubectl_crd_engine::store::etcd_process::{EtcdProcess, ServerTls};
@@ -349,5 +352,145 @@ async fn a_resource_version_the_cache_has_not_reached_is_answered_as_kube_answer
             status["message"] = Value::from(message);
         }
         assert_eq!(ours, theirs, "{path}");
+    }
+}
+
+/// The replica (index into `replicas`) whose process holds the controllers' Lease, once one does.
+fn leader(replicas: &[&Served], ask: &Served) -> Option<usize> {
+    let out = kubectl(
+        ask,
+        &["get", "lease", "-n", "kube-system", "kubectl-crd-controllers", "-o", "jsonpath={.spec.holderIdentity}"],
+    );
+    let holder = String::from_utf8_lossy(&out.stdout).into_owned();
+    let pid = holder.split('_').nth(1)?.parse::<u32>().ok()?;
+    replicas.iter().position(|r| r.pid() == pid)
+}
+
+fn wait_for_leader(replicas: &[&Served], ask: &Served, within: Duration) -> usize {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(i) = leader(replicas, ask) {
+            return i;
+        }
+        assert!(Instant::now() < deadline, "no replica leads after {within:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn serve_replica(dir: &Path, etcd: &EtcdProcess, name: &str) -> Served {
+    Served::start(&dir.join(name), &["--storage", "etcd", "--etcd-servers", &etcd.url()])
+}
+
+#[test]
+fn one_replica_leads_and_another_takes_over_within_the_lease_when_it_dies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd_dir = dir.path().join("etcd");
+    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
+    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let mut replicas = vec![Some(serve_replica(dir.path(), &etcd, "a")), Some(serve_replica(dir.path(), &etcd, "b"))];
+    let both: Vec<&Served> = replicas.iter().flatten().collect();
+    let first = wait_for_leader(&both, both[0], Duration::from_secs(10));
+    assert_eq!(leader(&both, both[1]), Some(first), "both replicas see the same leader");
+    let survivor_pid = both[1 - first].pid();
+
+    // The leader dies without a word (SIGKILL): its etcd lease expires, the other takes over.
+    drop(replicas[first].take());
+    let killed = Instant::now();
+    let survivor = replicas[1 - first].take().expect("the other replica");
+    let deadline = killed + kubectl_crd_engine_lease_ttl() + Duration::from_secs(3);
+    loop {
+        if leader(&[&survivor], &survivor) == Some(0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no takeover within the lease ({:?})", killed.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(survivor.pid(), survivor_pid);
+    // The new leader runs the CRD controller's writes: a new CRD becomes Established.
+    apply_widgets(dir.path(), &survivor);
+    assert!(versions(&survivor).contains("w2="));
+}
+
+/// The lease the replicas hold (the engine's `coordination::LEASE_TTL`).
+fn kubectl_crd_engine_lease_ttl() -> Duration {
+    Duration::from_secs(10)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_is_established_only_once_every_replica_serves_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd_dir = dir.path().join("etcd");
+    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
+    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let replicas: Vec<Served> = ["a", "b", "c"].iter().map(|n| serve_replica(dir.path(), &etcd, n)).collect();
+    let mut clients = Vec::new();
+    for served in &replicas {
+        clients.push(client(served).await);
+    }
+    let crds: Api<DynamicObject> = Api::all_with(clients[0].clone(), &crd_resource());
+    for round in 0..4 {
+        let kind = format!("Gizmo{round}");
+        let crd = CrdBuilder::new(GROUP, &kind).build();
+        let name = crd["metadata"]["name"].as_str().expect("name").to_string();
+        let crd: DynamicObject = serde_json::from_value(crd).expect("a CRD");
+        let from = crds.list_metadata(&Default::default()).await.expect("list").metadata.resource_version;
+        let params = kube::api::WatchParams::default().fields(&format!("metadata.name={name}"));
+        let mut changes = crds.watch(&params, from.as_deref().unwrap_or("0")).await.expect("watch").boxed();
+        crds.create(&PostParams::default(), &crd).await.expect("CRD created");
+        // Every Established condition the CRD goes through, from every write of it.
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(30), changes.next())
+                .await
+                .unwrap_or_else(|_| panic!("{name} never Established: {seen:?}"))
+                .expect("the watch goes on")
+                .expect("an event");
+            let (kube::api::WatchEvent::Added(got) | kube::api::WatchEvent::Modified(got)) = event else { continue };
+            let established = got.data["status"]["conditions"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["type"] == "Established").cloned());
+            if let Some(c) = established {
+                seen.push(format!("{}/{}", c["status"].as_str().unwrap_or(""), c["reason"].as_str().unwrap_or("")));
+                if c["status"] == "True" {
+                    break;
+                }
+            }
+        }
+        // Established: every replica serves the kind, at once.
+        let resource = ApiResource {
+            group: GROUP.into(),
+            version: "v1".into(),
+            api_version: format!("{GROUP}/v1"),
+            kind: kind.clone(),
+            plural: format!("{}s", kind.to_lowercase()),
+        };
+        let creates = clients.iter().enumerate().map(|(i, c)| {
+            let api: Api<DynamicObject> = Api::namespaced_with(c.clone(), "default", &resource);
+            let obj = DynamicObject::new(&format!("from-{i}"), &resource).data(json!({"spec": {"size": i}}));
+            async move { api.create(&PostParams::default(), &obj).await.map(|_| ()) }
+        });
+        let results = futures::future::join_all(creates).await;
+        for (i, r) in results.into_iter().enumerate() {
+            if let Err(e) = r {
+                panic!(
+                    "round {round}: a create on replica {i} right after Established failed: {e} (conditions {seen:?})"
+                );
+            }
+        }
+        assert_eq!(
+            seen.first().map(String::as_str),
+            Some("False/Installing"),
+            "held while replicas caught up: {seen:?}"
+        );
+    }
+}
+
+fn crd_resource() -> ApiResource {
+    ApiResource {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        plural: "customresourcedefinitions".into(),
     }
 }

@@ -210,9 +210,16 @@ impl Engine {
         let (gc_published, gc_graph) = tokio::sync::watch::channel(None);
         let gc_start = snapshot.and_then(|s| s.gc.clone());
         let (passed, crds_passed) = tokio::sync::watch::channel(None);
+        let replicas = store.replicas();
+        let mut gc_start = gc_start;
+        let (gc_store, gc_kinds) = (store.clone(), Arc::clone(&kinds));
+        // The collector and the namespace finalizer run once: on the leader only.
+        let gc = crate::coordination::while_leading(replicas.clone(), move || {
+            crate::gc::run(gc_store.clone(), Arc::clone(&gc_kinds), gc_start.take(), gc_published.clone())
+        });
         let controllers = vec![
-            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed)),
-            tokio::spawn(crate::gc::run(store.clone(), Arc::clone(&kinds), gc_start, gc_published)),
+            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed, replicas)),
+            tokio::spawn(gc),
         ];
         // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
         let mut first_pass = crds_passed.clone();

@@ -50,6 +50,17 @@ impl Backend {
         }
     }
 
+    /// This engine among those sharing the store: alone on local storage; on etcd, one of
+    /// the replicas, joined now.
+    pub(crate) fn replicas(&self) -> crate::coordination::Replicas {
+        match self {
+            Backend::Local(_) => crate::coordination::Replicas::alone(),
+            Backend::Etcd(s) => {
+                crate::coordination::Replicas::Etcd(std::sync::Arc::new(s.join(crate::coordination::LEASE_TTL)))
+            }
+        }
+    }
+
     /// Waits for pending writes and releases the backend.
     pub async fn close(self) {
         match self {

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 pub use backend::Backend;
+pub(crate) use etcd::Election;
 /// A real etcd for tests (the `etcd-testing` feature).
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]

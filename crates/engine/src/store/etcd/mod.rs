@@ -21,6 +21,8 @@
 
 mod cache;
 mod client;
+mod election;
+pub(crate) use election::Election;
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]
 pub mod process;
@@ -94,6 +96,11 @@ impl EtcdStore {
         etcd.current_revision().await?;
         let cache = cache::WatchCache::start(Arc::clone(&etcd), super::HistoryLimit::default()).await?;
         Ok(EtcdStore { etcd, cache })
+    }
+
+    /// Joins the replicas of this etcd, with an etcd lease of `ttl` (see [`Election`]).
+    pub(crate) fn join(&self, ttl: Duration) -> Election {
+        Election::start(Arc::clone(&self.etcd), ttl)
     }
 }
 

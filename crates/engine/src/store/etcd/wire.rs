@@ -206,6 +206,37 @@ pub fn put(key: &[u8], value: &[u8]) -> Value {
     json!({ "request_put": { "key": enc(key), "value": enc(value) } })
 }
 
+/// A transaction's `put` of a key that goes with etcd lease `lease` (deleted when it expires).
+pub fn put_leased(key: &[u8], value: &[u8], lease: i64) -> Value {
+    json!({ "request_put": { "key": enc(key), "value": enc(value), "lease": lease.to_string() } })
+}
+
+/// An etcd lease's answer (grant, keep-alive): its ID and the seconds it has left (0: gone).
+#[derive(Debug, Default, Deserialize)]
+pub struct LeaseResponse {
+    #[serde(default, rename = "ID", deserialize_with = "signed")]
+    pub id: i64,
+    #[serde(default, rename = "TTL", deserialize_with = "signed")]
+    pub ttl: i64,
+}
+
+/// A keep-alive's answer: the gateway streams it as one `result` line.
+#[derive(Debug, Default, Deserialize)]
+pub struct KeepAliveLine {
+    #[serde(default)]
+    pub result: LeaseResponse,
+}
+
+/// A signed 64-bit integer as the gateway sends it (lease IDs and TTLs).
+fn signed<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => s.parse().map_err(serde::de::Error::custom),
+        Value::Number(n) => n.as_i64().ok_or_else(|| serde::de::Error::custom("not an i64")),
+        Value::Null => Ok(0),
+        other => Err(serde::de::Error::custom(format!("not an integer: {other}"))),
+    }
+}
+
 /// A transaction's read of one key, without its value when `keys_only`.
 pub fn get(key: &[u8], keys_only: bool) -> Value {
     json!({ "request_range": { "key": enc(key), "keys_only": keys_only } })
