@@ -200,3 +200,70 @@ async fn a_cache_that_cannot_resume_after_a_compaction_ends_its_watches_with_exp
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].value, Bytes::from_static(b"2"));
 }
+
+/// The cache's effect, measured in one run against the same etcd: a list of every object
+/// (`resourceVersion=0` from the cache, a consistent list from etcd) and the time for one
+/// write to reach many watchers (cursors over the cache, or one etcd watch each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_lists_and_fans_out_faster_than_etcd() {
+    const OBJECTS: usize = 2_000;
+    const WATCHERS: usize = 50;
+    const LISTS: u32 = 10;
+    let (etcd, _dir) = start_etcd();
+    let store = Arc::new(EtcdStore::connect(&config(&etcd)).await.expect("connect"));
+    let value = Bytes::from(vec![b'x'; 1024]);
+    let writes = (0..OBJECTS).map(|i| {
+        let (store, value) = (Arc::clone(&store), value.clone());
+        async move { store.create(&format!("/registry/g/p/ns/{i:05}"), value).await.expect("create") }
+    });
+    futures::stream::iter(writes).buffer_unordered(32).collect::<Vec<_>>().await;
+    let now = store.current_revision().await.expect("revision");
+    assert_eq!(store.cache.reach(now, Duration::from_secs(10)).await, now);
+    let time_lists = |cached: bool| {
+        let store = Arc::clone(&store);
+        async move {
+            let started = Instant::now();
+            for _ in 0..LISTS {
+                let page =
+                    store.list("/registry/g/p/", &ListOptions { cached, ..Default::default() }).await.expect("list");
+                assert_eq!(page.items.len(), OBJECTS);
+            }
+            started.elapsed() / LISTS
+        }
+    };
+    let from_etcd = time_lists(false).await;
+    let from_cache = time_lists(true).await;
+
+    let fan_out = |cached: bool| {
+        let store = Arc::clone(&store);
+        async move {
+            let after = store.current_revision().await.expect("revision");
+            let mut watches = Vec::new();
+            for _ in 0..WATCHERS {
+                let watch = if cached {
+                    store.watch("/registry/g/", after).await
+                } else {
+                    store.etcd.watch("/registry/g/", after).await
+                };
+                watches.push(watch.expect("watch"));
+            }
+            let started = Instant::now();
+            store.create(&format!("/registry/g/q/{cached}"), Bytes::from_static(b"1")).await.expect("create");
+            for w in &mut watches {
+                let got = tokio::time::timeout(Duration::from_secs(10), w.next()).await.expect("an event");
+                assert!(matches!(got, Some(Ok(_))), "got {got:?}");
+            }
+            started.elapsed()
+        }
+    };
+    let fan_etcd = fan_out(false).await;
+    let fan_cache = fan_out(true).await;
+    println!(
+        "list of {OBJECTS} objects of 1 KiB: etcd {from_etcd:?}, cache {from_cache:?} ({:.0}x); \
+         one write to {WATCHERS} watchers: etcd {fan_etcd:?}, cache {fan_cache:?} ({:.1}x)",
+        from_etcd.as_secs_f64() / from_cache.as_secs_f64(),
+        fan_etcd.as_secs_f64() / fan_cache.as_secs_f64()
+    );
+    // Loose bounds: the point is the figure above, not a race on a shared machine.
+    assert!(from_cache * 3 < from_etcd, "a cached list costs no etcd round trip: {from_cache:?} vs {from_etcd:?}");
+}
