@@ -494,3 +494,25 @@ fn crd_resource() -> ApiResource {
         plural: "customresourcedefinitions".into(),
     }
 }
+
+#[test]
+fn a_leader_stopped_gracefully_hands_over_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd_dir = dir.path().join("etcd");
+    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
+    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let replicas = [serve_replica(dir.path(), &etcd, "a"), serve_replica(dir.path(), &etcd, "b")];
+    let both: Vec<&Served> = replicas.iter().collect();
+    let first = wait_for_leader(&both, both[0], Duration::from_secs(10));
+    let other = both[1 - first];
+    let stopped = Instant::now();
+    let term = Command::new("kill").args(["-TERM", &both[first].pid().to_string()]).status().expect("kill");
+    assert!(term.success());
+    // It revokes its etcd lease as it stops: no waiting for the lease to expire.
+    let deadline = stopped + Duration::from_secs(4);
+    while leader(&[other], other) != Some(0) {
+        assert!(Instant::now() < deadline, "no handover {:?} after a graceful stop", stopped.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(stopped.elapsed() < kubectl_crd_engine_lease_ttl() / 2, "{:?}", stopped.elapsed());
+}

@@ -57,6 +57,13 @@ impl Replicas {
         }
     }
 
+    /// Leaves the other engines (a graceful stop): on etcd, another replica leads at once.
+    pub async fn resign(&self) {
+        if let Replicas::Etcd(election) = self {
+            election.resign().await;
+        }
+    }
+
     /// Whether `key` is another engine's report of what it serves.
     pub fn is_others_report(&self, key: &str) -> bool {
         match self {

@@ -97,6 +97,8 @@ pub struct Engine {
     gc_graph: tokio::sync::watch::Receiver<Option<GraphAt>>,
     /// The revision up to which the CRD controller has published the kinds CRDs serve.
     crds_passed: tokio::sync::watch::Receiver<Option<crate::store::Revision>>,
+    /// This engine among those sharing its store.
+    replicas: crate::coordination::Replicas,
 }
 
 impl Engine {
@@ -218,7 +220,7 @@ impl Engine {
             crate::gc::run(gc_store.clone(), Arc::clone(&gc_kinds), gc_start.take(), gc_published.clone())
         });
         let controllers = vec![
-            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed, replicas)),
+            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed, replicas.clone())),
             tokio::spawn(gc),
         ];
         // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
@@ -233,6 +235,7 @@ impl Engine {
             watch_lines: Default::default(),
             gc_graph,
             crds_passed,
+            replicas,
         }))
     }
 
@@ -335,6 +338,7 @@ impl Engine {
             // Wait until the task has dropped its handle on the store.
             let _ = c.await;
         }
+        self.replicas.resign().await;
         if let Ok(engine) = Arc::try_unwrap(self)
             && let Ok(store) = Arc::try_unwrap(engine.store)
         {

@@ -43,6 +43,8 @@ pub struct Election {
     heartbeat_key: String,
     leading: watch::Receiver<bool>,
     served: watch::Sender<Revision>,
+    /// The etcd lease held now.
+    lease: watch::Receiver<Option<i64>>,
     etcd: Arc<Etcd>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -64,7 +66,9 @@ impl Election {
         let heartbeat_key = format!("{LEASES}{HEARTBEAT}{suffix}");
         let (leading_tx, leading) = watch::channel(false);
         let (served, served_rx) = watch::channel(0);
+        let (lease_tx, lease) = watch::channel(None);
         let member = Member {
+            lease: lease_tx,
             etcd: Arc::clone(&etcd),
             identity,
             heartbeat_key: heartbeat_key.clone(),
@@ -73,7 +77,19 @@ impl Election {
             served: served_rx,
         };
         let task = tokio::spawn(member.run());
-        Election { heartbeat_key, leading, served, etcd, task }
+        Election { heartbeat_key, leading, served, lease, etcd, task }
+    }
+
+    /// Leaves the replicas at once (a graceful stop): the election stops and the etcd lease
+    /// is revoked, so its keys go now rather than when the lease expires, and another
+    /// replica takes over within a tick.
+    pub async fn resign(&self) {
+        self.task.abort();
+        let Some(lease) = *self.lease.borrow() else { return };
+        let body = json!({ "ID": lease.to_string() });
+        if let Err(e) = self.etcd.gateway.call::<Value>("/v3/lease/revoke", &body).await {
+            tracing::debug!("election: revoke: {e}");
+        }
     }
 
     /// Whether this replica leads now, and its changes.
@@ -122,6 +138,7 @@ struct Member {
     ttl: Duration,
     leading: watch::Sender<bool>,
     served: watch::Receiver<Revision>,
+    lease: watch::Sender<Option<i64>>,
 }
 
 impl Member {
@@ -135,6 +152,7 @@ impl Member {
                     continue;
                 }
             };
+            self.lease.send_replace(Some(lease));
             self.hold(lease).await;
             self.leading.send_replace(false);
         }
