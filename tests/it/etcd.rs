@@ -387,7 +387,7 @@ fn one_replica_leads_and_another_takes_over_within_the_lease_when_it_dies() {
     let etcd_dir = dir.path().join("etcd");
     std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
     let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
-    let mut replicas = vec![Some(serve_replica(dir.path(), &etcd, "a")), Some(serve_replica(dir.path(), &etcd, "b"))];
+    let mut replicas = [Some(serve_replica(dir.path(), &etcd, "a")), Some(serve_replica(dir.path(), &etcd, "b"))];
     let both: Vec<&Served> = replicas.iter().flatten().collect();
     let first = wait_for_leader(&both, both[0], Duration::from_secs(10));
     assert_eq!(leader(&both, both[1]), Some(first), "both replicas see the same leader");
@@ -397,7 +397,7 @@ fn one_replica_leads_and_another_takes_over_within_the_lease_when_it_dies() {
     drop(replicas[first].take());
     let killed = Instant::now();
     let survivor = replicas[1 - first].take().expect("the other replica");
-    let deadline = killed + kubectl_crd_engine_lease_ttl() + Duration::from_secs(3);
+    let deadline = killed + kubectl_crd_engine::store::ETCD_LEASE_TTL + Duration::from_secs(3);
     loop {
         if leader(&[&survivor], &survivor) == Some(0) {
             break;
@@ -409,11 +409,6 @@ fn one_replica_leads_and_another_takes_over_within_the_lease_when_it_dies() {
     // The new leader runs the CRD controller's writes: a new CRD becomes Established.
     apply_widgets(dir.path(), &survivor);
     assert!(versions(&survivor).contains("w2="));
-}
-
-/// The lease the replicas hold (the engine's `coordination::LEASE_TTL`).
-fn kubectl_crd_engine_lease_ttl() -> Duration {
-    Duration::from_secs(10)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,5 +509,5 @@ fn a_leader_stopped_gracefully_hands_over_at_once() {
         assert!(Instant::now() < deadline, "no handover {:?} after a graceful stop", stopped.elapsed());
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(stopped.elapsed() < kubectl_crd_engine_lease_ttl() / 2, "{:?}", stopped.elapsed());
+    assert!(stopped.elapsed() < kubectl_crd_engine::store::ETCD_LEASE_TTL / 2, "{:?}", stopped.elapsed());
 }

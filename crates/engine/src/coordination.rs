@@ -11,12 +11,7 @@
 use crate::store::{Election, Revision};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::watch;
-
-/// How long a replica's etcd lease lives without renewal: a dead leader is replaced, and a
-/// dead replica stops holding back `Established`, that long after it stopped.
-pub const LEASE_TTL: Duration = Duration::from_secs(10);
 
 /// This engine among the engines of its store.
 #[derive(Clone)]

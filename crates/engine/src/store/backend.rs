@@ -55,9 +55,7 @@ impl Backend {
     pub(crate) fn replicas(&self) -> crate::coordination::Replicas {
         match self {
             Backend::Local(_) => crate::coordination::Replicas::alone(),
-            Backend::Etcd(s) => {
-                crate::coordination::Replicas::Etcd(std::sync::Arc::new(s.join(crate::coordination::LEASE_TTL)))
-            }
+            Backend::Etcd(s) => crate::coordination::Replicas::Etcd(std::sync::Arc::new(s.join(super::ETCD_LEASE_TTL))),
         }
     }
 

@@ -39,7 +39,7 @@ pub(crate) use etcd::Election;
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]
 pub use etcd::process as etcd_process;
-pub use etcd::{DEFAULT_TIMEOUT as DEFAULT_ETCD_TIMEOUT, EtcdConfig, EtcdStore, EtcdTls};
+pub use etcd::{DEFAULT_TIMEOUT as DEFAULT_ETCD_TIMEOUT, EtcdConfig, EtcdStore, EtcdTls, LEASE_TTL as ETCD_LEASE_TTL};
 pub(crate) use redb_backend::RedbPersist;
 pub(crate) use writer::{NoPersist, Persist};
 

@@ -46,6 +46,10 @@ const ENGINE_ROOT: &str = "/registry";
 /// How long one etcd request may take by default before the API answers 504.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a replica's etcd lease lives without renewal: a dead leader is replaced, and a
+/// dead replica stops holding back `Established`, that long after it stopped.
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
+
 /// Where and how to reach etcd.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EtcdConfig {
