@@ -28,11 +28,16 @@ const GROUP: &str = "etcd.example.com";
 
 /// etcd in `dir/etcd`, `serve` on it with `dir/serve` as its data directory.
 fn start(dir: &Path) -> (EtcdProcess, Served) {
-    let etcd_dir = dir.join("etcd");
-    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
-    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let etcd = etcd_in(dir);
     let served = serve(dir, &etcd);
     (etcd, served)
+}
+
+/// etcd in `dir/etcd`.
+fn etcd_in(dir: &Path) -> EtcdProcess {
+    let etcd_dir = dir.join("etcd");
+    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
+    EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn serve(dir: &Path, etcd: &EtcdProcess) -> Served {
@@ -384,9 +389,7 @@ fn serve_replica(dir: &Path, etcd: &EtcdProcess, name: &str) -> Served {
 #[test]
 fn one_replica_leads_and_another_takes_over_within_the_lease_when_it_dies() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let etcd_dir = dir.path().join("etcd");
-    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
-    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let etcd = etcd_in(dir.path());
     let mut replicas = [Some(serve_replica(dir.path(), &etcd, "a")), Some(serve_replica(dir.path(), &etcd, "b"))];
     let both: Vec<&Served> = replicas.iter().flatten().collect();
     let first = wait_for_leader(&both, both[0], Duration::from_secs(10));
@@ -414,9 +417,7 @@ fn one_replica_leads_and_another_takes_over_within_the_lease_when_it_dies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crd_is_established_only_once_every_replica_serves_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let etcd_dir = dir.path().join("etcd");
-    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
-    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let etcd = etcd_in(dir.path());
     let replicas: Vec<Served> = ["a", "b", "c"].iter().map(|n| serve_replica(dir.path(), &etcd, n)).collect();
     let mut clients = Vec::new();
     for served in &replicas {
@@ -493,9 +494,7 @@ fn crd_resource() -> ApiResource {
 #[test]
 fn a_leader_stopped_gracefully_hands_over_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let etcd_dir = dir.path().join("etcd");
-    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
-    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let etcd = etcd_in(dir.path());
     let replicas = [serve_replica(dir.path(), &etcd, "a"), serve_replica(dir.path(), &etcd, "b")];
     let both: Vec<&Served> = replicas.iter().collect();
     let first = wait_for_leader(&both, both[0], Duration::from_secs(10));

@@ -44,7 +44,7 @@ pub struct Election {
     leading: watch::Receiver<bool>,
     served: watch::Sender<Revision>,
     /// The etcd lease held now.
-    lease: watch::Receiver<Option<i64>>,
+    lease: watch::Receiver<Option<u64>>,
     etcd: Arc<Etcd>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -138,7 +138,7 @@ struct Member {
     ttl: Duration,
     leading: watch::Sender<bool>,
     served: watch::Receiver<Revision>,
-    lease: watch::Sender<Option<i64>>,
+    lease: watch::Sender<Option<u64>>,
 }
 
 impl Member {
@@ -159,7 +159,7 @@ impl Member {
     }
 
     /// Keeps `lease` alive, the heartbeat current and tries to lead, until the lease is lost.
-    async fn hold(&mut self, lease: i64) {
+    async fn hold(&mut self, lease: u64) {
         let mut renewed = Instant::now();
         let mut written: Option<Revision> = None;
         loop {
@@ -193,7 +193,7 @@ impl Member {
         }
     }
 
-    async fn grant(&self) -> Result<i64, StoreError> {
+    async fn grant(&self) -> Result<u64, StoreError> {
         let body = json!({ "TTL": self.ttl.as_secs().max(1).to_string() });
         let r: wire::LeaseResponse =
             self.etcd.gateway.call("/v3/lease/grant", &body).await.map_err(|e| super::store_error(e, 0))?;
@@ -201,7 +201,7 @@ impl Member {
     }
 
     /// Whether the lease is still alive after renewing it.
-    async fn keep_alive(&self, lease: i64) -> Result<bool, StoreError> {
+    async fn keep_alive(&self, lease: u64) -> Result<bool, StoreError> {
         let body = json!({ "ID": lease.to_string() });
         let r: wire::KeepAliveLine =
             self.etcd.gateway.call("/v3/lease/keepalive", &body).await.map_err(|e| super::store_error(e, 0))?;
@@ -209,7 +209,7 @@ impl Member {
     }
 
     /// Takes the leader key if it is free; whether this replica holds it.
-    async fn campaign(&self, lease: i64) -> Result<bool, StoreError> {
+    async fn campaign(&self, lease: u64) -> Result<bool, StoreError> {
         let key = self.etcd.keys.etcd_key(&format!("{LEASES}{LEADER}"));
         let value = lease_object(LEADER, &self.identity, self.ttl, None);
         let r = self
@@ -229,7 +229,7 @@ impl Member {
             == Some(self.identity.as_str()))
     }
 
-    async fn write_heartbeat(&self, lease: i64, served: Revision) -> Result<(), StoreError> {
+    async fn write_heartbeat(&self, lease: u64, served: Revision) -> Result<(), StoreError> {
         let key = self.etcd.keys.etcd_key(&self.heartbeat_key);
         let name = self.heartbeat_key.rsplit('/').next().unwrap_or_default();
         let value = lease_object(name, &self.identity, self.ttl, Some(served));

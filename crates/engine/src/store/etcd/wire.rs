@@ -207,17 +207,17 @@ pub fn put(key: &[u8], value: &[u8]) -> Value {
 }
 
 /// A transaction's `put` of a key that goes with etcd lease `lease` (deleted when it expires).
-pub fn put_leased(key: &[u8], value: &[u8], lease: i64) -> Value {
+pub fn put_leased(key: &[u8], value: &[u8], lease: u64) -> Value {
     json!({ "request_put": { "key": enc(key), "value": enc(value), "lease": lease.to_string() } })
 }
 
 /// An etcd lease's answer (grant, keep-alive): its ID and the seconds it has left (0: gone).
 #[derive(Debug, Default, Deserialize)]
 pub struct LeaseResponse {
-    #[serde(default, rename = "ID", deserialize_with = "signed")]
-    pub id: i64,
-    #[serde(default, rename = "TTL", deserialize_with = "signed")]
-    pub ttl: i64,
+    #[serde(default, rename = "ID", deserialize_with = "int")]
+    pub id: u64,
+    #[serde(default, rename = "TTL", deserialize_with = "int")]
+    pub ttl: u64,
 }
 
 /// A keep-alive's answer: the gateway streams it as one `result` line.
@@ -225,16 +225,6 @@ pub struct LeaseResponse {
 pub struct KeepAliveLine {
     #[serde(default)]
     pub result: LeaseResponse,
-}
-
-/// A signed 64-bit integer as the gateway sends it (lease IDs and TTLs).
-fn signed<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    match Value::deserialize(d)? {
-        Value::String(s) => s.parse().map_err(serde::de::Error::custom),
-        Value::Number(n) => n.as_i64().ok_or_else(|| serde::de::Error::custom("not an i64")),
-        Value::Null => Ok(0),
-        other => Err(serde::de::Error::custom(format!("not an integer: {other}"))),
-    }
 }
 
 /// A transaction's read of one key, without its value when `keys_only`.
