@@ -36,6 +36,10 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// How often the leader looks again at the replicas' reports while a CRD installs, should
+/// a report's change have been missed (etcd unreadable when it came).
+const INSTALL_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Runs the loop until the store closes. `passed` is told after each pass the revision up
 /// to which CRDs were read and their kinds published: after the first one, an engine
 /// opened over existing data serves them; after a CRD write, its change is served once
@@ -95,6 +99,8 @@ pub async fn run(
                 },
                 // Coming to lead, or ceasing to: the next pass writes, or only publishes.
                 Ok(()) = leading.changed() => break,
+                // The replicas' reports could not be read: look again.
+                _ = tokio::time::sleep(INSTALL_RECHECK), if waiting.installing => break,
             }
         }
     }
