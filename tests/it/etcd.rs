@@ -186,6 +186,9 @@ async fn with_etcd_down_requests_answer_5xx_promptly_and_serve_recovers_when_it_
     .expect("setup");
     let client = client(&served).await;
     let api = widgets(&client);
+    let from = api.list_metadata(&Default::default()).await.expect("list").metadata.resource_version;
+    let mut watch =
+        api.watch(&kube::api::WatchParams::default(), from.as_deref().unwrap_or("0")).await.expect("a watch").boxed();
 
     etcd.stop();
     let started = Instant::now();
@@ -215,6 +218,12 @@ async fn with_etcd_down_requests_answer_5xx_promptly_and_serve_recovers_when_it_
     assert_eq!(w1.data["spec"]["size"], 1);
     let w3 = DynamicObject::new("w3", &widgets_resource()).data(json!({"spec": {"size": 3}}));
     api.create(&PostParams::default(), &w3).await.expect("writes work again");
+    // The watch opened before the outage stayed open and goes on without a gap.
+    let event = tokio::time::timeout(Duration::from_secs(10), watch.next()).await.expect("an event");
+    match event {
+        Some(Ok(kube::api::WatchEvent::Added(w))) => assert_eq!(w.metadata.name.as_deref(), Some("w3")),
+        other => panic!("expected w3 ADDED on the watch from before the outage, got {other:?}"),
+    }
     client
         .request_text(http::Request::get("/readyz").body(Vec::new()).expect("request"))
         .await

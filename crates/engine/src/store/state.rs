@@ -64,7 +64,7 @@ impl State {
     /// Applies one committed change. The committer (or the watch cache) calls this in
     /// revision order.
     pub fn apply(&mut self, event: WatchEvent) {
-        debug_assert!(event.revision > self.revision);
+        debug_assert!(event.revision >= self.revision);
         match &event.current {
             Some(kv) => {
                 self.items.insert(event.key.clone(), kv.clone());

@@ -154,11 +154,11 @@ async fn follow(
         }
         let revision = {
             let mut state = state.write().map_err(|_| StoreError::Backend("watch cache lock poisoned".into()))?;
+            // In revision order; a resumed watch starts after the last one applied. (A
+            // transaction of several keys, which only other writers of the etcd make, gives
+            // several events one revision.)
             for event in batch {
-                // etcd sends each revision once, in order; a repeat after a resume is skipped.
-                if event.revision > state.revision() {
-                    state.apply(Arc::unwrap_or_clone(event));
-                }
+                state.apply(Arc::unwrap_or_clone(event));
             }
             state.revision()
         };
