@@ -307,6 +307,7 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
             scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
             storage_version_hash: hash.clone(),
             terminating,
+            installing: installing(crd),
             deprecation_warning: deprecation_warning(crd, v),
         })
         .collect()

@@ -169,6 +169,7 @@ impl Engine {
             scale: None,
             storage_version_hash: None,
             terminating: false,
+            installing: false,
             deprecation_warning: None,
         };
         let crds = ServedKind {
