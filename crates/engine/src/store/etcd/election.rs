@@ -143,7 +143,8 @@ struct Member {
 
 impl Member {
     async fn run(mut self) {
-        loop {
+        // Until the election is dropped (it holds the other end of `served`).
+        while self.served.has_changed().is_ok() {
             let lease = match self.grant().await {
                 Ok(lease) => lease,
                 Err(e) => {
@@ -159,36 +160,49 @@ impl Member {
     }
 
     /// Keeps `lease` alive, the heartbeat current and tries to lead, until the lease is lost.
+    /// A report of what is served is written as it comes; the renewal and the campaign go
+    /// every [`TICK`] whatever the reports (a stream of them must not starve the renewal).
     async fn hold(&mut self, lease: u64) {
         let mut renewed = Instant::now();
         let mut written: Option<Revision> = None;
+        let mut next_tick = Instant::now();
         loop {
             let served = *self.served.borrow_and_update();
             if written != Some(served) && self.write_heartbeat(lease, served).await.is_ok() {
                 written = Some(served);
             }
-            match self.campaign(lease).await {
-                Ok(leads) => {
-                    self.leading.send_if_modified(|l| std::mem::replace(l, leads) != leads);
+            if Instant::now() >= next_tick {
+                next_tick = Instant::now() + TICK;
+                match self.keep_alive(lease).await {
+                    Ok(true) => renewed = Instant::now(),
+                    // etcd let the lease go (this replica was away longer than the TTL).
+                    Ok(false) => return,
+                    Err(e) => tracing::debug!("election: keep-alive: {e}"),
                 }
-                Err(e) => tracing::debug!("election: campaign: {e}"),
+                if renewed.elapsed() > self.ttl {
+                    return;
+                }
+                let leads = if renewed.elapsed() > self.ttl * 2 / 3 {
+                    // etcd may expire the lease soon: stop leading before another can start.
+                    false
+                } else {
+                    match self.campaign(lease).await {
+                        Ok(leads) => leads,
+                        Err(e) => {
+                            tracing::debug!("election: campaign: {e}");
+                            *self.leading.borrow()
+                        }
+                    }
+                };
+                self.leading.send_if_modified(|l| std::mem::replace(l, leads) != leads);
             }
             tokio::select! {
-                _ = tokio::time::sleep(TICK) => {}
-                _ = self.served.changed() => continue,
-            }
-            match self.keep_alive(lease).await {
-                Ok(true) => renewed = Instant::now(),
-                // etcd let the lease go (this replica was away longer than the TTL).
-                Ok(false) => return,
-                Err(e) => tracing::debug!("election: keep-alive: {e}"),
-            }
-            if renewed.elapsed() > self.ttl * 2 / 3 {
-                // etcd may expire the lease soon: stop leading before another can start.
-                self.leading.send_if_modified(|l| std::mem::replace(l, false));
-            }
-            if renewed.elapsed() > self.ttl {
-                return;
+                _ = tokio::time::sleep_until(next_tick) => {}
+                changed = self.served.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
             }
         }
     }

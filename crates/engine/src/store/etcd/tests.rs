@@ -267,3 +267,35 @@ async fn the_cache_lists_and_fans_out_faster_than_etcd() {
     // Loose bounds: the point is the figure above, not a race on a shared machine.
     assert!(from_cache * 3 < from_etcd, "a cached list costs no etcd round trip: {from_cache:?} vs {from_etcd:?}");
 }
+
+/// Waits until `leading` says `want`, at most `within`.
+async fn leads(leading: &mut tokio::sync::watch::Receiver<bool>, want: bool, within: Duration) -> bool {
+    tokio::time::timeout(within, leading.wait_for(|l| *l == want)).await.is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_replica_leads_keeps_its_lease_under_a_stream_of_reports_and_hands_over_when_it_resigns() {
+    let (etcd, _dir) = start_etcd();
+    let store = EtcdStore::connect(&config(&etcd)).await.expect("connect");
+    let ttl = Duration::from_secs(3);
+    let first = store.join(ttl);
+    let mut first_leads = first.leading();
+    assert!(leads(&mut first_leads, true, Duration::from_secs(5)).await, "the first replica leads");
+    let second = store.join(ttl);
+    let mut second_leads = second.leading();
+    // Reports many times a second for longer than the TTL: the renewals still go.
+    let started = Instant::now();
+    let mut revision = 1;
+    while started.elapsed() < ttl * 2 {
+        first.report_served(revision);
+        revision += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(*first_leads.borrow(), "still leading after {:?} of reports", started.elapsed());
+    assert!(!*second_leads.borrow(), "one leader at a time");
+    assert!(second.others_serve(revision / 2).await.expect("reports read"), "the first's report is written");
+    assert!(!second.others_serve(revision + 1).await.expect("reports read"));
+    first.resign().await;
+    assert!(leads(&mut second_leads, true, Duration::from_secs(2)).await, "the second leads within a tick");
+    assert!(second.others_serve(Revision::MAX).await.expect("reports read"), "the first's report went with it");
+}
