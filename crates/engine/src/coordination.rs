@@ -43,13 +43,9 @@ impl Replicas {
         }
     }
 
-    /// Whether every other live engine serves the CRDs as stored at `revision`
-    /// (`Revision::MAX`: whether there is no other engine). An unreadable answer is no.
-    pub async fn others_serve(&self, revision: Revision) -> bool {
-        match self {
-            Replicas::Alone(_) => true,
-            Replicas::Etcd(election) => election.others_serve(revision).await.unwrap_or(false),
-        }
+    /// What the other engines report serving, read once for a whole pass.
+    pub fn reports(&self) -> Reports<'_> {
+        Reports { replicas: self, least: None }
     }
 
     /// Leaves the other engines (a graceful stop): on etcd, another replica leads at once.
@@ -65,6 +61,28 @@ impl Replicas {
             Replicas::Alone(_) => false,
             Replicas::Etcd(election) => key.starts_with(&election.heartbeats()) && key != election.heartbeat_key(),
         }
+    }
+}
+
+/// The other engines' reports as one pass reads them: from etcd at the first question,
+/// then as read (a pass may ask for every CRD it settles).
+pub struct Reports<'a> {
+    replicas: &'a Replicas,
+    /// The least revision another engine serves: `Some(None)` when there is none.
+    least: Option<Option<Revision>>,
+}
+
+impl Reports<'_> {
+    /// Whether every other live engine serves the CRDs as stored at `revision`
+    /// (`Revision::MAX`: whether there is no other engine). Unreadable reports say no.
+    pub async fn all_serve(&mut self, revision: Revision) -> bool {
+        let least = match (self.least, self.replicas) {
+            (Some(least), _) => least,
+            (None, Replicas::Alone(_)) => None,
+            (None, Replicas::Etcd(election)) => election.least_served_by_others().await.unwrap_or(Some(0)),
+        };
+        self.least = Some(least);
+        least.is_none_or(|least| least >= revision)
     }
 }
 

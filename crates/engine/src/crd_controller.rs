@@ -14,7 +14,7 @@
 //! leader writes; a newly accepted CRD stays `Established=False/Installing` (and routed)
 //! until every live replica reports serving it, and the leader's pass re-runs when one does.
 
-use crate::coordination::Replicas;
+use crate::coordination::{Replicas, Reports};
 use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
 use crate::meta;
 use crate::registry::conditions::{self, ESTABLISHED, NAMES_ACCEPTED, TERMINATING};
@@ -87,6 +87,9 @@ pub async fn run(
                 continue;
             }
         };
+        // Set once: a stream of other changes must not keep putting it off.
+        let recheck = tokio::time::sleep(INSTALL_RECHECK);
+        tokio::pin!(recheck);
         loop {
             tokio::select! {
                 change = changes.next() => match change {
@@ -100,7 +103,7 @@ pub async fn run(
                 // Coming to lead, or ceasing to: the next pass writes, or only publishes.
                 Ok(()) = leading.changed() => break,
                 // The replicas' reports could not be read: look again.
-                _ = tokio::time::sleep(INSTALL_RECHECK), if waiting.installing => break,
+                _ = &mut recheck, if waiting.installing => break,
             }
         }
     }
@@ -136,10 +139,11 @@ async fn pass(
     // By name, once: looking each CRD's object up in the list was quadratic in the CRDs.
     let by_name: HashMap<&str, &Value> = objects.iter().filter_map(|o| Some((meta::name(o)?, o))).collect();
     let mut waiting = Waiting::default();
+    let mut reports = leader.map(Replicas::reports);
     for i in 0..crds.len() {
         let name = crds[i].metadata.name.clone().unwrap_or_default();
         let Some(obj) = by_name.get(name.as_str()).copied() else { continue };
-        let Some(replicas) = leader else {
+        let Some(reports) = reports.as_mut() else {
             publish(kinds, &name, &crds[i], served_since, Built::Stored);
             continue;
         };
@@ -153,9 +157,9 @@ async fn pass(
         // every other CRD for each one was quadratic in the CRDs' size.
         let mut decided = names::sync_names(&crds[i], &crds, rest.now);
         if let Some(status) = decided.as_mut() {
-            hold_until_served(status, &crds[i], replicas, rest.now).await;
+            hold_until_served(status, &crds[i], reports, rest.now).await;
         } else if installing(&crds[i]) {
-            decided = establish_once_served(&crds[i], replicas, rest.now).await;
+            decided = establish_once_served(&crds[i], reports, rest.now).await;
         }
         if let Some(status) = decided {
             waiting.installing |= installs(&status);
@@ -204,13 +208,13 @@ fn installs(status: &CustomResourceDefinitionStatus) -> bool {
 async fn hold_until_served(
     status: &mut CustomResourceDefinitionStatus,
     crd: &CustomResourceDefinition,
-    replicas: &Replicas,
+    reports: &mut Reports<'_>,
     now: Timestamp,
 ) {
     let was = conditions::is_crd_condition_true(crd, ESTABLISHED);
     let becomes = conditions::find_condition(status.conditions.as_deref().unwrap_or_default(), ESTABLISHED)
         .is_some_and(|c| c.status == conditions::STATUS_TRUE);
-    if was || !becomes || replicas.others_serve(Revision::MAX).await {
+    if was || !becomes || reports.all_serve(Revision::MAX).await {
         return;
     }
     let held = conditions::condition(
@@ -226,11 +230,11 @@ async fn hold_until_served(
 /// stored (its names were written at its resourceVersion).
 async fn establish_once_served(
     crd: &CustomResourceDefinition,
-    replicas: &Replicas,
+    reports: &mut Reports<'_>,
     now: Timestamp,
 ) -> Option<CustomResourceDefinitionStatus> {
     let written = crd.metadata.resource_version.as_deref()?.parse::<Revision>().ok()?;
-    if !replicas.others_serve(written).await {
+    if !reports.all_serve(written).await {
         return None;
     }
     let mut status = crd.status.clone()?;

@@ -108,15 +108,21 @@ impl Election {
         });
     }
 
-    /// Whether every other live replica serves the CRDs as of `revision`.
-    pub async fn others_serve(&self, revision: Revision) -> Result<bool, StoreError> {
+    /// The least revision another live replica reports serving (`None`: no other replica).
+    pub async fn least_served_by_others(&self) -> Result<Option<Revision>, StoreError> {
         let prefix = format!("{LEASES}{HEARTBEAT}");
         let page = self.etcd.list(&prefix, &Default::default()).await?;
-        Ok(page.items.iter().filter(|kv| kv.key != self.heartbeat_key).all(|kv| {
-            let lease: Value = serde_json::from_slice(&kv.value).unwrap_or_default();
-            let served = lease.pointer(&format!("/metadata/annotations/{}", SERVED_ANNOTATION.replace('/', "~1")));
-            served.and_then(Value::as_str).and_then(|s| s.parse::<Revision>().ok()).is_some_and(|s| s >= revision)
-        }))
+        let pointer = format!("/metadata/annotations/{}", SERVED_ANNOTATION.replace('/', "~1"));
+        Ok(page
+            .items
+            .iter()
+            .filter(|kv| kv.key != self.heartbeat_key)
+            .map(|kv| {
+                let lease: Value = serde_json::from_slice(&kv.value).unwrap_or_default();
+                let served = lease.pointer(&pointer).and_then(Value::as_str);
+                served.and_then(|s| s.parse::<Revision>().ok()).unwrap_or(0)
+            })
+            .min())
     }
 
     /// The prefix of the heartbeat keys (whose changes the leader waits on).
