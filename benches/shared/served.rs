@@ -13,6 +13,8 @@ pub struct Served {
     pub addr: std::net::SocketAddr,
     /// The data directory: kubeconfig, CA certificate and token.
     pub dir: tempfile::TempDir,
+    /// The flags it was started with beyond the data directory, for a restart.
+    extra: Vec<String>,
 }
 
 impl Drop for Served {
@@ -27,7 +29,8 @@ impl Served {
     #[allow(dead_code)] // used by the scale bench only
     pub fn restart(&mut self) -> Duration {
         stop(&mut self.child);
-        let (child, ready_after, addr) = spawn(self.dir.path());
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        let (child, ready_after, addr) = spawn(self.dir.path(), &extra);
         (self.child, self.ready_after, self.addr) = (child, ready_after, addr);
         ready_after
     }
@@ -50,7 +53,7 @@ pub fn serve_with(extra: &[&str]) -> Served {
     // Issue TLS material once, so the measured start is a restart as users see it daily.
     stop(&mut spawn(dir.path(), extra).0);
     let (child, ready_after, addr) = spawn(dir.path(), extra);
-    Served { child, ready_after, addr, dir }
+    Served { child, ready_after, addr, dir, extra: extra.iter().map(|f| f.to_string()).collect() }
 }
 
 fn spawn(dir: &std::path::Path, extra: &[&str]) -> (Child, Duration, std::net::SocketAddr) {

@@ -2,7 +2,10 @@
 //! loopback per test): objects survive a restart of `serve` with their resourceVersions,
 //! sit in etcd where kube-apiserver puts them, a watch from a compacted revision ends with
 //! 410 Gone, an etcd that goes away makes requests answer 5xx in bounded time until it is
-//! back, TLS with client certificates works, and two replicas see each other's writes.
+//! back, TLS with client certificates works, two replicas see each other's writes, a
+//! resourceVersion the watch cache has not reached is answered as kube answers it, one
+//! replica leads the controllers and another takes over when it dies, and a CRD is
+//! Established only once every replica serves it.
 //! Without etcd installed these tests fail, naming the package.
 
 use crate::support::cli::{Served, output_bounded, write_file};
@@ -10,6 +13,7 @@ use crate::support::crd::CrdBuilder;
 use crate::support::kubectl::kubectl_for;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use futures::StreamExt;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use kubectl_crd_engine::store::etcd_process::{EtcdProcess, ServerTls};
@@ -24,11 +28,16 @@ pub(crate) const GROUP: &str = "etcd.example.com";
 
 /// etcd in `dir/etcd`, `serve` on it with `dir/serve` as its data directory.
 fn start(dir: &Path) -> (EtcdProcess, Served) {
-    let etcd_dir = dir.join("etcd");
-    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
-    let etcd = EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"));
+    let etcd = etcd_in(dir);
     let served = serve(dir, &etcd);
     (etcd, served)
+}
+
+/// etcd in `dir/etcd`.
+fn etcd_in(dir: &Path) -> EtcdProcess {
+    let etcd_dir = dir.join("etcd");
+    std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
+    EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn serve(dir: &Path, etcd: &EtcdProcess) -> Served {
@@ -151,6 +160,10 @@ fn a_watch_from_a_compacted_revision_ends_with_410_gone() {
     let now = etcd_call(&etcd, "/v3/kv/range", &json!({"key": B64.encode("/"), "count_only": true}));
     let now = now["header"]["revision"].as_str().expect("revision").to_string();
     etcd_call(&etcd, "/v3/kv/compaction", &json!({"revision": now, "physical": true}));
+    // The replica's watch cache still holds those changes (kube's would too); a replica
+    // started since has none of them, so its watch asks etcd, which compacted them.
+    drop(served);
+    let served = serve(dir.path(), &etcd);
 
     let path = format!("/apis/{GROUP}/v1/namespaces/default/widgets?watch=1&resourceVersion={old}");
     let out = ok(&served, &["get", "--raw", &path]);
@@ -173,6 +186,9 @@ async fn with_etcd_down_requests_answer_5xx_promptly_and_serve_recovers_when_it_
     .expect("setup");
     let client = client(&served).await;
     let api = widgets(&client);
+    let from = api.list_metadata(&Default::default()).await.expect("list").metadata.resource_version;
+    let mut watch =
+        api.watch(&kube::api::WatchParams::default(), from.as_deref().unwrap_or("0")).await.expect("a watch").boxed();
 
     etcd.stop();
     let started = Instant::now();
@@ -202,6 +218,12 @@ async fn with_etcd_down_requests_answer_5xx_promptly_and_serve_recovers_when_it_
     assert_eq!(w1.data["spec"]["size"], 1);
     let w3 = DynamicObject::new("w3", &widgets_resource()).data(json!({"spec": {"size": 3}}));
     api.create(&PostParams::default(), &w3).await.expect("writes work again");
+    // The watch opened before the outage stayed open and goes on without a gap.
+    let event = tokio::time::timeout(Duration::from_secs(10), watch.next()).await.expect("an event");
+    match event {
+        Some(Ok(kube::api::WatchEvent::Added(w))) => assert_eq!(w.metadata.name.as_deref(), Some("w3")),
+        other => panic!("expected w3 ADDED on the watch from before the outage, got {other:?}"),
+    }
     client
         .request_text(http::Request::get("/readyz").body(Vec::new()).expect("request"))
         .await
@@ -301,4 +323,199 @@ fn two_replicas_on_one_etcd_see_each_other_s_writes() {
     let events = ok(&a, &["get", "--raw", &path]);
     let event: Value = serde_json::from_str(events.lines().next().unwrap_or_default()).expect("an event");
     assert_eq!((event["type"].as_str(), event["object"]["metadata"]["name"].as_str()), (Some("ADDED"), Some("w3")));
+}
+
+/// What the oracle answered for resourceVersions its watch cache had not reached
+/// (recorded with curl from kube-apiserver 1.32.13 on etcd 3.4.23).
+const TOO_LARGE_GOLDEN: &str = include_str!("etcd_goldens/too_large_resource_version.json");
+
+/// `current: N` names each server's own revision.
+fn without_current(message: &str) -> String {
+    regex::Regex::new(r"current: \d+").expect("regex").replace(message, "current: N").into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_version_the_cache_has_not_reached_is_answered_as_kube_answers_it() {
+    use http_body_util::BodyExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_etcd, served) = start(dir.path());
+    let client = client(&served).await;
+    let golden: Value = serde_json::from_str(TOO_LARGE_GOLDEN).expect("golden");
+    for answer in golden["answers"].as_array().expect("answers") {
+        let path = answer["path"].as_str().expect("path");
+        let started = Instant::now();
+        let request = http::Request::get(path).body(kube::client::Body::empty()).expect("request");
+        let response = client.send(request).await.expect("an answer");
+        let code = response.status().as_u16();
+        let retry_after = response.headers().get("retry-after").map(|v| v.to_str().unwrap_or_default().to_string());
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        assert_eq!(code, answer["code"], "{path}");
+        assert_eq!(retry_after.unwrap_or_default(), answer["retryAfter"], "{path}");
+        if code == 200 {
+            // A watch from a revision not reached yet waits for it: nothing until it ends.
+            assert_eq!(String::from_utf8_lossy(&body), answer["body"].as_str().expect("body"), "{path}");
+            assert!(started.elapsed() >= Duration::from_secs(4), "held open until timeoutSeconds: {path}");
+            continue;
+        }
+        // kube's watch cache waits 3 s for the revision before answering.
+        assert!(started.elapsed() >= Duration::from_secs(3), "answered after {:?}: {path}", started.elapsed());
+        let mut ours: Value = serde_json::from_slice(&body).expect("a Status");
+        let mut theirs = answer["body"].clone();
+        for status in [&mut ours, &mut theirs] {
+            let message = without_current(status["message"].as_str().unwrap_or_default());
+            status["message"] = Value::from(message);
+        }
+        assert_eq!(ours, theirs, "{path}");
+    }
+}
+
+/// The replica (index into `replicas`) whose process holds the controllers' Lease, once one does.
+fn leader(replicas: &[&Served], ask: &Served) -> Option<usize> {
+    let out = kubectl(
+        ask,
+        &["get", "lease", "-n", "kube-system", "kubectl-crd-controllers", "-o", "jsonpath={.spec.holderIdentity}"],
+    );
+    let holder = String::from_utf8_lossy(&out.stdout).into_owned();
+    let pid = holder.split('_').nth(1)?.parse::<u32>().ok()?;
+    replicas.iter().position(|r| r.pid() == pid)
+}
+
+fn wait_for_leader(replicas: &[&Served], ask: &Served, within: Duration) -> usize {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(i) = leader(replicas, ask) {
+            return i;
+        }
+        assert!(Instant::now() < deadline, "no replica leads after {within:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn serve_replica(dir: &Path, etcd: &EtcdProcess, name: &str) -> Served {
+    Served::start(&dir.join(name), &["--storage", "etcd", "--etcd-servers", &etcd.url()])
+}
+
+#[test]
+fn one_replica_leads_and_another_takes_over_within_the_lease_when_it_dies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd = etcd_in(dir.path());
+    let mut replicas = [Some(serve_replica(dir.path(), &etcd, "a")), Some(serve_replica(dir.path(), &etcd, "b"))];
+    let both: Vec<&Served> = replicas.iter().flatten().collect();
+    let first = wait_for_leader(&both, both[0], Duration::from_secs(10));
+    assert_eq!(leader(&both, both[1]), Some(first), "both replicas see the same leader");
+    let survivor_pid = both[1 - first].pid();
+
+    // The leader dies without a word (SIGKILL): its etcd lease expires, the other takes over.
+    drop(replicas[first].take());
+    let killed = Instant::now();
+    let survivor = replicas[1 - first].take().expect("the other replica");
+    let deadline = killed + kubectl_crd_engine::store::ETCD_LEASE_TTL + Duration::from_secs(3);
+    loop {
+        if leader(&[&survivor], &survivor) == Some(0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no takeover within the lease ({:?})", killed.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(survivor.pid(), survivor_pid);
+    // The new leader runs the CRD controller's writes: a new CRD becomes Established.
+    apply_widgets(dir.path(), &survivor);
+    assert!(versions(&survivor).contains("w2="));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_is_established_only_once_every_replica_serves_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd = etcd_in(dir.path());
+    let replicas: Vec<Served> = ["a", "b", "c"].iter().map(|n| serve_replica(dir.path(), &etcd, n)).collect();
+    let mut clients = Vec::new();
+    for served in &replicas {
+        clients.push(client(served).await);
+    }
+    let crds: Api<DynamicObject> = Api::all_with(clients[0].clone(), &crd_resource());
+    for round in 0..4 {
+        let kind = format!("Gizmo{round}");
+        let crd = CrdBuilder::new(GROUP, &kind).build();
+        let name = crd["metadata"]["name"].as_str().expect("name").to_string();
+        let crd: DynamicObject = serde_json::from_value(crd).expect("a CRD");
+        let from = crds.list_metadata(&Default::default()).await.expect("list").metadata.resource_version;
+        let params = kube::api::WatchParams::default().fields(&format!("metadata.name={name}"));
+        let mut changes = crds.watch(&params, from.as_deref().unwrap_or("0")).await.expect("watch").boxed();
+        crds.create(&PostParams::default(), &crd).await.expect("CRD created");
+        // Every Established condition the CRD goes through, from every write of it.
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(30), changes.next())
+                .await
+                .unwrap_or_else(|_| panic!("{name} never Established: {seen:?}"))
+                .expect("the watch goes on")
+                .expect("an event");
+            let (kube::api::WatchEvent::Added(got) | kube::api::WatchEvent::Modified(got)) = event else { continue };
+            let established = got.data["status"]["conditions"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["type"] == "Established").cloned());
+            if let Some(c) = established {
+                seen.push(format!("{}/{}", c["status"].as_str().unwrap_or(""), c["reason"].as_str().unwrap_or("")));
+                if c["status"] == "True" {
+                    break;
+                }
+            }
+        }
+        // Established: every replica serves the kind, at once.
+        let resource = ApiResource {
+            group: GROUP.into(),
+            version: "v1".into(),
+            api_version: format!("{GROUP}/v1"),
+            kind: kind.clone(),
+            plural: format!("{}s", kind.to_lowercase()),
+        };
+        let creates = clients.iter().enumerate().map(|(i, c)| {
+            let api: Api<DynamicObject> = Api::namespaced_with(c.clone(), "default", &resource);
+            let obj = DynamicObject::new(&format!("from-{i}"), &resource).data(json!({"spec": {"size": i}}));
+            async move { api.create(&PostParams::default(), &obj).await.map(|_| ()) }
+        });
+        let results = futures::future::join_all(creates).await;
+        for (i, r) in results.into_iter().enumerate() {
+            if let Err(e) = r {
+                panic!(
+                    "round {round}: a create on replica {i} right after Established failed: {e} (conditions {seen:?})"
+                );
+            }
+        }
+        assert_eq!(
+            seen.first().map(String::as_str),
+            Some("False/Installing"),
+            "held while replicas caught up: {seen:?}"
+        );
+    }
+}
+
+fn crd_resource() -> ApiResource {
+    ApiResource {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        plural: "customresourcedefinitions".into(),
+    }
+}
+
+#[test]
+fn a_leader_stopped_gracefully_hands_over_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd = etcd_in(dir.path());
+    let replicas = [serve_replica(dir.path(), &etcd, "a"), serve_replica(dir.path(), &etcd, "b")];
+    let both: Vec<&Served> = replicas.iter().collect();
+    let first = wait_for_leader(&both, both[0], Duration::from_secs(10));
+    let other = both[1 - first];
+    let stopped = Instant::now();
+    let term = Command::new("kill").args(["-TERM", &both[first].pid().to_string()]).status().expect("kill");
+    assert!(term.success());
+    // It revokes its etcd lease as it stops: no waiting for the lease to expire.
+    let deadline = stopped + Duration::from_secs(4);
+    while leader(&[other], other) != Some(0) {
+        assert!(Instant::now() < deadline, "no handover {:?} after a graceful stop", stopped.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(stopped.elapsed() < kubectl_crd_engine::store::ETCD_LEASE_TTL / 2, "{:?}", stopped.elapsed());
 }

@@ -9,10 +9,15 @@
 //! already changed. A pass that writes triggers the next one through the watch, so the
 //! state converges; a restart resumes unfinished clean-ups because the pass starts from
 //! what is stored.
+//!
+//! With several replicas on one etcd ([`Replicas`]) every replica publishes, but only the
+//! leader writes; a newly accepted CRD stays `Established=False/Installing` (and routed)
+//! until every live replica reports serving it, and the leader's pass re-runs when one does.
 
+use crate::coordination::{Replicas, Reports};
 use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
 use crate::meta;
-use crate::registry::conditions::{self, ESTABLISHED, TERMINATING};
+use crate::registry::conditions::{self, ESTABLISHED, NAMES_ACCEPTED, TERMINATING};
 use crate::registry::names;
 use crate::resources::builtin::storage_version_hash;
 use crate::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
@@ -24,20 +29,30 @@ use crate::resources::{ResourceInfo, Strategy};
 use crate::store::{ListOptions, Revision, Store, StoreError};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionVersion,
+    CustomResourceDefinition, CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
 };
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// How often the leader looks again at the replicas' reports while a CRD installs, should
+/// a report's change have been missed (etcd unreadable when it came).
+const INSTALL_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Runs the loop until the store closes. `passed` is told after each pass the revision up
 /// to which CRDs were read and their kinds published: after the first one, an engine
 /// opened over existing data serves them; after a CRD write, its change is served once
-/// `passed` reaches the write's revision.
-pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, passed: tokio::sync::watch::Sender<Option<Revision>>) {
+/// `passed` reaches the write's revision. Only the leader of `replicas` writes.
+pub async fn run(
+    store: Arc<dyn Store>,
+    kinds: Arc<Kinds>,
+    passed: tokio::sync::watch::Sender<Option<Revision>>,
+    replicas: Replicas,
+) {
     let strategy = CrdStrategy::default();
     let prefix = strategy.info().prefix();
+    let mut leading = replicas.leading();
     loop {
         let from = match store.current_revision().await {
             Ok(from) => from,
@@ -48,14 +63,16 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, passed: tokio::sync::
                 continue;
             }
         };
-        let cleaning = match pass(store.as_ref(), &strategy, &kinds).await {
-            Ok(cleaning) => cleaning,
+        let leader = leading.borrow_and_update().then_some(&replicas);
+        let waiting = match pass(store.as_ref(), &strategy, &kinds, leader).await {
+            Ok(waiting) => waiting,
             Err(e) => {
                 tracing::warn!("CRD controller pass: {e}");
-                false
+                Waiting::default()
             }
         };
         passed.send_replace(Some(from));
+        replicas.report_served(from);
         // Wait for the next relevant change after the state this pass read: any CRD
         // change, or, while a clean-up waits on finalizers, any custom resource change.
         let mut changes = match store.watch("/registry/", from).await {
@@ -70,19 +87,44 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, passed: tokio::sync::
                 continue;
             }
         };
+        // Set once: a stream of other changes must not keep putting it off.
+        let recheck = tokio::time::sleep(INSTALL_RECHECK);
+        tokio::pin!(recheck);
         loop {
-            match changes.next().await {
-                Some(Ok(e)) if cleaning || e.key.starts_with(&prefix) => break,
-                Some(Ok(_)) => {}
-                Some(Err(_)) => break,
-                None => return,
+            tokio::select! {
+                change = changes.next() => match change {
+                    Some(Ok(e)) if waiting.cleaning || e.key.starts_with(&prefix) => break,
+                    // Another replica serves more: an installing CRD may be established.
+                    Some(Ok(e)) if waiting.installing && replicas.is_others_report(&e.key) => break,
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) => break,
+                    None => return,
+                },
+                // Coming to lead, or ceasing to: the next pass writes, or only publishes.
+                Ok(()) = leading.changed() => break,
+                // The replicas' reports could not be read: look again.
+                _ = &mut recheck, if waiting.installing => break,
             }
         }
     }
 }
 
-/// One pass; returns whether a clean-up is still under way.
-async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Result<bool, crate::status::ApiError> {
+/// What a pass left to wait for.
+#[derive(Debug, Default, Clone, Copy)]
+struct Waiting {
+    /// A clean-up is under way (custom resources with finalizers of their own).
+    cleaning: bool,
+    /// A CRD is installing: not every replica serves it yet.
+    installing: bool,
+}
+
+/// One pass: publishes every CRD; the leader (`Some`) also writes what they need.
+async fn pass(
+    store: &dyn Store,
+    strategy: &CrdStrategy,
+    kinds: &Kinds,
+    leader: Option<&Replicas>,
+) -> Result<Waiting, crate::status::ApiError> {
     let rest = Rest { store, strategy, now: Timestamp::now(), scale: None, names: &RANDOM };
     let list = rest.list(None, &ListQuery::default()).await?;
     let served_since = store.current_revision().await.unwrap_or(0);
@@ -96,19 +138,31 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
     });
     // By name, once: looking each CRD's object up in the list was quadratic in the CRDs.
     let by_name: HashMap<&str, &Value> = objects.iter().filter_map(|o| Some((meta::name(o)?, o))).collect();
-    let mut cleaning = false;
+    let mut waiting = Waiting::default();
+    let mut reports = leader.map(Replicas::reports);
     for i in 0..crds.len() {
         let name = crds[i].metadata.name.clone().unwrap_or_default();
         let Some(obj) = by_name.get(name.as_str()).copied() else { continue };
+        let Some(reports) = reports.as_mut() else {
+            publish(kinds, &name, &crds[i], served_since, Built::Stored);
+            continue;
+        };
         if crds[i].metadata.deletion_timestamp.is_some() {
             publish(kinds, &name, &crds[i], served_since, Built::Stored);
             clean_up(&rest, kinds, &crds[i], obj).await?;
-            cleaning = true;
+            waiting.cleaning = true;
             continue;
         }
         // The whole list as the others: `sync_names` skips the CRD's own entry, and cloning
         // every other CRD for each one was quadratic in the CRDs' size.
-        if let Some(status) = names::sync_names(&crds[i], &crds, rest.now) {
+        let mut decided = names::sync_names(&crds[i], &crds, rest.now);
+        if let Some(status) = decided.as_mut() {
+            hold_until_served(status, &crds[i], reports, rest.now).await;
+        } else if installing(&crds[i]) {
+            decided = establish_once_served(&crds[i], reports, rest.now).await;
+        }
+        if let Some(status) = decided {
+            waiting.installing |= installs(&status);
             let mut updated = obj.clone();
             if let Some(map) = updated.as_object_mut() {
                 map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
@@ -125,6 +179,7 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
             crds[i].status = Some(status);
             continue;
         }
+        waiting.installing |= installing(&crds[i]);
         publish(kinds, &name, &crds[i], served_since, Built::Stored);
     }
     // CRDs that are gone serve nothing.
@@ -133,7 +188,64 @@ async fn pass(store: &dyn Store, strategy: &CrdStrategy, kinds: &Kinds) -> Resul
             kinds.set_custom(&served, Vec::new());
         }
     }
-    Ok(cleaning)
+    Ok(waiting)
+}
+
+/// Whether a CRD's names are accepted and it waits for every replica to serve them.
+fn installing(crd: &CustomResourceDefinition) -> bool {
+    crd.status.as_ref().is_some_and(installs)
+}
+
+fn installs(status: &CustomResourceDefinitionStatus) -> bool {
+    let conditions = status.conditions.as_deref().unwrap_or_default();
+    conditions::find_condition(conditions, ESTABLISHED)
+        .is_some_and(|c| c.reason.as_deref() == Some(conditions::reason::INSTALLING))
+        && conditions::find_condition(conditions, NAMES_ACCEPTED).is_some_and(|c| c.status == conditions::STATUS_TRUE)
+}
+
+/// A CRD about to be established while other replicas run is `Installing` instead: none
+/// of them serves the names it is being given yet.
+async fn hold_until_served(
+    status: &mut CustomResourceDefinitionStatus,
+    crd: &CustomResourceDefinition,
+    reports: &mut Reports<'_>,
+    now: Timestamp,
+) {
+    let was = conditions::is_crd_condition_true(crd, ESTABLISHED);
+    let becomes = conditions::find_condition(status.conditions.as_deref().unwrap_or_default(), ESTABLISHED)
+        .is_some_and(|c| c.status == conditions::STATUS_TRUE);
+    if was || !becomes || reports.all_serve(Revision::MAX).await {
+        return;
+    }
+    let held = conditions::condition(
+        ESTABLISHED,
+        conditions::STATUS_FALSE,
+        conditions::reason::INSTALLING,
+        conditions::message::INITIAL_NAMES_ACCEPTED,
+    );
+    conditions::set_status_condition(status, held, now);
+}
+
+/// The status establishing an installing CRD, once every other live replica serves it as
+/// stored (its names were written at its resourceVersion).
+async fn establish_once_served(
+    crd: &CustomResourceDefinition,
+    reports: &mut Reports<'_>,
+    now: Timestamp,
+) -> Option<CustomResourceDefinitionStatus> {
+    let written = crd.metadata.resource_version.as_deref()?.parse::<Revision>().ok()?;
+    if !reports.all_serve(written).await {
+        return None;
+    }
+    let mut status = crd.status.clone()?;
+    let established = conditions::condition(
+        ESTABLISHED,
+        conditions::STATUS_TRUE,
+        conditions::reason::INITIAL_NAMES_ACCEPTED,
+        conditions::message::INITIAL_NAMES_ACCEPTED,
+    );
+    conditions::set_status_condition(&mut status, established, now);
+    Some(status)
 }
 
 /// Whether a CRD about to be published is the one stored at its resourceVersion.
@@ -178,9 +290,11 @@ fn printer_tables(crd: &CustomResourceDefinition, since: u64) -> Vec<crate::kind
         .collect()
 }
 
-/// The kinds an established CRD serves: one per served version.
+/// The kinds an established CRD serves: one per served version. An installing one is served
+/// too (as kube serves a CRD from `NamesAccepted`): `Established` announces it once every
+/// replica does.
 fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<ServedKind> {
-    if !conditions::is_crd_condition_true(crd, ESTABLISHED) {
+    if !conditions::is_crd_condition_true(crd, ESTABLISHED) && !installing(crd) {
         return Vec::new();
     }
     // Every served version lists the hash of the storage version (references 05 and 13).
@@ -197,6 +311,7 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
             scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
             storage_version_hash: hash.clone(),
             terminating,
+            installing: installing(crd),
             deprecation_warning: deprecation_warning(crd, v),
         })
         .collect()

@@ -97,6 +97,8 @@ pub struct Engine {
     gc_graph: tokio::sync::watch::Receiver<Option<GraphAt>>,
     /// The revision up to which the CRD controller has published the kinds CRDs serve.
     crds_passed: tokio::sync::watch::Receiver<Option<crate::store::Revision>>,
+    /// This engine among those sharing its store.
+    replicas: crate::coordination::Replicas,
 }
 
 impl Engine {
@@ -167,6 +169,7 @@ impl Engine {
             scale: None,
             storage_version_hash: None,
             terminating: false,
+            installing: false,
             deprecation_warning: None,
         };
         let crds = ServedKind {
@@ -210,9 +213,16 @@ impl Engine {
         let (gc_published, gc_graph) = tokio::sync::watch::channel(None);
         let gc_start = snapshot.and_then(|s| s.gc.clone());
         let (passed, crds_passed) = tokio::sync::watch::channel(None);
+        let replicas = store.replicas();
+        let mut gc_start = gc_start;
+        let (gc_store, gc_kinds) = (store.clone(), Arc::clone(&kinds));
+        // The collector and the namespace finalizer run once: on the leader only.
+        let gc = crate::coordination::while_leading(replicas.clone(), move || {
+            crate::gc::run(gc_store.clone(), Arc::clone(&gc_kinds), gc_start.take(), gc_published.clone())
+        });
         let controllers = vec![
-            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed)),
-            tokio::spawn(crate::gc::run(store.clone(), Arc::clone(&kinds), gc_start, gc_published)),
+            tokio::spawn(crate::crd_controller::run(store.clone(), Arc::clone(&kinds), passed, replicas.clone())),
+            tokio::spawn(gc),
         ];
         // Serve stored CRDs from the first request (bounded: a pass over many CRDs is quick).
         let mut first_pass = crds_passed.clone();
@@ -226,6 +236,7 @@ impl Engine {
             watch_lines: Default::default(),
             gc_graph,
             crds_passed,
+            replicas,
         }))
     }
 
@@ -328,6 +339,7 @@ impl Engine {
             // Wait until the task has dropped its handle on the store.
             let _ = c.await;
         }
+        self.replicas.resign().await;
         if let Ok(engine) = Arc::try_unwrap(self)
             && let Ok(store) = Arc::try_unwrap(engine.store)
         {

@@ -22,6 +22,9 @@ pub struct ServedKind {
     pub storage_version_hash: Option<String>,
     /// The defining CRD is being deleted: creates are refused with 405.
     pub terminating: bool,
+    /// The defining CRD is not established yet: served, but left out of discovery and
+    /// OpenAPI until every replica serves it (as kube lists only established CRDs).
+    pub installing: bool,
     /// A deprecated version's warning, sent with every answer at that version.
     pub deprecation_warning: Option<String>,
 }
@@ -180,11 +183,11 @@ impl Kinds {
         self.builtin.iter().any(|b| b.info() == kind.info())
     }
 
-    /// Every served kind: built-ins first, then custom kinds by CRD name.
+    /// Every served kind but those installing: built-ins first, then custom kinds by CRD name.
     pub fn all(&self) -> Vec<ServedKind> {
         let mut out = self.builtin.clone();
         if let Ok(custom) = self.custom.read() {
-            out.extend(custom.values().flatten().cloned());
+            out.extend(custom.values().flatten().filter(|k| !k.installing).cloned());
         }
         out
     }

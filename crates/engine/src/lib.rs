@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 mod api;
+mod coordination;
 mod crd_controller;
 mod field;
 mod gc;

@@ -172,6 +172,11 @@ pub struct Served {
 }
 
 impl Served {
+    /// The process id of `serve`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn start(dir: &Path, extra: &[&str]) -> Served {
         let mut child = Command::new(BIN)
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])

@@ -113,12 +113,13 @@ pub struct Session {
 /// The newest revision up to which a watcher of `prefix` that has seen everything up to
 /// `sent` has provably seen every change.
 pub async fn progress(store: &dyn Store, prefix: &str, sent: Revision) -> Revision {
-    // A watch polled once proves nothing pending only when its replay is in memory; on
-    // etcd a bookmark claims only what was sent (safe, if less advanced).
-    if !store.replays_at_once() {
+    // A watch polled once proves nothing pending only when its replay is in memory; from
+    // before etcd's watch cache a bookmark claims only what was sent (safe, if less advanced).
+    if !store.replays_at_once(sent) {
         return sent;
     }
-    let Ok(current) = store.current_revision().await else { return sent };
+    // Watches are served at the cache's revision, which may trail etcd's.
+    let Ok(current) = store.cached_revision().await else { return sent };
     if current <= sent {
         return sent;
     }

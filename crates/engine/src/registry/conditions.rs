@@ -39,6 +39,8 @@ pub mod reason {
     pub const INITIAL_NAMES_ACCEPTED: &str = "InitialNamesAccepted";
     /// `Established=False` while names conflict.
     pub const NOT_ACCEPTED: &str = "NotAccepted";
+    /// `Established=False` while the replicas sharing an etcd start serving the new names.
+    pub const INSTALLING: &str = "Installing";
     /// `Terminating=True` as the DELETE request marks the CRD.
     pub const INSTANCE_DELETION_PENDING: &str = "InstanceDeletionPending";
     /// `Terminating=True` while the finalizer deletes the instances.

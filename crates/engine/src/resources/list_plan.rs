@@ -35,6 +35,10 @@ pub struct ListPlan {
     pub limit: Option<usize>,
     /// Whether the list continues an earlier one (its 410 is worded for continuing).
     pub continued: bool,
+    /// Whether the watch cache answers (`resourceVersion=0`, `NotOlderThan`); otherwise the
+    /// read is consistent. kube 1.32 reads etcd for those: its consistent reads from the
+    /// cache need etcd's watch progress requests, which etcd 3.4 does not have.
+    pub cached: bool,
 }
 
 /// The field error of an unparsable `resourceVersion` (`APIObjectVersioner`'s).
@@ -64,7 +68,7 @@ pub fn plan(q: &ListQuery) -> Result<ListPlan, ApiError> {
         let snapshot = cache_rv(Some(rv))?.map_or(Snapshot::Latest, Snapshot::NotOlderThan);
         // The cache pages, except at `resourceVersion=0`, which it answers whole.
         let limit = limit.filter(|_| rv != "0");
-        return Ok(ListPlan { snapshot, start: None, limit, continued: false });
+        return Ok(ListPlan { snapshot, start: None, limit, continued: false, cached: !rv.is_empty() });
     }
     if let Some(token) = token {
         let resume =
@@ -73,13 +77,13 @@ pub fn plan(q: &ListQuery) -> Result<ListPlan, ApiError> {
             return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
         }
         let snapshot = resume.revision.map_or(Snapshot::Latest, Snapshot::Exact);
-        return Ok(ListPlan { snapshot, start: Some(resume.start), limit, continued: true });
+        return Ok(ListPlan { snapshot, start: Some(resume.start), limit, continued: true, cached: false });
     }
     let revision: Revision =
         rv.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: {}", invalid_rv(rv))))?;
     // Validation left `Exact` (with a non-zero revision) and the legacy exact read here.
     let snapshot = if revision > 0 { Snapshot::Exact(revision) } else { Snapshot::Latest };
-    Ok(ListPlan { snapshot, start: None, limit, continued: false })
+    Ok(ListPlan { snapshot, start: None, limit, continued: false, cached: false })
 }
 
 #[cfg(test)]
@@ -99,6 +103,19 @@ mod tests {
             }
         }
         q
+    }
+
+    #[test]
+    fn only_resource_version_0_and_not_older_than_read_the_cache() {
+        let cached = |pairs: &[(&str, &str)]| plan(&query(pairs)).expect("plan").cached;
+        assert!(cached(&[("resourceVersion", "0")]));
+        assert!(cached(&[("resourceVersion", "0"), ("resourceVersionMatch", "NotOlderThan")]));
+        assert!(cached(&[("resourceVersion", "7"), ("limit", "2"), ("resourceVersionMatch", "NotOlderThan")]));
+        assert!(cached(&[("resourceVersion", "7")]));
+        assert!(!cached(&[]), "a consistent list reads etcd");
+        assert!(!cached(&[("limit", "2")]));
+        assert!(!cached(&[("resourceVersion", "7"), ("limit", "2")]), "the legacy exact read");
+        assert!(!cached(&[("resourceVersion", "7"), ("resourceVersionMatch", "Exact")]));
     }
 
     fn outcome(pairs: &[(&str, &str)]) -> Result<(Snapshot, Option<usize>), (u16, String, String)> {
@@ -147,7 +164,13 @@ mod tests {
         let p = plan(&query(&[("continue", &token), ("resourceVersion", "0"), ("limit", "2")])).expect("continues");
         assert_eq!(
             p,
-            ListPlan { snapshot: Snapshot::Exact(9), start: Some("w1\0".into()), limit: Some(2), continued: true }
+            ListPlan {
+                snapshot: Snapshot::Exact(9),
+                start: Some("w1\0".into()),
+                limit: Some(2),
+                continued: true,
+                cached: false
+            }
         );
     }
 }

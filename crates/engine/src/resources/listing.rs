@@ -146,9 +146,11 @@ pub fn validate(q: &ListQuery, watch: bool) -> Result<(), ApiError> {
     invalid_options(errs)
 }
 
-/// 504 `Too large resource version`, with kube's cause and retry hint.
-fn too_large(requested: Revision, current: Revision) -> ApiError {
-    let mut err = ApiError::new(504, "Timeout", format!("Too large resource version: {requested}, current: {current}"));
+/// 504 `Too large resource version`, with kube's cause and retry hint (the message is
+/// `NewTimeoutError`'s, which puts `Timeout: ` first).
+pub(crate) fn too_large(requested: Revision, current: Revision) -> ApiError {
+    let message = format!("Timeout: Too large resource version: {requested}, current: {current}");
+    let mut err = ApiError::new(504, "Timeout", message);
     err.details = Some(Box::new(StatusDetails {
         causes: vec![StatusCause {
             reason: Some("ResourceVersionTooLarge".into()),
@@ -183,11 +185,11 @@ impl Rest<'_> {
         }
     }
 
-    /// Waits (briefly) until the store has reached `rv`, as a `NotOlderThan` read does.
+    /// Waits (briefly) until the watch cache has reached `rv`, as a `NotOlderThan` read does.
     async fn wait_fresh(&self, rv: Revision) -> Result<(), ApiError> {
         let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
         loop {
-            let current = self.store.current_revision().await.map_err(|e| self.list_store_error(e))?;
+            let current = self.store.cached_revision().await.map_err(|e| self.list_store_error(e))?;
             if current >= rv {
                 return Ok(());
             }
@@ -210,7 +212,7 @@ impl Rest<'_> {
         let plan = list_plan::plan(q)?;
         let scope = ListScope::of(self.strategy.info(), namespace, &fields, plan.continued);
         let prefix = scope.prefix.as_str();
-        let mut opts = ListOptions { limit: plan.limit, ..Default::default() };
+        let mut opts = ListOptions { limit: plan.limit, cached: plan.cached, ..Default::default() };
         opts.start_key = plan.start.map(|start| format!("{prefix}{start}"));
         let mut exact = false;
         match plan.snapshot {
@@ -317,7 +319,9 @@ impl Rest<'_> {
             if let Some(rv) = rv {
                 self.wait_fresh(rv).await?;
             }
-            let page = match self.store.list(&prefix, &ListOptions::default()).await {
+            // At least as new as `rv` (the cache), or a consistent read.
+            let opts = ListOptions { cached: rv.is_some(), ..Default::default() };
+            let page = match self.store.list(&prefix, &opts).await {
                 Ok(page) => page,
                 Err(StoreError::Unavailable(_)) => return Ok(unavailable_watch()),
                 Err(e) => return Err(self.list_store_error(e)),

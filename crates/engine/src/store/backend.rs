@@ -50,6 +50,15 @@ impl Backend {
         }
     }
 
+    /// This engine among those sharing the store: alone on local storage; on etcd, one of
+    /// the replicas, joined now.
+    pub(crate) fn replicas(&self) -> crate::coordination::Replicas {
+        match self {
+            Backend::Local(_) => crate::coordination::Replicas::alone(),
+            Backend::Etcd(s) => crate::coordination::Replicas::Etcd(std::sync::Arc::new(s.join(super::ETCD_LEASE_TTL))),
+        }
+    }
+
     /// Waits for pending writes and releases the backend.
     pub async fn close(self) {
         match self {
@@ -83,7 +92,10 @@ impl Store for Backend {
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
         delegate!(self, s => s.watch(prefix, after).await)
     }
-    fn replays_at_once(&self) -> bool {
-        delegate!(self, s => s.replays_at_once())
+    async fn cached_revision(&self) -> Result<Revision, StoreError> {
+        delegate!(self, s => s.cached_revision().await)
+    }
+    fn replays_at_once(&self, after: Revision) -> bool {
+        delegate!(self, s => s.replays_at_once(after))
     }
 }

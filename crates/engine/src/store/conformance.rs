@@ -75,7 +75,12 @@ pub async fn list_pages_are_one_snapshot(s: impl Store) {
 
     let mut keys = Vec::new();
     let mut values = Vec::new();
-    let mut opts = ListOptions { limit: Some(2), start_key: first.next_key.clone(), revision: Some(first.revision) };
+    let mut opts = ListOptions {
+        limit: Some(2),
+        start_key: first.next_key.clone(),
+        revision: Some(first.revision),
+        ..Default::default()
+    };
     loop {
         let page = s.list("/l/", &opts).await.expect("next page");
         assert_eq!(page.revision, first.revision);

@@ -34,11 +34,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 pub use backend::Backend;
+pub(crate) use etcd::Election;
 /// A real etcd for tests (the `etcd-testing` feature).
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]
 pub use etcd::process as etcd_process;
-pub use etcd::{DEFAULT_TIMEOUT as DEFAULT_ETCD_TIMEOUT, EtcdConfig, EtcdStore, EtcdTls};
+pub use etcd::{DEFAULT_TIMEOUT as DEFAULT_ETCD_TIMEOUT, EtcdConfig, EtcdStore, EtcdTls, LEASE_TTL as ETCD_LEASE_TTL};
 pub(crate) use redb_backend::RedbPersist;
 pub(crate) use writer::{NoPersist, Persist};
 
@@ -159,6 +160,11 @@ pub struct ListOptions {
     /// Read the state as it was at this revision (a continued list passes the first
     /// page's revision so every page comes from one snapshot). `None`: the latest.
     pub revision: Option<Revision>,
+    /// Whether the watch cache may answer, at [`Store::cached_revision`] (a list with
+    /// `resourceVersion=0` or `NotOlderThan`, as kube's cacher serves them); otherwise the
+    /// list is consistent, read at the store's current revision. Only the etcd store tells
+    /// the two apart: the local one is its own cache.
+    pub cached: bool,
 }
 
 /// One page of a list.
@@ -302,10 +308,17 @@ pub trait Store: Send + Sync + 'static {
     /// Every change under `prefix` after revision `after`, then live changes.
     /// `Expired` when changes after `after` are no longer held.
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError>;
-    /// Whether a watch from a past revision has the changes since ready at once, so that
-    /// polling it once tells whether any is pending (true of a store held in memory; not of
-    /// etcd, whose replay comes over the network).
-    fn replays_at_once(&self) -> bool {
+    /// The revision lists with [`ListOptions::cached`] and watches are served at: the
+    /// store's own, or, on etcd, the revision the replica's watch cache has reached.
+    async fn cached_revision(&self) -> Result<Revision, StoreError> {
+        self.current_revision().await
+    }
+    /// Whether a watch from `after` has the changes since ready at once, so that polling it
+    /// once tells whether any is pending (true of a store held in memory and of etcd's
+    /// watch cache; not of a watch from before the cache, which etcd replays over the
+    /// network).
+    fn replays_at_once(&self, after: Revision) -> bool {
+        let _ = after;
         true
     }
 }

@@ -5,8 +5,9 @@
 //! serve get, list and watch from it. The history is what makes two things possible
 //! without a multi-version store: watches from a past revision, and lists *at* a past
 //! revision (a paged list reads every page at the first page's revision) — a past state is
-//! the current one with the newer changes undone. Revisions are contiguous (every
-//! successful write takes the next one), so finding a revision in the history is O(1).
+//! the current one with the newer changes undone. The history is in revision order, so a
+//! revision is found in it by binary search; revisions need not be contiguous (the etcd
+//! backend's watch cache sees none of those written outside its prefix).
 //!
 //! The current keys are a persistent ordered map (`imbl::OrdMap`: a B-tree whose nodes are
 //! shared between copies and copied on write), so [`State::snapshot`] is O(1) whatever the
@@ -60,9 +61,10 @@ impl State {
         self.items.get(key)
     }
 
-    /// Applies one committed change. The committer calls this in revision order.
+    /// Applies one committed change. The committer (or the watch cache) calls this in
+    /// revision order.
     pub fn apply(&mut self, event: WatchEvent) {
-        debug_assert_eq!(event.revision, self.revision + 1);
+        debug_assert!(event.revision >= self.revision);
         match &event.current {
             Some(kv) => {
                 self.items.insert(event.key.clone(), kv.clone());
@@ -105,8 +107,7 @@ impl State {
         max: usize,
     ) -> Result<(Vec<Arc<WatchEvent>>, Revision), StoreError> {
         self.check_watchable(after)?;
-        let first = self.compacted + 1;
-        let start = (after + 1 - first) as usize;
+        let start = self.history.partition_point(|e| e.revision <= after);
         let mut out = Vec::new();
         let mut scanned = after;
         for event in self.history.iter().skip(start) {
@@ -299,7 +300,15 @@ mod tests {
         assert_eq!(page.next_key.as_deref(), Some("/a/2"));
         assert_eq!(page.remaining, 3);
         let next = s
-            .list("/a/", &ListOptions { limit: Some(2), start_key: page.next_key, revision: Some(page.revision) })
+            .list(
+                "/a/",
+                &ListOptions {
+                    limit: Some(2),
+                    start_key: page.next_key,
+                    revision: Some(page.revision),
+                    ..Default::default()
+                },
+            )
             .expect("list");
         assert_eq!(next.items[0].key, "/a/2");
     }

@@ -38,6 +38,7 @@ pub fn all() -> Vec<ServedKind> {
         scale: None,
         storage_version_hash: Some(storage_version_hash(storage_kind.0, "v1", storage_kind.1)),
         terminating: false,
+        installing: false,
         deprecation_warning: None,
         strategy,
     };
@@ -47,6 +48,7 @@ pub fn all() -> Vec<ServedKind> {
         scale: None,
         storage_version_hash: None,
         terminating: false,
+        installing: false,
         deprecation_warning: None,
     };
     let mut out: Vec<ServedKind> = [Builtin::ConfigMap, Builtin::Secret, Builtin::ServiceAccount, Builtin::Lease]

@@ -173,16 +173,7 @@ impl Rest<'_> {
             StoreError::Expired { .. } => ApiError::expired(
                 "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
             ),
-            StoreError::TooLarge { requested, current } => {
-                let mut err = ApiError::new(
-                    504,
-                    "Timeout",
-                    format!("Too large resource version: {requested}, current: {current}"),
-                );
-                err.details =
-                    Some(Box::new(crate::status::StatusDetails { retry_after_seconds: Some(1), ..Default::default() }));
-                err
-            }
+            StoreError::TooLarge { requested, current } => super::listing::too_large(requested, current),
             // etcd's refusal, passed on as kube passes it: a 500 without a reason.
             StoreError::RequestTooLarge => ApiError::new(500, "", StoreError::RequestTooLarge.to_string()),
             other => ApiError::storage(&other),

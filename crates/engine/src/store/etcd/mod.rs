@@ -19,7 +19,10 @@
 //! `/registry`, so `etcdctl` finds objects where kube-apiserver would put them). Values are
 //! the JSON the engine stores at the storage version.
 
+mod cache;
 mod client;
+mod election;
+pub(crate) use election::Election;
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]
 pub mod process;
@@ -42,6 +45,10 @@ const ENGINE_ROOT: &str = "/registry";
 
 /// How long one etcd request may take by default before the API answers 504.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a replica's etcd lease lives without renewal: a dead leader is replaced, and a
+/// dead replica stops holding back `Established`, that long after it stopped.
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
 
 /// Where and how to reach etcd.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,23 +81,84 @@ pub struct EtcdTls {
     pub key_file: Option<PathBuf>,
 }
 
-/// The store on etcd.
+/// The store on etcd: reads that must be consistent and every write go to etcd; lists that
+/// may be served from a cache, and watches, come from this replica's watch cache.
 pub struct EtcdStore {
-    gateway: Arc<Gateway>,
-    keys: KeyMap,
+    etcd: Arc<Etcd>,
+    cache: cache::WatchCache,
 }
 
 impl EtcdStore {
-    /// A store on `config`'s etcd; checks that etcd answers.
+    /// A store on `config`'s etcd; checks that etcd answers and fills the watch cache.
     pub async fn connect(config: &EtcdConfig) -> Result<Self, StoreError> {
         if config.endpoints.is_empty() {
             return Err(StoreError::Backend("no etcd endpoint given".into()));
         }
         let gateway = Gateway::new(config).map_err(|e| StoreError::Backend(e.to_string()))?;
         let keys = KeyMap { prefix: config.prefix.trim_end_matches('/').to_string() };
-        let store = EtcdStore { gateway: Arc::new(gateway), keys };
-        store.current_revision().await?;
-        Ok(store)
+        let etcd = Arc::new(Etcd { gateway: Arc::new(gateway), keys });
+        etcd.current_revision().await?;
+        let cache = cache::WatchCache::start(Arc::clone(&etcd), super::HistoryLimit::default()).await?;
+        Ok(EtcdStore { etcd, cache })
+    }
+
+    /// Joins the replicas of this etcd, with an etcd lease of `ttl` (see [`Election`]).
+    pub(crate) fn join(&self, ttl: Duration) -> Election {
+        Election::start(Arc::clone(&self.etcd), ttl)
+    }
+}
+
+#[async_trait]
+impl Store for EtcdStore {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        self.etcd.current_revision().await
+    }
+    async fn cached_revision(&self) -> Result<Revision, StoreError> {
+        self.cache.revision()
+    }
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        self.etcd.get(key).await
+    }
+    async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
+        if opts.cached && cache::covers(prefix) {
+            return self.cache.list(prefix, opts);
+        }
+        self.etcd.list(prefix, opts).await
+    }
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
+        self.etcd.create(key, value).await
+    }
+    async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
+        self.etcd.update(key, value, expected).await
+    }
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted, StoreError> {
+        self.etcd.delete(key, expected).await
+    }
+    /// From the cache, or from etcd for a revision older than the cache's window (kube
+    /// answers 410 there; etcd still has those changes unless it compacted them).
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
+        if !cache::covers(prefix) {
+            return self.etcd.watch(prefix, after).await;
+        }
+        match self.cache.watch(prefix, after) {
+            Err(StoreError::Expired { .. }) => self.etcd.watch(prefix, after).await,
+            cached => cached,
+        }
+    }
+    fn replays_at_once(&self, after: Revision) -> bool {
+        self.cache.holds(after)
+    }
+}
+
+/// etcd itself, read and written directly (the cache's source, and every consistent read).
+struct Etcd {
+    gateway: Arc<Gateway>,
+    keys: KeyMap,
+}
+
+impl Etcd {
+    async fn txn(&self, txn: wire::Txn) -> Result<wire::TxnResponse, StoreError> {
+        self.gateway.call("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
     }
 
     /// Runs a guarded transaction; `repeated` says an earlier attempt may have applied it
@@ -157,7 +225,7 @@ fn store_error(e: GatewayError, requested: Revision) -> StoreError {
 }
 
 #[async_trait]
-impl Store for EtcdStore {
+impl Store for Etcd {
     async fn current_revision(&self) -> Result<Revision, StoreError> {
         // A count of one key that need not exist: only the header's revision is wanted.
         let body = serde_json::json!({ "key": wire::enc(&self.keys.etcd_key(ENGINE_ROOT)), "count_only": true });
@@ -281,7 +349,7 @@ impl Store for EtcdStore {
         Ok(Deleted { prev: prev.into_key_value(key.into()), revision })
     }
 
-    fn replays_at_once(&self) -> bool {
+    fn replays_at_once(&self, _after: Revision) -> bool {
         false
     }
 

@@ -282,6 +282,27 @@ pub fn put(key: &[u8], value: &[u8]) -> Value {
     json!({ "request_put": { "key": enc(key), "value": enc(value) } })
 }
 
+/// A transaction's `put` of a key that goes with etcd lease `lease` (deleted when it expires).
+pub fn put_leased(key: &[u8], value: &[u8], lease: u64) -> Value {
+    json!({ "request_put": { "key": enc(key), "value": enc(value), "lease": lease.to_string() } })
+}
+
+/// An etcd lease's answer (grant, keep-alive): its ID and the seconds it has left (0: gone).
+#[derive(Debug, Default, Deserialize)]
+pub struct LeaseResponse {
+    #[serde(default, rename = "ID", deserialize_with = "int")]
+    pub id: u64,
+    #[serde(default, rename = "TTL", deserialize_with = "int")]
+    pub ttl: u64,
+}
+
+/// A keep-alive's answer: the gateway streams it as one `result` line.
+#[derive(Debug, Default, Deserialize)]
+pub struct KeepAliveLine {
+    #[serde(default)]
+    pub result: LeaseResponse,
+}
+
 /// A transaction's read of one key, without its value when `keys_only`.
 pub fn get(key: &[u8], keys_only: bool) -> Value {
     json!({ "request_range": { "key": enc(key), "keys_only": keys_only } })
