@@ -396,7 +396,10 @@ async fn beside_the_oracle(kit: &std::path::Path, n: usize, budget: Duration, ou
     })
     .await;
     let etcd_rss = etcd_rss.into_inner().expect("lock");
-    println!("beside kube-apiserver 1.32 (oracle kit, etcd 3.4, same machine, same run; Established budget {}):", ms(budget));
+    println!(
+        "beside kube-apiserver 1.32 (oracle kit, etcd 3.4, same machine, same run; Established budget {}):",
+        ms(budget)
+    );
     println!("  {:<44} {:<28} {:<28}", "figure", "kubectl-crd serve", "kube-apiserver");
     let row = |what: &str, a: String, b: String| println!("  {what:<44} {a:<28} {b:<28}");
     let done = |f: &Figures| match f.all_established {
@@ -407,7 +410,11 @@ async fn beside_the_oracle(kit: &std::path::Path, n: usize, budget: Duration, ou
     row("aggregated discovery /apis p50", ms(ours.agg_p50), ms(theirs.agg_p50));
     row("plain discovery /apis p50", ms(ours.plain_p50), ms(theirs.plain_p50));
     row("/openapi/v2 first", ms(ours.v2_first), ms(theirs.v2_first));
-    row("/openapi/v2 cached p50 (protobuf)", format!("{} ({})", ms(ours.v2_p50), ms(ours.pb_p50)), format!("{} ({})", ms(theirs.v2_p50), ms(theirs.pb_p50)));
+    row(
+        "/openapi/v2 cached p50 (protobuf)",
+        format!("{} ({})", ms(ours.v2_p50), ms(ours.pb_p50)),
+        format!("{} ({})", ms(theirs.v2_p50), ms(theirs.pb_p50)),
+    );
     row("/openapi/v2 after one more CRD", ms(ours.v2_after), ms(theirs.v2_after));
     row("/openapi/v3/apis/<g>/<v> p50", ms(ours.v3_p50), ms(theirs.v3_p50));
     row("one more CRD Established", ms(ours.more), ms(theirs.more));

@@ -84,9 +84,8 @@ pub async fn run(store: Arc<dyn Store>, kinds: Arc<Kinds>, passed: tokio::sync::
 
 /// The CRDs as the last pass decoded them, by store key, with the revision each was read
 /// at. A pass decodes only the CRDs written since: decoding all 2,000 of a large set on
-/// every pass took seconds and gigabytes. The copies kept leave out the versions' schemas,
-/// which are most of a CRD's bytes and which only publishing reads (from the stored bytes,
-/// when the CRD changed); names decisions read names and conditions.
+/// every pass took seconds and gigabytes. The copies kept are [`light`]; publishing reads
+/// the schemas from the stored bytes, and only when the CRD changed.
 #[derive(Default)]
 struct Decoded {
     by_key: HashMap<String, (Revision, CustomResourceDefinition)>,
@@ -100,14 +99,14 @@ impl Decoded {
         {
             return Some(crd.clone());
         }
-        let crd = without_schemas(decode(kv)?);
+        let crd = light(decode(kv)?);
         self.by_key.insert(kv.key.clone(), (kv.mod_revision, crd.clone()));
         Some(crd)
     }
 
     /// Notes the CRD this pass wrote at `revision`, so the next pass does not decode it.
     fn wrote(&mut self, key: &str, revision: Revision, crd: &CustomResourceDefinition) {
-        self.by_key.insert(key.to_string(), (revision, without_schemas(crd.clone())));
+        self.by_key.insert(key.to_string(), (revision, light(crd.clone())));
     }
 }
 
@@ -118,10 +117,15 @@ fn decode(kv: &KeyValue) -> Option<CustomResourceDefinition> {
     Some(crd)
 }
 
-fn without_schemas(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+/// What names decisions and clean-ups read of a CRD: it leaves out the versions' schemas,
+/// the managed fields (which mirror the spec's shape) and the annotations (`kubectl apply`
+/// keeps a copy of the whole CRD in one), which together are nearly all of its bytes.
+fn light(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
     for v in &mut crd.spec.versions {
         v.schema = None;
     }
+    crd.metadata.managed_fields = None;
+    crd.metadata.annotations = None;
     crd
 }
 
