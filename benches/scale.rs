@@ -56,13 +56,23 @@ const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGrou
 const PROTOBUF_V2: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
-/// GET `uri` with `accept`; the body and the time it took.
+/// GET `uri` with `accept`; the body and the time it took. A failure (kube-apiserver cuts
+/// answers that outlast its request timeout) is printed, with an empty body, rather than
+/// ending the run: the figures of the other server stand.
 async fn get(client: &kube::Client, uri: &str, accept: &str) -> (Vec<u8>, Duration) {
     let start = Instant::now();
     let req = http::Request::get(uri).header("accept", accept).body(Vec::new()).expect("request");
-    let mut body = client.request_stream(req).await.unwrap_or_else(|e| panic!("GET {uri}: {e}"));
     let mut bytes = Vec::new();
-    futures::AsyncReadExt::read_to_end(&mut body, &mut bytes).await.expect("body");
+    let read = match client.request_stream(req).await {
+        Ok(mut body) => {
+            futures::AsyncReadExt::read_to_end(&mut body, &mut bytes).await.map(|_| ()).map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = read {
+        println!("  GET {uri} failed after {}: {e}", ms(start.elapsed()));
+        bytes.clear();
+    }
     (bytes, start.elapsed())
 }
 
@@ -217,7 +227,9 @@ async fn measure(client: &kube::Client, n: usize, budget: Duration, rss: &dyn Fn
     let rss_established = rss();
 
     let (agg, agg_first) = get(client, "/apis", AGGREGATED).await;
-    assert!(String::from_utf8_lossy(&agg).contains("APIGroupDiscoveryList"), "aggregated discovery");
+    if !String::from_utf8_lossy(&agg).contains("APIGroupDiscoveryList") {
+        println!("  aggregated discovery did not answer an APIGroupDiscoveryList");
+    }
     let (agg_times, _) = gets(client, "/apis", AGGREGATED, 20).await;
     let (plain_times, plain) = gets(client, "/apis", "application/json", 20).await;
 
@@ -261,7 +273,7 @@ async fn measure(client: &kube::Client, n: usize, budget: Duration, rss: &dyn Fn
 /// How many CRDs are Established now.
 async fn count_established(client: &kube::Client) -> usize {
     let (list, _) = get(client, CRDS, "application/json").await;
-    let list: serde_json::Value = serde_json::from_slice(&list).expect("CRD list");
+    let list: serde_json::Value = serde_json::from_slice(&list).unwrap_or_default();
     let items = list["items"].as_array().cloned().unwrap_or_default();
     items
         .iter()
