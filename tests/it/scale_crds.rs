@@ -124,3 +124,105 @@ async fn two_hundred_varied_crds_are_established_discovered_and_documented() {
         }
     }
 }
+
+async fn send(engine: &Arc<Engine>, method: &str, path: &str, body: &Value) -> (StatusCode, Value) {
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(Body::from(serde_json::to_vec(body).expect("JSON")));
+    call(engine, req.expect("request")).await
+}
+
+/// The versions aggregated and plain discovery list for `group` (empty: not listed).
+async fn discovered_versions(engine: &Arc<Engine>, group: &str) -> (Vec<String>, Vec<String>) {
+    let aggregated = get(engine, "/apis", AGGREGATED).await;
+    let aggregated = aggregated["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["metadata"]["name"] == group)
+        .flat_map(|g| g["versions"].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v["version"].as_str().map(String::from))
+        .collect();
+    let plain = get(engine, "/apis", "application/json").await;
+    let plain = plain["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["name"] == group)
+        .flat_map(|g| g["versions"].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v["version"].as_str().map(String::from))
+        .collect();
+    (aggregated, plain)
+}
+
+/// A custom resource of CRD `i` at `version` whose region is `region`.
+fn resource(i: usize, version: &str, name: &str, region: &str) -> Value {
+    serde_json::json!({"apiVersion": format!("{}/{version}", crds::group(i)), "kind": crds::kind(i),
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"forProvider": {"region": region}}})
+}
+
+/// Discovery is cached and the kinds' schemas compiled on first use: right after each
+/// write of a CRD (new, new schema and version, deleted), discovery, validation and
+/// `/openapi/v2` answer for the CRD as it is now, never as it was when they were cached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caches_follow_every_crd_change() {
+    let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+    let i = 3; // one version, v1; namespaced
+    let (group, kind) = (crds::group(i), crds::kind(i));
+    // Cache discovery and the documents of the state without the CRD.
+    assert_eq!(discovered_versions(&engine, &group).await, (vec![], vec![]));
+    let v2 = get(&engine, "/openapi/v2", "application/json").await;
+    assert!(!v2.to_string().contains(&kind));
+
+    let (status, answer) = send(&engine, "POST", CRDS, &crds::crd(i)).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let one = vec!["v1".to_string()];
+    assert_eq!(discovered_versions(&engine, &group).await, (one.clone(), one));
+    let objects = format!("/apis/{group}/v1/namespaces/default/{}", crds::plural(i));
+    let (status, answer) = send(&engine, "POST", &objects, &resource(i, "v1", "fits", "eu-west-1")).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let long = "a-region-name-longer-than-32-characters";
+    let (status, answer) = send(&engine, "POST", &objects, &resource(i, "v1", "too-long", long)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let v2 = get(&engine, "/openapi/v2", "application/json").await;
+    assert!(v2["definitions"].as_object().expect("definitions").keys().any(|k| k.ends_with(&format!(".v1.{kind}"))));
+
+    // A tighter schema and a second served version.
+    let path = format!("{CRDS}/{}", crds::name(i));
+    let (_, mut crd) = send(&engine, "GET", &path, &Value::Null).await;
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["forProvider"]["properties"]
+        ["region"]["maxLength"] = 4.into();
+    let mut beta = crd["spec"]["versions"][0].clone();
+    beta["name"] = "v2beta1".into();
+    beta["storage"] = false.into();
+    crd["spec"]["versions"].as_array_mut().expect("versions").push(beta);
+    let (status, answer) = send(&engine, "PUT", &path, &crd).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let two = vec!["v1".to_string(), "v2beta1".to_string()];
+    assert_eq!(discovered_versions(&engine, &group).await, (two.clone(), two));
+    let (status, answer) = send(&engine, "POST", &objects, &resource(i, "v1", "now-too-long", "eu-west-1")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "the new schema validates: {answer}");
+    let beta_objects = format!("/apis/{group}/v2beta1/namespaces/default/{}", crds::plural(i));
+    let (status, answer) = send(&engine, "POST", &beta_objects, &resource(i, "v2beta1", "short", "eu")).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let v2 = get(&engine, "/openapi/v2", "application/json").await;
+    let region = &v2["definitions"][format!("com.example.scale.svc0000.v1.{kind}")]["properties"]["spec"]["properties"]
+        ["forProvider"]["properties"]["region"];
+    assert_eq!(region["maxLength"], 4, "{region}");
+    assert!(
+        v2["definitions"].as_object().expect("definitions").keys().any(|k| k.ends_with(&format!(".v2beta1.{kind}")))
+    );
+
+    let (status, answer) = send(&engine, "DELETE", &path, &Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while discovered_versions(&engine, &group).await != (vec![], vec![]) {
+        assert!(tokio::time::Instant::now() < deadline, "the deleted CRD stays in discovery");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let v2 = get(&engine, "/openapi/v2", "application/json").await;
+    assert!(!v2.to_string().contains(&kind), "the deleted CRD stays in /openapi/v2");
+}

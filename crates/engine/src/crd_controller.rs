@@ -20,20 +20,20 @@ use crate::meta;
 use crate::registry::conditions::{self, ESTABLISHED, NAMES_ACCEPTED, TERMINATING};
 use crate::registry::names;
 use crate::resources::builtin::storage_version_hash;
-use crate::resources::crds::{CLEANUP_FINALIZER, CrdStrategy, typed};
+use crate::resources::crds::{CLEANUP_FINALIZER, CrdStrategy};
 use crate::resources::custom::CustomResourceStrategy;
 use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{ListQuery, Rest, Subresource, WriteOptions};
 use crate::resources::scale::ScalePaths;
 use crate::resources::{ResourceInfo, Strategy};
-use crate::store::{ListOptions, Revision, Store, StoreError};
+use crate::store::{KeyValue, ListOptions, Revision, Store, StoreError};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
 };
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// How often the leader looks again at the replicas' reports while a CRD installs, should
@@ -53,6 +53,7 @@ pub async fn run(
     let strategy = CrdStrategy::default();
     let prefix = strategy.info().prefix();
     let mut leading = replicas.leading();
+    let mut decoded = Decoded::default();
     loop {
         let from = match store.current_revision().await {
             Ok(from) => from,
@@ -64,7 +65,7 @@ pub async fn run(
             }
         };
         let leader = leading.borrow_and_update().then_some(&replicas);
-        let waiting = match pass(store.as_ref(), &strategy, &kinds, leader).await {
+        let waiting = match pass(store.as_ref(), &strategy, &kinds, leader, &mut decoded).await {
             Ok(waiting) => waiting,
             Err(e) => {
                 tracing::warn!("CRD controller pass: {e}");
@@ -118,38 +119,87 @@ struct Waiting {
     installing: bool,
 }
 
+/// The CRDs as the last pass decoded them, by store key, with the revision each was read
+/// at. A pass decodes only the CRDs written since: decoding all 2,000 of a large set on
+/// every pass took seconds and gigabytes. The copies kept are [`light`]; publishing reads
+/// the schemas from the stored bytes, and only when the CRD changed.
+#[derive(Default)]
+struct Decoded {
+    by_key: HashMap<String, (Revision, CustomResourceDefinition)>,
+}
+
+impl Decoded {
+    /// The CRD stored as `kv`, from the last pass when it is unchanged since.
+    fn get(&mut self, kv: &KeyValue) -> Option<CustomResourceDefinition> {
+        if let Some((revision, crd)) = self.by_key.get(&kv.key)
+            && *revision == kv.mod_revision
+        {
+            return Some(crd.clone());
+        }
+        let crd = light(decode(kv)?);
+        self.by_key.insert(kv.key.clone(), (kv.mod_revision, crd.clone()));
+        Some(crd)
+    }
+
+    /// Notes the CRD this pass wrote at `revision`, so the next pass does not decode it.
+    fn wrote(&mut self, key: &str, revision: Revision, crd: &CustomResourceDefinition) {
+        self.by_key.insert(key.to_string(), (revision, light(crd.clone())));
+    }
+}
+
+/// The CRD stored as `kv`, whole, at its revision.
+fn decode(kv: &KeyValue) -> Option<CustomResourceDefinition> {
+    let mut crd: CustomResourceDefinition = serde_json::from_slice(&kv.value).ok()?;
+    crd.metadata.resource_version = Some(kv.mod_revision.to_string());
+    Some(crd)
+}
+
+/// What names decisions and clean-ups read of a CRD: it leaves out the versions' schemas,
+/// the managed fields (which mirror the spec's shape) and the annotations (`kubectl apply`
+/// keeps a copy of the whole CRD in one), which together are nearly all of its bytes.
+fn light(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    for v in &mut crd.spec.versions {
+        v.schema = None;
+    }
+    crd.metadata.managed_fields = None;
+    crd.metadata.annotations = None;
+    crd
+}
+
 /// One pass: publishes every CRD; the leader (`Some`) also writes what they need.
 async fn pass(
     store: &dyn Store,
     strategy: &CrdStrategy,
     kinds: &Kinds,
     leader: Option<&Replicas>,
+    decoded: &mut Decoded,
 ) -> Result<Waiting, crate::status::ApiError> {
     let rest = Rest { store, strategy, now: Timestamp::now(), scale: None, names: &RANDOM };
-    let list = rest.list(None, &ListQuery::default()).await?;
+    let list = rest.list_raw(None, &ListQuery::default()).await?;
     let served_since = store.current_revision().await.unwrap_or(0);
-    let objects: Vec<Value> = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-    let mut crds: Vec<CustomResourceDefinition> = objects.iter().filter_map(typed).collect();
+    let present: HashSet<&str> = list.items.iter().map(|kv| kv.key.as_str()).collect();
+    decoded.by_key.retain(|key, _| present.contains(key.as_str()));
+    let mut crds: Vec<(CustomResourceDefinition, &KeyValue)> =
+        list.items.iter().filter_map(|kv| Some((decoded.get(kv)?, kv))).collect();
     // Creation order: the store's create revision is not in the object, so use creationTimestamp then name.
-    crds.sort_by(|a, b| {
-        let ka = (a.metadata.creation_timestamp.clone(), a.metadata.name.clone());
-        let kb = (b.metadata.creation_timestamp.clone(), b.metadata.name.clone());
+    crds.sort_by(|(a, _), (b, _)| {
+        let ka = (&a.metadata.creation_timestamp, &a.metadata.name);
+        let kb = (&b.metadata.creation_timestamp, &b.metadata.name);
         ka.cmp(&kb)
     });
-    // By name, once: looking each CRD's object up in the list was quadratic in the CRDs.
-    let by_name: HashMap<&str, &Value> = objects.iter().filter_map(|o| Some((meta::name(o)?, o))).collect();
+    let (mut crds, kvs): (Vec<CustomResourceDefinition>, Vec<&KeyValue>) = crds.into_iter().unzip();
     let mut waiting = Waiting::default();
     let mut reports = leader.map(Replicas::reports);
     for i in 0..crds.len() {
         let name = crds[i].metadata.name.clone().unwrap_or_default();
-        let Some(obj) = by_name.get(name.as_str()).copied() else { continue };
+        let kv = kvs[i];
         let Some(reports) = reports.as_mut() else {
-            publish(kinds, &name, &crds[i], served_since, Built::Stored);
+            publish_stored(kinds, &name, kv, served_since);
             continue;
         };
         if crds[i].metadata.deletion_timestamp.is_some() {
-            publish(kinds, &name, &crds[i], served_since, Built::Stored);
-            clean_up(&rest, kinds, &crds[i], obj).await?;
+            publish_stored(kinds, &name, kv, served_since);
+            clean_up(&rest, kinds, &crds[i], &meta::from_stored(kv)).await?;
             waiting.cleaning = true;
             continue;
         }
@@ -163,28 +213,41 @@ async fn pass(
         }
         if let Some(status) = decided {
             waiting.installing |= installs(&status);
-            let mut updated = obj.clone();
+            let mut updated = meta::from_stored(kv);
             if let Some(map) = updated.as_object_mut() {
                 map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
             }
             // Serve first, then announce: whoever sees `Established` (a watch reports the
             // write before this call returns) must find the kind routed. Should the write
             // fail, the next pass publishes again from what is stored.
-            let announced = CustomResourceDefinition { status: Some(status.clone()), ..crds[i].clone() };
+            let Some(whole) = decode(kv) else { continue };
+            let announced = CustomResourceDefinition { status: Some(status.clone()), ..whole };
             publish(kinds, &name, &announced, served_since, Built::NotStored);
-            rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
+            let written = rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
+            // What was published is what is stored now (the write was conditional on the
+            // revision read): the next pass neither decodes nor rebuilds it.
+            crds[i].status = Some(status);
+            if let Some(rv) = meta::resource_version(&written) {
+                kinds.set_built_from(&name, Some(rv));
+                // The names were written at this revision: an installing CRD waits for
+                // every replica to serve at least that far.
+                crds[i].metadata.resource_version = Some(rv.to_string());
+                if let Ok(revision) = rv.parse() {
+                    decoded.wrote(&kv.key, revision, &crds[i]);
+                }
+            }
             // The CRDs after this one decide against the names it now holds, as the pass
             // its write triggers would: one pass settles a whole burst of new CRDs rather
             // than one pass (a list of every CRD) per new CRD.
-            crds[i].status = Some(status);
             continue;
         }
         waiting.installing |= installing(&crds[i]);
-        publish(kinds, &name, &crds[i], served_since, Built::Stored);
+        publish_stored(kinds, &name, kv, served_since);
     }
     // CRDs that are gone serve nothing.
+    let names: HashSet<&str> = crds.iter().filter_map(|c| c.metadata.name.as_deref()).collect();
     for served in kinds.custom_names() {
-        if !crds.iter().any(|c| c.metadata.name.as_deref() == Some(served.as_str())) {
+        if !names.contains(served.as_str()) {
             kinds.set_custom(&served, Vec::new());
         }
     }
@@ -246,6 +309,17 @@ async fn establish_once_served(
     );
     conditions::set_status_condition(&mut status, established, now);
     Some(status)
+}
+
+/// Publishes the CRD stored as `kv` unless its kinds were built from that very revision
+/// (decoding it whole only then).
+fn publish_stored(kinds: &Kinds, name: &str, kv: &KeyValue, since: u64) {
+    if kinds.built_from(name, &kv.mod_revision.to_string()) {
+        return;
+    }
+    if let Some(crd) = decode(kv) {
+        publish(kinds, name, &crd, since, Built::Stored);
+    }
 }
 
 /// Whether a CRD about to be published is the one stored at its resourceVersion.

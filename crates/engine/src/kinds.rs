@@ -8,6 +8,7 @@ use crate::representation::table::TableConvertor;
 use crate::resources::scale::ScalePaths;
 use crate::resources::{ResourceInfo, Strategy};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// One served kind at one version.
@@ -52,6 +53,29 @@ pub struct Kinds {
     /// The resourceVersion of the CRD each entry of `custom` was built from, so that a pass
     /// of the CRD controller rebuilds (recompiles schemas and CEL rules) only what changed.
     built: RwLock<BTreeMap<String, String>>,
+    generation: Generation,
+}
+
+/// Numbers every state of every [`Kinds`] apart (unique in the process, not per table),
+/// so a document cached by generation is never served for another engine's kinds.
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
+
+/// The state of the served kinds: it moves after every change to them.
+struct Generation(AtomicU64);
+
+impl Default for Generation {
+    fn default() -> Self {
+        Generation(AtomicU64::new(GENERATIONS.fetch_add(1, Ordering::Relaxed)))
+    }
+}
+
+impl Generation {
+    /// Called after a change is in place: a reader that saw the old generation may have
+    /// read the new kinds (and cached newer content under an old number, never read
+    /// again), but one that sees the new generation reads the new kinds.
+    fn advance(&self) {
+        self.0.store(GENERATIONS.fetch_add(1, Ordering::Relaxed), Ordering::Release);
+    }
 }
 
 /// The custom kinds of a [`Kinds`], carried into an engine forked from a snapshot so it
@@ -97,6 +121,13 @@ impl Kinds {
         write(&self.custom, custom.custom);
         write(&self.tables, custom.tables);
         write(&self.built, custom.built);
+        self.generation.advance();
+    }
+
+    /// Which state of the served kinds this is: documents built from them (discovery) are
+    /// cached by it. Read it before reading the kinds.
+    pub fn generation(&self) -> u64 {
+        self.generation.0.load(Ordering::Acquire)
     }
 
     /// Whether the kinds of `crd_name` were built from the CRD at `resource_version`.
@@ -170,6 +201,7 @@ impl Kinds {
             } else {
                 custom.insert(crd_name.to_string(), kinds);
             }
+            self.generation.advance();
         }
     }
 
@@ -181,6 +213,16 @@ impl Kinds {
     /// Whether a kind is one of the engine's own (not served for a CRD).
     pub fn is_builtin(&self, kind: &ServedKind) -> bool {
         self.builtin.iter().any(|b| b.info() == kind.info())
+    }
+
+    /// The served kinds `pred` selects but those installing, built-ins first, cloning only
+    /// those.
+    pub fn matching(&self, pred: impl Fn(&ResourceInfo) -> bool) -> Vec<ServedKind> {
+        let mut out: Vec<ServedKind> = self.builtin.iter().filter(|k| pred(k.info())).cloned().collect();
+        if let Ok(custom) = self.custom.read() {
+            out.extend(custom.values().flatten().filter(|k| !k.installing && pred(k.info())).cloned());
+        }
+        out
     }
 
     /// Every served kind but those installing: built-ins first, then custom kinds by CRD name.

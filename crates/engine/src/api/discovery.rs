@@ -3,10 +3,55 @@
 //!
 //! Everything comes from [`Kinds`], which holds a CRD's *accepted* names, never its spec
 //! names, so discovery publishes exactly what the names controller accepted.
+//!
+//! `/apis` in both forms is served from bytes cached by the kinds' generation, which moves
+//! with every change to the served kinds: clients ask for it on every command, and with
+//! thousands of CRDs building it took longer than anything else they ask for.
 
 use crate::kinds::{Kinds, ServedKind};
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The documents that are cached.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Cached {
+    /// Aggregated discovery of `/api`.
+    AggregatedCore,
+    /// Aggregated discovery of `/apis`.
+    Aggregated,
+    /// `/apis` as an `APIGroupList`.
+    GroupList,
+}
+
+/// Serialized documents by the generation of the kinds they were built from (unique in
+/// the process, see [`Kinds::generation`]), the latest few: one per engine and document
+/// in use is what is ever read again.
+static CACHE: Mutex<Vec<(u64, Cached, Bytes)>> = Mutex::new(Vec::new());
+const CACHED: usize = 32;
+
+/// Document `which` of `kinds`' current state, built only when they changed.
+pub fn cached(kinds: &Kinds, which: Cached) -> Bytes {
+    let generation = kinds.generation();
+    let lock = || CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, _, body)) = lock().iter().find(|(g, w, _)| *g == generation && *w == which) {
+        return body.clone();
+    }
+    let doc = match which {
+        Cached::AggregatedCore => aggregated(kinds, true),
+        Cached::Aggregated => aggregated(kinds, false),
+        Cached::GroupList => group_list(kinds),
+    };
+    let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    let mut cache = lock();
+    if cache.len() >= CACHED {
+        cache.remove(0);
+    }
+    cache.push((generation, which, body.clone()));
+    body
+}
 
 /// Kubernetes' version priority: GA before beta before alpha, higher numbers first,
 /// anything else last in lexical order.
@@ -150,8 +195,7 @@ fn resource_entries(k: &ServedKind) -> Vec<Value> {
 
 /// `/api/v1` (group "") or `/apis/<group>/<version>`, if served.
 pub fn resource_list(kinds: &Kinds, group: &str, version: &str) -> Option<Value> {
-    let served: Vec<ServedKind> =
-        kinds.all().into_iter().filter(|k| k.info().group == group && k.info().version == version).collect();
+    let served = kinds.matching(|i| i.group == group && i.version == version);
     if served.is_empty() {
         return None;
     }
@@ -166,15 +210,21 @@ pub fn aggregated(kinds: &Kinds, core: bool) -> Value {
     let all = kinds.all();
     let group_names: Vec<(String, Vec<String>)> =
         if core { vec![(String::new(), vec!["v1".to_string()])] } else { groups(&all) };
+    // By group-version once: a search of every kind per group-version was quadratic.
+    let mut by_gv: HashMap<(&str, &str), Vec<&ServedKind>> = HashMap::new();
+    for k in &all {
+        by_gv.entry((k.info().group.as_str(), k.info().version.as_str())).or_default().push(k);
+    }
     let items: Vec<Value> = group_names
         .iter()
         .map(|(g, versions)| {
             let versions: Vec<Value> = versions
                 .iter()
                 .map(|v| {
-                    let resources: Vec<Value> = all
-                        .iter()
-                        .filter(|k| &k.info().group == g && &k.info().version == v)
+                    let resources: Vec<Value> = by_gv
+                        .get(&(g.as_str(), v.as_str()))
+                        .into_iter()
+                        .flatten()
                         .map(|k| aggregated_resource(k, kinds.is_builtin(k)))
                         .collect();
                     json!({"version": v, "resources": resources, "freshness": "Current"})

@@ -114,8 +114,8 @@ fn wants_aggregated(headers: &HeaderMap) -> bool {
     })
 }
 
-fn aggregated_response(doc: &serde_json::Value) -> Response {
-    let mut res = json_response(StatusCode::OK, doc);
+fn aggregated_response(body: bytes::Bytes) -> Response {
+    let mut res = json_text_response(StatusCode::OK, body);
     let h = res.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -134,15 +134,17 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     if parts.method == Method::GET {
         let found = match path.as_str() {
             "/api" if wants_aggregated(&parts.headers) => {
-                return aggregated_response(&discovery::aggregated(kinds, true));
+                return aggregated_response(discovery::cached(kinds, discovery::Cached::AggregatedCore));
             }
             "/apis" if wants_aggregated(&parts.headers) => {
-                return aggregated_response(&discovery::aggregated(kinds, false));
+                return aggregated_response(discovery::cached(kinds, discovery::Cached::Aggregated));
             }
             "/api" => Some(discovery::core_versions(
                 parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
             )),
-            "/apis" => Some(discovery::group_list(kinds)),
+            "/apis" => {
+                return json_text_response(StatusCode::OK, discovery::cached(kinds, discovery::Cached::GroupList));
+            }
             "/api/v1" => discovery::resource_list(kinds, "", "v1"),
             p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
                 Some([g]) => discovery::group(kinds, g),

@@ -68,7 +68,9 @@ pub struct CrdVersion {
     pub list_kind: String,
     pub plural: String,
     /// `openAPIV3Schema`, when the version has a structural one.
-    pub schema: Option<Value>,
+    /// Shared: every document source of the version holds it, and a large CRD set's
+    /// schemas are most of what the documents are built from.
+    pub schema: Option<std::sync::Arc<Value>>,
     /// `selectableFields[].jsonPath`.
     pub selectable_fields: Vec<String>,
 }
@@ -332,7 +334,7 @@ mod tests {
             kind: "Widget".into(),
             list_kind: "WidgetList".into(),
             plural: "widgets".into(),
-            schema: Some(schema),
+            schema: Some(schema.into()),
             selectable_fields: vec![".spec.color".into()],
         }
     }

@@ -123,12 +123,16 @@ impl Documents {
 
         let all_routes: Vec<Route> = groups.values().flat_map(|g| g.routes.iter().cloned()).collect();
         let v2_json = v2::document(api_version, &all_routes, &v2_defs);
+        // Each form of the whole document is several times its bytes: let each go as soon
+        // as the next is made, so the peak of a build is not all of them at once.
+        drop((all_routes, v2_defs));
         let v2_protobuf = Bytes::from(proto::encode(&v2_json));
         let kept = |body: &Bytes, old: Option<&Doc>| match old {
             Some(old) if old.body == *body => old.last_modified,
             _ => now,
         };
         let v2_body = Bytes::from(v2_json.to_text());
+        drop(v2_json);
         let v2 = Doc { etag: etag(&v2_body), last_modified: kept(&v2_body, previous.map(|p| &p.v2)), body: v2_body };
 
         let mut v3 = BTreeMap::new();
@@ -141,17 +145,29 @@ impl Documents {
                     custom_sources.insert(gv, group.sources);
                     continue;
                 }
-                for crd in group.sources.iter().filter_map(|s| s.crd.as_ref()) {
-                    let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
-                    let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
-                    v3_defs.insert(kind, crd_schema::kind_definition(crd, false));
-                    v3_defs.insert(list, crd_schema::list_definition(crd));
-                }
+            }
+            // A CRDs-only document reaches only its own kinds' definitions (CRD schemas have
+            // no references): they are added for it and removed after, rather than every
+            // group's being held until the last document is written.
+            let mut own = Vec::new();
+            for crd in group.sources.iter().filter(|_| group.custom).filter_map(|s| s.crd.as_ref()) {
+                let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
+                let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
+                let replaced = v3_defs.insert(kind.clone(), crd_schema::kind_definition(crd, false));
+                own.push((kind, replaced));
+                let replaced = v3_defs.insert(list.clone(), crd_schema::list_definition(crd));
+                own.push((list, replaced));
             }
             // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
             let (title, version) =
                 if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
             let body = Bytes::from(v3::document(title, version, &group.routes, &v3_defs).to_text());
+            for (name, replaced) in own.into_iter().rev() {
+                match replaced {
+                    Some(def) => v3_defs.insert(name, def),
+                    None => v3_defs.remove(&name),
+                };
+            }
             let last_modified = kept(&body, previous.and_then(|p| p.v3.get(&gv)));
             v3.insert(gv.clone(), Doc { etag: etag(&body), last_modified, body });
             if group.custom {

@@ -183,7 +183,7 @@ fn custom_source(k: &ServedKind, raw: &Value, crd: &CustomResourceDefinition) ->
         .and_then(|vs| vs.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(&info.version)))
         .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
         .filter(|_| structural)
-        .cloned();
+        .map(|s| Arc::new(s.clone()));
     let crd_version = CrdVersion {
         group: crd.spec.group.clone(),
         version: info.version.clone(),

@@ -27,7 +27,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 /// The strategy of one served version of a CRD: its names and its compiled schema.
 pub struct CustomResourceStrategy {
@@ -47,16 +47,19 @@ struct SchemaKey {
     version: String,
 }
 
-/// Compiled schemas by CRD (uid, else name) and version, with the generation compiled.
-type SchemaCache = Mutex<HashMap<SchemaKey, (i64, Arc<Schema>)>>;
+/// Schemas by CRD (uid, else name) and version, with the generation they are of. Held
+/// weakly: a schema lives as long as a served kind uses it, so a deleted CRD's schemas go
+/// with its kinds, and a status change (which rebuilds the kinds) finds them still alive.
+type SchemaCache = Mutex<HashMap<SchemaKey, (i64, Weak<Schema>)>>;
 
 static SCHEMAS: LazyLock<SchemaCache> = LazyLock::new(Default::default);
 
-/// The compiled schema of `version`, compiled once per CRD generation.
+/// The schema of `version`, one per CRD generation, compiled on first use (most of a
+/// large CRD set's kinds are never used: see [`Schema::lazy`]).
 fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Option<Arc<Schema>> {
     let props = version.schema.as_ref()?.open_api_v3_schema.as_ref()?;
     let preserve = crd.spec.preserve_unknown_fields.unwrap_or(false);
-    let build = || Arc::new(Schema::new(props).preserving_unknown_fields(preserve));
+    let build = || Arc::new(Schema::lazy(props).preserving_unknown_fields(preserve));
     let (Some(crd_id), Some(generation)) =
         (crd.metadata.uid.clone().or_else(|| crd.metadata.name.clone()), crd.metadata.generation)
     else {
@@ -66,11 +69,13 @@ fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefin
     let mut cache = SCHEMAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((compiled_generation, schema)) = cache.get(&key)
         && *compiled_generation == generation
+        && let Some(schema) = schema.upgrade()
     {
-        return Some(Arc::clone(schema));
+        return Some(schema);
     }
     let schema = build();
-    cache.insert(key, (generation, Arc::clone(&schema)));
+    cache.retain(|_, (_, held)| held.strong_count() > 0);
+    cache.insert(key, (generation, Arc::downgrade(&schema)));
     Some(schema)
 }
 
@@ -378,6 +383,19 @@ mod tests {
         let b = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
         assert!(Arc::ptr_eq(a.schema.as_ref().expect("schema"), b.schema.as_ref().expect("schema")));
         assert!(s1.schema().is_some());
+    }
+
+    #[test]
+    fn schemas_are_compiled_on_first_use_and_dropped_with_their_kinds() {
+        let s = strategy(schema());
+        let compiled = Arc::clone(s.schema.as_ref().expect("schema"));
+        assert!(!compiled.is_compiled(), "serving a kind compiles nothing");
+        let errs = strings(&s.validate_create(&widget(json!({"size": 42}))));
+        assert_eq!(errs, ["spec.size: Invalid value: 42: spec.size in body should be less than or equal to 10"]);
+        assert!(compiled.is_compiled());
+        let held = Arc::downgrade(&compiled);
+        drop((compiled, s));
+        assert!(held.upgrade().is_none(), "the cache keeps no schema of a kind no longer served");
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub use object_meta::{validate_object_meta, validate_object_meta_update};
 use crate::field::{ErrorType, FieldError, Path};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 use serde_json::Value;
+use std::sync::OnceLock;
 
 /// The message kube appends instead of running the CEL rules on a malformed object.
 pub const RULES_NOT_CHECKED: &str = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
@@ -49,18 +50,41 @@ pub const RULES_NOT_CHECKED: &str = "some validation rules were not checked beca
 /// A compiled structural schema: the root `openAPIV3Schema` of one CRD version.
 #[derive(Debug)]
 pub struct Schema {
-    root: Node,
+    compiled: OnceLock<Compiled>,
+    /// The schema's JSON when it is compiled on first use ([`Schema::lazy`]).
+    source: Option<Box<[u8]>>,
     /// `spec.preserveUnknownFields`: legacy CRDs keep unknown fields everywhere.
     preserve_unknown_fields: bool,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    root: Node,
     has_rules: bool,
+}
+
+impl Compiled {
+    fn new(props: &JSONSchemaProps) -> Compiled {
+        let root = Node::compile(props);
+        let has_rules = root.has_rules();
+        Compiled { root, has_rules }
+    }
 }
 
 impl Schema {
     /// Compiles a schema (regexes, formats and CEL rules are prepared here, once).
     pub fn new(props: &JSONSchemaProps) -> Schema {
-        let root = Node::compile(props);
-        let has_rules = root.has_rules();
-        Schema { root, preserve_unknown_fields: false, has_rules }
+        Schema { compiled: OnceLock::from(Compiled::new(props)), source: None, preserve_unknown_fields: false }
+    }
+
+    /// A schema compiled when it is first used. A served kind's compiled schema takes
+    /// tens of times its JSON (a node per property, regexes, CEL programs); with thousands
+    /// of CRDs installed, most kinds are never used, and their schemas stay JSON.
+    pub fn lazy(props: &JSONSchemaProps) -> Schema {
+        match serde_json::to_vec(props) {
+            Ok(json) => Schema { compiled: OnceLock::new(), source: Some(json.into()), preserve_unknown_fields: false },
+            Err(_) => Schema::new(props),
+        }
     }
 
     /// Keeps unknown fields, as a CRD with `spec.preserveUnknownFields: true` does.
@@ -69,9 +93,23 @@ impl Schema {
         self
     }
 
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            // The JSON was written from a `JSONSchemaProps`, so it reads back; should it not,
+            // an empty schema (which accepts anything) is no panic.
+            let props = self.source.as_deref().and_then(|json| serde_json::from_slice(json).ok()).unwrap_or_default();
+            Compiled::new(&props)
+        })
+    }
+
+    /// Whether the schema has been compiled (a lazy one is, once first used).
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.get().is_some()
+    }
+
     /// The compiled root node.
     pub fn root(&self) -> &Node {
-        &self.root
+        &self.compiled().root
     }
 
     /// Decode-time refusals, as the message kube answers a 400 with: an embedded
@@ -81,7 +119,7 @@ impl Schema {
         if let Some(meta) = obj.get("metadata") {
             object_meta::check_types(meta)?;
         }
-        embedded::check(&Path::default(), obj, Some(&self.root)).map_err(|e| e.to_string())
+        embedded::check(&Path::default(), obj, Some(self.root())).map_err(|e| e.to_string())
     }
 
     /// What kube does to a request body while decoding it: prune unknown fields, drop
@@ -94,11 +132,11 @@ impl Schema {
             object_meta::coerce(meta, "metadata", &mut unknown);
         }
         if !self.preserve_unknown_fields {
-            unknown.extend(prune::prune(obj, &self.root));
-            prune::prune_non_nullable_nulls(obj, Some(&self.root));
+            unknown.extend(prune::prune(obj, self.root()));
+            prune::prune_non_nullable_nulls(obj, Some(self.root()));
         }
-        embedded::coerce(&Path::default(), obj, Some(&self.root), &mut unknown);
-        defaults::default(obj, &self.root);
+        embedded::coerce(&Path::default(), obj, Some(self.root()), &mut unknown);
+        defaults::default(obj, self.root());
         unknown.sort();
         unknown
     }
@@ -108,20 +146,20 @@ impl Schema {
     /// and drop non-nullable `null`s, reporting nothing.
     pub fn prune_converted(&self, obj: &mut Value) {
         if !self.preserve_unknown_fields {
-            prune::prune(obj, &self.root);
-            prune::prune_non_nullable_nulls(obj, Some(&self.root));
+            prune::prune(obj, self.root());
+            prune::prune_non_nullable_nulls(obj, Some(self.root()));
         }
     }
 
     /// Applies the schema's defaults only (what kube also does when reading stored objects).
     pub fn default(&self, obj: &mut Value) {
-        defaults::default(obj, &self.root);
+        defaults::default(obj, self.root());
     }
 
     /// Value validation of the whole object (kube-openapi's checks); `old` ratchets
     /// unchanged values on update.
     pub fn validate_values(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        validate::validate(&self.root, "", obj, old).errors
+        validate::validate(self.root(), "", obj, old).errors
     }
 
     /// kube's `ValidateDefaults` at the node this schema was built from, for its `default`:
@@ -129,8 +167,8 @@ impl Schema {
     /// none its rule errors; fields are relative to the default (`<nil>` for itself).
     pub fn default_errors(&self, value: &Value) -> (bool, Vec<FieldError>) {
         let mut pruned = value.clone();
-        let has_unknown = !prune::prune(&mut pruned, &self.root).is_empty();
-        let errs = validate::validate(&self.root, "", value, None).errors;
+        let has_unknown = !prune::prune(&mut pruned, self.root()).is_empty();
+        let errs = validate::validate(self.root(), "", value, None).errors;
         if !errs.is_empty() {
             return (has_unknown, errs);
         }
@@ -141,7 +179,7 @@ impl Schema {
     /// with the status schema as the root (messages name `replicas in body`), reported
     /// under `status` (`status.replicas`).
     pub fn validate_status_values(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let (Some(node), Some(status)) = (self.root.properties.get("status"), obj.get("status")) else {
+        let (Some(node), Some(status)) = (self.root().properties.get("status"), obj.get("status")) else {
             return Vec::new();
         };
         let old_status = old.map(|o| o.get("status").unwrap_or(&Value::Null));
@@ -155,8 +193,8 @@ impl Schema {
     /// Embedded resources' type and object metadata, and `x-kubernetes-list-type`
     /// uniqueness. On update the list rules only apply when the old object met them.
     pub fn validate_structure(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut errs = embedded::validate(&Path::default(), obj, Some(&self.root));
-        let lists = |v: &Value| v.as_object().map(|o| listtype::validate(&Path::default(), &self.root, o));
+        let mut errs = embedded::validate(&Path::default(), obj, Some(self.root()));
+        let lists = |v: &Value| v.as_object().map(|o| listtype::validate(&Path::default(), self.root(), o));
         let old_ok = old.is_none_or(|o| lists(o).unwrap_or_default().is_empty());
         if old_ok {
             errs.extend(lists(obj).unwrap_or_default());
@@ -168,7 +206,7 @@ impl Schema {
     /// type, a missing required field, an unsupported enum value, a size limit): then the
     /// one error kube reports instead.
     pub fn validate_rules(&self, obj: &Value, old: Option<&Value>, prior: &[FieldError]) -> Vec<FieldError> {
-        if !self.has_rules {
+        if !self.compiled().has_rules {
             return vec![];
         }
         let blocking = prior.iter().any(|e| {
@@ -185,9 +223,9 @@ impl Schema {
             return vec![gofmt::with_value(ErrorType::Invalid, "<nil>", &Value::Null, RULES_NOT_CHECKED.into())];
         }
         let path = Path::default();
-        let ratchet = old.is_some_and(|o| correlate::equal(Some(&self.root), obj, o));
+        let ratchet = old.is_some_and(|o| correlate::equal(Some(self.root()), obj, o));
         let site = cel::Site { path: &path, value: obj, old, resource_root: true, ratchet };
-        cel::validate(&self.root, &site)
+        cel::validate(self.root(), &site)
     }
 
     /// Every schema problem with a new object: values, structure, then rules.

@@ -31,6 +31,27 @@ pub struct Pattern {
     pub regex: Result<regex::Regex, String>,
 }
 
+/// Regexes compiled so far, by pattern: generated CRDs repeat the same few patterns (a
+/// name's, a label's) in hundreds of nodes, and each compiled regex takes tens of KiB.
+/// A `Regex` clone shares its compiled program. Bounded: cleared when full.
+static REGEXES: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, Result<regex::Regex, String>>>> =
+    std::sync::LazyLock::new(Default::default);
+const REGEXES_HELD: usize = 4096;
+
+/// `pattern` compiled, shared with every node that has the same pattern.
+fn shared_regex(pattern: &str) -> Result<regex::Regex, String> {
+    let mut held = REGEXES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(compiled) = held.get(pattern) {
+        return compiled.clone();
+    }
+    let compiled = regex::Regex::new(pattern).map_err(|e| e.to_string());
+    if held.len() >= REGEXES_HELD {
+        held.clear();
+    }
+    held.insert(pattern.to_string(), compiled.clone());
+    compiled
+}
+
 /// One schema node with Go's zero values resolved.
 #[derive(Debug, Default)]
 pub struct Node {
@@ -141,11 +162,8 @@ impl Node {
             let t = if int_or_string { "" } else { type_.as_str() };
             supported_format(t, &raw_format)
         };
-        let pattern = s
-            .pattern
-            .as_ref()
-            .filter(|p| !p.is_empty())
-            .map(|p| Pattern { source: p.clone(), regex: regex::Regex::new(p).map_err(|e| e.to_string()) });
+        let pattern =
+            s.pattern.as_ref().filter(|p| !p.is_empty()).map(|p| Pattern { source: p.clone(), regex: shared_regex(p) });
         let compile_all = |v: &Option<Vec<JSONSchemaProps>>| v.iter().flatten().map(Node::compile).collect();
         let mut node = Node {
             types,
