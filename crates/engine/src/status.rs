@@ -233,6 +233,23 @@ impl ApiError {
         })
     }
 
+    /// 504 `Too large resource version`, with kube's cause and retry hint (the message is
+    /// `NewTimeoutError`'s, which puts `Timeout: ` first).
+    pub fn too_large_resource_version(requested: u64, current: u64) -> Self {
+        let message = format!("Timeout: Too large resource version: {requested}, current: {current}");
+        let mut err = ApiError::new(504, "Timeout", message);
+        err.details = Some(Box::new(StatusDetails {
+            causes: vec![StatusCause {
+                reason: Some("ResourceVersionTooLarge".into()),
+                message: Some("Too large resource version".into()),
+                field: None,
+            }],
+            retry_after_seconds: Some(1),
+            ..Default::default()
+        }));
+        err
+    }
+
     /// 410 Expired, as a watch from a compacted resourceVersion receives.
     pub fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)

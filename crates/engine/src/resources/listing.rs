@@ -16,7 +16,7 @@ use super::rest::{ListQuery, Rest, WatchItem};
 use super::selector::{FieldSelector, LabelSelector, SelectorError};
 use crate::field::FieldError;
 use crate::meta;
-use crate::status::{ApiError, StatusCause, StatusDetails};
+use crate::status::ApiError;
 use crate::store::{EventType, KeyValue, ListOptions, Revision, StoreError, WatchEvent};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -146,23 +146,6 @@ pub fn validate(q: &ListQuery, watch: bool) -> Result<(), ApiError> {
     invalid_options(errs)
 }
 
-/// 504 `Too large resource version`, with kube's cause and retry hint (the message is
-/// `NewTimeoutError`'s, which puts `Timeout: ` first).
-pub(crate) fn too_large(requested: Revision, current: Revision) -> ApiError {
-    let message = format!("Timeout: Too large resource version: {requested}, current: {current}");
-    let mut err = ApiError::new(504, "Timeout", message);
-    err.details = Some(Box::new(StatusDetails {
-        causes: vec![StatusCause {
-            reason: Some("ResourceVersionTooLarge".into()),
-            message: Some("Too large resource version".into()),
-            field: None,
-        }],
-        retry_after_seconds: Some(1),
-        ..Default::default()
-    }));
-    err
-}
-
 impl Rest<'_> {
     /// The selectors of a list or watch, read and checked in kube's order: both texts are
     /// parsed while the query is decoded, the options validated (422), and only then are
@@ -180,7 +163,7 @@ impl Rest<'_> {
 
     fn list_store_error(&self, e: StoreError) -> ApiError {
         match e {
-            StoreError::TooLarge { requested, current } => too_large(requested, current),
+            StoreError::TooLarge { requested, current } => ApiError::too_large_resource_version(requested, current),
             other => ApiError::storage_read(&other),
         }
     }
@@ -194,7 +177,7 @@ impl Rest<'_> {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(too_large(rv, current));
+                return Err(ApiError::too_large_resource_version(rv, current));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
