@@ -106,7 +106,9 @@ struct Rare {
 }
 
 impl Node {
-    fn parse(key: &str, value: &[u8], namespaces: &Interned) -> Node {
+    /// `shared` gives the one copy of a namespace name the graph holds (there are few,
+    /// and every object names one).
+    fn parse(key: &str, value: &[u8], shared: impl Fn(&str) -> Shared) -> Node {
         let m = serde_json::from_slice::<Doc>(value).map(|d| d.metadata).unwrap_or_default();
         let namespace_finalizers = if key.starts_with(NAMESPACES) {
             serde_json::from_slice::<NamespaceDoc>(value).map(|d| d.spec.finalizers).unwrap_or_default()
@@ -120,7 +122,7 @@ impl Node {
         };
         Node {
             uid: Shared::from(m.uid),
-            namespace: m.namespace.filter(|n| !n.is_empty()).map(|n| namespaces.get(&n)),
+            namespace: m.namespace.filter(|n| !n.is_empty()).map(|n| shared(&n)),
             deleting: m.deletion_timestamp.is_some(),
             rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
@@ -144,22 +146,6 @@ fn namespace_name(key: &str) -> Option<&str> {
     key.strip_prefix(NAMESPACES)
 }
 
-/// One shared copy of each namespace name (there are few; every object names one).
-#[derive(Debug, Default, Clone)]
-struct Interned(Arc<std::sync::Mutex<std::collections::HashSet<Shared>>>);
-
-impl Interned {
-    fn get(&self, name: &str) -> Shared {
-        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(shared) = names.get(name) {
-            return Arc::clone(shared);
-        }
-        let shared = Shared::from(name);
-        names.insert(Arc::clone(&shared));
-        shared
-    }
-}
-
 /// What needs settling after a change.
 #[derive(Debug, Default)]
 struct Dirty {
@@ -174,7 +160,6 @@ struct Graph {
     key_of_uid: HashMap<Shared, Shared>,
     dependents: HashMap<Shared, OrdSet<Shared>>,
     in_namespace: HashMap<Shared, OrdSet<Shared>>,
-    namespaces: Interned,
 }
 
 /// The collector's graph as of a revision: every change up to it applied, none after.
@@ -253,7 +238,9 @@ impl Graph {
     }
 
     fn apply(&mut self, key: &str, current: Option<&KeyValue>, dirty: &mut Dirty) {
-        match current.map(|kv| Node::parse(key, &kv.value, &self.namespaces)) {
+        let shared =
+            |ns: &str| self.in_namespace.get_key_value(ns).map_or_else(|| Shared::from(ns), |(k, _)| Arc::clone(k));
+        match current.map(|kv| Node::parse(key, &kv.value, shared)) {
             Some(node) => self.insert(key, node, dirty),
             None => self.remove(key, dirty),
         }
@@ -625,15 +612,23 @@ mod tests {
         let doc = json!({"metadata": {"uid": "u", "name": "n", "namespace": "ns",
             "ownerReferences": [{"uid": "o1", "kind": "K", "name": "x", "apiVersion": "v1"}],
             "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["orphan"]}, "spec": {"big": [1, 2, 3]}});
-        let interned = Interned::default();
-        let n = Node::parse("/registry/g/p/ns/n", doc.to_string().as_bytes(), &interned);
+        let mut g = Graph::default();
+        let n = Node::parse("/registry/g/p/ns/n", doc.to_string().as_bytes(), |ns: &str| Shared::from(ns));
         assert_eq!(n.owners(), [Shared::from("o1")]);
         assert_eq!(n.finalizers(), ["orphan"]);
         assert!(n.deleting);
         assert_eq!(n.namespace.as_deref(), Some("ns"));
         // Namespace names are shared; an object with nothing rare holds no box.
         let plain = json!({"metadata": {"uid": "u2", "name": "m", "namespace": "ns"}});
-        let m = Node::parse("/registry/g/p/ns/m", plain.to_string().as_bytes(), &interned);
+        g.insert("/registry/g/p/ns/n", n.clone(), &mut Dirty::default());
+        let kv = KeyValue {
+            key: "/registry/g/p/ns/m".into(),
+            value: plain.to_string().into(),
+            create_revision: 1,
+            mod_revision: 1,
+        };
+        g.apply(&kv.key, Some(&kv), &mut Dirty::default());
+        let m = g.nodes.get("/registry/g/p/ns/m").expect("applied").clone();
         assert!(Arc::ptr_eq(m.namespace.as_ref().expect("ns"), n.namespace.as_ref().expect("ns")));
         assert!(m.rare.is_none());
         assert_eq!(namespace_name("/registry/core/namespaces/team"), Some("team"));
