@@ -11,7 +11,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-crd");
-const KUBECTL: &str = "/usr/bin/kubectl";
 const STARTUP: Duration = Duration::from_secs(30);
 const EXIT: Duration = Duration::from_secs(10);
 
@@ -135,8 +134,8 @@ fn output_bounded(mut cmd: Command, limit: Duration) -> Output {
 }
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(KUBECTL);
-    cmd.arg("--kubeconfig").arg(kubeconfig).args(["--request-timeout", "20s"]).args(args);
+    let mut cmd = crate::support::kubectl::kubectl_for(kubeconfig);
+    cmd.args(["--request-timeout", "20s"]).args(args);
     output_bounded(cmd, Duration::from_secs(30))
 }
 
