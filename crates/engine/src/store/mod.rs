@@ -17,6 +17,7 @@
 //! acknowledged only after its batch is durable and visible to readers.
 
 mod backend;
+mod counts;
 mod etcd;
 mod redb_backend;
 mod state;
@@ -263,6 +264,7 @@ pub enum StoreError {
 #[derive(Clone)]
 pub struct Snapshot {
     items: imbl::OrdMap<String, KeyValue>,
+    counts: counts::DirectoryCounts,
     revision: Revision,
 }
 

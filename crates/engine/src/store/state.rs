@@ -13,11 +13,12 @@
 //! shared between copies and copied on write), so [`State::snapshot`] is O(1) whatever the
 //! number of keys, and a store forked from it pays only for the nodes it changes.
 
+use super::counts::{Continuations, DirectoryCounts};
 use super::{HistoryLimit, HistoryStats, KeyValue, ListOptions, ListPage, Revision, StoreError, WatchEvent};
 use imbl::OrdMap;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug)]
 pub struct State {
@@ -25,6 +26,11 @@ pub struct State {
     /// Changes at revisions up to and including this one are no longer in `history`.
     compacted: Revision,
     items: OrdMap<String, KeyValue>,
+    /// How many of `items` each directory holds: a first page's remaining count.
+    counts: DirectoryCounts,
+    /// The remaining counts of pages handed out: the next page's, without a walk. Readers
+    /// share the state, so this one piece of it is behind a lock of its own.
+    continuations: Mutex<Continuations>,
     history: VecDeque<Arc<WatchEvent>>,
     /// What `history` holds, as [`event_bytes`] counts it.
     history_bytes: usize,
@@ -35,21 +41,33 @@ impl State {
     /// An empty state at `revision` (the revision a durable backend loaded), with no
     /// history before it.
     pub fn new(revision: Revision, limit: HistoryLimit) -> Self {
-        State { revision, compacted: revision, items: OrdMap::new(), history: VecDeque::new(), history_bytes: 0, limit }
+        State {
+            revision,
+            compacted: revision,
+            items: OrdMap::new(),
+            counts: DirectoryCounts::default(),
+            continuations: Mutex::default(),
+            history: VecDeque::new(),
+            history_bytes: 0,
+            limit,
+        }
     }
 
     /// A state holding what `snapshot` holds, at its revision, with no history before it.
     pub fn from_snapshot(snapshot: &super::Snapshot, limit: HistoryLimit) -> Self {
-        State { items: snapshot.items.clone(), ..State::new(snapshot.revision, limit) }
+        State { items: snapshot.items.clone(), counts: snapshot.counts.clone(), ..State::new(snapshot.revision, limit) }
     }
 
     /// The current keys at the current revision, sharing every node with this state (O(1)).
     pub fn snapshot(&self) -> super::Snapshot {
-        super::Snapshot { items: self.items.clone(), revision: self.revision }
+        super::Snapshot { items: self.items.clone(), counts: self.counts.clone(), revision: self.revision }
     }
 
     /// Adds a key read from durable storage at start-up.
     pub fn insert_loaded(&mut self, kv: KeyValue) {
+        if !self.items.contains_key(&kv.key) {
+            self.counts.add(&kv.key);
+        }
         self.items.insert(kv.key.clone(), kv);
     }
 
@@ -67,10 +85,14 @@ impl State {
         debug_assert!(event.revision >= self.revision);
         match &event.current {
             Some(kv) => {
-                self.items.insert(event.key.clone(), kv.clone());
+                if self.items.insert(event.key.clone(), kv.clone()).is_none() {
+                    self.counts.add(&event.key);
+                }
             }
             None => {
-                self.items.remove(&event.key);
+                if self.items.remove(&event.key).is_some() {
+                    self.counts.remove(&event.key);
+                }
             }
         }
         self.revision = event.revision;
@@ -131,10 +153,8 @@ impl State {
         if at < self.compacted {
             return Err(StoreError::Expired { requested: at, oldest: self.compacted + 1 });
         }
-        let start = match &opts.start_key {
-            Some(k) if k.as_str() > prefix => k.clone(),
-            _ => prefix.to_string(),
-        };
+        let continued = opts.start_key.as_deref().filter(|k| *k > prefix);
+        let start = continued.unwrap_or(prefix).to_string();
         let limit = opts.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
         let undo = self.undo_since(prefix, at);
         let current = self
@@ -154,9 +174,28 @@ impl State {
             }
         }
         let mut rest = merged.peekable();
-        let next_key = rest.peek().map(|kv| kv.key.clone());
-        let remaining = rest.count() as u64;
-        Ok(ListPage { items, revision: at, next_key, remaining })
+        let Some(next_key) = rest.peek().map(|kv| kv.key.clone()) else {
+            return Ok(ListPage { items, revision: at, next_key: None, remaining: 0 });
+        };
+        let mut continuations = self.continuations.lock().unwrap_or_else(|e| e.into_inner());
+        // The keys from `start` on, if known without a walk: a first page at the current
+        // revision from the directory's count, a next page from what its previous page left.
+        let from_start = match continued {
+            None if at == self.revision => self.counts.under(prefix),
+            None => None,
+            Some(start) => continuations.from(prefix, at, start),
+        };
+        let remaining = match from_start {
+            Some(n) => n.saturating_sub(items.len() as u64),
+            None => rest.count() as u64,
+        };
+        // A next page starts at `next_key`, or just after the last key (the engine's
+        // continue tokens say "after this name").
+        continuations.remember(prefix, at, &next_key, remaining);
+        if let Some(last) = items.last() {
+            continuations.remember(prefix, at, &format!("{}\0", last.key), remaining);
+        }
+        Ok(ListPage { items, revision: at, next_key: Some(next_key), remaining })
     }
 
     /// For each key under `prefix` changed after `at`, its value at `at` (`None`: absent).
@@ -311,6 +350,53 @@ mod tests {
             )
             .expect("list");
         assert_eq!(next.items[0].key, "/a/2");
+    }
+
+    /// Every page's remaining count equals what a whole list at its revision has after it,
+    /// whether it was known (a directory's count, a previous page's) or walked, with
+    /// writes between the pages, in a namespace's prefix and a kind's.
+    #[test]
+    fn remaining_counts_match_the_whole_list_at_the_page_s_revision() {
+        let mut s = State::new(0, limit(10_000));
+        for i in 0..40 {
+            put(&mut s, &format!("/r/p/{}/{i:03}", ["a", "b"][i % 2]), "v");
+        }
+        for prefix in ["/r/p/", "/r/p/a/", "/r/"] {
+            let (mut start, mut at, mut pages) = (None::<String>, None, 0);
+            loop {
+                let opts = ListOptions { limit: Some(3), start_key: start.clone(), revision: at, ..Default::default() };
+                let page = s.list(prefix, &opts).expect("page");
+                let whole = s.list(prefix, &ListOptions { revision: Some(page.revision), ..Default::default() });
+                let whole = whole.expect("whole").items;
+                let last = page.items.last().map(|kv| kv.key.clone()).unwrap_or_default();
+                let after = whole.iter().filter(|kv| kv.key > last).count() as u64;
+                assert_eq!(page.remaining, after, "{prefix} page {pages} at {}", page.revision);
+                pages += 1;
+                // Writes between pages: the next page still reads the first one's revision.
+                put(&mut s, &format!("/r/p/a/{pages:03}x"), "new");
+                del(&mut s, &format!("/r/p/b/{:03}", 2 * pages + 1));
+                at = Some(page.revision);
+                if let Some(next) = &page.next_key {
+                    let known = s.continuations.lock().expect("lock");
+                    for start in [next.clone(), format!("{last}\0")] {
+                        assert_eq!(known.from(prefix, page.revision, &start), Some(page.remaining), "{start}");
+                    }
+                }
+                match page.next_key {
+                    // The engine's continue tokens resume just after the last key.
+                    Some(_) if prefix == "/r/p/a/" => start = Some(format!("{last}\0")),
+                    Some(next) => start = Some(next),
+                    None => break,
+                }
+            }
+            assert!(pages > 3, "{prefix}: {pages} pages");
+        }
+        // A page this state did not hand out (a token from elsewhere) is walked, and right.
+        let odd = ListOptions { limit: Some(2), start_key: Some("/r/p/a/010".into()), ..Default::default() };
+        let page = s.list("/r/p/", &odd).expect("page");
+        let whole = s.list("/r/p/", &ListOptions::default()).expect("whole").items;
+        let last = page.items.last().map(|kv| kv.key.clone()).expect("items");
+        assert_eq!(page.remaining, whole.iter().filter(|kv| kv.key > last).count() as u64);
     }
 
     #[test]
