@@ -234,33 +234,43 @@ impl Rest<'_> {
             opts.revision = Some(page.revision);
             let mut has_more = page.next_key.is_some() && scope.single.is_none();
             let read_any = !page.items.is_empty();
-            for kv in page.items {
-                if paging && items.len() >= want {
+            // Filtered in place: a whole list of a million objects is one vector of keys,
+            // not the store's and a second copy of it.
+            let mut kept = page.items;
+            let mut kept_count = 0;
+            kept.retain_mut(|kv| {
+                if paging && items.len() + kept_count >= want {
                     has_more = true;
-                    break;
+                    return false;
                 }
                 if scope.single.as_deref().is_some_and(|key| kv.key != key) {
-                    continue;
+                    return false;
                 }
-                let (keep, served) = if codec.decodes_item(&kv) {
-                    let obj = codec.read(&kv);
+                let (keep, served) = if codec.decodes_item(kv) {
+                    let obj = codec.read(kv);
                     let keep = labels.matches(&obj) && fields.matches(&obj);
                     (keep, keep.then(|| meta::to_stored(&obj)))
                 } else if filtering {
-                    let obj = meta::from_stored(&kv);
+                    let obj = meta::from_stored(kv);
                     (labels.matches(&obj) && fields.matches(&obj), None)
                 } else {
                     (true, None)
                 };
                 if keep {
-                    items.push(match served {
-                        Some(value) => KeyValue { value, ..kv },
-                        None => kv,
-                    });
+                    if let Some(value) = served {
+                        kv.value = value;
+                    }
+                    kept_count += 1;
                     dropped_last = None;
                 } else {
-                    dropped_last = Some(kv.key);
+                    dropped_last = Some(std::mem::take(&mut kv.key));
                 }
+                keep
+            });
+            if items.is_empty() {
+                items = kept;
+            } else {
+                items.append(&mut kept);
             }
             if !has_more || !paging || items.len() >= want || !read_any {
                 break (page.revision, has_more, page.remaining);

@@ -166,7 +166,16 @@ impl State {
         let past = undo.range::<str, _>((Bound::Included(start.as_str()), Bound::Unbounded)).map(|(k, v)| (*k, *v));
         let mut merged = merge_sorted(current, past).filter_map(|(_, v)| v);
 
-        let mut items = Vec::new();
+        // The keys from `start` on, if known without a walk: a first page at the current
+        // revision from the directory's count, a next page from what its previous page left.
+        let from_start = match continued {
+            None if at == self.revision => self.counts.under(prefix),
+            None => None,
+            Some(start) => self.continuations().from(prefix, at, start),
+        };
+        // Sized once when known: a whole list of a million keys would otherwise grow its
+        // vector by doubling, up to twice what it needs.
+        let mut items = Vec::with_capacity(from_start.map_or(0, |n| (n as usize).min(limit)));
         for kv in merged.by_ref() {
             items.push(kv.clone());
             if items.len() >= limit {
@@ -177,25 +186,23 @@ impl State {
         let Some(next_key) = rest.peek().map(|kv| kv.key.clone()) else {
             return Ok(ListPage { items, revision: at, next_key: None, remaining: 0 });
         };
-        let mut continuations = self.continuations.lock().unwrap_or_else(|e| e.into_inner());
-        // The keys from `start` on, if known without a walk: a first page at the current
-        // revision from the directory's count, a next page from what its previous page left.
-        let from_start = match continued {
-            None if at == self.revision => self.counts.under(prefix),
-            None => None,
-            Some(start) => continuations.from(prefix, at, start),
-        };
         let remaining = match from_start {
             Some(n) => n.saturating_sub(items.len() as u64),
             None => rest.count() as u64,
         };
         // A next page starts at `next_key`, or just after the last key (the engine's
         // continue tokens say "after this name").
+        let mut continuations = self.continuations();
         continuations.remember(prefix, at, &next_key, remaining);
         if let Some(last) = items.last() {
             continuations.remember(prefix, at, &format!("{}\0", last.key), remaining);
         }
         Ok(ListPage { items, revision: at, next_key: Some(next_key), remaining })
+    }
+
+    fn continuations(&self) -> std::sync::MutexGuard<'_, Continuations> {
+        // What it holds is a cache: a panic elsewhere leaves nothing half-written that matters.
+        self.continuations.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// For each key under `prefix` changed after `at`, its value at `at` (`None`: absent).
