@@ -78,6 +78,11 @@ impl J {
         write(self, &mut out);
         out
     }
+
+    /// Appends the compact text to `out`.
+    pub fn write_to(&self, out: &mut String) {
+        write(self, out);
+    }
 }
 
 impl From<&Value> for J {
