@@ -397,6 +397,139 @@ fn assemble_v3(title: &str, version: &str, parts: &[&Part]) -> (Bytes, [Placed; 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openapi::crd_schema::{CrdVersion, definition_name};
+    use crate::openapi::routes::KindSpec;
+    use serde_json::json;
+
+    /// A served kind: CRD kind `n` of `group` whose `spec.size` allows at most `max`, or
+    /// the built-in Namespace.
+    fn unit(group: &str, n: usize, max: u64) -> Unit {
+        let (kind, plural) = (format!("Kind{n}"), format!("kind{n}s"));
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"size": {"type": "integer", "maximum": max}}}}});
+        let spec = KindSpec {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.clone(),
+            plural: plural.clone(),
+            namespaced: n % 2 == 0,
+            status: n % 3 == 0,
+            scale: false,
+            verbs: crate::kinds::CUSTOM_VERBS.to_vec(),
+            flavor: Flavor::Custom,
+            definition: definition_name(group, "v1", &kind),
+            list_definition: definition_name(group, "v1", &format!("{kind}List")),
+        };
+        let crd = CrdVersion {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.clone(),
+            list_kind: format!("{kind}List"),
+            plural,
+            schema: Some(Arc::new(schema)),
+            selectable_fields: Vec::new(),
+        };
+        let fingerprint = format!("{group}/{kind}/{max}");
+        Unit {
+            fingerprint,
+            group: group.into(),
+            version: "v1".into(),
+            flavor: Flavor::Custom,
+            source: Some(Source { spec, crd: Some(crd) }),
+        }
+    }
+
+    fn namespaces() -> Unit {
+        let spec = KindSpec {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Namespace".into(),
+            plural: "namespaces".into(),
+            namespaced: false,
+            status: true,
+            scale: false,
+            verbs: crate::kinds::BUILTIN_VERBS.to_vec(),
+            flavor: Flavor::BuiltIn,
+            definition: "io.k8s.api.core.v1.Namespace".into(),
+            list_definition: "io.k8s.api.core.v1.NamespaceList".into(),
+        };
+        let source = Some(Source { spec, crd: None });
+        Unit {
+            fingerprint: "namespaces".into(),
+            group: String::new(),
+            version: "v1".into(),
+            flavor: Flavor::BuiltIn,
+            source,
+        }
+    }
+
+    /// The units of a state: the built-in kind and kinds 0..5 over two groups, kind 2 with `max`.
+    fn state(max: u64, without: Option<usize>) -> Vec<Unit> {
+        let custom = (0..5).filter(|n| Some(*n) != without).map(|n| {
+            let group = if n < 3 { "a.example.com" } else { "b.example.com" };
+            unit(group, n, if n == 2 { max } else { 10 })
+        });
+        std::iter::once(namespaces()).chain(custom).collect()
+    }
+
+    fn build(units: Vec<Unit>, previous: Option<&Documents>) -> Documents {
+        Documents::build(units, "v1.32.0", Timestamp::UNIX_EPOCH, previous)
+    }
+
+    /// What the previous build has comes without a source, as `current` passes it.
+    fn known_to(previous: &Documents, units: Vec<Unit>) -> Vec<Unit> {
+        units
+            .into_iter()
+            .map(|u| Unit { source: u.source.filter(|_| !previous.has_part(&u.fingerprint)), ..u })
+            .collect()
+    }
+
+    fn assert_same(a: &Documents, b: &Documents) {
+        assert!(a.v2.body == b.v2.body, "/openapi/v2 differs from a whole build");
+        assert!(a.v2_protobuf == b.v2_protobuf, "/openapi/v2 protobuf differs from a whole build");
+        assert_eq!(a.v2.etag, b.v2.etag);
+        assert_eq!(a.v3_index, b.v3_index);
+        assert_eq!(a.v3.keys().collect::<Vec<_>>(), b.v3.keys().collect::<Vec<_>>());
+        for (gv, doc) in &a.v3 {
+            assert!(doc.body == b.v3[gv].body, "{gv} differs from a whole build");
+        }
+    }
+
+    #[test]
+    fn a_change_writes_only_its_kind_s_part_and_equals_a_whole_build() {
+        let first = build(state(10, None), None);
+        assert_eq!(first.written, 6);
+        let v2: serde_json::Value = serde_json::from_slice(&first.v2.body).expect("JSON");
+        assert_eq!(
+            v2["definitions"]["com.example.a.v1.Kind2"]["properties"]["spec"]["properties"]["size"]["maximum"],
+            10
+        );
+        assert!(v2["parameters"].as_object().is_some_and(|p| p.contains_key("pretty-tJGM1-ng")));
+
+        // Kind 2's schema changes: one part written; b's document kept as it was.
+        let changed = build(known_to(&first, state(4, None)), Some(&first));
+        assert_eq!(changed.written, 1);
+        assert_same(&changed, &build(state(4, None), None));
+        let v2: serde_json::Value = serde_json::from_slice(&changed.v2.body).expect("JSON");
+        assert_eq!(
+            v2["definitions"]["com.example.a.v1.Kind2"]["properties"]["spec"]["properties"]["size"]["maximum"],
+            4
+        );
+        let b = "apis/b.example.com/v1";
+        assert_eq!(changed.v3[b].body.as_ptr(), first.v3[b].body.as_ptr(), "an unchanged group's document is kept");
+        assert_ne!(changed.v3["apis/a.example.com/v1"].etag, first.v3["apis/a.example.com/v1"].etag);
+
+        // Nothing changes: nothing written, the same bytes (from the re-pointed parts).
+        let again = build(known_to(&changed, state(4, None)), Some(&changed));
+        assert_eq!(again.written, 0);
+        assert_same(&again, &changed);
+
+        // Kind 4 goes: its group's document loses it, nothing is written.
+        let fewer = build(known_to(&again, state(4, Some(4))), Some(&again));
+        assert_eq!(fewer.written, 0);
+        assert_same(&fewer, &build(state(4, Some(4)), None));
+        assert!(!String::from_utf8_lossy(&fewer.v2.body).contains("Kind4"));
+    }
 
     #[test]
     fn etags_are_upper_case_sha512() {
