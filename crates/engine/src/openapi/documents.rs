@@ -115,14 +115,21 @@ impl Documents {
         let mut groups: BTreeMap<String, Group> = BTreeMap::new();
         let (mut core, mut named) = (false, false);
         let mut builtin_groups = Vec::new();
-        for unit in units {
-            let reused = previous.and_then(|p| p.parts.get(&unit.fingerprint)).cloned();
+        let reused: Vec<Option<Arc<Part>>> =
+            units.iter().map(|u| previous.and_then(|p| p.parts.get(&u.fingerprint)).cloned()).collect();
+        let sources: Vec<&Source> =
+            units.iter().zip(&reused).filter(|(_, r)| r.is_none()).filter_map(|(u, _)| u.source.as_ref()).collect();
+        let mut fresh = write_parts(&sources).into_iter();
+        for (unit, reused) in units.into_iter().zip(reused) {
             let part = match (reused, &unit.source) {
                 (Some(part), _) => part,
-                (None, Some(source)) => {
-                    written += 1;
-                    Arc::new(Part::of_source(source))
-                }
+                (None, Some(_)) => match fresh.next() {
+                    Some(part) => {
+                        written += 1;
+                        Arc::new(part)
+                    }
+                    None => continue,
+                },
                 (None, None) => continue,
             };
             core |= unit.group.is_empty();
@@ -250,6 +257,26 @@ impl Documents {
         );
         Documents { v2, v2_protobuf, v3_index: Bytes::from(index.to_text()), v3, written, parts, v3_from }
     }
+}
+
+/// The parts of `sources`, in order, written on every core: a first build writes one per
+/// served version of every CRD, and the parts are independent.
+fn write_parts(sources: &[&Source]) -> Vec<Part> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Below a few dozen parts a thread costs more than it saves.
+    let chunk = sources.len().div_ceil(threads).max(32);
+    if sources.len() <= chunk {
+        return sources.iter().map(|s| Part::of_source(s)).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = sources
+            .chunks(chunk)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|s| Part::of_source(s)).collect::<Vec<_>>()))
+            .collect();
+        // A writer's panic goes on as it would have without threads: a part left out
+        // would give the next kinds' parts to the wrong kinds.
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
 }
 
 /// Where the members of one section of an assembled document landed.
