@@ -79,6 +79,7 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
     });
     let (major, minor) = crate::KUBERNETES_API_LEVEL;
     let docs = Arc::new(Documents::build(units, &format!("{major}.{minor}.0"), engine.now(), old));
+    tracing::debug!(kinds = kinds.len(), written = docs.written, "OpenAPI documents assembled");
     drop(previous);
     cache_store(engine, key, Arc::clone(&docs), Arc::new(index));
     Ok(docs)
