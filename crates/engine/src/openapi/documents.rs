@@ -111,78 +111,7 @@ impl Documents {
     /// Assembles everything, writing only the parts `previous` does not have; documents
     /// whose bytes did not change keep `previous`'s `Last-Modified`.
     pub fn build(units: Vec<Unit>, api_version: &str, now: Timestamp, previous: Option<&Documents>) -> Documents {
-        let mut written = 0;
-        let mut groups: BTreeMap<String, Group> = BTreeMap::new();
-        let (mut core, mut named) = (false, false);
-        let mut builtin_groups = Vec::new();
-        let reused: Vec<Option<Arc<Part>>> =
-            units.iter().map(|u| previous.and_then(|p| p.parts.get(&u.fingerprint)).cloned()).collect();
-        let sources: Vec<&Source> =
-            units.iter().zip(&reused).filter(|(_, r)| r.is_none()).filter_map(|(u, _)| u.source.as_ref()).collect();
-        let mut fresh = write_parts(&sources).into_iter();
-        for (unit, reused) in units.into_iter().zip(reused) {
-            let part = match (reused, &unit.source) {
-                (Some(part), _) => part,
-                (None, Some(_)) => match fresh.next() {
-                    Some(part) => {
-                        written += 1;
-                        Arc::new(part)
-                    }
-                    None => continue,
-                },
-                (None, None) => continue,
-            };
-            core |= unit.group.is_empty();
-            named |= !unit.group.is_empty();
-            let gv = unit.group_version_path();
-            let group = groups.entry(gv.clone()).or_insert_with(Group::custom);
-            group.kinds.push((unit.fingerprint, part));
-            if unit.flavor == Flavor::BuiltIn {
-                if group.custom {
-                    group.custom = false;
-                    let path = format!("/{gv}/");
-                    group.discovery.push(routes::discovery(
-                        &path,
-                        "getAPIResources",
-                        "get available resources",
-                        API_RESOURCE_LIST,
-                    ));
-                }
-                if !unit.group.is_empty() {
-                    builtin_groups.push(unit.group);
-                }
-            }
-        }
-        let mut roots = vec![(
-            "version".to_string(),
-            routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO),
-        )];
-        if core {
-            roots.push((
-                "api".into(),
-                routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS),
-            ));
-        }
-        if named {
-            roots.push((
-                "apis".into(),
-                routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST),
-            ));
-        }
-        for group in builtin_groups {
-            let path = format!("/apis/{group}/");
-            roots.push((
-                format!("apis/{group}"),
-                routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP),
-            ));
-        }
-        for (gv, route) in roots {
-            let group = groups.entry(gv).or_insert_with(Group::custom);
-            group.custom = false;
-            if !group.discovery.iter().any(|r| r.path == route.path) {
-                group.discovery.push(route);
-            }
-        }
+        let (groups, written) = group(units, previous);
         let none = Default::default();
         let discovery: BTreeMap<String, Part> = groups
             .iter()
@@ -257,6 +186,84 @@ impl Documents {
         );
         Documents { v2, v2_protobuf, v3_index: Bytes::from(index.to_text()), v3, written, parts, v3_from }
     }
+}
+
+/// Every unit's part (`previous`'s, or written now) in its v3 document's group, with kube's
+/// discovery endpoints in the built-in groups; and how many parts were written.
+fn group(units: Vec<Unit>, previous: Option<&Documents>) -> (BTreeMap<String, Group>, usize) {
+    let mut written = 0;
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let (mut core, mut named) = (false, false);
+    let mut builtin_groups = Vec::new();
+    let reused: Vec<Option<Arc<Part>>> =
+        units.iter().map(|u| previous.and_then(|p| p.parts.get(&u.fingerprint)).cloned()).collect();
+    let sources: Vec<&Source> =
+        units.iter().zip(&reused).filter(|(_, r)| r.is_none()).filter_map(|(u, _)| u.source.as_ref()).collect();
+    let mut fresh = write_parts(&sources).into_iter();
+    for (unit, reused) in units.into_iter().zip(reused) {
+        let part = match (reused, &unit.source) {
+            (Some(part), _) => part,
+            (None, Some(_)) => match fresh.next() {
+                Some(part) => {
+                    written += 1;
+                    Arc::new(part)
+                }
+                None => continue,
+            },
+            (None, None) => continue,
+        };
+        core |= unit.group.is_empty();
+        named |= !unit.group.is_empty();
+        let gv = unit.group_version_path();
+        let group = groups.entry(gv.clone()).or_insert_with(Group::custom);
+        group.kinds.push((unit.fingerprint, part));
+        if unit.flavor == Flavor::BuiltIn {
+            if group.custom {
+                group.custom = false;
+                let path = format!("/{gv}/");
+                group.discovery.push(routes::discovery(
+                    &path,
+                    "getAPIResources",
+                    "get available resources",
+                    API_RESOURCE_LIST,
+                ));
+            }
+            if !unit.group.is_empty() {
+                builtin_groups.push(unit.group);
+            }
+        }
+    }
+    let mut roots = vec![(
+        "version".to_string(),
+        routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO),
+    )];
+    if core {
+        roots.push((
+            "api".into(),
+            routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS),
+        ));
+    }
+    if named {
+        roots.push((
+            "apis".into(),
+            routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST),
+        ));
+    }
+    for group in builtin_groups {
+        let path = format!("/apis/{group}/");
+        roots.push((
+            format!("apis/{group}"),
+            routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP),
+        ));
+    }
+    for (gv, route) in roots {
+        let group = groups.entry(gv).or_insert_with(Group::custom);
+        group.custom = false;
+        if !group.discovery.iter().any(|r| r.path == route.path) {
+            group.discovery.push(route);
+        }
+    }
+    (groups, written)
 }
 
 /// The parts of `sources`, in order, written on every core: a first build writes one per
@@ -439,8 +446,8 @@ mod tests {
             version: "v1".into(),
             kind: kind.clone(),
             plural: plural.clone(),
-            namespaced: n % 2 == 0,
-            status: n % 3 == 0,
+            namespaced: n.is_multiple_of(2),
+            status: n.is_multiple_of(3),
             scale: false,
             verbs: crate::kinds::CUSTOM_VERBS.to_vec(),
             flavor: Flavor::Custom,

@@ -3,7 +3,7 @@
 //! content-hash names (`pretty-tJGM1-ng`), exactly as it names them. This module writes the
 //! pieces; [`super::documents`] assembles them.
 
-use super::json::J;
+use super::json::{Fields, J};
 use super::params::Param;
 use super::routes::{Route, path_items, status_text};
 use super::schema::V2_PREFIX;
@@ -37,12 +37,12 @@ pub fn tail() -> J {
 /// The path items of `routes` with their shared parameters as references, and those
 /// shared parameters by name. The parameters' names are hashes of their text, so the
 /// document's `parameters` is the union of every part's.
-pub fn paths(routes: &[Route]) -> (Vec<(String, J)>, Vec<(String, J)>) {
+pub fn paths(routes: &[Route]) -> (Fields, Fields) {
     let (paths, shared) = share_parameters(path_items(routes, operation, parameter));
     (fields(paths), fields(shared))
 }
 
-fn fields(j: J) -> Vec<(String, J)> {
+fn fields(j: J) -> Fields {
     match j {
         J::Obj(fields) => fields,
         _ => Vec::new(),

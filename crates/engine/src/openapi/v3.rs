@@ -1,7 +1,7 @@
 //! OpenAPI v3 documents, one per group-version, as kube-openapi's v3 builder writes them:
 //! the pieces, which [`super::documents`] assembles.
 
-use super::json::J;
+use super::json::{Fields, J};
 use super::params::Param;
 use super::routes::{Route, path_items, status_text};
 use super::schema::V3_PREFIX;
@@ -14,7 +14,7 @@ pub fn head(title: &str, version: &str) -> J {
 }
 
 /// The path items of `routes`.
-pub fn paths(routes: &[Route]) -> Vec<(String, J)> {
+pub fn paths(routes: &[Route]) -> Fields {
     match path_items(routes, operation, parameter) {
         J::Obj(fields) => fields,
         _ => Vec::new(),
