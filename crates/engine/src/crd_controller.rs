@@ -121,29 +121,30 @@ struct Waiting {
 
 /// The CRDs as the last pass decoded them, by store key, with the revision each was read
 /// at. A pass decodes only the CRDs written since: decoding all 2,000 of a large set on
-/// every pass took seconds and gigabytes. The copies kept are [`light`]; publishing reads
-/// the schemas from the stored bytes, and only when the CRD changed.
+/// every pass took seconds and gigabytes. The copies kept are [`light`] and shared with the
+/// pass (copying 2,000 of them was most of a pass, which every CRD write waits for);
+/// publishing reads the schemas from the stored bytes, and only when the CRD changed.
 #[derive(Default)]
 struct Decoded {
-    by_key: HashMap<String, (Revision, CustomResourceDefinition)>,
+    by_key: HashMap<String, (Revision, Arc<CustomResourceDefinition>)>,
 }
 
 impl Decoded {
     /// The CRD stored as `kv`, from the last pass when it is unchanged since.
-    fn get(&mut self, kv: &KeyValue) -> Option<CustomResourceDefinition> {
+    fn get(&mut self, kv: &KeyValue) -> Option<Arc<CustomResourceDefinition>> {
         if let Some((revision, crd)) = self.by_key.get(&kv.key)
             && *revision == kv.mod_revision
         {
-            return Some(crd.clone());
+            return Some(Arc::clone(crd));
         }
-        let crd = light(decode(kv)?);
-        self.by_key.insert(kv.key.clone(), (kv.mod_revision, crd.clone()));
+        let crd = Arc::new(light(decode(kv)?));
+        self.by_key.insert(kv.key.clone(), (kv.mod_revision, Arc::clone(&crd)));
         Some(crd)
     }
 
     /// Notes the CRD this pass wrote at `revision`, so the next pass does not decode it.
-    fn wrote(&mut self, key: &str, revision: Revision, crd: &CustomResourceDefinition) {
-        self.by_key.insert(key.to_string(), (revision, light(crd.clone())));
+    fn wrote(&mut self, key: &str, revision: Revision, crd: &Arc<CustomResourceDefinition>) {
+        self.by_key.insert(key.to_string(), (revision, Arc::clone(crd)));
     }
 }
 
@@ -179,7 +180,7 @@ async fn pass(
     let served_since = store.current_revision().await.unwrap_or(0);
     let present: HashSet<&str> = list.items.iter().map(|kv| kv.key.as_str()).collect();
     decoded.by_key.retain(|key, _| present.contains(key.as_str()));
-    let mut crds: Vec<(CustomResourceDefinition, &KeyValue)> =
+    let mut crds: Vec<(Arc<CustomResourceDefinition>, &KeyValue)> =
         list.items.iter().filter_map(|kv| Some((decoded.get(kv)?, kv))).collect();
     // Creation order: the store's create revision is not in the object, so use creationTimestamp then name.
     crds.sort_by(|(a, _), (b, _)| {
@@ -187,7 +188,7 @@ async fn pass(
         let kb = (&b.metadata.creation_timestamp, &b.metadata.name);
         ka.cmp(&kb)
     });
-    let (mut crds, kvs): (Vec<CustomResourceDefinition>, Vec<&KeyValue>) = crds.into_iter().unzip();
+    let (mut crds, kvs): (Vec<Arc<CustomResourceDefinition>>, Vec<&KeyValue>) = crds.into_iter().unzip();
     let mut waiting = Waiting::default();
     let mut reports = leader.map(Replicas::reports);
     for i in 0..crds.len() {
@@ -226,12 +227,12 @@ async fn pass(
             let written = rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
             // What was published is what is stored now (the write was conditional on the
             // revision read): the next pass neither decodes nor rebuilds it.
-            crds[i].status = Some(status);
+            Arc::make_mut(&mut crds[i]).status = Some(status);
             if let Some(rv) = meta::resource_version(&written) {
                 kinds.set_built_from(&name, Some(rv));
                 // The names were written at this revision: an installing CRD waits for
                 // every replica to serve at least that far.
-                crds[i].metadata.resource_version = Some(rv.to_string());
+                Arc::make_mut(&mut crds[i]).metadata.resource_version = Some(rv.to_string());
                 if let Ok(revision) = rv.parse() {
                     decoded.wrote(&kv.key, revision, &crds[i]);
                 }

@@ -5,7 +5,6 @@
 //! `generate_definitions.py`: the meta and autoscaling types exactly as the recorded
 //! kube-apiserver 1.32 serves them, the kinds from `k8s-openapi`'s copy of kube's schemas.
 
-use super::json::J;
 use super::schema::refs;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,28 +32,26 @@ pub fn find_kind(defs: &Definitions, group: &str, version: &str, kind: &str) -> 
         .map(|(name, _)| name.clone())
 }
 
-/// `roots` and every definition they reach.
-pub fn closure(defs: &Definitions, roots: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+/// `roots` and every definition they reach through `lookup`, sorted by name (a root or
+/// reference `lookup` does not know is kept, with nothing reached from it).
+pub fn closure<'a>(
+    lookup: impl Fn(&str) -> Option<&'a Value>,
+    roots: impl IntoIterator<Item = String>,
+) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut todo: Vec<String> = roots.into_iter().collect();
     while let Some(name) = todo.pop() {
-        if !seen.insert(name.clone()) {
+        if seen.contains(&name) {
             continue;
         }
-        if let Some(def) = defs.get(&name) {
+        if let Some(def) = lookup(&name) {
             let mut found = BTreeSet::new();
             refs(def, &mut found);
             todo.extend(found.into_iter().filter(|n| !seen.contains(n)));
         }
+        seen.insert(name);
     }
     seen
-}
-
-/// `roots` and every definition they reach, each written by `write`, sorted by name.
-pub fn written(defs: &Definitions, roots: impl IntoIterator<Item = String>, write: impl Fn(&Value) -> J) -> J {
-    J::Obj(
-        closure(defs, roots).into_iter().filter_map(|name| defs.get(&name).map(|d| (name.clone(), write(d)))).collect(),
-    )
 }
 
 #[cfg(test)]
@@ -65,7 +62,7 @@ mod tests {
     fn the_data_parses_and_every_reference_resolves() {
         let defs = builtin();
         assert!(defs.len() > 50, "{}", defs.len());
-        for name in closure(defs, defs.keys().cloned()) {
+        for name in closure(|n| defs.get(n), defs.keys().cloned()) {
             assert!(defs.contains_key(&name), "{name} is referenced but not defined");
         }
     }
@@ -78,7 +75,7 @@ mod tests {
             find_kind(defs, "apiextensions.k8s.io", "v1", "CustomResourceDefinitionList").as_deref(),
             Some("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList")
         );
-        let reached = closure(defs, ["io.k8s.api.core.v1.Namespace".to_string()]);
+        let reached = closure(|n| defs.get(n), ["io.k8s.api.core.v1.Namespace".to_string()]);
         assert!(reached.contains("io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry"));
     }
 }

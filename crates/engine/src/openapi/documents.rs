@@ -2,30 +2,29 @@
 //! protobuf), the `/openapi/v3` index and one `/openapi/v3/<group-version>` document per
 //! group-version, each with its ETag (the SHA-512 of its bytes, which is also the
 //! `?hash=` in the index's `serverRelativeURL`s).
+//!
+//! The documents are assembled from [`Part`]s, one per served kind, kept by what each was
+//! built from: the next build writes only the parts of kinds that changed, copies the
+//! others' bytes, and keeps every v3 document whose kinds did not change. Once assembled,
+//! the parts are re-pointed at the documents' own bytes, so keeping them costs no second
+//! copy of the documents.
 
-use super::crd_schema::{self, CrdVersion};
-use super::definitions::{self, Definitions};
 use super::json::J;
-use super::routes::{self, Flavor, KindSpec, Route};
+use super::parts::{self, Member, Part, Source};
+use super::routes::{self, Flavor, Route};
 use super::{proto, v2, v3};
 use bytes::Bytes;
 use k8s_openapi::jiff::Timestamp;
-use serde_json::json;
 use sha2::{Digest, Sha512};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
 
 const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions";
 const API_GROUP_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList";
 const API_GROUP: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup";
 const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList";
 const VERSION_INFO: &str = "io.k8s.apimachinery.pkg.version.Info";
-
-/// One served kind and, for a custom one, what its CRD says about the version.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Source {
-    pub spec: KindSpec,
-    pub crd: Option<CrdVersion>,
-}
 
 /// One served document.
 #[derive(Debug, Clone)]
@@ -36,7 +35,31 @@ pub struct Doc {
     pub last_modified: Timestamp,
 }
 
-/// Every document, built together from one list of sources.
+/// One served kind as the documents see it.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// Changes whenever the kind's part would: the next build reuses a part by it.
+    pub fingerprint: String,
+    pub group: String,
+    pub version: String,
+    pub flavor: Flavor,
+    /// What to build the part from; `None` when the previous build has it
+    /// ([`Documents::has_part`]), which spares decoding the CRD.
+    pub source: Option<Source>,
+}
+
+impl Unit {
+    /// The OpenAPI v3 document path: `api/v1` or `apis/<group>/<version>`.
+    fn group_version_path(&self) -> String {
+        if self.group.is_empty() {
+            format!("api/{}", self.version)
+        } else {
+            format!("apis/{}/{}", self.group, self.version)
+        }
+    }
+}
+
+/// Every document, assembled from one list of units.
 #[derive(Debug, Clone)]
 pub struct Documents {
     pub v2: Doc,
@@ -45,9 +68,12 @@ pub struct Documents {
     pub v3_index: Bytes,
     /// By group-version path (`api/v1`, `apis/<group>/<version>`).
     pub v3: BTreeMap<String, Doc>,
-    /// What each CRDs-only group-version's document was built from: the next build keeps
-    /// the documents whose sources did not change rather than rebuilding every one.
-    custom_sources: BTreeMap<String, Vec<Source>>,
+    /// How many kinds' parts this build wrote (the others came from the previous build).
+    pub written: usize,
+    /// Every kind's part by fingerprint, for the next build.
+    parts: HashMap<String, Arc<Part>>,
+    /// What each v3 document was assembled from: an unchanged list keeps the document.
+    v3_from: BTreeMap<String, Vec<String>>,
 }
 
 /// Upper-case hex SHA-512.
@@ -55,124 +81,97 @@ pub fn etag(body: &[u8]) -> String {
     Sha512::digest(body).iter().map(|b| format!("{b:02X}")).collect()
 }
 
+/// The parts of one v3 document.
+struct Group {
+    kinds: Vec<(String, Arc<Part>)>,
+    /// kube's discovery endpoints, documented in built-in documents only.
+    discovery: Vec<Route>,
+    /// Only CRDs' kinds: apiextensions-apiserver's document rather than kube's.
+    custom: bool,
+}
+
+impl Group {
+    fn custom() -> Group {
+        Group { kinds: Vec::new(), discovery: Vec::new(), custom: true }
+    }
+
+    /// What the document is assembled from.
+    fn identity(&self) -> Vec<String> {
+        let kinds = self.kinds.iter().map(|(f, _)| f.clone());
+        kinds.chain(self.discovery.iter().map(|r| r.path.clone())).collect()
+    }
+}
+
 impl Documents {
-    /// Builds everything; documents whose bytes did not change keep `previous`'s
-    /// `Last-Modified`.
-    pub fn build(sources: &[Source], api_version: &str, now: Timestamp, previous: Option<&Documents>) -> Documents {
-        let builtin = definitions::builtin();
-        let mut v2_defs: Definitions = builtin.clone();
-        let mut v3_defs: Definitions = builtin.clone();
-        for crd in sources.iter().filter_map(|s| s.crd.as_ref()) {
-            let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
-            let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
-            v2_defs.insert(kind, crd_schema::kind_definition(crd, true));
-            v2_defs.insert(list, crd_schema::list_definition(crd));
-        }
-        for s in sources.iter().filter(|s| s.crd.is_none()) {
-            fallback_definitions(&s.spec, &mut v2_defs);
-            fallback_definitions(&s.spec, &mut v3_defs);
-        }
+    /// Whether this build has the part of `fingerprint`, which the next one would reuse.
+    pub fn has_part(&self, fingerprint: &str) -> bool {
+        self.parts.contains_key(fingerprint)
+    }
 
-        // Every document's routes: each group-version's kinds, plus kube's discovery
-        // endpoints (documented in built-in documents only, as kube does).
-        let mut groups: BTreeMap<String, Group> = BTreeMap::new();
-        for s in sources {
-            let group = groups.entry(s.spec.group_version_path()).or_insert_with(Group::custom);
-            group.sources.push(s.clone());
-            group.routes.extend(routes::routes(&s.spec));
-            if s.spec.flavor == Flavor::BuiltIn && group.custom {
-                group.custom = false;
-                group.routes.push(routes::discovery(
-                    &format!("/{}/", s.spec.group_version_path()),
-                    "getAPIResources",
-                    "get available resources",
-                    API_RESOURCE_LIST,
-                ));
-            }
-        }
-        let mut roots = vec![(
-            "version".to_string(),
-            routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO),
-        )];
-        if sources.iter().any(|s| s.spec.group.is_empty()) {
-            roots.push((
-                "api".into(),
-                routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS),
-            ));
-        }
-        if sources.iter().any(|s| !s.spec.group.is_empty()) {
-            roots.push((
-                "apis".into(),
-                routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST),
-            ));
-        }
-        for s in sources.iter().filter(|s| s.spec.flavor == Flavor::BuiltIn && !s.spec.group.is_empty()) {
-            let path = format!("/apis/{}/", s.spec.group);
-            roots.push((
-                format!("apis/{}", s.spec.group),
-                routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP),
-            ));
-        }
-        for (gv, route) in roots {
-            let group = groups.entry(gv).or_insert_with(Group::custom);
-            group.custom = false;
-            if !group.routes.iter().any(|r| r.path == route.path) {
-                group.routes.push(route);
-            }
-        }
+    /// Assembles everything, writing only the parts `previous` does not have; documents
+    /// whose bytes did not change keep `previous`'s `Last-Modified`.
+    pub fn build(units: Vec<Unit>, api_version: &str, now: Timestamp, previous: Option<&Documents>) -> Documents {
+        let (groups, written) = group(units, previous);
+        let none = Default::default();
+        let discovery: BTreeMap<String, Part> = groups
+            .iter()
+            .filter(|(_, g)| !g.discovery.is_empty())
+            .map(|(gv, g)| (gv.clone(), Part::of_routes(&g.discovery, &none, &none)))
+            .collect();
 
-        let all_routes: Vec<Route> = groups.values().flat_map(|g| g.routes.iter().cloned()).collect();
-        let v2_json = v2::document(api_version, &all_routes, &v2_defs);
-        // Each form of the whole document is several times its bytes: let each go as soon
-        // as the next is made, so the peak of a build is not all of them at once.
-        drop((all_routes, v2_defs));
-        let v2_protobuf = Bytes::from(proto::encode(&v2_json));
-        let kept = |body: &Bytes, old: Option<&Doc>| match old {
-            Some(old) if old.body == *body => old.last_modified,
+        // `/openapi/v2`: every part of every group.
+        let all: Vec<&Part> = groups
+            .iter()
+            .flat_map(|(gv, g)| g.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)))
+            .collect();
+        let (v2_body, v2_protobuf, [v2_paths, v2_defs, v2_params]) = assemble_v2(api_version, &all);
+        let v2_etag = etag(&v2_body);
+        let kept = |etag: &str, old: Option<&Doc>| match old {
+            Some(old) if old.etag == etag => old.last_modified,
             _ => now,
         };
-        let v2_body = Bytes::from(v2_json.to_text());
-        drop(v2_json);
-        let v2 = Doc { etag: etag(&v2_body), last_modified: kept(&v2_body, previous.map(|p| &p.v2)), body: v2_body };
+        let v2 = Doc { last_modified: kept(&v2_etag, previous.map(|p| &p.v2)), etag: v2_etag, body: v2_body };
 
+        // `/openapi/v3/<group-version>`: a document whose parts did not change is kept.
         let mut v3 = BTreeMap::new();
-        let mut custom_sources = BTreeMap::new();
+        let mut v3_from = BTreeMap::new();
+        let mut parts = HashMap::new();
         for (gv, group) in groups {
-            if group.custom {
-                let unchanged = previous.filter(|p| p.custom_sources.get(&gv) == Some(&group.sources));
-                if let Some(doc) = unchanged.and_then(|p| p.v3.get(&gv)) {
-                    v3.insert(gv.clone(), doc.clone());
-                    custom_sources.insert(gv, group.sources);
-                    continue;
+            let identity = group.identity();
+            let unchanged = previous.filter(|p| p.v3_from.get(&gv) == Some(&identity));
+            let kept_doc = unchanged.and_then(|p| p.v3.get(&gv));
+            let (doc, v3_placed) = match kept_doc {
+                Some(doc) => (doc.clone(), None),
+                None => {
+                    let members: Vec<&Part> =
+                        group.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(&gv)).collect();
+                    // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
+                    let (title, version) =
+                        if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
+                    let (body, placed) = assemble_v3(title, version, &members);
+                    let etag = etag(&body);
+                    let last_modified = kept(&etag, previous.and_then(|p| p.v3.get(&gv)));
+                    (Doc { body, etag, last_modified }, Some(placed))
                 }
-            }
-            // A CRDs-only document reaches only its own kinds' definitions (CRD schemas have
-            // no references): they are added for it and removed after, rather than every
-            // group's being held until the last document is written.
-            let mut own = Vec::new();
-            for crd in group.sources.iter().filter(|_| group.custom).filter_map(|s| s.crd.as_ref()) {
-                let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
-                let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
-                let replaced = v3_defs.insert(kind.clone(), crd_schema::kind_definition(crd, false));
-                own.push((kind, replaced));
-                let replaced = v3_defs.insert(list.clone(), crd_schema::list_definition(crd));
-                own.push((list, replaced));
-            }
-            // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
-            let (title, version) =
-                if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
-            let body = Bytes::from(v3::document(title, version, &group.routes, &v3_defs).to_text());
-            for (name, replaced) in own.into_iter().rev() {
-                match replaced {
-                    Some(def) => v3_defs.insert(name, def),
-                    None => v3_defs.remove(&name),
+            };
+            for (fingerprint, part) in group.kinds {
+                let (v3_paths, v3_schemas) = match &v3_placed {
+                    Some([paths, schemas]) => (repoint(&part.v3_paths, paths), repoint(&part.v3_schemas, schemas)),
+                    None => (part.v3_paths.clone(), part.v3_schemas.clone()),
                 };
+                let repointed = Part {
+                    v2_paths: repoint(&part.v2_paths, &v2_paths),
+                    v2_parameters: repoint(&part.v2_parameters, &v2_params),
+                    v2_definitions: repoint(&part.v2_definitions, &v2_defs),
+                    v2_builtin: part.v2_builtin.clone(),
+                    v3_paths,
+                    v3_schemas,
+                    v3_builtin: part.v3_builtin.clone(),
+                };
+                parts.insert(fingerprint, Arc::new(repointed));
             }
-            let last_modified = kept(&body, previous.and_then(|p| p.v3.get(&gv)));
-            v3.insert(gv.clone(), Doc { etag: etag(&body), last_modified, body });
-            if group.custom {
-                custom_sources.insert(gv, group.sources);
-            }
+            v3.insert(gv.clone(), doc);
+            v3_from.insert(gv, identity);
         }
         let index = J::obj().with(
             "paths",
@@ -185,40 +184,386 @@ impl Documents {
                     .collect(),
             ),
         );
-        Documents { v2, v2_protobuf, v3_index: Bytes::from(index.to_text()), v3, custom_sources }
+        Documents { v2, v2_protobuf, v3_index: Bytes::from(index.to_text()), v3, written, parts, v3_from }
     }
 }
 
-/// The routes of one v3 document.
-struct Group {
-    sources: Vec<Source>,
-    routes: Vec<Route>,
-    /// Only CRDs' kinds: apiextensions-apiserver's document rather than kube's.
-    custom: bool,
+/// Every unit's part (`previous`'s, or written now) in its v3 document's group, with kube's
+/// discovery endpoints in the built-in groups; and how many parts were written.
+fn group(units: Vec<Unit>, previous: Option<&Documents>) -> (BTreeMap<String, Group>, usize) {
+    let mut written = 0;
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let (mut core, mut named) = (false, false);
+    let mut builtin_groups = Vec::new();
+    let reused: Vec<Option<Arc<Part>>> =
+        units.iter().map(|u| previous.and_then(|p| p.parts.get(&u.fingerprint)).cloned()).collect();
+    let sources: Vec<&Source> =
+        units.iter().zip(&reused).filter(|(_, r)| r.is_none()).filter_map(|(u, _)| u.source.as_ref()).collect();
+    let mut fresh = write_parts(&sources).into_iter();
+    for (unit, reused) in units.into_iter().zip(reused) {
+        let part = match (reused, &unit.source) {
+            (Some(part), _) => part,
+            (None, Some(_)) => match fresh.next() {
+                Some(part) => {
+                    written += 1;
+                    Arc::new(part)
+                }
+                None => continue,
+            },
+            (None, None) => continue,
+        };
+        core |= unit.group.is_empty();
+        named |= !unit.group.is_empty();
+        let gv = unit.group_version_path();
+        let group = groups.entry(gv.clone()).or_insert_with(Group::custom);
+        group.kinds.push((unit.fingerprint, part));
+        if unit.flavor == Flavor::BuiltIn {
+            if group.custom {
+                group.custom = false;
+                let path = format!("/{gv}/");
+                group.discovery.push(routes::discovery(
+                    &path,
+                    "getAPIResources",
+                    "get available resources",
+                    API_RESOURCE_LIST,
+                ));
+            }
+            if !unit.group.is_empty() {
+                builtin_groups.push(unit.group);
+            }
+        }
+    }
+    let mut roots = vec![(
+        "version".to_string(),
+        routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO),
+    )];
+    if core {
+        roots.push((
+            "api".into(),
+            routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS),
+        ));
+    }
+    if named {
+        roots.push((
+            "apis".into(),
+            routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST),
+        ));
+    }
+    for group in builtin_groups {
+        let path = format!("/apis/{group}/");
+        roots.push((
+            format!("apis/{group}"),
+            routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP),
+        ));
+    }
+    for (gv, route) in roots {
+        let group = groups.entry(gv).or_insert_with(Group::custom);
+        group.custom = false;
+        if !group.discovery.iter().any(|r| r.path == route.path) {
+            group.discovery.push(route);
+        }
+    }
+    (groups, written)
 }
 
-impl Group {
-    fn custom() -> Group {
-        Group { sources: Vec::new(), routes: Vec::new(), custom: true }
+/// The parts of `sources`, in order, written on every core: a first build writes one per
+/// served version of every CRD, and the parts are independent.
+fn write_parts(sources: &[&Source]) -> Vec<Part> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Below a few dozen parts a thread costs more than it saves.
+    let chunk = sources.len().div_ceil(threads).max(32);
+    if sources.len() <= chunk {
+        return sources.iter().map(|s| Part::of_source(s)).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = sources
+            .chunks(chunk)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|s| Part::of_source(s)).collect::<Vec<_>>()))
+            .collect();
+        // A writer's panic goes on as it would have without threads: a part left out
+        // would give the next kinds' parts to the wrong kinds.
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
+}
+
+/// Where the members of one section of an assembled document landed.
+struct Placed {
+    json: Bytes,
+    proto: Bytes,
+    /// `(json, protobuf)` ranges by key, or by JSON text for parameters (whose names are
+    /// hashes of it).
+    at: HashMap<String, (Range<usize>, Range<usize>)>,
+    by_text: bool,
+}
+
+impl Placed {
+    fn key<'m>(&self, m: &'m Member) -> &'m str {
+        if self.by_text { std::str::from_utf8(&m.json).unwrap_or_default() } else { &m.key }
     }
 }
 
-/// A built-in kind with no recorded schema still gets definitions (an open object), so
-/// that its operations resolve and kubectl sees its group-version-kind.
-fn fallback_definitions(spec: &KindSpec, defs: &mut Definitions) {
-    for (name, kind) in [(&spec.definition, &spec.kind), (&spec.list_definition, &format!("{}List", spec.kind))] {
-        defs.entry(name.clone()).or_insert_with(|| {
-            json!({
-                "type": "object",
-                "x-kubernetes-group-version-kind": [{"group": spec.group, "kind": kind, "version": spec.version}],
-            })
-        });
+/// The same members, their bytes now those of `placed`'s document where it holds them.
+fn repoint(members: &[Member], placed: &Placed) -> Vec<Member> {
+    members
+        .iter()
+        .map(|m| match placed.at.get(placed.key(m)) {
+            Some((json, pb)) => Member {
+                key: m.key.clone(),
+                json: placed.json.slice(json.clone()),
+                proto: if m.proto.is_empty() { Bytes::new() } else { placed.proto.slice(pb.clone()) },
+            },
+            None => m.clone(),
+        })
+        .collect()
+}
+
+/// Writes `{member,...}` to `json` and, for swagger 2.0, the section `field` of the
+/// protobuf document to `pb`; where each member landed, by key (or JSON text).
+fn section(
+    json: &mut Vec<u8>,
+    pb: Option<(&mut Vec<u8>, u32)>,
+    members: &[&Member],
+    by_text: bool,
+) -> HashMap<String, (Range<usize>, Range<usize>)> {
+    let mut at = HashMap::with_capacity(members.len());
+    let mut pb = pb.map(|(pb, field)| {
+        pb.extend(proto::section(field, members.iter().map(|m| m.proto.len()).sum()));
+        pb
+    });
+    json.push(b'{');
+    for (i, m) in members.iter().enumerate() {
+        if i > 0 {
+            json.push(b',');
+        }
+        let j = json.len()..json.len() + m.json.len();
+        json.extend_from_slice(&m.json);
+        let p = match pb.as_mut() {
+            Some(pb) => {
+                let p = pb.len()..pb.len() + m.proto.len();
+                pb.extend_from_slice(&m.proto);
+                p
+            }
+            None => 0..0,
+        };
+        let key = if by_text { String::from_utf8_lossy(&m.json).into_owned() } else { m.key.clone() };
+        at.insert(key, (j, p));
     }
+    json.push(b'}');
+    at
+}
+
+/// A JSON object's text without its closing brace, to be continued.
+fn open(head: &J) -> Vec<u8> {
+    let mut text = head.to_text().into_bytes();
+    text.pop();
+    text
+}
+
+/// The members of a document's `definitions` (or `schemas`): each part's own and the
+/// built-in ones they reach, once each, by name.
+fn definitions<'a>(
+    parts: &[&'a Part],
+    own: impl Fn(&'a Part) -> &'a [Member],
+    builtin: impl Fn(&'a Part) -> &'a [&'static str],
+    version: impl Fn(&'static parts::Builtin) -> &'static Member,
+) -> Vec<&'a Member> {
+    let mut by_name: BTreeMap<&str, &Member> = BTreeMap::new();
+    for part in parts {
+        for m in own(part) {
+            by_name.entry(m.key.as_str()).or_insert(m);
+        }
+        for name in builtin(part) {
+            if let Some(b) = parts::builtin(name) {
+                by_name.entry(name).or_insert(version(b));
+            }
+        }
+    }
+    by_name.into_values().collect()
+}
+
+/// `/openapi/v2` from every part: JSON, protobuf, and where the paths, definitions and
+/// parameters landed.
+fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Bytes, Bytes, [Placed; 3]) {
+    let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v2_paths).collect();
+    paths.sort_by(|a, b| a.key.cmp(&b.key));
+    let defs = definitions(parts, |p| &p.v2_definitions, |p| &p.v2_builtin, |b| &b.v2);
+    // kube-openapi sorts them by name, the same names by text.
+    let params: BTreeMap<(&str, &[u8]), &Member> =
+        parts.iter().flat_map(|p| &p.v2_parameters).map(|m| ((m.key.as_str(), &m.json[..]), m)).collect();
+    let params: Vec<&Member> = params.into_values().collect();
+
+    let head = v2::head(api_version);
+    let (mut json, mut pb) = (open(&head), proto::encode(&head));
+    json.extend_from_slice(b",\"paths\":");
+    let at_paths = section(&mut json, Some((&mut pb, proto::PATHS)), &paths, false);
+    json.extend_from_slice(b",\"definitions\":");
+    let at_defs = section(&mut json, Some((&mut pb, proto::DEFINITIONS)), &defs, false);
+    json.extend_from_slice(b",\"parameters\":");
+    let at_params = section(&mut json, Some((&mut pb, proto::PARAMETERS)), &params, true);
+    let tail = v2::tail();
+    json.push(b',');
+    json.extend_from_slice(&tail.to_text().as_bytes()[1..]);
+    pb.extend(proto::encode(&tail));
+
+    let (json, pb) = (Bytes::from(json), Bytes::from(pb));
+    let placed = |at, by_text| Placed { json: json.clone(), proto: pb.clone(), at, by_text };
+    let sections = [placed(at_paths, false), placed(at_defs, false), placed(at_params, true)];
+    (json, pb, sections)
+}
+
+/// One `/openapi/v3` document from its parts, and where its paths and schemas landed.
+fn assemble_v3(title: &str, version: &str, parts: &[&Part]) -> (Bytes, [Placed; 2]) {
+    let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v3_paths).collect();
+    paths.sort_by(|a, b| a.key.cmp(&b.key));
+    let schemas = definitions(parts, |p| &p.v3_schemas, |p| &p.v3_builtin, |b| &b.v3);
+    let mut json = open(&v3::head(title, version));
+    json.extend_from_slice(b",\"paths\":");
+    let at_paths = section(&mut json, None, &paths, false);
+    json.extend_from_slice(b",\"components\":{\"schemas\":");
+    let at_schemas = section(&mut json, None, &schemas, false);
+    json.extend_from_slice(b"}}");
+    let json = Bytes::from(json);
+    let placed = |at| Placed { json: json.clone(), proto: Bytes::new(), at, by_text: false };
+    let sections = [placed(at_paths), placed(at_schemas)];
+    (json, sections)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openapi::crd_schema::{CrdVersion, definition_name};
+    use crate::openapi::routes::KindSpec;
+    use serde_json::json;
+
+    /// A served kind: CRD kind `n` of `group` whose `spec.size` allows at most `max`, or
+    /// the built-in Namespace.
+    fn unit(group: &str, n: usize, max: u64) -> Unit {
+        let (kind, plural) = (format!("Kind{n}"), format!("kind{n}s"));
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"size": {"type": "integer", "maximum": max}}}}});
+        let spec = KindSpec {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.clone(),
+            plural: plural.clone(),
+            namespaced: n.is_multiple_of(2),
+            status: n.is_multiple_of(3),
+            scale: false,
+            verbs: crate::kinds::CUSTOM_VERBS.to_vec(),
+            flavor: Flavor::Custom,
+            definition: definition_name(group, "v1", &kind),
+            list_definition: definition_name(group, "v1", &format!("{kind}List")),
+        };
+        let crd = CrdVersion {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.clone(),
+            list_kind: format!("{kind}List"),
+            plural,
+            schema: Some(Arc::new(schema)),
+            selectable_fields: Vec::new(),
+        };
+        let fingerprint = format!("{group}/{kind}/{max}");
+        Unit {
+            fingerprint,
+            group: group.into(),
+            version: "v1".into(),
+            flavor: Flavor::Custom,
+            source: Some(Source { spec, crd: Some(crd) }),
+        }
+    }
+
+    fn namespaces() -> Unit {
+        let spec = KindSpec {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Namespace".into(),
+            plural: "namespaces".into(),
+            namespaced: false,
+            status: true,
+            scale: false,
+            verbs: crate::kinds::BUILTIN_VERBS.to_vec(),
+            flavor: Flavor::BuiltIn,
+            definition: "io.k8s.api.core.v1.Namespace".into(),
+            list_definition: "io.k8s.api.core.v1.NamespaceList".into(),
+        };
+        let source = Some(Source { spec, crd: None });
+        Unit {
+            fingerprint: "namespaces".into(),
+            group: String::new(),
+            version: "v1".into(),
+            flavor: Flavor::BuiltIn,
+            source,
+        }
+    }
+
+    /// The units of a state: the built-in kind and kinds 0..5 over two groups, kind 2 with `max`.
+    fn state(max: u64, without: Option<usize>) -> Vec<Unit> {
+        let custom = (0..5).filter(|n| Some(*n) != without).map(|n| {
+            let group = if n < 3 { "a.example.com" } else { "b.example.com" };
+            unit(group, n, if n == 2 { max } else { 10 })
+        });
+        std::iter::once(namespaces()).chain(custom).collect()
+    }
+
+    fn build(units: Vec<Unit>, previous: Option<&Documents>) -> Documents {
+        Documents::build(units, "v1.32.0", Timestamp::UNIX_EPOCH, previous)
+    }
+
+    /// What the previous build has comes without a source, as `current` passes it.
+    fn known_to(previous: &Documents, units: Vec<Unit>) -> Vec<Unit> {
+        units
+            .into_iter()
+            .map(|u| Unit { source: u.source.filter(|_| !previous.has_part(&u.fingerprint)), ..u })
+            .collect()
+    }
+
+    fn assert_same(a: &Documents, b: &Documents) {
+        assert!(a.v2.body == b.v2.body, "/openapi/v2 differs from a whole build");
+        assert!(a.v2_protobuf == b.v2_protobuf, "/openapi/v2 protobuf differs from a whole build");
+        assert_eq!(a.v2.etag, b.v2.etag);
+        assert_eq!(a.v3_index, b.v3_index);
+        assert_eq!(a.v3.keys().collect::<Vec<_>>(), b.v3.keys().collect::<Vec<_>>());
+        for (gv, doc) in &a.v3 {
+            assert!(doc.body == b.v3[gv].body, "{gv} differs from a whole build");
+        }
+    }
+
+    #[test]
+    fn a_change_writes_only_its_kind_s_part_and_equals_a_whole_build() {
+        let first = build(state(10, None), None);
+        assert_eq!(first.written, 6);
+        let v2: serde_json::Value = serde_json::from_slice(&first.v2.body).expect("JSON");
+        assert_eq!(
+            v2["definitions"]["com.example.a.v1.Kind2"]["properties"]["spec"]["properties"]["size"]["maximum"],
+            10
+        );
+        assert!(v2["parameters"].as_object().is_some_and(|p| p.contains_key("pretty-tJGM1-ng")));
+
+        // Kind 2's schema changes: one part written; b's document kept as it was.
+        let changed = build(known_to(&first, state(4, None)), Some(&first));
+        assert_eq!(changed.written, 1);
+        assert_same(&changed, &build(state(4, None), None));
+        let v2: serde_json::Value = serde_json::from_slice(&changed.v2.body).expect("JSON");
+        assert_eq!(
+            v2["definitions"]["com.example.a.v1.Kind2"]["properties"]["spec"]["properties"]["size"]["maximum"],
+            4
+        );
+        let b = "apis/b.example.com/v1";
+        assert_eq!(changed.v3[b].body.as_ptr(), first.v3[b].body.as_ptr(), "an unchanged group's document is kept");
+        assert_ne!(changed.v3["apis/a.example.com/v1"].etag, first.v3["apis/a.example.com/v1"].etag);
+
+        // Nothing changes: nothing written, the same bytes (from the re-pointed parts).
+        let again = build(known_to(&changed, state(4, None)), Some(&changed));
+        assert_eq!(again.written, 0);
+        assert_same(&again, &changed);
+
+        // Kind 4 goes: its group's document loses it, nothing is written.
+        let fewer = build(known_to(&again, state(4, Some(4))), Some(&again));
+        assert_eq!(fewer.written, 0);
+        assert_same(&fewer, &build(state(4, Some(4)), None));
+        assert!(!String::from_utf8_lossy(&fewer.v2.body).contains("Kind4"));
+    }
 
     #[test]
     fn etags_are_upper_case_sha512() {

@@ -11,6 +11,9 @@
 use crate::representation::gofmt::go_json_float;
 use serde_json::{Number, Value};
 
+/// An object's members in order.
+pub type Fields = Vec<(String, J)>;
+
 /// A JSON value whose objects keep their keys in insertion order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum J {
@@ -19,7 +22,7 @@ pub enum J {
     Num(Number),
     Str(String),
     Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
+    Obj(Fields),
 }
 
 impl J {
@@ -77,6 +80,11 @@ impl J {
         let mut out = String::new();
         write(self, &mut out);
         out
+    }
+
+    /// Appends the compact text to `out`.
+    pub fn write_to(&self, out: &mut String) {
+        write(self, out);
     }
 }
 

@@ -145,21 +145,21 @@ pub fn encode(doc: &J) -> Vec<u8> {
                 for (path, item) in fields(v) {
                     paths.message(2, named(path, path_item(item)));
                 }
-                m.message(8, paths);
+                m.message(PATHS, paths);
             }
             "definitions" => {
                 let mut defs = Msg::default();
                 for (name, s) in fields(v) {
                     defs.message(1, named(name, schema(s)));
                 }
-                m.message(9, defs);
+                m.message(DEFINITIONS, defs);
             }
             "parameters" => {
                 let mut params = Msg::default();
                 for (name, p) in fields(v) {
                     params.message(1, named(name, parameter(p)));
                 }
-                m.message(10, params);
+                m.message(PARAMETERS, params);
             }
             "security" => {
                 for requirement in items(v) {
@@ -193,6 +193,43 @@ pub fn encode(doc: &J) -> Vec<u8> {
     }
     m.0
 }
+
+/// One entry of the document's `paths` (field 8): the path item `item` at `path`, as the
+/// bytes it adds to that message, so that a document can be assembled from entries
+/// encoded once ([`section`]).
+pub fn path_entry(path: &str, item: &J) -> Vec<u8> {
+    let mut m = Msg::default();
+    m.message(2, named(path, path_item(item)));
+    m.0
+}
+
+/// One entry of the document's `definitions` (field 9).
+pub fn definition_entry(name: &str, s: &J) -> Vec<u8> {
+    let mut m = Msg::default();
+    m.message(1, named(name, schema(s)));
+    m.0
+}
+
+/// One entry of the document's shared `parameters` (field 10).
+pub fn parameter_entry(name: &str, p: &J) -> Vec<u8> {
+    let mut m = Msg::default();
+    m.message(1, named(name, parameter(p)));
+    m.0
+}
+
+/// The field and length that open a document's section (`paths` 8, `definitions` 9,
+/// `parameters` 10) of `len` bytes of entries.
+pub fn section(field: u32, len: usize) -> Vec<u8> {
+    let mut m = Msg::default();
+    m.key(field, LEN);
+    m.varint(len as u64);
+    m.0
+}
+
+/// The fields of the document's sections.
+pub const PATHS: u32 = 8;
+pub const DEFINITIONS: u32 = 9;
+pub const PARAMETERS: u32 = 10;
 
 fn path_item(item: &J) -> Msg {
     let mut m = Msg::default();

@@ -55,15 +55,6 @@ impl KindSpec {
         Gvk { group: self.group.clone(), version: self.version.clone(), kind: self.kind.clone() }
     }
 
-    /// The OpenAPI v3 document path: `api/v1` or `apis/<group>/<version>`.
-    pub fn group_version_path(&self) -> String {
-        if self.group.is_empty() {
-            format!("api/{}", self.version)
-        } else {
-            format!("apis/{}/{}", self.group, self.version)
-        }
-    }
-
     fn root(&self) -> String {
         if self.group.is_empty() {
             format!("/api/{}", self.version)

@@ -1,25 +1,25 @@
 //! The swagger 2.0 document (`/openapi/v2`): every served kind in one document, with the
 //! parameters kube-openapi shares between operations factored out into `parameters` under
-//! content-hash names (`pretty-tJGM1-ng`), exactly as it names them.
+//! content-hash names (`pretty-tJGM1-ng`), exactly as it names them. This module writes the
+//! pieces; [`super::documents`] assembles them.
 
-use super::definitions::{Definitions, written};
-use super::json::J;
+use super::json::{Fields, J};
 use super::params::Param;
-use super::routes::{Route, path_items, route_definitions, status_text};
-use super::schema::{V2_PREFIX, ordered};
+use super::routes::{Route, path_items, status_text};
+use super::schema::V2_PREFIX;
 use base64::Engine as _;
 use std::collections::BTreeMap;
 
-/// The whole document; `definitions` must hold every definition the routes reach.
-pub fn document(version: &str, routes: &[Route], definitions: &Definitions) -> J {
-    let (paths, shared) = share_parameters(path_items(routes, operation, parameter));
-    let defs = written(definitions, route_definitions(routes), ordered);
+/// The fields before `paths`: `swagger` and `info`.
+pub fn head(version: &str) -> J {
     J::obj()
         .with("swagger", J::str("2.0"))
         .with("info", J::obj().with("title", J::str("Kubernetes")).with("version", J::str(version)))
-        .with("paths", paths)
-        .with("definitions", defs)
-        .with("parameters", shared)
+}
+
+/// The fields after `paths`, `definitions` and `parameters`: the security ones.
+pub fn tail() -> J {
+    J::obj()
         .with(
             "securityDefinitions",
             J::obj().with(
@@ -32,6 +32,21 @@ pub fn document(version: &str, routes: &[Route], definitions: &Definitions) -> J
             ),
         )
         .with("security", J::Arr(vec![J::obj().with("BearerToken", J::Arr(Vec::new()))]))
+}
+
+/// The path items of `routes` with their shared parameters as references, and those
+/// shared parameters by name. The parameters' names are hashes of their text, so the
+/// document's `parameters` is the union of every part's.
+pub fn paths(routes: &[Route]) -> (Fields, Fields) {
+    let (paths, shared) = share_parameters(path_items(routes, operation, parameter));
+    (fields(paths), fields(shared))
+}
+
+fn fields(j: J) -> Fields {
+    match j {
+        J::Obj(fields) => fields,
+        _ => Vec::new(),
+    }
 }
 
 fn operation(r: &Route, params: &[Param]) -> J {

@@ -1,21 +1,24 @@
-//! OpenAPI v3 documents, one per group-version, as kube-openapi's v3 builder writes them.
+//! OpenAPI v3 documents, one per group-version, as kube-openapi's v3 builder writes them:
+//! the pieces, which [`super::documents`] assembles.
 
-use super::definitions::{Definitions, written};
-use super::json::J;
+use super::json::{Fields, J};
 use super::params::Param;
-use super::routes::{Route, path_items, route_definitions, status_text};
-use super::schema::{V3_PREFIX, ordered, to_v3};
+use super::routes::{Route, path_items, status_text};
+use super::schema::V3_PREFIX;
 
-/// The document of one group-version from its routes; `definitions` must hold every
-/// definition the routes reach (swagger 2.0 form).
-pub fn document(title: &str, version: &str, routes: &[Route], definitions: &Definitions) -> J {
-    let paths = path_items(routes, operation, parameter);
-    let schemas = written(definitions, route_definitions(routes), |def| ordered(&to_v3(def)));
+/// The fields before `paths` of one group-version's document.
+pub fn head(title: &str, version: &str) -> J {
     J::obj()
         .with("openapi", J::str("3.0.0"))
         .with("info", J::obj().with("title", J::str(title)).with("version", J::str(version)))
-        .with("paths", paths)
-        .with("components", J::obj().with("schemas", schemas))
+}
+
+/// The path items of `routes`.
+pub fn paths(routes: &[Route]) -> Fields {
+    match path_items(routes, operation, parameter) {
+        J::Obj(fields) => fields,
+        _ => Vec::new(),
+    }
 }
 
 fn operation(r: &Route, params: &[Param]) -> J {

@@ -23,6 +23,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinitionStatus,
 };
 use k8s_openapi::jiff::Timestamp;
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 /// What the names controller decides for one CRD.
@@ -62,11 +63,12 @@ fn accepted_names(crd: &CustomResourceDefinition) -> Names {
 
 /// Every name claimed in `crd`'s group, by `crd` itself (kube's lister includes it) and by
 /// each other CRD of the group. An entry of `others` with `crd`'s own name is skipped so
-/// that callers may pass the whole list.
-fn claimed_in_group(crd: &CustomResourceDefinition, others: &[CustomResourceDefinition]) -> ClaimedNames {
+/// that callers may pass the whole list (as values, or as the controller's shared copies).
+fn claimed_in_group<O: Borrow<CustomResourceDefinition>>(crd: &CustomResourceDefinition, others: &[O]) -> ClaimedNames {
     let mut claimed = ClaimedNames::default();
     claimed.claim(&accepted_names(crd));
     for other in others {
+        let other = other.borrow();
         if other.spec.group == crd.spec.group && other.metadata.name != crd.metadata.name {
             claimed.claim(&accepted_names(other));
         }
@@ -106,9 +108,9 @@ fn aggregate(messages: Vec<String>) -> Option<String> {
 /// with the reason of the last conflicting kind of name. Short names move as a whole: if
 /// any requested short name conflicts, none of the new ones is accepted (reference 10).
 /// Categories are not claimed and always follow the spec.
-pub fn calculate_names_and_conditions(
+pub fn calculate_names_and_conditions<O: Borrow<CustomResourceDefinition>>(
     crd: &CustomResourceDefinition,
-    others: &[CustomResourceDefinition],
+    others: &[O],
 ) -> NamesDecision {
     let claimed = claimed_in_group(crd, others);
     let requested = &crd.spec.names;
@@ -179,9 +181,9 @@ fn established_decision(crd: &CustomResourceDefinition, names_accepted: bool) ->
 /// After a write, the caller re-runs this for the other CRDs of the group, whose
 /// conflicts the new accepted names may create or release; it does the same after a CRD
 /// is deleted.
-pub fn sync_names(
+pub fn sync_names<O: Borrow<CustomResourceDefinition>>(
     crd: &CustomResourceDefinition,
-    others: &[CustomResourceDefinition],
+    others: &[O],
     now: Timestamp,
 ) -> Option<CustomResourceDefinitionStatus> {
     let current = accepted_names(crd);
@@ -421,14 +423,14 @@ mod tests {
         let mut crd = created(widget());
         let names = crd.spec.names.clone();
         crd.status.get_or_insert_with(Default::default).accepted_names = Some(names);
-        assert!(calculate_names_and_conditions(&crd, &[]).established.is_some());
-        assert_eq!(sync_names(&crd, &[], at(1)), None);
+        assert!(calculate_names_and_conditions::<CustomResourceDefinition>(&crd, &[]).established.is_some());
+        assert_eq!(sync_names::<CustomResourceDefinition>(&crd, &[], at(1)), None);
     }
 
     #[test]
     fn categories_follow_the_spec() {
         let crd = created(widget().categories(["all", "toys"]));
-        let d = calculate_names_and_conditions(&crd, &[]);
+        let d = calculate_names_and_conditions::<CustomResourceDefinition>(&crd, &[]);
         assert_eq!(d.accepted_names.categories, Some(vec!["all".to_string(), "toys".to_string()]));
     }
 }

@@ -1,0 +1,168 @@
+//! One served kind's share of the documents — its path items, the shared parameters they
+//! use and the definitions they reach — written once as the members of the documents'
+//! objects (JSON, and protobuf for swagger 2.0), so that a change to one CRD writes only
+//! its own kinds' parts and [`super::documents`] assembles the documents from the others as
+//! they were (kube's aggregator likewise keeps one spec per CRD and merges them).
+//!
+//! The built-in definitions every part reaches (`ObjectMeta`, `Status`, ...) are written
+//! once for all ([`builtin`]); a part holds only their names.
+
+use super::crd_schema::{self, CrdVersion};
+use super::definitions::{self, Definitions};
+use super::json::J;
+use super::routes::{self, KindSpec, Route, route_definitions};
+use super::schema::{ordered, to_v3};
+use super::{proto, v2, v3};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// One served kind and, for a custom one, what its CRD says about the version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub spec: KindSpec,
+    pub crd: Option<CrdVersion>,
+}
+
+/// One member of a document's `paths`, `definitions`, `parameters` or `schemas` object.
+#[derive(Debug, Clone)]
+pub struct Member {
+    /// Its name: a path, a definition's or a parameter's name.
+    pub key: String,
+    /// `"key":value`, as Go writes it.
+    pub json: Bytes,
+    /// Its entry in the enclosing protobuf message (swagger 2.0 only; empty otherwise).
+    pub proto: Bytes,
+}
+
+impl Member {
+    fn new(key: &str, value: &J, proto: Vec<u8>) -> Member {
+        let mut json = J::str(key).to_text();
+        json.push(':');
+        value.write_to(&mut json);
+        Member { key: key.to_string(), json: Bytes::from(json), proto: Bytes::from(proto) }
+    }
+}
+
+/// What one served kind, or one document's discovery endpoints, adds to the documents.
+#[derive(Debug, Clone, Default)]
+pub struct Part {
+    pub v2_paths: Vec<Member>,
+    /// The shared parameters its operations refer to (`#/parameters/<name>`).
+    pub v2_parameters: Vec<Member>,
+    /// The definitions of its own it reaches (a CRD version's kind and list).
+    pub v2_definitions: Vec<Member>,
+    /// The built-in definitions it reaches ([`builtin`]).
+    pub v2_builtin: Vec<&'static str>,
+    pub v3_paths: Vec<Member>,
+    pub v3_schemas: Vec<Member>,
+    pub v3_builtin: Vec<&'static str>,
+}
+
+impl Part {
+    /// The part of one served kind.
+    pub fn of_source(source: &Source) -> Part {
+        let (own_v2, own_v3) = own_definitions(source);
+        Part::of_routes(&routes::routes(&source.spec), &own_v2, &own_v3)
+    }
+
+    /// The part of `routes`, whose definitions are `own_*` (swagger 2.0 form) or built in.
+    pub fn of_routes(routes: &[Route], own_v2: &Definitions, own_v3: &Definitions) -> Part {
+        let (paths, shared) = v2::paths(routes);
+        let roots = route_definitions(routes);
+        let (v2_definitions, v2_builtin) = reached(own_v2, &roots, |name, def| {
+            let j = ordered(def);
+            Member::new(name, &j, proto::definition_entry(name, &j))
+        });
+        let (v3_schemas, v3_builtin) =
+            reached(own_v3, &roots, |name, def| Member::new(name, &ordered(&to_v3(def)), Vec::new()));
+        Part {
+            v2_paths: paths.iter().map(|(p, item)| Member::new(p, item, proto::path_entry(p, item))).collect(),
+            v2_parameters: shared.iter().map(|(n, p)| Member::new(n, p, proto::parameter_entry(n, p))).collect(),
+            v2_definitions,
+            v2_builtin,
+            v3_paths: v3::paths(routes).iter().map(|(p, item)| Member::new(p, item, Vec::new())).collect(),
+            v3_schemas,
+            v3_builtin,
+        }
+    }
+}
+
+/// The definitions `roots` reach: those of `own`, written by `write`, and the names of the
+/// built-in ones (own ones first: a CRD's definitions are its own).
+fn reached(
+    own: &Definitions,
+    roots: &[String],
+    write: impl Fn(&str, &Value) -> Member,
+) -> (Vec<Member>, Vec<&'static str>) {
+    let builtin = definitions::builtin();
+    let names = definitions::closure(|n| own.get(n).or_else(|| builtin.get(n)), roots.iter().cloned());
+    let (mut mine, mut shared) = (Vec::new(), Vec::new());
+    for name in names {
+        if let Some(def) = own.get(&name) {
+            mine.push(write(&name, def));
+        } else if let Some((key, _)) = builtin.get_key_value(&name) {
+            shared.push(key.as_str());
+        }
+    }
+    (mine, shared)
+}
+
+/// A source's own definitions, swagger 2.0 form for `/openapi/v2` and for v3: a CRD
+/// version's kind and list, or the open objects standing in for a built-in kind with no
+/// recorded schema (so that its operations resolve and kubectl sees its kind).
+fn own_definitions(source: &Source) -> (Definitions, Definitions) {
+    let (mut v2, mut v3) = (Definitions::new(), Definitions::new());
+    match &source.crd {
+        Some(crd) => {
+            let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
+            let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
+            v2.insert(kind.clone(), crd_schema::kind_definition(crd, true));
+            v3.insert(kind, crd_schema::kind_definition(crd, false));
+            let list_def = crd_schema::list_definition(crd);
+            v2.insert(list.clone(), list_def.clone());
+            v3.insert(list, list_def);
+        }
+        None => {
+            let spec = &source.spec;
+            let list_kind = format!("{}List", spec.kind);
+            for (name, kind) in [(&spec.definition, &spec.kind), (&spec.list_definition, &list_kind)] {
+                if definitions::builtin().contains_key(name) {
+                    continue;
+                }
+                let def = json!({
+                    "type": "object",
+                    "x-kubernetes-group-version-kind": [{"group": spec.group, "kind": kind, "version": spec.version}],
+                });
+                v2.insert(name.clone(), def.clone());
+                v3.insert(name.clone(), def);
+            }
+        }
+    }
+    (v2, v3)
+}
+
+/// A built-in definition as a member of each document.
+pub struct Builtin {
+    pub v2: Member,
+    pub v3: Member,
+}
+
+/// The built-in definition `name`, written once.
+pub fn builtin(name: &str) -> Option<&'static Builtin> {
+    static WRITTEN: OnceLock<HashMap<&'static str, Builtin>> = OnceLock::new();
+    WRITTEN
+        .get_or_init(|| {
+            definitions::builtin()
+                .iter()
+                .map(|(name, def)| {
+                    let j = ordered(def);
+                    let v2 = Member::new(name, &j, proto::definition_entry(name, &j));
+                    let v3 = Member::new(name, &ordered(&to_v3(def)), Vec::new());
+                    (name.as_str(), Builtin { v2, v3 })
+                })
+                .collect()
+        })
+        .get(name)
+}
