@@ -34,7 +34,7 @@ fn start(dir: &Path) -> (EtcdProcess, Served) {
 }
 
 /// etcd in `dir/etcd`.
-fn etcd_in(dir: &Path) -> EtcdProcess {
+pub(crate) fn etcd_in(dir: &Path) -> EtcdProcess {
     let etcd_dir = dir.join("etcd");
     std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
     EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"))

@@ -77,6 +77,9 @@ impl Store for Backend {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
         delegate!(self, s => s.get(key).await)
     }
+    async fn get_cached(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        delegate!(self, s => s.get_cached(key).await)
+    }
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
         delegate!(self, s => s.list(prefix, opts).await)
     }

@@ -296,6 +296,12 @@ pub trait Store: Send + Sync + 'static {
     async fn current_revision(&self) -> Result<Revision, StoreError>;
     /// The key's current value, if it exists.
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError>;
+    /// The key's value as the watch cache holds it: on etcd, as this replica's cache has
+    /// reached (it may lag a write by a round trip), for the reads kube serves from its
+    /// informers; the local store is its own cache.
+    async fn get_cached(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        self.get(key).await
+    }
     /// Keys starting with `prefix`, in key order, consistent at one revision.
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError>;
     /// Fails with `AlreadyExists` if the key exists.

@@ -119,6 +119,12 @@ impl Store for EtcdStore {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
         self.etcd.get(key).await
     }
+    async fn get_cached(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        if !cache::covers(key) {
+            return self.etcd.get(key).await;
+        }
+        self.cache.get(key)
+    }
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
         if opts.cached && cache::covers(prefix) {
             return self.cache.list(prefix, opts);
