@@ -41,7 +41,7 @@ pub(crate) fn etcd_in(dir: &Path) -> EtcdProcess {
     EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn serve(dir: &Path, etcd: &EtcdProcess) -> Served {
+pub(crate) fn serve(dir: &Path, etcd: &EtcdProcess) -> Served {
     Served::start(&dir.join("serve"), &["--storage", "etcd", "--etcd-servers", &etcd.url()])
 }
 
@@ -51,7 +51,7 @@ fn kubectl(served: &Served, args: &[&str]) -> Output {
     output_bounded(cmd, None, Duration::from_secs(30))
 }
 
-fn ok(served: &Served, args: &[&str]) -> String {
+pub(crate) fn ok(served: &Served, args: &[&str]) -> String {
     let out = kubectl(served, args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "kubectl {args:?} failed: {}{stdout}", String::from_utf8_lossy(&out.stderr));
@@ -98,7 +98,7 @@ fn etcd_call(etcd: &EtcdProcess, path: &str, body: &Value) -> Value {
 }
 
 /// The keys etcd holds under `prefix`.
-fn etcd_keys(etcd: &EtcdProcess, prefix: &str) -> Vec<String> {
+pub(crate) fn etcd_keys(etcd: &EtcdProcess, prefix: &str) -> Vec<String> {
     let mut end = prefix.as_bytes().to_vec();
     *end.last_mut().expect("a prefix") += 1;
     let body = json!({"key": B64.encode(prefix), "range_end": B64.encode(&end), "keys_only": true});

@@ -14,15 +14,17 @@
 //! handful of calls whose JSON is simple. The cost is base64 on keys and values, and one
 //! HTTP/1 stream per watch instead of gRPC's multiplexed one.
 //!
-//! Keys: the engine's keys all start with `/registry` (kube-apiserver's layout, see
-//! `resources`); that part becomes the configured prefix (`--etcd-prefix`, by default
-//! `/registry`, so `etcdctl` finds objects where kube-apiserver would put them). Values are
-//! the JSON the engine stores at the storage version.
+//! Keys: the engine's keys all start with `/registry`; that part becomes the configured
+//! prefix (`--etcd-prefix`, by default `/registry`), and built-in kinds are keyed by their
+//! bare resource name as kube-apiserver keys them (see `keys`), so `etcdctl` finds objects
+//! where kube-apiserver would put them. Values are the JSON the engine stores at the
+//! storage version.
 
 mod cache;
 mod client;
 mod election;
 pub(crate) use election::Election;
+mod keys;
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]
 pub mod process;
@@ -35,13 +37,11 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use client::{Gateway, GatewayError, Written};
 use futures::StreamExt;
+use keys::{ENGINE_ROOT, KeyMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use wire::{Cmp, Target};
-
-/// The prefix every engine key starts with; it maps to [`EtcdConfig::prefix`].
-const ENGINE_ROOT: &str = "/registry";
 
 /// How long one etcd request may take by default before the API answers 504.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -95,7 +95,7 @@ impl EtcdStore {
             return Err(StoreError::Backend("no etcd endpoint given".into()));
         }
         let gateway = Gateway::new(config).map_err(|e| StoreError::Backend(e.to_string()))?;
-        let keys = KeyMap { prefix: config.prefix.trim_end_matches('/').to_string() };
+        let keys = KeyMap::new(&config.prefix);
         let etcd = Arc::new(Etcd { gateway: Arc::new(gateway), keys });
         etcd.current_revision().await?;
         let cache = cache::WatchCache::start(Arc::clone(&etcd), super::HistoryLimit::default()).await?;
@@ -399,29 +399,6 @@ impl Store for Etcd {
             Some((item, rest))
         });
         Ok(until_error.boxed())
-    }
-}
-
-/// The engine's keys to etcd's and back: `/registry` at the start becomes the prefix.
-#[derive(Debug, Clone)]
-struct KeyMap {
-    prefix: String,
-}
-
-impl KeyMap {
-    fn etcd_key(&self, key: &str) -> Vec<u8> {
-        match key.strip_prefix(ENGINE_ROOT) {
-            Some(rest) => format!("{}{rest}", self.prefix).into_bytes(),
-            None => key.as_bytes().to_vec(),
-        }
-    }
-
-    fn engine_key(&self, key: &[u8]) -> String {
-        let key = String::from_utf8_lossy(key);
-        match key.strip_prefix(self.prefix.as_str()) {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{ENGINE_ROOT}{rest}"),
-            _ => key.into_owned(),
-        }
     }
 }
 
