@@ -98,6 +98,9 @@ impl Store for Backend {
     async fn cached_revision(&self) -> Result<Revision, StoreError> {
         delegate!(self, s => s.cached_revision().await)
     }
+    async fn ready(&self) -> bool {
+        delegate!(self, s => s.ready().await)
+    }
     fn replays_at_once(&self, after: Revision) -> bool {
         delegate!(self, s => s.replays_at_once(after))
     }

@@ -319,6 +319,11 @@ pub trait Store: Send + Sync + 'static {
     async fn cached_revision(&self) -> Result<Revision, StoreError> {
         self.current_revision().await
     }
+    /// Whether the store answers (`/readyz`), found out promptly: on etcd by a short probe
+    /// (or a call that just failed), not within the whole request timeout.
+    async fn ready(&self) -> bool {
+        self.current_revision().await.is_ok()
+    }
     /// Whether a watch from `after` has the changes since ready at once, so that polling it
     /// once tells whether any is pending (true of a store held in memory and of etcd's
     /// watch cache; not of a watch from before the cache, which etcd replays over the

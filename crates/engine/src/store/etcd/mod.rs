@@ -46,6 +46,10 @@ use wire::{Cmp, Target};
 /// How long one etcd request may take by default before the API answers 504.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a readiness probe may take, and how long a call that failed to reach etcd
+/// stands for its health without one (kube's etcd checks rate-limit their probes so).
+const READY_PROBE: Duration = Duration::from_secs(1);
+
 /// How long a replica's etcd lease lives without renewal: a dead leader is replaced, and a
 /// dead replica stops holding back `Established`, that long after it stopped.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
@@ -153,6 +157,23 @@ impl Store for EtcdStore {
     }
     fn replays_at_once(&self, after: Revision) -> bool {
         self.cache.holds(after)
+    }
+    /// A probe of at most [`READY_PROBE`] (kube's two etcd checks take 2 s each with etcd
+    /// down), or no probe while a call failed to reach etcd less than that ago. A recent
+    /// success proves nothing about now: etcd may have gone since, and a probe of a live
+    /// etcd takes a round trip.
+    async fn ready(&self) -> bool {
+        let gateway = &self.etcd.gateway;
+        if gateway.health(READY_PROBE) == Some(false) {
+            return false;
+        }
+        match tokio::time::timeout(READY_PROBE, self.etcd.current_revision()).await {
+            Ok(answer) => answer.is_ok(),
+            Err(_) => {
+                gateway.note_health(false);
+                false
+            }
+        }
     }
 }
 
