@@ -4,8 +4,9 @@
 //! 410 Gone, an etcd that goes away makes requests answer 5xx in bounded time until it is
 //! back, TLS with client certificates works, two replicas see each other's writes, a
 //! resourceVersion the watch cache has not reached is answered as kube answers it, one
-//! replica leads the controllers and another takes over when it dies, and a CRD is
-//! Established only once every replica serves it.
+//! replica leads the controllers and another takes over when it dies, a CRD is
+//! Established only once every replica serves it, and a replica killed without a word does
+//! not hold a new CRD back until its etcd lease expires.
 //! Without etcd installed these tests fail, naming the package.
 
 use crate::support::cli::{Served, output_bounded, write_file};
@@ -34,13 +35,13 @@ fn start(dir: &Path) -> (EtcdProcess, Served) {
 }
 
 /// etcd in `dir/etcd`.
-fn etcd_in(dir: &Path) -> EtcdProcess {
+pub(crate) fn etcd_in(dir: &Path) -> EtcdProcess {
     let etcd_dir = dir.join("etcd");
     std::fs::create_dir_all(&etcd_dir).expect("etcd dir");
     EtcdProcess::start(&etcd_dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn serve(dir: &Path, etcd: &EtcdProcess) -> Served {
+pub(crate) fn serve(dir: &Path, etcd: &EtcdProcess) -> Served {
     Served::start(&dir.join("serve"), &["--storage", "etcd", "--etcd-servers", &etcd.url()])
 }
 
@@ -50,7 +51,7 @@ fn kubectl(served: &Served, args: &[&str]) -> Output {
     output_bounded(cmd, None, Duration::from_secs(30))
 }
 
-fn ok(served: &Served, args: &[&str]) -> String {
+pub(crate) fn ok(served: &Served, args: &[&str]) -> String {
     let out = kubectl(served, args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "kubectl {args:?} failed: {}{stdout}", String::from_utf8_lossy(&out.stderr));
@@ -97,7 +98,7 @@ fn etcd_call(etcd: &EtcdProcess, path: &str, body: &Value) -> Value {
 }
 
 /// The keys etcd holds under `prefix`.
-fn etcd_keys(etcd: &EtcdProcess, prefix: &str) -> Vec<String> {
+pub(crate) fn etcd_keys(etcd: &EtcdProcess, prefix: &str) -> Vec<String> {
     let mut end = prefix.as_bytes().to_vec();
     *end.last_mut().expect("a prefix") += 1;
     let body = json!({"key": B64.encode(prefix), "range_end": B64.encode(&end), "keys_only": true});
@@ -435,32 +436,7 @@ async fn a_crd_is_established_only_once_every_replica_serves_it() {
     let crds: Api<DynamicObject> = Api::all_with(clients[0].clone(), &crd_resource());
     for round in 0..4 {
         let kind = format!("Gizmo{round}");
-        let crd = CrdBuilder::new(GROUP, &kind).build();
-        let name = crd["metadata"]["name"].as_str().expect("name").to_string();
-        let crd: DynamicObject = serde_json::from_value(crd).expect("a CRD");
-        let from = crds.list_metadata(&Default::default()).await.expect("list").metadata.resource_version;
-        let params = kube::api::WatchParams::default().fields(&format!("metadata.name={name}"));
-        let mut changes = crds.watch(&params, from.as_deref().unwrap_or("0")).await.expect("watch").boxed();
-        crds.create(&PostParams::default(), &crd).await.expect("CRD created");
-        // Every Established condition the CRD goes through, from every write of it.
-        let mut seen: Vec<String> = Vec::new();
-        loop {
-            let event = tokio::time::timeout(Duration::from_secs(30), changes.next())
-                .await
-                .unwrap_or_else(|_| panic!("{name} never Established: {seen:?}"))
-                .expect("the watch goes on")
-                .expect("an event");
-            let (kube::api::WatchEvent::Added(got) | kube::api::WatchEvent::Modified(got)) = event else { continue };
-            let established = got.data["status"]["conditions"]
-                .as_array()
-                .and_then(|cs| cs.iter().find(|c| c["type"] == "Established").cloned());
-            if let Some(c) = established {
-                seen.push(format!("{}/{}", c["status"].as_str().unwrap_or(""), c["reason"].as_str().unwrap_or("")));
-                if c["status"] == "True" {
-                    break;
-                }
-            }
-        }
+        let seen = create_until_established(&crds, &kind).await;
         // Established: every replica serves the kind, at once.
         let resource = ApiResource {
             group: GROUP.into(),
@@ -488,6 +464,73 @@ async fn a_crd_is_established_only_once_every_replica_serves_it() {
             "held while replicas caught up: {seen:?}"
         );
     }
+}
+
+/// Creates the CRD of `kind` through `crds` and follows it until it is Established: the
+/// `status/reason` of every Established condition it went through.
+async fn create_until_established(crds: &Api<DynamicObject>, kind: &str) -> Vec<String> {
+    let crd = CrdBuilder::new(GROUP, kind).build();
+    let name = crd["metadata"]["name"].as_str().expect("name").to_string();
+    let crd: DynamicObject = serde_json::from_value(crd).expect("a CRD");
+    let from = crds.list_metadata(&Default::default()).await.expect("list").metadata.resource_version;
+    let params = kube::api::WatchParams::default().fields(&format!("metadata.name={name}"));
+    let mut changes = crds.watch(&params, from.as_deref().unwrap_or("0")).await.expect("watch").boxed();
+    crds.create(&PostParams::default(), &crd).await.expect("CRD created");
+    let mut seen: Vec<String> = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), changes.next())
+            .await
+            .unwrap_or_else(|_| panic!("{name} never Established: {seen:?}"))
+            .expect("the watch goes on")
+            .expect("an event");
+        let (kube::api::WatchEvent::Added(got) | kube::api::WatchEvent::Modified(got)) = event else { continue };
+        let established = got.data["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "Established").cloned());
+        if let Some(c) = established {
+            seen.push(format!("{}/{}", c["status"].as_str().unwrap_or(""), c["reason"].as_str().unwrap_or("")));
+            if c["status"] == "True" {
+                return seen;
+            }
+        }
+    }
+}
+
+/// The name of the heartbeat Lease of the replica with process id `pid`, as `ask` lists them.
+fn heartbeat_of(ask: &Served, pid: u32) -> String {
+    let each = "{range .items[*]}{.metadata.name} {.spec.holderIdentity}{\"\\n\"}{end}";
+    let leases = ok(ask, &["get", "lease", "-n", "kube-system", "-o", &format!("jsonpath={each}")]);
+    let heartbeat = leases.lines().find_map(|line| {
+        let (name, holder) = line.split_once(' ')?;
+        let ours = name.starts_with("kubectl-crd-serve-") && holder.split('_').nth(1) == Some(&pid.to_string());
+        ours.then(|| name.to_string())
+    });
+    heartbeat.unwrap_or_else(|| panic!("no heartbeat of {pid} in {leases}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_without_a_word_does_not_hold_a_new_crd_until_its_lease_expires() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd = etcd_in(dir.path());
+    let mut replicas = [Some(serve_replica(dir.path(), &etcd, "a")), Some(serve_replica(dir.path(), &etcd, "b"))];
+    let both: Vec<&Served> = replicas.iter().flatten().collect();
+    let first = wait_for_leader(&both, both[0], Duration::from_secs(10));
+    let leader = replicas[first].take().expect("the leader");
+    let other = replicas[1 - first].take().expect("the other replica");
+    let heartbeat = heartbeat_of(&leader, other.pid());
+
+    // The other replica dies (SIGKILL): its heartbeat stays in etcd until its lease expires.
+    drop(other);
+    let killed = Instant::now();
+    let crds: Api<DynamicObject> = Api::all_with(client(&leader).await, &crd_resource());
+    let seen = create_until_established(&crds, "Gadget").await;
+    let still_there = kubectl(&leader, &["get", "lease", "-n", "kube-system", &heartbeat]);
+    assert!(
+        still_there.status.success(),
+        "Established ({seen:?}) {:?} after the kill, only once the dead replica's lease expired: {}",
+        killed.elapsed(),
+        String::from_utf8_lossy(&still_there.stderr)
+    );
 }
 
 fn crd_resource() -> ApiResource {

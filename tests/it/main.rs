@@ -25,6 +25,8 @@ mod engine_routing;
 mod engine_schema;
 mod engine_versions;
 mod etcd;
+mod etcd_admission;
+mod etcd_layout;
 mod etcd_outage;
 mod etcd_replicas;
 mod krew_manifest;

@@ -6,13 +6,14 @@
 
 use crate::gc::GraphAt;
 use crate::kinds::{BUILTIN_VERBS, CustomKinds, Kinds, ServedKind};
+use crate::namespace_lifecycle::{self, RecentDeletes, Source};
 use crate::resources::Strategy;
 use crate::resources::builtin::storage_version_hash;
 use crate::resources::crds::CrdStrategy;
 use crate::resources::generate_name::{NameGenerator, RandomSuffix};
 use crate::resources::namespaces::{INITIAL, NamespaceStrategy, new_namespace};
 use crate::resources::rest::{Rest, WriteOptions};
-use crate::status::{ApiError, GroupResource, StatusCause, StatusDetails};
+use crate::status::{ApiError, GroupResource};
 use crate::store::{Backend, EtcdConfig, EtcdStore, LocalStore, Store, StoreError};
 use k8s_openapi::jiff::Timestamp;
 use std::path::PathBuf;
@@ -99,6 +100,8 @@ pub struct Engine {
     crds_passed: tokio::sync::watch::Receiver<Option<crate::store::Revision>>,
     /// This engine among those sharing its store.
     replicas: crate::coordination::Replicas,
+    /// Namespaces deleted through this engine lately (see [`Engine::note_delete`]).
+    deleted_namespaces: RecentDeletes,
 }
 
 impl Engine {
@@ -237,6 +240,7 @@ impl Engine {
             gc_graph,
             crds_passed,
             replicas,
+            deleted_namespaces: RecentDeletes::default(),
         }))
     }
 
@@ -266,7 +270,8 @@ impl Engine {
     }
 
     /// 404 `namespaces "x" not found` unless the namespace exists (reference 62); 403
-    /// while it is being deleted, as kube's NamespaceLifecycle admission answers.
+    /// while it is being deleted, as kube's NamespaceLifecycle admission answers, reading
+    /// the namespace where kube would (see [`namespace_lifecycle`](crate::namespace_lifecycle)).
     pub async fn require_namespace(&self, ns: &str, creating: &GroupResource, name: &str) -> Result<(), ApiError> {
         let rest = Rest {
             store: self.store.as_ref(),
@@ -275,30 +280,25 @@ impl Engine {
             scale: None,
             names: self.names.as_ref(),
         };
-        let namespace = rest.get(None, ns).await.map_err(ApiError::read_timeout_as_write)?;
-        if crate::meta::deletion_timestamp(&namespace).is_none() {
-            return Ok(());
+        let cached = rest.get_cached(None, ns).await.map_err(ApiError::read_timeout_as_write)?;
+        let deleted_here = self.deleted_namespaces.holds(ns, std::time::Instant::now());
+        let namespace = match (namespace_lifecycle::source(cached.as_ref(), deleted_here), cached) {
+            (Source::Cache, Some(cached)) => cached,
+            _ => rest.get(None, ns).await.map_err(ApiError::read_timeout_as_write)?,
+        };
+        match namespace_lifecycle::terminating(&namespace) {
+            false => Ok(()),
+            true => Err(namespace_lifecycle::terminating_refusal(ns, creating, name)),
         }
-        let mut e = ApiError::new(
-            403,
-            "Forbidden",
-            format!(
-                "{} {name:?} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-                creating.qualified()
-            ),
-        );
-        e.details = Some(Box::new(StatusDetails {
-            name: Some(name.to_string()),
-            group: Some(creating.group.clone()),
-            kind: Some(creating.resource.clone()),
-            causes: vec![StatusCause {
-                reason: Some("NamespaceTerminating".into()),
-                message: Some(format!("namespace {ns} is being terminated")),
-                field: Some("metadata.namespace".into()),
-            }],
-            ..Default::default()
-        }));
-        Err(e)
+    }
+
+    /// Notes a delete of `name` of `kind` through this engine: a namespace is then read
+    /// live by the next creates in it, until the cache has surely caught up (kube's TTL).
+    pub fn note_delete(&self, kind: &ServedKind, name: &str) {
+        let info = kind.info();
+        if info.group.is_empty() && info.plural == self.namespaces.info().plural {
+            self.deleted_namespaces.record(name, std::time::Instant::now());
+        }
     }
 
     /// 405 while the kind's CRD is terminating (reference 69).

@@ -36,6 +36,7 @@ mod gc;
 mod instance;
 mod kinds;
 mod meta;
+mod namespace_lifecycle;
 mod openapi;
 mod registry;
 mod representation;

@@ -98,7 +98,7 @@ async fn ok_text() -> Response {
 /// `/readyz`: ready while the store answers. A failure reads as kube-apiserver's when its
 /// etcd check fails (a 500 listing the failed check, the reason withheld).
 async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
-    if engine.store().current_revision().await.is_ok() {
+    if engine.store().ready().await {
         return ok_text().await;
     }
     let body = "[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\nreadyz check failed\n";

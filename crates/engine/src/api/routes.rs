@@ -291,6 +291,7 @@ async fn dispatch(
         }
         Verb::Delete => {
             let obj = rest.delete(ns, name, &options::delete_options(q, body)?, opts).await?;
+            engine.note_delete(kind, name);
             Ok(json_response(StatusCode::OK, &obj))
         }
         Verb::DeleteCollection => {

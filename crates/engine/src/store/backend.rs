@@ -77,6 +77,9 @@ impl Store for Backend {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
         delegate!(self, s => s.get(key).await)
     }
+    async fn get_cached(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        delegate!(self, s => s.get_cached(key).await)
+    }
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
         delegate!(self, s => s.list(prefix, opts).await)
     }
@@ -94,6 +97,9 @@ impl Store for Backend {
     }
     async fn cached_revision(&self) -> Result<Revision, StoreError> {
         delegate!(self, s => s.cached_revision().await)
+    }
+    async fn ready(&self) -> bool {
+        delegate!(self, s => s.ready().await)
     }
     fn replays_at_once(&self, after: Revision) -> bool {
         delegate!(self, s => s.replays_at_once(after))

@@ -298,6 +298,12 @@ pub trait Store: Send + Sync + 'static {
     async fn current_revision(&self) -> Result<Revision, StoreError>;
     /// The key's current value, if it exists.
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError>;
+    /// The key's value as the watch cache holds it: on etcd, as this replica's cache has
+    /// reached (it may lag a write by a round trip), for the reads kube serves from its
+    /// informers; the local store is its own cache.
+    async fn get_cached(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        self.get(key).await
+    }
     /// Keys starting with `prefix`, in key order, consistent at one revision.
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError>;
     /// Fails with `AlreadyExists` if the key exists.
@@ -314,6 +320,11 @@ pub trait Store: Send + Sync + 'static {
     /// store's own, or, on etcd, the revision the replica's watch cache has reached.
     async fn cached_revision(&self) -> Result<Revision, StoreError> {
         self.current_revision().await
+    }
+    /// Whether the store answers (`/readyz`), found out promptly: on etcd by a short probe
+    /// (or a call that just failed), not within the whole request timeout.
+    async fn ready(&self) -> bool {
+        self.current_revision().await.is_ok()
     }
     /// Whether a watch from `after` has the changes since ready at once, so that polling it
     /// once tells whether any is pending (true of a store held in memory and of etcd's

@@ -13,12 +13,27 @@ impl Rest<'_> {
         self.store
             .get(&self.info().key(namespace, name))
             .await
-            .map_err(|e| match e {
-                crate::store::StoreError::Unavailable(_) => ApiError::storage_read(&e),
-                e => self.store_error(e, name),
-            })?
+            .map_err(|e| self.read_error(e, name))?
             .map(|kv| self.read(&kv))
             .ok_or_else(|| ApiError::not_found(&self.info().group_resource(), name))
+    }
+
+    /// A failed read of one object: an unavailable store is kube's read timeout.
+    fn read_error(&self, e: crate::store::StoreError, name: &str) -> ApiError {
+        match e {
+            crate::store::StoreError::Unavailable(_) => ApiError::storage_read(&e),
+            e => self.store_error(e, name),
+        }
+    }
+
+    /// [`Rest::get`] from the store's watch cache (see [`Store::get_cached`]), for the
+    /// reads kube serves from its informers.
+    ///
+    /// [`Store::get_cached`]: crate::store::Store::get_cached
+    pub async fn get_cached(&self, namespace: Option<&str>, name: &str) -> Result<Option<Value>, ApiError> {
+        let key = self.info().key(namespace, name);
+        let kv = self.store.get_cached(&key).await.map_err(|e| self.read_error(e, name))?;
+        Ok(kv.map(|kv| self.read(&kv)))
     }
 
     /// GET a list: selectors, `limit` and `continue` over one consistent snapshot (see

@@ -67,6 +67,11 @@ impl WatchCache {
         self.read().is_ok_and(|s| s.check_watchable(after).is_ok())
     }
 
+    /// The key as the cache holds it now.
+    pub fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        Ok(self.read()?.get(key).cloned())
+    }
+
     /// A page as the cache holds it now (or at a revision of its window).
     pub fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
         self.read()?.list(prefix, opts)

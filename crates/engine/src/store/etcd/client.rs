@@ -90,6 +90,8 @@ pub struct Gateway {
     /// The endpoint that answered last: tried first.
     preferred: AtomicUsize,
     timeout: Duration,
+    /// When a call last ended, and whether etcd answered it (see [`Gateway::health`]).
+    health: std::sync::Mutex<Option<(Instant, bool)>>,
 }
 
 impl Gateway {
@@ -107,7 +109,18 @@ impl Gateway {
             .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new()).build(https);
         let endpoints = config.endpoints.iter().map(|e| e.trim_end_matches('/').to_string()).collect();
-        Ok(Gateway { client, endpoints, preferred: AtomicUsize::new(0), timeout: config.timeout })
+        Ok(Gateway { client, endpoints, preferred: AtomicUsize::new(0), timeout: config.timeout, health: None.into() })
+    }
+
+    /// Whether etcd answered the last call, if that call ended less than `age` ago.
+    pub fn health(&self, age: Duration) -> Option<bool> {
+        let health = *self.health.lock().unwrap_or_else(|e| e.into_inner());
+        health.filter(|(at, _)| at.elapsed() < age).map(|(_, answered)| answered)
+    }
+
+    /// Records how a call ended: whether etcd answered (a refusal is an answer).
+    pub fn note_health(&self, answered: bool) {
+        *self.health.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), answered));
     }
 
     /// The longest one call may take.
@@ -216,12 +229,17 @@ impl Gateway {
             match attempt(at, budget).await {
                 Ok(answer) => {
                     self.preferred.store(at, Ordering::Relaxed);
+                    self.note_health(true);
                     return Ok(answer);
                 }
                 Err(Failed { error, .. }) if error.is_transient() => last = error,
-                Err(Failed { error, .. }) => return Err(error),
+                Err(Failed { error, .. }) => {
+                    self.note_health(true);
+                    return Err(error);
+                }
             }
         }
+        self.note_health(false);
         Err(last)
     }
 

@@ -14,15 +14,17 @@
 //! handful of calls whose JSON is simple. The cost is base64 on keys and values, and one
 //! HTTP/1 stream per watch instead of gRPC's multiplexed one.
 //!
-//! Keys: the engine's keys all start with `/registry` (kube-apiserver's layout, see
-//! `resources`); that part becomes the configured prefix (`--etcd-prefix`, by default
-//! `/registry`, so `etcdctl` finds objects where kube-apiserver would put them). Values are
-//! the JSON the engine stores at the storage version.
+//! Keys: the engine's keys all start with `/registry`; that part becomes the configured
+//! prefix (`--etcd-prefix`, by default `/registry`), and built-in kinds are keyed by their
+//! bare resource name as kube-apiserver keys them (see `keys`), so `etcdctl` finds objects
+//! where kube-apiserver would put them. Values are the JSON the engine stores at the
+//! storage version.
 
 mod cache;
 mod client;
 mod election;
 pub(crate) use election::Election;
+mod keys;
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]
 pub mod process;
@@ -35,16 +37,18 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use client::{Gateway, GatewayError, Written};
 use futures::StreamExt;
+use keys::{ENGINE_ROOT, KeyMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use wire::{Cmp, Target};
 
-/// The prefix every engine key starts with; it maps to [`EtcdConfig::prefix`].
-const ENGINE_ROOT: &str = "/registry";
-
 /// How long one etcd request may take by default before the API answers 504.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a readiness probe may take, and how long a call that failed to reach etcd
+/// stands for its health without one (kube's etcd checks rate-limit their probes so).
+const READY_PROBE: Duration = Duration::from_secs(1);
 
 /// How long a replica's etcd lease lives without renewal: a dead leader is replaced, and a
 /// dead replica stops holding back `Established`, that long after it stopped.
@@ -95,7 +99,7 @@ impl EtcdStore {
             return Err(StoreError::Backend("no etcd endpoint given".into()));
         }
         let gateway = Gateway::new(config).map_err(|e| StoreError::Backend(e.to_string()))?;
-        let keys = KeyMap { prefix: config.prefix.trim_end_matches('/').to_string() };
+        let keys = KeyMap::new(&config.prefix);
         let etcd = Arc::new(Etcd { gateway: Arc::new(gateway), keys });
         etcd.current_revision().await?;
         let cache = cache::WatchCache::start(Arc::clone(&etcd), super::HistoryLimit::default()).await?;
@@ -118,6 +122,12 @@ impl Store for EtcdStore {
     }
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
         self.etcd.get(key).await
+    }
+    async fn get_cached(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
+        if !cache::covers(key) {
+            return self.etcd.get(key).await;
+        }
+        self.cache.get(key)
     }
     async fn list(&self, prefix: &str, opts: &ListOptions) -> Result<ListPage, StoreError> {
         if opts.cached && cache::covers(prefix) {
@@ -147,6 +157,23 @@ impl Store for EtcdStore {
     }
     fn replays_at_once(&self, after: Revision) -> bool {
         self.cache.holds(after)
+    }
+    /// A probe of at most [`READY_PROBE`] (kube's two etcd checks take 2 s each with etcd
+    /// down), or no probe while a call failed to reach etcd less than that ago. A recent
+    /// success proves nothing about now: etcd may have gone since, and a probe of a live
+    /// etcd takes a round trip.
+    async fn ready(&self) -> bool {
+        let gateway = &self.etcd.gateway;
+        if gateway.health(READY_PROBE) == Some(false) {
+            return false;
+        }
+        match tokio::time::timeout(READY_PROBE, self.etcd.current_revision()).await {
+            Ok(answer) => answer.is_ok(),
+            Err(_) => {
+                gateway.note_health(false);
+                false
+            }
+        }
     }
 }
 
@@ -393,29 +420,6 @@ impl Store for Etcd {
             Some((item, rest))
         });
         Ok(until_error.boxed())
-    }
-}
-
-/// The engine's keys to etcd's and back: `/registry` at the start becomes the prefix.
-#[derive(Debug, Clone)]
-struct KeyMap {
-    prefix: String,
-}
-
-impl KeyMap {
-    fn etcd_key(&self, key: &str) -> Vec<u8> {
-        match key.strip_prefix(ENGINE_ROOT) {
-            Some(rest) => format!("{}{rest}", self.prefix).into_bytes(),
-            None => key.as_bytes().to_vec(),
-        }
-    }
-
-    fn engine_key(&self, key: &[u8]) -> String {
-        let key = String::from_utf8_lossy(key);
-        match key.strip_prefix(self.prefix.as_str()) {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{ENGINE_ROOT}{rest}"),
-            _ => key.into_owned(),
-        }
     }
 }
 

@@ -26,6 +26,16 @@ fn int<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     }
 }
 
+/// A signed int64 as the gateway sends it (a lease's TTL is -1 once it is gone).
+fn signed<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => s.parse().map_err(serde::de::Error::custom),
+        Value::Number(n) => n.as_i64().ok_or_else(|| serde::de::Error::custom("not an i64")),
+        Value::Null => Ok(0),
+        other => Err(serde::de::Error::custom(format!("not an integer: {other}"))),
+    }
+}
+
 /// Base64 bytes as the gateway sends them.
 fn b64<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
     let s = Option::<String>::deserialize(d)?.unwrap_or_default();
@@ -51,6 +61,9 @@ pub struct Kv {
     pub create_revision: Revision,
     #[serde(default, deserialize_with = "int")]
     pub mod_revision: Revision,
+    /// The etcd lease the key is attached to (0: none).
+    #[serde(default, deserialize_with = "int")]
+    pub lease: u64,
 }
 
 impl Kv {
@@ -294,6 +307,15 @@ pub struct LeaseResponse {
     pub id: u64,
     #[serde(default, rename = "TTL", deserialize_with = "int")]
     pub ttl: u64,
+}
+
+/// A lease's time to live: the seconds left (-1 once it is gone) of those it was granted.
+#[derive(Debug, Default, Deserialize)]
+pub struct TimeToLive {
+    #[serde(default, rename = "TTL", deserialize_with = "signed")]
+    pub ttl: i64,
+    #[serde(default, rename = "grantedTTL", deserialize_with = "signed")]
+    pub granted_ttl: i64,
 }
 
 /// A keep-alive's answer: the gateway streams it as one `result` line.
