@@ -153,8 +153,9 @@ pub enum Effect {
     Resolve(String),
     /// Follow the CRDs with a watch, unless one is running already.
     WatchRegistrations,
-    /// Count the resources of a CRD the registrations watch brought.
-    CountResources(Box<Crd>),
+    /// Count the resources of these CRDs (a few requests at a time); each count comes back
+    /// as its own [`Msg::Counted`], as soon as it is known.
+    CountResources(Vec<Crd>),
     /// The migration wizard's IO.
     Wizard(WizardEffect),
     /// Watch whole objects for the event stream; events carry `stream`.

@@ -12,6 +12,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// The RESOURCES cell of a registration whose count is on its way.
+pub const COUNTING: &str = "…";
+
 /// STATUS next to NAME, so trouble reads first; GROUP (also in the name) last.
 const REG_HEADINGS: [&str; 10] =
     ["", "NAME", "STATUS", "KIND", "SCOPE", "VERSIONS", "ESTABLISHED", "NAMES", "RESOURCES", "GROUP"];
@@ -34,7 +37,11 @@ fn reg_cells(r: &Registration) -> [String; 10] {
             None => "Pending",
         }
         .to_string(),
-        r.count().map(|c| c.to_string()).unwrap_or_else(|| "?".into()),
+        match r.count() {
+            Some(c) => c.to_string(),
+            None if r.counting => COUNTING.into(),
+            None => "?".into(),
+        },
         r.group().to_string(),
     ]
 }
