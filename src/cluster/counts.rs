@@ -48,27 +48,33 @@ async fn count_at(client: &kube::Client, ar: &ApiResource) -> Result<u64, Cluste
     }
 }
 
-/// Counts the resources of each CRD, [`COUNT_CONCURRENCY`] at a time at most, yielding
+/// What counting one CRD's resources needs: its name and its endpoint (not the CRD, which
+/// may be large and would be copied for nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountTarget {
+    pub crd: String,
+    pub endpoint: ApiResource,
+}
+
+impl CountTarget {
+    /// The target of `crd`, if it serves resources to count.
+    pub fn of(crd: &Crd) -> Option<CountTarget> {
+        Some(CountTarget { crd: crd.metadata.name.clone().unwrap_or_default(), endpoint: served_resource(crd)? })
+    }
+}
+
+/// Counts the resources of each target, [`COUNT_CONCURRENCY`] at a time at most, yielding
 /// `(CRD name, count)` as each is known (in no particular order); a count that fails is
-/// `None`, as one that cannot be taken.
-pub fn count_each(client: &kube::Client, crds: &[Crd]) -> BoxStream<'static, (String, Option<u64>)> {
+/// `None`.
+pub fn count_each(client: &kube::Client, targets: Vec<CountTarget>) -> BoxStream<'static, (String, Option<u64>)> {
     let client = client.clone();
-    // Only the endpoints go into the stream: it outlives the borrow, and CRDs are large.
-    let endpoints: Vec<(String, Option<ApiResource>)> =
-        crds.iter().map(|crd| (crd.metadata.name.clone().unwrap_or_default(), served_resource(crd))).collect();
-    futures::stream::iter(endpoints)
-        .map(move |(name, ar)| {
+    futures::stream::iter(targets)
+        .map(move |target| {
             let client = client.clone();
             async move {
-                let count = match ar {
-                    Some(ar) => {
-                        // Never closed, so the permit always comes.
-                        let _permit = IN_FLIGHT.acquire().await.ok();
-                        count_at(&client, &ar).await.ok()
-                    }
-                    None => None,
-                };
-                (name, count)
+                // Never closed, so the permit always comes.
+                let _permit = IN_FLIGHT.acquire().await.ok();
+                (target.crd, count_at(&client, &target.endpoint).await.ok())
             }
         })
         .buffer_unordered(COUNT_CONCURRENCY)
@@ -79,7 +85,8 @@ pub fn count_each(client: &kube::Client, crds: &[Crd]) -> BoxStream<'static, (St
 /// cannot be counted).
 pub async fn list_crds_with_counts(client: &kube::Client) -> Result<Vec<(Crd, Option<u64>)>, ClusterError> {
     let crds = list_crds(client).await?;
-    let mut counts: std::collections::HashMap<String, Option<u64>> = count_each(client, &crds).collect().await;
+    let targets = crds.iter().filter_map(CountTarget::of).collect();
+    let mut counts: std::collections::HashMap<String, Option<u64>> = count_each(client, targets).collect().await;
     Ok(crds
         .into_iter()
         .map(|crd| {

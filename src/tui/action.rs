@@ -155,7 +155,7 @@ pub enum Effect {
     WatchRegistrations,
     /// Count the resources of these CRDs (a few requests at a time); each count comes back
     /// as its own [`Msg::Counted`], as soon as it is known.
-    CountResources(Vec<Crd>),
+    CountResources(Vec<crate::cluster::counts::CountTarget>),
     /// The migration wizard's IO.
     Wizard(WizardEffect),
     /// Watch whole objects for the event stream; events carry `stream`.

@@ -2,6 +2,7 @@
 //! the [`State`] and may ask for more IO. Nothing here blocks or touches the terminal or
 //! the network.
 
+use crate::cluster::counts::CountTarget;
 use crate::cluster::registrations::Crd;
 use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::model::Registration;
@@ -18,7 +19,8 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Registrations(Ok(list)) => {
             state.resolved(&Cause::Registrations);
             // The list is shown at once; its counts fill in as they come.
-            let uncounted: Vec<Crd> = list.iter().filter(|r| r.counting).map(|r| r.crd.clone()).collect();
+            let uncounted: Vec<_> =
+                list.iter().filter(|r| r.counting).filter_map(|r| CountTarget::of(&r.crd)).collect();
             set_registrations(state, list);
             let count = (!uncounted.is_empty()).then_some(Effect::CountResources(uncounted));
             return std::iter::once(Effect::WatchRegistrations).chain(count).collect();
@@ -243,7 +245,7 @@ fn tick(state: &mut State, now: k8s_openapi::jiff::Timestamp) -> Vec<Effect> {
     let shown = regs.shown();
     let offset = scroll_offset(regs.offset, regs.cursor, height);
     let on_screen = shown.iter().skip(offset).take(height).map(|&i| &regs.items[i]);
-    let served: Vec<Crd> = on_screen.filter(|r| r.resource.is_some()).map(|r| r.crd.clone()).collect();
+    let served: Vec<_> = on_screen.filter_map(|r| CountTarget::of(&r.crd)).collect();
     if served.is_empty() { vec![] } else { vec![Effect::CountResources(served)] }
 }
 
@@ -304,8 +306,8 @@ fn crd_changed(state: &mut State, crd: Crd) -> Vec<Effect> {
         Some(at) if !recount => Registration::new(crd, items[at].count()),
         _ => Registration::uncounted(crd),
     };
-    let effects =
-        if recount && fresh.counting { vec![Effect::CountResources(vec![fresh.crd.clone()])] } else { vec![] };
+    let target = CountTarget::of(&fresh.crd).filter(|_| recount && fresh.counting);
+    let effects = target.map(|t| vec![Effect::CountResources(vec![t])]).unwrap_or_default();
     change_registrations(state, |items| match found {
         Ok(at) => items[at] = fresh,
         Err(at) => items.insert(at, fresh),

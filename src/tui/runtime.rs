@@ -234,7 +234,7 @@ pub fn spawn(client: &kube::Client, tx: &UnboundedSender<Msg>, effect: Effect) {
     let client = client.clone();
     let tx = tx.clone();
     if let Effect::CountResources(crds) = effect {
-        let counts = count_each(&client, &crds);
+        let counts = count_each(&client, crds);
         tokio::spawn(counts.for_each(move |(crd, count)| {
             let _ = tx.send(Msg::Counted { crd, count });
             futures::future::ready(())

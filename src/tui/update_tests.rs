@@ -1,4 +1,5 @@
 use super::*;
+use crate::cluster::counts::CountTarget;
 use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::fixtures::{self, ctrl, open_widgets, press, state, top, type_keys, widget, widget_table};
 use crate::tui::model::Registration;
@@ -217,7 +218,7 @@ fn the_first_list_starts_the_crd_watch_and_its_changes_keep_the_cursor_where_it_
     // A new CRD sorting above the cursor: shown at once, counted, the cursor still on widgets.
     let anvils = fixtures::crd("anvils", "Anvil").build();
     let effects = apply(&mut s, Msg::CrdChanged(Box::new(anvils.clone())));
-    assert_eq!(effects, vec![Effect::CountResources(vec![anvils.clone()])]);
+    assert_eq!(effects, vec![Effect::CountResources(CountTarget::of(&anvils).into_iter().collect())]);
     assert_eq!(names(&s)[0], "anvils.demo.example.com");
     let pending = s.registrations.find("anvils.demo.example.com").expect("anvils");
     assert_eq!((pending.count(), pending.counting), (None, true), "shown as being counted");
@@ -257,7 +258,7 @@ fn a_crd_that_starts_serving_is_counted_again() {
     assert_eq!((anvils.names_accepted(), anvils.troubles()), (None, vec![crate::tui::model::Trouble::NotEstablished]));
     let established = fixtures::crd("anvils", "Anvil").build();
     let effects = apply(&mut s, Msg::CrdChanged(Box::new(established.clone())));
-    assert_eq!(effects, vec![Effect::CountResources(vec![established])]);
+    assert_eq!(effects, vec![Effect::CountResources(CountTarget::of(&established).into_iter().collect())]);
 }
 
 #[test]
@@ -387,7 +388,7 @@ fn the_registrations_are_counted_again_as_the_clock_moves_and_a_click_selects_a_
     let counted: Vec<String> = effects
         .iter()
         .flat_map(|e| match e {
-            Effect::CountResources(crds) => crds.iter().map(|c| c.metadata.name.clone().unwrap_or_default()),
+            Effect::CountResources(targets) => targets.iter().map(|t| t.crd.clone()),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -418,7 +419,8 @@ fn with_thousands_of_crds_the_list_shows_at_once_and_only_the_rows_on_screen_are
         (0..2_000).map(|i| fixtures::crd(&format!("kind{i:04}s"), &format!("Kind{i:04}")).build()).collect();
     let list = crds.iter().cloned().map(Registration::uncounted).collect();
     let effects = apply(&mut s, Msg::Registrations(Ok(list)));
-    assert_eq!(effects, vec![Effect::WatchRegistrations, Effect::CountResources(crds)], "counted once, after");
+    let targets = crds.iter().filter_map(CountTarget::of).collect();
+    assert_eq!(effects, vec![Effect::WatchRegistrations, Effect::CountResources(targets)], "counted once, after");
     assert!(s.registrations.loaded && s.registrations.items.iter().all(|r| r.counting));
     apply(&mut s, Msg::Counted { crd: "kind0000s.demo.example.com".into(), count: Some(7) });
     assert_eq!(s.registrations.items[0].count(), Some(7));

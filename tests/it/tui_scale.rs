@@ -6,6 +6,7 @@
 
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, PostParams};
+use kubectl_crd::cluster::counts::CountTarget;
 use kubectl_crd::cluster::registrations::find_crd;
 use kubectl_crd::cluster::tui_ops::resource_of;
 use kubectl_crd::cluster::{Connection, demo};
@@ -55,7 +56,8 @@ async fn the_registrations_come_before_their_counts_which_are_one_limit_1_list_e
     assert!(served.len() >= 3 && served.iter().all(|r| r.counting && r.count().is_none()), "{regs:?}");
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    spawn(&client, &tx, Effect::CountResources(served.iter().map(|r| r.crd.clone()).collect()));
+    let targets = served.iter().filter_map(|r| CountTarget::of(&r.crd)).collect();
+    spawn(&client, &tx, Effect::CountResources(targets));
     let mut counted = std::collections::HashMap::new();
     while counted.len() < served.len() {
         match next("count", rx.recv()).await {
