@@ -203,7 +203,7 @@ mod tests {
         let calls = std::cell::Cell::new(0);
         let even = |v: &u32| {
             calls.set(calls.get() + 1);
-            v % 2 == 0
+            v.is_multiple_of(2)
         };
         assert_eq!(prepared(&mut o, &rows, even).len(), 50);
         assert_eq!(calls.replace(0), 100);
