@@ -504,6 +504,13 @@ mod many {
         (first, slowest, started.elapsed(), s)
     }
 
+    /// This process's resident memory.
+    fn resident_mib() -> f64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let kib = status.lines().find_map(|l| l.strip_prefix("VmRSS:"));
+        kib.and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
+    }
+
     /// The small list the big one is judged against: more than the first page, so both
     /// first frames do the same work but for the list's length.
     const SMALL: usize = 1_000;
@@ -535,9 +542,17 @@ mod many {
         let (mut firsts, mut small_firsts) = (vec![], vec![]);
         let (mut slowest, mut whole) = (Duration::ZERO, vec![]);
         let (mut big, mut few) = (None, None);
+        let before = resident_mib();
         for round in 0..4 {
             let (first, slow, all, s) = resources(&client, (&crd, &kind), "bench", n, &mut terminal).await;
             assert_eq!(rows_of(&s), n);
+            if round == 0 {
+                let grown = resident_mib() - before;
+                println!(
+                    "  resident memory grew {grown:.0} MiB while the screen took {n} rows ({:.0} bytes a row, list buffers included; the engine's own copy was there before)",
+                    grown * 1024.0 * 1024.0 / n as f64
+                );
+            }
             let (small_first, _, _, f) = resources(&client, (&crd, &kind), "small", SMALL, &mut terminal).await;
             assert_eq!(rows_of(&f), SMALL);
             if round > 0 {

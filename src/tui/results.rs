@@ -303,7 +303,12 @@ fn crd_changed(state: &mut State, crd: Crd) -> Vec<Effect> {
     let resource = crate::cluster::tui_ops::resource_of(&crd);
     let recount = old.is_none_or(|at| items[at].resource != resource);
     let fresh = match old {
-        Some(at) if !recount => Registration::new(crd, items[at].count()),
+        Some(at) if !recount => {
+            // A count on its way still comes.
+            let mut kept = Registration::new(crd, items[at].count());
+            kept.counting = items[at].counting;
+            kept
+        }
         _ => Registration::uncounted(crd),
     };
     let target = CountTarget::of(&fresh.crd).filter(|_| recount && fresh.counting);
