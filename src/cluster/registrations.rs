@@ -358,6 +358,16 @@ pub async fn list_crds(client: &kube::Client) -> Result<Vec<Crd>, ClusterError> 
     Ok(crds)
 }
 
+/// The first `limit` CRDs by name, and whether there are more: what a screen needs first.
+pub async fn first_crds(client: &kube::Client, limit: u32) -> Result<(Vec<Crd>, bool), ClusterError> {
+    let api: Api<Crd> = Api::all(client.clone());
+    let page = api.list(&ListParams::default().limit(limit)).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    let more = page.metadata.continue_.is_some_and(|c| !c.is_empty());
+    let mut crds = page.items;
+    crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    Ok((crds, more))
+}
+
 /// The CRD a user means by `word`: its name (`plural.group`), or the plural, singular, kind
 /// or a short name in its spec or accepted names (case-insensitive for the kind).
 pub async fn find_crd(client: &kube::Client, word: &str) -> Result<Crd, ClusterError> {

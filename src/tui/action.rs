@@ -209,6 +209,9 @@ pub enum WatchEvent {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     Registrations(Result<Vec<Registration>, String>),
+    /// The first page of a longer list of CRDs: shown at once, beside any already shown;
+    /// the registrations watch's list brings the rest.
+    FirstRegistrations(Vec<Registration>),
     /// The registrations watch saw a CRD created or changed.
     CrdChanged(Box<Crd>),
     /// The registrations watch saw a CRD deleted.

@@ -25,6 +25,24 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             let count = (!uncounted.is_empty()).then_some(Effect::CountResources(uncounted));
             return std::iter::once(Effect::WatchRegistrations).chain(count).collect();
         }
+        // At start nothing is shown yet: the page is the list so far.
+        Msg::FirstRegistrations(page) if state.registrations.items.is_empty() => {
+            return apply(state, Msg::Registrations(Ok(page)));
+        }
+        Msg::FirstRegistrations(page) => {
+            state.resolved(&Cause::Registrations);
+            // One count effect for the page, not one per CRD.
+            let mut targets = vec![];
+            for reg in page {
+                for effect in crd_changed(state, reg.crd) {
+                    if let Effect::CountResources(t) = effect {
+                        targets.extend(t);
+                    }
+                }
+            }
+            let count = (!targets.is_empty()).then_some(Effect::CountResources(targets));
+            return std::iter::once(Effect::WatchRegistrations).chain(count).collect();
+        }
         Msg::CrdChanged(crd) => return crd_changed(state, *crd),
         Msg::CrdDeleted(name) => {
             retain_registrations(state, |r| r.name() != name);

@@ -10,7 +10,7 @@ use crate::cluster::objects::{
 };
 use crate::cluster::owners_fetch::list_everything;
 use crate::cluster::reapply::{changes, reapply};
-use crate::cluster::registrations::{find_crd, list_crds};
+use crate::cluster::registrations::{find_crd, first_crds};
 use crate::cluster::tui_ops::{delete_crd, delete_object, first_object, list_namespaces, replace_object};
 use crate::cluster::{ClusterError, ResourceType, column_preview};
 use crate::tui::action::{Effect, Msg};
@@ -23,6 +23,9 @@ use kube::api::DynamicObject;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
+
+/// CRDs read before the registrations screen is first drawn (a tall screen's worth).
+const FIRST_CRDS: u32 = 100;
 
 /// Where edits are kept until they are saved (and after, when they are not).
 pub fn edits_dir() -> PathBuf {
@@ -252,13 +255,15 @@ pub fn spawn(client: &kube::Client, tx: &UnboundedSender<Msg>, effect: Effect) {
 /// One effect's request(s) and the message they end in.
 pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
     Some(match effect {
-        // The CRDs alone: their counts follow, one message each (`Effect::CountResources`).
-        Effect::LoadRegistrations => Msg::Registrations(
-            list_crds(client)
-                .await
-                .map(|list| list.into_iter().map(Registration::uncounted).collect())
-                .map_err(|e| e.to_string()),
-        ),
+        // A screenful of CRDs and more, alone: thousands (some of a megabyte) would hold the
+        // first frame, and counts follow, one message each (`Effect::CountResources`).
+        Effect::LoadRegistrations => match first_crds(client, FIRST_CRDS).await {
+            Ok((crds, more)) => {
+                let regs = crds.into_iter().map(Registration::uncounted).collect();
+                if more { Msg::FirstRegistrations(regs) } else { Msg::Registrations(Ok(regs)) }
+            }
+            Err(e) => Msg::Registrations(Err(e.to_string())),
+        },
         Effect::LoadColumnPreview(crd) => Msg::ColumnPreview {
             crd: crd.metadata.name.clone().unwrap_or_default(),
             result: column_preview::sample(client, &crd, Timestamp::now()).await.map_err(|e| e.to_string()),

@@ -462,3 +462,18 @@ fn m_on_a_resource_lists_its_field_owners_and_m_there_changes_nothing() {
     let Screen::Text(t) = s.screen() else { panic!() };
     assert_eq!(t.lines, before, "M on the owners is not the YAML's managedFields toggle");
 }
+
+#[test]
+fn a_first_page_of_many_crds_joins_what_is_shown_and_is_counted_in_one_effect() {
+    let mut s = state();
+    apply(&mut s, Msg::Registrations(Ok(fixtures::registrations())));
+    let before = s.registrations.items.len();
+    let anvils = fixtures::crd("anvils", "Anvil").build();
+    let bolts = fixtures::crd("bolts", "Bolt").build();
+    let page = [anvils.clone(), bolts.clone()].map(Registration::uncounted).to_vec();
+    let effects = apply(&mut s, Msg::FirstRegistrations(page));
+    let targets = [&anvils, &bolts].into_iter().filter_map(CountTarget::of).collect();
+    assert_eq!(effects, vec![Effect::WatchRegistrations, Effect::CountResources(targets)]);
+    assert_eq!(s.registrations.items.len(), before + 2, "added beside, none replaced: {:?}", names(&s));
+    assert_eq!(names(&s)[..2], ["anvils.demo.example.com", "bolts.demo.example.com"]);
+}

@@ -78,6 +78,27 @@ async fn the_registrations_come_before_their_counts_which_are_one_limit_1_list_e
     assert_eq!(counts.len(), served.len(), "one request per CRD: {requests:#?}");
     let limit_1 = |r: &str| r.split(['?', '&']).any(|p| p == "limit=1");
     assert!(counts.iter().all(|r| limit_1(r)), "{counts:#?}");
+
+    // With more CRDs than a first page, the screen gets the first page (the watch brings the
+    // rest), from one request.
+    let crds: Api<kubectl_crd::cluster::registrations::Crd> = Api::all(conn.client().clone());
+    for i in 0..120 {
+        let crd = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("kind{i:03}s.many.example.com")},
+            "spec": {"group": "many.example.com", "scope": "Namespaced",
+                "names": {"plural": format!("kind{i:03}s"), "kind": format!("Kind{i:03}")},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }))
+        .expect("crd");
+        crds.create(&PostParams::default(), &crd).await.expect("create crd");
+    }
+    seen.lock().expect("log").clear();
+    let Some(Msg::FirstRegistrations(page)) = perform(&client, Effect::LoadRegistrations).await else {
+        panic!("not a first page")
+    };
+    assert!(page.len() >= 50 && page.len() < 120, "{} CRDs in the first page", page.len());
+    assert_eq!(seen.lock().expect("log").len(), 1, "one request: {:?}", seen.lock());
 }
 
 #[tokio::test(flavor = "multi_thread")]
