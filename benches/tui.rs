@@ -236,6 +236,16 @@ fn env_count(name: &str) -> Option<usize> {
 ///   least any filter does).
 ///
 /// The absolute targets (100 ms, 16 ms, 200 ms) are printed beside, for the record.
+///
+/// Measured 2026-11-26 (2 cores shared with three other builds, load about 11), release:
+/// 2,000 CRDs: first frame 3.1 ms (1.31× listing the first 100 alone; listing all 2,000
+/// alone takes 68 ms), every CRD shown and counted after 263 ms, `kubectl crd list`'s wait
+/// 286 ms, 0.60 ms a frame scrolling them (1.29× with 100). Quick mode, 50,000 objects:
+/// first frame 10.5 ms (2.6× the first frame of 1,000: the same first page of 200, so the
+/// engine's page from a larger namespace; 1.2× in an earlier run), all rows in 0.9 s with
+/// no frame over 8 ms, 0.33 ms a frame scrolling (0.97×), a regex filter 5.3 ms (2.3× a
+/// plain pass of the regex; 1.6× in an earlier run), resident memory 1.7 KB a row while
+/// the list streams (list buffers included).
 mod many {
     use super::{Term, draw, local_engine, ms, state, stats, terminal};
     use crossterm::event::{Event, KeyCode, KeyEvent};
