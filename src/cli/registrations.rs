@@ -8,7 +8,7 @@ use super::output::{self, Rows};
 use super::session::Session;
 use crate::cluster::registrations::{self, ConditionStatus, Description, Registration};
 use crate::cluster::table::age;
-use crate::cluster::{column_preview, listing, schema_fields};
+use crate::cluster::{column_preview, counts, listing, schema_fields};
 use crate::text::tabwrite::tabwrite;
 use k8s_openapi::jiff::Timestamp;
 use std::io::Write;
@@ -30,8 +30,16 @@ pub async fn list(s: &Session, out: &mut dyn Write) -> anyhow::Result<()> {
                 listing::fetch(s.client(), &crds, &query, listing::Shape::Objects).await.map_err(|e| s.err(e))?;
             render_crds(found.objects, s.config.output)?
         }
+        // Names need no counts: one request.
+        OutputFormat::Name => {
+            let crds = registrations::list_crds(s.client()).await.map_err(|e| s.err(e))?;
+            let regs: Vec<Registration> = crds.iter().map(|crd| Registration::from_crd(crd, None)).collect();
+            render_list(&regs, OutputFormat::Name, Timestamp::now())
+        }
+        // kubectl prints a table once it is whole (its columns are as wide as their widest
+        // cell), so the counts are taken first: one small request per CRD, a few at a time.
         format => {
-            let regs = registrations::list_registrations(s.client()).await.map_err(|e| s.err(e))?;
+            let regs = counts::list_registrations(s.client()).await.map_err(|e| s.err(e))?;
             if regs.is_empty() && matches!(format, OutputFormat::Table | OutputFormat::Wide) {
                 eprintln!("No CustomResourceDefinitions found");
                 return Ok(());
@@ -121,7 +129,7 @@ fn none_if_empty(s: String) -> String {
 /// `kubectl crd describe NAME`.
 pub async fn describe(s: &Session, word: &str, out: &mut dyn Write) -> anyhow::Result<()> {
     let crd = registrations::find_crd(s.client(), word).await.map_err(|e| s.err(e))?;
-    let count = registrations::count_resources(s.client(), &crd).await.ok().flatten();
+    let count = counts::count_resources(s.client(), &crd).await.ok().flatten();
     let d = Description::from_crd(&crd, count);
     let text = match s.config.output {
         OutputFormat::Json | OutputFormat::JsonPath | OutputFormat::CustomColumns => output::json(&d)?,

@@ -29,6 +29,7 @@ pub mod apply_as;
 pub mod cel_rules;
 pub mod column_preview;
 pub mod connect;
+pub mod counts;
 pub mod delete;
 pub mod demo;
 pub mod demo_owners;
@@ -83,7 +84,7 @@ mod tests {
     #[allow(dead_code, unused_must_use)]
     fn operations_can_run_in_spawned_tasks(client: kube::Client, rt: ResourceType) {
         let at = ObjectRef::new(&rt, "default", "w1");
-        send(&registrations::list_registrations(&client));
+        send(&counts::list_registrations(&client));
         send(&registrations::find_crd(&client, "widgets"));
         send(&Discovery::fetch(&client));
         send(&listing::fetch_table(&client, &rt, None, None, None));

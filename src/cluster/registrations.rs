@@ -2,16 +2,15 @@
 //!
 //! The views are pure functions of a CRD ([`Registration::from_crd`], [`Description::from_crd`],
 //! [`compare_names`], [`conditions`]) so the CLI, the TUI and tests share them; the IO is in
-//! a few async functions: [`list_registrations`] (with resource counts, taken with
-//! metadata-only lists), [`find_crd`], [`count_resources`] and [`wait_for_established`].
+//! a few async functions: [`list_crds`], [`find_crd`] and [`wait_for_established`]. Resource
+//! counts are taken by [`super::counts`].
 
 use super::error::ClusterError;
-use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionVersion,
 };
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, ListParams};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -22,11 +21,6 @@ pub type Crd = CustomResourceDefinition;
 pub const NAMES_ACCEPTED: &str = "NamesAccepted";
 pub const ESTABLISHED: &str = "Established";
 pub const TERMINATING: &str = "Terminating";
-
-/// How many CRDs have their resources counted at once.
-const COUNT_CONCURRENCY: usize = 8;
-/// Page size of the metadata-only lists that count resources.
-const COUNT_PAGE: u32 = 500;
 
 /// A condition's status, `Missing` when the CRD has no such condition (yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -364,25 +358,14 @@ pub async fn list_crds(client: &kube::Client) -> Result<Vec<Crd>, ClusterError> 
     Ok(crds)
 }
 
-/// Every registration with its resource count.
-pub async fn list_registrations(client: &kube::Client) -> Result<Vec<Registration>, ClusterError> {
-    let crds = list_crds_with_counts(client).await?;
-    Ok(crds.iter().map(|(crd, n)| Registration::from_crd(crd, *n)).collect())
-}
-
-/// Every CRD, sorted by name, with how many custom resources it holds (`None` when they
-/// cannot be counted).
-pub async fn list_crds_with_counts(client: &kube::Client) -> Result<Vec<(Crd, Option<u64>)>, ClusterError> {
-    let crds = list_crds(client).await?;
-    // Owned futures: borrowing ones are not `Send` for every lifetime, and the TUI runs
-    // this in a spawned task.
-    let jobs = crds.iter().cloned().map(|crd| {
-        let client = client.clone();
-        async move { count_resources(&client, &crd).await }
-    });
-    let counts: Vec<Option<u64>> =
-        futures::stream::iter(jobs).buffered(COUNT_CONCURRENCY).map(|r| r.ok().flatten()).collect().await;
-    Ok(crds.into_iter().zip(counts).collect())
+/// The first `limit` CRDs by name, and whether there are more: what a screen needs first.
+pub async fn first_crds(client: &kube::Client, limit: u32) -> Result<(Vec<Crd>, bool), ClusterError> {
+    let api: Api<Crd> = Api::all(client.clone());
+    let page = api.list(&ListParams::default().limit(limit)).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    let more = page.metadata.continue_.is_some_and(|c| !c.is_empty());
+    let mut crds = page.items;
+    crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    Ok((crds, more))
 }
 
 /// The CRD a user means by `word`: its name (`plural.group`), or the plural, singular, kind
@@ -432,27 +415,6 @@ pub fn served_resource(crd: &Crd) -> Option<ApiResource> {
         kind: accepted.kind.clone(),
         plural: accepted.plural.clone(),
     })
-}
-
-/// How many custom resources a CRD holds in every namespace, counted with metadata-only
-/// lists (using `remainingItemCount` when the server gives it). `None` when the CRD serves
-/// no endpoint yet.
-pub async fn count_resources(client: &kube::Client, crd: &Crd) -> Result<Option<u64>, ClusterError> {
-    let Some(ar) = served_resource(crd) else { return Ok(None) };
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-    let mut params = ListParams::default().limit(COUNT_PAGE);
-    let mut total = 0u64;
-    loop {
-        let page = api.list_metadata(&params).await.map_err(|e| ClusterError::from_kube(e, None))?;
-        total += page.items.len() as u64;
-        if let Some(remaining) = page.metadata.remaining_item_count {
-            return Ok(Some(total + u64::try_from(remaining).unwrap_or(0)));
-        }
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => return Ok(Some(total)),
-        }
-    }
 }
 
 /// How a wait for `Established` ended.

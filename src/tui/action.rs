@@ -153,8 +153,9 @@ pub enum Effect {
     Resolve(String),
     /// Follow the CRDs with a watch, unless one is running already.
     WatchRegistrations,
-    /// Count the resources of a CRD the registrations watch brought.
-    CountResources(Box<Crd>),
+    /// Count the resources of these CRDs (a few requests at a time); each count comes back
+    /// as its own [`Msg::Counted`], as soon as it is known.
+    CountResources(Vec<crate::cluster::counts::CountTarget>),
     /// The migration wizard's IO.
     Wizard(WizardEffect),
     /// Watch whole objects for the event stream; events carry `stream`.
@@ -208,6 +209,9 @@ pub enum WatchEvent {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     Registrations(Result<Vec<Registration>, String>),
+    /// The first page of a longer list of CRDs: shown at once, beside any already shown;
+    /// the registrations watch's list brings the rest.
+    FirstRegistrations(Vec<Registration>),
     /// The registrations watch saw a CRD created or changed.
     CrdChanged(Box<Crd>),
     /// The registrations watch saw a CRD deleted.

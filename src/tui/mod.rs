@@ -31,6 +31,7 @@ pub mod owner_tree;
 mod owner_tree_update;
 pub mod pacing;
 pub mod results;
+pub mod row_order;
 pub mod runtime;
 pub mod schema;
 pub mod state;

@@ -17,6 +17,8 @@ pub struct Registration {
     pub summary: registrations::Registration,
     /// `None` while the CRD serves no endpoint (names not accepted, not established).
     pub resource: Option<ResourceType>,
+    /// Its resources are being counted and have no count yet (the screen shows it waiting).
+    pub counting: bool,
 }
 
 /// Why a registration needs attention.
@@ -39,8 +41,17 @@ impl Trouble {
 }
 
 impl Registration {
+    /// A registration whose resources are counted (`None`: they cannot be).
     pub fn new(crd: Crd, count: Option<u64>) -> Self {
-        Registration { summary: registrations::Registration::from_crd(&crd, count), resource: resource_of(&crd), crd }
+        let summary = registrations::Registration::from_crd(&crd, count);
+        Registration { summary, resource: resource_of(&crd), crd, counting: false }
+    }
+
+    /// A registration whose count is on its way (if it serves resources to count).
+    pub fn uncounted(crd: Crd) -> Self {
+        let mut r = Registration::new(crd, None);
+        r.counting = r.resource.is_some();
+        r
     }
 
     pub fn name(&self) -> &str {

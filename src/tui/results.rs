@@ -2,6 +2,7 @@
 //! the [`State`] and may ask for more IO. Nothing here blocks or touches the terminal or
 //! the network.
 
+use crate::cluster::counts::CountTarget;
 use crate::cluster::registrations::Crd;
 use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::model::Registration;
@@ -10,14 +11,37 @@ use crate::tui::state::{Cause, Mode, Namespaces, Screen, State};
 use crate::tui::wizard;
 
 use super::navigation::{open_resources, set_namespaces};
+use crate::tui::table::scroll_offset;
 
 /// Applies one result from the cluster.
 pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Registrations(Ok(list)) => {
             state.resolved(&Cause::Registrations);
+            // The list is shown at once; its counts fill in as they come.
+            let uncounted: Vec<_> =
+                list.iter().filter(|r| r.counting).filter_map(|r| CountTarget::of(&r.crd)).collect();
             set_registrations(state, list);
-            return vec![Effect::WatchRegistrations];
+            let count = (!uncounted.is_empty()).then_some(Effect::CountResources(uncounted));
+            return std::iter::once(Effect::WatchRegistrations).chain(count).collect();
+        }
+        // At start nothing is shown yet: the page is the list so far.
+        Msg::FirstRegistrations(page) if state.registrations.items.is_empty() => {
+            return apply(state, Msg::Registrations(Ok(page)));
+        }
+        Msg::FirstRegistrations(page) => {
+            state.resolved(&Cause::Registrations);
+            // One count effect for the page, not one per CRD.
+            let mut targets = vec![];
+            for reg in page {
+                for effect in crd_changed(state, reg.crd) {
+                    if let Effect::CountResources(t) = effect {
+                        targets.extend(t);
+                    }
+                }
+            }
+            let count = (!targets.is_empty()).then_some(Effect::CountResources(targets));
+            return std::iter::once(Effect::WatchRegistrations).chain(count).collect();
         }
         Msg::CrdChanged(crd) => return crd_changed(state, *crd),
         Msg::CrdDeleted(name) => {
@@ -34,8 +58,10 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
             retain_registrations(state, |r| names.contains(r.name()));
         }
         Msg::Counted { crd, count } => {
-            if let Some(r) = state.registrations.items.iter_mut().find(|r| r.name() == crd) {
-                r.summary.resources = count;
+            let items = &mut state.registrations.items;
+            if let Ok(at) = items.binary_search_by(|r| r.name().cmp(&crd)) {
+                items[at].summary.resources = count;
+                items[at].counting = false;
             }
         }
         Msg::ColumnPreview { crd, result } => {
@@ -223,15 +249,22 @@ pub fn apply(state: &mut State, msg: Msg) -> Vec<Effect> {
 /// RESOURCES column follows the cluster (CRD changes come by watch; objects are counted).
 pub const RECOUNT_SECONDS: i64 = 5;
 
-/// The clock: ages move on, and the registrations on screen are counted again now and then.
+/// The clock: ages move on, and the registrations on screen are counted again now and then
+/// (those on screen only: with thousands of CRDs, counting all every few seconds would be a
+/// request storm for rows nobody sees; a row scrolled into view is counted at the next tick).
 fn tick(state: &mut State, now: k8s_openapi::jiff::Timestamp) -> Vec<Effect> {
     let due = now.as_second() / RECOUNT_SECONDS != state.now.as_second() / RECOUNT_SECONDS;
     state.now = now;
     if !due || !matches!(state.screen(), Screen::Registrations) || state.mode != Mode::Normal {
         return vec![];
     }
-    let served = state.registrations.items.iter().filter(|r| r.resource.is_some());
-    served.map(|r| Effect::CountResources(Box::new(r.crd.clone()))).collect()
+    let regs = &state.registrations;
+    let height = state.list_height();
+    let shown = regs.shown();
+    let offset = scroll_offset(regs.offset, regs.cursor, height);
+    let on_screen = shown.iter().skip(offset).take(height).map(|&i| &regs.items[i]);
+    let served: Vec<_> = on_screen.filter_map(|r| CountTarget::of(&r.crd)).collect();
+    if served.is_empty() { vec![] } else { vec![Effect::CountResources(served)] }
 }
 
 /// Shows `list` on the registrations screen (see [`change_registrations`]).
@@ -275,20 +308,32 @@ fn change_registrations(state: &mut State, change: impl FnOnce(&mut Vec<Registra
 
 /// A CRD the watch saw created or changed: shown at once, with its resources counted when
 /// it is new or serves another endpoint than before (until then it keeps its old count).
-/// A relist brings every CRD again; those unchanged cost a comparison.
+/// A relist brings every CRD again; those unchanged cost a search and a comparison.
 fn crd_changed(state: &mut State, crd: Crd) -> Vec<Effect> {
     let name = crd.metadata.name.clone().unwrap_or_default();
     let items = &state.registrations.items;
-    let old = items.iter().position(|r| r.name() == name);
+    // Sorted by name (change_registrations keeps them so).
+    let found = items.binary_search_by(|r| r.name().cmp(&name));
+    let old = found.ok();
     if old.is_some_and(|at| items[at].crd == crd) {
         return vec![];
     }
-    let fresh = Registration::new(crd, old.and_then(|at| items[at].count()));
-    let recount = old.is_none_or(|at| items[at].resource != fresh.resource);
-    let effects = if recount { vec![Effect::CountResources(Box::new(fresh.crd.clone()))] } else { vec![] };
-    change_registrations(state, |items| match old {
-        Some(at) => items[at] = fresh,
-        None => items.push(fresh),
+    let resource = crate::cluster::tui_ops::resource_of(&crd);
+    let recount = old.is_none_or(|at| items[at].resource != resource);
+    let fresh = match old {
+        Some(at) if !recount => {
+            // A count on its way still comes.
+            let mut kept = Registration::new(crd, items[at].count());
+            kept.counting = items[at].counting;
+            kept
+        }
+        _ => Registration::uncounted(crd),
+    };
+    let target = CountTarget::of(&fresh.crd).filter(|_| recount && fresh.counting);
+    let effects = target.map(|t| vec![Effect::CountResources(vec![t])]).unwrap_or_default();
+    change_registrations(state, |items| match found {
+        Ok(at) => items[at] = fresh,
+        Err(at) => items.insert(at, fresh),
     });
     effects
 }

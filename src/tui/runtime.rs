@@ -2,6 +2,7 @@
 //! operations the subcommands use), results sent back as [`Msg`]s. Requests run as tasks
 //! so the screen never waits; edits run in place because the editor needs the terminal.
 
+use crate::cluster::counts::count_each;
 use crate::cluster::edit::{self, Outcome};
 use crate::cluster::editor::{editor_command, shell, write_private};
 use crate::cluster::objects::{
@@ -9,18 +10,22 @@ use crate::cluster::objects::{
 };
 use crate::cluster::owners_fetch::list_everything;
 use crate::cluster::reapply::{changes, reapply};
-use crate::cluster::registrations::{count_resources, find_crd, list_crds_with_counts};
+use crate::cluster::registrations::{find_crd, first_crds};
 use crate::cluster::tui_ops::{delete_crd, delete_object, first_object, list_namespaces, replace_object};
 use crate::cluster::{ClusterError, ResourceType, column_preview};
 use crate::tui::action::{Effect, Msg};
 use crate::tui::model::Registration;
 use crate::tui::state::{ConflictDialog, Deletion, EditPart, Refused, ScaleChange};
 use crate::tui::table::ObjKey;
+use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::DynamicObject;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
+
+/// CRDs read before the registrations screen is first drawn (a tall screen's worth).
+const FIRST_CRDS: u32 = 100;
 
 /// Where edits are kept until they are saved (and after, when they are not).
 pub fn edits_dir() -> PathBuf {
@@ -231,6 +236,14 @@ fn ignored_status_note() -> &'static str {
 pub fn spawn(client: &kube::Client, tx: &UnboundedSender<Msg>, effect: Effect) {
     let client = client.clone();
     let tx = tx.clone();
+    if let Effect::CountResources(crds) = effect {
+        let counts = count_each(&client, crds);
+        tokio::spawn(counts.for_each(move |(crd, count)| {
+            let _ = tx.send(Msg::Counted { crd, count });
+            futures::future::ready(())
+        }));
+        return;
+    }
     tokio::spawn(async move {
         let msg = perform(&client, effect).await;
         if let Some(msg) = msg {
@@ -242,15 +255,14 @@ pub fn spawn(client: &kube::Client, tx: &UnboundedSender<Msg>, effect: Effect) {
 /// One effect's request(s) and the message they end in.
 pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
     Some(match effect {
-        Effect::LoadRegistrations => Msg::Registrations(
-            list_crds_with_counts(client)
-                .await
-                .map(|list| list.into_iter().map(|(crd, n)| Registration::new(crd, n)).collect())
-                .map_err(|e| e.to_string()),
-        ),
-        Effect::CountResources(crd) => Msg::Counted {
-            crd: crd.metadata.name.clone().unwrap_or_default(),
-            count: count_resources(client, &crd).await.ok().flatten(),
+        // A screenful of CRDs and more, alone: thousands (some of a megabyte) would hold the
+        // first frame, and counts follow, one message each (`Effect::CountResources`).
+        Effect::LoadRegistrations => match first_crds(client, FIRST_CRDS).await {
+            Ok((crds, more)) => {
+                let regs = crds.into_iter().map(Registration::uncounted).collect();
+                if more { Msg::FirstRegistrations(regs) } else { Msg::Registrations(Ok(regs)) }
+            }
+            Err(e) => Msg::Registrations(Err(e.to_string())),
         },
         Effect::LoadColumnPreview(crd) => Msg::ColumnPreview {
             crd: crd.metadata.name.clone().unwrap_or_default(),
@@ -289,6 +301,8 @@ pub async fn perform(client: &kube::Client, effect: Effect) -> Option<Msg> {
             request,
             result: list_everything(client, &scope).await.map(Box::new).map_err(|e| e.to_string()),
         },
+        // `spawn` streams counts, one message each.
+        Effect::CountResources(_) => return None,
         // The loop runs these itself.
         Effect::LoadTable { .. }
         | Effect::StopWatch

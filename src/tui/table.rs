@@ -2,13 +2,14 @@
 //! columns, every row as it arrived from the list and the watch, and a view over them
 //! (filtered, sorted, with a cursor, a scroll offset and marks).
 //!
-//! The view is an index vector over the rows, rebuilt lazily (once per frame at most, after
-//! a change), and rendering reads only the rows on screen: 100,000 resources cost one sort
-//! when they change, not one per frame.
+//! The view is the rows' [`RowOrder`], brought up to date lazily (once per frame at most,
+//! after a change) by the changes alone, and rendering reads only the rows on screen: a
+//! million resources cost one sort when the sort changes, not one per page or per frame.
 
 use crate::cluster::health::Health;
 use crate::cluster::table::{Table, TableRow};
 use crate::tui::model::age;
+use crate::tui::row_order::RowOrder;
 use k8s_openapi::jiff::Timestamp;
 use regex::Regex;
 use serde_json::Value;
@@ -180,9 +181,12 @@ pub struct Sort {
 #[derive(Debug, Default)]
 pub struct ResourceTable {
     pub columns: Vec<Column>,
-    rows: Vec<Row>,
-    index: HashMap<ObjKey, usize>,
-    view: Vec<u32>,
+    /// Row slots; a removed row leaves `None` for the next one (see [`RowOrder`]).
+    rows: Vec<Option<Row>>,
+    /// Empty slots.
+    free: Vec<u32>,
+    index: HashMap<ObjKey, u32>,
+    order: RowOrder,
     widths: Vec<usize>,
     sort: Option<Sort>,
     filter: Option<RowFilter>,
@@ -191,7 +195,6 @@ pub struct ResourceTable {
     offset: usize,
     /// The row the cursor is on, kept across rebuilds.
     anchor: Option<ObjKey>,
-    dirty: bool,
 }
 
 impl ResourceTable {
@@ -200,18 +203,13 @@ impl ResourceTable {
         self.columns = data.columns;
         self.widths = self.columns.iter().map(|c| c.name.chars().count()).collect();
         self.rows = Vec::with_capacity(data.rows.len());
+        self.free.clear();
         self.index.clear();
+        self.order.reset();
         for row in data.rows {
-            self.push(row);
+            self.upsert(row);
         }
         self.marks.retain(|k| self.index.contains_key(k));
-        self.dirty = true;
-    }
-
-    fn push(&mut self, row: Row) {
-        self.widen(&row);
-        self.index.insert(row.key.clone(), self.rows.len());
-        self.rows.push(row);
     }
 
     fn widen(&mut self, row: &Row) {
@@ -222,14 +220,20 @@ impl ResourceTable {
 
     /// Adds or replaces one row (a watch ADDED or MODIFIED event).
     pub fn upsert(&mut self, row: Row) {
-        match self.index.get(&row.key) {
-            Some(&i) => {
-                self.widen(&row);
-                self.rows[i] = row;
+        self.widen(&row);
+        let slot = match self.index.get(&row.key) {
+            Some(&slot) => slot,
+            None => {
+                let slot = self.free.pop().unwrap_or_else(|| {
+                    self.rows.push(None);
+                    (self.rows.len() - 1) as u32
+                });
+                self.index.insert(row.key.clone(), slot);
+                slot
             }
-            None => self.push(row),
-        }
-        self.dirty = true;
+        };
+        self.rows[slot as usize] = Some(row);
+        self.order.put(slot);
     }
 
     /// Adds the rows of a list's next page.
@@ -242,58 +246,54 @@ impl ResourceTable {
 
     /// Removes one row (a watch DELETED event).
     pub fn remove(&mut self, key: &ObjKey) {
-        let Some(i) = self.index.remove(key) else { return };
-        self.rows.swap_remove(i);
-        if let Some(moved) = self.rows.get(i) {
-            self.index.insert(moved.key.clone(), i);
-        }
+        let Some(slot) = self.index.remove(key) else { return };
+        self.rows[slot as usize] = None;
+        self.free.push(slot);
+        self.order.removed(slot);
         self.marks.remove(key);
-        self.dirty = true;
     }
 
-    /// Rebuilds the view if rows, filter or sort changed. Call before drawing.
+    /// Brings the view up to date with what changed since the last call (work in
+    /// proportion to the changes, plus a pass over the order: see [`RowOrder`]). Call
+    /// before drawing.
     pub fn prepare(&mut self) {
-        if !self.dirty {
+        if !self.order.is_dirty() {
             return;
         }
-        self.dirty = false;
-        let rows = &self.rows;
-        let filter = self.filter.as_ref();
-        self.view = (0..rows.len() as u32)
-            .filter(|&i| {
-                let r = &rows[i as usize];
-                filter.is_none_or(|f| f.lets(r.cells.iter().map(String::as_str).chain(r.key.namespace.as_deref())))
-            })
-            .collect();
-        let columns = &self.columns;
-        match self.sort {
-            Some(sort) => self.view.sort_by(|&a, &b| {
-                let o = compare(columns, sort.column, &rows[a as usize], &rows[b as usize]);
-                let o = if sort.descending { o.reverse() } else { o };
-                o.then_with(|| rows[a as usize].key.cmp(&rows[b as usize].key))
-            }),
-            None => self.view.sort_by(|&a, &b| rows[a as usize].key.cmp(&rows[b as usize].key)),
-        }
+        let (columns, sort, filter) = (&self.columns, self.sort, self.filter.as_ref());
+        self.order.prepare(
+            &self.rows,
+            |a, b| {
+                let o = match sort {
+                    Some(sort) if sort.descending => compare(columns, sort.column, a, b).reverse(),
+                    Some(sort) => compare(columns, sort.column, a, b),
+                    None => Ordering::Equal,
+                };
+                o.then_with(|| a.key.cmp(&b.key))
+            },
+            |r| filter.is_none_or(|f| f.lets(r.cells.iter().map(String::as_str).chain(r.key.namespace.as_deref()))),
+        );
+        let view = self.order.view();
         if let Some(anchor) = &self.anchor
-            && let Some(&i) = self.index.get(anchor)
-            && let Some(pos) = self.view.iter().position(|&v| v as usize == i)
+            && let Some(&slot) = self.index.get(anchor)
+            && let Some(pos) = view.iter().position(|&v| v == slot)
         {
             self.cursor = pos;
         }
-        self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
+        self.cursor = self.cursor.min(view.len().saturating_sub(1));
         self.anchor = self.current().map(|r| r.key.clone());
     }
 
     /// Whether a change waits for [`prepare`](Self::prepare).
     pub fn is_dirty(&self) -> bool {
-        self.dirty
+        self.order.is_dirty()
     }
 
     pub fn total(&self) -> usize {
-        self.rows.len()
+        self.index.len()
     }
     pub fn shown(&self) -> usize {
-        self.view.len()
+        self.order.view().len()
     }
     pub fn cursor(&self) -> usize {
         self.cursor
@@ -311,16 +311,20 @@ impl ResourceTable {
 
     /// The row under the cursor.
     pub fn current(&self) -> Option<&Row> {
-        self.view.get(self.cursor).map(|&i| &self.rows[i as usize])
+        self.order.view().get(self.cursor).and_then(|&s| self.row(s))
     }
 
     pub fn get(&self, key: &ObjKey) -> Option<&Row> {
-        self.index.get(key).map(|&i| &self.rows[i])
+        self.index.get(key).and_then(|&s| self.row(s))
+    }
+
+    fn row(&self, slot: u32) -> Option<&Row> {
+        self.rows.get(slot as usize).and_then(Option::as_ref)
     }
 
     /// Moves the cursor by `delta` rows, keeping it on screen for a list `height` rows high.
     pub fn move_by(&mut self, delta: isize, height: usize) {
-        let last = self.view.len().saturating_sub(1);
+        let last = self.shown().saturating_sub(1);
         self.cursor = self.cursor.saturating_add_signed(delta).min(last);
         self.anchor = self.current().map(|r| r.key.clone());
         self.offset = scroll_offset(self.offset, self.cursor, height);
@@ -328,7 +332,7 @@ impl ResourceTable {
 
     /// Moves the cursor to the first (`false`) or last (`true`) row.
     pub fn jump(&mut self, end: bool, height: usize) {
-        let target = if end { self.view.len() as isize } else { -(self.view.len() as isize) - 1 };
+        let target = if end { self.shown() as isize } else { -(self.shown() as isize) - 1 };
         self.move_by(target - self.cursor as isize, height);
     }
 
@@ -337,10 +341,12 @@ impl ResourceTable {
         scroll_offset(self.offset, self.cursor, height)
     }
 
-    /// The rows on screen: `(position in the view, row)`.
+    /// The rows on screen: `(position in the view, row)`. Costs `height`, not the rows.
     pub fn visible(&self, height: usize) -> impl Iterator<Item = (usize, &Row)> {
-        let start = self.offset(height);
-        self.view.iter().enumerate().skip(start).take(height).map(|(pos, &i)| (pos, &self.rows[i as usize]))
+        let view = self.order.view();
+        let start = self.offset(height).min(view.len());
+        let end = start.saturating_add(height).min(view.len());
+        (start..end).zip(&view[start..end]).filter_map(|(pos, &s)| Some((pos, self.row(s)?)))
     }
 
     /// Sorts by `column`; the same column again flips the direction.
@@ -352,13 +358,13 @@ impl ResourceTable {
             Some(s) if s.column == column => Sort { column, descending: !s.descending },
             _ => Sort { column, descending: false },
         });
-        self.dirty = true;
+        self.order.resort();
     }
 
     /// Sets (or clears, with `None`) the filter.
     pub fn set_filter(&mut self, filter: Option<RowFilter>) {
         self.filter = filter;
-        self.dirty = true;
+        self.order.refilter();
     }
 
     /// Marks or unmarks the row under the cursor.

@@ -1,6 +1,8 @@
 use super::*;
+use crate::cluster::counts::CountTarget;
 use crate::tui::action::{Effect, Msg, WatchEvent};
 use crate::tui::fixtures::{self, ctrl, open_widgets, press, state, top, type_keys, widget, widget_table};
+use crate::tui::model::Registration;
 use crate::tui::state::{ConflictDialog, Deletion, Level, ScaleChange};
 use crate::tui::table::ObjKey;
 use crossterm::event::KeyCode;
@@ -216,12 +218,14 @@ fn the_first_list_starts_the_crd_watch_and_its_changes_keep_the_cursor_where_it_
     // A new CRD sorting above the cursor: shown at once, counted, the cursor still on widgets.
     let anvils = fixtures::crd("anvils", "Anvil").build();
     let effects = apply(&mut s, Msg::CrdChanged(Box::new(anvils.clone())));
-    assert_eq!(effects, vec![Effect::CountResources(Box::new(anvils.clone()))]);
+    assert_eq!(effects, vec![Effect::CountResources(CountTarget::of(&anvils).into_iter().collect())]);
     assert_eq!(names(&s)[0], "anvils.demo.example.com");
-    assert_eq!(s.registrations.find("anvils.demo.example.com").and_then(|r| r.count()), None);
+    let pending = s.registrations.find("anvils.demo.example.com").expect("anvils");
+    assert_eq!((pending.count(), pending.counting), (None, true), "shown as being counted");
     assert_eq!(s.registrations.current().map(|r| r.name()), Some("widgets.demo.example.com"));
     apply(&mut s, Msg::Counted { crd: "anvils.demo.example.com".into(), count: Some(0) });
-    assert_eq!(s.registrations.find("anvils.demo.example.com").and_then(|r| r.count()), Some(0));
+    let counted = s.registrations.find("anvils.demo.example.com").expect("anvils");
+    assert_eq!((counted.count(), counted.counting), (Some(0), false));
 
     // The same CRD again (a relist) changes nothing and counts nothing.
     assert_eq!(apply(&mut s, Msg::CrdChanged(Box::new(anvils))), vec![]);
@@ -254,7 +258,7 @@ fn a_crd_that_starts_serving_is_counted_again() {
     assert_eq!((anvils.names_accepted(), anvils.troubles()), (None, vec![crate::tui::model::Trouble::NotEstablished]));
     let established = fixtures::crd("anvils", "Anvil").build();
     let effects = apply(&mut s, Msg::CrdChanged(Box::new(established.clone())));
-    assert_eq!(effects, vec![Effect::CountResources(Box::new(established))]);
+    assert_eq!(effects, vec![Effect::CountResources(CountTarget::of(&established).into_iter().collect())]);
 }
 
 #[test]
@@ -383,12 +387,12 @@ fn the_registrations_are_counted_again_as_the_clock_moves_and_a_click_selects_a_
     let effects = apply(&mut s, later(5));
     let counted: Vec<String> = effects
         .iter()
-        .map(|e| match e {
-            Effect::CountResources(crd) => crd.metadata.name.clone().unwrap_or_default(),
+        .flat_map(|e| match e {
+            Effect::CountResources(targets) => targets.iter().map(|t| t.crd.clone()),
             other => panic!("{other:?}"),
         })
         .collect();
-    assert_eq!(counted.len(), 3, "every served CRD (not the one in conflict): {counted:?}");
+    assert_eq!(counted.len(), 3, "every served CRD on screen (not the one in conflict): {counted:?}");
     let mouse = |row| {
         crossterm::event::Event::Mouse(crossterm::event::MouseEvent {
             kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
@@ -406,6 +410,26 @@ fn the_registrations_are_counted_again_as_the_clock_moves_and_a_click_selects_a_
     let Screen::Resources(r) = s.screen() else { panic!() };
     assert_eq!(r.table.current().map(|row| row.key.name.as_str()), Some("widget-005"));
     assert_eq!(apply(&mut s, later(10)), vec![], "counted on the registrations screen only");
+}
+
+#[test]
+fn with_thousands_of_crds_the_list_shows_at_once_and_only_the_rows_on_screen_are_recounted() {
+    let mut s = state();
+    let crds: Vec<_> =
+        (0..2_000).map(|i| fixtures::crd(&format!("kind{i:04}s"), &format!("Kind{i:04}")).build()).collect();
+    let list = crds.iter().cloned().map(Registration::uncounted).collect();
+    let effects = apply(&mut s, Msg::Registrations(Ok(list)));
+    let targets = crds.iter().filter_map(CountTarget::of).collect();
+    assert_eq!(effects, vec![Effect::WatchRegistrations, Effect::CountResources(targets)], "counted once, after");
+    assert!(s.registrations.loaded && s.registrations.items.iter().all(|r| r.counting));
+    apply(&mut s, Msg::Counted { crd: "kind0000s.demo.example.com".into(), count: Some(7) });
+    assert_eq!(s.registrations.items[0].count(), Some(7));
+    assert!(!s.registrations.items[0].counting);
+
+    let later = fixtures::now().checked_add(k8s_openapi::jiff::SignedDuration::from_secs(5)).expect("time");
+    let effects = apply(&mut s, Msg::Tick(later));
+    let [Effect::CountResources(recounted)] = effects.as_slice() else { panic!("{effects:?}") };
+    assert_eq!(recounted.len(), s.list_height(), "a screenful, not 2,000");
 }
 
 #[test]
@@ -437,4 +461,19 @@ fn m_on_a_resource_lists_its_field_owners_and_m_there_changes_nothing() {
     type_keys(&mut s, "M");
     let Screen::Text(t) = s.screen() else { panic!() };
     assert_eq!(t.lines, before, "M on the owners is not the YAML's managedFields toggle");
+}
+
+#[test]
+fn a_first_page_of_many_crds_joins_what_is_shown_and_is_counted_in_one_effect() {
+    let mut s = state();
+    apply(&mut s, Msg::Registrations(Ok(fixtures::registrations())));
+    let before = s.registrations.items.len();
+    let anvils = fixtures::crd("anvils", "Anvil").build();
+    let bolts = fixtures::crd("bolts", "Bolt").build();
+    let page = [anvils.clone(), bolts.clone()].map(Registration::uncounted).to_vec();
+    let effects = apply(&mut s, Msg::FirstRegistrations(page));
+    let targets = [&anvils, &bolts].into_iter().filter_map(CountTarget::of).collect();
+    assert_eq!(effects, vec![Effect::WatchRegistrations, Effect::CountResources(targets)]);
+    assert_eq!(s.registrations.items.len(), before + 2, "added beside, none replaced: {:?}", names(&s));
+    assert_eq!(names(&s)[..2], ["anvils.demo.example.com", "bolts.demo.example.com"]);
 }

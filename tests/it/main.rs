@@ -57,6 +57,7 @@ mod tui_e2e;
 mod tui_events_e2e;
 mod tui_owners_e2e;
 mod tui_runtime;
+mod tui_scale;
 mod tui_schema_e2e;
 mod tui_wizard_e2e;
 mod validate;

@@ -12,6 +12,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// The RESOURCES cell of a registration whose count is on its way.
+pub const COUNTING: &str = "…";
+
 /// STATUS next to NAME, so trouble reads first; GROUP (also in the name) last.
 const REG_HEADINGS: [&str; 10] =
     ["", "NAME", "STATUS", "KIND", "SCOPE", "VERSIONS", "ESTABLISHED", "NAMES", "RESOURCES", "GROUP"];
@@ -34,7 +37,11 @@ fn reg_cells(r: &Registration) -> [String; 10] {
             None => "Pending",
         }
         .to_string(),
-        r.count().map(|c| c.to_string()).unwrap_or_else(|| "?".into()),
+        match r.count() {
+            Some(c) => c.to_string(),
+            None if r.counting => COUNTING.into(),
+            None => "?".into(),
+        },
         r.group().to_string(),
     ]
 }
@@ -56,24 +63,33 @@ pub fn registrations(frame: &mut Frame, area: Rect, state: &State) {
         frame.render_widget(Paragraph::new("loading…"), inner);
         return;
     }
-    let cells: Vec<[String; 10]> = shown.iter().map(|&i| reg_cells(&regs.items[i])).collect();
+    let height = usize::from(inner.height).saturating_sub(1);
+    let offset = crate::tui::table::scroll_offset(regs.offset, regs.cursor, height);
+    // Cells of the rows on screen only: thousands of CRDs cost no more a frame than a few.
+    let on_screen: Vec<(usize, [String; 10])> =
+        shown.iter().enumerate().skip(offset).take(height).map(|(pos, &i)| (pos, reg_cells(&regs.items[i]))).collect();
     let mut widths: Vec<usize> = REG_HEADINGS.iter().map(|h| h.len()).collect();
-    for row in &cells {
+    for (_, row) in &on_screen {
         for (w, c) in widths.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let height = usize::from(inner.height).saturating_sub(1);
-    let offset = crate::tui::table::scroll_offset(regs.offset, regs.cursor, height);
+    // The names as wide as the widest of all, so columns do not move while scrolling (a
+    // length per name, names being ASCII: no cells built).
+    for (column, text) in [(1, Registration::name as fn(&Registration) -> &str), (3, Registration::kind)] {
+        let widest = shown.iter().map(|&i| text(&regs.items[i]).len()).max().unwrap_or(0);
+        widths[column] = widths[column].max(widest);
+    }
     let mut lines =
         vec![cells_line(REG_HEADINGS.iter().map(|h| (h.to_string(), t.column_header())).collect(), &widths)];
-    if cells.is_empty() {
+    if shown.is_empty() {
         lines.push(Line::styled(
             if regs.items.is_empty() { "no CustomResourceDefinitions" } else { "nothing matches the filter" },
             t.dim(),
         ));
     }
-    for (pos, row) in cells.iter().enumerate().skip(offset).take(height) {
+    for (pos, row) in &on_screen {
+        let pos = *pos;
         let reg = &regs.items[shown[pos]];
         let trouble = !reg.troubles().is_empty();
         let base = if trouble { t.trouble() } else { Style::new() };

@@ -576,3 +576,18 @@ fn field_owners_list_each_field_with_its_manager() {
         "{t}"
     );
 }
+
+#[test]
+fn a_count_on_its_way_shows_as_pending_and_then_as_the_count() {
+    let mut s = state();
+    let crd = crate::tui::fixtures::crd("anvils", "Anvil").build();
+    apply(&mut s, Msg::Registrations(Ok(vec![crate::tui::model::Registration::uncounted(crd)])));
+    let line = |s: &mut State| {
+        let screen = text(&render(s, 140, 10));
+        screen.lines().find(|l| l.contains("anvils.demo.example.com")).map(String::from).unwrap_or(screen)
+    };
+    assert!(line(&mut s).contains(lists::COUNTING), "{}", line(&mut s));
+    apply(&mut s, Msg::Counted { crd: "anvils.demo.example.com".into(), count: Some(42) });
+    let counted = line(&mut s);
+    assert!(counted.contains(" 42 ") && !counted.contains(lists::COUNTING), "{counted}");
+}
