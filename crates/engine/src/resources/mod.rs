@@ -174,7 +174,7 @@ impl Codec {
         }
         let stored = crate::meta::to_stored(obj);
         match raw::with_api_version(&stored, &versions.storage) {
-            Cow::Owned(rewritten) => bytes::Bytes::from(rewritten),
+            Cow::Owned(rewritten) => crate::meta::exact(rewritten),
             Cow::Borrowed(_) => stored,
         }
     }
