@@ -277,7 +277,9 @@ fn run(
         tables::make_durable(&db)?;
         durable = applied;
     }
-    file.maybe_compact(&mut db);
+    // On close whenever it was last looked at: a churn that ended within `check_every` of
+    // the last check would otherwise leave the file loose until the next run's first check.
+    file.compact_now(&mut db);
     db.close().map_err(|e| StoreError::Backend(format!("cannot close the database: {e}")))?;
     Ok(durable)
 }
@@ -298,6 +300,11 @@ impl Compactor {
         if self.checked.elapsed() < self.policy.check_every {
             return;
         }
+        self.compact_now(db);
+    }
+
+    /// Compacts the file if it is loose, due or not.
+    fn compact_now(&mut self, db: &mut Database) {
         self.checked = Instant::now();
         match self.compact_if_loose(db) {
             Ok(Some(c)) => tracing::info!(

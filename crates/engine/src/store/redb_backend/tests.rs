@@ -240,3 +240,11 @@ fn churn_is_compacted_to_within_twice_the_live_data() {
     assert!(compacted <= 2 * live, "compacted to {compacted} bytes for {live} live");
     assert!(left > 2 * live, "without compaction the file holds {left} bytes (the test would prove nothing)");
 }
+
+#[test]
+fn a_churn_that_ends_between_checks_is_compacted_on_close() {
+    let live = 2000 * 1000;
+    // The first check comes only after an hour: the close's is the only one.
+    let compacted = churned_file_size(Compaction { check_every: Duration::from_secs(3600), from_bytes: 0 });
+    assert!(compacted <= 2 * live, "compacted to {compacted} bytes for {live} live");
+}
