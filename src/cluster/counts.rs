@@ -37,14 +37,25 @@ async fn count_at(client: &kube::Client, ar: &ApiResource) -> Result<u64, Cluste
     let mut total = 0u64;
     loop {
         let page = api.list_metadata(&params).await.map_err(|e| ClusterError::from_kube(e, None))?;
-        total += page.items.len() as u64;
-        if let Some(remaining) = page.metadata.remaining_item_count {
-            return Ok(total + u64::try_from(remaining).unwrap_or(0));
+        if let Some(n) = known_count(page.items.len(), &page.metadata) {
+            return Ok(total + n);
         }
+        total += page.items.len() as u64;
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = ListParams::default().limit(COUNT_PAGE).continue_token(&token),
             None => return Ok(total),
         }
+    }
+}
+
+/// How many objects a page of `items` and the ones after it hold, when its metadata says:
+/// `remainingItemCount` more, or none when the list is complete. `None`: the server left
+/// the count out of an incomplete list (kube does when a selector applies).
+pub fn known_count(items: usize, meta: &kube::api::ListMeta) -> Option<u64> {
+    match meta.remaining_item_count {
+        Some(remaining) => Some(items as u64 + u64::try_from(remaining).unwrap_or(0)),
+        None if meta.continue_.as_deref().is_none_or(str::is_empty) => Some(items as u64),
+        None => None,
     }
 }
 

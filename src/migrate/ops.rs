@@ -246,11 +246,8 @@ pub async fn count_present(
 /// the server does not say.
 async fn count_all(client: &kube::Client, res: &ResourceType) -> Result<Option<usize>, ClusterError> {
     match res.api(client, None).list_metadata(&ListParams::default().limit(1)).await {
-        Ok(page) => Ok(match page.metadata.remaining_item_count {
-            Some(r) => Some(page.items.len() + usize::try_from(r).unwrap_or(0)),
-            None if page.metadata.continue_.as_deref().is_none_or(str::is_empty) => Some(page.items.len()),
-            None => None,
-        }),
+        Ok(page) => Ok(crate::cluster::counts::known_count(page.items.len(), &page.metadata)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))),
         Err(e) => {
             let e = ClusterError::from_kube(e, None);
             if e.is_not_found() { Ok(Some(0)) } else { Err(e) }
