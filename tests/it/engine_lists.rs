@@ -66,6 +66,10 @@ impl Cluster {
     }
 }
 
+fn revision_of(list: &Value) -> u64 {
+    list["metadata"]["resourceVersion"].as_str().and_then(|rv| rv.parse().ok()).expect("a list's resourceVersion")
+}
+
 fn names(list: &Value) -> Vec<&str> {
     list["items"].as_array().into_iter().flatten().filter_map(|i| i["metadata"]["name"].as_str()).collect()
 }
@@ -76,7 +80,19 @@ async fn a_list_at_resource_version_0_is_the_whole_cache_whatever_the_limit() {
     for name in ["a", "b", "c"] {
         cluster.create(name).await;
     }
-    let list = cluster.ok("GET", &format!("{WIDGETS}?limit=2&resourceVersion=0"), None).await;
+    // `resourceVersion=0` is "any": on etcd the watch cache answers as far as it has got, as
+    // kube's does, so the whole cache is awaited at the revision a consistent read gives.
+    let consistent = cluster.ok("GET", WIDGETS, None).await;
+    let written = revision_of(&consistent);
+    let mut list = Value::Null;
+    for _ in 0..250 {
+        list = cluster.ok("GET", &format!("{WIDGETS}?limit=2&resourceVersion=0"), None).await;
+        if revision_of(&list) >= written {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(revision_of(&list) >= written, "the cache never reached {written}: {list}");
     assert_eq!(names(&list), ["a", "b", "c"]);
     assert_eq!(list["metadata"]["continue"], "");
     assert!(list["metadata"].get("remainingItemCount").is_none());

@@ -371,8 +371,14 @@ async fn list_resource_versions_exact_not_older_than_and_refusals() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(exact["items"].as_array().map(Vec::len), Some(3), "the past still has w2");
     assert_eq!(exact["metadata"]["resourceVersion"], rv.as_str());
-    let (_, newer) = list(format!("{WIDGETS}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan")).await;
-    assert_eq!(newer["items"].as_array().map(Vec::len), Some(2));
+    // NotOlderThan waits for the watch cache to reach the revision asked; at the revision of
+    // a consistent read after the delete (on etcd the cache may not have it yet) w2 is gone.
+    let (_, after) = list(WIDGETS.to_string()).await;
+    let after_rv = after["metadata"]["resourceVersion"].as_str().expect("rv").to_string();
+    let (_, newer) = list(format!("{WIDGETS}?resourceVersion={after_rv}&resourceVersionMatch=NotOlderThan")).await;
+    assert_eq!(newer["items"].as_array().map(Vec::len), Some(2), "{newer}");
+    let newer_rv: u64 = newer["metadata"]["resourceVersion"].as_str().and_then(|r| r.parse().ok()).expect("rv");
+    assert!(newer_rv >= after_rv.parse::<u64>().expect("rv"), "not older than {after_rv}: {newer_rv}");
     let (status, s) = list(format!("{WIDGETS}?resourceVersionMatch=Exact")).await;
     assert_eq!((status, s["reason"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("Invalid")));
     let (status, s) = list(format!("{WIDGETS}?resourceVersion=999999&resourceVersionMatch=NotOlderThan")).await;

@@ -25,7 +25,11 @@ fn the_schema_explorer_shows_attributes_rules_and_the_printer_column_preview() {
     assert!(screen.lines().any(|l| l.contains("Engine") && l.contains("mysql")), "{screen}");
     // p: the left pane shows only the preview, every version's; again: everything.
     t.keys(&["p"]);
-    let screen = t.wait_for(&["Printer columns, previewed on objects (p: everything)"]);
+    // Both versions' previews, drawn as each version's objects are read.
+    let screen = t.wait_until("both versions' previews", |s| {
+        s.contains("Printer columns, previewed on objects (p: everything)")
+            && s.matches("! empty on all 3 objects").count() >= 2
+    });
     assert_eq!(screen.matches("! empty on all 3 objects").count(), 2, "v1 and v1beta1: {screen}");
     t.keys(&["p"]);
     t.wait_for(&["Names (spec ⇄ accepted)"]);
