@@ -53,6 +53,8 @@ struct Figures {
     watch_p50: Duration,
     watch_p99: Duration,
     rss_mib: f64,
+    /// CPU milliseconds per create during the creates: the server's, etcd's, the bench's.
+    cpu_ms_per_create: [f64; 3],
 }
 
 /// A server under test: its kubeconfig and its process (for the memory figure).
@@ -60,6 +62,33 @@ struct Target {
     name: &'static str,
     kubeconfig: PathBuf,
     pid: u32,
+    /// The etcd it writes to, when it writes to one.
+    etcd_pid: Option<u32>,
+}
+
+/// CPU seconds a process has used (user and system), from `/proc/PID/stat`; 0 if gone.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    (ticks(11) + ticks(12)) / clock_ticks_per_second()
+}
+
+fn clock_ticks_per_second() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// CPU seconds of the server, its etcd and this bench, read together.
+fn cpu_now(target: &Target) -> [f64; 3] {
+    [cpu_seconds(target.pid), target.etcd_pid.map_or(0.0, cpu_seconds), cpu_seconds(std::process::id())]
 }
 
 fn widgets(client: &kube::Client) -> Api<DynamicObject> {
@@ -83,6 +112,7 @@ async fn measure(target: &Target) -> Figures {
     }
 
     let total = objects();
+    let cpu_before = cpu_now(target);
     let start = Instant::now();
     let writers: Vec<_> = (0..CLIENTS)
         .map(|c| {
@@ -99,6 +129,8 @@ async fn measure(target: &Target) -> Figures {
         w.await.expect("writer");
     }
     let creates_per_s = objects() as f64 / start.elapsed().as_secs_f64();
+    let cpu_after = cpu_now(target);
+    let cpu_ms_per_create = std::array::from_fn(|i| (cpu_after[i] - cpu_before[i]) * 1000.0 / total as f64);
 
     let mut lists = Vec::new();
     for _ in 0..LISTS {
@@ -147,6 +179,7 @@ async fn measure(target: &Target) -> Figures {
         watch_p50: percentile(&latencies, 0.5),
         watch_p99: percentile(&latencies, 0.99),
         rss_mib,
+        cpu_ms_per_create,
     }
 }
 
@@ -227,31 +260,46 @@ async fn main() {
 
     let mut figures = Vec::new();
     let on_etcd = ["--storage", "etcd", "--etcd-servers", &etcd_url, "--etcd-prefix", "/kubectl-crd"];
+    let etcd_pid = oracle
+        .as_ref()
+        .and_then(|o| o.field("pids", "etcd"))
+        .and_then(|p| p.parse().ok())
+        .or_else(|| own_etcd.as_ref().and_then(EtcdProcess::pid));
     for (name, flags) in [("serve on redb", &[][..]), ("serve on etcd", &on_etcd[..])] {
         let served = serve_with(flags);
         let kubeconfig = served.dir.path().join("kubeconfig");
-        figures.push(measure(&Target { name, kubeconfig, pid: served.child.id() }).await);
+        let etcd_pid = etcd_pid.filter(|_| !flags.is_empty());
+        figures.push(measure(&Target { name, kubeconfig, pid: served.child.id(), etcd_pid }).await);
     }
     if let Some(oracle) = &oracle {
         let pid = oracle.field("pids", "kube-apiserver").and_then(|p| p.parse().ok()).expect("kube-apiserver's pid");
-        let target = Target { name: "kube-apiserver 1.32", kubeconfig: oracle.dir.join("kubeconfig"), pid };
+        let target = Target { name: "kube-apiserver 1.32", kubeconfig: oracle.dir.join("kubeconfig"), pid, etcd_pid };
         figures.push(measure(&target).await);
     }
 
     println!();
     println!(
-        "{:<22} {:>11} {:>12} {:>12} {:>12} {:>10}",
-        "", "creates/s", "list p50", "watch p50", "watch p99", "RSS MiB"
+        "{:<22} {:>11} {:>12} {:>12} {:>12} {:>10}   {}",
+        "",
+        "creates/s",
+        "list p50",
+        "watch p50",
+        "watch p99",
+        "RSS MiB",
+        "CPU ms per create: server, etcd, bench client"
     );
     for f in &figures {
         println!(
-            "{:<22} {:>11.0} {:>12} {:>12} {:>12} {:>10.0}",
+            "{:<22} {:>11.0} {:>12} {:>12} {:>12} {:>10.0}   {:.3}, {:.3}, {:.3}",
             f.name,
             f.creates_per_s,
             ms(f.list_p50),
             ms(f.watch_p50),
             ms(f.watch_p99),
-            f.rss_mib
+            f.rss_mib,
+            f.cpu_ms_per_create[0],
+            f.cpu_ms_per_create[1],
+            f.cpu_ms_per_create[2]
         );
     }
     match (figures.iter().find(|f| f.name == "serve on etcd"), figures.iter().find(|f| f.name.starts_with("kube"))) {
