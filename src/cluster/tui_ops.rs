@@ -108,6 +108,9 @@ pub struct TablePage {
     pub resource_version: String,
     /// The `continue` token of the next page, if any.
     pub next: Option<String>,
+    /// How many objects the server counted after this page (`remainingItemCount`), when it
+    /// said: a view sizes itself once rather than growing through a million rows.
+    pub remaining: Option<u64>,
 }
 
 /// Reads one page of `resource`'s Table (`limit` rows from `continue_token`), so a view can
@@ -138,10 +141,11 @@ pub async fn fetch_table_page(
     let resource_version = text_at("resourceVersion");
     let Some(table) = server_table(&doc)? else {
         let table = fetch_table(client, resource, namespace, None, label_selector).await?;
-        return Ok(TablePage { table, resource_version, next: None });
+        return Ok(TablePage { table, resource_version, next: None, remaining: None });
     };
     let next = Some(text_at("continue")).filter(|c| !c.is_empty());
-    Ok(TablePage { table, resource_version, next })
+    let remaining = meta.and_then(|m| m.get("remainingItemCount")).and_then(Value::as_u64);
+    Ok(TablePage { table, resource_version, next, remaining })
 }
 
 /// A change to a watched list.

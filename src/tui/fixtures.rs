@@ -264,6 +264,7 @@ pub fn widget_table(n: usize) -> TableData {
                 created: Some(created),
             })
             .collect(),
+        remaining: 0,
     }
 }
 

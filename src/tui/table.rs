@@ -123,13 +123,20 @@ pub fn cell_text(v: &Value) -> String {
 pub struct TableData {
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
+    /// Rows the server said follow in later pages (its `remainingItemCount`; 0 if unsaid).
+    pub remaining: u64,
 }
+
+/// The most rows a table reserves room for ahead of their arrival: a server's count is a
+/// hint, and a wrong one must not reserve without bound (what arrives past it still fits,
+/// by growing).
+const MOST_RESERVED_ROWS: u64 = 4_000_000;
 
 impl From<Table> for TableData {
     fn from(t: Table) -> TableData {
         let mut columns = t.columns;
         columns.extend(health_columns());
-        TableData { columns, rows: t.rows.into_iter().map(Row::from).collect() }
+        TableData { columns, rows: t.rows.into_iter().map(Row::from).collect(), remaining: 0 }
     }
 }
 
@@ -202,9 +209,12 @@ impl ResourceTable {
     pub fn replace(&mut self, data: TableData) {
         self.columns = data.columns;
         self.widths = self.columns.iter().map(|c| c.name.chars().count()).collect();
-        self.rows = Vec::with_capacity(data.rows.len());
+        // Room for the whole list at once: growing a million-row index and its slots by
+        // doubling stalls one frame for most of a second while both are copied.
+        let expected = data.rows.len().saturating_add(data.remaining.min(MOST_RESERVED_ROWS) as usize);
+        self.rows = Vec::with_capacity(expected);
         self.free.clear();
-        self.index.clear();
+        self.index = HashMap::with_capacity(expected);
         self.order.reset();
         for row in data.rows {
             self.upsert(row);
@@ -460,9 +470,29 @@ mod tests {
         t.replace(TableData {
             columns: vec![column("Name", "string"), column("Replicas", "integer")],
             rows: (0..n).map(|i| row("default", &format!("w{i:03}"), &(i % 7).to_string())).collect(),
+            remaining: 0,
         });
         t.prepare();
         t
+    }
+
+    #[test]
+    fn a_list_the_server_counted_is_given_room_once_and_a_wild_count_is_bounded() {
+        let page = |from: usize, n: usize| -> Vec<Row> {
+            (from..from + n).map(|i| row("default", &format!("w{i:05}"), "1")).collect()
+        };
+        let mut t = ResourceTable::default();
+        t.replace(TableData { columns: vec![column("Name", "string")], rows: page(0, 200), remaining: 9_800 });
+        let (slots, index) = (t.rows.capacity(), t.index.capacity());
+        assert!(slots >= 10_000 && index >= 10_000, "room for the whole list: {slots} slots, {index} keys");
+        for from in (200..10_000).step_by(700) {
+            t.extend(page(from, 700.min(10_000 - from)));
+        }
+        assert_eq!(t.total(), 10_000);
+        assert_eq!((t.rows.capacity(), t.index.capacity()), (slots, index), "no growth on the way");
+        // A count no list has: the room stays bounded.
+        t.replace(TableData { columns: vec![], rows: page(0, 1), remaining: u64::MAX });
+        assert!(t.rows.capacity() <= MOST_RESERVED_ROWS as usize + 1, "{}", t.rows.capacity());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::cluster::ClusterError;
 use crate::cluster::ResourceType;
 use crate::cluster::tui_ops::{TableEvent, Watched, fetch_table_page, is_gone, watch_table};
 use crate::tui::action::{Msg, WatchEvent};
-use crate::tui::table::{ObjKey, Row};
+use crate::tui::table::{ObjKey, Row, TableData};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::time::Duration;
@@ -88,7 +88,9 @@ impl TableWatch {
                             Some(next) => Phase::Listing { rv: page.resource_version, next },
                             None => Phase::Watch { rv: page.resource_version },
                         };
-                        return Msg::Table { watch: id, result: Ok(page.table.into()) };
+                        let mut data: TableData = page.table.into();
+                        data.remaining = page.remaining.unwrap_or(0);
+                        return Msg::Table { watch: id, result: Ok(data) };
                     }
                     Err(e) => {
                         self.phase = Phase::Wait { pause: RETRY, next: Box::new(Phase::List) };

@@ -130,6 +130,8 @@ async fn the_first_page_is_shown_while_the_rest_of_the_list_is_held_at_the_serve
     let mut stream = TableWatch::new(client, kind, Some("bulk".into()), None, 1).into_stream();
     let Msg::Table { result: Ok(first), .. } = next("first page", stream.next()).await else { panic!("no table") };
     assert!(!first.rows.is_empty() && first.rows.len() < 600, "a first page: {} rows", first.rows.len());
+    // The server's count of the rest comes with it, so the table is sized once.
+    assert_eq!(first.remaining as usize, 600 - first.rows.len(), "remainingItemCount");
 
     // The screen shows it while the next page waits at the server.
     let screen = first_frame(crd, first.clone());
