@@ -288,3 +288,103 @@ fn light(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
     crd.metadata.annotations = None;
     crd
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::fixtures::{CrdBuilder, at};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    const PREFIX: &str = "/registry/apiextensions.k8s.io/customresourcedefinitions/";
+
+    /// `<plural>.<group>` created at `seconds`, stored at `revision`.
+    fn stored(plural: &str, group: &str, seconds: i64, revision: Revision) -> KeyValue {
+        let mut crd = CrdBuilder::new(plural, group).build();
+        crd.metadata.creation_timestamp = Some(Time(at(seconds)));
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        KeyValue {
+            key: format!("{PREFIX}{name}"),
+            value: serde_json::to_vec(&crd).expect("json").into(),
+            create_revision: revision,
+            mod_revision: revision,
+        }
+    }
+
+    fn put(kv: KeyValue) -> WatchEvent {
+        WatchEvent { revision: kv.mod_revision, key: kv.key.clone(), current: Some(kv), prev: None }
+    }
+
+    fn delete(kv: &KeyValue, revision: Revision) -> WatchEvent {
+        WatchEvent { revision, key: kv.key.clone(), current: None, prev: Some(kv.clone()) }
+    }
+
+    fn cache(items: Vec<KeyValue>) -> Cache {
+        let mut cache = Cache::new(PREFIX.into());
+        cache.relist(items);
+        cache
+    }
+
+    #[test]
+    fn a_list_queues_every_crd_oldest_first_then_by_name() {
+        let mut cache = cache(vec![stored("b", "x.io", 2, 3), stored("a", "y.io", 2, 4), stored("c", "x.io", 1, 5)]);
+        assert_eq!(cache.take_queue(), ["c.x.io", "a.y.io", "b.x.io"]);
+        assert!(cache.take_queue().is_empty());
+    }
+
+    #[test]
+    fn a_change_queues_its_group_only() {
+        let mut cache = cache(vec![stored("a", "x.io", 1, 2), stored("b", "x.io", 2, 3), stored("c", "y.io", 3, 4)]);
+        cache.take_queue();
+        assert_eq!(cache.apply(&put(stored("d", "x.io", 4, 5))), Applied::Stored);
+        assert_eq!(cache.take_queue(), ["a.x.io", "b.x.io", "d.x.io"]);
+        assert_eq!(cache.apply(&put(stored("c", "y.io", 3, 6))), Applied::Stored);
+        assert_eq!(cache.take_queue(), ["c.y.io"]);
+    }
+
+    #[test]
+    fn a_crd_gone_queues_those_left_in_its_group() {
+        let a = stored("a", "x.io", 1, 2);
+        let mut cache = cache(vec![a.clone(), stored("b", "x.io", 2, 3), stored("c", "y.io", 3, 4)]);
+        cache.take_queue();
+        assert_eq!(cache.apply(&delete(&a, 5)), Applied::Gone("a.x.io".into()));
+        assert_eq!(cache.take_queue(), ["b.x.io"]);
+        assert!(!cache.contains("a.x.io"));
+        assert_eq!(cache.group("x.io").len(), 1);
+    }
+
+    #[test]
+    fn a_relist_returns_what_is_gone() {
+        let mut cache = cache(vec![stored("a", "x.io", 1, 2), stored("b", "x.io", 2, 3)]);
+        assert_eq!(cache.relist(vec![stored("b", "x.io", 2, 3)]), ["a.x.io"]);
+        assert_eq!(cache.take_queue(), ["b.x.io"]);
+    }
+
+    #[test]
+    fn a_crd_written_here_waits_for_its_event_and_keeps_its_decided_copy() {
+        let mut cache = cache(vec![stored("a", "x.io", 1, 2), stored("b", "x.io", 2, 3)]);
+        cache.take_queue();
+        let status =
+            CustomResourceDefinitionStatus { stored_versions: Some(vec!["decided".into()]), ..Default::default() };
+        cache.decide("a.x.io", status.clone());
+        cache.wrote("a.x.io", Some(9), true);
+        // Queued by b's change, but its stored bytes are older than its copy: left out.
+        cache.apply(&put(stored("b", "x.io", 2, 8)));
+        assert_eq!(cache.take_queue(), ["b.x.io"]);
+        // Its own write comes back: the copy stands (the event's bytes are not decoded).
+        cache.apply(&put(stored("a", "x.io", 1, 9)));
+        assert_eq!(cache.take_queue(), ["a.x.io", "b.x.io"]);
+        let held = cache.get("a.x.io").expect("held");
+        assert_eq!(held.crd.status.as_ref(), Some(&status));
+        assert_eq!(held.kv.mod_revision, 9);
+    }
+
+    #[test]
+    fn a_write_that_failed_goes_back_to_what_is_stored() {
+        let mut cache = cache(vec![stored("a", "x.io", 1, 2)]);
+        cache.take_queue();
+        cache.decide("a.x.io", CustomResourceDefinitionStatus::default());
+        cache.reload("a.x.io");
+        assert_eq!(cache.take_queue(), ["a.x.io"]);
+        assert_eq!(cache.get("a.x.io").expect("held").crd.status, None);
+    }
+}
