@@ -111,7 +111,11 @@ impl Cache {
                 Applied::Stored
             }
             None => {
-                self.remove(&name);
+                // Those that lost a name to it may have it now.
+                let group = self.unlink(&name);
+                if let Some(names) = group.and_then(|g| self.groups.get(&g)) {
+                    self.dirty.extend(names.iter().cloned());
+                }
                 Applied::Gone(name)
             }
         }
@@ -126,28 +130,26 @@ impl Cache {
     }
 
     fn insert(&mut self, name: String, held: Held) {
-        self.remove(&name);
+        self.unlink(&name);
         self.groups.entry(held.crd.spec.group.clone()).or_default().insert(name.clone());
         self.index(&name, &held.crd);
         self.by_name.insert(name, held);
     }
 
-    fn remove(&mut self, name: &str) {
+    /// Takes `name` out of every index; its group, if it was held.
+    fn unlink(&mut self, name: &str) -> Option<String> {
         self.dirty.remove(name);
         self.cleaning.remove(name);
         self.installing.remove(name);
-        let Some(held) = self.by_name.remove(name) else { return };
-        let group = &held.crd.spec.group;
-        if let Some(names) = self.groups.get_mut(group) {
+        let held = self.by_name.remove(name)?;
+        let group = held.crd.spec.group.clone();
+        if let Some(names) = self.groups.get_mut(&group) {
             names.remove(name);
             if names.is_empty() {
-                self.groups.remove(group);
+                self.groups.remove(&group);
             }
         }
-        // Those that lost a name to it may have it now.
-        if let Some(names) = self.groups.get(group) {
-            self.dirty.extend(names.iter().cloned());
-        }
+        Some(group)
     }
 
     /// Keeps the `cleaning` and `installing` sets in step with a copy.
@@ -240,17 +242,22 @@ impl Cache {
         }
     }
 
-    /// Goes back to the stored copy of `name` (a decided status could not be written).
-    pub fn reload(&mut self, name: &str) {
+    /// Goes back to the stored copy of `name` (a decided status was not written), queueing
+    /// it again when `again`.
+    pub fn reload(&mut self, name: &str, again: bool) {
         let Some(held) = self.by_name.get(name) else { return };
         let kv = held.kv.clone();
         match decode_light(&kv) {
             Some(crd) => {
                 self.insert(name.to_string(), Held { copy_at: kv.mod_revision, kv, crd: Arc::new(crd), pending: false })
             }
-            None => self.remove(name),
+            None => {
+                self.unlink(name);
+            }
         }
-        self.queue(name);
+        if again {
+            self.queue(name);
+        }
     }
 }
 
@@ -383,7 +390,7 @@ mod tests {
         let mut cache = cache(vec![stored("a", "x.io", 1, 2)]);
         cache.take_queue();
         cache.decide("a.x.io", CustomResourceDefinitionStatus::default());
-        cache.reload("a.x.io");
+        cache.reload("a.x.io", true);
         assert_eq!(cache.take_queue(), ["a.x.io"]);
         assert_eq!(cache.get("a.x.io").expect("held").crd.status, None);
     }

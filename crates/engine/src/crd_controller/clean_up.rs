@@ -76,8 +76,13 @@ pub(super) async fn clean_up(
     if remaining > 0 {
         return Ok(Step::Waiting);
     }
+    let held: Vec<String> = meta::finalizers(obj);
+    if !held.iter().any(|f| f == CLEANUP_FINALIZER) {
+        // Only finalizers of others hold it: their removal brings it back.
+        return Ok(Step::Waiting);
+    }
     let mut done = obj.clone();
-    let fins: Vec<String> = meta::finalizers(obj).into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
+    let fins: Vec<String> = held.into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
     meta::set_finalizers(&mut done, &fins);
     if fins.is_empty() {
         // This write deletes the CRD: stop serving first, so whoever sees it gone finds

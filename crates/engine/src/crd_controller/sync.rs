@@ -36,6 +36,8 @@ pub(super) struct Left {
 /// A status decided for a CRD, to be written.
 struct Decided {
     name: String,
+    /// The revision the status was decided from.
+    from: Revision,
     /// The stored object with the new status.
     updated: Value,
 }
@@ -95,17 +97,23 @@ pub(super) async fn round(
         // The CRDs after this one decide against the names it now holds, as a later round
         // would after its write.
         cache.decide(&name, status);
-        decided.push(Decided { name, updated });
+        decided.push(Decided { name, from: kv.mod_revision, updated });
     }
     let rest = &rest;
     let mut writes = futures::stream::iter(decided)
         .map(|d| async move {
             let written = rest.update(None, &d.name, d.updated, Subresource::Status, &WriteOptions::internal()).await;
-            (d.name, written)
+            (d.name, d.from, written)
         })
         .buffer_unordered(WRITES_IN_FLIGHT);
-    while let Some((name, written)) = writes.next().await {
+    while let Some((name, from, written)) = writes.next().await {
         match written {
+            // Nothing to write after all (the strategy kept what was stored): no event
+            // will come, so the CRD must not wait for one.
+            Ok(written) if meta::resource_version(&written).and_then(|rv| rv.parse().ok()) == Some(from) => {
+                kinds.set_built_from(&name, None);
+                cache.reload(&name, false);
+            }
             Ok(written) => {
                 let rv = meta::resource_version(&written);
                 // What was published is what is stored now (the write was conditional on
@@ -121,7 +129,7 @@ pub(super) async fn round(
                     left.retry = true;
                 }
                 kinds.set_built_from(&name, None);
-                cache.reload(&name);
+                cache.reload(&name, true);
             }
         }
     }
