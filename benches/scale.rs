@@ -78,7 +78,7 @@
 //! their statuses together rather than one commit after another; 2026-11-26, 20:33, load
 //! about 5 on the 2 cores; storing the ConfigMaps took 5.6 s): all 2,000 Established 40.3 s
 //! (7.2× storing them; was 95 s, 22.7×), one more Established 26.5 ms (0.53× the first
-//! alone). Quick mode, the same session before and after (storing took 0.26–0.58 s, so
+//! alone); a second run (20:49, load about 8, storing 3.4 s): 29.0 s (8.6×). Quick mode, the same session before and after (storing took 0.26–0.58 s, so
 //! judge the ratios with care): 6.7 s (26×) before, 3.8 s (13×) and 5.2 s (16×) after; at
 //! 200 CRDs the passes over all of them were not yet the cost, at 2,000 they were. Still
 //! missed: a profile of the burst (quick mode, `perf`) has no controller bookkeeping left in
