@@ -15,6 +15,7 @@ mod engine_apply;
 mod engine_bad_input;
 mod engine_builtin;
 mod engine_crds;
+mod engine_crds_many;
 mod engine_lifecycle;
 mod engine_limits;
 mod engine_lists;

@@ -39,4 +39,4 @@ pub mod validation;
 mod versions;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
