@@ -76,6 +76,10 @@ pub struct ApiError {
     pub message: String,
     /// Boxed: errors travel in `Result`s everywhere and should stay small.
     pub details: Option<Box<StatusDetails>>,
+    /// Not part of the Status: a write found the object changed since it was read, after
+    /// the request's own preconditions had held, so the whole read-modify-write may run
+    /// again on what is stored now (see `Rest::guaranteed`).
+    pub(crate) raced: bool,
 }
 
 #[derive(Serialize)]
@@ -97,7 +101,7 @@ struct StatusWire<'a> {
 impl ApiError {
     /// A Status with this code, reason and message and no details.
     pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
-        ApiError { code, reason: reason.to_string(), message: message.into(), details: None }
+        ApiError { code, reason: reason.to_string(), message: message.into(), details: None, raced: false }
     }
 
     fn with_details(mut self, details: StatusDetails) -> Self {

@@ -241,3 +241,55 @@ async fn kube_runtime_finalizers_are_added_and_removed_by_json_patch() {
         (422, "Invalid", "the server rejected our request due to an error in our request")
     );
 }
+
+/// Writers racing on one object, as controllers and `kubectl` do: kube's GuaranteedUpdate
+/// runs a patch again on the fresh object when another write came between its read and
+/// its write, so every merge patch, apply and `/scale` patch without a resourceVersion
+/// lands, and none undoes another. A patch naming a stale resourceVersion still conflicts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_patches_all_land_and_none_is_lost() {
+    let (_engine, client) = engine().await;
+    let api = widgets(&client, "default").await;
+    let first = api.create(&PostParams::default(), &widget("raced", 1)).await.expect("create");
+    let stale = first.metadata.resource_version.clone().expect("resourceVersion");
+    let writers = (0..24).map(|i| {
+        let api = api.clone();
+        async move {
+            match i % 3 {
+                0 => {
+                    let patch = json!({"metadata": {"labels": {format!("merge-{i}"): "yes"}}});
+                    api.patch("raced", &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ())
+                }
+                1 => {
+                    let config = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+                        "metadata": {"name": "raced", "annotations": {format!("apply-{i}"): "yes"}}});
+                    let pp = PatchParams::apply(&format!("writer-{i}"));
+                    api.patch("raced", &pp, &Patch::Apply(&config)).await.map(|_| ())
+                }
+                _ => {
+                    let patch = json!({"spec": {"replicas": i}});
+                    api.patch_scale("raced", &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ())
+                }
+            }
+        }
+    });
+    let answers = futures::future::join_all(writers).await;
+    let failed: Vec<_> = answers.iter().enumerate().filter(|(_, a)| a.is_err()).collect();
+    assert!(failed.is_empty(), "every racing write lands: {failed:?}");
+    let stored = api.get("raced").await.expect("get");
+    let labels = stored.metadata.labels.unwrap_or_default();
+    let annotations = stored.metadata.annotations.unwrap_or_default();
+    for i in 0..24 {
+        match i % 3 {
+            0 => assert!(labels.contains_key(&format!("merge-{i}")), "merge-{i} kept: {labels:?}"),
+            1 => assert!(annotations.contains_key(&format!("apply-{i}")), "apply-{i} kept: {annotations:?}"),
+            _ => {}
+        }
+    }
+    let managers = stored.metadata.managed_fields.unwrap_or_default();
+    assert_eq!(managers.iter().filter(|m| m.manager.as_deref().is_some_and(|m| m.starts_with("writer-"))).count(), 8);
+    // A precondition is the client's: it is checked again on the fresh object, and fails.
+    let pinned = json!({"metadata": {"resourceVersion": stale, "labels": {"late": "yes"}}});
+    let err = api.patch("raced", &PatchParams::default(), &Patch::Merge(&pinned)).await.expect_err("stale");
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 409 && s.reason == "Conflict"), "{err:?}");
+}

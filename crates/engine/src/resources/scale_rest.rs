@@ -47,14 +47,29 @@ impl Rest<'_> {
         let paths = self.scale_paths()?;
         check_scale_type(&requested)?;
         check_scale_body(&requested, name)?;
-        let old = self.get(namespace, name).await?;
-        self.check_uid_precondition(namespace, name, meta::uid(&requested), &old)?;
-        self.write_scale(namespace, name, &requested, &old, paths, opts).await
+        Self::guaranteed(|| async {
+            let old = self.get(namespace, name).await?;
+            self.check_uid_precondition(namespace, name, meta::uid(&requested), &old)?;
+            self.write_scale(namespace, name, &requested, &old, paths, opts).await
+        })
+        .await
     }
 
     /// PATCH `/scale` (merge or JSON patch of the Scale, as `kubectl scale` and autoscalers
     /// send them).
     pub async fn patch_scale(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        Self::guaranteed(|| self.patch_scale_attempt(namespace, name, patch_type, body, opts)).await
+    }
+
+    /// One read, patch and write of [`Rest::patch_scale`].
+    async fn patch_scale_attempt(
         &self,
         namespace: Option<&str>,
         name: &str,
@@ -96,6 +111,17 @@ impl Rest<'_> {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         validate_patch_options(true, opts)?;
+        Self::guaranteed(|| self.apply_scale_attempt(namespace, name, body, opts)).await
+    }
+
+    /// One read, apply and write of [`Rest::apply_scale`].
+    async fn apply_scale_attempt(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        body: &[u8],
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         let paths = self.scale_paths()?;
         let live = self.get(namespace, name).await?;
         let (config, duplicates) = decode_yaml(body)?;

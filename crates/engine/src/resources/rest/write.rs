@@ -14,6 +14,11 @@ use crate::status::ApiError;
 use crate::store::{Revision, StoreError};
 use serde_json::Value;
 
+/// How many times a read-modify-write that keeps losing races is tried (see
+/// [`Rest::guaranteed`]). Each loss is another writer's success, so only a steady stream
+/// of writes to the one object reaches this.
+const RACED_ATTEMPTS: usize = 64;
+
 impl Rest<'_> {
     /// POST: creates an object. `dry_run` answers as if it had, storing nothing.
     pub async fn create(&self, namespace: Option<&str>, obj: Value, opts: &WriteOptions) -> Result<Value, ApiError> {
@@ -136,10 +141,22 @@ impl Rest<'_> {
             }
         }
         self.decode(&mut obj, opts, Origin::Body)?;
-        let old = self.get(namespace, name).await?;
-        self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
-        let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
-        self.write_update(namespace, name, obj, &old, expected, sub, opts).await
+        let pinned = meta::resource_version(&obj).map(parse_precondition).is_some_and(|rv| rv != Ok(0));
+        let attempt = |obj: Value| async move {
+            let old = self.get(namespace, name).await?;
+            self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
+            let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
+            self.write_update(namespace, name, obj, &old, expected, sub, opts).await
+        };
+        if pinned {
+            // A fresh read would only turn a lost race into the same conflict.
+            return attempt(obj).await.map_err(|mut e| {
+                e.raced = false;
+                e
+            });
+        }
+        // Unconditional (kinds that allow it): the body is written over whatever is stored.
+        Self::guaranteed(|| attempt(obj.clone())).await
     }
 
     /// The shared tail of update and patch: normalize, validate, guard, write.
@@ -225,7 +242,7 @@ impl Rest<'_> {
             && meta::finalizers(&obj).is_empty()
             && !self.strategy.finalizing(&obj)
         {
-            self.store.delete(&key, old_rv).await.map_err(|e| self.store_error(e, name))?;
+            self.store.delete(&key, old_rv).await.map_err(|e| self.raced_store_error(e, name))?;
             // Reported at its last stored revision, not the deletion's: the oracle answers
             // so (its storage decodes the deleted object as it was).
             if let Some(rv) = meta::resource_version(old).map(String::from) {
@@ -236,8 +253,39 @@ impl Rest<'_> {
         let kv = self
             .shrinking(&mut obj, tracking, |value| self.store.update(&key, value, old_rv))
             .await
-            .map_err(|e| self.store_error(e, name))?;
+            .map_err(|e| self.raced_store_error(e, name))?;
         Ok(self.strategy.codec().written(obj, &kv))
+    }
+
+    /// A store error of the write after the read: a conflict there means another write came
+    /// in between (the request's own resourceVersion, if any, matched what was read).
+    fn raced_store_error(&self, e: StoreError, name: &str) -> ApiError {
+        let raced = matches!(e, StoreError::Conflict { .. });
+        let mut error = self.store_error(e, name);
+        error.raced = raced;
+        error
+    }
+
+    /// kube's `GuaranteedUpdate`: a read-modify-write whose write lost a race with another
+    /// write is run again from a fresh read, so a patch (or an update without a
+    /// resourceVersion) never fails for a concurrent writer; one that names a
+    /// resourceVersion then gets its conflict from the fresh read. kube retries without
+    /// bound; a livelock here ends after [`RACED_ATTEMPTS`] with the conflict.
+    pub(in crate::resources) async fn guaranteed<T, Fut>(mut attempt: impl FnMut() -> Fut) -> Result<T, ApiError>
+    where
+        Fut: std::future::Future<Output = Result<T, ApiError>>,
+    {
+        let mut attempts = 1;
+        loop {
+            match attempt().await {
+                Err(e) if e.raced && attempts < RACED_ATTEMPTS => attempts += 1,
+                Err(mut e) => {
+                    e.raced = false;
+                    return Err(e);
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Stores `obj` with `write`; an object too large for storage is written once more
@@ -288,6 +336,19 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<PatchOutcome, ApiError> {
+        Self::guaranteed(|| self.patch_attempt(namespace, name, patch_type, body, sub, opts)).await
+    }
+
+    /// One read, patch and write of [`Rest::patch_outcome`].
+    async fn patch_attempt(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<PatchOutcome, ApiError> {
         validate_patch_options(patch_type == PatchType::Apply, opts)?;
         let source = PatchSource { patch_type, body };
         // kube decodes a merge patch strictly (for its duplicate fields) unless told to ignore.
@@ -295,7 +356,12 @@ impl Rest<'_> {
         let (old, patched, tracking) = match patch_type {
             PatchType::Apply => match self.apply_patch(namespace, name, body, sub, opts).await? {
                 ApplyStep::Create(obj) => {
-                    let object = self.create_tracked(namespace, obj, opts, Tracking::Applied).await?;
+                    // Created by another writer since the read: apply to it instead.
+                    let object =
+                        self.create_tracked(namespace, obj, opts, Tracking::Applied).await.map_err(|mut e| {
+                            e.raced = e.reason == "AlreadyExists";
+                            e
+                        })?;
                     return Ok(PatchOutcome { object, created: true });
                 }
                 ApplyStep::Update { live, obj } => (live, Ok((obj, Vec::new())), Tracking::Applied),
