@@ -56,21 +56,33 @@ impl EtcdProcess {
     }
 
     fn start_with(dir: &Path, tls: Option<ServerTls>) -> Result<Self, String> {
-        let client_port = free_port()?;
-        let health_port = if tls.is_some() { free_port()? } else { client_port };
-        let peer_port = free_port()?;
-        let mut etcd = EtcdProcess {
-            child: None,
-            dir: dir.to_path_buf(),
-            name: "test".into(),
-            initial_cluster: format!("test=http://127.0.0.1:{peer_port}"),
-            client_port,
-            peer_port,
-            tls,
-            health_port,
-        };
-        etcd.restart()?;
-        Ok(etcd)
+        // A port found free may be taken before etcd binds it (by a test next door, or a
+        // connection's local port): etcd then exits at once, and is started again on
+        // other ports.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let ports = free_ports(3)?;
+            let (client_port, health_port, peer_port) = (ports[0], ports[1], ports[2]);
+            let health_port = if tls.is_some() { health_port } else { client_port };
+            let mut etcd = EtcdProcess {
+                child: None,
+                dir: dir.to_path_buf(),
+                name: "test".into(),
+                initial_cluster: format!("test=http://127.0.0.1:{peer_port}"),
+                client_port,
+                peer_port,
+                tls: tls.clone(),
+                health_port,
+            };
+            match etcd.restart() {
+                Ok(()) => return Ok(etcd),
+                Err(_) if attempts < START_ATTEMPTS && etcd.child.is_none() => {
+                    let _ = std::fs::remove_dir_all(dir.join("data"));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The process id, while it runs.
@@ -166,10 +178,8 @@ impl EtcdCluster {
     /// Starts `size` members under `dir` (`dir/member-0`, ...) as one cluster, and waits
     /// until every one is healthy.
     pub fn start(dir: &Path, size: usize) -> Result<Self, String> {
-        let mut ports = Vec::new();
-        for _ in 0..size {
-            ports.push((free_port()?, free_port()?));
-        }
+        let free = free_ports(2 * size)?;
+        let ports: Vec<(u16, u16)> = free.chunks(2).map(|p| (p[0], p[1])).collect();
         let initial_cluster = ports
             .iter()
             .enumerate()
@@ -256,10 +266,16 @@ fn binary() -> Result<PathBuf, String> {
     })
 }
 
-fn free_port() -> Result<u16, String> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| format!("no free port: {e}"))
+/// `n` distinct free ports (all held until each is known, so none comes twice).
+fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}")))
+        .collect::<Result<_, _>>()?;
+    listeners.iter().map(|l| l.local_addr().map(|a| a.port()).map_err(|e| format!("no free port: {e}"))).collect()
 }
+
+/// How many times a single etcd is started on fresh ports when it exits at start-up.
+const START_ATTEMPTS: usize = 5;
 
 fn healthy(port: u16) -> bool {
     let Ok(mut conn) = TcpStream::connect(("127.0.0.1", port)) else { return false };
