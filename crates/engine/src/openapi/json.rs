@@ -115,6 +115,91 @@ impl From<&J> for Value {
     }
 }
 
+/// Writes a `serde_json` value as `J::from(v).write_to(out)` would, without the copy.
+pub fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(n, out),
+        Value::String(s) => crate::representation::gofmt::write_go_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                crate::representation::gofmt::write_go_string(k, out);
+                out.push(':');
+                write_value(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Reads JSON text keeping every object's keys in the order written (the protobuf form
+/// of a document is derived from its JSON when first asked for).
+impl<'de> serde::Deserialize<'de> for J {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<J, D::Error> {
+        d.deserialize_any(Visitor)
+    }
+}
+
+struct Visitor;
+
+impl<'de> serde::de::Visitor<'de> for Visitor {
+    type Value = J;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_unit<E>(self) -> Result<J, E> {
+        Ok(J::Null)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<J, E> {
+        Ok(J::Bool(b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<J, E> {
+        Ok(J::Num(i.into()))
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<J, E> {
+        Ok(J::Num(u.into()))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<J, E> {
+        Ok(Number::from_f64(f).map_or(J::Null, J::Num))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<J, E> {
+        Ok(J::Str(s.to_string()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<J, E> {
+        Ok(J::Str(s))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<J, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(J::Arr(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<J, A::Error> {
+        let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        while let Some((k, v)) = map.next_entry::<String, J>()? {
+            fields.push((k, v));
+        }
+        Ok(J::Obj(fields))
+    }
+}
+
 fn write(j: &J, out: &mut String) {
     match j {
         J::Null => out.push_str("null"),
@@ -146,7 +231,7 @@ fn write(j: &J, out: &mut String) {
     }
 }
 
-fn write_number(n: &Number, out: &mut String) {
+pub fn write_number(n: &Number, out: &mut String) {
     if let Some(i) = n.as_i64() {
         out.push_str(&i.to_string());
     } else if let Some(u) = n.as_u64() {
@@ -186,6 +271,16 @@ mod tests {
         }
         assert_eq!(J::from(&json!(3)).to_text(), "3");
         assert_eq!(J::from(&json!(-3)).to_text(), "-3");
+    }
+
+    #[test]
+    fn text_reads_back_in_its_order() {
+        let text = r#"{"z":[1,-2,1.5,1e+21,null,true],"a":{"y":"\u003c","b":{}}}"#;
+        let j: J = serde_json::from_str(text).expect("JSON");
+        assert_eq!(j.to_text(), text);
+        let mut out = String::new();
+        write_value(&json!({"b": [1, 2.5, "<"], "a": null}), &mut out);
+        assert_eq!(out, r#"{"a":null,"b":[1,2.5,"\u003c"]}"#);
     }
 
     #[test]
