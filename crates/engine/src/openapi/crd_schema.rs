@@ -27,6 +27,9 @@ const PRESERVE_UNKNOWN: &str = "x-kubernetes-preserve-unknown-fields";
 const EMBEDDED: &str = "x-kubernetes-embedded-resource";
 const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
 const VALIDATIONS: &str = "x-kubernetes-validations";
+/// `ValidationRule`'s fields by name.
+const RULE_FIELDS_SORTED: [&str; 6] =
+    ["fieldPath", "message", "messageExpression", "optionalOldSelf", "reason", "rule"];
 
 /// Fields of a structural schema besides `items`, `properties`, `additionalProperties` and
 /// the logical junctors (generic fields, value validations and extensions).
@@ -449,11 +452,18 @@ impl Writer {
         Some(out)
     }
 
-    /// A field kept as the CRD has it, unless Go would omit it.
+    /// A field kept as the CRD has it, unless kube would leave it out: Go omits zero
+    /// values (and the boolean extensions are plain `bool`s there), and swagger 2.0 has no
+    /// defaults.
     fn kept(&mut self, first: &mut bool, m: &Map<String, Value>, key: &str) {
         let Some(v) = m.get(key) else { return };
-        let extension = key.starts_with("x-");
-        if !extension && is_omitted(key, v) {
+        let omitted = match key {
+            "default" if self.form == Form::V2 => true,
+            EMBEDDED | INT_OR_STRING => v == &Value::Bool(false),
+            k if k.starts_with("x-") => false,
+            _ => is_omitted(key, v),
+        };
+        if omitted {
             return;
         }
         self.key(first, key);
@@ -470,7 +480,13 @@ impl Writer {
                     }
                     let mut first = true;
                     self.out.push('{');
-                    for k in RULE_ORDER {
+                    // v3 keeps `ValidationRule`'s field order; swagger 2.0 holds the rules
+                    // as plain maps, written sorted.
+                    let order = match self.form {
+                        Form::V2 => RULE_FIELDS_SORTED,
+                        Form::V3 => RULE_ORDER,
+                    };
+                    for k in order {
                         if let Some(x) = rule.get(k).filter(|x| !is_omitted(k, x)) {
                             self.key(&mut first, k);
                             write_value(x, &mut self.out);
