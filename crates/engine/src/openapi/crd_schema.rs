@@ -8,9 +8,9 @@
 //! embedded resources, `x-kubernetes-group-version-kind` and
 //! `x-kubernetes-selectable-fields`. The list kind gets the standard list schema.
 
-use super::json::write_value;
+use super::json::{Escape, write_str, write_value};
 use super::schema::{FLOAT_FIELDS, RULE_ORDER, V2_PREFIX, V3_PREFIX, is_omitted, reference};
-use crate::representation::gofmt::{go_json_float, write_go_string};
+use crate::representation::gofmt::go_json_float;
 use serde_json::{Map, Value, json};
 
 pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -115,9 +115,9 @@ pub fn kind_definition(crd: &CrdVersion, form: Form) -> (String, Vec<&'static st
         // properties would make kubectl reject every field the schema does not list.
         _ => {
             w.out.push_str("{\"type\":\"object\",\"x-kubernetes-group-version-kind\":");
-            write_value(&root.gvk, &mut w.out);
+            w.value(&root.gvk);
             w.out.push_str(",\"x-kubernetes-selectable-fields\":");
-            write_value(&root.selectable, &mut w.out);
+            w.value(&root.selectable);
             w.out.push('}');
         }
     }
@@ -214,6 +214,22 @@ struct Writer {
 }
 
 impl Writer {
+    /// Strings as each document's encoder escapes them.
+    fn escape(&self) -> Escape {
+        match self.form {
+            Form::V2 => Escape::Plain,
+            Form::V3 => Escape::Html,
+        }
+    }
+
+    fn str(&mut self, s: &str) {
+        write_str(s, self.escape(), &mut self.out);
+    }
+
+    fn value(&mut self, v: &Value) {
+        write_value(v, self.escape(), &mut self.out);
+    }
+
     fn key(&mut self, first: &mut bool, key: &str) {
         if !std::mem::take(first) {
             self.out.push(',');
@@ -322,8 +338,8 @@ impl Writer {
                     self.out.push(',');
                 }
                 match r {
-                    Req::Value(v) => write_value(v, &mut self.out),
-                    Req::Added(s) => write_go_string(s, &mut self.out),
+                    Req::Value(v) => self.value(v),
+                    Req::Added(s) => self.str(s),
                 }
             }
             self.out.push(']');
@@ -369,13 +385,13 @@ impl Writer {
                 if i > 0 {
                     self.out.push(',');
                 }
-                write_go_string(name, &mut self.out);
+                self.str(name);
                 self.out.push(':');
                 match p {
                     Prop::Schema(s) => self.node(s, nested, None),
                     Prop::Text(description) => {
                         self.out.push_str("{\"description\":");
-                        write_go_string(description, &mut self.out);
+                        self.str(description);
                         self.out.push_str(",\"type\":\"string\"}");
                     }
                     Prop::Meta(description) => self.meta(description),
@@ -398,7 +414,7 @@ impl Writer {
         self.kept(&mut first, m, EMBEDDED);
         if let Some(root) = root {
             self.key(&mut first, "x-kubernetes-group-version-kind");
-            write_value(&root.gvk, &mut self.out);
+            self.value(&root.gvk);
         }
         for key in [INT_OR_STRING, "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type"] {
             self.kept(&mut first, m, key);
@@ -406,7 +422,7 @@ impl Writer {
         self.kept(&mut first, m, PRESERVE_UNKNOWN);
         if let Some(root) = root {
             self.key(&mut first, "x-kubernetes-selectable-fields");
-            write_value(&root.selectable, &mut self.out);
+            self.value(&root.selectable);
         }
         self.kept(&mut first, m, VALIDATIONS);
         self.out.push('}');
@@ -470,7 +486,7 @@ impl Writer {
         match v {
             Value::Number(n) if FLOAT_FIELDS.contains(&key) => match n.as_f64() {
                 Some(f) => self.out.push_str(&go_json_float(f)),
-                None => write_value(v, &mut self.out),
+                None => self.value(v),
             },
             Value::Array(rules) if key == VALIDATIONS => {
                 self.out.push('[');
@@ -489,14 +505,14 @@ impl Writer {
                     for k in order {
                         if let Some(x) = rule.get(k).filter(|x| !is_omitted(k, x)) {
                             self.key(&mut first, k);
-                            write_value(x, &mut self.out);
+                            self.value(x);
                         }
                     }
                     self.out.push('}');
                 }
                 self.out.push(']');
             }
-            _ => write_value(v, &mut self.out),
+            _ => self.value(v),
         }
     }
 
@@ -504,7 +520,7 @@ impl Writer {
     fn meta(&mut self, description: &str) {
         self.refs.push(OBJECT_META);
         self.out.push_str("{\"description\":");
-        write_go_string(description, &mut self.out);
+        self.str(description);
         match self.form {
             Form::V2 => self.out.push_str(",\"$ref\":\""),
             Form::V3 => self.out.push_str(",\"allOf\":[{\"$ref\":\""),

@@ -14,7 +14,7 @@
 //! never do (kubectl reads `/openapi/v2` only to validate what the server cannot), and a
 //! large set's protobuf is nearly as big as its JSON.
 
-use super::json::J;
+use super::json::{Escape, J};
 use super::parts::{self, Member, Part, Source};
 use super::routes::{self, Flavor, Route};
 use super::{proto, v2, v3};
@@ -359,7 +359,7 @@ fn repoint(members: &[Member], placed: &Placed) -> Vec<Member> {
     members
         .iter()
         .map(|m| match placed.at.get(placed.key(m)) {
-            Some(json) => Member { key: m.key.clone(), json: placed.json.slice(json.clone()) },
+            Some(json) => Member { key: m.key.clone(), json: placed.json.slice(json.clone()), value_at: m.value_at },
             None => m.clone(),
         })
         .collect()
@@ -380,7 +380,7 @@ fn section(json: &mut Vec<u8>, members: &[&Member], by_text: bool) -> Landed {
         }
         let j = json.len()..json.len() + m.json.len();
         json.extend_from_slice(&m.json);
-        order.push((m.key.clone(), j.start + Member::value_at(&m.key)..j.end));
+        order.push((m.key.clone(), j.start + m.value_at..j.end));
         let key = if by_text { String::from_utf8_lossy(&m.json).into_owned() } else { m.key.clone() };
         at.insert(key, j);
     }
@@ -389,8 +389,8 @@ fn section(json: &mut Vec<u8>, members: &[&Member], by_text: bool) -> Landed {
 }
 
 /// A JSON object's text without its closing brace, to be continued.
-fn open(head: &J) -> Vec<u8> {
-    let mut text = head.to_text().into_bytes();
+fn open(head: &J, escape: Escape) -> Vec<u8> {
+    let mut text = head.to_text_as(escape).into_bytes();
     text.pop();
     text
 }
@@ -427,7 +427,7 @@ fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Bytes, [Placed; 3]) {
         parts.iter().flat_map(|p| &p.v2_parameters).map(|m| ((m.key.as_str(), &m.json[..]), m)).collect();
     let params: Vec<&Member> = params.into_values().collect();
 
-    let mut json = open(&v2::head(api_version));
+    let mut json = open(&v2::head(api_version), Escape::Plain);
     json.extend_from_slice(b",\"paths\":");
     let at_paths = section(&mut json, &paths, false);
     json.extend_from_slice(b",\"definitions\":");
@@ -435,7 +435,7 @@ fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Bytes, [Placed; 3]) {
     json.extend_from_slice(b",\"parameters\":");
     let at_params = section(&mut json, &params, true);
     json.push(b',');
-    json.extend_from_slice(&v2::tail().to_text().as_bytes()[1..]);
+    json.extend_from_slice(&v2::tail().to_text_as(Escape::Plain).as_bytes()[1..]);
 
     let json = Bytes::from(json);
     let placed = |(at, order), by_text| Placed { json: json.clone(), at, order, by_text };
@@ -448,7 +448,7 @@ fn assemble_v3(title: &str, version: &str, parts: &[&Part]) -> (Bytes, [Placed; 
     let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v3_paths).collect();
     paths.sort_by(|a, b| a.key.cmp(&b.key));
     let schemas = definitions(parts, |p| &p.v3_schemas, |p| &p.v3_builtin, |b| &b.v3);
-    let mut json = open(&v3::head(title, version));
+    let mut json = open(&v3::head(title, version), Escape::Html);
     json.extend_from_slice(b",\"paths\":");
     let (at_paths, _) = section(&mut json, &paths, false);
     json.extend_from_slice(b",\"components\":{\"schemas\":");

@@ -11,6 +11,47 @@
 use crate::representation::gofmt::go_json_float;
 use serde_json::{Number, Value};
 
+/// How strings are escaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// Go's `encoding/json`: also `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes (the
+    /// v3 documents, and the texts kube hashes).
+    Html,
+    /// kube-openapi's swagger 2.0 encoder: only what JSON requires.
+    Plain,
+}
+
+/// Writes `s` as a JSON string escaped as `escape` says.
+pub fn write_str(s: &str, escape: Escape, out: &mut String) {
+    match escape {
+        Escape::Html => crate::representation::gofmt::write_go_string(s, out),
+        Escape::Plain => {
+            if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+                out.reserve(s.len() + 2);
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+                return;
+            }
+            out.push('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\u{8}' => out.push_str("\\b"),
+                    '\u{c}' => out.push_str("\\f"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+    }
+}
+
 /// An object's members in order.
 pub type Fields = Vec<(String, J)>;
 
@@ -77,14 +118,19 @@ impl J {
 
     /// The compact text, as Go's `json.Marshal` writes it.
     pub fn to_text(&self) -> String {
+        self.to_text_as(Escape::Html)
+    }
+
+    /// The compact text, strings escaped as `escape` says.
+    pub fn to_text_as(&self, escape: Escape) -> String {
         let mut out = String::new();
-        write(self, &mut out);
+        write(self, escape, &mut out);
         out
     }
 
-    /// Appends the compact text to `out`.
-    pub fn write_to(&self, out: &mut String) {
-        write(self, out);
+    /// Appends the compact text to `out`, strings escaped as `escape` says.
+    pub fn write_to(&self, escape: Escape, out: &mut String) {
+        write(self, escape, out);
     }
 }
 
@@ -115,20 +161,20 @@ impl From<&J> for Value {
     }
 }
 
-/// Writes a `serde_json` value as `J::from(v).write_to(out)` would, without the copy.
-pub fn write_value(v: &Value, out: &mut String) {
+/// Writes a `serde_json` value as `J::from(v).write_to(escape, out)` would, without the copy.
+pub fn write_value(v: &Value, escape: Escape, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => write_number(n, out),
-        Value::String(s) => crate::representation::gofmt::write_go_string(s, out),
+        Value::String(s) => write_str(s, escape, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_value(item, out);
+                write_value(item, escape, out);
             }
             out.push(']');
         }
@@ -138,9 +184,9 @@ pub fn write_value(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                crate::representation::gofmt::write_go_string(k, out);
+                write_str(k, escape, out);
                 out.push(':');
-                write_value(v, out);
+                write_value(v, escape, out);
             }
             out.push('}');
         }
@@ -200,19 +246,19 @@ impl<'de> serde::de::Visitor<'de> for Visitor {
     }
 }
 
-fn write(j: &J, out: &mut String) {
+fn write(j: &J, escape: Escape, out: &mut String) {
     match j {
         J::Null => out.push_str("null"),
         J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         J::Num(n) => write_number(n, out),
-        J::Str(s) => crate::representation::gofmt::write_go_string(s, out),
+        J::Str(s) => write_str(s, escape, out),
         J::Arr(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write(item, out);
+                write(item, escape, out);
             }
             out.push(']');
         }
@@ -222,9 +268,9 @@ fn write(j: &J, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                crate::representation::gofmt::write_go_string(k, out);
+                write_str(k, escape, out);
                 out.push(':');
-                write(v, out);
+                write(v, escape, out);
             }
             out.push('}');
         }
@@ -250,6 +296,7 @@ mod tests {
     fn strings_are_escaped_as_go_escapes_them() {
         let j = J::str("a<b>&c\"\\\n\t\u{1}\u{8}\u{2028}é");
         assert_eq!(j.to_text(), r#""a\u003cb\u003e\u0026c\"\\\n\t\u0001\b\u2028é""#);
+        assert_eq!(j.to_text_as(Escape::Plain), "\"a<b>&c\\\"\\\\\\n\\t\\u0001\\b\u{2028}é\"");
     }
 
     #[test]
@@ -279,7 +326,7 @@ mod tests {
         let j: J = serde_json::from_str(text).expect("JSON");
         assert_eq!(j.to_text(), text);
         let mut out = String::new();
-        write_value(&json!({"b": [1, 2.5, "<"], "a": null}), &mut out);
+        write_value(&json!({"b": [1, 2.5, "<"], "a": null}), Escape::Html, &mut out);
         assert_eq!(out, r#"{"a":null,"b":[1,2.5,"\u003c"]}"#);
     }
 

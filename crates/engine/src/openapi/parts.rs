@@ -12,7 +12,7 @@
 
 use super::crd_schema::{self, CrdVersion, Form};
 use super::definitions;
-use super::json::J;
+use super::json::{Escape, J, write_str};
 use super::routes::{self, KindSpec, Route, route_definitions};
 use super::schema::{ordered, refs, to_v3};
 use super::{v2, v3};
@@ -33,30 +33,29 @@ pub struct Source {
 pub struct Member {
     /// Its name: a path, a definition's or a parameter's name.
     pub key: String,
-    /// `"key":value`, as Go writes it.
+    /// `"key":value`, as kube writes it.
     pub json: Bytes,
+    /// Where the value starts in `json`, after `"key":`.
+    pub value_at: usize,
 }
 
 impl Member {
-    fn new(key: &str, value: &J) -> Member {
-        Member::with(key, |out| value.write_to(out))
+    fn new(key: &str, value: &J, escape: Escape) -> Member {
+        Member::with(key, escape, |out| value.write_to(escape, out))
     }
 
     /// A member whose value is already JSON text.
-    fn from_text(key: &str, value: &str) -> Member {
-        Member::with(key, |out| out.push_str(value))
+    fn from_text(key: &str, value: &str, escape: Escape) -> Member {
+        Member::with(key, escape, |out| out.push_str(value))
     }
 
-    fn with(key: &str, value: impl FnOnce(&mut String)) -> Member {
-        let mut json = J::str(key).to_text();
+    fn with(key: &str, escape: Escape, value: impl FnOnce(&mut String)) -> Member {
+        let mut json = String::new();
+        write_str(key, escape, &mut json);
         json.push(':');
+        let value_at = json.len();
         value(&mut json);
-        Member { key: key.to_string(), json: Bytes::from(json) }
-    }
-
-    /// Where the value starts in [`Member::json`], after `"key":`.
-    pub fn value_at(key: &str) -> usize {
-        J::str(key).to_text().len() + 1
+        Member { key: key.to_string(), json: Bytes::from(json), value_at }
     }
 }
 
@@ -71,7 +70,7 @@ impl Own {
     /// A definition held as a swagger 2.0 value, in `form`.
     fn of_value(def: &Value, form: Form) -> Own {
         let json = match form {
-            Form::V2 => ordered(def).to_text(),
+            Form::V2 => ordered(def).to_text_as(Escape::Plain),
             Form::V3 => ordered(&to_v3(def)).to_text(),
         };
         let mut found = BTreeSet::new();
@@ -110,14 +109,14 @@ impl Part {
     pub fn of_routes(routes: &[Route], own_v2: &OwnDefinitions, own_v3: &OwnDefinitions) -> Part {
         let (paths, shared) = v2::paths(routes);
         let roots = route_definitions(routes);
-        let (v2_definitions, v2_builtin) = reached(own_v2, &roots);
-        let (v3_schemas, v3_builtin) = reached(own_v3, &roots);
+        let (v2_definitions, v2_builtin) = reached(own_v2, &roots, Escape::Plain);
+        let (v3_schemas, v3_builtin) = reached(own_v3, &roots, Escape::Html);
         Part {
-            v2_paths: paths.iter().map(|(p, item)| Member::new(p, item)).collect(),
-            v2_parameters: shared.iter().map(|(n, p)| Member::new(n, p)).collect(),
+            v2_paths: paths.iter().map(|(p, item)| Member::new(p, item, Escape::Plain)).collect(),
+            v2_parameters: shared.iter().map(|(n, p)| Member::new(n, p, Escape::Plain)).collect(),
             v2_definitions,
             v2_builtin,
-            v3_paths: v3::paths(routes).iter().map(|(p, item)| Member::new(p, item)).collect(),
+            v3_paths: v3::paths(routes).iter().map(|(p, item)| Member::new(p, item, Escape::Html)).collect(),
             v3_schemas,
             v3_builtin,
         }
@@ -126,14 +125,14 @@ impl Part {
 
 /// The definitions `roots` reach: those of `own`, and the names of the built-in ones (own
 /// ones first: a CRD's definitions are its own).
-fn reached(own: &OwnDefinitions, roots: &[String]) -> (Vec<Member>, Vec<&'static str>) {
+fn reached(own: &OwnDefinitions, roots: &[String], escape: Escape) -> (Vec<Member>, Vec<&'static str>) {
     let builtin = definitions::builtin();
     let refs_of = |n: &str| own.get(n).map(|d| &d.refs).or_else(|| definitions::builtin_refs(n));
     let names = definitions::closure(refs_of, roots.iter().cloned());
     let (mut mine, mut shared) = (Vec::new(), Vec::new());
     for name in names {
         if let Some(def) = own.get(&name) {
-            mine.push(Member::from_text(&name, &def.json));
+            mine.push(Member::from_text(&name, &def.json, escape));
         } else if let Some((key, _)) = builtin.get_key_value(&name) {
             shared.push(key.as_str());
         }
@@ -189,8 +188,8 @@ pub fn builtin(name: &str) -> Option<&'static Builtin> {
             definitions::builtin()
                 .iter()
                 .map(|(name, def)| {
-                    let v2 = Member::new(name, &ordered(def));
-                    let v3 = Member::new(name, &ordered(&to_v3(def)));
+                    let v2 = Member::new(name, &ordered(def), Escape::Plain);
+                    let v3 = Member::new(name, &ordered(&to_v3(def)), Escape::Html);
                     (name.as_str(), Builtin { v2, v3 })
                 })
                 .collect()
