@@ -74,7 +74,7 @@ pub struct Documents {
     /// What `v2_protobuf` is derived from: the API version in the head, and the members of
     /// the paths, definitions and parameters sections, in order, by key and where each
     /// value lies in `v2.body`.
-    v2_layout: (String, [Vec<(String, Range<usize>)>; 3]),
+    v2_layout: (String, [Order; 3]),
     pub v3_index: Bytes,
     /// By group-version path (`api/v1`, `apis/<group>/<version>`).
     pub v3: BTreeMap<String, Doc>,
@@ -162,8 +162,9 @@ impl Documents {
             .iter()
             .flat_map(|(gv, g)| g.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)))
             .collect();
-        let (v2_body, [v2_paths, v2_defs, v2_params]) = assemble_v2(api_version, &all);
-        let v2_layout = (api_version.to_string(), [&v2_paths, &v2_defs, &v2_params].map(Placed::layout));
+        let (v2_body, [mut v2_paths, mut v2_defs, mut v2_params]) = assemble_v2(api_version, &all);
+        let orders = [&mut v2_paths, &mut v2_defs, &mut v2_params].map(|p| std::mem::take(&mut p.order));
+        let v2_layout = (api_version.to_string(), orders);
         let v2_etag = etag(&v2_body);
         let kept = |etag: &str, old: Option<&Doc>| match old {
             Some(old) if old.etag == etag => old.last_modified,
@@ -339,18 +340,13 @@ struct Placed {
     json: Bytes,
     /// Ranges by key, or by JSON text for parameters (whose names are hashes of it).
     at: HashMap<String, Range<usize>>,
-    /// Keys and the ranges of their values, in document order.
-    order: Vec<(String, Range<usize>)>,
+    order: Order,
     by_text: bool,
 }
 
 impl Placed {
     fn key<'m>(&self, m: &'m Member) -> &'m str {
         if self.by_text { std::str::from_utf8(&m.json).unwrap_or_default() } else { &m.key }
-    }
-
-    fn layout(&self) -> Vec<(String, Range<usize>)> {
-        self.order.clone()
     }
 }
 
@@ -365,9 +361,11 @@ fn repoint(members: &[Member], placed: &Placed) -> Vec<Member> {
         .collect()
 }
 
-/// Where each member of a section landed: by key (or JSON text), and in order by key with
-/// the range of its value.
-type Landed = (HashMap<String, Range<usize>>, Vec<(String, Range<usize>)>);
+/// The keys of a section's members and where their values lie, in document order.
+type Order = Vec<(String, Range<usize>)>;
+
+/// Where each member of a section landed: by key (or JSON text), and in order.
+type Landed = (HashMap<String, Range<usize>>, Order);
 
 /// Writes `{member,...}` to `json`; where each member landed.
 fn section(json: &mut Vec<u8>, members: &[&Member], by_text: bool) -> Landed {
