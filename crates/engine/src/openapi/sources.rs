@@ -140,9 +140,12 @@ pub fn units(
     out
 }
 
+/// The CRD as JSON (the schema is written from it) and typed (the rest is read from it),
+/// each read from the stored bytes: typing the JSON instead would first copy its whole
+/// tree, schemas and all.
 fn decode(kv: &KeyValue) -> Option<(Value, CustomResourceDefinition)> {
     let raw: Value = serde_json::from_slice(&kv.value).ok()?;
-    let typed = crate::resources::crds::typed(&raw)?;
+    let typed = serde_json::from_slice(&kv.value).ok()?;
     Some((raw, typed))
 }
 
