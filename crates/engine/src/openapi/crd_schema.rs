@@ -10,7 +10,12 @@
 
 use super::json::{Escape, write_str, write_value};
 use super::schema::{FLOAT_FIELDS, RULE_ORDER, V2_PREFIX, V3_PREFIX, is_omitted, reference};
+use crate::registry::structural::is_structural;
 use crate::representation::gofmt::go_json_float;
+use bytes::Bytes;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -73,12 +78,69 @@ pub struct CrdVersion {
     pub kind: String,
     pub list_kind: String,
     pub plural: String,
-    /// `openAPIV3Schema`, when the version has a structural one.
-    /// Shared: every document source of the version holds it, and a large CRD set's
-    /// schemas are most of what the documents are built from.
-    pub schema: Option<std::sync::Arc<Value>>,
+    /// Where `openAPIV3Schema` is, when the version has one.
+    pub schema: Option<Schema>,
     /// `selectableFields[].jsonPath`.
     pub selectable_fields: Vec<String>,
+}
+
+/// Where a version's `openAPIV3Schema` is read from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Schema {
+    /// The stored CRD's bytes: the schema is read when the version's definitions are
+    /// written, on a writer thread, and dropped after — holding the schemas of thousands of
+    /// CRDs as `serde_json` trees at once cost several times their JSON.
+    Stored(Bytes),
+}
+
+#[cfg(test)]
+impl Schema {
+    /// A CRD holding only `schema` as version `version`'s.
+    pub fn of(version: &str, schema: &Value) -> Schema {
+        let crd = json!({"spec": {"versions": [{"name": version, "schema": {"openAPIV3Schema": schema}}]}});
+        Schema::Stored(Bytes::from(crd.to_string()))
+    }
+}
+
+impl CrdVersion {
+    /// The version's `openAPIV3Schema`, when it has a structural one.
+    pub fn schema(&self) -> Option<Value> {
+        let Schema::Stored(crd) = self.schema.as_ref()?;
+        let stored: StoredCrd = serde_json::from_slice(crd).ok()?;
+        let version = stored.spec.versions.iter().find(|v| v.name == self.version)?;
+        let raw = version.schema.as_ref()?.open_api_v3_schema?;
+        let schema: Value = serde_json::from_str(raw.get()).ok()?;
+        let typed = JSONSchemaProps::deserialize(&schema).ok()?;
+        is_structural(&typed).then_some(schema)
+    }
+}
+
+/// What reading one version's schema reads of a stored CRD: the other versions' schemas
+/// are skipped, not parsed.
+#[derive(Deserialize)]
+struct StoredCrd<'a> {
+    #[serde(borrow)]
+    spec: StoredSpec<'a>,
+}
+
+#[derive(Deserialize)]
+struct StoredSpec<'a> {
+    #[serde(borrow, default)]
+    versions: Vec<StoredVersion<'a>>,
+}
+
+#[derive(Deserialize)]
+struct StoredVersion<'a> {
+    #[serde(default)]
+    name: String,
+    #[serde(borrow, default)]
+    schema: Option<StoredSchema<'a>>,
+}
+
+#[derive(Deserialize)]
+struct StoredSchema<'a> {
+    #[serde(borrow, default, rename = "openAPIV3Schema")]
+    open_api_v3_schema: Option<&'a RawValue>,
 }
 
 /// The definition name kube-openapi gives a CRD kind: the group reversed, then version and
@@ -98,16 +160,17 @@ pub enum Form {
 }
 
 /// The kind's definition as JSON text (kube-openapi's field order), and the built-in
-/// definitions it refers to.
+/// definitions it refers to; `schema` is the version's structural schema, if any
+/// ([`CrdVersion::schema`]).
 ///
 /// One pass over the CRD's schema, borrowing it: the steps kube applies one after another
 /// to copies (structural, unfold, swagger 2.0 reductions, Kubernetes-native properties,
 /// field order) are decided per node and written straight out — with thousands of CRDs the
 /// copies were most of the documents' cost.
-pub fn kind_definition(crd: &CrdVersion, form: Form) -> (String, Vec<&'static str>) {
+pub fn kind_definition(crd: &CrdVersion, schema: Option<&Value>, form: Form) -> (String, Vec<&'static str>) {
     let mut w = Writer { form, out: String::new(), refs: Vec::new() };
     let root = Root { gvk: gvk(crd, &crd.kind), selectable: selectable_fields(crd) };
-    match crd.schema.as_deref() {
+    match schema {
         Some(schema) if !(form == Form::V2 && is_true(as_map(schema), PRESERVE_UNKNOWN)) => {
             w.node(schema, false, Some(&root));
         }
@@ -561,14 +624,14 @@ mod tests {
             kind: "Widget".into(),
             list_kind: "WidgetList".into(),
             plural: "widgets".into(),
-            schema: Some(schema.into()),
+            schema: Some(Schema::of("v1", &schema)),
             selectable_fields: vec![".spec.color".into()],
         }
     }
 
     /// The kind's definition, read back.
     fn kind_def(crd: &CrdVersion, v2: bool) -> Value {
-        let (text, _) = kind_definition(crd, if v2 { Form::V2 } else { Form::V3 });
+        let (text, _) = kind_definition(crd, crd.schema().as_ref(), if v2 { Form::V2 } else { Form::V3 });
         serde_json::from_str(&text).expect("JSON")
     }
 

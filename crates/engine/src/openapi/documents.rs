@@ -490,7 +490,7 @@ mod tests {
             kind: kind.clone(),
             list_kind: format!("{kind}List"),
             plural,
-            schema: Some(Arc::new(schema)),
+            schema: Some(crate::openapi::crd_schema::Schema::of("v1", &schema)),
             selectable_fields: Vec::new(),
         };
         let fingerprint = format!("{group}/{kind}/{max}");

@@ -149,8 +149,9 @@ fn own_definitions(source: &Source) -> (OwnDefinitions, OwnDefinitions) {
         Some(crd) => {
             let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
             let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
+            let schema = crd.schema();
             for (defs, form) in [(&mut v2, Form::V2), (&mut v3, Form::V3)] {
-                let (json, refs) = crd_schema::kind_definition(crd, form);
+                let (json, refs) = crd_schema::kind_definition(crd, schema.as_ref(), form);
                 defs.insert(kind.clone(), Own { json, refs: refs.into_iter().map(String::from).collect() });
                 defs.insert(list.clone(), Own::of_value(&crd_schema::list_definition(crd), form));
             }
