@@ -123,8 +123,7 @@ fn parameter(p: &Param) -> J {
 /// hashed once per thread, not once per kind.
 fn query_or_path(p: &Param, shared: &Shared) -> J {
     thread_local! {
-        static SEEN: RefCell<HashMap<(&'static str, In, &'static str, usize, usize), (String, J)>> =
-            RefCell::new(HashMap::new());
+        static SEEN: RefCell<HashMap<ParamKey, (String, J)>> = RefCell::new(HashMap::new());
     }
     let Cow::Borrowed(description) = p.description else { return share(parameter(p), shared) };
     let key = (p.name, p.location, p.ty, description.as_ptr() as usize, description.len());
@@ -146,6 +145,9 @@ fn query_or_path(p: &Param, shared: &Shared) -> J {
     shared.borrow_mut().entry(name.clone()).or_insert(j);
     shared_ref(&name)
 }
+
+/// A static parameter by its name, place, type and where its description lies.
+type ParamKey = (&'static str, In, &'static str, usize, usize);
 
 /// `p` as an operation lists it: inline, or a reference to the shared one.
 fn share(p: J, shared: &Shared) -> J {
