@@ -9,7 +9,7 @@
 //! `x-kubernetes-selectable-fields`. The list kind gets the standard list schema.
 
 use super::json::{Escape, write_str, write_value};
-use super::schema::{FLOAT_FIELDS, RULE_ORDER, V2_PREFIX, V3_PREFIX, is_omitted, reference};
+use super::schema::{FIELD_ORDER, FLOAT_FIELDS, RULE_ORDER, V2_PREFIX, V3_PREFIX, is_omitted, reference};
 use crate::registry::structural::is_structural;
 use crate::representation::gofmt::go_json_float;
 use bytes::Bytes;
@@ -369,28 +369,11 @@ impl Writer {
 
         let mut first = true;
         self.out.push('{');
-        for key in ["description", "type", "nullable", "format", "title", "default"] {
-            if (key == "type" && drop_type) || (key == "nullable" && drop_nullable) {
+        // kube-openapi's field order up to `required`: the plain fields a structural schema keeps.
+        for key in FIELD_ORDER.iter().take_while(|k| **k != "required").filter(|k| KEPT.contains(*k)) {
+            if (*key == "type" && drop_type) || (*key == "nullable" && drop_nullable) {
                 continue;
             }
-            self.kept(&mut first, m, key);
-        }
-        for key in [
-            "maximum",
-            "exclusiveMaximum",
-            "minimum",
-            "exclusiveMinimum",
-            "maxLength",
-            "minLength",
-            "pattern",
-            "maxItems",
-            "minItems",
-            "uniqueItems",
-            "multipleOf",
-            "enum",
-            "maxProperties",
-            "minProperties",
-        ] {
             self.kept(&mut first, m, key);
         }
         if let Some(required) = required.filter(|r| !r.is_empty()) {

@@ -23,33 +23,7 @@ pub enum Escape {
 
 /// Writes `s` as a JSON string escaped as `escape` says.
 pub fn write_str(s: &str, escape: Escape, out: &mut String) {
-    match escape {
-        Escape::Html => crate::representation::gofmt::write_go_string(s, out),
-        Escape::Plain => {
-            if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-                out.reserve(s.len() + 2);
-                out.push('"');
-                out.push_str(s);
-                out.push('"');
-                return;
-            }
-            out.push('"');
-            for c in s.chars() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\u{8}' => out.push_str("\\b"),
-                    '\u{c}' => out.push_str("\\f"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                    c => out.push(c),
-                }
-            }
-            out.push('"');
-        }
-    }
+    crate::representation::gofmt::write_json_string(s, escape == Escape::Html, out);
 }
 
 /// An object's members in order.

@@ -16,7 +16,7 @@ pub const V3_PREFIX: &str = "#/components/schemas/";
 
 /// `spec.Schema`'s JSON fields in struct order (`SchemaProps`, then `SwaggerSchemaProps`,
 /// then `$schema` and `$ref`); extensions follow, sorted.
-const FIELD_ORDER: [&str; 40] = [
+pub const FIELD_ORDER: [&str; 40] = [
     "id",
     "description",
     "type",
