@@ -369,8 +369,7 @@ impl Writer {
 
         let mut first = true;
         self.out.push('{');
-        // kube-openapi's field order up to `required`: the plain fields a structural schema keeps.
-        for key in FIELD_ORDER.iter().take_while(|k| **k != "required").filter(|k| KEPT.contains(*k)) {
+        for key in plain_fields() {
             if (*key == "type" && drop_type) || (*key == "nullable" && drop_nullable) {
                 continue;
             }
@@ -581,6 +580,15 @@ impl Writer {
             Form::V3 => "\"}]}",
         });
     }
+}
+
+/// The plain fields a structural schema keeps, in kube-openapi's order (those before
+/// `required`), found once.
+fn plain_fields() -> &'static [&'static str] {
+    static FIELDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    FIELDS.get_or_init(|| {
+        FIELD_ORDER.iter().take_while(|k| **k != "required").filter(|k| KEPT.contains(*k)).copied().collect()
+    })
 }
 
 /// Whether a junctor's schemas are, as a structural schema keeps them, exactly
