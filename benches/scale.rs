@@ -72,6 +72,23 @@
 //! allocation is most of a profile), all Established at 2,000 (each pass is still a walk
 //! of every CRD), and memory once the documents exist (the v2 document alone is 157 MiB
 //! of JSON plus its protobuf).
+//!
+//! Then, with each CRD's definitions written in one pass over its borrowed schema (no copy
+//! per step), each version's schema read by the thread writing its part and dropped after
+//! (not every CRD decoded as JSON and typed and held at once), swagger 2.0's shared
+//! parameters written and hashed once per thread, and the protobuf derived from the JSON
+//! when first asked for (as kube-openapi does; same bytes), same day, 21:08, quick mode
+//! only (load about 4; full mode not run this session): `/openapi/v2` first 842 ms (15.5×
+//! the codec, met; was 4,114 ms and 47.2× in a run of the previous build an hour before,
+//! 3.2 s in the paragraph above), protobuf first 90 ms after it, cached 20.6 ms (protobuf
+//! 15.3), after one more CRD 182 ms (0.22×, met); resident 159 MiB once Established, 248
+//! after the documents (the previous build: 151 and 213). Beside the previous build on one
+//! server each, back to back (200 CRDs, one plain GET each): first `/openapi/v2` 0.54 vs
+//! 1.87 s, and resident right after it 266 vs 538 MiB (profiled half-way, half the first
+//! build's time was the kernel zeroing fresh pages for CRDs decoded all at once). Found on the
+//! way, recorded on the oracle: swagger 2.0 drops defaults, writes CEL rules' fields sorted
+//! and escapes no `<`, `>`, `&`; ours now does the same. Still missed: memory after the
+//! documents (the v3 documents are the largest part: about 1.7× the v2 JSON).
 
 #[path = "shared/allocator.rs"]
 mod allocator;
