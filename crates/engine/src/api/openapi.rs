@@ -28,7 +28,14 @@ pub async fn serve_v2(State(engine): State<Arc<Engine>>, headers: HeaderMap) -> 
     let offers = [(JSON, Repr::Json), (PROTOBUF_V2_DEPRECATED, Repr::Protobuf), (PROTOBUF_V2, Repr::Protobuf)];
     let mut res = match negotiate(&headers, &offers) {
         Some(Repr::Json) => content(&headers, &docs.v2, docs.v2.body.clone(), JSON),
-        Some(Repr::Protobuf) => content(&headers, &docs.v2, docs.v2_protobuf.clone(), PROTOBUF_V2),
+        Some(Repr::Protobuf) => {
+            // Derived from the JSON the first time: seconds of work for a large set.
+            let derive = Arc::clone(&docs);
+            match tokio::task::spawn_blocking(move || derive.v2_protobuf()).await {
+                Ok(body) => content(&headers, &docs.v2, body, PROTOBUF_V2),
+                Err(e) => super::error_response(&crate::status::ApiError::internal(e.to_string())),
+            }
+        }
         None => empty(StatusCode::NOT_ACCEPTABLE),
     };
     // The gzip handler in front of kube's v2 handler varies on the encoding too.

@@ -7,7 +7,7 @@
 
 use super::schema::refs;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 const DATA: &str = include_str!("definitions.json");
@@ -32,10 +32,27 @@ pub fn find_kind(defs: &Definitions, group: &str, version: &str, kind: &str) -> 
         .map(|(name, _)| name.clone())
 }
 
-/// `roots` and every definition they reach through `lookup`, sorted by name (a root or
-/// reference `lookup` does not know is kept, with nothing reached from it).
+/// The names a built-in definition refers to directly, found once.
+pub fn builtin_refs(name: &str) -> Option<&'static BTreeSet<String>> {
+    static REFS: OnceLock<HashMap<String, BTreeSet<String>>> = OnceLock::new();
+    REFS.get_or_init(|| {
+        builtin()
+            .iter()
+            .map(|(name, def)| {
+                let mut found = BTreeSet::new();
+                refs(def, &mut found);
+                (name.clone(), found)
+            })
+            .collect()
+    })
+    .get(name)
+}
+
+/// `roots` and every definition they reach, by the names `refs_of` says each refers to,
+/// sorted by name (a root or reference `refs_of` does not know is kept, with nothing
+/// reached from it).
 pub fn closure<'a>(
-    lookup: impl Fn(&str) -> Option<&'a Value>,
+    refs_of: impl Fn(&str) -> Option<&'a BTreeSet<String>>,
     roots: impl IntoIterator<Item = String>,
 ) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
@@ -44,10 +61,8 @@ pub fn closure<'a>(
         if seen.contains(&name) {
             continue;
         }
-        if let Some(def) = lookup(&name) {
-            let mut found = BTreeSet::new();
-            refs(def, &mut found);
-            todo.extend(found.into_iter().filter(|n| !seen.contains(n)));
+        if let Some(found) = refs_of(&name) {
+            todo.extend(found.iter().filter(|n| !seen.contains(*n)).cloned());
         }
         seen.insert(name);
     }
@@ -62,7 +77,7 @@ mod tests {
     fn the_data_parses_and_every_reference_resolves() {
         let defs = builtin();
         assert!(defs.len() > 50, "{}", defs.len());
-        for name in closure(|n| defs.get(n), defs.keys().cloned()) {
+        for name in closure(builtin_refs, defs.keys().cloned()) {
             assert!(defs.contains_key(&name), "{name} is referenced but not defined");
         }
     }
@@ -75,7 +90,7 @@ mod tests {
             find_kind(defs, "apiextensions.k8s.io", "v1", "CustomResourceDefinitionList").as_deref(),
             Some("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList")
         );
-        let reached = closure(|n| defs.get(n), ["io.k8s.api.core.v1.Namespace".to_string()]);
+        let reached = closure(builtin_refs, ["io.k8s.api.core.v1.Namespace".to_string()]);
         assert!(reached.contains("io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry"));
     }
 }

@@ -1,5 +1,5 @@
-//! The set of OpenAPI documents for one state of the served kinds: `/openapi/v2` (JSON and
-//! protobuf), the `/openapi/v3` index and one `/openapi/v3/<group-version>` document per
+//! The set of OpenAPI documents for one state of the served kinds: `/openapi/v2` (JSON, and
+//! protobuf once asked for), the `/openapi/v3` index and one `/openapi/v3/<group-version>` document per
 //! group-version, each with its ETag (the SHA-512 of its bytes, which is also the
 //! `?hash=` in the index's `serverRelativeURL`s).
 //!
@@ -8,8 +8,13 @@
 //! others' bytes, and keeps every v3 document whose kinds did not change. Once assembled,
 //! the parts are re-pointed at the documents' own bytes, so keeping them costs no second
 //! copy of the documents.
+//!
+//! The protobuf form of `/openapi/v2` is derived from its JSON, member by member, the first
+//! time a client asks for it (as kube-openapi converts its JSON spec lazily): most clients
+//! never do (kubectl reads `/openapi/v2` only to validate what the server cannot), and a
+//! large set's protobuf is nearly as big as its JSON.
 
-use super::json::J;
+use super::json::{Escape, J};
 use super::parts::{self, Member, Part, Source};
 use super::routes::{self, Flavor, Route};
 use super::{proto, v2, v3};
@@ -19,6 +24,7 @@ use sha2::{Digest, Sha512};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions";
 const API_GROUP_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList";
@@ -60,11 +66,15 @@ impl Unit {
 }
 
 /// Every document, assembled from one list of units.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Documents {
     pub v2: Doc,
-    /// `v2` as gnostic protocol buffers (same ETag, as kube serves it).
-    pub v2_protobuf: Bytes,
+    /// `v2` as gnostic protocol buffers (same ETag, as kube serves it), once asked for.
+    v2_protobuf: OnceLock<Bytes>,
+    /// What `v2_protobuf` is derived from: the API version in the head, and the members of
+    /// the paths, definitions and parameters sections, in order, by key and where each
+    /// value lies in `v2.body`.
+    v2_layout: (String, [Order; 3]),
     pub v3_index: Bytes,
     /// By group-version path (`api/v1`, `apis/<group>/<version>`).
     pub v3: BTreeMap<String, Doc>,
@@ -103,6 +113,34 @@ impl Group {
 }
 
 impl Documents {
+    /// `/openapi/v2` as gnostic protocol buffers, derived from the JSON the first time (a
+    /// second or so for thousands of CRDs: call it off the async workers).
+    pub fn v2_protobuf(&self) -> Bytes {
+        self.v2_protobuf
+            .get_or_init(|| {
+                let (api_version, [paths, defs, params]) = &self.v2_layout;
+                let body = &self.v2.body;
+                let mut pb = proto::encode(&v2::head(api_version));
+                for (field, members, entry) in [
+                    (proto::PATHS, paths, proto::path_entry as fn(&str, &J) -> Vec<u8>),
+                    (proto::DEFINITIONS, defs, proto::definition_entry),
+                    (proto::PARAMETERS, params, proto::parameter_entry),
+                ] {
+                    let mut entries = Vec::new();
+                    for (key, at) in members {
+                        // The bytes are ours, written as JSON: they read back.
+                        let value: J = serde_json::from_slice(&body[at.clone()]).unwrap_or(J::Null);
+                        entries.extend(entry(key, &value));
+                    }
+                    pb.extend(proto::section(field, entries.len()));
+                    pb.extend(entries);
+                }
+                pb.extend(proto::encode(&v2::tail()));
+                Bytes::from(pb)
+            })
+            .clone()
+    }
+
     /// Whether this build has the part of `fingerprint`, which the next one would reuse.
     pub fn has_part(&self, fingerprint: &str) -> bool {
         self.parts.contains_key(fingerprint)
@@ -124,7 +162,9 @@ impl Documents {
             .iter()
             .flat_map(|(gv, g)| g.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)))
             .collect();
-        let (v2_body, v2_protobuf, [v2_paths, v2_defs, v2_params]) = assemble_v2(api_version, &all);
+        let (v2_body, [mut v2_paths, mut v2_defs, mut v2_params]) = assemble_v2(api_version, &all);
+        let orders = [&mut v2_paths, &mut v2_defs, &mut v2_params].map(|p| std::mem::take(&mut p.order));
+        let v2_layout = (api_version.to_string(), orders);
         let v2_etag = etag(&v2_body);
         let kept = |etag: &str, old: Option<&Doc>| match old {
             Some(old) if old.etag == etag => old.last_modified,
@@ -184,7 +224,16 @@ impl Documents {
                     .collect(),
             ),
         );
-        Documents { v2, v2_protobuf, v3_index: Bytes::from(index.to_text()), v3, written, parts, v3_from }
+        Documents {
+            v2,
+            v2_protobuf: OnceLock::new(),
+            v2_layout,
+            v3_index: Bytes::from(index.to_text()),
+            v3,
+            written,
+            parts,
+            v3_from,
+        }
     }
 }
 
@@ -289,10 +338,9 @@ fn write_parts(sources: &[&Source]) -> Vec<Part> {
 /// Where the members of one section of an assembled document landed.
 struct Placed {
     json: Bytes,
-    proto: Bytes,
-    /// `(json, protobuf)` ranges by key, or by JSON text for parameters (whose names are
-    /// hashes of it).
-    at: HashMap<String, (Range<usize>, Range<usize>)>,
+    /// Ranges by key, or by JSON text for parameters (whose names are hashes of it).
+    at: HashMap<String, Range<usize>>,
+    order: Order,
     by_text: bool,
 }
 
@@ -307,29 +355,22 @@ fn repoint(members: &[Member], placed: &Placed) -> Vec<Member> {
     members
         .iter()
         .map(|m| match placed.at.get(placed.key(m)) {
-            Some((json, pb)) => Member {
-                key: m.key.clone(),
-                json: placed.json.slice(json.clone()),
-                proto: if m.proto.is_empty() { Bytes::new() } else { placed.proto.slice(pb.clone()) },
-            },
+            Some(json) => Member { key: m.key.clone(), json: placed.json.slice(json.clone()), value_at: m.value_at },
             None => m.clone(),
         })
         .collect()
 }
 
-/// Writes `{member,...}` to `json` and, for swagger 2.0, the section `field` of the
-/// protobuf document to `pb`; where each member landed, by key (or JSON text).
-fn section(
-    json: &mut Vec<u8>,
-    pb: Option<(&mut Vec<u8>, u32)>,
-    members: &[&Member],
-    by_text: bool,
-) -> HashMap<String, (Range<usize>, Range<usize>)> {
+/// The keys of a section's members and where their values lie, in document order.
+type Order = Vec<(String, Range<usize>)>;
+
+/// Where each member of a section landed: by key (or JSON text), and in order.
+type Landed = (HashMap<String, Range<usize>>, Order);
+
+/// Writes `{member,...}` to `json`; where each member landed.
+fn section(json: &mut Vec<u8>, members: &[&Member], by_text: bool) -> Landed {
     let mut at = HashMap::with_capacity(members.len());
-    let mut pb = pb.map(|(pb, field)| {
-        pb.extend(proto::section(field, members.iter().map(|m| m.proto.len()).sum()));
-        pb
-    });
+    let mut order = Vec::with_capacity(members.len());
     json.push(b'{');
     for (i, m) in members.iter().enumerate() {
         if i > 0 {
@@ -337,24 +378,17 @@ fn section(
         }
         let j = json.len()..json.len() + m.json.len();
         json.extend_from_slice(&m.json);
-        let p = match pb.as_mut() {
-            Some(pb) => {
-                let p = pb.len()..pb.len() + m.proto.len();
-                pb.extend_from_slice(&m.proto);
-                p
-            }
-            None => 0..0,
-        };
+        order.push((m.key.clone(), j.start + m.value_at..j.end));
         let key = if by_text { String::from_utf8_lossy(&m.json).into_owned() } else { m.key.clone() };
-        at.insert(key, (j, p));
+        at.insert(key, j);
     }
     json.push(b'}');
-    at
+    (at, order)
 }
 
 /// A JSON object's text without its closing brace, to be continued.
-fn open(head: &J) -> Vec<u8> {
-    let mut text = head.to_text().into_bytes();
+fn open(head: &J, escape: Escape) -> Vec<u8> {
+    let mut text = head.to_text_as(escape).into_bytes();
     text.pop();
     text
 }
@@ -381,9 +415,8 @@ fn definitions<'a>(
     by_name.into_values().collect()
 }
 
-/// `/openapi/v2` from every part: JSON, protobuf, and where the paths, definitions and
-/// parameters landed.
-fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Bytes, Bytes, [Placed; 3]) {
+/// `/openapi/v2` from every part, and where the paths, definitions and parameters landed.
+fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Bytes, [Placed; 3]) {
     let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v2_paths).collect();
     paths.sort_by(|a, b| a.key.cmp(&b.key));
     let defs = definitions(parts, |p| &p.v2_definitions, |p| &p.v2_builtin, |b| &b.v2);
@@ -392,23 +425,20 @@ fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Bytes, Bytes, [Placed; 3]
         parts.iter().flat_map(|p| &p.v2_parameters).map(|m| ((m.key.as_str(), &m.json[..]), m)).collect();
     let params: Vec<&Member> = params.into_values().collect();
 
-    let head = v2::head(api_version);
-    let (mut json, mut pb) = (open(&head), proto::encode(&head));
+    let mut json = open(&v2::head(api_version), Escape::Plain);
     json.extend_from_slice(b",\"paths\":");
-    let at_paths = section(&mut json, Some((&mut pb, proto::PATHS)), &paths, false);
+    let at_paths = section(&mut json, &paths, false);
     json.extend_from_slice(b",\"definitions\":");
-    let at_defs = section(&mut json, Some((&mut pb, proto::DEFINITIONS)), &defs, false);
+    let at_defs = section(&mut json, &defs, false);
     json.extend_from_slice(b",\"parameters\":");
-    let at_params = section(&mut json, Some((&mut pb, proto::PARAMETERS)), &params, true);
-    let tail = v2::tail();
+    let at_params = section(&mut json, &params, true);
     json.push(b',');
-    json.extend_from_slice(&tail.to_text().as_bytes()[1..]);
-    pb.extend(proto::encode(&tail));
+    json.extend_from_slice(&v2::tail().to_text_as(Escape::Plain).as_bytes()[1..]);
 
-    let (json, pb) = (Bytes::from(json), Bytes::from(pb));
-    let placed = |at, by_text| Placed { json: json.clone(), proto: pb.clone(), at, by_text };
+    let json = Bytes::from(json);
+    let placed = |(at, order), by_text| Placed { json: json.clone(), at, order, by_text };
     let sections = [placed(at_paths, false), placed(at_defs, false), placed(at_params, true)];
-    (json, pb, sections)
+    (json, sections)
 }
 
 /// One `/openapi/v3` document from its parts, and where its paths and schemas landed.
@@ -416,14 +446,14 @@ fn assemble_v3(title: &str, version: &str, parts: &[&Part]) -> (Bytes, [Placed; 
     let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v3_paths).collect();
     paths.sort_by(|a, b| a.key.cmp(&b.key));
     let schemas = definitions(parts, |p| &p.v3_schemas, |p| &p.v3_builtin, |b| &b.v3);
-    let mut json = open(&v3::head(title, version));
+    let mut json = open(&v3::head(title, version), Escape::Html);
     json.extend_from_slice(b",\"paths\":");
-    let at_paths = section(&mut json, None, &paths, false);
+    let (at_paths, _) = section(&mut json, &paths, false);
     json.extend_from_slice(b",\"components\":{\"schemas\":");
-    let at_schemas = section(&mut json, None, &schemas, false);
+    let (at_schemas, _) = section(&mut json, &schemas, false);
     json.extend_from_slice(b"}}");
     let json = Bytes::from(json);
-    let placed = |at| Placed { json: json.clone(), proto: Bytes::new(), at, by_text: false };
+    let placed = |at| Placed { json: json.clone(), at, order: Vec::new(), by_text: false };
     let sections = [placed(at_paths), placed(at_schemas)];
     (json, sections)
 }
@@ -460,7 +490,7 @@ mod tests {
             kind: kind.clone(),
             list_kind: format!("{kind}List"),
             plural,
-            schema: Some(Arc::new(schema)),
+            schema: Some(crate::openapi::crd_schema::Schema::of("v1", &schema)),
             selectable_fields: Vec::new(),
         };
         let fingerprint = format!("{group}/{kind}/{max}");
@@ -520,7 +550,7 @@ mod tests {
 
     fn assert_same(a: &Documents, b: &Documents) {
         assert!(a.v2.body == b.v2.body, "/openapi/v2 differs from a whole build");
-        assert!(a.v2_protobuf == b.v2_protobuf, "/openapi/v2 protobuf differs from a whole build");
+        assert!(a.v2_protobuf() == b.v2_protobuf(), "/openapi/v2 protobuf differs from a whole build");
         assert_eq!(a.v2.etag, b.v2.etag);
         assert_eq!(a.v3_index, b.v3_index);
         assert_eq!(a.v3.keys().collect::<Vec<_>>(), b.v3.keys().collect::<Vec<_>>());

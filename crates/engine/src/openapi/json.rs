@@ -11,6 +11,21 @@
 use crate::representation::gofmt::go_json_float;
 use serde_json::{Number, Value};
 
+/// How strings are escaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// Go's `encoding/json`: also `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes (the
+    /// v3 documents, and the texts kube hashes).
+    Html,
+    /// kube-openapi's swagger 2.0 encoder: only what JSON requires.
+    Plain,
+}
+
+/// Writes `s` as a JSON string escaped as `escape` says.
+pub fn write_str(s: &str, escape: Escape, out: &mut String) {
+    crate::representation::gofmt::write_json_string(s, escape == Escape::Html, out);
+}
+
 /// An object's members in order.
 pub type Fields = Vec<(String, J)>;
 
@@ -77,14 +92,19 @@ impl J {
 
     /// The compact text, as Go's `json.Marshal` writes it.
     pub fn to_text(&self) -> String {
+        self.to_text_as(Escape::Html)
+    }
+
+    /// The compact text, strings escaped as `escape` says.
+    pub fn to_text_as(&self, escape: Escape) -> String {
         let mut out = String::new();
-        write(self, &mut out);
+        write(self, escape, &mut out);
         out
     }
 
-    /// Appends the compact text to `out`.
-    pub fn write_to(&self, out: &mut String) {
-        write(self, out);
+    /// Appends the compact text to `out`, strings escaped as `escape` says.
+    pub fn write_to(&self, escape: Escape, out: &mut String) {
+        write(self, escape, out);
     }
 }
 
@@ -115,19 +135,104 @@ impl From<&J> for Value {
     }
 }
 
-fn write(j: &J, out: &mut String) {
+/// Writes a `serde_json` value as `J::from(v).write_to(escape, out)` would, without the copy.
+pub fn write_value(v: &Value, escape: Escape, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(n, out),
+        Value::String(s) => write_str(s, escape, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, escape, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_str(k, escape, out);
+                out.push(':');
+                write_value(v, escape, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Reads JSON text keeping every object's keys in the order written (the protobuf form
+/// of a document is derived from its JSON when first asked for).
+impl<'de> serde::Deserialize<'de> for J {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<J, D::Error> {
+        d.deserialize_any(Visitor)
+    }
+}
+
+struct Visitor;
+
+impl<'de> serde::de::Visitor<'de> for Visitor {
+    type Value = J;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_unit<E>(self) -> Result<J, E> {
+        Ok(J::Null)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<J, E> {
+        Ok(J::Bool(b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<J, E> {
+        Ok(J::Num(i.into()))
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<J, E> {
+        Ok(J::Num(u.into()))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<J, E> {
+        Ok(Number::from_f64(f).map_or(J::Null, J::Num))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<J, E> {
+        Ok(J::Str(s.to_string()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<J, E> {
+        Ok(J::Str(s))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<J, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(J::Arr(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<J, A::Error> {
+        let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        while let Some((k, v)) = map.next_entry::<String, J>()? {
+            fields.push((k, v));
+        }
+        Ok(J::Obj(fields))
+    }
+}
+
+fn write(j: &J, escape: Escape, out: &mut String) {
     match j {
         J::Null => out.push_str("null"),
         J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         J::Num(n) => write_number(n, out),
-        J::Str(s) => crate::representation::gofmt::write_go_string(s, out),
+        J::Str(s) => write_str(s, escape, out),
         J::Arr(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write(item, out);
+                write(item, escape, out);
             }
             out.push(']');
         }
@@ -137,16 +242,16 @@ fn write(j: &J, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                crate::representation::gofmt::write_go_string(k, out);
+                write_str(k, escape, out);
                 out.push(':');
-                write(v, out);
+                write(v, escape, out);
             }
             out.push('}');
         }
     }
 }
 
-fn write_number(n: &Number, out: &mut String) {
+pub fn write_number(n: &Number, out: &mut String) {
     if let Some(i) = n.as_i64() {
         out.push_str(&i.to_string());
     } else if let Some(u) = n.as_u64() {
@@ -165,6 +270,7 @@ mod tests {
     fn strings_are_escaped_as_go_escapes_them() {
         let j = J::str("a<b>&c\"\\\n\t\u{1}\u{8}\u{2028}é");
         assert_eq!(j.to_text(), r#""a\u003cb\u003e\u0026c\"\\\n\t\u0001\b\u2028é""#);
+        assert_eq!(j.to_text_as(Escape::Plain), "\"a<b>&c\\\"\\\\\\n\\t\\u0001\\b\u{2028}é\"");
     }
 
     #[test]
@@ -186,6 +292,16 @@ mod tests {
         }
         assert_eq!(J::from(&json!(3)).to_text(), "3");
         assert_eq!(J::from(&json!(-3)).to_text(), "-3");
+    }
+
+    #[test]
+    fn text_reads_back_in_its_order() {
+        let text = r#"{"z":[1,-2,1.5,1e+21,null,true],"a":{"y":"\u003c","b":{}}}"#;
+        let j: J = serde_json::from_str(text).expect("JSON");
+        assert_eq!(j.to_text(), text);
+        let mut out = String::new();
+        write_value(&json!({"b": [1, 2.5, "<"], "a": null}), Escape::Html, &mut out);
+        assert_eq!(out, r#"{"a":null,"b":[1,2.5,"\u003c"]}"#);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! documentation: swagger 2.0 names shared parameters after a hash of their JSON.
 
 /// Where a parameter goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum In {
     Path,
     Query,
@@ -26,7 +26,9 @@ pub struct Param {
     pub location: In,
     /// `string`, `integer` or `boolean`.
     pub ty: &'static str,
-    pub description: String,
+    /// Static for all but the `name` path parameter: the swagger 2.0 writer knows a
+    /// parameter it has seen by where its text lies.
+    pub description: std::borrow::Cow<'static, str>,
 }
 
 impl Param {
@@ -37,7 +39,7 @@ impl Param {
 
     /// The `name` path parameter of `kind`'s item paths.
     pub fn name_of(kind: &str) -> Param {
-        Param { name: "name", location: In::Path, ty: "string", description: format!("name of the {kind}") }
+        Param { name: "name", location: In::Path, ty: "string", description: format!("name of the {kind}").into() }
     }
 }
 
@@ -54,7 +56,7 @@ pub type Spec = (&'static str, In, &'static str, &'static str);
 
 /// A [`Param`] from its spec.
 pub fn param(spec: Spec) -> Param {
-    Param { name: spec.0, location: spec.1, ty: spec.2, description: spec.3.to_string() }
+    Param { name: spec.0, location: spec.1, ty: spec.2, description: spec.3.into() }
 }
 
 pub const ALLOW_WATCH_BOOKMARKS: Spec = query(

@@ -6,16 +6,19 @@
 //!
 //! The built-in definitions every part reaches (`ObjectMeta`, `Status`, ...) are written
 //! once for all ([`builtin`]); a part holds only their names.
+//!
+//! Parts hold JSON only: the protobuf form of `/openapi/v2` is derived from the assembled
+//! JSON when a client first asks for it ([`super::documents::Documents::v2_protobuf`]).
 
-use super::crd_schema::{self, CrdVersion};
-use super::definitions::{self, Definitions};
-use super::json::J;
+use super::crd_schema::{self, CrdVersion, Form};
+use super::definitions;
+use super::json::{Escape, J, write_str};
 use super::routes::{self, KindSpec, Route, route_definitions};
-use super::schema::{ordered, to_v3};
-use super::{proto, v2, v3};
+use super::schema::{ordered, refs, to_v3};
+use super::{v2, v3};
 use bytes::Bytes;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 /// One served kind and, for a custom one, what its CRD says about the version.
@@ -30,20 +33,54 @@ pub struct Source {
 pub struct Member {
     /// Its name: a path, a definition's or a parameter's name.
     pub key: String,
-    /// `"key":value`, as Go writes it.
+    /// `"key":value`, as kube writes it.
     pub json: Bytes,
-    /// Its entry in the enclosing protobuf message (swagger 2.0 only; empty otherwise).
-    pub proto: Bytes,
+    /// Where the value starts in `json`, after `"key":`.
+    pub value_at: usize,
 }
 
 impl Member {
-    fn new(key: &str, value: &J, proto: Vec<u8>) -> Member {
-        let mut json = J::str(key).to_text();
+    fn new(key: &str, value: &J, escape: Escape) -> Member {
+        Member::with(key, escape, |out| value.write_to(escape, out))
+    }
+
+    /// A member whose value is already JSON text.
+    fn from_text(key: &str, value: &str, escape: Escape) -> Member {
+        Member::with(key, escape, |out| out.push_str(value))
+    }
+
+    fn with(key: &str, escape: Escape, value: impl FnOnce(&mut String)) -> Member {
+        let mut json = String::new();
+        write_str(key, escape, &mut json);
         json.push(':');
-        value.write_to(&mut json);
-        Member { key: key.to_string(), json: Bytes::from(json), proto: Bytes::from(proto) }
+        let value_at = json.len();
+        value(&mut json);
+        Member { key: key.to_string(), json: Bytes::from(json), value_at }
     }
 }
+
+/// A definition of a part's own, written: its JSON text and the definitions it refers to.
+#[derive(Debug, Default)]
+pub struct Own {
+    json: String,
+    refs: BTreeSet<String>,
+}
+
+impl Own {
+    /// A definition held as a swagger 2.0 value, in `form`.
+    fn of_value(def: &Value, form: Form) -> Own {
+        let json = match form {
+            Form::V2 => ordered(def).to_text_as(Escape::Plain),
+            Form::V3 => ordered(&to_v3(def)).to_text(),
+        };
+        let mut found = BTreeSet::new();
+        refs(def, &mut found);
+        Own { json, refs: found }
+    }
+}
+
+/// A part's own definitions by name.
+pub type OwnDefinitions = BTreeMap<String, Own>;
 
 /// What one served kind, or one document's discovery endpoints, adds to the documents.
 #[derive(Debug, Clone, Default)]
@@ -67,41 +104,35 @@ impl Part {
         Part::of_routes(&routes::routes(&source.spec), &own_v2, &own_v3)
     }
 
-    /// The part of `routes`, whose definitions are `own_*` (swagger 2.0 form) or built in.
-    pub fn of_routes(routes: &[Route], own_v2: &Definitions, own_v3: &Definitions) -> Part {
+    /// The part of `routes`, whose definitions are `own_*` (for `/openapi/v2` and v3) or
+    /// built in.
+    pub fn of_routes(routes: &[Route], own_v2: &OwnDefinitions, own_v3: &OwnDefinitions) -> Part {
         let (paths, shared) = v2::paths(routes);
         let roots = route_definitions(routes);
-        let (v2_definitions, v2_builtin) = reached(own_v2, &roots, |name, def| {
-            let j = ordered(def);
-            Member::new(name, &j, proto::definition_entry(name, &j))
-        });
-        let (v3_schemas, v3_builtin) =
-            reached(own_v3, &roots, |name, def| Member::new(name, &ordered(&to_v3(def)), Vec::new()));
+        let (v2_definitions, v2_builtin) = reached(own_v2, &roots, Escape::Plain);
+        let (v3_schemas, v3_builtin) = reached(own_v3, &roots, Escape::Html);
         Part {
-            v2_paths: paths.iter().map(|(p, item)| Member::new(p, item, proto::path_entry(p, item))).collect(),
-            v2_parameters: shared.iter().map(|(n, p)| Member::new(n, p, proto::parameter_entry(n, p))).collect(),
+            v2_paths: paths.iter().map(|(p, item)| Member::new(p, item, Escape::Plain)).collect(),
+            v2_parameters: shared.iter().map(|(n, p)| Member::new(n, p, Escape::Plain)).collect(),
             v2_definitions,
             v2_builtin,
-            v3_paths: v3::paths(routes).iter().map(|(p, item)| Member::new(p, item, Vec::new())).collect(),
+            v3_paths: v3::paths(routes).iter().map(|(p, item)| Member::new(p, item, Escape::Html)).collect(),
             v3_schemas,
             v3_builtin,
         }
     }
 }
 
-/// The definitions `roots` reach: those of `own`, written by `write`, and the names of the
-/// built-in ones (own ones first: a CRD's definitions are its own).
-fn reached(
-    own: &Definitions,
-    roots: &[String],
-    write: impl Fn(&str, &Value) -> Member,
-) -> (Vec<Member>, Vec<&'static str>) {
+/// The definitions `roots` reach: those of `own`, and the names of the built-in ones (own
+/// ones first: a CRD's definitions are its own).
+fn reached(own: &OwnDefinitions, roots: &[String], escape: Escape) -> (Vec<Member>, Vec<&'static str>) {
     let builtin = definitions::builtin();
-    let names = definitions::closure(|n| own.get(n).or_else(|| builtin.get(n)), roots.iter().cloned());
+    let refs_of = |n: &str| own.get(n).map(|d| &d.refs).or_else(|| definitions::builtin_refs(n));
+    let names = definitions::closure(refs_of, roots.iter().cloned());
     let (mut mine, mut shared) = (Vec::new(), Vec::new());
     for name in names {
         if let Some(def) = own.get(&name) {
-            mine.push(write(&name, def));
+            mine.push(Member::from_text(&name, &def.json, escape));
         } else if let Some((key, _)) = builtin.get_key_value(&name) {
             shared.push(key.as_str());
         }
@@ -109,20 +140,21 @@ fn reached(
     (mine, shared)
 }
 
-/// A source's own definitions, swagger 2.0 form for `/openapi/v2` and for v3: a CRD
-/// version's kind and list, or the open objects standing in for a built-in kind with no
-/// recorded schema (so that its operations resolve and kubectl sees its kind).
-fn own_definitions(source: &Source) -> (Definitions, Definitions) {
-    let (mut v2, mut v3) = (Definitions::new(), Definitions::new());
+/// A source's own definitions, for `/openapi/v2` and for v3: a CRD version's kind and
+/// list, or the open objects standing in for a built-in kind with no recorded schema (so
+/// that its operations resolve and kubectl sees its kind).
+fn own_definitions(source: &Source) -> (OwnDefinitions, OwnDefinitions) {
+    let (mut v2, mut v3) = (OwnDefinitions::new(), OwnDefinitions::new());
     match &source.crd {
         Some(crd) => {
             let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
             let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
-            v2.insert(kind.clone(), crd_schema::kind_definition(crd, true));
-            v3.insert(kind, crd_schema::kind_definition(crd, false));
-            let list_def = crd_schema::list_definition(crd);
-            v2.insert(list.clone(), list_def.clone());
-            v3.insert(list, list_def);
+            let schema = crd.schema();
+            for (defs, form) in [(&mut v2, Form::V2), (&mut v3, Form::V3)] {
+                let (json, refs) = crd_schema::kind_definition(crd, schema.as_ref(), form);
+                defs.insert(kind.clone(), Own { json, refs: refs.into_iter().map(String::from).collect() });
+                defs.insert(list.clone(), Own::of_value(&crd_schema::list_definition(crd), form));
+            }
         }
         None => {
             let spec = &source.spec;
@@ -135,8 +167,8 @@ fn own_definitions(source: &Source) -> (Definitions, Definitions) {
                     "type": "object",
                     "x-kubernetes-group-version-kind": [{"group": spec.group, "kind": kind, "version": spec.version}],
                 });
-                v2.insert(name.clone(), def.clone());
-                v3.insert(name.clone(), def);
+                v2.insert(name.clone(), Own::of_value(&def, Form::V2));
+                v3.insert(name.clone(), Own::of_value(&def, Form::V3));
             }
         }
     }
@@ -157,9 +189,8 @@ pub fn builtin(name: &str) -> Option<&'static Builtin> {
             definitions::builtin()
                 .iter()
                 .map(|(name, def)| {
-                    let j = ordered(def);
-                    let v2 = Member::new(name, &j, proto::definition_entry(name, &j));
-                    let v3 = Member::new(name, &ordered(&to_v3(def)), Vec::new());
+                    let v2 = Member::new(name, &ordered(def), Escape::Plain);
+                    let v3 = Member::new(name, &ordered(&to_v3(def)), Escape::Html);
                     (name.as_str(), Builtin { v2, v3 })
                 })
                 .collect()

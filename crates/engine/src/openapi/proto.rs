@@ -50,8 +50,22 @@ impl Msg {
         self.0.extend_from_slice(b);
     }
 
-    fn message(&mut self, field: u32, m: Msg) {
-        self.bytes(field, &m.0);
+    /// A message field whose content `write` appends in place: its length is patched in
+    /// after (one byte reserved, the bytes moved only for a message of 128 bytes or
+    /// more), so nested messages are not each built apart and copied into their parent.
+    fn message(&mut self, field: u32, write: impl FnOnce(&mut Msg)) {
+        self.key(field, LEN);
+        let at = self.0.len();
+        self.0.push(0);
+        write(self);
+        let len = self.0.len() - at - 1;
+        if len < 0x80 {
+            self.0[at] = len as u8;
+        } else {
+            let mut prefix = Msg::default();
+            prefix.varint(len as u64);
+            self.0.splice(at..=at, prefix.0);
+        }
     }
 
     fn boolean(&mut self, field: u32, b: bool) {
@@ -106,26 +120,20 @@ fn number(j: &J) -> f64 {
 }
 
 /// `Any { yaml }`.
-fn any(j: &J) -> Msg {
-    let mut m = Msg::default();
+fn any(m: &mut Msg, j: &J) {
     m.string(2, &j.to_text());
-    m
 }
 
 /// `NamedAny { name, value }`.
-fn named_any(name: &str, j: &J) -> Msg {
-    let mut m = Msg::default();
+fn named_any(m: &mut Msg, name: &str, j: &J) {
     m.string(1, name);
-    m.message(2, any(j));
-    m
+    m.message(2, |m| any(m, j));
 }
 
-/// `Named* { name, value }` around an already encoded value.
-fn named(name: &str, value: Msg) -> Msg {
-    let mut m = Msg::default();
+/// `Named* { name, value }` around a value written by `value`.
+fn named(m: &mut Msg, name: &str, value: impl FnOnce(&mut Msg)) {
     m.string(1, name);
     m.message(2, value);
-    m
 }
 
 /// The whole document.
@@ -134,60 +142,54 @@ pub fn encode(doc: &J) -> Vec<u8> {
     for (k, v) in fields(doc) {
         match k.as_str() {
             "swagger" => m.string(1, text(v)),
-            "info" => {
-                let mut info = Msg::default();
+            "info" => m.message(2, |info| {
                 info.string(1, v.get("title").map(text).unwrap_or(""));
                 info.string(2, v.get("version").map(text).unwrap_or(""));
-                m.message(2, info);
-            }
-            "paths" => {
-                let mut paths = Msg::default();
+            }),
+            "paths" => m.message(PATHS, |paths| {
                 for (path, item) in fields(v) {
-                    paths.message(2, named(path, path_item(item)));
+                    paths.message(2, |n| named(n, path, |m| path_item(m, item)));
                 }
-                m.message(PATHS, paths);
-            }
-            "definitions" => {
-                let mut defs = Msg::default();
+            }),
+            "definitions" => m.message(DEFINITIONS, |defs| {
                 for (name, s) in fields(v) {
-                    defs.message(1, named(name, schema(s)));
+                    defs.message(1, |n| named(n, name, |m| schema(m, s)));
                 }
-                m.message(DEFINITIONS, defs);
-            }
-            "parameters" => {
-                let mut params = Msg::default();
+            }),
+            "parameters" => m.message(PARAMETERS, |params| {
                 for (name, p) in fields(v) {
-                    params.message(1, named(name, parameter(p)));
+                    params.message(1, |n| named(n, name, |m| parameter(m, p)));
                 }
-                m.message(PARAMETERS, params);
-            }
+            }),
             "security" => {
                 for requirement in items(v) {
-                    let mut req = Msg::default();
-                    for (name, scopes) in fields(requirement) {
-                        let mut array = Msg::default();
-                        for s in items(scopes) {
-                            array.repeated_string(1, text(s));
+                    m.message(12, |req| {
+                        for (name, scopes) in fields(requirement) {
+                            req.message(1, |n| {
+                                named(n, name, |array| {
+                                    for s in items(scopes) {
+                                        array.repeated_string(1, text(s));
+                                    }
+                                })
+                            });
                         }
-                        req.message(1, named(name, array));
-                    }
-                    m.message(12, req);
+                    });
                 }
             }
-            "securityDefinitions" => {
-                let mut defs = Msg::default();
+            "securityDefinitions" => m.message(13, |defs| {
                 for (name, d) in fields(v) {
-                    let mut key = Msg::default();
-                    for (field, k) in [(1, "type"), (2, "name"), (3, "in"), (4, "description")] {
-                        key.string(field, d.get(k).map(text).unwrap_or(""));
-                    }
-                    let mut item = Msg::default();
-                    item.message(2, key);
-                    defs.message(1, named(name, item));
+                    defs.message(1, |n| {
+                        named(n, name, |item| {
+                            item.message(2, |key| {
+                                for (field, k) in [(1, "type"), (2, "name"), (3, "in"), (4, "description")] {
+                                    key.string(field, d.get(k).map(text).unwrap_or(""));
+                                }
+                            })
+                        })
+                    });
                 }
-                m.message(13, defs);
-            }
-            k if k.starts_with("x-") => m.message(16, named_any(k, v)),
+            }),
+            k if k.starts_with("x-") => m.message(16, |n| named_any(n, k, v)),
             _ => {}
         }
     }
@@ -196,24 +198,24 @@ pub fn encode(doc: &J) -> Vec<u8> {
 
 /// One entry of the document's `paths` (field 8): the path item `item` at `path`, as the
 /// bytes it adds to that message, so that a document can be assembled from entries
-/// encoded once ([`section`]).
+/// encoded one by one ([`section`]).
 pub fn path_entry(path: &str, item: &J) -> Vec<u8> {
     let mut m = Msg::default();
-    m.message(2, named(path, path_item(item)));
+    m.message(2, |n| named(n, path, |m| path_item(m, item)));
     m.0
 }
 
 /// One entry of the document's `definitions` (field 9).
 pub fn definition_entry(name: &str, s: &J) -> Vec<u8> {
     let mut m = Msg::default();
-    m.message(1, named(name, schema(s)));
+    m.message(1, |n| named(n, name, |m| schema(m, s)));
     m.0
 }
 
 /// One entry of the document's shared `parameters` (field 10).
 pub fn parameter_entry(name: &str, p: &J) -> Vec<u8> {
     let mut m = Msg::default();
-    m.message(1, named(name, parameter(p)));
+    m.message(1, |n| named(n, name, |m| parameter(m, p)));
     m.0
 }
 
@@ -231,27 +233,24 @@ pub const PATHS: u32 = 8;
 pub const DEFINITIONS: u32 = 9;
 pub const PARAMETERS: u32 = 10;
 
-fn path_item(item: &J) -> Msg {
-    let mut m = Msg::default();
+fn path_item(m: &mut Msg, item: &J) {
     for (k, v) in fields(item) {
         match k.as_str() {
-            "get" => m.message(2, operation(v)),
-            "put" => m.message(3, operation(v)),
-            "post" => m.message(4, operation(v)),
-            "delete" => m.message(5, operation(v)),
-            "options" => m.message(6, operation(v)),
-            "head" => m.message(7, operation(v)),
-            "patch" => m.message(8, operation(v)),
-            "parameters" => items(v).iter().for_each(|p| m.message(9, parameters_item(p))),
-            k if k.starts_with("x-") => m.message(10, named_any(k, v)),
+            "get" => m.message(2, |m| operation(m, v)),
+            "put" => m.message(3, |m| operation(m, v)),
+            "post" => m.message(4, |m| operation(m, v)),
+            "delete" => m.message(5, |m| operation(m, v)),
+            "options" => m.message(6, |m| operation(m, v)),
+            "head" => m.message(7, |m| operation(m, v)),
+            "patch" => m.message(8, |m| operation(m, v)),
+            "parameters" => items(v).iter().for_each(|p| m.message(9, |m| parameters_item(m, p))),
+            k if k.starts_with("x-") => m.message(10, |m| named_any(m, k, v)),
             _ => {}
         }
     }
-    m
 }
 
-fn operation(op: &J) -> Msg {
-    let mut m = Msg::default();
+fn operation(m: &mut Msg, op: &J) {
     for (k, v) in fields(op) {
         match k.as_str() {
             "tags" => items(v).iter().for_each(|t| m.repeated_string(1, text(t))),
@@ -260,88 +259,76 @@ fn operation(op: &J) -> Msg {
             "operationId" => m.string(5, text(v)),
             "produces" => items(v).iter().for_each(|t| m.repeated_string(6, text(t))),
             "consumes" => items(v).iter().for_each(|t| m.repeated_string(7, text(t))),
-            "parameters" => items(v).iter().for_each(|p| m.message(8, parameters_item(p))),
-            "responses" => {
-                let mut responses = Msg::default();
+            "parameters" => items(v).iter().for_each(|p| m.message(8, |m| parameters_item(m, p))),
+            "responses" => m.message(9, |responses| {
                 for (code, r) in fields(v) {
-                    let mut response = Msg::default();
-                    response.string(1, r.get("description").map(text).unwrap_or(""));
-                    if let Some(s) = r.get("schema") {
-                        let mut item = Msg::default();
-                        item.message(1, schema(s));
-                        response.message(2, item);
-                    }
-                    let mut value = Msg::default();
-                    value.message(1, response);
-                    responses.message(1, named(code, value));
+                    responses.message(1, |n| {
+                        named(n, code, |value| {
+                            value.message(1, |response| {
+                                response.string(1, r.get("description").map(text).unwrap_or(""));
+                                if let Some(s) = r.get("schema") {
+                                    response.message(2, |item| item.message(1, |m| schema(m, s)));
+                                }
+                            })
+                        })
+                    });
                 }
-                m.message(9, responses);
-            }
+            }),
             "schemes" => items(v).iter().for_each(|t| m.repeated_string(10, text(t))),
             "deprecated" => m.boolean(11, truth(v)),
-            k if k.starts_with("x-") => m.message(13, named_any(k, v)),
+            k if k.starts_with("x-") => m.message(13, |m| named_any(m, k, v)),
             _ => {}
         }
     }
-    m
 }
 
 /// `ParametersItem`: a parameter or a `$ref` to a shared one.
-fn parameters_item(p: &J) -> Msg {
-    let mut m = Msg::default();
+fn parameters_item(m: &mut Msg, p: &J) {
     match p.get("$ref") {
-        Some(r) => {
-            let mut reference = Msg::default();
-            reference.string(1, text(r));
-            m.message(2, reference);
-        }
-        None => m.message(1, parameter(p)),
+        Some(r) => m.message(2, |reference| reference.string(1, text(r))),
+        None => m.message(1, |m| parameter(m, p)),
     }
-    m
 }
 
 /// `Parameter`: a body parameter, or a query / path one.
-fn parameter(p: &J) -> Msg {
+fn parameter(m: &mut Msg, p: &J) {
     let get = |k: &str| p.get(k);
     let location = get("in").map(text).unwrap_or("");
-    let mut m = Msg::default();
     if location == "body" {
-        let mut body = Msg::default();
-        body.string(1, get("description").map(text).unwrap_or(""));
-        body.string(2, get("name").map(text).unwrap_or(""));
-        body.string(3, location);
-        body.boolean(4, get("required").is_some_and(truth));
-        if let Some(s) = get("schema") {
-            body.message(5, schema(s));
-        }
-        m.message(1, body);
-        return m;
+        m.message(1, |body| {
+            body.string(1, get("description").map(text).unwrap_or(""));
+            body.string(2, get("name").map(text).unwrap_or(""));
+            body.string(3, location);
+            body.boolean(4, get("required").is_some_and(truth));
+            if let Some(s) = get("schema") {
+                body.message(5, |m| schema(m, s));
+            }
+        });
+        return;
     }
     // Query and path sub-schemas share their first four fields; then `type` is 6 for a
     // query parameter (after allow_empty_value) and 5 for a path one, `unique_items` 20 / 19.
     let query = location == "query";
-    let mut sub = Msg::default();
-    sub.boolean(1, get("required").is_some_and(truth));
-    sub.string(2, location);
-    sub.string(3, get("description").map(text).unwrap_or(""));
-    sub.string(4, get("name").map(text).unwrap_or(""));
-    sub.string(if query { 6 } else { 5 }, get("type").map(text).unwrap_or(""));
-    sub.boolean(if query { 20 } else { 19 }, get("uniqueItems").is_some_and(truth));
-    let mut non_body = Msg::default();
-    non_body.message(if query { 3 } else { 4 }, sub);
-    m.message(2, non_body);
-    m
+    m.message(2, |non_body| {
+        non_body.message(if query { 3 } else { 4 }, |sub| {
+            sub.boolean(1, get("required").is_some_and(truth));
+            sub.string(2, location);
+            sub.string(3, get("description").map(text).unwrap_or(""));
+            sub.string(4, get("name").map(text).unwrap_or(""));
+            sub.string(if query { 6 } else { 5 }, get("type").map(text).unwrap_or(""));
+            sub.boolean(if query { 20 } else { 19 }, get("uniqueItems").is_some_and(truth));
+        })
+    });
 }
 
-fn schema(s: &J) -> Msg {
-    let mut m = Msg::default();
+fn schema(m: &mut Msg, s: &J) {
     for (k, v) in fields(s) {
         match k.as_str() {
             "$ref" => m.string(1, text(v)),
             "format" => m.string(2, text(v)),
             "title" => m.string(3, text(v)),
             "description" => m.string(4, text(v)),
-            "default" => m.message(5, any(v)),
+            "default" => m.message(5, |m| any(m, v)),
             "multipleOf" => m.double(6, number(v)),
             "maximum" => m.double(7, number(v)),
             "exclusiveMaximum" => m.boolean(8, truth(v)),
@@ -356,51 +343,36 @@ fn schema(s: &J) -> Msg {
             "maxProperties" => m.int64(17, number(v) as i64),
             "minProperties" => m.int64(18, number(v) as i64),
             "required" => items(v).iter().for_each(|r| m.repeated_string(19, text(r))),
-            "enum" => items(v).iter().for_each(|e| m.message(20, any(e))),
-            "additionalProperties" => {
-                let mut ap = Msg::default();
-                match v {
-                    J::Bool(b) => {
-                        // A oneof member is written even when false.
-                        ap.key(2, VARINT);
-                        ap.varint(u64::from(*b));
-                    }
-                    other => ap.message(1, schema(other)),
+            "enum" => items(v).iter().for_each(|e| m.message(20, |m| any(m, e))),
+            "additionalProperties" => m.message(21, |ap| match v {
+                J::Bool(b) => {
+                    // A oneof member is written even when false.
+                    ap.key(2, VARINT);
+                    ap.varint(u64::from(*b));
                 }
-                m.message(21, ap);
-            }
-            "type" => {
-                let mut t = Msg::default();
-                match v {
-                    J::Arr(types) => types.iter().for_each(|x| t.repeated_string(1, text(x))),
-                    other => t.repeated_string(1, text(other)),
-                }
-                m.message(22, t);
-            }
-            "items" => {
-                let mut list = Msg::default();
-                match v {
-                    J::Arr(schemas) => schemas.iter().for_each(|x| list.message(1, schema(x))),
-                    other => list.message(1, schema(other)),
-                }
-                m.message(23, list);
-            }
-            "allOf" => items(v).iter().for_each(|x| m.message(24, schema(x))),
-            "properties" => {
-                let mut props = Msg::default();
+                other => ap.message(1, |m| schema(m, other)),
+            }),
+            "type" => m.message(22, |t| match v {
+                J::Arr(types) => types.iter().for_each(|x| t.repeated_string(1, text(x))),
+                other => t.repeated_string(1, text(other)),
+            }),
+            "items" => m.message(23, |list| match v {
+                J::Arr(schemas) => schemas.iter().for_each(|x| list.message(1, |m| schema(m, x))),
+                other => list.message(1, |m| schema(m, other)),
+            }),
+            "allOf" => items(v).iter().for_each(|x| m.message(24, |m| schema(m, x))),
+            "properties" => m.message(25, |props| {
                 for (name, p) in fields(v) {
-                    props.message(1, named(name, schema(p)));
+                    props.message(1, |n| named(n, name, |m| schema(m, p)));
                 }
-                m.message(25, props);
-            }
+            }),
             "discriminator" => m.string(26, text(v)),
             "readOnly" => m.boolean(27, truth(v)),
-            "example" => m.message(30, any(v)),
-            k if k.starts_with("x-") => m.message(31, named_any(k, v)),
+            "example" => m.message(30, |m| any(m, v)),
+            k if k.starts_with("x-") => m.message(31, |m| named_any(m, k, v)),
             _ => {}
         }
     }
-    m
 }
 
 #[cfg(test)]

@@ -402,7 +402,7 @@ fn valid_operation_id(s: &str, capitalize_first: bool) -> String {
 
 /// The `paths` object: one path item per path (sorted, as Go writes a map) with its
 /// operations in path-item order and the parameters they all share at path level.
-pub fn path_items(routes: &[Route], operation: fn(&Route, &[Param]) -> J, parameter: fn(&Param) -> J) -> J {
+pub fn path_items(routes: &[Route], operation: impl Fn(&Route, &[Param]) -> J, parameter: impl Fn(&Param) -> J) -> J {
     let mut paths = J::obj();
     for (path, rs) in by_path(routes) {
         let (common, own) = split_params(&rs);
@@ -411,7 +411,7 @@ pub fn path_items(routes: &[Route], operation: fn(&Route, &[Param]) -> J, parame
             item.push(r.method.as_str(), operation(r, &params));
         }
         if !common.is_empty() {
-            item.push("parameters", J::Arr(common.iter().map(parameter).collect()));
+            item.push("parameters", J::Arr(common.iter().map(&parameter).collect()));
         }
         paths.push(&path, item);
     }

@@ -16,7 +16,7 @@ pub const V3_PREFIX: &str = "#/components/schemas/";
 
 /// `spec.Schema`'s JSON fields in struct order (`SchemaProps`, then `SwaggerSchemaProps`,
 /// then `$schema` and `$ref`); extensions follow, sorted.
-const FIELD_ORDER: [&str; 40] = [
+pub const FIELD_ORDER: [&str; 40] = [
     "id",
     "description",
     "type",
@@ -60,10 +60,10 @@ const FIELD_ORDER: [&str; 40] = [
 ];
 
 /// Fields holding floats (`*float64` in Go), written with Go's float formatting.
-const FLOAT_FIELDS: [&str; 3] = ["maximum", "minimum", "multipleOf"];
+pub const FLOAT_FIELDS: [&str; 3] = ["maximum", "minimum", "multipleOf"];
 
 /// `x-kubernetes-validations` rules in `ValidationRule`'s field order.
-const RULE_ORDER: [&str; 6] = ["rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"];
+pub const RULE_ORDER: [&str; 6] = ["rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"];
 
 /// A schema in kube-openapi's field order, zero values omitted as Go's `omitempty` does.
 pub fn ordered(schema: &Value) -> J {
@@ -83,7 +83,7 @@ pub fn ordered(schema: &Value) -> J {
 }
 
 /// Whether Go leaves the field out (`omitempty` / `omitzero` on a zero value).
-fn is_omitted(key: &str, v: &Value) -> bool {
+pub fn is_omitted(key: &str, v: &Value) -> bool {
     if matches!(key, "default" | "example") {
         // Raw values: only an absent (nil) one is left out.
         return v.is_null();

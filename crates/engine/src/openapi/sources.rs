@@ -3,18 +3,16 @@
 //! fingerprint that changes whenever that does, so that only changed kinds are decoded and
 //! written again.
 
-use super::crd_schema::{self, CrdVersion};
+use super::crd_schema::{self, CrdVersion, Schema};
 use super::definitions;
 use super::documents::Unit;
 use super::parts::Source;
 use super::routes::{Flavor, KindSpec};
 use super::summary;
 use crate::kinds::ServedKind;
-use crate::registry::structural::is_structural;
 use crate::store::{KeyValue, Revision};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::Deserialize;
-use serde_json::Value;
+use serde::de::IgnoredAny;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -110,8 +108,8 @@ pub fn units(
 ) -> Vec<Unit> {
     let owners = owners(crds, index);
     let served_by_crds: HashSet<&str> = served_by_crds.iter().map(String::as_str).collect();
-    // Decoded once per CRD, however many of its versions need it.
-    let mut decoded: HashMap<&str, Option<(Value, CustomResourceDefinition)>> = HashMap::new();
+    // Read once per CRD, however many of its versions need it.
+    let mut decoded: HashMap<&str, Option<Head>> = HashMap::new();
     let mut out = Vec::with_capacity(kinds.len());
     for k in kinds {
         let info = k.info();
@@ -122,9 +120,10 @@ pub fn units(
                     let source = if known(&fingerprint) {
                         None
                     } else {
-                        let crd = decoded.entry(kv.key.as_str()).or_insert_with(|| decode(kv));
-                        let Some((raw, crd)) = crd else { continue };
-                        Some(custom_source(k, raw, crd))
+                        let head =
+                            decoded.entry(kv.key.as_str()).or_insert_with(|| serde_json::from_slice(&kv.value).ok());
+                        let Some(head) = head else { continue };
+                        Some(custom_source(k, kv, head))
                     };
                     (fingerprint, Flavor::Custom, source)
                 }
@@ -140,33 +139,81 @@ pub fn units(
     out
 }
 
-fn decode(kv: &KeyValue) -> Option<(Value, CustomResourceDefinition)> {
-    let raw: Value = serde_json::from_slice(&kv.value).ok()?;
-    let typed = crate::resources::crds::typed(&raw)?;
-    Some((raw, typed))
+/// What a kind's source reads of its CRD: all but the schemas, which are skipped here and
+/// read by the writer of each version's part ([`Schema::Stored`]).
+#[derive(Debug, Default, Deserialize)]
+struct Head {
+    #[serde(default)]
+    spec: HeadSpec,
 }
 
-fn custom_source(k: &ServedKind, raw: &Value, crd: &CustomResourceDefinition) -> Source {
+#[derive(Debug, Default, Deserialize)]
+struct HeadSpec {
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    names: HeadNames,
+    #[serde(default)]
+    scope: String,
+    #[serde(default)]
+    versions: Vec<HeadVersion>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct HeadNames {
+    #[serde(default)]
+    kind: String,
+    #[serde(default, rename = "listKind")]
+    list_kind: Option<String>,
+    #[serde(default)]
+    plural: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct HeadVersion {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    schema: Option<HeadSchema>,
+    #[serde(default, rename = "selectableFields")]
+    selectable_fields: Option<Vec<HeadField>>,
+    #[serde(default)]
+    subresources: Option<HeadSubresources>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HeadSchema {
+    #[serde(default, rename = "openAPIV3Schema")]
+    open_api_v3_schema: Option<IgnoredAny>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HeadField {
+    #[serde(default, rename = "jsonPath")]
+    json_path: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct HeadSubresources {
+    #[serde(default)]
+    status: Option<IgnoredAny>,
+    #[serde(default)]
+    scale: Option<IgnoredAny>,
+}
+
+fn custom_source(k: &ServedKind, kv: &KeyValue, crd: &Head) -> Source {
     let info = k.info();
     let names = &crd.spec.names;
     let list_kind = names.list_kind.clone().unwrap_or_else(|| format!("{}List", names.kind));
     let version = crd.spec.versions.iter().find(|v| v.name == info.version);
-    let structural =
-        version.and_then(|v| v.schema.as_ref()).and_then(|s| s.open_api_v3_schema.as_ref()).is_some_and(is_structural);
-    let schema = raw
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .and_then(|vs| vs.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(&info.version)))
-        .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
-        .filter(|_| structural)
-        .map(|s| Arc::new(s.clone()));
+    let has_schema = version.and_then(|v| v.schema.as_ref()).is_some_and(|s| s.open_api_v3_schema.is_some());
     let crd_version = CrdVersion {
         group: crd.spec.group.clone(),
         version: info.version.clone(),
         kind: names.kind.clone(),
         list_kind: list_kind.clone(),
         plural: names.plural.clone(),
-        schema,
+        schema: has_schema.then(|| Schema::Stored(kv.value.clone())),
         selectable_fields: version
             .and_then(|v| v.selectable_fields.as_ref())
             .map(|fs| fs.iter().map(|f| f.json_path.clone()).collect())

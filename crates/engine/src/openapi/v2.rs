@@ -4,11 +4,13 @@
 //! pieces; [`super::documents`] assembles them.
 
 use super::json::{Fields, J};
-use super::params::Param;
+use super::params::{In, Param};
 use super::routes::{Route, path_items, status_text};
 use super::schema::V2_PREFIX;
 use base64::Engine as _;
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 
 /// The fields before `paths`: `swagger` and `info`.
 pub fn head(version: &str) -> J {
@@ -38,8 +40,9 @@ pub fn tail() -> J {
 /// shared parameters by name. The parameters' names are hashes of their text, so the
 /// document's `parameters` is the union of every part's.
 pub fn paths(routes: &[Route]) -> (Fields, Fields) {
-    let (paths, shared) = share_parameters(path_items(routes, operation, parameter));
-    (fields(paths), fields(shared))
+    let shared = RefCell::new(BTreeMap::new());
+    let items = path_items(routes, |r, params| operation(r, params, &shared), |p| query_or_path(p, &shared));
+    (fields(items), shared.into_inner().into_iter().collect())
 }
 
 fn fields(j: J) -> Fields {
@@ -49,17 +52,20 @@ fn fields(j: J) -> Fields {
     }
 }
 
-fn operation(r: &Route, params: &[Param]) -> J {
-    let mut all: Vec<(bool, &str, J)> = params.iter().map(|p| (p.required(), p.name, parameter(p))).collect();
+/// Shared parameters by name, as a part's paths refer to them.
+type Shared = RefCell<BTreeMap<String, J>>;
+
+fn operation(r: &Route, params: &[Param], shared: &Shared) -> J {
+    let mut all: Vec<(bool, &str, J)> =
+        params.iter().map(|p| (p.required(), p.name, query_or_path(p, shared))).collect();
     if let Some(body) = &r.body {
         let mut b = J::obj().with("name", J::str("body")).with("in", J::str("body"));
         if body.required {
             b.push("required", J::Bool(true));
         }
         b.push("schema", reference(&body.definition));
-        all.push((body.required, "body", b));
-    }
-    // kube-openapi: required parameters first, then by name.
+        all.push((body.required, "body", share(b, shared)));
+    } // kube-openapi: required parameters first, then by name.
     all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     let mut responses = J::obj();
     for (code, def) in &r.responses {
@@ -102,7 +108,7 @@ fn parameter(p: &Param) -> J {
     let mut out = J::obj()
         .with("uniqueItems", J::Bool(true))
         .with("type", J::str(p.ty))
-        .with("description", J::str(&p.description))
+        .with("description", J::str(p.description.as_ref()))
         .with("name", J::str(p.name))
         .with("in", J::str(p.location.as_str()));
     if p.required() {
@@ -111,53 +117,63 @@ fn parameter(p: &Param) -> J {
     out
 }
 
-/// kube-openapi's `deduplicateParameters`: every parameter except `name`, `dryRun`,
-/// `fieldValidation` (kubectl looks for the last two inline) and bodies holding the kind's
-/// own schema becomes `#/parameters/<name>-<hash of its JSON>`.
-fn share_parameters(paths: J) -> (J, J) {
-    let mut shared: BTreeMap<String, (String, J)> = BTreeMap::new();
-    let mut share = |p: J| -> J {
-        if !is_shared(&p) {
-            return p;
-        }
-        let text = p.to_text();
-        let name = shared
-            .entry(text.clone())
-            .or_insert_with(|| {
-                let base = p.get("name").and_then(J::as_str).unwrap_or("param");
-                (format!("{base}-{}", hash(&text)), p.clone())
-            })
-            .0
-            .clone();
-        J::obj().with("$ref", J::str(format!("#/parameters/{name}")))
-    };
-    let J::Obj(items) = paths else { return (paths, J::obj()) };
-    let mut out = Vec::new();
-    for (path, item) in items {
-        let J::Obj(fields) = item else { continue };
-        let fields = fields
-            .into_iter()
-            .map(|(key, value)| {
-                let value = match (key.as_str(), value) {
-                    ("parameters", J::Arr(ps)) => J::Arr(ps.into_iter().map(&mut share).collect()),
-                    (_, J::Obj(op)) => J::Obj(
-                        op.into_iter()
-                            .map(|(k, v)| match (k.as_str(), v) {
-                                ("parameters", J::Arr(ps)) => (k, J::Arr(ps.into_iter().map(&mut share).collect())),
-                                (_, v) => (k, v),
-                            })
-                            .collect(),
-                    ),
-                    (_, other) => other,
-                };
-                (key, value)
-            })
-            .collect();
-        out.push((path, J::Obj(fields)));
+/// A query or path parameter as an operation lists it: inline, or (kube-openapi's
+/// `deduplicateParameters`) a reference to the shared one. Every kind's operations list
+/// the same few dozen parameters with long descriptions, so each static one is written and
+/// hashed once per thread, not once per kind.
+fn query_or_path(p: &Param, shared: &Shared) -> J {
+    thread_local! {
+        static SEEN: RefCell<HashMap<ParamKey, (String, J)>> = RefCell::new(HashMap::new());
     }
-    let mut names: Vec<(String, J)> = shared.into_values().collect();
-    names.sort_by(|a, b| a.0.cmp(&b.0));
-    (J::Obj(out), J::Obj(names))
+    let Cow::Borrowed(description) = p.description else { return share(parameter(p), shared) };
+    let key = (p.name, p.location, p.ty, description.as_ptr() as usize, description.len());
+    let (name, j) = SEEN.with(|seen| {
+        seen.borrow_mut()
+            .entry(key)
+            .or_insert_with(|| {
+                let j = parameter(p);
+                match shared_name(&j) {
+                    Some(name) => (name, j),
+                    None => (String::new(), j),
+                }
+            })
+            .clone()
+    });
+    if name.is_empty() {
+        return j;
+    }
+    shared.borrow_mut().entry(name.clone()).or_insert(j);
+    shared_ref(&name)
+}
+
+/// A static parameter by its name, place, type and where its description lies.
+type ParamKey = (&'static str, In, &'static str, usize, usize);
+
+/// `p` as an operation lists it: inline, or a reference to the shared one.
+fn share(p: J, shared: &Shared) -> J {
+    match shared_name(&p) {
+        Some(name) => {
+            let reference = shared_ref(&name);
+            shared.borrow_mut().entry(name).or_insert(p);
+            reference
+        }
+        None => p,
+    }
+}
+
+/// The name `p` is shared under (`<name>-<hash of its JSON>`), if it is shared: every
+/// parameter except `name`, `dryRun`, `fieldValidation` (kubectl looks for the last two
+/// inline) and bodies holding the kind's own schema.
+fn shared_name(p: &J) -> Option<String> {
+    if !is_shared(p) {
+        return None;
+    }
+    let base = p.get("name").and_then(J::as_str).unwrap_or("param");
+    Some(format!("{base}-{}", hash(&p.to_text())))
+}
+
+fn shared_ref(name: &str) -> J {
+    J::obj().with("$ref", J::str(format!("#/parameters/{name}")))
 }
 
 fn is_shared(p: &J) -> bool {

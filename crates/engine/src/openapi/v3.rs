@@ -70,7 +70,7 @@ fn parameter(p: &Param) -> J {
     let mut out = J::obj()
         .with("name", J::str(p.name))
         .with("in", J::str(p.location.as_str()))
-        .with("description", J::str(&p.description));
+        .with("description", J::str(p.description.as_ref()));
     if p.required() {
         out.push("required", J::Bool(true));
     }

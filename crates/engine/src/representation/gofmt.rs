@@ -68,8 +68,15 @@ fn write_go_json(v: &Value, out: &mut String) {
 /// A JSON string as Go's encoder escapes it: `<`, `>`, `&`, U+2028 and U+2029 as `\u`
 /// escapes, the short escapes for `\b \f \n \r \t`, `\u00XX` for other control characters.
 pub fn write_go_string(s: &str, out: &mut String) {
+    write_json_string(s, true, out);
+}
+
+/// A JSON string escaped as [`write_go_string`] does, or, not `html_safe`, with `<`, `>`,
+/// `&`, U+2028 and U+2029 as they are (kube-openapi's swagger 2.0 encoder).
+pub fn write_json_string(s: &str, html_safe: bool, out: &mut String) {
     // Most strings need no escape at all: copy them whole.
-    if !s.bytes().any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2)) {
+    let special = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || (html_safe && matches!(b, b'<' | b'>' | b'&' | 0xe2));
+    if !s.bytes().any(special) {
         out.reserve(s.len() + 2);
         out.push('"');
         out.push_str(s);
@@ -87,7 +94,7 @@ pub fn write_go_string(s: &str, out: &mut String) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' if html_safe => out.push_str(&format!("\\u{:04x}", c as u32)),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
