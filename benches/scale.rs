@@ -573,6 +573,15 @@ async fn sized_list_floor(client: &kube::Client, bytes: usize) -> Duration {
 /// kubectl); restart after a kill ready in 9.0 s (1.9× reading the 2.7 GiB of files, met as
 /// a ratio; the 3 s missed); disk after churn 1.58× the live data (met). Quick mode
 /// in the same session: pages p50 1.45 ms (was 4.3), whole-list growth 0.04× (was 0.35×).
+///
+/// Memory loaded, then (same day, 21:20, load about 5, the loading alone timed): resident
+/// after loading 1,000,000 was 2,051 MiB, 1,337 after a restart; with `--storage memory`
+/// 1,964 (1,955 with glibc's allocator instead of mimalloc, so neither redb nor the
+/// allocator). A model of the collector's graph showed imbl's hash trie costing 650 bytes
+/// an object at a million against 415 at 300,000; in B-trees 400 at both. With the graph in
+/// B-trees and the store's keys held once: 1,674 MiB loaded (budget 1,401, missed), 1,276
+/// after a restart (met). What the loaded server holds beyond the restarted one (about 400
+/// MiB at a million, 30 at 300,000) is not found yet.
 async fn objects(n: usize) {
     use objects::{create_generation, update_generation};
     const WRITERS: usize = 16;
