@@ -88,13 +88,13 @@ fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / clock_ticks_per_second()
 }
 
+/// Asked of `getconf` once, not at every reading.
 fn clock_ticks_per_second() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        let out = Command::new("getconf").arg("CLK_TCK").output().ok();
+        out.and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok()).unwrap_or(100.0)
+    })
 }
 
 /// CPU seconds of the server, its etcd and this bench, read together.

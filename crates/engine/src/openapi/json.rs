@@ -8,7 +8,6 @@
 //! With these rules our document for the recorded Widget CRD hashes to the very value the
 //! real kube-apiserver served.
 
-use crate::representation::gofmt::go_json_float;
 use serde_json::{Number, Value};
 
 /// How strings are escaped.
@@ -137,34 +136,7 @@ impl From<&J> for Value {
 
 /// Writes a `serde_json` value as `J::from(v).write_to(escape, out)` would, without the copy.
 pub fn write_value(v: &Value, escape: Escape, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => write_number(n, out),
-        Value::String(s) => write_str(s, escape, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(item, escape, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(k, escape, out);
-                out.push(':');
-                write_value(v, escape, out);
-            }
-            out.push('}');
-        }
-    }
+    crate::representation::gofmt::write_json_value(v, escape == Escape::Html, out);
 }
 
 /// Reads JSON text keeping every object's keys in the order written (the protobuf form
@@ -224,7 +196,7 @@ fn write(j: &J, escape: Escape, out: &mut String) {
     match j {
         J::Null => out.push_str("null"),
         J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        J::Num(n) => write_number(n, out),
+        J::Num(n) => crate::representation::gofmt::write_json_number(n, out),
         J::Str(s) => write_str(s, escape, out),
         J::Arr(items) => {
             out.push('[');
@@ -251,19 +223,10 @@ fn write(j: &J, escape: Escape, out: &mut String) {
     }
 }
 
-pub fn write_number(n: &Number, out: &mut String) {
-    if let Some(i) = n.as_i64() {
-        out.push_str(&i.to_string());
-    } else if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
-    } else if let Some(f) = n.as_f64() {
-        out.push_str(&go_json_float(f));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::representation::gofmt::go_json_float;
     use serde_json::json;
 
     #[test]

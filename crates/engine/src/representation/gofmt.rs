@@ -31,22 +31,24 @@ pub fn go_json(v: &Value) -> String {
 }
 
 fn write_go_json(v: &Value, out: &mut String) {
+    write_json_value(v, true, out);
+}
+
+/// A value as [`go_json`] writes it, or, not `html_safe`, with strings as
+/// [`write_json_string`] leaves them (kube-openapi's swagger 2.0 encoder).
+pub fn write_json_value(v: &Value, html_safe: bool, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => out.push_str(&i.to_string()),
-            (None, Some(u)) => out.push_str(&u.to_string()),
-            _ => out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0))),
-        },
-        Value::String(s) => write_go_string(s, out),
+        Value::Number(n) => write_json_number(n, out),
+        Value::String(s) => write_json_string(s, html_safe, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_go_json(item, out);
+                write_json_value(item, html_safe, out);
             }
             out.push(']');
         }
@@ -56,12 +58,21 @@ fn write_go_json(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_go_string(k, out);
+                write_json_string(k, html_safe, out);
                 out.push(':');
-                write_go_json(item, out);
+                write_json_value(item, html_safe, out);
             }
             out.push('}');
         }
+    }
+}
+
+/// A number as Go's `encoding/json` writes it: integers as they are, floats Go's way.
+pub fn write_json_number(n: &serde_json::Number, out: &mut String) {
+    match (n.as_i64(), n.as_u64()) {
+        (Some(i), _) => out.push_str(&i.to_string()),
+        (None, Some(u)) => out.push_str(&u.to_string()),
+        _ => out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0))),
     }
 }
 

@@ -65,40 +65,35 @@ impl Rest<'_> {
         body: &[u8],
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        Self::guaranteed(|| self.patch_scale_attempt(namespace, name, patch_type, body, opts)).await
-    }
-
-    /// One read, patch and write of [`Rest::patch_scale`].
-    async fn patch_scale_attempt(
-        &self,
-        namespace: Option<&str>,
-        name: &str,
-        patch_type: PatchType,
-        body: &[u8],
-        opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
-        let paths = self.scale_paths()?;
-        let old = self.get(namespace, name).await?;
-        let current = self.scale_with_entries(&old, paths);
-        let strict = opts.field_validation != FieldValidation::Ignore;
-        let (patched, strict_errors) = match patch_type {
-            PatchType::Merge => patch::merge(&current, body, strict),
-            PatchType::Json => patch::json(&current, body, strict),
-            // The api layer answers these with 415 before calling here.
-            PatchType::StrategicMerge | PatchType::Apply => {
-                return Err(ApiError::new(415, "UnsupportedMediaType", "only JSON and merge patches apply to /scale"));
+        Self::guaranteed(|| async {
+            let paths = self.scale_paths()?;
+            let old = self.get(namespace, name).await?;
+            let current = self.scale_with_entries(&old, paths);
+            let strict = opts.field_validation != FieldValidation::Ignore;
+            let (patched, strict_errors) = match patch_type {
+                PatchType::Merge => patch::merge(&current, body, strict),
+                PatchType::Json => patch::json(&current, body, strict),
+                // The api layer answers these with 415 before calling here.
+                PatchType::StrategicMerge | PatchType::Apply => {
+                    return Err(ApiError::new(
+                        415,
+                        "UnsupportedMediaType",
+                        "only JSON and merge patches apply to /scale",
+                    ));
+                }
             }
-        }
-        .map_err(ApiError::from)?;
-        if let Some(why) = SCALE.type_error(&patched) {
-            let source = PatchSource { patch_type, body };
-            return Err(patch_invalid(&patched_json(&current, &patched, &source, Some(&SCALE)), &why));
-        }
-        if opts.field_validation == FieldValidation::Warn {
-            strict_errors.into_iter().for_each(|w| opts.warn(w));
-        }
-        check_scale_body(&patched, name)?;
-        self.write_scale(namespace, name, &patched, &old, paths, opts).await
+            .map_err(ApiError::from)?;
+            if let Some(why) = SCALE.type_error(&patched) {
+                let source = PatchSource { patch_type, body };
+                return Err(patch_invalid(&patched_json(&current, &patched, &source, Some(&SCALE)), &why));
+            }
+            if opts.field_validation == FieldValidation::Warn {
+                strict_errors.into_iter().for_each(|w| opts.warn(w));
+            }
+            check_scale_body(&patched, name)?;
+            self.write_scale(namespace, name, &patched, &old, paths, opts).await
+        })
+        .await
     }
 
     /// An apply patch to `/scale`: kube's scale handler needs the object (404 without it)
@@ -111,27 +106,19 @@ impl Rest<'_> {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         validate_patch_options(true, opts)?;
-        Self::guaranteed(|| self.apply_scale_attempt(namespace, name, body, opts)).await
-    }
-
-    /// One read, apply and write of [`Rest::apply_scale`].
-    async fn apply_scale_attempt(
-        &self,
-        namespace: Option<&str>,
-        name: &str,
-        body: &[u8],
-        opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
-        let paths = self.scale_paths()?;
-        let live = self.get(namespace, name).await?;
-        let (config, duplicates) = decode_yaml(body)?;
-        let obj = self.apply_scale_patch(&live, &config, paths, opts)?;
-        check_repeated_keys(&duplicates, opts)?;
-        let expected = meta::resource_version(&live).and_then(meta::parse_resource_version);
-        let written = self
-            .write_tracked(namespace, name, obj, &live, expected, Subresource::Scale, opts, Tracking::Applied)
-            .await?;
-        Ok(scale::scale_of(&written, paths))
+        Self::guaranteed(|| async {
+            let paths = self.scale_paths()?;
+            let live = self.get(namespace, name).await?;
+            let (config, duplicates) = decode_yaml(body)?;
+            let obj = self.apply_scale_patch(&live, &config, paths, opts)?;
+            check_repeated_keys(&duplicates, opts)?;
+            let expected = meta::resource_version(&live).and_then(meta::parse_resource_version);
+            let written = self
+                .write_tracked(namespace, name, obj, &live, expected, Subresource::Scale, opts, Tracking::Applied)
+                .await?;
+            Ok(scale::scale_of(&written, paths))
+        })
+        .await
     }
 
     async fn write_scale(

@@ -336,67 +336,59 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<PatchOutcome, ApiError> {
-        Self::guaranteed(|| self.patch_attempt(namespace, name, patch_type, body, sub, opts)).await
-    }
-
-    /// One read, patch and write of [`Rest::patch_outcome`].
-    async fn patch_attempt(
-        &self,
-        namespace: Option<&str>,
-        name: &str,
-        patch_type: PatchType,
-        body: &[u8],
-        sub: Subresource,
-        opts: &WriteOptions,
-    ) -> Result<PatchOutcome, ApiError> {
-        validate_patch_options(patch_type == PatchType::Apply, opts)?;
-        let source = PatchSource { patch_type, body };
-        // kube decodes a merge patch strictly (for its duplicate fields) unless told to ignore.
-        let strict_decoding = opts.field_validation != FieldValidation::Ignore;
-        let (old, patched, tracking) = match patch_type {
-            PatchType::Apply => match self.apply_patch(namespace, name, body, sub, opts).await? {
-                ApplyStep::Create(obj) => {
-                    // Created by another writer since the read: apply to it instead.
-                    let object =
-                        self.create_tracked(namespace, obj, opts, Tracking::Applied).await.map_err(|mut e| {
-                            e.raced = e.reason == "AlreadyExists";
-                            e
-                        })?;
-                    return Ok(PatchOutcome { object, created: true });
+        Self::guaranteed(|| async {
+            validate_patch_options(patch_type == PatchType::Apply, opts)?;
+            let source = PatchSource { patch_type, body };
+            // kube decodes a merge patch strictly (for its duplicate fields) unless told to ignore.
+            let strict_decoding = opts.field_validation != FieldValidation::Ignore;
+            let (old, patched, tracking) = match patch_type {
+                PatchType::Apply => match self.apply_patch(namespace, name, body, sub, opts).await? {
+                    ApplyStep::Create(obj) => {
+                        // Created by another writer since the read: apply to it instead.
+                        let object =
+                            self.create_tracked(namespace, obj, opts, Tracking::Applied).await.map_err(|mut e| {
+                                e.raced = e.reason == "AlreadyExists";
+                                e
+                            })?;
+                        return Ok(PatchOutcome { object, created: true });
+                    }
+                    ApplyStep::Update { live, obj } => (live, Ok((obj, Vec::new())), Tracking::Applied),
+                },
+                PatchType::StrategicMerge if !self.strategy.supports_strategic_merge() => {
+                    return Err(ApiError::unsupported_patch());
                 }
-                ApplyStep::Update { live, obj } => (live, Ok((obj, Vec::new())), Tracking::Applied),
-            },
-            PatchType::StrategicMerge if !self.strategy.supports_strategic_merge() => {
-                return Err(ApiError::unsupported_patch());
+                other => {
+                    let old = self.get(namespace, name).await?;
+                    let patched = match other {
+                        PatchType::Merge => patch::merge(&old, body, strict_decoding),
+                        PatchType::Json => patch::json(&old, body, strict_decoding),
+                        _ => patch::strategic(&old, body, strict_decoding),
+                    };
+                    (old, patched, Tracking::Update)
+                }
+            };
+            let (mut patched, applied) = patched.map_err(ApiError::from)?;
+            if self.strategy.unstructured() && tracking == Tracking::Update {
+                // The patched JSON is decoded as a body is: without a kind it is no object.
+                if let Some(why) = crate::resources::go_decode::unstructured_decode_error(&patched) {
+                    return Err(patch_invalid(&crate::representation::gofmt::go_json(&patched), &why));
+                }
             }
-            other => {
-                let old = self.get(namespace, name).await?;
-                let patched = match other {
-                    PatchType::Merge => patch::merge(&old, body, strict_decoding),
-                    PatchType::Json => patch::json(&old, body, strict_decoding),
-                    _ => patch::strategic(&old, body, strict_decoding),
-                };
-                (old, patched, Tracking::Update)
+            let show = |patched: &Value| patch_shown(&source, &old, patched, self.strategy.go_struct());
+            let origin = Origin::Patch { patch_type, show: &show, applied };
+            self.decode(&mut patched, opts, origin)?;
+            check_name(&patched, name, namespace)?;
+            if self.strategy.unstructured()
+                && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty)
+            {
+                // kube's `BeforeUpdate` cannot type an unstructured object without a version.
+                return Err(ApiError::internal("Object 'apiVersion' is missing in 'object has no apiVersion field'"));
             }
-        };
-        let (mut patched, applied) = patched.map_err(ApiError::from)?;
-        if self.strategy.unstructured() && tracking == Tracking::Update {
-            // The patched JSON is decoded as a body is: without a kind it is no object.
-            if let Some(why) = crate::resources::go_decode::unstructured_decode_error(&patched) {
-                return Err(patch_invalid(&crate::representation::gofmt::go_json(&patched), &why));
-            }
-        }
-        let show = |patched: &Value| patch_shown(&source, &old, patched, self.strategy.go_struct());
-        let origin = Origin::Patch { patch_type, show: &show, applied };
-        self.decode(&mut patched, opts, origin)?;
-        check_name(&patched, name, namespace)?;
-        if self.strategy.unstructured() && patched.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {
-            // kube's `BeforeUpdate` cannot type an unstructured object without a version.
-            return Err(ApiError::internal("Object 'apiVersion' is missing in 'object has no apiVersion field'"));
-        }
-        self.check_body(&mut patched, namespace)?;
-        let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
-        let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
-        Ok(PatchOutcome { object, created: false })
+            self.check_body(&mut patched, namespace)?;
+            let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
+            let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
+            Ok(PatchOutcome { object, created: false })
+        })
+        .await
     }
 }

@@ -18,20 +18,25 @@ pub fn enc(bytes: &[u8]) -> String {
 
 /// A 64-bit integer as the gateway sends it: a string (or, leniently, a number).
 fn int<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    match Value::deserialize(d)? {
-        Value::String(s) => s.parse().map_err(serde::de::Error::custom),
-        Value::Number(n) => n.as_u64().ok_or_else(|| serde::de::Error::custom("not a u64")),
-        Value::Null => Ok(0),
-        other => Err(serde::de::Error::custom(format!("not an integer: {other}"))),
-    }
+    integer(d, serde_json::Number::as_u64)
 }
 
 /// A signed int64 as the gateway sends it (a lease's TTL is -1 once it is gone).
 fn signed<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    integer(d, serde_json::Number::as_i64)
+}
+
+/// An integer sent as a string or a number (`of` reads the number's kind); null is 0.
+fn integer<'de, D, T>(d: D, of: fn(&serde_json::Number) -> Option<T>) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr + Default,
+    T::Err: std::fmt::Display,
+{
     match Value::deserialize(d)? {
         Value::String(s) => s.parse().map_err(serde::de::Error::custom),
-        Value::Number(n) => n.as_i64().ok_or_else(|| serde::de::Error::custom("not an i64")),
-        Value::Null => Ok(0),
+        Value::Number(n) => of(&n).ok_or_else(|| serde::de::Error::custom(format!("out of range: {n}"))),
+        Value::Null => Ok(T::default()),
         other => Err(serde::de::Error::custom(format!("not an integer: {other}"))),
     }
 }
