@@ -154,6 +154,37 @@ fn numeric_bounds() {
     );
 }
 
+/// kube-openapi compares an integer with `int64(bound)`, which on the oracle (amd64) is
+/// MinInt64 for a bound beyond int64's range: such a bound refuses every integer, while a
+/// float is compared with the bound as it is.
+#[test]
+fn integers_meet_bounds_converted_as_go_converts_them() {
+    let huge = json!({"type": "integer", "maximum": 1e21, "minimum": -1e21});
+    assert_eq!(
+        field(huge.clone(), json!(5)),
+        [r#"spec.x: Invalid value: 5: spec.x in body should be less than or equal to -9223372036854775808"#]
+    );
+    let number = json!({"type": "number", "maximum": 1e21});
+    assert!(field(number, json!(5.5)).is_empty());
+    assert_eq!(
+        field(json!({"type": "number", "multipleOf": 0.5, "maximum": 1e21}), json!(3)),
+        [
+            r#"spec.x: Invalid value: 0: factor MultipleOf declared for spec.x must be positive: 0"#,
+            r#"spec.x: Invalid value: 3: spec.x in body should be less than or equal to -9223372036854775808"#,
+        ]
+    );
+    // A fractional bound is truncated toward zero for an integer.
+    assert_eq!(
+        field(json!({"type": "integer", "maximum": 1.5}), json!(2)),
+        [r#"spec.x: Invalid value: 2: spec.x in body should be less than or equal to 1"#]
+    );
+    // A float is checked against a zero factor as a float: not positive either.
+    assert_eq!(
+        field(json!({"type": "number", "multipleOf": 0}), json!(1.5)),
+        [r#"spec.x: Invalid value: 0: factor MultipleOf declared for spec.x must be positive: 0"#]
+    );
+}
+
 #[test]
 fn lists() {
     let s = json!({"type": "array", "minItems": 2, "maxItems": 3, "items": {"type": "string"}});
