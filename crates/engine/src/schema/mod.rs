@@ -27,6 +27,7 @@ mod celtypes;
 mod correlate;
 mod defaults;
 mod embedded;
+pub mod fieldpath;
 pub mod formats;
 pub mod gofmt;
 mod listtype;
