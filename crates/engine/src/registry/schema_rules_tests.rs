@@ -527,3 +527,14 @@ fn integer_defaults_meet_bounds_as_go_converts_them() {
         ]
     );
 }
+
+#[test]
+fn a_default_with_unknown_fields_is_printed_as_go_prints_it() {
+    let object = json!({"type": "object", "properties": {"a": {"type": "string"}}, "default": {"b": 1}});
+    assert_eq!(
+        check(prop(object), false),
+        [format!(
+            "{ROOT}.properties[p].default: Invalid value: map[string]interface {{}}{{\"b\":1}}: must not have unknown fields"
+        )]
+    );
+}
