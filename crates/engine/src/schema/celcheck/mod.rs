@@ -156,7 +156,10 @@ fn mentions(source: &str, name: &str) -> bool {
 fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
     let source = rule.rule.as_str();
     let self_type = CelType::of_schema(node, &self_type_name(source), root);
-    let old_self = if rule.optional_old_self == Some(true) { CelType::Dyn } else { self_type.clone() };
+    let old_self = match rule.optional_old_self {
+        Some(true) => CelType::Optional(Box::new(self_type.clone())),
+        _ => self_type.clone(),
+    };
     let variables = vec![("self".to_string(), self_type), (OLD_SELF.to_string(), old_self)];
     let (expr, types) = match check_source(source, variables.clone()) {
         Err(issues) => return Compiled { error: Some(format!("compilation failed: {issues}")), ..Default::default() },

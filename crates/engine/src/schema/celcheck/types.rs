@@ -24,6 +24,9 @@ pub enum CelType {
     Map(Box<CelType>, Box<CelType>),
     /// An object with fixed properties (CEL-escaped names).
     Object(Arc<ObjectType>),
+    /// `optional_type(T)`: `oldSelf` under `optionalOldSelf`, and what selecting or
+    /// indexing into one gives.
+    Optional(Box<CelType>),
     /// Anything: checks pass and give `dyn`.
     Dyn,
     /// An expression that already failed: it raises no further errors.
@@ -53,7 +56,9 @@ impl CelType {
         match (self, other) {
             (a, b) if a.is_open() || b.is_open() => true,
             // null is assignable to object types, as to proto messages.
-            (CelType::Null, CelType::Object(_)) | (CelType::Object(_), CelType::Null) => true,
+            (CelType::Null, CelType::Object(_) | CelType::Optional(_))
+            | (CelType::Object(_) | CelType::Optional(_), CelType::Null) => true,
+            (CelType::Optional(a), CelType::Optional(b)) => a.unifies(b),
             (CelType::List(a), CelType::List(b)) => a.unifies(b),
             (CelType::Map(ka, va), CelType::Map(kb, vb)) => ka.unifies(kb) && va.unifies(vb),
             (CelType::Object(a), CelType::Object(b)) => a.name == b.name,
@@ -137,6 +142,7 @@ impl fmt::Display for CelType {
             CelType::List(item) => write!(f, "list({item})"),
             CelType::Map(k, v) => write!(f, "map({k}, {v})"),
             CelType::Object(o) => f.write_str(&o.name),
+            CelType::Optional(inner) => write!(f, "optional_type({inner})"),
             CelType::Dyn => f.write_str("dyn"),
             CelType::Error => f.write_str("*error*"),
         }
