@@ -538,3 +538,17 @@ fn a_default_with_unknown_fields_is_printed_as_go_prints_it() {
         )]
     );
 }
+
+/// kube runs a default's rules on an update from the default to itself (a transition rule
+/// sees it as `oldSelf`), then on a create of it (the oracle's answers).
+#[test]
+fn a_default_meets_transition_rules_as_its_own_old_value() {
+    let ruled = |rule: Value| json!({"type": "integer", "default": 5, "x-kubernetes-validations": [rule]});
+    let failed = |rule: &str| format!("{ROOT}.properties[p].default: Invalid value: \"integer\": failed rule: {rule}");
+    assert_eq!(check(prop(ruled(json!({"rule": "self < oldSelf"}))), false), [failed("self < oldSelf")]);
+    assert_eq!(
+        check(prop(ruled(json!({"rule": "oldSelf.hasValue()", "optionalOldSelf": true}))), false),
+        [failed("oldSelf.hasValue()")]
+    );
+    assert_eq!(check(prop(ruled(json!({"rule": "self == oldSelf"}))), false), Vec::<String>::new());
+}

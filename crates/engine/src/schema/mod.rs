@@ -166,12 +166,18 @@ impl Schema {
     /// kube's `ValidateDefaults` at the node this schema was built from, for its `default`:
     /// whether pruning would change the value, then its value errors, or when there are
     /// none its rule errors; fields are relative to the default (`<nil>` for itself).
+    /// The rules run as kube runs them: on an update from the default to itself (transition
+    /// rules see it as `oldSelf`), then, when that passes, on a create of it.
     pub fn default_errors(&self, value: &Value) -> (bool, Vec<FieldError>) {
         let mut pruned = value.clone();
         let has_unknown = !prune::prune(&mut pruned, self.root()).is_empty();
         let errs = validate::validate(self.root(), "", value, None).errors;
         if !errs.is_empty() {
             return (has_unknown, errs);
+        }
+        let unchanged = self.validate_rules(value, Some(value), &[]);
+        if !unchanged.is_empty() {
+            return (has_unknown, unchanged);
         }
         (has_unknown, self.validate_rules(value, None, &[]))
     }
