@@ -5,7 +5,7 @@
 //! kube refuses.
 
 use super::parse::{Expr, Kind};
-use super::types::CelType;
+use super::types::{CelType, keyword_field};
 use std::collections::HashMap;
 
 /// Type-checks expressions with the variables in scope, collecting cel-go's errors.
@@ -87,7 +87,7 @@ impl Checker {
                 CelType::Error => CelType::Error,
                 found => CelType::Optional(Box::new(found)),
             },
-            CelType::Object(o) => match o.fields.get(field) {
+            CelType::Object(o) => match o.fields.get(field).or_else(|| o.fields.get(&keyword_field(field)?)) {
                 Some(f) => f.clone(),
                 None => self.error(pos, format!("undefined field '{field}'")),
             },

@@ -17,7 +17,7 @@ mod parse;
 pub mod size;
 mod types;
 
-pub use types::escape;
+pub use types::{escape, keyword_field};
 
 use crate::schema::celcost::{MAX_RECURSION_DEPTH, guarded, on_cel_stack};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, ValidationRule};

@@ -258,3 +258,27 @@ fn an_optional_old_self_must_be_unwrapped() {
         assert_eq!(optional(accepted), None, "{accepted}");
     }
 }
+
+/// A property named with a reserved word is declared escaped (`__namespace__`), and kube
+/// finds it when the rule writes the word itself too (the oracle's answers).
+#[test]
+fn reserved_words_reach_their_escaped_fields() {
+    let node: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "namespace": {"type": "string"}, "if": {"type": "string"}}}))
+    .expect("schema");
+    for accepted in [
+        "self.namespace == 'x'",
+        "has(self.namespace)",
+        "self.__namespace__ == 'x'",
+        "self.if == 'x' && self.__if__ == 'x'",
+    ] {
+        assert_eq!(error_of(accepted, &node, false), None, "{accepted}");
+    }
+    assert_eq!(
+        error_of("self.namespace == 1", &node, false),
+        Some(
+            "compilation failed: ERROR: <input>:1:16: found no matching overload for '_==_' applied to '(string, int)'\n | self.namespace == 1\n | ...............^"
+                .to_string()
+        )
+    );
+}

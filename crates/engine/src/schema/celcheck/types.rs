@@ -173,6 +173,13 @@ const CEL_RESERVED: [&str; 21] = [
     "while",
 ];
 
+/// The field a reserved word names when written as itself (`self.namespace` for the
+/// property `namespace`, declared as `__namespace__`): kube's checker and evaluator look
+/// the escaped name up too (`recognizeKeywordAsFieldName`).
+pub fn keyword_field(name: &str) -> Option<String> {
+    CEL_RESERVED.contains(&name).then(|| format!("__{name}__"))
+}
+
 /// kube's `cel.Escape`: the CEL identifier of a property name, `None` for names CEL can
 /// not reach (they are left out of `self`).
 pub fn escape(name: &str) -> Option<String> {
