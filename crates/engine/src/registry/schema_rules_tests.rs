@@ -21,6 +21,20 @@ fn check(value: Value, status_enabled: bool) -> Vec<String> {
 
 const ROOT: &str = "spec.validation.openAPIV3Schema";
 
+/// A rule with only `rule` and `messageExpression` set, as Go's `%#v` prints it in kube's
+/// compile errors.
+fn go_rule(rule: &str, message_expression: &str) -> String {
+    format!(
+        "apiextensions.ValidationRule{{Rule:{rule:?}, Message:\"\", MessageExpression:{message_expression:?}, Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}"
+    )
+}
+
+/// Errors with CEL's random `selfType<N>` names made comparable.
+fn masked_self_types(errs: Vec<String>) -> Vec<String> {
+    let re = regex::Regex::new(r"selfType\d+").expect("re");
+    errs.iter().map(|e| re.replace_all(e, "selfTypeN").into_owned()).collect()
+}
+
 /// `{type: object, properties: {p: <p>}}`: a structural frame around the node under test.
 fn prop(p: Value) -> Value {
     json!({"type": "object", "properties": {"p": p}})
@@ -295,15 +309,9 @@ fn compiled_rules_are_type_checked() {
     ]);
     let object = json!({"type": "object", "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
         "x-kubernetes-validations": rules});
-    let got = check(prop(object), false);
+    let masked = masked_self_types(check(prop(object), false));
     let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
-    let rule = |r: &str| {
-        format!(
-            "apiextensions.ValidationRule{{Rule:{r:?}, Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}"
-        )
-    };
-    let masked: Vec<String> =
-        got.iter().map(|e| regex::Regex::new(r"selfType\d+").expect("re").replace_all(e, "selfTypeN").into()).collect();
+    let rule = |r: &str| go_rule(r, "");
     assert_eq!(
         masked,
         [
@@ -420,15 +428,9 @@ fn message_expressions_compile_to_strings() {
         {"rule": "self.nope > 0", "messageExpression": "1"}
     ]);
     let object = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 10}, "n": {"type": "integer"}}, "x-kubernetes-validations": rules});
-    let got = check(prop(object), false);
+    let masked = masked_self_types(check(prop(object), false));
     let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
-    let rule = |r: &str, m: &str| {
-        format!(
-            "apiextensions.ValidationRule{{Rule:{r:?}, Message:\"\", MessageExpression:{m:?}, Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}"
-        )
-    };
-    let masked: Vec<String> =
-        got.iter().map(|e| regex::Regex::new(r"selfType\d+").expect("re").replace_all(e, "selfTypeN").into()).collect();
+    let rule = go_rule;
     assert_eq!(
         masked,
         [

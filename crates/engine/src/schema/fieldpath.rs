@@ -1,6 +1,7 @@
-//! The `fieldPath` of an `x-kubernetes-validations` rule resolved against the schema node
-//! it sits on, as kube's `ValidFieldPath` does: registration refuses a path that does not
-//! resolve, and evaluation reports a failed rule at the path it names.
+//! A JSON path resolved against a schema node, as kube's `ValidFieldPath` does: the
+//! `fieldPath` of an `x-kubernetes-validations` rule (registration refuses a path that does
+//! not resolve, evaluation reports a failed rule at the path it names) and the `jsonPath` of
+//! a `selectableFields` entry (without bracket notation).
 //!
 //! The path is JSON-path-like: `.name` for a property (or a map key), `['name']` with a
 //! single-quoted, backslash-escaped string for either; a quoted string may hold the
@@ -14,6 +15,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSch
 pub enum FieldPathError {
     #[error("unexpected end of JSON path")]
     UnexpectedEnd,
+    #[error("array notation is not allowed")]
+    ArrayNotation,
     #[error("expected single quoted string but got {0}")]
     NotQuoted(String),
     #[error("invalid string literal: invalid escape char {0}")]
@@ -79,13 +82,38 @@ fn unescape(s: &str) -> Result<String, FieldPathError> {
     Ok(out)
 }
 
-/// Resolves `path` against `node`: the field path it names, relative to the node (`a.b`,
-/// `a[key]` for a map key; empty for an empty path).
+/// Whether `['name']` may stand for `.name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Brackets {
+    Allowed,
+    Refused,
+}
+
+/// What a path resolves to.
+#[derive(Debug, PartialEq)]
+pub struct Resolved<'a> {
+    /// The field path it names, relative to the node (`a.b`, `a[key]` for a map key; empty
+    /// for an empty path).
+    pub path: String,
+    /// The schema at its end; `None` behind a map whose `additionalProperties` is a boolean.
+    pub leaf: Option<&'a JSONSchemaProps>,
+}
+
+/// Resolves `path` against `node`, with the field path it names.
 pub fn resolve(path: &str, node: &JSONSchemaProps) -> Result<String, FieldPathError> {
+    resolve_in(path, node, Brackets::Allowed).map(|r| r.path)
+}
+
+/// Resolves `path` against `node`.
+pub fn resolve_in<'a>(
+    path: &str,
+    node: &'a JSONSchemaProps,
+    brackets: Brackets,
+) -> Result<Resolved<'a>, FieldPathError> {
     let mut out = String::new();
     // `None` below a map whose values have no schema (`additionalProperties: true`).
     let mut schema = Some(node);
-    let mut step = |name: &str, schema: &mut Option<&JSONSchemaProps>| -> Result<(), FieldPathError> {
+    let mut step = |name: &str, schema: &mut Option<&'a JSONSchemaProps>| -> Result<(), FieldPathError> {
         let current = schema.ok_or(FieldPathError::NoSuchField)?;
         if let Some(properties) = &current.properties {
             *schema = Some(properties.get(name).ok_or(FieldPathError::NoSuchField)?);
@@ -107,6 +135,7 @@ pub fn resolve(path: &str, node: &JSONSchemaProps) -> Result<String, FieldPathEr
     let mut tokens = tokens(path).into_iter();
     while let Some(token) = tokens.next() {
         match token {
+            "[" if brackets == Brackets::Refused => return Err(FieldPathError::ArrayNotation),
             "[" => {
                 let quoted = tokens.next().ok_or(FieldPathError::UnexpectedEnd)?;
                 let inner = quoted
@@ -125,7 +154,7 @@ pub fn resolve(path: &str, node: &JSONSchemaProps) -> Result<String, FieldPathEr
             other => return Err(FieldPathError::Unexpected(other.to_string())),
         }
     }
-    Ok(out)
+    Ok(Resolved { path: out, leaf: schema })
 }
 
 #[cfg(test)]
