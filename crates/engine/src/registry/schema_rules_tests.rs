@@ -554,3 +554,24 @@ fn a_default_meets_transition_rules_as_its_own_old_value() {
     );
     assert_eq!(check(prop(ruled(json!({"rule": "self == oldSelf"}))), false), Vec::<String>::new());
 }
+
+/// A default meets the rules at and below its node as kube's validator compiles them: a
+/// rule that does not type-check is a `rule compile error` at each value it would check,
+/// and, the defaults being wrong, no rule's own refusal is reported (the oracle's answers).
+#[test]
+fn a_default_meets_rules_that_do_not_compile_as_compile_errors() {
+    let object = json!({"type": "object", "default": {"a": {"b": 1}}, "properties": {"a": {"type": "object",
+        "properties": {"b": {"type": "integer", "x-kubernetes-validations": [{"rule": "self.size() > 0"}]}},
+        "x-kubernetes-validations": [{"rule": "self.b == \"x\""}]}}});
+    assert_eq!(
+        masked_self_types(check(prop(object), false)),
+        [
+            format!(
+                "{ROOT}.properties[p].default.a: Invalid value: \"object\": rule compile error: compilation failed: ERROR: <input>:1:8: found no matching overload for '_==_' applied to '(int, string)'\n | self.b == \"x\"\n | .......^"
+            ),
+            format!(
+                "{ROOT}.properties[p].default.a.b: Invalid value: \"integer\": rule compile error: compilation failed: ERROR: <input>:1:10: found no matching overload for 'size' applied to 'int.()'\n | self.size() > 0\n | .........^"
+            ),
+        ]
+    );
+}

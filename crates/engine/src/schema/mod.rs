@@ -78,6 +78,14 @@ impl Schema {
         Schema { compiled: OnceLock::from(Compiled::new(props)), source: None, preserve_unknown_fields: false }
     }
 
+    /// Compiles a schema whose rules are type-checked too, as kube's validator compiles
+    /// them: for a default at registration, validated before the rules' own refusals.
+    pub fn with_typed_rules(props: &JSONSchemaProps) -> Schema {
+        let mut compiled = Compiled::new(props);
+        compiled.root.type_check_rules(props);
+        Schema { compiled: OnceLock::from(compiled), source: None, preserve_unknown_fields: false }
+    }
+
     /// A schema compiled when it is first used. A served kind's compiled schema takes
     /// tens of times its JSON (a node per property, regexes, CEL programs); with thousands
     /// of CRDs installed, most kinds are never used, and their schemas stay JSON.

@@ -8,6 +8,7 @@
 //! add value validations, exactly as in a structural schema.
 
 use super::cel_rule::CompiledRule;
+use super::celcheck;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
@@ -213,6 +214,35 @@ impl Node {
         };
         node.cel_depth = node.subtree_cel_depth();
         node
+    }
+
+    /// Turns the rules kube's typed compile refuses (its validator compiles with the
+    /// schema's types) into compile errors, which evaluation reports as `rule compile
+    /// error`. Serving needs no such check (registration refuses those rules); a default is
+    /// validated before that refusal is reported, so its schema does.
+    pub fn type_check_rules(&mut self, s: &JSONSchemaProps) {
+        let sources = s.x_kubernetes_validations.iter().flatten();
+        for (rule, source) in self.rules.iter_mut().zip(sources) {
+            if rule.program.is_ok()
+                && !source.rule.trim().is_empty()
+                && let Some(error) = celcheck::compile(source, s, false).error
+            {
+                rule.program = Err(error);
+            }
+        }
+        for (key, child) in &mut self.properties {
+            if let Some(schema) = s.properties.as_ref().and_then(|p| p.get(key)) {
+                child.type_check_rules(schema);
+            }
+        }
+        if let (Some(child), Some(JSONSchemaPropsOrArray::Schema(schema))) = (self.items.as_deref_mut(), &s.items) {
+            child.type_check_rules(schema);
+        }
+        if let (Additional::Schema(child), Some(JSONSchemaPropsOrBool::Schema(schema))) =
+            (&mut self.additional_properties, &s.additional_properties)
+        {
+            child.type_check_rules(schema);
+        }
     }
 
     /// [`Node::cel_depth`] from this node's rules and its children's depths.
