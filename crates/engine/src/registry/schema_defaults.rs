@@ -12,7 +12,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSch
 pub(super) fn validate(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>) {
     if let Some(default) = &s.default {
         let at = path.child("default");
-        let (has_unknown, found) = Schema::with_typed_rules(s).default_errors(&default.0);
+        let (has_unknown, found) = Schema::for_defaults(s).default_errors(&default.0);
         if has_unknown {
             // kube prints the value as Go does (`map[string]interface {}{"b":1}`).
             errs.push(with_value(

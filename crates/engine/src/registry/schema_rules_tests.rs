@@ -575,3 +575,26 @@ fn a_default_meets_rules_that_do_not_compile_as_compile_errors() {
         ]
     );
 }
+
+/// kube validates a default with the formats as written (objects with the string formats
+/// it supports only): `int32` and unknown formats name the expected type (the oracle's
+/// answers).
+#[test]
+fn a_default_meets_its_formats_as_written() {
+    let object = json!({"type": "object", "properties": {
+        "i": {"type": "integer", "format": "int32", "default": 1.5},
+        "u": {"type": "integer", "format": "foo", "default": 1.5},
+        "s": {"type": "string", "format": "int32", "default": "x"}
+    }});
+    assert_eq!(
+        check(prop(object), false),
+        [
+            format!(
+                "{ROOT}.properties[p].properties[i].default: Invalid value: \"float64\":  in body must be of type int32: \"float64\""
+            ),
+            format!(
+                "{ROOT}.properties[p].properties[u].default: Invalid value: \"float64\":  in body must be of type foo: \"float64\""
+            ),
+        ]
+    );
+}

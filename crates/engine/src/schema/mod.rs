@@ -78,10 +78,12 @@ impl Schema {
         Schema { compiled: OnceLock::from(Compiled::new(props)), source: None, preserve_unknown_fields: false }
     }
 
-    /// Compiles a schema whose rules are type-checked too, as kube's validator compiles
-    /// them: for a default at registration, validated before the rules' own refusals.
-    pub fn with_typed_rules(props: &JSONSchemaProps) -> Schema {
+    /// Compiles a schema as kube's `ValidateDefaults` builds its validator for a default at
+    /// registration: formats as written (none stripped), and rules type-checked too (the
+    /// default is validated before the rules' own refusals are reported).
+    pub fn for_defaults(props: &JSONSchemaProps) -> Schema {
         let mut compiled = Compiled::new(props);
+        compiled.root.keep_written_formats();
         compiled.root.type_check_rules(props);
         Schema { compiled: OnceLock::from(compiled), source: None, preserve_unknown_fields: false }
     }

@@ -60,9 +60,23 @@ fn int_or_string_and_formats_interact_like_kube() {
         field(json!({"type": "string", "format": "date-time"}), json!(5)),
         [r#"spec.x: Invalid value: "int64": spec.x in body must be of type date-time: "int64""#]
     );
+    // kube strips the formats that are no string formats (int32, double), and keeps the
+    // string formats on any type (the oracle's answers).
     assert_eq!(
         field(json!({"type": "integer", "format": "int32"}), json!(1.5)),
-        [r#"spec.x: Invalid value: "float64": spec.x in body must be of type int32: "float64""#]
+        [r#"spec.x: Invalid value: "number": spec.x in body must be of type integer: "number""#]
+    );
+    assert_eq!(
+        field(json!({"type": "number", "format": "double"}), json!(true)),
+        [r#"spec.x: Invalid value: "boolean": spec.x in body must be of type number: "boolean""#]
+    );
+    assert_eq!(
+        field(json!({"type": "integer", "format": "byte"}), json!(1.5)),
+        [r#"spec.x: Invalid value: "float64": spec.x in body must be of type byte: "float64""#]
+    );
+    assert_eq!(
+        field(json!({"type": "boolean", "format": "date"}), json!("x")),
+        [r#"spec.x: Invalid value: "x": spec.x in body must be of type date: "x""#]
     );
     // kube does not range-check int32.
     assert!(field(json!({"type": "integer", "format": "int32"}), json!(9_999_999_999_i64)).is_empty());
