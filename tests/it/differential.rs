@@ -159,6 +159,7 @@ scenarios!(
     negotiation,
     patches,
     refusals,
+    schemas,
     subresources,
     validate,
     verbs,

@@ -9,7 +9,8 @@
 //! - list and bookmark resourceVersions become `<rv>` (on the oracle, etcd's revision also
 //!   moves for the apiserver's own writes, so they carry no comparable fact), continue tokens
 //!   `<continue>` (opaque: only whether there is one is a fact);
-//! - timestamps become `<time>`, Table age cells `<age>`;
+//! - timestamps become `<time>`, Table age cells `<age>`, Go pointers in messages
+//!   (`(*bool)(0xc001ef0827)`) `(*bool)(<pointer>)`;
 //! - validation causes are sorted (kube-apiserver's order is not stable, see the reference
 //!   INDEX), and the bracketed list in the message with them; managedFields entries are
 //!   sorted by manager (kube orders them by a time kept to the second).
@@ -80,6 +81,8 @@ struct Patterns {
     embedded_rv: Regex,
     /// CEL's name for `self`'s type in a compile error carries a random number.
     cel_self_type: Regex,
+    /// A Go pointer printed with `%#v` (`OptionalOldSelf:(*bool)(0xc001ef0827)`): an address.
+    go_pointer: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -92,6 +95,7 @@ fn patterns() -> &'static Patterns {
         embedded_rv: Regex::new(r#"(\\?"resourceVersion\\?":\\?"|ResourceVersion in record \()\d+"#)
             .expect("embedded rv regex"),
         cel_self_type: Regex::new(r"selfType\d+").expect("self type regex"),
+        go_pointer: Regex::new(r"(\(\*[A-Za-z.]+\))\(0x[0-9a-f]+\)").expect("go pointer regex"),
     })
 }
 
@@ -277,6 +281,7 @@ pub fn normalize_text(text: &str, labels: &mut Labels) -> String {
     let out = patterns.embedded_time.replace_all(&out, "<time>");
     let out = patterns.embedded_rv.replace_all(&out, "${1}<rv>");
     let out = patterns.cel_self_type.replace_all(&out, "selfType<n>");
+    let out = patterns.go_pointer.replace_all(&out, "${1}(<pointer>)");
     patterns.too_old.replace_all(&out, "$1 (<rv>)").into_owned()
 }
 

@@ -7,8 +7,10 @@
 
 use crate::field::{ErrorType, FieldError, Path};
 use crate::registry::schema_walk::text;
+use crate::registry::structural::new_structural_error;
 use crate::schema::celcheck::{self, size};
 use crate::schema::celcost::{STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT, exceeds_budget};
+use crate::schema::fieldpath;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 
 const SUPPORTED_RULE_REASONS: [&str; 4] =
@@ -28,9 +30,9 @@ pub fn validation_rules(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldEr
         if trimmed_rule.is_empty() {
             errs.push(FieldError::required(p.child("rule"), "rule is not specified"));
         } else if !message.is_empty() && trimmed_message.is_empty() {
-            errs.push(FieldError::invalid(p.child("message"), message, "must be non-empty if specified"));
+            errs.push(FieldError::invalid(p.child("message"), message, "message must be non-empty if specified"));
         } else if has_newlines(trimmed_message) {
-            errs.push(FieldError::invalid(p.child("message"), message, "must not contain line breaks"));
+            errs.push(FieldError::invalid(p.child("message"), message, "message must not contain line breaks"));
         } else if has_newlines(trimmed_rule) && trimmed_message.is_empty() {
             errs.push(FieldError::required(
                 p.child("message"),
@@ -51,10 +53,18 @@ pub fn validation_rules(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldEr
         }
         let field_path = text(&rule.field_path);
         if !field_path.is_empty() && field_path.trim().is_empty() {
-            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "must be non-empty if specified"));
+            errs.push(FieldError::invalid(
+                p.child("fieldPath"),
+                field_path,
+                "fieldPath must be non-empty if specified",
+            ));
         }
         if has_newlines(field_path) {
-            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "must not contain line breaks"));
+            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "fieldPath must not contain line breaks"));
+        }
+        // kube only resolves paths on a structural node.
+        if !field_path.is_empty() && new_structural_error(s).is_none() && fieldpath::resolve(field_path, s).is_err() {
+            errs.push(FieldError::invalid(p.child("fieldPath"), field_path, "fieldPath must be a valid path"));
         }
     }
 }
@@ -129,46 +139,52 @@ impl RuleCosts {
     }
 }
 
-/// Each rule compiled with the types the schema gives `self` (kube's `cel.Compile`), after
-/// the static checks of all the node's rules; with `cardinality`, its cost is held against
-/// the per-rule budget (unless `suppress`ed) and added to `costs`.
-pub fn compiled_rules(
-    s: &JSONSchemaProps,
-    path: &Path,
-    is_root: bool,
-    cardinality: Option<Cardinality>,
-    suppress: bool,
-    costs: &mut RuleCosts,
-    errs: &mut Vec<FieldError>,
-) {
+/// Where a node's rules are compiled.
+pub struct RuleSite<'a> {
+    pub path: &'a Path,
+    /// The node is the resource's root (`self` has `apiVersion`, `kind`, `metadata`).
+    pub is_root: bool,
+    /// How often the rules can run.
+    pub cardinality: Cardinality,
+    /// The ancestor below which `oldSelf` cannot be correlated, if any.
+    pub uncorrelatable: Option<&'a Path>,
+    /// The version's schema is unchanged by an update: the per-rule budgets are not held.
+    pub suppress_cost: bool,
+}
+
+/// Each rule compiled with the types the schema gives `self` (kube's `cel.Compile`), in
+/// kube's order per rule: its cost against the per-rule budget (added to `costs`), its
+/// compile error, its `messageExpression`'s, then its use of `oldSelf`.
+pub fn compiled_rules(s: &JSONSchemaProps, site: &RuleSite, costs: &mut RuleCosts, errs: &mut Vec<FieldError>) {
     for (i, rule) in s.x_kubernetes_validations.iter().flatten().enumerate() {
         if rule.rule.trim().is_empty() {
             continue;
         }
-        let at = path.child("x-kubernetes-validations").index(i);
-        let compiled = celcheck::compile(rule, s, is_root);
-        if let Some(cardinality) = cardinality {
-            let cost = cardinality.expression_cost(compiled.max_cost, s);
-            if !suppress && cost > STATIC_ESTIMATED_COST_LIMIT {
-                errs.push(FieldError::forbidden(
-                    at.child("rule"),
-                    exceeds_budget("estimated rule cost", cost, STATIC_ESTIMATED_COST_LIMIT),
-                ));
-            }
-            costs.observe(at.child("rule").into(), cost);
+        let at = site.path.child("x-kubernetes-validations").index(i);
+        let compiled = celcheck::compile(rule, s, site.is_root);
+        let cost = site.cardinality.expression_cost(compiled.max_cost, s);
+        if !site.suppress_cost && cost > STATIC_ESTIMATED_COST_LIMIT {
+            errs.push(FieldError::forbidden(
+                at.child("rule"),
+                exceeds_budget("estimated rule cost", cost, STATIC_ESTIMATED_COST_LIMIT),
+            ));
         }
+        costs.observe(at.child("rule").into(), cost);
+        // The bad value is the rule as Go prints the struct, unquoted.
+        let invalid_rule = |field: Path, detail: String| FieldError {
+            error_type: ErrorType::Invalid,
+            field: field.into(),
+            value: None,
+            detail: format!("{}: {detail}", celcheck::go_rule_value(rule)),
+        };
         if let Some(detail) = compiled.error {
-            // The bad value is the rule as Go prints the struct, unquoted.
-            errs.push(FieldError {
-                error_type: ErrorType::Invalid,
-                field: at.child("rule").into(),
-                value: None,
-                detail: format!("{}: {detail}", celcheck::go_rule_value(rule)),
-            });
+            errs.push(invalid_rule(at.child("rule"), detail));
         }
-        // kube does not multiply a message's cost by the cardinality.
-        if cardinality.is_some() && compiled.message_cost > 0 {
-            if !suppress && compiled.message_cost > STATIC_ESTIMATED_COST_LIMIT {
+        if let Some(detail) = compiled.message_error {
+            errs.push(invalid_rule(at.child("messageExpression"), detail));
+        } else if compiled.message_cost > 0 {
+            // kube does not multiply a message's cost by the cardinality.
+            if !site.suppress_cost && compiled.message_cost > STATIC_ESTIMATED_COST_LIMIT {
                 errs.push(FieldError::forbidden(
                     at.child("messageExpression"),
                     exceeds_budget(
@@ -179,6 +195,21 @@ pub fn compiled_rules(
                 ));
             }
             costs.observe(at.child("messageExpression").into(), compiled.message_cost);
+        }
+        if compiled.uses_old_self {
+            if let Some(within) = site.uncorrelatable {
+                errs.push(FieldError::invalid(
+                    at.child("rule"),
+                    rule.rule.as_str(),
+                    format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"),
+                ));
+            }
+        } else if let Some(optional) = rule.optional_old_self {
+            errs.push(FieldError::invalid(
+                at.child("optionalOldSelf"),
+                optional,
+                "may not be set if oldSelf is not used in rule",
+            ));
         }
     }
 }

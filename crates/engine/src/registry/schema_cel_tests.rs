@@ -127,3 +127,21 @@ fn the_schema_total_names_the_four_costliest_rules() {
     let want: Vec<String> = (0..4).map(contributed).chain([over_schema_budget("1.080720x")]).collect();
     assert_eq!(got, want);
 }
+
+/// `string()` and `bytes()` of a dyn value (int-or-string) keep every overload: the result
+/// has the size of the value, so `quantity(string(self.q))` is within budget, and the cost
+/// under a list is the traversal's (the oracle's answers).
+#[test]
+fn conversions_of_dyn_values_are_sized_by_the_value() {
+    let quantity = json!({"type": "object", "properties": {"q": {"x-kubernetes-int-or-string": true}},
+        "x-kubernetes-validations": [
+            {"rule": "quantity(string(self.q)).isGreaterThan(quantity('1'))"},
+            {"rule": "isQuantity(string(self.q)) && bytes(self.q).size() > 0"}]});
+    assert_eq!(refusals(quantity), Vec::<String>::new());
+    for (n, factor) in [(20, "1.9x"), (60, "5.7x")] {
+        let list = json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": n,
+            "items": {"x-kubernetes-int-or-string": true, "maxLength": 1000}}},
+            "x-kubernetes-validations": [{"rule": "self.l.all(x, string(x).matches('^a+b+c$'))"}]});
+        assert_eq!(refusals(list), [over_rule_budget(0, factor)], "maxItems {n}");
+    }
+}

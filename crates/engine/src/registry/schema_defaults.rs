@@ -2,8 +2,9 @@
 //! CRD's schema is otherwise valid and structural: a default must not carry fields its
 //! schema prunes, must meet the schema's value validations, and its CEL rules.
 
-use crate::field::{FieldError, Path};
+use crate::field::{ErrorType, FieldError, Path};
 use crate::schema::Schema;
+use crate::schema::gofmt::with_value;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrArray};
 
 /// Every default under `s` (at `path`), through properties and items; `additionalProperties`
@@ -11,9 +12,15 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSch
 pub(super) fn validate(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>) {
     if let Some(default) = &s.default {
         let at = path.child("default");
-        let (has_unknown, found) = Schema::new(s).default_errors(&default.0);
+        let (has_unknown, found) = Schema::for_defaults(s).default_errors(&default.0);
         if has_unknown {
-            errs.push(FieldError::invalid(&at, default.0.clone(), "must not have unknown fields"));
+            // kube prints the value as Go does (`map[string]interface {}{"b":1}`).
+            errs.push(with_value(
+                ErrorType::Invalid,
+                at.to_string(),
+                &default.0,
+                "must not have unknown fields".into(),
+            ));
         }
         errs.extend(found.into_iter().map(|mut e| {
             e.field =

@@ -9,7 +9,7 @@
 //! because the per-node rules already explain the same problem better.
 
 use crate::field::{FieldError, Path};
-use crate::registry::schema_cel::{Cardinality, RuleCosts, compiled_rules, validation_rules};
+use crate::registry::schema_cel::{Cardinality, RuleCosts, RuleSite, compiled_rules, validation_rules};
 use crate::registry::schema_walk::{OPENAPI_TYPES, flag, item_schema, list_map_keys, text};
 use crate::registry::structural::{new_structural_error, validate_structural};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -98,14 +98,23 @@ pub fn validate_validation(
         errs.push(FieldError::forbidden(path.child("openAPIV3Schema.nullable"), "nullable cannot be true at the root"));
     }
     let mut init_errs = Vec::new();
+    // Rules are compiled only against a structural schema whose defaults are valid (kube's
+    // CEL context exists only then).
+    let mut compile_rules = false;
     if opts.require_structural {
         match new_structural_error(schema) {
             Some(e) => init_errs.push(FieldError::invalid(&root, "", e)),
-            None => errs.extend(validate_structural(&root, schema)),
+            None => {
+                let structural = validate_structural(&root, schema);
+                if structural.is_empty() {
+                    let before = errs.len();
+                    super::schema_defaults::validate(schema, &root, &mut errs);
+                    compile_rules = errs.len() == before;
+                }
+                errs.extend(structural);
+            }
         }
     }
-    // Rules are compiled against the types of a structural schema only, as kube does.
-    let compile_rules = new_structural_error(schema).is_none();
     let ctx = Ctx {
         allow_defaults: true,
         disallow_reason: String::new(),
@@ -113,19 +122,28 @@ pub fn validate_validation(
         opts,
         compile_rules,
         cardinality: Some(Cardinality::ROOT),
+        uncorrelatable: None,
     };
     let mut costs = RuleCosts::default();
-    openapi_schema(schema, &root, &ctx, true, &mut costs, &mut errs);
+    let mut found = NodeErrors::default();
+    openapi_schema(schema, &root, &ctx, true, &mut costs, &mut found);
+    errs.extend(found.schema);
+    errs.extend(found.cel);
     if errs.is_empty() {
         errs = init_errs;
-    }
-    if errs.is_empty() && compile_rules {
-        super::schema_defaults::validate(schema, &root, &mut errs);
     }
     if compile_rules {
         errs.extend(costs.errors(&root));
     }
     errs
+}
+
+/// kube's `OpenAPISchemaErrorList`: the schema's own errors, then those of its rules'
+/// compilation, which only runs on nodes whose subtree has no schema error.
+#[derive(Default)]
+struct NodeErrors {
+    schema: Vec<FieldError>,
+    cel: Vec<FieldError>,
 }
 
 /// Go's `specStandardValidatorV3` state, copied on the way down.
@@ -137,8 +155,11 @@ struct Ctx {
     opts: SchemaOptions,
     compile_rules: bool,
     /// How often the node's rules can run; `None` where kube has no CEL context (under
-    /// `allOf`, `anyOf`, `oneOf`, `not`): their cost is not counted.
+    /// `allOf`, `anyOf`, `oneOf`, `not`): their rules are not compiled.
     cardinality: Option<Cardinality>,
+    /// The highest ancestor whose old and new values cannot be correlated (the items of
+    /// a list that is not a map list): `oldSelf` cannot be used below it.
+    uncorrelatable: Option<Path>,
 }
 
 impl Ctx {
@@ -154,6 +175,12 @@ impl Ctx {
     /// The context of a schema kube validates without CEL context.
     fn without_cel(&self) -> Ctx {
         Ctx { cardinality: None, ..self.clone() }
+    }
+
+    /// Forbids `oldSelf` below `path` unless an ancestor already did (that one is named).
+    fn uncorrelatable_below(mut self, path: &Path) -> Ctx {
+        self.uncorrelatable.get_or_insert_with(|| path.clone());
+        self
     }
 }
 
@@ -201,8 +228,10 @@ fn openapi_schema(
     ctx: &Ctx,
     is_root: bool,
     costs: &mut RuleCosts,
-    errs: &mut Vec<FieldError>,
+    found: &mut NodeErrors,
 ) {
+    let schema_errors_before = found.schema.len();
+    let errs = &mut found.schema;
     node_rules(s, path, ctx, errs);
     if flag(s.unique_items) {
         errs.push(FieldError::forbidden(
@@ -227,49 +256,59 @@ fn openapi_schema(
             } else {
                 ctx.clone()
             };
-            openapi_schema(ap, &path.child("additionalProperties"), &sub.child_of(s), false, costs, errs);
+            openapi_schema(ap, &path.child("additionalProperties"), &sub.child_of(s), false, costs, found);
         }
     }
     let embedded = flag(s.x_kubernetes_embedded_resource);
+    // kube correlates the properties of the map types it knows, and assumes a new one does not.
+    let uncorrelated_map = s.x_kubernetes_map_type.as_deref().is_some_and(|t| t != "granular" && t != "atomic");
     for (key, property) in s.properties.iter().flatten() {
         let mut sub = ctx.child_of(s);
+        if uncorrelated_map {
+            sub = sub.uncorrelatable_below(path);
+        }
         if (is_root || embedded) && ["metadata", "kind", "apiVersion"].contains(&key.as_str()) {
             sub.inside_resource_meta = true;
             if is_root {
                 sub = sub.forbid_defaults(format!("in top-level {key}"));
             }
         }
-        openapi_schema(property, &path.child("properties").key(key), &sub, false, costs, errs);
+        openapi_schema(property, &path.child("properties").key(key), &sub, false, costs, found);
     }
     let plain = ctx.without_cel();
     if let Some(not) = &s.not {
-        openapi_schema(not, &path.child("not"), &plain, false, costs, errs);
+        openapi_schema(not, &path.child("not"), &plain, false, costs, found);
     }
     for (junctor, list) in [("allOf", &s.all_of), ("oneOf", &s.one_of), ("anyOf", &s.any_of)] {
         for (i, x) in list.iter().flatten().enumerate() {
-            openapi_schema(x, &path.child(junctor).index(i), &plain, false, costs, errs);
+            openapi_schema(x, &path.child(junctor).index(i), &plain, false, costs, found);
         }
     }
     for (key, definition) in s.definitions.iter().flatten() {
-        openapi_schema(definition, &path.child("definitions").key(key), &plain, false, costs, errs);
+        openapi_schema(definition, &path.child("definitions").key(key), &plain, false, costs, found);
     }
-    let items = ctx.child_of(s);
+    let mut items = ctx.child_of(s);
+    // Only a map list's items are correlated by key (a set's are not, for CEL).
+    if s.x_kubernetes_list_type.as_deref() != Some("map") {
+        items = items.uncorrelatable_below(path);
+    }
     match &s.items {
         Some(JSONSchemaPropsOrArray::Schema(item)) => {
-            openapi_schema(item, &path.child("items"), &items, false, costs, errs);
+            openapi_schema(item, &path.child("items"), &items, false, costs, found);
         }
         Some(JSONSchemaPropsOrArray::Schemas(list)) => {
             for (i, item) in list.iter().enumerate() {
-                openapi_schema(item, &path.child("items").index(i), &items, false, costs, errs);
+                openapi_schema(item, &path.child("items").index(i), &items, false, costs, found);
             }
         }
         None => {}
     }
     for (key, dependency) in s.dependencies.iter().flatten() {
         if let JSONSchemaPropsOrStringArray::Schema(d) = dependency {
-            openapi_schema(d, &path.child("dependencies").key(key), &plain, false, costs, errs);
+            openapi_schema(d, &path.child("dependencies").key(key), &plain, false, costs, found);
         }
     }
+    let errs = &mut found.schema;
     if s.x_kubernetes_preserve_unknown_fields == Some(false) {
         errs.push(FieldError::invalid(
             path.child("x-kubernetes-preserve-unknown-fields"),
@@ -279,9 +318,19 @@ fn openapi_schema(
     }
     list_and_map_rules(s, path, ctx, errs);
     validation_rules(s, path, errs);
-    if ctx.compile_rules {
-        let suppress = ctx.opts.suppress_expression_cost;
-        compiled_rules(s, path, is_root, ctx.cardinality, suppress, costs, errs);
+    // Schema errors here or below make types CEL cannot build, and compile errors nobody
+    // can act on: kube compiles nothing then.
+    if let Some(cardinality) = ctx.cardinality.filter(|_| ctx.compile_rules)
+        && found.schema.len() == schema_errors_before
+    {
+        let site = RuleSite {
+            path,
+            is_root,
+            cardinality,
+            uncorrelatable: ctx.uncorrelatable.as_ref(),
+            suppress_cost: ctx.opts.suppress_expression_cost,
+        };
+        compiled_rules(s, &site, costs, &mut found.cel);
     }
 }
 

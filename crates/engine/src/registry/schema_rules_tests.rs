@@ -21,6 +21,20 @@ fn check(value: Value, status_enabled: bool) -> Vec<String> {
 
 const ROOT: &str = "spec.validation.openAPIV3Schema";
 
+/// A rule with only `rule` and `messageExpression` set, as Go's `%#v` prints it in kube's
+/// compile errors.
+fn go_rule(rule: &str, message_expression: &str) -> String {
+    format!(
+        "apiextensions.ValidationRule{{Rule:{rule:?}, Message:\"\", MessageExpression:{message_expression:?}, Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}"
+    )
+}
+
+/// Errors with CEL's random `selfType<N>` names made comparable.
+fn masked_self_types(errs: Vec<String>) -> Vec<String> {
+    let re = regex::Regex::new(r"selfType\d+").expect("re");
+    errs.iter().map(|e| re.replace_all(e, "selfTypeN").into_owned()).collect()
+}
+
 /// `{type: object, properties: {p: <p>}}`: a structural frame around the node under test.
 fn prop(p: Value) -> Value {
     json!({"type": "object", "properties": {"p": p}})
@@ -295,15 +309,9 @@ fn compiled_rules_are_type_checked() {
     ]);
     let object = json!({"type": "object", "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
         "x-kubernetes-validations": rules});
-    let got = check(prop(object), false);
+    let masked = masked_self_types(check(prop(object), false));
     let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
-    let rule = |r: &str| {
-        format!(
-            "apiextensions.ValidationRule{{Rule:{r:?}, Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}"
-        )
-    };
-    let masked: Vec<String> =
-        got.iter().map(|e| regex::Regex::new(r"selfType\d+").expect("re").replace_all(e, "selfTypeN").into()).collect();
+    let rule = |r: &str| go_rule(r, "");
     assert_eq!(
         masked,
         [
@@ -337,7 +345,8 @@ fn validation_rules_static_checks() {
         {"rule": "true", "fieldPath": ".a\n"},
         {"rule": "true", "message": "fine", "reason": "FieldValueForbidden"}
     ]);
-    // `a` is declared: kube type-checks the rules too (see `compiled_rules_are_type_checked`).
+    // The words are kube 1.32's (the oracle's). These schema errors keep kube from compiling
+    // the node's rules, so none of the type errors of `compiled_rules_are_type_checked` show.
     let object = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "x-kubernetes-validations": rules});
     let got = check(prop(object), false);
     let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
@@ -345,15 +354,247 @@ fn validation_rules_static_checks() {
         got,
         [
             format!("{v}[0].rule: Required value: rule is not specified"),
-            format!("{v}[1].message: Invalid value: \"  \": must be non-empty if specified"),
-            format!("{v}[2].message: Invalid value: \"two\\nlines\": must not contain line breaks"),
+            format!("{v}[1].message: Invalid value: \"  \": message must be non-empty if specified"),
+            format!("{v}[2].message: Invalid value: \"two\\nlines\": message must not contain line breaks"),
             format!("{v}[3].message: Required value: message must be specified if rule contains line breaks"),
             format!("{v}[4].messageExpression: Required value: messageExpression must be non-empty if specified"),
             format!(
                 "{v}[5].reason: Unsupported value: \"Because\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\""
             ),
-            format!("{v}[6].fieldPath: Invalid value: \" \": must be non-empty if specified"),
-            format!("{v}[7].fieldPath: Invalid value: \".a\\n\": must not contain line breaks"),
+            format!("{v}[6].fieldPath: Invalid value: \" \": fieldPath must be non-empty if specified"),
+            format!("{v}[6].fieldPath: Invalid value: \" \": fieldPath must be a valid path"),
+            format!("{v}[7].fieldPath: Invalid value: \".a\\n\": fieldPath must not contain line breaks"),
+            format!("{v}[7].fieldPath: Invalid value: \".a\\n\": fieldPath must be a valid path"),
+        ]
+    );
+}
+
+/// The oracle's answers for `oldSelf` at registration: `optionalOldSelf` (true or false)
+/// only with a rule that uses `oldSelf`, and `oldSelf` only where old and new values
+/// correlate (not below a list other than a map list; the highest such list is named).
+#[test]
+fn old_self_needs_a_rule_that_uses_it_and_a_correlatable_place() {
+    let rules = json!([
+        {"rule": "self.n > 0", "optionalOldSelf": true},
+        {"rule": "self.n > 0", "optionalOldSelf": false},
+        {"rule": "oldSelf.hasValue()", "optionalOldSelf": true},
+        {"rule": "self.n >= oldSelf.n"}
+    ]);
+    let object = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "x-kubernetes-validations": rules});
+    let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
+    assert_eq!(
+        check(prop(object), false),
+        [
+            format!("{v}[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"),
+            format!("{v}[1].optionalOldSelf: Invalid value: false: may not be set if oldSelf is not used in rule"),
+        ]
+    );
+
+    // Bounded, so that no cost error stands beside the one under test.
+    let item = |rule: Value| json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 10}}, "x-kubernetes-validations": [rule]});
+    let inner = json!({"type": "array", "maxItems": 10, "items": item(json!({"rule": "self.a == oldSelf.a"}))});
+    let nested = json!({"type": "array", "maxItems": 10, "items": inner});
+    assert_eq!(
+        check(prop(nested), false),
+        [format!(
+            "{ROOT}.properties[p].items.items.x-kubernetes-validations[0].rule: Invalid value: \"self.a == oldSelf.a\": oldSelf cannot be used on the uncorrelatable portion of the schema within {ROOT}.properties[p]"
+        )]
+    );
+    let optional = json!({"type": "array", "maxItems": 10, "items": item(json!({"rule": "oldSelf.hasValue()", "optionalOldSelf": true}))});
+    assert_eq!(
+        check(prop(optional), false),
+        [format!(
+            "{ROOT}.properties[p].items.x-kubernetes-validations[0].rule: Invalid value: \"oldSelf.hasValue()\": oldSelf cannot be used on the uncorrelatable portion of the schema within {ROOT}.properties[p]"
+        )]
+    );
+    let mut map_item = item(json!({"rule": "self.a == oldSelf.a"}));
+    map_item["required"] = json!(["a"]);
+    let map_list = json!({"type": "array", "maxItems": 10, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["a"], "items": map_item});
+    let mut atomic_map = item(json!({"rule": "self.a == oldSelf.a"}));
+    atomic_map["x-kubernetes-map-type"] = json!("atomic");
+    let granular = json!({"type": "object", "properties": {"m": atomic_map}});
+    assert_eq!(check(prop(map_list), false), Vec::<String>::new());
+    assert_eq!(check(prop(granular), false), Vec::<String>::new());
+}
+
+/// A `messageExpression` is compiled once its rule compiles: it must compile and give a
+/// string (the oracle's words).
+#[test]
+fn message_expressions_compile_to_strings() {
+    let rules = json!([
+        {"rule": "self.n > 0", "messageExpression": "1"},
+        {"rule": "self.n > 0", "messageExpression": "self.nope"},
+        {"rule": "self.n > 0", "messageExpression": "self.a"},
+        {"rule": "self.nope > 0", "messageExpression": "1"}
+    ]);
+    let object = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 10}, "n": {"type": "integer"}}, "x-kubernetes-validations": rules});
+    let masked = masked_self_types(check(prop(object), false));
+    let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
+    let rule = go_rule;
+    assert_eq!(
+        masked,
+        [
+            format!(
+                "{v}[0].messageExpression: Invalid value: {}: messageExpression must evaluate to a string",
+                rule("self.n > 0", "1")
+            ),
+            format!(
+                "{v}[1].messageExpression: Invalid value: {}: messageExpression compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope\n | ....^",
+                rule("self.n > 0", "self.nope")
+            ),
+            format!(
+                "{v}[3].rule: Invalid value: {}: compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope > 0\n | ....^",
+                rule("self.nope > 0", "1")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn field_paths_must_resolve_on_the_node() {
+    let rules = json!([
+        {"rule": "true", "fieldPath": ".nope"},
+        {"rule": "true", "fieldPath": "a"},
+        {"rule": "true", "fieldPath": ".a[0]"},
+        {"rule": "true", "fieldPath": ".a", "reason": "FieldValueInvalid"},
+        {"rule": "true", "fieldPath": ".m['k.x']"}
+    ]);
+    let object = json!({"type": "object", "properties": {
+        "a": {"type": "string"},
+        "m": {"type": "object", "additionalProperties": {"type": "string"}}
+    }, "x-kubernetes-validations": rules});
+    let v = format!("{ROOT}.properties[p].x-kubernetes-validations");
+    assert_eq!(
+        check(prop(object), false),
+        [
+            format!("{v}[0].fieldPath: Invalid value: \".nope\": fieldPath must be a valid path"),
+            format!("{v}[1].fieldPath: Invalid value: \"a\": fieldPath must be a valid path"),
+            format!("{v}[2].fieldPath: Invalid value: \".a[0]\": fieldPath must be a valid path"),
+        ]
+    );
+}
+
+/// kube lists schema errors before compile errors, compiles no rule of a node with a
+/// schema error at or below it, checks defaults before the rest, and compiles nothing when
+/// a default is wrong (the oracle's answers).
+#[test]
+fn schema_errors_come_first_and_keep_rules_from_compiling() {
+    let unique = json!({"type": "array", "uniqueItems": true, "items": {"type": "string"}});
+    let unique_error = |at: &str| {
+        format!(
+            "{ROOT}.properties[p].properties[{at}].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
+        )
+    };
+    let broken = json!([{"rule": "self.nope == 1"}]);
+    let above = json!({"type": "object", "properties": {"l": unique}, "x-kubernetes-validations": broken});
+    assert_eq!(check(prop(above), false), [unique_error("l")]);
+
+    let beside = json!({"type": "object", "properties": {
+        "a": {"type": "object", "x-kubernetes-validations": broken},
+        "b": unique
+    }});
+    let got = check(prop(beside), false);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0], unique_error("b"));
+    assert!(got[1].starts_with(&format!("{ROOT}.properties[p].properties[a].x-kubernetes-validations[0].rule: ")));
+
+    let bad_default = json!({"type": "integer", "maximum": 3, "default": 5});
+    let default_error = format!(
+        "{ROOT}.properties[p].properties[n].default: Invalid value: 5:  in body should be less than or equal to 3"
+    );
+    let with_unique = json!({"type": "object", "properties": {"n": bad_default, "l": unique}});
+    assert_eq!(check(prop(with_unique), false), [default_error.clone(), unique_error("l")]);
+    let with_rule = json!({"type": "object", "properties": {"n": bad_default}, "x-kubernetes-validations": broken});
+    assert_eq!(check(prop(with_rule), false), [default_error]);
+}
+
+/// kube validates an integer default against `int64(maximum)`: MinInt64 on the oracle for
+/// a bound beyond int64 (and a fractional factor below 1 is 0, not positive).
+#[test]
+fn integer_defaults_meet_bounds_as_go_converts_them() {
+    let object = json!({"type": "object", "properties": {
+        "huge": {"type": "integer", "maximum": 1e21, "default": 5},
+        "half": {"type": "integer", "multipleOf": 0.5, "default": 3},
+        "fine": {"type": "integer", "maximum": 1e21}
+    }});
+    assert_eq!(
+        check(prop(object), false),
+        [
+            format!(
+                "{ROOT}.properties[p].properties[half].default: Invalid value: 0: factor MultipleOf declared for  must be positive: 0"
+            ),
+            format!(
+                "{ROOT}.properties[p].properties[huge].default: Invalid value: 5:  in body should be less than or equal to -9223372036854775808"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_default_with_unknown_fields_is_printed_as_go_prints_it() {
+    let object = json!({"type": "object", "properties": {"a": {"type": "string"}}, "default": {"b": 1}});
+    assert_eq!(
+        check(prop(object), false),
+        [format!(
+            "{ROOT}.properties[p].default: Invalid value: map[string]interface {{}}{{\"b\":1}}: must not have unknown fields"
+        )]
+    );
+}
+
+/// kube runs a default's rules on an update from the default to itself (a transition rule
+/// sees it as `oldSelf`), then on a create of it (the oracle's answers).
+#[test]
+fn a_default_meets_transition_rules_as_its_own_old_value() {
+    let ruled = |rule: Value| json!({"type": "integer", "default": 5, "x-kubernetes-validations": [rule]});
+    let failed = |rule: &str| format!("{ROOT}.properties[p].default: Invalid value: \"integer\": failed rule: {rule}");
+    assert_eq!(check(prop(ruled(json!({"rule": "self < oldSelf"}))), false), [failed("self < oldSelf")]);
+    assert_eq!(
+        check(prop(ruled(json!({"rule": "oldSelf.hasValue()", "optionalOldSelf": true}))), false),
+        [failed("oldSelf.hasValue()")]
+    );
+    assert_eq!(check(prop(ruled(json!({"rule": "self == oldSelf"}))), false), Vec::<String>::new());
+}
+
+/// A default meets the rules at and below its node as kube's validator compiles them: a
+/// rule that does not type-check is a `rule compile error` at each value it would check,
+/// and, the defaults being wrong, no rule's own refusal is reported (the oracle's answers).
+#[test]
+fn a_default_meets_rules_that_do_not_compile_as_compile_errors() {
+    let object = json!({"type": "object", "default": {"a": {"b": 1}}, "properties": {"a": {"type": "object",
+        "properties": {"b": {"type": "integer", "x-kubernetes-validations": [{"rule": "self.size() > 0"}]}},
+        "x-kubernetes-validations": [{"rule": "self.b == \"x\""}]}}});
+    assert_eq!(
+        masked_self_types(check(prop(object), false)),
+        [
+            format!(
+                "{ROOT}.properties[p].default.a: Invalid value: \"object\": rule compile error: compilation failed: ERROR: <input>:1:8: found no matching overload for '_==_' applied to '(int, string)'\n | self.b == \"x\"\n | .......^"
+            ),
+            format!(
+                "{ROOT}.properties[p].default.a.b: Invalid value: \"integer\": rule compile error: compilation failed: ERROR: <input>:1:10: found no matching overload for 'size' applied to 'int.()'\n | self.size() > 0\n | .........^"
+            ),
+        ]
+    );
+}
+
+/// kube validates a default with the formats as written (objects with the string formats
+/// it supports only): `int32` and unknown formats name the expected type (the oracle's
+/// answers).
+#[test]
+fn a_default_meets_its_formats_as_written() {
+    let object = json!({"type": "object", "properties": {
+        "i": {"type": "integer", "format": "int32", "default": 1.5},
+        "u": {"type": "integer", "format": "foo", "default": 1.5},
+        "s": {"type": "string", "format": "int32", "default": "x"}
+    }});
+    assert_eq!(
+        check(prop(object), false),
+        [
+            format!(
+                "{ROOT}.properties[p].properties[i].default: Invalid value: \"float64\":  in body must be of type int32: \"float64\""
+            ),
+            format!(
+                "{ROOT}.properties[p].properties[u].default: Invalid value: \"float64\":  in body must be of type foo: \"float64\""
+            ),
         ]
     );
 }

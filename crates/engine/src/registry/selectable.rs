@@ -9,9 +9,8 @@
 //! with the sentences kube uses for that.
 
 use crate::field::{FieldError, Path};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrBool, SelectableField,
-};
+use crate::schema::fieldpath::{self, Brackets, Resolved};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, SelectableField};
 
 /// `MaxSelectableFields`.
 const MAX_SELECTABLE_FIELDS: usize = 8;
@@ -58,7 +57,7 @@ pub fn validate_selectable_fields(fields: &[SelectableField], scope: Scope<'_>, 
             errs.push(FieldError::required(p, ""));
             continue;
         }
-        let (resolved, leaf) = match resolve(json_path, schema) {
+        let Resolved { path: resolved, leaf } = match fieldpath::resolve_in(json_path, schema, Brackets::Refused) {
             Ok(found) => found,
             Err(e) => {
                 errs.push(FieldError::invalid(p, json_path, format!("is an invalid path: {e}")));
@@ -84,59 +83,6 @@ pub fn validate_selectable_fields(fields: &[SelectableField], scope: Scope<'_>, 
         errs.push(FieldError::too_many(path, unique.len(), MAX_SELECTABLE_FIELDS));
     }
     errs
-}
-
-/// kube's `ValidFieldPath` without array notation: `.a.b` through properties, or through
-/// a map's value schema (`a[key]` in the resolved path). The leaf is `None` behind a map
-/// whose `additionalProperties` is a boolean.
-fn resolve<'a>(json_path: &str, root: &'a JSONSchemaProps) -> Result<(Path, Option<&'a JSONSchemaProps>), String> {
-    let mut path = Path::default();
-    let mut schema = Some(root);
-    let mut tokens = tokens(json_path).into_iter();
-    while let Some(token) = tokens.next() {
-        match token {
-            "[" => return Err("array notation is not allowed".into()),
-            "." => {
-                let name = tokens.next().ok_or("unexpected end of JSON path")?;
-                let Some(s) = schema else { return Err("does not refer to a valid field".into()) };
-                if let Some(props) = &s.properties {
-                    schema = Some(props.get(name).ok_or("does not refer to a valid field")?);
-                    path = path.child(name);
-                } else if let Some(additional) = &s.additional_properties {
-                    schema = match additional {
-                        JSONSchemaPropsOrBool::Schema(value) => Some(value),
-                        JSONSchemaPropsOrBool::Bool(_) => None,
-                    };
-                    path = path.key(name);
-                } else {
-                    return Err("does not refer to a valid field".into());
-                }
-            }
-            other => return Err(format!("expected [ or . but got: {other}")),
-        }
-    }
-    Ok((path, schema))
-}
-
-/// The Go scanner's split: `.`, `[` and `]` alone, a single-quoted string whole, else the
-/// text up to the next delimiter.
-fn tokens(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while !rest.is_empty() {
-        let b = rest.as_bytes();
-        let len = if b[0] == b'\'' {
-            (1..b.len()).find(|&i| b[i] == b'\'' && b[i - 1] != b'\\').map_or(b.len(), |i| i + 1)
-        } else if matches!(b[0], b'.' | b'[' | b']') {
-            1
-        } else {
-            b.iter().position(|c| matches!(c, b'.' | b'[' | b']')).unwrap_or(b.len())
-        };
-        let (token, after) = rest.split_at(len);
-        out.push(token);
-        rest = after;
-    }
-    out
 }
 
 #[cfg(test)]

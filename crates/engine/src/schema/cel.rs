@@ -21,7 +21,7 @@
 //! kube's per-call limit, and the rules of one request share kube's runtime budget.
 
 use super::cel_rule::CompiledRule;
-use super::celcheck::escape;
+use super::celcheck::{escape, keyword_field};
 use super::celcost::{self, CANCELLED, OUT_OF_BUDGET, RUNTIME_COST_BUDGET};
 use super::celmeter;
 use super::correlate;
@@ -87,7 +87,12 @@ pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
                 Some(s) if !s.properties.is_empty() || resource_root => {
                     for (k, v) in map {
                         if let (Some(prop), Some(key)) = (s.properties.get(k), escape(k)) {
-                            entries.insert(Key::from(key), to_cel(v, Some(prop), prop.embedded_resource));
+                            let value = to_cel(v, Some(prop), prop.embedded_resource);
+                            // A reserved word is reachable as itself too (`self.namespace`).
+                            if keyword_field(k).is_some() {
+                                entries.insert(Key::from(k.as_str()), value.clone());
+                            }
+                            entries.insert(Key::from(key), value);
                         }
                     }
                     if resource_root {

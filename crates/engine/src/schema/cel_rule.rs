@@ -5,9 +5,8 @@
 use super::celcheck;
 use super::celcost;
 use super::celmeter;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrBool, ValidationRule,
-};
+use super::fieldpath;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, ValidationRule};
 use kube_cel::cel::parser::Expression;
 
 /// One compiled `x-kubernetes-validations` entry.
@@ -54,7 +53,7 @@ impl CompiledRule {
             |p: Option<&Result<Expression, String>>| p.and_then(|p| p.as_ref().ok()).map_or(0, celmeter::depth);
         let depth = depth_of(Some(&program)).max(depth_of(message_program.as_ref()));
         let raw_field_path = rule.field_path.clone().unwrap_or_default();
-        let field_path = normalize_field_path(&raw_field_path, node).unwrap_or(raw_field_path);
+        let field_path = fieldpath::resolve(&raw_field_path, node).unwrap_or(raw_field_path);
         CompiledRule {
             rule: rule.rule.clone(),
             message: rule.message.clone().unwrap_or_default(),
@@ -79,59 +78,5 @@ impl CompiledRule {
     pub(super) fn message_or_default(&self) -> String {
         let message = self.message.trim();
         if message.is_empty() { format!("failed rule: {}", self.rule.trim()) } else { message.to_string() }
-    }
-}
-
-/// kube's `ValidFieldPath`: `.a.b`, `.a['b.c']` or `['k']` against the node's schema, as
-/// a relative field path (`a.b`, `a[k]` for map keys). `None` when it does not resolve.
-fn normalize_field_path(fp: &str, node: &JSONSchemaProps) -> Option<String> {
-    if fp.trim().is_empty() {
-        return None;
-    }
-    let mut out = String::new();
-    let mut schema = node;
-    let mut rest = fp;
-    while !rest.is_empty() {
-        let (name, after) = if let Some(r) = rest.strip_prefix("['") {
-            let end = r.find("']")?;
-            (r[..end].replace("\\'", "'").replace("\\\\", "\\"), &r[end + 2..])
-        } else if let Some(r) = rest.strip_prefix('.') {
-            let end = r.find(['.', '[']).unwrap_or(r.len());
-            (r[..end].to_string(), &r[end..])
-        } else {
-            return None;
-        };
-        if let Some(prop) = schema.properties.as_ref().and_then(|p| p.get(&name)) {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&name);
-            schema = prop;
-        } else if let Some(JSONSchemaPropsOrBool::Schema(additional)) = &schema.additional_properties {
-            out.push_str(&format!("[{name}]"));
-            schema = additional;
-        } else {
-            return None;
-        }
-        rest = after;
-    }
-    Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn field_paths_normalize_against_the_schema() {
-        let props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
-            "a": {"type": "object", "properties": {"b.c": {"type": "string"}}},
-            "m": {"type": "object", "additionalProperties": {"type": "string"}}
-        }}))
-        .expect("schema");
-        assert_eq!(normalize_field_path(".a['b.c']", &props).as_deref(), Some("a.b.c"));
-        assert_eq!(normalize_field_path(".m.key", &props).as_deref(), Some("m[key]"));
-        assert_eq!(normalize_field_path(".nope", &props), None);
     }
 }

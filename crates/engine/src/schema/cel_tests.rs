@@ -162,6 +162,16 @@ fn property_names_are_escaped() {
         "x-kubernetes-validations": [{"rule": "self.my__dash__field == 1 && self.__namespace__ == 'n'"}],
         "properties": {"my-field": {"type": "integer"}, "namespace": {"type": "string"}}}}}));
     assert!(run(&s, json!({"spec": {"my-field": 1, "namespace": "n"}}), None).is_empty());
+    // A reserved word is reachable as itself too, as in kube.
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "x-kubernetes-validations": [{"rule": "!has(self.namespace) || self.namespace == 'n'"}],
+        "properties": {"namespace": {"type": "string"}}}}}));
+    assert!(run(&s, json!({"spec": {"namespace": "n"}}), None).is_empty());
+    assert!(run(&s, json!({"spec": {}}), None).is_empty());
+    assert_eq!(
+        run(&s, json!({"spec": {"namespace": "m"}}), None),
+        [r#"spec: Invalid value: "object": failed rule: !has(self.namespace) || self.namespace == 'n'"#]
+    );
 }
 
 #[test]

@@ -35,6 +35,16 @@ impl GoNumber {
     }
 }
 
+/// Go's `int64(f)` as the oracle (linux/amd64) computes it: truncation toward zero, and
+/// MinInt64 (the CPU's "integer indefinite") for NaN and anything outside int64's range,
+/// where Rust's `as` saturates. kube-openapi compares an integer against a schema bound
+/// converted this way, so `maximum: 1e21` refuses every integer.
+pub fn go_int64(f: f64) -> i64 {
+    // 2^63 is exact in f64; the range is [-2^63, 2^63).
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) { i64::MIN } else { f as i64 }
+}
+
 /// `%v` of a decoded JSON number.
 pub fn number_v(n: &Number) -> String {
     match GoNumber::of(n) {
@@ -109,6 +119,17 @@ pub fn with_value(error_type: ErrorType, field: impl Into<String>, v: &Value, de
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn go_int64_is_amd64_conversion() {
+        assert_eq!(go_int64(1.9), 1);
+        assert_eq!(go_int64(-1.9), -1);
+        assert_eq!(go_int64(1e21), i64::MIN);
+        assert_eq!(go_int64(-1e21), i64::MIN);
+        assert_eq!(go_int64(9_223_372_036_854_775_808.0), i64::MIN);
+        assert_eq!(go_int64(-9_223_372_036_854_775_808.0), i64::MIN);
+        assert_eq!(go_int64(f64::NAN), i64::MIN);
+    }
 
     #[test]
     fn numbers_keep_their_go_type() {

@@ -27,6 +27,7 @@ mod celtypes;
 mod correlate;
 mod defaults;
 mod embedded;
+pub mod fieldpath;
 pub mod formats;
 pub mod gofmt;
 mod listtype;
@@ -75,6 +76,16 @@ impl Schema {
     /// Compiles a schema (regexes, formats and CEL rules are prepared here, once).
     pub fn new(props: &JSONSchemaProps) -> Schema {
         Schema { compiled: OnceLock::from(Compiled::new(props)), source: None, preserve_unknown_fields: false }
+    }
+
+    /// Compiles a schema as kube's `ValidateDefaults` builds its validator for a default at
+    /// registration: formats as written (none stripped), and rules type-checked too (the
+    /// default is validated before the rules' own refusals are reported).
+    pub fn for_defaults(props: &JSONSchemaProps) -> Schema {
+        let mut compiled = Compiled::new(props);
+        compiled.root.keep_written_formats();
+        compiled.root.type_check_rules(props);
+        Schema { compiled: OnceLock::from(compiled), source: None, preserve_unknown_fields: false }
     }
 
     /// A schema compiled when it is first used. A served kind's compiled schema takes
@@ -165,12 +176,18 @@ impl Schema {
     /// kube's `ValidateDefaults` at the node this schema was built from, for its `default`:
     /// whether pruning would change the value, then its value errors, or when there are
     /// none its rule errors; fields are relative to the default (`<nil>` for itself).
+    /// The rules run as kube runs them: on an update from the default to itself (transition
+    /// rules see it as `oldSelf`), then, when that passes, on a create of it.
     pub fn default_errors(&self, value: &Value) -> (bool, Vec<FieldError>) {
         let mut pruned = value.clone();
         let has_unknown = !prune::prune(&mut pruned, self.root()).is_empty();
         let errs = validate::validate(self.root(), "", value, None).errors;
         if !errs.is_empty() {
             return (has_unknown, errs);
+        }
+        let unchanged = self.validate_rules(value, Some(value), &[]);
+        if !unchanged.is_empty() {
+            return (has_unknown, unchanged);
         }
         (has_unknown, self.validate_rules(value, None, &[]))
     }

@@ -8,6 +8,7 @@
 //! add value validations, exactly as in a structural schema.
 
 use super::cel_rule::CompiledRule;
+use super::celcheck;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
@@ -131,13 +132,11 @@ const SUPPORTED_STRING_FORMATS: [&str; 25] = [
 ];
 
 /// Go's `StripUnsupportedFormatsPostProcess`: formats kube does not know are ignored.
-fn supported_format(type_: &str, format: &str) -> String {
-    let keep = match type_ {
-        "" | "string" => SUPPORTED_STRING_FORMATS.contains(&format.replace('-', "").as_str()),
-        "integer" => format == "int32" || format == "int64",
-        "number" => format == "float" || format == "double",
-        _ => false,
-    };
+/// It does not look at the type: `int32`, `int64`, `float` and `double` go (they are no
+/// string formats), and a string format stays on any type (`date` on a boolean checks a
+/// string value as a date).
+fn supported_format(format: &str) -> String {
+    let keep = SUPPORTED_STRING_FORMATS.contains(&format.replace('-', "").as_str());
     if keep { format.to_string() } else { String::new() }
 }
 
@@ -154,14 +153,7 @@ impl Node {
             vec![type_.clone()]
         };
         let raw_format = s.format.clone().unwrap_or_default();
-        let format = if raw_format.is_empty() {
-            String::new()
-        } else {
-            // Go strips on the converted schema, where int-or-string has two types and so
-            // counts as untyped.
-            let t = if int_or_string { "" } else { type_.as_str() };
-            supported_format(t, &raw_format)
-        };
+        let format = supported_format(&raw_format);
         let pattern =
             s.pattern.as_ref().filter(|p| !p.is_empty()).map(|p| Pattern { source: p.clone(), regex: shared_regex(p) });
         let compile_all = |v: &Option<Vec<JSONSchemaProps>>| v.iter().flatten().map(Node::compile).collect();
@@ -213,6 +205,54 @@ impl Node {
         };
         node.cel_depth = node.subtree_cel_depth();
         node
+    }
+
+    /// Turns the rules kube's typed compile refuses (its validator compiles with the
+    /// schema's types) into compile errors, which evaluation reports as `rule compile
+    /// error`. Serving needs no such check (registration refuses those rules); a default is
+    /// validated before that refusal is reported, so its schema does.
+    pub fn type_check_rules(&mut self, s: &JSONSchemaProps) {
+        let sources = s.x_kubernetes_validations.iter().flatten();
+        for (rule, source) in self.rules.iter_mut().zip(sources) {
+            if rule.program.is_ok()
+                && !source.rule.trim().is_empty()
+                && let Some(error) = celcheck::compile(source, s, false).error
+            {
+                rule.program = Err(error);
+            }
+        }
+        for (key, child) in &mut self.properties {
+            if let Some(schema) = s.properties.as_ref().and_then(|p| p.get(key)) {
+                child.type_check_rules(schema);
+            }
+        }
+        if let (Some(child), Some(JSONSchemaPropsOrArray::Schema(schema))) = (self.items.as_deref_mut(), &s.items) {
+            child.type_check_rules(schema);
+        }
+        if let (Additional::Schema(child), Some(JSONSchemaPropsOrBool::Schema(schema))) =
+            (&mut self.additional_properties, &s.additional_properties)
+        {
+            child.type_check_rules(schema);
+        }
+    }
+
+    /// Validates formats as written, none stripped: kube validates defaults with the schema
+    /// as it is, and custom resources with the formats it supports only.
+    pub fn keep_written_formats(&mut self) {
+        self.format = self.raw_format.clone();
+        let children = self
+            .properties
+            .values_mut()
+            .chain(self.items.as_deref_mut())
+            .chain(match &mut self.additional_properties {
+                Additional::Schema(s) => Some(s.as_mut()),
+                _ => None,
+            })
+            .chain(&mut self.all_of)
+            .chain(&mut self.any_of)
+            .chain(&mut self.one_of)
+            .chain(self.not.as_deref_mut());
+        children.for_each(Node::keep_written_formats);
     }
 
     /// [`Node::cel_depth`] from this node's rules and its children's depths.
@@ -273,10 +313,10 @@ mod tests {
     fn unsupported_formats_are_stripped_like_kube() {
         assert_eq!(node(json!({"type": "string", "format": "date-time"})).format, "date-time");
         assert_eq!(node(json!({"type": "string", "format": "int32"})).format, "");
-        assert_eq!(node(json!({"type": "integer", "format": "int32"})).format, "int32");
-        assert_eq!(node(json!({"type": "integer", "format": "date"})).format, "");
-        assert_eq!(node(json!({"type": "number", "format": "double"})).format, "double");
-        assert_eq!(node(json!({"type": "boolean", "format": "byte"})).format, "");
+        assert_eq!(node(json!({"type": "integer", "format": "int32"})).format, "");
+        assert_eq!(node(json!({"type": "integer", "format": "date"})).format, "date");
+        assert_eq!(node(json!({"type": "number", "format": "double"})).format, "");
+        assert_eq!(node(json!({"type": "boolean", "format": "byte"})).format, "byte");
         assert_eq!(node(json!({"type": "string", "format": "email"})).raw_format, "email");
     }
 

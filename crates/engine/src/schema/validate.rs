@@ -15,7 +15,7 @@
 
 use super::correlate;
 use super::formats;
-use super::gofmt::{GoNumber, with_value};
+use super::gofmt::{GoNumber, go_int64, with_value};
 use super::node::{Additional, Node};
 use crate::field::{ErrorType, FieldError, go_quote};
 use crate::representation::gofmt::{go_format_g, go_json_float};
@@ -197,7 +197,7 @@ fn string_error(node: &Node, name: &str, s: &str) -> Option<FieldError> {
 }
 
 /// `multipleOf`, `minimum`, `maximum`, compared natively: integers against the bound
-/// truncated to an integer (and printed as one), floats as floats.
+/// converted as Go's `int64(bound)` does (and printed as one), floats as floats.
 fn number_errors(node: &Node, name: &str, n: &Number) -> Vec<FieldError> {
     let data = GoNumber::of(n);
     let value = Value::Number(n.clone());
@@ -206,10 +206,10 @@ fn number_errors(node: &Node, name: &str, n: &Number) -> Vec<FieldError> {
         // An integer is checked against the factor truncated to an integer (kube-openapi's
         // `MultipleOfInt`), so a fractional factor below 1 is "not positive" for integers.
         let int_factor = match data {
-            GoNumber::Int(_) => Some(factor as i64),
+            GoNumber::Int(_) => Some(go_int64(factor)),
             GoNumber::Float(_) => None,
         };
-        if factor < 0.0 || int_factor.is_some_and(|f| f <= 0) {
+        if factor <= 0.0 || int_factor.is_some_and(|f| f <= 0) {
             // kube reports the factor as the bad value.
             let (shown, bad) = match int_factor {
                 Some(f) => (f.to_string(), Value::from(f)),
@@ -232,12 +232,12 @@ fn number_errors(node: &Node, name: &str, n: &Number) -> Vec<FieldError> {
         }
     }
     let bound_text = |b: f64| match data {
-        GoNumber::Int(_) => (b as i64).to_string(),
+        GoNumber::Int(_) => go_int64(b).to_string(),
         GoNumber::Float(_) => go_format_g(b),
     };
     let cmp = |b: f64| -> std::cmp::Ordering {
         match data {
-            GoNumber::Int(i) => i.cmp(&(b as i64)),
+            GoNumber::Int(i) => i.cmp(&go_int64(b)),
             GoNumber::Float(f) => f.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal),
         }
     };
@@ -289,7 +289,7 @@ fn enum_matches(data: &Value, allowed: &Value) -> bool {
         (Value::Null, _) | (_, Value::Null) => false,
         (Value::Number(d), Value::Number(e)) => match (GoNumber::of(d), GoNumber::of(e)) {
             (GoNumber::Int(a), GoNumber::Int(b)) => a == b,
-            (GoNumber::Float(a), GoNumber::Int(b)) => a as i64 == b,
+            (GoNumber::Float(a), GoNumber::Int(b)) => go_int64(a) == b,
             (GoNumber::Int(a), GoNumber::Float(b)) => a as f64 == b,
             (GoNumber::Float(a), GoNumber::Float(b)) => a == b,
         },

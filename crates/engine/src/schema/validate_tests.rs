@@ -60,9 +60,23 @@ fn int_or_string_and_formats_interact_like_kube() {
         field(json!({"type": "string", "format": "date-time"}), json!(5)),
         [r#"spec.x: Invalid value: "int64": spec.x in body must be of type date-time: "int64""#]
     );
+    // kube strips the formats that are no string formats (int32, double), and keeps the
+    // string formats on any type (the oracle's answers).
     assert_eq!(
         field(json!({"type": "integer", "format": "int32"}), json!(1.5)),
-        [r#"spec.x: Invalid value: "float64": spec.x in body must be of type int32: "float64""#]
+        [r#"spec.x: Invalid value: "number": spec.x in body must be of type integer: "number""#]
+    );
+    assert_eq!(
+        field(json!({"type": "number", "format": "double"}), json!(true)),
+        [r#"spec.x: Invalid value: "boolean": spec.x in body must be of type number: "boolean""#]
+    );
+    assert_eq!(
+        field(json!({"type": "integer", "format": "byte"}), json!(1.5)),
+        [r#"spec.x: Invalid value: "float64": spec.x in body must be of type byte: "float64""#]
+    );
+    assert_eq!(
+        field(json!({"type": "boolean", "format": "date"}), json!("x")),
+        [r#"spec.x: Invalid value: "x": spec.x in body must be of type date: "x""#]
     );
     // kube does not range-check int32.
     assert!(field(json!({"type": "integer", "format": "int32"}), json!(9_999_999_999_i64)).is_empty());
@@ -151,6 +165,37 @@ fn numeric_bounds() {
     assert_eq!(
         field(json!({"type": "number", "multipleOf": 0.5}), json!(0.3)),
         [r#"spec.x: Invalid value: 0.3: spec.x in body should be a multiple of 0.5"#]
+    );
+}
+
+/// kube-openapi compares an integer with `int64(bound)`, which on the oracle (amd64) is
+/// MinInt64 for a bound beyond int64's range: such a bound refuses every integer, while a
+/// float is compared with the bound as it is.
+#[test]
+fn integers_meet_bounds_converted_as_go_converts_them() {
+    let huge = json!({"type": "integer", "maximum": 1e21, "minimum": -1e21});
+    assert_eq!(
+        field(huge.clone(), json!(5)),
+        [r#"spec.x: Invalid value: 5: spec.x in body should be less than or equal to -9223372036854775808"#]
+    );
+    let number = json!({"type": "number", "maximum": 1e21});
+    assert!(field(number, json!(5.5)).is_empty());
+    assert_eq!(
+        field(json!({"type": "number", "multipleOf": 0.5, "maximum": 1e21}), json!(3)),
+        [
+            r#"spec.x: Invalid value: 0: factor MultipleOf declared for spec.x must be positive: 0"#,
+            r#"spec.x: Invalid value: 3: spec.x in body should be less than or equal to -9223372036854775808"#,
+        ]
+    );
+    // A fractional bound is truncated toward zero for an integer.
+    assert_eq!(
+        field(json!({"type": "integer", "maximum": 1.5}), json!(2)),
+        [r#"spec.x: Invalid value: 2: spec.x in body should be less than or equal to 1"#]
+    );
+    // A float is checked against a zero factor as a float: not positive either.
+    assert_eq!(
+        field(json!({"type": "number", "multipleOf": 0}), json!(1.5)),
+        [r#"spec.x: Invalid value: 0: factor MultipleOf declared for spec.x must be positive: 0"#]
     );
 }
 

@@ -5,7 +5,7 @@
 //! kube refuses.
 
 use super::parse::{Expr, Kind};
-use super::types::CelType;
+use super::types::{CelType, keyword_field};
 use std::collections::HashMap;
 
 /// Type-checks expressions with the variables in scope, collecting cel-go's errors.
@@ -79,10 +79,15 @@ impl Checker {
         matches!(&e.kind, Kind::Ident(name) if self.lookup(name).is_none())
     }
 
-    /// A field of a value of type `t`: objects declare theirs, maps take any key.
+    /// A field of a value of type `t`: objects declare theirs, maps take any key; an
+    /// optional's field is optional.
     fn field(&mut self, pos: usize, t: &CelType, field: &str) -> CelType {
         match t {
-            CelType::Object(o) => match o.fields.get(field) {
+            CelType::Optional(inner) => match self.field(pos, inner, field) {
+                CelType::Error => CelType::Error,
+                found => CelType::Optional(Box::new(found)),
+            },
+            CelType::Object(o) => match o.fields.get(field).or_else(|| o.fields.get(&keyword_field(field)?)) {
                 Some(f) => f.clone(),
                 None => self.error(pos, format!("undefined field '{field}'")),
             },
@@ -135,6 +140,8 @@ impl Checker {
         }
         let result = match (function, types.as_slice()) {
             ("size", [t]) => sized(t).then_some(CelType::Int),
+            // No conversion takes an optional.
+            (_, [CelType::Optional(_)]) if CONVERSIONS.contains(&function) => None,
             ("int", [_]) => Some(CelType::Int),
             ("uint", [_]) => Some(CelType::Uint),
             ("double", [_]) => Some(CelType::Double),
@@ -157,12 +164,7 @@ impl Checker {
                 b if b.is_open() => Some(CelType::Bool),
                 _ => None,
             },
-            ("_[_]", [a, i]) => match a {
-                CelType::List(item) => (i.is_open() || *i == CelType::Int).then(|| (**item).clone()),
-                CelType::Map(key, value) => i.unifies(key).then(|| (**value).clone()),
-                a if a.is_open() => Some(CelType::Dyn),
-                _ => None,
-            },
+            ("_[_]", [a, i]) => index(a, i),
             ("_?_:_", [c, a, b]) => {
                 ((c.is_open() || *c == CelType::Bool) && a.unifies(b)).then(|| if a.is_open() { b } else { a }.clone())
             }
@@ -178,7 +180,7 @@ impl Checker {
             return CelType::Dyn;
         }
         let receiver = self.check(target);
-        if let Some(result) = self.macro_call(function, &receiver, args) {
+        if let Some(result) = self.macro_call(function, &receiver, target.pos, args) {
             return result;
         }
         let types: Vec<CelType> = args.iter().map(|a| self.check(a)).collect();
@@ -186,9 +188,13 @@ impl Checker {
             return CelType::Error;
         }
         let string_arg = |t: &CelType| t.is_open() || *t == CelType::String;
-        let result = match (function, types.as_slice()) {
-            ("size", []) => sized(&receiver).then_some(CelType::Int),
-            ("startsWith" | "endsWith" | "contains" | "matches", [arg]) => {
+        let result = match (function, types.as_slice(), &receiver) {
+            ("hasValue", [], CelType::Optional(_)) => Some(CelType::Bool),
+            ("value", [], CelType::Optional(inner)) => Some((**inner).clone()),
+            ("orValue", [arg], CelType::Optional(inner)) => inner.unifies(arg).then(|| (**inner).clone()),
+            ("or", [_], CelType::Optional(_)) => Some(receiver.clone()),
+            ("size", [], _) => sized(&receiver).then_some(CelType::Int),
+            ("startsWith" | "endsWith" | "contains" | "matches", [arg], _) => {
                 (string_arg(&receiver) && string_arg(arg)).then_some(CelType::Bool)
             }
             _ => Some(CelType::Dyn),
@@ -197,7 +203,7 @@ impl Checker {
     }
 
     /// `all`, `exists`, `exists_one`, `filter` and `map` over a list (items) or a map (keys).
-    fn macro_call(&mut self, function: &str, range: &CelType, args: &[Expr]) -> Option<CelType> {
+    fn macro_call(&mut self, function: &str, range: &CelType, range_pos: usize, args: &[Expr]) -> Option<CelType> {
         let ([var, rest @ ..], true) = (args, matches!(function, "all" | "exists" | "exists_one" | "filter" | "map"))
         else {
             return None;
@@ -205,6 +211,13 @@ impl Checker {
         let Kind::Ident(name) = &var.kind else { return None };
         let item = match range {
             CelType::List(item) | CelType::Map(item, _) => (**item).clone(),
+            CelType::Optional(_) => {
+                let detail = format!(
+                    "expression of type '{range}' cannot be range of a comprehension (must be list, map, or dynamic)"
+                );
+                self.error(range_pos, detail);
+                CelType::Dyn
+            }
             _ => CelType::Dyn,
         };
         self.scopes.push((name.clone(), item.clone()));
@@ -222,6 +235,21 @@ impl Checker {
 /// Identifiers that name types (`type(self) == int`).
 const TYPE_NAMES: [&str; 12] =
     ["bool", "bytes", "double", "duration", "dyn", "int", "list", "map", "null_type", "string", "timestamp", "type"];
+
+/// The functions that convert a value to a type.
+const CONVERSIONS: [&str; 8] = ["int", "uint", "double", "string", "bool", "bytes", "timestamp", "duration"];
+
+/// The type of `a[i]`, `None` when no overload takes these operands (an optional list or
+/// map gives an optional item).
+fn index(a: &CelType, i: &CelType) -> Option<CelType> {
+    match a {
+        CelType::List(item) => (i.is_open() || *i == CelType::Int).then(|| (**item).clone()),
+        CelType::Map(key, value) => i.unifies(key).then(|| (**value).clone()),
+        CelType::Optional(inner) => index(inner, i).map(|found| CelType::Optional(Box::new(found))),
+        a if a.is_open() => Some(CelType::Dyn),
+        _ => None,
+    }
+}
 
 /// Whether `size` applies.
 fn sized(t: &CelType) -> bool {

@@ -207,15 +207,21 @@ impl<'a> Estimator<'a> {
             ("_<_" | "_<=_" | "_>_" | "_>=_", None) if args.len() == 2 && is_text(&args[0].ty) => {
                 return (self.compare(args).plus(arg_sum), None);
             }
-            ("string", None) if matches!(types(0), Some(CelType::Bytes)) => {
+            // A dyn argument keeps every overload: the range covers them all (the others cost
+            // 1 and leave the size unknown), and the size is the one overload's that knows it.
+            ("string", None) if types(0).is_some_and(|t| *t == CelType::Bytes || t.is_open()) => {
                 let size = self.size(&args[0]);
                 let result = Range { min: size.min / 4, max: size.max };
-                return (string_arg(0).unwrap_or_default().plus(arg_sum), Some(result));
+                let cost = string_arg(0).unwrap_or_default();
+                let cost = if types(0).is_some_and(CelType::is_open) { cost.union(ONE) } else { cost };
+                return (cost.plus(arg_sum), Some(result));
             }
-            ("bytes", None) if matches!(types(0), Some(CelType::String)) => {
+            ("bytes", None) if types(0).is_some_and(|t| *t == CelType::String || t.is_open()) => {
                 let size = self.size(&args[0]);
                 let result = Range { min: size.min, max: size.max.saturating_mul(4) };
-                return (string_arg(0).unwrap_or_default().plus(arg_sum), Some(result));
+                let cost = string_arg(0).unwrap_or_default();
+                let cost = if types(0).is_some_and(CelType::is_open) { cost.union(ONE) } else { cost };
+                return (cost.plus(arg_sum), Some(result));
             }
             _ => {}
         }

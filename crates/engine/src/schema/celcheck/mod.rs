@@ -17,7 +17,7 @@ mod parse;
 pub mod size;
 mod types;
 
-pub use types::escape;
+pub use types::{escape, keyword_field};
 
 use crate::schema::celcost::{MAX_RECURSION_DEPTH, guarded, on_cel_stack};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, ValidationRule};
@@ -27,6 +27,9 @@ use types::CelType;
 /// kube's refusal when a rule's type is not bool.
 const NOT_BOOL: &str = "cel expression must evaluate to a bool";
 
+/// kube's refusal when a `messageExpression`'s type is not string.
+const NOT_STRING: &str = "messageExpression must evaluate to a string";
+
 /// What compiling one rule finds at registration.
 #[derive(Debug, Default)]
 pub struct Compiled {
@@ -34,8 +37,13 @@ pub struct Compiled {
     pub error: Option<String>,
     /// The most one evaluation can cost (0 when the rule does not compile, as in kube).
     pub max_cost: u64,
+    /// Why kube refuses the `messageExpression` (only looked at when the rule compiles).
+    pub message_error: Option<String>,
     /// The same for the `messageExpression`, when it compiles.
     pub message_cost: u64,
+    /// The rule compiles and refers to `oldSelf` (kube's `UsesOldSelf`, false when the rule
+    /// does not compile).
+    pub uses_old_self: bool,
 }
 
 /// Compiles `rule` on the schema node `node` (the resource root when `root`) as kube's
@@ -44,20 +52,20 @@ pub fn compile(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Com
     on_cel_stack(|| compile_here(rule, node, root))
 }
 
-/// The error of a rule over cel-go's limits, at cel-go's location for them.
-fn limit_error(message: &str) -> String {
-    format!("compilation failed: ERROR: <input>:-1:0: {message}")
+/// The issues of a source over cel-go's limits, at cel-go's location for them.
+fn limit_issue(message: &str) -> String {
+    format!("ERROR: <input>:-1:0: {message}")
 }
 
 /// The gate every CEL source passes before the `cel` crate parses it: our parse (`None`
-/// for syntax we do not know, still within cel-go's limits), or kube's compile error for a
-/// source over cel-go's limits, which no deeper parser may see.
+/// for syntax we do not know, still within cel-go's limits), or cel-go's issues for a
+/// source over its limits, which no deeper parser may see.
 fn gate(source: &str) -> Result<Option<parse::Expr>, String> {
     match parse::parse(source) {
         Ok(expr) => Ok(Some(expr)),
-        Err(Failure::Limit(message)) => Err(limit_error(&message)),
+        Err(Failure::Limit(message)) => Err(limit_issue(&message)),
         Err(Failure::Unrecognized) => match parse::bounded(source) {
-            Err(Failure::Limit(message)) => Err(limit_error(&message)),
+            Err(Failure::Limit(message)) => Err(limit_issue(&message)),
             _ => Ok(None),
         },
     }
@@ -75,38 +83,49 @@ pub fn cel_parse(source: &str) -> Result<kube_cel::cel::parser::Expression, kube
 
 /// kube's compile error for a source over cel-go's limits (size, nesting), if it is.
 pub fn check_limits(source: &str) -> Result<(), String> {
-    on_cel_stack(|| gate(source).map(drop))
+    on_cel_stack(|| gate(source).map(drop).map_err(|issues| format!("compilation failed: {issues}")))
 }
 
-fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
-    let source = rule.rule.as_str();
-    let parsed = match gate(source) {
-        Ok(parsed) => parsed,
-        Err(error) => return Compiled { error: Some(error), ..Default::default() },
-    };
-    if let Err(errors) = cel_parse(source) {
+/// One expression type-checked with `variables`.
+enum Checked {
+    /// Syntax our checker does not know (kube may still refuse it; we accept it unchecked),
+    /// with whether it refers to `oldSelf`.
+    Unchecked {
+        uses_old_self: bool,
+    },
+    Typed {
+        expr: parse::Expr,
+        result: CelType,
+        types: std::collections::HashMap<usize, CelType>,
+    },
+}
+
+/// Parses and type-checks one CEL source as cel-go's `Env.Compile` does: `Err` holds its
+/// issues (`ERROR: <input>:L:C: ...` lines with carets).
+fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Checked, String> {
+    let parsed = gate(source)?;
+    let cel_expr = match cel_parse(source) {
+        Ok(expr) => Some(expr),
         // The optional syntax (`self.?x`, `m[?k]`) kube accepts; the `cel` crate does not parse it.
-        if errors.errors.iter().any(|e| e.msg.starts_with("unsupported syntax")) {
-            return Compiled::default();
+        Err(errors) if errors.errors.iter().any(|e| e.msg.starts_with("unsupported syntax")) => None,
+        Err(errors) => {
+            let found = errors.errors.iter().map(|e| (e.pos, e.msg.clone()));
+            let shown: Vec<String> = found.map(|((line, col), msg)| located(source, line, col, &msg)).collect();
+            return Err(shown.join("\n"));
         }
-        let found = errors.errors.iter().map(|e| (e.pos, e.msg.clone()));
-        let shown: Vec<String> = found.map(|((line, col), msg)| located(source, line, col, &msg)).collect();
-        return Compiled { error: Some(format!("compilation failed: {}", shown.join("\n"))), ..Default::default() };
-    }
-    let Some(expr) = parsed else { return Compiled::default() };
-    let self_type = CelType::of_schema(node, &self_type_name(source), root);
-    let old_self = if rule.optional_old_self == Some(true) { CelType::Dyn } else { self_type.clone() };
-    let variables = vec![("self".to_string(), self_type), ("oldSelf".to_string(), old_self)];
-    let mut checker = check::Checker::new(variables.clone());
+    };
+    let Some(expr) = parsed else {
+        let uses_old_self = match cel_expr {
+            Some(expr) => expr.references().has_variable(OLD_SELF),
+            None => mentions(source, OLD_SELF),
+        };
+        return Ok(Checked::Unchecked { uses_old_self });
+    };
+    let mut checker = check::Checker::new(variables);
     let result = checker.check(&expr);
     let mut errors = checker.errors;
     if errors.is_empty() {
-        if !result.is_open() && result != CelType::Bool {
-            return Compiled { error: Some(NOT_BOOL.to_string()), ..Default::default() };
-        }
-        let max_cost = estimate(&expr, &checker.types, node, root);
-        let message_cost = message_cost(rule, node, root, variables);
-        return Compiled { error: None, max_cost, message_cost };
+        return Ok(Checked::Typed { expr, result, types: checker.types });
     }
     errors.sort_by_key(|(pos, _)| *pos);
     let shown: Vec<String> = errors
@@ -118,7 +137,45 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
             located(source, line as isize, col as isize, msg)
         })
         .collect();
-    Compiled { error: Some(format!("compilation failed: {}", shown.join("\n"))), ..Default::default() }
+    Err(shown.join("\n"))
+}
+
+/// The name of the previous value's variable.
+const OLD_SELF: &str = "oldSelf";
+
+/// Whether `source` holds `name` as a whole word (for syntax no parser here reads).
+fn mentions(source: &str, name: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    source.match_indices(name).any(|(at, _)| {
+        let before = source[..at].chars().next_back();
+        let after = source[at + name.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
+    let source = rule.rule.as_str();
+    let self_type = CelType::of_schema(node, &self_type_name(source), root);
+    let old_self = match rule.optional_old_self {
+        Some(true) => CelType::Optional(Box::new(self_type.clone())),
+        _ => self_type.clone(),
+    };
+    let variables = vec![("self".to_string(), self_type), (OLD_SELF.to_string(), old_self)];
+    let (expr, types) = match check_source(source, variables.clone()) {
+        Err(issues) => return Compiled { error: Some(format!("compilation failed: {issues}")), ..Default::default() },
+        Ok(Checked::Unchecked { uses_old_self }) => return Compiled { uses_old_self, ..Default::default() },
+        Ok(Checked::Typed { result, .. }) if !result.is_open() && result != CelType::Bool => {
+            return Compiled { error: Some(NOT_BOOL.to_string()), ..Default::default() };
+        }
+        Ok(Checked::Typed { expr, types, .. }) => (expr, types),
+    };
+    let uses_old_self = expr.references(OLD_SELF);
+    let max_cost = estimate(&expr, &types, node, root);
+    let (message_error, message_cost) = match compile_message(rule, node, root, variables) {
+        Ok(cost) => (None, cost),
+        Err(error) => (Some(error), 0),
+    };
+    Compiled { error: None, max_cost, message_error, message_cost, uses_old_self }
 }
 
 /// The estimated maximum cost of a type-checked expression.
@@ -129,19 +186,24 @@ fn estimate(
     root: bool,
 ) -> u64 {
     let sizes = size::Sizes { node, resource: root || node.x_kubernetes_embedded_resource == Some(true) };
-    cost::Estimator::new(types, sizes, &["self", "oldSelf"]).cost(expr).max
+    cost::Estimator::new(types, sizes, &["self", OLD_SELF]).cost(expr).max
 }
 
-/// The estimated cost of the rule's `messageExpression` (0 when it does not compile here).
-fn message_cost(rule: &ValidationRule, node: &JSONSchemaProps, root: bool, variables: Vec<(String, CelType)>) -> u64 {
-    let Some(source) = rule.message_expression.as_deref().filter(|m| !m.trim().is_empty()) else { return 0 };
-    let Ok(expr) = parse::parse(source) else { return 0 };
-    let mut checker = check::Checker::new(variables);
-    checker.check(&expr);
-    if !checker.errors.is_empty() {
-        return 0;
+/// The estimated cost of the rule's `messageExpression` (0 when there is none, or it is
+/// syntax not checked here), or kube's refusal of it.
+fn compile_message(
+    rule: &ValidationRule,
+    node: &JSONSchemaProps,
+    root: bool,
+    variables: Vec<(String, CelType)>,
+) -> Result<u64, String> {
+    let Some(source) = rule.message_expression.as_deref().filter(|m| !m.is_empty()) else { return Ok(0) };
+    match check_source(source, variables) {
+        Err(issues) => Err(format!("messageExpression compilation failed: {issues}")),
+        Ok(Checked::Unchecked { .. }) => Ok(0),
+        Ok(Checked::Typed { result, .. }) if !result.is_open() && result != CelType::String => Err(NOT_STRING.into()),
+        Ok(Checked::Typed { expr, types, .. }) => Ok(estimate(&expr, &types, node, root)),
     }
-    estimate(&expr, &checker.types, node, root)
 }
 
 /// cel-go's error text: `ERROR: <input>:L:C: msg` and the line with a caret under C.

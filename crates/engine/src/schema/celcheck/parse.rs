@@ -23,6 +23,23 @@ pub struct Expr {
     pub kind: Kind,
 }
 
+impl Expr {
+    /// Whether the expression refers to the variable `name` anywhere (cel-go's reference
+    /// map holds it).
+    pub fn references(&self, name: &str) -> bool {
+        match &self.kind {
+            Kind::Literal(..) => false,
+            Kind::Ident(ident) => ident == name,
+            Kind::Select(operand, _) => operand.references(name),
+            Kind::Call { target, args, .. } => {
+                target.as_ref().is_some_and(|t| t.references(name)) || args.iter().any(|a| a.references(name))
+            }
+            Kind::List(items) => items.iter().any(|i| i.references(name)),
+            Kind::Map(entries) => entries.iter().any(|(k, v)| k.references(name) || v.references(name)),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Kind {
     /// A literal and its size as cel-go's estimator takes it (a string's code points, a

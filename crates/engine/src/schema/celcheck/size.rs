@@ -143,6 +143,8 @@ impl Sizes<'_> {
                 (Step::Metadata, "name" | "generateName") => Step::String,
                 (Step::Schema(s, _), field) if s.type_.as_deref() == Some("object") && map_values(s).is_none() => {
                     let props = s.properties.as_ref()?;
+                    // kube's estimator finds a reserved word by its escaped name only
+                    // (`self.namespace` is sized as unbounded).
                     let (_, prop) = props.iter().find(|(k, _)| escape(k).as_deref() == Some(field))?;
                     Step::Schema(prop, embedded(prop))
                 }

@@ -178,3 +178,107 @@ fn parser_limits_are_cel_gos() {
         assert_eq!(got, want, "{}...", &rule[..rule.len().min(40)]);
     }
 }
+
+/// With `optionalOldSelf`, `oldSelf` is `optional_type(T)`, and so is what is selected or
+/// indexed from it: rules that forget `.value()` are refused (the oracle's answers).
+#[test]
+fn an_optional_old_self_must_be_unwrapped() {
+    let node: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "a": {"type": "string"}, "n": {"type": "integer"},
+        "l": {"type": "array", "items": {"type": "string"}}}}))
+    .expect("schema");
+    let optional = |rule: &str| {
+        let rule = ValidationRule { rule: rule.to_string(), optional_old_self: Some(true), ..Default::default() };
+        let masked = compile(&rule, &node, false).error?;
+        Some(regex::Regex::new(r"selfType\d+").expect("regex").replace_all(&masked, "selfTypeN").into_owned())
+    };
+    let refused = [
+        ("self.n >= oldSelf.n", 8, "found no matching overload for '_>=_' applied to '(int, optional_type(int))'"),
+        (
+            "self == oldSelf",
+            6,
+            "found no matching overload for '_==_' applied to '(selfTypeN, optional_type(selfTypeN))'",
+        ),
+        ("size(oldSelf.a) > 0", 5, "found no matching overload for 'size' applied to '(optional_type(string))'"),
+        (
+            "oldSelf.a.startsWith(\"x\")",
+            21,
+            "found no matching overload for 'startsWith' applied to 'optional_type(string).(string)'",
+        ),
+        (
+            "oldSelf.a + \"x\" == \"y\"",
+            11,
+            "found no matching overload for '_+_' applied to '(optional_type(string), string)'",
+        ),
+        (
+            "oldSelf.l[0] == \"x\"",
+            14,
+            "found no matching overload for '_==_' applied to '(optional_type(string), string)'",
+        ),
+        ("int(oldSelf.n) == 1", 4, "found no matching overload for 'int' applied to '(optional_type(int))'"),
+        (
+            "oldSelf.l.all(x, x == \"a\")",
+            8,
+            "expression of type 'optional_type(list(string))' cannot be range of a comprehension (must be list, map, or dynamic)",
+        ),
+        (
+            "\"a\" in oldSelf.l",
+            5,
+            "found no matching overload for '@in' applied to '(string, optional_type(list(string)))'",
+        ),
+        (
+            "oldSelf.l.size() > 0",
+            15,
+            "found no matching overload for 'size' applied to 'optional_type(list(string)).()'",
+        ),
+        (
+            "oldSelf.n.orValue(\"x\") == 1",
+            18,
+            "found no matching overload for 'orValue' applied to 'optional_type(int).(string)'",
+        ),
+    ];
+    for (rule, col, message) in refused {
+        let want =
+            format!("compilation failed: ERROR: <input>:1:{col}: {message}\n | {rule}\n | {}^", ".".repeat(col - 1));
+        assert_eq!(optional(rule), Some(want), "{rule}");
+    }
+    for accepted in [
+        "!oldSelf.hasValue() || self.n >= oldSelf.value().n",
+        "oldSelf.n.orValue(0) <= self.n",
+        "oldSelf == optional.of(self)",
+        "has(oldSelf.a)",
+        "oldSelf.?n.orValue(0) >= 0",
+        "oldSelf.n == null",
+        "oldSelf.l.orValue([]).size() >= 0",
+        "oldSelf.n.value() <= self.n",
+        "oldSelf.n == optional.of(1)",
+        "oldSelf.a.or(optional.of(\"x\")).value() == \"x\"",
+        "oldSelf.n == oldSelf.n",
+    ] {
+        assert_eq!(optional(accepted), None, "{accepted}");
+    }
+}
+
+/// A property named with a reserved word is declared escaped (`__namespace__`), and kube
+/// finds it when the rule writes the word itself too (the oracle's answers).
+#[test]
+fn reserved_words_reach_their_escaped_fields() {
+    let node: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "namespace": {"type": "string"}, "if": {"type": "string"}}}))
+    .expect("schema");
+    for accepted in [
+        "self.namespace == 'x'",
+        "has(self.namespace)",
+        "self.__namespace__ == 'x'",
+        "self.if == 'x' && self.__if__ == 'x'",
+    ] {
+        assert_eq!(error_of(accepted, &node, false), None, "{accepted}");
+    }
+    assert_eq!(
+        error_of("self.namespace == 1", &node, false),
+        Some(
+            "compilation failed: ERROR: <input>:1:16: found no matching overload for '_==_' applied to '(string, int)'\n | self.namespace == 1\n | ...............^"
+                .to_string()
+        )
+    );
+}

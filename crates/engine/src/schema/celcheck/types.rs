@@ -24,6 +24,9 @@ pub enum CelType {
     Map(Box<CelType>, Box<CelType>),
     /// An object with fixed properties (CEL-escaped names).
     Object(Arc<ObjectType>),
+    /// `optional_type(T)`: `oldSelf` under `optionalOldSelf`, and what selecting or
+    /// indexing into one gives.
+    Optional(Box<CelType>),
     /// Anything: checks pass and give `dyn`.
     Dyn,
     /// An expression that already failed: it raises no further errors.
@@ -53,7 +56,9 @@ impl CelType {
         match (self, other) {
             (a, b) if a.is_open() || b.is_open() => true,
             // null is assignable to object types, as to proto messages.
-            (CelType::Null, CelType::Object(_)) | (CelType::Object(_), CelType::Null) => true,
+            (CelType::Null, CelType::Object(_) | CelType::Optional(_))
+            | (CelType::Object(_) | CelType::Optional(_), CelType::Null) => true,
+            (CelType::Optional(a), CelType::Optional(b)) => a.unifies(b),
             (CelType::List(a), CelType::List(b)) => a.unifies(b),
             (CelType::Map(ka, va), CelType::Map(kb, vb)) => ka.unifies(kb) && va.unifies(vb),
             (CelType::Object(a), CelType::Object(b)) => a.name == b.name,
@@ -137,6 +142,7 @@ impl fmt::Display for CelType {
             CelType::List(item) => write!(f, "list({item})"),
             CelType::Map(k, v) => write!(f, "map({k}, {v})"),
             CelType::Object(o) => f.write_str(&o.name),
+            CelType::Optional(inner) => write!(f, "optional_type({inner})"),
             CelType::Dyn => f.write_str("dyn"),
             CelType::Error => f.write_str("*error*"),
         }
@@ -166,6 +172,13 @@ const CEL_RESERVED: [&str; 21] = [
     "void",
     "while",
 ];
+
+/// The field a reserved word names when written as itself (`self.namespace` for the
+/// property `namespace`, declared as `__namespace__`): kube's checker and evaluator look
+/// the escaped name up too (`recognizeKeywordAsFieldName`).
+pub fn keyword_field(name: &str) -> Option<String> {
+    CEL_RESERVED.contains(&name).then(|| format!("__{name}__"))
+}
 
 /// kube's `cel.Escape`: the CEL identifier of a property name, `None` for names CEL can
 /// not reach (they are left out of `self`).
