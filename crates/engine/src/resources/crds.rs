@@ -47,6 +47,11 @@ pub fn typed(obj: &Value) -> Option<CustomResourceDefinition> {
     CustomResourceDefinition::deserialize(obj).ok()
 }
 
+/// A CRD object read as the decoder reads a body, with the decoder's complaint.
+fn decoded(obj: &Value) -> Result<CustomResourceDefinition, super::Undecodable> {
+    CustomResourceDefinition::deserialize(obj).map_err(|e| super::Undecodable(e.to_string()))
+}
+
 /// Writes a typed CRD back over a JSON object, keeping the JSON's metadata (the typed
 /// round trip would drop fields a newer client sent).
 fn write_back(obj: &mut Value, crd: &CustomResourceDefinition) {
@@ -170,6 +175,20 @@ impl Strategy for CrdStrategy {
         dropped
     }
 
+    /// As the two hooks, reading the CRD once when pruning dropped nothing (it drops only
+    /// what it reports, so the object decoded is then the one to default).
+    fn decode_and_default(&self, obj: &mut Value) -> Result<Vec<String>, super::Undecodable> {
+        let decoded = CustomResourceDefinition::deserialize(&*obj).map_err(|e| super::Undecodable(e.to_string()))?;
+        let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
+        // The typed decode read what was dropped (k8s-openapi knows fields kube 1.32 lacks).
+        let pruned = if dropped.is_empty() { Some(decoded) } else { typed(obj) };
+        if let Some(mut crd) = pruned {
+            defaults::apply_defaults(&mut crd);
+            write_back(obj, &crd);
+        }
+        Ok(dropped)
+    }
+
     /// Go's zero CustomResourceDefinition through kube's converter: the spec fields
     /// without `omitempty` are there, empty, so a create owns `f:spec` and `f:names`
     /// without `"."` entries but the defaulted `f:conversion` with one (reference 07).
@@ -196,7 +215,7 @@ impl Strategy for CrdStrategy {
     }
 
     fn decode(&self, obj: &Value) -> Result<(), super::Undecodable> {
-        CustomResourceDefinition::deserialize(obj).map(|_| ()).map_err(|e| super::Undecodable(e.to_string()))
+        decoded(obj).map(|_| ())
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -306,6 +325,24 @@ mod tests {
         assert_eq!(light, whole);
         assert_eq!(light.pointer("/spec/names/shortNames"), Some(&json!(["w"])));
         assert!(light.pointer("/spec/versions/1/schema/openAPIV3Schema").is_some());
+    }
+
+    #[test]
+    fn decoding_and_defaulting_at_once_is_the_two_steps() {
+        let strategy = CrdStrategy::default();
+        let mut unknown = body();
+        unknown["spec"]["bogus"] = json!(1);
+        unknown["spec"]["versions"][0]["bogus"] = json!(true);
+        let mut undecodable = body();
+        undecodable["spec"]["versions"][0]["served"] = json!("yes");
+        for sent in [body(), unknown, undecodable] {
+            let mut steps = sent.clone();
+            let expected = strategy.decode(&steps).map(|()| strategy.prune_and_default(&mut steps));
+            let mut at_once = sent.clone();
+            let answer = strategy.decode_and_default(&mut at_once);
+            assert_eq!(answer.as_ref().map_err(|e| &e.0), expected.as_ref().map_err(|e| &e.0));
+            assert_eq!(at_once, steps);
+        }
     }
 
     #[test]
