@@ -33,7 +33,7 @@ use crate::registry::versions::{
 use crate::schema::names::{is_dns1035_label, is_dns1123_subdomain};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
-    CustomResourceDefinitionVersion,
+    CustomResourceDefinitionStatus, CustomResourceDefinitionVersion,
 };
 use serde_json::Value;
 
@@ -123,8 +123,13 @@ pub fn validate_crd_update(new: &CustomResourceDefinition, old: &CustomResourceD
 
 /// Validates the status of a CRD (a `/status` write): its accepted names must be well formed.
 pub fn validate_crd_status(crd: &CustomResourceDefinition) -> Vec<FieldError> {
+    validate_status(crd.status.as_ref())
+}
+
+/// [`validate_crd_status`] of a CRD whose status is `status`.
+pub fn validate_status(status: Option<&CustomResourceDefinitionStatus>) -> Vec<FieldError> {
     let default_names = CustomResourceDefinitionNames::default();
-    let accepted = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).unwrap_or(&default_names);
+    let accepted = status.and_then(|s| s.accepted_names.as_ref()).unwrap_or(&default_names);
     validate_names(accepted, &Path::root("status").child("acceptedNames"))
 }
 

@@ -7,8 +7,11 @@ use super::{ResourceInfo, Strategy};
 use crate::field::FieldError;
 use crate::meta;
 use crate::registry::{conditions, defaults, validation};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionStatus,
+};
 use k8s_openapi::jiff::Timestamp;
+use serde::Deserialize;
 use serde_json::Value;
 use std::sync::{Arc, LazyLock};
 
@@ -38,9 +41,15 @@ impl Default for CrdStrategy {
     }
 }
 
-/// Reads a CRD object; `None` when it does not decode.
+/// Reads a CRD object; `None` when it does not decode. Read from the borrowed JSON: a
+/// copy of a 40 KiB CRD first cost as much as the read.
 pub fn typed(obj: &Value) -> Option<CustomResourceDefinition> {
-    serde_json::from_value(obj.clone()).ok()
+    CustomResourceDefinition::deserialize(obj).ok()
+}
+
+/// A CRD object read as the decoder reads a body, with the decoder's complaint.
+fn decoded(obj: &Value) -> Result<CustomResourceDefinition, super::Undecodable> {
+    CustomResourceDefinition::deserialize(obj).map_err(|e| super::Undecodable(e.to_string()))
 }
 
 /// Writes a typed CRD back over a JSON object, keeping the JSON's metadata (the typed
@@ -78,6 +87,40 @@ fn edit(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
     if let Some(mut crd) = typed(obj) {
         f(&mut crd);
         write_back(obj, &crd);
+    }
+}
+
+/// [`edit`] for an object that already went through it ([`Strategy::prune_and_default`]
+/// does, at decode time): the versions' schemas, nearly all of a large CRD's bytes, are
+/// set aside rather than typed and written again, since the typed round trip gives back
+/// what it wrote. `f` must not need them (defaults and the create preparation do not).
+fn edit_light(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
+    let schemas = take_schemas(obj);
+    edit(obj, f);
+    put_schemas(obj, schemas);
+}
+
+fn versions_mut(obj: &mut Value) -> Option<&mut Vec<Value>> {
+    obj.get_mut("spec")?.get_mut("versions")?.as_array_mut()
+}
+
+/// Each version's `schema` object, taken out (a `null` stays: the round trip drops it).
+fn take_schemas(obj: &mut Value) -> Vec<Option<Value>> {
+    let Some(versions) = versions_mut(obj) else { return Vec::new() };
+    let take = |v: &mut Value| {
+        let map = v.as_object_mut()?;
+        map.get("schema").is_some_and(Value::is_object).then(|| map.remove("schema")).flatten()
+    };
+    versions.iter_mut().map(take).collect()
+}
+
+/// Puts back what [`take_schemas`] took, version by version.
+fn put_schemas(obj: &mut Value, schemas: Vec<Option<Value>>) {
+    let Some(versions) = versions_mut(obj) else { return };
+    for (version, schema) in versions.iter_mut().zip(schemas) {
+        if let (Some(map), Some(schema)) = (version.as_object_mut(), schema) {
+            map.insert("schema".into(), schema);
+        }
     }
 }
 
@@ -132,6 +175,20 @@ impl Strategy for CrdStrategy {
         dropped
     }
 
+    /// As the two hooks, reading the CRD once when pruning dropped nothing (it drops only
+    /// what it reports, so the object decoded is then the one to default).
+    fn decode_and_default(&self, obj: &mut Value) -> Result<Vec<String>, super::Undecodable> {
+        let decoded = CustomResourceDefinition::deserialize(&*obj).map_err(|e| super::Undecodable(e.to_string()))?;
+        let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
+        // The typed decode read what was dropped (k8s-openapi knows fields kube 1.32 lacks).
+        let pruned = if dropped.is_empty() { Some(decoded) } else { typed(obj) };
+        if let Some(mut crd) = pruned {
+            defaults::apply_defaults(&mut crd);
+            write_back(obj, &crd);
+        }
+        Ok(dropped)
+    }
+
     /// Go's zero CustomResourceDefinition through kube's converter: the spec fields
     /// without `omitempty` are there, empty, so a create owns `f:spec` and `f:names`
     /// without `"."` entries but the defaulted `f:conversion` with one (reference 07).
@@ -158,14 +215,12 @@ impl Strategy for CrdStrategy {
     }
 
     fn decode(&self, obj: &Value) -> Result<(), super::Undecodable> {
-        serde_json::from_value::<CustomResourceDefinition>(obj.clone())
-            .map(|_| ())
-            .map_err(|e| super::Undecodable(e.to_string()))
+        decoded(obj).map(|_| ())
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
         // Defaulting happens at decode time in kube-apiserver, before validation.
-        edit(obj, |crd| {
+        edit_light(obj, |crd| {
             defaults::apply_defaults(crd);
             defaults::prepare_for_create(crd);
         });
@@ -191,7 +246,13 @@ impl Strategy for CrdStrategy {
 
     /// The stored spec wins; metadata comes as sent (see `defaults::prepare_for_status_update`),
     /// so a status write may change labels, and a changed uid is refused, as in kube.
+    /// A status write that sends the stored spec (the CRD controller's do) has nothing to
+    /// take: `new` went through [`Strategy::prune_and_default`] already, which the typed
+    /// round trip here would only repeat.
     fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        if new.get("spec").is_some() && new.get("spec") == old.get("spec") {
+            return;
+        }
         if let Some(old_crd) = typed(old) {
             edit(new, |crd| defaults::prepare_for_status_update(crd, &old_crd));
         }
@@ -208,7 +269,130 @@ impl Strategy for CrdStrategy {
 
     fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = meta_update_errors(new, old);
-        errs.extend(typed(new).map(|crd| validation::validate_crd_status(&crd)).unwrap_or_default());
+        // Only the status is validated (kube's status strategy): only it is read.
+        let status = match new.get("status") {
+            None | Some(Value::Null) => Ok(None),
+            Some(status) => CustomResourceDefinitionStatus::deserialize(status).map(Some),
+        };
+        if let Ok(status) = status {
+            errs.extend(validation::validate_status(status.as_ref()));
+        }
         errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::fixtures::{VersionBuilder, widget};
+    use serde_json::json;
+
+    /// The Widget of reference 06 as a client sends it, with two versions and what only the
+    /// typed round trip settles in their schemas: whole floats, a default and a `null`.
+    fn body() -> Value {
+        let v2 = VersionBuilder::new("v2").served(true).schema(json!({"type": "object"})).build();
+        let mut crd = widget().build();
+        crd.spec.versions.push(v2);
+        let mut obj = serde_json::to_value(&crd).expect("JSON");
+        let spec = obj.pointer_mut("/spec/versions/0/schema/openAPIV3Schema/properties/spec").expect("spec");
+        spec["properties"]["size"]["maximum"] = json!(10.0);
+        spec["properties"]["color"]["default"] = json!("red");
+        spec["description"] = Value::Null;
+        obj
+    }
+
+    /// A body as the write path has it after decoding.
+    fn decoded(mut obj: Value) -> Value {
+        CrdStrategy::default().prune_and_default(&mut obj);
+        obj
+    }
+
+    #[test]
+    fn a_light_edit_of_a_decoded_crd_is_the_whole_round_trip() {
+        let obj = decoded(body());
+        assert_eq!(
+            obj.pointer("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/maximum"),
+            Some(&json!(10))
+        );
+        let prepare = |crd: &mut CustomResourceDefinition| {
+            defaults::apply_defaults(crd);
+            defaults::prepare_for_create(crd);
+            crd.spec.names.short_names = Some(vec!["w".into()]);
+        };
+        let (mut light, mut whole) = (obj.clone(), obj.clone());
+        edit_light(&mut light, prepare);
+        edit(&mut whole, prepare);
+        assert_eq!(light, whole);
+        assert_eq!(light.pointer("/spec/names/shortNames"), Some(&json!(["w"])));
+        assert!(light.pointer("/spec/versions/1/schema/openAPIV3Schema").is_some());
+    }
+
+    #[test]
+    fn decoding_and_defaulting_at_once_is_the_two_steps() {
+        let strategy = CrdStrategy::default();
+        let mut unknown = body();
+        unknown["spec"]["bogus"] = json!(1);
+        unknown["spec"]["versions"][0]["bogus"] = json!(true);
+        let mut undecodable = body();
+        undecodable["spec"]["versions"][0]["served"] = json!("yes");
+        for sent in [body(), unknown, undecodable] {
+            let mut steps = sent.clone();
+            let expected = strategy.decode(&steps).map(|()| strategy.prune_and_default(&mut steps));
+            let mut at_once = sent.clone();
+            let answer = strategy.decode_and_default(&mut at_once);
+            assert_eq!(answer.as_ref().map_err(|e| &e.0), expected.as_ref().map_err(|e| &e.0));
+            assert_eq!(at_once, steps);
+        }
+    }
+
+    #[test]
+    fn a_light_edit_sets_the_schemas_aside() {
+        // Not decoded: a whole float the typed round trip would write as an integer.
+        let mut obj = body();
+        edit_light(&mut obj, |_| {});
+        let maximum = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/maximum";
+        assert_eq!(obj.pointer(maximum), Some(&json!(10.0)));
+        edit(&mut obj, |_| {});
+        assert_eq!(obj.pointer(maximum), Some(&json!(10)));
+    }
+
+    /// What the status strategy made before it compared specs: the typed round trip of the
+    /// new object with the stored spec.
+    fn typed_status_update(new: &Value, old: &Value) -> Value {
+        let mut expected = new.clone();
+        let old_crd = typed(old).expect("typed");
+        edit(&mut expected, |crd| defaults::prepare_for_status_update(crd, &old_crd));
+        expected
+    }
+
+    #[test]
+    fn a_status_write_keeps_the_stored_spec_as_the_typed_strategy_does() {
+        let strategy = CrdStrategy::default();
+        let mut old = decoded(body());
+        strategy.prepare_for_create(&mut old);
+        let mut sent = old.clone();
+        sent["status"]["acceptedNames"] = json!({"plural": "widgets", "kind": "Widget"});
+        let mut other_spec = sent.clone();
+        other_spec["spec"]["names"]["shortNames"] = json!(["other"]);
+        for sent in [sent, other_spec] {
+            let new = decoded(sent);
+            let mut written = new.clone();
+            strategy.prepare_for_status_update(&mut written, &old);
+            assert_eq!(written, typed_status_update(&new, &old));
+            assert_eq!(written["spec"], old["spec"]);
+            assert_eq!(written["status"]["acceptedNames"]["kind"], "Widget");
+        }
+    }
+
+    #[test]
+    fn a_status_write_validates_the_accepted_names() {
+        let strategy = CrdStrategy::default();
+        let old = decoded(body());
+        let mut new = old.clone();
+        new["status"] = json!({"acceptedNames": {"plural": "Bad_Plural", "kind": "Widget"}});
+        let errors = strategy.validate_status_update(&new, &old);
+        assert!(errors.iter().any(|e| e.field == "status.acceptedNames.plural"), "{errors:?}");
+        new["status"] = json!({"acceptedNames": {"plural": "widgets", "kind": "Widget"}});
+        assert_eq!(strategy.validate_status_update(&new, &old), Vec::new());
     }
 }

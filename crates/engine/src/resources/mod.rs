@@ -321,6 +321,14 @@ pub trait Strategy: Send + Sync {
         vec![]
     }
 
+    /// [`Strategy::decode`], then [`Strategy::prune_and_default`] of what decodes (`obj`
+    /// is untouched when it does not): one hook, for a kind whose decoding builds what its
+    /// defaulting reads.
+    fn decode_and_default(&self, obj: &mut Value) -> Result<Vec<String>, Undecodable> {
+        self.decode(obj)?;
+        Ok(self.prune_and_default(obj))
+    }
+
     /// The object a create is compared with to find the fields its manager set: kube's
     /// zero value of the kind as its converter writes it. A typed kind's fields without
     /// `omitempty` are there (empty), so setting them is a change, not an addition, and

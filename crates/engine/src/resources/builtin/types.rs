@@ -332,7 +332,8 @@ impl GoStruct {
                 (k, _) if ENVELOPE.contains(&k) => {}
                 (_, Some(f)) => {
                     if let Some(v) = map.get_mut(&key) {
-                        prune_value(v, &f.ty, &key, &mut dropped);
+                        let mut path = key.clone();
+                        prune_value(v, &f.ty, &mut path, &mut dropped);
                     }
                 }
                 (_, None) => {
@@ -403,30 +404,42 @@ fn prune_meta(value: &mut Value, schema: &MapSchema, path: &str, dropped: &mut V
     });
 }
 
-fn prune_value(value: &mut Value, ty: &'static GoType, path: &str, dropped: &mut Vec<String>) {
+/// Drops what `ty` lacks from `value`, noting each dropped field's path. `path` is one
+/// buffer the walk extends and truncates: a path is written out only for what is dropped,
+/// not for every field of an object (a large CRD has thousands).
+fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, dropped: &mut Vec<String>) {
+    use std::fmt::Write;
+    let len = path.len();
     match (ty, value) {
         (GoType::Struct(s), Value::Object(map)) => {
-            let keys: Vec<String> = map.keys().cloned().collect();
-            for key in keys {
-                let at = format!("{path}.{key}");
-                match (s.get(&key), map.get_mut(&key)) {
-                    (Some(f), Some(v)) => prune_value(v, &f.ty, &at, dropped),
-                    _ => {
-                        map.remove(&key);
-                        dropped.push(at);
-                    }
+            map.retain(|key, v| match s.get(key) {
+                Some(f) => {
+                    path.push('.');
+                    path.push_str(key);
+                    prune_value(v, &f.ty, path, dropped);
+                    path.truncate(len);
+                    true
                 }
-            }
+                None => {
+                    dropped.push(format!("{path}.{key}"));
+                    false
+                }
+            });
         }
         (GoType::Slice { items, .. }, Value::Array(list)) => {
             for (i, item) in list.iter_mut().enumerate() {
-                prune_value(item, items, &format!("{path}[{i}]"), dropped);
+                let _ = write!(path, "[{i}]");
+                prune_value(item, items, path, dropped);
+                path.truncate(len);
             }
         }
         // Go's strict decoder names a map entry like a field.
         (GoType::Map(items), Value::Object(map)) => {
             for (k, v) in map.iter_mut() {
-                prune_value(v, items, &format!("{path}.{k}"), dropped);
+                path.push('.');
+                path.push_str(k);
+                prune_value(v, items, path, dropped);
+                path.truncate(len);
             }
         }
         _ => {}
@@ -586,6 +599,13 @@ mod tests {
             obj,
             json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a"},
                                "secrets": [{"name": "s"}]})
+        );
+        // Deeper: each path is its own, whatever was walked before it.
+        let mut crd = json!({"spec": {"names": {"kind": "W", "x": 1}, "versions": [{"name": "a"}, {"name": "b", "y": 2}],
+                                      "z": 3}});
+        assert_eq!(
+            crate::resources::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(&mut crd),
+            ["spec.names.x", "spec.versions[1].y", "spec.z"]
         );
     }
 

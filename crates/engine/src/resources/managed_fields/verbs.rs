@@ -170,7 +170,7 @@ impl Rest<'_> {
     pub(in crate::resources) async fn track_update(
         &self,
         old: &Value,
-        obj: &Value,
+        obj: &mut Value,
         sub: Subresource,
         opts: &WriteOptions,
         tracking: Tracking,
@@ -190,12 +190,18 @@ impl Rest<'_> {
             };
             return ManagedFieldsAfter(scale::after_scale_write(old, &write));
         }
-        let mut requested = obj.clone();
-        if tracking == Tracking::Update {
-            let schema = self.type_schema().await;
-            self.field_manager(&schema, sub).update(old, &mut requested, opts.field_manager.as_deref());
+        let sent = obj.get("metadata").and_then(|m| m.get("managedFields")).cloned();
+        if tracking == Tracking::Applied {
+            return ManagedFieldsAfter(sent);
         }
-        ManagedFieldsAfter(requested.get("metadata").and_then(|m| m.get("managedFields")).cloned())
+        // Computed on the request itself, which gets the entries it was sent back after:
+        // the field manager changes nothing else, and a copy of a large object cost more
+        // than the bookkeeping.
+        let schema = self.type_schema().await;
+        self.field_manager(&schema, sub).update(old, obj, opts.field_manager.as_deref());
+        let after = obj.get_mut("metadata").and_then(Value::as_object_mut).and_then(|m| m.remove("managedFields"));
+        ManagedFieldsAfter(sent).restore(obj);
+        ManagedFieldsAfter(after)
     }
 
     /// The first half of an apply patch (PATCH with `application/apply-patch+yaml`): the

@@ -259,18 +259,20 @@ impl Rest<'_> {
             // A strategic merge is converted from maps, not decoded.
             return Err(patch_invalid(&show(obj), &why));
         }
-        if let Err(why) = self.strategy.decode(obj) {
-            return Err(match &origin {
-                Origin::Body => self.strategy.undecodable_body(&why),
-                // Nothing has changed `obj` yet: it is the patched object.
-                Origin::Patch { show, .. } => patch_invalid(&show(obj), &why.0),
-            });
-        }
+        let unknown = match self.strategy.decode_and_default(obj) {
+            Ok(unknown) => unknown,
+            Err(why) => {
+                return Err(match &origin {
+                    Origin::Body => self.strategy.undecodable_body(&why),
+                    // Nothing has changed `obj` yet: it is the patched object.
+                    Origin::Patch { show, .. } => patch_invalid(&show(obj), &why.0),
+                });
+            }
+        };
         let mut strict = match &origin {
             Origin::Body => opts.take_decode_errors(),
             Origin::Patch { applied, .. } => applied.clone(),
         };
-        let unknown = self.strategy.prune_and_default(obj);
         strict.extend(unknown.iter().map(|f| format!("unknown field {f:?}")));
         if strict.is_empty() {
             return Ok(());

@@ -199,7 +199,7 @@ impl Rest<'_> {
         {
             return Err(ApiError::conflict(&self.info().group_resource(), name, ApiError::STALE_OBJECT));
         }
-        let managed_fields = self.track_update(old, &obj, sub, opts, tracking).await;
+        let managed_fields = self.track_update(old, &mut obj, sub, opts, tracking).await;
         match sub {
             Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
