@@ -28,7 +28,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
 use serde_json::json;
-use served::{Served, connect, ms, percentile, rss_mib, serve, stop};
+use served::{Served, connect, ms, percentile, rss_mib, serve, settled_rss_mib, stop};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -300,7 +300,7 @@ fn main() {
         println!("  start to ready:            {}", ms(served.ready_after));
         let client = connect(&served.dir.path().join("kubeconfig"), None).await;
         let api = register(&client).await;
-        let idle = rss_mib(served.child.id());
+        let idle = settled_rss_mib(served.child.id());
 
         let creator = api.clone();
         let creates = concurrently(OBJECTS, move |i| {

@@ -94,6 +94,26 @@ pub fn rss_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
+/// The resident memory of process `pid` once it stops growing: a server that is ready
+/// may still be building in the background (the garbage collector's graph is built from a
+/// full list after start), so a reading right at ready undercounts. Polls until a
+/// 3 s stretch adds less than 1 MiB, for two minutes at most.
+pub fn settled_rss_mib(pid: u32) -> f64 {
+    const STEP: Duration = Duration::from_millis(500);
+    let mut last = rss_mib(pid);
+    let mut still = 0;
+    for _ in 0..240 {
+        std::thread::sleep(STEP);
+        let now = rss_mib(pid);
+        still = if now - last < 1.0 { still + 1 } else { 0 };
+        last = last.max(now);
+        if still * STEP.as_millis() >= 3_000 {
+            break;
+        }
+    }
+    last
+}
+
 /// The `p` quantile of sorted durations.
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
