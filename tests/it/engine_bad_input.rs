@@ -416,6 +416,14 @@ async fn create_bodies_are_decoded_in_go_s_words() {
         answer["message"],
         r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: duplicate field "spec.replicas", unknown field "spec.extra""#
     );
+    // Beyond a float64: Go's decoder names the number, where serde refuses the body whole.
+    let huge = widget("huge", r#"{"note":"1e400","sizes":[1,-1e400]}"#);
+    let (code, answer, _) = send_warned(&engine, "POST", WIDGETS, "application/json", &huge).await;
+    assert_eq!((code, &answer["reason"]), (400, &json!("BadRequest")), "{answer}");
+    assert_eq!(
+        answer["message"],
+        r#"Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number -1e400 into Go value of type float64"#
+    );
     let (code, answer, _) =
         send_warned(&engine, "POST", WIDGETS, "application/json", &widget("whole", r#"{"replicas":2.0}"#)).await;
     assert_eq!(code, 201);

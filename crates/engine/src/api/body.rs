@@ -72,6 +72,15 @@ pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, Api
     }
 }
 
+/// The number a JSON body holds beyond a float64 (`1e400`) when that is why it could not be
+/// read: serde refuses such a body whole, where Go's decoder of an unstructured object
+/// names the number. Asked only once a decode has failed.
+pub fn number_beyond_float64<'a>(headers: &HeaderMap, body: &'a [u8]) -> Option<&'a str> {
+    let syntax_ok = matches!(input(headers), Ok(Input::Json)) && go_decode::check_syntax(body).is_ok();
+    let refused = syntax_ok && serde_json::from_slice::<Value>(body).is_err();
+    refused.then(|| go_decode::number_beyond_float64(body)).flatten()
+}
+
 /// The body of a create or update of a custom resource (kind `kind`): JSON, with
 /// `apiVersion` and `kind` strings and a `kind` given, as the unstructured decoder needs.
 pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {

@@ -113,7 +113,15 @@ fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) 
     let (headers, body) = (req.headers, &req.body[..]);
     let kind = &rest.strategy.info().kind;
     let decoded = if rest.strategy.unstructured() {
-        super::body::unstructured(headers, body, kind)?
+        super::body::unstructured(headers, body, kind).map_err(|e| {
+            // Go reads such a number into an interface{} and fails on it alone.
+            match super::body::number_beyond_float64(headers, body) {
+                Some(number) => rest.strategy.undecodable_body(&crate::resources::Undecodable(format!(
+                    "json: cannot unmarshal number {number} into Go value of type float64"
+                ))),
+                None => e,
+            }
+        })?
     } else {
         super::body::json(headers, body, kind)?
     };

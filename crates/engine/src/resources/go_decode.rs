@@ -263,6 +263,38 @@ pub fn unstructured_error_in(obj: &Value, raw: &str) -> Option<String> {
     })
 }
 
+/// The first number in JSON `data` beyond a float64 (`1e400`): serde refuses the whole body
+/// for it, where Go's decoder of an unstructured object names it (`json: cannot unmarshal
+/// number 1e400 into Go value of type float64`). Read only once a decode has failed.
+pub fn number_beyond_float64(data: &[u8]) -> Option<&str> {
+    let (mut i, mut in_string) = (0, false);
+    while i < data.len() {
+        let b = data[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let end = data[i..]
+                .iter()
+                .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .map_or(data.len(), |n| i + n);
+            let literal = std::str::from_utf8(&data[i..end]).ok()?;
+            if literal.parse::<f64>().is_ok_and(f64::is_infinite) {
+                return Some(literal);
+            }
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
 /// [`unstructured_error_in`] for an object kube re-encoded (a patched one).
 pub fn unstructured_decode_error(obj: &Value) -> Option<String> {
     unstructured_error_in(obj, &crate::representation::gofmt::go_json(obj))
@@ -291,6 +323,12 @@ pub fn integral_floats(v: &mut Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_number_beyond_float64_is_found_outside_strings_only() {
+        assert_eq!(number_beyond_float64(br#"{"a":"1e400","b":[1,-2.5e3,-1E+400]}"#), Some("-1E+400"));
+        assert_eq!(number_beyond_float64(br#"{"a":"x\"1e999","b":12345678901234567890123}"#), None);
+    }
 
     #[test]
     fn a_map_is_decoded_with_go_errors() {
