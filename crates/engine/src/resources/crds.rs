@@ -178,7 +178,7 @@ impl Strategy for CrdStrategy {
     /// As the two hooks, reading the CRD once when pruning dropped nothing (it drops only
     /// what it reports, so the object decoded is then the one to default).
     fn decode_and_default(&self, obj: &mut Value) -> Result<Vec<String>, super::Undecodable> {
-        let decoded = CustomResourceDefinition::deserialize(&*obj).map_err(|e| super::Undecodable(e.to_string()))?;
+        let decoded = decoded(obj)?;
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
         // The typed decode read what was dropped (k8s-openapi knows fields kube 1.32 lacks).
         let pruned = if dropped.is_empty() { Some(decoded) } else { typed(obj) };
