@@ -1,7 +1,8 @@
 //! `cargo bench --bench scale`: many CRDs and many objects (issue 31), against the real
 //! `kubectl-crd serve` binary in a child process, over HTTPS on loopback. `-- crds` or
 //! `-- objects` runs one half; the objects half is described at [`objects`] (1,000,000
-//! objects, 50,000 in quick mode, `SCALE_OBJECTS=N` for another count).
+//! objects, 50,000 in quick mode, `SCALE_OBJECTS=N` for another count; `SCALE_MEMORY_ONLY=1`
+//! stops after the memory loaded and after a restart).
 //!
 //! Full mode applies 2,000 CRDs of `shared/crds.rs` (deep objects, CEL rules, one to three
 //! versions, printer columns, both scopes; 200 groups of 10 kinds); quick mode
@@ -621,6 +622,13 @@ async fn sized_list_floor(client: &kube::Client, bytes: usize) -> Duration {
 /// with finalizers and those being deleted need a node (an owner can be looked up by its
 /// reference, and a namespace's objects listed per kind, as kube's collector and
 /// namespace controller do).
+///
+/// Then (same day, 03:14, `SCALE_MEMORY_ONLY=1`, release build, two helpers compiling
+/// beside it), with the collector keeping a node only for objects with owners, objects
+/// being deleted and namespaces, every uid in a counted set (16 bytes for a canonical
+/// UUID), and a namespace's content listed per kind from the store when it is deleted:
+/// 1,000,000 loaded at 3,304/s; resident 1,311 MiB loaded (was 1,666) and 1,359 after a
+/// restart (was 1,721), both read once settled: **both within the budget of 1,401 MiB**.
 async fn objects(n: usize) {
     use objects::{create_generation, update_generation};
     const WRITERS: usize = 16;
@@ -663,8 +671,16 @@ async fn objects(n: usize) {
 
     let loaded = objects::write(&client, "loads", "Load", 0..n, create_generation, usize::MAX, WRITERS).await;
     let create_rate = loaded.count as f64 / loaded.took.as_secs_f64();
-    let rss_loaded = rss_mib(pid);
+    let rss_loaded = settled_rss_mib(pid);
     let stored_mib = loaded.answered_bytes as f64 / 1048576.0;
+    if std::env::var_os("SCALE_MEMORY_ONLY").is_some() {
+        // Memory work needs only these two figures: spare the half hour the rest takes.
+        served.restart();
+        let rss_restarted = settled_rss_mib(served.child.id());
+        println!("  loaded {} of {n} in {} ({create_rate:.0}/s)", loaded.count, ms(loaded.took));
+        memory_verdicts(rss_loaded, idle, rss_restarted, stored_mib);
+        return;
+    }
 
     let (names, mut page_times) = objects::page_through(&client, "loads", 500).await;
     page_times.sort();
@@ -734,19 +750,7 @@ async fn objects(n: usize) {
         format!("{r:.2}× GET /version (≥ 0.25×); issue: ≥ 10,000/s"),
         r >= 0.25,
     );
-    let budget = 1.5 * stored_mib + 150.0;
-    verdict(
-        "resident memory loaded",
-        format!("{rss_loaded:.0} MiB ({idle:.0} idle)"),
-        format!("≤ 1.5 × {stored_mib:.0} MiB stored + 150 = {budget:.0} MiB"),
-        rss_loaded <= budget,
-    );
-    verdict(
-        "resident memory after restart",
-        format!("{rss_restarted:.0} MiB"),
-        format!("≤ {budget:.0} MiB"),
-        rss_restarted <= budget,
-    );
+    memory_verdicts(rss_loaded, idle, rss_restarted, stored_mib);
     let r = ratio(p(&page_times, 0.99), p(&small_page_times, 0.99));
     verdict(
         "pages of 500 p99",
@@ -799,6 +803,23 @@ async fn objects(n: usize) {
         format!("{:.0} MiB for {:.0} MiB live", disk as f64 / 1048576.0, live_bytes / 1048576.0),
         format!("{r:.2}× the live data (≤ 2×)"),
         r <= 2.0,
+    );
+}
+
+/// Resident memory once loaded and after a restart, against the issue's budget.
+fn memory_verdicts(loaded: f64, idle: f64, restarted: f64, stored_mib: f64) {
+    let budget = 1.5 * stored_mib + 150.0;
+    verdict(
+        "resident memory loaded",
+        format!("{loaded:.0} MiB ({idle:.0} idle)"),
+        format!("≤ 1.5 × {stored_mib:.0} MiB stored + 150 = {budget:.0} MiB"),
+        loaded <= budget,
+    );
+    verdict(
+        "resident memory after restart",
+        format!("{restarted:.0} MiB"),
+        format!("≤ {budget:.0} MiB"),
+        restarted <= budget,
     );
 }
 
