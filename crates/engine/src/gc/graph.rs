@@ -215,7 +215,8 @@ impl Graph {
                 (Some(prev), _) => Some(Parsed::of(key, &prev.value).uid),
             },
         };
-        if let Some(uid) = &old_uid {
+        let kept = matches!((&old_uid, &new), (Some(old), Some(new)) if *old == new.uid);
+        if let Some(uid) = old_uid.as_ref().filter(|_| !kept) {
             self.uids.remove(uid);
             if new.is_none() {
                 // Its dependents now point at nothing.
@@ -232,7 +233,9 @@ impl Graph {
         }
         match new {
             Some(Parsed { uid, node }) => {
-                self.uids.insert(&uid);
+                if !kept {
+                    self.uids.insert(&uid);
+                }
                 if let Some(node) = node {
                     self.insert_node(key, node, dirty);
                 }
@@ -390,6 +393,11 @@ pub(super) mod tests {
         let untracked = kv("/registry/g/p/ns/u", json!({"metadata": {"uid": "u"}}));
         g.apply(&untracked.key, None, Some(&untracked), &mut dirty).expect("applied");
         assert!(g.apply(&untracked.key, Some(&empty), None, &mut dirty).is_err());
+        assert!(g.alive("u"));
+        // An update that changes the uid (data written from elsewhere) moves it.
+        let renamed = kv("/registry/g/p/ns/u", json!({"metadata": {"uid": "u2"}}));
+        g.apply(&untracked.key, Some(&untracked), Some(&renamed), &mut dirty).expect("applied");
+        assert!(g.alive("u2") && !g.alive("u"));
         // A node's deletion needs no previous value: the node has its uid.
         g.apply(&dependent.key, Some(&empty), None, &mut dirty).expect("applied");
         assert!(!g.alive("d") && g.nodes.is_empty() && g.dependents.is_empty());
