@@ -2,12 +2,14 @@
 //! of every established CRD (added by the CRD controller).
 //!
 //! Routing and discovery both read this table, so a kind is in discovery exactly when
-//! its endpoints answer.
+//! its endpoints answer. Lookups by resource (routing, Table layouts, watch windows) go
+//! through an index rather than a walk of every CRD's kinds: with thousands of CRDs, a walk
+//! on every request is what grew with the CRDs present.
 
 use crate::representation::table::TableConvertor;
 use crate::resources::scale::ScalePaths;
 use crate::resources::{ResourceInfo, Strategy};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -47,9 +49,9 @@ pub const CUSTOM_VERBS: [&str; 8] = ["delete", "deletecollection", "get", "list"
 pub struct Kinds {
     builtin: Vec<ServedKind>,
     /// Custom kinds by the CRD that defines them.
-    custom: RwLock<BTreeMap<String, Vec<ServedKind>>>,
+    custom: RwLock<ByCrd<ServedKind>>,
     /// Table layouts of custom kinds (their printer columns) by defining CRD.
-    tables: RwLock<BTreeMap<String, Vec<CustomTable>>>,
+    tables: RwLock<ByCrd<CustomTable>>,
     /// The resourceVersion of the CRD each entry of `custom` was built from, so that a pass
     /// of the CRD controller rebuilds (recompiles schemas and CEL rules) only what changed.
     built: RwLock<BTreeMap<String, String>>,
@@ -82,15 +84,90 @@ impl Generation {
 /// serves them from its first request without compiling them again.
 #[derive(Clone, Default)]
 pub struct CustomKinds {
-    custom: BTreeMap<String, Vec<ServedKind>>,
-    tables: BTreeMap<String, Vec<CustomTable>>,
+    custom: ByCrd<ServedKind>,
+    tables: ByCrd<CustomTable>,
     built: BTreeMap<String, String>,
 }
 
 impl CustomKinds {
     /// How many CRDs serve kinds.
     pub fn len(&self) -> usize {
-        self.custom.len()
+        self.custom.entries.len()
+    }
+}
+
+/// What a CRD publishes per resource: its served kinds, or their Table layouts.
+trait OfResource {
+    /// The resource's group and plural.
+    fn resource(&self) -> (&str, &str);
+}
+
+impl OfResource for ServedKind {
+    fn resource(&self) -> (&str, &str) {
+        (&self.info().group, &self.info().plural)
+    }
+}
+
+impl OfResource for CustomTable {
+    fn resource(&self) -> (&str, &str) {
+        (&self.group, &self.plural)
+    }
+}
+
+/// Entries by defining CRD (in name order, the order every walk keeps), indexed by the
+/// resources they are for: a lookup of one resource reads only the CRDs serving it.
+#[derive(Clone)]
+struct ByCrd<T> {
+    entries: BTreeMap<String, Vec<T>>,
+    /// The CRDs with an entry for each (group, plural).
+    index: BTreeMap<(String, String), BTreeSet<String>>,
+}
+
+impl<T> Default for ByCrd<T> {
+    fn default() -> Self {
+        ByCrd { entries: BTreeMap::new(), index: BTreeMap::new() }
+    }
+}
+
+impl<T: OfResource> ByCrd<T> {
+    fn get(&self, crd_name: &str) -> Option<&Vec<T>> {
+        self.entries.get(crd_name)
+    }
+
+    /// Replaces the entries of `crd_name` (empty: it has none).
+    fn set(&mut self, crd_name: &str, items: Vec<T>) {
+        for item in self.entries.remove(crd_name).into_iter().flatten() {
+            let (group, plural) = item.resource();
+            let key = (group.to_string(), plural.to_string());
+            if let Some(crds) = self.index.get_mut(&key) {
+                crds.remove(crd_name);
+                if crds.is_empty() {
+                    self.index.remove(&key);
+                }
+            }
+        }
+        if items.is_empty() {
+            return;
+        }
+        for item in &items {
+            let (group, plural) = item.resource();
+            self.index.entry((group.to_string(), plural.to_string())).or_default().insert(crd_name.to_string());
+        }
+        self.entries.insert(crd_name.to_string(), items);
+    }
+
+    /// Every entry, by CRD name.
+    fn all(&self) -> impl Iterator<Item = &T> {
+        self.entries.values().flatten()
+    }
+
+    /// The entries for `group`/`plural`, in the order [`ByCrd::all`] walks them.
+    fn of(&self, group: &str, plural: &str) -> impl Iterator<Item = &T> {
+        let crds = self.index.get(&(group.to_string(), plural.to_string()));
+        crds.into_iter().flatten().filter_map(|crd| self.entries.get(crd)).flatten().filter(move |t| {
+            let (g, p) = t.resource();
+            g == group && p == plural
+        })
     }
 }
 
@@ -155,39 +232,26 @@ impl Kinds {
                     t.since = old.since;
                 }
             }
-            if tables.is_empty() {
-                all.remove(crd_name);
-            } else {
-                all.insert(crd_name.to_string(), tables);
-            }
+            all.set(crd_name, tables);
         }
     }
 
     /// The oldest revision a watch of `kind` may start from (0: any the store holds).
     pub fn watch_window(&self, kind: &ServedKind) -> crate::store::Revision {
+        self.custom_table(kind, |t| t.since).unwrap_or(0)
+    }
+
+    /// `read` of the Table layout of custom kind `kind`, if it is one.
+    fn custom_table<R>(&self, kind: &ServedKind, read: impl FnOnce(&CustomTable) -> R) -> Option<R> {
         let info = kind.info();
-        self.tables
-            .read()
-            .ok()
-            .and_then(|all| {
-                all.values()
-                    .flatten()
-                    .find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural)
-                    .map(|t| t.since)
-            })
-            .unwrap_or(0)
+        let all = self.tables.read().ok()?;
+        all.of(&info.group, &info.plural).find(|t| t.version == info.version).map(read)
     }
 
     /// How Tables show `kind`: its printer columns for a custom kind, else its
     /// strategy's layout.
     pub fn table(&self, kind: &ServedKind) -> Arc<TableConvertor> {
-        let info = kind.info();
-        let custom = self.tables.read().ok().and_then(|all| {
-            all.values()
-                .flatten()
-                .find(|t| t.group == info.group && t.version == info.version && t.plural == info.plural)
-                .map(|t| Arc::clone(&t.convertor))
-        });
+        let custom = self.custom_table(kind, |t| Arc::clone(&t.convertor));
         custom.unwrap_or_else(|| Arc::new(kind.strategy.table_convertor()))
     }
 
@@ -195,19 +259,17 @@ impl Kinds {
     pub fn set_custom(&self, crd_name: &str, kinds: Vec<ServedKind>) {
         if let Ok(mut custom) = self.custom.write() {
             if kinds.is_empty() {
-                custom.remove(crd_name);
                 self.set_tables(crd_name, Vec::new());
                 self.set_built_from(crd_name, None);
-            } else {
-                custom.insert(crd_name.to_string(), kinds);
             }
+            custom.set(crd_name, kinds);
             self.generation.advance();
         }
     }
 
     /// The CRDs that currently serve kinds.
     pub fn custom_names(&self) -> Vec<String> {
-        self.custom.read().map(|c| c.keys().cloned().collect()).unwrap_or_default()
+        self.custom.read().map(|c| c.entries.keys().cloned().collect()).unwrap_or_default()
     }
 
     /// Whether a kind is one of the engine's own (not served for a CRD).
@@ -220,7 +282,7 @@ impl Kinds {
     pub fn matching(&self, pred: impl Fn(&ResourceInfo) -> bool) -> Vec<ServedKind> {
         let mut out: Vec<ServedKind> = self.builtin.iter().filter(|k| pred(k.info())).cloned().collect();
         if let Ok(custom) = self.custom.read() {
-            out.extend(custom.values().flatten().filter(|k| !k.installing && pred(k.info())).cloned());
+            out.extend(custom.all().filter(|k| !k.installing && pred(k.info())).cloned());
         }
         out
     }
@@ -229,29 +291,32 @@ impl Kinds {
     pub fn all(&self) -> Vec<ServedKind> {
         let mut out = self.builtin.clone();
         if let Ok(custom) = self.custom.read() {
-            out.extend(custom.values().flatten().filter(|k| !k.installing).cloned());
+            out.extend(custom.all().filter(|k| !k.installing).cloned());
         }
         out
     }
 
-    /// The first served kind matching `pred`, cloning only that one (routing calls this on
-    /// every request).
-    fn first(&self, pred: impl Fn(&ResourceInfo) -> bool) -> Option<ServedKind> {
-        if let Some(k) = self.builtin.iter().find(|k| pred(k.info())) {
+    /// The first kind served under `plural` in `group` at `version` (any: `None`),
+    /// built-ins first, cloning only that one (routing calls this on every request).
+    fn first(&self, group: &str, plural: &str, version: Option<&str>) -> Option<ServedKind> {
+        let at = |i: &ResourceInfo| version.is_none_or(|v| i.version == v);
+        if let Some(k) =
+            self.builtin.iter().find(|k| k.info().group == group && k.info().plural == plural && at(k.info()))
+        {
             return Some(k.clone());
         }
         let custom = self.custom.read().ok()?;
-        custom.values().flatten().find(|k| pred(k.info())).cloned()
+        custom.of(group, plural).find(|k| at(k.info())).cloned()
     }
 
     /// A kind served under `plural` in `group`, at any version (they share storage).
     pub fn find_resource(&self, group: &str, plural: &str) -> Option<ServedKind> {
-        self.first(|i| i.group == group && i.plural == plural)
+        self.first(group, plural, None)
     }
 
     /// The kind served at `group/version` under `plural`.
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ServedKind> {
-        self.first(|i| i.group == group && i.version == version && i.plural == plural)
+        self.first(group, plural, Some(version))
     }
 }
 
@@ -264,5 +329,116 @@ fn read<T: Clone + Default>(lock: &RwLock<T>) -> T {
 fn write<T>(lock: &RwLock<T>, value: T) {
     if let Ok(mut held) = lock.write() {
         *held = value;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::fixtures::{CrdBuilder, VersionBuilder};
+    use crate::representation::table::TableConvertor;
+    use crate::resources::custom::CustomResourceStrategy;
+
+    /// The kinds and Table layouts CRD `<plural>.<group>` serves at `versions`, under
+    /// `plural` (a CRD's kinds are served under its accepted names, which may differ).
+    fn publish(kinds: &Kinds, crd_name: &str, group: &str, plural: &str, versions: &[&str], since: u64) {
+        let versions = versions.iter().map(|v| VersionBuilder::new(v).served(true).storage(true).build()).collect();
+        let crd = CrdBuilder::new(plural, group)
+            .name(crd_name)
+            .kind("Thing")
+            .versions(versions)
+            .accepted_names_from_spec()
+            .build();
+        let served = crd.spec.versions.iter().map(|v| ServedKind {
+            strategy: Arc::new(CustomResourceStrategy::new(&crd, v)),
+            verbs: CUSTOM_VERBS.to_vec(),
+            scale: None,
+            storage_version_hash: None,
+            terminating: false,
+            installing: false,
+            deprecation_warning: None,
+        });
+        let tables = crd.spec.versions.iter().map(|v| CustomTable {
+            group: group.into(),
+            version: v.name.clone(),
+            plural: plural.into(),
+            convertor: Arc::new(TableConvertor::custom_resource(&[])),
+            since,
+        });
+        kinds.set_custom(crd_name, served.collect());
+        kinds.set_tables(crd_name, tables.collect());
+    }
+
+    /// What a walk of every custom kind finds, as the lookups did before the index: the
+    /// kind's CRD name order, then its versions' order.
+    fn walked(kinds: &Kinds, group: &str, version: Option<&str>, plural: &str) -> Option<(String, String)> {
+        let all = kinds.custom.read().expect("lock");
+        let found = all.entries.iter().flat_map(|(crd, ks)| ks.iter().map(move |k| (crd, k))).find(|(_, k)| {
+            let i = k.info();
+            i.group == group && i.plural == plural && version.is_none_or(|v| i.version == v)
+        });
+        found.map(|(crd, k)| (crd.clone(), k.info().version.clone()))
+    }
+
+    /// The CRD a found kind belongs to, told apart by its Table layout's `since`.
+    fn looked_up(kinds: &Kinds, group: &str, version: Option<&str>, plural: &str) -> Option<(String, String)> {
+        let kind = match version {
+            Some(v) => kinds.find(group, v, plural),
+            None => kinds.find_resource(group, plural),
+        }?;
+        let crd = kinds
+            .custom
+            .read()
+            .expect("lock")
+            .entries
+            .iter()
+            .find_map(|(crd, ks)| ks.iter().any(|k| Arc::ptr_eq(&k.strategy, &kind.strategy)).then(|| crd.clone()));
+        Some((crd?, kind.info().version.clone()))
+    }
+
+    #[test]
+    fn lookups_by_resource_find_what_a_walk_of_every_kind_finds() {
+        let kinds = Kinds::default();
+        publish(&kinds, "widgets.a.io", "a.io", "widgets", &["v1", "v2"], 1);
+        publish(&kinds, "gadgets.a.io", "a.io", "gadgets", &["v1"], 2);
+        publish(&kinds, "widgets.b.io", "b.io", "widgets", &["v1"], 3);
+        // Two CRDs serving one resource (data from elsewhere): the first by name wins.
+        publish(&kinds, "zz.b.io", "b.io", "widgets", &["v1", "v3"], 4);
+        publish(&kinds, "aa.b.io", "b.io", "widgets", &["v3"], 5);
+        // Replaced under another plural, then gone: the index forgets the old resources.
+        publish(&kinds, "gadgets.a.io", "a.io", "doohickeys", &["v1beta1"], 6);
+        publish(&kinds, "widgets.a.io", "a.io", "widgets", &["v2"], 7);
+        kinds.set_custom("widgets.b.io", Vec::new());
+
+        let queries = [
+            ("a.io", "widgets"),
+            ("a.io", "gadgets"),
+            ("a.io", "doohickeys"),
+            ("b.io", "widgets"),
+            ("c.io", "widgets"),
+        ];
+        for (group, plural) in queries {
+            for version in [None, Some("v1"), Some("v2"), Some("v3"), Some("v1beta1")] {
+                let want = walked(&kinds, group, version, plural);
+                assert_eq!(looked_up(&kinds, group, version, plural), want, "{group} {plural} {version:?}");
+            }
+        }
+        assert_eq!(looked_up(&kinds, "b.io", Some("v1"), "widgets"), Some(("zz.b.io".into(), "v1".into())));
+        assert_eq!(looked_up(&kinds, "b.io", Some("v3"), "widgets"), Some(("aa.b.io".into(), "v3".into())));
+        assert_eq!(looked_up(&kinds, "a.io", None, "gadgets"), None);
+
+        // Table layouts and watch windows are looked up the same way.
+        let window = |group: &str, version: &str, plural: &str| {
+            kinds.find(group, version, plural).map(|k| kinds.watch_window(&k))
+        };
+        assert_eq!(window("a.io", "v2", "widgets"), Some(1), "a kind keeps the revision it was first served at");
+        assert_eq!(window("a.io", "v1beta1", "doohickeys"), Some(6));
+        assert_eq!(window("b.io", "v1", "widgets"), Some(4));
+        assert_eq!(window("b.io", "v3", "widgets"), Some(5));
+        let tables = kinds.tables.read().expect("lock");
+        assert!(!tables.index.contains_key(&("a.io".to_string(), "gadgets".to_string())));
+        assert!(!tables.entries.contains_key("widgets.b.io"));
+        let custom = kinds.custom.read().expect("lock");
+        assert_eq!(custom.index.get(&("b.io".to_string(), "widgets".to_string())).map(BTreeSet::len), Some(2));
     }
 }

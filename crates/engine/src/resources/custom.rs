@@ -50,9 +50,29 @@ struct SchemaKey {
 /// Schemas by CRD (uid, else name) and version, with the generation they are of. Held
 /// weakly: a schema lives as long as a served kind uses it, so a deleted CRD's schemas go
 /// with its kinds, and a status change (which rebuilds the kinds) finds them still alive.
-type SchemaCache = Mutex<HashMap<SchemaKey, (i64, Weak<Schema>)>>;
+#[derive(Default)]
+struct SchemaCache {
+    by_key: HashMap<SchemaKey, (i64, Weak<Schema>)>,
+    /// How many entries the last sweep of dead ones left: the next sweep waits until the
+    /// map has doubled, so sweeping costs O(1) per insertion (a sweep on every insertion
+    /// was a walk of every CRD's schemas per CRD published).
+    swept_to: usize,
+}
 
-static SCHEMAS: LazyLock<SchemaCache> = LazyLock::new(Default::default);
+impl SchemaCache {
+    /// The least size at which dead entries are swept.
+    const SWEEP_FROM: usize = 64;
+
+    fn insert(&mut self, key: SchemaKey, generation: i64, schema: &Arc<Schema>) {
+        if self.by_key.len() >= 2 * self.swept_to.max(Self::SWEEP_FROM / 2) {
+            self.by_key.retain(|_, (_, held)| held.strong_count() > 0);
+            self.swept_to = self.by_key.len();
+        }
+        self.by_key.insert(key, (generation, Arc::downgrade(schema)));
+    }
+}
+
+static SCHEMAS: LazyLock<Mutex<SchemaCache>> = LazyLock::new(Default::default);
 
 /// The schema of `version`, one per CRD generation, compiled on first use (most of a
 /// large CRD set's kinds are never used: see [`Schema::lazy`]).
@@ -67,15 +87,14 @@ fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefin
     };
     let key = SchemaKey { crd: crd_id, version: version.name.clone() };
     let mut cache = SCHEMAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((compiled_generation, schema)) = cache.get(&key)
+    if let Some((compiled_generation, schema)) = cache.by_key.get(&key)
         && *compiled_generation == generation
         && let Some(schema) = schema.upgrade()
     {
         return Some(schema);
     }
     let schema = build();
-    cache.retain(|_, (_, held)| held.strong_count() > 0);
-    cache.insert(key, (generation, Arc::downgrade(&schema)));
+    cache.insert(key, generation, &schema);
     Some(schema)
 }
 
@@ -304,6 +323,26 @@ mod tests {
         }))
         .expect("crd");
         CustomResourceStrategy::new(&crd, &crd.spec.versions[0])
+    }
+
+    #[test]
+    fn the_schema_cache_sweeps_dead_schemas_as_it_doubles_and_keeps_live_ones() {
+        let props = crate::registry::fixtures::schema(json!({"type": "object"}));
+        let key = |i: usize| SchemaKey { crd: format!("crd-{i}"), version: "v1".into() };
+        let live: Vec<Arc<Schema>> = (0..40).map(|_| Arc::new(Schema::lazy(&props))).collect();
+        let mut cache = SchemaCache::default();
+        for (i, schema) in live.iter().enumerate() {
+            cache.insert(key(i), 1, schema);
+        }
+        // Schemas dropped as soon as they are cached (their CRDs' kinds replaced).
+        for i in live.len()..2_000 {
+            cache.insert(key(i), 1, &Arc::new(Schema::lazy(&props)));
+            assert!(cache.by_key.len() <= 2 * live.len().max(SchemaCache::SWEEP_FROM / 2), "{i}: not swept");
+        }
+        for (i, schema) in live.iter().enumerate() {
+            let held = cache.by_key.get(&key(i)).and_then(|(_, weak)| weak.upgrade());
+            assert!(held.is_some_and(|h| Arc::ptr_eq(&h, schema)), "live schema {i} kept");
+        }
     }
 
     fn widget(spec: Value) -> Value {
