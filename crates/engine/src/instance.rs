@@ -280,13 +280,16 @@ impl Engine {
             scale: None,
             names: self.names.as_ref(),
         };
+        // Only `metadata.deletionTimestamp` matters: read from the stored bytes, not decoded
+        // (a whole decode of the namespace was 4% of a create's CPU).
         let cached = rest.get_cached(None, ns).await.map_err(ApiError::read_timeout_as_write)?;
         let deleted_here = self.deleted_namespaces.holds(ns, std::time::Instant::now());
-        let namespace = match (namespace_lifecycle::source(cached.as_ref(), deleted_here), cached) {
-            (Source::Cache, Some(cached)) => cached,
-            _ => rest.get(None, ns).await.map_err(ApiError::read_timeout_as_write)?,
-        };
-        match namespace_lifecycle::terminating(&namespace) {
+        let namespace =
+            match (namespace_lifecycle::source(cached.as_ref().map(|kv| &kv.value[..]), deleted_here), cached) {
+                (Source::Cache, Some(cached)) => cached,
+                _ => rest.get_stored(None, ns).await.map_err(ApiError::read_timeout_as_write)?,
+            };
+        match namespace_lifecycle::terminating(&namespace.value) {
             false => Ok(()),
             true => Err(namespace_lifecycle::terminating_refusal(ns, creating, name)),
         }

@@ -10,7 +10,6 @@
 //! reads at once, which gives the same answer sooner.
 
 use crate::status::{ApiError, GroupResource, StatusCause, StatusDetails};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -57,7 +56,7 @@ impl RecentDeletes {
 
 /// Where to read the namespace from: the cache, unless it does not know it, or it says
 /// Active while this engine deleted it lately.
-pub fn source(cached: Option<&Value>, deleted_here: bool) -> Source {
+pub fn source(cached: Option<&[u8]>, deleted_here: bool) -> Source {
     match cached {
         None => Source::Live,
         Some(ns) if deleted_here && !terminating(ns) => Source::Live,
@@ -65,9 +64,10 @@ pub fn source(cached: Option<&Value>, deleted_here: bool) -> Source {
     }
 }
 
-/// Whether `ns` is being deleted.
-pub fn terminating(ns: &Value) -> bool {
-    crate::meta::deletion_timestamp(ns).is_some()
+/// Whether the namespace stored as `ns` is being deleted: it has a deletion timestamp.
+pub fn terminating(ns: &[u8]) -> bool {
+    let at = crate::representation::raw::get_path(ns, &["metadata", "deletionTimestamp"]);
+    at.is_some_and(|at| at.first() == Some(&b'"'))
 }
 
 /// kube's 403 for content created in a terminating namespace.
@@ -97,14 +97,29 @@ pub fn terminating_refusal(ns: &str, creating: &GroupResource, name: &str) -> Ap
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn active() -> Value {
-        json!({"metadata": {"name": "a"}, "status": {"phase": "Active"}})
+    fn active() -> Vec<u8> {
+        stored(json!({"metadata": {"name": "a"}, "status": {"phase": "Active"}}))
     }
 
-    fn deleting() -> Value {
-        json!({"metadata": {"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z"}})
+    fn deleting() -> Vec<u8> {
+        stored(json!({"metadata": {"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z"}}))
+    }
+
+    fn stored(ns: Value) -> Vec<u8> {
+        serde_json::to_vec(&ns).expect("JSON")
+    }
+
+    #[test]
+    fn a_namespace_terminates_once_it_has_a_deletion_timestamp() {
+        assert!(terminating(&deleting()));
+        assert!(!terminating(&active()));
+        // Another member of that name elsewhere, or a null one, is not one.
+        let elsewhere = json!({"metadata": {"name": "a", "annotations": {"deletionTimestamp": "x"}},
+            "status": {"deletionTimestamp": "2026-01-01T00:00:00Z"}});
+        assert!(!terminating(&stored(elsewhere)));
+        assert!(!terminating(&stored(json!({"metadata": {"name": "a", "deletionTimestamp": null}}))));
     }
 
     #[test]
@@ -118,7 +133,7 @@ mod tests {
             (Some(deleting()), true, Source::Cache),
         ];
         for (cached, deleted_here, want) in cases {
-            assert_eq!(source(cached.as_ref(), deleted_here), want, "{cached:?} deleted here: {deleted_here}");
+            assert_eq!(source(cached.as_deref(), deleted_here), want, "{cached:?} deleted here: {deleted_here}");
         }
     }
 

@@ -4,17 +4,22 @@
 use super::Rest;
 use super::options::{ListQuery, WatchItem};
 use crate::status::ApiError;
+use crate::store::KeyValue;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
 impl Rest<'_> {
     /// GET one object.
     pub async fn get(&self, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
+        Ok(self.read(&self.get_stored(namespace, name).await?))
+    }
+
+    /// [`Rest::get`] as stored, undecoded (for a read of one field).
+    pub async fn get_stored(&self, namespace: Option<&str>, name: &str) -> Result<KeyValue, ApiError> {
         self.store
             .get(&self.info().key(namespace, name))
             .await
             .map_err(|e| self.read_error(e, name))?
-            .map(|kv| self.read(&kv))
             .ok_or_else(|| ApiError::not_found(&self.info().group_resource(), name))
     }
 
@@ -26,14 +31,13 @@ impl Rest<'_> {
         }
     }
 
-    /// [`Rest::get`] from the store's watch cache (see [`Store::get_cached`]), for the
+    /// [`Rest::get_stored`] from the store's watch cache (see [`Store::get_cached`]), for the
     /// reads kube serves from its informers.
     ///
     /// [`Store::get_cached`]: crate::store::Store::get_cached
-    pub async fn get_cached(&self, namespace: Option<&str>, name: &str) -> Result<Option<Value>, ApiError> {
+    pub async fn get_cached(&self, namespace: Option<&str>, name: &str) -> Result<Option<KeyValue>, ApiError> {
         let key = self.info().key(namespace, name);
-        let kv = self.store.get_cached(&key).await.map_err(|e| self.read_error(e, name))?;
-        Ok(kv.map(|kv| self.read(&kv)))
+        self.store.get_cached(&key).await.map_err(|e| self.read_error(e, name))
     }
 
     /// GET a list: selectors, `limit` and `continue` over one consistent snapshot (see

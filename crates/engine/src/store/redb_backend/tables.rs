@@ -75,20 +75,30 @@ pub fn load(db: &Database) -> Result<Loaded, StoreError> {
     Ok(Loaded { revision, items })
 }
 
+/// The stored bytes an [`apply`] wrote, and those it replaced or deleted: whether the
+/// writes grew the data or churned it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Applied {
+    pub added: u64,
+    pub replaced: u64,
+}
+
 /// Applies `records` (consecutive, in revision order) in one transaction, which also
 /// records the revision the tables are then at.
-pub fn apply(db: &Database, records: &[Record], durability: Durability) -> Result<(), StoreError> {
-    let Some(last) = records.last() else { return Ok(()) };
+pub fn apply(db: &Database, records: &[Record], durability: Durability) -> Result<Applied, StoreError> {
+    let mut applied = Applied::default();
+    let Some(last) = records.last() else { return Ok(applied) };
     let mut txn = db.begin_write().map_err(backend)?;
     txn.set_durability(durability).map_err(backend)?;
     {
         let mut objects = txn.open_table(OBJECTS).map_err(backend)?;
         for record in records {
-            apply_record(&mut objects, record)?;
+            apply_record(&mut objects, record, &mut applied)?;
         }
         txn.open_table(META).map_err(backend)?.insert(REVISION_KEY, last.revision).map_err(backend)?;
     }
-    txn.commit().map_err(backend)
+    txn.commit().map_err(backend)?;
+    Ok(applied)
 }
 
 /// Makes every earlier non-durable commit durable.
@@ -98,16 +108,17 @@ pub fn make_durable(db: &Database) -> Result<(), StoreError> {
     txn.commit().map_err(backend)
 }
 
-fn apply_record(objects: &mut Table<&str, &[u8]>, record: &Record) -> Result<(), StoreError> {
+fn apply_record(objects: &mut Table<&str, &[u8]>, record: &Record, applied: &mut Applied) -> Result<(), StoreError> {
     for entry in &record.entries {
-        match entry {
+        let old = match entry {
             Entry::Put(kv) => {
-                objects.insert(kv.key.as_str(), encode(kv).as_slice()).map_err(backend)?;
+                let value = encode(kv);
+                applied.added += value.len() as u64;
+                objects.insert(kv.key.as_str(), value.as_slice()).map_err(backend)?
             }
-            Entry::Delete(key) => {
-                objects.remove(key.as_str()).map_err(backend)?;
-            }
-        }
+            Entry::Delete(key) => objects.remove(key.as_str()).map_err(backend)?,
+        };
+        applied.replaced += old.map_or(0, |old| old.value().len() as u64);
     }
     Ok(())
 }
