@@ -119,8 +119,9 @@ impl OfResource for CustomTable {
 #[derive(Clone)]
 struct ByCrd<T> {
     entries: BTreeMap<String, Vec<T>>,
-    /// The CRDs with an entry for each (group, plural).
-    index: BTreeMap<(String, String), BTreeSet<String>>,
+    /// The CRDs with an entry for each group and plural (nested, so a lookup by `&str`
+    /// builds no key).
+    index: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
 }
 
 impl<T> Default for ByCrd<T> {
@@ -138,12 +139,15 @@ impl<T: OfResource> ByCrd<T> {
     fn set(&mut self, crd_name: &str, items: Vec<T>) {
         for item in self.entries.remove(crd_name).into_iter().flatten() {
             let (group, plural) = item.resource();
-            let key = (group.to_string(), plural.to_string());
-            if let Some(crds) = self.index.get_mut(&key) {
+            let Some(plurals) = self.index.get_mut(group) else { continue };
+            if let Some(crds) = plurals.get_mut(plural) {
                 crds.remove(crd_name);
                 if crds.is_empty() {
-                    self.index.remove(&key);
+                    plurals.remove(plural);
                 }
+            }
+            if plurals.is_empty() {
+                self.index.remove(group);
             }
         }
         if items.is_empty() {
@@ -151,7 +155,8 @@ impl<T: OfResource> ByCrd<T> {
         }
         for item in &items {
             let (group, plural) = item.resource();
-            self.index.entry((group.to_string(), plural.to_string())).or_default().insert(crd_name.to_string());
+            let plurals = self.index.entry(group.to_string()).or_default();
+            plurals.entry(plural.to_string()).or_default().insert(crd_name.to_string());
         }
         self.entries.insert(crd_name.to_string(), items);
     }
@@ -163,7 +168,7 @@ impl<T: OfResource> ByCrd<T> {
 
     /// The entries for `group`/`plural`, in the order [`ByCrd::all`] walks them.
     fn of(&self, group: &str, plural: &str) -> impl Iterator<Item = &T> {
-        let crds = self.index.get(&(group.to_string(), plural.to_string()));
+        let crds = self.index.get(group).and_then(|plurals| plurals.get(plural));
         crds.into_iter().flatten().filter_map(|crd| self.entries.get(crd)).flatten().filter(move |t| {
             let (g, p) = t.resource();
             g == group && p == plural
@@ -436,9 +441,9 @@ mod tests {
         assert_eq!(window("b.io", "v1", "widgets"), Some(4));
         assert_eq!(window("b.io", "v3", "widgets"), Some(5));
         let tables = kinds.tables.read().expect("lock");
-        assert!(!tables.index.contains_key(&("a.io".to_string(), "gadgets".to_string())));
+        assert!(tables.index.get("a.io").is_none_or(|plurals| !plurals.contains_key("gadgets")));
         assert!(!tables.entries.contains_key("widgets.b.io"));
         let custom = kinds.custom.read().expect("lock");
-        assert_eq!(custom.index.get(&("b.io".to_string(), "widgets".to_string())).map(BTreeSet::len), Some(2));
+        assert_eq!(custom.index.get("b.io").and_then(|p| p.get("widgets")).map(BTreeSet::len), Some(2));
     }
 }

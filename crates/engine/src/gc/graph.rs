@@ -146,6 +146,9 @@ pub(super) struct Graph {
     /// Namespace → the `/registry/<group>/<plural>/` prefixes that have held objects in
     /// it (kept until the namespace goes: a prefix left empty only costs a list).
     kinds_in_namespace: OrdMap<Shared, OrdSet<Shared>>,
+    /// The names of the namespaces being deleted: asked on every namespaced change, so
+    /// kept apart rather than looked up by a key built each time.
+    deleting_namespaces: OrdSet<Shared>,
 }
 
 /// The collector's graph as of a revision: every change up to it applied, none after.
@@ -227,7 +230,7 @@ impl Graph {
         }
         if let Some((prefix, namespace)) = namespaced(key) {
             let namespace = self.note_kind_in_namespace(prefix, namespace, new.is_some());
-            if self.deleting_namespace(&namespace).is_some() {
+            if self.deleting_namespaces.contains(&namespace) {
                 dirty.namespaces.insert(namespace);
             }
         }
@@ -268,6 +271,9 @@ impl Graph {
     /// Removes the node at `key`, if the graph has one: its uid.
     fn remove_node(&mut self, key: &str, dirty: &mut Dirty) -> Option<Shared> {
         let old = self.nodes.remove(key)?;
+        if let Some(name) = namespace_name(key) {
+            self.deleting_namespaces.remove(name);
+        }
         if self.key_of_uid.get(&old.uid).is_some_and(|k| &**k == key) {
             self.key_of_uid.remove(&old.uid);
         }
@@ -291,7 +297,9 @@ impl Graph {
         }
         if node.deleting {
             if let Some(name) = namespace_name(&key) {
-                dirty.namespaces.insert(Shared::from(name));
+                let name = Shared::from(name);
+                self.deleting_namespaces.insert(Arc::clone(&name));
+                dirty.namespaces.insert(name);
             }
             dirty.owners.insert(Arc::clone(&node.uid));
         }
@@ -430,5 +438,10 @@ pub(super) mod tests {
         // The namespace gone, so is what the graph knew of its content.
         g.apply(&ns.key, Some(&going), None, &mut Dirty::default()).expect("applied");
         assert!(g.namespace_prefixes("team").is_empty() && !g.alive("n"));
+        // A namespace of that name made again, not being deleted: its content marks nothing.
+        let mut dirty = Dirty::default();
+        g.apply(&ns.key, None, Some(&ns), &mut dirty).expect("applied");
+        g.apply(&obj.key, None, Some(&obj), &mut dirty).expect("applied");
+        assert!(dirty.namespaces.is_empty() && g.deleting_namespace("team").is_none());
     }
 }
