@@ -261,10 +261,10 @@ fn certificates(dir: &Path) -> (ServerTls, String, String, String) {
         )
     };
     let ca_file = write_file(dir, "ca.crt", &ca.pem());
-    // etcd's JSON gateway dials etcd's gRPC with the serving certificate, so with
-    // --client-cert-auth that one must be good for client auth too.
-    let both = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
-    let (server_cert, server_key) = issue("server", both);
+    // A serving certificate good for server auth only: `serve` speaks etcd's gRPC itself
+    // (etcd's JSON gateway, which dials etcd with that certificate, would need client
+    // auth in it too).
+    let (server_cert, server_key) = issue("server", vec![ExtendedKeyUsagePurpose::ServerAuth]);
     let (client_cert, client_key) = issue("client", vec![ExtendedKeyUsagePurpose::ClientAuth]);
     let server = ServerTls {
         cert_file: server_cert.into(),

@@ -3,8 +3,8 @@
 //!
 //! One watch of the whole prefix rather than one per resource: the engine's own controllers
 //! (CRD, garbage collector) watch everything anyway, the kinds come and go with CRDs (no
-//! watch to start or stop with them), and over etcd's JSON gateway every watch is an HTTP
-//! connection of its own. The cache is the local store's [`State`] (the same history, the
+//! watch to start or stop with them), and etcd keeps one watcher per watch, each
+//! replaying and filtering every change on its own. The cache is the local store's [`State`] (the same history, the
 //! same bounds, the same watch cursors), so lists at `resourceVersion=0` and every watch
 //! are served from memory the way a local store serves them, whatever the number of
 //! watchers: each one holds a cursor, not an etcd stream.

@@ -1,33 +1,39 @@
-//! The HTTP edge of the etcd backend: POSTs JSON to the members of one etcd cluster, moving
-//! on to the next member when one refuses the connection, breaks it, times out or has no
-//! leader.
+//! The gRPC edge of the etcd backend: calls etcd's gRPC API (`wire`) over HTTP/2, as
+//! kube-apiserver's client does, moving on to the next member when one refuses the
+//! connection, breaks it, times out or has no leader.
+//!
+//! gRPC rather than etcd's JSON gateway: the gateway is a proxy inside etcd that turns each
+//! JSON call into a gRPC call to itself, which cost etcd half as much CPU again per create
+//! as kube-apiserver's calls (benches/etcd.rs), and it needed an HTTP/1 connection per
+//! watch. Here each member gets one HTTP/2 connection, every call and every watch a stream
+//! of it. The messages are written by hand (`proto`), not generated, so no `protoc`.
 //!
 //! Every call is bounded by the configured timeout as a whole (504 above), never a hang:
 //! attempts cycle through the endpoints, with a short pause after a full round, until that
 //! deadline. Which calls may be repeated:
-//! - reads ([`Gateway::call`]) anywhere, any number of times;
-//! - writes ([`Gateway::write`]) are always etcd transactions guarded by a compare (the key's
+//! - reads ([`Grpc::call`]) anywhere, any number of times;
+//! - writes ([`Grpc::write`]) are always etcd transactions guarded by a compare (the key's
 //!   create_revision is 0, or its mod_revision is the one read), so at most one attempt can
 //!   ever apply, however many are sent: a repeat of an applied write fails its compare. A
 //!   repeat after an attempt that may have reached etcd (the connection broke after sending,
 //!   it timed out, etcd answered "unavailable") is reported as such, so the store can tell
 //!   "my own earlier attempt applied" from a real conflict (see `EtcdStore`);
-//! - a watch ([`Gateway::watch`]) that breaks is opened again, on whichever member answers,
-//!   from the revision after the last event it delivered; only when no member takes it back
-//!   within the timeout, or the revision was compacted meanwhile (etcd's cancel, 410 above),
-//!   does it end.
+//! - a watch ([`Grpc::watch`]) that breaks, or that a member ends as unavailable (it lost
+//!   its leader), is opened again, on whichever member answers, from the revision after the
+//!   last event it delivered; only when no member takes it back within the timeout, or the
+//!   revision was compacted meanwhile (etcd's cancel, 410 above), does it end.
 
-use super::wire::{self, WatchCreate};
+use super::proto::{Decode, Encode};
+use super::wire::{self, WatchCreate, WatchResponse};
 use super::{EtcdConfig, EtcdTls};
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
+use http::HeaderMap;
 use http_body_util::{BodyExt, BodyStream, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -42,10 +48,20 @@ const ROUND_PAUSE: Duration = Duration::from_millis(100);
 /// The least time one attempt gets before the next endpoint is tried.
 const MIN_ATTEMPT: Duration = Duration::from_millis(500);
 
+/// How often an HTTP/2 connection with a call or watch open is pinged, and how long a ping
+/// may go unanswered before the connection counts as broken.
+const KEEP_ALIVE: Duration = Duration::from_secs(30);
+const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest message read (etcd sends at most `--max-request-bytes` of value per key,
+/// but a page of a range holds many): a length beyond it is a broken stream, not a reason
+/// to allocate.
+const MAX_MESSAGE: usize = 1 << 30;
+
 /// Why a call to etcd failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GatewayError {
-    /// No endpoint could be reached (or one stopped answering mid-way).
+pub enum GrpcError {
+    /// No endpoint could be reached (or one stopped answering mid-way, or has no leader).
     #[error("etcd unreachable: {0}")]
     Unreachable(String),
     /// An endpoint took the request and did not answer in time.
@@ -62,10 +78,10 @@ pub enum GatewayError {
     Tls(String),
 }
 
-impl GatewayError {
+impl GrpcError {
     /// Whether another member (or the same one a moment later) may answer.
     fn is_transient(&self) -> bool {
-        matches!(self, GatewayError::Unreachable(_) | GatewayError::Timeout(_))
+        matches!(self, GrpcError::Unreachable(_) | GrpcError::Timeout(_))
     }
 }
 
@@ -79,24 +95,24 @@ pub struct Written<T> {
 
 /// How one attempt failed: whether it may have reached etcd.
 struct Failed {
-    error: GatewayError,
+    error: GrpcError,
     maybe_applied: bool,
 }
 
-/// A client of one etcd cluster's JSON gateway.
-pub struct Gateway {
+/// A client of one etcd cluster's gRPC API.
+pub struct Grpc {
     client: Client<Https, Full<Bytes>>,
     endpoints: Vec<String>,
     /// The endpoint that answered last: tried first.
     preferred: AtomicUsize,
     timeout: Duration,
-    /// When a call last ended, and whether etcd answered it (see [`Gateway::health`]).
+    /// When a call last ended, and whether etcd answered it (see [`Grpc::health`]).
     health: std::sync::Mutex<Option<(Instant, bool)>>,
 }
 
-impl Gateway {
+impl Grpc {
     /// A client of `config`'s endpoints (no connection is made yet).
-    pub fn new(config: &EtcdConfig) -> Result<Self, GatewayError> {
+    pub fn new(config: &EtcdConfig) -> Result<Self, GrpcError> {
         let tls = tls_config(config.tls.as_ref())?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
@@ -105,11 +121,20 @@ impl Gateway {
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
-            .enable_http1()
+            .enable_http2()
             .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new()).build(https);
+        // HTTP/2 only: over plain http with prior knowledge, over TLS by ALPN, as gRPC does.
+        // Pings while a call or watch is open find a member gone without a word (kube's etcd
+        // client pings every 30 s and gives up after 10; etcd refuses pings closer than 5 s).
+        let client = Client::builder(TokioExecutor::new())
+            .http2_only(true)
+            .http2_adaptive_window(true)
+            .timer(TokioTimer::new())
+            .http2_keep_alive_interval(KEEP_ALIVE)
+            .http2_keep_alive_timeout(KEEP_ALIVE_TIMEOUT)
+            .build(https);
         let endpoints = config.endpoints.iter().map(|e| e.trim_end_matches('/').to_string()).collect();
-        Ok(Gateway { client, endpoints, preferred: AtomicUsize::new(0), timeout: config.timeout, health: None.into() })
+        Ok(Grpc { client, endpoints, preferred: AtomicUsize::new(0), timeout: config.timeout, health: None.into() })
     }
 
     /// Whether etcd answered the last call, if that call ended less than `age` ago.
@@ -128,25 +153,21 @@ impl Gateway {
         self.timeout
     }
 
-    /// POSTs a read (or anything harmless to repeat) to `path` and reads the JSON answer.
-    pub async fn call<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Result<T, GatewayError> {
-        Ok(self.write(path, body).await?.answer)
+    /// Calls `method` with a read (or anything harmless to repeat) and reads its answer.
+    pub async fn call<T: Decode>(&self, method: &str, request: &impl Encode) -> Result<T, GrpcError> {
+        Ok(self.write(method, request).await?.answer)
     }
 
-    /// POSTs a guarded transaction (see the module's note) and reads the JSON answer.
-    pub async fn write<T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &impl Serialize,
-    ) -> Result<Written<T>, GatewayError> {
-        let body = Bytes::from(serde_json::to_vec(body).map_err(|e| GatewayError::Malformed(e.to_string()))?);
+    /// Calls `method` with a guarded transaction (see the module's note) and reads its answer.
+    pub async fn write<T: Decode>(&self, method: &str, request: &impl Encode) -> Result<Written<T>, GrpcError> {
+        let body = framed(request);
         let repeated = AtomicBool::new(false);
-        let bytes = self
+        let message = self
             .each_endpoint(|at, budget| {
                 let body = body.clone();
                 let repeated = &repeated;
                 async move {
-                    let result = self.once(at, path, body, budget).await;
+                    let result = self.once(at, method, body, budget).await;
                     if let Err(Failed { maybe_applied: true, .. }) = &result {
                         repeated.store(true, Ordering::Relaxed);
                     }
@@ -154,66 +175,60 @@ impl Gateway {
                 }
             })
             .await?;
-        let answer = serde_json::from_slice(&bytes).map_err(|e| GatewayError::Malformed(e.to_string()))?;
+        let answer = T::decode(message).map_err(|e| GrpcError::Malformed(e.to_string()))?;
         Ok(Written { answer, repeated: repeated.into_inner() })
     }
 
-    /// Opens etcd's watch `create` as a stream of the gateway's lines (the first one says
-    /// the watch exists), opened again from the revision after the last event seen when the
-    /// member serving it goes away (see the module's note). Not bounded in time once open.
+    /// Opens etcd's watch `create` as a stream of its answers (the first one says the watch
+    /// exists), opened again from the revision after the last event seen when the member
+    /// serving it goes away (see the module's note). Not bounded in time once open.
     pub async fn watch(
         self: &Arc<Self>,
         create: WatchCreate,
-    ) -> Result<impl Stream<Item = Result<Bytes, GatewayError>> + Send + 'static, GatewayError> {
-        let lines = self.open_watch(&create).await?;
-        let state = Resuming { gateway: self.clone(), create, lines: Some(lines), lost: None, done: false };
+    ) -> Result<impl Stream<Item = Result<WatchResponse, GrpcError>> + Send + 'static, GrpcError> {
+        let answers = self.open_watch(&create).await?;
+        let state = Resuming { grpc: self.clone(), create, answers: Some(answers), lost: None, done: false };
         Ok(futures::stream::unfold(state, Resuming::next))
     }
 
-    /// One watch stream, on the first member that takes it.
+    /// One watch stream, on the first member that takes it. The request side is closed
+    /// after the create: etcd keeps a watch stream open until the client goes.
     async fn open_watch(
         &self,
         create: &WatchCreate,
-    ) -> Result<BoxStream<'static, Result<Bytes, GatewayError>>, GatewayError> {
-        let body = Bytes::from(serde_json::to_vec(&create.body()).map_err(|e| GatewayError::Malformed(e.to_string()))?);
-        let lines = self
+    ) -> Result<BoxStream<'static, Result<Piece, GrpcError>>, GrpcError> {
+        let body = framed(create);
+        let answers = self
             .each_endpoint(|at, budget| {
                 let body = body.clone();
                 async move {
-                    let response = self.send(at, "/v3/watch", body, budget).await?;
-                    if !response.status().is_success() {
-                        let bytes = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                        return Err(Failed { error: refusal(&bytes), maybe_applied: false });
+                    let response = self.send(at, wire::method::WATCH, body, budget).await?;
+                    let (parts, body) = response.into_parts();
+                    if let Some(Err(error)) = grpc_status(&parts.headers) {
+                        return Err(Failed { maybe_applied: false, error });
                     }
-                    let frames = BodyStream::new(response.into_body());
-                    Ok(lines(frames.filter_map(|frame| async move {
-                        match frame {
-                            Ok(frame) => frame.into_data().ok().map(Ok),
-                            Err(e) => Some(Err(GatewayError::Unreachable(e.to_string()))),
-                        }
-                    }))
-                    .boxed())
+                    Ok(pieces(BodyStream::new(body)).boxed())
                 }
             })
             .await?;
-        Ok(lines)
+        Ok(answers)
     }
 
     /// Runs `attempt` on each endpoint in turn, from the one that answered last, until one
     /// succeeds, one fails for good, or the timeout has passed. `attempt` gets the endpoint
     /// and the time it may take.
-    async fn each_endpoint<T, F, Fut>(&self, mut attempt: F) -> Result<T, GatewayError>
+    async fn each_endpoint<T, F, Fut>(&self, mut attempt: F) -> Result<T, GrpcError>
     where
         F: FnMut(usize, Duration) -> Fut,
         Fut: std::future::Future<Output = Result<T, Failed>>,
     {
         let n = self.endpoints.len();
         if n == 0 {
-            return Err(GatewayError::Unreachable("no etcd endpoint configured".into()));
+            return Err(GrpcError::Unreachable("no etcd endpoint configured".into()));
         }
         let deadline = Instant::now() + self.timeout;
         let first = self.preferred.load(Ordering::Relaxed);
-        let mut last = GatewayError::Timeout(self.timeout);
+        let mut last = GrpcError::Timeout(self.timeout);
         for i in 0.. {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -243,95 +258,228 @@ impl Gateway {
         Err(last)
     }
 
-    /// One POST to endpoint `at`, its answer read whole within `budget`.
-    async fn once(&self, at: usize, path: &str, body: Bytes, budget: Duration) -> Result<Bytes, Failed> {
+    /// One unary call to endpoint `at`: its one answer, read whole within `budget`.
+    async fn once(&self, at: usize, method: &str, body: Bytes, budget: Duration) -> Result<Bytes, Failed> {
         let started = Instant::now();
-        let response = self.send(at, path, body, budget).await?;
+        let response = self.send(at, method, body, budget).await?;
         let (parts, body) = response.into_parts();
-        let left = budget.saturating_sub(started.elapsed());
-        let bytes = match tokio::time::timeout(left, body.collect()).await {
-            Ok(Ok(collected)) => collected.to_bytes(),
-            Ok(Err(e)) => {
-                return Err(Failed { error: self.unreachable(at, &e), maybe_applied: true });
-            }
-            Err(_) => return Err(Failed { error: GatewayError::Timeout(self.timeout), maybe_applied: true }),
-        };
-        if !parts.status.is_success() {
-            let error = refusal(&bytes);
-            // "No leader", "leader changed", "request timed out": a proposal may still commit.
+        // An error without an answer comes in the head ("trailers-only").
+        if let Some(Err(error)) = grpc_status(&parts.headers) {
             let maybe_applied = error.is_transient();
             return Err(Failed { error, maybe_applied });
         }
-        Ok(bytes)
-    }
-
-    /// Sends one POST to endpoint `at` and waits for its answer's head within `budget`.
-    async fn send(
-        &self,
-        at: usize,
-        path: &str,
-        body: Bytes,
-        budget: Duration,
-    ) -> Result<hyper::Response<hyper::body::Incoming>, Failed> {
-        let request = hyper::Request::post(format!("{}{path}", self.endpoints[at]))
-            .header(http::header::CONTENT_TYPE, "application/json")
-            // etcd's "require leader": a member cut off from the others ends its watches
-            // (and refuses requests) instead of serving stale data.
-            .header("grpc-metadata-hasleader", "true")
-            .body(Full::new(body))
-            .map_err(|e| Failed { error: GatewayError::Unreachable(e.to_string()), maybe_applied: false })?;
-        match tokio::time::timeout(budget, self.client.request(request)).await {
-            Ok(Ok(response)) => Ok(response),
-            Err(_) => Err(Failed { error: GatewayError::Timeout(self.timeout), maybe_applied: true }),
-            // Not connected: nothing was sent.
-            Ok(Err(e)) if e.is_connect() => Err(Failed { error: self.unreachable(at, &e), maybe_applied: false }),
-            Ok(Err(e)) => Err(Failed { error: self.unreachable(at, &e), maybe_applied: true }),
+        let left = budget.saturating_sub(started.elapsed());
+        let collected = match tokio::time::timeout(left, body.collect()).await {
+            Ok(Ok(collected)) => collected,
+            Ok(Err(e)) => return Err(Failed { error: self.unreachable(at, &e), maybe_applied: true }),
+            Err(_) => return Err(Failed { error: GrpcError::Timeout(self.timeout), maybe_applied: true }),
+        };
+        let status = collected.trailers().and_then(grpc_status).or_else(|| grpc_status(&parts.headers));
+        match status {
+            Some(Ok(())) => {}
+            Some(Err(error)) => {
+                // "No leader", "leader changed", "request timed out": a proposal may still commit.
+                let maybe_applied = error.is_transient();
+                return Err(Failed { error, maybe_applied });
+            }
+            None => {
+                let error = self.unreachable(at, &"the answer ended without a gRPC status");
+                return Err(Failed { error, maybe_applied: true });
+            }
+        }
+        let mut data = collected.to_bytes();
+        match next_message(&mut data) {
+            Ok(Some(message)) if data.is_empty() => Ok(message),
+            Ok(_) => Err(Failed { error: GrpcError::Malformed("not one message".into()), maybe_applied: false }),
+            Err(error) => Err(Failed { error, maybe_applied: false }),
         }
     }
 
-    fn unreachable(&self, at: usize, e: &dyn std::fmt::Display) -> GatewayError {
-        GatewayError::Unreachable(format!("{}: {e}", self.endpoints[at]))
+    /// Sends one call to endpoint `at` and waits for its answer's head within `budget`.
+    async fn send(
+        &self,
+        at: usize,
+        method: &str,
+        body: Bytes,
+        budget: Duration,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, Failed> {
+        let request = hyper::Request::post(format!("{}{method}", self.endpoints[at]))
+            .header(http::header::CONTENT_TYPE, "application/grpc")
+            .header(http::header::TE, "trailers")
+            // etcd's "require leader": a member cut off from the others ends its watches
+            // (and refuses requests) instead of serving stale data.
+            .header("hasleader", "true")
+            .body(Full::new(body))
+            .map_err(|e| Failed { error: GrpcError::Unreachable(e.to_string()), maybe_applied: false })?;
+        let response = match tokio::time::timeout(budget, self.client.request(request)).await {
+            Ok(Ok(response)) => response,
+            Err(_) => return Err(Failed { error: GrpcError::Timeout(self.timeout), maybe_applied: true }),
+            // Not connected: nothing was sent.
+            Ok(Err(e)) if e.is_connect() => {
+                return Err(Failed { error: self.unreachable(at, &e), maybe_applied: false });
+            }
+            Ok(Err(e)) => return Err(Failed { error: self.unreachable(at, &e), maybe_applied: true }),
+        };
+        if !response.status().is_success() {
+            // Not etcd's gRPC (a proxy's answer, or not etcd at all): try another member.
+            let error = self.unreachable(at, &format!("HTTP {} instead of a gRPC answer", response.status()));
+            return Err(Failed { error, maybe_applied: true });
+        }
+        Ok(response)
+    }
+
+    fn unreachable(&self, at: usize, e: &dyn std::fmt::Display) -> GrpcError {
+        GrpcError::Unreachable(format!("{}: {e}", self.endpoints[at]))
     }
 }
 
-/// A watch that opens itself again (see [`Gateway::watch`]).
+/// A message as gRPC frames it: uncompressed, its length, its bytes.
+fn framed(message: &impl Encode) -> Bytes {
+    let message = message.to_bytes();
+    let mut buf = BytesMut::with_capacity(5 + message.len());
+    buf.put_u8(0);
+    buf.put_u32(message.len() as u32);
+    buf.put_slice(&message);
+    buf.freeze()
+}
+
+/// The first whole message framed in `buf`, taken off it; `None` while it is incomplete.
+fn next_message(buf: &mut Bytes) -> Result<Option<Bytes>, GrpcError> {
+    if buf.len() < 5 {
+        return Ok(None);
+    }
+    if buf[0] != 0 {
+        return Err(GrpcError::Malformed("a compressed message, never asked for".into()));
+    }
+    let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+    if len > MAX_MESSAGE {
+        return Err(GrpcError::Malformed(format!("a message of {len} bytes")));
+    }
+    if buf.len() < 5 + len {
+        return Ok(None);
+    }
+    buf.advance(5);
+    Ok(Some(buf.split_to(len)))
+}
+
+/// The call's gRPC status, if `headers` hold one: `Ok` for OK, else etcd's error.
+fn grpc_status(headers: &HeaderMap) -> Option<Result<(), GrpcError>> {
+    let code: u32 = headers.get("grpc-status")?.to_str().ok()?.trim().parse().ok()?;
+    if code == 0 {
+        return Some(Ok(()));
+    }
+    let words = headers.get("grpc-message").map(|m| percent_decode(m.as_bytes())).unwrap_or_default();
+    let words = if words.is_empty() { format!("gRPC status {code}") } else { words };
+    Some(Err(match code {
+        wire::GRPC_UNAVAILABLE | wire::GRPC_DEADLINE_EXCEEDED => GrpcError::Unreachable(words),
+        _ => GrpcError::Refused(words),
+    }))
+}
+
+/// gRPC's `grpc-message`: UTF-8 with `%XX` escapes.
+fn percent_decode(raw: &[u8]) -> String {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let hex = raw.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (raw[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What a streamed answer brings: a message, or its end with etcd's status.
+enum Piece {
+    Message(Bytes),
+    End(Result<(), GrpcError>),
+}
+
+/// Splits an HTTP/2 body into its gRPC messages and its closing status; an error is the
+/// connection breaking (or bytes that are no gRPC).
+fn pieces(body: BodyStream<hyper::body::Incoming>) -> impl Stream<Item = Result<Piece, GrpcError>> + Send + 'static {
+    futures::stream::unfold((Box::pin(body), Bytes::new(), false), |(mut body, mut buf, done)| async move {
+        if done {
+            return None;
+        }
+        loop {
+            match next_message(&mut buf) {
+                Ok(Some(message)) => return Some((Ok(Piece::Message(message)), (body, buf, false))),
+                Ok(None) => {}
+                Err(e) => return Some((Err(e), (body, buf, true))),
+            }
+            let frame = match body.next().await {
+                Some(Ok(frame)) => frame,
+                Some(Err(e)) => return Some((Err(GrpcError::Unreachable(e.to_string())), (body, buf, true))),
+                None => return Some((Err(GrpcError::Unreachable("the stream ended".into())), (body, buf, true))),
+            };
+            match frame.into_data() {
+                Ok(data) if buf.is_empty() => buf = data,
+                Ok(data) => {
+                    let mut joined = BytesMut::with_capacity(buf.len() + data.len());
+                    joined.put_slice(&buf);
+                    joined.put_slice(&data);
+                    buf = joined.freeze();
+                }
+                Err(frame) => {
+                    let status = frame.trailers_ref().and_then(grpc_status);
+                    let end = status.unwrap_or_else(|| Err(GrpcError::Malformed("trailers without a status".into())));
+                    return Some((Ok(Piece::End(end)), (body, buf, true)));
+                }
+            }
+        }
+    })
+}
+
+/// A watch that opens itself again (see [`Grpc::watch`]).
 struct Resuming {
-    gateway: Arc<Gateway>,
+    grpc: Arc<Grpc>,
     /// The watch as opened; its start revision moves past each event delivered.
     create: WatchCreate,
-    lines: Option<BoxStream<'static, Result<Bytes, GatewayError>>>,
+    answers: Option<BoxStream<'static, Result<Piece, GrpcError>>>,
     /// When the open stream went away (the watch ends if none takes it back in time).
     lost: Option<Instant>,
     done: bool,
 }
 
 impl Resuming {
-    async fn next(mut self) -> Option<(Result<Bytes, GatewayError>, Self)> {
+    async fn next(mut self) -> Option<(Result<WatchResponse, GrpcError>, Self)> {
         if self.done {
             return None;
         }
         loop {
-            let Some(lines) = self.lines.as_mut() else {
+            let Some(answers) = self.answers.as_mut() else {
                 let lost = *self.lost.get_or_insert_with(Instant::now);
-                if lost.elapsed() > self.gateway.timeout {
+                if lost.elapsed() > self.grpc.timeout {
                     self.done = true;
-                    return Some((Err(GatewayError::Timeout(self.gateway.timeout)), self));
+                    return Some((Err(GrpcError::Timeout(self.grpc.timeout)), self));
                 }
-                match self.gateway.open_watch(&self.create).await {
-                    Ok(mut lines) => {
-                        // Its first line says the watch exists, or why not (compacted: the
+                match self.grpc.open_watch(&self.create).await {
+                    Ok(mut answers) => {
+                        // Its first answer says the watch exists, or why not (compacted: the
                         // caller's 410), which is the caller's to read.
-                        match lines.next().await {
-                            Some(Ok(line)) if wire::WatchProgress::of(&line).is_created() => {
-                                self.lines = Some(lines);
+                        match answers.next().await.map(decoded) {
+                            Some(Answer::Response(r)) if r.is_created() => {
+                                self.answers = Some(answers);
                                 self.lost = None;
                                 continue;
                             }
-                            Some(Ok(line)) => {
+                            Some(Answer::Response(r)) => {
                                 self.done = true;
-                                return Some((Ok(line), self));
+                                return Some((Ok(r), self));
                             }
-                            Some(Err(_)) | None => continue,
+                            Some(Answer::Lost) | None => continue,
+                            Some(Answer::Ended(e)) => {
+                                self.done = true;
+                                return Some((Err(e), self));
+                            }
                         }
                     }
                     Err(e) => {
@@ -340,72 +488,57 @@ impl Resuming {
                     }
                 }
             };
-            match lines.next().await {
-                Some(Ok(line)) => {
-                    let progress = wire::WatchProgress::of(&line);
-                    if let Some(last) = progress.last_revision() {
+            match answers.next().await.map(decoded) {
+                Some(Answer::Response(r)) => {
+                    if let Some(last) = r.last_revision() {
                         self.create.start_revision = last + 1;
                     }
-                    self.done = progress.ends();
-                    return Some((Ok(line), self));
+                    self.done = r.canceled;
+                    return Some((Ok(r), self));
                 }
-                // The member went away: open it again elsewhere.
-                Some(Err(_)) | None => self.lines = None,
+                // The member went away or lost its leader: open it again elsewhere.
+                Some(Answer::Lost) | None => self.answers = None,
+                Some(Answer::Ended(e)) => {
+                    self.done = true;
+                    return Some((Err(e), self));
+                }
             }
         }
-    }
-}
-/// etcd's error answer, in its words.
-fn refusal(body: &[u8]) -> GatewayError {
-    match serde_json::from_slice::<super::wire::ErrorBody>(body) {
-        // gRPC's Unavailable: etcd has no leader, or the gateway lost etcd.
-        Ok(e) if e.code == super::wire::GRPC_UNAVAILABLE => {
-            GatewayError::Unreachable(if e.error.is_empty() { e.message } else { e.error })
-        }
-        Ok(e) if !e.error.is_empty() => GatewayError::Refused(e.error),
-        Ok(e) if !e.message.is_empty() => GatewayError::Refused(e.message),
-        _ => GatewayError::Malformed(String::from_utf8_lossy(body).into_owned()),
     }
 }
 
-/// Splits a byte stream into its newline-terminated lines (the gateway's stream framing).
-fn lines(
-    chunks: impl Stream<Item = Result<Bytes, GatewayError>> + Send + 'static,
-) -> impl Stream<Item = Result<Bytes, GatewayError>> + Send + 'static {
-    let chunks = Box::pin(chunks);
-    futures::stream::unfold((chunks, BytesMut::new(), false), |(mut chunks, mut buf, done)| async move {
-        if done {
-            return None;
-        }
-        loop {
-            if let Some(at) = buf.iter().position(|&b| b == b'\n') {
-                let line = buf.split_to(at + 1).freeze().slice(..at);
-                return Some((Ok(line), (chunks, buf, false)));
-            }
-            match chunks.next().await {
-                Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
-                Some(Err(e)) => return Some((Err(e), (chunks, buf, true))),
-                None if buf.is_empty() => return None,
-                None => {
-                    let line = std::mem::take(&mut buf).freeze();
-                    return Some((Ok(line), (chunks, BytesMut::new(), true)));
-                }
-            }
-        }
-    })
+/// A watch stream's piece, as [`Resuming`] acts on it.
+enum Answer {
+    Response(WatchResponse),
+    /// The stream is gone for a reason another member may not share: open it again.
+    Lost,
+    /// etcd ended the watch for good, or sent what cannot be read.
+    Ended(GrpcError),
+}
+
+fn decoded(piece: Result<Piece, GrpcError>) -> Answer {
+    match piece {
+        Ok(Piece::Message(bytes)) => match WatchResponse::decode(bytes) {
+            Ok(r) => Answer::Response(r),
+            Err(e) => Answer::Ended(GrpcError::Malformed(e.to_string())),
+        },
+        Ok(Piece::End(Ok(()))) => Answer::Lost,
+        Ok(Piece::End(Err(e))) | Err(e) if e.is_transient() => Answer::Lost,
+        Ok(Piece::End(Err(e))) | Err(e) => Answer::Ended(e),
+    }
 }
 
 /// TLS as configured: etcd's CA, and a client certificate when etcd asks for one.
-fn tls_config(tls: Option<&EtcdTls>) -> Result<rustls::ClientConfig, GatewayError> {
+fn tls_config(tls: Option<&EtcdTls>) -> Result<rustls::ClientConfig, GrpcError> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let bad = |what: &str, path: &std::path::Path, e: &dyn std::fmt::Display| {
-        GatewayError::Tls(format!("cannot read the {what} {}: {e}", path.display()))
+        GrpcError::Tls(format!("cannot read the {what} {}: {e}", path.display()))
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| GatewayError::Tls(e.to_string()))?;
+        .map_err(|e| GrpcError::Tls(e.to_string()))?;
     let mut roots = rustls::RootCertStore::empty();
     let Some(tls) = tls else {
         // Plain http endpoints only: an https one fails verification against no roots.
@@ -424,10 +557,10 @@ fn tls_config(tls: Option<&EtcdTls>) -> Result<rustls::ClientConfig, GatewayErro
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| bad("certificate file", cert, &e))?;
             let key = PrivateKeyDer::from_pem_file(key).map_err(|e| bad("key file", key, &e))?;
-            builder.with_client_auth_cert(certs, key).map_err(|e| GatewayError::Tls(e.to_string()))
+            builder.with_client_auth_cert(certs, key).map_err(|e| GrpcError::Tls(e.to_string()))
         }
         (None, None) => Ok(builder.with_no_client_auth()),
-        _ => Err(GatewayError::Tls("--etcd-certfile and --etcd-keyfile go together".into())),
+        _ => Err(GrpcError::Tls("--etcd-certfile and --etcd-keyfile go together".into())),
     }
 }
 
@@ -437,13 +570,42 @@ mod tests {
 
     #[test]
     fn etcd_without_a_leader_is_unreachable_and_its_other_refusals_keep_their_words() {
-        let no_leader = br#"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#;
-        assert_eq!(refusal(no_leader), GatewayError::Unreachable("etcdserver: no leader".into()));
-        let compacted = br#"{"error":"etcdserver: mvcc: required revision has been compacted","code":11}"#;
+        let status = |code: &str, message: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert("grpc-status", code.parse().expect("header"));
+            headers.insert("grpc-message", message.parse().expect("header"));
+            grpc_status(&headers)
+        };
         assert_eq!(
-            refusal(compacted),
-            GatewayError::Refused("etcdserver: mvcc: required revision has been compacted".into())
+            status("14", "etcdserver: no leader"),
+            Some(Err(GrpcError::Unreachable("etcdserver: no leader".into())))
         );
+        assert_eq!(
+            status("11", "etcdserver: mvcc: required revision has been compacted"),
+            Some(Err(GrpcError::Refused("etcdserver: mvcc: required revision has been compacted".into())))
+        );
+        assert_eq!(status("3", "caf%C3%A9 100%25"), Some(Err(GrpcError::Refused("café 100%".into()))));
+        assert_eq!(status("0", ""), Some(Ok(())));
+        assert_eq!(grpc_status(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn messages_are_taken_whole_from_their_frames() {
+        let one = framed(&wire::LeaseId { id: 5 });
+        assert_eq!(&one[..], [0, 0, 0, 0, 2, 0x08, 0x05]);
+        let two = [&one[..], &one[..]].concat();
+        for cut in 0..two.len() {
+            let mut buf = Bytes::copy_from_slice(&two[..cut]);
+            let whole = usize::from(cut >= 7) + usize::from(cut >= 14);
+            let mut got = 0;
+            while let Some(m) = next_message(&mut buf).expect("no error") {
+                assert_eq!(&m[..], [0x08, 0x05]);
+                got += 1;
+            }
+            assert_eq!(got, whole, "cut at {cut}");
+        }
+        assert!(next_message(&mut Bytes::from_static(&[1, 0, 0, 0, 0])).is_err(), "compressed");
+        assert!(next_message(&mut Bytes::from_static(&[0, 0xff, 0xff, 0xff, 0xff])).is_err(), "too long");
     }
 
     /// Three members; the store given all three. Killing the member in use (and later
@@ -548,12 +710,5 @@ mod tests {
         assert_eq!(deleted.prev.value, Bytes::from_static(b"two"));
         assert_eq!(store.get(key).await.expect("get"), None);
         assert_eq!(store.current_revision().await.expect("rev"), updated.mod_revision + 1, "deleted once");
-    }
-
-    #[tokio::test]
-    async fn lines_are_split_across_and_within_chunks() {
-        let chunks = ["{\"a\":1}\n{\"b\"", ":2}\n", "{\"c\":3}"].map(|s| Ok(Bytes::from(s)));
-        let got: Vec<_> = lines(futures::stream::iter(chunks)).map(|l| l.expect("line")).collect().await;
-        assert_eq!(got, [Bytes::from("{\"a\":1}"), Bytes::from("{\"b\":2}"), Bytes::from("{\"c\":3}")]);
     }
 }

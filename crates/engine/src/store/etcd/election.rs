@@ -19,7 +19,8 @@
 //! last keep-alive, before etcd can let another replica take over.
 
 use super::super::{Revision, StoreError};
-use super::{Etcd, wire};
+use super::Etcd;
+use super::wire::{self, method};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -91,8 +92,7 @@ impl Election {
     pub async fn resign(&self) {
         self.task.abort();
         let Some(lease) = *self.lease.borrow() else { return };
-        let body = json!({ "ID": lease.to_string() });
-        if let Err(e) = self.etcd.gateway.call::<Value>("/v3/lease/revoke", &body).await {
+        if let Err(e) = self.etcd.grpc.call::<wire::Ignored>(method::LEASE_REVOKE, &wire::LeaseId { id: lease }).await {
             tracing::debug!("election: revoke: {e}");
         }
     }
@@ -122,9 +122,10 @@ impl Election {
         let mut others = self.others().await?;
         others.sort_unstable_by_key(|o| o.served);
         for other in others {
-            let body = json!({ "ID": other.lease.to_string() });
-            let left: wire::TimeToLive =
-                self.etcd.gateway.call("/v3/lease/timetolive", &body).await.map_err(|e| super::store_error(e, 0))?;
+            let left: wire::TimeToLive = (self.etcd.grpc)
+                .call(method::LEASE_TIME_TO_LIVE, &wire::LeaseId { id: other.lease })
+                .await
+                .map_err(|e| super::store_error(e, 0))?;
             if renewed_lately(&left) {
                 return Ok(Some(other.served));
             }
@@ -136,9 +137,10 @@ impl Election {
     async fn others(&self) -> Result<Vec<Other>, StoreError> {
         let prefix = self.etcd.keys.etcd_key(&self.heartbeats());
         let own = self.etcd.keys.etcd_key(&self.heartbeat_key);
-        let body = json!({ "key": wire::enc(&prefix), "range_end": wire::enc(&wire::prefix_end(&prefix)) });
-        let r: wire::RangeResponse =
-            self.etcd.gateway.call("/v3/kv/range", &body).await.map_err(|e| super::store_error(e, 0))?;
+        let r: wire::RangeResponse = (self.etcd.grpc)
+            .call(method::RANGE, &wire::Range::prefix(prefix))
+            .await
+            .map_err(|e| super::store_error(e, 0))?;
         let pointer = format!("/metadata/annotations/{}", SERVED_ANNOTATION.replace('/', "~1"));
         Ok(r.kvs
             .into_iter()
@@ -253,18 +255,21 @@ impl Member {
     }
 
     async fn grant(&self) -> Result<u64, StoreError> {
-        let body = json!({ "TTL": self.ttl.as_secs().max(1).to_string() });
+        let grant = wire::LeaseGrant { ttl: self.ttl.as_secs().max(1) as i64 };
         let r: wire::LeaseResponse =
-            self.etcd.gateway.call("/v3/lease/grant", &body).await.map_err(|e| super::store_error(e, 0))?;
+            self.etcd.grpc.call(method::LEASE_GRANT, &grant).await.map_err(|e| super::store_error(e, 0))?;
         Ok(r.id)
     }
 
     /// Whether the lease is still alive after renewing it.
     async fn keep_alive(&self, lease: u64) -> Result<bool, StoreError> {
-        let body = json!({ "ID": lease.to_string() });
-        let r: wire::KeepAliveLine =
-            self.etcd.gateway.call("/v3/lease/keepalive", &body).await.map_err(|e| super::store_error(e, 0))?;
-        Ok(r.result.ttl > 0)
+        // One request on etcd's keep-alive stream, closed after it: etcd answers it, then
+        // ends the stream.
+        let r: wire::LeaseResponse = (self.etcd.grpc)
+            .call(method::LEASE_KEEP_ALIVE, &wire::LeaseId { id: lease })
+            .await
+            .map_err(|e| super::store_error(e, 0))?;
+        Ok(r.ttl > 0)
     }
 
     /// Takes the leader key if it is free; whether this replica holds it.

@@ -7,12 +7,11 @@
 //! compacted revision is [`StoreError::Expired`] (410 Gone above), an etcd that does not
 //! answer is [`StoreError::Unavailable`] (a 504 above) within the configured timeout.
 //!
-//! The client speaks etcd's JSON gateway (`/v3/kv/range`, `/v3/kv/txn`, `/v3/watch`, part
-//! of every etcd since 3.4) over the hyper and rustls the workspace already builds, rather
-//! than gRPC through the `etcd-client` crate: that one brings tonic and prost and compiles
-//! etcd's `.proto` files at build time with `protoc`, a tool a clean machine lacks, for a
-//! handful of calls whose JSON is simple. The cost is base64 on keys and values, and one
-//! HTTP/1 stream per watch instead of gRPC's multiplexed one.
+//! The client speaks etcd's gRPC API over HTTP/2 (`client`), as kube-apiserver does, over
+//! the hyper and rustls the workspace already builds. Its dozen messages are written by hand
+//! (`proto`, `wire`) rather than through the `etcd-client` crate, which brings tonic and
+//! prost and compiles etcd's `.proto` files at build time with `protoc`, a tool a clean
+//! machine lacks.
 //!
 //! Keys: the engine's keys all start with `/registry`; that part becomes the configured
 //! prefix (`--etcd-prefix`, by default `/registry`), and built-in kinds are keyed by their
@@ -28,6 +27,7 @@ mod keys;
 #[cfg(any(test, feature = "etcd-testing"))]
 #[doc(hidden)]
 pub mod process;
+mod proto;
 #[cfg(test)]
 pub(super) mod tests;
 mod wire;
@@ -35,13 +35,13 @@ mod wire;
 use super::{Deleted, KeyValue, ListOptions, ListPage, Revision, Store, StoreError, WatchEvent, WatchStream};
 use async_trait::async_trait;
 use bytes::Bytes;
-use client::{Gateway, GatewayError, Written};
+use client::{Grpc, GrpcError, Written};
 use futures::StreamExt;
 use keys::{ENGINE_ROOT, KeyMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use wire::{Cmp, Target};
+use wire::{Cmp, Target, method};
 
 /// How long one etcd request may take by default before the API answers 504.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -98,9 +98,9 @@ impl EtcdStore {
         if config.endpoints.is_empty() {
             return Err(StoreError::Backend("no etcd endpoint given".into()));
         }
-        let gateway = Gateway::new(config).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let grpc = Grpc::new(config).map_err(|e| StoreError::Backend(e.to_string()))?;
         let keys = KeyMap::new(&config.prefix);
-        let etcd = Arc::new(Etcd { gateway: Arc::new(gateway), keys });
+        let etcd = Arc::new(Etcd { grpc: Arc::new(grpc), keys });
         etcd.current_revision().await?;
         let cache = cache::WatchCache::start(Arc::clone(&etcd), super::HistoryLimit::default()).await?;
         Ok(EtcdStore { etcd, cache })
@@ -163,14 +163,14 @@ impl Store for EtcdStore {
     /// success proves nothing about now: etcd may have gone since, and a probe of a live
     /// etcd takes a round trip.
     async fn ready(&self) -> bool {
-        let gateway = &self.etcd.gateway;
-        if gateway.health(READY_PROBE) == Some(false) {
+        let grpc = &self.etcd.grpc;
+        if grpc.health(READY_PROBE) == Some(false) {
             return false;
         }
         match tokio::time::timeout(READY_PROBE, self.etcd.current_revision()).await {
             Ok(answer) => answer.is_ok(),
             Err(_) => {
-                gateway.note_health(false);
+                grpc.note_health(false);
                 false
             }
         }
@@ -179,31 +179,26 @@ impl Store for EtcdStore {
 
 /// etcd itself, read and written directly (the cache's source, and every consistent read).
 struct Etcd {
-    gateway: Arc<Gateway>,
+    grpc: Arc<Grpc>,
     keys: KeyMap,
 }
 
 impl Etcd {
     async fn txn(&self, txn: wire::Txn) -> Result<wire::TxnResponse, StoreError> {
-        self.gateway.call("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
+        self.grpc.call(method::TXN, &txn).await.map_err(|e| store_error(e, 0))
     }
 
     /// Runs a guarded transaction; `repeated` says an earlier attempt may have applied it
     /// (see `client`): then a failed compare may be that attempt's own doing.
     async fn written_txn(&self, txn: wire::Txn) -> Result<Written<wire::TxnResponse>, StoreError> {
-        self.gateway.write("/v3/kv/txn", &txn).await.map_err(|e| store_error(e, 0))
+        self.grpc.write(method::TXN, &txn).await.map_err(|e| store_error(e, 0))
     }
 
     /// Runs `ops` if the key exists (at `expected` if given); else `NotFound` or `Conflict`,
     /// from the key as the failure branch read it. A failed compare after an attempt that
     /// may have applied (see `client`) is [`Guarded::Repeated`]: the caller tells whether
     /// that attempt was its own.
-    async fn guarded(
-        &self,
-        key: &str,
-        expected: Option<Revision>,
-        ops: Vec<serde_json::Value>,
-    ) -> Result<Guarded, StoreError> {
+    async fn guarded(&self, key: &str, expected: Option<Revision>, ops: Vec<wire::Op>) -> Result<Guarded, StoreError> {
         let k = self.keys.etcd_key(key);
         let Written { answer: r, repeated } = self
             .written_txn(wire::Txn {
@@ -223,7 +218,7 @@ impl Etcd {
     }
 
     /// A write guarded as `update` and `delete` are: the key exists, at `expected` if given.
-    fn guard(key: &[u8], expected: Option<Revision>) -> serde_json::Value {
+    fn guard(key: &[u8], expected: Option<Revision>) -> wire::Compare {
         match expected {
             Some(rev) => wire::compare(key, Target::Mod, Cmp::Equal, rev),
             None => wire::compare(key, Target::Create, Cmp::NotEqual, 0),
@@ -239,14 +234,14 @@ enum Guarded {
 }
 
 /// The store's error for a failed call; `requested` is the revision a read asked for.
-fn store_error(e: GatewayError, requested: Revision) -> StoreError {
+fn store_error(e: GrpcError, requested: Revision) -> StoreError {
     match e {
-        GatewayError::Refused(words) if words.contains(wire::COMPACTED) => {
+        GrpcError::Refused(words) if words.contains(wire::COMPACTED) => {
             // etcd does not say how far it compacted; anything above `requested` may be held.
             StoreError::Expired { requested, oldest: requested + 1 }
         }
-        GatewayError::Refused(words) if words.contains(wire::TOO_LARGE) => StoreError::RequestTooLarge,
-        e @ (GatewayError::Unreachable(_) | GatewayError::Timeout(_)) => StoreError::Unavailable(e.to_string()),
+        GrpcError::Refused(words) if words.contains(wire::TOO_LARGE) => StoreError::RequestTooLarge,
+        e @ (GrpcError::Unreachable(_) | GrpcError::Timeout(_)) => StoreError::Unavailable(e.to_string()),
         e => StoreError::Backend(e.to_string()),
     }
 }
@@ -255,14 +250,14 @@ fn store_error(e: GatewayError, requested: Revision) -> StoreError {
 impl Store for Etcd {
     async fn current_revision(&self) -> Result<Revision, StoreError> {
         // A count of one key that need not exist: only the header's revision is wanted.
-        let body = serde_json::json!({ "key": wire::enc(&self.keys.etcd_key(ENGINE_ROOT)), "count_only": true });
-        let r: wire::RangeResponse = self.gateway.call("/v3/kv/range", &body).await.map_err(|e| store_error(e, 0))?;
+        let range = wire::Range { count_only: true, ..wire::Range::key(self.keys.etcd_key(ENGINE_ROOT)) };
+        let r: wire::RangeResponse = self.grpc.call(method::RANGE, &range).await.map_err(|e| store_error(e, 0))?;
         Ok(r.header.revision)
     }
 
     async fn get(&self, key: &str) -> Result<Option<KeyValue>, StoreError> {
-        let body = serde_json::json!({ "key": wire::enc(&self.keys.etcd_key(key)) });
-        let r: wire::RangeResponse = self.gateway.call("/v3/kv/range", &body).await.map_err(|e| store_error(e, 0))?;
+        let range = wire::Range::key(self.keys.etcd_key(key));
+        let r: wire::RangeResponse = self.grpc.call(method::RANGE, &range).await.map_err(|e| store_error(e, 0))?;
         Ok(r.kvs.into_iter().next().map(|kv| kv.into_key_value(key.to_string())))
     }
 
@@ -270,21 +265,18 @@ impl Store for Etcd {
         let etcd_prefix = self.keys.etcd_key(prefix);
         let start = opts.start_key.as_deref().map_or_else(|| etcd_prefix.clone(), |k| self.keys.etcd_key(k));
         let limit = opts.limit.filter(|&l| l > 0);
-        let mut body = serde_json::json!({
-            "key": wire::enc(&start),
-            "range_end": wire::enc(&wire::prefix_end(&etcd_prefix)),
-        });
-        if let Some(limit) = limit {
+        let range = wire::Range {
+            key: start,
+            range_end: wire::prefix_end(&etcd_prefix),
             // One more than asked: its key is where the next page starts.
-            body["limit"] = (limit as u64 + 1).to_string().into();
-        }
-        if let Some(rev) = opts.revision.filter(|&r| r > 0) {
-            body["revision"] = rev.to_string().into();
-        }
+            limit: limit.map_or(0, |limit| limit as u64 + 1),
+            revision: opts.revision.filter(|&r| r > 0).unwrap_or(0),
+            ..wire::Range::default()
+        };
         let requested = opts.revision.unwrap_or(0);
-        let r: wire::RangeResponse = match self.gateway.call("/v3/kv/range", &body).await {
+        let r: wire::RangeResponse = match self.grpc.call(method::RANGE, &range).await {
             Ok(r) => r,
-            Err(GatewayError::Refused(words)) if words.contains(wire::FUTURE) => {
+            Err(GrpcError::Refused(words)) if words.contains(wire::FUTURE) => {
                 let current = self.current_revision().await?;
                 return Err(StoreError::TooLarge { requested, current });
             }
@@ -388,26 +380,19 @@ impl Store for Etcd {
             start_revision: after + 1,
             prev_kv: true,
         };
-        let mut lines = Box::pin(self.gateway.watch(create).await.map_err(|e| store_error(e, after))?);
-        // The first message says the watch exists: from then on no change is missed.
-        let first = tokio::time::timeout(self.gateway.timeout(), lines.next())
+        let mut answers = Box::pin(self.grpc.watch(create).await.map_err(|e| store_error(e, after))?);
+        // The first answer says the watch exists: from then on no change is missed.
+        let first = tokio::time::timeout(self.grpc.timeout(), answers.next())
             .await
             .map_err(|_| StoreError::Unavailable("etcd did not start the watch in time".into()))?;
         match first {
-            Some(Ok(line)) => match serde_json::from_slice::<wire::WatchLine>(&line) {
-                Ok(wire::WatchLine { result: Some(r), .. }) if r.created => {}
-                _ => {
-                    return Err(StoreError::Backend(format!(
-                        "etcd refused the watch: {}",
-                        String::from_utf8_lossy(&line)
-                    )));
-                }
-            },
+            Some(Ok(r)) if r.created => {}
+            Some(Ok(r)) => return Err(StoreError::Backend(format!("etcd refused the watch: {r:?}"))),
             Some(Err(e)) => return Err(store_error(e, after)),
             None => return Err(StoreError::Unavailable("etcd closed the watch".into())),
         }
         let keys = self.keys.clone();
-        let events = lines.flat_map(move |line| futures::stream::iter(decode_line(&keys, line, after)));
+        let events = answers.flat_map(move |answer| futures::stream::iter(decode_answer(&keys, answer, after)));
         // etcd going away may end the stream cleanly; for the engine only a closed store
         // ends a watch without an error.
         let end = futures::stream::once(async { Err(StoreError::Unavailable("etcd closed the watch".into())) });
@@ -423,22 +408,15 @@ impl Store for Etcd {
     }
 }
 
-/// The store's events (or its one error, which ends the stream) from one watch line.
-fn decode_line(
+/// The store's events (or its one error, which ends the stream) from one watch answer.
+fn decode_answer(
     keys: &KeyMap,
-    line: Result<Bytes, GatewayError>,
+    answer: Result<wire::WatchResponse, GrpcError>,
     after: Revision,
 ) -> Vec<Result<Arc<WatchEvent>, StoreError>> {
-    let line = match line {
-        Ok(line) => line,
+    let result = match answer {
+        Ok(result) => result,
         Err(e) => return vec![Err(store_error(e, after))],
-    };
-    let result = match serde_json::from_slice::<wire::WatchLine>(&line) {
-        Ok(wire::WatchLine { result: Some(r), .. }) => r,
-        Ok(wire::WatchLine { error, .. }) => {
-            return vec![Err(StoreError::Unavailable(format!("etcd ended the watch: {}", error.unwrap_or_default())))];
-        }
-        Err(e) => return vec![Err(StoreError::Backend(format!("unreadable watch message: {e}")))],
     };
     if result.compact_revision > 0 {
         return vec![Err(StoreError::Expired { requested: after, oldest: result.compact_revision })];
@@ -453,7 +431,7 @@ fn decode_line(
 fn event(e: wire::Event, keys: &KeyMap) -> WatchEvent {
     let key = keys.engine_key(&e.kv.key);
     let revision = e.kv.mod_revision;
-    let delete = e.is_delete();
+    let delete = e.delete;
     let created = e.kv.create_revision == e.kv.mod_revision;
     let prev = e.prev_kv.map(|kv| kv.into_key_value(key.clone()));
     if delete {

@@ -21,8 +21,8 @@ fn config(etcd: &EtcdProcess) -> EtcdConfig {
 }
 
 async fn compact(store: &EtcdStore, revision: Revision) {
-    let body = serde_json::json!({ "revision": revision.to_string(), "physical": true });
-    let _: serde_json::Value = store.etcd.gateway.call("/v3/kv/compaction", &body).await.expect("compaction");
+    let compaction = wire::Compaction { revision, physical: true };
+    let _: wire::Ignored = store.etcd.grpc.call(wire::method::COMPACT, &compaction).await.expect("compaction");
 }
 
 #[tokio::test]
@@ -32,8 +32,8 @@ async fn keys_sit_under_the_prefix_where_kube_apiserver_puts_them() {
     let key = "/registry/stable.example.com/widgets/default/w1";
     store.create(key, Bytes::from_static(b"{}")).await.expect("create");
     // Read it back with a plain range, as etcdctl would.
-    let body = serde_json::json!({ "key": wire::enc(b"/team-a/stable.example.com/widgets/default/w1") });
-    let raw: wire::RangeResponse = store.etcd.gateway.call("/v3/kv/range", &body).await.expect("range");
+    let range = wire::Range::key(b"/team-a/stable.example.com/widgets/default/w1".to_vec());
+    let raw: wire::RangeResponse = store.etcd.grpc.call(wire::method::RANGE, &range).await.expect("range");
     assert_eq!(raw.kvs.len(), 1, "stored at <prefix>/<group>/<plural>/<namespace>/<name>");
     let page = store.list("/registry/stable.example.com/widgets/", &ListOptions::default()).await.expect("list");
     assert_eq!(page.items.iter().map(|kv| kv.key.as_str()).collect::<Vec<_>>(), [key]);
