@@ -22,8 +22,7 @@ fn replica(dir: &Path, name: &str, etcd: &EtcdProcess) -> Served {
     Served::start(&dir.join(name), &["--storage", "etcd", "--etcd-servers", &etcd.url()])
 }
 
-/// How many Range requests etcd has served (its `grpc_server_started_total` for Range;
-/// the JSON gateway's calls go through gRPC too).
+/// How many Range requests etcd has served (its `grpc_server_started_total` for Range).
 fn etcd_ranges(etcd: &EtcdProcess) -> u64 {
     let addr = etcd.url().trim_start_matches("http://").to_string();
     let mut conn = TcpStream::connect(&addr).expect("connect to etcd");
