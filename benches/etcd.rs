@@ -249,6 +249,33 @@ impl Oracle {
     }
 }
 
+/// The floor under any server's creates/s on this etcd: the engine's etcd store alone (its
+/// guarded transaction and its watch cache), written by as many writers with the same
+/// bodies, no HTTP, no API machinery. Under its own prefix.
+async fn store_floor(etcd_url: &str) -> f64 {
+    use kubectl_crd_engine::store::{EtcdConfig, EtcdStore, Store};
+    let config = EtcdConfig { prefix: "/kubectl-crd-floor".into(), ..EtcdConfig::new(vec![etcd_url.to_string()]) };
+    let store = Arc::new(EtcdStore::connect(&config).await.expect("the etcd store"));
+    let (total, clients) = (objects(), clients());
+    let start = Instant::now();
+    let writers: Vec<_> = (0..clients)
+        .map(|c| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in (c..total).step_by(clients) {
+                    let body = serde_json::to_vec(&widget::widget(i)).expect("widget");
+                    let key = format!("/registry/stable.example.com/widgets/default/floor-{i}");
+                    store.create(&key, body.into()).await.expect("create");
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.expect("writer");
+    }
+    total as f64 / start.elapsed().as_secs_f64()
+}
+
 fn ratio_line(what: &str, ours: f64, kube: f64, target: &str, met: bool) {
     println!("  {what:<38} {:>6.2}×   target {target:<6} {}", ours / kube, if met { "met" } else { "MISSED" });
 }
@@ -300,6 +327,7 @@ async fn main() {
         let etcd_pid = etcd_pid.filter(|_| !flags.is_empty());
         figures.push(measure(&Target { name, kubeconfig, pid: served.child.id(), etcd_pid }).await);
     }
+    let floor = store_floor(&etcd_url).await;
     if let Some(oracle) = &oracle {
         let pid = oracle.field("pids", "kube-apiserver").and_then(|p| p.parse().ok()).expect("kube-apiserver's pid");
         let target = Target { name: "kube-apiserver 1.32", kubeconfig: oracle.dir.join("kubeconfig"), pid, etcd_pid };
@@ -324,6 +352,11 @@ async fn main() {
             f.cpu_ms_per_create[1],
             f.cpu_ms_per_create[2]
         );
+    }
+    println!("{:<22} {:>11.0}   (the engine's etcd store alone: the floor)", "etcd store, no server", floor);
+    println!("\ncreates/s as a share of that floor (what the server above the store leaves of it):");
+    for f in figures.iter().filter(|f| f.name != "serve on redb") {
+        println!("  {:<38} {:>6.2}", f.name, f.creates_per_s / floor);
     }
     match (figures.iter().find(|f| f.name == "serve on etcd"), figures.iter().find(|f| f.name.starts_with("kube"))) {
         (Some(ours), Some(kube)) => {
