@@ -16,7 +16,7 @@
 
 use super::super::state::State;
 use super::super::{HistoryLimit, KeyValue, ListOptions, ListPage, Revision, Store, StoreError, WatchStream};
-use super::Etcd;
+use super::{Etcd, Previous};
 use futures::StreamExt;
 use futures::future::FutureExt as _;
 use std::sync::{Arc, RwLock};
@@ -121,7 +121,7 @@ async fn fill(etcd: &Etcd, limit: HistoryLimit) -> Result<State, StoreError> {
 async fn feed(etcd: Arc<Etcd>, state: Arc<RwLock<State>>, tx: watch::Sender<Revision>, limit: HistoryLimit) {
     loop {
         let Ok(after) = state.read().map(|s| s.revision()) else { return };
-        let changes = match etcd.watch(ROOT, after).await {
+        let changes = match etcd.changes(ROOT, after, Previous::Held).await {
             Ok(changes) => changes,
             Err(StoreError::Expired { .. }) => {
                 refill(&etcd, &state, &tx, limit).await;
@@ -163,7 +163,13 @@ async fn follow(
             // transaction of several keys, which only other writers of the etcd make, gives
             // several events one revision.)
             for event in batch {
-                state.apply(Arc::unwrap_or_clone(event));
+                let mut event = Arc::unwrap_or_clone(event);
+                // etcd sends the cache no previous values (each would cost it a read): the
+                // cache holds every key, as it was before this change.
+                if let Some(prev) = state.get(&event.key) {
+                    event.prev = Some(prev.clone());
+                }
+                state.apply(event);
             }
             state.revision()
         };

@@ -373,12 +373,30 @@ impl Store for Etcd {
     }
 
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, StoreError> {
+        self.changes(prefix, after, Previous::FromEtcd).await
+    }
+}
+
+/// Where a watch's events get the values their keys held before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Previous {
+    /// etcd sends them (it reads each one back: a range per update or delete).
+    FromEtcd,
+    /// The caller holds every key and fills them in itself (the watch cache): events come
+    /// without them, an update's `prev` standing in as its current value and a delete's
+    /// as an empty one.
+    Held,
+}
+
+impl Etcd {
+    /// Changes under `prefix` after `after`, with their previous values as `previous` says.
+    async fn changes(&self, prefix: &str, after: Revision, previous: Previous) -> Result<WatchStream, StoreError> {
         let etcd_prefix = self.keys.etcd_key(prefix);
         let create = wire::WatchCreate {
             range_end: wire::prefix_end(&etcd_prefix),
             key: etcd_prefix,
             start_revision: after + 1,
-            prev_kv: true,
+            prev_kv: previous == Previous::FromEtcd,
         };
         let mut answers = Box::pin(self.grpc.watch(create).await.map_err(|e| store_error(e, after))?);
         // The first answer says the watch exists: from then on no change is missed.

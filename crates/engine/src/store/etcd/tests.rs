@@ -178,6 +178,31 @@ async fn a_cached_watch_resumes_without_loss_when_etcd_is_back() {
     assert_eq!(seen, written, "every change, in order");
 }
 
+/// The cache's etcd watch asks for no previous values (etcd would read each one back): the
+/// cache's events carry them all the same, from what it held before each change, also for
+/// changes another replica made.
+#[tokio::test]
+async fn cached_events_carry_previous_values_that_etcd_did_not_send() {
+    let (etcd, _dir) = start_etcd();
+    let store = EtcdStore::connect(&config(&etcd)).await.expect("connect");
+    let other = EtcdStore::connect(&config(&etcd)).await.expect("connect");
+    let from = store.current_revision().await.expect("revision");
+    let key = "/registry/g/p/a";
+    other.create(key, Bytes::from_static(b"1")).await.expect("create");
+    other.update(key, Bytes::from_static(b"2"), None).await.expect("update");
+    other.delete(key, None).await.expect("delete");
+    let mut watch = store.watch("/registry/g/", from).await.expect("watch");
+    let mut prevs = Vec::new();
+    while prevs.len() < 3 {
+        match tokio::time::timeout(Duration::from_secs(10), watch.next()).await.expect("an event") {
+            Some(Ok(e)) => prevs.push(e.prev.as_ref().map(|kv| (kv.value.clone(), kv.mod_revision))),
+            other => panic!("the watch ended: {other:?}"),
+        }
+    }
+    let created = from + 1;
+    assert_eq!(prevs, [None, Some((Bytes::from_static(b"1"), created)), Some((Bytes::from_static(b"2"), created + 1))]);
+}
+
 #[tokio::test]
 async fn a_cache_that_cannot_resume_after_a_compaction_ends_its_watches_with_expired() {
     let (etcd, _dir) = start_etcd();
