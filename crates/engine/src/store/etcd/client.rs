@@ -53,6 +53,12 @@ const MIN_ATTEMPT: Duration = Duration::from_millis(500);
 const KEEP_ALIVE: Duration = Duration::from_secs(30);
 const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// HTTP/2 flow-control windows: what etcd may send on one call, and on all of them, before
+/// the client has read it (a page of 500 objects of etcd's largest, 1.5 MiB, is 750 MiB;
+/// of kube's typical few KiB, a few MiB).
+const STREAM_WINDOW: u32 = 16 << 20;
+const CONNECTION_WINDOW: u32 = 64 << 20;
+
 /// The largest message read (etcd sends at most `--max-request-bytes` of value per key,
 /// but a page of a range holds many): a length beyond it is a broken stream, not a reason
 /// to allocate.
@@ -124,11 +130,15 @@ impl Grpc {
             .enable_http2()
             .wrap_connector(http);
         // HTTP/2 only: over plain http with prior knowledge, over TLS by ALPN, as gRPC does.
-        // Pings while a call or watch is open find a member gone without a word (kube's etcd
-        // client pings every 30 s and gives up after 10; etcd refuses pings closer than 5 s).
+        // Fixed flow-control windows large enough for a page of big objects, not adaptive
+        // ones: those are found with a ping after every answer, a write and a read more per
+        // call for both sides. Pings while a call or watch is open find a member gone
+        // without a word (kube's etcd client pings every 30 s and gives up after 10; etcd
+        // refuses pings closer than 5 s).
         let client = Client::builder(TokioExecutor::new())
             .http2_only(true)
-            .http2_adaptive_window(true)
+            .http2_initial_stream_window_size(STREAM_WINDOW)
+            .http2_initial_connection_window_size(CONNECTION_WINDOW)
             .timer(TokioTimer::new())
             .http2_keep_alive_interval(KEEP_ALIVE)
             .http2_keep_alive_timeout(KEEP_ALIVE_TIMEOUT)
