@@ -34,6 +34,14 @@
 //! on kube's), client 0.07–0.10 / 0.13–0.19 ms. `serve` used about 1.1 of the 2 cores
 //! while creating: with etcd's disk commit in every create's path, its creates/s is bound by
 //! latency more than by CPU, at any of those writer counts.
+//!
+//! Then, with fixed HTTP/2 windows rather than adaptive ones (no ping after every answer)
+//! and the floor printed (the engine's etcd store alone, 16 writers, no server), the two
+//! builds alternated (06:26–06:31, load 2–4): server CPU per create 0.164–0.170 ms against
+//! 0.192–0.200 with adaptive windows, etcd's 0.188–0.228 against 0.258–0.264; creates/s
+//! 4.79× and 4.57× kube-apiserver's (adaptive: 4.12× and 5.02×; kube-apiserver itself
+//! ranged 422–777/s between runs, so judge the CPU). `serve` reached 0.59–0.61 of the
+//! store's own creates/s, kube-apiserver 0.13.
 
 #[path = "shared/allocator.rs"]
 mod allocator;
