@@ -59,10 +59,10 @@ const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 const STREAM_WINDOW: u32 = 16 << 20;
 const CONNECTION_WINDOW: u32 = 64 << 20;
 
-/// The largest message read (etcd sends at most `--max-request-bytes` of value per key,
-/// but a page of a range holds many): a length beyond it is a broken stream, not a reason
-/// to allocate.
-const MAX_MESSAGE: usize = 1 << 30;
+/// The largest message read, as kube-apiserver's etcd client takes (`math.MaxInt32`): an
+/// unpaged range of a big kind is one message. A length beyond it is a broken stream, not a
+/// reason to allocate.
+const MAX_MESSAGE: usize = i32::MAX as usize;
 
 /// Why a call to etcd failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -353,8 +353,8 @@ fn framed(message: &impl Encode) -> Bytes {
     buf.freeze()
 }
 
-/// The first whole message framed in `buf`, taken off it; `None` while it is incomplete.
-fn next_message(buf: &mut Bytes) -> Result<Option<Bytes>, GrpcError> {
+/// The length of the first message framed at the start of `buf`, once all of it is there.
+fn framed_len(buf: &[u8]) -> Result<Option<usize>, GrpcError> {
     if buf.len() < 5 {
         return Ok(None);
     }
@@ -365,9 +365,12 @@ fn next_message(buf: &mut Bytes) -> Result<Option<Bytes>, GrpcError> {
     if len > MAX_MESSAGE {
         return Err(GrpcError::Malformed(format!("a message of {len} bytes")));
     }
-    if buf.len() < 5 + len {
-        return Ok(None);
-    }
+    Ok((buf.len() >= 5 + len).then_some(len))
+}
+
+/// The first whole message framed in `buf`, taken off it; `None` while it is incomplete.
+fn next_message(buf: &mut Bytes) -> Result<Option<Bytes>, GrpcError> {
+    let Some(len) = framed_len(buf)? else { return Ok(None) };
     buf.advance(5);
     Ok(Some(buf.split_to(len)))
 }
@@ -413,15 +416,20 @@ enum Piece {
 }
 
 /// Splits an HTTP/2 body into its gRPC messages and its closing status; an error is the
-/// connection breaking (or bytes that are no gRPC).
+/// connection breaking (or bytes that are no gRPC). A message spread over many frames is
+/// gathered in one growing buffer, not copied again for every frame.
 fn pieces(body: BodyStream<hyper::body::Incoming>) -> impl Stream<Item = Result<Piece, GrpcError>> + Send + 'static {
-    futures::stream::unfold((Box::pin(body), Bytes::new(), false), |(mut body, mut buf, done)| async move {
+    futures::stream::unfold((Box::pin(body), BytesMut::new(), false), |(mut body, mut buf, done)| async move {
         if done {
             return None;
         }
         loop {
-            match next_message(&mut buf) {
-                Ok(Some(message)) => return Some((Ok(Piece::Message(message)), (body, buf, false))),
+            match framed_len(&buf) {
+                Ok(Some(len)) => {
+                    buf.advance(5);
+                    let message = buf.split_to(len).freeze();
+                    return Some((Ok(Piece::Message(message)), (body, buf, false)));
+                }
                 Ok(None) => {}
                 Err(e) => return Some((Err(e), (body, buf, true))),
             }
@@ -431,13 +439,7 @@ fn pieces(body: BodyStream<hyper::body::Incoming>) -> impl Stream<Item = Result<
                 None => return Some((Err(GrpcError::Unreachable("the stream ended".into())), (body, buf, true))),
             };
             match frame.into_data() {
-                Ok(data) if buf.is_empty() => buf = data,
-                Ok(data) => {
-                    let mut joined = BytesMut::with_capacity(buf.len() + data.len());
-                    joined.put_slice(&buf);
-                    joined.put_slice(&data);
-                    buf = joined.freeze();
-                }
+                Ok(data) => buf.extend_from_slice(&data),
                 Err(frame) => {
                     let status = frame.trailers_ref().and_then(grpc_status);
                     let end = status.unwrap_or_else(|| Err(GrpcError::Malformed("trailers without a status".into())));
