@@ -2,7 +2,7 @@
 //! names and conditions (pure, in `registry::names`), runs clean-ups, publishes, then writes
 //! the decided statuses together; another replica only publishes.
 
-use super::cache::{Cache, decode, installing};
+use super::cache::{Cache, installing};
 use super::clean_up::{Step, clean_up};
 use super::publish::{Built, publish, publish_stored};
 use crate::coordination::{Replicas, Reports};
@@ -10,7 +10,7 @@ use crate::kinds::Kinds;
 use crate::meta;
 use crate::registry::conditions::{self, ESTABLISHED};
 use crate::registry::names;
-use crate::resources::crds::CrdStrategy;
+use crate::resources::crds::{self, CrdStrategy};
 use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{Rest, Subresource, WriteOptions};
 use crate::store::{Revision, Store};
@@ -86,11 +86,13 @@ pub(super) async fn round(
             continue;
         };
         // Serve first, then announce: whoever sees `Established` (a watch reports the
-        // write before the write returns) must find the kind routed.
-        let Some(whole) = decode(&kv) else { continue };
+        // write before the write returns) must find the kind routed. The stored bytes are
+        // parsed once: the typed CRD published is read from the JSON the write sends (the
+        // same CRD for any bytes the cache holds, which decoded).
+        let mut updated = meta::from_stored(&kv);
+        let Some(whole) = crds::typed(&updated) else { continue };
         let announced = CustomResourceDefinition { status: Some(status.clone()), ..whole };
         publish(kinds, &name, &announced, since, Built::NotStored);
-        let mut updated = meta::from_stored(&kv);
         if let Some(map) = updated.as_object_mut() {
             map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
         }
