@@ -153,6 +153,25 @@
 //! object in these runs): request handling 18% of the burst's samples, the create 15%, the
 //! controller's status write 13% and its other work 17% (4% parsing the stored CRD again),
 //! the committer 6%, and allocation and the kernel clearing fresh pages most of the rest.
+//!
+//! Then, with the server's CPU from the first create until all are Established printed
+//! beside the ratio, per CRD and per ConfigMap of the floor (`/proc/<pid>/stat`), and a
+//! status write that parses its CRD once (the controller reads the typed CRD it publishes
+//! from the JSON it sends, and the update takes that JSON for the stored object while it
+//! is still stored) and no longer copies the CRD's managedFields, which mirror its whole
+//! spec, three times (2026-11-27, 05:26–06:20, load 2–4 from another engineer's builds;
+//! the previous `serve` and this one run in turn under one bench binary). Quick mode,
+//! eleven runs each: CPU per CRD median 8.45 ms before (6.60–10.80) and 7.10 after
+//! (6.35–9.60), a ConfigMap about 1.0 ms in both; all Established median 1,477 ms (6.1×
+//! storing them) before and 1,309 ms (5.3×) after. Full mode, three runs each: 8.6, 7.2,
+//! 9.4 ms per CRD before (17.7 s, 8.4 s, 11.0 s: 13.3×, 5.7×, 4.0×) and 8.8, 8.2, 8.9
+//! after (14.0 s, 9.7 s, 18.7 s: 6.1×, 6.0×, 9.9×), no change within the noise; the
+//! creates are the burst there (the last one returns as the last CRD is Established).
+//! Still missed: ≤ 2× (by CPU, a CRD costs 7–9 ConfigMaps of its bytes). A perf profile
+//! of the quick burst before the change: the kernel clearing fresh pages 13% (mimalloc's
+//! new pages; `MIMALLOC_PURGE_DELAY=-1` did not lower the CPU), the create's decode,
+//! typed twice and written back, 7%, its validation 5.5% (CEL compiled), the request
+//! body's parse and duplicate-field scan 9% (shared with the floor), the store's WAL 5%.
 
 #[path = "shared/allocator.rs"]
 mod allocator;

@@ -396,7 +396,12 @@ mod tests {
                 "default": 18446744073709551615u64}, "name": {"type": "string", "pattern": "^\\w+\"\u{e9}$",
                 "enum": ["a", null, 1, {"b": [1.5]}], "x-kubernetes-validations": [{"rule": "self.size() < 3"}]}}});
         let two = widget().versions(vec![
-            VersionBuilder::new("v1").served(true).storage(true).schema(schema).column("Size", "number", ".spec.size").build(),
+            VersionBuilder::new("v1")
+                .served(true)
+                .storage(true)
+                .schema(schema)
+                .column("Size", "number", ".spec.size")
+                .build(),
             VersionBuilder::new("v2").served(false).schema(serde_json::json!({"type": "object"})).build(),
         ]);
         let mut with_unknown = serde_json::to_value(widget().established_at(7).label("l", "v").build()).expect("JSON");
