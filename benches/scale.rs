@@ -163,10 +163,12 @@
 //! the previous `serve` and this one run in turn under one bench binary). Quick mode,
 //! eleven runs each: CPU per CRD median 8.45 ms before (6.60–10.80) and 7.10 after
 //! (6.35–9.60), a ConfigMap about 1.0 ms in both; all Established median 1,477 ms (6.1×
-//! storing them) before and 1,309 ms (5.3×) after. Full mode, three runs each: 8.6, 7.2,
-//! 9.4 ms per CRD before (17.7 s, 8.4 s, 11.0 s: 13.3×, 5.7×, 4.0×) and 8.8, 8.2, 8.9
-//! after (14.0 s, 9.7 s, 18.7 s: 6.1×, 6.0×, 9.9×), no change within the noise; the
-//! creates are the burst there (the last one returns as the last CRD is Established).
+//! storing them) before and 1,309 ms (5.3×) after. Full mode, five runs each: CPU per
+//! CRD 7.2–11.3 ms before (median 8.8) and 8.2–9.6 after (median 8.8), all Established
+//! 8.4–17.7 s (3.8–13.3×, median 5.7×) before and 9.7–18.7 s (4.0–9.9×, median 6.0×)
+//! after: no change within the noise, unexplained (the status write is no smaller a part
+//! at 2,000); the creates are the burst there (the last returns as the last CRD is
+//! Established), a ConfigMap 0.9–1.3 ms of CPU.
 //! Still missed: ≤ 2× (by CPU, a CRD costs 7–9 ConfigMaps of its bytes). A perf profile
 //! of the quick burst before the change: the kernel clearing fresh pages 13% (mimalloc's
 //! new pages; `MIMALLOC_PURGE_DELAY=-1` did not lower the CPU), the create's decode,
