@@ -166,8 +166,8 @@
 //! storing them) before and 1,309 ms (5.3×) after. Full mode, five runs each: CPU per
 //! CRD 7.2–11.3 ms before (median 8.8) and 8.2–9.6 after (median 8.8), all Established
 //! 8.4–17.7 s (3.8–13.3×, median 5.7×) before and 9.7–18.7 s (4.0–9.9×, median 6.0×)
-//! after: no change within the noise, unexplained (the status write is no smaller a part
-//! at 2,000); the creates are the burst there (the last returns as the last CRD is
+//! after: no change within the noise, not yet explained (no full-mode profile this
+//! session); the creates are the burst there (the last returns as the last CRD is
 //! Established), a ConfigMap 0.9–1.3 ms of CPU.
 //! Still missed: ≤ 2× (by CPU, a CRD costs 7–9 ConfigMaps of its bytes). A perf profile
 //! of the quick burst before the change: the kernel clearing fresh pages 13% (mimalloc's
