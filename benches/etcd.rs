@@ -57,7 +57,7 @@ use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kubectl_crd::cluster::registrations::{Establishment, wait_for_established};
 use kubectl_crd_engine::store::etcd_process::EtcdProcess;
-use served::{connect, ms, percentile, rss_mib, serve_with};
+use served::{connect, cpu_seconds, ms, percentile, rss_mib, serve_with};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -96,26 +96,6 @@ struct Target {
     pid: u32,
     /// The etcd it writes to, when it writes to one.
     etcd_pid: Option<u32>,
-}
-
-/// CPU seconds a process has used (user and system), from `/proc/PID/stat`; 0 if gone.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let fields: Vec<&str> =
-        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
-    (ticks(11) + ticks(12)) / clock_ticks_per_second()
-}
-
-/// Asked of `getconf` once, not at every reading.
-fn clock_ticks_per_second() -> f64 {
-    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *TICKS.get_or_init(|| {
-        let out = Command::new("getconf").arg("CLK_TCK").output().ok();
-        out.and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok()).unwrap_or(100.0)
-    })
 }
 
 /// CPU seconds of the server, its etcd and this bench, read together.

@@ -94,6 +94,28 @@ pub fn rss_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
+/// CPU seconds a process has used (user and system), from `/proc/PID/stat`; 0 if gone.
+#[allow(dead_code)] // used by the scale and etcd benches only
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    (ticks(11) + ticks(12)) / clock_ticks_per_second()
+}
+
+/// Asked of `getconf` once, not at every reading.
+#[allow(dead_code)] // as `cpu_seconds`
+fn clock_ticks_per_second() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        let out = Command::new("getconf").arg("CLK_TCK").output().ok();
+        out.and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok()).unwrap_or(100.0)
+    })
+}
+
 /// The resident memory of process `pid` once it stops growing: a server that is ready
 /// may still be building in the background (the garbage collector's graph is built from a
 /// full list after start), so a reading right at ready undercounts. Polls until a

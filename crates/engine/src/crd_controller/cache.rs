@@ -385,6 +385,40 @@ mod tests {
         assert_eq!(held.kv.mod_revision, 9);
     }
 
+    /// The round reads the CRD it publishes from the JSON its status write sends, not from
+    /// the stored bytes again: the same CRD, whatever the bytes of a held CRD (those that
+    /// decode) hold.
+    #[test]
+    fn a_crd_read_from_its_stored_json_is_the_one_decoded_from_its_bytes() {
+        use crate::registry::fixtures::{VersionBuilder, widget};
+        let schema = serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"size": {"type": "number", "maximum": 10.0, "minimum": -2.5, "multipleOf": 1e-3,
+                "default": 18446744073709551615u64}, "name": {"type": "string", "pattern": "^\\w+\"\u{e9}$",
+                "enum": ["a", null, 1, {"b": [1.5]}], "x-kubernetes-validations": [{"rule": "self.size() < 3"}]}}});
+        let two = widget().versions(vec![
+            VersionBuilder::new("v1")
+                .served(true)
+                .storage(true)
+                .schema(schema)
+                .column("Size", "number", ".spec.size")
+                .build(),
+            VersionBuilder::new("v2").served(false).schema(serde_json::json!({"type": "object"})).build(),
+        ]);
+        let mut with_unknown = serde_json::to_value(widget().established_at(7).label("l", "v").build()).expect("JSON");
+        with_unknown["spec"]["bogus"] = serde_json::json!({"deep": [1, 2.0]});
+        with_unknown["metadata"]["bogus"] = serde_json::json!(3);
+        let bodies = [
+            serde_json::to_vec(&two.established_at(3).build()).expect("JSON"),
+            serde_json::to_vec(&with_unknown).expect("JSON"),
+            serde_json::to_vec(&CrdBuilder::new("bare", "x.io").build()).expect("JSON"),
+            br#"{"spec": "not a spec"}"#.to_vec(),
+        ];
+        for value in bodies {
+            let kv = KeyValue { key: format!("{PREFIX}w"), value: value.into(), create_revision: 2, mod_revision: 5 };
+            assert_eq!(crate::resources::crds::typed(&crate::meta::from_stored(&kv)), decode(&kv));
+        }
+    }
+
     #[test]
     fn a_write_that_failed_goes_back_to_what_is_stored() {
         let mut cache = cache(vec![stored("a", "x.io", 1, 2)]);

@@ -2,7 +2,7 @@
 //! names and conditions (pure, in `registry::names`), runs clean-ups, publishes, then writes
 //! the decided statuses together; another replica only publishes.
 
-use super::cache::{Cache, decode, installing};
+use super::cache::{Cache, installing};
 use super::clean_up::{Step, clean_up};
 use super::publish::{Built, publish, publish_stored};
 use crate::coordination::{Replicas, Reports};
@@ -10,9 +10,9 @@ use crate::kinds::Kinds;
 use crate::meta;
 use crate::registry::conditions::{self, ESTABLISHED};
 use crate::registry::names;
-use crate::resources::crds::CrdStrategy;
+use crate::resources::crds::{self, CrdStrategy};
 use crate::resources::generate_name::RANDOM;
-use crate::resources::rest::{Rest, Subresource, WriteOptions};
+use crate::resources::rest::{Held, Rest, Subresource, WriteOptions};
 use crate::store::{Revision, Store};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -38,8 +38,10 @@ struct Decided {
     name: String,
     /// The revision the status was decided from.
     from: Revision,
-    /// The stored object with the new status.
-    updated: Value,
+    /// The object stored at `from`: the write sends it with `status`, and the update takes
+    /// it for the stored object rather than parsing the bytes again.
+    stored: Value,
+    status: Value,
 }
 
 /// Looks at every queued CRD: publishes it and, on the leader (`Some`), writes what it
@@ -86,23 +88,30 @@ pub(super) async fn round(
             continue;
         };
         // Serve first, then announce: whoever sees `Established` (a watch reports the
-        // write before the write returns) must find the kind routed.
-        let Some(whole) = decode(&kv) else { continue };
+        // write before the write returns) must find the kind routed. The stored bytes are
+        // parsed once: the typed CRD published is read from the JSON the write sends (the
+        // same CRD for any bytes the cache holds, which decoded).
+        let stored = meta::from_stored(&kv);
+        let Some(whole) = crds::typed(&stored) else { continue };
         let announced = CustomResourceDefinition { status: Some(status.clone()), ..whole };
         publish(kinds, &name, &announced, since, Built::NotStored);
-        let mut updated = meta::from_stored(&kv);
-        if let Some(map) = updated.as_object_mut() {
-            map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
-        }
+        let status_json = serde_json::to_value(&status).unwrap_or(Value::Null);
         // The CRDs after this one decide against the names it now holds, as a later round
         // would after its write.
         cache.decide(&name, status);
-        decided.push(Decided { name, from: kv.mod_revision, updated });
+        decided.push(Decided { name, from: kv.mod_revision, stored, status: status_json });
     }
     let rest = &rest;
     let mut writes = futures::stream::iter(decided)
         .map(|d| async move {
-            let written = rest.update(None, &d.name, d.updated, Subresource::Status, &WriteOptions::internal()).await;
+            // Copied when sent, not when decided: a burst decides thousands at once.
+            let mut updated = d.stored.clone();
+            if let Some(map) = updated.as_object_mut() {
+                map.insert("status".into(), d.status);
+            }
+            let held = Held { object: &d.stored, revision: d.from };
+            let opts = WriteOptions::internal();
+            let written = rest.update_held(None, &d.name, updated, held, Subresource::Status, &opts).await;
             (d.name, d.from, written)
         })
         .buffer_unordered(WRITES_IN_FLIGHT);

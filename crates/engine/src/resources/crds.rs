@@ -53,10 +53,11 @@ fn decoded(obj: &Value) -> Result<CustomResourceDefinition, super::Undecodable> 
 }
 
 /// Writes a typed CRD back over a JSON object, keeping the JSON's metadata (the typed
-/// round trip would drop fields a newer client sent).
+/// round trip would drop fields a newer client sent), moved rather than copied: its
+/// managedFields mirror the whole spec.
 fn write_back(obj: &mut Value, crd: &CustomResourceDefinition) {
     let Ok(Value::Object(mut typed)) = serde_json::to_value(crd) else { return };
-    if let Some(meta) = obj.get("metadata").cloned() {
+    if let Some(meta) = obj.as_object_mut().and_then(|m| m.remove("metadata")) {
         typed.insert("metadata".into(), meta);
     }
     let mut typed = Value::Object(typed);

@@ -135,13 +135,21 @@ fn strip(managers: &mut Managers, id: &ManagerId) {
     }
 }
 
-/// The object without `metadata.managedFields`.
+/// A copy of the object without `metadata.managedFields`, which is not copied (a CRD's
+/// mirror its whole spec).
 fn without_managed_fields(obj: &Value) -> Value {
-    let mut out = obj.clone();
-    if let Some(m) = out.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.remove("managedFields");
-    }
-    out
+    let Some(map) = obj.as_object() else { return obj.clone() };
+    let copy = |(key, value): (&String, &Value)| {
+        let value = match value.as_object() {
+            Some(metadata) if key == "metadata" => {
+                let kept = metadata.iter().filter(|(k, _)| *k != "managedFields");
+                Value::Object(kept.map(|(k, v)| (k.clone(), v.clone())).collect())
+            }
+            _ => value.clone(),
+        };
+        (key.clone(), value)
+    };
+    Value::Object(map.iter().map(copy).collect())
 }
 
 /// Writes the entries into `obj` (removing the field when there are none).

@@ -388,3 +388,54 @@ fn reapplying_the_same_configuration_changes_nothing() {
     let second = fm(&schema, None, "02:38:00").apply(&first, &config, "m", false).expect("second");
     assert_eq!(second, first, "same object, same entry time: no write at all");
 }
+
+#[test]
+fn a_copy_without_managed_fields_is_a_whole_copy_with_them_removed() {
+    let entries = json!([entry(None, Some("02:00:00"), json!({"f:spec": {"f:size": {}}}))]);
+    let objects = [
+        json!({"apiVersion": V1, "metadata": {"name": "w", "managedFields": entries, "labels": {"a": "b"}}, "spec": {"size": 1}}),
+        json!({"metadata": {"managedFields": entries}}),
+        json!({"metadata": {"name": "w"}, "status": {"phase": "x"}}),
+        json!({"metadata": "not an object", "spec": {"managedFields": entries}}),
+        json!({"spec": {"size": 1}}),
+        json!([1, {"metadata": {"managedFields": 1}}]),
+        Value::Null,
+    ];
+    for obj in objects {
+        let mut whole = obj.clone();
+        if let Some(m) = whole.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("managedFields");
+        }
+        assert_eq!(without_managed_fields(&obj), whole);
+    }
+}
+
+/// `track_update` takes a subresource write's sent entries out before the field manager
+/// runs, rather than copying them: it must make the same object without them.
+#[test]
+fn a_subresource_s_field_manager_makes_the_same_object_whatever_entries_were_sent() {
+    let schema = widget();
+    let live = json!({"apiVersion": V1, "kind": "Widget",
+        "metadata": {"name": "w", "uid": "u", "managedFields": [
+            entry(None, Some("02:00:00"), json!({"f:spec": {"f:size": {}}})),
+            entry(Some("status"), Some("02:00:00"), json!({"f:status": {"f:phase": {}}}))]},
+        "spec": {"size": 1}, "status": {"phase": "a"}});
+    let statuses = [json!({"phase": "b"}), json!({"phase": "a"}), json!({"replicas": 2}), Value::Null];
+    let sent_entries = [None, Some(json!([])), Some(json!("garbage")), live["metadata"].get("managedFields").cloned()];
+    for status in &statuses {
+        let mut without = live.clone();
+        without["status"] = status.clone();
+        without["metadata"].as_object_mut().expect("metadata").remove("managedFields");
+        fm(&schema, Some("status"), "02:37:02").update(&live, &mut without, Some("c"));
+        for sent in &sent_entries {
+            let mut with = live.clone();
+            with["status"] = status.clone();
+            match sent {
+                Some(entries) => with["metadata"]["managedFields"] = entries.clone(),
+                None => drop(with["metadata"].as_object_mut().expect("metadata").remove("managedFields")),
+            }
+            fm(&schema, Some("status"), "02:37:02").update(&live, &mut with, Some("c"));
+            assert_eq!(with, without);
+        }
+    }
+}

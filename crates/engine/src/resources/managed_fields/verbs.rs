@@ -190,10 +190,15 @@ impl Rest<'_> {
             };
             return ManagedFieldsAfter(scale::after_scale_write(old, &write));
         }
-        let sent = obj.get("metadata").and_then(|m| m.get("managedFields")).cloned();
         if tracking == Tracking::Applied {
-            return ManagedFieldsAfter(sent);
+            return ManagedFieldsAfter(obj.get("metadata").and_then(|m| m.get("managedFields")).cloned());
         }
+        // A subresource's field manager reads the stored entries and drops the sent ones,
+        // so those are taken out rather than copied (a CRD's mirror its 40 KiB spec).
+        let sent = match sub.name() {
+            Some(_) => obj.get_mut("metadata").and_then(Value::as_object_mut).and_then(|m| m.remove("managedFields")),
+            None => obj.get("metadata").and_then(|m| m.get("managedFields")).cloned(),
+        };
         // Computed on the request itself, which gets the entries it was sent back after:
         // the field manager changes nothing else, and a copy of a large object cost more
         // than the bookkeeping.

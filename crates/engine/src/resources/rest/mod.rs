@@ -16,6 +16,7 @@ pub use options::{
     DeleteOptions, FOREGROUND_FINALIZER, FieldValidation, ListQuery, ORPHAN_FINALIZER, Propagation, WatchItem,
     WriteOptions,
 };
+pub use write::Held;
 
 use super::Strategy;
 use super::generate_name::NameGenerator;

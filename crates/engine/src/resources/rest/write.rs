@@ -13,11 +13,19 @@ use crate::resources::spec_changed;
 use crate::status::ApiError;
 use crate::store::{Revision, StoreError};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// How many times a read-modify-write that keeps losing races is tried (see
 /// [`Rest::guaranteed`]). Each loss is another writer's success, so only a steady stream
 /// of writes to the one object reaches this.
 const RACED_ATTEMPTS: usize = 64;
+
+/// An object as [`meta::from_stored`] read it at `revision`, held by a writer.
+#[derive(Clone, Copy)]
+pub struct Held<'a> {
+    pub object: &'a Value,
+    pub revision: Revision,
+}
 
 impl Rest<'_> {
     /// POST: creates an object. `dry_run` answers as if it had, storing nothing.
@@ -122,7 +130,52 @@ impl Rest<'_> {
         &self,
         namespace: Option<&str>,
         name: &str,
+        obj: Value,
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.update_over(namespace, name, obj, None, sub, opts).await
+    }
+
+    /// [`Rest::update`] by a writer holding the object it changed ([`Held`], the CRD
+    /// controller): while that is what is stored, it is the old object rather than a
+    /// second parse of the same bytes (a CRD's are 40 KiB).
+    pub async fn update_held(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        obj: Value,
+        held: Held<'_>,
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.update_over(namespace, name, obj, Some(held), sub, opts).await
+    }
+
+    /// The object stored now as [`Rest::get`] reads it: `held` when it is what is stored and
+    /// the codec serves stored objects as they are.
+    async fn current<'h>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        held: Option<Held<'h>>,
+    ) -> Result<Cow<'h, Value>, ApiError> {
+        let kv = self.get_stored(namespace, name).await?;
+        let codec = self.strategy.codec();
+        match held {
+            Some(h) if h.revision == kv.mod_revision && codec.conversion.is_none() && codec.versions.is_none() => {
+                Ok(Cow::Borrowed(h.object))
+            }
+            _ => Ok(Cow::Owned(self.read(&kv))),
+        }
+    }
+
+    async fn update_over(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
         mut obj: Value,
+        held: Option<Held<'_>>,
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
@@ -143,7 +196,7 @@ impl Rest<'_> {
         self.decode(&mut obj, opts, Origin::Body)?;
         let pinned = meta::resource_version(&obj).map(parse_precondition).is_some_and(|rv| rv != Ok(0));
         let attempt = |obj: Value| async move {
-            let old = self.get(namespace, name).await?;
+            let old = self.current(namespace, name, held).await?;
             self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
             let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
             self.write_update(namespace, name, obj, &old, expected, sub, opts).await
@@ -392,3 +445,7 @@ impl Rest<'_> {
         .await
     }
 }
+
+#[cfg(test)]
+#[path = "write_held_tests.rs"]
+mod held_tests;
