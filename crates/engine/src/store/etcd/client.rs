@@ -416,38 +416,75 @@ enum Piece {
 }
 
 /// Splits an HTTP/2 body into its gRPC messages and its closing status; an error is the
-/// connection breaking (or bytes that are no gRPC). A message spread over many frames is
-/// gathered in one growing buffer, not copied again for every frame.
-fn pieces(body: BodyStream<hyper::body::Incoming>) -> impl Stream<Item = Result<Piece, GrpcError>> + Send + 'static {
-    futures::stream::unfold((Box::pin(body), BytesMut::new(), false), |(mut body, mut buf, done)| async move {
-        if done {
+/// connection breaking (or bytes that are no gRPC). Messages whole in a frame are slices
+/// of it; only a message spread over frames is gathered, in one growing buffer (not copied
+/// again for every frame).
+fn pieces<B, E>(body: B) -> impl Stream<Item = Result<Piece, GrpcError>> + Send + 'static
+where
+    B: Stream<Item = Result<hyper::body::Frame<Bytes>, E>> + Send + 'static,
+    E: std::fmt::Display + 'static,
+{
+    let state = Split { body: Box::pin(body), frame: Bytes::new(), partial: BytesMut::new(), done: false };
+    futures::stream::unfold(state, Split::next)
+}
+
+/// [`pieces`]' state: the rest of the frame read last, and the start of a message that
+/// continues in the next frames.
+struct Split<B> {
+    body: std::pin::Pin<Box<B>>,
+    frame: Bytes,
+    partial: BytesMut,
+    done: bool,
+}
+
+impl<B, E> Split<B>
+where
+    B: Stream<Item = Result<hyper::body::Frame<Bytes>, E>> + Send + 'static,
+    E: std::fmt::Display + 'static,
+{
+    async fn next(mut self) -> Option<(Result<Piece, GrpcError>, Self)> {
+        if self.done {
             return None;
         }
         loop {
-            match framed_len(&buf) {
+            if !self.frame.is_empty() {
+                match next_message(&mut self.frame) {
+                    Ok(Some(message)) => return Some((Ok(Piece::Message(message)), self)),
+                    // The rest begins a message the next frames finish.
+                    Ok(None) => self.partial.extend_from_slice(&std::mem::take(&mut self.frame)),
+                    Err(e) => return self.end(Err(e)),
+                }
+            }
+            match framed_len(&self.partial) {
                 Ok(Some(len)) => {
-                    buf.advance(5);
-                    let message = buf.split_to(len).freeze();
-                    return Some((Ok(Piece::Message(message)), (body, buf, false)));
+                    self.partial.advance(5);
+                    let message = self.partial.split_to(len).freeze();
+                    return Some((Ok(Piece::Message(message)), self));
                 }
                 Ok(None) => {}
-                Err(e) => return Some((Err(e), (body, buf, true))),
+                Err(e) => return self.end(Err(e)),
             }
-            let frame = match body.next().await {
+            let frame = match self.body.next().await {
                 Some(Ok(frame)) => frame,
-                Some(Err(e)) => return Some((Err(GrpcError::Unreachable(e.to_string())), (body, buf, true))),
-                None => return Some((Err(GrpcError::Unreachable("the stream ended".into())), (body, buf, true))),
+                Some(Err(e)) => return self.end(Err(GrpcError::Unreachable(e.to_string()))),
+                None => return self.end(Err(GrpcError::Unreachable("the stream ended".into()))),
             };
             match frame.into_data() {
-                Ok(data) => buf.extend_from_slice(&data),
+                Ok(data) if self.partial.is_empty() => self.frame = data,
+                Ok(data) => self.partial.extend_from_slice(&data),
                 Err(frame) => {
                     let status = frame.trailers_ref().and_then(grpc_status);
                     let end = status.unwrap_or_else(|| Err(GrpcError::Malformed("trailers without a status".into())));
-                    return Some((Ok(Piece::End(end)), (body, buf, true)));
+                    return self.end(Ok(Piece::End(end)));
                 }
             }
         }
-    })
+    }
+
+    fn end(mut self, last: Result<Piece, GrpcError>) -> Option<(Result<Piece, GrpcError>, Self)> {
+        self.done = true;
+        Some((last, self))
+    }
 }
 
 /// A watch that opens itself again (see [`Grpc::watch`]).
@@ -618,6 +655,45 @@ mod tests {
         }
         assert!(next_message(&mut Bytes::from_static(&[1, 0, 0, 0, 0])).is_err(), "compressed");
         assert!(next_message(&mut Bytes::from_static(&[0, 0xff, 0xff, 0xff, 0xff])).is_err(), "too long");
+    }
+
+    #[tokio::test]
+    async fn streamed_messages_come_out_whole_however_the_frames_cut_them() {
+        let messages: Vec<Bytes> =
+            [&b"a"[..], &[7u8; 40][..], b"", b"xyz"].iter().map(|m| Bytes::copy_from_slice(m)).collect();
+        let mut wire = BytesMut::new();
+        for m in &messages {
+            wire.put_u8(0);
+            wire.put_u32(m.len() as u32);
+            wire.put_slice(m);
+        }
+        let wire = wire.freeze();
+        let mut ok = HeaderMap::new();
+        ok.insert("grpc-status", "0".parse().expect("header"));
+        // Every way of cutting the bytes in two or three frames.
+        for a in 0..=wire.len() {
+            for b in a..=wire.len() {
+                let frames = [wire.slice(..a), wire.slice(a..b), wire.slice(b..)]
+                    .into_iter()
+                    .map(|d| Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(d)))
+                    .chain([Ok(hyper::body::Frame::trailers(ok.clone()))]);
+                let got: Vec<_> = pieces(futures::stream::iter(frames)).collect().await;
+                let (bodies, end): (Vec<_>, Vec<_>) = got.into_iter().partition(|p| matches!(p, Ok(Piece::Message(_))));
+                let bodies: Vec<Bytes> = bodies
+                    .into_iter()
+                    .map(|p| match p {
+                        Ok(Piece::Message(m)) => m,
+                        _ => unreachable!(),
+                    })
+                    .collect();
+                assert_eq!(bodies, messages, "cut at {a} and {b}");
+                assert!(matches!(end[..], [Ok(Piece::End(Ok(())))]), "cut at {a} and {b}");
+            }
+        }
+        // Cut short: the stream's end is an error (the connection went), after what was whole.
+        let frames = [Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(wire.slice(..8)))];
+        let got: Vec<_> = pieces(futures::stream::iter(frames)).collect().await;
+        assert!(matches!(&got[..], [Ok(Piece::Message(_)), Err(GrpcError::Unreachable(_))]), "{}", got.len());
     }
 
     /// Three members; the store given all three. Killing the member in use (and later
