@@ -391,22 +391,7 @@ fn grpc_status(headers: &HeaderMap) -> Option<Result<(), GrpcError>> {
 
 /// gRPC's `grpc-message`: UTF-8 with `%XX` escapes.
 fn percent_decode(raw: &[u8]) -> String {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        let hex = raw.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (raw[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode(raw).decode_utf8_lossy().into_owned()
 }
 
 /// What a streamed answer brings: a message, or its end with etcd's status.
