@@ -71,9 +71,11 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// `ETCD_BENCH_QUICK=1` stores a tenth as many (a check of the bench, not figures).
+/// `ETCD_BENCH_QUICK=1` stores a tenth as many (a check of the bench, not figures);
+/// `ETCD_BENCH_OBJECTS=N` another count (a longer load, e.g. to profile it).
 fn objects() -> usize {
-    if std::env::var_os("ETCD_BENCH_QUICK").is_some() { 500 } else { 5_000 }
+    let asked = std::env::var("ETCD_BENCH_OBJECTS").ok().and_then(|n| n.parse().ok()).filter(|&n| n > 0);
+    asked.unwrap_or(if std::env::var_os("ETCD_BENCH_QUICK").is_some() { 500 } else { 5_000 })
 }
 /// Concurrent writers (`ETCD_BENCH_CLIENTS=N` for another count).
 fn clients() -> usize {

@@ -126,8 +126,16 @@ pub fn new_uid() -> String {
     rand::rng().fill_bytes(&mut b);
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut uid = String::with_capacity(36);
+    for (i, x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            uid.push('-');
+        }
+        uid.push(HEX[usize::from(x >> 4)] as char);
+        uid.push(HEX[usize::from(x & 0xf)] as char);
+    }
+    uid
 }
 
 /// Parses a `resourceVersion` given by a client. kube answers a malformed one with 400.
@@ -241,6 +249,10 @@ mod tests {
         let u = new_uid();
         assert_eq!(u.len(), 36);
         assert_eq!(&u[14..15], "4");
+        assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"), "{u}");
+        let dashes: Vec<usize> = u.match_indices('-').map(|(i, _)| i).collect();
+        assert_eq!(dashes, [8, 13, 18, 23], "{u}");
+        assert!(u.chars().all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{u}");
         assert_ne!(u, new_uid());
     }
 

@@ -166,6 +166,22 @@ impl Set {
         out
     }
 
+    /// [`Set::recursive_difference`] in place: the work is `other`'s size, not this set's.
+    pub fn remove_recursively(&mut self, other: &Set) {
+        for pe in &other.members {
+            self.members.remove(pe);
+            self.children.remove(pe);
+        }
+        for (pe, o) in &other.children {
+            if let Some(c) = self.children.get_mut(pe) {
+                c.remove_recursively(o);
+                if c.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
     /// The paths of `self` at or under a member of `roots` (the inverse of
     /// [`Set::recursive_difference`]).
     pub fn keep_under(&self, roots: &Set) -> Set {
@@ -324,7 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn in_place_union_and_subtraction_match_their_copying_forms() {
+    fn in_place_union_and_differences_match_their_copying_forms() {
         let sets = [
             Set::new(),
             set(&[&["spec", "a"], &["spec", "b"], &["spec"]]),
@@ -343,6 +359,10 @@ mod tests {
                 assert_eq!(rest, a.difference(b), "{a:?} without {b:?}");
                 // Children are never empty: the emptied ones are gone, not left behind.
                 assert_eq!(rest.is_empty(), rest == Set::new(), "{a:?} without {b:?}");
+                let mut pruned = a.clone();
+                pruned.remove_recursively(b);
+                assert_eq!(pruned, a.recursive_difference(b), "{a:?} without {b:?}'s subtrees");
+                assert_eq!(pruned.is_empty(), pruned == Set::new(), "{a:?} without {b:?}'s subtrees");
             }
         }
     }

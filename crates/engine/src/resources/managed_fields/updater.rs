@@ -39,11 +39,15 @@ impl Filter {
         }
     }
 
-    /// [`Filter::apply`] to a set given away, which everything passes without a copy.
-    pub fn restrict(&self, set: Set) -> Set {
+    /// [`Filter::apply`] to a set given away: no copy but where `Only` keeps a part.
+    pub fn restrict(&self, mut set: Set) -> Set {
         match self {
             Filter::Everything => set,
-            _ => self.apply(&set),
+            Filter::Except(hidden) => {
+                set.remove_recursively(hidden);
+                set
+            }
+            Filter::Only(kept) => set.keep_under(kept),
         }
     }
 }
@@ -79,6 +83,11 @@ impl Updater<'_> {
         force: bool,
     ) -> Result<Comparison, Conflicts> {
         let compare = walk::compare(self.schema, old, new);
+        if managers.keys().all(|id| id == writer) {
+            // Nobody else to take fields from (every create): spare filtering the sets.
+            managers.retain(|_, vs| !vs.set.is_empty());
+            return Ok(compare);
+        }
         let visible = compare.map_sets(|s| self.filter.apply(s));
         let changed = visible.modified.union(&visible.added);
         let mut conflicts = BTreeMap::new();
@@ -121,10 +130,22 @@ impl Updater<'_> {
             // Forced settling never conflicts.
             Err(_) => return managers,
         };
-        let mut set = managers.remove(writer).map(|vs| vs.set).unwrap_or_default();
-        set.subtract(&compare.removed);
-        set.union_with(&compare.modified);
-        set.union_with(&compare.added);
+        let Comparison { added, modified, removed } = compare;
+        let set = match managers.remove(writer) {
+            Some(previous) => {
+                let mut set = previous.set;
+                set.subtract(&removed);
+                set.union_with(&modified);
+                set.union_with(&added);
+                set
+            }
+            // A new writer (every create) owns what it added, taken rather than copied.
+            None => {
+                let mut set = added;
+                set.union_with(&modified);
+                set
+            }
+        };
         let set = self.filter.restrict(set);
         if !set.is_empty() {
             managers.insert(writer.clone(), VersionedSet { set, api_version: version.to_string(), applied: false });
@@ -145,7 +166,7 @@ impl Updater<'_> {
     ) -> Result<(Option<Value>, Managers), Conflicts> {
         let merged = walk::merge(self.schema, live, config);
         let last = managers.get(applier).cloned();
-        let set = self.filter.apply(&walk::field_set(self.schema, config));
+        let set = self.filter.restrict(walk::field_set(self.schema, config));
         managers.insert(applier.clone(), VersionedSet { set, api_version: version.to_string(), applied: true });
         let new = self.prune(merged, &managers, last.as_ref());
         self.settle(live, &new, &mut managers, applier, force)?;
