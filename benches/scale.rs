@@ -767,9 +767,14 @@ async fn objects(n: usize) {
     let stored_mib = loaded.answered_bytes as f64 / 1048576.0;
     if std::env::var_os("SCALE_MEMORY_ONLY").is_some() {
         // Memory work needs only these two figures: spare the half hour the rest takes.
-        served.restart();
+        let restart = served.restart();
         let rss_restarted = settled_rss_mib(served.child.id());
-        println!("  loaded {} of {n} in {} ({create_rate:.0}/s)", loaded.count, ms(loaded.took));
+        println!(
+            "  loaded {} of {n} in {} ({create_rate:.0}/s); ready again {} after a kill",
+            loaded.count,
+            ms(loaded.took),
+            ms(restart)
+        );
         memory_verdicts(rss_loaded, idle, rss_restarted, stored_mib);
         return;
     }
