@@ -37,6 +37,7 @@
 //! headers (ETag, `?hash=` redirects, immutable caching, 304, 406) are in
 //! [`crate::api::openapi`]; nothing here speaks HTTP.
 
+pub(crate) mod compressed;
 mod crd_schema;
 pub(crate) mod definitions;
 pub(crate) mod documents;
