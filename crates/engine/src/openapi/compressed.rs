@@ -41,8 +41,9 @@ pub struct Deflated {
 }
 
 thread_local! {
-    /// Compressors keep about 300 KiB of state: one per thread, reset between pieces.
-    static COMPRESSOR: RefCell<Compress> = RefCell::new(raw_compressor());
+    /// Compressors keep about 300 KiB of state: one per thread, reset between pieces, with
+    /// the buffer a piece is compressed into before it is copied out at its size.
+    static COMPRESSOR: RefCell<(Compress, Vec<u8>)> = RefCell::new((raw_compressor(), Vec::new()));
     static DECOMPRESSOR: RefCell<Decompress> = RefCell::new(Decompress::new(false));
 }
 
@@ -69,12 +70,14 @@ fn deflate_into(c: &mut Compress, text: &[u8], out: &mut Vec<u8>) {
 
 impl Deflated {
     pub fn new(text: &[u8]) -> Deflated {
-        let mut bytes = Vec::new();
-        COMPRESSOR.with_borrow_mut(|c| {
+        let bytes = COMPRESSOR.with_borrow_mut(|(c, out)| {
             c.reset();
-            deflate_into(c, text, &mut bytes);
+            out.clear();
+            deflate_into(c, text, out);
+            // At its size: a buffer grown as it was written holds up to twice the bytes.
+            Bytes::copy_from_slice(out)
         });
-        Deflated { bytes: Bytes::from(bytes), crc: crc32fast::hash(text), len: text.len() as u64 }
+        Deflated { bytes, crc: crc32fast::hash(text), len: text.len() as u64 }
     }
 
     /// The length of the text.
@@ -147,7 +150,7 @@ impl Deflater {
 
     pub fn finish(mut self) -> Deflated {
         deflate_into(&mut self.c, &[], &mut self.out);
-        Deflated { bytes: Bytes::from(self.out), crc: self.crc.finalize(), len: self.len }
+        Deflated { bytes: exact(self.out), crc: self.crc.finalize(), len: self.len }
     }
 }
 
@@ -274,8 +277,14 @@ impl GzipWriter {
         // ISIZE is the length modulo 2³².
         self.out.extend_from_slice(&(len as u32).to_le_bytes());
         let etag = self.sha.map(|sha| upper_hex(&sha.finalize()));
-        Written { gzip: Gzipped { bytes: Bytes::from(self.out), len: len as usize }, etag }
+        Written { gzip: Gzipped { bytes: exact(self.out), len: len as usize }, etag }
     }
+}
+
+/// `bytes` holding no spare capacity (kept as long as the bytes are).
+fn exact(mut bytes: Vec<u8>) -> Bytes {
+    bytes.shrink_to_fit();
+    Bytes::from(bytes)
 }
 
 #[cfg(test)]
