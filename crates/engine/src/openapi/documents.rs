@@ -168,12 +168,39 @@ impl Documents {
             .map(|(gv, g)| (gv.clone(), Part::of_routes(&g.discovery, &none, &none)))
             .collect();
 
-        // `/openapi/v2`: every part of every group.
+        // `/openapi/v3/<group-version>`: a document whose parts did not change is kept, the
+        // others are assembled on every core, and `/openapi/v2` beside them (assembling
+        // hashes every member's text, inflated again: the larger part of a first build).
+        let groups: Vec<(String, Group, Vec<String>)> = groups
+            .into_iter()
+            .map(|(gv, g)| {
+                let identity = g.identity();
+                (gv, g, identity)
+            })
+            .collect();
         let all: Vec<&Part> = groups
             .iter()
-            .flat_map(|(gv, g)| g.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)))
+            .flat_map(|(gv, g, _)| g.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)))
             .collect();
-        let (v2_body, [mut v2_paths, mut v2_defs, mut v2_params]) = assemble_v2(api_version, &all);
+        let (v2_assembled, v3_assembled) = std::thread::scope(|scope| {
+            let v2 = scope.spawn(|| assemble_v2(api_version, &all));
+            let v3 = on_cores(&groups, 8, |(gv, group, identity)| {
+                let unchanged = previous.filter(|p| p.v3_from.get(gv) == Some(identity));
+                if let Some(doc) = unchanged.and_then(|p| p.v3.get(gv)) {
+                    return V3::Kept(doc.clone());
+                }
+                let members: Vec<&Part> =
+                    group.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)).collect();
+                // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
+                let (title, version) =
+                    if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
+                let (body, placed) = assemble_v3(title, version, &members);
+                V3::Assembled(body, placed)
+            });
+            (v2.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), v3)
+        });
+
+        let (v2_body, [mut v2_paths, mut v2_defs, mut v2_params]) = v2_assembled;
         let orders = [&mut v2_paths, &mut v2_defs, &mut v2_params].map(|p| std::mem::take(&mut p.order));
         let v2_layout = (api_version.to_string(), orders);
         let kept = |etag: &str, old: Option<&Doc>| match old {
@@ -182,23 +209,13 @@ impl Documents {
         };
         let v2 = Doc::of(v2_body, |etag| kept(etag, previous.map(|p| &p.v2)));
 
-        // `/openapi/v3/<group-version>`: a document whose parts did not change is kept.
         let mut v3 = BTreeMap::new();
         let mut v3_from = BTreeMap::new();
         let mut parts = HashMap::new();
-        for (gv, group) in groups {
-            let identity = group.identity();
-            let unchanged = previous.filter(|p| p.v3_from.get(&gv) == Some(&identity));
-            let kept_doc = unchanged.and_then(|p| p.v3.get(&gv));
-            let (doc, v3_placed) = match kept_doc {
-                Some(doc) => (doc.clone(), None),
-                None => {
-                    let members: Vec<&Part> =
-                        group.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(&gv)).collect();
-                    // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
-                    let (title, version) =
-                        if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
-                    let (body, placed) = assemble_v3(title, version, &members);
+        for ((gv, group, identity), assembled) in groups.into_iter().zip(v3_assembled) {
+            let (doc, v3_placed) = match assembled {
+                V3::Kept(doc) => (doc, None),
+                V3::Assembled(body, placed) => {
                     (Doc::of(body, |etag| kept(etag, previous.and_then(|p| p.v3.get(&gv)))), Some(placed))
                 }
             };
@@ -324,21 +341,31 @@ fn group(units: Vec<Unit>, previous: Option<&Documents>) -> (BTreeMap<String, Gr
 }
 
 /// The parts of `sources`, in order, written on every core: a first build writes one per
-/// served version of every CRD, and the parts are independent.
+/// served version of every CRD, and the parts are independent. Below a few dozen parts a
+/// thread costs more than it saves.
 fn write_parts(sources: &[&Source]) -> Vec<Part> {
+    on_cores(sources, 32, |s| Part::of_source(s))
+}
+
+/// A v3 document as the build found it: kept from the previous build, or assembled.
+enum V3 {
+    Kept(Doc),
+    Assembled(Written, [Placed; 2]),
+}
+
+/// `f` of every item, in order, on every core, at least `least` items a thread.
+fn on_cores<T: Sync, R: Send>(items: &[T], least: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Below a few dozen parts a thread costs more than it saves.
-    let chunk = sources.len().div_ceil(threads).max(32);
-    if sources.len() <= chunk {
-        return sources.iter().map(|s| Part::of_source(s)).collect();
+    let chunk = items.len().div_ceil(threads).max(least);
+    if items.len() <= chunk {
+        return items.iter().map(f).collect();
     }
+    let f = &f;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = sources
-            .chunks(chunk)
-            .map(|chunk| scope.spawn(move || chunk.iter().map(|s| Part::of_source(s)).collect::<Vec<_>>()))
-            .collect();
-        // A writer's panic goes on as it would have without threads: a part left out
-        // would give the next kinds' parts to the wrong kinds.
+        let handles: Vec<_> =
+            items.chunks(chunk).map(|chunk| scope.spawn(move || chunk.iter().map(f).collect::<Vec<_>>())).collect();
+        // A thread's panic goes on as it would have without threads: a result left out
+        // would give the next items' results to the wrong items.
         handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     })
 }
@@ -650,6 +677,16 @@ mod tests {
         assert_eq!(fewer.written, 0);
         assert_same(&fewer, &build(state(4, Some(4)), None));
         assert!(!String::from_utf8_lossy(&text(&fewer.v2.body)).contains("Kind4"));
+    }
+
+    #[test]
+    fn work_on_every_core_comes_back_in_order() {
+        let items: Vec<usize> = (0..100).collect();
+        let on_one = |x: &usize| (*x * 2, std::thread::current().id());
+        let doubled = on_cores(&items, 8, on_one);
+        assert_eq!(doubled.iter().map(|(x, _)| *x).collect::<Vec<_>>(), (0..200).step_by(2).collect::<Vec<_>>());
+        let few = on_cores(&items[..5], 8, on_one);
+        assert!(few.iter().all(|(_, t)| *t == std::thread::current().id()), "a few items stay on this thread");
     }
 
     #[test]

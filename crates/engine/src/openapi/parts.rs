@@ -7,8 +7,10 @@
 //! The built-in definitions every part reaches (`ObjectMeta`, `Status`, ...) are written
 //! once for all ([`builtin`]); a part holds only their names.
 //!
-//! Parts hold JSON only: the protobuf form of `/openapi/v2` is derived from the assembled
-//! JSON when a client first asks for it ([`super::documents::Documents::v2_protobuf`]).
+//! Parts hold JSON only, each member compressed on its own ([`super::compressed`]) so
+//! that documents are assembled from the compressed bytes: the protobuf form of
+//! `/openapi/v2` is derived from the assembled JSON when a client first asks for it
+//! ([`super::documents::Documents::v2_protobuf`]).
 
 use super::compressed::Deflated;
 use super::crd_schema::{self, CrdVersion, Form};
