@@ -142,7 +142,11 @@ impl Deflater {
                 return;
             }
             self.out.reserve(text.len() - done + 64);
-            if self.c.compress_vec(&text[done..], &mut self.out, FlushCompress::None).is_err() {
+            let written = self.out.len();
+            let failed = self.c.compress_vec(&text[done..], &mut self.out, FlushCompress::None).is_err();
+            // Room for all of it was there: no progress would be a compressor's bug, not a
+            // reason to spin.
+            if failed || (self.c.total_in() - start) as usize == done && self.out.len() == written {
                 return;
             }
         }

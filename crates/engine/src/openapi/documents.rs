@@ -195,7 +195,7 @@ impl Documents {
                 let (title, version) =
                     if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
                 let (body, placed) = assemble_v3(title, version, &members);
-                V3::Assembled(body, placed)
+                V3::Assembled(Box::new((body, placed)))
             });
             (v2.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), v3)
         });
@@ -215,7 +215,8 @@ impl Documents {
         for ((gv, group, identity), assembled) in groups.into_iter().zip(v3_assembled) {
             let (doc, v3_placed) = match assembled {
                 V3::Kept(doc) => (doc, None),
-                V3::Assembled(body, placed) => {
+                V3::Assembled(assembled) => {
+                    let (body, placed) = *assembled;
                     (Doc::of(body, |etag| kept(etag, previous.and_then(|p| p.v3.get(&gv)))), Some(placed))
                 }
             };
@@ -350,7 +351,7 @@ fn write_parts(sources: &[&Source]) -> Vec<Part> {
 /// A v3 document as the build found it: kept from the previous build, or assembled.
 enum V3 {
     Kept(Doc),
-    Assembled(Written, [Placed; 2]),
+    Assembled(Box<(Written, [Placed; 2])>),
 }
 
 /// `f` of every item, in order, on every core, at least `least` items a thread.
