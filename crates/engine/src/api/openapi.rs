@@ -187,8 +187,7 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
 fn body(headers: &HeaderMap, text: Gzipped, gzip: Gzip) -> Response {
     if gzip == Gzip::Accepted && text.len >= GZIP_MIN_SIZE && accepts_gzip(headers) {
         // A stream, so that no Content-Length is set: the gzip handler removes it.
-        let once = futures::stream::once(std::future::ready(Ok::<_, Infallible>(text.bytes)));
-        let mut res = Response::new(Body::from_stream(once));
+        let mut res = Response::new(Body::from_stream(futures::stream::iter(text.gzip().map(Ok::<_, Infallible>))));
         res.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         return res;
     }

@@ -12,7 +12,7 @@ use crc32fast::Hasher as Crc;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 use sha2::{Digest, Sha512};
 use std::cell::RefCell;
-use std::ops::Range;
+use std::sync::Arc;
 
 /// zlib-rs's level 2 (its fast strategy, with dynamic Huffman codes; level 1 has static
 /// codes only): a first build compresses every member of every document, so speed counts,
@@ -24,8 +24,6 @@ const LEVEL: u32 = 2;
 const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 /// An empty stored block marked final: closes a stream of pieces.
 const FINAL_BLOCK: [u8; 5] = [1, 0, 0, 0xff, 0xff];
-/// The gzip trailer: CRC-32 and length, four bytes each.
-const TRAILER: usize = 8;
 /// How much text a plain answer inflates at a time.
 const CHUNK: usize = 256 * 1024;
 
@@ -83,11 +81,6 @@ impl Deflated {
     /// The length of the text.
     pub fn len(&self) -> usize {
         self.len as usize
-    }
-
-    /// The same piece, its bytes now those at `at` of `within` (where they were copied to).
-    pub fn moved(&self, within: &Bytes, at: Range<usize>) -> Deflated {
-        Deflated { bytes: within.slice(at), crc: self.crc, len: self.len }
     }
 
     /// Appends the text to `out`.
@@ -158,22 +151,63 @@ impl Deflater {
     }
 }
 
-/// A text kept as one gzip member.
+/// A text kept as one gzip member, as the list of its bytes: the pieces' own (shared with
+/// the parts that hold them, not copied) between glue, header and trailer.
 #[derive(Debug, Clone)]
 pub struct Gzipped {
-    /// The gzip member, as a client accepting gzip is sent it.
-    pub bytes: Bytes,
+    chunks: Arc<[Bytes]>,
     /// The length of the text.
     pub len: usize,
 }
 
 impl Gzipped {
+    /// The gzip member as a client accepting gzip is sent it, the small pieces gathered
+    /// into buffers of about [`CHUNK`] bytes.
+    pub fn gzip(&self) -> impl Iterator<Item = Bytes> + Send + 'static {
+        let chunks = Arc::clone(&self.chunks);
+        let mut next = 0;
+        std::iter::from_fn(move || {
+            let mut out = Vec::new();
+            while let Some(chunk) = chunks.get(next) {
+                if out.is_empty() && chunk.len() >= CHUNK {
+                    next += 1;
+                    return Some(chunk.clone());
+                }
+                if out.len() + chunk.len() > CHUNK {
+                    break;
+                }
+                out.extend_from_slice(chunk);
+                next += 1;
+            }
+            (!out.is_empty()).then(|| Bytes::from(out))
+        })
+    }
+
     /// The text, inflated a chunk at a time as it is asked for (so a plain answer never
     /// holds the whole text).
     pub fn chunks(&self) -> Chunks {
-        let end = self.bytes.len().saturating_sub(TRAILER);
-        let deflate = self.bytes.slice(GZIP_HEADER.len().min(end)..end);
-        Chunks { deflate, d: Decompress::new(false), left: self.len }
+        // The header and the trailer are chunks of their own.
+        let end = self.chunks.len().saturating_sub(1);
+        Chunks {
+            chunks: Arc::clone(&self.chunks),
+            next: 1.min(end),
+            at: 0,
+            end,
+            d: Decompress::new(false),
+            left: self.len,
+        }
+    }
+
+    /// Whether both are the same document, not a copy.
+    #[cfg(test)]
+    pub fn same(&self, other: &Gzipped) -> bool {
+        Arc::ptr_eq(&self.chunks, &other.chunks)
+    }
+
+    /// The gzip member's bytes in one piece.
+    #[cfg(test)]
+    pub fn bytes(&self) -> Vec<u8> {
+        self.chunks.concat()
     }
 
     /// The whole text.
@@ -185,7 +219,11 @@ impl Gzipped {
 
 /// The text of a [`Gzipped`], in order, [`CHUNK`] bytes at a time.
 pub struct Chunks {
-    deflate: Bytes,
+    chunks: Arc<[Bytes]>,
+    /// The chunk being read, and how far; the deflate stream ends before chunk `end`.
+    next: usize,
+    at: usize,
+    end: usize,
     d: Decompress,
     left: usize,
 }
@@ -198,13 +236,17 @@ impl Iterator for Chunks {
             return None;
         }
         let mut out = Vec::with_capacity(CHUNK.min(self.left));
-        while out.len() < out.capacity() {
-            let before = self.d.total_out();
-            let read = (self.d.total_in() as usize).min(self.deflate.len());
-            match self.d.decompress_vec(&self.deflate[read..], &mut out, FlushDecompress::None) {
-                Ok(Status::StreamEnd) | Err(_) => break,
-                Ok(_) if self.d.total_out() == before => break,
-                Ok(_) => {}
+        while out.len() < out.capacity() && self.next < self.end {
+            let input = &self.chunks[self.next][self.at..];
+            let (read, wrote) = (self.d.total_in(), self.d.total_out());
+            let status = self.d.decompress_vec(input, &mut out, FlushDecompress::None);
+            self.at += (self.d.total_in() - read) as usize;
+            if self.at >= self.chunks[self.next].len() {
+                (self.next, self.at) = (self.next + 1, 0);
+            }
+            let stuck = self.d.total_in() == read && self.d.total_out() == wrote;
+            if matches!(status, Ok(Status::StreamEnd) | Err(_)) || stuck && !input.is_empty() {
+                self.next = self.end;
             }
         }
         // A short text (which our own bytes never give) ends the answer early rather
@@ -221,7 +263,9 @@ pub fn upper_hex(digest: &[u8]) -> String {
 
 /// Writes one gzip member from pieces and glue text, and the SHA-512 of the text when asked.
 pub struct GzipWriter {
-    out: Vec<u8>,
+    chunks: Vec<Bytes>,
+    /// Glue written since the last piece.
+    glue: Vec<u8>,
     crc: Crc,
     len: u64,
     sha: Option<Sha512>,
@@ -236,11 +280,15 @@ pub struct Written {
     pub etag: Option<String>,
 }
 
+/// `,` as a stored block: most glue is a comma between two members, shared by all.
+const COMMA: [u8; 6] = [0, 1, 0, 0xfe, 0xff, b','];
+
 impl GzipWriter {
     /// A writer; `hash` asks for the text's SHA-512 (which inflates every piece again).
     pub fn new(hash: bool) -> GzipWriter {
         let sha = hash.then(Sha512::new);
-        GzipWriter { out: GZIP_HEADER.to_vec(), crc: Crc::new(), len: 0, sha, scratch: Vec::new() }
+        let chunks = vec![Bytes::from_static(&GZIP_HEADER)];
+        GzipWriter { chunks, glue: Vec::new(), crc: Crc::new(), len: 0, sha, scratch: Vec::new() }
     }
 
     /// Appends text as stored blocks: the documents' punctuation and small heads.
@@ -250,18 +298,22 @@ impl GzipWriter {
         if let Some(sha) = &mut self.sha {
             sha.update(text);
         }
+        if text == b"," && self.glue.is_empty() {
+            self.chunks.push(Bytes::from_static(&COMMA));
+            return;
+        }
         for block in text.chunks(u16::MAX as usize) {
             let len = block.len() as u16;
             // Not final, stored; the stream is on a byte boundary after every piece.
-            self.out.push(0);
-            self.out.extend_from_slice(&len.to_le_bytes());
-            self.out.extend_from_slice(&(!len).to_le_bytes());
-            self.out.extend_from_slice(block);
+            self.glue.push(0);
+            self.glue.extend_from_slice(&len.to_le_bytes());
+            self.glue.extend_from_slice(&(!len).to_le_bytes());
+            self.glue.extend_from_slice(block);
         }
     }
 
-    /// Appends a piece; where its bytes landed.
-    pub fn piece(&mut self, piece: &Deflated) -> Range<usize> {
+    /// Appends a piece: its bytes are shared, not copied.
+    pub fn piece(&mut self, piece: &Deflated) {
         self.crc.combine(&Crc::new_with_initial_len(piece.crc, piece.len));
         self.len += piece.len;
         if let Some(sha) = &mut self.sha {
@@ -269,19 +321,27 @@ impl GzipWriter {
             piece.inflate_into(&mut self.scratch);
             sha.update(&self.scratch);
         }
-        let at = self.out.len()..self.out.len() + piece.bytes.len();
-        self.out.extend_from_slice(&piece.bytes);
-        at
+        self.end_glue();
+        self.chunks.push(piece.bytes.clone());
+    }
+
+    fn end_glue(&mut self) {
+        if !self.glue.is_empty() {
+            self.chunks.push(Bytes::copy_from_slice(&self.glue));
+            self.glue.clear();
+        }
     }
 
     pub fn finish(mut self) -> Written {
         let len = self.len;
-        self.out.extend_from_slice(&FINAL_BLOCK);
-        self.out.extend_from_slice(&self.crc.finalize().to_le_bytes());
+        self.glue.extend_from_slice(&FINAL_BLOCK);
+        self.end_glue();
+        let mut trailer = self.crc.finalize().to_le_bytes().to_vec();
         // ISIZE is the length modulo 2³².
-        self.out.extend_from_slice(&(len as u32).to_le_bytes());
+        trailer.extend_from_slice(&(len as u32).to_le_bytes());
+        self.chunks.push(Bytes::from(trailer));
         let etag = self.sha.map(|sha| upper_hex(&sha.finalize()));
-        Written { gzip: Gzipped { bytes: exact(self.out), len: len as usize }, etag }
+        Written { gzip: Gzipped { chunks: self.chunks.into(), len: len as usize }, etag }
     }
 }
 
@@ -314,26 +374,26 @@ mod tests {
         stream.write(b"2]");
         let c = stream.finish();
 
-        let glue = vec![b','; 70_000]; // more than one stored block
+        let glue = vec![b'x'; 70_000]; // more than one stored block
         let mut w = GzipWriter::new(true);
         w.text(b"{");
-        let at = w.piece(&b);
+        w.piece(&b);
+        w.text(b",");
         w.text(&glue);
         w.piece(&a);
+        w.text(b",");
         w.piece(&c);
         w.text(b"}");
         let written = w.finish();
-        let expected = [&b"{"[..], &big, &glue, &a.text(), b"[1,2]", b"}"].concat();
-        assert_eq!(gunzip(&written.gzip.bytes), expected, "flate2's gzip decoder reads it");
+        let expected = [&b"{"[..], &big, b",", &glue, &a.text(), b",", b"[1,2]", b"}"].concat();
+        let sent: Vec<u8> = written.gzip.gzip().flat_map(|c| c.to_vec()).collect();
+        assert_eq!(sent, written.gzip.bytes());
+        assert_eq!(gunzip(&sent), expected, "flate2's gzip decoder reads what is sent");
         assert_eq!(written.gzip.text(), expected, "and so do our chunks");
         assert_eq!(written.gzip.len, expected.len());
         assert!(written.gzip.chunks().count() > 1, "inflated a chunk at a time");
         assert_eq!(written.etag.as_deref(), Some(crate::openapi::documents::etag(&expected).as_str()));
-
-        // A piece copied into the document is read from there.
-        let moved = b.moved(&written.gzip.bytes, at.clone());
-        assert_eq!(moved.text(), big);
-        assert_eq!(moved.bytes.as_ptr(), written.gzip.bytes[at].as_ptr(), "no copy");
+        assert!(written.gzip.chunks.iter().any(|chunk| chunk.as_ptr() == b.bytes.as_ptr()), "a piece is not copied");
     }
 
     #[test]
@@ -347,7 +407,7 @@ mod tests {
     #[test]
     fn an_empty_document_is_a_valid_member() {
         let written = GzipWriter::new(false).finish();
-        assert_eq!(gunzip(&written.gzip.bytes), b"");
+        assert_eq!(gunzip(&written.gzip.bytes()), b"");
         assert_eq!(written.gzip.chunks().count(), 0);
         assert!(written.etag.is_none());
     }

@@ -4,13 +4,12 @@
 //! `?hash=` in the index's `serverRelativeURL`s).
 //!
 //! The documents are assembled from [`Part`]s, one per served kind, kept by what each was
-//! built from: the next build writes only the parts of kinds that changed, copies the
-//! others' bytes, and keeps every v3 document whose kinds did not change. Once assembled,
-//! the parts are re-pointed at the documents' own bytes, so keeping them costs no second
-//! copy of the documents.
+//! built from: the next build writes only the parts of kinds that changed, reuses the
+//! others', and keeps every v3 document whose kinds did not change.
 //!
-//! Every document is held gzip-compressed, assembled from its members' compressed bytes
-//! ([`super::compressed`]): the parts' bytes, and so the documents', are about a sixth of
+//! Every document is held gzip-compressed, as the list of its members' compressed bytes
+//! ([`super::compressed`]), which it shares with the parts: keeping the parts costs no
+//! second copy, and a rebuild copies no member. The members' bytes are about a sixth of
 //! the text (2,000 CRDs of the scale bench make 152 MiB of `/openapi/v2`, held in 26.6).
 //!
 //! The protobuf form of `/openapi/v2` is derived from its JSON, member by member, the first
@@ -28,7 +27,6 @@ use k8s_openapi::jiff::Timestamp;
 #[cfg(test)]
 use sha2::{Digest, Sha512};
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Range;
 use std::sync::Arc;
 use std::sync::OnceLock;
 
@@ -78,7 +76,7 @@ pub struct Documents {
     /// `v2` as gnostic protocol buffers (same ETag, as kube serves it), once asked for.
     v2_protobuf: OnceLock<Gzipped>,
     /// What `v2_protobuf` is derived from: the API version in the head, and the members of
-    /// the paths, definitions and parameters sections, in order (their bytes in `v2.body`).
+    /// the paths, definitions and parameters sections, in order.
     v2_layout: (String, [Vec<Member>; 3]),
     pub v3_index: Bytes,
     /// By group-version path (`api/v1`, `apis/<group>/<version>`).
@@ -194,14 +192,12 @@ impl Documents {
                 // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
                 let (title, version) =
                     if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
-                let (body, placed) = assemble_v3(title, version, &members);
-                V3::Assembled(Box::new((body, placed)))
+                V3::Assembled(assemble_v3(title, version, &members))
             });
             (v2.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), v3)
         });
 
-        let (v2_body, [mut v2_paths, mut v2_defs, mut v2_params]) = v2_assembled;
-        let orders = [&mut v2_paths, &mut v2_defs, &mut v2_params].map(|p| std::mem::take(&mut p.order));
+        let (v2_body, orders) = v2_assembled;
         let v2_layout = (api_version.to_string(), orders);
         let kept = |etag: &str, old: Option<&Doc>| match old {
             Some(old) if old.etag == etag => old.last_modified,
@@ -213,29 +209,11 @@ impl Documents {
         let mut v3_from = BTreeMap::new();
         let mut parts = HashMap::new();
         for ((gv, group, identity), assembled) in groups.into_iter().zip(v3_assembled) {
-            let (doc, v3_placed) = match assembled {
-                V3::Kept(doc) => (doc, None),
-                V3::Assembled(assembled) => {
-                    let (body, placed) = *assembled;
-                    (Doc::of(body, |etag| kept(etag, previous.and_then(|p| p.v3.get(&gv)))), Some(placed))
-                }
+            let doc = match assembled {
+                V3::Kept(doc) => doc,
+                V3::Assembled(body) => Doc::of(body, |etag| kept(etag, previous.and_then(|p| p.v3.get(&gv)))),
             };
-            for (fingerprint, part) in group.kinds {
-                let (v3_paths, v3_schemas) = match &v3_placed {
-                    Some([paths, schemas]) => (repoint(&part.v3_paths, paths), repoint(&part.v3_schemas, schemas)),
-                    None => (part.v3_paths.clone(), part.v3_schemas.clone()),
-                };
-                let repointed = Part {
-                    v2_paths: repoint(&part.v2_paths, &v2_paths),
-                    v2_parameters: repoint(&part.v2_parameters, &v2_params),
-                    v2_definitions: repoint(&part.v2_definitions, &v2_defs),
-                    v2_builtin: part.v2_builtin.clone(),
-                    v3_paths,
-                    v3_schemas,
-                    v3_builtin: part.v3_builtin.clone(),
-                };
-                parts.insert(fingerprint, Arc::new(repointed));
-            }
+            parts.extend(group.kinds);
             v3.insert(gv.clone(), doc);
             v3_from.insert(gv, identity);
         }
@@ -351,7 +329,7 @@ fn write_parts(sources: &[&Source]) -> Vec<Part> {
 /// A v3 document as the build found it: kept from the previous build, or assembled.
 enum V3 {
     Kept(Doc),
-    Assembled(Box<(Written, [Placed; 2])>),
+    Assembled(Written),
 }
 
 /// `f` of every item, in order, on every core, at least `least` items a thread.
@@ -379,63 +357,16 @@ impl Doc {
     }
 }
 
-/// Where the members of one section of an assembled document landed.
-struct Placed {
-    json: Bytes,
-    /// Ranges by key, or by compressed text for parameters (whose names are hashes of it;
-    /// the same text compresses to the same bytes).
-    at: HashMap<Vec<u8>, Range<usize>>,
-    /// The members in document order, their bytes in `json` (for `/openapi/v2` only).
-    order: Vec<Member>,
-    by_text: bool,
-}
-
-impl Placed {
-    /// Where `landed`'s members are in `json`, `ordered` keeping them in order too.
-    fn new(json: &Bytes, landed: Landed, by_text: bool, ordered: bool) -> Placed {
-        let order = if ordered { landed.iter().map(|(m, at)| moved(m, json, at)).collect() } else { Vec::new() };
-        let at = landed.into_iter().map(|(m, at)| (key(m, by_text).to_vec(), at)).collect();
-        Placed { json: json.clone(), at, order, by_text }
-    }
-}
-
-fn key(m: &Member, by_text: bool) -> &[u8] {
-    if by_text { &m.json.bytes } else { m.key.as_bytes() }
-}
-
-fn moved(m: &Member, json: &Bytes, at: &Range<usize>) -> Member {
-    Member { key: m.key.clone(), json: m.json.moved(json, at.clone()), value_at: m.value_at }
-}
-
-/// The same members, their bytes now those of `placed`'s document where it holds them.
-fn repoint(members: &[Member], placed: &Placed) -> Vec<Member> {
-    members
-        .iter()
-        .map(|m| match placed.at.get(key(m, placed.by_text)) {
-            Some(at) => moved(m, &placed.json, at),
-            None => m.clone(),
-        })
-        .collect()
-}
-
-/// Each member of a section and where its bytes landed, in document order.
-type Landed<'a> = Vec<(&'a Member, Range<usize>)>;
-
-/// Writes `{member,...}`; where each member landed.
-fn section<'a>(doc: &mut GzipWriter, members: &[&'a Member]) -> Landed<'a> {
+/// Writes `{member,...}`.
+fn section(doc: &mut GzipWriter, members: &[&Member]) {
     doc.text(b"{");
-    let landed = members
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            if i > 0 {
-                doc.text(b",");
-            }
-            (*m, doc.piece(&m.json))
-        })
-        .collect();
+    for (i, m) in members.iter().enumerate() {
+        if i > 0 {
+            doc.text(b",");
+        }
+        doc.piece(&m.json);
+    }
     doc.text(b"}");
-    landed
 }
 
 /// A JSON object's text without its closing brace, to be continued.
@@ -469,8 +400,8 @@ fn definitions<'a>(
     by_name.into_values().collect()
 }
 
-/// `/openapi/v2` from every part, and where the paths, definitions and parameters landed.
-fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Written, [Placed; 3]) {
+/// `/openapi/v2` from every part, and its paths, definitions and parameters in order.
+fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Written, [Vec<Member>; 3]) {
     let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v2_paths).collect();
     paths.sort_by(|a, b| a.key.cmp(&b.key));
     let defs = definitions(parts, |p| &p.v2_definitions, |p| &p.v2_builtin, |b| &b.v2);
@@ -482,39 +413,29 @@ fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Written, [Placed; 3]) {
 
     let mut doc = open(&v2::head(api_version), Escape::Plain);
     doc.text(b",\"paths\":");
-    let at_paths = section(&mut doc, &paths);
+    section(&mut doc, &paths);
     doc.text(b",\"definitions\":");
-    let at_defs = section(&mut doc, &defs);
+    section(&mut doc, &defs);
     doc.text(b",\"parameters\":");
-    let at_params = section(&mut doc, &params);
+    section(&mut doc, &params);
     doc.text(b",");
     doc.text(&v2::tail().to_text_as(Escape::Plain).as_bytes()[1..]);
-
-    let written = doc.finish();
-    let json = &written.gzip.bytes;
-    let sections = [
-        Placed::new(json, at_paths, false, true),
-        Placed::new(json, at_defs, false, true),
-        Placed::new(json, at_params, true, true),
-    ];
-    (written, sections)
+    let order = |members: Vec<&Member>| members.into_iter().cloned().collect();
+    (doc.finish(), [order(paths), order(defs), order(params)])
 }
 
-/// One `/openapi/v3` document from its parts, and where its paths and schemas landed.
-fn assemble_v3(title: &str, version: &str, parts: &[&Part]) -> (Written, [Placed; 2]) {
+/// One `/openapi/v3` document from its parts.
+fn assemble_v3(title: &str, version: &str, parts: &[&Part]) -> Written {
     let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v3_paths).collect();
     paths.sort_by(|a, b| a.key.cmp(&b.key));
     let schemas = definitions(parts, |p| &p.v3_schemas, |p| &p.v3_builtin, |b| &b.v3);
     let mut doc = open(&v3::head(title, version), Escape::Html);
     doc.text(b",\"paths\":");
-    let at_paths = section(&mut doc, &paths);
+    section(&mut doc, &paths);
     doc.text(b",\"components\":{\"schemas\":");
-    let at_schemas = section(&mut doc, &schemas);
+    section(&mut doc, &schemas);
     doc.text(b"}}");
-    let written = doc.finish();
-    let json = &written.gzip.bytes;
-    let sections = [Placed::new(json, at_paths, false, false), Placed::new(json, at_schemas, false, false)];
-    (written, sections)
+    doc.finish()
 }
 
 #[cfg(test)]
@@ -610,7 +531,7 @@ mod tests {
     /// The text of a document: what a plain answer sends, and what gzip's decoder reads.
     fn text(doc: &Gzipped) -> Vec<u8> {
         let mut gunzipped = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&doc.bytes[..]), &mut gunzipped).expect("gzip");
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&doc.bytes()[..]), &mut gunzipped).expect("gzip");
         assert!(gunzipped == doc.text(), "gzip's decoder and the plain answer read the same text");
         assert_eq!(doc.len, gunzipped.len());
         gunzipped
@@ -626,7 +547,7 @@ mod tests {
     /// as they did when written).
     fn assert_same(a: &Documents, b: &Documents) {
         assert!(text(&a.v2.body) == text(&b.v2.body), "/openapi/v2 differs from a whole build");
-        assert!(a.v2.body.bytes == b.v2.body.bytes, "/openapi/v2 compressed differs from a whole build");
+        assert!(a.v2.body.bytes() == b.v2.body.bytes(), "/openapi/v2 compressed differs from a whole build");
         assert!(text(&a.v2_protobuf()) == text(&b.v2_protobuf()), "/openapi/v2 protobuf differs from a whole build");
         assert_eq!(a.v2.etag, b.v2.etag);
         assert_eq!(a.v3_index, b.v3_index);
@@ -658,11 +579,9 @@ mod tests {
             4
         );
         let b = "apis/b.example.com/v1";
-        assert_eq!(
-            changed.v3[b].body.bytes.as_ptr(),
-            first.v3[b].body.bytes.as_ptr(),
-            "an unchanged group's document is kept"
-        );
+        assert!(changed.v3[b].body.same(&first.v3[b].body), "an unchanged group's document is kept");
+        let kind0 = "a.example.com/Kind0/10";
+        assert!(Arc::ptr_eq(&changed.parts[kind0], &first.parts[kind0]), "an unchanged kind's part is reused");
         for (gv, doc) in &changed.v3 {
             assert_eq!(json(doc)["openapi"], "3.0.0", "{gv}");
         }
