@@ -175,35 +175,38 @@
 //! typed twice and written back, 7%, its validation 5.5% (CEL compiled), the request
 //! body's parse and duplicate-field scan 9% (shared with the floor), the store's WAL 5%.
 //!
-//! Then, with the OpenAPI documents held gzip-compressed (every member of a document
-//! compressed on its own, so a document is its members' compressed bytes in one gzip
-//! member and a rebuild still copies unchanged kinds' bytes; `/openapi/v2` sent as held to
-//! clients accepting gzip, as kube-apiserver 1.32 does, and inflated while sent to the
-//! others; v3 documents always inflated, kube never gzips them) and the v3 documents
-//! assembled on both cores beside `/openapi/v2` (2026-11-27, 09:00–09:03, load 2.7–3.9;
-//! the previous `serve` and this one run in turn under one bench binary, two full runs
-//! each, this one first). Resident memory after the OpenAPI documents 604 and 598 MiB
-//! (before: 1,185 and 1,192), at the end, after one more CRD and its rebuild, 599 and 601
-//! (before: 1,373 and 1,101); once Established unchanged (415–425). The 152.3 MiB of
-//! `/openapi/v2` are held in 26.6 MiB (5.7×). `/openapi/v2` first 10.3 and 10.5 s (17.2×
-//! and 16.3× the codec, met; before 8.0 and 7.7 s, 13.9×: members are compressed when
-//! written, and hashed by inflating them again when assembled), protobuf first 1.27 and
-//! 1.14 s (before 1.70, 1.55); cached, plain, 598 and 540 ms (0.058× and 0.051×, missed
-//! by a hair; before 261 and 293 ms, 0.033×–0.038×), cached with gzip accepted (kubectl
-//! and every Go client) 55 and 47 ms (0.005×; 26.6 MiB sent; before 252 and 279 ms for
-//! 152 MiB); after one more CRD 1,105 and 1,147 ms (0.11×; before 0.18×); v3 per
-//! group-version 10.7 and 10.6 ms (before 4.9 and 9.9: inflated per answer). Quick mode,
-//! one run each: 197 MiB after the documents (before 264), 212 at the end (295); first
-//! 920 ms (531), cached 42.6 ms plain (18.3), 3.4 ms with gzip (2.7 MiB sent); v3 1.60 ms
-//! (0.98). A heap profile once 200 CRDs were Established (heaptrack, system allocator,
-//! 118 MB resident) found 38.5 MB live: the stored CRDs 16.5 MB (400 values of about 41
-//! KB: every CRD's created and its status-written revision are both held), redb's page
-//! cache 8.2, compiled schemas 7.8, nothing else above 1 MB; the rest of the resident
-//! figure is the allocator keeping what the burst freed. Still missed: memory (≤ 400
-//! MiB): once Established alone is 415–425 MiB at 2,000, and members compressed one by
-//! one keep 5.7× where the whole `/openapi/v2` compresses 24× (zlib level 1: the CRDs
-//! repeat one another, which a piece cannot see); pieces per run of a group-version's
-//! members, and the stored revisions, are what is left to cut.
+//! Then, with the OpenAPI documents held gzip-compressed: every member of a document
+//! compressed on its own (raw deflate ended by a sync flush), so that a document is the
+//! list of its members' compressed bytes, shared with the kinds' parts, in one gzip member,
+//! and a rebuild still reuses unchanged kinds' parts; `/openapi/v2` sent as held to clients
+//! accepting gzip, as kube-apiserver 1.32 does, and inflated while sent to the others; v3
+//! documents always inflated (kube never gzips them); the v3 documents assembled on both
+//! cores beside `/openapi/v2` (2026-11-27, 09:00–09:28, load 2.4–4.9; the previous `serve`
+//! and these run in turn under one bench binary). Full mode, the final build twice, a
+//! build that copied the members into each document once, the previous `serve` three
+//! times: resident memory after the OpenAPI documents 602 and 604 MiB (the copying build
+//! 592–604; before: 1,185, 1,192, 1,196), at the end, after one more CRD and its rebuild,
+//! 636 and 606 (595–601; before: 1,373, 1,101, 1,083); once Established unchanged
+//! (415–432). The 152.3 MiB of `/openapi/v2` are held in 26.6 MiB (5.7×). `/openapi/v2`
+//! first 8.6 and 8.9 s (14.8× and 15.5× the codec, met; before 7.1–8.0 s, 11.3×–13.9×:
+//! members are compressed when written and hashed by inflating them again when
+//! assembled), protobuf first 1.15–1.85 s (before 1.31–1.70); cached, plain, 517 and 572
+//! ms (0.060× and 0.064×, missed; before 261–319 ms, 0.033×–0.045×: inflating pieces
+//! each with its own Huffman tables), cached with gzip accepted (kubectl and every Go
+//! client) 55 and 57 ms (0.006×; 26.6 MiB sent; before 252–323 ms for 152 MiB); after
+//! one more CRD 1.36 and 2.10 s (0.16× and 0.24×; before 1.36–2.66 s, 0.18×–0.38×: this
+//! figure swung with the load in every build); v3 per group-version 5.9 and 6.2 ms (before
+//! 4.9–9.9 ms, inflated per answer now). Quick mode, one run each: 184 MiB after the
+//! documents (before 254), 188 at the end (251); first 884 ms (558), cached 43.7 ms plain
+//! (22.9), 4.5 ms with gzip (2.7 MiB sent); v3 1.96 ms (0.99). A heap profile once 200
+//! CRDs were Established (heaptrack, system allocator, 118 MB resident) found 38.5 MB
+//! live: the stored CRDs 16.5 MB (400 values of about 41 KB: every CRD's created and its
+//! status-written revision are both held), redb's page cache 8.2, compiled schemas 7.8,
+//! nothing else above 1 MB; the rest of the resident figure is the allocator keeping what
+//! the burst freed. Still missed: memory (≤ 400 MiB): once Established alone is 415–432
+//! MiB at 2,000; and members compressed one by one keep 5.7× where the whole `/openapi/v2`
+//! compresses 24× (zlib level 1: the CRDs repeat one another, which a piece cannot see):
+//! pieces per run of a group-version's members would keep their reuse and most of that.
 
 #[path = "shared/allocator.rs"]
 mod allocator;
