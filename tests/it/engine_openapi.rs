@@ -10,6 +10,7 @@ use axum::body::Body;
 use http::{HeaderMap, Request, StatusCode};
 use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
+use sha2::Digest;
 use std::sync::Arc;
 use std::time::Duration;
 use support::compare::{COMPARED_HEADERS, assert_headers_match, assert_json_matches, headers_from_map};
@@ -267,6 +268,65 @@ async fn content_negotiation_gives_json_protobuf_or_406() {
     let url = "/openapi/v3/apis/stable.example.com/v1";
     assert_eq!(get(&engine, url, &[("accept", v3_proto)]).await.status, StatusCode::NOT_ACCEPTABLE);
     assert_eq!(get(&engine, url, &[("accept", "*/*")]).await.status, StatusCode::OK);
+}
+
+/// kube-openapi puts a gzip handler in front of `/openapi/v2` only. Observed on
+/// kube-apiserver 1.32 (2026-11-27): with `Accept-Encoding: gzip` (any case, any q above 0,
+/// among other codings) `/openapi/v2`, JSON and protobuf alike, comes with
+/// `Content-Encoding: gzip`, no `Content-Length` and the same ETag and `Vary`; without it,
+/// or with `gzip;q=0` or `*`, as plain text with its length; a 304 and a 406 are never
+/// encoded; `/openapi/v3` documents are never encoded, whatever the client accepts. The
+/// documents are held compressed: every answer must decode to the same text, whose
+/// SHA-512 is the ETag.
+#[tokio::test]
+async fn openapi_v2_is_gzipped_where_kube_gzips_it_and_decodes_to_the_plain_text() {
+    let engine = engine_with_widgets().await;
+    let gunzip = |bytes: &[u8]| {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(bytes), &mut text).expect("gzip");
+        text
+    };
+    for accept in ["application/json", PROTOBUF_V2] {
+        let plain = get(&engine, "/openapi/v2", &[("accept", accept)]).await;
+        assert_eq!(plain.status, StatusCode::OK);
+        assert_eq!(plain.header("content-encoding"), None, "{accept}");
+        assert_eq!(plain.header("content-length"), Some(plain.body.len().to_string().as_str()), "{accept}");
+        for encoding in ["gzip", "GZIP", "deflate, gzip;q=0.5", "br;q=1.0, gzip"] {
+            let gz = get(&engine, "/openapi/v2", &[("accept", accept), ("accept-encoding", encoding)]).await;
+            assert_eq!(gz.status, StatusCode::OK);
+            assert_eq!(gz.header("content-encoding"), Some("gzip"), "{accept} with {encoding}");
+            assert_eq!(gz.header("content-length"), None, "{accept} with {encoding}");
+            assert_eq!(gz.header("etag"), plain.header("etag"));
+            assert_eq!(gz.header("content-type"), plain.header("content-type"));
+            let vary: Vec<_> = gz.headers.get_all("vary").iter().map(|v| v.to_str().expect("vary")).collect();
+            assert_eq!(vary, ["Accept-Encoding", "Accept"]);
+            assert!(gunzip(&gz.body) == plain.body, "{accept} with {encoding}: gzip decodes to the plain answer");
+        }
+        for encoding in ["gzip;q=0", "*", "identity", "deflate"] {
+            let other = get(&engine, "/openapi/v2", &[("accept", accept), ("accept-encoding", encoding)]).await;
+            assert_eq!(other.header("content-encoding"), None, "{accept} with {encoding}");
+            assert!(other.body == plain.body, "{accept} with {encoding}");
+        }
+    }
+    let plain = get(&engine, "/openapi/v2", &[]).await;
+    let etag = plain.header("etag").expect("etag").to_string();
+    let sha512: String = sha2::Sha512::digest(&plain.body).iter().map(|b| format!("{b:02X}")).collect();
+    assert_eq!(etag, format!("\"{sha512}\""), "the ETag is the SHA-512 of the text");
+    let unchanged = get(&engine, "/openapi/v2", &[("if-none-match", &etag), ("accept-encoding", "gzip")]).await;
+    assert_eq!(unchanged.status, StatusCode::NOT_MODIFIED);
+    assert_eq!(unchanged.header("content-encoding"), None);
+    let refused = get(&engine, "/openapi/v2", &[("accept", "text/html"), ("accept-encoding", "gzip")]).await;
+    assert_eq!(refused.status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(refused.header("content-encoding"), None);
+
+    let url = url_of(&get(&engine, "/openapi/v3", &[]).await.json(), WIDGETS).expect("listed");
+    let v3 = get(&engine, &url, &[]).await;
+    let v3_gzip = get(&engine, &url, &[("accept-encoding", "gzip")]).await;
+    assert_eq!(v3_gzip.header("content-encoding"), None, "v3 documents are never encoded");
+    assert_eq!(v3_gzip.header("content-length"), Some(v3.body.len().to_string().as_str()));
+    assert!(v3_gzip.body == v3.body);
+    let sha512: String = sha2::Sha512::digest(&v3.body).iter().map(|b| format!("{b:02X}")).collect();
+    assert!(url.ends_with(&format!("?hash={sha512}")), "the index's hash is the SHA-512 of the text");
 }
 
 /// kubectl decides between server-side and client-side validation by looking for a PATCH

@@ -2,9 +2,15 @@
 //! and its group-version documents, served with kube-openapi's headers and negotiation
 //! (ETag, `?hash=` redirects, immutable caching, 304, 406). The documents themselves come
 //! from [`crate::openapi`], which builds and caches them and knows nothing of HTTP.
+//!
+//! The documents are held gzip-compressed. kube-openapi puts a gzip handler in front of
+//! `/openapi/v2` only: a client accepting gzip gets the held bytes there (as kube-apiserver
+//! 1.32 answers: `Content-Encoding: gzip`, no `Content-Length`, the same ETag); every other
+//! answer, and every v3 document whatever the client accepts, is inflated as it is sent.
 
 use super::routes::plain_not_found;
 use crate::Engine;
+use crate::openapi::compressed::Gzipped;
 use crate::openapi::current;
 use crate::openapi::documents::Doc;
 use axum::body::Body;
@@ -12,6 +18,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::jiff::{Timestamp, ToSpan, tz::TimeZone};
+use std::convert::Infallible;
 use std::sync::Arc;
 
 /// kube-openapi's media types.
@@ -27,12 +34,12 @@ pub async fn serve_v2(State(engine): State<Arc<Engine>>, headers: HeaderMap) -> 
     };
     let offers = [(JSON, Repr::Json), (PROTOBUF_V2_DEPRECATED, Repr::Protobuf), (PROTOBUF_V2, Repr::Protobuf)];
     let mut res = match negotiate(&headers, &offers) {
-        Some(Repr::Json) => content(&headers, &docs.v2, docs.v2.body.clone(), JSON),
+        Some(Repr::Json) => content(&headers, &docs.v2, docs.v2.body.clone(), JSON, Gzip::Accepted),
         Some(Repr::Protobuf) => {
             // Derived from the JSON the first time: seconds of work for a large set.
             let derive = Arc::clone(&docs);
             match tokio::task::spawn_blocking(move || derive.v2_protobuf()).await {
-                Ok(body) => content(&headers, &docs.v2, body, PROTOBUF_V2),
+                Ok(body) => content(&headers, &docs.v2, body, PROTOBUF_V2, Gzip::Accepted),
                 Err(e) => super::error_response(&crate::status::ApiError::internal(e.to_string())),
             }
         }
@@ -82,13 +89,13 @@ pub async fn serve_v3_document(State(engine): State<Arc<Engine>>, uri: Uri, head
                 res
             }
             Some(_) => {
-                let mut res = content(&headers, doc, doc.body.clone(), JSON);
+                let mut res = content(&headers, doc, doc.body.clone(), JSON, Gzip::Never);
                 let h = res.headers_mut();
                 h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, immutable"));
                 insert(h, header::EXPIRES, &expires(engine.now()));
                 res
             }
-            None => content(&headers, doc, doc.body.clone(), JSON),
+            None => content(&headers, doc, doc.body.clone(), JSON, Gzip::Never),
         },
     };
     res.headers_mut().append(header::VARY, HeaderValue::from_static("Accept"));
@@ -139,9 +146,60 @@ fn negotiate(headers: &HeaderMap, offers: &[(&str, Repr)]) -> Option<Repr> {
     })
 }
 
+/// Whether an endpoint answers gzip to a client that accepts it (kube-openapi's gzip handler).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gzip {
+    Accepted,
+    Never,
+}
+
+/// The gzip handler's threshold (NYTimes/gziphandler's `DefaultMinSize`): smaller answers
+/// go as they are.
+const GZIP_MIN_SIZE: usize = 1400;
+
+/// Whether `Accept-Encoding` accepts gzip as the gzip handler reads it: the first header,
+/// codings by comma, case-insensitive, `q=` above zero (`*` does not count).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let mut gzip = None;
+    for coding in value.split(',') {
+        let mut params = coding.split(';').map(str::trim);
+        let name = params.next().unwrap_or_default().to_ascii_lowercase();
+        // Each parameter resets the quality, and a malformed one drops the coding, as there.
+        let mut q = Some(1.0);
+        for p in params {
+            q = match p.strip_prefix("q=") {
+                Some(v) => v.parse::<f64>().ok().map(|q| q.clamp(0.0, 1.0)),
+                None => Some(1.0),
+            };
+        }
+        if let (Some(q), true) = (q, name == "gzip") {
+            gzip = Some(q);
+        }
+    }
+    gzip.is_some_and(|q| q > 0.0)
+}
+
+/// A document's body: its gzip bytes with `Content-Encoding: gzip`, or its text inflated as
+/// it is sent, with the text's `Content-Length`.
+fn body(headers: &HeaderMap, text: Gzipped, gzip: Gzip) -> Response {
+    if gzip == Gzip::Accepted && text.len >= GZIP_MIN_SIZE && accepts_gzip(headers) {
+        // A stream, so that no Content-Length is set: the gzip handler removes it.
+        let mut res = Response::new(Body::from_stream(futures::stream::iter(text.gzip().map(Ok::<_, Infallible>))));
+        res.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        return res;
+    }
+    let len = text.len;
+    let mut res = Response::new(Body::from_stream(futures::stream::iter(text.chunks().map(Ok::<_, Infallible>))));
+    res.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    res
+}
+
 /// A document with its validators, or 304 when the client's copy is current (Go's
 /// `http.ServeContent`).
-fn content(headers: &HeaderMap, doc: &Doc, body: bytes::Bytes, content_type: &'static str) -> Response {
+fn content(headers: &HeaderMap, doc: &Doc, text: Gzipped, content_type: &'static str, gzip: Gzip) -> Response {
     let etag = format!("\"{}\"", doc.etag);
     let not_modified = match headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) {
         Some(inm) => inm.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == etag),
@@ -151,7 +209,7 @@ fn content(headers: &HeaderMap, doc: &Doc, body: bytes::Bytes, content_type: &'s
             .and_then(parse_http_date)
             .is_some_and(|since| doc.last_modified.as_second() <= since.as_second()),
     };
-    let mut res = if not_modified { empty(StatusCode::NOT_MODIFIED) } else { Response::new(Body::from(body)) };
+    let mut res = if not_modified { empty(StatusCode::NOT_MODIFIED) } else { body(headers, text, gzip) };
     let h = res.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     insert(h, header::ETAG, &etag);

@@ -32,11 +32,13 @@
 //! version's schema into definitions, [`definitions`] holds the built-in ones,
 //! [`v2`]/[`v3`] write the documents' pieces, [`json`] writes Go-identical bytes, [`proto`]
 //! encodes swagger 2.0 as protobuf, [`sources`] says what each served kind is built from,
-//! [`parts`] writes one kind's share, [`documents`] assembles the set, and this module keeps
+//! [`parts`] writes one kind's share, [`compressed`] keeps the text gzip-compressed in
+//! reusable pieces, [`documents`] assembles the set, and this module keeps
 //! the set current per engine ([`current`]). The HTTP handlers that serve it with kube-openapi's
 //! headers (ETag, `?hash=` redirects, immutable caching, 304, 406) are in
 //! [`crate::api::openapi`]; nothing here speaks HTTP.
 
+pub(crate) mod compressed;
 mod crd_schema;
 pub(crate) mod definitions;
 pub(crate) mod documents;

@@ -7,16 +7,18 @@
 //! The built-in definitions every part reaches (`ObjectMeta`, `Status`, ...) are written
 //! once for all ([`builtin`]); a part holds only their names.
 //!
-//! Parts hold JSON only: the protobuf form of `/openapi/v2` is derived from the assembled
-//! JSON when a client first asks for it ([`super::documents::Documents::v2_protobuf`]).
+//! Parts hold JSON only, each member compressed on its own ([`super::compressed`]) so
+//! that documents are assembled from the compressed bytes: the protobuf form of
+//! `/openapi/v2` is derived from the assembled JSON when a client first asks for it
+//! ([`super::documents::Documents::v2_protobuf`]).
 
+use super::compressed::Deflated;
 use super::crd_schema::{self, CrdVersion, Form};
 use super::definitions;
 use super::json::{Escape, J, write_str};
 use super::routes::{self, KindSpec, Route, route_definitions};
 use super::schema::{ordered, refs, to_v3};
 use super::{v2, v3};
-use bytes::Bytes;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
@@ -33,9 +35,9 @@ pub struct Source {
 pub struct Member {
     /// Its name: a path, a definition's or a parameter's name.
     pub key: String,
-    /// `"key":value`, as kube writes it.
-    pub json: Bytes,
-    /// Where the value starts in `json`, after `"key":`.
+    /// `"key":value`, as kube writes it, compressed on its own.
+    pub json: Deflated,
+    /// Where the value starts in the text, after `"key":`.
     pub value_at: usize,
 }
 
@@ -55,7 +57,7 @@ impl Member {
         json.push(':');
         let value_at = json.len();
         value(&mut json);
-        Member { key: key.to_string(), json: Bytes::from(json), value_at }
+        Member { key: key.to_string(), json: Deflated::new(json.as_bytes()), value_at }
     }
 }
 
