@@ -778,6 +778,16 @@ async fn sized_list_floor(client: &kube::Client, bytes: usize) -> Duration {
 /// **watch p99 1.55 ms against 1.12 empty (1.38×, met; was 3.6×)**; `kubectl get
 /// --chunk-size=500` listed all 1,000,400 in 7.9 min; restart after a kill ready in 4.4 s
 /// (1.5× reading the files, met; the 3 s missed); disk after churn 1.57× (met).
+///
+/// Then, the restart (2026-11-27, 09:15–09:33, `SCALE_MEMORY_ONLY=1`, which now prints
+/// it). A profile of a restart at 300,000 put a fifth of its CPU in redb's repair of a
+/// file a killed process left open: walking every page to checksum it and rebuild the
+/// allocator's state. Durable commits now record that state (redb's quick repair), which
+/// the reopen loads instead. Builds alternated: at 300,000 ready in 1,065 and 609 ms
+/// against 1,296 and 1,075 before; at 1,000,000 in 3,760 and 2,185 ms against 4,396 and
+/// 4,259 (the 3 s met in one run of two), loading at 5,774 and 13,148/s against
+/// 9,612 and 13,236 (the same within this machine's noise: a checkpoint's second fsync is
+/// off the write path). Memory unchanged: 1,187 MiB loaded and 1,294 after the restart.
 async fn objects(n: usize) {
     use objects::{create_generation, update_generation};
     const WRITERS: usize = 16;
