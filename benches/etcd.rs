@@ -53,11 +53,12 @@
 //! Then, with a create's managed fields no longer filtering its comparison for other
 //! managers it has none of, nor copying its own fields, a JSON body read by serde before
 //! Go's scanner (which now runs only to name a failure), and uids written without 18
-//! `format!`s (2026-11-27, 09:33–09:36, the machine quiet, load 1.6–2.6), four runs:
-//! creates/s 5.28×, 4.88×, 4.79×, 4.91× kube-apiserver's (median 4.90×; target 5×, met
-//! once); list 10.5–12.6× and memory 0.19–0.23× (met). Server CPU per create 0.130–0.144
-//! ms (0.164–0.170 in the quiet runs before), etcd's 0.170–0.182, the client's 0.050–0.056;
-//! kube-apiserver made 893–976 creates/s (422–777 in the earlier sessions' runs). A profile
+//! `format!`s (2026-11-27, 09:33–09:36 and 10:28–10:31, the machine quiet, load 0–2.6),
+//! eight runs: creates/s 5.28×, 4.88×, 4.79×, 4.91×, 4.94×, 4.71×, 5.15×, 4.74×
+//! kube-apiserver's (median 4.90×; target 5×, met twice); list 10.5–12.6× and memory
+//! 0.19–0.23× (met). Server CPU per create 0.130–0.154 ms (0.164–0.170 in the quiet runs
+//! before), etcd's 0.170–0.192, the client's 0.050–0.060; kube-apiserver made 873–976
+//! creates/s (422–777 in the earlier sessions' runs). A profile
 //! of `serve`'s creates (`ETCD_BENCH_OBJECTS=20000`, perf): the request and the create 37%
 //! (managed fields 8, the etcd call 7, validation 3, body decode and duplicate scan 4), the
 //! HTTP/2 connection to etcd 18 (mostly its socket writes), TLS to the client 11, the kernel
