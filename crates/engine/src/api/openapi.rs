@@ -185,15 +185,17 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
 /// A document's body: its gzip bytes with `Content-Encoding: gzip`, or its text inflated as
 /// it is sent, with the text's `Content-Length`.
 fn body(headers: &HeaderMap, text: Gzipped, gzip: Gzip) -> Response {
+    let streamed = |chunks: Box<dyn Iterator<Item = bytes::Bytes> + Send>| {
+        Response::new(Body::from_stream(futures::stream::iter(chunks.map(Ok::<_, Infallible>))))
+    };
     if gzip == Gzip::Accepted && text.len >= GZIP_MIN_SIZE && accepts_gzip(headers) {
         // A stream, so that no Content-Length is set: the gzip handler removes it.
-        let mut res = Response::new(Body::from_stream(futures::stream::iter(text.gzip().map(Ok::<_, Infallible>))));
+        let mut res = streamed(Box::new(text.gzip()));
         res.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         return res;
     }
-    let len = text.len;
-    let mut res = Response::new(Body::from_stream(futures::stream::iter(text.chunks().map(Ok::<_, Infallible>))));
-    res.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    let mut res = streamed(Box::new(text.chunks()));
+    res.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(text.len));
     res
 }
 

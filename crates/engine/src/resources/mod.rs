@@ -109,6 +109,12 @@ impl Codec {
         self.conversion.is_some()
     }
 
+    /// Whether [`Codec::read`] serves a stored object as [`crate::meta::from_stored`]
+    /// reads it: no conversion of shape or `apiVersion`.
+    pub fn reads_as_stored(&self) -> bool {
+        self.conversion.is_none() && self.versions.is_none()
+    }
+
     /// Whether the stored `kv` must be decoded to be served: every object of a kind with a
     /// storage conversion, and those stored at another version than served (pruned to the
     /// served version's schema).

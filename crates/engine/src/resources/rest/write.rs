@@ -161,9 +161,8 @@ impl Rest<'_> {
         held: Option<Held<'h>>,
     ) -> Result<Cow<'h, Value>, ApiError> {
         let kv = self.get_stored(namespace, name).await?;
-        let codec = self.strategy.codec();
         match held {
-            Some(h) if h.revision == kv.mod_revision && codec.conversion.is_none() && codec.versions.is_none() => {
+            Some(h) if h.revision == kv.mod_revision && self.strategy.codec().reads_as_stored() => {
                 Ok(Cow::Borrowed(h.object))
             }
             _ => Ok(Cow::Owned(self.read(&kv))),
