@@ -89,15 +89,26 @@ impl Tmux {
         self.wait_until(&format!("{needles:?}"), |screen| needles.iter().all(|n| screen.contains(n)))
     }
 
-    /// Waits until the screen satisfies `done`; fails with `what` and the screen otherwise.
-    /// The screen is polled: tmux has no event for "the pane changed".
+    /// Waits until the screen satisfies `done` and has settled; fails with `what` and the
+    /// screen otherwise. The screen is polled: tmux has no event for "the pane changed".
+    /// A capture can land while a frame is half written (the TUI writes only the cells
+    /// that changed, and tmux may parse part of it before the capture), showing the new
+    /// frame's top over the old one's bottom; so a screen counts only when a second capture
+    /// a moment later is the same.
     pub(super) fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + SCREEN_WAIT;
+        let mut satisfied: Option<String> = None;
         loop {
             let screen = self.screen();
             if done(&screen) {
-                return screen;
+                if satisfied.as_deref() == Some(screen.as_str()) || Instant::now() >= deadline {
+                    return screen;
+                }
+                satisfied = Some(screen);
+                std::thread::sleep(Duration::from_millis(30));
+                continue;
             }
+            satisfied = None;
             let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
             assert!(Instant::now() < deadline, "waited for {what}; the screen shows:\n{screen}\nstderr:\n{stderr}");
             std::thread::sleep(Duration::from_millis(100));
