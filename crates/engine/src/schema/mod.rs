@@ -45,6 +45,24 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSche
 use serde_json::Value;
 use std::sync::OnceLock;
 
+/// zlib's level 2 (dynamic Huffman codes; level 1 has static ones only): a lazy schema is
+/// deflated once per CRD write, and schemas' JSON compresses about tenfold at it.
+const SOURCE_LEVEL: u32 = 2;
+
+fn deflated(json: &[u8]) -> Option<Box<[u8]>> {
+    use std::io::Write;
+    let out = Vec::with_capacity(json.len() / 8 + 64);
+    let mut encoder = flate2::write::DeflateEncoder::new(out, flate2::Compression::new(SOURCE_LEVEL));
+    encoder.write_all(json).ok()?;
+    encoder.finish().ok().map(Vec::into_boxed_slice)
+}
+
+fn inflated(source: &[u8]) -> Option<JSONSchemaProps> {
+    let mut json = Vec::with_capacity(source.len() * 8);
+    std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(source), &mut json).ok()?;
+    serde_json::from_slice(&json).ok()
+}
+
 /// The message kube appends instead of running the CEL rules on a malformed object.
 pub const RULES_NOT_CHECKED: &str = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
@@ -52,7 +70,7 @@ pub const RULES_NOT_CHECKED: &str = "some validation rules were not checked beca
 #[derive(Debug)]
 pub struct Schema {
     compiled: OnceLock<Compiled>,
-    /// The schema's JSON when it is compiled on first use ([`Schema::lazy`]).
+    /// The schema's JSON, deflated, when it is compiled on first use ([`Schema::lazy`]).
     source: Option<Box<[u8]>>,
     /// `spec.preserveUnknownFields`: legacy CRDs keep unknown fields everywhere.
     preserve_unknown_fields: bool,
@@ -90,11 +108,12 @@ impl Schema {
 
     /// A schema compiled when it is first used. A served kind's compiled schema takes
     /// tens of times its JSON (a node per property, regexes, CEL programs); with thousands
-    /// of CRDs installed, most kinds are never used, and their schemas stay JSON.
+    /// of CRDs installed, most kinds are never used, and their schemas stay JSON, deflated:
+    /// held as text, they took as much memory as the stored CRDs themselves.
     pub fn lazy(props: &JSONSchemaProps) -> Schema {
-        match serde_json::to_vec(props) {
-            Ok(json) => Schema { compiled: OnceLock::new(), source: Some(json.into()), preserve_unknown_fields: false },
-            Err(_) => Schema::new(props),
+        match serde_json::to_vec(props).ok().and_then(|json| deflated(&json)) {
+            Some(source) => Schema { compiled: OnceLock::new(), source: Some(source), preserve_unknown_fields: false },
+            None => Schema::new(props),
         }
     }
 
@@ -108,7 +127,7 @@ impl Schema {
         self.compiled.get_or_init(|| {
             // The JSON was written from a `JSONSchemaProps`, so it reads back; should it not,
             // an empty schema (which accepts anything) is no panic.
-            let props = self.source.as_deref().and_then(|json| serde_json::from_slice(json).ok()).unwrap_or_default();
+            let props = self.source.as_deref().and_then(inflated).unwrap_or_default();
             Compiled::new(&props)
         })
     }

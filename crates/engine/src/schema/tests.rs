@@ -98,3 +98,38 @@ fn rule_free_schemas_skip_the_blocking_error() {
         ["spec.n: Invalid value: \"string\": spec.n in body must be of type integer: \"string\""]
     );
 }
+
+/// A lazy schema holds its JSON deflated (a large CRD set's never-used kinds hold nothing
+/// else), and once first used it prunes, defaults and validates as the schema compiled at
+/// once does.
+#[test]
+fn a_lazy_schema_holds_its_json_deflated_and_compiles_to_the_same_schema() {
+    let fields: serde_json::Map<String, Value> = (0..200)
+        .map(|i| {
+            let field = json!({"type": "string", "maxLength": 8 + i % 5,
+                "description": format!("Field {i} of the provider's configuration, as its API names it.")});
+            (format!("field{i:03}"), field)
+        })
+        .collect();
+    let mut props = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": fields},
+    }});
+    props["properties"]["spec"]["properties"]["replicas"] = json!({"type": "integer", "minimum": 1, "default": 2});
+    let json_len = serde_json::to_vec(&props).expect("JSON").len();
+    let props: JSONSchemaProps = serde_json::from_value(props).expect("schema");
+    let (lazy, eager) = (Schema::lazy(&props), Schema::new(&props));
+    let held = lazy.source.as_ref().map_or(usize::MAX, |s| s.len());
+    assert!(held * 4 < json_len, "a lazy schema holds {held} bytes of {json_len} bytes of JSON");
+    assert!(!lazy.is_compiled());
+
+    let object = json!({"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "k"},
+        "spec": {"field001": "far too long a value", "field002": "ok", "unknown": 1}});
+    let (mut a, mut b) = (object.clone(), object);
+    assert_eq!(lazy.prune_and_default(&mut a), eager.prune_and_default(&mut b));
+    assert_eq!(a, b);
+    assert_eq!(a["spec"]["replicas"], 2, "defaulted");
+    let errors = strings(&lazy.validate(&a));
+    assert_eq!(errors, strings(&eager.validate(&b)));
+    assert!(errors.iter().any(|e| e.contains("spec.field001")), "{errors:?}");
+    assert!(lazy.is_compiled());
+}
