@@ -207,6 +207,27 @@
 //! MiB at 2,000; and members compressed one by one keep 5.7× where the whole `/openapi/v2`
 //! compresses 24× (zlib level 1: the CRDs repeat one another, which a piece cannot see):
 //! pieces per run of a group-version's members would keep their reuse and most of that.
+//!
+//! Then (2026-11-27, 11:18–11:58, load 1–4 with another engineer's builds; the builds run
+//! in turn under one bench binary), three changes to memory and one to plain answers:
+//! - the "compiled schemas" of that profile were the kinds' schemas kept as JSON until
+//!   first used (7.86 MB at 200 CRDs, as much as the stored CRDs); they are kept deflated
+//!   now. Full mode: once Established 323 MiB against 435, at the end 508 against 627,
+//!   CPU per CRD 6.12 against 6.41 ms;
+//! - mimalloc no longer asks for transparent huge pages (`no_thp`): `AnonHugePages` was
+//!   98 of the server's 153 MiB in quick mode, and a 2 MiB page is resident whole. Full
+//!   mode, two runs each: idle 33–34 MiB against 43–46, once Established 280–281 against
+//!   314–324, at the end 454 and 462 against 514 and 518; CPU per CRD 7.86 and 7.27 ms
+//!   against 6.87 and 6.57 at a load of 3.5 (with the same build under
+//!   `MIMALLOC_ALLOW_THP=0`/`1`: 7.11, 6.42 against 6.58, 6.82); 50,000 objects loaded
+//!   at rates alike within the noise (11,788, 5,494, 12,387/s against 10,611, 5,850,
+//!   12,529), resident 113–115 MiB against 127–130;
+//! - a plain answer above 1 MiB is inflated by a task of its own, a few chunks ahead of
+//!   the sending, on the other core: cached plain `/openapi/v2` 25.5 and 26.1 ms in quick
+//!   mode against 32.6 and 33.7 (0.055× and 0.059× the first, target 0.05×), 404 ms in
+//!   full mode against 470.
+//! The system allocator, for comparison (same code before the schema change, heaptrack's
+//! build): once Established 298 MiB, at the end 444, CPU per CRD 7.48 ms.
 
 #[path = "shared/allocator.rs"]
 mod allocator;
