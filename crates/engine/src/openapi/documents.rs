@@ -3,14 +3,16 @@
 //! group-version, each with its ETag (the SHA-512 of its bytes, which is also the
 //! `?hash=` in the index's `serverRelativeURL`s).
 //!
-//! The documents are assembled from [`Part`]s, one per served kind, kept by what each was
-//! built from: the next build writes only the parts of kinds that changed, reuses the
-//! others', and keeps every v3 document whose kinds did not change.
-//!
-//! Every document is held gzip-compressed, as the list of its members' compressed bytes
+//! `/openapi/v2` is assembled from [`Part`]s, one per served kind, kept by what each was
+//! built from: the next build writes only the parts of kinds that changed and reuses the
+//! others'. It is held gzip-compressed, as the list of its members' compressed bytes
 //! ([`super::compressed`]), which it shares with the parts: keeping the parts costs no
 //! second copy, and a rebuild copies no member. The members' bytes are about a sixth of
 //! the text (2,000 CRDs of the scale bench make 152 MiB of `/openapi/v2`, held in 26.6).
+//!
+//! Each v3 document is held as one compressed stream ([`super::group_versions`]): kept
+//! while its kinds do not change, written again whole from all its kinds' sources when
+//! one does.
 //!
 //! The protobuf form of `/openapi/v2` is derived from its JSON, member by member, the first
 //! time a client asks for it (as kube-openapi converts its JSON spec lazily): most clients
@@ -18,10 +20,11 @@
 //! large set's protobuf is nearly as big as its JSON.
 
 use super::compressed::{Deflater, GzipWriter, Gzipped, Written};
+use super::group_versions::{self, Group, V3};
 use super::json::{Escape, J};
 use super::parts::{self, Member, Part, Source};
-use super::routes::{self, Flavor, Route};
-use super::{proto, v2, v3};
+use super::routes::Flavor;
+use super::{proto, v2};
 use bytes::Bytes;
 use k8s_openapi::jiff::Timestamp;
 #[cfg(test)]
@@ -29,12 +32,6 @@ use sha2::{Digest, Sha512};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::OnceLock;
-
-const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions";
-const API_GROUP_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList";
-const API_GROUP: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup";
-const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList";
-const VERSION_INFO: &str = "io.k8s.apimachinery.pkg.version.Info";
 
 /// One served document.
 #[derive(Debug, Clone)]
@@ -53,14 +50,15 @@ pub struct Unit {
     pub group: String,
     pub version: String,
     pub flavor: Flavor,
-    /// What to build the part from; `None` when the previous build has it
-    /// ([`Documents::has_part`]), which spares decoding the CRD.
+    /// What to write the kind's part and v3 share from; `None` when the previous build
+    /// keeps its group-version's document ([`Documents::keeps`]), which spares decoding the
+    /// CRD.
     pub source: Option<Source>,
 }
 
 impl Unit {
     /// The OpenAPI v3 document path: `api/v1` or `apis/<group>/<version>`.
-    fn group_version_path(&self) -> String {
+    pub fn group_version_path(&self) -> String {
         if self.group.is_empty() {
             format!("api/{}", self.version)
         } else {
@@ -85,7 +83,8 @@ pub struct Documents {
     pub written: usize,
     /// Every kind's part by fingerprint, for the next build.
     parts: HashMap<String, Arc<Part>>,
-    /// What each v3 document was assembled from: an unchanged list keeps the document.
+    /// The kinds each v3 document holds, by fingerprint: an unchanged list keeps the
+    /// document (its discovery endpoints follow from them).
     v3_from: BTreeMap<String, Vec<String>>,
 }
 
@@ -93,27 +92,6 @@ pub struct Documents {
 #[cfg(test)]
 pub fn etag(body: &[u8]) -> String {
     super::compressed::upper_hex(&Sha512::digest(body))
-}
-
-/// The parts of one v3 document.
-struct Group {
-    kinds: Vec<(String, Arc<Part>)>,
-    /// kube's discovery endpoints, documented in built-in documents only.
-    discovery: Vec<Route>,
-    /// Only CRDs' kinds: apiextensions-apiserver's document rather than kube's.
-    custom: bool,
-}
-
-impl Group {
-    fn custom() -> Group {
-        Group { kinds: Vec::new(), discovery: Vec::new(), custom: true }
-    }
-
-    /// What the document is assembled from.
-    fn identity(&self) -> Vec<String> {
-        let kinds = self.kinds.iter().map(|(f, _)| f.clone());
-        kinds.chain(self.discovery.iter().map(|r| r.path.clone())).collect()
-    }
 }
 
 impl Documents {
@@ -150,54 +128,46 @@ impl Documents {
             .clone()
     }
 
-    /// Whether this build has the part of `fingerprint`, which the next one would reuse.
-    pub fn has_part(&self, fingerprint: &str) -> bool {
-        self.parts.contains_key(fingerprint)
+    /// Whether this build's v3 document of `gv` (a group-version path) holds exactly
+    /// these kinds, by fingerprint in order, and would be kept by the next build, which
+    /// then needs no source for them.
+    pub fn keeps(&self, gv: &str, fingerprints: &[&str]) -> bool {
+        self.v3_of(gv, fingerprints).is_some()
     }
 
-    /// Assembles everything, writing only the parts `previous` does not have; documents
-    /// whose bytes did not change keep `previous`'s `Last-Modified`.
+    /// This build's v3 document of `gv`, if it holds exactly these kinds.
+    pub(super) fn v3_of(&self, gv: &str, fingerprints: &[&str]) -> Option<&Doc> {
+        let kinds = self.v3_from.get(gv)?;
+        let same = kinds.len() == fingerprints.len() && kinds.iter().zip(fingerprints).all(|(a, b)| a == b);
+        same.then(|| self.v3.get(gv)).flatten()
+    }
+
+    /// This build's part of the kind of `fingerprint`.
+    pub(super) fn part(&self, fingerprint: &str) -> Option<&Arc<Part>> {
+        self.parts.get(fingerprint)
+    }
+
+    /// Assembles everything, writing only the parts `previous` does not have and the v3
+    /// documents whose kinds changed; documents whose bytes did not change keep
+    /// `previous`'s `Last-Modified`.
     pub fn build(units: Vec<Unit>, api_version: &str, now: Timestamp, previous: Option<&Documents>) -> Documents {
-        let (groups, written) = group(units, previous);
+        let groups: Vec<(String, Group)> = group_versions::group(units).into_iter().collect();
+        // Each group-version's document, and its kinds' parts, on every core: a first build
+        // writes them all, one more CRD its group-version's alone.
+        let built = on_cores(&groups, 4, |(gv, group)| group_versions::build(gv, group, previous));
         let none = Default::default();
-        let discovery: BTreeMap<String, Part> = groups
+        let discovery: BTreeMap<&str, Part> = groups
             .iter()
             .filter(|(_, g)| !g.discovery.is_empty())
-            .map(|(gv, g)| (gv.clone(), Part::of_routes(&g.discovery, &none, &none)))
-            .collect();
-
-        // `/openapi/v3/<group-version>`: a document whose parts did not change is kept, the
-        // others are assembled on every core, and `/openapi/v2` beside them (assembling
-        // hashes every member's text, inflated again: the larger part of a first build).
-        let groups: Vec<(String, Group, Vec<String>)> = groups
-            .into_iter()
-            .map(|(gv, g)| {
-                let identity = g.identity();
-                (gv, g, identity)
-            })
+            .map(|(gv, g)| (gv.as_str(), Part::of_routes(&g.discovery, &none)))
             .collect();
         let all: Vec<&Part> = groups
             .iter()
-            .flat_map(|(gv, g, _)| g.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)))
+            .zip(&built)
+            .flat_map(|((gv, _), b)| b.parts.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv.as_str())))
             .collect();
-        let (v2_assembled, v3_assembled) = std::thread::scope(|scope| {
-            let v2 = scope.spawn(|| assemble_v2(api_version, &all));
-            let v3 = on_cores(&groups, 8, |(gv, group, identity)| {
-                let unchanged = previous.filter(|p| p.v3_from.get(gv) == Some(identity));
-                if let Some(doc) = unchanged.and_then(|p| p.v3.get(gv)) {
-                    return V3::Kept(doc.clone());
-                }
-                let members: Vec<&Part> =
-                    group.kinds.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv)).collect();
-                // apiextensions-apiserver titles its documents; kube's own say "Kubernetes".
-                let (title, version) =
-                    if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") };
-                V3::Assembled(assemble_v3(title, version, &members))
-            });
-            (v2.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), v3)
-        });
-
-        let (v2_body, orders) = v2_assembled;
+        // Assembling hashes every member's text, inflated again.
+        let (v2_body, orders) = assemble_v2(api_version, &all);
         let v2_layout = (api_version.to_string(), orders);
         let kept = |etag: &str, old: Option<&Doc>| match old {
             Some(old) if old.etag == etag => old.last_modified,
@@ -205,17 +175,16 @@ impl Documents {
         };
         let v2 = Doc::of(v2_body, |etag| kept(etag, previous.map(|p| &p.v2)));
 
-        let mut v3 = BTreeMap::new();
-        let mut v3_from = BTreeMap::new();
-        let mut parts = HashMap::new();
-        for ((gv, group, identity), assembled) in groups.into_iter().zip(v3_assembled) {
-            let doc = match assembled {
+        let (mut v3, mut v3_from, mut parts, mut written) = (BTreeMap::new(), BTreeMap::new(), HashMap::new(), 0);
+        for ((gv, _), built) in groups.into_iter().zip(built) {
+            let doc = match built.doc {
                 V3::Kept(doc) => doc,
-                V3::Assembled(body) => Doc::of(body, |etag| kept(etag, previous.and_then(|p| p.v3.get(&gv)))),
+                V3::Written(body) => Doc::of(body, |etag| kept(etag, previous.and_then(|p| p.v3.get(&gv)))),
             };
-            parts.extend(group.kinds);
-            v3.insert(gv.clone(), doc);
-            v3_from.insert(gv, identity);
+            written += built.written;
+            v3_from.insert(gv.clone(), built.parts.iter().map(|(f, _)| f.clone()).collect());
+            parts.extend(built.parts);
+            v3.insert(gv, doc);
         }
         let index = J::obj().with(
             "paths",
@@ -239,97 +208,6 @@ impl Documents {
             v3_from,
         }
     }
-}
-
-/// Every unit's part (`previous`'s, or written now) in its v3 document's group, with kube's
-/// discovery endpoints in the built-in groups; and how many parts were written.
-fn group(units: Vec<Unit>, previous: Option<&Documents>) -> (BTreeMap<String, Group>, usize) {
-    let mut written = 0;
-    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
-    let (mut core, mut named) = (false, false);
-    let mut builtin_groups = Vec::new();
-    let reused: Vec<Option<Arc<Part>>> =
-        units.iter().map(|u| previous.and_then(|p| p.parts.get(&u.fingerprint)).cloned()).collect();
-    let sources: Vec<&Source> =
-        units.iter().zip(&reused).filter(|(_, r)| r.is_none()).filter_map(|(u, _)| u.source.as_ref()).collect();
-    let mut fresh = write_parts(&sources).into_iter();
-    for (unit, reused) in units.into_iter().zip(reused) {
-        let part = match (reused, &unit.source) {
-            (Some(part), _) => part,
-            (None, Some(_)) => match fresh.next() {
-                Some(part) => {
-                    written += 1;
-                    Arc::new(part)
-                }
-                None => continue,
-            },
-            (None, None) => continue,
-        };
-        core |= unit.group.is_empty();
-        named |= !unit.group.is_empty();
-        let gv = unit.group_version_path();
-        let group = groups.entry(gv.clone()).or_insert_with(Group::custom);
-        group.kinds.push((unit.fingerprint, part));
-        if unit.flavor == Flavor::BuiltIn {
-            if group.custom {
-                group.custom = false;
-                let path = format!("/{gv}/");
-                group.discovery.push(routes::discovery(
-                    &path,
-                    "getAPIResources",
-                    "get available resources",
-                    API_RESOURCE_LIST,
-                ));
-            }
-            if !unit.group.is_empty() {
-                builtin_groups.push(unit.group);
-            }
-        }
-    }
-    let mut roots = vec![(
-        "version".to_string(),
-        routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO),
-    )];
-    if core {
-        roots.push((
-            "api".into(),
-            routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS),
-        ));
-    }
-    if named {
-        roots.push((
-            "apis".into(),
-            routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST),
-        ));
-    }
-    for group in builtin_groups {
-        let path = format!("/apis/{group}/");
-        roots.push((
-            format!("apis/{group}"),
-            routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP),
-        ));
-    }
-    for (gv, route) in roots {
-        let group = groups.entry(gv).or_insert_with(Group::custom);
-        group.custom = false;
-        if !group.discovery.iter().any(|r| r.path == route.path) {
-            group.discovery.push(route);
-        }
-    }
-    (groups, written)
-}
-
-/// The parts of `sources`, in order, written on every core: a first build writes one per
-/// served version of every CRD, and the parts are independent. Below a few dozen parts a
-/// thread costs more than it saves.
-fn write_parts(sources: &[&Source]) -> Vec<Part> {
-    on_cores(sources, 32, |s| Part::of_source(s))
-}
-
-/// A v3 document as the build found it: kept from the previous build, or assembled.
-enum V3 {
-    Kept(Doc),
-    Assembled(Written),
 }
 
 /// `f` of every item, in order, on every core, at least `least` items a thread.
@@ -369,49 +247,19 @@ fn section(doc: &mut GzipWriter, members: &[&Member]) {
     doc.text(b"}");
 }
 
-/// A JSON object's text without its closing brace, to be continued.
-fn open(head: &J, escape: Escape) -> GzipWriter {
-    let mut text = head.to_text_as(escape).into_bytes();
-    text.pop();
-    let mut doc = GzipWriter::new(true);
-    doc.text(&text);
-    doc
-}
-
-/// The members of a document's `definitions` (or `schemas`): each part's own and the
-/// built-in ones they reach, once each, by name.
-fn definitions<'a>(
-    parts: &[&'a Part],
-    own: impl Fn(&'a Part) -> &'a [Member],
-    builtin: impl Fn(&'a Part) -> &'a [&'static str],
-    version: impl Fn(&'static parts::Builtin) -> &'static Member,
-) -> Vec<&'a Member> {
-    let mut by_name: BTreeMap<&str, &Member> = BTreeMap::new();
-    for part in parts {
-        for m in own(part) {
-            by_name.entry(m.key.as_str()).or_insert(m);
-        }
-        for name in builtin(part) {
-            if let Some(b) = parts::builtin(name) {
-                by_name.entry(name).or_insert(version(b));
-            }
-        }
-    }
-    by_name.into_values().collect()
-}
-
 /// `/openapi/v2` from every part, and its paths, definitions and parameters in order.
 fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Written, [Vec<Member>; 3]) {
     let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v2_paths).collect();
     paths.sort_by(|a, b| a.key.cmp(&b.key));
-    let defs = definitions(parts, |p| &p.v2_definitions, |p| &p.v2_builtin, |b| &b.v2);
+    let defs = parts::definitions(parts, |p| &p.v2_definitions, |p| &p.v2_builtin, |b| &b.v2);
     // kube-openapi sorts them by name, the same names by text (never met: a name ends in
     // a hash of the text, so the compressed text, which orders differently, stands in).
     let params: BTreeMap<(&str, &[u8]), &Member> =
         parts.iter().flat_map(|p| &p.v2_parameters).map(|m| ((m.key.as_str(), &m.json.bytes[..]), m)).collect();
     let params: Vec<&Member> = params.into_values().collect();
 
-    let mut doc = open(&v2::head(api_version), Escape::Plain);
+    let mut doc = GzipWriter::new(true);
+    doc.text(&group_versions::unclosed(&v2::head(api_version), Escape::Plain));
     doc.text(b",\"paths\":");
     section(&mut doc, &paths);
     doc.text(b",\"definitions\":");
@@ -424,22 +272,8 @@ fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Written, [Vec<Member>; 3]
     (doc.finish(), [order(paths), order(defs), order(params)])
 }
 
-/// One `/openapi/v3` document from its parts.
-fn assemble_v3(title: &str, version: &str, parts: &[&Part]) -> Written {
-    let mut paths: Vec<&Member> = parts.iter().flat_map(|p| &p.v3_paths).collect();
-    paths.sort_by(|a, b| a.key.cmp(&b.key));
-    let schemas = definitions(parts, |p| &p.v3_schemas, |p| &p.v3_builtin, |b| &b.v3);
-    let mut doc = open(&v3::head(title, version), Escape::Html);
-    doc.text(b",\"paths\":");
-    section(&mut doc, &paths);
-    doc.text(b",\"components\":{\"schemas\":");
-    section(&mut doc, &schemas);
-    doc.text(b"}}");
-    doc.finish()
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::openapi::crd_schema::{CrdVersion, definition_name};
     use crate::openapi::routes::KindSpec;
@@ -447,7 +281,7 @@ mod tests {
 
     /// A served kind: CRD kind `n` of `group` whose `spec.size` allows at most `max`, or
     /// the built-in Namespace.
-    fn unit(group: &str, n: usize, max: u64) -> Unit {
+    pub(in crate::openapi) fn unit(group: &str, n: usize, max: u64) -> Unit {
         let (kind, plural) = (format!("Kind{n}"), format!("kind{n}s"));
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {"size": {"type": "integer", "maximum": max}}}}});
@@ -483,7 +317,7 @@ mod tests {
         }
     }
 
-    fn namespaces() -> Unit {
+    pub(in crate::openapi) fn namespaces() -> Unit {
         let spec = KindSpec {
             group: String::new(),
             version: "v1".into(),
@@ -520,11 +354,23 @@ mod tests {
         Documents::build(units, "v1.32.0", Timestamp::UNIX_EPOCH, previous)
     }
 
-    /// What the previous build has comes without a source, as `current` passes it.
+    /// The kinds of the group-versions whose documents the previous build keeps come
+    /// without a source, as `current` passes them ([`super::sources::units`]).
     fn known_to(previous: &Documents, units: Vec<Unit>) -> Vec<Unit> {
+        let mut by_group_version: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for u in &units {
+            by_group_version.entry(u.group_version_path()).or_default().push(u.fingerprint.clone());
+        }
+        let kept = |gv: &str| {
+            let kinds: Vec<&str> = by_group_version[gv].iter().map(String::as_str).collect();
+            previous.keeps(gv, &kinds)
+        };
         units
             .into_iter()
-            .map(|u| Unit { source: u.source.filter(|_| !previous.has_part(&u.fingerprint)), ..u })
+            .map(|u| {
+                let keeps = kept(&u.group_version_path());
+                Unit { source: u.source.filter(|_| !keeps), ..u }
+            })
             .collect()
     }
 
@@ -569,8 +415,12 @@ mod tests {
         );
         assert!(v2["parameters"].as_object().is_some_and(|p| p.contains_key("pretty-tJGM1-ng")));
 
-        // Kind 2's schema changes: one part written; b's document kept as it was.
-        let changed = build(known_to(&first, state(4, None)), Some(&first));
+        // Kind 2's schema changes: one part written; a's document written again from all
+        // its kinds' sources, b's kept as it was.
+        let units = known_to(&first, state(4, None));
+        let read: Vec<&str> = units.iter().filter(|u| u.source.is_some()).map(|u| u.fingerprint.as_str()).collect();
+        assert_eq!(read, ["a.example.com/Kind0/10", "a.example.com/Kind1/10", "a.example.com/Kind2/4"]);
+        let changed = build(units, Some(&first));
         assert_eq!(changed.written, 1);
         assert_same(&changed, &build(state(4, None), None));
         let v2 = json(&changed.v2);
@@ -592,11 +442,14 @@ mod tests {
         assert_eq!(again.written, 0);
         assert_same(&again, &changed);
 
-        // Kind 4 goes: its group's document loses it, nothing is written.
+        // Kind 4 goes: its group's document is written again without it, no part is.
         let fewer = build(known_to(&again, state(4, Some(4))), Some(&again));
         assert_eq!(fewer.written, 0);
         assert_same(&fewer, &build(state(4, Some(4)), None));
         assert!(!String::from_utf8_lossy(&text(&fewer.v2.body)).contains("Kind4"));
+        assert!(!fewer.v3[b].body.same(&again.v3[b].body), "the group that lost a kind is written again");
+        let a = "apis/a.example.com/v1";
+        assert!(fewer.v3[a].body.same(&again.v3[a].body), "the other group's document is kept");
     }
 
     #[test]

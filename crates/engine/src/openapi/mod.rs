@@ -23,17 +23,20 @@
 //! Documents are rebuilt only when what they are built from changes: the served kinds
 //! and the stored CRDs' revisions form the cache key, checked per request by listing the
 //! CRD keys (no decoding). Each engine has its own cache entry. A rebuild decodes and
-//! writes only the CRDs that changed: every served kind's share of the documents is kept
-//! ([`parts`]), `/openapi/v2` is assembled from the shares, and the v3 document of every
-//! group-version whose kinds did not change is kept (with 2,000 CRDs, one more CRD writes
-//! one share of thousands and one v3 document of hundreds).
+//! writes only what changed: every served kind's share of `/openapi/v2` is kept
+//! ([`parts`]) and v2 is assembled from the shares; the v3 document of every
+//! group-version whose kinds did not change is kept, and the others are written again from
+//! the sources of all their kinds ([`group_versions`]: a v3 document is one compressed
+//! stream). With 2,000 CRDs, one more CRD writes one v2 share of thousands and one v3
+//! document of hundreds, decoding only the few CRDs of its group-version.
 //!
 //! Layout: [`routes`] and [`params`] describe operations, [`crd_schema`] turns a CRD
 //! version's schema into definitions, [`definitions`] holds the built-in ones,
 //! [`v2`]/[`v3`] write the documents' pieces, [`json`] writes Go-identical bytes, [`proto`]
 //! encodes swagger 2.0 as protobuf, [`sources`] says what each served kind is built from,
-//! [`parts`] writes one kind's share, [`compressed`] keeps the text gzip-compressed in
-//! reusable pieces, [`documents`] assembles the set, and this module keeps
+//! [`parts`] writes one kind's share, [`compressed`] keeps the text gzip-compressed (in
+//! reusable pieces, or as one stream), [`group_versions`] writes the v3 documents,
+//! [`documents`] assembles the set, and this module keeps
 //! the set current per engine ([`current`]). The HTTP handlers that serve it with kube-openapi's
 //! headers (ETag, `?hash=` redirects, immutable caching, 304, 406) are in
 //! [`crate::api::openapi`]; nothing here speaks HTTP.
@@ -42,6 +45,7 @@ pub(crate) mod compressed;
 mod crd_schema;
 pub(crate) mod definitions;
 pub(crate) mod documents;
+mod group_versions;
 mod json;
 mod params;
 mod parts;
@@ -76,8 +80,8 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
     }
     let index = CrdIndex::new(&page.items, previous.as_ref().map(|c| c.index.as_ref()));
     let old = previous.as_ref().map(|c| c.docs.as_ref());
-    let units = sources::units(&kinds, &page.items, &index, &engine.kinds().custom_names(), |fingerprint| {
-        old.is_some_and(|d| d.has_part(fingerprint))
+    let units = sources::units(&kinds, &page.items, &index, &engine.kinds().custom_names(), |gv, fingerprints| {
+        old.is_some_and(|d| d.keeps(gv, fingerprints))
     });
     let (major, minor) = crate::KUBERNETES_API_LEVEL;
     let docs = Arc::new(Documents::build(units, &format!("{major}.{minor}.0"), engine.now(), old));

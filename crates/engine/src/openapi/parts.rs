@@ -1,16 +1,20 @@
 //! One served kind's share of the documents — its path items, the shared parameters they
-//! use and the definitions they reach — written once as the members of the documents'
-//! objects (JSON, and protobuf for swagger 2.0), so that a change to one CRD writes only
-//! its own kinds' parts and [`super::documents`] assembles the documents from the others as
-//! they were (kube's aggregator likewise keeps one spec per CRD and merges them).
+//! use and the definitions they reach — written as the members of the documents' objects,
+//! so that a change to one CRD writes only its own kinds' shares and [`super::documents`]
+//! assembles the documents from the others (kube's aggregator likewise keeps one spec per
+//! CRD and merges them).
 //!
-//! The built-in definitions every part reaches (`ObjectMeta`, `Status`, ...) are written
-//! once for all ([`builtin`]); a part holds only their names.
+//! The built-in definitions every share reaches (`ObjectMeta`, `Status`, ...) are written
+//! once for all ([`builtin`]); a share holds only their names.
 //!
-//! Parts hold JSON only, each member compressed on its own ([`super::compressed`]) so
-//! that documents are assembled from the compressed bytes: the protobuf form of
-//! `/openapi/v2` is derived from the assembled JSON when a client first asks for it
-//! ([`super::documents::Documents::v2_protobuf`]).
+//! A kind's `/openapi/v2` share ([`Part`]) is kept between builds, each member compressed
+//! on its own ([`super::compressed`]): v2 is one document over all kinds, assembled from
+//! the compressed bytes after any change, and its protobuf form is derived from the
+//! assembled JSON when a client first asks for it
+//! ([`super::documents::Documents::v2_protobuf`]). Its v3 share ([`V3Share`]) is text,
+//! written while its group-version's document is and dropped after: that document is
+//! compressed as one stream (about three times smaller than its members compressed one by
+//! one), and written again from all its kinds' sources when one of them changes.
 
 use super::compressed::Deflated;
 use super::crd_schema::{self, CrdVersion, Form};
@@ -30,7 +34,7 @@ pub struct Source {
     pub crd: Option<CrdVersion>,
 }
 
-/// One member of a document's `paths`, `definitions`, `parameters` or `schemas` object.
+/// One member of a document's `paths`, `definitions` or `parameters` object.
 #[derive(Debug, Clone)]
 pub struct Member {
     /// Its name: a path, a definition's or a parameter's name.
@@ -42,23 +46,83 @@ pub struct Member {
 }
 
 impl Member {
-    fn new(key: &str, value: &J, escape: Escape) -> Member {
-        Member::with(key, escape, |out| value.write_to(escape, out))
+    fn new(key: &str, value: &J) -> Member {
+        Member::of_text(MemberText::new(key, value, Escape::Plain))
+    }
+
+    fn of_text(text: MemberText) -> Member {
+        Member { json: Deflated::new(text.json.as_bytes()), value_at: text.value_at, key: text.key }
+    }
+}
+
+/// One member's text, not compressed: what a v3 document, written as one stream, is
+/// written from.
+#[derive(Debug, Clone)]
+pub struct MemberText {
+    pub key: String,
+    /// `"key":value`, as kube writes it.
+    pub json: String,
+    /// Where the value starts in `json`, after `"key":`.
+    value_at: usize,
+}
+
+impl MemberText {
+    fn new(key: &str, value: &J, escape: Escape) -> MemberText {
+        MemberText::with(key, escape, |out| value.write_to(escape, out))
     }
 
     /// A member whose value is already JSON text.
-    fn from_text(key: &str, value: &str, escape: Escape) -> Member {
-        Member::with(key, escape, |out| out.push_str(value))
+    fn from_text(key: &str, value: &str, escape: Escape) -> MemberText {
+        MemberText::with(key, escape, |out| out.push_str(value))
     }
 
-    fn with(key: &str, escape: Escape, value: impl FnOnce(&mut String)) -> Member {
+    fn with(key: &str, escape: Escape, value: impl FnOnce(&mut String)) -> MemberText {
         let mut json = String::new();
         write_str(key, escape, &mut json);
         json.push(':');
         let value_at = json.len();
         value(&mut json);
-        Member { key: key.to_string(), json: Deflated::new(json.as_bytes()), value_at }
+        MemberText { key: key.to_string(), json, value_at }
     }
+}
+
+/// A member by its name, compressed or not.
+pub trait Keyed {
+    fn key(&self) -> &str;
+}
+
+impl Keyed for Member {
+    fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+impl Keyed for MemberText {
+    fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+/// The members of a document's `definitions` (or `schemas`): each share's own and the
+/// built-in ones they reach, once each, by name.
+pub fn definitions<'a, S, M: Keyed + 'static>(
+    shares: &[&'a S],
+    own: impl Fn(&'a S) -> &'a [M],
+    builtin: impl Fn(&'a S) -> &'a [&'static str],
+    version: impl Fn(&'static Builtin) -> &'static M,
+) -> Vec<&'a M> {
+    let mut by_name: BTreeMap<&str, &M> = BTreeMap::new();
+    for share in shares {
+        for m in own(share) {
+            by_name.entry(m.key()).or_insert(m);
+        }
+        for name in builtin(share) {
+            if let Some(b) = self::builtin(name) {
+                by_name.entry(name).or_insert(version(b));
+            }
+        }
+    }
+    by_name.into_values().collect()
 }
 
 /// A definition of a part's own, written: its JSON text and the definitions it refers to.
@@ -84,7 +148,9 @@ impl Own {
 /// A part's own definitions by name.
 pub type OwnDefinitions = BTreeMap<String, Own>;
 
-/// What one served kind, or one document's discovery endpoints, adds to the documents.
+/// What one served kind, or one document's discovery endpoints, adds to `/openapi/v2`,
+/// kept between builds: v2 is one document over all kinds, assembled again from every
+/// part after any change.
 #[derive(Debug, Clone, Default)]
 pub struct Part {
     pub v2_paths: Vec<Member>,
@@ -94,47 +160,65 @@ pub struct Part {
     pub v2_definitions: Vec<Member>,
     /// The built-in definitions it reaches ([`builtin`]).
     pub v2_builtin: Vec<&'static str>,
-    pub v3_paths: Vec<Member>,
-    pub v3_schemas: Vec<Member>,
-    pub v3_builtin: Vec<&'static str>,
+}
+
+/// What one served kind, or one document's discovery endpoints, adds to its v3 document:
+/// written while that document is, and dropped with the text (a v3 document is held as one
+/// compressed stream, which its members cannot be taken back out of).
+#[derive(Debug, Default)]
+pub struct V3Share {
+    pub paths: Vec<MemberText>,
+    pub schemas: Vec<MemberText>,
+    /// The built-in schemas it reaches ([`builtin`]).
+    pub builtin: Vec<&'static str>,
+}
+
+/// One served kind's v2 part and v3 share, from one reading of the CRD's schema.
+pub fn of_source(source: &Source) -> (Part, V3Share) {
+    let routes = routes::routes(&source.spec);
+    let (own_v2, own_v3) = own_definitions(source, true);
+    (Part::of_routes(&routes, &own_v2.unwrap_or_default()), V3Share::of_routes(&routes, &own_v3))
+}
+
+/// One served kind's v3 share alone (its v2 part kept from a previous build).
+pub fn v3_share(source: &Source) -> V3Share {
+    let (_, own_v3) = own_definitions(source, false);
+    V3Share::of_routes(&routes::routes(&source.spec), &own_v3)
 }
 
 impl Part {
-    /// The part of one served kind.
-    pub fn of_source(source: &Source) -> Part {
-        let (own_v2, own_v3) = own_definitions(source);
-        Part::of_routes(&routes::routes(&source.spec), &own_v2, &own_v3)
-    }
-
-    /// The part of `routes`, whose definitions are `own_*` (for `/openapi/v2` and v3) or
-    /// built in.
-    pub fn of_routes(routes: &[Route], own_v2: &OwnDefinitions, own_v3: &OwnDefinitions) -> Part {
+    /// The part of `routes`, whose definitions are `own` or built in.
+    pub fn of_routes(routes: &[Route], own: &OwnDefinitions) -> Part {
         let (paths, shared) = v2::paths(routes);
-        let roots = route_definitions(routes);
-        let (v2_definitions, v2_builtin) = reached(own_v2, &roots, Escape::Plain);
-        let (v3_schemas, v3_builtin) = reached(own_v3, &roots, Escape::Html);
+        let (definitions, builtin) = reached(own, &route_definitions(routes), Escape::Plain);
         Part {
-            v2_paths: paths.iter().map(|(p, item)| Member::new(p, item, Escape::Plain)).collect(),
-            v2_parameters: shared.iter().map(|(n, p)| Member::new(n, p, Escape::Plain)).collect(),
-            v2_definitions,
-            v2_builtin,
-            v3_paths: v3::paths(routes).iter().map(|(p, item)| Member::new(p, item, Escape::Html)).collect(),
-            v3_schemas,
-            v3_builtin,
+            v2_paths: paths.iter().map(|(p, item)| Member::new(p, item)).collect(),
+            v2_parameters: shared.iter().map(|(n, p)| Member::new(n, p)).collect(),
+            v2_definitions: definitions.into_iter().map(Member::of_text).collect(),
+            v2_builtin: builtin,
         }
+    }
+}
+
+impl V3Share {
+    /// The share of `routes`, whose schemas are `own` or built in.
+    pub fn of_routes(routes: &[Route], own: &OwnDefinitions) -> V3Share {
+        let (schemas, builtin) = reached(own, &route_definitions(routes), Escape::Html);
+        let paths = v3::paths(routes).iter().map(|(p, item)| MemberText::new(p, item, Escape::Html)).collect();
+        V3Share { paths, schemas, builtin }
     }
 }
 
 /// The definitions `roots` reach: those of `own`, and the names of the built-in ones (own
 /// ones first: a CRD's definitions are its own).
-fn reached(own: &OwnDefinitions, roots: &[String], escape: Escape) -> (Vec<Member>, Vec<&'static str>) {
+fn reached(own: &OwnDefinitions, roots: &[String], escape: Escape) -> (Vec<MemberText>, Vec<&'static str>) {
     let builtin = definitions::builtin();
     let refs_of = |n: &str| own.get(n).map(|d| &d.refs).or_else(|| definitions::builtin_refs(n));
     let names = definitions::closure(refs_of, roots.iter().cloned());
     let (mut mine, mut shared) = (Vec::new(), Vec::new());
     for name in names {
         if let Some(def) = own.get(&name) {
-            mine.push(Member::from_text(&name, &def.json, escape));
+            mine.push(MemberText::from_text(&name, &def.json, escape));
         } else if let Some((key, _)) = builtin.get_key_value(&name) {
             shared.push(key.as_str());
         }
@@ -142,17 +226,19 @@ fn reached(own: &OwnDefinitions, roots: &[String], escape: Escape) -> (Vec<Membe
     (mine, shared)
 }
 
-/// A source's own definitions, for `/openapi/v2` and for v3: a CRD version's kind and
-/// list, or the open objects standing in for a built-in kind with no recorded schema (so
-/// that its operations resolve and kubectl sees its kind).
-fn own_definitions(source: &Source) -> (OwnDefinitions, OwnDefinitions) {
-    let (mut v2, mut v3) = (OwnDefinitions::new(), OwnDefinitions::new());
+/// A source's own definitions for `/openapi/v2` (when asked for) and for v3: a CRD
+/// version's kind and list, or the open objects standing in for a built-in kind with no
+/// recorded schema (so that its operations resolve and kubectl sees its kind).
+fn own_definitions(source: &Source, with_v2: bool) -> (Option<OwnDefinitions>, OwnDefinitions) {
+    let mut v2 = with_v2.then(OwnDefinitions::new);
+    let mut v3 = OwnDefinitions::new();
     match &source.crd {
         Some(crd) => {
             let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
             let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
             let schema = crd.schema();
-            for (defs, form) in [(&mut v2, Form::V2), (&mut v3, Form::V3)] {
+            for (defs, form) in [(v2.as_mut(), Form::V2), (Some(&mut v3), Form::V3)] {
+                let Some(defs) = defs else { continue };
                 let (json, refs) = crd_schema::kind_definition(crd, schema.as_ref(), form);
                 defs.insert(kind.clone(), Own { json, refs: refs.into_iter().map(String::from).collect() });
                 defs.insert(list.clone(), Own::of_value(&crd_schema::list_definition(crd), form));
@@ -169,7 +255,9 @@ fn own_definitions(source: &Source) -> (OwnDefinitions, OwnDefinitions) {
                     "type": "object",
                     "x-kubernetes-group-version-kind": [{"group": spec.group, "kind": kind, "version": spec.version}],
                 });
-                v2.insert(name.clone(), Own::of_value(&def, Form::V2));
+                if let Some(v2) = v2.as_mut() {
+                    v2.insert(name.clone(), Own::of_value(&def, Form::V2));
+                }
                 v3.insert(name.clone(), Own::of_value(&def, Form::V3));
             }
         }
@@ -177,10 +265,11 @@ fn own_definitions(source: &Source) -> (OwnDefinitions, OwnDefinitions) {
     (v2, v3)
 }
 
-/// A built-in definition as a member of each document.
+/// A built-in definition as a member of each document (the v3 one as text, to be
+/// written into each v3 document's stream: about 150 KiB for all).
 pub struct Builtin {
     pub v2: Member,
-    pub v3: Member,
+    pub v3: MemberText,
 }
 
 /// The built-in definition `name`, written once.
@@ -191,8 +280,8 @@ pub fn builtin(name: &str) -> Option<&'static Builtin> {
             definitions::builtin()
                 .iter()
                 .map(|(name, def)| {
-                    let v2 = Member::new(name, &ordered(def), Escape::Plain);
-                    let v3 = Member::new(name, &ordered(&to_v3(def)), Escape::Html);
+                    let v2 = Member::new(name, &ordered(def));
+                    let v3 = MemberText::new(name, &ordered(&to_v3(def)), Escape::Html);
                     (name.as_str(), Builtin { v2, v3 })
                 })
                 .collect()

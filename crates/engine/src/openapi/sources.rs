@@ -13,7 +13,7 @@ use crate::kinds::ServedKind;
 use crate::store::{KeyValue, Revision};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// What deciding which CRD serves a kind reads of a CRD.
@@ -95,46 +95,61 @@ fn owners<'a>(crds: &'a [KeyValue], index: &'a CrdIndex) -> HashMap<(&'a str, &'
     owners
 }
 
-/// Every served kind as a unit of the documents: custom when an established CRD serves it,
-/// its source built only when `known` does not know its fingerprint. A kind the routing
-/// table still has for a CRD that has just left the store is left out until the table
-/// catches up.
+/// Every served kind as a unit of the documents: custom when an established CRD serves it.
+/// Sources are built only for the kinds of the group-versions whose v3 document `kept`
+/// does not keep (given the group-version path and its kinds' fingerprints in order): such
+/// a document is written again from all its kinds. A kind the routing table still has for a
+/// CRD that has just left the store is left out until the table catches up.
 pub fn units(
     kinds: &[ServedKind],
     crds: &[KeyValue],
     index: &CrdIndex,
     served_by_crds: &[String],
-    known: impl Fn(&str) -> bool,
+    kept: impl Fn(&str, &[&str]) -> bool,
 ) -> Vec<Unit> {
     let owners = owners(crds, index);
     let served_by_crds: HashSet<&str> = served_by_crds.iter().map(String::as_str).collect();
+    // First what each kind is and where its source would come from, then which
+    // group-versions need sources at all.
+    let found: Vec<(&ServedKind, Option<&KeyValue>, Unit)> = kinds
+        .iter()
+        .filter_map(|k| {
+            let info = k.info();
+            let (crd, fingerprint, flavor) =
+                match owners.get(&(info.group.as_str(), info.plural.as_str(), info.version.as_str())) {
+                    Some(kv) => (Some(*kv), format!("{}@{}#{}", kv.key, kv.mod_revision, summary(k)), Flavor::Custom),
+                    None if served_by_crds.contains(format!("{}.{}", info.plural, info.group).as_str()) => {
+                        return None;
+                    }
+                    None => (None, format!("built-in#{}", summary(k)), Flavor::BuiltIn),
+                };
+            let unit =
+                Unit { fingerprint, group: info.group.clone(), version: info.version.clone(), flavor, source: None };
+            Some((k, crd, unit))
+        })
+        .collect();
+    let mut by_group_version: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (_, _, unit) in &found {
+        by_group_version.entry(unit.group_version_path()).or_default().push(&unit.fingerprint);
+    }
+    let needed: HashSet<String> =
+        by_group_version.into_iter().filter(|(gv, kinds)| !kept(gv, kinds)).map(|(gv, _)| gv).collect();
+
     // Read once per CRD, however many of its versions need it.
     let mut decoded: HashMap<&str, Option<Head>> = HashMap::new();
-    let mut out = Vec::with_capacity(kinds.len());
-    for k in kinds {
-        let info = k.info();
-        let (fingerprint, flavor, source) =
-            match owners.get(&(info.group.as_str(), info.plural.as_str(), info.version.as_str())) {
+    let mut out = Vec::with_capacity(found.len());
+    for (k, crd, mut unit) in found {
+        if needed.contains(&unit.group_version_path()) {
+            unit.source = match crd {
                 Some(kv) => {
-                    let fingerprint = format!("{}@{}#{}", kv.key, kv.mod_revision, summary(k));
-                    let source = if known(&fingerprint) {
-                        None
-                    } else {
-                        let head =
-                            decoded.entry(kv.key.as_str()).or_insert_with(|| serde_json::from_slice(&kv.value).ok());
-                        let Some(head) = head else { continue };
-                        Some(custom_source(k, kv, head))
-                    };
-                    (fingerprint, Flavor::Custom, source)
+                    let head = decoded.entry(kv.key.as_str()).or_insert_with(|| serde_json::from_slice(&kv.value).ok());
+                    let Some(head) = head else { continue };
+                    Some(custom_source(k, kv, head))
                 }
-                None if served_by_crds.contains(format!("{}.{}", info.plural, info.group).as_str()) => continue,
-                None => {
-                    let fingerprint = format!("built-in#{}", summary(k));
-                    let source = (!known(&fingerprint)).then(|| builtin_source(k));
-                    (fingerprint, Flavor::BuiltIn, source)
-                }
+                None => Some(builtin_source(k)),
             };
-        out.push(Unit { fingerprint, group: info.group.clone(), version: info.version.clone(), flavor, source });
+        }
+        out.push(unit);
     }
     out
 }

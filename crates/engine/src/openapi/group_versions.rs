@@ -1,0 +1,249 @@
+//! The `/openapi/v3/<group-version>` documents: the served kinds grouped by group-version,
+//! each group's document kept from the previous build when its kinds are the same ones,
+//! otherwise written again whole as one compressed stream, from the sources of all its
+//! kinds (a stream cannot be cut back into members; a group has a few kinds, so one more
+//! CRD decodes only its neighbours again). The kinds' `/openapi/v2` parts are written on
+//! the way, from the same reading of each CRD, where the previous build has none.
+
+use super::compressed::{StreamWriter, Written};
+use super::documents::{Doc, Documents, Unit};
+use super::json::{Escape, J};
+use super::parts::{self, MemberText, OwnDefinitions, Part, V3Share};
+use super::routes::{self, Flavor, Route};
+use super::v3;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions";
+const API_GROUP_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList";
+const API_GROUP: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup";
+const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList";
+const VERSION_INFO: &str = "io.k8s.apimachinery.pkg.version.Info";
+
+/// The served kinds of one v3 document.
+pub struct Group {
+    pub kinds: Vec<Unit>,
+    /// kube's discovery endpoints, documented in built-in documents only. They follow from
+    /// the group-version and its kinds' flavours (which the kinds' fingerprints tell), so a
+    /// document with the same kinds has the same ones.
+    pub discovery: Vec<Route>,
+    /// Only CRDs' kinds: apiextensions-apiserver's document rather than kube's.
+    custom: bool,
+}
+
+impl Group {
+    fn custom() -> Group {
+        Group { kinds: Vec::new(), discovery: Vec::new(), custom: true }
+    }
+}
+
+/// The units by group-version path, with kube's discovery endpoints in the built-in
+/// groups (and the documents of discovery alone: `version`, `api`, `apis`, `apis/<group>`).
+pub fn group(units: Vec<Unit>) -> BTreeMap<String, Group> {
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let (mut core, mut named) = (false, false);
+    let mut builtin_groups = Vec::new();
+    for unit in units {
+        core |= unit.group.is_empty();
+        named |= !unit.group.is_empty();
+        let gv = unit.group_version_path();
+        let group = groups.entry(gv.clone()).or_insert_with(Group::custom);
+        if unit.flavor == Flavor::BuiltIn {
+            if group.custom {
+                group.custom = false;
+                let path = format!("/{gv}/");
+                group.discovery.push(routes::discovery(
+                    &path,
+                    "getAPIResources",
+                    "get available resources",
+                    API_RESOURCE_LIST,
+                ));
+            }
+            if !unit.group.is_empty() {
+                builtin_groups.push(unit.group.clone());
+            }
+        }
+        group.kinds.push(unit);
+    }
+    let mut roots = vec![(
+        "version".to_string(),
+        routes::discovery("/version/", "getCodeVersion", "get the code version", VERSION_INFO),
+    )];
+    if core {
+        roots.push((
+            "api".into(),
+            routes::discovery("/api/", "getAPIVersions", "get available API versions", API_VERSIONS),
+        ));
+    }
+    if named {
+        roots.push((
+            "apis".into(),
+            routes::discovery("/apis/", "getAPIVersions", "get available API versions", API_GROUP_LIST),
+        ));
+    }
+    for group in builtin_groups {
+        let path = format!("/apis/{group}/");
+        roots.push((
+            format!("apis/{group}"),
+            routes::discovery(&path, "getAPIGroup", "get information of a group", API_GROUP),
+        ));
+    }
+    for (gv, route) in roots {
+        let group = groups.entry(gv).or_insert_with(Group::custom);
+        group.custom = false;
+        if !group.discovery.iter().any(|r| r.path == route.path) {
+            group.discovery.push(route);
+        }
+    }
+    groups
+}
+
+/// A v3 document as the build found it: kept from the previous build, or written.
+pub enum V3 {
+    Kept(Doc),
+    Written(Written),
+}
+
+/// One group-version's document and its kinds' `/openapi/v2` parts.
+pub struct Built {
+    pub doc: V3,
+    /// By fingerprint, in the units' order: the kinds the document holds.
+    pub parts: Vec<(String, Arc<Part>)>,
+    /// How many parts were written (the others are the previous build's).
+    pub written: usize,
+}
+
+/// The document of `group`: `previous`'s if it holds the same kinds, else written from all
+/// the kinds' sources (a kind without one is left out: the caller gives one to every kind
+/// of a group-version `previous` does not keep, [`Documents::keeps`]).
+pub fn build(gv: &str, group: &Group, previous: Option<&Documents>) -> Built {
+    let fingerprints: Vec<&str> = group.kinds.iter().map(|u| u.fingerprint.as_str()).collect();
+    let old_part = |fingerprint: &str| previous.and_then(|p| p.part(fingerprint)).cloned();
+    if let Some(doc) = previous.and_then(|p| p.v3_of(gv, &fingerprints)) {
+        let parts = fingerprints.iter().filter_map(|f| Some((f.to_string(), old_part(f)?))).collect();
+        return Built { doc: V3::Kept(doc.clone()), parts, written: 0 };
+    }
+    let (mut parts, mut shares, mut written) = (Vec::new(), Vec::new(), 0);
+    for unit in &group.kinds {
+        let Some(source) = &unit.source else { continue };
+        let (part, share) = match old_part(&unit.fingerprint) {
+            Some(part) => (part, parts::v3_share(source)),
+            None => {
+                written += 1;
+                let (part, share) = parts::of_source(source);
+                (Arc::new(part), share)
+            }
+        };
+        parts.push((unit.fingerprint.clone(), part));
+        shares.push(share);
+    }
+    shares.push(V3Share::of_routes(&group.discovery, &OwnDefinitions::new()));
+    let (title, version) = title(group);
+    Built { doc: V3::Written(write(title, version, &shares)), parts, written }
+}
+
+/// The document's title and version: apiextensions-apiserver titles its documents; kube's
+/// own say "Kubernetes".
+fn title(group: &Group) -> (&'static str, &'static str) {
+    if group.custom { ("Kubernetes CRD Swagger", "v0.1.0") } else { ("Kubernetes", "unversioned") }
+}
+
+/// One document from its kinds' shares, as one stream.
+fn write(title: &str, version: &str, shares: &[V3Share]) -> Written {
+    let shares: Vec<&V3Share> = shares.iter().collect();
+    let mut paths: Vec<&MemberText> = shares.iter().flat_map(|s| &s.paths).collect();
+    paths.sort_by(|a, b| a.key.cmp(&b.key));
+    let schemas = parts::definitions(&shares, |s| &s.schemas, |s| &s.builtin, |b| &b.v3);
+    let mut doc = StreamWriter::new();
+    doc.text(&unclosed(&v3::head(title, version), Escape::Html));
+    doc.text(b",\"paths\":");
+    section(&mut doc, &paths);
+    doc.text(b",\"components\":{\"schemas\":");
+    section(&mut doc, &schemas);
+    doc.text(b"}}");
+    doc.finish()
+}
+
+/// Writes `{member,...}`.
+fn section(doc: &mut StreamWriter, members: &[&MemberText]) {
+    doc.text(b"{");
+    for (i, m) in members.iter().enumerate() {
+        if i > 0 {
+            doc.text(b",");
+        }
+        doc.text(m.json.as_bytes());
+    }
+    doc.text(b"}");
+}
+
+/// A JSON object's text without its closing brace, to be continued.
+pub fn unclosed(head: &J, escape: Escape) -> Vec<u8> {
+    let mut text = head.to_text_as(escape).into_bytes();
+    text.pop();
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::openapi::compressed::{Deflated, GzipWriter};
+    use crate::openapi::documents::tests::{namespaces, unit};
+
+    /// The document as it was held before it became one stream: every member compressed
+    /// on its own, glued.
+    fn member_by_member(title: &str, version: &str, shares: &[V3Share]) -> Written {
+        let shares: Vec<&V3Share> = shares.iter().collect();
+        let mut paths: Vec<&MemberText> = shares.iter().flat_map(|s| &s.paths).collect();
+        paths.sort_by(|a, b| a.key.cmp(&b.key));
+        let schemas = parts::definitions(&shares, |s| &s.schemas, |s| &s.builtin, |b| &b.v3);
+        let mut doc = GzipWriter::new(true);
+        doc.text(&unclosed(&v3::head(title, version), Escape::Html));
+        for (open, members) in [(&b",\"paths\":{"[..], paths), (b",\"components\":{\"schemas\":{", schemas)] {
+            doc.text(open);
+            for (i, m) in members.iter().enumerate() {
+                if i > 0 {
+                    doc.text(b",");
+                }
+                doc.piece(&Deflated::new(m.json.as_bytes()));
+            }
+            doc.text(b"}");
+        }
+        doc.text(b"}}");
+        doc.finish()
+    }
+
+    #[test]
+    fn a_document_as_one_stream_reads_as_member_by_member() {
+        let units = vec![namespaces(), unit("a.example.com", 0, 10), unit("a.example.com", 1, 10)];
+        for (gv, group) in group(units) {
+            let sources = group.kinds.iter().filter_map(|u| u.source.as_ref());
+            let mut shares: Vec<V3Share> = sources.map(|s| parts::of_source(s).1).collect();
+            shares.push(V3Share::of_routes(&group.discovery, &OwnDefinitions::new()));
+            let Built { doc: V3::Written(stream), .. } = build(&gv, &group, None) else { panic!("{gv} not written") };
+            let (title, version) = title(&group);
+            let pieces = member_by_member(title, version, &shares);
+            assert!(stream.gzip.text() == pieces.gzip.text(), "{gv}: the same text");
+            assert_eq!(stream.etag, pieces.etag, "{gv}");
+            let text: serde_json::Value = serde_json::from_slice(&stream.gzip.text()).expect("JSON");
+            assert_eq!(text["openapi"], "3.0.0", "{gv}");
+            if gv == "apis/a.example.com/v1" {
+                let (stream, pieces) = (stream.gzip.bytes().len(), pieces.gzip.bytes().len());
+                assert!(
+                    stream * 3 < pieces * 2,
+                    "{gv}: smaller as one stream: {stream} bytes, member by member {pieces}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_kind_without_a_source_cannot_be_written_again_and_is_left_out() {
+        let mut units = vec![unit("a.example.com", 0, 10), unit("a.example.com", 1, 10)];
+        units[0].source = None;
+        let groups = group(units);
+        let built = build("apis/a.example.com/v1", &groups["apis/a.example.com/v1"], None);
+        let kinds: Vec<&str> = built.parts.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(kinds, ["a.example.com/Kind1/10"]);
+        assert_eq!(built.written, 1);
+    }
+}
