@@ -4,12 +4,13 @@
 use super::cache::{decode, installing};
 use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
 use crate::registry::conditions::{self, ESTABLISHED};
+use crate::representation::table::TableConvertor;
 use crate::resources::builtin::storage_version_hash;
 use crate::resources::custom::CustomResourceStrategy;
 use crate::resources::scale::ScalePaths;
 use crate::store::KeyValue;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionVersion,
+    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionVersion,
 };
 use std::sync::Arc;
 
@@ -46,24 +47,33 @@ pub(super) fn publish(kinds: &Kinds, name: &str, crd: &CustomResourceDefinition,
     kinds.set_built_from(name, rv);
 }
 
-/// The Table layout of each served version: its `additionalPrinterColumns`.
+/// The Table layout of each served version: its `additionalPrinterColumns`. Versions with
+/// the same columns (most CRDs' are) share one layout: with thousands of CRDs installed,
+/// their parsed JSONPaths were tens of MiB.
 fn printer_tables(crd: &CustomResourceDefinition, since: u64) -> Vec<crate::kinds::CustomTable> {
     let plural =
         crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
-    crd.spec
-        .versions
-        .iter()
-        .filter(|v| v.served)
-        .map(|v| crate::kinds::CustomTable {
+    let mut built: Vec<(&[CustomResourceColumnDefinition], Arc<TableConvertor>)> = Vec::new();
+    let mut tables = Vec::new();
+    for v in crd.spec.versions.iter().filter(|v| v.served) {
+        let columns = v.additional_printer_columns.as_deref().unwrap_or_default();
+        let convertor = match built.iter().find(|(c, _)| *c == columns) {
+            Some((_, convertor)) => Arc::clone(convertor),
+            None => {
+                let convertor = Arc::new(TableConvertor::custom_resource(columns));
+                built.push((columns, Arc::clone(&convertor)));
+                convertor
+            }
+        };
+        tables.push(crate::kinds::CustomTable {
             group: crd.spec.group.clone(),
             version: v.name.clone(),
             plural: plural.clone(),
-            convertor: Arc::new(crate::representation::table::TableConvertor::custom_resource(
-                v.additional_printer_columns.as_deref().unwrap_or_default(),
-            )),
+            convertor,
             since,
-        })
-        .collect()
+        });
+    }
+    tables
 }
 
 /// The kinds an established CRD serves: one per served version. An installing one is served
@@ -105,4 +115,37 @@ fn deprecation_warning(crd: &CustomResourceDefinition, version: &CustomResourceD
             .clone()
             .unwrap_or_else(|| format!("{}/{} {} is deprecated", crd.spec.group, version.name, crd.spec.names.kind)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Versions with the same printer columns share one Table layout; a version with other
+    /// columns has its own, and each version's layout shows its own columns.
+    #[test]
+    fn versions_with_the_same_columns_share_one_table_layout() {
+        let ready =
+            json!([{"name": "READY", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Ready')].status"}]);
+        let size = json!([{"name": "SIZE", "type": "integer", "jsonPath": ".spec.size"}]);
+        let version = |name: &str, columns: &serde_json::Value| json!({"name": name, "served": true, "storage": name == "v1", "additionalPrinterColumns": columns});
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "kind": "Widget"},
+                "versions": [version("v1", &ready), version("v1beta2", &ready), version("v1beta1", &size)]},
+            "status": {"acceptedNames": {"plural": "widgets", "kind": "Widget"}},
+        }))
+        .expect("CRD");
+        let tables = printer_tables(&crd, 7);
+        let names: Vec<Vec<String>> =
+            tables.iter().map(|t| t.convertor.definitions().iter().map(|d| d.name.clone()).collect()).collect();
+        assert_eq!(names, [vec!["Name", "READY"], vec!["Name", "READY"], vec!["Name", "SIZE"]]);
+        assert!(Arc::ptr_eq(&tables[0].convertor, &tables[1].convertor), "v1 and v1beta2 share their layout");
+        assert!(!Arc::ptr_eq(&tables[0].convertor, &tables[2].convertor));
+        let versions: Vec<&str> = tables.iter().map(|t| t.version.as_str()).collect();
+        assert_eq!(versions, ["v1", "v1beta2", "v1beta1"]);
+        assert!(tables.iter().all(|t| t.plural == "widgets" && t.since == 7));
+    }
 }
