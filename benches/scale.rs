@@ -232,7 +232,19 @@
 //!   Full mode, four runs each, alternated, before the huge-page change (a helper's): after
 //!   the documents 449–462 MiB against 487–502, at the end 458–482 against 486–520;
 //!   `/openapi/v2` first 5.6–6.0 s against 5.4–5.8; after one more CRD 0.83–1.18 s against
-//!   0.75–1.19; v3 per group-version 3.2–5.1 ms against 4.0–5.4.
+//!   0.75–1.19; v3 per group-version 3.2–5.1 ms against 4.0–5.4. With the huge-page
+//!   change beside it (two runs each, alternated): at the end 408 and 405 MiB against 465
+//!   and 450;
+//! - versions with the same printer columns share one Table layout (their parsed
+//!   JSONPaths were 2.35 MB at 200 CRDs): at the end 400 and 387 MiB against 415 and 420.
+//!
+//! All of it together (12:48–12:49, load 1.9), three runs: resident at the end 391, 395
+//! and 409 MiB (target 400: met twice; 400 and 387 in the two runs before), after the
+//! documents 390–397, once Established 270–279, idle 32–33; all Established 7.0–8.1 s
+//! (6.2–7.0× storing them; CPU per CRD 6.0–7.0 ms, a ConfigMap 0.71–0.77); `/openapi/v2`
+//! first 5.05–5.19 s (9.5–9.6× the codec), cached plain 439–490 ms (0.085–0.095×, missed:
+//! the first got faster), with gzip 39–57 ms; after one more CRD 1.11–1.15 s (0.21–0.23×);
+//! v3 per group-version 3.2–6.2 ms; one more Established 6.1–6.9 ms.
 //!
 //! The system allocator, for comparison (same code before the schema change, heaptrack's
 //! build): once Established 298 MiB, at the end 444, CPU per CRD 7.48 ms.
