@@ -63,6 +63,12 @@ impl SchemaCache {
     /// The least size at which dead entries are swept.
     const SWEEP_FROM: usize = 64;
 
+    /// The schema held for `key` at `generation`, if a served kind still uses it.
+    fn live(&self, key: &SchemaKey, generation: i64) -> Option<Arc<Schema>> {
+        let (held_generation, schema) = self.by_key.get(key)?;
+        (*held_generation == generation).then(|| schema.upgrade()).flatten()
+    }
+
     fn insert(&mut self, key: SchemaKey, generation: i64, schema: &Arc<Schema>) {
         if self.by_key.len() >= 2 * self.swept_to.max(Self::SWEEP_FROM / 2) {
             self.by_key.retain(|_, (_, held)| held.strong_count() > 0);
@@ -85,16 +91,21 @@ fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefin
     else {
         return Some(build());
     };
-    let key = SchemaKey { crd: crd_id, version: version.name.clone() };
+    let key = |version: &str| SchemaKey { crd: crd_id.clone(), version: version.to_string() };
     let mut cache = SCHEMAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((compiled_generation, schema)) = cache.by_key.get(&key)
-        && *compiled_generation == generation
-        && let Some(schema) = schema.upgrade()
-    {
+    if let Some(schema) = cache.live(&key(&version.name), generation) {
         return Some(schema);
     }
-    let schema = build();
-    cache.insert(key, generation, &schema);
+    // Most CRDs with several versions repeat one schema: such versions share one, which is
+    // kept (and compiled, once used) once.
+    let same = crd
+        .spec
+        .versions
+        .iter()
+        .filter(|v| v.name != version.name && v.schema == version.schema)
+        .find_map(|v| cache.live(&key(&v.name), generation));
+    let schema = same.unwrap_or_else(build);
+    cache.insert(key(&version.name), generation, &schema);
     Some(schema)
 }
 
@@ -422,6 +433,35 @@ mod tests {
         let b = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
         assert!(Arc::ptr_eq(a.schema.as_ref().expect("schema"), b.schema.as_ref().expect("schema")));
         assert!(s1.schema().is_some());
+    }
+
+    /// Versions with the same schema share one; a version with another schema has its own,
+    /// and each validates by its own.
+    #[test]
+    fn versions_with_the_same_schema_share_one() {
+        let other = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "size": {"type": "integer", "maximum": 3}}}}});
+        let version = |name: &str, schema: serde_json::Value| json!({"name": name, "served": true, "storage": name == "v1", "schema": {"openAPIV3Schema": schema}});
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "metadata": {"name": "y.example.com", "uid": "uid-of-the-shared-schema-test", "generation": 2},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "y", "kind": "Y"},
+                     "versions": [version("v1", schema()), version("v1beta2", schema()), version("v1beta1", other)]},
+            "status": {"acceptedNames": {"plural": "y", "kind": "Y"}}
+        }))
+        .expect("crd");
+        let kinds: Vec<CustomResourceStrategy> =
+            crd.spec.versions.iter().map(|v| CustomResourceStrategy::new(&crd, v)).collect();
+        let schema_of = |i: usize| kinds[i].schema.as_ref().expect("schema");
+        assert!(Arc::ptr_eq(schema_of(0), schema_of(1)), "v1 and v1beta2 share their schema");
+        assert!(!Arc::ptr_eq(schema_of(0), schema_of(2)));
+        let y = |version: &str| {
+            json!({"apiVersion": format!("example.com/{version}"), "kind": "Y",
+                   "metadata": {"name": "y1", "namespace": "default"}, "spec": {"size": 5}})
+        };
+        let errs = strings(&kinds[1].validate_create(&y("v1beta2")));
+        assert!(errs.is_empty(), "v1beta2 allows up to 10: {errs:?}");
+        let errs = strings(&kinds[2].validate_create(&y("v1beta1")));
+        assert_eq!(errs, ["spec.size: Invalid value: 5: spec.size in body should be less than or equal to 3"]);
     }
 
     #[test]
