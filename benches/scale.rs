@@ -246,6 +246,12 @@
 //! the first got faster), with gzip 39–57 ms; after one more CRD 1.11–1.15 s (0.21–0.23×);
 //! v3 per group-version 3.2–6.2 ms; one more Established 6.1–6.9 ms.
 //!
+//! Then, with the versions of a CRD that repeat one schema sharing it (the bench's CRDs
+//! all do; its deflate was about 4.6% of the burst's samples), alternated with the build
+//! above (13:11–13:14, load 2.2–2.6): CPU per CRD 5.34 and 5.40 ms against 5.71 and 5.87,
+//! all Established 6.27 and 6.30 s against 6.67 and 6.84; resident at the end 389 and
+//! 406 MiB against 393 and 389 (the same within the noise).
+//!
 //! The system allocator, for comparison (same code before the schema change, heaptrack's
 //! build): once Established 298 MiB, at the end 444, CPU per CRD 7.48 ms.
 
