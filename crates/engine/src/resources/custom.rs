@@ -97,13 +97,13 @@ fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefin
         return Some(schema);
     }
     // Most CRDs with several versions repeat one schema: such versions share one, which is
-    // kept (and compiled, once used) once.
+    // kept (and compiled, once used) once. Only versions held already are compared.
     let same = crd
         .spec
         .versions
         .iter()
-        .filter(|v| v.name != version.name && v.schema == version.schema)
-        .find_map(|v| cache.live(&key(&v.name), generation));
+        .filter(|v| v.name != version.name)
+        .find_map(|v| cache.live(&key(&v.name), generation).filter(|_| v.schema == version.schema));
     let schema = same.unwrap_or_else(build);
     cache.insert(key(&version.name), generation, &schema);
     Some(schema)
