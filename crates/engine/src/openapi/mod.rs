@@ -60,23 +60,42 @@ use crate::Engine;
 use crate::kinds::ServedKind;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
-use crate::store::ListOptions;
+use crate::store::{ListOptions, Revision};
 use documents::Documents;
 use sources::CrdIndex;
 use std::sync::{Arc, Mutex, Weak};
 
 /// The documents for the engine's current state, from the cache when nothing changed.
+///
+/// Most requests find the state as the cache last saw it: the kinds' generation and the
+/// store's revision are what they were, and the documents are served without looking
+/// further. Otherwise the key is read (the CRDs' keys and revisions, and the kinds' summaries
+/// if their generation moved), and only a different key builds again: with 2,000 CRDs,
+/// reading the key was 85% of a cached v3 document's answer.
 pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiError> {
-    let kinds = engine.kinds().all();
-    let prefix = ResourceInfo::store_prefix("apiextensions.k8s.io", "customresourcedefinitions");
-    let page = engine.store().list(&prefix, &ListOptions::default()).await.map_err(|e| ApiError::storage(&e))?;
-    let key = Key {
-        kinds: kinds.iter().map(summary).collect(),
-        crds: page.items.iter().map(|kv| (kv.key.clone(), kv.mod_revision)).collect(),
+    // Read before what they stamp: whatever is read after is at least as new.
+    let stamp = Stamp {
+        kinds: engine.kinds().generation(),
+        store: engine.store().cached_revision().await.map_err(|e| ApiError::storage(&e))?,
     };
-    let previous = cache_lookup(engine, &key);
-    if let Some(Cached { current: true, docs, .. }) = &previous {
-        return Ok(Arc::clone(docs));
+    let previous = cache_lookup(engine);
+    if let Some(p) = previous.as_ref().filter(|p| p.stamp == stamp) {
+        return Ok(Arc::clone(&p.docs));
+    }
+    let prefix = ResourceInfo::store_prefix("apiextensions.k8s.io", "customresourcedefinitions");
+    // The replica's own view, as its kinds follow it (on etcd, its watch cache).
+    let opts = ListOptions { cached: true, ..ListOptions::default() };
+    let page = engine.store().list(&prefix, &opts).await.map_err(|e| ApiError::storage(&e))?;
+    let crds: Vec<(String, Revision)> = page.items.iter().map(|kv| (kv.key.clone(), kv.mod_revision)).collect();
+    if let Some(p) = previous.as_ref().filter(|p| p.stamp.kinds == stamp.kinds && p.key.crds == crds) {
+        cache_restamp(engine, &p.docs, stamp);
+        return Ok(Arc::clone(&p.docs));
+    }
+    let kinds = engine.kinds().all();
+    let key = Arc::new(Key { kinds: kinds.iter().map(summary).collect(), crds });
+    if let Some(p) = previous.as_ref().filter(|p| p.key == key) {
+        cache_restamp(engine, &p.docs, stamp);
+        return Ok(Arc::clone(&p.docs));
     }
     let index = CrdIndex::new(&page.items, previous.as_ref().map(|c| c.index.as_ref()));
     let old = previous.as_ref().map(|c| c.docs.as_ref());
@@ -87,7 +106,10 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
     let docs = Arc::new(Documents::build(units, &format!("{major}.{minor}.0"), engine.now(), old));
     tracing::debug!(kinds = kinds.len(), written = docs.written, "OpenAPI documents assembled");
     drop(previous);
-    cache_store(engine, key, Arc::clone(&docs), Arc::new(index));
+    cache_store(
+        engine,
+        Entry { engine: Arc::downgrade(engine), key, stamp, docs: Arc::clone(&docs), index: Arc::new(index) },
+    );
     Ok(docs)
 }
 
@@ -95,7 +117,15 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Key {
     kinds: Vec<String>,
-    crds: Vec<(String, u64)>,
+    crds: Vec<(String, Revision)>,
+}
+
+/// The state a key was read in: the kinds' generation and the store's revision. The same
+/// stamp means the same key, so it need not be read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    kinds: u64,
+    store: Revision,
 }
 
 /// What the documents need to know of a served kind, as text: part of the cache key and
@@ -116,37 +146,39 @@ fn summary(k: &ServedKind) -> String {
     )
 }
 
+/// An engine's cached documents, what they were built from, the state that was last found
+/// to have that key, and the CRDs' names they were built with.
+#[derive(Clone)]
 struct Entry {
     engine: Weak<Engine>,
-    key: Key,
-    docs: Arc<Documents>,
-    index: Arc<CrdIndex>,
-}
-
-/// An engine's cached documents, whether they are still current, and the CRDs' names they
-/// were built with.
-struct Cached {
-    current: bool,
+    key: Arc<Key>,
+    stamp: Stamp,
     docs: Arc<Documents>,
     index: Arc<CrdIndex>,
 }
 
 static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
-fn cache_lookup(engine: &Arc<Engine>, key: &Key) -> Option<Cached> {
+fn cache_lookup(engine: &Arc<Engine>) -> Option<Entry> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     cache.retain(|e| e.engine.strong_count() > 0);
     let mine = Arc::downgrade(engine);
-    cache.iter().find(|e| e.engine.ptr_eq(&mine)).map(|e| Cached {
-        current: e.key == *key,
-        docs: Arc::clone(&e.docs),
-        index: Arc::clone(&e.index),
-    })
+    cache.iter().find(|e| e.engine.ptr_eq(&mine)).cloned()
 }
 
-fn cache_store(engine: &Arc<Engine>, key: Key, docs: Arc<Documents>, index: Arc<CrdIndex>) {
+/// Records that `stamp`'s state has the key `docs` were built from (unless another build
+/// has replaced them meanwhile).
+fn cache_restamp(engine: &Arc<Engine>, docs: &Arc<Documents>, stamp: Stamp) {
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let mine = Arc::downgrade(engine);
+    if let Some(e) = cache.iter_mut().find(|e| e.engine.ptr_eq(&mine) && Arc::ptr_eq(&e.docs, docs)) {
+        e.stamp = stamp;
+    }
+}
+
+fn cache_store(engine: &Arc<Engine>, entry: Entry) {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let mine = Arc::downgrade(engine);
     cache.retain(|e| e.engine.strong_count() > 0 && !e.engine.ptr_eq(&mine));
-    cache.push(Entry { engine: mine, key, docs, index });
+    cache.push(entry);
 }
