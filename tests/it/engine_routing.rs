@@ -247,3 +247,45 @@ async fn creates_naming_a_resource_version_and_updates_naming_no_object_are_refu
     let answer = json(&engine, "PUT", &format!("{WIDGETS}/r1"), &bad_rv).await;
     assert_eq!(message(&answer), (500, "strconv.ParseUint: parsing \"abc\": invalid syntax"));
 }
+
+/// `/apis/<group>` as kube-apiserver 1.32 answered it (recorded from the oracle): a CRD
+/// group's served versions by Kubernetes' priority, the first preferred; a built-in group;
+/// a group nobody serves is Go's plain 404.
+#[tokio::test]
+async fn a_group_answers_its_versions_by_priority_as_kube_apiserver_does() {
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
+    let version = |name: &str, storage: bool| json!({"name": name, "served": true, "storage": storage, "schema": {"openAPIV3Schema": {"type": "object"}}});
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.two.example.com"},
+        "spec": {"group": "two.example.com", "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [version("v1beta1", false), version("v1", true), version("v2alpha1", false)]}
+    });
+    assert_eq!(json(&engine, "POST", CRDS, &crd).await.status, 201);
+    let mut group = send(&engine, "GET", "/apis/two.example.com", "", "").await;
+    for _ in 0..300 {
+        if group.status == 200 && group.body["versions"].as_array().is_some_and(|v| v.len() == 3) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        group = send(&engine, "GET", "/apis/two.example.com", "", "").await;
+    }
+    let gv = |v: &str| json!({"groupVersion": format!("two.example.com/{v}"), "version": v});
+    assert_eq!(
+        group.body,
+        json!({"kind": "APIGroup", "apiVersion": "v1", "name": "two.example.com",
+            "versions": [gv("v1"), gv("v1beta1"), gv("v2alpha1")], "preferredVersion": gv("v1")})
+    );
+    assert_eq!(group.content_type, "application/json");
+    let builtin = send(&engine, "GET", "/apis/apiextensions.k8s.io", "", "").await;
+    let v1 = json!({"groupVersion": "apiextensions.k8s.io/v1", "version": "v1"});
+    assert_eq!(
+        builtin.body,
+        json!({"kind": "APIGroup", "apiVersion": "v1", "name": "apiextensions.k8s.io",
+            "versions": [v1], "preferredVersion": v1})
+    );
+    let nobody = send(&engine, "GET", "/apis/nope.example.com", "", "").await;
+    assert_eq!((nobody.status, nobody.content_type.as_str()), (404, "text/plain; charset=utf-8"));
+    assert_eq!(nobody.body, json!("404 page not found\n"));
+}
