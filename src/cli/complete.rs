@@ -222,7 +222,7 @@ async fn lookup(s: &Session, config: &Config, want: Want) -> Option<Vec<String>>
     };
     let (resource, prefix) = match want {
         Want::CrdNames => {
-            let crds = registrations::list_crds(s.client()).await.ok()?;
+            let crds = registrations::list_crd_summaries(s.client()).await.ok()?;
             return Some(crds.into_iter().filter_map(|c| c.metadata.name).collect());
         }
         Want::Types => {

@@ -32,7 +32,7 @@ pub async fn list(s: &Session, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         // Names need no counts: one request.
         OutputFormat::Name => {
-            let crds = registrations::list_crds(s.client()).await.map_err(|e| s.err(e))?;
+            let crds = registrations::list_crd_summaries(s.client()).await.map_err(|e| s.err(e))?;
             let regs: Vec<Registration> = crds.iter().map(|crd| Registration::from_crd(crd, None)).collect();
             render_list(&regs, OutputFormat::Name, Timestamp::now())
         }

@@ -302,7 +302,7 @@ async fn local(dir: &Path, options: &ConnectOptions) -> Result<Connection, Clust
 /// bounded) until every established CRD is in discovery, so the first command after
 /// opening does not find "no such resource".
 async fn wait_until_served(client: &kube::Client) {
-    let Ok(crds) = super::registrations::list_crds(client).await else { return };
+    let Ok(crds) = super::registrations::list_crd_summaries(client).await else { return };
     let wanted: Vec<(String, String)> =
         crds.iter().filter_map(super::registrations::served_resource).map(|ar| (ar.group, ar.plural)).collect();
     if !wanted.is_empty() {

@@ -9,7 +9,7 @@
 //! out as they are known ([`count_each`]), so a screen of 2,000 CRDs never waits on them.
 
 use super::error::ClusterError;
-use super::registrations::{Crd, Registration, list_crds, served_resource};
+use super::registrations::{Crd, Registration, list_crd_summaries, served_resource};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
@@ -95,7 +95,7 @@ pub fn count_each(client: &kube::Client, targets: Vec<CountTarget>) -> BoxStream
 /// Every CRD, sorted by name, with how many custom resources it holds (`None` when they
 /// cannot be counted).
 pub async fn list_crds_with_counts(client: &kube::Client) -> Result<Vec<(Crd, Option<u64>)>, ClusterError> {
-    let crds = list_crds(client).await?;
+    let crds = list_crd_summaries(client).await?;
     let targets = crds.iter().filter_map(CountTarget::of).collect();
     let mut counts: std::collections::HashMap<String, Option<u64>> = count_each(client, targets).collect().await;
     Ok(crds

@@ -2,8 +2,8 @@
 //!
 //! The views are pure functions of a CRD ([`Registration::from_crd`], [`Description::from_crd`],
 //! [`compare_names`], [`conditions`]) so the CLI, the TUI and tests share them; the IO is in
-//! a few async functions: [`list_crds`], [`find_crd`] and [`wait_for_established`]. Resource
-//! counts are taken by [`super::counts`].
+//! a few async functions: [`list_crds`] (and [`list_crd_summaries`], without the schemas),
+//! [`find_crd`] and [`wait_for_established`]. Resource counts are taken by [`super::counts`].
 
 use super::error::ClusterError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -358,6 +358,113 @@ pub async fn list_crds(client: &kube::Client) -> Result<Vec<Crd>, ClusterError> 
     Ok(crds)
 }
 
+/// Every CRD, sorted by name, without its versions' schemas: what a listing of
+/// registrations, a completion or a wait for endpoints reads. The schemas are nearly all
+/// of a CRD's bytes, and typing them was most of `kubectl crd list`'s time with 2,000
+/// CRDs (80 MB of JSON: 1.9 s, of which 0.25 s the transfer).
+pub async fn list_crd_summaries(client: &kube::Client) -> Result<Vec<Crd>, ClusterError> {
+    let request = kube::core::Request::new("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        .list(&ListParams::default())
+        .map_err(|e| ClusterError::from_kube(kube::Error::BuildRequest(e), None))?;
+    let list: summary::List = client.request(request).await.map_err(|e| ClusterError::from_kube(e, None))?;
+    let mut crds: Vec<Crd> = list.items.into_iter().map(summary::Crd::into_crd).collect();
+    crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    Ok(crds)
+}
+
+/// A CRD as [`list_crd_summaries`] reads it: every field but the versions' schemas, which
+/// the decoder skips over without building them.
+mod summary {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+        CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
+        CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionStatus,
+        CustomResourceDefinitionVersion, CustomResourceSubresources, SelectableField,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    pub struct List {
+        #[serde(default)]
+        pub items: Vec<Crd>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Crd {
+        #[serde(default)]
+        metadata: ObjectMeta,
+        spec: Spec,
+        #[serde(default)]
+        status: Option<CustomResourceDefinitionStatus>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Spec {
+        #[serde(default)]
+        conversion: Option<CustomResourceConversion>,
+        group: String,
+        names: CustomResourceDefinitionNames,
+        #[serde(default)]
+        preserve_unknown_fields: Option<bool>,
+        scope: String,
+        #[serde(default)]
+        versions: Vec<Version>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Version {
+        #[serde(default)]
+        additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
+        #[serde(default)]
+        deprecated: Option<bool>,
+        #[serde(default)]
+        deprecation_warning: Option<String>,
+        name: String,
+        #[serde(default)]
+        selectable_fields: Option<Vec<SelectableField>>,
+        served: bool,
+        storage: bool,
+        #[serde(default)]
+        subresources: Option<CustomResourceSubresources>,
+    }
+
+    impl Crd {
+        pub fn into_crd(self) -> CustomResourceDefinition {
+            let versions = self.spec.versions.into_iter().map(Version::into_version).collect();
+            CustomResourceDefinition {
+                metadata: self.metadata,
+                spec: CustomResourceDefinitionSpec {
+                    conversion: self.spec.conversion,
+                    group: self.spec.group,
+                    names: self.spec.names,
+                    preserve_unknown_fields: self.spec.preserve_unknown_fields,
+                    scope: self.spec.scope,
+                    versions,
+                },
+                status: self.status,
+            }
+        }
+    }
+
+    impl Version {
+        fn into_version(self) -> CustomResourceDefinitionVersion {
+            CustomResourceDefinitionVersion {
+                additional_printer_columns: self.additional_printer_columns,
+                deprecated: self.deprecated,
+                deprecation_warning: self.deprecation_warning,
+                name: self.name,
+                schema: None,
+                selectable_fields: self.selectable_fields,
+                served: self.served,
+                storage: self.storage,
+                subresources: self.subresources,
+            }
+        }
+    }
+}
+
 /// The first `limit` CRDs by name, and whether there are more: what a screen needs first.
 pub async fn first_crds(client: &kube::Client, limit: u32) -> Result<(Vec<Crd>, bool), ClusterError> {
     let api: Api<Crd> = Api::all(client.clone());
@@ -375,7 +482,8 @@ pub async fn find_crd(client: &kube::Client, word: &str) -> Result<Crd, ClusterE
     if let Some(crd) = api.get_opt(word).await.map_err(|e| ClusterError::from_kube(e, None))? {
         return Ok(crd);
     }
-    let crds = list_crds(client).await?;
+    // Found among the summaries, then read whole: only the one CRD's schemas are typed.
+    let crds = list_crd_summaries(client).await?;
     let lower = word.to_ascii_lowercase();
     let matches = |n: &CustomResourceDefinitionNames| {
         n.plural == lower
@@ -386,7 +494,10 @@ pub async fn find_crd(client: &kube::Client, word: &str) -> Result<Crd, ClusterE
     let accepted = |c: &Crd| c.status.as_ref().and_then(|s| s.accepted_names.as_ref()).is_some_and(matches);
     // Accepted names first: they are what the server resolves.
     let found = crds.iter().find(|c| accepted(c)).or_else(|| crds.iter().find(|c| matches(&c.spec.names)));
-    found.cloned().ok_or_else(|| ClusterError::UnknownRegistration { name: word.to_string() })
+    let unknown = || ClusterError::UnknownRegistration { name: word.to_string() };
+    let name = found.and_then(|c| c.metadata.name.as_deref()).ok_or_else(unknown)?;
+    // Gone since the list: as unknown as if it had not been listed.
+    api.get_opt(name).await.map_err(|e| ClusterError::from_kube(e, None))?.ok_or_else(unknown)
 }
 
 /// The version whose endpoint lists a CRD's resources: the storage version if it is

@@ -9,6 +9,7 @@
 mod cli_live;
 mod cli_local;
 mod cluster_owners;
+mod cluster_registrations;
 mod crdtest;
 mod differential;
 mod engine_apply;
