@@ -282,57 +282,34 @@ pub struct GzipWriter {
     glue: Vec<u8>,
     crc: Crc,
     len: u64,
-    /// The text in order, when its hash is asked for: taken at the end ([`text_sha512`]).
-    hashed: Option<Vec<Hashed>>,
-}
-
-/// A run of a [`GzipWriter`]'s text as it is hashed: glue as written, a piece by its
-/// compressed bytes (shared), inflated when the hash is taken.
-enum Hashed {
-    Text(Vec<u8>),
-    Piece(Deflated),
+    /// Whether the text's SHA-512 is asked for: taken from the written member at the end
+    /// ([`text_sha512`]).
+    hash: bool,
 }
 
 /// Above this much text, the hash is taken on one core while the text is inflated on
 /// another: `/openapi/v2` of 2,000 CRDs is 150 MiB to inflate and hash, most of its
 /// rebuild after one change (inflating and hashing took about as long as each other).
-const HASH_APART: u64 = 4 * 1024 * 1024;
+const HASH_APART: usize = 4 * 1024 * 1024;
 
-/// The SHA-512 of the text of `runs` (`len` bytes).
-fn text_sha512(runs: &[Hashed], len: u64) -> String {
-    let append = |out: &mut Vec<u8>, run: &Hashed| match run {
-        Hashed::Text(text) => out.extend_from_slice(text),
-        Hashed::Piece(piece) => piece.inflate_into(out),
-    };
+/// The SHA-512 of `doc`'s text, as an ETag.
+fn text_sha512(doc: &Gzipped) -> String {
     let mut sha = Sha512::new();
-    if len < HASH_APART {
-        let mut text = Vec::new();
-        for run in runs {
-            text.clear();
-            append(&mut text, run);
-            sha.update(&text);
-        }
+    if doc.len < HASH_APART {
+        doc.chunks().for_each(|text| sha.update(&text));
         return upper_hex(&sha.finalize());
     }
     std::thread::scope(|scope| {
         // A few chunks ahead of the hashing, no more: memory stays bounded.
-        let (inflated, texts) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        let (inflated, texts) = std::sync::mpsc::sync_channel::<Bytes>(4);
         scope.spawn(move || {
-            let mut chunk = Vec::with_capacity(2 * CHUNK);
-            for run in runs {
-                append(&mut chunk, run);
-                if chunk.len() >= CHUNK {
-                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(2 * CHUNK));
-                    if inflated.send(full).is_err() {
-                        return;
-                    }
+            for text in doc.chunks() {
+                if inflated.send(text).is_err() {
+                    return;
                 }
             }
-            let _ = inflated.send(chunk);
         });
-        for text in texts {
-            sha.update(&text);
-        }
+        texts.into_iter().for_each(|text| sha.update(&text));
     });
     upper_hex(&sha.finalize())
 }
@@ -351,19 +328,13 @@ impl GzipWriter {
     /// A writer; `hash` asks for the text's SHA-512 (which inflates every piece again).
     pub fn new(hash: bool) -> GzipWriter {
         let chunks = vec![Bytes::from_static(&GZIP_HEADER)];
-        GzipWriter { chunks, glue: Vec::new(), crc: Crc::new(), len: 0, hashed: hash.then(Vec::new) }
+        GzipWriter { chunks, glue: Vec::new(), crc: Crc::new(), len: 0, hash }
     }
 
     /// Appends text as stored blocks: the documents' punctuation and small heads.
     pub fn text(&mut self, text: &[u8]) {
         self.crc.update(text);
         self.len += text.len() as u64;
-        if let Some(hashed) = &mut self.hashed {
-            match hashed.last_mut() {
-                Some(Hashed::Text(run)) => run.extend_from_slice(text),
-                _ => hashed.push(Hashed::Text(text.to_vec())),
-            }
-        }
         if text == b"," && self.glue.is_empty() {
             self.chunks.push(Bytes::from_static(&COMMA));
             return;
@@ -382,9 +353,6 @@ impl GzipWriter {
     pub fn piece(&mut self, piece: &Deflated) {
         self.crc.combine(&Crc::new_with_initial_len(piece.crc, piece.len));
         self.len += piece.len;
-        if let Some(hashed) = &mut self.hashed {
-            hashed.push(Hashed::Piece(piece.clone()));
-        }
         self.end_glue();
         self.chunks.push(piece.bytes.clone());
     }
@@ -404,8 +372,9 @@ impl GzipWriter {
         // ISIZE is the length modulo 2³².
         trailer.extend_from_slice(&(len as u32).to_le_bytes());
         self.chunks.push(Bytes::from(trailer));
-        let etag = self.hashed.map(|runs| text_sha512(&runs, len));
-        Written { gzip: Gzipped { chunks: self.chunks.into(), len: len as usize }, etag }
+        let gzip = Gzipped { chunks: self.chunks.into(), len: len as usize };
+        let etag = self.hash.then(|| text_sha512(&gzip));
+        Written { gzip, etag }
     }
 }
 
@@ -542,7 +511,7 @@ mod tests {
         }
         w.text(b"}");
         expected.push(b'}');
-        assert!(expected.len() as u64 > HASH_APART, "hashed apart: {} bytes", expected.len());
+        assert!(expected.len() > HASH_APART, "hashed apart: {} bytes", expected.len());
         let written = w.finish();
         assert_eq!(written.gzip.text(), expected);
         assert_eq!(written.etag.as_deref(), Some(crate::openapi::documents::etag(&expected).as_str()));

@@ -21,8 +21,9 @@
 //!   the schema carrying the kind's `x-kubernetes-group-version-kind`.
 //!
 //! Documents are rebuilt only when what they are built from changes: the served kinds
-//! and the stored CRDs' revisions form the cache key, checked per request by listing the
-//! CRD keys (no decoding). Each engine has its own cache entry. A rebuild decodes and
+//! and the stored CRDs' revisions form the cache key, read (listing the CRD keys, no
+//! decoding) only when the kinds' generation or the store's revision moved since it was
+//! last found the same ([`current`]). Each engine has its own cache entry. A rebuild decodes and
 //! writes only what changed: every served kind's share of `/openapi/v2` is kept
 //! ([`parts`]) and v2 is assembled from the shares; the v3 document of every
 //! group-version whose kinds did not change is kept, and the others are written again from
@@ -106,10 +107,7 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
     let docs = Arc::new(Documents::build(units, &format!("{major}.{minor}.0"), engine.now(), old));
     tracing::debug!(kinds = kinds.len(), written = docs.written, "OpenAPI documents assembled");
     drop(previous);
-    cache_store(
-        engine,
-        Entry { engine: Arc::downgrade(engine), key, stamp, docs: Arc::clone(&docs), index: Arc::new(index) },
-    );
+    cache_store(engine, key, stamp, Arc::clone(&docs), Arc::new(index));
     Ok(docs)
 }
 
@@ -176,9 +174,9 @@ fn cache_restamp(engine: &Arc<Engine>, docs: &Arc<Documents>, stamp: Stamp) {
     }
 }
 
-fn cache_store(engine: &Arc<Engine>, entry: Entry) {
+fn cache_store(engine: &Arc<Engine>, key: Arc<Key>, stamp: Stamp, docs: Arc<Documents>, index: Arc<CrdIndex>) {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let mine = Arc::downgrade(engine);
     cache.retain(|e| e.engine.strong_count() > 0 && !e.engine.ptr_eq(&mine));
-    cache.push(entry);
+    cache.push(Entry { engine: mine, key, stamp, docs, index });
 }
