@@ -155,6 +155,7 @@ scenarios!(
     builtins,
     crds,
     deletes,
+    discovery,
     lists,
     negotiation,
     patches,
