@@ -266,10 +266,12 @@ fn env_count(name: &str) -> Option<usize> {
 /// frame scrolling (1.07×, met), the regex filter 56 ms (1.67× a plain pass, met; was
 /// 3.3×), all rows in 9.4 s (was 22), 783 bytes a row. The
 /// slowest frame while they stream in was 17.8 ms in one run (58× a frame scrolling 1,000,
-/// missed) and 11.9 ms in the other (35×, met): it is always one page of 5,000 rows applied
-/// at once, 0.7 µs a row late in the load and up to 2.5 µs in its first pages (12.7 ms for
-/// the rows after the first 200, then 9.7, 8.5, ..., 3–4 ms from 60,000 rows on), so a key
-/// waits at most that long; a smaller page would trade it for more requests.
+/// missed) and 11.9 ms in the other (35×, met). The slow frames were pages of 5,000 rows
+/// applied at once, 0.7 µs a row late in the load and up to 2.5 µs in its first pages (12.7
+/// ms for the rows after the first 200, then 9.7, 8.5, ..., 3–4 ms from 60,000 rows on).
+/// Pages of 2,000 did not help: the slowest frame was 23 ms, and the first frame 1.86× in
+/// that run. The slowest of some 2,000 frames on two cores shared with the in-process
+/// engine streaming the next page is mostly the scheduler's.
 mod many {
     use super::{Term, draw, local_engine, ms, state, stats, terminal};
     use crossterm::event::{Event, KeyCode, KeyEvent};
