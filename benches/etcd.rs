@@ -73,11 +73,12 @@
 //! `serve` on etcd 3,947 and 4,470, then 4,286 and 4,271. Creates/s 3.12× and 3.28×
 //! kube-apiserver's (target 5×, missed: the earlier 4.9× measured kube-apiserver's warm-up);
 //! CPU a create, all three processes, 3.63× and 3.80× less than kube-apiserver's; the
-//! servers' own CPU a create 0.146–0.149 ms against 1.008–1.061 (6.8× and 7.2×). etcd and
+//! servers' own CPU a create 0.146–0.149 ms against 1.008–1.061 (6.8× and 7.3×). etcd and
 //! the bench's client cost 0.24 ms of each of our creates on the same two cores: with a
 //! server that cost nothing, the ratio could reach only 5.9× and 6.1×. 5× on this machine
-//! would need our server at about a fifth of its CPU a create; on a machine where etcd and
-//! the clients have cores of their own, the servers' CPU (6.8–7.2×) is what bounds it.
+//! would need our server at 0.04–0.05 ms a create, a quarter to a third of its CPU; on a
+//! machine where etcd and the clients have cores of their own, the servers' own CPU
+//! (6.8–7.3×) is what bounds it.
 
 #[path = "shared/allocator.rs"]
 mod allocator;
