@@ -167,14 +167,16 @@ fn set_managed_fields(obj: &mut Value, managed: &Managed) {
 }
 
 /// kube's `IgnoreManagedFieldsTimestampsTransformer`: a write that changes nothing but
-/// entry times keeps the old times, so that it is no write at all.
-fn keep_times_if_nothing_else_changed(live: &Value, new: &mut Value) {
+/// entry times keeps the old times, so that it is no write at all. kube's store runs it
+/// after the strategy prepared the update (a status sent to the main endpoint is gone by
+/// then), so the update path calls it there, not the field manager.
+pub(in crate::resources) fn keep_times_if_nothing_else_changed(live: &Value, new: &mut Value) {
     fn field(v: &Value) -> Option<&Value> {
         v.get("metadata").and_then(|m| m.get("managedFields"))
     }
     let (Some(old_entries), Some(new_entries)) = (field(live), field(new)) else { return };
     if old_entries == new_entries
-        || !meta::equal_except_metadata(new, live, &["managedFields"])
+        || !meta::equal_except_metadata(new, live, &["managedFields", "resourceVersion"])
         || !managers::equal_but_times(old_entries, new_entries)
     {
         return;
@@ -243,7 +245,6 @@ impl FieldManager<'_> {
             self.record_update(&stored, new, &mut managed, manager.unwrap_or(""));
             set_managed_fields(new, &managed);
         }
-        keep_times_if_nothing_else_changed(live, new);
     }
 
     /// Merges an applied configuration into `live` (for a create, an object with only
@@ -271,7 +272,6 @@ impl FieldManager<'_> {
             set_last_applied(&mut obj, config);
         }
         set_managed_fields(&mut obj, &managed);
-        keep_times_if_nothing_else_changed(live, &mut obj);
         Ok(obj)
     }
 

@@ -5,6 +5,7 @@ use super::options::{FieldValidation, WriteOptions};
 use super::{Origin, Rest, Subresource, generate_name, parse_precondition, patch_invalid, patch_shown};
 use crate::field::FieldError;
 use crate::meta;
+use crate::resources::managed_fields::fieldmanager::keep_times_if_nothing_else_changed;
 use crate::resources::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
 use crate::resources::managed_fields::{PatchOutcome, Tracking};
 use crate::resources::patch::{self, PatchType};
@@ -265,6 +266,8 @@ impl Rest<'_> {
             let next = meta::generation(old) + 1;
             meta::metadata_mut(&mut obj).insert("generation".into(), Value::from(next));
         }
+        // After the strategy, as kube's store does: what it reset counts as unchanged.
+        keep_times_if_nothing_else_changed(old, &mut obj);
         self.check_kind(&obj, name)?;
         // kube's registry checks the metadata of every update itself before the strategy
         // does (so a changed uid is reported twice, an invalid label three times).
