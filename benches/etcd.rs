@@ -199,16 +199,17 @@ async fn measure(target: &Target) -> Figures {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    let (cold, total) = (warm_up(), warm_up() + objects());
+    let (cold, timed) = (warm_up(), objects());
+    let total = cold + timed;
     let started = Instant::now();
     create_widgets(&api, 0..cold).await;
     let cold_per_s = cold as f64 / started.elapsed().as_secs_f64();
     let cpu_before = cpu_now(target);
     let start = Instant::now();
     create_widgets(&api, cold..total).await;
-    let creates_per_s = objects() as f64 / start.elapsed().as_secs_f64();
+    let creates_per_s = timed as f64 / start.elapsed().as_secs_f64();
     let cpu_after = cpu_now(target);
-    let cpu_ms_per_create = std::array::from_fn(|i| (cpu_after[i] - cpu_before[i]) * 1000.0 / objects() as f64);
+    let cpu_ms_per_create = std::array::from_fn(|i| (cpu_after[i] - cpu_before[i]) * 1000.0 / timed as f64);
 
     let mut lists = Vec::new();
     for _ in 0..LISTS {
