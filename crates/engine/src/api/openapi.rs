@@ -12,7 +12,8 @@ use super::routes::plain_not_found;
 use crate::Engine;
 use crate::openapi::compressed::Gzipped;
 use crate::openapi::current;
-use crate::openapi::documents::Doc;
+use crate::openapi::documents::{Doc, Documents};
+use crate::status::ApiError;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
@@ -33,17 +34,16 @@ pub async fn serve_v2(State(engine): State<Arc<Engine>>, headers: HeaderMap) -> 
         Err(e) => return super::error_response(&e),
     };
     let offers = [(JSON, Repr::Json), (PROTOBUF_V2_DEPRECATED, Repr::Protobuf), (PROTOBUF_V2, Repr::Protobuf)];
-    let mut res = match negotiate(&headers, &offers) {
-        Some(Repr::Json) => content(&headers, &docs.v2, docs.v2.body.clone(), JSON, Gzip::Accepted),
-        Some(Repr::Protobuf) => {
-            // Derived from the JSON the first time: seconds of work for a large set.
-            let derive = Arc::clone(&docs);
-            match tokio::task::spawn_blocking(move || derive.v2_protobuf()).await {
-                Ok(body) => content(&headers, &docs.v2, body, PROTOBUF_V2, Gzip::Accepted),
-                Err(e) => super::error_response(&crate::status::ApiError::internal(e.to_string())),
-            }
-        }
-        None => empty(StatusCode::NOT_ACCEPTABLE),
+    let written = match negotiate(&headers, &offers) {
+        Some(Repr::Json) => written(docs, |d| Some((d.v2().doc.clone(), d.v2().doc.body.clone(), JSON))).await,
+        // Derived from the JSON the first time: seconds of work for a large set.
+        Some(Repr::Protobuf) => written(docs, |d| Some((d.v2().doc.clone(), d.v2_protobuf(), PROTOBUF_V2))).await,
+        None => Ok(None),
+    };
+    let mut res = match written {
+        Ok(Some((doc, body, media_type))) => content(&headers, &doc, body, media_type, Gzip::Accepted),
+        Ok(None) => empty(StatusCode::NOT_ACCEPTABLE),
+        Err(e) => super::error_response(&e),
     };
     // The gzip handler in front of kube's v2 handler varies on the encoding too.
     let h = res.headers_mut();
@@ -59,7 +59,11 @@ pub async fn serve_v3_index(State(engine): State<Arc<Engine>>) -> Response {
         Ok(d) => d,
         Err(e) => return super::error_response(&e),
     };
-    let mut res = Response::new(Body::from(docs.v3_index.clone()));
+    let index = match written(docs, |d| d.v3_index().clone()).await {
+        Ok(i) => i,
+        Err(e) => return super::error_response(&e),
+    };
+    let mut res = Response::new(Body::from(index));
     let h = res.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
@@ -73,11 +77,20 @@ pub async fn serve_v3_document(State(engine): State<Arc<Engine>>, uri: Uri, head
         Ok(d) => d,
         Err(e) => return super::error_response(&e),
     };
+    let gv = uri.path().trim_start_matches("/openapi/v3/").to_string();
+    let acceptable = negotiate(&headers, &[(JSON, Repr::Json)]).is_some();
+    let doc = match acceptable {
+        true => match written(docs, move |d| d.v3(&gv).cloned()).await {
+            Ok(doc) => doc,
+            Err(e) => return super::error_response(&e),
+        },
+        false => None,
+    };
     let gv = uri.path().trim_start_matches("/openapi/v3/");
-    let mut res = match (negotiate(&headers, &[(JSON, Repr::Json)]), docs.v3.get(gv)) {
-        (None, _) => empty(StatusCode::NOT_ACCEPTABLE),
-        (Some(_), None) => plain_not_found(),
-        (Some(_), Some(doc)) => match hash_query(&uri) {
+    let mut res = match (acceptable, doc) {
+        (false, _) => empty(StatusCode::NOT_ACCEPTABLE),
+        (true, None) => plain_not_found(),
+        (true, Some(doc)) => match hash_query(&uri) {
             // kube-openapi has set the document's type and ETag before it redirects, so Go's
             // `http.Redirect` writes no body.
             Some(hash) if hash != doc.etag => {
@@ -89,17 +102,26 @@ pub async fn serve_v3_document(State(engine): State<Arc<Engine>>, uri: Uri, head
                 res
             }
             Some(_) => {
-                let mut res = content(&headers, doc, doc.body.clone(), JSON, Gzip::Never);
+                let mut res = content(&headers, &doc, doc.body.clone(), JSON, Gzip::Never);
                 let h = res.headers_mut();
                 h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, immutable"));
                 insert(h, header::EXPIRES, &expires(engine.now()));
                 res
             }
-            None => content(&headers, doc, doc.body.clone(), JSON, Gzip::Never),
+            None => content(&headers, &doc, doc.body.clone(), JSON, Gzip::Never),
         },
     };
     res.headers_mut().append(header::VARY, HeaderValue::from_static("Accept"));
     res
+}
+
+/// `f` of the documents, off the async workers: the first answer of a document writes it
+/// (seconds of work for thousands of CRDs).
+async fn written<T: Send + 'static>(
+    docs: Arc<Documents>,
+    f: impl FnOnce(&Documents) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(move || f(&docs)).await.map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// The representations the v2 endpoint offers.

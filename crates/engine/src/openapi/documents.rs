@@ -3,6 +3,14 @@
 //! group-version, each with its ETag (the SHA-512 of its bytes, which is also the
 //! `?hash=` in the index's `serverRelativeURL`s).
 //!
+//! Each document is written the first time a client asks for it, as kube-openapi builds
+//! its merged specs lazily: kubectl's `apply` reads the v3 index and a group-version's
+//! document, never `/openapi/v2`; a client validating on its side reads `/openapi/v2`
+//! alone. Writing every document for either was half again the first `/openapi/v2` of
+//! 2,000 CRDs. A state knows what the states before it wrote ([`Documents::new`]): the
+//! kinds' parts, the v3 documents whose kinds did not change, and each document's last
+//! ETag and `Last-Modified`.
+//!
 //! `/openapi/v2` is assembled from [`Part`]s, one per served kind, kept by what each was
 //! built from: the next build writes only the parts of kinds that changed and reuses the
 //! others'. It is held gzip-compressed, as the list of its members' compressed bytes
@@ -18,9 +26,13 @@
 //! time a client asks for it (as kube-openapi converts its JSON spec lazily): most clients
 //! never do (kubectl reads `/openapi/v2` only to validate what the server cannot), and a
 //! large set's protobuf is nearly as big as its JSON.
+//!
+//! Writing takes seconds for thousands of CRDs: call [`Documents::v2`],
+//! [`Documents::v2_protobuf`], [`Documents::v3`] and [`Documents::v3_index`] off the async
+//! workers.
 
 use super::compressed::{Deflater, GzipWriter, Gzipped, Written};
-use super::group_versions::{self, Group, V3};
+use super::group_versions::{self, Group};
 use super::json::{Escape, J};
 use super::parts::{self, Member, Part, Source};
 use super::routes::Flavor;
@@ -50,9 +62,9 @@ pub struct Unit {
     pub group: String,
     pub version: String,
     pub flavor: Flavor,
-    /// What to write the kind's part and v3 share from; `None` when the previous build
-    /// keeps its group-version's document ([`Documents::keeps`]), which spares decoding the
-    /// CRD.
+    /// What to write the kind's part and v3 share from; `None` when the previous state
+    /// has both its part and its group-version's document ([`Documents::keeps`]), which
+    /// spares decoding the CRD.
     pub source: Option<Source>,
 }
 
@@ -67,25 +79,66 @@ impl Unit {
     }
 }
 
-/// Every document, assembled from one list of units.
+/// A document's ETag and `Last-Modified` as a state before had them: a document written
+/// again with the same bytes keeps its `Last-Modified`.
+#[derive(Debug, Clone)]
+struct Before {
+    etag: String,
+    last_modified: Timestamp,
+}
+
+impl Before {
+    fn of(doc: &Doc) -> Before {
+        Before { etag: doc.etag.clone(), last_modified: doc.last_modified }
+    }
+}
+
+/// Every document of one state, each written when first asked for.
 #[derive(Debug)]
 pub struct Documents {
-    pub v2: Doc,
-    /// `v2` as gnostic protocol buffers (same ETag, as kube serves it), once asked for.
-    v2_protobuf: OnceLock<Gzipped>,
-    /// What `v2_protobuf` is derived from: the API version in the head, and the members of
-    /// the paths, definitions and parameters sections, in order.
-    v2_layout: (String, [Vec<Member>; 3]),
-    pub v3_index: Bytes,
+    api_version: String,
+    /// When the state was found: the `Last-Modified` of a document whose bytes changed.
+    now: Timestamp,
     /// By group-version path (`api/v1`, `apis/<group>/<version>`).
-    pub v3: BTreeMap<String, Doc>,
-    /// How many kinds' parts this build wrote (the others came from the previous build).
-    pub written: usize,
-    /// Every kind's part by fingerprint, for the next build.
+    groups: BTreeMap<String, GroupVersion>,
+    /// The parts states before wrote of this state's kinds, by fingerprint.
+    known_parts: HashMap<String, Arc<Part>>,
+    v2_before: Option<Before>,
+    v2: OnceLock<V2>,
+    v3_index: OnceLock<Bytes>,
+}
+
+/// One group-version: its kinds and its v3 document.
+#[derive(Debug)]
+struct GroupVersion {
+    group: Group,
+    /// Set from the start when a state before wrote it with the same kinds.
+    doc: OnceLock<Doc>,
+    before: Option<Before>,
+}
+
+impl GroupVersion {
+    fn fingerprints(&self) -> impl Iterator<Item = &str> {
+        self.group.kinds.iter().map(|u| u.fingerprint.as_str())
+    }
+
+    /// The ETag and `Last-Modified` of its document as last written.
+    fn last(&self) -> Option<Before> {
+        self.doc.get().map(Before::of).or_else(|| self.before.clone())
+    }
+}
+
+/// `/openapi/v2` of one state.
+#[derive(Debug)]
+pub struct V2 {
+    pub doc: Doc,
+    /// `doc` as gnostic protocol buffers (same ETag, as kube serves it), once asked for.
+    protobuf: OnceLock<Gzipped>,
+    /// What `protobuf` is derived from: the API version in the head, and the members of
+    /// the paths, definitions and parameters sections, in order.
+    layout: (String, [Vec<Member>; 3]),
+    /// Every kind's part by fingerprint, for the states after.
     parts: HashMap<String, Arc<Part>>,
-    /// The kinds each v3 document holds, by fingerprint: an unchanged list keeps the
-    /// document (its discovery endpoints follow from them).
-    v3_from: BTreeMap<String, Vec<String>>,
 }
 
 /// Upper-case hex SHA-512, as the documents' ETags (written while they are assembled).
@@ -95,12 +148,104 @@ pub fn etag(body: &[u8]) -> String {
 }
 
 impl Documents {
+    /// The documents of a state, writing none yet: what `previous` (the state before)
+    /// wrote or knew is kept where its kinds are the same.
+    pub fn new(units: Vec<Unit>, api_version: &str, now: Timestamp, previous: Option<&Documents>) -> Documents {
+        let groups: BTreeMap<String, GroupVersion> = group_versions::group(units)
+            .into_iter()
+            .map(|(gv, group)| {
+                let old = previous.and_then(|p| p.groups.get(&gv));
+                let fingerprints: Vec<&str> = group.kinds.iter().map(|u| u.fingerprint.as_str()).collect();
+                let kept = old.filter(|o| o.fingerprints().eq(fingerprints.iter().copied())).and_then(|o| o.doc.get());
+                let doc = kept.cloned().map(OnceLock::from).unwrap_or_default();
+                let before = old.and_then(GroupVersion::last);
+                (gv, GroupVersion { group, doc, before })
+            })
+            .collect();
+        let known_parts = previous
+            .map(|p| {
+                let known = p.parts_known();
+                let fingerprints = groups.values().flat_map(GroupVersion::fingerprints);
+                fingerprints.filter_map(|f| Some((f.to_string(), Arc::clone(known.get(f)?)))).collect()
+            })
+            .unwrap_or_default();
+        let v2_before = previous.and_then(|p| p.v2.get().map(|v| Before::of(&v.doc)).or_else(|| p.v2_before.clone()));
+        Documents {
+            api_version: api_version.to_string(),
+            now,
+            groups,
+            known_parts,
+            v2_before,
+            v2: OnceLock::new(),
+            v3_index: OnceLock::new(),
+        }
+    }
+
+    /// Whether the next state needs no source for the kinds of `gv` (a group-version
+    /// path) if they are these, by fingerprint in order: this state has their document
+    /// and every one's part.
+    pub fn keeps(&self, gv: &str, fingerprints: &[&str]) -> bool {
+        let Some(g) = self.groups.get(gv) else { return false };
+        let known = self.parts_known();
+        g.doc.get().is_some()
+            && g.fingerprints().eq(fingerprints.iter().copied())
+            && fingerprints.iter().all(|f| known.contains_key(*f))
+    }
+
+    /// The parts this state has: all of them once `/openapi/v2` is written.
+    fn parts_known(&self) -> &HashMap<String, Arc<Part>> {
+        self.v2.get().map_or(&self.known_parts, |v| &v.parts)
+    }
+
+    /// `/openapi/v2`, written the first time: the parts not known yet on every core, then
+    /// all of them assembled (which hashes every member's text, inflated again).
+    pub fn v2(&self) -> &V2 {
+        self.v2.get_or_init(|| {
+            let missing: Vec<&Unit> = self
+                .groups
+                .values()
+                .flat_map(|g| &g.group.kinds)
+                .filter(|u| !self.known_parts.contains_key(&u.fingerprint))
+                .collect();
+            let new_parts = on_cores(&missing, 4, |u| u.source.as_ref().map(|s| Arc::new(parts::of_source(s))));
+            let (mut parts, mut written) = (self.known_parts.clone(), 0);
+            for (unit, part) in missing.iter().zip(new_parts) {
+                if let Some(part) = part {
+                    parts.insert(unit.fingerprint.clone(), part);
+                    written += 1;
+                }
+            }
+            let none = Default::default();
+            let discovery: BTreeMap<&str, Part> = self
+                .groups
+                .iter()
+                .filter(|(_, g)| !g.group.discovery.is_empty())
+                .map(|(gv, g)| (gv.as_str(), Part::of_routes(&g.group.discovery, &none)))
+                .collect();
+            // Each group-version's kinds, then its discovery endpoints: the first of two
+            // definitions of one name is the one written.
+            let all: Vec<&Part> = self
+                .groups
+                .iter()
+                .flat_map(|(gv, g)| {
+                    let kinds = g.group.kinds.iter().filter_map(|u| parts.get(&u.fingerprint)).map(Arc::as_ref);
+                    kinds.chain(discovery.get(gv.as_str()))
+                })
+                .collect();
+            let (body, orders) = assemble_v2(&self.api_version, &all);
+            let doc = Doc::of(body, |etag| self.last_modified(etag, self.v2_before.as_ref()));
+            tracing::debug!(kinds = parts.len(), written, "/openapi/v2 assembled");
+            V2 { doc, protobuf: OnceLock::new(), layout: (self.api_version.clone(), orders), parts }
+        })
+    }
+
     /// `/openapi/v2` as gnostic protocol buffers, derived from the JSON the first time (a
-    /// second or so for thousands of CRDs: call it off the async workers).
+    /// second or so for thousands of CRDs).
     pub fn v2_protobuf(&self) -> Gzipped {
-        self.v2_protobuf
+        let v2 = self.v2();
+        v2.protobuf
             .get_or_init(|| {
-                let (api_version, [paths, defs, params]) = &self.v2_layout;
+                let (api_version, [paths, defs, params]) = &v2.layout;
                 let mut pb = GzipWriter::new(false);
                 pb.text(&proto::encode(&v2::head(api_version)));
                 let mut text = Vec::new();
@@ -128,84 +273,47 @@ impl Documents {
             .clone()
     }
 
-    /// Whether this build's v3 document of `gv` (a group-version path) holds exactly
-    /// these kinds, by fingerprint in order, and would be kept by the next build, which
-    /// then needs no source for them.
-    pub fn keeps(&self, gv: &str, fingerprints: &[&str]) -> bool {
-        self.v3_of(gv, fingerprints).is_some()
+    /// The v3 document of `gv` (a group-version path), written the first time.
+    pub fn v3(&self, gv: &str) -> Option<&Doc> {
+        let g = self.groups.get(gv)?;
+        Some(g.doc.get_or_init(|| {
+            let written = group_versions::write_doc(&g.group);
+            Doc::of(written, |etag| self.last_modified(etag, g.before.as_ref()))
+        }))
     }
 
-    /// This build's v3 document of `gv`, if it holds exactly these kinds.
-    pub(super) fn v3_of(&self, gv: &str, fingerprints: &[&str]) -> Option<&Doc> {
-        let kinds = self.v3_from.get(gv)?;
-        let same = kinds.len() == fingerprints.len() && kinds.iter().zip(fingerprints).all(|(a, b)| a == b);
-        same.then(|| self.v3.get(gv)).flatten()
+    /// The group-version paths that have a v3 document, in order.
+    #[cfg(test)]
+    pub fn group_versions(&self) -> impl Iterator<Item = &str> {
+        self.groups.keys().map(String::as_str)
     }
 
-    /// This build's part of the kind of `fingerprint`.
-    pub(super) fn part(&self, fingerprint: &str) -> Option<&Arc<Part>> {
-        self.parts.get(fingerprint)
+    /// The `/openapi/v3` index: every group-version's document and its hash, so every
+    /// document not written yet is, on every core.
+    pub fn v3_index(&self) -> &Bytes {
+        self.v3_index.get_or_init(|| {
+            let unwritten: Vec<&str> =
+                self.groups.iter().filter(|(_, g)| g.doc.get().is_none()).map(|(gv, _)| gv.as_str()).collect();
+            on_cores(&unwritten, 4, |gv| {
+                self.v3(gv);
+            });
+            let paths = self
+                .groups
+                .keys()
+                .filter_map(|gv| {
+                    let url = format!("/openapi/v3/{gv}?hash={}", self.v3(gv)?.etag);
+                    Some((gv.clone(), J::obj().with("serverRelativeURL", J::str(url))))
+                })
+                .collect();
+            Bytes::from(J::obj().with("paths", J::Obj(paths)).to_text())
+        })
     }
 
-    /// Assembles everything, writing only the parts `previous` does not have and the v3
-    /// documents whose kinds changed; documents whose bytes did not change keep
-    /// `previous`'s `Last-Modified`.
-    pub fn build(units: Vec<Unit>, api_version: &str, now: Timestamp, previous: Option<&Documents>) -> Documents {
-        let groups: Vec<(String, Group)> = group_versions::group(units).into_iter().collect();
-        // Each group-version's document, and its kinds' parts, on every core: a first build
-        // writes them all, one more CRD its group-version's alone.
-        let built = on_cores(&groups, 4, |(gv, group)| group_versions::build(gv, group, previous));
-        let none = Default::default();
-        let discovery: BTreeMap<&str, Part> = groups
-            .iter()
-            .filter(|(_, g)| !g.discovery.is_empty())
-            .map(|(gv, g)| (gv.as_str(), Part::of_routes(&g.discovery, &none)))
-            .collect();
-        let all: Vec<&Part> = groups
-            .iter()
-            .zip(&built)
-            .flat_map(|((gv, _), b)| b.parts.iter().map(|(_, p)| p.as_ref()).chain(discovery.get(gv.as_str())))
-            .collect();
-        // Assembling hashes every member's text, inflated again.
-        let (v2_body, orders) = assemble_v2(api_version, &all);
-        let v2_layout = (api_version.to_string(), orders);
-        let kept = |etag: &str, old: Option<&Doc>| match old {
-            Some(old) if old.etag == etag => old.last_modified,
-            _ => now,
-        };
-        let v2 = Doc::of(v2_body, |etag| kept(etag, previous.map(|p| &p.v2)));
-
-        let (mut v3, mut v3_from, mut parts, mut written) = (BTreeMap::new(), BTreeMap::new(), HashMap::new(), 0);
-        for ((gv, _), built) in groups.into_iter().zip(built) {
-            let doc = match built.doc {
-                V3::Kept(doc) => doc,
-                V3::Written(body) => Doc::of(body, |etag| kept(etag, previous.and_then(|p| p.v3.get(&gv)))),
-            };
-            written += built.written;
-            v3_from.insert(gv.clone(), built.parts.iter().map(|(f, _)| f.clone()).collect());
-            parts.extend(built.parts);
-            v3.insert(gv, doc);
-        }
-        let index = J::obj().with(
-            "paths",
-            J::Obj(
-                v3.iter()
-                    .map(|(gv, doc)| {
-                        let url = format!("/openapi/v3/{gv}?hash={}", doc.etag);
-                        (gv.clone(), J::obj().with("serverRelativeURL", J::str(url)))
-                    })
-                    .collect(),
-            ),
-        );
-        Documents {
-            v2,
-            v2_protobuf: OnceLock::new(),
-            v2_layout,
-            v3_index: Bytes::from(index.to_text()),
-            v3,
-            written,
-            parts,
-            v3_from,
+    /// A written document's `Last-Modified`: the one it had before if its bytes are the same.
+    fn last_modified(&self, etag: &str, before: Option<&Before>) -> Timestamp {
+        match before {
+            Some(b) if b.etag == etag => b.last_modified,
+            _ => self.now,
         }
     }
 }
@@ -350,12 +458,36 @@ pub(super) mod tests {
         std::iter::once(namespaces()).chain(custom).collect()
     }
 
-    fn build(units: Vec<Unit>, previous: Option<&Documents>) -> Documents {
-        Documents::build(units, "v1.32.0", Timestamp::UNIX_EPOCH, previous)
+    /// The documents of a state found at `now` (seconds), none written yet.
+    fn at(now: i64, units: Vec<Unit>, previous: Option<&Documents>) -> Documents {
+        let now = Timestamp::from_second(now).expect("a time");
+        Documents::new(units, "v1.32.0", now, previous)
     }
 
-    /// The kinds of the group-versions whose documents the previous build keeps come
-    /// without a source, as `current` passes them ([`super::sources::units`]).
+    /// The documents of a state, every one written.
+    fn build(units: Vec<Unit>, previous: Option<&Documents>) -> Documents {
+        let docs = at(0, units, previous);
+        docs.v2();
+        docs.v3_index();
+        docs
+    }
+
+    /// How many kinds' parts writing `/openapi/v2` wrote (the others were known).
+    fn written(docs: &Documents) -> usize {
+        docs.v2().parts.len() - docs.known_parts.len()
+    }
+
+    fn v3<'a>(docs: &'a Documents, gv: &str) -> &'a Doc {
+        docs.v3(gv).unwrap_or_else(|| panic!("no document for {gv}"))
+    }
+
+    /// The group-versions whose v3 document is written.
+    fn v3_written(docs: &Documents) -> Vec<&str> {
+        docs.groups.iter().filter(|(_, g)| g.doc.get().is_some()).map(|(gv, _)| gv.as_str()).collect()
+    }
+
+    /// The kinds of the group-versions whose documents and parts the previous state has
+    /// come without a source, as `current` passes them ([`super::sources::units`]).
     fn known_to(previous: &Documents, units: Vec<Unit>) -> Vec<Unit> {
         let mut by_group_version: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for u in &units {
@@ -392,23 +524,24 @@ pub(super) mod tests {
     /// The same text, and the same compressed bytes (a rebuild's reused members compress
     /// as they did when written).
     fn assert_same(a: &Documents, b: &Documents) {
-        assert!(text(&a.v2.body) == text(&b.v2.body), "/openapi/v2 differs from a whole build");
-        assert!(a.v2.body.bytes() == b.v2.body.bytes(), "/openapi/v2 compressed differs from a whole build");
+        let (a2, b2) = (&a.v2().doc, &b.v2().doc);
+        assert!(text(&a2.body) == text(&b2.body), "/openapi/v2 differs from a whole build");
+        assert!(a2.body.bytes() == b2.body.bytes(), "/openapi/v2 compressed differs from a whole build");
         assert!(text(&a.v2_protobuf()) == text(&b.v2_protobuf()), "/openapi/v2 protobuf differs from a whole build");
-        assert_eq!(a.v2.etag, b.v2.etag);
-        assert_eq!(a.v3_index, b.v3_index);
-        assert_eq!(a.v3.keys().collect::<Vec<_>>(), b.v3.keys().collect::<Vec<_>>());
-        for (gv, doc) in &a.v3 {
-            assert!(text(&doc.body) == text(&b.v3[gv].body), "{gv} differs from a whole build");
-            assert_eq!(doc.etag, b.v3[gv].etag);
+        assert_eq!(a2.etag, b2.etag);
+        assert_eq!(a.v3_index(), b.v3_index());
+        assert_eq!(a.group_versions().collect::<Vec<_>>(), b.group_versions().collect::<Vec<_>>());
+        for gv in a.group_versions() {
+            assert!(text(&v3(a, gv).body) == text(&v3(b, gv).body), "{gv} differs from a whole build");
+            assert_eq!(v3(a, gv).etag, v3(b, gv).etag);
         }
     }
 
     #[test]
     fn a_change_writes_only_its_kind_s_part_and_equals_a_whole_build() {
         let first = build(state(10, None), None);
-        assert_eq!(first.written, 6);
-        let v2 = json(&first.v2);
+        assert_eq!(written(&first), 6);
+        let v2 = json(&first.v2().doc);
         assert_eq!(
             v2["definitions"]["com.example.a.v1.Kind2"]["properties"]["spec"]["properties"]["size"]["maximum"],
             10
@@ -421,35 +554,96 @@ pub(super) mod tests {
         let read: Vec<&str> = units.iter().filter(|u| u.source.is_some()).map(|u| u.fingerprint.as_str()).collect();
         assert_eq!(read, ["a.example.com/Kind0/10", "a.example.com/Kind1/10", "a.example.com/Kind2/4"]);
         let changed = build(units, Some(&first));
-        assert_eq!(changed.written, 1);
+        assert_eq!(written(&changed), 1);
         assert_same(&changed, &build(state(4, None), None));
-        let v2 = json(&changed.v2);
+        let v2 = json(&changed.v2().doc);
         assert_eq!(
             v2["definitions"]["com.example.a.v1.Kind2"]["properties"]["spec"]["properties"]["size"]["maximum"],
             4
         );
         let b = "apis/b.example.com/v1";
-        assert!(changed.v3[b].body.same(&first.v3[b].body), "an unchanged group's document is kept");
+        assert!(v3(&changed, b).body.same(&v3(&first, b).body), "an unchanged group's document is kept");
         let kind0 = "a.example.com/Kind0/10";
-        assert!(Arc::ptr_eq(&changed.parts[kind0], &first.parts[kind0]), "an unchanged kind's part is reused");
-        for (gv, doc) in &changed.v3 {
-            assert_eq!(json(doc)["openapi"], "3.0.0", "{gv}");
+        assert!(
+            Arc::ptr_eq(&changed.v2().parts[kind0], &first.v2().parts[kind0]),
+            "an unchanged kind's part is reused"
+        );
+        for gv in changed.group_versions() {
+            assert_eq!(json(v3(&changed, gv))["openapi"], "3.0.0", "{gv}");
         }
-        assert_ne!(changed.v3["apis/a.example.com/v1"].etag, first.v3["apis/a.example.com/v1"].etag);
+        let a = "apis/a.example.com/v1";
+        assert_ne!(v3(&changed, a).etag, v3(&first, a).etag);
 
         // Nothing changes: nothing written, the same bytes (from the re-pointed parts).
         let again = build(known_to(&changed, state(4, None)), Some(&changed));
-        assert_eq!(again.written, 0);
+        assert_eq!(written(&again), 0);
         assert_same(&again, &changed);
 
         // Kind 4 goes: its group's document is written again without it, no part is.
         let fewer = build(known_to(&again, state(4, Some(4))), Some(&again));
-        assert_eq!(fewer.written, 0);
+        assert_eq!(written(&fewer), 0);
         assert_same(&fewer, &build(state(4, Some(4)), None));
-        assert!(!String::from_utf8_lossy(&text(&fewer.v2.body)).contains("Kind4"));
-        assert!(!fewer.v3[b].body.same(&again.v3[b].body), "the group that lost a kind is written again");
-        let a = "apis/a.example.com/v1";
-        assert!(fewer.v3[a].body.same(&again.v3[a].body), "the other group's document is kept");
+        assert!(!String::from_utf8_lossy(&text(&fewer.v2().doc.body)).contains("Kind4"));
+        assert!(!v3(&fewer, b).body.same(&v3(&again, b).body), "the group that lost a kind is written again");
+        assert!(v3(&fewer, a).body.same(&v3(&again, a).body), "the other group's document is kept");
+    }
+
+    #[test]
+    fn each_document_is_written_when_first_asked_for() {
+        let docs = at(0, state(10, None), None);
+        let (a, b) = ("apis/a.example.com/v1", "apis/b.example.com/v1");
+        assert!(v3_written(&docs).is_empty() && docs.v2.get().is_none(), "nothing is written before it is asked for");
+
+        // kubectl apply's way: one group-version's document.
+        assert_eq!(json(v3(&docs, a))["openapi"], "3.0.0");
+        assert_eq!(v3_written(&docs), [a]);
+        assert!(docs.v2.get().is_none(), "a v3 document writes no /openapi/v2");
+
+        // A client validating on its side: /openapi/v2 writes no other v3 document.
+        assert!(json(&docs.v2().doc)["definitions"].get("com.example.b.v1.Kind3").is_some());
+        assert_eq!(v3_written(&docs), [a]);
+
+        // The index needs every document's hash.
+        let index: serde_json::Value = serde_json::from_slice(docs.v3_index()).expect("JSON");
+        let url = format!("/openapi/v3/{b}?hash={}", v3(&docs, b).etag);
+        assert_eq!(index["paths"][b]["serverRelativeURL"], url.as_str());
+        assert_eq!(v3_written(&docs), docs.group_versions().collect::<Vec<_>>());
+        assert_same(&docs, &build(state(10, None), None));
+    }
+
+    #[test]
+    fn what_a_state_was_never_asked_for_it_carries_from_the_state_before() {
+        // /openapi/v2 alone, then a state (kind 2 changed) where only the v3 index is
+        // asked for, then the same state found again, where /openapi/v2 is.
+        let first = at(10, state(10, None), None);
+        first.v2();
+        let changed = at(20, known_to(&first, state(4, None)), Some(&first));
+        let read: Vec<&str> = changed
+            .groups
+            .values()
+            .flat_map(|g| &g.group.kinds)
+            .filter(|u| u.source.is_some())
+            .map(|u| u.fingerprint.as_str())
+            .collect();
+        assert_eq!(read.len(), 6, "no v3 document was written before: every kind is read");
+        changed.v3_index();
+        let again = at(30, known_to(&changed, state(4, None)), Some(&changed));
+        assert_eq!(written(&again), 1, "the parts /openapi/v2 wrote two states before are reused");
+        assert_same(&again, &build(state(4, None), None));
+        assert_eq!(again.v2().doc.last_modified.as_second(), 30, "its bytes changed when it was not written");
+        let b = "apis/b.example.com/v1";
+        assert!(v3(&again, b).body.same(&v3(&changed, b).body));
+        assert_eq!(v3(&again, b).last_modified.as_second(), 20);
+
+        // The same bytes written again keep the Last-Modified of the last time they were
+        // written, however many states passed in between.
+        let unasked = at(40, known_to(&again, state(4, None)), Some(&again));
+        let later = at(50, known_to(&unasked, state(4, None)), Some(&unasked));
+        assert_eq!(written(&later), 0);
+        assert_eq!(later.v2().doc.last_modified.as_second(), 30);
+        let reverted = at(60, state(10, None), Some(&later));
+        assert_eq!(reverted.v2().doc.etag, first.v2().doc.etag);
+        assert_eq!(reverted.v2().doc.last_modified.as_second(), 60, "changed since it was last written");
     }
 
     #[test]

@@ -2,17 +2,15 @@
 //! each group's document kept from the previous build when its kinds are the same ones,
 //! otherwise written again whole as one compressed stream, from the sources of all its
 //! kinds (a stream cannot be cut back into members; a group has a few kinds, so one more
-//! CRD decodes only its neighbours again). The kinds' `/openapi/v2` parts are written on
-//! the way, from the same reading of each CRD, where the previous build has none.
+//! CRD decodes only its neighbours again).
 
 use super::compressed::{StreamWriter, Written};
-use super::documents::{Doc, Documents, Unit};
+use super::documents::Unit;
 use super::json::{Escape, J};
-use super::parts::{self, MemberText, OwnDefinitions, Part, V3Share};
+use super::parts::{self, MemberText, OwnDefinitions, V3Share};
 use super::routes::{self, Flavor, Route};
 use super::v3;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions";
 const API_GROUP_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList";
@@ -21,6 +19,7 @@ const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourc
 const VERSION_INFO: &str = "io.k8s.apimachinery.pkg.version.Info";
 
 /// The served kinds of one v3 document.
+#[derive(Debug)]
 pub struct Group {
     pub kinds: Vec<Unit>,
     /// kube's discovery endpoints, documented in built-in documents only. They follow from
@@ -98,48 +97,14 @@ pub fn group(units: Vec<Unit>) -> BTreeMap<String, Group> {
     groups
 }
 
-/// A v3 document as the build found it: kept from the previous build, or written.
-pub enum V3 {
-    Kept(Doc),
-    Written(Written),
-}
-
-/// One group-version's document and its kinds' `/openapi/v2` parts.
-pub struct Built {
-    pub doc: V3,
-    /// By fingerprint, in the units' order: the kinds the document holds.
-    pub parts: Vec<(String, Arc<Part>)>,
-    /// How many parts were written (the others are the previous build's).
-    pub written: usize,
-}
-
-/// The document of `group`: `previous`'s if it holds the same kinds, else written from all
-/// the kinds' sources (a kind without one is left out: the caller gives one to every kind
-/// of a group-version `previous` does not keep, [`Documents::keeps`]).
-pub fn build(gv: &str, group: &Group, previous: Option<&Documents>) -> Built {
-    let fingerprints: Vec<&str> = group.kinds.iter().map(|u| u.fingerprint.as_str()).collect();
-    let old_part = |fingerprint: &str| previous.and_then(|p| p.part(fingerprint)).cloned();
-    if let Some(doc) = previous.and_then(|p| p.v3_of(gv, &fingerprints)) {
-        let parts = fingerprints.iter().filter_map(|f| Some((f.to_string(), old_part(f)?))).collect();
-        return Built { doc: V3::Kept(doc.clone()), parts, written: 0 };
-    }
-    let (mut parts, mut shares, mut written) = (Vec::new(), Vec::new(), 0);
-    for unit in &group.kinds {
-        let Some(source) = &unit.source else { continue };
-        let (part, share) = match old_part(&unit.fingerprint) {
-            Some(part) => (part, parts::v3_share(source)),
-            None => {
-                written += 1;
-                let (part, share) = parts::of_source(source);
-                (Arc::new(part), share)
-            }
-        };
-        parts.push((unit.fingerprint.clone(), part));
-        shares.push(share);
-    }
+/// The document of `group`, written from all its kinds' sources (a kind without one is
+/// left out: [`Documents`](super::documents::Documents) gives one to every kind of a
+/// group-version whose document it does not keep).
+pub fn write_doc(group: &Group) -> Written {
+    let mut shares: Vec<V3Share> = group.kinds.iter().filter_map(|u| u.source.as_ref()).map(parts::v3_share).collect();
     shares.push(V3Share::of_routes(&group.discovery, &OwnDefinitions::new()));
     let (title, version) = title(group);
-    Built { doc: V3::Written(write(title, version, &shares)), parts, written }
+    write(title, version, &shares)
 }
 
 /// The document's title and version: apiextensions-apiserver titles its documents; kube's
@@ -217,9 +182,9 @@ mod tests {
         let units = vec![namespaces(), unit("a.example.com", 0, 10), unit("a.example.com", 1, 10)];
         for (gv, group) in group(units) {
             let sources = group.kinds.iter().filter_map(|u| u.source.as_ref());
-            let mut shares: Vec<V3Share> = sources.map(|s| parts::of_source(s).1).collect();
+            let mut shares: Vec<V3Share> = sources.map(parts::v3_share).collect();
             shares.push(V3Share::of_routes(&group.discovery, &OwnDefinitions::new()));
-            let Built { doc: V3::Written(stream), .. } = build(&gv, &group, None) else { panic!("{gv} not written") };
+            let stream = write_doc(&group);
             let (title, version) = title(&group);
             let pieces = member_by_member(title, version, &shares);
             assert!(stream.gzip.text() == pieces.gzip.text(), "{gv}: the same text");
@@ -241,9 +206,10 @@ mod tests {
         let mut units = vec![unit("a.example.com", 0, 10), unit("a.example.com", 1, 10)];
         units[0].source = None;
         let groups = group(units);
-        let built = build("apis/a.example.com/v1", &groups["apis/a.example.com/v1"], None);
-        let kinds: Vec<&str> = built.parts.iter().map(|(f, _)| f.as_str()).collect();
-        assert_eq!(kinds, ["a.example.com/Kind1/10"]);
-        assert_eq!(built.written, 1);
+        let doc = write_doc(&groups["apis/a.example.com/v1"]);
+        let text: serde_json::Value = serde_json::from_slice(&doc.gzip.text()).expect("JSON");
+        let schemas = text["components"]["schemas"].as_object().expect("schemas");
+        assert!(schemas.contains_key("com.example.a.v1.Kind1"), "{:?}", schemas.keys());
+        assert!(!schemas.contains_key("com.example.a.v1.Kind0"), "{:?}", schemas.keys());
     }
 }

@@ -29,7 +29,8 @@
 //! group-version whose kinds did not change is kept, and the others are written again from
 //! the sources of all their kinds ([`group_versions`]: a v3 document is one compressed
 //! stream). With 2,000 CRDs, one more CRD writes one v2 share of thousands and one v3
-//! document of hundreds, decoding only the few CRDs of its group-version.
+//! document of hundreds, decoding only the few CRDs of its group-version. Each document
+//! is written when a client first asks for it ([`documents`]).
 //!
 //! Layout: [`routes`] and [`params`] describe operations, [`crd_schema`] turns a CRD
 //! version's schema into definitions, [`definitions`] holds the built-in ones,
@@ -104,11 +105,9 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
         old.is_some_and(|d| d.keeps(gv, fingerprints))
     });
     let (major, minor) = crate::KUBERNETES_API_LEVEL;
-    let docs = Arc::new(Documents::build(units, &format!("{major}.{minor}.0"), engine.now(), old));
-    tracing::debug!(kinds = kinds.len(), written = docs.written, "OpenAPI documents assembled");
+    let docs = Arc::new(Documents::new(units, &format!("{major}.{minor}.0"), engine.now(), old));
     drop(previous);
-    cache_store(engine, key, stamp, Arc::clone(&docs), Arc::new(index));
-    Ok(docs)
+    Ok(cache_store(engine, key, stamp, docs, Arc::new(index)))
 }
 
 /// What the documents are built from, cheap to compare.
@@ -174,9 +173,48 @@ fn cache_restamp(engine: &Arc<Engine>, docs: &Arc<Documents>, stamp: Stamp) {
     }
 }
 
-fn cache_store(engine: &Arc<Engine>, key: Arc<Key>, stamp: Stamp, docs: Arc<Documents>, index: Arc<CrdIndex>) {
+/// Keeps `docs` as the engine's documents and returns them, unless a request that found
+/// the same state meanwhile kept its own: those are returned, so that both requests share
+/// one writing of each document.
+fn cache_store(
+    engine: &Arc<Engine>,
+    key: Arc<Key>,
+    stamp: Stamp,
+    docs: Arc<Documents>,
+    index: Arc<CrdIndex>,
+) -> Arc<Documents> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let mine = Arc::downgrade(engine);
-    cache.retain(|e| e.engine.strong_count() > 0 && !e.engine.ptr_eq(&mine));
-    cache.push(Entry { engine: mine, key, stamp, docs, index });
+    cache.retain(|e| e.engine.strong_count() > 0);
+    if let Some(e) = cache.iter().find(|e| e.engine.ptr_eq(&mine) && e.key == key) {
+        return Arc::clone(&e.docs);
+    }
+    cache.retain(|e| !e.engine.ptr_eq(&mine));
+    cache.push(Entry { engine: mine, key, stamp, docs: Arc::clone(&docs), index });
+    docs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::StorageConfig;
+
+    #[tokio::test]
+    async fn requests_that_find_one_state_share_its_documents() {
+        let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+        let first = current(&engine).await.expect("documents");
+        let entry = cache_lookup(&engine).expect("a cache entry");
+        let (key, stamp, index) = (Arc::clone(&entry.key), entry.stamp, Arc::clone(&entry.index));
+        // Another request read the same state meanwhile and made documents of its own:
+        // it gets the kept ones, so each document is written once.
+        let other = Arc::new(Documents::new(Vec::new(), "v1.32.0", engine.now(), None));
+        let kept = cache_store(&engine, Arc::clone(&key), stamp, Arc::clone(&other), Arc::clone(&index));
+        assert!(Arc::ptr_eq(&kept, &first));
+        assert!(Arc::ptr_eq(&current(&engine).await.expect("documents"), &first));
+        // Documents of another state replace them.
+        let changed = Arc::new(Key { kinds: Vec::new(), crds: key.crds.clone() });
+        let kept = cache_store(&engine, changed, stamp, Arc::clone(&other), index);
+        assert!(Arc::ptr_eq(&kept, &other));
+        assert!(Arc::ptr_eq(&current(&engine).await.expect("documents"), &other));
+    }
 }

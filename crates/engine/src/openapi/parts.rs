@@ -173,11 +173,9 @@ pub struct V3Share {
     pub builtin: Vec<&'static str>,
 }
 
-/// One served kind's v2 part and v3 share, from one reading of the CRD's schema.
-pub fn of_source(source: &Source) -> (Part, V3Share) {
-    let routes = routes::routes(&source.spec);
-    let (own_v2, own_v3) = own_definitions(source, true);
-    (Part::of_routes(&routes, &own_v2.unwrap_or_default()), V3Share::of_routes(&routes, &own_v3))
+/// One served kind's `/openapi/v2` part.
+pub fn of_source(source: &Source) -> Part {
+    Part::of_routes(&routes::routes(&source.spec), &own_definitions(source, Form::V2))
 }
 
 /// The member of a shared parameter, written once for every part that refers to it: a
@@ -195,10 +193,9 @@ fn shared_parameter(name: &str, value: &J) -> Member {
     m
 }
 
-/// One served kind's v3 share alone (its v2 part kept from a previous build).
+/// One served kind's share of its group-version's v3 document.
 pub fn v3_share(source: &Source) -> V3Share {
-    let (_, own_v3) = own_definitions(source, false);
-    V3Share::of_routes(&routes::routes(&source.spec), &own_v3)
+    V3Share::of_routes(&routes::routes(&source.spec), &own_definitions(source, Form::V3))
 }
 
 impl Part {
@@ -241,23 +238,19 @@ fn reached(own: &OwnDefinitions, roots: &[String], escape: Escape) -> (Vec<Membe
     (mine, shared)
 }
 
-/// A source's own definitions for `/openapi/v2` (when asked for) and for v3: a CRD
-/// version's kind and list, or the open objects standing in for a built-in kind with no
-/// recorded schema (so that its operations resolve and kubectl sees its kind).
-fn own_definitions(source: &Source, with_v2: bool) -> (Option<OwnDefinitions>, OwnDefinitions) {
-    let mut v2 = with_v2.then(OwnDefinitions::new);
-    let mut v3 = OwnDefinitions::new();
+/// A source's own definitions in `form`: a CRD version's kind and list, or the open
+/// objects standing in for a built-in kind with no recorded schema (so that its operations
+/// resolve and kubectl sees its kind). Each form reads the CRD's schema itself: the v2 and
+/// v3 documents are written when each is first asked for, rarely together.
+fn own_definitions(source: &Source, form: Form) -> OwnDefinitions {
+    let mut defs = OwnDefinitions::new();
     match &source.crd {
         Some(crd) => {
             let kind = crd_schema::definition_name(&crd.group, &crd.version, &crd.kind);
             let list = crd_schema::definition_name(&crd.group, &crd.version, &crd.list_kind);
-            let schema = crd.schema();
-            for (defs, form) in [(v2.as_mut(), Form::V2), (Some(&mut v3), Form::V3)] {
-                let Some(defs) = defs else { continue };
-                let (json, refs) = crd_schema::kind_definition(crd, schema.as_ref(), form);
-                defs.insert(kind.clone(), Own { json, refs: refs.into_iter().map(String::from).collect() });
-                defs.insert(list.clone(), Own::of_value(&crd_schema::list_definition(crd), form));
-            }
+            let (json, refs) = crd_schema::kind_definition(crd, crd.schema().as_ref(), form);
+            defs.insert(kind, Own { json, refs: refs.into_iter().map(String::from).collect() });
+            defs.insert(list, Own::of_value(&crd_schema::list_definition(crd), form));
         }
         None => {
             let spec = &source.spec;
@@ -270,14 +263,11 @@ fn own_definitions(source: &Source, with_v2: bool) -> (Option<OwnDefinitions>, O
                     "type": "object",
                     "x-kubernetes-group-version-kind": [{"group": spec.group, "kind": kind, "version": spec.version}],
                 });
-                if let Some(v2) = v2.as_mut() {
-                    v2.insert(name.clone(), Own::of_value(&def, Form::V2));
-                }
-                v3.insert(name.clone(), Own::of_value(&def, Form::V3));
+                defs.insert(name.clone(), Own::of_value(&def, form));
             }
         }
     }
-    (v2, v3)
+    defs
 }
 
 /// A built-in definition as a member of each document (the v3 one as text, to be
@@ -311,7 +301,7 @@ mod tests {
 
     #[test]
     fn kinds_share_one_compressed_copy_of_each_shared_parameter() {
-        let of = |group: &str, n: usize| of_source(unit(group, n, 10).source.as_ref().expect("a source")).0;
+        let of = |group: &str, n: usize| of_source(unit(group, n, 10).source.as_ref().expect("a source"));
         let (a, b) = (of("a.example.com", 0), of("b.example.com", 1));
         let by_key: HashMap<&str, &Member> = a.v2_parameters.iter().map(|m| (m.key.as_str(), m)).collect();
         let mut shared = 0;
