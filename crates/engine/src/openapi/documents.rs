@@ -34,8 +34,9 @@
 use super::compressed::{Deflater, GzipWriter, Gzipped, Written};
 use super::group_versions::{self, Group};
 use super::json::{Escape, J};
-use super::parts::{self, Member, Part, Source};
+use super::parts::{self, Member, Part};
 use super::routes::Flavor;
+use super::sources::SourceOf;
 use super::{proto, v2};
 use bytes::Bytes;
 use k8s_openapi::jiff::Timestamp;
@@ -62,10 +63,8 @@ pub struct Unit {
     pub group: String,
     pub version: String,
     pub flavor: Flavor,
-    /// What to write the kind's part and v3 share from; `None` when the previous state
-    /// has both its part and its group-version's document ([`Documents::keeps`]), which
-    /// spares decoding the CRD.
-    pub source: Option<Source>,
+    /// What to write the kind's part and v3 share from.
+    pub source: SourceOf,
 }
 
 impl Unit {
@@ -181,17 +180,6 @@ impl Documents {
         }
     }
 
-    /// Whether the next state needs no source for the kinds of `gv` (a group-version
-    /// path) if they are these, by fingerprint in order: this state has their document
-    /// and every one's part.
-    pub fn keeps(&self, gv: &str, fingerprints: &[&str]) -> bool {
-        let Some(g) = self.groups.get(gv) else { return false };
-        let known = self.parts_known();
-        g.doc.get().is_some()
-            && g.fingerprints().eq(fingerprints.iter().copied())
-            && fingerprints.iter().all(|f| known.contains_key(*f))
-    }
-
     /// The parts this state has: all of them once `/openapi/v2` is written.
     fn parts_known(&self) -> &HashMap<String, Arc<Part>> {
         self.v2.get().map_or(&self.known_parts, |v| &v.parts)
@@ -207,7 +195,7 @@ impl Documents {
                 .flat_map(|g| &g.group.kinds)
                 .filter(|u| !self.known_parts.contains_key(&u.fingerprint))
                 .collect();
-            let new_parts = on_cores(&missing, 4, |u| u.source.as_ref().map(|s| Arc::new(parts::of_source(s))));
+            let new_parts = on_cores(&missing, 4, |u| u.source.get().map(|s| Arc::new(parts::of_source(&s))));
             let (mut parts, mut written) = (self.known_parts.clone(), 0);
             for (unit, part) in missing.iter().zip(new_parts) {
                 if let Some(part) = part {
@@ -384,7 +372,9 @@ fn assemble_v2(api_version: &str, parts: &[&Part]) -> (Written, [Vec<Member>; 3]
 pub(super) mod tests {
     use super::*;
     use crate::openapi::crd_schema::{CrdVersion, definition_name};
+    use crate::openapi::parts::Source;
     use crate::openapi::routes::KindSpec;
+    use crate::openapi::sources::StoredCrd;
     use serde_json::json;
 
     /// A served kind: CRD kind `n` of `group` whose `spec.size` allows at most `max`, or
@@ -421,7 +411,7 @@ pub(super) mod tests {
             group: group.into(),
             version: "v1".into(),
             flavor: Flavor::Custom,
-            source: Some(Source { spec, crd: Some(crd) }),
+            source: SourceOf::Given(Box::new(Source { spec, crd: Some(crd) })),
         }
     }
 
@@ -439,7 +429,7 @@ pub(super) mod tests {
             definition: "io.k8s.api.core.v1.Namespace".into(),
             list_definition: "io.k8s.api.core.v1.NamespaceList".into(),
         };
-        let source = Some(Source { spec, crd: None });
+        let source = SourceOf::Given(Box::new(Source { spec, crd: None }));
         Unit {
             fingerprint: "namespaces".into(),
             group: String::new(),
@@ -449,13 +439,45 @@ pub(super) mod tests {
         }
     }
 
+    /// `unit(group, n, max)` as a stored CRD serves it: its source is read from the CRD's
+    /// bytes when first needed.
+    fn stored(group: &str, n: usize, max: u64) -> (Unit, Arc<StoredCrd>) {
+        let given = unit(group, n, max);
+        let SourceOf::Given(source) = &given.source else { unreachable!("a given source") };
+        let spec = &source.spec;
+        let crd = json!({"spec": {
+            "group": group,
+            "names": {"kind": spec.kind, "listKind": format!("{}List", spec.kind), "plural": spec.plural},
+            "scope": if spec.namespaced { "Namespaced" } else { "Cluster" },
+            "versions": [{
+                "name": "v1",
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+                    "properties": {"size": {"type": "integer", "maximum": max}}}}}},
+                "subresources": if spec.status { json!({"status": {}}) } else { json!({}) },
+            }],
+        }});
+        let crd = Arc::new(StoredCrd::new(Bytes::from(crd.to_string())));
+        let source = SourceOf::Stored { crd: Arc::clone(&crd), version: "v1".into(), verbs: spec.verbs.clone() };
+        (Unit { source, ..given }, crd)
+    }
+
+    /// The group of custom kind `n` of a state.
+    fn group_of(n: usize) -> &'static str {
+        if n < 3 { "a.example.com" } else { "b.example.com" }
+    }
+
     /// The units of a state: the built-in kind and kinds 0..5 over two groups, kind 2 with `max`.
     fn state(max: u64, without: Option<usize>) -> Vec<Unit> {
-        let custom = (0..5).filter(|n| Some(*n) != without).map(|n| {
-            let group = if n < 3 { "a.example.com" } else { "b.example.com" };
-            unit(group, n, if n == 2 { max } else { 10 })
-        });
+        let custom =
+            (0..5).filter(|n| Some(*n) != without).map(|n| unit(group_of(n), n, if n == 2 { max } else { 10 }));
         std::iter::once(namespaces()).chain(custom).collect()
+    }
+
+    /// `state`'s units served by stored CRDs, and the CRDs.
+    fn stored_state(max: u64) -> (Vec<Unit>, Vec<Arc<StoredCrd>>) {
+        let (custom, crds): (Vec<Unit>, Vec<Arc<StoredCrd>>) =
+            (0..5).map(|n| stored(group_of(n), n, if n == 2 { max } else { 10 })).unzip();
+        (std::iter::once(namespaces()).chain(custom).collect(), crds)
     }
 
     /// The documents of a state found at `now` (seconds), none written yet.
@@ -486,24 +508,9 @@ pub(super) mod tests {
         docs.groups.iter().filter(|(_, g)| g.doc.get().is_some()).map(|(gv, _)| gv.as_str()).collect()
     }
 
-    /// The kinds of the group-versions whose documents and parts the previous state has
-    /// come without a source, as `current` passes them ([`super::sources::units`]).
-    fn known_to(previous: &Documents, units: Vec<Unit>) -> Vec<Unit> {
-        let mut by_group_version: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for u in &units {
-            by_group_version.entry(u.group_version_path()).or_default().push(u.fingerprint.clone());
-        }
-        let kept = |gv: &str| {
-            let kinds: Vec<&str> = by_group_version[gv].iter().map(String::as_str).collect();
-            previous.keeps(gv, &kinds)
-        };
-        units
-            .into_iter()
-            .map(|u| {
-                let keeps = kept(&u.group_version_path());
-                Unit { source: u.source.filter(|_| !keeps), ..u }
-            })
-            .collect()
+    /// Which of `crds` (kinds 0..5) have been read.
+    fn read(crds: &[Arc<StoredCrd>]) -> Vec<usize> {
+        (0..crds.len()).filter(|n| crds[*n].read()).collect()
     }
 
     /// The text of a document: what a plain answer sends, and what gzip's decoder reads.
@@ -550,10 +557,7 @@ pub(super) mod tests {
 
         // Kind 2's schema changes: one part written; a's document written again from all
         // its kinds' sources, b's kept as it was.
-        let units = known_to(&first, state(4, None));
-        let read: Vec<&str> = units.iter().filter(|u| u.source.is_some()).map(|u| u.fingerprint.as_str()).collect();
-        assert_eq!(read, ["a.example.com/Kind0/10", "a.example.com/Kind1/10", "a.example.com/Kind2/4"]);
-        let changed = build(units, Some(&first));
+        let changed = build(state(4, None), Some(&first));
         assert_eq!(written(&changed), 1);
         assert_same(&changed, &build(state(4, None), None));
         let v2 = json(&changed.v2().doc);
@@ -575,12 +579,12 @@ pub(super) mod tests {
         assert_ne!(v3(&changed, a).etag, v3(&first, a).etag);
 
         // Nothing changes: nothing written, the same bytes (from the re-pointed parts).
-        let again = build(known_to(&changed, state(4, None)), Some(&changed));
+        let again = build(state(4, None), Some(&changed));
         assert_eq!(written(&again), 0);
         assert_same(&again, &changed);
 
         // Kind 4 goes: its group's document is written again without it, no part is.
-        let fewer = build(known_to(&again, state(4, Some(4))), Some(&again));
+        let fewer = build(state(4, Some(4)), Some(&again));
         assert_eq!(written(&fewer), 0);
         assert_same(&fewer, &build(state(4, Some(4)), None));
         assert!(!String::from_utf8_lossy(&text(&fewer.v2().doc.body)).contains("Kind4"));
@@ -612,22 +616,37 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_stored_crd_is_read_only_when_a_document_of_its_kind_is_written() {
+        let (units, crds) = stored_state(10);
+        let first = at(0, units, None);
+        assert_eq!(read(&crds), [] as [usize; 0]);
+        v3(&first, "apis/b.example.com/v1");
+        assert_eq!(read(&crds), [3, 4], "group b's document reads b's CRDs alone");
+        first.v2();
+        assert_eq!(read(&crds), [0, 1, 2, 3, 4]);
+        assert_same(&first, &build(state(10, None), None));
+
+        // Kind 2's CRD changes: /openapi/v2 reads it alone; group a's document reads a's.
+        let (units, crds) = stored_state(4);
+        let changed = at(1, units, Some(&first));
+        changed.v2();
+        assert_eq!(read(&crds), [2]);
+        v3(&changed, "apis/a.example.com/v1");
+        assert_eq!(read(&crds), [0, 1, 2]);
+        v3(&changed, "apis/b.example.com/v1");
+        assert_eq!(read(&crds), [0, 1, 2], "group b's document is kept");
+        assert_same(&changed, &build(state(4, None), None));
+    }
+
+    #[test]
     fn what_a_state_was_never_asked_for_it_carries_from_the_state_before() {
         // /openapi/v2 alone, then a state (kind 2 changed) where only the v3 index is
         // asked for, then the same state found again, where /openapi/v2 is.
         let first = at(10, state(10, None), None);
         first.v2();
-        let changed = at(20, known_to(&first, state(4, None)), Some(&first));
-        let read: Vec<&str> = changed
-            .groups
-            .values()
-            .flat_map(|g| &g.group.kinds)
-            .filter(|u| u.source.is_some())
-            .map(|u| u.fingerprint.as_str())
-            .collect();
-        assert_eq!(read.len(), 6, "no v3 document was written before: every kind is read");
+        let changed = at(20, state(4, None), Some(&first));
         changed.v3_index();
-        let again = at(30, known_to(&changed, state(4, None)), Some(&changed));
+        let again = at(30, state(4, None), Some(&changed));
         assert_eq!(written(&again), 1, "the parts /openapi/v2 wrote two states before are reused");
         assert_same(&again, &build(state(4, None), None));
         assert_eq!(again.v2().doc.last_modified.as_second(), 30, "its bytes changed when it was not written");
@@ -637,8 +656,8 @@ pub(super) mod tests {
 
         // The same bytes written again keep the Last-Modified of the last time they were
         // written, however many states passed in between.
-        let unasked = at(40, known_to(&again, state(4, None)), Some(&again));
-        let later = at(50, known_to(&unasked, state(4, None)), Some(&unasked));
+        let unasked = at(40, state(4, None), Some(&again));
+        let later = at(50, state(4, None), Some(&unasked));
         assert_eq!(written(&later), 0);
         assert_eq!(later.v2().doc.last_modified.as_second(), 30);
         let reverted = at(60, state(10, None), Some(&later));

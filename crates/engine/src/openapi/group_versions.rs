@@ -97,11 +97,11 @@ pub fn group(units: Vec<Unit>) -> BTreeMap<String, Group> {
     groups
 }
 
-/// The document of `group`, written from all its kinds' sources (a kind without one is
-/// left out: [`Documents`](super::documents::Documents) gives one to every kind of a
-/// group-version whose document it does not keep).
+/// The document of `group`, written from all its kinds' sources (a kind whose CRD does not
+/// read is left out).
 pub fn write_doc(group: &Group) -> Written {
-    let mut shares: Vec<V3Share> = group.kinds.iter().filter_map(|u| u.source.as_ref()).map(parts::v3_share).collect();
+    let sources = group.kinds.iter().filter_map(|u| u.source.get());
+    let mut shares: Vec<V3Share> = sources.map(|s| parts::v3_share(&s)).collect();
     shares.push(V3Share::of_routes(&group.discovery, &OwnDefinitions::new()));
     let (title, version) = title(group);
     write(title, version, &shares)
@@ -153,6 +153,9 @@ mod tests {
     use super::*;
     use crate::openapi::compressed::{Deflated, GzipWriter};
     use crate::openapi::documents::tests::{namespaces, unit};
+    use crate::openapi::sources::{SourceOf, StoredCrd};
+    use bytes::Bytes;
+    use std::sync::Arc;
 
     /// The document as it was held before it became one stream: every member compressed
     /// on its own, glued.
@@ -181,8 +184,8 @@ mod tests {
     fn a_document_as_one_stream_reads_as_member_by_member() {
         let units = vec![namespaces(), unit("a.example.com", 0, 10), unit("a.example.com", 1, 10)];
         for (gv, group) in group(units) {
-            let sources = group.kinds.iter().filter_map(|u| u.source.as_ref());
-            let mut shares: Vec<V3Share> = sources.map(parts::v3_share).collect();
+            let sources = group.kinds.iter().filter_map(|u| u.source.get());
+            let mut shares: Vec<V3Share> = sources.map(|s| parts::v3_share(&s)).collect();
             shares.push(V3Share::of_routes(&group.discovery, &OwnDefinitions::new()));
             let stream = write_doc(&group);
             let (title, version) = title(&group);
@@ -202,9 +205,10 @@ mod tests {
     }
 
     #[test]
-    fn a_kind_without_a_source_cannot_be_written_again_and_is_left_out() {
+    fn a_kind_whose_crd_does_not_read_is_left_out() {
         let mut units = vec![unit("a.example.com", 0, 10), unit("a.example.com", 1, 10)];
-        units[0].source = None;
+        let crd = Arc::new(StoredCrd::new(Bytes::from_static(b"{not JSON")));
+        units[0].source = SourceOf::Stored { crd, version: "v1".into(), verbs: Vec::new() };
         let groups = group(units);
         let doc = write_doc(&groups["apis/a.example.com/v1"]);
         let text: serde_json::Value = serde_json::from_slice(&doc.gzip.text()).expect("JSON");

@@ -101,9 +101,7 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
     }
     let index = CrdIndex::new(&page.items, previous.as_ref().map(|c| c.index.as_ref()));
     let old = previous.as_ref().map(|c| c.docs.as_ref());
-    let units = sources::units(&kinds, &page.items, &index, &engine.kinds().custom_names(), |gv, fingerprints| {
-        old.is_some_and(|d| d.keeps(gv, fingerprints))
-    });
+    let units = sources::units(&kinds, &page.items, &index, &engine.kinds().custom_names());
     let (major, minor) = crate::KUBERNETES_API_LEVEL;
     let docs = Arc::new(Documents::new(units, &format!("{major}.{minor}.0"), engine.now(), old));
     drop(previous);

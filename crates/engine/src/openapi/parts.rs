@@ -301,7 +301,7 @@ mod tests {
 
     #[test]
     fn kinds_share_one_compressed_copy_of_each_shared_parameter() {
-        let of = |group: &str, n: usize| of_source(unit(group, n, 10).source.as_ref().expect("a source"));
+        let of = |group: &str, n: usize| of_source(&unit(group, n, 10).source.get().expect("a source"));
         let (a, b) = (of("a.example.com", 0), of("b.example.com", 1));
         let by_key: HashMap<&str, &Member> = a.v2_parameters.iter().map(|m| (m.key.as_str(), m)).collect();
         let mut shared = 0;

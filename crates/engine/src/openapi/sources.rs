@@ -11,10 +11,12 @@ use super::routes::{Flavor, KindSpec};
 use super::summary;
 use crate::kinds::ServedKind;
 use crate::store::{KeyValue, Revision};
+use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
 
 /// What deciding which CRD serves a kind reads of a CRD.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -96,62 +98,83 @@ fn owners<'a>(crds: &'a [KeyValue], index: &'a CrdIndex) -> HashMap<(&'a str, &'
 }
 
 /// Every served kind as a unit of the documents: custom when an established CRD serves it.
-/// Sources are built only for the kinds of the group-versions whose v3 document `kept`
-/// does not keep (given the group-version path and its kinds' fingerprints in order): such
-/// a document is written again from all its kinds. A kind the routing table still has for a
-/// CRD that has just left the store is left out until the table catches up.
-pub fn units(
-    kinds: &[ServedKind],
-    crds: &[KeyValue],
-    index: &CrdIndex,
-    served_by_crds: &[String],
-    kept: impl Fn(&str, &[&str]) -> bool,
-) -> Vec<Unit> {
+/// A kind the routing table still has for a CRD that has just left the store is left out
+/// until the table catches up.
+pub fn units(kinds: &[ServedKind], crds: &[KeyValue], index: &CrdIndex, served_by_crds: &[String]) -> Vec<Unit> {
     let owners = owners(crds, index);
     let served_by_crds: HashSet<&str> = served_by_crds.iter().map(String::as_str).collect();
-    // First what each kind is and where its source would come from, then which
-    // group-versions need sources at all.
-    let found: Vec<(&ServedKind, Option<&KeyValue>, Unit)> = kinds
+    let mut stored: HashMap<&str, Arc<StoredCrd>> = HashMap::new();
+    kinds
         .iter()
         .filter_map(|k| {
             let info = k.info();
-            let (crd, fingerprint, flavor) =
+            let (fingerprint, flavor, source) =
                 match owners.get(&(info.group.as_str(), info.plural.as_str(), info.version.as_str())) {
-                    Some(kv) => (Some(*kv), format!("{}@{}#{}", kv.key, kv.mod_revision, summary(k)), Flavor::Custom),
+                    Some(kv) => {
+                        let crd =
+                            stored.entry(kv.key.as_str()).or_insert_with(|| Arc::new(StoredCrd::new(kv.value.clone())));
+                        let source = SourceOf::Stored {
+                            crd: Arc::clone(crd),
+                            version: info.version.clone(),
+                            verbs: k.verbs.clone(),
+                        };
+                        (format!("{}@{}#{}", kv.key, kv.mod_revision, summary(k)), Flavor::Custom, source)
+                    }
                     None if served_by_crds.contains(format!("{}.{}", info.plural, info.group).as_str()) => {
                         return None;
                     }
-                    None => (None, format!("built-in#{}", summary(k)), Flavor::BuiltIn),
+                    None => (
+                        format!("built-in#{}", summary(k)),
+                        Flavor::BuiltIn,
+                        SourceOf::Given(Box::new(builtin_source(k))),
+                    ),
                 };
-            let unit =
-                Unit { fingerprint, group: info.group.clone(), version: info.version.clone(), flavor, source: None };
-            Some((k, crd, unit))
+            Some(Unit { fingerprint, group: info.group.clone(), version: info.version.clone(), flavor, source })
         })
-        .collect();
-    let mut by_group_version: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-    for (_, _, unit) in &found {
-        by_group_version.entry(unit.group_version_path()).or_default().push(&unit.fingerprint);
-    }
-    let needed: HashSet<String> =
-        by_group_version.into_iter().filter(|(gv, kinds)| !kept(gv, kinds)).map(|(gv, _)| gv).collect();
+        .collect()
+}
 
-    // Read once per CRD, however many of its versions need it.
-    let mut decoded: HashMap<&str, Option<Head>> = HashMap::new();
-    let mut out = Vec::with_capacity(found.len());
-    for (k, crd, mut unit) in found {
-        if needed.contains(&unit.group_version_path()) {
-            unit.source = match crd {
-                Some(kv) => {
-                    let head = decoded.entry(kv.key.as_str()).or_insert_with(|| serde_json::from_slice(&kv.value).ok());
-                    let Some(head) = head else { continue };
-                    Some(custom_source(k, kv, head))
-                }
-                None => Some(builtin_source(k)),
-            };
+/// What a served kind's part and v3 share are written from: given (a built-in kind's), or
+/// read from its stored CRD when a document first needs it, so that a state reads only
+/// the CRDs of the kinds whose documents it writes (reading all 2,000 CRDs of a large set
+/// for one more was a third of `/openapi/v2`'s rebuild).
+#[derive(Debug, Clone)]
+pub enum SourceOf {
+    Given(Box<Source>),
+    Stored { crd: Arc<StoredCrd>, version: String, verbs: Vec<&'static str> },
+}
+
+impl SourceOf {
+    /// The source; `None` for a stored CRD that does not read as one.
+    pub fn get(&self) -> Option<Cow<'_, Source>> {
+        match self {
+            SourceOf::Given(source) => Some(Cow::Borrowed(source.as_ref())),
+            SourceOf::Stored { crd, version, verbs } => {
+                let head = crd.head.get_or_init(|| serde_json::from_slice(&crd.value).ok()).as_ref()?;
+                Some(Cow::Owned(custom_source(version, verbs, &crd.value, head)))
+            }
         }
-        out.push(unit);
     }
-    out
+}
+
+/// A stored CRD's bytes (shared with the store's), read once however many of its served
+/// versions need it.
+#[derive(Debug)]
+pub struct StoredCrd {
+    value: Bytes,
+    head: OnceLock<Option<Head>>,
+}
+
+impl StoredCrd {
+    pub fn new(value: Bytes) -> StoredCrd {
+        StoredCrd { value, head: OnceLock::new() }
+    }
+
+    /// Whether a document has read it.
+    #[cfg(test)]
+    pub fn read(&self) -> bool {
+        self.head.get().is_some()
+    }
 }
 
 /// What a kind's source reads of its CRD: all but the schemas, which are skipped here and
@@ -216,19 +239,18 @@ struct HeadSubresources {
     scale: Option<IgnoredAny>,
 }
 
-fn custom_source(k: &ServedKind, kv: &KeyValue, crd: &Head) -> Source {
-    let info = k.info();
+fn custom_source(served: &str, verbs: &[&'static str], value: &Bytes, crd: &Head) -> Source {
     let names = &crd.spec.names;
     let list_kind = names.list_kind.clone().unwrap_or_else(|| format!("{}List", names.kind));
-    let version = crd.spec.versions.iter().find(|v| v.name == info.version);
+    let version = crd.spec.versions.iter().find(|v| v.name == served);
     let has_schema = version.and_then(|v| v.schema.as_ref()).is_some_and(|s| s.open_api_v3_schema.is_some());
     let crd_version = CrdVersion {
         group: crd.spec.group.clone(),
-        version: info.version.clone(),
+        version: served.to_string(),
         kind: names.kind.clone(),
         list_kind: list_kind.clone(),
         plural: names.plural.clone(),
-        schema: has_schema.then(|| Schema::Stored(kv.value.clone())),
+        schema: has_schema.then(|| Schema::Stored(value.clone())),
         selectable_fields: version
             .and_then(|v| v.selectable_fields.as_ref())
             .map(|fs| fs.iter().map(|f| f.json_path.clone()).collect())
@@ -237,16 +259,16 @@ fn custom_source(k: &ServedKind, kv: &KeyValue, crd: &Head) -> Source {
     let subresources = version.and_then(|v| v.subresources.as_ref());
     let spec = KindSpec {
         group: crd.spec.group.clone(),
-        version: info.version.clone(),
+        version: served.to_string(),
         kind: names.kind.clone(),
         plural: names.plural.clone(),
         namespaced: crd.spec.scope == "Namespaced",
         status: subresources.is_some_and(|s| s.status.is_some()),
         scale: subresources.is_some_and(|s| s.scale.is_some()),
-        verbs: k.verbs.clone(),
+        verbs: verbs.to_vec(),
         flavor: Flavor::Custom,
-        definition: crd_schema::definition_name(&crd.spec.group, &info.version, &names.kind),
-        list_definition: crd_schema::definition_name(&crd.spec.group, &info.version, &list_kind),
+        definition: crd_schema::definition_name(&crd.spec.group, served, &names.kind),
+        list_definition: crd_schema::definition_name(&crd.spec.group, served, &list_kind),
     };
     Source { spec, crd: Some(crd_version) }
 }
