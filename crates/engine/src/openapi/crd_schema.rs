@@ -369,8 +369,12 @@ impl Writer {
 
         let mut first = true;
         self.out.push('{');
-        for key in plain_fields() {
-            if (*key == "type" && drop_type) || (*key == "nullable" && drop_nullable) {
+        // The plain fields the node has, in kube-openapi's order: a node has a few of the
+        // twenty there are, and looking each of those up was a tenth of a build.
+        let mut plain: Vec<(usize, &str)> = m.keys().filter_map(|k| Some((plain_rank(k)?, k.as_str()))).collect();
+        plain.sort_unstable();
+        for (_, key) in plain {
+            if (key == "type" && drop_type) || (key == "nullable" && drop_nullable) {
                 continue;
             }
             self.kept(&mut first, m, key);
@@ -582,13 +586,15 @@ impl Writer {
     }
 }
 
-/// The plain fields a structural schema keeps, in kube-openapi's order (those before
-/// `required`), found once.
-fn plain_fields() -> &'static [&'static str] {
-    static FIELDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    FIELDS.get_or_init(|| {
-        FIELD_ORDER.iter().take_while(|k| **k != "required").filter(|k| KEPT.contains(*k)).copied().collect()
-    })
+/// Where `key` comes among the plain fields a structural schema keeps, in kube-openapi's
+/// order (those before `required`); `None` for any other field.
+fn plain_rank(key: &str) -> Option<usize> {
+    static RANKS: std::sync::OnceLock<std::collections::HashMap<&'static str, usize>> = std::sync::OnceLock::new();
+    let ranks = RANKS.get_or_init(|| {
+        let plain = FIELD_ORDER.iter().take_while(|k| **k != "required").filter(|k| KEPT.contains(*k));
+        plain.enumerate().map(|(rank, k)| (*k, rank)).collect()
+    });
+    ranks.get(key).copied()
 }
 
 /// Whether a junctor's schemas are, as a structural schema keeps them, exactly
