@@ -77,16 +77,17 @@ pub async fn serve_v3_document(State(engine): State<Arc<Engine>>, uri: Uri, head
         Ok(d) => d,
         Err(e) => return super::error_response(&e),
     };
-    let gv = uri.path().trim_start_matches("/openapi/v3/").to_string();
+    let gv = uri.path().trim_start_matches("/openapi/v3/");
     let acceptable = negotiate(&headers, &[(JSON, Repr::Json)]).is_some();
-    let doc = match acceptable {
-        true => match written(docs, move |d| d.v3(&gv).cloned()).await {
+    let doc = if acceptable {
+        let wanted = gv.to_string();
+        match written(docs, move |d| d.v3(&wanted).cloned()).await {
             Ok(doc) => doc,
             Err(e) => return super::error_response(&e),
-        },
-        false => None,
+        }
+    } else {
+        None
     };
-    let gv = uri.path().trim_start_matches("/openapi/v3/");
     let mut res = match (acceptable, doc) {
         (false, _) => empty(StatusCode::NOT_ACCEPTABLE),
         (true, None) => plain_not_found(),
