@@ -17,6 +17,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSche
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::sync::{Arc, OnceLock};
 
 pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 pub const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
@@ -89,8 +90,10 @@ pub struct CrdVersion {
 pub enum Schema {
     /// The stored CRD's bytes: the schema is read when the version's definitions are
     /// written, on a writer thread, and dropped after — holding the schemas of thousands of
-    /// CRDs as `serde_json` trees at once cost several times their JSON.
-    Stored(Bytes),
+    /// CRDs as `serde_json` trees at once cost several times their JSON. Whether it is
+    /// structural is found the first time and kept in `structural`, shared by every
+    /// document written from this revision of the CRD.
+    Stored { crd: Bytes, structural: Arc<OnceLock<bool>> },
 }
 
 #[cfg(test)]
@@ -98,20 +101,21 @@ impl Schema {
     /// A CRD holding only `schema` as version `version`'s.
     pub fn of(version: &str, schema: &Value) -> Schema {
         let crd = json!({"spec": {"versions": [{"name": version, "schema": {"openAPIV3Schema": schema}}]}});
-        Schema::Stored(Bytes::from(crd.to_string()))
+        Schema::Stored { crd: Bytes::from(crd.to_string()), structural: Arc::default() }
     }
 }
 
 impl CrdVersion {
     /// The version's `openAPIV3Schema`, when it has a structural one.
     pub fn schema(&self) -> Option<Value> {
-        let Schema::Stored(crd) = self.schema.as_ref()?;
+        let Schema::Stored { crd, structural } = self.schema.as_ref()?;
         let stored: StoredCrd = serde_json::from_slice(crd).ok()?;
         let version = stored.spec.versions.iter().find(|v| v.name == self.version)?;
         let raw = version.schema.as_ref()?.open_api_v3_schema?;
         let schema: Value = serde_json::from_str(raw.get()).ok()?;
-        let typed = JSONSchemaProps::deserialize(&schema).ok()?;
-        is_structural(&typed).then_some(schema)
+        let structural =
+            *structural.get_or_init(|| JSONSchemaProps::deserialize(&schema).is_ok_and(|typed| is_structural(&typed)));
+        structural.then_some(schema)
     }
 }
 

@@ -374,7 +374,7 @@ pub(super) mod tests {
     use crate::openapi::crd_schema::{CrdVersion, definition_name};
     use crate::openapi::parts::Source;
     use crate::openapi::routes::KindSpec;
-    use crate::openapi::sources::StoredCrd;
+    use crate::openapi::sources::CrdAtRevision;
     use serde_json::json;
 
     /// A served kind: CRD kind `n` of `group` whose `spec.size` allows at most `max`, or
@@ -441,7 +441,7 @@ pub(super) mod tests {
 
     /// `unit(group, n, max)` as a stored CRD serves it: its source is read from the CRD's
     /// bytes when first needed.
-    fn stored(group: &str, n: usize, max: u64) -> (Unit, Arc<StoredCrd>) {
+    fn stored(group: &str, n: usize, max: u64) -> (Unit, Arc<CrdAtRevision>) {
         let given = unit(group, n, max);
         let SourceOf::Given(source) = &given.source else { unreachable!("a given source") };
         let spec = &source.spec;
@@ -456,7 +456,7 @@ pub(super) mod tests {
                 "subresources": if spec.status { json!({"status": {}}) } else { json!({}) },
             }],
         }});
-        let crd = Arc::new(StoredCrd::new(Bytes::from(crd.to_string())));
+        let crd = Arc::new(CrdAtRevision::new(Bytes::from(crd.to_string())));
         let source = SourceOf::Stored { crd: Arc::clone(&crd), version: "v1".into(), verbs: spec.verbs.clone() };
         (Unit { source, ..given }, crd)
     }
@@ -474,8 +474,8 @@ pub(super) mod tests {
     }
 
     /// `state`'s units served by stored CRDs, and the CRDs.
-    fn stored_state(max: u64) -> (Vec<Unit>, Vec<Arc<StoredCrd>>) {
-        let (custom, crds): (Vec<Unit>, Vec<Arc<StoredCrd>>) =
+    fn stored_state(max: u64) -> (Vec<Unit>, Vec<Arc<CrdAtRevision>>) {
+        let (custom, crds): (Vec<Unit>, Vec<Arc<CrdAtRevision>>) =
             (0..5).map(|n| stored(group_of(n), n, if n == 2 { max } else { 10 })).unzip();
         (std::iter::once(namespaces()).chain(custom).collect(), crds)
     }
@@ -509,7 +509,7 @@ pub(super) mod tests {
     }
 
     /// Which of `crds` (kinds 0..5) have been read.
-    fn read(crds: &[Arc<StoredCrd>]) -> Vec<usize> {
+    fn read(crds: &[Arc<CrdAtRevision>]) -> Vec<usize> {
         (0..crds.len()).filter(|n| crds[*n].read()).collect()
     }
 
@@ -636,6 +636,23 @@ pub(super) mod tests {
         v3(&changed, "apis/b.example.com/v1");
         assert_eq!(read(&crds), [0, 1, 2], "group b's document is kept");
         assert_same(&changed, &build(state(4, None), None));
+    }
+
+    #[test]
+    fn whether_a_schema_is_structural_is_found_once_for_every_document() {
+        let kind0 = "com.example.a.v1.Kind0";
+        let (unit, crd) = stored("a.example.com", 0, 10);
+        let docs = at(0, vec![unit], None);
+        assert!(json(&docs.v2().doc)["definitions"][kind0]["properties"].get("spec").is_some());
+        assert_eq!(crd.structural("v1").get(), Some(&true), "kept for the CRD's revision");
+
+        // Another document of the revision takes it as found: found not structural, the
+        // schema is published as kube publishes such a one, without its properties.
+        let (unit, crd) = stored("a.example.com", 0, 10);
+        crd.structural("v1").set(false).expect("not found yet");
+        let docs = at(0, vec![unit], None);
+        let schema = &json(v3(&docs, "apis/a.example.com/v1"))["components"]["schemas"][kind0];
+        assert!(schema.get("properties").is_none(), "{schema}");
     }
 
     #[test]

@@ -153,7 +153,7 @@ mod tests {
     use super::*;
     use crate::openapi::compressed::{Deflated, GzipWriter};
     use crate::openapi::documents::tests::{namespaces, unit};
-    use crate::openapi::sources::{SourceOf, StoredCrd};
+    use crate::openapi::sources::{CrdAtRevision, SourceOf};
     use bytes::Bytes;
     use std::sync::Arc;
 
@@ -207,7 +207,7 @@ mod tests {
     #[test]
     fn a_kind_whose_crd_does_not_read_is_left_out() {
         let mut units = vec![unit("a.example.com", 0, 10), unit("a.example.com", 1, 10)];
-        let crd = Arc::new(StoredCrd::new(Bytes::from_static(b"{not JSON")));
+        let crd = Arc::new(CrdAtRevision::new(Bytes::from_static(b"{not JSON")));
         units[0].source = SourceOf::Stored { crd, version: "v1".into(), verbs: Vec::new() };
         let groups = group(units);
         let doc = write_doc(&groups["apis/a.example.com/v1"]);

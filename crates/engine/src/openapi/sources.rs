@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What deciding which CRD serves a kind reads of a CRD.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -55,25 +55,38 @@ struct AcceptedNames {
     plural: String,
 }
 
-/// The stored CRDs' names by key, each read at its revision: a build reads again only the
-/// CRDs written since the last one (reading all 2,000 of a large set is most of a build).
+/// The stored CRDs by key, each at its revision with what has been read of it: its names
+/// when the index is made, its head and whether its schemas are structural when a document
+/// first needs them. A build reads again only the CRDs written since the last one (reading
+/// all 2,000 of a large set is most of a build).
 #[derive(Debug, Default)]
 pub struct CrdIndex {
-    by_key: HashMap<String, (Revision, Arc<Names>)>,
+    by_key: HashMap<String, Indexed>,
+}
+
+#[derive(Debug)]
+struct Indexed {
+    revision: Revision,
+    names: Arc<Names>,
+    crd: Arc<CrdAtRevision>,
 }
 
 impl CrdIndex {
-    /// The names of `crds`, from `previous` where a CRD is unchanged since.
+    /// The index of `crds`, from `previous` where a CRD is unchanged since.
     pub fn new(crds: &[KeyValue], previous: Option<&CrdIndex>) -> CrdIndex {
         let by_key = crds
             .iter()
             .filter_map(|kv| {
-                let known = previous.and_then(|p| p.by_key.get(&kv.key)).filter(|(rev, _)| *rev == kv.mod_revision);
-                let names = match known {
-                    Some((_, names)) => Arc::clone(names),
-                    None => Arc::new(serde_json::from_slice::<Names>(&kv.value).ok()?),
+                let known = previous.and_then(|p| p.by_key.get(&kv.key)).filter(|i| i.revision == kv.mod_revision);
+                let indexed = match known {
+                    Some(i) => Indexed { revision: i.revision, names: Arc::clone(&i.names), crd: Arc::clone(&i.crd) },
+                    None => Indexed {
+                        revision: kv.mod_revision,
+                        names: Arc::new(serde_json::from_slice::<Names>(&kv.value).ok()?),
+                        crd: Arc::new(CrdAtRevision::new(kv.value.clone())),
+                    },
                 };
-                Some((kv.key.clone(), (kv.mod_revision, names)))
+                Some((kv.key.clone(), indexed))
             })
             .collect();
         CrdIndex { by_key }
@@ -85,7 +98,7 @@ impl CrdIndex {
 fn owners<'a>(crds: &'a [KeyValue], index: &'a CrdIndex) -> HashMap<(&'a str, &'a str, &'a str), &'a KeyValue> {
     let mut owners = HashMap::new();
     for kv in crds {
-        let Some((_, names)) = index.by_key.get(&kv.key) else { continue };
+        let Some(Indexed { names, .. }) = index.by_key.get(&kv.key) else { continue };
         let Some(plural) = names.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.as_str())
         else {
             continue;
@@ -103,7 +116,6 @@ fn owners<'a>(crds: &'a [KeyValue], index: &'a CrdIndex) -> HashMap<(&'a str, &'
 pub fn units(kinds: &[ServedKind], crds: &[KeyValue], index: &CrdIndex, served_by_crds: &[String]) -> Vec<Unit> {
     let owners = owners(crds, index);
     let served_by_crds: HashSet<&str> = served_by_crds.iter().map(String::as_str).collect();
-    let mut stored: HashMap<&str, Arc<StoredCrd>> = HashMap::new();
     kinds
         .iter()
         .filter_map(|k| {
@@ -111,8 +123,8 @@ pub fn units(kinds: &[ServedKind], crds: &[KeyValue], index: &CrdIndex, served_b
             let (fingerprint, flavor, source) =
                 match owners.get(&(info.group.as_str(), info.plural.as_str(), info.version.as_str())) {
                     Some(kv) => {
-                        let crd =
-                            stored.entry(kv.key.as_str()).or_insert_with(|| Arc::new(StoredCrd::new(kv.value.clone())));
+                        // An owner is always indexed.
+                        let crd = &index.by_key.get(&kv.key)?.crd;
                         let source = SourceOf::Stored {
                             crd: Arc::clone(crd),
                             version: info.version.clone(),
@@ -141,7 +153,7 @@ pub fn units(kinds: &[ServedKind], crds: &[KeyValue], index: &CrdIndex, served_b
 #[derive(Debug, Clone)]
 pub enum SourceOf {
     Given(Box<Source>),
-    Stored { crd: Arc<StoredCrd>, version: String, verbs: Vec<&'static str> },
+    Stored { crd: Arc<CrdAtRevision>, version: String, verbs: Vec<&'static str> },
 }
 
 impl SourceOf {
@@ -151,23 +163,32 @@ impl SourceOf {
             SourceOf::Given(source) => Some(Cow::Borrowed(source.as_ref())),
             SourceOf::Stored { crd, version, verbs } => {
                 let head = crd.head.get_or_init(|| serde_json::from_slice(&crd.value).ok()).as_ref()?;
-                Some(Cow::Owned(custom_source(version, verbs, &crd.value, head)))
+                Some(Cow::Owned(custom_source(version, verbs, crd, head)))
             }
         }
     }
 }
 
-/// A stored CRD's bytes (shared with the store's), read once however many of its served
-/// versions need it.
+/// A stored CRD at one revision: its bytes (shared with the store's) and what documents
+/// have read of them, kept while the CRD does not change: its head, read once however many
+/// of its served versions need it, and whether each version's schema is structural (which
+/// types the whole schema: a sixth of writing a definition), found once for every document.
 #[derive(Debug)]
-pub struct StoredCrd {
+pub struct CrdAtRevision {
     value: Bytes,
     head: OnceLock<Option<Head>>,
+    structural: Mutex<HashMap<String, Arc<OnceLock<bool>>>>,
 }
 
-impl StoredCrd {
-    pub fn new(value: Bytes) -> StoredCrd {
-        StoredCrd { value, head: OnceLock::new() }
+impl CrdAtRevision {
+    pub fn new(value: Bytes) -> CrdAtRevision {
+        CrdAtRevision { value, head: OnceLock::new(), structural: Mutex::default() }
+    }
+
+    /// Where whether `version`'s schema is structural is kept.
+    pub(super) fn structural(&self, version: &str) -> Arc<OnceLock<bool>> {
+        let mut by_version = self.structural.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(by_version.entry(version.to_string()).or_default())
     }
 
     /// Whether a document has read it.
@@ -239,7 +260,7 @@ struct HeadSubresources {
     scale: Option<IgnoredAny>,
 }
 
-fn custom_source(served: &str, verbs: &[&'static str], value: &Bytes, crd: &Head) -> Source {
+fn custom_source(served: &str, verbs: &[&'static str], stored: &CrdAtRevision, crd: &Head) -> Source {
     let names = &crd.spec.names;
     let list_kind = names.list_kind.clone().unwrap_or_else(|| format!("{}List", names.kind));
     let version = crd.spec.versions.iter().find(|v| v.name == served);
@@ -250,7 +271,7 @@ fn custom_source(served: &str, verbs: &[&'static str], value: &Bytes, crd: &Head
         kind: names.kind.clone(),
         list_kind: list_kind.clone(),
         plural: names.plural.clone(),
-        schema: has_schema.then(|| Schema::Stored(value.clone())),
+        schema: has_schema.then(|| Schema::Stored { crd: stored.value.clone(), structural: stored.structural(served) }),
         selectable_fields: version
             .and_then(|v| v.selectable_fields.as_ref())
             .map(|fs| fs.iter().map(|f| f.json_path.clone()).collect())
@@ -297,4 +318,29 @@ fn builtin_source(k: &ServedKind) -> Source {
         list_definition,
     };
     Source { spec, crd: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_unchanged_crd_keeps_what_was_read_of_it() {
+        let key = "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com";
+        let crd = json!({"spec": {"group": "example.com", "versions": [{"name": "v1", "served": true}]}});
+        let at = |revision| KeyValue {
+            key: key.into(),
+            value: Bytes::from(crd.to_string()),
+            create_revision: 1,
+            mod_revision: revision,
+        };
+        let first = CrdIndex::new(&[at(1)], None);
+        first.by_key[key].crd.structural("v1").set(true).expect("not found yet");
+        let again = CrdIndex::new(&[at(1)], Some(&first));
+        assert!(Arc::ptr_eq(&first.by_key[key].crd, &again.by_key[key].crd));
+        assert_eq!(again.by_key[key].crd.structural("v1").get(), Some(&true), "found once for the revision");
+        let changed = CrdIndex::new(&[at(2)], Some(&again));
+        assert_eq!(changed.by_key[key].crd.structural("v1").get(), None, "a new revision is read again");
+    }
 }
