@@ -34,16 +34,21 @@ pub async fn serve_v2(State(engine): State<Arc<Engine>>, headers: HeaderMap) -> 
         Err(e) => return super::error_response(&e),
     };
     let offers = [(JSON, Repr::Json), (PROTOBUF_V2_DEPRECATED, Repr::Protobuf), (PROTOBUF_V2, Repr::Protobuf)];
-    let written = match negotiate(&headers, &offers) {
-        Some(Repr::Json) => written(docs, |d| Some((d.v2().doc.clone(), d.v2().doc.body.clone(), JSON))).await,
-        // Derived from the JSON the first time: seconds of work for a large set.
-        Some(Repr::Protobuf) => written(docs, |d| Some((d.v2().doc.clone(), d.v2_protobuf(), PROTOBUF_V2))).await,
-        None => Ok(None),
-    };
-    let mut res = match written {
-        Ok(Some((doc, body, media_type))) => content(&headers, &doc, body, media_type, Gzip::Accepted),
-        Ok(None) => empty(StatusCode::NOT_ACCEPTABLE),
-        Err(e) => super::error_response(&e),
+    let mut res = match negotiate(&headers, &offers) {
+        None => empty(StatusCode::NOT_ACCEPTABLE),
+        Some(repr) => {
+            let v2 = written(docs, move |d| {
+                let doc = d.v2().doc.clone();
+                // Protobuf is derived from the JSON the first time: seconds of work for a large set.
+                let body = if repr == Repr::Json { doc.body.clone() } else { d.v2_protobuf() };
+                (doc, body)
+            });
+            let media_type = if repr == Repr::Json { JSON } else { PROTOBUF_V2 };
+            match v2.await {
+                Ok((doc, body)) => content(&headers, &doc, body, media_type, Gzip::Accepted),
+                Err(e) => super::error_response(&e),
+            }
+        }
     };
     // The gzip handler in front of kube's v2 handler varies on the encoding too.
     let h = res.headers_mut();
@@ -78,42 +83,43 @@ pub async fn serve_v3_document(State(engine): State<Arc<Engine>>, uri: Uri, head
         Err(e) => return super::error_response(&e),
     };
     let gv = uri.path().trim_start_matches("/openapi/v3/");
-    let acceptable = negotiate(&headers, &[(JSON, Repr::Json)]).is_some();
-    let doc = if acceptable {
+    let mut res = if negotiate(&headers, &[(JSON, Repr::Json)]).is_none() {
+        empty(StatusCode::NOT_ACCEPTABLE)
+    } else {
         let wanted = gv.to_string();
         match written(docs, move |d| d.v3(&wanted).cloned()).await {
-            Ok(doc) => doc,
             Err(e) => return super::error_response(&e),
+            Ok(None) => plain_not_found(),
+            Ok(Some(doc)) => v3_answer(&headers, &uri, gv, &doc, engine.now()),
         }
-    } else {
-        None
-    };
-    let mut res = match (acceptable, doc) {
-        (false, _) => empty(StatusCode::NOT_ACCEPTABLE),
-        (true, None) => plain_not_found(),
-        (true, Some(doc)) => match hash_query(&uri) {
-            // kube-openapi has set the document's type and ETag before it redirects, so Go's
-            // `http.Redirect` writes no body.
-            Some(hash) if hash != doc.etag => {
-                let mut res = empty(StatusCode::MOVED_PERMANENTLY);
-                let h = res.headers_mut();
-                insert(h, header::LOCATION, &format!("/openapi/v3/{gv}?hash={}", doc.etag));
-                h.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
-                insert(h, header::ETAG, &format!("\"{}\"", doc.etag));
-                res
-            }
-            Some(_) => {
-                let mut res = content(&headers, &doc, doc.body.clone(), JSON, Gzip::Never);
-                let h = res.headers_mut();
-                h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, immutable"));
-                insert(h, header::EXPIRES, &expires(engine.now()));
-                res
-            }
-            None => content(&headers, &doc, doc.body.clone(), JSON, Gzip::Never),
-        },
     };
     res.headers_mut().append(header::VARY, HeaderValue::from_static("Accept"));
     res
+}
+
+/// A group-version's document: redirected to its current hash when asked for another,
+/// immutable when asked for by its hash.
+fn v3_answer(headers: &HeaderMap, uri: &Uri, gv: &str, doc: &Doc, now: Timestamp) -> Response {
+    match hash_query(uri) {
+        // kube-openapi has set the document's type and ETag before it redirects, so Go's
+        // `http.Redirect` writes no body.
+        Some(hash) if hash != doc.etag => {
+            let mut res = empty(StatusCode::MOVED_PERMANENTLY);
+            let h = res.headers_mut();
+            insert(h, header::LOCATION, &format!("/openapi/v3/{gv}?hash={}", doc.etag));
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+            insert(h, header::ETAG, &format!("\"{}\"", doc.etag));
+            res
+        }
+        Some(_) => {
+            let mut res = content(headers, doc, doc.body.clone(), JSON, Gzip::Never);
+            let h = res.headers_mut();
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, immutable"));
+            insert(h, header::EXPIRES, &expires(now));
+            res
+        }
+        None => content(headers, doc, doc.body.clone(), JSON, Gzip::Never),
+    }
 }
 
 /// `f` of the documents, off the async workers: the first answer of a document writes it

@@ -21,15 +21,25 @@ pub fn builtin() -> &'static Definitions {
     DEFS.get_or_init(|| serde_json::from_str(DATA).unwrap_or_default())
 }
 
-/// The definition marked with `x-kubernetes-group-version-kind` = this kind.
-pub fn find_kind(defs: &Definitions, group: &str, version: &str, kind: &str) -> Option<String> {
-    defs.iter()
-        .find(|(_, d)| {
-            d.get("x-kubernetes-group-version-kind").and_then(Value::as_array).is_some_and(|gvks| {
-                gvks.iter().any(|g| g["group"] == group && g["version"] == version && g["kind"] == kind)
-            })
-        })
-        .map(|(name, _)| name.clone())
+/// The built-in definition marked with `x-kubernetes-group-version-kind` = this kind (the
+/// first by name), from an index made once: every new state of the served kinds asks for
+/// each built-in kind's.
+pub fn find_kind(group: &str, version: &str, kind: &str) -> Option<String> {
+    static BY_KIND: OnceLock<HashMap<(String, String, String), String>> = OnceLock::new();
+    let by_kind = BY_KIND.get_or_init(|| {
+        let mut by_kind = HashMap::new();
+        for (name, def) in builtin() {
+            let gvks = def.get("x-kubernetes-group-version-kind").and_then(Value::as_array);
+            for g in gvks.into_iter().flatten() {
+                let part = |k: &str| g[k].as_str().map(String::from);
+                if let (Some(group), Some(version), Some(kind)) = (part("group"), part("version"), part("kind")) {
+                    by_kind.entry((group, version, kind)).or_insert_with(|| name.clone());
+                }
+            }
+        }
+        by_kind
+    });
+    by_kind.get(&(group.to_string(), version.to_string(), kind.to_string())).cloned()
 }
 
 /// The names a built-in definition refers to directly, found once.
@@ -84,10 +94,9 @@ mod tests {
 
     #[test]
     fn built_in_kinds_are_found_by_their_group_version_kind() {
-        let defs = builtin();
-        assert_eq!(find_kind(defs, "", "v1", "Namespace").as_deref(), Some("io.k8s.api.core.v1.Namespace"));
+        assert_eq!(find_kind("", "v1", "Namespace").as_deref(), Some("io.k8s.api.core.v1.Namespace"));
         assert_eq!(
-            find_kind(defs, "apiextensions.k8s.io", "v1", "CustomResourceDefinitionList").as_deref(),
+            find_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinitionList").as_deref(),
             Some("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList")
         );
         let reached = closure(builtin_refs, ["io.k8s.api.core.v1.Namespace".to_string()]);

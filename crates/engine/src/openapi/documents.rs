@@ -87,8 +87,11 @@ struct Before {
 }
 
 impl Before {
-    fn of(doc: &Doc) -> Before {
-        Before { etag: doc.etag.clone(), last_modified: doc.last_modified }
+    /// A document's as written in this state, else as it was before.
+    fn last(written: Option<&Doc>, before: &Option<Before>) -> Option<Before> {
+        written
+            .map(|doc| Before { etag: doc.etag.clone(), last_modified: doc.last_modified })
+            .or_else(|| before.clone())
     }
 }
 
@@ -117,13 +120,9 @@ struct GroupVersion {
 }
 
 impl GroupVersion {
-    fn fingerprints(&self) -> impl Iterator<Item = &str> {
-        self.group.kinds.iter().map(|u| u.fingerprint.as_str())
-    }
-
     /// The ETag and `Last-Modified` of its document as last written.
     fn last(&self) -> Option<Before> {
-        self.doc.get().map(Before::of).or_else(|| self.before.clone())
+        Before::last(self.doc.get(), &self.before)
     }
 }
 
@@ -133,9 +132,9 @@ pub struct V2 {
     pub doc: Doc,
     /// `doc` as gnostic protocol buffers (same ETag, as kube serves it), once asked for.
     protobuf: OnceLock<Gzipped>,
-    /// What `protobuf` is derived from: the API version in the head, and the members of
-    /// the paths, definitions and parameters sections, in order.
-    layout: (String, [Vec<Member>; 3]),
+    /// What `protobuf` is derived from: the members of the paths, definitions and
+    /// parameters sections, in order.
+    sections: [Vec<Member>; 3],
     /// Every kind's part by fingerprint, for the states after.
     parts: HashMap<String, Arc<Part>>,
 }
@@ -154,8 +153,7 @@ impl Documents {
             .into_iter()
             .map(|(gv, group)| {
                 let old = previous.and_then(|p| p.groups.get(&gv));
-                let fingerprints: Vec<&str> = group.kinds.iter().map(|u| u.fingerprint.as_str()).collect();
-                let kept = old.filter(|o| o.fingerprints().eq(fingerprints.iter().copied())).and_then(|o| o.doc.get());
+                let kept = old.filter(|o| o.group.fingerprints().eq(group.fingerprints())).and_then(|o| o.doc.get());
                 let doc = kept.cloned().map(OnceLock::from).unwrap_or_default();
                 let before = old.and_then(GroupVersion::last);
                 (gv, GroupVersion { group, doc, before })
@@ -164,11 +162,11 @@ impl Documents {
         let known_parts = previous
             .map(|p| {
                 let known = p.parts_known();
-                let fingerprints = groups.values().flat_map(GroupVersion::fingerprints);
+                let fingerprints = groups.values().flat_map(|g| g.group.fingerprints());
                 fingerprints.filter_map(|f| Some((f.to_string(), Arc::clone(known.get(f)?)))).collect()
             })
             .unwrap_or_default();
-        let v2_before = previous.and_then(|p| p.v2.get().map(|v| Before::of(&v.doc)).or_else(|| p.v2_before.clone()));
+        let v2_before = previous.and_then(|p| Before::last(p.v2.get().map(|v| &v.doc), &p.v2_before));
         Documents {
             api_version: api_version.to_string(),
             now,
@@ -223,7 +221,7 @@ impl Documents {
             let (body, orders) = assemble_v2(&self.api_version, &all);
             let doc = Doc::of(body, |etag| self.last_modified(etag, self.v2_before.as_ref()));
             tracing::debug!(kinds = parts.len(), written, "/openapi/v2 assembled");
-            V2 { doc, protobuf: OnceLock::new(), layout: (self.api_version.clone(), orders), parts }
+            V2 { doc, protobuf: OnceLock::new(), sections: orders, parts }
         })
     }
 
@@ -233,9 +231,9 @@ impl Documents {
         let v2 = self.v2();
         v2.protobuf
             .get_or_init(|| {
-                let (api_version, [paths, defs, params]) = &v2.layout;
+                let [paths, defs, params] = &v2.sections;
                 let mut pb = GzipWriter::new(false);
-                pb.text(&proto::encode(&v2::head(api_version)));
+                pb.text(&proto::encode(&v2::head(&self.api_version)));
                 let mut text = Vec::new();
                 for (field, members, entry) in [
                     (proto::PATHS, paths, proto::path_entry as fn(&str, &J) -> Vec<u8>),

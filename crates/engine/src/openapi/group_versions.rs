@@ -31,6 +31,11 @@ pub struct Group {
 }
 
 impl Group {
+    /// Its kinds by fingerprint, in order: the same ones make the same document.
+    pub fn fingerprints(&self) -> impl Iterator<Item = &str> {
+        self.kinds.iter().map(|u| u.fingerprint.as_str())
+    }
+
     fn custom() -> Group {
         Group { kinds: Vec::new(), discovery: Vec::new(), custom: true }
     }

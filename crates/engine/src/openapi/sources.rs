@@ -64,7 +64,7 @@ pub struct CrdIndex {
     by_key: HashMap<String, Indexed>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Indexed {
     revision: Revision,
     names: Arc<Names>,
@@ -79,7 +79,7 @@ impl CrdIndex {
             .filter_map(|kv| {
                 let known = previous.and_then(|p| p.by_key.get(&kv.key)).filter(|i| i.revision == kv.mod_revision);
                 let indexed = match known {
-                    Some(i) => Indexed { revision: i.revision, names: Arc::clone(&i.names), crd: Arc::clone(&i.crd) },
+                    Some(i) => i.clone(),
                     None => Indexed {
                         revision: kv.mod_revision,
                         names: Arc::new(serde_json::from_slice::<Names>(&kv.value).ok()?),
@@ -296,13 +296,12 @@ fn custom_source(served: &str, verbs: &[&'static str], stored: &CrdAtRevision, c
 
 fn builtin_source(k: &ServedKind) -> Source {
     let info = k.info();
-    let defs = definitions::builtin();
     let fallback = {
         let group = info.group.split('.').next().filter(|g| !g.is_empty()).unwrap_or("core");
         format!("io.k8s.api.{group}.{}.{}", info.version, info.kind)
     };
-    let definition = definitions::find_kind(defs, &info.group, &info.version, &info.kind).unwrap_or(fallback.clone());
-    let list_definition = definitions::find_kind(defs, &info.group, &info.version, &info.list_kind)
+    let definition = definitions::find_kind(&info.group, &info.version, &info.kind).unwrap_or(fallback.clone());
+    let list_definition = definitions::find_kind(&info.group, &info.version, &info.list_kind)
         .unwrap_or_else(|| format!("{fallback}List"));
     let spec = KindSpec {
         group: info.group.clone(),
