@@ -84,6 +84,49 @@ fn whole_floats_as_integers(v: &mut Value) {
     }
 }
 
+/// What the typed round trip does to a version's decoded `schema`
+/// (`CustomResourceValidation`), done in place: every field of a schema node is optional,
+/// so a `null` is dropped; `maximum`, `minimum` and `multipleOf` are float64; a CEL rule
+/// without `rule` gets an empty one; whole floats are written as integers
+/// ([`whole_floats_as_integers`], over defaults and enums too, as [`write_back`] does).
+/// Only for a schema that decodes: anything else the decode refused.
+fn settle_validation(validation: &mut Value) {
+    if let Some(map) = validation.as_object_mut() {
+        map.retain(|_, v| !v.is_null());
+        map.values_mut().for_each(settle_node);
+    }
+    whole_floats_as_integers(validation);
+}
+
+/// [`settle_validation`] for one `JSONSchemaProps` and the schemas under it.
+fn settle_node(node: &mut Value) {
+    let Some(map) = node.as_object_mut() else { return };
+    map.retain(|_, v| !v.is_null());
+    for (key, value) in map.iter_mut() {
+        match (key.as_str(), value) {
+            ("maximum" | "minimum" | "multipleOf", value) => {
+                if let Some(f) = value.as_f64() {
+                    *value = Value::from(f);
+                }
+            }
+            ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {
+                // A dependency may be a list of names: not an object, left as it is.
+                schemas.values_mut().for_each(settle_node);
+            }
+            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => schemas.iter_mut().for_each(settle_node),
+            ("items" | "not" | "additionalProperties" | "additionalItems", value) => settle_node(value),
+            ("externalDocs", Value::Object(docs)) => docs.retain(|_, v| !v.is_null()),
+            ("x-kubernetes-validations", Value::Array(rules)) => {
+                for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
+                    rule.retain(|_, v| !v.is_null());
+                    rule.entry("rule").or_insert_with(|| Value::from(""));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn edit(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
     if let Some(mut crd) = typed(obj) {
         f(&mut crd);
@@ -181,12 +224,19 @@ impl Strategy for CrdStrategy {
     fn decode_and_default(&self, obj: &mut Value) -> Result<Vec<String>, super::Undecodable> {
         let decoded = decoded(obj)?;
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
+        // The schemas, nearly all of a large CRD's bytes, are settled where they are
+        // ([`settle_validation`]) rather than written again from their typed copy: the
+        // defaults do not read them, and the copy cost a fifth of a CRD write.
+        let mut schemas = take_schemas(obj);
         // The typed decode read what was dropped (k8s-openapi knows fields kube 1.32 lacks).
         let pruned = if dropped.is_empty() { Some(decoded) } else { typed(obj) };
         if let Some(mut crd) = pruned {
+            crd.spec.versions.iter_mut().for_each(|v| v.schema = None);
             defaults::apply_defaults(&mut crd);
             write_back(obj, &crd);
+            schemas.iter_mut().flatten().for_each(settle_validation);
         }
+        put_schemas(obj, schemas);
         Ok(dropped)
     }
 
@@ -302,6 +352,37 @@ mod tests {
         obj
     }
 
+    /// A body whose schemas hold every shape the typed round trip changes or keeps: `null`s
+    /// at each level, float64 fields given as integers, whole floats and huge integers, a
+    /// CEL rule without `rule`, and schemas under every keyword that holds one.
+    fn edges() -> Value {
+        let node = json!({
+            "type": "object", "description": null, "nullable": false, "maxLength": 5, "format": null,
+            "minimum": 0, "maximum": 123456789012345678u64, "multipleOf": 0.5,
+            "default": {"a": 1.0, "b": null, "c": [2.0, 2.5]}, "example": null, "enum": [null, 1.0, "x"],
+            "required": [], "externalDocs": {"url": null, "description": "d"},
+            "x-kubernetes-validations": [{"rule": "self.a > 0", "message": null}, {"message": "m"}, {"rule": null}],
+            "x-kubernetes-list-map-keys": null,
+        });
+        let mut schema = node.clone();
+        let map = schema.as_object_mut().expect("object");
+        map.insert("properties".into(), json!({"p": node.clone(), "q": {}}));
+        map.insert("patternProperties".into(), json!({"^x": node.clone()}));
+        map.insert("definitions".into(), json!({"d": node.clone()}));
+        map.insert("dependencies".into(), json!({"a": ["b"], "c": node.clone()}));
+        map.insert("items".into(), json!([node.clone(), {"maximum": 2.0}]));
+        map.insert("allOf".into(), json!([node.clone()]));
+        map.insert("anyOf".into(), json!([{"minimum": 3.0}]));
+        map.insert("oneOf".into(), json!([]));
+        map.insert("not".into(), node.clone());
+        map.insert("additionalItems".into(), json!(false));
+        map.insert("additionalProperties".into(), json!({"items": node.clone(), "type": null}));
+        let mut obj = body();
+        obj["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema;
+        obj["spec"]["versions"][1]["schema"] = json!({"openAPIV3Schema": null});
+        obj
+    }
+
     /// A body as the write path has it after decoding.
     fn decoded(mut obj: Value) -> Value {
         CrdStrategy::default().prune_and_default(&mut obj);
@@ -336,7 +417,13 @@ mod tests {
         unknown["spec"]["versions"][0]["bogus"] = json!(true);
         let mut undecodable = body();
         undecodable["spec"]["versions"][0]["served"] = json!("yes");
-        for sent in [body(), unknown, undecodable] {
+        let mut unknown_in_schema = edges();
+        unknown_in_schema["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["bogus"] = json!(1);
+        let mut undecodable_schema = edges();
+        undecodable_schema["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["maxLength"] = json!(1.5);
+        assert_eq!(strategy.decode(&edges()).map_err(|e| e.0), Ok(()), "the edges decode");
+        assert!(strategy.decode(&undecodable_schema).is_err());
+        for sent in [body(), unknown, undecodable, edges(), unknown_in_schema, undecodable_schema] {
             let mut steps = sent.clone();
             let expected = strategy.decode(&steps).map(|()| strategy.prune_and_default(&mut steps));
             let mut at_once = sent.clone();
