@@ -2,6 +2,7 @@
 //! the registry's pure rules (defaults, validation) to the generic verbs.
 
 use super::builtin::meta_update_errors;
+use super::crd_schemas;
 use super::managed_fields::schema::Schema;
 use super::{ResourceInfo, Strategy};
 use crate::field::FieldError;
@@ -81,49 +82,6 @@ fn whole_floats_as_integers(v: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(whole_floats_as_integers),
         Value::Object(map) => map.values_mut().for_each(whole_floats_as_integers),
         _ => {}
-    }
-}
-
-/// What the typed round trip does to a version's decoded `schema`
-/// (`CustomResourceValidation`), done in place: every field of a schema node is optional,
-/// so a `null` is dropped; `maximum`, `minimum` and `multipleOf` are float64; a CEL rule
-/// without `rule` gets an empty one; whole floats are written as integers
-/// ([`whole_floats_as_integers`], over defaults and enums too, as [`write_back`] does).
-/// Only for a schema that decodes: anything else the decode refused.
-fn settle_validation(validation: &mut Value) {
-    if let Some(map) = validation.as_object_mut() {
-        map.retain(|_, v| !v.is_null());
-        map.values_mut().for_each(settle_node);
-    }
-    whole_floats_as_integers(validation);
-}
-
-/// [`settle_validation`] for one `JSONSchemaProps` and the schemas under it.
-fn settle_node(node: &mut Value) {
-    let Some(map) = node.as_object_mut() else { return };
-    map.retain(|_, v| !v.is_null());
-    for (key, value) in map.iter_mut() {
-        match (key.as_str(), value) {
-            ("maximum" | "minimum" | "multipleOf", value) => {
-                if let Some(f) = value.as_f64() {
-                    *value = Value::from(f);
-                }
-            }
-            ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {
-                // A dependency may be a list of names: not an object, left as it is.
-                schemas.values_mut().for_each(settle_node);
-            }
-            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => schemas.iter_mut().for_each(settle_node),
-            ("items" | "not" | "additionalProperties" | "additionalItems", value) => settle_node(value),
-            ("externalDocs", Value::Object(docs)) => docs.retain(|_, v| !v.is_null()),
-            ("x-kubernetes-validations", Value::Array(rules)) => {
-                for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
-                    rule.retain(|_, v| !v.is_null());
-                    rule.entry("rule").or_insert_with(|| Value::from(""));
-                }
-            }
-            _ => {}
-        }
     }
 }
 
@@ -222,19 +180,24 @@ impl Strategy for CrdStrategy {
     /// As the two hooks, reading the CRD once when pruning dropped nothing (it drops only
     /// what it reports, so the object decoded is then the one to default).
     fn decode_and_default(&self, obj: &mut Value) -> Result<Vec<String>, super::Undecodable> {
-        let decoded = decoded(obj)?;
+        // The schemas, nearly all of a large CRD's bytes, are checked and settled where they
+        // are (`crd_schemas`) rather than typed, written back and dropped; the rest is typed
+        // as the decode types it, before pruning (k8s-openapi knows fields kube 1.32 lacks).
+        let schemas = take_schemas(obj);
+        let light = typed(obj);
+        let sure = light.is_some() && schemas.iter().flatten().all(crd_schemas::decodes);
+        put_schemas(obj, schemas);
+        if !sure {
+            // The whole typed says why, in its words (or that the check was only unsure).
+            decoded(obj)?;
+        }
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
-        // The schemas, nearly all of a large CRD's bytes, are settled where they are
-        // ([`settle_validation`]) rather than written again from their typed copy: the
-        // defaults do not read them, and the copy cost a fifth of a CRD write.
         let mut schemas = take_schemas(obj);
-        // The typed decode read what was dropped (k8s-openapi knows fields kube 1.32 lacks).
-        let pruned = if dropped.is_empty() { Some(decoded) } else { typed(obj) };
+        let pruned = if dropped.is_empty() && light.is_some() { light } else { typed(obj) };
         if let Some(mut crd) = pruned {
-            crd.spec.versions.iter_mut().for_each(|v| v.schema = None);
             defaults::apply_defaults(&mut crd);
             write_back(obj, &crd);
-            schemas.iter_mut().flatten().for_each(settle_validation);
+            schemas.iter_mut().flatten().for_each(|s| crd_schemas::settle(s, whole_floats_as_integers));
         }
         put_schemas(obj, schemas);
         Ok(dropped)

@@ -7,6 +7,7 @@
 
 pub mod builtin;
 pub mod continue_token;
+mod crd_schemas;
 pub mod crd_struct;
 pub mod crds;
 pub mod custom;

@@ -1,0 +1,248 @@
+//! A CRD version's `schema` as the typed decode and round trip treat it, on the JSON where
+//! it is: whether it decodes as k8s-openapi's `CustomResourceValidation`, and what writing
+//! it back from that type would change. A large CRD's schemas are nearly all of its bytes,
+//! and typing them builds 864 bytes a node (a map of properties allocates room for eleven):
+//! a CRD write that typed its schemas only to check them and write them back spent a third
+//! of its CPU there.
+
+use serde_json::Value;
+
+/// Whether `validation` surely decodes as `CustomResourceValidation`. `false` means "not
+/// sure" as well as "no": the caller then decodes it typed, which says which, and why in
+/// its words. Never `true` for what the typed decode refuses.
+pub fn decodes(validation: &Value) -> bool {
+    let Some(map) = validation.as_object() else { return false };
+    map.get("openAPIV3Schema").is_none_or(|s| s.is_null() || node_decodes(s))
+}
+
+/// [`decodes`] for one `JSONSchemaProps`: every field is optional (`null` is none), and
+/// unknown fields are skipped.
+fn node_decodes(node: &Value) -> bool {
+    let Some(map) = node.as_object() else { return false };
+    map.iter().all(|(key, v)| {
+        v.is_null()
+            || match key.as_str() {
+                "id"
+                | "$schema"
+                | "$ref"
+                | "description"
+                | "type"
+                | "format"
+                | "title"
+                | "pattern"
+                | "x-kubernetes-list-type"
+                | "x-kubernetes-map-type" => v.is_string(),
+                "maximum" | "minimum" | "multipleOf" => v.is_number(),
+                "maxLength" | "minLength" | "maxItems" | "minItems" | "maxProperties" | "minProperties" => v.is_i64(),
+                "exclusiveMaximum"
+                | "exclusiveMinimum"
+                | "uniqueItems"
+                | "nullable"
+                | "x-kubernetes-preserve-unknown-fields"
+                | "x-kubernetes-embedded-resource"
+                | "x-kubernetes-int-or-string" => v.is_boolean(),
+                "default" | "example" => true,
+                "enum" => v.is_array(),
+                "required" | "x-kubernetes-list-map-keys" => strings(v),
+                "items" => v.as_array().map_or_else(|| node_decodes(v), |a| a.iter().all(node_decodes)),
+                "allOf" | "anyOf" | "oneOf" => v.as_array().is_some_and(|a| a.iter().all(node_decodes)),
+                "not" => node_decodes(v),
+                "properties" | "patternProperties" | "definitions" => {
+                    v.as_object().is_some_and(|m| m.values().all(node_decodes))
+                }
+                "additionalProperties" | "additionalItems" => v.is_boolean() || node_decodes(v),
+                "dependencies" => v.as_object().is_some_and(|m| m.values().all(|d| strings(d) || node_decodes(d))),
+                "externalDocs" => fields_decode(v, &["description", "url"], &[]),
+                "x-kubernetes-validations" => v.as_array().is_some_and(|rules| {
+                    rules.iter().all(|r| {
+                        fields_decode(
+                            r,
+                            &["rule", "message", "messageExpression", "reason", "fieldPath"],
+                            &["optionalOldSelf"],
+                        )
+                    })
+                }),
+                _ => true,
+            }
+    })
+}
+
+fn strings(v: &Value) -> bool {
+    v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+}
+
+/// A plain struct of optional string and bool fields.
+fn fields_decode(v: &Value, strings: &[&str], bools: &[&str]) -> bool {
+    let Some(map) = v.as_object() else { return false };
+    map.iter().all(|(k, v)| {
+        v.is_null()
+            || if strings.contains(&k.as_str()) {
+                v.is_string()
+            } else {
+                !bools.contains(&k.as_str()) || v.is_boolean()
+            }
+    })
+}
+
+/// What the typed round trip does to a decoded `validation`, done in place: every field of
+/// a schema node is optional, so a `null` is dropped; `maximum`, `minimum` and
+/// `multipleOf` are float64; a CEL rule without `rule` gets an empty one; whole floats are
+/// written as integers (`whole_floats`, over defaults and enums too, as the round trip of
+/// the rest of the CRD does). Only for what [`decodes`] or the typed decode accepted.
+pub fn settle(validation: &mut Value, whole_floats: fn(&mut Value)) {
+    if let Some(map) = validation.as_object_mut() {
+        map.retain(|_, v| !v.is_null());
+        map.values_mut().for_each(settle_node);
+    }
+    whole_floats(validation);
+}
+
+/// [`settle`] for one `JSONSchemaProps` and the schemas under it.
+fn settle_node(node: &mut Value) {
+    let Some(map) = node.as_object_mut() else { return };
+    map.retain(|_, v| !v.is_null());
+    for (key, value) in map.iter_mut() {
+        match (key.as_str(), value) {
+            ("maximum" | "minimum" | "multipleOf", value) => {
+                if let Some(f) = value.as_f64() {
+                    *value = Value::from(f);
+                }
+            }
+            ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {
+                // A dependency may be a list of names: not an object, left as it is.
+                schemas.values_mut().for_each(settle_node);
+            }
+            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => schemas.iter_mut().for_each(settle_node),
+            ("items" | "not" | "additionalProperties" | "additionalItems", value) => settle_node(value),
+            ("externalDocs", Value::Object(docs)) => docs.retain(|_, v| !v.is_null()),
+            ("x-kubernetes-validations", Value::Array(rules)) => {
+                for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
+                    rule.retain(|_, v| !v.is_null());
+                    rule.entry("rule").or_insert_with(|| Value::from(""));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    /// Every field k8s-openapi's `JSONSchemaProps` has, and one it lacks.
+    const FIELDS: &[&str] = &[
+        "id",
+        "$schema",
+        "$ref",
+        "description",
+        "type",
+        "format",
+        "title",
+        "default",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "multipleOf",
+        "enum",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "items",
+        "allOf",
+        "oneOf",
+        "anyOf",
+        "not",
+        "properties",
+        "additionalProperties",
+        "patternProperties",
+        "dependencies",
+        "additionalItems",
+        "definitions",
+        "externalDocs",
+        "example",
+        "nullable",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+        "x-kubernetes-validations",
+        "bogus",
+    ];
+
+    /// A value of every JSON shape a field may be given.
+    fn shapes() -> Vec<Value> {
+        vec![
+            json!(null),
+            json!(true),
+            json!(3),
+            json!(-3),
+            json!(1.5),
+            json!(2.0),
+            json!(u64::MAX),
+            json!("s"),
+            json!([]),
+            json!(["s"]),
+            json!([1]),
+            json!([null]),
+            json!({}),
+            json!([{}]),
+            json!([{}, 1]),
+            json!({"type": "string"}),
+            json!({"type": 1}),
+            json!({"a": {}}),
+            json!({"a": ["b"]}),
+            json!({"a": 1}),
+            json!({"a": null}),
+            json!({"rule": "self > 0"}),
+            json!([{"rule": "self > 0", "optionalOldSelf": true}]),
+            json!([{"rule": 1}]),
+            json!([{"optionalOldSelf": "yes"}]),
+            json!([{"bogus": 1}]),
+            json!({"url": 1}),
+            json!({"url": "u", "description": null}),
+        ]
+    }
+
+    fn typed_decodes(validation: &Value) -> bool {
+        CustomResourceValidation::deserialize(validation).is_ok()
+    }
+
+    #[test]
+    fn a_schema_is_sure_to_decode_exactly_when_the_typed_decode_takes_it() {
+        let mut checked = 0;
+        for field in FIELDS {
+            for shape in shapes() {
+                // At the root, and one level down under each keyword that holds schemas.
+                let node = json!({ *field: shape });
+                for schema in [
+                    node.clone(),
+                    json!({"properties": {"p": node}}),
+                    json!({"items": [node]}),
+                    json!({"additionalProperties": node}),
+                    json!({"dependencies": {"d": node}}),
+                ] {
+                    let validation = json!({"openAPIV3Schema": schema});
+                    assert_eq!(decodes(&validation), typed_decodes(&validation), "{validation}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, FIELDS.len() * shapes().len() * 5);
+        for validation in [json!(null), json!([]), json!({"openAPIV3Schema": []}), json!({"openAPIV3Schema": null})] {
+            assert_eq!(decodes(&validation), typed_decodes(&validation), "{validation}");
+        }
+    }
+}
