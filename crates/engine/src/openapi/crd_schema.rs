@@ -15,7 +15,6 @@ use crate::representation::gofmt::go_json_float;
 use bytes::Bytes;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, OnceLock};
 
@@ -88,63 +87,31 @@ pub struct CrdVersion {
 /// Where a version's `openAPIV3Schema` is read from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Schema {
-    /// The stored CRD's bytes: the schema is read when the version's definitions are
-    /// written, on a writer thread, and dropped after — holding the schemas of thousands of
-    /// CRDs as `serde_json` trees at once cost several times their JSON. Whether it is
-    /// structural is found the first time and kept in `structural`, shared by every
-    /// document written from this revision of the CRD.
-    Stored { crd: Bytes, structural: Arc<OnceLock<bool>> },
+    /// Its text in the stored CRD's bytes (a slice of them): the schema is read when the
+    /// version's definitions are written, on a writer thread, and dropped after — holding
+    /// the schemas of thousands of CRDs as `serde_json` trees at once cost several times
+    /// their JSON. Whether it is structural is found the first time and kept in
+    /// `structural`, shared by every document written from this revision of the CRD.
+    Stored { text: Bytes, structural: Arc<OnceLock<bool>> },
 }
 
 #[cfg(test)]
 impl Schema {
-    /// A CRD holding only `schema` as version `version`'s.
-    pub fn of(version: &str, schema: &Value) -> Schema {
-        let crd = json!({"spec": {"versions": [{"name": version, "schema": {"openAPIV3Schema": schema}}]}});
-        Schema::Stored { crd: Bytes::from(crd.to_string()), structural: Arc::default() }
+    /// `schema` as a version's.
+    pub fn of(schema: &Value) -> Schema {
+        Schema::Stored { text: Bytes::from(schema.to_string()), structural: Arc::default() }
     }
 }
 
 impl CrdVersion {
     /// The version's `openAPIV3Schema`, when it has a structural one.
     pub fn schema(&self) -> Option<Value> {
-        let Schema::Stored { crd, structural } = self.schema.as_ref()?;
-        let stored: StoredCrd = serde_json::from_slice(crd).ok()?;
-        let version = stored.spec.versions.iter().find(|v| v.name == self.version)?;
-        let raw = version.schema.as_ref()?.open_api_v3_schema?;
-        let schema: Value = serde_json::from_str(raw.get()).ok()?;
+        let Schema::Stored { text, structural } = self.schema.as_ref()?;
+        let schema: Value = serde_json::from_slice(text).ok()?;
         let structural =
             *structural.get_or_init(|| JSONSchemaProps::deserialize(&schema).is_ok_and(|typed| is_structural(&typed)));
         structural.then_some(schema)
     }
-}
-
-/// What reading one version's schema reads of a stored CRD: the other versions' schemas
-/// are skipped, not parsed.
-#[derive(Deserialize)]
-struct StoredCrd<'a> {
-    #[serde(borrow)]
-    spec: StoredSpec<'a>,
-}
-
-#[derive(Deserialize)]
-struct StoredSpec<'a> {
-    #[serde(borrow, default)]
-    versions: Vec<StoredVersion<'a>>,
-}
-
-#[derive(Deserialize)]
-struct StoredVersion<'a> {
-    #[serde(default)]
-    name: String,
-    #[serde(borrow, default)]
-    schema: Option<StoredSchema<'a>>,
-}
-
-#[derive(Deserialize)]
-struct StoredSchema<'a> {
-    #[serde(borrow, default, rename = "openAPIV3Schema")]
-    open_api_v3_schema: Option<&'a RawValue>,
 }
 
 /// The definition name kube-openapi gives a CRD kind: the group reversed, then version and
@@ -625,7 +592,7 @@ mod tests {
             kind: "Widget".into(),
             list_kind: "WidgetList".into(),
             plural: "widgets".into(),
-            schema: Some(Schema::of("v1", &schema)),
+            schema: Some(Schema::of(&schema)),
             selectable_fields: vec![".spec.color".into()],
         }
     }

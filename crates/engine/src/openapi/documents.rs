@@ -305,7 +305,7 @@ impl Documents {
 }
 
 /// `f` of every item, in order, on every core, at least `least` items a thread.
-fn on_cores<T: Sync, R: Send>(items: &[T], least: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(super) fn on_cores<T: Sync, R: Send>(items: &[T], least: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = items.len().div_ceil(threads).max(least);
     if items.len() <= chunk {
@@ -400,7 +400,7 @@ pub(super) mod tests {
             kind: kind.clone(),
             list_kind: format!("{kind}List"),
             plural,
-            schema: Some(crate::openapi::crd_schema::Schema::of("v1", &schema)),
+            schema: Some(crate::openapi::crd_schema::Schema::of(&schema)),
             selectable_fields: Vec::new(),
         };
         let fingerprint = format!("{group}/{kind}/{max}");

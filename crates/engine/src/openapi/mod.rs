@@ -99,13 +99,19 @@ pub(crate) async fn current(engine: &Arc<Engine>) -> Result<Arc<Documents>, ApiE
         cache_restamp(engine, &p.docs, stamp);
         return Ok(Arc::clone(&p.docs));
     }
-    let index = CrdIndex::new(&page.items, previous.as_ref().map(|c| c.index.as_ref()));
-    let old = previous.as_ref().map(|c| c.docs.as_ref());
-    let units = sources::units(&kinds, &page.items, &index, &engine.kinds().custom_names());
-    let (major, minor) = crate::KUBERNETES_API_LEVEL;
-    let docs = Arc::new(Documents::new(units, &format!("{major}.{minor}.0"), engine.now(), old));
-    drop(previous);
-    Ok(cache_store(engine, key, stamp, docs, Arc::new(index)))
+    let (custom, now) = (engine.kinds().custom_names(), engine.now());
+    // Reading the CRDs written since (all of them the first time: 2,000 of them took
+    // 150 ms of a core) is no work for an async worker.
+    let (docs, index) = tokio::task::spawn_blocking(move || {
+        let index = CrdIndex::new(&page.items, previous.as_ref().map(|c| c.index.as_ref()));
+        let old = previous.as_ref().map(|c| c.docs.as_ref());
+        let units = sources::units(&kinds, &page.items, &index, &custom);
+        let (major, minor) = crate::KUBERNETES_API_LEVEL;
+        (Arc::new(Documents::new(units, &format!("{major}.{minor}.0"), now, old)), Arc::new(index))
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(cache_store(engine, key, stamp, docs, index))
 }
 
 /// What the documents are built from, cheap to compare.

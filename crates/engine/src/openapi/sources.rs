@@ -5,7 +5,7 @@
 
 use super::crd_schema::{self, CrdVersion, Schema};
 use super::definitions;
-use super::documents::Unit;
+use super::documents::{Unit, on_cores};
 use super::parts::Source;
 use super::routes::{Flavor, KindSpec};
 use super::summary;
@@ -14,6 +14,7 @@ use crate::store::{KeyValue, Revision};
 use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -73,22 +74,20 @@ struct Indexed {
 
 impl CrdIndex {
     /// The index of `crds`, from `previous` where a CRD is unchanged since.
+    /// The CRDs not read before are read on every core.
     pub fn new(crds: &[KeyValue], previous: Option<&CrdIndex>) -> CrdIndex {
-        let by_key = crds
-            .iter()
-            .filter_map(|kv| {
-                let known = previous.and_then(|p| p.by_key.get(&kv.key)).filter(|i| i.revision == kv.mod_revision);
-                let indexed = match known {
-                    Some(i) => i.clone(),
-                    None => Indexed {
-                        revision: kv.mod_revision,
-                        names: Arc::new(serde_json::from_slice::<Names>(&kv.value).ok()?),
-                        crd: Arc::new(CrdAtRevision::new(kv.value.clone())),
-                    },
-                };
-                Some((kv.key.clone(), indexed))
-            })
-            .collect();
+        let indexed = on_cores(crds, 64, |kv| {
+            let known = previous.and_then(|p| p.by_key.get(&kv.key)).filter(|i| i.revision == kv.mod_revision);
+            match known {
+                Some(i) => Some(i.clone()),
+                None => Some(Indexed {
+                    revision: kv.mod_revision,
+                    names: Arc::new(serde_json::from_slice::<Names>(&kv.value).ok()?),
+                    crd: Arc::new(CrdAtRevision::new(kv.value.clone())),
+                }),
+            }
+        });
+        let by_key = crds.iter().zip(indexed).filter_map(|(kv, i)| Some((kv.key.clone(), i?))).collect();
         CrdIndex { by_key }
     }
 }
@@ -162,7 +161,7 @@ impl SourceOf {
         match self {
             SourceOf::Given(source) => Some(Cow::Borrowed(source.as_ref())),
             SourceOf::Stored { crd, version, verbs } => {
-                let head = crd.head.get_or_init(|| serde_json::from_slice(&crd.value).ok()).as_ref()?;
+                let head = crd.head.get_or_init(|| Head::read(&crd.value)).as_ref()?;
                 Some(Cow::Owned(custom_source(version, verbs, crd, head)))
             }
         }
@@ -198,24 +197,82 @@ impl CrdAtRevision {
     }
 }
 
-/// What a kind's source reads of its CRD: all but the schemas, which are skipped here and
-/// read by the writer of each version's part ([`Schema::Stored`]).
-#[derive(Debug, Default, Deserialize)]
+/// What a kind's source reads of its CRD: all but the schemas, of which it keeps where
+/// each version's `openAPIV3Schema` is in the CRD's bytes, for the writer of each version's
+/// part to read ([`Schema::Stored`]) without going over the rest of the CRD again.
+#[derive(Debug, Default)]
 struct Head {
-    #[serde(default)]
-    spec: HeadSpec,
+    group: String,
+    names: HeadNames,
+    scope: String,
+    versions: Vec<HeadVersion>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct HeadSpec {
+#[derive(Debug)]
+struct HeadVersion {
+    name: String,
+    /// The version's `openAPIV3Schema`, as a range of the CRD's bytes.
+    schema: Option<std::ops::Range<usize>>,
+    selectable_fields: Option<Vec<HeadField>>,
+    subresources: Option<HeadSubresources>,
+}
+
+impl Head {
+    /// The head of the CRD stored as `value`, in one pass over it; `None` when it does not
+    /// read as one.
+    fn read(value: &[u8]) -> Option<Head> {
+        let wire: HeadWire<'_> = serde_json::from_slice(value).ok()?;
+        let spec = wire.spec;
+        // A borrowed schema is a slice of `value`: its offset is where it starts.
+        let at = |raw: &RawValue| {
+            let start = raw.get().as_ptr() as usize - value.as_ptr() as usize;
+            start..start + raw.get().len()
+        };
+        let versions = spec.versions.into_iter().map(|v| HeadVersion {
+            name: v.name,
+            schema: v.schema.and_then(|s| s.open_api_v3_schema).map(at),
+            selectable_fields: v.selectable_fields,
+            subresources: v.subresources,
+        });
+        Some(Head { group: spec.group, names: spec.names, scope: spec.scope, versions: versions.collect() })
+    }
+}
+
+/// [`Head`] as read, the schemas borrowed.
+#[derive(Deserialize)]
+struct HeadWire<'a> {
+    #[serde(default, borrow)]
+    spec: HeadSpecWire<'a>,
+}
+
+#[derive(Default, Deserialize)]
+struct HeadSpecWire<'a> {
     #[serde(default)]
     group: String,
     #[serde(default)]
     names: HeadNames,
     #[serde(default)]
     scope: String,
+    #[serde(default, borrow)]
+    versions: Vec<HeadVersionWire<'a>>,
+}
+
+#[derive(Deserialize)]
+struct HeadVersionWire<'a> {
     #[serde(default)]
-    versions: Vec<HeadVersion>,
+    name: String,
+    #[serde(default, borrow)]
+    schema: Option<HeadSchemaWire<'a>>,
+    #[serde(default, rename = "selectableFields")]
+    selectable_fields: Option<Vec<HeadField>>,
+    #[serde(default)]
+    subresources: Option<HeadSubresources>,
+}
+
+#[derive(Deserialize)]
+struct HeadSchemaWire<'a> {
+    #[serde(default, borrow, rename = "openAPIV3Schema")]
+    open_api_v3_schema: Option<&'a RawValue>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -226,24 +283,6 @@ struct HeadNames {
     list_kind: Option<String>,
     #[serde(default)]
     plural: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct HeadVersion {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    schema: Option<HeadSchema>,
-    #[serde(default, rename = "selectableFields")]
-    selectable_fields: Option<Vec<HeadField>>,
-    #[serde(default)]
-    subresources: Option<HeadSubresources>,
-}
-
-#[derive(Debug, Deserialize)]
-struct HeadSchema {
-    #[serde(default, rename = "openAPIV3Schema")]
-    open_api_v3_schema: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -261,17 +300,19 @@ struct HeadSubresources {
 }
 
 fn custom_source(served: &str, verbs: &[&'static str], stored: &CrdAtRevision, crd: &Head) -> Source {
-    let names = &crd.spec.names;
+    let names = &crd.names;
     let list_kind = names.list_kind.clone().unwrap_or_else(|| format!("{}List", names.kind));
-    let version = crd.spec.versions.iter().find(|v| v.name == served);
-    let has_schema = version.and_then(|v| v.schema.as_ref()).is_some_and(|s| s.open_api_v3_schema.is_some());
+    let version = crd.versions.iter().find(|v| v.name == served);
+    let schema = version
+        .and_then(|v| v.schema.clone())
+        .map(|at| Schema::Stored { text: stored.value.slice(at), structural: stored.structural(served) });
     let crd_version = CrdVersion {
-        group: crd.spec.group.clone(),
+        group: crd.group.clone(),
         version: served.to_string(),
         kind: names.kind.clone(),
         list_kind: list_kind.clone(),
         plural: names.plural.clone(),
-        schema: has_schema.then(|| Schema::Stored { crd: stored.value.clone(), structural: stored.structural(served) }),
+        schema,
         selectable_fields: version
             .and_then(|v| v.selectable_fields.as_ref())
             .map(|fs| fs.iter().map(|f| f.json_path.clone()).collect())
@@ -279,17 +320,17 @@ fn custom_source(served: &str, verbs: &[&'static str], stored: &CrdAtRevision, c
     };
     let subresources = version.and_then(|v| v.subresources.as_ref());
     let spec = KindSpec {
-        group: crd.spec.group.clone(),
+        group: crd.group.clone(),
         version: served.to_string(),
         kind: names.kind.clone(),
         plural: names.plural.clone(),
-        namespaced: crd.spec.scope == "Namespaced",
+        namespaced: crd.scope == "Namespaced",
         status: subresources.is_some_and(|s| s.status.is_some()),
         scale: subresources.is_some_and(|s| s.scale.is_some()),
         verbs: verbs.to_vec(),
         flavor: Flavor::Custom,
-        definition: crd_schema::definition_name(&crd.spec.group, served, &names.kind),
-        list_definition: crd_schema::definition_name(&crd.spec.group, served, &list_kind),
+        definition: crd_schema::definition_name(&crd.group, served, &names.kind),
+        list_definition: crd_schema::definition_name(&crd.group, served, &list_kind),
     };
     Source { spec, crd: Some(crd_version) }
 }
@@ -341,5 +382,31 @@ mod tests {
         assert_eq!(again.by_key[key].crd.structural("v1").get(), Some(&true), "found once for the revision");
         let changed = CrdIndex::new(&[at(2)], Some(&again));
         assert_eq!(changed.by_key[key].crd.structural("v1").get(), None, "a new revision is read again");
+    }
+
+    #[test]
+    fn each_version_s_schema_is_read_from_where_it_is_in_the_crd() {
+        let v1 =
+            json!({"type": "object", "description": "caf\u{e9} \"quoted\"", "properties": {"a": {"type": "string"}}});
+        let v2 = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        // As a client may write it: spaces, escapes, and a version with no schema between.
+        let text = format!(
+            r#"{{"metadata": {{"name": "w"}}, "spec": {{"group": "example.com", "versions": [
+                {{"name": "v1", "schema": {{ "openAPIV3Schema" : {v1} }}}},
+                {{"name": "v1beta1", "schema": {{"openAPIV3Schema": null}}}},
+                {{"name": "v2", "schema": {{"openAPIV3Schema": {v2}}}, "served": true}}]}}}}"#
+        );
+        let stored = CrdAtRevision::new(Bytes::from(text));
+        let head = Head::read(&stored.value).expect("a head");
+        let schema_of = |version: &str| {
+            let source = custom_source(version, &[], &stored, &head);
+            source.crd.and_then(|c| c.schema).map(|Schema::Stored { text, .. }| {
+                serde_json::from_slice::<serde_json::Value>(&text).expect("the schema's own text")
+            })
+        };
+        assert_eq!(schema_of("v1"), Some(v1));
+        assert_eq!(schema_of("v1beta1"), None);
+        assert_eq!(schema_of("v2"), Some(v2));
+        assert!(Head::read(br#"{"spec": {"versions": 1}}"#).is_none(), "not a CRD");
     }
 }
