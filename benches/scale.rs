@@ -328,6 +328,23 @@
 //! one full run: `/openapi/v2` first with gzip 1.99 s, after one more CRD 415 ms (0.21×),
 //! cached with gzip 31 ms, the v3 index first 1.96 s (0.99× the first `/openapi/v2`),
 //! resident after the documents 375 MiB, at the end 378; all Established 7.4 s (6.3×).
+//!
+//! Then (2026-11-27, 22:45–23:26, load 0.7–1.8), a CRD write no longer types its schemas
+//! (k8s-openapi builds 864 bytes a schema node, eleven slots a map of properties): the
+//! decode checks them on the JSON where they are, with a check that is sure exactly when
+//! the typed decode would take them (else the whole is typed, and its error answers), and
+//! settles them in place as their typed round trip did; the rest of the CRD is typed as
+//! before. Quick mode, the previous `serve` and each step run in turn under one bench
+//! binary: CPU per CRD 6.35–7.65 ms before, 5.30–5.70 after settling in place, and a median
+//! of about 5.7 against 6.2 after the check (six runs each); all 200 Established 621–673
+//! ms against 720–867. Full mode, two runs: all Established 6.47 and 7.35 s (5.71× and 6.35×
+//! storing them; CPU per CRD 5.50 and 6.28 ms, a ConfigMap 0.73 and 0.74: still missed, as
+//! 6.3–7.0× before). Also, a CRD's head read in one pass that notes where each version's
+//! schema is (a version's schema was found by another pass over the whole CRD), and the
+//! CRDs indexed on both cores off the async workers: `/openapi/v2` first with gzip 1.87 and
+//! 1.98 s (2.94× and 3.56× the codec; by curl, five runs each alternating builds, 1.94–2.29
+//! s both: no change within the noise), the v3 index first 2.00 and 1.72 s (by curl
+//! 2.34–2.53 s against 2.46–2.67), resident at the end 369 and 374 MiB.
 
 #[path = "shared/allocator.rs"]
 mod allocator;
