@@ -36,7 +36,7 @@ static EXTERNAL_DOCS: GoStruct =
 
 /// `JSONSchemaProps`, recursive through its sub-schemas (`items` and
 /// `additionalProperties` may also be an array or a bool, written as they are).
-static SCHEMA: GoStruct = plain_struct(
+pub(super) static SCHEMA: GoStruct = plain_struct(
     "JSONSchemaProps",
     &[
         field("id", GoType::String),
