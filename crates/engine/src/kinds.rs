@@ -355,7 +355,7 @@ mod tests {
             .accepted_names_from_spec()
             .build();
         let served = crd.spec.versions.iter().map(|v| ServedKind {
-            strategy: Arc::new(CustomResourceStrategy::new(&crd, v)),
+            strategy: Arc::new(CustomResourceStrategy::new(&crd, v, crate::resources::custom::SchemaSource::Typed)),
             verbs: CUSTOM_VERBS.to_vec(),
             scale: None,
             storage_version_hash: None,

@@ -6,7 +6,7 @@ use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
 use crate::registry::conditions::{self, ESTABLISHED};
 use crate::representation::table::TableConvertor;
 use crate::resources::builtin::storage_version_hash;
-use crate::resources::custom::CustomResourceStrategy;
+use crate::resources::custom::{CustomResourceStrategy, SchemaSource};
 use crate::resources::scale::ScalePaths;
 use crate::store::KeyValue;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -21,7 +21,7 @@ pub(super) fn publish_stored(kinds: &Kinds, name: &str, kv: &KeyValue, since: u6
         return;
     }
     if let Some(crd) = decode(kv) {
-        publish(kinds, name, &crd, since, Built::Stored);
+        publish(kinds, name, &crd, since, Built::Stored, SchemaSource::Typed);
     }
 }
 
@@ -36,13 +36,21 @@ pub(super) enum Built {
 /// Routes what `crd` serves (as terminating once it is being deleted), with its Table
 /// layouts, first served at `since` — unless they were built from this very CRD already
 /// (an unchanged CRD looked at again, or in an engine forked with its kinds), since
-/// building them compiles the schemas and CEL rules of every version.
-pub(super) fn publish(kinds: &Kinds, name: &str, crd: &CustomResourceDefinition, since: u64, built: Built) {
+/// building them compiles the schemas and CEL rules of every version. The versions'
+/// schemas are read from `schemas`.
+pub(super) fn publish(
+    kinds: &Kinds,
+    name: &str,
+    crd: &CustomResourceDefinition,
+    since: u64,
+    built: Built,
+    schemas: SchemaSource<'_>,
+) {
     let rv = crd.metadata.resource_version.as_deref().filter(|_| built == Built::Stored);
     if rv.is_some_and(|rv| kinds.built_from(name, rv)) {
         return;
     }
-    kinds.set_custom(name, served_kinds(crd, crd.metadata.deletion_timestamp.is_some()));
+    kinds.set_custom(name, served_kinds(crd, crd.metadata.deletion_timestamp.is_some(), schemas));
     kinds.set_tables(name, printer_tables(crd, since));
     kinds.set_built_from(name, rv);
 }
@@ -79,7 +87,7 @@ fn printer_tables(crd: &CustomResourceDefinition, since: u64) -> Vec<crate::kind
 /// The kinds an established CRD serves: one per served version. An installing one is served
 /// too (as kube serves a CRD from `NamesAccepted`): `Established` announces it once every
 /// replica does.
-fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<ServedKind> {
+fn served_kinds(crd: &CustomResourceDefinition, terminating: bool, schemas: SchemaSource<'_>) -> Vec<ServedKind> {
     if !conditions::is_crd_condition_true(crd, ESTABLISHED) && !installing(crd) {
         return Vec::new();
     }
@@ -92,7 +100,7 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool) -> Vec<Served
         .iter()
         .filter(|v| v.served)
         .map(|v| ServedKind {
-            strategy: Arc::new(CustomResourceStrategy::new(crd, v)),
+            strategy: Arc::new(CustomResourceStrategy::new(crd, v, schemas)),
             verbs: CUSTOM_VERBS.to_vec(),
             scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
             storage_version_hash: hash.clone(),

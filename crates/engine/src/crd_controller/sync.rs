@@ -10,7 +10,8 @@ use crate::kinds::Kinds;
 use crate::meta;
 use crate::registry::conditions::{self, ESTABLISHED};
 use crate::registry::names;
-use crate::resources::crds::{self, CrdStrategy};
+use crate::resources::crds::CrdStrategy;
+use crate::resources::custom::SchemaSource;
 use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{Held, Rest, Subresource, WriteOptions};
 use crate::store::{Revision, Store};
@@ -89,12 +90,12 @@ pub(super) async fn round(
         };
         // Serve first, then announce: whoever sees `Established` (a watch reports the
         // write before the write returns) must find the kind routed. The stored bytes are
-        // parsed once: the typed CRD published is read from the JSON the write sends (the
-        // same CRD for any bytes the cache holds, which decoded).
+        // parsed once, for the write to send; the CRD published is the cache's, which left
+        // out the schemas, and its schemas are read from that JSON (the cache holds only
+        // CRDs that decoded whole), typed only when a kind is first used.
         let stored = meta::from_stored(&kv);
-        let Some(whole) = crds::typed(&stored) else { continue };
-        let announced = CustomResourceDefinition { status: Some(status.clone()), ..whole };
-        publish(kinds, &name, &announced, since, Built::NotStored);
+        let announced = CustomResourceDefinition { status: Some(status.clone()), ..(*crd).clone() };
+        publish(kinds, &name, &announced, since, Built::NotStored, SchemaSource::Stored(&stored));
         let status_json = serde_json::to_value(&status).unwrap_or(Value::Null);
         // The CRDs after this one decide against the names it now holds, as a later round
         // would after its write.

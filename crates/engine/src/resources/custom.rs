@@ -80,12 +80,42 @@ impl SchemaCache {
 
 static SCHEMAS: LazyLock<Mutex<SchemaCache>> = LazyLock::new(Default::default);
 
+/// Where the schemas of a CRD's versions are read from to be compiled.
+#[derive(Clone, Copy)]
+pub enum SchemaSource<'a> {
+    /// The typed CRD's own.
+    Typed,
+    /// The CRD as stored, as JSON (the typed CRD may leave its schemas out): the CRD
+    /// controller publishes a CRD from the JSON it has at hand, typing none of its schemas
+    /// (a third of a CRD's two writes was typing them).
+    Stored(&'a Value),
+}
+
+impl SchemaSource<'_> {
+    /// `version`'s `openAPIV3Schema` as JSON, if it has one.
+    fn json(self, version: &CustomResourceDefinitionVersion) -> Option<Vec<u8>> {
+        match self {
+            SchemaSource::Typed => serde_json::to_vec(version.schema.as_ref()?.open_api_v3_schema.as_ref()?).ok(),
+            SchemaSource::Stored(crd) => {
+                let versions = crd.get("spec")?.get("versions")?.as_array()?;
+                let stored = versions.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(&version.name))?;
+                let schema = stored.get("schema")?.get("openAPIV3Schema").filter(|s| !s.is_null())?;
+                serde_json::to_vec(schema).ok()
+            }
+        }
+    }
+}
+
 /// The schema of `version`, one per CRD generation, compiled on first use (most of a
 /// large CRD set's kinds are never used: see [`Schema::lazy`]).
-fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Option<Arc<Schema>> {
-    let props = version.schema.as_ref()?.open_api_v3_schema.as_ref()?;
+fn compiled_schema(
+    crd: &CustomResourceDefinition,
+    version: &CustomResourceDefinitionVersion,
+    source: SchemaSource<'_>,
+) -> Option<Arc<Schema>> {
+    let json = source.json(version)?;
     let preserve = crd.spec.preserve_unknown_fields.unwrap_or(false);
-    let build = || Arc::new(Schema::lazy(props).preserving_unknown_fields(preserve));
+    let build = || Arc::new(Schema::lazy_json(&json).preserving_unknown_fields(preserve));
     let (Some(crd_id), Some(generation)) =
         (crd.metadata.uid.clone().or_else(|| crd.metadata.name.clone()), crd.metadata.generation)
     else {
@@ -98,23 +128,25 @@ fn compiled_schema(crd: &CustomResourceDefinition, version: &CustomResourceDefin
     }
     // Most CRDs with several versions repeat one schema: such versions share one, which is
     // kept (and compiled, once used) once. Only versions held already are compared.
-    let same = crd
-        .spec
-        .versions
-        .iter()
-        .filter(|v| v.name != version.name)
-        .find_map(|v| cache.live(&key(&v.name), generation).filter(|_| v.schema == version.schema));
+    let same = crd.spec.versions.iter().filter(|v| v.name != version.name).find_map(|v| {
+        cache.live(&key(&v.name), generation).filter(|_| source.json(v).is_some_and(|other| other == json))
+    });
     let schema = same.unwrap_or_else(build);
     cache.insert(key(&version.name), generation, &schema);
     Some(schema)
 }
 
 impl CustomResourceStrategy {
-    /// The kind a CRD serves at one version, under its *accepted* names.
-    pub fn new(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Self {
+    /// The kind a CRD serves at one version, under its *accepted* names, its versions'
+    /// schemas read from `schemas`.
+    pub fn new(
+        crd: &CustomResourceDefinition,
+        version: &CustomResourceDefinitionVersion,
+        schemas: SchemaSource<'_>,
+    ) -> Self {
         let names = crd.status.as_ref().and_then(|s| s.accepted_names.clone()).unwrap_or_default();
         let status_subresource = version.subresources.as_ref().is_some_and(|s| s.status.is_some());
-        let schema = compiled_schema(crd, version);
+        let schema = compiled_schema(crd, version, schemas);
         CustomResourceStrategy {
             info: ResourceInfo {
                 group: crd.spec.group.clone(),
@@ -128,7 +160,7 @@ impl CustomResourceStrategy {
                 categories: names.categories.clone().unwrap_or_default(),
                 status_subresource,
             },
-            versions: version_conversion(crd, version, schema.as_ref()),
+            versions: version_conversion(crd, version, schema.as_ref(), schemas),
             schema,
             selectable: version
                 .selectable_fields
@@ -203,6 +235,7 @@ fn version_conversion(
     crd: &CustomResourceDefinition,
     version: &CustomResourceDefinitionVersion,
     served_schema: Option<&Arc<Schema>>,
+    schemas: SchemaSource<'_>,
 ) -> Option<VersionConversion> {
     if crd.spec.versions.len() < 2 {
         return None;
@@ -211,7 +244,7 @@ fn version_conversion(
     // Validation makes exactly one version the storage version.
     let storage = crate::registry::defaults::storage_version(crd).unwrap_or(&version.name);
     let storage_schema = match crd.spec.versions.iter().find(|v| v.name == storage) {
-        Some(v) if v.name != version.name => compiled_schema(crd, v),
+        Some(v) if v.name != version.name => compiled_schema(crd, v, schemas),
         _ => served_schema.cloned(),
     };
     Some(VersionConversion {
@@ -333,7 +366,7 @@ mod tests {
             "status": {"acceptedNames": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"}}
         }))
         .expect("crd");
-        CustomResourceStrategy::new(&crd, &crd.spec.versions[0])
+        CustomResourceStrategy::new(&crd, &crd.spec.versions[0], SchemaSource::Typed)
     }
 
     #[test]
@@ -429,28 +462,41 @@ mod tests {
                      "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema()}}]}
         }))
         .expect("crd");
-        let a = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
-        let b = CustomResourceStrategy::new(&crd, &crd.spec.versions[0]);
+        let a = CustomResourceStrategy::new(&crd, &crd.spec.versions[0], SchemaSource::Typed);
+        let b = CustomResourceStrategy::new(&crd, &crd.spec.versions[0], SchemaSource::Typed);
         assert!(Arc::ptr_eq(a.schema.as_ref().expect("schema"), b.schema.as_ref().expect("schema")));
         assert!(s1.schema().is_some());
     }
 
     /// Versions with the same schema share one; a version with another schema has its own,
-    /// and each validates by its own.
+    /// and each validates by its own — the schemas read from the typed CRD, or from its
+    /// JSON for a CRD typed without them (as the CRD controller publishes).
     #[test]
     fn versions_with_the_same_schema_share_one() {
         let other = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "size": {"type": "integer", "maximum": 3}}}}});
         let version = |name: &str, schema: serde_json::Value| json!({"name": name, "served": true, "storage": name == "v1", "schema": {"openAPIV3Schema": schema}});
-        let crd: CustomResourceDefinition = serde_json::from_value(json!({
-            "metadata": {"name": "y.example.com", "uid": "uid-of-the-shared-schema-test", "generation": 2},
-            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "y", "kind": "Y"},
-                     "versions": [version("v1", schema()), version("v1beta2", schema()), version("v1beta1", other)]},
-            "status": {"acceptedNames": {"plural": "y", "kind": "Y"}}
-        }))
-        .expect("crd");
-        let kinds: Vec<CustomResourceStrategy> =
-            crd.spec.versions.iter().map(|v| CustomResourceStrategy::new(&crd, v)).collect();
+        for from_json in [false, true] {
+            let stored = json!({
+                "metadata": {"name": "y.example.com", "uid": format!("uid-of-the-shared-schema-test-{from_json}"), "generation": 2},
+                "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "y", "kind": "Y"},
+                         "versions": [version("v1", schema()), version("v1beta2", schema()), version("v1beta1", other.clone())]},
+                "status": {"acceptedNames": {"plural": "y", "kind": "Y"}}
+            });
+            let mut crd: CustomResourceDefinition = serde_json::from_value(stored.clone()).expect("crd");
+            let source = if from_json {
+                crd.spec.versions.iter_mut().for_each(|v| v.schema = None);
+                SchemaSource::Stored(&stored)
+            } else {
+                SchemaSource::Typed
+            };
+            let kinds: Vec<CustomResourceStrategy> =
+                crd.spec.versions.iter().map(|v| CustomResourceStrategy::new(&crd, v, source)).collect();
+            versions_validate_by_their_own_schemas(&kinds);
+        }
+    }
+
+    fn versions_validate_by_their_own_schemas(kinds: &[CustomResourceStrategy]) {
         let schema_of = |i: usize| kinds[i].schema.as_ref().expect("schema");
         assert!(Arc::ptr_eq(schema_of(0), schema_of(1)), "v1 and v1beta2 share their schema");
         assert!(!Arc::ptr_eq(schema_of(0), schema_of(2)));
@@ -486,7 +532,8 @@ mod tests {
                                   {"name": "v1", "served": true, "storage": true}]}
         }))
         .expect("crd");
-        let conversion = |i: usize| CustomResourceStrategy::new(&crd, &crd.spec.versions[i]).versions;
+        let conversion =
+            |i: usize| CustomResourceStrategy::new(&crd, &crd.spec.versions[i], SchemaSource::Typed).versions;
         let beta = conversion(0).expect("two versions");
         assert_eq!((&*beta.served, &*beta.storage), ("example.com/v1beta1", "example.com/v1"));
         assert_eq!(conversion(1).map(|v| v.served), Some("example.com/v1".into()));

@@ -117,6 +117,16 @@ impl Schema {
         }
     }
 
+    /// [`Schema::lazy`] from the schema's JSON, which must decode as a `JSONSchemaProps`
+    /// (else it compiles as the empty schema): a CRD published from its stored JSON has
+    /// its schemas typed only when they are first used.
+    pub fn lazy_json(json: &[u8]) -> Schema {
+        match deflated(json) {
+            Some(source) => Schema { compiled: OnceLock::new(), source: Some(source), preserve_unknown_fields: false },
+            None => Schema::new(&serde_json::from_slice(json).unwrap_or_default()),
+        }
+    }
+
     /// Keeps unknown fields, as a CRD with `spec.preserveUnknownFields: true` does.
     pub fn preserving_unknown_fields(mut self, preserve: bool) -> Schema {
         self.preserve_unknown_fields = preserve;
