@@ -329,22 +329,28 @@
 //! cached with gzip 31 ms, the v3 index first 1.96 s (0.99× the first `/openapi/v2`),
 //! resident after the documents 375 MiB, at the end 378; all Established 7.4 s (6.3×).
 //!
-//! Then (2026-11-27, 22:45–23:26, load 0.7–1.8), a CRD write no longer types its schemas
-//! (k8s-openapi builds 864 bytes a schema node, eleven slots a map of properties): the
-//! decode checks them on the JSON where they are, with a check that is sure exactly when
-//! the typed decode would take them (else the whole is typed, and its error answers), and
-//! settles them in place as their typed round trip did; the rest of the CRD is typed as
-//! before. Quick mode, the previous `serve` and each step run in turn under one bench
-//! binary: CPU per CRD 6.35–7.65 ms before, 5.30–5.70 after settling in place, and a median
-//! of about 5.7 against 6.2 after the check (six runs each); all 200 Established 621–673
-//! ms against 720–867. Full mode, two runs: all Established 6.47 and 7.35 s (5.71× and 6.35×
-//! storing them; CPU per CRD 5.50 and 6.28 ms, a ConfigMap 0.73 and 0.74: still missed, as
-//! 6.3–7.0× before). Also, a CRD's head read in one pass that notes where each version's
-//! schema is (a version's schema was found by another pass over the whole CRD), and the
-//! CRDs indexed on both cores off the async workers: `/openapi/v2` first with gzip 1.87 and
-//! 1.98 s (2.94× and 3.56× the codec; by curl, five runs each alternating builds, 1.94–2.29
-//! s both: no change within the noise), the v3 index first 2.00 and 1.72 s (by curl
-//! 2.34–2.53 s against 2.46–2.67), resident at the end 369 and 374 MiB.
+//! Then (2026-11-27, 22:45–23:50, load 0.7–2.0), CRD writes and the CRD controller no
+//! longer type the schemas (k8s-openapi builds 864 bytes a schema node, eleven slots a map
+//! of properties; typing was 29% of the burst's samples): the decode checks them on the
+//! JSON where they are, with a check that is sure exactly when the typed decode would take
+//! them (else the whole is typed, and its error answers), and settles them in place as
+//! their typed round trip did; the controller publishes a CRD from its cache's typed CRD,
+//! which has no schemas, and the schemas' JSON from the stored object it parses anyway for
+//! the status write, typed when a kind is first used. Quick mode, the previous `serve` and
+//! each step run in turn under one bench binary: CPU per CRD 6.35–7.65 ms before, 5.30–5.70
+//! after settling in place; a median of about 5.7 against 6.2 after the check (six runs
+//! each); 4.40–5.60 against 4.60–5.90 after the publishing (four each, a quieter hour); all
+//! 200 Established 524–653 ms at the end, 720–867 at the start. Typing is 11% of the
+//! burst's samples now, most of it the create's validation (which reads the typed CRD).
+//! Full mode, six runs of the last two builds: all Established 6.07–7.35 s (5.10–6.35×
+//! storing them; CPU per CRD 5.30–6.28 ms, a ConfigMap 0.69–0.74: still missed, as 6.3–7.0×
+//! before; the 10 s met in every run). Also, a CRD's head read in one pass that
+//! notes where each version's schema is (a version's schema was found by another pass over
+//! the whole CRD), and the CRDs indexed on both cores off the async workers: `/openapi/v2`
+//! first with gzip 1.84–2.27 s (2.94–4.19× the codec; by curl, five runs each alternating
+//! builds, 1.94–2.29 s both: no change within the noise), the v3 index first 1.72–2.00 s
+//! (by curl 2.34–2.53 s against 2.46–2.67), resident at the end 369–386 MiB (the builds
+//! before and after the publishing alternated: 383 and 377 against 372 and 371).
 
 #[path = "shared/allocator.rs"]
 mod allocator;
