@@ -225,12 +225,13 @@ impl Head {
         let spec = wire.spec;
         // A borrowed schema is a slice of `value`: its offset is where it starts.
         let at = |raw: &RawValue| {
-            let start = raw.get().as_ptr() as usize - value.as_ptr() as usize;
-            start..start + raw.get().len()
+            let start = (raw.get().as_ptr() as usize).checked_sub(value.as_ptr() as usize)?;
+            let end = start + raw.get().len();
+            (end <= value.len()).then_some(start..end)
         };
         let versions = spec.versions.into_iter().map(|v| HeadVersion {
             name: v.name,
-            schema: v.schema.and_then(|s| s.open_api_v3_schema).map(at),
+            schema: v.schema.and_then(|s| s.open_api_v3_schema).and_then(at),
             selectable_fields: v.selectable_fields,
             subresources: v.subresources,
         });
