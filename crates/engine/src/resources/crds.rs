@@ -193,7 +193,7 @@ impl Strategy for CrdStrategy {
         }
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
         let mut schemas = take_schemas(obj);
-        let pruned = if dropped.is_empty() && light.is_some() { light } else { typed(obj) };
+        let pruned = if dropped.is_empty() { light } else { typed(obj) };
         if let Some(mut crd) = pruned {
             defaults::apply_defaults(&mut crd);
             write_back(obj, &crd);

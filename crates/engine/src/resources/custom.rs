@@ -113,25 +113,26 @@ fn compiled_schema(
     version: &CustomResourceDefinitionVersion,
     source: SchemaSource<'_>,
 ) -> Option<Arc<Schema>> {
-    let json = source.json(version)?;
     let preserve = crd.spec.preserve_unknown_fields.unwrap_or(false);
-    let build = || Arc::new(Schema::lazy_json(&json).preserving_unknown_fields(preserve));
+    let build = |json: &[u8]| Arc::new(Schema::lazy_json(json).preserving_unknown_fields(preserve));
     let (Some(crd_id), Some(generation)) =
         (crd.metadata.uid.clone().or_else(|| crd.metadata.name.clone()), crd.metadata.generation)
     else {
-        return Some(build());
+        return source.json(version).map(|json| build(&json));
     };
     let key = |version: &str| SchemaKey { crd: crd_id.clone(), version: version.to_string() };
     let mut cache = SCHEMAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Held already (a status change publishes the CRD again): its JSON is not written.
     if let Some(schema) = cache.live(&key(&version.name), generation) {
         return Some(schema);
     }
+    let json = source.json(version)?;
     // Most CRDs with several versions repeat one schema: such versions share one, which is
     // kept (and compiled, once used) once. Only versions held already are compared.
     let same = crd.spec.versions.iter().filter(|v| v.name != version.name).find_map(|v| {
         cache.live(&key(&v.name), generation).filter(|_| source.json(v).is_some_and(|other| other == json))
     });
-    let schema = same.unwrap_or_else(build);
+    let schema = same.unwrap_or_else(|| build(&json));
     cache.insert(key(&version.name), generation, &schema);
     Some(schema)
 }

@@ -111,9 +111,9 @@ impl Schema {
     /// of CRDs installed, most kinds are never used, and their schemas stay JSON, deflated:
     /// held as text, they took as much memory as the stored CRDs themselves.
     pub fn lazy(props: &JSONSchemaProps) -> Schema {
-        match serde_json::to_vec(props).ok().and_then(|json| deflated(&json)) {
-            Some(source) => Schema { compiled: OnceLock::new(), source: Some(source), preserve_unknown_fields: false },
-            None => Schema::new(props),
+        match serde_json::to_vec(props) {
+            Ok(json) => Schema::lazy_json(&json),
+            Err(_) => Schema::new(props),
         }
     }
 
