@@ -158,6 +158,7 @@ scenarios!(
     discovery,
     lists,
     negotiation,
+    numbers,
     patches,
     refusals,
     schemas,

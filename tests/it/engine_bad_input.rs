@@ -424,10 +424,19 @@ async fn create_bodies_are_decoded_in_go_s_words() {
         answer["message"],
         r#"Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number -1e400 into Go value of type float64"#
     );
+    // A whole float is validated as the float64 Go decodes (the scale path wants an int64)
+    // and stored as the integer Go writes.
     let (code, answer, _) =
-        send_warned(&engine, "POST", WIDGETS, "application/json", &widget("whole", r#"{"replicas":2.0}"#)).await;
+        send_warned(&engine, "POST", WIDGETS, "application/json", &widget("whole", r#"{"size":2.0}"#)).await;
     assert_eq!(code, 201);
-    assert_eq!(answer["spec"]["replicas"], json!(2), "a whole float is the integer Go writes back");
+    assert_eq!(answer["spec"]["size"], json!(2), "a whole float is the integer Go writes back");
+    let (code, answer, _) =
+        send_warned(&engine, "POST", WIDGETS, "application/json", &widget("float", r#"{"replicas":2.0}"#)).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        answer["details"]["causes"][0]["message"],
+        "Invalid value: 0: .spec.replicas accessor error: 2 is of the type float64, expected int64"
+    );
     // The server's own metadata is wiped before the field manager sees the body.
     let timestamps = r#"{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"stamped","deletionTimestamp":"2020-01-01T00:00:00Z"}}"#;
     let (code, answer, _) = send_warned(&engine, "POST", WIDGETS, "application/json", timestamps).await;

@@ -86,15 +86,37 @@ fn fields_decode(v: &Value, strings: &[&str], bools: &[&str]) -> bool {
 
 /// What the typed round trip does to a decoded `validation`, done in place: every field of
 /// a schema node is optional, so a `null` is dropped; `maximum`, `minimum` and
-/// `multipleOf` are float64; a CEL rule without `rule` gets an empty one; whole floats are
-/// written as integers (`whole_floats`, over defaults and enums too, as the round trip of
-/// the rest of the CRD does). Only for what [`decodes`] or the typed decode accepted.
-pub fn settle(validation: &mut Value, whole_floats: fn(&mut Value)) {
+/// `multipleOf` are float64, written as Go writes one ([`go_float`]); a CEL rule without
+/// `rule` gets an empty one. The values a schema holds (`default`, `enum`, `example`) stay
+/// as written: kube validates them so ([`whole_floats_as_integers`] comes at storing).
+/// Only for what [`decodes`] or the typed decode accepted.
+pub fn settle(validation: &mut Value) {
     if let Some(map) = validation.as_object_mut() {
         map.retain(|_, v| !v.is_null());
         map.values_mut().for_each(settle_node);
     }
-    whole_floats(validation);
+}
+
+/// A float64 as Go's JSON encoder writes it: a whole one without a fraction (`10`, not
+/// `10.0`; within the range where the integer is exact).
+pub fn go_float(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 1e15 { Value::from(f as i64) } else { Value::from(f) }
+}
+
+/// Every whole float under `v` written as Go writes it. kube decodes a schema's values
+/// (`default`, `enum`, `example`) into Go values, where `1.0` stays a float64, validates
+/// them so, and stores them through Go's encoder, which writes `1`.
+pub fn whole_floats_as_integers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                *v = go_float(f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_floats_as_integers),
+        _ => {}
+    }
 }
 
 /// [`settle`] for one `JSONSchemaProps` and the schemas under it.
@@ -105,7 +127,7 @@ fn settle_node(node: &mut Value) {
         match (key.as_str(), value) {
             ("maximum" | "minimum" | "multipleOf", value) => {
                 if let Some(f) = value.as_f64() {
-                    *value = Value::from(f);
+                    *value = go_float(f);
                 }
             }
             ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {

@@ -62,27 +62,10 @@ fn write_back(obj: &mut Value, crd: &CustomResourceDefinition) {
         typed.insert("metadata".into(), meta);
     }
     let mut typed = Value::Object(typed);
-    whole_floats_as_integers(&mut typed);
+    // The typed CRD holds `minimum`, `maximum` and `multipleOf` as f64, written `10.0`
+    // where Go writes `10`.
+    schemas_mut(&mut typed).for_each(crd_schemas::settle);
     *obj = typed;
-}
-
-/// The typed CRD holds schema numbers (`minimum`, `maximum`, `multipleOf`) as f64;
-/// Go's JSON encoder writes a whole float64 without a fraction (`10`, not `10.0`), so
-/// kube answers `"minimum": 0`. Do the same.
-fn whole_floats_as_integers(v: &mut Value) {
-    match v {
-        Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64()
-                && f.fract() == 0.0
-                && f.abs() < 1e15
-            {
-                *v = Value::from(f as i64);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(whole_floats_as_integers),
-        Value::Object(map) => map.values_mut().for_each(whole_floats_as_integers),
-        _ => {}
-    }
 }
 
 fn edit(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
@@ -104,6 +87,11 @@ fn edit_light(obj: &mut Value, f: impl FnOnce(&mut CustomResourceDefinition)) {
 
 fn versions_mut(obj: &mut Value) -> Option<&mut Vec<Value>> {
     obj.get_mut("spec")?.get_mut("versions")?.as_array_mut()
+}
+
+/// Each version's `schema`, where there is one.
+fn schemas_mut(obj: &mut Value) -> impl Iterator<Item = &mut Value> {
+    versions_mut(obj).into_iter().flatten().filter_map(|v| v.get_mut("schema"))
 }
 
 /// Each version's `schema` object, taken out (a `null` stays: the round trip drops it).
@@ -197,7 +185,7 @@ impl Strategy for CrdStrategy {
         if let Some(mut crd) = pruned {
             defaults::apply_defaults(&mut crd);
             write_back(obj, &crd);
-            schemas.iter_mut().flatten().for_each(|s| crd_schemas::settle(s, whole_floats_as_integers));
+            schemas.iter_mut().flatten().for_each(crd_schemas::settle);
         }
         put_schemas(obj, schemas);
         Ok(dropped)
@@ -247,6 +235,13 @@ impl Strategy for CrdStrategy {
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
         typed(obj).map(|crd| validation::validate_crd_create(&crd)).unwrap_or_default()
+    }
+
+    /// A schema's values are validated as written (a default of `1.0` under `multipleOf:
+    /// 0.5` is a valid float) and stored as Go writes them (`1`, which an update sending
+    /// it back is refused for, as kube refuses it).
+    fn canonicalize(&self, obj: &mut Value) {
+        schemas_mut(obj).for_each(crd_schemas::whole_floats_as_integers);
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {

@@ -288,6 +288,13 @@ impl Strategy for CustomResourceStrategy {
         true
     }
 
+    /// kube's unstructured decoder keeps `2.0` a float64 through validation (a multiple of
+    /// 0.5 for an integer field; a `/scale` replicas path refuses it); Go's encoder stores
+    /// it as `2`.
+    fn canonicalize(&self, obj: &mut Value) {
+        super::go_decode::integral_floats(obj);
+    }
+
     /// kube's strategy answers `AllowUnconditionalUpdate` with false: an update names
     /// the resourceVersion it replaces.
     fn allows_unconditional_update(&self) -> bool {

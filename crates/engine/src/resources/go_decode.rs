@@ -300,8 +300,9 @@ pub fn unstructured_decode_error(obj: &Value) -> Option<String> {
     unstructured_error_in(obj, &crate::representation::gofmt::go_json(obj))
 }
 
-/// Whole floats (`2.0`) as the integers kube's unstructured decoding and Go's encoder make
-/// of them: `2.0` is served back as `2`. Zero's sign and floats past `i64` stay as they are.
+/// Whole floats (`2.0`) as Go's encoder writes the float64 kube's unstructured decoder
+/// read: `2.0` is stored and served back as `2`. Zero's sign and floats past `i64` stay as
+/// they are.
 pub fn integral_floats(v: &mut Value) {
     match v {
         Value::Number(n) if n.is_f64() => {

@@ -393,6 +393,11 @@ pub trait Strategy: Send + Sync {
         self.validate_update(new, old)
     }
 
+    /// What storing writes differently from what was validated, done after validation and
+    /// before the no-op check, the dry-run answer and the store (kube's validation sees the
+    /// internal object, its storage the versioned one it encodes).
+    fn canonicalize(&self, _obj: &mut Value) {}
+
     /// Whether a DELETE only marks the object even without finalizers (a namespace waits
     /// for its content to go).
     fn defers_deletion(&self, _obj: &Value) -> bool {

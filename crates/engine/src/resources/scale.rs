@@ -9,6 +9,7 @@
 use crate::field::FieldError;
 use crate::field::go_type;
 use crate::meta;
+use crate::representation::gofmt::go_format_g;
 use crate::resources::selector::LabelSelector;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale;
 use serde_json::{Map, Value, json};
@@ -65,6 +66,7 @@ fn go_value(v: &Value) -> String {
             let inner: Vec<String> = m.iter().map(|(k, v)| format!("{k}:{}", go_value(v))).collect();
             format!("map[{}]", inner.join(" "))
         }
+        Value::Number(n) if n.is_f64() => go_format_g(n.as_f64().unwrap_or(f64::NAN)),
         other => other.to_string(),
     }
 }

@@ -8,7 +8,9 @@
 //! escaping: `__dash__`, `__dot__`, `__slash__`, `__underscores__`, `__{keyword}__`),
 //! map keys verbatim, `date`/`date-time` strings as timestamps, `duration` as durations,
 //! `byte` as bytes, and at a resource root only `apiVersion`, `kind`, `metadata.name` and
-//! `metadata.generateName` of the object metadata.
+//! `metadata.generateName` of the object metadata. A whole float (`1.0`) under an integer
+//! or int-or-string schema is a value kube cannot convert: a rule that reaches it fails
+//! with kube's "invalid data" ([`cel_invalid`]).
 //!
 //! A failed rule is reported on the node's path (plus its `fieldPath`) with the schema type
 //! as the value: `spec: Invalid value: "object": <message>`, the message being the
@@ -20,6 +22,7 @@
 //! ([`celcost::on_cel_stack`]); each evaluation is metered ([`celmeter`]) and cancelled past
 //! kube's per-call limit, and the rules of one request share kube's runtime budget.
 
+use super::cel_invalid;
 use super::cel_rule::CompiledRule;
 use super::celcheck::{escape, keyword_field};
 use super::celcost::{self, CANCELLED, OUT_OF_BUDGET, RUNTIME_COST_BUDGET};
@@ -69,6 +72,9 @@ pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
         Value::Null => CelValue::Null,
         Value::Bool(b) => CelValue::Bool(*b),
         Value::Number(n) => {
+            if let Some(marker) = cel_invalid::marker(n, node) {
+                return marker;
+            }
             let is_number_type = node.is_some_and(|s| s.type_ == "number");
             match n.as_i64() {
                 Some(i) if !is_number_type => CelValue::Int(i),
@@ -129,6 +135,7 @@ thread_local! {
     static BASE: Context<'static> = {
         let mut ctx = Context::default().with_all();
         celmeter::register(&mut ctx);
+        cel_invalid::register(&mut ctx);
         super::celtypes::register(&mut ctx);
         ctx
     };
@@ -192,7 +199,9 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
         return vec![with_value(ErrorType::Invalid, error_field(site.path), &type_, OUT_OF_BUDGET.into())];
     }
     BASE.with(|base| {
-        let self_value = to_cel(site.value, Some(node), site.resource_root);
+        let (self_value, any_invalid) = cel_invalid::tracking(|| to_cel(site.value, Some(node), site.resource_root));
+        let self_invalid = cel_invalid::words(&self_value);
+        let reachable = self_value.clone();
         let old_value = site.old.map(|o| to_cel(o, Some(node), site.resource_root));
         let mut ctx = base.new_inner_scope();
         ctx.add_variable_from_value("self", self_value.clone());
@@ -218,9 +227,14 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
             if rule.uses_old_self && site.old.is_none() && !rule.optional_old_self {
                 continue;
             }
-            let activation = if rule.optional_old_self { &optional_ctx } else { &ctx };
-            let run = celmeter::evaluate(program, activation);
             let invalid = |detail: String| with_value(ErrorType::Invalid, error_field(site.path), &type_, detail);
+            if let Some(words) = self_invalid {
+                errs.push(invalid(format!("{words} evaluating rule: {}", rule.error_string())));
+                continue;
+            }
+            let activation = if rule.optional_old_self { &optional_ctx } else { &ctx };
+            let failing = any_invalid.then(|| cel_invalid::with_failing_tests(program, &reachable)).flatten();
+            let run = celmeter::evaluate(failing.as_ref().unwrap_or(program), activation);
             if spend(budget, run.cost) {
                 errs.push(invalid(OUT_OF_BUDGET.into()));
                 return;
@@ -239,7 +253,10 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 Ok(_) => {}
                 Err(e) => {
                     let text = error_text(&e);
-                    let detail = if text.starts_with("no such overload") {
+                    let invalid_data = any_invalid.then(|| cel_invalid::words_of_error(&e, &reachable)).flatten();
+                    let detail = if let Some(words) = invalid_data {
+                        format!("{words} evaluating rule: {}", rule.error_string())
+                    } else if text.starts_with("no such overload") {
                         format!(
                             "'{text}': call arguments did not match a supported operator, function or macro signature for rule: {}",
                             rule.error_string()

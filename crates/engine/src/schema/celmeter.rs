@@ -29,7 +29,7 @@ use kube_cel::cel::{Context, ExecutionError, FunctionContext, ResolveResult, Val
 use std::cell::Cell;
 
 /// `@metered(cost, expr)`: charges `cost`, then evaluates `expr`.
-const METERED: &str = "@metered";
+pub(super) const METERED: &str = "@metered";
 /// `@sized("function", template, values...)`: evaluates the values, calls the template
 /// (the original call with `@arg<i>` in their place) and charges by their sizes.
 const SIZED: &str = "@sized";

@@ -19,6 +19,7 @@
 
 pub mod cel;
 pub mod cel_alone;
+mod cel_invalid;
 mod cel_rule;
 pub mod celcheck;
 pub mod celcost;

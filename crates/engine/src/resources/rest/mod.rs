@@ -249,10 +249,6 @@ impl Rest<'_> {
         // pruning and defaulting.
         let patched = (matches!(origin, Origin::Patch { .. }) && opts.field_validation == FieldValidation::Strict)
             .then(|| obj.clone());
-        if self.strategy.unstructured() {
-            // The unstructured decoder reads `2.0` as a float Go writes back as `2`.
-            super::go_decode::integral_floats(obj);
-        }
         if let (Origin::Patch { patch_type: PatchType::StrategicMerge, show, .. }, Some(go)) =
             (&origin, self.strategy.go_struct())
             && let Some(why) = super::builtin::unstructured_convert::conversion_error(obj, go)

@@ -102,6 +102,7 @@ impl Rest<'_> {
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
         }
+        self.strategy.canonicalize(&mut obj);
         // kube's storage refuses it last, and its dry run never gets there: a plain Go error,
         // so a 500 without a reason.
         if !dry_run && given_rv.is_some_and(|rv| rv != 0) {
@@ -280,6 +281,7 @@ impl Rest<'_> {
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
         }
+        self.strategy.canonicalize(&mut obj);
         // `obj` has no resourceVersion (see `preserve_on_update`).
         if meta::equal_except_metadata(&obj, old, &["resourceVersion"]) {
             return Ok(old.clone());
