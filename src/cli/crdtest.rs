@@ -10,7 +10,6 @@ use super::{CliError, Reported};
 use crate::cluster::apply::Document;
 use crate::crdtest::{Case, Outcome, Ready, RunReport, is_case_file, parse, resolve, run as run_cases};
 use crate::validate::Checked;
-use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -90,7 +89,7 @@ fn walk(path: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 /// The CRDs among `file`'s documents (the others are the cases' objects, or anything).
 fn crds_in(file: &Path) -> anyhow::Result<Vec<Document>> {
     let source = file.display().to_string();
-    let values = serde_saphyr::from_multiple::<Value>(&read(file)?)
+    let values = kubectl_crd_engine::manifests::from_yaml_documents(&read(file)?)
         .map_err(|e| usage(format!("{source}: not valid YAML: {e}")))?;
     Ok(values
         .into_iter()

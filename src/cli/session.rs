@@ -4,6 +4,7 @@
 
 use super::config::{Config, NamespaceScope};
 use crate::cluster::{ClusterError, ConnectOptions, Connection, Discovery, ResourceType, Target};
+use kubectl_crd_engine::manifests;
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
@@ -120,10 +121,11 @@ pub fn parse_one(text: &str, source: &str, what: &'static str) -> Result<Value, 
     let invalid = |reason: String| ClusterError::InvalidInput { what, source_name: source.to_string(), reason };
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        return serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")));
+        let mut doc: Value = serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
+        manifests::numbers_as_sent(&mut doc);
+        return Ok(doc);
     }
-    let mut docs: Vec<Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| invalid(format!("not valid YAML: {e}")))?;
+    let mut docs = manifests::from_yaml_documents(text).map_err(|e| invalid(format!("not valid YAML: {e}")))?;
     docs.retain(|d| !d.is_null());
     match docs.len() {
         0 => Err(invalid("it is empty".into())),

@@ -19,6 +19,7 @@ use super::objects::{ObjectRef, Retry, StatusDocument, replace_status};
 use super::registrations::{Establishment, wait_for_established};
 use futures::StreamExt;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use kubectl_crd_engine::manifests;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -73,13 +74,16 @@ pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Document>, Cluste
     let invalid =
         |reason: String| ClusterError::InvalidInput { what: "document", source_name: source.to_string(), reason };
     let trimmed = text.trim_start();
+    // As kubectl reads and sends them (`2.0` is sent as `2`).
     let values: Vec<Value> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        serde_json::Deserializer::from_str(text)
+        let mut values: Vec<Value> = serde_json::Deserializer::from_str(text)
             .into_iter::<Value>()
             .collect::<Result<_, _>>()
-            .map_err(|e| invalid(format!("not valid JSON: {e}")))?
+            .map_err(|e| invalid(format!("not valid JSON: {e}")))?;
+        values.iter_mut().for_each(manifests::numbers_as_sent);
+        values
     } else {
-        serde_saphyr::from_multiple::<Value>(text).map_err(|e| invalid(format!("not valid YAML: {e}")))?
+        manifests::from_yaml_documents(text).map_err(|e| invalid(format!("not valid YAML: {e}")))?
     };
     let mut out = Vec::new();
     for (i, value) in values.into_iter().enumerate() {
@@ -385,6 +389,20 @@ mod tests {
             assert!(err.to_string().contains(says), "{err}");
             assert!(err.is_usage());
         }
+    }
+
+    /// kubectl reads YAML with go-yaml (YAML 1.1) and sends every number through Go's
+    /// encoder: the server then sees `2`, not `2.0` (which a `/scale` replicas path refuses).
+    #[test]
+    fn numbers_are_read_and_sent_as_kubectl_sends_them() {
+        let spec = |text: &str, source: &str| parse_documents(text, source).expect("parses")[0].value["spec"].clone();
+        let yaml =
+            "apiVersion: v1\nkind: W\nmetadata: {name: a}\nspec: {replicas: 2.0, mode: 0755, half: 1.5, zero: -0.0}\n";
+        assert_eq!(spec(yaml, "f.yaml"), json!({"replicas": 2, "mode": 493, "half": 1.5, "zero": 0}));
+        let json = r#"{"apiVersion": "v1", "kind": "W", "metadata": {"name": "a"}, "spec": {"replicas": 2.0, "huge": 18446744073709551615}}"#;
+        let sent = spec(json, "f.json");
+        assert_eq!(sent["replicas"], json!(2));
+        assert!(sent["huge"].is_f64(), "{sent}");
     }
 
     #[test]

@@ -79,7 +79,8 @@ pub fn parse_apply_document(text: &str) -> Result<(String, Value), String> {
     if manager.chars().count() > MANAGER_MAX {
         return Err(format!("the field manager is longer than {MANAGER_MAX} characters, which kube refuses"));
     }
-    let doc: Value = serde_saphyr::from_str(text).map_err(|e| format!("the document is not valid YAML: {e}"))?;
+    let doc =
+        kubectl_crd_engine::manifests::from_yaml(text).map_err(|e| format!("the document is not valid YAML: {e}"))?;
     if !doc.is_object() {
         return Err("the document is empty: nothing to apply".into());
     }

@@ -54,7 +54,7 @@ pub fn parse(text: &str) -> Result<Option<Value>, String> {
     if is_blank(text) {
         return Ok(None);
     }
-    serde_saphyr::from_str::<Value>(text).map(Some).map_err(|e| e.to_string())
+    kubectl_crd_engine::manifests::from_yaml(text).map(Some).map_err(|e| e.to_string())
 }
 
 /// What to do with an edit.

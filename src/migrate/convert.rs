@@ -15,6 +15,7 @@
 
 use super::MigrateError;
 use crate::cluster::registrations::Crd;
+use kubectl_crd_engine::manifests;
 use serde_json::{Map, Value, json};
 
 /// `apiextensions.k8s.io/v1`.
@@ -328,8 +329,9 @@ pub fn parse_document(text: &str, source: &str, what: &'static str) -> Result<Va
     let json = trimmed.starts_with('{').then(|| serde_json::from_str::<Value>(text).ok()).flatten();
     let mut docs: Vec<Value> = match json {
         Some(doc) => vec![doc],
-        None => serde_saphyr::from_multiple(text).map_err(|e| invalid(format!("not valid YAML or JSON: {e}")))?,
+        None => manifests::from_yaml_documents(text).map_err(|e| invalid(format!("not valid YAML or JSON: {e}")))?,
     };
+    docs.iter_mut().for_each(manifests::numbers_as_sent);
     docs.retain(|d| !d.is_null());
     match docs.len() {
         1 => Ok(docs.remove(0)),

@@ -175,7 +175,8 @@ pub fn editor_text(site: &RuleSite, crd: &str, self_value: &Value, old_self: Opt
 
 /// `self` and `oldSelf` from the editor's file.
 pub fn parse_edited(text: &str) -> Result<(Value, Option<Value>), String> {
-    let doc: Value = serde_saphyr::from_str(text).map_err(|e| format!("the edited file is not valid YAML: {e}"))?;
+    let doc = kubectl_crd_engine::manifests::from_yaml(text)
+        .map_err(|e| format!("the edited file is not valid YAML: {e}"))?;
     let Value::Object(mut map) = doc else { return Err("the edited file must hold self: (and oldSelf:)".into()) };
     let self_value = map.remove("self").ok_or("the edited file has no self:")?;
     Ok((self_value, map.remove("oldSelf")))

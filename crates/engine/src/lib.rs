@@ -58,6 +58,34 @@ pub mod gofmt {
     pub use crate::schema::gofmt::plain_v;
 }
 
+/// Manifests as kubectl reads and sends them: YAML as go-yaml v2 reads it (YAML 1.1: `0777`
+/// is octal), and numbers as Go's encoder writes them (`2.0` is sent as `2`, `-0` as `0`,
+/// an integer past int64 as a float), so the tools send what kubectl would.
+pub mod manifests {
+    use serde_json::Value;
+
+    /// Every YAML document of `text`.
+    pub fn from_yaml_documents(text: &str) -> Result<Vec<Value>, serde_saphyr::Error> {
+        let options = crate::representation::body_yaml::go_yaml_options();
+        let mut docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, options)?;
+        docs.iter_mut().for_each(numbers_as_sent);
+        Ok(docs)
+    }
+
+    /// One YAML document.
+    pub fn from_yaml(text: &str) -> Result<Value, serde_saphyr::Error> {
+        let options = crate::representation::body_yaml::go_yaml_options();
+        let mut doc: Value = serde_saphyr::from_str_with_options(text, options)?;
+        numbers_as_sent(&mut doc);
+        Ok(doc)
+    }
+
+    /// The numbers of a decoded manifest as kubectl sends them.
+    pub fn numbers_as_sent(v: &mut Value) {
+        crate::representation::gofmt::integral_floats(v);
+    }
+}
+
 /// One `x-kubernetes-validations` rule tried out alone, evaluated as validation evaluates it,
 /// with its estimated and actual cost (the TUI's CEL workbench).
 pub mod cel {

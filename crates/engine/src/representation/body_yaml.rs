@@ -1,5 +1,6 @@
 //! `application/yaml` request bodies as kube's YAML serializer reads them: go-yaml v2's
-//! `YAMLToJSON`, then its strict pass for the duplicate keys it reports.
+//! `YAMLToJSON` (whose JSON comes from Go's encoder: `2.0` arrives as `2`), then its strict
+//! pass for the duplicate keys it reports.
 //!
 //! go-yaml reads the first document of a stream and ignores the rest; a repeated key keeps
 //! its last value, and the strict pass names it (`line 7: key "replicas" already set in
@@ -31,19 +32,27 @@ pub fn read(body: &[u8]) -> Result<YamlBody, String> {
         }
         _ => Vec::new(),
     };
-    let object = match strict {
+    let mut object = match strict {
         Ok(object) => object,
         Err(_) if !duplicates.is_empty() => {
             parse(body, DuplicateKeyPolicy::LastWins).map_err(|e| go_yaml_error(body, e))?
         }
         Err(e) => return Err(go_yaml_error(body, e)),
     };
+    crate::representation::gofmt::integral_floats(&mut object);
     Ok(YamlBody { object, duplicates })
+}
+
+/// The parser's options for YAML as go-yaml v2 reads it (YAML 1.1: `0777` is octal).
+pub(crate) fn go_yaml_options() -> Options {
+    let mut options = Options::default();
+    options.legacy_octal_numbers = true;
+    options
 }
 
 /// The first document of `body` under `duplicates`.
 fn parse(body: &[u8], duplicates: DuplicateKeyPolicy) -> Result<Value, Error> {
-    let mut options = Options::default();
+    let mut options = go_yaml_options();
     options.duplicate_keys = duplicates;
     let single = serde_saphyr::from_slice_with_options::<Value>(body, options.clone());
     if let Err(Error::MultipleDocuments { .. }) = single.as_ref().map_err(Error::without_snippet) {

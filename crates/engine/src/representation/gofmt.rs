@@ -159,9 +159,42 @@ pub fn go_json_float(f: f64) -> String {
     format!("{f}")
 }
 
+/// A float64 as the number Go's encoder writes and kube's decoder reads back: a whole one
+/// within int64's range has no fraction (`2`, not `2.0`; `-0` is `0`), so it reads back
+/// as an integer; floats past int64 stay floats.
+pub fn go_float64(f: f64) -> Value {
+    // i64::MAX as f64 rounds up to 2^63, which does not fit: stay below it.
+    if f.fract() == 0.0 && f.abs() < 9.2e18 { Value::from(f as i64) } else { Value::from(f) }
+}
+
+/// Every number under `v` as kube holds it once stored: floats as Go's encoder writes them
+/// ([`go_float64`]), and integers past int64, which kube's decoder reads as float64. What
+/// storing a value kube decoded (`2.0` stays a float64 until then) and converting YAML to
+/// JSON make of numbers.
+pub fn integral_floats(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.as_i64().is_none() => *v = go_float64(n.as_f64().unwrap_or(0.0)),
+        Value::Array(items) => items.iter_mut().for_each(integral_floats),
+        Value::Object(map) => map.values_mut().for_each(integral_floats),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn whole_floats_become_integers() {
+        let mut v = json!({"a": 2.0, "b": 1.5, "c": [-3.0], "d": 1e300, "e": -0.0, "f": 0.0, "g": 1e16, "h": u64::MAX});
+        integral_floats(&mut v);
+        let expected = json!({
+            "a": 2, "b": 1.5, "c": [-3], "d": 1e300, "e": 0, "f": 0, "g": 10_000_000_000_000_000i64, "h": 1.8446744073709552e19
+        });
+        assert_eq!(v, expected);
+        assert!(v["e"].is_i64() && v["h"].is_f64());
+    }
 
     #[test]
     fn floats_print_like_go_v() {

@@ -19,11 +19,16 @@ use std::cmp::Ordering;
 ///
 /// Where go-yaml's words for the failure are known they are used instead, since kube
 /// quotes them to the client: `yaml: line 1: did not find expected node content`.
+///
+/// As sigs.k8s.io/yaml converts, through Go's JSON encoder: `2.0` arrives as `2`.
 pub fn from_yaml(body: &[u8]) -> Result<Value, String> {
-    serde_saphyr::from_slice(body).map_err(|e| {
+    let options = super::body_yaml::go_yaml_options();
+    let mut value: Value = serde_saphyr::from_slice_with_options(body, options).map_err(|e| {
         let first = e.to_string().lines().next().unwrap_or_default().to_string();
         node_content_error(body, &first).unwrap_or(first)
-    })
+    })?;
+    super::gofmt::integral_floats(&mut value);
+    Ok(value)
 }
 
 /// go-yaml's error for a flow collection (`[`, `{`) left open where a node is expected

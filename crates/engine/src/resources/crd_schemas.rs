@@ -5,6 +5,7 @@
 //! typing schemas was 29% of the CPU of a burst of CRD writes, most of it only to check
 //! them and write them back.
 
+use crate::representation::gofmt::go_float64;
 use serde_json::Value;
 
 /// Whether `validation` surely decodes as `CustomResourceValidation`. `false` means "not
@@ -86,36 +87,14 @@ fn fields_decode(v: &Value, strings: &[&str], bools: &[&str]) -> bool {
 
 /// What the typed round trip does to a decoded `validation`, done in place: every field of
 /// a schema node is optional, so a `null` is dropped; `maximum`, `minimum` and
-/// `multipleOf` are float64, written as Go writes one ([`go_float`]); a CEL rule without
+/// `multipleOf` are float64, written as Go writes one ([`go_float64`]); a CEL rule without
 /// `rule` gets an empty one. The values a schema holds (`default`, `enum`, `example`) stay
-/// as written: kube validates them so ([`whole_floats_as_integers`] comes at storing).
+/// as written: kube validates them so, and writes them as Go does only when storing.
 /// Only for what [`decodes`] or the typed decode accepted.
 pub fn settle(validation: &mut Value) {
     if let Some(map) = validation.as_object_mut() {
         map.retain(|_, v| !v.is_null());
         map.values_mut().for_each(settle_node);
-    }
-}
-
-/// A float64 as Go's JSON encoder writes it: a whole one without a fraction (`10`, not
-/// `10.0`; within the range where the integer is exact).
-pub fn go_float(f: f64) -> Value {
-    if f.fract() == 0.0 && f.abs() < 1e15 { Value::from(f as i64) } else { Value::from(f) }
-}
-
-/// Every whole float under `v` written as Go writes it. kube decodes a schema's values
-/// (`default`, `enum`, `example`) into Go values, where `1.0` stays a float64, validates
-/// them so, and stores them through Go's encoder, which writes `1`.
-pub fn whole_floats_as_integers(v: &mut Value) {
-    match v {
-        Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64() {
-                *v = go_float(f);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(whole_floats_as_integers),
-        Value::Object(map) => map.values_mut().for_each(whole_floats_as_integers),
-        _ => {}
     }
 }
 
@@ -127,7 +106,7 @@ fn settle_node(node: &mut Value) {
         match (key.as_str(), value) {
             ("maximum" | "minimum" | "multipleOf", value) => {
                 if let Some(f) = value.as_f64() {
-                    *value = go_float(f);
+                    *value = go_float64(f);
                 }
             }
             ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {

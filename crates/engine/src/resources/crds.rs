@@ -241,7 +241,7 @@ impl Strategy for CrdStrategy {
     /// 0.5` is a valid float) and stored as Go writes them (`1`, which an update sending
     /// it back is refused for, as kube refuses it).
     fn canonicalize(&self, obj: &mut Value) {
-        schemas_mut(obj).for_each(crd_schemas::whole_floats_as_integers);
+        schemas_mut(obj).for_each(crate::representation::gofmt::integral_floats);
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {

@@ -292,7 +292,7 @@ impl Strategy for CustomResourceStrategy {
     /// 0.5 for an integer field; a `/scale` replicas path refuses it); Go's encoder stores
     /// it as `2`.
     fn canonicalize(&self, obj: &mut Value) {
-        super::go_decode::integral_floats(obj);
+        crate::representation::gofmt::integral_floats(obj);
     }
 
     /// kube's strategy answers `AllowUnconditionalUpdate` with false: an update names

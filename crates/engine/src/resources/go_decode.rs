@@ -300,26 +300,6 @@ pub fn unstructured_decode_error(obj: &Value) -> Option<String> {
     unstructured_error_in(obj, &crate::representation::gofmt::go_json(obj))
 }
 
-/// Whole floats (`2.0`) as Go's encoder writes the float64 kube's unstructured decoder
-/// read: `2.0` is stored and served back as `2`. Zero's sign and floats past `i64` stay as
-/// they are.
-pub fn integral_floats(v: &mut Value) {
-    match v {
-        Value::Number(n) if n.is_f64() => {
-            let f = n.as_f64().unwrap_or(0.0);
-            // i64::MAX as f64 rounds up to 2^63, which does not fit: stay below it.
-            if f.fract() == 0.0 && f != 0.0 && f.abs() < 9.2e18 {
-                *v = Value::from(f as i64);
-            } else if f == 0.0 && f.is_sign_positive() {
-                *v = Value::from(0);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(integral_floats),
-        Value::Object(map) => map.values_mut().for_each(integral_floats),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,12 +353,5 @@ mod tests {
                 r#"couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }"#
             )
         );
-    }
-
-    #[test]
-    fn whole_floats_become_integers() {
-        let mut v = json!({"a": 2.0, "b": 1.5, "c": [-3.0], "d": 1e300, "e": -0.0});
-        integral_floats(&mut v);
-        assert_eq!(v, json!({"a": 2, "b": 1.5, "c": [-3], "d": 1e300, "e": -0.0}));
     }
 }
