@@ -154,6 +154,7 @@ macro_rules! scenarios {
 scenarios!(
     builtins,
     crds,
+    decoding,
     deletes,
     discovery,
     lists,

@@ -59,25 +59,22 @@ pub mod gofmt {
 }
 
 /// Manifests as kubectl reads and sends them: YAML as go-yaml v2 reads it (YAML 1.1: `0777`
-/// is octal), and numbers as Go's encoder writes them (`2.0` is sent as `2`, `-0` as `0`,
+/// is octal, a plain `on:` key is `"true"`), and numbers as Go's encoder writes them (`2.0` is sent as `2`, `-0` as `0`,
 /// an integer past int64 as a float), so the tools send what kubectl would.
 pub mod manifests {
     use serde_json::Value;
 
+    use crate::representation::go_yaml::{self, GoYaml};
+
     /// Every YAML document of `text`.
     pub fn from_yaml_documents(text: &str) -> Result<Vec<Value>, serde_saphyr::Error> {
-        let options = crate::representation::body_yaml::go_yaml_options();
-        let mut docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, options)?;
-        docs.iter_mut().for_each(numbers_as_sent);
-        Ok(docs)
+        let docs: Vec<GoYaml> = serde_saphyr::from_multiple_with_options(text, go_yaml::options())?;
+        Ok(docs.into_iter().map(go_yaml::to_json).collect())
     }
 
     /// One YAML document.
     pub fn from_yaml(text: &str) -> Result<Value, serde_saphyr::Error> {
-        let options = crate::representation::body_yaml::go_yaml_options();
-        let mut doc: Value = serde_saphyr::from_str_with_options(text, options)?;
-        numbers_as_sent(&mut doc);
-        Ok(doc)
+        serde_saphyr::from_str_with_options(text, go_yaml::options()).map(go_yaml::to_json)
     }
 
     /// The numbers of a decoded manifest as kubectl sends them.

@@ -1,5 +1,5 @@
 //! `application/yaml` request bodies as kube's YAML serializer reads them: go-yaml v2's
-//! `YAMLToJSON` (whose JSON comes from Go's encoder: `2.0` arrives as `2`), then its strict
+//! `YAMLToJSON` ([`super::go_yaml`]: YAML 1.1, and JSON from Go's encoder), then its strict
 //! pass for the duplicate keys it reports.
 //!
 //! go-yaml reads the first document of a stream and ignores the rest; a repeated key keeps
@@ -8,9 +8,9 @@
 //! Syntax errors are worded as go-yaml words them where the problem is known
 //! (`yaml: line 4: did not find expected ',' or ']'`).
 
-use crate::field::go_quote;
+use super::go_yaml::{self, GoYaml};
 use serde_json::Value;
-use serde_saphyr::{DuplicateKeyPolicy, Error, Options};
+use serde_saphyr::{DuplicateKeyPolicy, Error};
 
 /// A YAML body read as kube reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,42 +22,22 @@ pub struct YamlBody {
 
 /// Reads the first YAML document of `body`; the error is go-yaml's (`yaml: ...`).
 pub fn read(body: &[u8]) -> Result<YamlBody, String> {
-    let strict = parse(body, DuplicateKeyPolicy::Error);
-    let duplicates = match strict.as_ref().map_err(Error::without_snippet) {
-        Err(Error::DuplicateMappingKey { key, location }) => {
-            // go-yaml lists every repeated key; the parser stops at the first, so only
-            // that one is named (bodies with several are rare, and still decode).
-            let key = key.as_deref().map(go_quote).unwrap_or_default();
-            vec![format!("line {}: key {key} already set in map", location.line())]
-        }
-        _ => Vec::new(),
-    };
-    let mut object = match strict {
-        Ok(object) => object,
-        Err(_) if !duplicates.is_empty() => {
-            parse(body, DuplicateKeyPolicy::LastWins).map_err(|e| go_yaml_error(body, e))?
-        }
-        Err(e) => return Err(go_yaml_error(body, e)),
-    };
-    crate::representation::gofmt::integral_floats(&mut object);
-    Ok(YamlBody { object, duplicates })
+    let GoYaml { value, mut repeated } = parse(body).map_err(|e| go_yaml_error(body, e))?;
+    // kube's warnings are told once each (keys on one line of a flow mapping repeat alike).
+    let mut seen = std::collections::HashSet::new();
+    repeated.retain(|r| seen.insert(r.clone()));
+    Ok(YamlBody { object: go_yaml::to_json(GoYaml { value, repeated: Vec::new() }), duplicates: repeated })
 }
 
-/// The parser's options for YAML as go-yaml v2 reads it (YAML 1.1: `0777` is octal).
-pub(crate) fn go_yaml_options() -> Options {
-    let mut options = Options::default();
-    options.legacy_octal_numbers = true;
-    options
-}
-
-/// The first document of `body` under `duplicates`.
-fn parse(body: &[u8], duplicates: DuplicateKeyPolicy) -> Result<Value, Error> {
-    let mut options = go_yaml_options();
-    options.duplicate_keys = duplicates;
-    let single = serde_saphyr::from_slice_with_options::<Value>(body, options.clone());
+/// The first document of `body`, repeated keys keeping their last value (the visitor names
+/// them, as resolved).
+fn parse(body: &[u8]) -> Result<GoYaml, Error> {
+    let mut options = go_yaml::options();
+    options.duplicate_keys = DuplicateKeyPolicy::LastWins;
+    let single = serde_saphyr::from_slice_with_options::<GoYaml>(body, options.clone());
     if let Err(Error::MultipleDocuments { .. }) = single.as_ref().map_err(Error::without_snippet) {
-        let docs = serde_saphyr::from_slice_multiple_with_options::<Value>(body, options)?;
-        return Ok(docs.into_iter().next().unwrap_or(Value::Null));
+        let docs = serde_saphyr::from_slice_multiple_with_options::<GoYaml>(body, options)?;
+        return Ok(docs.into_iter().next().unwrap_or(GoYaml { value: Value::Null, repeated: Vec::new() }));
     }
     single
 }

@@ -13,6 +13,7 @@ pub mod body_yaml;
 pub mod csv;
 pub mod duration;
 pub mod export;
+pub mod go_yaml;
 pub mod gofmt;
 pub mod jsonpath;
 mod jsonpath_parse;

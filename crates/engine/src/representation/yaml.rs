@@ -20,15 +20,14 @@ use std::cmp::Ordering;
 /// Where go-yaml's words for the failure are known they are used instead, since kube
 /// quotes them to the client: `yaml: line 1: did not find expected node content`.
 ///
-/// As sigs.k8s.io/yaml converts, through Go's JSON encoder: `2.0` arrives as `2`.
+/// As sigs.k8s.io/yaml converts ([`super::go_yaml`]): `2.0` arrives as `2`, `on:` as `"true":`.
 pub fn from_yaml(body: &[u8]) -> Result<Value, String> {
-    let options = super::body_yaml::go_yaml_options();
-    let mut value: Value = serde_saphyr::from_slice_with_options(body, options).map_err(|e| {
+    let options = super::go_yaml::options();
+    let value = serde_saphyr::from_slice_with_options(body, options).map_err(|e| {
         let first = e.to_string().lines().next().unwrap_or_default().to_string();
         node_content_error(body, &first).unwrap_or(first)
     })?;
-    super::gofmt::integral_floats(&mut value);
-    Ok(value)
+    Ok(super::go_yaml::to_json(value))
 }
 
 /// go-yaml's error for a flow collection (`[`, `{`) left open where a node is expected

@@ -98,6 +98,37 @@ pub fn settle(validation: &mut Value) {
     }
 }
 
+/// Drops what kube's decoder ignores and k8s-openapi's refuses: an `items` that is neither
+/// a schema nor a list of them, and a `dependencies` entry that is neither a schema nor a
+/// list (their Go unions' `UnmarshalJSON` leaves those unset).
+pub fn drop_ignored(validation: &mut Value) {
+    if let Some(schema) = validation.get_mut("openAPIV3Schema") {
+        drop_ignored_in(schema);
+    }
+}
+
+fn drop_ignored_in(node: &mut Value) {
+    let Some(map) = node.as_object_mut() else { return };
+    if map.get("items").is_some_and(|items| !(items.is_object() || items.is_array() || items.is_null())) {
+        map.remove("items");
+    }
+    if let Some(Value::Object(dependencies)) = map.get_mut("dependencies") {
+        dependencies.retain(|_, d| d.is_object() || d.is_array() || d.is_null());
+    }
+    for (key, value) in map.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {
+                schemas.values_mut().for_each(drop_ignored_in);
+            }
+            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => {
+                schemas.iter_mut().for_each(drop_ignored_in)
+            }
+            ("items" | "not" | "additionalProperties" | "additionalItems", value) => drop_ignored_in(value),
+            _ => {}
+        }
+    }
+}
+
 /// [`settle`] for one `JSONSchemaProps` and the schemas under it.
 fn settle_node(node: &mut Value) {
     let Some(map) = node.as_object_mut() else { return };

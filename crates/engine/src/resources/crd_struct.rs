@@ -1,13 +1,15 @@
-//! The Go struct of a CustomResourceDefinition, as far as its field order goes: kube
-//! writes a CRD's JSON in that order, and quotes it so where a patch did not reach (see
-//! [`super::patched_json`]). Decoding a CRD is checked elsewhere ([`super::crds`]).
+//! The Go struct of a CustomResourceDefinition, as far as its field order and its field
+//! types go: kube writes a CRD's JSON in that order, and quotes it so where a patch did not
+//! reach (see [`super::patched_json`]); a value of the wrong type is refused in Go's
+//! decoder's words, which say where ([`GoStruct::type_error`], used by [`super::crds`] when
+//! the typed decode fails).
 
-use super::builtin::types::{GoStruct, GoType, STRING, field, plain_struct, value_struct};
+use super::builtin::types::{GoStruct, GoType, STRING, SchemaOr, field, plain_struct, value_struct};
 
-static RAW: GoType = GoType::Raw;
+static JSON: GoType = GoType::Json;
 
 static NAMES: GoStruct = plain_struct(
-    "CustomResourceDefinitionNames",
+    "v1.CustomResourceDefinitionNames",
     &[
         field("plural", GoType::String),
         field("singular", GoType::String),
@@ -19,7 +21,7 @@ static NAMES: GoStruct = plain_struct(
 );
 
 static VALIDATION_RULE: GoStruct = plain_struct(
-    "ValidationRule",
+    "v1.ValidationRule",
     &[
         field("rule", GoType::String),
         field("message", GoType::String),
@@ -32,12 +34,12 @@ static VALIDATION_RULE: GoStruct = plain_struct(
 static VALIDATION_RULE_TYPE: GoType = GoType::Struct(&VALIDATION_RULE);
 
 static EXTERNAL_DOCS: GoStruct =
-    plain_struct("ExternalDocumentation", &[field("description", GoType::String), field("url", GoType::String)]);
+    plain_struct("v1.ExternalDocumentation", &[field("description", GoType::String), field("url", GoType::String)]);
 
 /// `JSONSchemaProps`, recursive through its sub-schemas (`items` and
 /// `additionalProperties` may also be an array or a bool, written as they are).
 pub(super) static SCHEMA: GoStruct = plain_struct(
-    "JSONSchemaProps",
+    "v1.JSONSchemaProps",
     &[
         field("id", GoType::String),
         field("$schema", GoType::String),
@@ -46,10 +48,10 @@ pub(super) static SCHEMA: GoStruct = plain_struct(
         field("type", GoType::String),
         field("format", GoType::String),
         field("title", GoType::String),
-        field("default", GoType::Raw),
-        field("maximum", GoType::Raw),
+        field("default", GoType::Json),
+        field("maximum", GoType::Float64),
         field("exclusiveMaximum", GoType::Bool),
-        field("minimum", GoType::Raw),
+        field("minimum", GoType::Float64),
         field("exclusiveMinimum", GoType::Bool),
         field("maxLength", GoType::Int64),
         field("minLength", GoType::Int64),
@@ -57,24 +59,24 @@ pub(super) static SCHEMA: GoStruct = plain_struct(
         field("maxItems", GoType::Int64),
         field("minItems", GoType::Int64),
         field("uniqueItems", GoType::Bool),
-        field("multipleOf", GoType::Raw),
-        field("enum", GoType::Slice { items: &RAW, keys: &[] }),
+        field("multipleOf", GoType::Float64),
+        field("enum", GoType::Slice { items: &JSON, keys: &[] }),
         field("maxProperties", GoType::Int64),
         field("minProperties", GoType::Int64),
         field("required", GoType::Slice { items: &STRING, keys: &[] }),
-        field("items", GoType::Struct(&SCHEMA)),
+        field("items", GoType::Union(SchemaOr::Array, &SCHEMA)),
         field("allOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
         field("oneOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
         field("anyOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
         field("not", GoType::Struct(&SCHEMA)),
         field("properties", GoType::Map(&SCHEMA_TYPE)),
-        field("additionalProperties", GoType::Struct(&SCHEMA)),
+        field("additionalProperties", GoType::Union(SchemaOr::Bool, &SCHEMA)),
         field("patternProperties", GoType::Map(&SCHEMA_TYPE)),
-        field("dependencies", GoType::Map(&RAW)),
-        field("additionalItems", GoType::Struct(&SCHEMA)),
+        field("dependencies", GoType::Map(&DEPENDENCY)),
+        field("additionalItems", GoType::Union(SchemaOr::Bool, &SCHEMA)),
         field("definitions", GoType::Map(&SCHEMA_TYPE)),
         field("externalDocs", GoType::Struct(&EXTERNAL_DOCS)),
-        field("example", GoType::Raw),
+        field("example", GoType::Json),
         field("nullable", GoType::Bool),
         field("x-kubernetes-preserve-unknown-fields", GoType::Bool),
         field("x-kubernetes-embedded-resource", GoType::Bool),
@@ -86,21 +88,24 @@ pub(super) static SCHEMA: GoStruct = plain_struct(
     ],
 );
 static SCHEMA_TYPE: GoType = GoType::Struct(&SCHEMA);
+static DEPENDENCY: GoType = GoType::Union(SchemaOr::Strings, &SCHEMA);
 
 static VALIDATION: GoStruct =
-    plain_struct("CustomResourceValidation", &[field("openAPIV3Schema", GoType::Struct(&SCHEMA))]);
+    plain_struct("v1.CustomResourceValidation", &[field("openAPIV3Schema", GoType::Struct(&SCHEMA))]);
 static SCALE: GoStruct = plain_struct(
-    "CustomResourceSubresourceScale",
+    "v1.CustomResourceSubresourceScale",
     &[
         field("specReplicasPath", GoType::String),
         field("statusReplicasPath", GoType::String),
         field("labelSelectorPath", GoType::String),
     ],
 );
-static SUBRESOURCES: GoStruct =
-    plain_struct("CustomResourceSubresources", &[field("status", GoType::Raw), field("scale", GoType::Struct(&SCALE))]);
+static SUBRESOURCES: GoStruct = plain_struct(
+    "v1.CustomResourceSubresources",
+    &[field("status", GoType::Raw), field("scale", GoType::Struct(&SCALE))],
+);
 static COLUMN: GoStruct = plain_struct(
-    "CustomResourceColumnDefinition",
+    "v1.CustomResourceColumnDefinition",
     &[
         field("name", GoType::String),
         field("type", GoType::String),
@@ -111,10 +116,10 @@ static COLUMN: GoStruct = plain_struct(
     ],
 );
 static COLUMN_TYPE: GoType = GoType::Struct(&COLUMN);
-static SELECTABLE_FIELD: GoStruct = plain_struct("SelectableField", &[field("jsonPath", GoType::String)]);
+static SELECTABLE_FIELD: GoStruct = plain_struct("v1.SelectableField", &[field("jsonPath", GoType::String)]);
 static SELECTABLE_FIELD_TYPE: GoType = GoType::Struct(&SELECTABLE_FIELD);
 static VERSION: GoStruct = plain_struct(
-    "CustomResourceDefinitionVersion",
+    "v1.CustomResourceDefinitionVersion",
     &[
         field("name", GoType::String),
         field("served", GoType::Bool),
@@ -129,7 +134,7 @@ static VERSION: GoStruct = plain_struct(
 );
 static VERSION_TYPE: GoType = GoType::Struct(&VERSION);
 static SERVICE: GoStruct = plain_struct(
-    "ServiceReference",
+    "v1.ServiceReference",
     &[
         field("namespace", GoType::String),
         field("name", GoType::String),
@@ -138,22 +143,22 @@ static SERVICE: GoStruct = plain_struct(
     ],
 );
 static CLIENT_CONFIG: GoStruct = plain_struct(
-    "WebhookClientConfig",
+    "v1.WebhookClientConfig",
     &[field("url", GoType::String), field("service", GoType::Struct(&SERVICE)), field("caBundle", GoType::Bytes)],
 );
 static WEBHOOK: GoStruct = plain_struct(
-    "WebhookConversion",
+    "v1.WebhookConversion",
     &[
         field("clientConfig", GoType::Struct(&CLIENT_CONFIG)),
         field("conversionReviewVersions", GoType::Slice { items: &STRING, keys: &[] }),
     ],
 );
 static CONVERSION: GoStruct = plain_struct(
-    "CustomResourceConversion",
+    "v1.CustomResourceConversion",
     &[field("strategy", GoType::String), field("webhook", GoType::Struct(&WEBHOOK))],
 );
 static SPEC: GoStruct = plain_struct(
-    "CustomResourceDefinitionSpec",
+    "v1.CustomResourceDefinitionSpec",
     &[
         field("group", GoType::String),
         value_struct("names", &NAMES),
@@ -164,7 +169,7 @@ static SPEC: GoStruct = plain_struct(
     ],
 );
 static CONDITION: GoStruct = plain_struct(
-    "CustomResourceDefinitionCondition",
+    "v1.CustomResourceDefinitionCondition",
     &[
         field("type", GoType::String),
         field("status", GoType::String),
@@ -175,7 +180,7 @@ static CONDITION: GoStruct = plain_struct(
 );
 static CONDITION_TYPE: GoType = GoType::Struct(&CONDITION);
 static STATUS: GoStruct = plain_struct(
-    "CustomResourceDefinitionStatus",
+    "v1.CustomResourceDefinitionStatus",
     &[
         field("conditions", GoType::Slice { items: &CONDITION_TYPE, keys: &["type"] }),
         value_struct("acceptedNames", &NAMES),
@@ -192,7 +197,42 @@ mod tests {
     use super::*;
     use crate::resources::patch::PatchType;
     use crate::resources::patched_json::{PatchSource, patched_json};
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// The oracle's words (scenario `decoding`): inside a union, Go's outer decoder puts the
+    /// union's place on the inner type error.
+    #[test]
+    fn a_value_of_the_wrong_type_is_placed_as_go_places_it() {
+        let crd = |schema: Value| json!({"spec": {"versions": [{"schema": {"openAPIV3Schema": schema}}]}});
+        let at = "Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema";
+        for (schema, words) in [
+            (json!({"maxLength": 5.0}), format!("json: cannot unmarshal number 5.0 into {at}.maxLength of type int64")),
+            (
+                json!({"properties": {"a": {"minimum": "0"}}}),
+                format!("json: cannot unmarshal string into {at}.properties.minimum of type float64"),
+            ),
+            (
+                json!({"items": [{"maxLength": "5"}]}),
+                format!("json: cannot unmarshal string into {at}.items of type int64"),
+            ),
+            (
+                json!({"items": ["x"]}),
+                format!("json: cannot unmarshal string into {at}.items of type v1.JSONSchemaProps"),
+            ),
+            (
+                json!({"dependencies": {"a": [1]}}),
+                format!("json: cannot unmarshal number into {at}.dependencies of type string"),
+            ),
+            (json!({"additionalProperties": "x"}), "boolean or JSON schema expected".to_string()),
+        ] {
+            assert_eq!(CUSTOM_RESOURCE_DEFINITION.type_error(&crd(schema.clone())), Some(words), "{schema}");
+        }
+        for ignored in
+            [json!({"items": "x"}), json!({"dependencies": {"a": "b"}}), json!({"additionalProperties": false})]
+        {
+            assert_eq!(CUSTOM_RESOURCE_DEFINITION.type_error(&crd(ignored.clone())), None, "{ignored}");
+        }
+    }
 
     #[test]
     fn a_crd_is_written_in_its_go_structs_order_where_a_patch_did_not_reach() {

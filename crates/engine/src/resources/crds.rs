@@ -48,9 +48,15 @@ pub fn typed(obj: &Value) -> Option<CustomResourceDefinition> {
     CustomResourceDefinition::deserialize(obj).ok()
 }
 
-/// A CRD object read as the decoder reads a body, with the decoder's complaint.
+/// A CRD object read as the decoder reads a body, with the decoder's complaint: in Go's
+/// words where a value has the wrong type (`json: cannot unmarshal string into Go struct
+/// field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.maxLength of type int64`,
+/// which says where), else serde's.
 fn decoded(obj: &Value) -> Result<CustomResourceDefinition, super::Undecodable> {
-    CustomResourceDefinition::deserialize(obj).map_err(|e| super::Undecodable(e.to_string()))
+    CustomResourceDefinition::deserialize(obj).map_err(|e| {
+        let go = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.type_error(obj);
+        super::Undecodable(go.unwrap_or_else(|| e.to_string()))
+    })
 }
 
 /// Writes a typed CRD back over a JSON object, keeping the JSON's metadata (the typed
@@ -176,7 +182,11 @@ impl Strategy for CrdStrategy {
         let sure = light.is_some() && schemas.iter().flatten().all(crd_schemas::decodes);
         put_schemas(obj, schemas);
         if !sure {
-            // The whole typed says why, in its words (or that the check was only unsure).
+            // What Go's decoder ignores goes; then the whole typed says why (or that the
+            // check was only unsure).
+            let mut schemas = take_schemas(obj);
+            schemas.iter_mut().flatten().for_each(crd_schemas::drop_ignored);
+            put_schemas(obj, schemas);
             decoded(obj)?;
         }
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);

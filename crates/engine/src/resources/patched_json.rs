@@ -155,7 +155,7 @@ impl Writer {
             return;
         }
         match (value, ty) {
-            (Value::Object(map), Some(GoType::Struct(s))) => {
+            (Value::Object(map), Some(GoType::Struct(s) | GoType::Union(_, s))) => {
                 self.map(map, s.fields.iter().map(|f| f.json), &|key| field_type(s, key), path, out);
             }
             // Go writes a map's keys sorted: no order to keep.

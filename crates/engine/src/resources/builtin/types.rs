@@ -18,6 +18,7 @@ pub enum GoType {
     String,
     Int32,
     Int64,
+    Float64,
     Bool,
     /// `metav1.Time`: RFC 3339 text, checked by [`GoStruct::time_error`].
     Time,
@@ -30,6 +31,8 @@ pub enum GoType {
     /// Raw JSON kept as it came (`FieldsV1`); Go writes it with the keys its writer chose,
     /// sorted for every writer the engine meets.
     Raw,
+    /// apiextensions' `v1.JSON`: any JSON value, held raw like [`GoType::Raw`].
+    Json,
     /// `map[string]T`.
     Map(&'static GoType),
     /// `[]T`; `keys` name a list keyed by those fields (`+listType=map`), else atomic.
@@ -38,6 +41,8 @@ pub enum GoType {
         keys: &'static [&'static str],
     },
     Struct(&'static GoStruct),
+    /// One of the CRD schema's unions ([`SchemaOr`]) over a struct.
+    Union(SchemaOr, &'static GoStruct),
 }
 
 /// A Go struct: its name (as `json` errors print it) and fields, in the struct's order
@@ -58,6 +63,20 @@ pub struct Field {
     pub ty: GoType,
     /// A value field (not a pointer) of struct type: `{}` in the zero object.
     pub in_zero: bool,
+}
+
+/// The CRD schema's unions: types whose `UnmarshalJSON` takes a struct or another shape.
+/// An error inside one is reported at the union's place, with the type that failed inside
+/// it (Go's `addErrorContext` puts the outer decoder's struct and path on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaOr {
+    /// `JSONSchemaPropsOrArray`: an object or a list of them; anything else is ignored.
+    Array,
+    /// `JSONSchemaPropsOrBool`: a bool or an object; anything else is refused in its words.
+    Bool,
+    /// `JSONSchemaPropsOrStringArray`: an object or a list of strings; anything else is
+    /// ignored.
+    Strings,
 }
 
 pub(crate) const fn field(json: &'static str, ty: GoType) -> Field {
@@ -351,14 +370,14 @@ impl GoStruct {
         let map = obj.as_object()?;
         if let Some(meta) = map.get("metadata") {
             static META: GoType = GoType::Struct(&OBJECT_META);
-            if let Some(e) = value_type_error(meta, &META, self.name, "metadata") {
-                return Some(e);
+            if let Some(e) = mismatch(meta, &META, self.name, "metadata") {
+                return Some(e.to_string());
             }
         }
         for (key, value) in map {
             let Some(f) = self.get(key) else { continue };
-            if let Some(e) = value_type_error(value, &f.ty, self.name, f.json) {
-                return Some(e);
+            if let Some(e) = mismatch(value, &f.ty, self.name, f.json) {
+                return Some(e.to_string());
             }
         }
         None
@@ -375,8 +394,8 @@ fn type_schema(ty: &'static GoType) -> Schema {
         GoType::String | GoType::Named(_) | GoType::Time | GoType::MicroTime | GoType::Bytes => {
             Schema::Scalar(ScalarType::String)
         }
-        GoType::Int32 | GoType::Int64 => Schema::Scalar(ScalarType::Numeric),
-        GoType::Raw => Schema::Deduced,
+        GoType::Int32 | GoType::Int64 | GoType::Float64 => Schema::Scalar(ScalarType::Numeric),
+        GoType::Raw | GoType::Json => Schema::Deduced,
         GoType::Bool => Schema::Scalar(ScalarType::Boolean),
         GoType::Map(items) => {
             Schema::Map(MapSchema { fields: BTreeMap::new(), rest: Some(Box::new(type_schema(items))), atomic: false })
@@ -389,7 +408,7 @@ fn type_schema(ty: &'static GoType) -> Schema {
             };
             Schema::List(ListSchema { items: Box::new(type_schema(items)), kind })
         }
-        GoType::Struct(s) => struct_schema(s),
+        GoType::Struct(s) | GoType::Union(_, s) => struct_schema(s),
     }
 }
 
@@ -411,7 +430,7 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, droppe
     use std::fmt::Write;
     let len = path.len();
     match (ty, value) {
-        (GoType::Struct(s), Value::Object(map)) => {
+        (GoType::Struct(s) | GoType::Union(_, s), Value::Object(map)) => {
             map.retain(|key, v| match s.get(key) {
                 Some(f) => {
                     path.push('.');
@@ -448,7 +467,7 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, droppe
 
 fn value_time_error(value: &Value, ty: &'static GoType) -> Option<String> {
     match ty {
-        GoType::Struct(s) => {
+        GoType::Struct(s) | GoType::Union(_, s) => {
             let map = value.as_object()?;
             s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty)))
         }
@@ -481,15 +500,17 @@ pub fn go_name(ty: &GoType) -> String {
         GoType::String => "string".into(),
         GoType::Int32 => "int32".into(),
         GoType::Int64 => "int64".into(),
+        GoType::Float64 => "float64".into(),
         GoType::Bool => "bool".into(),
         GoType::Time => "v1.Time".into(),
         GoType::MicroTime => "v1.MicroTime".into(),
         GoType::Named(name) => (*name).into(),
         GoType::Bytes => "[]uint8".into(),
         GoType::Raw => "json.RawMessage".into(),
+        GoType::Json => "v1.JSON".into(),
         GoType::Map(items) => format!("map[string]{}", go_name(items)),
         GoType::Slice { items, .. } => format!("[]{}", go_name(items)),
-        GoType::Struct(s) => s.name.into(),
+        GoType::Struct(s) | GoType::Union(_, s) => s.name.into(),
     }
 }
 
@@ -505,22 +526,70 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// A value Go's decoder refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mismatch {
+    /// `json.UnmarshalTypeError`: what the JSON held, the struct holding the field and the
+    /// field's dotted path from the object's root, and the Go type it could not fill.
+    Type { what: String, struct_name: String, path: String, ty: String },
+    /// An `UnmarshalJSON`'s own error, quoted as it is.
+    Words(&'static str),
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mismatch::Type { what, struct_name, path, ty } => {
+                write!(f, "json: cannot unmarshal {what} into Go struct field {struct_name}.{path} of type {ty}")
+            }
+            Mismatch::Words(words) => f.write_str(words),
+        }
+    }
+}
+
+/// [`mismatch`] for a value a [`SchemaOr`] union over `s` reads.
+fn union_mismatch(
+    value: &Value,
+    union: SchemaOr,
+    s: &'static GoStruct,
+    struct_name: &str,
+    path: &str,
+) -> Option<Mismatch> {
+    let schema = GoType::Struct(s);
+    let inner = match (union, value) {
+        (SchemaOr::Bool, Value::Bool(_)) => None,
+        (_, Value::Object(_)) => mismatch(value, &schema, "", ""),
+        (SchemaOr::Array, Value::Array(items)) => items.iter().find_map(|v| mismatch(v, &schema, "", "")),
+        (SchemaOr::Strings, Value::Array(items)) => items.iter().find_map(|v| mismatch(v, &STRING, "", "")),
+        (SchemaOr::Bool, _) => return Some(Mismatch::Words("boolean or JSON schema expected")),
+        (SchemaOr::Array | SchemaOr::Strings, _) => None,
+    };
+    // Go's decoder puts its own place on a type error from inside: the union's.
+    inner.map(|e| match e {
+        Mismatch::Type { what, ty, .. } => {
+            Mismatch::Type { what, struct_name: struct_name.to_string(), path: path.to_string(), ty }
+        }
+        words => words,
+    })
+}
+
 /// `struct_name` is the innermost Go struct holding the field; `path` the dotted fields
 /// from the object's root, as Go prints them.
-fn value_type_error(value: &Value, ty: &'static GoType, struct_name: &str, path: &str) -> Option<String> {
+fn mismatch(value: &Value, ty: &GoType, struct_name: &str, path: &str) -> Option<Mismatch> {
     let wrong = || {
         let what = match (value, ty) {
             // Go names a number an integer cannot hold by its text.
-            (Value::Number(n), GoType::Int32) => format!("number {n}"),
+            (Value::Number(n), GoType::Int32 | GoType::Int64) => format!("number {n}"),
             _ => json_kind(value).to_string(),
         };
-        Some(format!("json: cannot unmarshal {what} into Go struct field {struct_name}.{path} of type {}", go_name(ty)))
+        Some(Mismatch::Type { what, struct_name: struct_name.to_string(), path: path.to_string(), ty: go_name(ty) })
     };
     match (ty, value) {
         // A null leaves any Go value as it is.
         (_, Value::Null) => None,
         (GoType::String | GoType::Bytes, Value::String(_)) => None,
         (GoType::Bool, Value::Bool(_)) => None,
+        (GoType::Float64, Value::Number(_)) => None,
         (GoType::Int32, Value::Number(n)) => {
             let fits = n.as_i64().is_some_and(|i| i32::try_from(i).is_ok());
             if fits { None } else { wrong() }
@@ -532,20 +601,19 @@ fn value_type_error(value: &Value, ty: &'static GoType, struct_name: &str, path:
                 wrong()
             }
         }
-        (GoType::Raw, _) => None,
+        (GoType::Raw | GoType::Json, _) => None,
         (GoType::Named(_), Value::String(_)) => None,
         // Times decode themselves; see `time_error`.
         (GoType::Time | GoType::MicroTime, _) => None,
-        (GoType::Map(items), Value::Object(map)) => {
-            map.values().find_map(|v| value_type_error(v, items, struct_name, path))
-        }
+        (GoType::Map(items), Value::Object(map)) => map.values().find_map(|v| mismatch(v, items, struct_name, path)),
         (GoType::Slice { items, .. }, Value::Array(list)) => {
-            list.iter().find_map(|v| value_type_error(v, items, struct_name, path))
+            list.iter().find_map(|v| mismatch(v, items, struct_name, path))
         }
         (GoType::Struct(s), Value::Object(map)) => map.iter().find_map(|(k, v)| {
             let f = s.get(k)?;
-            value_type_error(v, &f.ty, s.short_name(), &format!("{path}.{}", f.json))
+            mismatch(v, &f.ty, s.short_name(), &format!("{path}.{}", f.json))
         }),
+        (GoType::Union(union, s), _) => union_mismatch(value, *union, s, struct_name, path),
         _ => wrong(),
     }
 }

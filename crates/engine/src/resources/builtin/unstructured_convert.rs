@@ -40,10 +40,11 @@ fn convert(value: &Value, ty: &'static GoType) -> Option<String> {
         GoType::String | GoType::Named(_) => scalar(value, "string", &go_name(ty)),
         GoType::Int32 => scalar(value, "int32", "int32"),
         GoType::Int64 => scalar(value, "int64", "int64"),
+        GoType::Float64 => scalar(value, "float64", "float64"),
         GoType::Bool => scalar(value, "bool", "bool"),
         // Times and raw JSON unmarshal themselves from their JSON.
         GoType::Time | GoType::MicroTime => time_value_error(value, ty),
-        GoType::Raw => None,
+        GoType::Raw | GoType::Json => None,
         GoType::Bytes => match value {
             Value::String(text) => super::data::decode_base64(text)
                 .err()
@@ -57,6 +58,11 @@ fn convert(value: &Value, ty: &'static GoType) -> Option<String> {
         GoType::Slice { items, .. } => match value {
             Value::Array(list) => list.iter().find_map(|v| convert(v, items)),
             other => Some(format!("cannot restore slice from {}", source_kind(other))),
+        },
+        // A union's `UnmarshalJSON` takes other shapes too: only its struct is checked.
+        GoType::Union(_, s) => match value {
+            Value::Object(map) => s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| convert(v, &f.ty))),
+            _ => None,
         },
         GoType::Struct(s) => match value {
             Value::Object(map) => s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| convert(v, &f.ty))),
@@ -73,6 +79,7 @@ fn scalar(value: &Value, dest_kind: &str, dest_type: &str) -> Option<String> {
     match value {
         Value::String(_) if dest_kind == "string" => None,
         Value::Bool(_) if dest_kind == "bool" => None,
+        Value::Number(_) if dest_kind == "float64" => None,
         Value::Number(n) if n.is_i64() || n.is_u64() => match dest_kind {
             _ if integer => None,
             // Go converts an integer to a string (a rune), which JSON does not allow.
