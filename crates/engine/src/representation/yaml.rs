@@ -13,23 +13,6 @@ use super::gofmt::go_format_g;
 use serde_json::Value;
 use std::cmp::Ordering;
 
-/// A YAML request body as JSON. The error is the parser's first line, which says what
-/// went wrong and where; the lines after it quote the body back, and a Status message
-/// should not.
-///
-/// Where go-yaml's words for the failure are known they are used instead, since kube
-/// quotes them to the client: `yaml: line 1: did not find expected node content`.
-///
-/// As sigs.k8s.io/yaml converts ([`super::go_yaml`]): `2.0` arrives as `2`, `on:` as `"true":`.
-pub fn from_yaml(body: &[u8]) -> Result<Value, String> {
-    let options = super::go_yaml::options();
-    let value = serde_saphyr::from_slice_with_options(body, options).map_err(|e| {
-        let first = e.to_string().lines().next().unwrap_or_default().to_string();
-        node_content_error(body, &first).unwrap_or(first)
-    })?;
-    Ok(super::go_yaml::to_json(value))
-}
-
 /// go-yaml's error for a flow collection (`[`, `{`) left open where a node is expected
 /// (after `[`, `{`, `,` or `:`): the parser meets the end of the stream instead, on the
 /// line go-yaml gives it (a last line without a newline counts as one more).
@@ -350,16 +333,6 @@ fn string_scalar(s: &str, level: usize, key: bool) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn an_open_flow_collection_fails_in_go_yaml_words() {
-        let expected = Err("yaml: line 1: did not find expected node content".to_string());
-        assert_eq!(from_yaml(b"apiVersion: [\n"), expected);
-        assert_eq!(from_yaml(br#"{"apiVersion": "#), expected);
-        assert_eq!(from_yaml(b"a:\n  b: {x: 1,\n"), Err("yaml: line 2: did not find expected node content".into()));
-        // Elsewhere the parser's own words stay.
-        assert!(from_yaml(b"[a, b").is_err_and(|e| !e.starts_with("yaml: ")));
-    }
 
     #[test]
     fn strings_are_quoted_as_go_yaml_quotes_them() {

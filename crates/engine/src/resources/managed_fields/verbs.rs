@@ -361,18 +361,15 @@ pub(in crate::resources) fn decode_yaml(body: &[u8]) -> Result<(Value, Vec<Strin
     if text.trim().is_empty() {
         return Ok((json!({}), Vec::new()));
     }
-    let (value, duplicates) = match crate::representation::yaml::from_yaml(text.as_bytes()) {
-        Ok(value) => (value, Vec::new()),
-        Err(e) => match body_yaml::read(text.as_bytes()) {
-            // go-yaml's lenient pass keeps the last of repeated keys; the strict pass after
-            // the apply names them (see `check_repeated_keys`).
-            Ok(read) if !read.duplicates.is_empty() => (read.object, read.duplicates),
-            _ => {
-                // sigs.k8s.io/yaml says which step go-yaml's error comes from.
-                let step = if e.starts_with("yaml: ") { "error converting YAML to JSON: " } else { "" };
-                return Err(ApiError::bad_request(format!("error decoding YAML: {step}{e}")));
-            }
-        },
+    // go-yaml's lenient pass keeps the last of repeated keys (as resolved: `on` and `Y` are
+    // one); the strict pass after the apply names them (see `check_repeated_keys`).
+    let (value, duplicates) = match body_yaml::read(text.as_bytes()) {
+        Ok(read) => (read.object, read.duplicates),
+        Err(e) => {
+            // sigs.k8s.io/yaml says which step go-yaml's error comes from.
+            let step = if e.starts_with("yaml: ") { "error converting YAML to JSON: " } else { "" };
+            return Err(ApiError::bad_request(format!("error decoding YAML: {step}{e}")));
+        }
     };
     match value {
         Value::Object(_) => Ok((value, duplicates)),
