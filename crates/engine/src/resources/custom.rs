@@ -304,11 +304,12 @@ impl Strategy for CustomResourceStrategy {
     /// What kube's unstructured decoder refuses: metadata that is not an `ObjectMeta`,
     /// or an embedded resource whose `apiVersion`/`kind` is not a string.
     fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
+        use super::builtin::types::object_meta_error;
         let checked = match self.schema() {
-            Some(schema) => schema.check_decode(obj),
-            None => obj.get("metadata").map_or(Ok(()), object_meta::check_types),
+            Some(schema) => schema.check_decode(obj, object_meta_error),
+            None => obj.get("metadata").and_then(object_meta_error).map_or(Ok(()), Err),
         };
-        checked.map_err(|e| Undecodable(e.to_string()))
+        checked.map_err(Undecodable)
     }
 
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {

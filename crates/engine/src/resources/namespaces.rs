@@ -67,6 +67,11 @@ impl Strategy for NamespaceStrategy {
         crate::representation::table::TableConvertor::namespaces()
     }
 
+    /// Values of the wrong JSON type and times that are not RFC 3339 fail decoding (400).
+    fn decode(&self, obj: &Value) -> Result<(), super::Undecodable> {
+        super::builtin::types::NAMESPACE.decode_error(obj).map_or(Ok(()), |why| Err(super::Undecodable(why)))
+    }
+
     /// kube's defaulting sets the `kubernetes.io/metadata.name` label while decoding, so
     /// the writer's managedFields entry owns it (reference 61).
     fn go_struct(&self) -> Option<&'static super::builtin::types::GoStruct> {

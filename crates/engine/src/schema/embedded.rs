@@ -106,7 +106,7 @@ fn validate_resource(path: &Path, x: &Map<String, Value>) -> Vec<FieldError> {
 
 /// The first decoding error among the embedded resources under `x`: a non-string
 /// `apiVersion` or `kind`, or a `metadata` that is not an `ObjectMeta`.
-pub fn check(path: &Path, x: &Value, s: Option<&Node>) -> Result<(), FieldError> {
+pub fn check(path: &Path, x: &Value, s: Option<&Node>, meta_error: super::MetaError) -> Result<(), FieldError> {
     let Some(s) = s else { return Ok(()) };
     match x {
         Value::Object(map) => {
@@ -117,21 +117,23 @@ pub fn check(path: &Path, x: &Value, s: Option<&Node>) -> Result<(), FieldError>
                             return Err(with_value(ErrorType::Invalid, path.child(k), v, "must be a string".into()));
                         }
                         "metadata" => {
-                            check_types(v).map_err(|e| with_value(ErrorType::Invalid, path.child(k), v, e))?;
+                            if let Some(e) = meta_error(v) {
+                                return Err(with_value(ErrorType::Invalid, path.child(k), v, e));
+                            }
                         }
                         _ => {}
                     }
                 }
                 if let Some(prop) = s.properties.get(k) {
-                    check(&path.child(k), v, Some(prop))?;
+                    check(&path.child(k), v, Some(prop), meta_error)?;
                 } else if let Some(schema) = additional(s) {
-                    check(&path.key(k), v, schema)?;
+                    check(&path.key(k), v, schema, meta_error)?;
                 }
             }
         }
         Value::Array(items) => {
             for (i, v) in items.iter().enumerate() {
-                check(&path.index(i), v, s.items.as_deref())?;
+                check(&path.index(i), v, s.items.as_deref(), meta_error)?;
             }
         }
         _ => {}
@@ -216,7 +218,7 @@ mod tests {
         let s = schema();
         let bad = json!({"spec": {"template": {"apiVersion": 1, "kind": "Pod"}}});
         assert_eq!(
-            check(&Path::default(), &bad, Some(&s)).map_err(|e| e.to_string()),
+            check(&Path::default(), &bad, Some(&s), |_| None).map_err(|e| e.to_string()),
             Err("spec.template.apiVersion: Invalid value: 1: must be a string".to_string())
         );
         let mut obj = json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod",

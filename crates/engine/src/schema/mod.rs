@@ -67,6 +67,10 @@ fn inflated(source: &[u8]) -> Option<JSONSchemaProps> {
 /// The message kube appends instead of running the CEL rules on a malformed object.
 pub const RULES_NOT_CHECKED: &str = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
+/// Why a `metadata` value does not decode as an `ObjectMeta`, in Go's words (`None`: it
+/// does).
+pub type MetaError = fn(&Value) -> Option<String>;
+
 /// A compiled structural schema: the root `openAPIV3Schema` of one CRD version.
 #[derive(Debug)]
 pub struct Schema {
@@ -155,12 +159,12 @@ impl Schema {
 
     /// Decode-time refusals, as the message kube answers a 400 with: an embedded
     /// resource's `apiVersion`/`kind` that is not a string, or metadata (root or embedded)
-    /// that does not decode as an `ObjectMeta`.
-    pub fn check_decode(&self, obj: &Value) -> Result<(), String> {
-        if let Some(meta) = obj.get("metadata") {
-            object_meta::check_types(meta)?;
+    /// that does not decode as an `ObjectMeta` (`meta_error`, which knows Go's types).
+    pub fn check_decode(&self, obj: &Value, meta_error: MetaError) -> Result<(), String> {
+        if let Some(e) = obj.get("metadata").and_then(meta_error) {
+            return Err(e);
         }
-        embedded::check(&Path::default(), obj, Some(self.root())).map_err(|e| e.to_string())
+        embedded::check(&Path::default(), obj, Some(self.root()), meta_error).map_err(|e| e.to_string())
     }
 
     /// What kube does to a request body while decoding it: prune unknown fields, drop

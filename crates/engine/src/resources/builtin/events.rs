@@ -230,7 +230,7 @@ static V1_TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(types::EVENTS
 /// What both Event APIs decode alike: the body judged by the API's Go struct (values of
 /// the wrong type refused, then times), and unknown fields dropped.
 fn decode_event(go: &'static GoStruct, obj: &Value) -> Result<(), Undecodable> {
-    go.type_error(obj).or_else(|| go.time_error(obj)).map_or(Ok(()), |why| Err(Undecodable(why)))
+    go.decode_error(obj).map_or(Ok(()), |why| Err(Undecodable(why)))
 }
 
 /// core v1 Events: served as stored.

@@ -134,7 +134,7 @@ impl Strategy for BuiltinStrategy {
     /// Values of the wrong JSON type, `[]byte` fields that are not base64 and times that
     /// are not RFC 3339 fail decoding (400), before any validation.
     fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
-        if let Some(why) = self.go.type_error(obj).or_else(|| self.go.time_error(obj)) {
+        if let Some(why) = self.go.decode_error(obj) {
             return Err(Undecodable(why));
         }
         match self.kind {

@@ -283,6 +283,24 @@ pub static EVENTS_V1_EVENT: GoStruct = plain_struct(
 /// The fields every kind's struct has besides its own.
 const ENVELOPE: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
+/// What a custom resource's `metadata` (or an embedded resource's) fails to decode with,
+/// as apiextensions-apiserver decodes it on its own into an `ObjectMeta`: a time that does
+/// not parse (its `UnmarshalJSON` stops the decoder), else the first value of the wrong
+/// type, placed from the metadata's root (`ObjectMeta.labels`, `OwnerReference.
+/// ownerReferences.controller`).
+pub fn object_meta_error(meta: &Value) -> Option<String> {
+    static META: GoType = GoType::Struct(&OBJECT_META);
+    match meta {
+        Value::Null => None,
+        Value::Object(_) => {
+            value_time_error(meta, &META).or_else(|| mismatch(meta, &META, "", "").map(|e| e.to_string()))
+        }
+        other => {
+            Some(format!("json: cannot unmarshal {} into Go value of type {}", json_kind(other), OBJECT_META.name))
+        }
+    }
+}
+
 impl GoStruct {
     pub fn get(&self, json: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.json == json)
@@ -362,6 +380,12 @@ impl GoStruct {
             }
         }
         dropped
+    }
+
+    /// Why a body does not decode into this struct: a value of the wrong type, then a
+    /// time that does not parse.
+    pub fn decode_error(&'static self, obj: &Value) -> Option<String> {
+        self.type_error(obj).or_else(|| self.time_error(obj))
     }
 
     /// The first value of the wrong JSON type, worded as Go's `json.UnmarshalTypeError`:
@@ -611,7 +635,8 @@ fn mismatch(value: &Value, ty: &GoType, struct_name: &str, path: &str) -> Option
         }
         (GoType::Struct(s), Value::Object(map)) => map.iter().find_map(|(k, v)| {
             let f = s.get(k)?;
-            mismatch(v, &f.ty, s.short_name(), &format!("{path}.{}", f.json))
+            let path = if path.is_empty() { f.json.to_string() } else { format!("{path}.{}", f.json) };
+            mismatch(v, &f.ty, s.short_name(), &path)
         }),
         (GoType::Union(union, s), _) => union_mismatch(value, *union, s, struct_name, path),
         _ => wrong(),

@@ -223,6 +223,10 @@ impl Rest<'_> {
             map.insert("apiVersion".into(), Value::from(want_version));
             map.insert("kind".into(), Value::from(self.info().kind.clone()));
         }
+        // Metadata that is no object is the decoder's to refuse (400), not ours to replace.
+        if obj.get("metadata").is_some_and(|m| !m.is_object() && !m.is_null()) {
+            return Ok(());
+        }
         let ns_in_body = meta::namespace(obj).map(String::from);
         match (self.info().namespaced, namespace, ns_in_body) {
             (true, Some(path_ns), Some(body_ns)) if body_ns != path_ns => Err(ApiError::bad_request(

@@ -72,6 +72,9 @@ impl Rest<'_> {
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
         }
+        // Decoded before a name is required or generated, as kube's handler decodes the
+        // body before its create strategy runs (`metadata.name: 5` is a 400, not a 422).
+        self.decode(&mut obj, opts, Origin::Body)?;
         let generated = generate_name(&obj).is_some();
         if meta::name(&obj).is_none() {
             match generate_name(&obj).map(|prefix| self.names.generate(prefix)) {
@@ -86,7 +89,6 @@ impl Rest<'_> {
             }
         }
         let name = meta::name(&obj).unwrap_or_default().to_string();
-        self.decode(&mut obj, opts, Origin::Body)?;
         if tracking == Tracking::Update {
             meta::wipe_system_fields(&mut obj);
         }
