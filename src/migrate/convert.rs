@@ -327,11 +327,14 @@ pub fn parse_document(text: &str, source: &str, what: &'static str) -> Result<Va
     let trimmed = text.trim_start();
     // JSON first when it looks like JSON; YAML (a superset, flow mappings included) otherwise.
     let json = trimmed.starts_with('{').then(|| serde_json::from_str::<Value>(text).ok()).flatten();
+    // The YAML reader writes the numbers as kubectl sends them already.
     let mut docs: Vec<Value> = match json {
-        Some(doc) => vec![doc],
+        Some(mut doc) => {
+            manifests::numbers_as_sent(&mut doc);
+            vec![doc]
+        }
         None => manifests::from_yaml_documents(text).map_err(|e| invalid(format!("not valid YAML or JSON: {e}")))?,
     };
-    docs.iter_mut().for_each(manifests::numbers_as_sent);
     docs.retain(|d| !d.is_null());
     match docs.len() {
         1 => Ok(docs.remove(0)),

@@ -22,11 +22,12 @@ pub struct YamlBody {
 
 /// Reads the first YAML document of `body`; the error is go-yaml's (`yaml: ...`).
 pub fn read(body: &[u8]) -> Result<YamlBody, String> {
-    let GoYaml { value, mut repeated } = parse(body).map_err(|e| go_yaml_error(body, e))?;
+    let mut doc = parse(body).map_err(|e| go_yaml_error(body, e))?;
+    let mut duplicates = std::mem::take(&mut doc.repeated);
     // kube's warnings are told once each (keys on one line of a flow mapping repeat alike).
     let mut seen = std::collections::HashSet::new();
-    repeated.retain(|r| seen.insert(r.clone()));
-    Ok(YamlBody { object: go_yaml::to_json(GoYaml { value, repeated: Vec::new() }), duplicates: repeated })
+    duplicates.retain(|r| seen.insert(r.clone()));
+    Ok(YamlBody { object: go_yaml::to_json(doc), duplicates })
 }
 
 /// The first document of `body`, repeated keys keeping their last value (the visitor names

@@ -116,16 +116,21 @@ fn drop_ignored_in(node: &mut Value) {
         dependencies.retain(|_, d| d.is_object() || d.is_array() || d.is_null());
     }
     for (key, value) in map.iter_mut() {
-        match (key.as_str(), value) {
-            ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {
-                schemas.values_mut().for_each(drop_ignored_in);
-            }
-            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => {
-                schemas.iter_mut().for_each(drop_ignored_in)
-            }
-            ("items" | "not" | "additionalProperties" | "additionalItems", value) => drop_ignored_in(value),
-            _ => {}
+        sub_schemas(key, value, drop_ignored_in);
+    }
+}
+
+/// Runs `f` on each schema the keyword `key` holds in `value` (none for other keywords):
+/// the maps of them, the lists of them, and the single ones.
+fn sub_schemas(key: &str, value: &mut Value, f: fn(&mut Value)) {
+    match (key, value) {
+        // A dependency may be a list of names: not an object, and `f` leaves it as it is.
+        ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {
+            schemas.values_mut().for_each(f);
         }
+        ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => schemas.iter_mut().for_each(f),
+        ("items" | "not" | "additionalProperties" | "additionalItems", value) => f(value),
+        _ => {}
     }
 }
 
@@ -140,12 +145,6 @@ fn settle_node(node: &mut Value) {
                     *value = go_float64(f);
                 }
             }
-            ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(schemas)) => {
-                // A dependency may be a list of names: not an object, left as it is.
-                schemas.values_mut().for_each(settle_node);
-            }
-            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => schemas.iter_mut().for_each(settle_node),
-            ("items" | "not" | "additionalProperties" | "additionalItems", value) => settle_node(value),
             ("externalDocs", Value::Object(docs)) => docs.retain(|_, v| !v.is_null()),
             ("x-kubernetes-validations", Value::Array(rules)) => {
                 for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
@@ -153,7 +152,7 @@ fn settle_node(node: &mut Value) {
                     rule.entry("rule").or_insert_with(|| Value::from(""));
                 }
             }
-            _ => {}
+            (key, value) => sub_schemas(key, value, settle_node),
         }
     }
 }

@@ -184,9 +184,7 @@ impl Strategy for CrdStrategy {
         if !sure {
             // What Go's decoder ignores goes; then the whole typed says why (or that the
             // check was only unsure).
-            let mut schemas = take_schemas(obj);
-            schemas.iter_mut().flatten().for_each(crd_schemas::drop_ignored);
-            put_schemas(obj, schemas);
+            schemas_mut(obj).for_each(crd_schemas::drop_ignored);
             decoded(obj)?;
         }
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);

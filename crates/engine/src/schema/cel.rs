@@ -201,7 +201,8 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
     BASE.with(|base| {
         let (self_value, any_invalid) = cel_invalid::tracking(|| to_cel(site.value, Some(node), site.resource_root));
         let self_invalid = cel_invalid::words(&self_value);
-        let reachable = self_value.clone();
+        // Searched for the markers an error was about, only when there are some.
+        let reachable = any_invalid.then(|| self_value.clone());
         let old_value = site.old.map(|o| to_cel(o, Some(node), site.resource_root));
         let mut ctx = base.new_inner_scope();
         ctx.add_variable_from_value("self", self_value.clone());
@@ -233,7 +234,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 continue;
             }
             let activation = if rule.optional_old_self { &optional_ctx } else { &ctx };
-            let failing = any_invalid.then(|| cel_invalid::with_failing_tests(program, &reachable)).flatten();
+            let failing = reachable.as_ref().and_then(|r| cel_invalid::with_failing_tests(program, r));
             let run = celmeter::evaluate(failing.as_ref().unwrap_or(program), activation);
             if spend(budget, run.cost) {
                 errs.push(invalid(OUT_OF_BUDGET.into()));
@@ -253,7 +254,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 Ok(_) => {}
                 Err(e) => {
                     let text = error_text(&e);
-                    let invalid_data = any_invalid.then(|| cel_invalid::words_of_error(&e, &reachable)).flatten();
+                    let invalid_data = reachable.as_ref().and_then(|r| cel_invalid::words_of_error(&e, r));
                     let detail = if let Some(words) = invalid_data {
                         format!("{words} evaluating rule: {}", rule.error_string())
                     } else if text.starts_with("no such overload") {
