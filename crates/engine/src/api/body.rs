@@ -46,12 +46,16 @@ pub fn unsupported_media_type() -> ApiError {
     )
 }
 
-/// A decoded body and the strict decoding complaints it leaves (repeated YAML keys),
-/// which `fieldValidation` turns into warnings or a 400.
+/// A decoded body and the strict decoding complaints it leaves, which `fieldValidation`
+/// turns into warnings or a 400.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decoded {
     pub object: Value,
+    /// A YAML body's repeated keys, in go-yaml's words.
     pub duplicates: Vec<String>,
+    /// A JSON body's repeated fields (`duplicate field "spec.replicas"`), which kube's
+    /// strict JSON decoding reports with the unknown ones.
+    pub duplicate_fields: Vec<String>,
 }
 
 /// The body of a write to `kind` as JSON, read by the decoder its `Content-Type` names.
@@ -59,12 +63,12 @@ pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, Api
     match input(headers)? {
         Input::Yaml => {
             let read = body_yaml::read(body).map_err(|why| unrecognized(kind, &why, body))?;
-            Ok(Decoded { object: read.object, duplicates: read.duplicates })
+            Ok(Decoded { object: read.object, duplicates: read.duplicates, duplicate_fields: Vec::new() })
         }
         // serde reads no body Go's scanner refuses (it is the stricter: lone surrogates,
         // invalid UTF-8, depth), so the scan is needed only to name a failure as Go does.
-        Input::Json => match serde_json::from_slice::<Value>(body) {
-            Ok(object) => Ok(Decoded { object, duplicates: Vec::new() }),
+        Input::Json => match go_decode::read_strict(body) {
+            Ok((object, duplicate_fields)) => Ok(Decoded { object, duplicates: Vec::new(), duplicate_fields }),
             Err(e) => {
                 // Go's decoder scans the whole body before it reads the kind.
                 go_decode::check_syntax(body).map_err(|e| {
@@ -92,15 +96,6 @@ pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Deco
     match go_decode::unstructured_error_in(&decoded.object, &String::from_utf8_lossy(body)) {
         Some(why) => Err(unrecognized(kind, &why, body)),
         None => Ok(decoded),
-    }
-}
-
-/// The fields a JSON body names twice (`duplicate field "spec.replicas"`), which kube's
-/// strict JSON decoding reports; a YAML body's repeats come with its [`Decoded`].
-pub fn duplicate_fields(headers: &HeaderMap, body: &[u8]) -> Vec<String> {
-    match input(headers) {
-        Ok(Input::Json) => go_decode::duplicate_fields(body),
-        _ => Vec::new(),
     }
 }
 

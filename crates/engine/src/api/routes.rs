@@ -112,7 +112,7 @@ fn takes_patch(kind: &ServedKind, sub: Subresource, patch: PatchType) -> bool {
 fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) -> Result<Value, ApiError> {
     let (headers, body) = (req.headers, &req.body[..]);
     let kind = &rest.strategy.info().kind;
-    let decoded = if rest.strategy.unstructured() {
+    let mut decoded = if rest.strategy.unstructured() {
         super::body::unstructured(headers, body, kind).map_err(|e| {
             // Go reads such a number into an interface{} and fails on it alone.
             match super::body::number_beyond_float64(headers, body) {
@@ -128,7 +128,7 @@ fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) 
     // A JSON body's repeated fields join the unknown ones in one strict error later; a
     // YAML body's repeated keys are go-yaml's own error.
     if opts.field_validation != FieldValidation::Ignore {
-        opts.note_decode_errors(super::body::duplicate_fields(headers, body));
+        opts.note_decode_errors(std::mem::take(&mut decoded.duplicate_fields));
     }
     strict_decoding(decoded, opts, kind)
 }

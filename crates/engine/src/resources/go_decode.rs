@@ -5,11 +5,12 @@
 //!
 //! kube quotes these to the client (`error decoding patch: unexpected end of JSON input`,
 //! `duplicate field "spec.replicas"`), so serde's own messages would not do. Decoding into a
-//! map keeps the last of duplicate keys, as serde does, so only the reports are computed here.
+//! map keeps the last of duplicate keys, as serde does; the reports are found in the same
+//! pass ([`read_strict`]).
 
 use super::go_json;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -38,7 +39,7 @@ pub fn go_kind(v: &Value) -> &'static str {
 /// `null`) and the strict errors, or the error that stopped decoding.
 pub fn unmarshal_map_strict(data: &[u8]) -> Result<(Value, Vec<String>), String> {
     check_syntax(data)?;
-    let value: Value = serde_json::from_slice(data).map_err(|e| e.to_string())?;
+    let (value, duplicates) = read_strict(data).map_err(|e| e.to_string())?;
     match &value {
         Value::Object(_) | Value::Null => {}
         other => {
@@ -48,13 +49,19 @@ pub fn unmarshal_map_strict(data: &[u8]) -> Result<(Value, Vec<String>), String>
             ));
         }
     }
-    Ok((value, duplicate_fields(data)))
+    Ok((value, duplicates))
 }
 
-/// The `duplicate field "<path>"` strict errors of `data` (valid JSON), in the order Go's
-/// decoder meets them, each once. Paths are Go's: keys joined with `.`, list items as `[i]`.
-pub fn duplicate_fields(data: &[u8]) -> Vec<String> {
-    duplicate_paths(data).iter().map(|path| duplicate_field(path)).collect()
+/// JSON `data` read into a [`Value`] as `serde_json::from_slice` reads it, with the
+/// `duplicate field "<path>"` strict errors `sigs.k8s.io/json` reports for it: in the order
+/// Go's decoder meets them, each once, paths as Go's (keys joined with `.`, list items as
+/// `[i]`). One pass: the repeats are found while the value is built.
+pub fn read_strict(data: &[u8]) -> serde_json::Result<(Value, Vec<String>)> {
+    let mut found = Found::default();
+    let mut de = serde_json::Deserializer::from_slice(data);
+    let value = Read { at: &Step::Root, found: &mut found }.deserialize(&mut de)?;
+    de.end()?;
+    Ok((value, found.paths.iter().map(|path| duplicate_field(path)).collect()))
 }
 
 /// Go's strict error for a field met twice at `path`.
@@ -62,16 +69,15 @@ pub fn duplicate_field(path: &str) -> String {
     format!("duplicate field {}", crate::field::go_quote(path))
 }
 
-/// The paths of [`duplicate_fields`].
+/// The paths of the fields valid JSON `data` repeats ([`read_strict`]'s); none for what
+/// does not parse (a document too deep for serde is refused elsewhere).
 pub fn duplicate_paths(data: &[u8]) -> Vec<String> {
     let mut found = Found::default();
     let mut de = serde_json::Deserializer::from_slice(data);
-    // A document too deep for serde is refused elsewhere; it has no report here.
-    let mut stack = String::new();
-    if (Walk { stack: &mut stack, found: &mut found }).deserialize(&mut de).is_err() {
-        return Vec::new();
+    match (Read { at: &Step::Root, found: &mut found }).deserialize(&mut de) {
+        Ok(_) => found.paths,
+        Err(_) => Vec::new(),
     }
-    found.paths
 }
 
 /// The strict errors of `kjson.UnmarshalStrict(data, &[]jsonPatchOp{})` (a JSON patch that
@@ -145,82 +151,116 @@ struct Found {
 }
 
 impl Found {
-    fn duplicate(&mut self, stack: &str, key: &str) {
-        let path = if stack.is_empty() { key.to_string() } else { format!("{stack}.{key}") };
-        if self.paths.len() < MAX_STRICT_ERRORS && self.seen.insert(path.clone()) {
+    fn duplicate(&mut self, at: &Step<'_>, key: &str) {
+        if self.paths.len() >= MAX_STRICT_ERRORS {
+            return;
+        }
+        let mut path = at.path();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+        if self.seen.insert(path.clone()) {
             self.paths.push(path);
         }
     }
 }
 
-/// One value, read for its duplicate keys only; `stack` is Go's `strictFieldStack` joined.
-struct Walk<'a> {
-    stack: &'a mut String,
+/// Where a value is: Go's `strictFieldStack`, kept as links up the stack and joined into a
+/// path only when a duplicate is met (bodies rarely have one).
+enum Step<'a> {
+    Root,
+    Key(&'a Step<'a>, &'a str),
+    Index(&'a Step<'a>, usize),
+}
+
+impl Step<'_> {
+    fn path(&self) -> String {
+        match self {
+            Step::Root => String::new(),
+            Step::Key(parent, key) => {
+                let mut path = parent.path();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                path
+            }
+            Step::Index(parent, i) => format!("{}[{i}]", parent.path()),
+        }
+    }
+}
+
+/// One value read into a [`Value`] as serde reads it (the last of repeated keys kept),
+/// noting the keys an object repeats as Go's strict decoder meets them: when the repeat
+/// is read, before its value.
+struct Read<'a> {
+    at: &'a Step<'a>,
     found: &'a mut Found,
 }
 
-impl<'de> DeserializeSeed<'de> for Walk<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+impl<'de> DeserializeSeed<'de> for Read<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Walk<'_> {
-    type Value = ();
+impl<'de> Visitor<'de> for Read<'_> {
+    type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
+        f.write_str("any valid JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut keys = HashSet::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if !keys.insert(key.clone()) {
-                self.found.duplicate(self.stack, &key);
+            if out.contains_key(&key) {
+                self.found.duplicate(self.at, &key);
             }
-            let len = self.stack.len();
-            if !self.stack.is_empty() {
-                self.stack.push('.');
-            }
-            self.stack.push_str(&key);
-            map.next_value_seed(Walk { stack: self.stack, found: self.found })?;
-            self.stack.truncate(len);
+            let value = map.next_value_seed(Read { at: &Step::Key(self.at, &key), found: self.found })?;
+            out.insert(key, value);
         }
-        Ok(())
+        Ok(Value::Object(out))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut i = 0usize;
-        loop {
-            let len = self.stack.len();
-            self.stack.push_str(&format!("[{i}]"));
-            let more = seq.next_element_seed(Walk { stack: self.stack, found: self.found })?;
-            self.stack.truncate(len);
-            if more.is_none() {
-                return Ok(());
-            }
-            i += 1;
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) =
+            seq.next_element_seed(Read { at: &Step::Index(self.at, out.len()), found: self.found })?
+        {
+            out.push(item);
         }
+        Ok(Value::Array(out))
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::from(n))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::from(n))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
@@ -337,6 +377,41 @@ mod tests {
             errs,
             [r#"duplicate field "spec.replicas""#, r#"duplicate field "l[0].a""#, r#"duplicate field "k""#]
         );
+    }
+
+    #[test]
+    fn a_body_is_read_as_serde_reads_it_with_its_repeats_found_in_the_same_pass() {
+        let bodies: [&[u8]; 8] = [
+            br#"{"a":{"b":[1,-2,3.5,18446744073709551615,-9223372036854775808,1e300,0.1]},"s":"\u00e9\n","n":null,"t":true}"#,
+            br#"[{"a":1},{"a":2,"b":{"c":[[],{}]}}]"#,
+            b" 7 ",
+            br#""x""#,
+            br#"{"a":1} x"#,
+            br#"{"a":1,}"#,
+            br#"{"a":1e400}"#,
+            br#"{"a":[1,2"#,
+        ];
+        for body in bodies {
+            let serde = serde_json::from_slice::<Value>(body).map_err(|e| e.to_string());
+            let ours = read_strict(body).map(|(v, _)| v).map_err(|e| e.to_string());
+            assert_eq!(ours, serde, "{}", String::from_utf8_lossy(body));
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(read_strict(deep.as_bytes()).is_err(), "serde's depth limit holds");
+        let (v, errs) = read_strict(br#"[{"a":{"x":1,"x":2},"a":{"y":1,"y":2}},{"b":1,"b":2}]"#).expect("valid");
+        assert_eq!(v, json!([{"a": {"y": 2}}, {"b": 2}]));
+        assert_eq!(
+            errs,
+            [
+                r#"duplicate field "[0].a.x""#,
+                r#"duplicate field "[0].a""#,
+                r#"duplicate field "[0].a.y""#,
+                r#"duplicate field "[1].b""#
+            ],
+            "each as it is met: a repeated key before what its value repeats"
+        );
+        let many: String = (0..150).map(|i| format!(r#""k{i}":1,"k{i}":2"#)).collect::<Vec<_>>().join(",");
+        assert_eq!(read_strict(format!("{{{many}}}").as_bytes()).expect("valid").1.len(), MAX_STRICT_ERRORS);
     }
 
     #[test]

@@ -136,7 +136,8 @@ fn strip(managers: &mut Managers, id: &ManagerId) {
 }
 
 /// A copy of the object without `metadata.managedFields`, which is not copied (a CRD's
-/// mirror its whole spec).
+/// mirror its whole spec): an apply returns the merged object, and tells a no-op by
+/// comparing it with this.
 fn without_managed_fields(obj: &Value) -> Value {
     let Some(map) = obj.as_object() else { return obj.clone() };
     let copy = |(key, value): (&String, &Value)| {
@@ -236,13 +237,14 @@ impl FieldManager<'_> {
                 Given::Unreadable => managers::live(live),
             }
         };
-        let stored = without_managed_fields(live);
         if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("managedFields");
         }
-        // An existing object nobody tracks stays untracked until someone applies.
+        // An existing object nobody tracks stays untracked until someone applies. The
+        // stored entries are not compared (the walk skips them), so `live` needs no copy
+        // without them.
         if !(managed.fields.is_empty() && meta::uid(live).is_some()) {
-            self.record_update(&stored, new, &mut managed, manager.unwrap_or(""));
+            self.record_update(live, new, &mut managed, manager.unwrap_or(""));
             set_managed_fields(new, &managed);
         }
     }

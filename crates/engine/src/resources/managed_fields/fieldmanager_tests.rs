@@ -410,6 +410,20 @@ fn a_copy_without_managed_fields_is_a_whole_copy_with_them_removed() {
     }
 }
 
+#[test]
+fn the_stored_entries_are_neither_compared_nor_merged() {
+    let schema = widget();
+    let entries = json!([entry(None, Some("02:00:00"), json!({"f:spec": {"f:size": {}}}))]);
+    let live = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w", "managedFields": entries}, "spec": {"size": 1}});
+    let bare = without_managed_fields(&live);
+    let changed = walk::compare(&schema, &live, &bare);
+    assert!(changed.added.is_empty() && changed.modified.is_empty() && changed.removed.is_empty());
+    assert_eq!(walk::merge(&schema, &live, &bare), bare, "a merge leaves them out");
+    // Only there: a key of that name elsewhere is the object's own.
+    let label = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w", "labels": {"managedFields": "x"}}, "spec": {"size": 1}});
+    assert!(!walk::compare(&schema, &bare, &label).added.is_empty());
+}
+
 /// `track_update` takes a subresource write's sent entries out before the field manager
 /// runs, rather than copying them: it must make the same object without them.
 #[test]

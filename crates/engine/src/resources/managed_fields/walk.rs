@@ -146,6 +146,13 @@ impl Merger<'_> {
         }
     }
 
+    /// Whether `key`, under the map being walked, is `metadata.managedFields`: kube takes
+    /// the bookkeeping out of both objects before it compares or merges them; skipped here,
+    /// it needs no copy of a stored object without it (a CRD's mirrors its whole spec).
+    fn is_bookkeeping(&self, key: &str) -> bool {
+        key == "managedFields" && matches!(self.path.as_slice(), [PathElement::Field(f)] if f == "metadata")
+    }
+
     fn merge(&mut self, schema: &Schema, lhs: Option<&Value>, rhs: Option<&Value>) -> Option<Value> {
         let al = lhs.and_then(|v| atom_of(schema, v));
         let ar = rhs.and_then(|v| atom_of(schema, v));
@@ -219,6 +226,9 @@ impl Merger<'_> {
                 let keys = l.into_iter().flat_map(|m| m.keys()).chain(r.into_iter().flat_map(|m| m.keys()));
                 let keys: std::collections::BTreeSet<&String> = keys.collect();
                 for key in keys {
+                    if self.is_bookkeeping(key) {
+                        continue;
+                    }
                     self.path.push(PathElement::Field(key.clone()));
                     let merged = self.merge(map.field(key), l.and_then(|m| m.get(key)), r.and_then(|m| m.get(key)));
                     self.path.pop();

@@ -188,32 +188,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// CRC-32C (Castagnoli), table-driven: a few MB/s of log is far below its speed.
+/// CRC-32C (Castagnoli) of the parts as one stream. A byte at a time through a table it
+/// was 2.4% of the CPU of creating 2,000 CRDs (every 40 KiB write is checksummed once
+/// when logged, and again when a restart reads the log).
 fn crc32c(parts: &[&[u8]]) -> u32 {
-    let mut crc = !0u32;
-    for part in parts {
-        for &byte in *part {
-            crc = CRC_TABLE[((crc ^ u32::from(byte)) & 0xff) as usize] ^ (crc >> 8);
-        }
-    }
-    !crc
+    parts.iter().fold(0, |crc, part| crc32c::crc32c_append(crc, part))
 }
-
-const CRC_TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0x82F6_3B78 } else { c >> 1 };
-            k += 1;
-        }
-        table[i] = c;
-        i += 1;
-    }
-    table
-};
 
 #[cfg(test)]
 mod tests {
