@@ -50,42 +50,8 @@ impl<'de> Visitor<'de> for NodeVisitor<'_> {
         f.write_str("a YAML node")
     }
 
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-
-    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
-        Ok(Value::from(i))
-    }
-
-    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
-        Ok(Value::from(u))
-    }
-
-    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
-        // A non-finite float has no JSON: the parser's policy refuses it before.
-        Ok(serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::from(s))
-    }
-
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
+    // A non-finite float has no JSON: the parser's policy refuses it before.
+    super::json_scalar_visits!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();

@@ -9,6 +9,42 @@
 //! answers go out as bytes with their `Content-Type` ([`Encoded`]). Lists are assembled from each object's bytes so that
 //! ten thousand objects cost a copy, not a decode and an encode.
 
+/// The scalar methods of a `serde::de::Visitor` whose `Value` is a `serde_json::Value`,
+/// reading each scalar as `serde_json::Value` does (a non-finite float, which JSON cannot
+/// hold, as `null`): for the readers that build a value while they note something else.
+macro_rules! json_scalar_visits {
+    () => {
+        fn visit_bool<E>(self, b: bool) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Value::Bool(b))
+        }
+        fn visit_i64<E>(self, n: i64) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Value::from(n))
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Value::from(n))
+        }
+        fn visit_f64<E>(self, n: f64) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, serde_json::Value::Number))
+        }
+        fn visit_str<E>(self, s: &str) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Value::String(s.to_owned()))
+        }
+        fn visit_string<E>(self, s: String) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Value::String(s))
+        }
+        fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Value::Null)
+        }
+        fn visit_none<E>(self) -> Result<serde_json::Value, E> {
+            Ok(serde_json::Value::Null)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<serde_json::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    };
+}
+pub(crate) use json_scalar_visits;
+
 pub mod body_yaml;
 pub mod csv;
 pub mod duration;

@@ -235,33 +235,7 @@ impl<'de> Visitor<'de> for Read<'_> {
         Ok(Value::Array(out))
     }
 
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
-        Ok(Value::from(n))
-    }
-    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
-        Ok(Value::from(n))
-    }
-    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(s.to_owned()))
-    }
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
+    crate::representation::json_scalar_visits!();
 }
 
 /// The struct apimachinery's `SimpleMetaFactory.Interpret` reads the type from, as Go
