@@ -57,11 +57,8 @@ pub fn unmarshal_map_strict(data: &[u8]) -> Result<(Value, Vec<String>), String>
 /// Go's decoder meets them, each once, paths as Go's (keys joined with `.`, list items as
 /// `[i]`). One pass: the repeats are found while the value is built.
 pub fn read_strict(data: &[u8]) -> serde_json::Result<(Value, Vec<String>)> {
-    let mut found = Found::default();
-    let mut de = serde_json::Deserializer::from_slice(data);
-    let value = Read { at: &Step::Root, found: &mut found }.deserialize(&mut de)?;
-    de.end()?;
-    Ok((value, found.paths.iter().map(|path| duplicate_field(path)).collect()))
+    let (value, paths) = read_noting_repeats(data)?;
+    Ok((value, paths.iter().map(|path| duplicate_field(path)).collect()))
 }
 
 /// Go's strict error for a field met twice at `path`.
@@ -72,12 +69,16 @@ pub fn duplicate_field(path: &str) -> String {
 /// The paths of the fields valid JSON `data` repeats ([`read_strict`]'s); none for what
 /// does not parse (a document too deep for serde is refused elsewhere).
 pub fn duplicate_paths(data: &[u8]) -> Vec<String> {
+    read_noting_repeats(data).map(|(_, paths)| paths).unwrap_or_default()
+}
+
+/// `data` read whole, and the paths of the fields it repeats.
+fn read_noting_repeats(data: &[u8]) -> serde_json::Result<(Value, Vec<String>)> {
     let mut found = Found::default();
     let mut de = serde_json::Deserializer::from_slice(data);
-    match (Read { at: &Step::Root, found: &mut found }).deserialize(&mut de) {
-        Ok(_) => found.paths,
-        Err(_) => Vec::new(),
-    }
+    let value = Read { at: &Step::Root, found: &mut found }.deserialize(&mut de)?;
+    de.end()?;
+    Ok((value, found.paths))
 }
 
 /// The strict errors of `kjson.UnmarshalStrict(data, &[]jsonPatchOp{})` (a JSON patch that
