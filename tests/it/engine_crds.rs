@@ -242,6 +242,35 @@ async fn a_crd_seen_established_is_already_served() {
     }
 }
 
+/// Ours answers a CRD write once its change is served, in whatever representation the
+/// answer is asked for: an object created right after its CRD is never answered `404
+/// page not found` (kube-apiserver serves a new CRD a moment after it answers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_created_is_served_when_its_create_is_answered() {
+    if support::target::engine_only("kube-apiserver answers a CRD's create before it serves the CRD") {
+        return;
+    }
+    let (_target, client) = engine().await;
+    for i in 0..RACED_CRDS {
+        let accept = ["application/json", "application/yaml"][i % 2];
+        let create = http::Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, accept)
+            .body(serde_json::to_vec(&thing_crd(i)).expect("crd"))
+            .expect("request");
+        let (code, _) = send(&client, create).await;
+        assert_eq!(code, 201, "the CRD of g{i} is created");
+        let thing =
+            json!({"apiVersion": format!("g{i}.example.com/v1"), "kind": "Thing", "metadata": {"name": "first"}});
+        let create = http::Request::post(format!("/apis/g{i}.example.com/v1/things"))
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(&thing).expect("thing"))
+            .expect("request");
+        let (code, answer) = send(&client, create).await;
+        assert_eq!(code, 201, "a Thing created right after its CRD's create (answered as {accept}): {answer}");
+    }
+}
+
 /// And the other way round: a client that sees a CRD gone finds its kind gone, with
 /// kube's `404 page not found`, not still served as terminating.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

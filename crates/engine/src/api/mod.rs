@@ -179,16 +179,10 @@ const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
 /// A successful CRD write's answer, once the change it made is served (bounded).
 async fn settle_crd_write(engine: &Engine, response: Response) -> Response {
-    let (parts, body) = response.into_parts();
-    // CRD answers are small; one that will not buffer is passed on as it is.
-    let Ok(bytes) = axum::body::to_bytes(body, routes::MAX_BODY).await else {
-        return Response::from_parts(parts, axum::body::Body::empty());
-    };
-    let rv = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|obj| crate::meta::resource_version(&obj).and_then(crate::meta::parse_resource_version));
-    if let Some(rv) = rv {
+    // The revision is read off the answer's JSON where it is made: decoding a whole CRD
+    // again here cost a burst of creates as much as encoding the answers.
+    if let Some(respond::AnsweredRevision(rv)) = response.extensions().get().copied() {
         engine.crds_settled(rv).await;
     }
-    Response::from_parts(parts, axum::body::Body::from(bytes))
+    response
 }

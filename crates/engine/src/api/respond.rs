@@ -15,6 +15,7 @@ use crate::representation::table::{IncludeObject, TableConvertor, TableOptions};
 use crate::representation::{self, Encoded, KindNames, ListMeta, RawObject, Shape, list_stream};
 use crate::resources::rest::{Rest, Subresource};
 use crate::status::ApiError;
+use crate::store::Revision;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -140,6 +141,17 @@ fn presentation(engine: &Engine, kind: &ServedKind, sub: Subresource) -> (KindNa
     }
 }
 
+/// The resourceVersion of the object a single-object verb answered with, kept beside its
+/// answer (whatever its representation) for whoever waits on what the verb wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnsweredRevision(pub Revision);
+
+/// The resourceVersion of an answer's JSON, read without decoding the object.
+fn answered_revision(json: &[u8]) -> Option<Revision> {
+    let rv = representation::raw::get_path(json, &["metadata", "resourceVersion"])?;
+    crate::meta::parse_resource_version(&representation::raw::string(rv)?)
+}
+
 /// Re-encodes the JSON answer of a single-object verb at `sub` in the negotiated
 /// representation. Anything else (errors, plain text, a `Status`) passes through.
 pub async fn object(engine: &Engine, kind: &ServedKind, sub: Subresource, shape: &Shape, res: Response) -> Response {
@@ -152,6 +164,9 @@ pub async fn object(engine: &Engine, kind: &ServedKind, sub: Subresource, shape:
         return Response::from_parts(parts, Body::empty());
     };
     let is_status = representation::raw::get(&bytes, "kind").is_some_and(|k| k == b"\"Status\"");
+    if let Some(rv) = answered_revision(&bytes) {
+        parts.extensions.insert(AnsweredRevision(rv));
+    }
     let encoded = if is_status {
         let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
         let plain = Negotiated { target: Target::Object, export: false, ..shape.negotiated };
