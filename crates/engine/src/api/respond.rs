@@ -141,10 +141,16 @@ fn presentation(engine: &Engine, kind: &ServedKind, sub: Subresource) -> (KindNa
     }
 }
 
-/// The resourceVersion of the object a single-object verb answered with, kept beside its
-/// answer (whatever its representation) for whoever waits on what the verb wrote.
+/// The resourceVersion of the CRD a single-object verb answered with, kept beside its
+/// answer (whatever its representation) for the CRD write that waits on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnsweredRevision(pub Revision);
+
+/// Whether `kind` is CustomResourceDefinitions, whose writes are waited on.
+fn is_crds(kind: &ServedKind) -> bool {
+    let info = kind.info();
+    info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions"
+}
 
 /// The resourceVersion of an answer's JSON, read without decoding the object.
 fn answered_revision(json: &[u8]) -> Option<Revision> {
@@ -164,7 +170,9 @@ pub async fn object(engine: &Engine, kind: &ServedKind, sub: Subresource, shape:
         return Response::from_parts(parts, Body::empty());
     };
     let is_status = representation::raw::get(&bytes, "kind").is_some_and(|k| k == b"\"Status\"");
-    if let Some(rv) = answered_revision(&bytes) {
+    if is_crds(kind)
+        && let Some(rv) = answered_revision(&bytes)
+    {
         parts.extensions.insert(AnsweredRevision(rv));
     }
     let encoded = if is_status {
