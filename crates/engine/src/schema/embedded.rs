@@ -25,7 +25,7 @@ fn additional(s: &Node) -> Option<Option<&Node>> {
 /// Every problem with the embedded resources under `x` (kube's `objectmeta.Validate`
 /// with `isResourceRoot=false`: the root's own metadata is validated elsewhere).
 pub fn validate(path: &Path, x: &Value, s: Option<&Node>) -> Vec<FieldError> {
-    let Some(s) = s else { return vec![] };
+    let Some(s) = s.filter(|s| s.embedded_below) else { return vec![] };
     let mut errs = Vec::new();
     match x {
         Value::Object(map) => {
@@ -107,7 +107,7 @@ fn validate_resource(path: &Path, x: &Map<String, Value>) -> Vec<FieldError> {
 /// The first decoding error among the embedded resources under `x`: a non-string
 /// `apiVersion` or `kind`, or a `metadata` that is not an `ObjectMeta`.
 pub fn check(path: &Path, x: &Value, s: Option<&Node>, meta_error: super::MetaError) -> Result<(), FieldError> {
-    let Some(s) = s else { return Ok(()) };
+    let Some(s) = s.filter(|s| s.embedded_below) else { return Ok(()) };
     match x {
         Value::Object(map) => {
             for (k, v) in map {
@@ -144,7 +144,7 @@ pub fn check(path: &Path, x: &Value, s: Option<&Node>, meta_error: super::MetaEr
 /// Round-trips the metadata of every embedded resource under `x` through `ObjectMeta`,
 /// recording the dropped unknown fields.
 pub fn coerce(path: &Path, x: &mut Value, s: Option<&Node>, unknown: &mut Vec<String>) {
-    let Some(s) = s else { return };
+    let Some(s) = s.filter(|s| s.embedded_below) else { return };
     match x {
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {

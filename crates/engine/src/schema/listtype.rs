@@ -13,6 +13,9 @@ use std::collections::HashMap;
 /// Every list-type violation in `obj` (an object validated by `s`).
 pub fn validate(path: &Path, s: &Node, obj: &Map<String, Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    if !s.unique_lists_below {
+        return errs;
+    }
     if let Some(additional) = s.additional_schema() {
         for (k, v) in obj {
             errs.extend(validate_value(&path.key(k), additional, v));
@@ -27,6 +30,9 @@ pub fn validate(path: &Path, s: &Node, obj: &Map<String, Value>) -> Vec<FieldErr
 }
 
 fn validate_value(path: &Path, s: &Node, v: &Value) -> Vec<FieldError> {
+    if !s.unique_lists_below {
+        return vec![];
+    }
     match v {
         Value::Array(items) => validate_array(path, s, items),
         Value::Object(map) => validate(path, s, map),

@@ -99,6 +99,12 @@ pub struct Node {
     /// The deepest nesting of any rule here or below (0: no rules), which bounds the stack
     /// their evaluation takes.
     pub cel_depth: usize,
+    /// Whether this node or one under it (through properties, `additionalProperties` and
+    /// items) is an `x-kubernetes-embedded-resource`: the walks for those skip the rest.
+    pub embedded_below: bool,
+    /// Whether this node or one under it (the same way) is a `set` or `map` list, whose
+    /// items' uniqueness is checked.
+    pub unique_lists_below: bool,
 }
 
 /// String formats kube-apiserver 1.32 validates, normalized without dashes as go-openapi
@@ -201,10 +207,21 @@ impl Node {
             map_type: s.x_kubernetes_map_type.clone(),
             rules: s.x_kubernetes_validations.iter().flatten().map(|r| CompiledRule::compile(r, s)).collect(),
             cel_depth: 0,
+            embedded_below: false,
+            unique_lists_below: false,
             type_,
         };
         node.cel_depth = node.subtree_cel_depth();
+        node.embedded_below = node.embedded_resource || node.structural_children().any(|c| c.embedded_below);
+        node.unique_lists_below = matches!(node.list_type.as_deref(), Some("set" | "map"))
+            || node.structural_children().any(|c| c.unique_lists_below);
         node
+    }
+
+    /// The nodes a value's fields and items are validated by: properties,
+    /// `additionalProperties` and items.
+    fn structural_children(&self) -> impl Iterator<Item = &Node> {
+        self.properties.values().chain(self.additional_schema()).chain(self.items.as_deref())
     }
 
     /// Turns the rules kube's typed compile refuses (its validator compiles with the
@@ -318,6 +335,21 @@ mod tests {
         assert_eq!(node(json!({"type": "number", "format": "double"})).format, "");
         assert_eq!(node(json!({"type": "boolean", "format": "byte"})).format, "byte");
         assert_eq!(node(json!({"type": "string", "format": "email"})).raw_format, "email");
+    }
+
+    #[test]
+    fn embedded_resources_and_unique_lists_are_marked_on_every_node_above_them() {
+        let n = node(json!({"type": "object", "properties": {
+            "spec": {"type": "object", "additionalProperties": {"type": "array", "items": {
+                "type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "plain": {"type": "array", "x-kubernetes-list-type": "atomic", "items": {"type": "string"}}}}));
+        let spec = &n.properties["spec"];
+        let items = spec.additional_schema().and_then(|a| a.items.as_deref()).expect("items");
+        assert!(n.embedded_below && spec.embedded_below && items.embedded_below);
+        assert!(!n.properties["tags"].embedded_below && !n.properties["plain"].embedded_below);
+        assert!(n.unique_lists_below && n.properties["tags"].unique_lists_below);
+        assert!(!spec.unique_lists_below && !n.properties["plain"].unique_lists_below);
     }
 
     #[test]
