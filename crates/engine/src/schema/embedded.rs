@@ -8,7 +8,7 @@
 use super::gofmt::with_value;
 use super::names::{is_dns1035_label, validate_path_segment_name};
 use super::node::{Additional, Node};
-use super::object_meta::{self, check_types, parse_group_version};
+use super::object_meta::{self, parse_group_version};
 use crate::field::{ErrorType, FieldError, Path};
 use serde_json::{Map, Value};
 
@@ -79,25 +79,24 @@ fn validate_resource(path: &Path, x: &Map<String, Value>) -> Vec<FieldError> {
                     }
                 }
             },
-            "metadata" => match check_types(v) {
-                Err(e) => errs.push(with_value(ErrorType::Invalid, path.child(k), v, e)),
-                Ok(()) => {
-                    let mut meta = if v.is_object() { v.clone() } else { Value::Object(Map::new()) };
-                    if let Some(m) = meta.as_object_mut()
-                        && m.get("name").and_then(Value::as_str).unwrap_or_default().is_empty()
-                    {
-                        // kube validates an unnamed embedded object as if it were named.
-                        m.insert("name".into(), Value::from("fakename"));
-                    }
-                    let namespaced = meta.get("namespace").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
-                    errs.extend(object_meta::validate_object_meta(
-                        &meta,
-                        namespaced,
-                        validate_path_segment_name,
-                        &path.child(k),
-                    ));
+            // Decoding refused a metadata that is not an `ObjectMeta` ([`check`]): what is
+            // validated here decoded, so only the object-metadata rules are left.
+            "metadata" => {
+                let mut meta = if v.is_object() { v.clone() } else { Value::Object(Map::new()) };
+                if let Some(m) = meta.as_object_mut()
+                    && m.get("name").and_then(Value::as_str).unwrap_or_default().is_empty()
+                {
+                    // kube validates an unnamed embedded object as if it were named.
+                    m.insert("name".into(), Value::from("fakename"));
                 }
-            },
+                let namespaced = meta.get("namespace").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
+                errs.extend(object_meta::validate_object_meta(
+                    &meta,
+                    namespaced,
+                    validate_path_segment_name,
+                    &path.child(k),
+                ));
+            }
             _ => {}
         }
     }

@@ -84,7 +84,7 @@ fn updates_ratchet_unchanged_errors_and_list_rules() {
 #[test]
 fn decode_checks_refuse_malformed_metadata() {
     let s = cron_tab();
-    let meta_error: super::MetaError = |m| super::object_meta::check_types(m).err();
+    let meta_error: super::MetaError = crate::resources::builtin::types::object_meta_error;
     assert!(s.check_decode(&json!({"metadata": {"name": "a"}}), meta_error).is_ok());
     assert!(s.check_decode(&json!({"metadata": {"labels": ["x"]}}), meta_error).is_err());
 }
