@@ -18,7 +18,7 @@
 //! storage version: `apiVersion` is rewritten and the object pruned to the schema of the
 //! version it is converted to ([`VersionConversion`]).
 
-use super::{ResourceInfo, Strategy, Undecodable, VersionConversion};
+use super::{ResourceInfo, Strategy, Undecodable, VersionConversion, managed_fields};
 use crate::field::{FieldError, Path};
 use crate::schema::names::name_is_dns_subdomain;
 use crate::schema::{Schema, object_meta, validate_object_meta, validate_object_meta_update};
@@ -27,12 +27,18 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, Weak};
 
 /// The strategy of one served version of a CRD: its names and its compiled schema.
 pub struct CustomResourceStrategy {
     info: ResourceInfo,
     schema: Option<Arc<Schema>>,
+    /// `spec.preserveUnknownFields`, which the field types follow too.
+    preserve_unknown_fields: bool,
+    /// The field types of managedFields, built from the schema when the kind is first
+    /// written (as kube's CRD handler builds its type converter with the kind's serving
+    /// info, not per request).
+    field_types: OnceLock<Arc<managed_fields::schema::Schema>>,
     /// The version's `selectableFields`, as field-selector paths (`spec.color`).
     selectable: Vec<String>,
     /// Served and storage apiVersions when the CRD has several versions (they share one
@@ -163,6 +169,8 @@ impl CustomResourceStrategy {
             },
             versions: version_conversion(crd, version, schema.as_ref(), schemas),
             schema,
+            preserve_unknown_fields: crd.spec.preserve_unknown_fields.unwrap_or(false),
+            field_types: OnceLock::new(),
             selectable: version
                 .selectable_fields
                 .iter()
@@ -263,6 +271,16 @@ fn metadata_of(obj: &Value) -> &Value {
 impl Strategy for CustomResourceStrategy {
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    /// The served version's schema as field types (deduced from the value where the
+    /// version has none).
+    fn field_types(&self) -> Option<Arc<managed_fields::schema::Schema>> {
+        let types = self.field_types.get_or_init(|| {
+            let props = self.schema.as_ref().and_then(|s| s.props());
+            Arc::new(managed_fields::schema::Schema::for_kind(props.as_ref(), self.preserve_unknown_fields))
+        });
+        Some(Arc::clone(types))
     }
 
     /// `metadata.name`, `metadata.namespace`, and the CRD's `selectableFields`.

@@ -147,6 +147,12 @@ impl Schema {
         })
     }
 
+    /// The schema as written, typed again from its source; `None` for a schema compiled
+    /// from props directly, which keeps no source.
+    pub fn props(&self) -> Option<JSONSchemaProps> {
+        self.source.as_deref().and_then(inflated)
+    }
+
     /// Whether the schema has been compiled (a lazy one is, once first used).
     pub fn is_compiled(&self) -> bool {
         self.compiled.get().is_some()

@@ -16,12 +16,9 @@ use super::updater::Filter;
 use crate::field::FieldError;
 use crate::meta;
 use crate::representation::body_yaml;
-use crate::resources::ResourceInfo;
-use crate::resources::crds;
 use crate::resources::rest::{FieldValidation, Rest, Subresource, WriteOptions};
 use crate::resources::scale::{ScalePaths, scale_of};
 use crate::status::ApiError;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -67,62 +64,11 @@ fn path_of(dotted: &str) -> Vec<PathElement> {
     dotted.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).map(|s| PathElement::Field(s.into())).collect()
 }
 
-/// Field-type schemas by (CRD key, version, a hash of the stored CRD). The cache is the
-/// process's, shared by every engine in it (tests run many): a revision number alone would
-/// mistake one engine's CRD for another's that reached the same revision.
-type SchemaCache = std::sync::Mutex<std::collections::HashMap<(String, String, u64), Arc<Schema>>>;
-static SCHEMAS: std::sync::OnceLock<SchemaCache> = std::sync::OnceLock::new();
-
-/// A hash of a stored CRD's bytes: the same bytes give the same field types.
-fn content_hash(bytes: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut hasher);
-    hasher.finish()
-}
-
 impl Rest<'_> {
-    /// The field types of this kind: its own when it has them (CRDs), else the CRD's
-    /// schema for the served version, built once per CRD revision (decoding a CRD on every
-    /// write cost more than the write). The CRD is read from the watch cache, as kube's
-    /// handler holds it from its informer: on etcd a write then costs one round trip, not two.
-    async fn type_schema(&self) -> Arc<Schema> {
-        if let Some(types) = self.strategy.field_types() {
-            return types;
-        }
-        let info = self.strategy.info();
-        let key = format!(
-            "{}{}.{}",
-            ResourceInfo::store_prefix("apiextensions.k8s.io", "customresourcedefinitions"),
-            info.plural,
-            info.group
-        );
-        let Ok(Some(kv)) = self.store.get_cached(&key).await else { return Arc::new(Schema::for_kind(None, false)) };
-        let cache_key = (key, info.version.clone(), content_hash(&kv.value));
-        let cache = SCHEMAS.get_or_init(Default::default);
-        if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&cache_key).cloned()) {
-            return hit;
-        }
-        let built = Arc::new(self.build_type_schema(crds::typed(&meta::from_stored(&kv))));
-        if let Ok(mut c) = cache.lock() {
-            // A CRD change makes a new revision: old entries are dropped rather than kept.
-            c.retain(|(k, v, _), _| !(k == &cache_key.0 && v == &cache_key.1));
-            c.insert(cache_key, built.clone());
-        }
-        built
-    }
-
-    fn build_type_schema(&self, crd: Option<CustomResourceDefinition>) -> Schema {
-        let info = self.strategy.info();
-        let Some(crd) = crd.filter(|c| c.spec.group == info.group) else { return Schema::for_kind(None, false) };
-        let schema = crd
-            .spec
-            .versions
-            .iter()
-            .find(|v| v.name == info.version)
-            .and_then(|v| v.schema.as_ref())
-            .and_then(|s| s.open_api_v3_schema.as_ref());
-        Schema::for_kind(schema, crd.spec.preserve_unknown_fields == Some(true))
+    /// The field types of this kind: its strategy's (a custom resource's come from its
+    /// served schema), else deduced from the value.
+    fn type_schema(&self) -> Arc<Schema> {
+        self.strategy.field_types().unwrap_or_else(|| Arc::new(Schema::for_kind(None, false)))
     }
 
     fn field_manager<'s>(&self, schema: &'s Schema, sub: Subresource) -> FieldManager<'s> {
@@ -160,7 +106,7 @@ impl Rest<'_> {
         if tracking == Tracking::Applied {
             return;
         }
-        let schema = self.type_schema().await;
+        let schema = self.type_schema();
         let fm = self.field_manager(&schema, Subresource::Main);
         fm.update(&fm.zero, obj, opts.field_manager.as_deref());
     }
@@ -202,7 +148,7 @@ impl Rest<'_> {
         // Computed on the request itself, which gets the entries it was sent back after:
         // the field manager changes nothing else, and a copy of a large object cost more
         // than the bookkeeping.
-        let schema = self.type_schema().await;
+        let schema = self.type_schema();
         self.field_manager(&schema, sub).update(old, obj, opts.field_manager.as_deref());
         let after = obj.get_mut("metadata").and_then(Value::as_object_mut).and_then(|m| m.remove("managedFields"));
         ManagedFieldsAfter(sent).restore(obj);
@@ -228,7 +174,7 @@ impl Rest<'_> {
             Err(e) if e.is_not_found() && sub == Subresource::Main => None,
             Err(e) => return Err(e),
         };
-        let schema = self.type_schema().await;
+        let schema = self.type_schema();
         let fm = self.field_manager(&schema, sub);
         let info = self.strategy.info();
         let Some(live) = live else {
