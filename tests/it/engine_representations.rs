@@ -516,3 +516,31 @@ async fn watch_paths_watch_one_object_or_a_collection() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+/// Objects are written as Go's encoder writes them, as kube-apiserver answers: `<`, `>`
+/// and `&` escaped, in the answer to a create, a get, a list and a watch alike (the last
+/// two are sent from the stored bytes).
+#[tokio::test]
+async fn answers_escape_html_characters_as_go_s_encoder_does() {
+    let (engine, _client) = engine_with_widgets().await;
+    let body = r#"{"apiVersion":"stable.example.com/v1","kind":"Widget",
+        "metadata":{"name":"esc","annotations":{"note":"a<b>&c"}},"spec":{"size":1}}"#;
+    let json = [("Content-Type", "application/json")];
+    let (code, _, created) = with_body(&engine, "POST", WIDGETS, &json, body).await;
+    assert_eq!(code, StatusCode::CREATED, "{}", String::from_utf8_lossy(&created));
+    let (_, _, got) = raw(&engine, "GET", &format!("{WIDGETS}/esc"), &[]).await;
+    let (_, _, listed) = raw(&engine, "GET", WIDGETS, &[]).await;
+    let req = Request::get(format!("{WIDGETS}?watch=true&resourceVersion=0")).body(Body::empty()).expect("request");
+    let res = engine.router().oneshot(req).await.expect("response");
+    let mut stream = res.into_body().into_data_stream();
+    let mut watched = Vec::new();
+    while !watched.contains(&b'\n') {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), stream.next()).await.expect("an event in time");
+        watched.extend_from_slice(&chunk.expect("stream open").expect("chunk"));
+    }
+    let escaped = r#""note":"a\u003cb\u003e\u0026c""#;
+    for (what, bytes) in [("create", created), ("get", got), ("list", listed), ("watch", watched)] {
+        let text = String::from_utf8(bytes).expect("utf-8");
+        assert!(text.contains(escaped), "{what} answered {text}");
+    }
+}

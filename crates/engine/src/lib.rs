@@ -33,6 +33,7 @@ mod coordination;
 mod crd_controller;
 mod field;
 mod gc;
+mod go_json;
 mod instance;
 mod kinds;
 mod meta;

@@ -188,14 +188,14 @@ pub fn wipe_system_fields(obj: &mut Value) {
 pub fn to_stored(obj: &Value) -> bytes::Bytes {
     // Written objects come without one: no copy to take it out.
     let json = match obj.get("metadata").and_then(Value::as_object) {
-        Some(m) if !m.contains_key("resourceVersion") => serde_json::to_vec(obj),
+        Some(m) if !m.contains_key("resourceVersion") => crate::go_json::to_vec(obj),
         _ => {
             let mut obj = obj.clone();
             metadata_mut(&mut obj).remove("resourceVersion");
-            serde_json::to_vec(&obj)
+            crate::go_json::to_vec(&obj)
         }
     };
-    exact(json.unwrap_or_default())
+    exact(json)
 }
 
 /// Bytes that hold exactly `json`, for keeping. An encoder's vector grows by doubling (an

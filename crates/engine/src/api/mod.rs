@@ -51,8 +51,9 @@ async fn non_resource_method_not_allowed() -> Response {
 
 /// A JSON body with the headers kube-apiserver sends on every API response.
 pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
-    // Straight into bytes: `to_string` goes through `fmt` and checks UTF-8 on the way.
-    json_text_response(status, serde_json::to_vec(body).unwrap_or_default())
+    // Straight into bytes, as Go's encoder writes them (kube's answers escape `<`, `>`
+    // and `&`, and write floats Go's way).
+    json_text_response(status, crate::go_json::to_vec(body))
 }
 
 fn json_text_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {

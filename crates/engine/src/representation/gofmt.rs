@@ -4,6 +4,8 @@
 //! `kubectl get` output, so they follow Go's rules. The engine's one copy of Go's float
 //! formatting: the schema's messages, OpenAPI documents and Tables all use it.
 
+pub use crate::go_json::go_json_float;
+use crate::go_json::{go_exponent, mantissa_exponent};
 use serde_json::Value;
 
 /// The text client-go's `JSONPath.PrintResults` writes for one value: JSON for objects
@@ -113,22 +115,6 @@ pub fn write_json_string(s: &str, html_safe: bool, out: &mut String) {
     out.push('"');
 }
 
-/// Shortest digits and decimal exponent of a finite float, from Rust's `{:e}`.
-fn mantissa_exponent(f: f64) -> (String, i32) {
-    let s = format!("{:e}", f.abs());
-    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-    (m.replace('.', ""), e.parse().unwrap_or(0))
-}
-
-/// Go's `%e`-style text with shortest digits: `1.5e+06`, `1e-07`.
-fn go_exponent(f: f64, exp_digits: usize) -> String {
-    let (digits, exp) = mantissa_exponent(f);
-    let sign = if f.is_sign_negative() { "-" } else { "" };
-    let mantissa = if digits.len() > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits };
-    let esign = if exp < 0 { '-' } else { '+' };
-    format!("{sign}{mantissa}e{esign}{:0width$}", exp.abs(), width = exp_digits)
-}
-
 /// `fmt.Fprint` of a float64 (`%v`, i.e. `%g` with the shortest representation).
 pub fn go_format_g(f: f64) -> String {
     if f.is_nan() {
@@ -145,16 +131,6 @@ pub fn go_format_g(f: f64) -> String {
     let (_, exp) = mantissa_exponent(f);
     if !(-4..6).contains(&exp) {
         return go_exponent(f, 2);
-    }
-    format!("{f}")
-}
-
-/// `encoding/json`'s float64: plain decimal for 1e-6 ≤ |f| < 1e21, else exponent form
-/// (`1e+21`, `1e-7`).
-pub fn go_json_float(f: f64) -> String {
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        return go_exponent(f, 1);
     }
     format!("{f}")
 }

@@ -232,7 +232,7 @@ fn finish(json: Vec<u8>, negotiated: &Negotiated) -> Encoded {
 
 /// A plain value (a Status, a discovery document) in the negotiated format, untransformed.
 pub fn encode_value(negotiated: &Negotiated, value: &Value) -> Encoded {
-    finish(serde_json::to_vec(value).unwrap_or_default(), negotiated)
+    finish(crate::go_json::to_vec(value), negotiated)
 }
 
 /// Re-encodes `json` with the server-set fields cleared (`export`).
@@ -243,7 +243,7 @@ fn exported(json: Vec<u8>, list: bool) -> Vec<u8> {
     } else {
         export::export_object(&mut value)
     }
-    serde_json::to_vec(&value).unwrap_or(json)
+    crate::go_json::to_vec(&value)
 }
 
 /// The Table of `items` as CSV.
