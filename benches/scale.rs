@@ -383,9 +383,10 @@
 //! that have none (three walks over every object written, 3.3% of a load of 150,000
 //! custom resources whose schema has neither). Under the profiler, CPU per CRD 5.90 ms
 //! against 7.37 for the morning's build. Without it, four full runs alternated between the
-//! build before these and after: all Established 5.3 and 6.4 s against 7.0 and 7.6, CPU per
-//! CRD 4.3 and 5.0 ms against 5.0 and 5.6, and in quick mode the other way round (0.57 and
-//! 0.62 s after, 0.73 before): the machine's noise again. A committer that parks while it
+//! build with the first change alone and the build with both: all Established 6.4 and 5.3 s
+//! with the first, 7.0 and 7.6 with both; CPU per CRD 5.0 and 4.3 ms, 5.6 and 5.0; in quick
+//! mode the other way round (0.73 s with the first, 0.57 and 0.62 with both, 0.68 for the
+//! morning's build): the machine's noise again. A committer that parks while it
 //! lingers for a batch (instead of yielding in a loop, 4% of a load's samples in
 //! `sched_yield`) could not be told apart either (100,000 creates, CPU per 1,000 creates
 //! 103–144 ms before, 109–135 after), and was left out.
