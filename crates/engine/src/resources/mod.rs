@@ -345,8 +345,8 @@ pub trait Strategy: Send + Sync {
         serde_json::json!({"apiVersion": info.api_version(), "kind": info.kind})
     }
 
-    /// The field types server-side apply and managedFields use for a kind that has no CRD
-    /// schema of its own; `None`: the custom resource's schema, or deduced from the value.
+    /// The field types server-side apply and managedFields use for the kind (a custom
+    /// resource's come from its served schema); `None`: deduced from the value.
     fn field_types(&self) -> Option<Arc<managed_fields::schema::Schema>> {
         None
     }
