@@ -1,8 +1,9 @@
 //! Values printed as Go prints them: `fmt.Fprint` (what a string printer column shows),
 //! `encoding/json` (objects and arrays in cells, float cells in Table JSON). Go and Rust
 //! disagree on float text (`1e+06` vs `1000000`, `1` vs `1.0`), and these strings end up in
-//! `kubectl get` output, so they follow Go's rules. The engine's one copy of Go's float
-//! formatting: the schema's messages, OpenAPI documents and Tables all use it.
+//! `kubectl get` output, so they follow Go's rules. Go's float formatting is
+//! [`crate::go_json`]'s, re-exported here: the schema's messages, OpenAPI documents and
+//! Tables all use it.
 
 pub use crate::go_json::go_json_float;
 use crate::go_json::{go_exponent, mantissa_exponent};
@@ -25,15 +26,10 @@ pub fn print_text(v: &Value) -> String {
 }
 
 /// `json.Marshal` of a decoded value: keys sorted, `<`, `>` and `&` escaped, floats as
-/// Go writes them.
+/// Go writes them ([`crate::go_json`], which writes stored objects and answers too).
 pub fn go_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(v, &mut out);
-    out
-}
-
-fn write_go_json(v: &Value, out: &mut String) {
-    write_json_value(v, true, out);
+    // The encoder writes UTF-8 only.
+    String::from_utf8(crate::go_json::to_vec(v)).unwrap_or_default()
 }
 
 /// A value as [`go_json`] writes it, or, not `html_safe`, with strings as
