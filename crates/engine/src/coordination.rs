@@ -36,6 +36,14 @@ impl Replicas {
         }
     }
 
+    /// Returns once [`Replicas::leading`] tells whether this engine leads: at once alone;
+    /// on etcd, after its first campaign.
+    pub async fn campaigned(&self) {
+        if let Replicas::Etcd(election) = self {
+            election.campaigned().await;
+        }
+    }
+
     /// Records that this engine serves the CRDs as stored at `revision`.
     pub fn report_served(&self, revision: Revision) {
         if let Replicas::Etcd(election) = self {

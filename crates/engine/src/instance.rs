@@ -23,6 +23,8 @@ use std::sync::Arc;
 const SNAPSHOT_TRIES: usize = 3;
 /// How long a CRD write waits for its change to be served (see [`Engine::crds_settled`]).
 const CRD_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long opening waits to know whether the engine leads (see [`crate::coordination::Replicas::campaigned`]).
+const CAMPAIGN: std::time::Duration = std::time::Duration::from_secs(2);
 /// How long a snapshot waits for the collector to take in the latest writes.
 const GC_CATCH_UP: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -217,6 +219,9 @@ impl Engine {
         let gc_start = snapshot.and_then(|s| s.gc.clone());
         let (passed, crds_passed) = tokio::sync::watch::channel(None);
         let replicas = store.replicas();
+        // Over etcd, a CRD written before the engine knows it leads would be answered
+        // unserved: its names wait for a leader (bounded: etcd may be slow to answer).
+        let _ = tokio::time::timeout(CAMPAIGN, replicas.campaigned()).await;
         let mut gc_start = gc_start;
         let (gc_store, gc_kinds) = (store.clone(), Arc::clone(&kinds));
         // The collector and the namespace finalizer run once: on the leader only.

@@ -48,6 +48,8 @@ const STALE_AFTER: Duration = Duration::from_secs(3);
 pub struct Election {
     heartbeat_key: String,
     leading: watch::Receiver<bool>,
+    /// Whether the first campaign has been decided (led or not).
+    campaigned: watch::Receiver<bool>,
     served: watch::Sender<Revision>,
     /// The etcd lease held now.
     lease: watch::Receiver<Option<u64>>,
@@ -71,6 +73,7 @@ impl Election {
         let identity = format!("{}_{}_{suffix}", host.trim(), std::process::id());
         let heartbeat_key = format!("{LEASES}{HEARTBEAT}{suffix}");
         let (leading_tx, leading) = watch::channel(false);
+        let (campaigned_tx, campaigned) = watch::channel(false);
         let (served, served_rx) = watch::channel(0);
         let (lease_tx, lease) = watch::channel(None);
         let member = Member {
@@ -80,10 +83,11 @@ impl Election {
             heartbeat_key: heartbeat_key.clone(),
             ttl,
             leading: leading_tx,
+            campaigned: campaigned_tx,
             served: served_rx,
         };
         let task = tokio::spawn(member.run());
-        Election { heartbeat_key, leading, served, lease, etcd, task }
+        Election { heartbeat_key, leading, campaigned, served, lease, etcd, task }
     }
 
     /// Leaves the replicas at once (a graceful stop): the election stops and the etcd lease
@@ -100,6 +104,13 @@ impl Election {
     /// Whether this replica leads now, and its changes.
     pub fn leading(&self) -> watch::Receiver<bool> {
         self.leading.clone()
+    }
+
+    /// Returns once the first campaign is decided, so [`Election::leading`] says whether
+    /// this replica leads rather than that it has not asked yet (or never, should the
+    /// election stop first).
+    pub async fn campaigned(&self) {
+        let _ = self.campaigned.clone().wait_for(|c| *c).await;
     }
 
     /// Records that this replica serves the CRDs as of `revision` (written to its heartbeat).
@@ -184,6 +195,7 @@ struct Member {
     heartbeat_key: String,
     ttl: Duration,
     leading: watch::Sender<bool>,
+    campaigned: watch::Sender<bool>,
     served: watch::Receiver<Revision>,
     lease: watch::Sender<Option<u64>>,
 }
@@ -242,6 +254,7 @@ impl Member {
                     }
                 };
                 self.leading.send_if_modified(|l| std::mem::replace(l, leads) != leads);
+                self.campaigned.send_if_modified(|c| !std::mem::replace(c, true));
             }
             tokio::select! {
                 _ = tokio::time::sleep_until(next_tick) => {}
