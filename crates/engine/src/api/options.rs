@@ -76,7 +76,7 @@ pub fn write_options(q: &Query, kind: OptionsKind, user_agent: Option<&str>) -> 
     let apply = kind == OptionsKind::Patch { apply: true };
     let field_manager = match manager {
         "" if apply => None,
-        "" => user_agent.and_then(|ua| ua.split('/').next()).map(|p| p.trim().to_string()).filter(|p| !p.is_empty()),
+        "" => user_agent.map(manager_from_user_agent).filter(|p| !p.is_empty()),
         m => Some(m.to_string()),
     };
     Ok(WriteOptions {
@@ -86,6 +86,14 @@ pub fn write_options(q: &Query, kind: OptionsKind, user_agent: Option<&str>) -> 
         force: force.unwrap_or(false),
         ..Default::default()
     })
+}
+
+/// kube's manager for a write without `fieldManager`: the User-Agent up to its first `/`,
+/// without unprintable characters, cut to the longest manager name allowed (a header
+/// value read as text is visible ASCII, spaces and tabs).
+fn manager_from_user_agent(user_agent: &str) -> String {
+    let prefix = user_agent.split('/').next().unwrap_or_default();
+    prefix.chars().filter(|c| *c == ' ' || c.is_ascii_graphic()).take(FIELD_MANAGER_MAX).collect()
 }
 
 /// The `DeleteOptions` of a DELETE: the body's when it has one (then the query is not
@@ -296,6 +304,19 @@ mod tests {
         assert!(opts.dry_run);
         assert_eq!(opts.field_validation, FieldValidation::Warn);
         assert_eq!(opts.field_manager.as_deref(), Some("kubectl-create"));
+    }
+
+    #[test]
+    fn a_manager_taken_from_the_user_agent_is_cut_to_a_valid_name_as_kube_cuts_it() {
+        let manager = |ua: &str| {
+            write_options(&Query::parse(None), OptionsKind::Update, Some(ua)).expect("valid").field_manager
+        };
+        // The oracle's answer to a 200-character User-Agent: its first 128 characters.
+        let long = "a".repeat(200);
+        assert_eq!(manager(&long).as_deref(), Some(&long[..128]));
+        assert_eq!(manager(" spaced out /1.0 (linux)").as_deref(), Some(" spaced out "));
+        assert_eq!(manager("a\tb/1").as_deref(), Some("ab"));
+        assert_eq!(manager("/1.0"), None);
     }
 
     #[test]

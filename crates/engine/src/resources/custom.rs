@@ -330,6 +330,16 @@ impl Strategy for CustomResourceStrategy {
         checked.map_err(Undecodable)
     }
 
+    fn decode_and_default_applied(&self, obj: &mut Value) -> Result<Vec<String>, super::Undecodable> {
+        match self.schema() {
+            Some(schema) => {
+                self.decode(obj)?;
+                Ok(schema.prune_and_default_keeping_nulls(obj))
+            }
+            None => self.decode_and_default(obj),
+        }
+    }
+
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
         match self.schema() {
             Some(schema) => schema.prune_and_default(obj),

@@ -336,6 +336,14 @@ pub trait Strategy: Send + Sync {
         Ok(self.prune_and_default(obj))
     }
 
+    /// [`Strategy::decode_and_default`] of a server-side apply's merged object, which kube
+    /// converts rather than decodes: a custom resource keeps the `null`s it was sent
+    /// (defaults fill those that have one; validation refuses the rest), where a decoded
+    /// body drops them. A typed kind's conversion drops them as its decoding does.
+    fn decode_and_default_applied(&self, obj: &mut Value) -> Result<Vec<String>, Undecodable> {
+        self.decode_and_default(obj)
+    }
+
     /// The object a create is compared with to find the fields its manager set: kube's
     /// zero value of the kind as its converter writes it. A typed kind's fields without
     /// `omitempty` are there (empty), so setting them is a change, not an addition, and

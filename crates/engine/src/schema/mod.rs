@@ -178,13 +178,25 @@ impl Schema {
     /// and apply defaults. Returns every dropped unknown field's path (`spec.foo`,
     /// `metadata.bar`), sorted. Idempotent.
     pub fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        self.coerce(obj, true)
+    }
+
+    /// [`Schema::prune_and_default`] of an object kube converts rather than decodes (a
+    /// server-side apply's merge): its `null`s stay for defaulting and validation.
+    pub fn prune_and_default_keeping_nulls(&self, obj: &mut Value) -> Vec<String> {
+        self.coerce(obj, false)
+    }
+
+    fn coerce(&self, obj: &mut Value, drop_nulls: bool) -> Vec<String> {
         let mut unknown = Vec::new();
         if let Some(meta) = obj.get_mut("metadata") {
             object_meta::coerce(meta, "metadata", &mut unknown);
         }
         if !self.preserve_unknown_fields {
             unknown.extend(prune::prune(obj, self.root()));
-            prune::prune_non_nullable_nulls(obj, Some(self.root()));
+            if drop_nulls {
+                prune::prune_non_nullable_nulls(obj, Some(self.root()));
+            }
         }
         embedded::coerce(&Path::default(), obj, Some(self.root()), &mut unknown);
         defaults::default(obj, self.root());

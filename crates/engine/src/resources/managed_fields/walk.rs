@@ -312,7 +312,7 @@ pub fn merge(schema: &Schema, live: &Value, applied: &Value) -> Value {
 }
 
 /// Every field a value sets: leaves, plus map entries and list items as themselves
-/// (struct fields are not members unless they are leaves).
+/// (struct fields are not members unless they are leaves, null or empty maps).
 pub fn field_set(schema: &Schema, value: &Value) -> Set {
     let mut set = Set::new();
     collect_fields(schema, value, &mut Vec::new(), &mut set);
@@ -338,7 +338,9 @@ fn collect_fields(schema: &Schema, value: &Value, path: &mut Path, set: &mut Set
             for (key, v) in value.as_object().into_iter().flatten() {
                 path.push(PathElement::Field(key.clone()));
                 collect_fields(map.field(key), v, path, set);
-                if !map.is_named(key) {
+                // A null or an empty map sets its field, though it has no leaves.
+                let empty = v.is_null() || v.as_object().is_some_and(Map::is_empty);
+                if empty || !map.is_named(key) {
                     set.insert(path);
                 }
                 path.pop();

@@ -55,8 +55,9 @@ impl Subresource {
 /// Where the object of a write came from: kube words its strict decoding errors
 /// differently for a request body and for the result of a patch.
 pub(super) enum Origin<'a> {
-    /// A create or update body (duplicate fields noted in [`WriteOptions::decode_errors`]).
-    Body,
+    /// A create or update body (duplicate fields noted in [`WriteOptions::decode_errors`]),
+    /// or the object a server-side apply creates (`applied`).
+    Body { applied: bool },
     /// A patch: its type, how kube shows what it decoded (see [`patch_shown`]), and its
     /// strict errors.
     Patch { patch_type: PatchType, show: &'a dyn Fn(&Value) -> String, applied: Vec<String> },
@@ -260,18 +261,24 @@ impl Rest<'_> {
             // A strategic merge is converted from maps, not decoded.
             return Err(patch_invalid(&show(obj), &why));
         }
-        let unknown = match self.strategy.decode_and_default(obj) {
+        // A server-side apply's merge is converted, not decoded: it keeps its `null`s.
+        let applied = matches!(origin, Origin::Body { applied: true } | Origin::Patch { patch_type: PatchType::Apply, .. });
+        let decoded = match applied {
+            true => self.strategy.decode_and_default_applied(obj),
+            false => self.strategy.decode_and_default(obj),
+        };
+        let unknown = match decoded {
             Ok(unknown) => unknown,
             Err(why) => {
                 return Err(match &origin {
-                    Origin::Body => self.strategy.undecodable_body(&why),
+                    Origin::Body { .. } => self.strategy.undecodable_body(&why),
                     // Nothing has changed `obj` yet: it is the patched object.
                     Origin::Patch { show, .. } => patch_invalid(&show(obj), &why.0),
                 });
             }
         };
         let mut strict = match &origin {
-            Origin::Body => opts.take_decode_errors(),
+            Origin::Body { .. } => opts.take_decode_errors(),
             Origin::Patch { applied, .. } => applied.clone(),
         };
         strict.extend(unknown.iter().map(|f| format!("unknown field {f:?}")));
@@ -288,7 +295,7 @@ impl Rest<'_> {
                 let why = format!("strict decoding error: {}", strict.join(", "));
                 Err(match origin {
                     Origin::Patch { show, .. } => patch_invalid(&show(patched.as_ref().unwrap_or(obj)), &why),
-                    Origin::Body => self.undecodable(obj, &why),
+                    Origin::Body { .. } => self.undecodable(obj, &why),
                 })
             }
         }

@@ -74,7 +74,7 @@ impl Rest<'_> {
         }
         // Decoded before a name is required or generated, as kube's handler decodes the
         // body before its create strategy runs (`metadata.name: 5` is a 400, not a 422).
-        self.decode(&mut obj, opts, Origin::Body)?;
+        self.decode(&mut obj, opts, Origin::Body { applied: tracking == Tracking::Applied })?;
         let generated = generate_name(&obj).is_some();
         if meta::name(&obj).is_none() {
             match generate_name(&obj).map(|prefix| self.names.generate(prefix)) {
@@ -196,7 +196,7 @@ impl Rest<'_> {
                 )));
             }
         }
-        self.decode(&mut obj, opts, Origin::Body)?;
+        self.decode(&mut obj, opts, Origin::Body { applied: false })?;
         let pinned = meta::resource_version(&obj).map(parse_precondition).is_some_and(|rv| rv != Ok(0));
         let attempt = |obj: Value| async move {
             let old = self.current(namespace, name, held).await?;
