@@ -92,7 +92,8 @@ pub fn write_options(q: &Query, kind: OptionsKind, user_agent: Option<&str>) -> 
 /// without unprintable characters, cut to the longest manager name allowed (a header
 /// value read as text is visible ASCII, spaces and tabs).
 fn manager_from_user_agent(user_agent: &str) -> String {
-    let prefix = user_agent.split('/').next().unwrap_or_default();
+    // The space around a header's value is no part of it (Go's server trims it; hyper not).
+    let prefix = user_agent.trim_matches([' ', '\t']).split('/').next().unwrap_or_default();
     prefix.chars().filter(|c| *c == ' ' || c.is_ascii_graphic()).take(FIELD_MANAGER_MAX).collect()
 }
 
@@ -308,13 +309,12 @@ mod tests {
 
     #[test]
     fn a_manager_taken_from_the_user_agent_is_cut_to_a_valid_name_as_kube_cuts_it() {
-        let manager = |ua: &str| {
-            write_options(&Query::parse(None), OptionsKind::Update, Some(ua)).expect("valid").field_manager
-        };
+        let manager =
+            |ua: &str| write_options(&Query::parse(None), OptionsKind::Update, Some(ua)).expect("valid").field_manager;
         // The oracle's answer to a 200-character User-Agent: its first 128 characters.
         let long = "a".repeat(200);
         assert_eq!(manager(&long).as_deref(), Some(&long[..128]));
-        assert_eq!(manager(" spaced out /1.0 (linux)").as_deref(), Some(" spaced out "));
+        assert_eq!(manager(" spaced out /1.0 (linux)").as_deref(), Some("spaced out "));
         assert_eq!(manager("a\tb/1").as_deref(), Some("ab"));
         assert_eq!(manager("/1.0"), None);
     }

@@ -262,7 +262,8 @@ impl Rest<'_> {
             return Err(patch_invalid(&show(obj), &why));
         }
         // A server-side apply's merge is converted, not decoded: it keeps its `null`s.
-        let applied = matches!(origin, Origin::Body { applied: true } | Origin::Patch { patch_type: PatchType::Apply, .. });
+        let applied =
+            matches!(origin, Origin::Body { applied: true } | Origin::Patch { patch_type: PatchType::Apply, .. });
         let decoded = match applied {
             true => self.strategy.decode_and_default_applied(obj),
             false => self.strategy.decode_and_default(obj),
