@@ -161,6 +161,7 @@ scenarios!(
     lists,
     negotiation,
     numbers,
+    omitempty,
     patches,
     refusals,
     schemas,

@@ -113,7 +113,11 @@ fn drop_ignored_in(node: &mut Value) {
         map.remove("items");
     }
     if let Some(Value::Object(dependencies)) = map.get_mut("dependencies") {
-        dependencies.retain(|_, d| d.is_object() || d.is_array() || d.is_null());
+        // The entry stays, holding the zero value (an empty list of names, as the typed
+        // decode takes no null): the map is not empty to `omitempty`, and is refused.
+        for d in dependencies.values_mut().filter(|d| !(d.is_object() || d.is_array())) {
+            *d = Value::Array(Vec::new());
+        }
     }
     for (key, value) in map.iter_mut() {
         sub_schemas(key, value, drop_ignored_in);

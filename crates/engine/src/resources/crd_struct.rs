@@ -4,7 +4,7 @@
 //! decoder's words, which say where ([`GoStruct::type_error`], used by [`super::crds`] when
 //! the typed decode fails).
 
-use super::builtin::types::{GoStruct, GoType, STRING, SchemaOr, field, plain_struct, value_struct};
+use super::builtin::types::{GoStruct, GoType, STRING, SchemaOr, field, omit_empty, plain_struct, value_struct};
 
 static JSON: GoType = GoType::Json;
 
@@ -12,11 +12,11 @@ static NAMES: GoStruct = plain_struct(
     "v1.CustomResourceDefinitionNames",
     &[
         field("plural", GoType::String),
-        field("singular", GoType::String),
-        field("shortNames", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("singular", GoType::String),
+        omit_empty("shortNames", GoType::Slice { items: &STRING, keys: &[] }),
         field("kind", GoType::String),
-        field("listKind", GoType::String),
-        field("categories", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("listKind", GoType::String),
+        omit_empty("categories", GoType::Slice { items: &STRING, keys: &[] }),
     ],
 );
 
@@ -24,67 +24,69 @@ static VALIDATION_RULE: GoStruct = plain_struct(
     "v1.ValidationRule",
     &[
         field("rule", GoType::String),
-        field("message", GoType::String),
-        field("messageExpression", GoType::String),
+        omit_empty("message", GoType::String),
+        omit_empty("messageExpression", GoType::String),
         field("reason", GoType::String),
-        field("fieldPath", GoType::String),
+        omit_empty("fieldPath", GoType::String),
         field("optionalOldSelf", GoType::Bool),
     ],
 );
 static VALIDATION_RULE_TYPE: GoType = GoType::Struct(&VALIDATION_RULE);
 
-static EXTERNAL_DOCS: GoStruct =
-    plain_struct("v1.ExternalDocumentation", &[field("description", GoType::String), field("url", GoType::String)]);
+static EXTERNAL_DOCS: GoStruct = plain_struct(
+    "v1.ExternalDocumentation",
+    &[omit_empty("description", GoType::String), omit_empty("url", GoType::String)],
+);
 
 /// `JSONSchemaProps`, recursive through its sub-schemas (`items` and
 /// `additionalProperties` may also be an array or a bool, written as they are).
 pub(super) static SCHEMA: GoStruct = plain_struct(
     "v1.JSONSchemaProps",
     &[
-        field("id", GoType::String),
-        field("$schema", GoType::String),
+        omit_empty("id", GoType::String),
+        omit_empty("$schema", GoType::String),
         field("$ref", GoType::String),
-        field("description", GoType::String),
-        field("type", GoType::String),
-        field("format", GoType::String),
-        field("title", GoType::String),
+        omit_empty("description", GoType::String),
+        omit_empty("type", GoType::String),
+        omit_empty("format", GoType::String),
+        omit_empty("title", GoType::String),
         field("default", GoType::Json),
         field("maximum", GoType::Float64),
-        field("exclusiveMaximum", GoType::Bool),
+        omit_empty("exclusiveMaximum", GoType::Bool),
         field("minimum", GoType::Float64),
-        field("exclusiveMinimum", GoType::Bool),
+        omit_empty("exclusiveMinimum", GoType::Bool),
         field("maxLength", GoType::Int64),
         field("minLength", GoType::Int64),
-        field("pattern", GoType::String),
+        omit_empty("pattern", GoType::String),
         field("maxItems", GoType::Int64),
         field("minItems", GoType::Int64),
-        field("uniqueItems", GoType::Bool),
+        omit_empty("uniqueItems", GoType::Bool),
         field("multipleOf", GoType::Float64),
-        field("enum", GoType::Slice { items: &JSON, keys: &[] }),
+        omit_empty("enum", GoType::Slice { items: &JSON, keys: &[] }),
         field("maxProperties", GoType::Int64),
         field("minProperties", GoType::Int64),
-        field("required", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("required", GoType::Slice { items: &STRING, keys: &[] }),
         field("items", GoType::Union(SchemaOr::Array, &SCHEMA)),
-        field("allOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
-        field("oneOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
-        field("anyOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
+        omit_empty("allOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
+        omit_empty("oneOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
+        omit_empty("anyOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
         field("not", GoType::Struct(&SCHEMA)),
-        field("properties", GoType::Map(&SCHEMA_TYPE)),
+        omit_empty("properties", GoType::Map(&SCHEMA_TYPE)),
         field("additionalProperties", GoType::Union(SchemaOr::Bool, &SCHEMA)),
-        field("patternProperties", GoType::Map(&SCHEMA_TYPE)),
-        field("dependencies", GoType::Map(&DEPENDENCY)),
+        omit_empty("patternProperties", GoType::Map(&SCHEMA_TYPE)),
+        omit_empty("dependencies", GoType::Map(&DEPENDENCY)),
         field("additionalItems", GoType::Union(SchemaOr::Bool, &SCHEMA)),
-        field("definitions", GoType::Map(&SCHEMA_TYPE)),
+        omit_empty("definitions", GoType::Map(&SCHEMA_TYPE)),
         field("externalDocs", GoType::Struct(&EXTERNAL_DOCS)),
         field("example", GoType::Json),
-        field("nullable", GoType::Bool),
+        omit_empty("nullable", GoType::Bool),
         field("x-kubernetes-preserve-unknown-fields", GoType::Bool),
-        field("x-kubernetes-embedded-resource", GoType::Bool),
-        field("x-kubernetes-int-or-string", GoType::Bool),
-        field("x-kubernetes-list-map-keys", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("x-kubernetes-embedded-resource", GoType::Bool),
+        omit_empty("x-kubernetes-int-or-string", GoType::Bool),
+        omit_empty("x-kubernetes-list-map-keys", GoType::Slice { items: &STRING, keys: &[] }),
         field("x-kubernetes-list-type", GoType::String),
         field("x-kubernetes-map-type", GoType::String),
-        field("x-kubernetes-validations", GoType::Slice { items: &VALIDATION_RULE_TYPE, keys: &["rule"] }),
+        omit_empty("x-kubernetes-validations", GoType::Slice { items: &VALIDATION_RULE_TYPE, keys: &["rule"] }),
     ],
 );
 static SCHEMA_TYPE: GoType = GoType::Struct(&SCHEMA);
@@ -109,9 +111,9 @@ static COLUMN: GoStruct = plain_struct(
     &[
         field("name", GoType::String),
         field("type", GoType::String),
-        field("format", GoType::String),
-        field("description", GoType::String),
-        field("priority", GoType::Int32),
+        omit_empty("format", GoType::String),
+        omit_empty("description", GoType::String),
+        omit_empty("priority", GoType::Int32),
         field("jsonPath", GoType::String),
     ],
 );
@@ -124,12 +126,12 @@ static VERSION: GoStruct = plain_struct(
         field("name", GoType::String),
         field("served", GoType::Bool),
         field("storage", GoType::Bool),
-        field("deprecated", GoType::Bool),
+        omit_empty("deprecated", GoType::Bool),
         field("deprecationWarning", GoType::String),
         field("schema", GoType::Struct(&VALIDATION)),
         field("subresources", GoType::Struct(&SUBRESOURCES)),
-        field("additionalPrinterColumns", GoType::Slice { items: &COLUMN_TYPE, keys: &[] }),
-        field("selectableFields", GoType::Slice { items: &SELECTABLE_FIELD_TYPE, keys: &[] }),
+        omit_empty("additionalPrinterColumns", GoType::Slice { items: &COLUMN_TYPE, keys: &[] }),
+        omit_empty("selectableFields", GoType::Slice { items: &SELECTABLE_FIELD_TYPE, keys: &[] }),
     ],
 );
 static VERSION_TYPE: GoType = GoType::Struct(&VERSION);
@@ -144,7 +146,7 @@ static SERVICE: GoStruct = plain_struct(
 );
 static CLIENT_CONFIG: GoStruct = plain_struct(
     "v1.WebhookClientConfig",
-    &[field("url", GoType::String), field("service", GoType::Struct(&SERVICE)), field("caBundle", GoType::Bytes)],
+    &[field("url", GoType::String), field("service", GoType::Struct(&SERVICE)), omit_empty("caBundle", GoType::Bytes)],
 );
 static WEBHOOK: GoStruct = plain_struct(
     "v1.WebhookConversion",
@@ -165,7 +167,7 @@ static SPEC: GoStruct = plain_struct(
         field("scope", GoType::String),
         field("versions", GoType::Slice { items: &VERSION_TYPE, keys: &[] }),
         field("conversion", GoType::Struct(&CONVERSION)),
-        field("preserveUnknownFields", GoType::Bool),
+        omit_empty("preserveUnknownFields", GoType::Bool),
     ],
 );
 static CONDITION: GoStruct = plain_struct(
@@ -174,15 +176,15 @@ static CONDITION: GoStruct = plain_struct(
         field("type", GoType::String),
         field("status", GoType::String),
         field("lastTransitionTime", GoType::Time),
-        field("reason", GoType::String),
-        field("message", GoType::String),
+        omit_empty("reason", GoType::String),
+        omit_empty("message", GoType::String),
     ],
 );
 static CONDITION_TYPE: GoType = GoType::Struct(&CONDITION);
 static STATUS: GoStruct = plain_struct(
     "v1.CustomResourceDefinitionStatus",
     &[
-        field("conditions", GoType::Slice { items: &CONDITION_TYPE, keys: &["type"] }),
+        omit_empty("conditions", GoType::Slice { items: &CONDITION_TYPE, keys: &["type"] }),
         value_struct("acceptedNames", &NAMES),
         field("storedVersions", GoType::Slice { items: &STRING, keys: &[] }),
     ],

@@ -193,6 +193,9 @@ impl Strategy for CrdStrategy {
         if let Some(mut crd) = pruned {
             defaults::apply_defaults(&mut crd);
             write_back(obj, &crd);
+            // The typed CRD writes back the empty values Go's encoder leaves out (it was
+            // typed before they were dropped); without its schemas this walk is short.
+            super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
             schemas.iter_mut().flatten().for_each(crd_schemas::settle);
         }
         put_schemas(obj, schemas);

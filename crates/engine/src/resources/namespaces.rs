@@ -87,12 +87,6 @@ impl Strategy for NamespaceStrategy {
     /// labelled with its name.
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
         let dropped = super::builtin::types::NAMESPACE.prune(obj);
-        // `finalizers` is `omitempty`: an empty list is no list to the decoded struct.
-        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
-            && spec.get("finalizers").and_then(Value::as_array).is_some_and(Vec::is_empty)
-        {
-            spec.remove("finalizers");
-        }
         let Some(name) = meta::name(obj).map(String::from) else { return dropped };
         let labels = meta::metadata_mut(obj).entry("labels").or_insert_with(|| json!({}));
         if let Some(l) = labels.as_object_mut() {

@@ -63,6 +63,9 @@ pub struct Field {
     pub ty: GoType,
     /// A value field (not a pointer) of struct type: `{}` in the zero object.
     pub in_zero: bool,
+    /// A value field (not a pointer) tagged `omitempty`: Go's decoding then encoding
+    /// drops it when it holds its type's zero value (`""`, `0`, `false`, `[]`, `{}`).
+    pub omit_empty: bool,
 }
 
 /// The CRD schema's unions: types whose `UnmarshalJSON` takes a struct or another shape.
@@ -79,13 +82,32 @@ pub enum SchemaOr {
     Strings,
 }
 
+/// A field that keeps whatever it holds: a pointer, or a value without `omitempty`.
 pub(crate) const fn field(json: &'static str, ty: GoType) -> Field {
-    Field { json, ty, in_zero: false }
+    Field { json, ty, in_zero: false, omit_empty: false }
+}
+
+/// A value field tagged `omitempty` (see [`Field::omit_empty`]).
+pub(crate) const fn omit_empty(json: &'static str, ty: GoType) -> Field {
+    Field { json, ty, in_zero: false, omit_empty: true }
 }
 
 /// A non-pointer struct field, present (as `{}`) in the kind's zero value.
 pub(crate) const fn value_struct(json: &'static str, s: &'static GoStruct) -> Field {
-    Field { json, ty: GoType::Struct(s), in_zero: true }
+    Field { json, ty: GoType::Struct(s), in_zero: true, omit_empty: false }
+}
+
+/// Whether `value` is Go's zero value of `ty` as an `omitempty` field leaves it out.
+fn is_go_zero(value: &Value, ty: &GoType) -> bool {
+    match (ty, value) {
+        (_, Value::Null) => matches!(ty, GoType::Slice { .. } | GoType::Map(_) | GoType::Bytes),
+        (GoType::String | GoType::Named(_) | GoType::Bytes, Value::String(s)) => s.is_empty(),
+        (GoType::Int32 | GoType::Int64 | GoType::Float64, Value::Number(n)) => n.as_f64() == Some(0.0),
+        (GoType::Bool, Value::Bool(b)) => !b,
+        (GoType::Slice { .. }, Value::Array(a)) => a.is_empty(),
+        (GoType::Map(_), Value::Object(o)) => o.is_empty(),
+        _ => false,
+    }
 }
 
 const fn atomic_struct(name: &'static str, fields: &'static [Field]) -> GoStruct {
@@ -102,17 +124,18 @@ static BYTES: GoType = GoType::Bytes;
 pub static OBJECT_REFERENCE: GoStruct = atomic_struct(
     "v1.ObjectReference",
     &[
-        field("kind", GoType::String),
-        field("namespace", GoType::String),
-        field("name", GoType::String),
-        field("uid", GoType::Named("types.UID")),
-        field("apiVersion", GoType::String),
-        field("resourceVersion", GoType::String),
-        field("fieldPath", GoType::String),
+        omit_empty("kind", GoType::String),
+        omit_empty("namespace", GoType::String),
+        omit_empty("name", GoType::String),
+        omit_empty("uid", GoType::Named("types.UID")),
+        omit_empty("apiVersion", GoType::String),
+        omit_empty("resourceVersion", GoType::String),
+        omit_empty("fieldPath", GoType::String),
     ],
 );
 static OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&OBJECT_REFERENCE);
-static LOCAL_OBJECT_REFERENCE: GoStruct = atomic_struct("v1.LocalObjectReference", &[field("name", GoType::String)]);
+static LOCAL_OBJECT_REFERENCE: GoStruct =
+    atomic_struct("v1.LocalObjectReference", &[omit_empty("name", GoType::String)]);
 static LOCAL_OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&LOCAL_OBJECT_REFERENCE);
 pub static EVENT_SOURCE: GoStruct =
     plain_struct("v1.EventSource", &[field("component", GoType::String), field("host", GoType::String)]);
@@ -121,16 +144,20 @@ static EVENT_SERIES: GoStruct =
 
 pub static CONFIG_MAP: GoStruct = plain_struct(
     "ConfigMap",
-    &[field("immutable", GoType::Bool), field("data", GoType::Map(&STRING)), field("binaryData", GoType::Map(&BYTES))],
+    &[
+        field("immutable", GoType::Bool),
+        omit_empty("data", GoType::Map(&STRING)),
+        omit_empty("binaryData", GoType::Map(&BYTES)),
+    ],
 );
 
 pub static SECRET: GoStruct = plain_struct(
     "Secret",
     &[
         field("immutable", GoType::Bool),
-        field("data", GoType::Map(&BYTES)),
-        field("stringData", GoType::Map(&STRING)),
-        field("type", GoType::Named("v1.SecretType")),
+        omit_empty("data", GoType::Map(&BYTES)),
+        omit_empty("stringData", GoType::Map(&STRING)),
+        omit_empty("type", GoType::Named("v1.SecretType")),
     ],
 );
 
@@ -140,7 +167,7 @@ static SCALE_STATUS: GoStruct =
 
 static NAMESPACE_SPEC: GoStruct = plain_struct(
     "NamespaceSpec",
-    &[field("finalizers", GoType::Slice { items: &GoType::Named("v1.FinalizerName"), keys: &[] })],
+    &[omit_empty("finalizers", GoType::Slice { items: &GoType::Named("v1.FinalizerName"), keys: &[] })],
 );
 static NAMESPACE_CONDITION: GoStruct = plain_struct(
     "NamespaceCondition",
@@ -148,16 +175,16 @@ static NAMESPACE_CONDITION: GoStruct = plain_struct(
         field("type", GoType::Named("v1.NamespaceConditionType")),
         field("status", GoType::Named("v1.ConditionStatus")),
         field("lastTransitionTime", GoType::Time),
-        field("reason", GoType::String),
-        field("message", GoType::String),
+        omit_empty("reason", GoType::String),
+        omit_empty("message", GoType::String),
     ],
 );
 static NAMESPACE_CONDITION_TYPE: GoType = GoType::Struct(&NAMESPACE_CONDITION);
 static NAMESPACE_STATUS: GoStruct = plain_struct(
     "NamespaceStatus",
     &[
-        field("phase", GoType::Named("v1.NamespacePhase")),
-        field("conditions", GoType::Slice { items: &NAMESPACE_CONDITION_TYPE, keys: &["type"] }),
+        omit_empty("phase", GoType::Named("v1.NamespacePhase")),
+        omit_empty("conditions", GoType::Slice { items: &NAMESPACE_CONDITION_TYPE, keys: &["type"] }),
     ],
 );
 
@@ -220,8 +247,8 @@ pub static OBJECT_META: GoStruct = plain_struct(
 pub static SERVICE_ACCOUNT: GoStruct = plain_struct(
     "ServiceAccount",
     &[
-        field("secrets", GoType::Slice { items: &OBJECT_REFERENCE_TYPE, keys: &["name"] }),
-        field("imagePullSecrets", GoType::Slice { items: &LOCAL_OBJECT_REFERENCE_TYPE, keys: &[] }),
+        omit_empty("secrets", GoType::Slice { items: &OBJECT_REFERENCE_TYPE, keys: &["name"] }),
+        omit_empty("imagePullSecrets", GoType::Slice { items: &LOCAL_OBJECT_REFERENCE_TYPE, keys: &[] }),
         field("automountServiceAccountToken", GoType::Bool),
     ],
 );
@@ -346,24 +373,19 @@ impl GoStruct {
     }
 
     /// Drops what the struct has no field for, as kube's decoder does, answering the
-    /// dropped fields' paths (`spec`, `metadata.foo`, `secrets[0].bar`).
+    /// dropped fields' paths (`spec`, `metadata.foo`, `secrets[0].bar`); and the empty
+    /// `omitempty` fields its encoder leaves out (unreported: nothing was lost).
     pub fn prune(&'static self, obj: &mut Value) -> Vec<String> {
         let mut dropped = Vec::new();
         let Some(map) = obj.as_object_mut() else { return dropped };
-        let meta_schema = match Schema::for_kind(None, false) {
-            Schema::Map(mut m) => m.fields.remove("metadata"),
-            _ => None,
-        };
         // Reported in the order the decoder meets them: the body's, which is sorted for
         // every client that writes maps (kubectl, kube-rs's dynamic objects).
         let keys: Vec<String> = map.keys().cloned().collect();
         for key in keys {
             match (key.as_str(), self.get(&key)) {
                 ("metadata", _) => {
-                    if let (Some(meta), Some(Schema::Map(meta_schema))) =
-                        (map.get_mut("metadata"), meta_schema.as_ref())
-                    {
-                        prune_meta(meta, meta_schema, "metadata", &mut dropped);
+                    if let Some(meta) = map.get_mut("metadata") {
+                        crate::schema::object_meta::coerce(meta, "metadata", &mut dropped);
                     }
                 }
                 (k, _) if ENVELOPE.contains(&k) => {}
@@ -371,6 +393,9 @@ impl GoStruct {
                     if let Some(v) = map.get_mut(&key) {
                         let mut path = key.clone();
                         prune_value(v, &f.ty, &mut path, &mut dropped);
+                        if f.omit_empty && is_go_zero(v, &f.ty) {
+                            map.remove(&key);
+                        }
                     }
                 }
                 (_, None) => {
@@ -436,17 +461,6 @@ fn type_schema(ty: &'static GoType) -> Schema {
     }
 }
 
-fn prune_meta(value: &mut Value, schema: &MapSchema, path: &str, dropped: &mut Vec<String>) {
-    let Some(map) = value.as_object_mut() else { return };
-    map.retain(|k, _| {
-        let known = schema.declared(k).is_some();
-        if !known {
-            dropped.push(format!("{path}.{k}"));
-        }
-        known
-    });
-}
-
 /// Drops what `ty` lacks from `value`, noting each dropped field's path. `path` is one
 /// buffer the walk extends and truncates: a path is written out only for what is dropped,
 /// not for every field of an object (a large CRD has thousands).
@@ -461,7 +475,7 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, droppe
                     path.push_str(key);
                     prune_value(v, &f.ty, path, dropped);
                     path.truncate(len);
-                    true
+                    !(f.omit_empty && is_go_zero(v, &f.ty))
                 }
                 None => {
                     dropped.push(format!("{path}.{key}"));
