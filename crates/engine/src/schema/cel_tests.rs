@@ -361,3 +361,23 @@ fn message_expressions_print_values_as_cel_go() {
         ]
     );
 }
+
+/// `.?` of a field that is not there is `optional.none()`, not an error (the oracle's answers).
+#[test]
+fn optional_selection_of_an_absent_field_is_none() {
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"v": {
+        "type": "object",
+        "properties": {"x": {"type": "object", "properties": {"y": {"type": "string"}}}},
+        "x-kubernetes-validations": [
+            {"rule": r#"self.?x.?y.orValue("d") == "d" && !self.?x.hasValue()"#},
+            {"rule": r#"{"a": self}.?b.hasValue()"#}
+        ]
+    }}}}}));
+    let failed = |rule: &str| format!(r#"spec.v: Invalid value: "object": failed rule: {rule}"#);
+    let second = failed(r#"{"a": self}.?b.hasValue()"#);
+    assert_eq!(run(&s, json!({"spec": {"v": {}}}), None), std::slice::from_ref(&second));
+    assert_eq!(
+        run(&s, json!({"spec": {"v": {"x": {"y": "v"}}}}), None),
+        [failed(r#"self.?x.?y.orValue("d") == "d" && !self.?x.hasValue()"#), second]
+    );
+}
