@@ -131,12 +131,13 @@ pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
 
 thread_local! {
     /// The CEL environment: the standard library plus kube's (building it is not cheap),
-    /// and the meter's functions.
+    /// the meter's functions, and cel-go's answers where the `cel` crate's differ.
     static BASE: Context<'static> = {
         let mut ctx = Context::default().with_all();
         celmeter::register(&mut ctx);
         cel_invalid::register(&mut ctx);
         super::celtypes::register(&mut ctx);
+        super::celstd::register(&mut ctx);
         ctx
     };
 }

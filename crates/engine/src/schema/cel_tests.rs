@@ -293,3 +293,91 @@ fn shallow_work_fits_its_stack() {
     });
     assert_eq!(errors, 0);
 }
+
+/// A string node with `rules`, for the oracle's answers on one value.
+fn string_with_rules(rules: Value) -> Node {
+    node(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "v": {"type": "string", "x-kubernetes-validations": rules}}}}}))
+}
+
+/// Rules over the whole of cel-go's library that the oracle accepts on `"1.2.3.4"`.
+#[test]
+fn ip_and_cidr_functions_run() {
+    let rules: Vec<Value> = [
+        "isIP(self) && ip(self).family() == 4 && ip.isCanonical(self)",
+        "ip('::1').isLoopback() && ip('fe80::1').isLinkLocalUnicast() && ip('ff02::1').isLinkLocalMulticast()",
+        "ip('10.0.0.1').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast()",
+        "!ip('ff05::1').isLinkLocalMulticast() && !ip('0.0.0.0').isGlobalUnicast() && ip('224.0.0.1').isLinkLocalMulticast()",
+        "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.1') && !isIP('::ffff:1.2.3.4') && !ip.isCanonical('2001:db8:0:0::1')",
+        "cidr('10.0.0.0/8').containsIP('10.1.1.1') && cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",
+        "!cidr('10.0.0.0/8').containsCIDR('10.0.0.0/7') && cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))",
+        "cidr('10.1.2.3/8').prefixLength() == 8 && cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')",
+        "string(ip(self)) == self && string(cidr('10.1.2.3/8')) == '10.1.2.3/8' && ip('1.2.3.4') == ip('1.2.3.4')",
+    ]
+    .iter()
+    .map(|r| json!({"rule": r}))
+    .collect();
+    let s = string_with_rules(Value::Array(rules));
+    assert_eq!(run(&s, json!({"spec": {"v": "1.2.3.4"}}), None), Vec::<String>::new());
+}
+
+#[test]
+fn string_size_counts_code_points() {
+    let s = string_with_rules(json!([{"rule": "self.size() == 2"}, {"rule": "size(self) == 2"}]));
+    assert_eq!(run(&s, json!({"spec": {"v": "éé"}}), None), Vec::<String>::new());
+    assert_eq!(
+        run(&s, json!({"spec": {"v": "é"}}), None),
+        [
+            r#"spec.v: Invalid value: "string": failed rule: self.size() == 2"#,
+            r#"spec.v: Invalid value: "string": failed rule: size(self) == 2"#
+        ]
+    );
+}
+
+#[test]
+fn conversions_and_optional_syntax_run() {
+    let s = string_with_rules(json!([
+        {"rule": "bool(self)"},
+        {"rule": "dyn(self) == self"},
+        {"rule": r#"{"a": self}.?a.value() == self && [self][?0].value() == self"#},
+    ]));
+    assert_eq!(run(&s, json!({"spec": {"v": "true"}}), None), Vec::<String>::new());
+}
+
+/// The oracle's messages: `messageExpression`s print values as cel-go does.
+#[test]
+fn message_expressions_print_values_as_cel_go() {
+    let s = string_with_rules(json!([
+        {"rule": "false", "messageExpression": "string(duration('90m'))"},
+        {"rule": "false", "messageExpression": "'%s'.format([timestamp('2020-01-01T00:00:00Z')])"},
+        {"rule": "false", "messageExpression": "string(123456789.0)"},
+    ]));
+    assert_eq!(
+        run(&s, json!({"spec": {"v": "x"}}), None),
+        [
+            r#"spec.v: Invalid value: "string": 5400s"#,
+            r#"spec.v: Invalid value: "string": 2020-01-01T00:00:00Z"#,
+            r#"spec.v: Invalid value: "string": 1.23456789e+08"#
+        ]
+    );
+}
+
+/// `.?` of a field that is not there is `optional.none()`, not an error (the oracle's answers).
+#[test]
+fn optional_selection_of_an_absent_field_is_none() {
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"v": {
+        "type": "object",
+        "properties": {"x": {"type": "object", "properties": {"y": {"type": "string"}}}},
+        "x-kubernetes-validations": [
+            {"rule": r#"self.?x.?y.orValue("d") == "d" && !self.?x.hasValue()"#},
+            {"rule": r#"{"a": self}.?b.hasValue()"#}
+        ]
+    }}}}}));
+    let failed = |rule: &str| format!(r#"spec.v: Invalid value: "object": failed rule: {rule}"#);
+    let second = failed(r#"{"a": self}.?b.hasValue()"#);
+    assert_eq!(run(&s, json!({"spec": {"v": {}}}), None), std::slice::from_ref(&second));
+    assert_eq!(
+        run(&s, json!({"spec": {"v": {"x": {"y": "v"}}}}), None),
+        [failed(r#"self.?x.?y.orValue("d") == "d" && !self.?x.hasValue()"#), second]
+    );
+}

@@ -208,7 +208,7 @@ impl Instrumenter {
         };
         if !SIZED_FUNCTIONS.contains(&name.as_str()) {
             let target = target.map(|(t, _)| Box::new(t));
-            return meter(1, node(Expr::Call(CallExpr { func_name: c.func_name.clone(), target, args })));
+            return meter(1, node(Expr::Call(CallExpr { func_name: runtime_name(&c.func_name), target, args })));
         }
         let mut values = Vec::new();
         let template_target = match target {
@@ -229,6 +229,13 @@ impl Instrumenter {
         let function = node(Expr::Literal(LiteralValue::String(name.as_str().into())));
         call(SIZED, [function, template].into_iter().chain(values).collect())
     }
+}
+
+/// The function the interpreter runs for `name`: `x.?f` as `x[?"f"]`, since the `cel`
+/// crate's `.?` fails with `no such key` where cel-go gives `optional.none()` (every value
+/// a rule selects from is a map, which the two read alike).
+fn runtime_name(name: &str) -> String {
+    if name == "_?._" { "_[?_]".into() } else { name.into() }
 }
 
 /// How deeply an expression nests: the interpreter recurses once per level, so this bounds

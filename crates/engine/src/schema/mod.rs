@@ -24,6 +24,7 @@ mod cel_rule;
 pub mod celcheck;
 pub mod celcost;
 mod celmeter;
+mod celstd;
 mod celtypes;
 mod correlate;
 mod defaults;

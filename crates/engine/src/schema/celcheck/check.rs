@@ -15,11 +15,14 @@ pub struct Checker {
     pub errors: Vec<(usize, String)>,
     /// The type found for each node (by [`Expr::id`]), for the cost estimate.
     pub types: HashMap<usize, CelType>,
+    /// Set just before a list or map literal is checked when cel-go's homogeneous literal
+    /// validator exempts it: it is an argument of `format`, directly or within other literals.
+    exempt: bool,
 }
 
 impl Checker {
     pub fn new(variables: Vec<(String, CelType)>) -> Self {
-        Checker { scopes: variables, errors: Vec::new(), types: HashMap::new() }
+        Checker { scopes: variables, errors: Vec::new(), types: HashMap::new(), exempt: false }
     }
 
     fn error(&mut self, pos: usize, message: String) -> CelType {
@@ -57,9 +60,14 @@ impl Checker {
                 let t = self.check(operand);
                 self.field(e.pos, &t, field)
             }
-            Kind::List(items) => self.list(items),
+            Kind::List(items) => {
+                let exempt = std::mem::take(&mut self.exempt);
+                self.list(items, exempt)
+            }
             Kind::Map(entries) => {
-                let mut types = entries.iter().map(|(k, v)| (self.check(k), self.check(v)));
+                let exempt = std::mem::take(&mut self.exempt);
+                let mut types =
+                    entries.iter().map(|(k, v)| (self.check_within(k, exempt), self.check_within(v, exempt)));
                 match types.next() {
                     Some((k, v)) => CelType::Map(Box::new(k), Box::new(v)),
                     None => CelType::Map(Box::new(CelType::Dyn), Box::new(CelType::Dyn)),
@@ -97,11 +105,21 @@ impl Checker {
         }
     }
 
-    fn list(&mut self, items: &[Expr]) -> CelType {
+    /// Checks `e`, a part of a literal (`exempt` when that literal is): a literal passes
+    /// the exemption on.
+    fn check_within(&mut self, e: &Expr, exempt: bool) -> CelType {
+        self.exempt = exempt && matches!(e.kind, Kind::List(_) | Kind::Map(_));
+        self.check(e)
+    }
+
+    /// A list literal: its items have one type (cel-go's homogeneous aggregate literals),
+    /// unless it is `exempt`.
+    fn list(&mut self, items: &[Expr], exempt: bool) -> CelType {
         let mut item_type: Option<CelType> = None;
         for item in items {
-            let t = self.check(item);
+            let t = self.check_within(item, exempt);
             match &item_type {
+                _ if exempt => {}
                 Some(want) if !want.unifies(&t) => {
                     self.error(item.pos, format!("expected type '{want}' but found '{t}'"));
                 }
@@ -183,7 +201,7 @@ impl Checker {
         if let Some(result) = self.macro_call(function, &receiver, target.pos, args) {
             return result;
         }
-        let types: Vec<CelType> = args.iter().map(|a| self.check(a)).collect();
+        let types: Vec<CelType> = args.iter().map(|a| self.check_within(a, function == "format")).collect();
         if receiver == CelType::Error || types.contains(&CelType::Error) {
             return CelType::Error;
         }

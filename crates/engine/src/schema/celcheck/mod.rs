@@ -72,9 +72,15 @@ fn gate(source: &str) -> Result<Option<parse::Expr>, String> {
 }
 
 /// The `cel` crate's parse of a source that passed [`check_limits`], allowed as deep as
-/// cel-go's limits (the crate's own default is shallower).
+/// cel-go's limits (the crate's own default is shallower), with the optional syntax
+/// (`self.?x`, `l[?0]`) kube enables.
 pub fn cel_parse(source: &str) -> Result<kube_cel::cel::parser::Expression, kube_cel::cel::ParseErrors> {
-    let parser = || kube_cel::cel::parser::Parser::new().max_recursion_depth(MAX_RECURSION_DEPTH as u16).parse(source);
+    let parser = || {
+        kube_cel::cel::parser::Parser::new()
+            .max_recursion_depth(MAX_RECURSION_DEPTH as u16)
+            .enable_optional_syntax(true)
+            .parse(source)
+    };
     guarded(parser).unwrap_or_else(|msg| {
         let error = kube_cel::cel::ParseError { source: None, pos: (-1, 0), msg, expr_id: 0, source_info: None };
         Err(kube_cel::cel::ParseErrors { errors: vec![error] })
@@ -105,9 +111,7 @@ enum Checked {
 fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Checked, String> {
     let parsed = gate(source)?;
     let cel_expr = match cel_parse(source) {
-        Ok(expr) => Some(expr),
-        // The optional syntax (`self.?x`, `m[?k]`) kube accepts; the `cel` crate does not parse it.
-        Err(errors) if errors.errors.iter().any(|e| e.msg.starts_with("unsupported syntax")) => None,
+        Ok(expr) => expr,
         Err(errors) => {
             let found = errors.errors.iter().map(|e| (e.pos, e.msg.clone()));
             let shown: Vec<String> = found.map(|((line, col), msg)| located(source, line, col, &msg)).collect();
@@ -115,11 +119,7 @@ fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Check
         }
     };
     let Some(expr) = parsed else {
-        let uses_old_self = match cel_expr {
-            Some(expr) => expr.references().has_variable(OLD_SELF),
-            None => mentions(source, OLD_SELF),
-        };
-        return Ok(Checked::Unchecked { uses_old_self });
+        return Ok(Checked::Unchecked { uses_old_self: cel_expr.references().has_variable(OLD_SELF) });
     };
     let mut checker = check::Checker::new(variables);
     let result = checker.check(&expr);
@@ -142,16 +142,6 @@ fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Check
 
 /// The name of the previous value's variable.
 const OLD_SELF: &str = "oldSelf";
-
-/// Whether `source` holds `name` as a whole word (for syntax no parser here reads).
-fn mentions(source: &str, name: &str) -> bool {
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    source.match_indices(name).any(|(at, _)| {
-        let before = source[..at].chars().next_back();
-        let after = source[at + name.len()..].chars().next();
-        !before.is_some_and(word) && !after.is_some_and(word)
-    })
-}
 
 fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Compiled {
     let source = rule.rule.as_str();

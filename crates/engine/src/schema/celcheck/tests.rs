@@ -282,3 +282,21 @@ fn reserved_words_reach_their_escaped_fields() {
         )
     );
 }
+
+/// cel-go's homogeneous-literal validator exempts the literals of a `format` call: the
+/// oracle creates this CRD (a mixed list elsewhere is refused, as above).
+#[test]
+fn format_takes_a_list_of_mixed_types() {
+    let node: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 10}, "replicas": {"type": "integer", "maximum": 10}}}))
+    .expect("schema");
+    let rule = ValidationRule {
+        rule: "self.replicas < 5".into(),
+        message_expression: Some(r#""%s has %d replicas".format([self.name, self.replicas])"#.into()),
+        ..Default::default()
+    };
+    let compiled = compile(&rule, &node, false);
+    assert_eq!((compiled.error, compiled.message_error), (None, None));
+    let nested = r#""%s %s".format([[1, "a"], {"k": [true, 2]}]) == "x""#;
+    assert_eq!(error_of(nested, &node, false), None);
+}

@@ -1,0 +1,240 @@
+//! The functions whose answers in the `cel` crate (and kube-cel's library on it) differ
+//! from cel-go's, replaced for the rules the engine runs: `size` of a string counts code
+//! points, `bool()` and `dyn()` exist, `string()` and `format`'s `%s` print values as
+//! cel-go does (Go's floats, `5400s`, RFC 3339 with the value's own offset), and `sum()`
+//! adds durations.
+//!
+//! What these do not handle themselves (IP and CIDR values, `format`'s other verbs, sums
+//! of numbers) goes back to kube-cel's own function, run in an environment of its own:
+//! the `cel` crate keeps one function per name, so the replaced one is reachable no other way.
+
+use crate::representation::gofmt::go_format_g;
+use kube_cel::KubeCelExt;
+use kube_cel::cel::extractors::This;
+use kube_cel::cel::objects::Value;
+use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, ResolveResult};
+use std::sync::Arc;
+
+/// kube-cel's `string`, `format` and `sum`, as calls on the variables `a` and `b`.
+const KUBE_STRING: &str = "string(a)";
+const KUBE_FORMAT: &str = "a.format(b)";
+const KUBE_SUM: &str = "a.sum()";
+
+thread_local! {
+    /// kube-cel's library unchanged, for the calls handed back to it.
+    static KUBE: Context<'static> = Context::default().with_all();
+}
+
+/// Adds the replacements to `ctx` (after kube-cel's library, which they override).
+pub fn register(ctx: &mut Context) {
+    ctx.add_function("size", size);
+    ctx.add_function("bool", to_bool);
+    ctx.add_function("dyn", dyn_of);
+    ctx.add_function("string", string);
+    ctx.add_function("format", format);
+    ctx.add_function("sum", sum);
+}
+
+/// Runs kube-cel's own function through `source`, with `a` (and `b`) bound.
+fn kube(name: &str, source: &str, a: Value, b: Option<Value>) -> ResolveResult {
+    let program = Program::compile(source).map_err(|e| ExecutionError::function_error(name, e.to_string()))?;
+    KUBE.with(|base| {
+        let mut ctx = base.new_inner_scope();
+        ctx.add_variable_from_value("a", a);
+        if let Some(b) = b {
+            ctx.add_variable_from_value("b", b);
+        }
+        program.execute(&ctx)
+    })
+}
+
+/// `size`: a string's length is its number of code points, as in cel-go.
+fn size(This(this): This<Value>) -> ResolveResult {
+    let n = match &this {
+        Value::String(s) => s.chars().count(),
+        Value::Bytes(b) => b.len(),
+        Value::List(l) => l.len(),
+        Value::Map(m) => m.map.len(),
+        _ => return Err(ExecutionError::NoSuchOverload),
+    };
+    Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+}
+
+/// `bool()`: a bool, or a string Go's `strconv.ParseBool` reads.
+fn to_bool(ftx: &FunctionContext, This(this): This<Value>) -> ResolveResult {
+    match &this {
+        Value::Bool(b) => Ok(Value::Bool(*b)),
+        Value::String(s) => match s.as_str() {
+            "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(Value::Bool(true)),
+            "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(Value::Bool(false)),
+            _ => Err(ftx.error(format!("type conversion error from 'string' to 'bool': {s}"))),
+        },
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+/// `dyn()`: the value itself (it only changes the type the checker sees).
+fn dyn_of(This(this): This<Value>) -> ResolveResult {
+    Ok(this)
+}
+
+/// `string()` as cel-go converts to a string.
+fn string(This(this): This<Value>) -> ResolveResult {
+    if let Value::Opaque(_) = this {
+        return kube("string", KUBE_STRING, this, None);
+    }
+    text(&this).map(|s| Value::String(Arc::new(s))).ok_or(ExecutionError::NoSuchOverload)
+}
+
+/// cel-go's text of a scalar (`None` for what has no string conversion: lists, maps,
+/// null, opaque values, bytes that are not UTF-8).
+pub fn text(v: &Value) -> Option<String> {
+    Some(match v {
+        Value::String(s) => s.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Float(f) => go_format_g(*f),
+        Value::Bytes(b) => String::from_utf8(b.to_vec()).ok()?,
+        // `strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"`; Rust's `{}` of a float is
+        // that plain shortest decimal.
+        Value::Duration(d) => format!("{}s", d.num_seconds() as f64 + f64::from(d.subsec_nanos()) / 1e9),
+        // `time.RFC3339Nano`: trailing zeros of the fraction dropped, `Z` for UTC.
+        Value::Timestamp(t) => {
+            let nanos = t.format("%f").to_string();
+            let fraction = nanos.trim_end_matches('0');
+            let offset = t.format("%:z").to_string();
+            let zone = if offset == "+00:00" { "Z" } else { offset.as_str() };
+            let dot = if fraction.is_empty() { "" } else { "." };
+            format!("{}{dot}{fraction}{zone}", t.format("%Y-%m-%dT%H:%M:%S"))
+        }
+        Value::List(_) | Value::Map(_) | Value::Function(..) | Value::Opaque(_) | Value::Null => return None,
+    })
+}
+
+/// The verbs of a format string, one per argument it takes, in order.
+fn verbs(format: &str) -> Vec<char> {
+    let mut found = Vec::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        match chars.next() {
+            Some('%') | None => {}
+            Some('.') => {
+                while chars.next_if(char::is_ascii_digit).is_some() {}
+                found.extend(chars.next());
+            }
+            Some(verb) => found.push(verb),
+        }
+    }
+    found
+}
+
+/// `format`: kube-cel's, with each scalar printed by `%s` first turned into cel-go's text
+/// of it (kube-cel prints floats, durations, timestamps and bytes its own way).
+fn format(This(this): This<Arc<String>>, args: Value) -> ResolveResult {
+    let args = match args {
+        Value::List(items) => {
+            let verbs = verbs(&this);
+            let printed = items.iter().enumerate().map(|(i, item)| match (verbs.get(i), item) {
+                // cel-go refuses these (IP, CIDR, ...) at compile time.
+                (Some('s'), Value::Opaque(_)) => {
+                    Err(ExecutionError::function_error("format", "no %s of an opaque value"))
+                }
+                (Some('s'), _) => Ok(text(item).map_or_else(|| item.clone(), |s| Value::String(Arc::new(s)))),
+                _ => Ok(item.clone()),
+            });
+            Value::List(Arc::new(printed.collect::<Result<Vec<_>, _>>()?))
+        }
+        other => other,
+    };
+    kube("format", KUBE_FORMAT, Value::String(this), Some(args))
+}
+
+/// `sum()`: kube-cel's, and durations added.
+fn sum(This(this): This<Value>) -> ResolveResult {
+    if let Value::List(items) = &this
+        && let Some(Value::Duration(first)) = items.first()
+    {
+        let mut total = *first;
+        for item in &items[1..] {
+            let Value::Duration(d) = item else { return Err(ExecutionError::NoSuchOverload) };
+            total = total.checked_add(d).ok_or_else(|| ExecutionError::function_error("sum", "duration overflow"))?;
+        }
+        return Ok(Value::Duration(total));
+    }
+    kube("sum", KUBE_SUM, this, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(expr: &str) -> Value {
+        let mut ctx = Context::default().with_all();
+        register(&mut ctx);
+        Program::compile(expr).expect("compiles").execute(&ctx).expect("runs")
+    }
+
+    fn string_of(expr: &str) -> String {
+        match eval(expr) {
+            Value::String(s) => s.to_string(),
+            other => panic!("{expr}: not a string: {other:?}"),
+        }
+    }
+
+    /// Rules the oracle accepts.
+    #[test]
+    fn sizes_conversions_and_sums_are_cel_gos() {
+        for expr in [
+            "!('é'.size() == 2)",
+            "size('éé') == 2 && b'ab'.size() == 2 && [1].size() == 1",
+            "bool('true') && bool('T') && !bool('False') && bool(true)",
+            "dyn('a') == 'a'",
+            "[duration('1s'), duration('2s')].sum() == duration('3s')",
+            "[1, 2].sum() == 3 && [].sum() == 0",
+        ] {
+            assert_eq!(eval(expr), Value::Bool(true), "{expr}");
+        }
+    }
+
+    /// The oracle's texts (`string()` and `format`'s), from `messageExpression`s of failing
+    /// rules.
+    #[test]
+    fn values_print_as_cel_go() {
+        for (expr, oracle) in [
+            ("string(true)", "true"),
+            ("string(1e20)", "1e+20"),
+            ("string(123456789.0)", "1.23456789e+08"),
+            ("string(1e-7)", "1e-07"),
+            ("string(5.0/0.0)", "+Inf"),
+            ("string(duration('90m'))", "5400s"),
+            ("string(duration('1.5s'))", "1.5s"),
+            ("string(duration('-1ns'))", "-0.000000001s"),
+            ("string(timestamp('2021-03-04T05:06:07.5+02:00'))", "2021-03-04T05:06:07.5+02:00"),
+            ("string(timestamp('2021-03-04T05:06:07+00:00'))", "2021-03-04T05:06:07Z"),
+            ("string(timestamp('2021-03-04T05:06:07.120Z'))", "2021-03-04T05:06:07.12Z"),
+            ("string(ip('1.2.3.4'))", "1.2.3.4"),
+            ("string(cidr('10.1.2.3/8'))", "10.1.2.3/8"),
+            ("string(cidr('10.1.2.3/8').masked())", "10.0.0.0/8"),
+            ("'%s'.format([1.0])", "1"),
+            ("'%s'.format([1.5e20])", "1.5e+20"),
+            ("'%s'.format([duration('90m')])", "5400s"),
+            ("'%s'.format([duration('1ms')])", "0.001s"),
+            ("'%s'.format([timestamp('2020-01-01T00:00:00Z')])", "2020-01-01T00:00:00Z"),
+            ("'%s'.format([b'ab'])", "ab"),
+            ("'%s'.format([-0.0])", "-0"),
+            ("'%d and %s'.format([3, 2.5])", "3 and 2.5"),
+            ("'%.2f'.format([2.5])", "2.50"),
+        ] {
+            assert_eq!(string_of(expr), oracle, "{expr}");
+        }
+    }
+
+    #[test]
+    fn verbs_skip_escapes_and_read_precisions() {
+        assert_eq!(verbs("%% %s %.2f %d%"), ['s', 'f', 'd']);
+    }
+}
