@@ -16,13 +16,43 @@ use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, ResolveRe
 use std::sync::Arc;
 
 /// kube-cel's `string`, `format` and `sum`, as calls on the variables `a` and `b`.
-const KUBE_STRING: &str = "string(a)";
-const KUBE_FORMAT: &str = "a.format(b)";
-const KUBE_SUM: &str = "a.sum()";
+#[derive(Clone, Copy)]
+enum Handed {
+    String,
+    Format,
+    Sum,
+}
+
+impl Handed {
+    fn name(self) -> &'static str {
+        match self {
+            Handed::String => "string",
+            Handed::Format => "format",
+            Handed::Sum => "sum",
+        }
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            Handed::String => "string(a)",
+            Handed::Format => "a.format(b)",
+            Handed::Sum => "a.sum()",
+        }
+    }
+}
+
+/// kube-cel's library unchanged, and the calls handed back to it compiled once (a rule
+/// summing numbers would otherwise compile `a.sum()` at every evaluation).
+struct Kube {
+    base: Context<'static>,
+    programs: [Option<Program>; 3],
+}
 
 thread_local! {
-    /// kube-cel's library unchanged, for the calls handed back to it.
-    static KUBE: Context<'static> = Context::default().with_all();
+    static KUBE: Kube = Kube {
+        base: Context::default().with_all(),
+        programs: [Handed::String, Handed::Format, Handed::Sum].map(|h| Program::compile(h.source()).ok()),
+    };
 }
 
 /// Adds the replacements to `ctx` (after kube-cel's library, which they override).
@@ -35,11 +65,13 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("sum", sum);
 }
 
-/// Runs kube-cel's own function through `source`, with `a` (and `b`) bound.
-fn kube(name: &str, source: &str, a: Value, b: Option<Value>) -> ResolveResult {
-    let program = Program::compile(source).map_err(|e| ExecutionError::function_error(name, e.to_string()))?;
-    KUBE.with(|base| {
-        let mut ctx = base.new_inner_scope();
+/// Runs kube-cel's own function `handed`, with `a` (and `b`) bound.
+fn kube(handed: Handed, a: Value, b: Option<Value>) -> ResolveResult {
+    KUBE.with(|kube| {
+        let Some(program) = &kube.programs[handed as usize] else {
+            return Err(ExecutionError::function_error(handed.name(), "does not compile"));
+        };
+        let mut ctx = kube.base.new_inner_scope();
         ctx.add_variable_from_value("a", a);
         if let Some(b) = b {
             ctx.add_variable_from_value("b", b);
@@ -81,7 +113,7 @@ fn dyn_of(This(this): This<Value>) -> ResolveResult {
 /// `string()` as cel-go converts to a string.
 fn string(This(this): This<Value>) -> ResolveResult {
     if let Value::Opaque(_) = this {
-        return kube("string", KUBE_STRING, this, None);
+        return kube(Handed::String, this, None);
     }
     text(&this).map(|s| Value::String(Arc::new(s))).ok_or(ExecutionError::NoSuchOverload)
 }
@@ -150,7 +182,7 @@ fn format(This(this): This<Arc<String>>, args: Value) -> ResolveResult {
         }
         other => other,
     };
-    kube("format", KUBE_FORMAT, Value::String(this), Some(args))
+    kube(Handed::Format, Value::String(this), Some(args))
 }
 
 /// `sum()`: kube-cel's, and durations added.
@@ -165,7 +197,7 @@ fn sum(This(this): This<Value>) -> ResolveResult {
         }
         return Ok(Value::Duration(total));
     }
-    kube("sum", KUBE_SUM, this, None)
+    kube(Handed::Sum, this, None)
 }
 
 #[cfg(test)]
