@@ -397,12 +397,14 @@ fn warnings(res: &http::Response<Body>) -> Vec<String> {
 
 /// Every answer at a deprecated version carries kube's deprecation warning before any other
 /// (here the unknown-field one of a write): the CRD's own text, or `<group>/<version> <Kind>
-/// is deprecated`. The storage version, not deprecated, carries none.
+/// is deprecated; use <group>/<newer version> <Kind>` (the oracle's words). The storage
+/// version, not deprecated, carries none.
 #[tokio::test]
 async fn answers_at_a_deprecated_version_warn_first() {
-    for (custom, expected) in
-        [(None, format!("{GROUP}/v1beta1 Database is deprecated")), (Some("use v1"), "use v1".into())]
-    {
+    for (custom, expected) in [
+        (None, format!("{GROUP}/v1beta1 Database is deprecated; use {GROUP}/v1 Database")),
+        (Some("use v1"), "use v1".into()),
+    ] {
         let mut crd = databases_crd();
         crd["spec"]["versions"][0]["deprecated"] = json!(true);
         crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"engine": {"type": "string"}}}}});

@@ -11,7 +11,6 @@
 use crate::kinds::{Kinds, ServedKind};
 use bytes::Bytes;
 use serde_json::{Value, json};
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -53,29 +52,6 @@ pub fn cached(kinds: &Kinds, which: Cached) -> Bytes {
     body
 }
 
-/// Kubernetes' version priority: GA before beta before alpha, higher numbers first,
-/// anything else last in lexical order.
-pub fn compare_versions(a: &str, b: &str) -> Ordering {
-    fn parse(v: &str) -> (u8, u32, u32) {
-        let Some(rest) = v.strip_prefix('v') else { return (0, 0, 0) };
-        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-        let Ok(major) = digits.parse::<u32>() else { return (0, 0, 0) };
-        let tail = &rest[digits.len()..];
-        let sub = |t: &str| t.parse::<u32>().ok();
-        if tail.is_empty() {
-            (3, major, 0)
-        } else if let Some(n) = tail.strip_prefix("beta").and_then(sub) {
-            (2, major, n)
-        } else if let Some(n) = tail.strip_prefix("alpha").and_then(sub) {
-            (1, major, n)
-        } else {
-            (0, 0, 0)
-        }
-    }
-    let (pa, pb) = (parse(a), parse(b));
-    pb.cmp(&pa).then_with(|| a.cmp(b))
-}
-
 /// Groups (not core) with their versions in priority order.
 fn groups(kinds: &[ServedKind]) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
@@ -91,7 +67,7 @@ fn groups(kinds: &[ServedKind]) -> Vec<(String, Vec<String>)> {
         }
     }
     for (_, versions) in &mut out {
-        versions.sort_by(|a, b| compare_versions(a, b));
+        versions.sort_by(|a, b| crate::registry::versions::compare_priority(a, b));
     }
     // kube-apiserver lists its built-in groups in a fixed priority order (reference 03),
     // then the CRD groups; the sort is stable, so CRD groups keep their order.
@@ -283,11 +259,4 @@ fn aggregated_resource(k: &ServedKind, builtin: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn version_priority_follows_kubernetes() {
-        let mut v = vec!["v1alpha1", "v2", "v1beta2", "foo", "v1", "v1beta1", "v10"];
-        v.sort_by(|a, b| compare_versions(a, b));
-        assert_eq!(v, ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
-    }
 }

@@ -10,7 +10,7 @@ use crate::resources::custom::{CustomResourceStrategy, SchemaSource};
 use crate::resources::scale::ScalePaths;
 use crate::store::KeyValue;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionVersion,
+    CustomResourceColumnDefinition, CustomResourceDefinition,
 };
 use std::sync::Arc;
 
@@ -106,23 +106,9 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool, schemas: Sche
             storage_version_hash: hash.clone(),
             terminating,
             installing: installing(crd),
-            deprecation_warning: deprecation_warning(crd, v),
+            deprecation_warning: crate::registry::versions::deprecation_warning(crd, v),
         })
         .collect()
-}
-
-/// The warning kube-apiserver sends with every answer at a deprecated version: the CRD's
-/// own, or `<group>/<version> <Kind> is deprecated`.
-fn deprecation_warning(crd: &CustomResourceDefinition, version: &CustomResourceDefinitionVersion) -> Option<String> {
-    if !version.deprecated.unwrap_or(false) {
-        return None;
-    }
-    Some(
-        version
-            .deprecation_warning
-            .clone()
-            .unwrap_or_else(|| format!("{}/{} {} is deprecated", crd.spec.group, version.name, crd.spec.names.kind)),
-    )
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ mod schema_walk;
 mod selectable;
 pub mod structural;
 pub mod validation;
-mod versions;
+pub(crate) mod versions;
 
 #[cfg(test)]
 pub(crate) mod fixtures;

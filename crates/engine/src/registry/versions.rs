@@ -11,8 +11,10 @@
 
 use crate::field::{FieldError, Path};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceColumnDefinition, CustomResourceDefinitionVersion, CustomResourceSubresources,
+    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionVersion,
+    CustomResourceSubresources,
 };
+use std::cmp::Ordering;
 
 /// Which per-version fields kube hoists to the spec (all versions equal, at least one version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +47,57 @@ impl Hoisted {
             selectable_fields: versions.iter().all(|v| v.selectable_fields == first.selectable_fields),
         }
     }
+}
+
+/// Kubernetes' version priority (`Less`: `a` comes first): GA before beta before alpha, higher numbers first,
+/// anything else last in lexical order.
+pub fn compare_priority(a: &str, b: &str) -> Ordering {
+    fn parse(v: &str) -> (u8, u32, u32) {
+        let Some(rest) = v.strip_prefix('v') else { return (0, 0, 0) };
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let Ok(major) = digits.parse::<u32>() else { return (0, 0, 0) };
+        let tail = &rest[digits.len()..];
+        let sub = |t: &str| t.parse::<u32>().ok();
+        if tail.is_empty() {
+            (3, major, 0)
+        } else if let Some(n) = tail.strip_prefix("beta").and_then(sub) {
+            (2, major, n)
+        } else if let Some(n) = tail.strip_prefix("alpha").and_then(sub) {
+            (1, major, n)
+        } else {
+            (0, 0, 0)
+        }
+    }
+    let (pa, pb) = (parse(a), parse(b));
+    pb.cmp(&pa).then_with(|| a.cmp(b))
+}
+
+/// The warning kube-apiserver sends with every answer at a deprecated `version` of `crd`:
+/// the CRD's own, or `<group>/<version> <Kind> is deprecated`, naming the served version
+/// of higher priority that is not deprecated, if any (`; use <group>/<version> <Kind>`).
+pub fn deprecation_warning(
+    crd: &CustomResourceDefinition,
+    version: &CustomResourceDefinitionVersion,
+) -> Option<String> {
+    if !version.deprecated.unwrap_or(false) {
+        return None;
+    }
+    if let Some(own) = &version.deprecation_warning {
+        return Some(own.clone());
+    }
+    let (group, kind) = (&crd.spec.group, &crd.spec.names.kind);
+    let warning = format!("{group}/{} {kind} is deprecated", version.name);
+    let newer = crd
+        .spec
+        .versions
+        .iter()
+        .filter(|v| v.served && !v.deprecated.unwrap_or(false))
+        .filter(|v| compare_priority(&v.name, &version.name) == Ordering::Less)
+        .min_by(|a, b| compare_priority(&a.name, &b.name));
+    Some(match newer {
+        Some(v) => format!("{warning}; use {group}/{} {kind}", v.name),
+        None => warning,
+    })
 }
 
 /// Whether the `/status` subresource is enabled.
@@ -168,6 +221,42 @@ mod tests {
 
     fn messages(errs: &[FieldError]) -> Vec<String> {
         errs.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn version_priority_follows_kubernetes() {
+        let mut v = vec!["v1alpha1", "v2", "v1beta2", "foo", "v1", "v1beta1", "v10"];
+        v.sort_by(|a, b| compare_priority(a, b));
+        assert_eq!(v, ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
+    }
+
+    /// The oracle's warnings for a CRD served at v1alpha1 (with its own warning), v1beta1
+    /// and v1 (deprecated: none), and a CRD whose newest version is the deprecated one.
+    #[test]
+    fn a_deprecated_version_names_the_newest_served_one_that_is_not() {
+        let crd = |versions: serde_json::Value| -> CustomResourceDefinition {
+            serde_json::from_value(json!({"metadata": {"name": "widgets.example.com"}, "spec": {"group": "example.com",
+                "names": {"plural": "widgets", "kind": "Widget"}, "scope": "Namespaced", "versions": versions}}))
+            .expect("crd")
+        };
+        let widgets = crd(json!([
+            {"name": "v1alpha1", "served": true, "storage": false, "deprecated": true, "deprecationWarning": "old"},
+            {"name": "v1beta1", "served": true, "storage": false, "deprecated": true},
+            {"name": "v2", "served": false, "storage": false},
+            {"name": "v1", "served": true, "storage": true},
+        ]));
+        let warning = |crd: &CustomResourceDefinition, i: usize| deprecation_warning(crd, &crd.spec.versions[i]);
+        assert_eq!(warning(&widgets, 0).as_deref(), Some("old"));
+        assert_eq!(
+            warning(&widgets, 1).as_deref(),
+            Some("example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget")
+        );
+        assert_eq!(warning(&widgets, 3), None);
+        let gadgets = crd(json!([
+            {"name": "v1", "served": true, "storage": true},
+            {"name": "v2", "served": true, "storage": false, "deprecated": true},
+        ]));
+        assert_eq!(warning(&gadgets, 1).as_deref(), Some("example.com/v2 Widget is deprecated"));
     }
 
     #[test]
