@@ -136,7 +136,13 @@ pub fn go_format_g(f: f64) -> String {
 /// as an integer; floats past int64 stay floats.
 pub fn go_float64(f: f64) -> Value {
     // i64::MAX as f64 rounds up to 2^63, which does not fit: stay below it.
-    if f.fract() == 0.0 && f.abs() < 9.2e18 { Value::from(f as i64) } else { Value::from(f) }
+    if f.fract() != 0.0 || f.abs() >= 9.2e18 {
+        return Value::from(f);
+    }
+    // Go writes the shortest digits that read back as `f`, then zeros (2^56 is
+    // `72057594037927940`), and that text is the integer read back: Rust's `{}` writes
+    // the same digits. Below 2^53 they are the exact integer.
+    format!("{f}").parse::<i64>().map_or_else(|_| Value::from(f as i64), Value::from)
 }
 
 /// Every number under `v` as kube holds it once stored: floats as Go's encoder writes them
@@ -159,10 +165,13 @@ mod tests {
 
     #[test]
     fn whole_floats_become_integers() {
-        let mut v = json!({"a": 2.0, "b": 1.5, "c": [-3.0], "d": 1e300, "e": -0.0, "f": 0.0, "g": 1e16, "h": u64::MAX});
+        let mut v = json!({"a": 2.0, "b": 1.5, "c": [-3.0], "d": 1e300, "e": -0.0, "f": 0.0, "g": 1e16, "h": u64::MAX,
+            "i": 72057594037927936.0});
         integral_floats(&mut v);
         let expected = json!({
-            "a": 2, "b": 1.5, "c": [-3], "d": 1e300, "e": 0, "f": 0, "g": 10_000_000_000_000_000i64, "h": 1.8446744073709552e19
+            "a": 2, "b": 1.5, "c": [-3], "d": 1e300, "e": 0, "f": 0, "g": 10_000_000_000_000_000i64, "h": 1.8446744073709552e19,
+            // The oracle's answer for 7.2057594037927933e16 (2^56): Go's shortest digits.
+            "i": 72057594037927940i64
         });
         assert_eq!(v, expected);
         assert!(v["e"].is_i64() && v["h"].is_f64());
