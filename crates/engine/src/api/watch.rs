@@ -146,52 +146,59 @@ impl Session {
     pub fn into_stream(self) -> BoxStream<'static, Bytes> {
         let ticker = self.bookmarks.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
         futures::stream::unfold((self, ticker), |(mut s, mut ticker)| async move {
-            let tick = async {
-                match ticker.as_mut() {
-                    Some(t) => {
-                        t.tick().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            let line = tokio::select! {
-                biased;
-                item = s.items.next() => match item? {
-                    WatchItem::Event { event_type, object } => {
-                        let rv = crate::meta::resource_version(&object)
-                            .and_then(crate::meta::parse_resource_version);
-                        s.sent = s.sent.max(rv.unwrap_or(0));
-                        let bytes = crate::go_json::to_vec(&object);
-                        s.encoder.event(event_type, RawObject::complete(&bytes), s.engine.now())
-                    }
-                    WatchItem::Stored { event_type, json, resource_version, api_version } => {
-                        s.sent = s.sent.max(resource_version);
-                        let object = RawObject::stored(&json, resource_version).served_at(api_version.as_deref());
-                        if s.encoder.is_plain() {
-                            let (engine, encoder) = (&s.engine, &mut s.encoder);
-                            let lines = engine.watch_lines();
-                            // A plain encoding always has its line.
-                            let line = lines.get_or_encode(resource_version, event_type, &s.api_version, || {
-                                encoder.event(event_type, object, engine.now()).unwrap_or_default()
-                            });
-                            return Some((line, (s, ticker)));
+            // Filtered changes send nothing: wait on for a line to send.
+            loop {
+                let tick = async {
+                    match ticker.as_mut() {
+                        Some(t) => {
+                            t.tick().await;
                         }
-                        s.encoder.event(event_type, object, s.engine.now())
+                        None => std::future::pending::<()>().await,
                     }
-                    WatchItem::Bookmark { resource_version, initial_events_end } => {
-                        s.sent = s.sent.max(resource_version);
-                        s.bookmark(resource_version, initial_events_end)
+                };
+                let line = tokio::select! {
+                    biased;
+                    item = s.items.next() => match item? {
+                        WatchItem::Event { event_type, object } => {
+                            let rv = crate::meta::resource_version(&object)
+                                .and_then(crate::meta::parse_resource_version);
+                            s.sent = s.sent.max(rv.unwrap_or(0));
+                            let bytes = crate::go_json::to_vec(&object);
+                            s.encoder.event(event_type, RawObject::complete(&bytes), s.engine.now())
+                        }
+                        WatchItem::Stored { event_type, json, resource_version, api_version } => {
+                            s.sent = s.sent.max(resource_version);
+                            let object = RawObject::stored(&json, resource_version).served_at(api_version.as_deref());
+                            if s.encoder.is_plain() {
+                                let (engine, encoder) = (&s.engine, &mut s.encoder);
+                                let lines = engine.watch_lines();
+                                // A plain encoding always has its line.
+                                let line = lines.get_or_encode(resource_version, event_type, &s.api_version, || {
+                                    encoder.event(event_type, object, engine.now()).unwrap_or_default()
+                                });
+                                return Some((line, (s, ticker)));
+                            }
+                            s.encoder.event(event_type, object, s.engine.now())
+                        }
+                        WatchItem::Bookmark { resource_version, initial_events_end } => {
+                            s.sent = s.sent.max(resource_version);
+                            s.bookmark(resource_version, initial_events_end)
+                        }
+                        WatchItem::Filtered { resource_version } => {
+                            s.sent = s.sent.max(resource_version);
+                            continue;
+                        }
+                        WatchItem::Error(e) => Some(s.encoder.error(&e)),
+                    },
+                    () = tick => {
+                        let store = s.engine.store();
+                        s.sent = progress(store.as_ref(), &s.prefix, s.sent).await;
+                        s.bookmark(s.sent, false)
                     }
-                    WatchItem::Error(e) => Some(s.encoder.error(&e)),
-                },
-                () = tick => {
-                    let store = s.engine.store();
-                    s.sent = progress(store.as_ref(), &s.prefix, s.sent).await;
-                    s.bookmark(s.sent, false)
-                }
-            };
-            // An event kube cannot encode ends its watch.
-            Some((Bytes::from(line?), (s, ticker)))
+                };
+                // An event kube cannot encode ends its watch.
+                return Some((Bytes::from(line?), (s, ticker)));
+            }
         })
         .boxed()
     }
@@ -349,6 +356,35 @@ mod tests {
         assert_eq!(progress(&store, prefix, before).await, pending - 1, "up to the pending change");
         assert_eq!(progress(&store, prefix, after).await, after, "nothing pending: the current revision");
         assert_eq!(progress(&store, "/registry/none/", before).await, after, "no change of the prefix");
+    }
+
+    /// Changes a selector left out move the next bookmark past them (the oracle's bookmark
+    /// carried the latest revision of a watch whose selector matched nothing).
+    #[tokio::test]
+    async fn a_bookmark_claims_the_changes_a_selector_left_out() {
+        let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+        let current = engine.store().current_revision().await.expect("rv");
+        let shape = Shape { negotiated: Negotiated::JSON, table: Default::default(), now: engine.now() };
+        let left_out = (1..=3).map(move |i| WatchItem::Filtered { resource_version: current + i });
+        let session = Session {
+            items: futures::stream::iter(left_out).chain(futures::stream::pending()).boxed(),
+            encoder: WatchEncoder::new(
+                shape,
+                KindNames::new("", "v1", "Namespace", "NamespaceList"),
+                Arc::new(TableConvertor::namespaces()),
+            ),
+            engine: Arc::clone(&engine),
+            sent: current,
+            bookmarks: Some(Duration::from_millis(50)),
+            prefix: "/registry/none/".into(),
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+        };
+        let mut lines = session.into_stream();
+        let line = tokio::time::timeout(Duration::from_secs(5), lines.next()).await.expect("in time").expect("line");
+        let event: serde_json::Value = serde_json::from_slice(&line).expect("json");
+        assert_eq!(event["type"], "BOOKMARK", "nothing is sent for the changes left out");
+        assert_eq!(event["object"]["metadata"]["resourceVersion"], (current + 3).to_string());
     }
 
     #[tokio::test]

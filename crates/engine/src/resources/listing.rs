@@ -406,6 +406,7 @@ fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector,
         meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(event.revision.to_string()));
         ("DELETED", obj)
     };
+    let filtered = Some(WatchItem::Filtered { resource_version: event.revision });
     let (event_type, object) = match event.event_type() {
         EventType::Added => ("ADDED", current?),
         EventType::Deleted => gone(prev?),
@@ -415,15 +416,15 @@ fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector,
                 (true, true) => ("MODIFIED", cur),
                 (false, true) => ("ADDED", cur),
                 (true, false) => gone(old),
-                (false, false) => return None,
+                (false, false) => return filtered,
             }
         }
     };
     if event_type != "DELETED" && !matches(&object) {
-        return None;
+        return filtered;
     }
     if event_type == "DELETED" && event.event_type() == EventType::Deleted && !matches(&object) {
-        return None;
+        return filtered;
     }
     Some(WatchItem::Event { event_type, object })
 }
@@ -553,6 +554,16 @@ mod stored_events {
             assert_eq!(written, codec.read(&kv));
             assert_eq!(written["metadata"]["resourceVersion"], "9");
         }
+    }
+
+    /// A change the selector leaves out sends nothing but still counts as seen, so the
+    /// watch's bookmarks move past it (kube's cacher's do).
+    #[test]
+    fn a_change_the_selector_leaves_out_is_seen_but_not_sent() {
+        let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "nothing".into())]);
+        let event = WatchEvent { revision: 5, key: "/a".into(), current: Some(kv(5)), prev: Some(kv(2)) };
+        let item = translate(&event, &selecting, &FieldSelector::default(), &Codec::default());
+        assert!(matches!(item, Some(WatchItem::Filtered { resource_version: 5 })));
     }
 
     #[test]

@@ -130,5 +130,8 @@ pub enum WatchItem {
         resource_version: Revision,
         initial_events_end: bool,
     },
+    /// A change the watch's selectors leave out: nothing is sent, but the watch has seen
+    /// the store up to it, so its next bookmark may say so (kube's cacher does).
+    Filtered { resource_version: Revision },
     Error(ApiError),
 }
