@@ -310,3 +310,40 @@ async fn a_crd_seen_deleted_is_no_longer_served() {
         }
     }
 }
+
+/// Deleting a CRD ends the open watches of its kind once its objects' DELETED events are
+/// sent, as kube-apiserver ends them when it tears the kind's storage down (about a second
+/// after the CRD goes); a watch left open would follow a kind that no longer exists, and a
+/// CRD created again under the same name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_crd_ends_the_watches_of_its_kind() {
+    use futures::StreamExt;
+    use kube::api::{WatchEvent, WatchParams};
+    let (_target, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    let crd = thing_crd(90);
+    crds.create(&PostParams::default(), &crd).await.expect("create crd");
+    let name = format!("things.{}", crd.spec.group);
+    wait_for(&crds, &name, |c| condition(c, "Established").is_some_and(|c| c.status == "True")).await;
+    let things = things(&client, &crd.spec.group);
+    let thing = serde_json::from_value(json!({"apiVersion": format!("{}/v1", crd.spec.group), "kind": "Thing",
+        "metadata": {"name": "doomed"}}))
+    .expect("thing");
+    let created = things.create(&PostParams::default(), &thing).await.expect("create thing");
+    let rv = created.metadata.resource_version.expect("rv");
+    let mut events = things.watch(&WatchParams::default().timeout(120), &rv).await.expect("watch").boxed();
+    let started = std::time::Instant::now();
+    crds.delete(&name, &DeleteParams::default()).await.expect("delete crd");
+    let mut deleted = false;
+    let ended = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(event) = events.next().await {
+            if let Ok(WatchEvent::Deleted(obj)) = event {
+                deleted |= obj.metadata.name.as_deref() == Some("doomed");
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch was still open 60 s after its CRD was deleted");
+    assert!(deleted, "the object's DELETED event came before the watch ended");
+    assert!(started.elapsed() < Duration::from_secs(30), "ended {:?} after the delete", started.elapsed());
+}

@@ -56,6 +56,17 @@ pub struct Kinds {
     /// of the CRD controller rebuilds (recompiles schemas and CEL rules) only what changed.
     built: RwLock<BTreeMap<String, String>>,
     generation: Generation,
+    /// Moves whenever a CRD stops serving kinds: open watches of its kinds end then.
+    withdrawn: Withdrawn,
+}
+
+/// Counts the CRDs that stopped serving, for whoever waits on it ([`Kinds::withdrawn`]).
+struct Withdrawn(tokio::sync::watch::Sender<u64>);
+
+impl Default for Withdrawn {
+    fn default() -> Self {
+        Withdrawn(tokio::sync::watch::channel(0).0)
+    }
 }
 
 /// Numbers every state of every [`Kinds`] apart (unique in the process, not per table),
@@ -263,12 +274,32 @@ impl Kinds {
     /// Replaces the kinds a CRD serves (empty: it serves none).
     pub fn set_custom(&self, crd_name: &str, kinds: Vec<ServedKind>) {
         if let Ok(mut custom) = self.custom.write() {
+            let withdrawn = kinds.is_empty() && custom.entries.contains_key(crd_name);
             if kinds.is_empty() {
                 self.set_tables(crd_name, Vec::new());
                 self.set_built_from(crd_name, None);
             }
             custom.set(crd_name, kinds);
             self.generation.advance();
+            if withdrawn {
+                self.withdrawn.0.send_modify(|n| *n += 1);
+            }
+        }
+    }
+
+    /// Returns once `kind` is no longer served (its CRD deleted), as kube-apiserver ends
+    /// the watches of a CRD's kinds when it tears their storage down.
+    pub async fn withdrawn(&self, kind: &ServedKind) {
+        let info = kind.info();
+        // Subscribed before the first look: a withdrawal between the two is not missed.
+        let mut changes = self.withdrawn.0.subscribe();
+        loop {
+            if self.find(&info.group, &info.version, &info.plural).is_none() {
+                return;
+            }
+            if changes.changed().await.is_err() {
+                return std::future::pending().await;
+            }
         }
     }
 

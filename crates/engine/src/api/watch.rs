@@ -30,6 +30,10 @@ use std::time::Duration;
 /// How often a watch that allows bookmarks receives one (kube: about once a minute).
 pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
+/// How long a watch of a kind whose CRD is gone goes on (kube-apiserver closed one about
+/// a second after the CRD went).
+const WITHDRAWN_GRACE: Duration = Duration::from_secs(1);
+
 /// The annotation of the bookmark that ends a `sendInitialEvents` watch's initial state.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
@@ -246,7 +250,18 @@ pub async fn respond(
         kind: info.kind.clone(),
     };
     let timeout = watch_timeout(requested_timeout, rand::random::<f64>());
-    let lines = session.into_stream().map(Ok::<_, std::io::Error>).take_until(tokio::time::sleep(timeout));
+    let (engine, kind) = (Arc::clone(engine), kind.clone());
+    let ended = async move {
+        tokio::select! {
+            () = tokio::time::sleep(timeout) => {}
+            // kube closes them a moment later: the events on their way still arrive.
+            () = async {
+                engine.kinds().withdrawn(&kind).await;
+                tokio::time::sleep(WITHDRAWN_GRACE).await;
+            } => {}
+        }
+    };
+    let lines = session.into_stream().map(Ok::<_, std::io::Error>).take_until(ended);
     let mut res = Response::new(Body::from_stream(lines));
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));

@@ -132,6 +132,8 @@ pub enum WatchItem {
     },
     /// A change the watch's selectors leave out: nothing is sent, but the watch has seen
     /// the store up to it, so its next bookmark may say so (kube's cacher does).
-    Filtered { resource_version: Revision },
+    Filtered {
+        resource_version: Revision,
+    },
     Error(ApiError),
 }
