@@ -255,8 +255,3 @@ fn aggregated_resource(k: &ServedKind, builtin: bool) -> Value {
     }
     r
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}
