@@ -158,6 +158,7 @@ scenarios!(
     decoding,
     deletes,
     discovery,
+    evolution,
     lists,
     negotiation,
     numbers,

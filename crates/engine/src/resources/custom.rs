@@ -22,6 +22,7 @@ use super::{ResourceInfo, Strategy, Undecodable, VersionConversion, managed_fiel
 use crate::field::{FieldError, Path};
 use crate::schema::names::name_is_dns_subdomain;
 use crate::schema::{Schema, object_meta, validate_object_meta, validate_object_meta_update};
+use crate::store::Revision;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionVersion,
 };
@@ -33,6 +34,9 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock, Weak};
 pub struct CustomResourceStrategy {
     info: ResourceInfo,
     schema: Option<Arc<Schema>>,
+    /// The revision from which `schema` has been served: objects stored before are pruned
+    /// and defaulted by it again when read, as kube's storage decoder does every object.
+    schema_since: Revision,
     /// `spec.preserveUnknownFields`, which the field types follow too.
     preserve_unknown_fields: bool,
     /// The field types of managedFields, built from the schema when the kind is first
@@ -58,7 +62,8 @@ struct SchemaKey {
 /// with its kinds, and a status change (which rebuilds the kinds) finds them still alive.
 #[derive(Default)]
 struct SchemaCache {
-    by_key: HashMap<SchemaKey, (i64, Weak<Schema>)>,
+    /// The generation a schema is of, the schema, and the revision it was first served at.
+    by_key: HashMap<SchemaKey, (i64, Weak<Schema>, Revision)>,
     /// How many entries the last sweep of dead ones left: the next sweep waits until the
     /// map has doubled, so sweeping costs O(1) per insertion (a sweep on every insertion
     /// was a walk of every CRD's schemas per CRD published).
@@ -69,18 +74,19 @@ impl SchemaCache {
     /// The least size at which dead entries are swept.
     const SWEEP_FROM: usize = 64;
 
-    /// The schema held for `key` at `generation`, if a served kind still uses it.
-    fn live(&self, key: &SchemaKey, generation: i64) -> Option<Arc<Schema>> {
-        let (held_generation, schema) = self.by_key.get(key)?;
-        (*held_generation == generation).then(|| schema.upgrade()).flatten()
+    /// The schema held for `key` at `generation`, if a served kind still uses it, with the
+    /// revision it was first served at.
+    fn live(&self, key: &SchemaKey, generation: i64) -> Option<(Arc<Schema>, Revision)> {
+        let (held_generation, schema, since) = self.by_key.get(key)?;
+        (*held_generation == generation).then(|| schema.upgrade().map(|s| (s, *since))).flatten()
     }
 
-    fn insert(&mut self, key: SchemaKey, generation: i64, schema: &Arc<Schema>) {
+    fn insert(&mut self, key: SchemaKey, generation: i64, schema: &Arc<Schema>, since: Revision) {
         if self.by_key.len() >= 2 * self.swept_to.max(Self::SWEEP_FROM / 2) {
-            self.by_key.retain(|_, (_, held)| held.strong_count() > 0);
+            self.by_key.retain(|_, (_, held, _)| held.strong_count() > 0);
             self.swept_to = self.by_key.len();
         }
-        self.by_key.insert(key, (generation, Arc::downgrade(schema)));
+        self.by_key.insert(key, (generation, Arc::downgrade(schema), since));
     }
 }
 
@@ -113,24 +119,27 @@ impl SchemaSource<'_> {
 }
 
 /// The schema of `version`, one per CRD generation, compiled on first use (most of a
-/// large CRD set's kinds are never used: see [`Schema::lazy`]).
+/// large CRD set's kinds are never used: see [`Schema::lazy`]), with the revision from
+/// which it has been served: the CRD's when this process first met the generation (an
+/// object stored before may have been written under another schema).
 fn compiled_schema(
     crd: &CustomResourceDefinition,
     version: &CustomResourceDefinitionVersion,
     source: SchemaSource<'_>,
-) -> Option<Arc<Schema>> {
+) -> Option<(Arc<Schema>, Revision)> {
     let preserve = crd.spec.preserve_unknown_fields.unwrap_or(false);
     let build = |json: &[u8]| Arc::new(Schema::lazy_json(json).preserving_unknown_fields(preserve));
+    let since = crd.metadata.resource_version.as_deref().and_then(crate::meta::parse_resource_version).unwrap_or(0);
     let (Some(crd_id), Some(generation)) =
         (crd.metadata.uid.clone().or_else(|| crd.metadata.name.clone()), crd.metadata.generation)
     else {
-        return source.json(version).map(|json| build(&json));
+        return source.json(version).map(|json| (build(&json), since));
     };
     let key = |version: &str| SchemaKey { crd: crd_id.clone(), version: version.to_string() };
     let mut cache = SCHEMAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     // Held already (a status change publishes the CRD again): its JSON is not written.
-    if let Some(schema) = cache.live(&key(&version.name), generation) {
-        return Some(schema);
+    if let Some(held) = cache.live(&key(&version.name), generation) {
+        return Some(held);
     }
     let json = source.json(version)?;
     // Most CRDs with several versions repeat one schema: such versions share one, which is
@@ -138,9 +147,9 @@ fn compiled_schema(
     let same = crd.spec.versions.iter().filter(|v| v.name != version.name).find_map(|v| {
         cache.live(&key(&v.name), generation).filter(|_| source.json(v).is_some_and(|other| other == json))
     });
-    let schema = same.unwrap_or_else(|| build(&json));
-    cache.insert(key(&version.name), generation, &schema);
-    Some(schema)
+    let (schema, since) = same.unwrap_or_else(|| (build(&json), since));
+    cache.insert(key(&version.name), generation, &schema, since);
+    Some((schema, since))
 }
 
 impl CustomResourceStrategy {
@@ -153,7 +162,9 @@ impl CustomResourceStrategy {
     ) -> Self {
         let names = crd.status.as_ref().and_then(|s| s.accepted_names.clone()).unwrap_or_default();
         let status_subresource = version.subresources.as_ref().is_some_and(|s| s.status.is_some());
-        let schema = compiled_schema(crd, version, schemas);
+        let compiled = compiled_schema(crd, version, schemas);
+        let schema_since = compiled.as_ref().map_or(0, |(_, since)| *since);
+        let schema = compiled.map(|(schema, _)| schema);
         CustomResourceStrategy {
             info: ResourceInfo {
                 group: crd.spec.group.clone(),
@@ -169,6 +180,7 @@ impl CustomResourceStrategy {
             },
             versions: version_conversion(crd, version, schema.as_ref(), schemas),
             schema,
+            schema_since,
             preserve_unknown_fields: crd.spec.preserve_unknown_fields.unwrap_or(false),
             field_types: OnceLock::new(),
             selectable: version
@@ -253,7 +265,7 @@ fn version_conversion(
     // Validation makes exactly one version the storage version.
     let storage = crate::registry::defaults::storage_version(crd).unwrap_or(&version.name);
     let storage_schema = match crd.spec.versions.iter().find(|v| v.name == storage) {
-        Some(v) if v.name != version.name => compiled_schema(crd, v, schemas),
+        Some(v) if v.name != version.name => compiled_schema(crd, v, schemas).map(|(schema, _)| schema),
         _ => served_schema.cloned(),
     };
     Some(VersionConversion {
@@ -271,6 +283,11 @@ fn metadata_of(obj: &Value) -> &Value {
 impl Strategy for CustomResourceStrategy {
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    fn refreshed_before(&self) -> Option<super::Refresh> {
+        let schema = Arc::clone(self.schema.as_ref()?);
+        (self.schema_since > 0).then_some(super::Refresh { since: self.schema_since, schema })
     }
 
     /// The served version's schema as field types (deduced from the value where the

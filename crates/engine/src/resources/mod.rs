@@ -101,6 +101,31 @@ pub struct Codec {
     pub conversion: Option<StorageConversion>,
     /// Another `apiVersion` than stored: the stored bytes are rewritten, never decoded.
     pub versions: Option<VersionConversion>,
+    /// A schema newer than some stored objects: those are pruned and defaulted again.
+    pub refresh: Option<Refresh>,
+}
+
+/// kube's storage decoder prunes and defaults every object it reads by the current
+/// schema, so a field a CRD update removed goes, and one it added with a default shows,
+/// on objects written before. The engine serves stored bytes as they are: only objects
+/// stored before the schema was first served are read again by it.
+#[derive(Clone)]
+pub struct Refresh {
+    /// The revision from which the schema has been served.
+    pub since: crate::store::Revision,
+    pub schema: Arc<crate::schema::Schema>,
+}
+
+impl std::fmt::Debug for Refresh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Refresh").field("since", &self.since).finish_non_exhaustive()
+    }
+}
+
+impl Refresh {
+    fn applies(&self, kv: &crate::store::KeyValue) -> bool {
+        kv.mod_revision < self.since
+    }
 }
 
 impl Codec {
@@ -120,7 +145,9 @@ impl Codec {
     /// storage conversion, and those stored at another version than served (pruned to the
     /// served version's schema).
     pub fn decodes_item(&self, kv: &crate::store::KeyValue) -> bool {
-        self.decodes() || self.versions.as_ref().is_some_and(|v| v.prunes_read(&kv.value))
+        self.decodes()
+            || self.versions.as_ref().is_some_and(|v| v.prunes_read(&kv.value))
+            || self.refresh.as_ref().is_some_and(|r| r.applies(kv))
     }
 
     /// The `apiVersion` to put into stored bytes as they are served, when it may differ
@@ -134,6 +161,9 @@ impl Codec {
         let mut obj = crate::meta::from_stored(kv);
         if let Some(v) = &self.versions {
             VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
+        }
+        if let Some(r) = self.refresh.as_ref().filter(|r| r.applies(kv)) {
+            r.schema.prune_and_default(&mut obj);
         }
         match self.conversion {
             Some(c) => (c.from_storage)(obj),
@@ -478,9 +508,18 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// The schema objects stored before a revision are read again by (see [`Refresh`]).
+    fn refreshed_before(&self) -> Option<Refresh> {
+        None
+    }
+
     /// How objects of this kind are read from and written to the store.
     fn codec(&self) -> Codec {
-        Codec { conversion: self.storage_conversion(), versions: self.version_conversion().cloned() }
+        Codec {
+            conversion: self.storage_conversion(),
+            versions: self.version_conversion().cloned(),
+            refresh: self.refreshed_before(),
+        }
     }
 
     /// How field selectors read fields that are not plain paths (core Events' `source`);
