@@ -430,15 +430,15 @@ mod tests {
         let live: Vec<Arc<Schema>> = (0..40).map(|_| Arc::new(Schema::lazy(&props))).collect();
         let mut cache = SchemaCache::default();
         for (i, schema) in live.iter().enumerate() {
-            cache.insert(key(i), 1, schema);
+            cache.insert(key(i), 1, schema, 1);
         }
         // Schemas dropped as soon as they are cached (their CRDs' kinds replaced).
         for i in live.len()..2_000 {
-            cache.insert(key(i), 1, &Arc::new(Schema::lazy(&props)));
+            cache.insert(key(i), 1, &Arc::new(Schema::lazy(&props)), 1);
             assert!(cache.by_key.len() <= 2 * live.len().max(SchemaCache::SWEEP_FROM / 2), "{i}: not swept");
         }
         for (i, schema) in live.iter().enumerate() {
-            let held = cache.by_key.get(&key(i)).and_then(|(_, weak)| weak.upgrade());
+            let held = cache.by_key.get(&key(i)).and_then(|(_, weak, _)| weak.upgrade());
             assert!(held.is_some_and(|h| Arc::ptr_eq(&h, schema)), "live schema {i} kept");
         }
     }
