@@ -114,8 +114,9 @@ fn is_sloppy_ipv4(value: &str) -> bool {
 
 /// Whether a date-time names its zone (`Z`, `z` or an offset) after the time.
 fn has_zone(value: &str) -> bool {
-    value.len() > 19
-        && value[19..].trim_start_matches(['.', ',']).trim_start_matches(|c: char| c.is_ascii_digit()).len() > 0
+    // Only asked of a value `parse_date_time` read: its first 19 bytes are ASCII.
+    let after_time = value.get(19..).unwrap_or_default();
+    !after_time.trim_start_matches(['.', ',']).trim_start_matches(|c: char| c.is_ascii_digit()).is_empty()
 }
 
 /// A `date-time` as kube's strfmt accepts it, normalized to RFC 3339 (a value without a
