@@ -50,15 +50,27 @@ impl Rest<'_> {
     }
 
     /// kube's `ValidateTypeMeta` of a custom resource, which its validation runs first and
-    /// alone: another kind than the endpoint's is a 422 naming the object's own kind.
+    /// alone: another kind or `apiVersion` than the endpoint's (a patch may change them)
+    /// is a 422 naming the object's own kind and group.
     pub(super) fn check_kind(&self, obj: &Value, name: &str) -> Result<(), ApiError> {
-        let info = self.strategy.info();
-        match obj.get("kind").and_then(Value::as_str) {
-            Some(kind) if self.strategy.unstructured() && kind != info.kind => {
-                let error = FieldError::invalid("kind", kind, format!("must be {}", info.kind));
-                Err(ApiError::invalid(kind, &info.group, name, &[error]))
-            }
-            _ => Ok(()),
+        if !self.strategy.unstructured() {
+            return Ok(());
         }
+        let info = self.strategy.info();
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let want = info.api_version();
+        let mut errors = Vec::new();
+        if !kind.is_empty() && kind != info.kind {
+            errors.push(FieldError::invalid("kind", kind, format!("must be {}", info.kind)));
+        }
+        if !api_version.is_empty() && api_version != want {
+            errors.push(FieldError::invalid("apiVersion", api_version, format!("must be {want}")));
+        }
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+        Err(ApiError::invalid(kind, group, name, &errors))
     }
 }

@@ -67,7 +67,7 @@ impl Rest<'_> {
         tracking: Tracking,
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
-        self.check_body(&mut obj, namespace)?;
+        self.check_body(&mut obj, namespace, false)?;
         let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
@@ -182,7 +182,7 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        self.check_body(&mut obj, namespace)?;
+        self.check_body(&mut obj, namespace, false)?;
         match meta::name(&obj) {
             Some(n) if n != name => {
                 return Err(ApiError::bad_request(format!(
@@ -443,7 +443,7 @@ impl Rest<'_> {
                 // kube's `BeforeUpdate` cannot type an unstructured object without a version.
                 return Err(ApiError::internal("Object 'apiVersion' is missing in 'object has no apiVersion field'"));
             }
-            self.check_body(&mut patched, namespace)?;
+            self.check_body(&mut patched, namespace, true)?;
             let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
             let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
             Ok(PatchOutcome { object, created: false })
