@@ -269,7 +269,7 @@ async fn dispatch(
             super::watch::respond(engine, kind, rest, req, name).await
         }
         Verb::List => super::respond::list(engine, kind, rest, req).await,
-        Verb::Get => Ok(json_response(StatusCode::OK, &rest.get(ns, name).await?)),
+        Verb::Get => Ok(json_response(StatusCode::OK, &rest.get_at(ns, name, q.get("resourceVersion")).await?)),
         // kube creates what the body names, whatever name the path has.
         Verb::Create => {
             let obj = body_object(rest, req, opts)?;
@@ -317,7 +317,7 @@ async fn dispatch_subresource(rest: &Rest<'_>, call: &Call<'_>) -> Result<Respon
     let scale = sub == Subresource::Scale;
     let obj = match (call.verb, call.patch) {
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
-        (Verb::Get, _) => rest.get(ns, name).await?,
+        (Verb::Get, _) => rest.get_at(ns, name, req.query.get("resourceVersion")).await?,
         (Verb::Update, _) if scale => {
             let scale = strict_decoding(super::body::json(req.headers, body, "Scale")?, opts, "Scale")?;
             rest.update_scale(ns, name, scale, opts).await?

@@ -169,7 +169,7 @@ impl Rest<'_> {
     }
 
     /// Waits (briefly) until the watch cache has reached `rv`, as a `NotOlderThan` read does.
-    async fn wait_fresh(&self, rv: Revision) -> Result<(), ApiError> {
+    pub(super) async fn wait_fresh(&self, rv: Revision) -> Result<(), ApiError> {
         let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
         loop {
             let current = self.store.cached_revision().await.map_err(|e| self.list_store_error(e))?;

@@ -14,6 +14,16 @@ impl Rest<'_> {
         Ok(self.read(&self.get_stored(namespace, name).await?))
     }
 
+    /// GET one object at the request's `resourceVersion`, as kube reads it: none or `0` as
+    /// it is now; another one not older than that revision, waiting (bounded) for the
+    /// cache to reach it, then 504 `Too large resource version`; one that is no number 500.
+    pub async fn get_at(&self, namespace: Option<&str>, name: &str, rv: Option<&str>) -> Result<Value, ApiError> {
+        if let Some(rv) = crate::resources::list_plan::cache_rv(rv)? {
+            self.wait_fresh(rv).await?;
+        }
+        self.get(namespace, name).await
+    }
+
     /// [`Rest::get`] as stored, undecoded (for a read of one field).
     pub async fn get_stored(&self, namespace: Option<&str>, name: &str) -> Result<KeyValue, ApiError> {
         self.store
