@@ -165,10 +165,12 @@ async fn send(engine: &Arc<Engine>, method: &str, uri: &str, content_type: &str,
 
 /// The 500s kube-apiserver itself answers for a client's mistake (plain Go errors it passes
 /// on); the engine answers them alike.
-const KUBE_S_OWN_500S: [&str; 4] = [
+const KUBE_S_OWN_500S: [&str; 5] = [
     "failed to create typed patch object",
     "resourceVersion should not be set on objects to be created",
     "strconv.ParseUint: parsing",
+    // A read at a resourceVersion that is no number (the oracle's, for a GET and a list).
+    "resourceVersion: Invalid value: ",
     "Internal error occurred: Object 'apiVersion' is missing",
 ];
 
@@ -487,7 +489,15 @@ async fn random_paths_queries_and_bodies_are_answered_with_a_status() {
         };
         let content_type = *rng.pick(&content_types);
         let before = stored(&engine, WIDGETS).await;
-        let answer = send(&engine, method, &uri, content_type, body).await;
+        let mut answer = send(&engine, method, &uri, content_type, body).await;
+        if method == "HEAD" && answer.status == StatusCode::INTERNAL_SERVER_ERROR {
+            // A HEAD's 500 has no body to say whether it is one of kube's own: the same
+            // GET's says it.
+            let get = send(&engine, "GET", &uri, content_type, Vec::new()).await;
+            if get.status == StatusCode::INTERNAL_SERVER_ERROR {
+                answer = get;
+            }
+        }
         let request = format!("round {round}: {method} {uri} ({content_type})");
         check(&answer, &request);
         if !answer.status.is_success() {
