@@ -70,7 +70,7 @@ pub fn is_valid(format: &str, value: &str) -> bool {
         "byte" => BASE64.is_match(value),
         "date" => parse_date(value).is_some(),
         // kube 1.32 wants a zone (the oracle refuses `2020-01-01T00:00:00` and `""`).
-        "datetime" => parse_date_time(value).is_some_and(|_| has_zone(value)),
+        "datetime" => read_date_time(value).is_some_and(|(_, zoned)| zoned),
         "duration" => parse_duration(value).is_some(),
         "quantity" => is_quantity(value),
         _ => true,
@@ -112,16 +112,14 @@ fn is_sloppy_ipv4(value: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|n| n <= 255))
 }
 
-/// Whether a date-time names its zone (`Z`, `z` or an offset) after the time.
-fn has_zone(value: &str) -> bool {
-    // Only asked of a value `parse_date_time` read: its first 19 bytes are ASCII.
-    let after_time = value.get(19..).unwrap_or_default();
-    !after_time.trim_start_matches(['.', ',']).trim_start_matches(|c: char| c.is_ascii_digit()).is_empty()
-}
-
 /// A `date-time` as kube's strfmt accepts it, normalized to RFC 3339 (a value without a
 /// zone, which kube reads as UTC, gets `Z`).
 pub fn parse_date_time(s: &str) -> Option<String> {
+    read_date_time(s).map(|(text, _)| text)
+}
+
+/// [`parse_date_time`], and whether the value wrote its zone.
+fn read_date_time(s: &str) -> Option<(String, bool)> {
     // The fixed-width part is ASCII, which also makes every slice below safe.
     if s.len() < 19 || !s.as_bytes()[..19].is_ascii() {
         return None;
@@ -148,6 +146,7 @@ pub fn parse_date_time(s: &str) -> Option<String> {
         fraction = &after[..n];
         tail = &after[n..];
     }
+    let zoned = !tail.is_empty();
     let zone = match tail {
         "" | "Z" | "z" => "Z".to_string(),
         offset => {
@@ -166,7 +165,7 @@ pub fn parse_date_time(s: &str) -> Option<String> {
         }
     };
     let fraction = if fraction.is_empty() { String::new() } else { format!(".{fraction}") };
-    Some(format!("{date}T{:02}:{:02}:{:02}{fraction}{zone}", hour, minute, second))
+    Some((format!("{date}T{:02}:{:02}:{:02}{fraction}{zone}", hour, minute, second), zoned))
 }
 
 /// Go's `time.ParseDuration`, in nanoseconds.
