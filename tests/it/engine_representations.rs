@@ -310,6 +310,14 @@ async fn watch_lists_send_initial_events_then_an_annotated_bookmark() {
             )
     );
 
+    // kube 1.32 reads a watch from now (no resourceVersion, or "0") as this watch-list.
+    for from_now in ["", "&resourceVersion=0"] {
+        let uri = format!("{WIDGETS}?watch=1&allowWatchBookmarks=true&timeoutSeconds=5{from_now}");
+        let events = watch_lines(&engine, &uri, "application/json", 4).await;
+        assert_eq!(events[3]["type"], "BOOKMARK", "{from_now}");
+        assert_eq!(events[3]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+    }
+
     // Refused combinations answer kube's 422.
     let (status, _, body) = raw(&engine, "GET", &format!("{WIDGETS}?watch=1&sendInitialEvents=true"), &[]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -317,6 +325,54 @@ async fn watch_lists_send_initial_events_then_an_annotated_bookmark() {
         String::from_utf8_lossy(&body)
             .contains("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
     );
+    // The oracle's answer to a watch from now with a continue token.
+    let (status, _, body) = raw(&engine, "GET", &format!("{WIDGETS}?watch=1&continue=abc"), &[]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let status: Value = serde_json::from_slice(&body).expect("a Status");
+    assert_eq!(
+        status["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"
+    );
+}
+
+/// kube-apiserver 1.32 sent a 12 s watch that allowed bookmarks two of them about 2 s
+/// before its end, at the revision of the change made during it: a client that resumes
+/// after the timeout starts that fresh. Ours sends one, at that moment.
+#[tokio::test]
+async fn a_watch_receives_a_bookmark_just_before_its_timeout() {
+    let (engine, client) = engine_with_widgets().await;
+    recorded_widgets(&client).await;
+    let (_, _, list) = raw(&engine, "GET", WIDGETS, &[]).await;
+    let list: Value = serde_json::from_slice(&list).expect("list");
+    let rv = list["metadata"]["resourceVersion"].as_str().expect("rv").to_string();
+    let uri = format!("{WIDGETS}?watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=4");
+    let started = tokio::time::Instant::now();
+    let req = Request::get(uri).body(Body::empty()).expect("request");
+    let res = engine.router().oneshot(req).await.expect("response");
+    let patch = Request::patch(format!("{WIDGETS}/w1"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(Body::from(r#"{"metadata":{"labels":{"touched":"yes"}}}"#))
+        .expect("request");
+    let patched = engine.router().oneshot(patch).await.expect("response");
+    assert_eq!(patched.status(), StatusCode::OK);
+    let body = res.into_body().into_data_stream();
+    let mut lines = Vec::new();
+    let mut buf = Vec::new();
+    let mut body = std::pin::pin!(body);
+    while let Some(chunk) = tokio::time::timeout(Duration::from_secs(10), body.next()).await.expect("in time") {
+        buf.extend_from_slice(&chunk.expect("chunk"));
+        while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=pos).collect();
+            lines.push((started.elapsed(), serde_json::from_slice::<Value>(&line).expect("json line")));
+        }
+    }
+    let ended = started.elapsed();
+    let types: Vec<&str> = lines.iter().filter_map(|(_, e)| e["type"].as_str()).collect();
+    assert_eq!(types, ["MODIFIED", "BOOKMARK"], "{lines:?}");
+    let (at, bookmark) = &lines[1];
+    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], lines[0].1["object"]["metadata"]["resourceVersion"]);
+    assert!(*at >= Duration::from_millis(1500) && *at < Duration::from_millis(3500), "bookmark at {at:?}");
+    assert!(ended >= Duration::from_millis(3900), "the watch ran to its timeout: {ended:?}");
 }
 
 #[tokio::test]

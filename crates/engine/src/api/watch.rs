@@ -1,10 +1,12 @@
 //! Streaming watch: one JSON event per line, in the negotiated representation.
 //!
 //! A session is a state machine fed by two inputs: the verb's event stream and, when the
-//! client allows bookmarks, a bookmark timer. Each tick sends a BOOKMARK carrying the
+//! client allows bookmarks, a bookmark timer: a minute on, and two seconds before the
+//! watch's timeout, as kube's cacher plans them. Each tick sends a BOOKMARK carrying the
 //! newest revision this watcher provably has every event up to — the store's current
 //! revision unless a change for this watch's prefix after the last event sent is still on
-//! its way, in which case just before that change. Every watcher reads the shared history
+//! its way, in which case just before that change — when that is newer than the state the
+//! watch started from. Every watcher reads the shared history
 //! through its own cursor and is pulled by its own connection, so a slow watcher holds
 //! only its own bounded buffer and never stalls the others (it falls out of the history
 //! with 410 Gone instead).
@@ -29,6 +31,10 @@ use std::time::Duration;
 
 /// How often a watch that allows bookmarks receives one (kube: about once a minute).
 pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
+/// How long before its end a watch that allows bookmarks receives its last one (kube's
+/// cacher: a client resuming after the timeout starts from a revision that fresh).
+const PRETIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long a watch of a kind whose CRD is gone goes on (kube-apiserver closed one about
 /// a second after the CRD went).
@@ -105,8 +111,14 @@ pub struct Session {
     pub engine: Arc<Engine>,
     /// Every event up to this revision has been sent (or filtered out).
     pub sent: Revision,
+    /// The revision of the state the watch started from: a timed bookmark no newer than it
+    /// is not sent, as kube's cacher sends none (it tells the client nothing).
+    pub from: Revision,
     /// `None`: the client does not take bookmarks.
     pub bookmarks: Option<Duration>,
+    /// When the watch ends (its timeout), for the bookmark just before (`None`: beyond
+    /// what a clock can hold).
+    pub ends: Option<tokio::time::Instant>,
     /// The store prefix this watch covers.
     pub prefix: String,
     /// `apiVersion` and `kind` of the bookmark objects.
@@ -148,15 +160,14 @@ impl Session {
 
     /// The session as a stream of encoded lines.
     pub fn into_stream(self) -> BoxStream<'static, Bytes> {
-        let ticker = self.bookmarks.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
-        futures::stream::unfold((self, ticker), |(mut s, mut ticker)| async move {
+        let now = tokio::time::Instant::now();
+        let due = self.bookmarks.and_then(|every| next_bookmark(now, every, self.ends));
+        futures::stream::unfold((self, due), |(mut s, mut due)| async move {
             // Filtered changes send nothing: wait on for a line to send.
             loop {
                 let tick = async {
-                    match ticker.as_mut() {
-                        Some(t) => {
-                            t.tick().await;
-                        }
+                    match due {
+                        Some(at) => tokio::time::sleep_until(at).await,
                         None => std::future::pending::<()>().await,
                     }
                 };
@@ -180,12 +191,15 @@ impl Session {
                                 let line = lines.get_or_encode(resource_version, event_type, &s.api_version, || {
                                     encoder.event(event_type, object, engine.now()).unwrap_or_default()
                                 });
-                                return Some((line, (s, ticker)));
+                                return Some((line, (s, due)));
                             }
                             s.encoder.event(event_type, object, s.engine.now())
                         }
                         WatchItem::Bookmark { resource_version, initial_events_end } => {
                             s.sent = s.sent.max(resource_version);
+                            if initial_events_end {
+                                s.from = s.from.max(resource_version);
+                            }
                             s.bookmark(resource_version, initial_events_end)
                         }
                         WatchItem::Filtered { resource_version } => {
@@ -195,13 +209,18 @@ impl Session {
                         WatchItem::Error(e) => Some(s.encoder.error(&e)),
                     },
                     () = tick => {
+                        let now = tokio::time::Instant::now();
+                        due = s.bookmarks.and_then(|every| next_bookmark(now, every, s.ends));
                         let store = s.engine.store();
                         s.sent = progress(store.as_ref(), &s.prefix, s.sent).await;
+                        if s.sent <= s.from {
+                            continue;
+                        }
                         s.bookmark(s.sent, false)
                     }
                 };
                 // An event kube cannot encode ends its watch.
-                return Some((Bytes::from(line?), (s, ticker)));
+                return Some((Bytes::from(line?), (s, due)));
             }
         })
         .boxed()
@@ -227,6 +246,7 @@ pub async fn respond(
         lq.fields = Some(name_selector(lq.fields.as_deref(), name)?);
     }
     let requested_timeout = q.timeout_seconds()?;
+    let timeout = watch_timeout(requested_timeout, rand::random::<f64>());
     let start = engine.store().current_revision().await.unwrap_or(0);
     let given = lq.resource_version.as_deref().and_then(crate::meta::parse_resource_version);
     let window = engine.kinds().watch_window(kind);
@@ -244,12 +264,13 @@ pub async fn respond(
         encoder: WatchEncoder::new(shape, kind_names(kind), engine.kinds().table(kind)),
         engine: Arc::clone(engine),
         sent: given.filter(|rv| *rv > 0).unwrap_or(start),
+        from: given.filter(|rv| *rv > 0).unwrap_or(start),
         bookmarks: lq.allow_watch_bookmarks.then_some(BOOKMARK_INTERVAL),
+        ends: tokio::time::Instant::now().checked_add(timeout),
         prefix: info.namespace_prefix(ns),
         api_version: info.api_version(),
         kind: info.kind.clone(),
     };
-    let timeout = watch_timeout(requested_timeout, rand::random::<f64>());
     let (engine, kind) = (Arc::clone(engine), kind.clone());
     let ended = async move {
         tokio::select! {
@@ -285,6 +306,22 @@ fn name_selector(given: Option<&str>, name: &str) -> Result<String, ApiError> {
     }
 }
 
+/// When the bookmark after `now` is due, as kube's cacher plans it: `every` from now, or
+/// [`PRETIMEOUT`] before the watch `ends` when that comes first; none once that moment has
+/// come (so a watch shorter than it gets none).
+fn next_bookmark(
+    now: tokio::time::Instant,
+    every: Duration,
+    ends: Option<tokio::time::Instant>,
+) -> Option<tokio::time::Instant> {
+    let heartbeat = now.checked_add(every)?;
+    let at = match ends {
+        Some(ends) => heartbeat.min(ends.checked_sub(PRETIMEOUT)?),
+        None => heartbeat,
+    };
+    (at > now).then_some(at)
+}
+
 /// kube-apiserver's `--min-request-timeout` (its default).
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -315,6 +352,22 @@ mod tests {
         assert_eq!(watch_timeout(None, 0.5), Duration::from_secs(45 * 60));
         assert_eq!(watch_timeout(Some(-5), 0.5), Duration::ZERO);
         assert_eq!(watch_timeout(Some(i64::MAX), 0.5), Duration::from_secs(i64::MAX.unsigned_abs()));
+    }
+
+    /// kube's cacher: a bookmark a minute on, the last one two seconds before the end.
+    #[test]
+    fn the_last_bookmark_comes_just_before_the_watch_ends() {
+        let now = tokio::time::Instant::now();
+        let minute = Duration::from_secs(60);
+        let far = now + Duration::from_secs(3600);
+        assert_eq!(next_bookmark(now, minute, Some(far)), Some(now + minute));
+        assert_eq!(next_bookmark(now, minute, None), Some(now + minute));
+        let soon = Some(now + Duration::from_secs(12));
+        assert_eq!(next_bookmark(now, minute, soon), Some(now + Duration::from_secs(10)));
+        let at_pretimeout = now + Duration::from_secs(10);
+        assert_eq!(next_bookmark(at_pretimeout, minute, soon), None, "one before the end, then none");
+        let short = Some(now + Duration::from_secs(1));
+        assert_eq!(next_bookmark(now, minute, short), None, "too short for one");
     }
 
     #[test]
@@ -390,7 +443,9 @@ mod tests {
             ),
             engine: Arc::clone(&engine),
             sent: current,
+            from: current,
             bookmarks: Some(Duration::from_millis(50)),
+            ends: None,
             prefix: "/registry/none/".into(),
             api_version: "v1".into(),
             kind: "Namespace".into(),
@@ -400,6 +455,34 @@ mod tests {
         let event: serde_json::Value = serde_json::from_slice(&line).expect("json");
         assert_eq!(event["type"], "BOOKMARK", "nothing is sent for the changes left out");
         assert_eq!(event["object"]["metadata"]["resourceVersion"], (current + 3).to_string());
+    }
+
+    /// kube's cacher sends no timed bookmark at or before the revision a watch started
+    /// from: it would tell the client nothing.
+    #[tokio::test]
+    async fn a_watch_with_nothing_new_receives_no_timed_bookmark() {
+        let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
+        let current = engine.store().current_revision().await.expect("rv");
+        let shape = Shape { negotiated: Negotiated::JSON, table: Default::default(), now: engine.now() };
+        let session = Session {
+            items: futures::stream::pending().boxed(),
+            encoder: WatchEncoder::new(
+                shape,
+                KindNames::new("", "v1", "Namespace", "NamespaceList"),
+                Arc::new(TableConvertor::namespaces()),
+            ),
+            engine: Arc::clone(&engine),
+            sent: current,
+            from: current,
+            bookmarks: Some(Duration::from_millis(20)),
+            ends: None,
+            prefix: "/registry/none/".into(),
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+        };
+        let mut lines = session.into_stream();
+        let waited = tokio::time::timeout(Duration::from_millis(300), lines.next()).await;
+        assert!(waited.is_err(), "nothing to tell: {waited:?}");
     }
 
     #[tokio::test]
@@ -416,7 +499,9 @@ mod tests {
             ),
             engine: Arc::clone(&engine),
             sent: 0,
+            from: 0,
             bookmarks: Some(Duration::from_millis(50)),
+            ends: None,
             prefix: "/registry/none/".into(),
             api_version: "v1".into(),
             kind: "Namespace".into(),

@@ -83,6 +83,21 @@ fn invalid_options(errors: Vec<FieldError>) -> Result<(), ApiError> {
     Err(ApiError::invalid("ListOptions", "meta.k8s.io", "", &errors))
 }
 
+/// A watch's options as kube 1.32 reads them (apimachinery's `SetListOptionsDefaults`, with
+/// watch-list on): a watch from `resourceVersion` "" or "0" that names neither
+/// `sendInitialEvents` nor `resourceVersionMatch` is a watch-list from now. Its initial
+/// events end with the annotated bookmark, and a `continue` is refused as with an explicit
+/// `resourceVersionMatch`.
+pub fn watch_defaults(mut q: ListQuery) -> ListQuery {
+    let legacy = matches!(q.resource_version.as_deref(), None | Some("" | "0"));
+    let unset = q.send_initial_events.is_none() && q.resource_version_match.as_deref().is_none_or(str::is_empty);
+    if legacy && unset {
+        q.send_initial_events = Some(true);
+        q.resource_version_match = Some("NotOlderThan".into());
+    }
+    q
+}
+
 /// apimachinery's `ValidateListOptions` (watch-list enabled, as in 1.32).
 pub fn validate(q: &ListQuery, watch: bool) -> Result<(), ApiError> {
     let mut errs = Vec::new();
@@ -302,12 +317,12 @@ impl Rest<'_> {
         namespace: Option<&str>,
         q: &ListQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+        let q = &watch_defaults(q.clone());
         let (labels, fields) = self.list_selectors(q, true)?;
         let prefix = self.strategy.info().namespace_prefix(namespace);
         let codec = self.strategy.codec();
         let rv = list_plan::cache_rv(q.resource_version.as_deref())?;
-        // sendInitialEvents=true, or the legacy watch without a resourceVersion.
-        let initial_events = q.send_initial_events.unwrap_or(rv.is_none());
+        let initial_events = q.send_initial_events == Some(true);
         let (mut initial, after) = if initial_events {
             if let Some(rv) = rv {
                 self.wait_fresh(rv).await?;
@@ -341,10 +356,7 @@ impl Rest<'_> {
             }
         };
         if initial_events && q.allow_watch_bookmarks {
-            initial.push(WatchItem::Bookmark {
-                resource_version: after,
-                initial_events_end: q.send_initial_events == Some(true),
-            });
+            initial.push(WatchItem::Bookmark { resource_version: after, initial_events_end: true });
         }
         let changes = match self.store.watch(&prefix, after).await {
             Ok(s) => s,
@@ -471,6 +483,31 @@ mod tests {
         assert!(validate(&send, true).is_ok());
         let e = validate(&q(None, Some("NotOlderThan")), true).expect_err("match without sendInitialEvents");
         assert!(e.message.contains("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
+    }
+
+    /// The oracle's answers to `watch=1&continue=abc` with each resourceVersion.
+    #[test]
+    fn a_watch_from_now_is_a_watch_list_and_refuses_a_continue() {
+        let with_continue = |rv: Option<&str>, send: Option<bool>| {
+            let mut query = q(rv, None);
+            query.continue_token = Some("abc".into());
+            query.send_initial_events = send;
+            validate(&watch_defaults(query), true)
+        };
+        for rv in [None, Some(""), Some("0")] {
+            let e = with_continue(rv, None).expect_err("a watch-list from now");
+            assert_eq!(
+                e.message,
+                "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"
+            );
+        }
+        assert!(with_continue(Some("5"), None).is_ok(), "a watch from a revision keeps its old reading");
+        let e = with_continue(None, Some(false)).expect_err("sendInitialEvents given, not defaulted");
+        assert!(e.message.ends_with("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+        let defaulted = watch_defaults(q(Some("0"), None));
+        assert_eq!(defaulted.send_initial_events, Some(true));
+        assert_eq!(defaulted.resource_version_match.as_deref(), Some("NotOlderThan"));
+        assert_eq!(watch_defaults(q(Some("7"), None)).send_initial_events, None);
     }
 }
 
