@@ -52,6 +52,12 @@ fn human_durations_match_kube() {
 fn typed_cells_follow_the_crd_convertor() {
     assert_eq!(typed_cell("integer", &json!(5), now()), Cell::Int(5));
     assert_eq!(typed_cell("integer", &json!(5.7), now()), Cell::Int(5));
+    // The oracle's cells for numbers past int64, whatever their sign.
+    for past in [json!(1e20), json!(-1e20), json!(18446744073709551615u64), json!(-9223372036854775809.0)] {
+        assert_eq!(typed_cell("integer", &past, now()), Cell::Int(i64::MIN), "{past}");
+    }
+    assert_eq!(typed_cell("integer", &json!(9223372036854775807i64), now()), Cell::Int(i64::MAX));
+    assert_eq!(typed_cell("integer", &json!(-2.5e18), now()), Cell::Int(-2_500_000_000_000_000_000));
     assert_eq!(typed_cell("integer", &json!("5"), now()), Cell::Null);
     assert_eq!(typed_cell("number", &json!(5), now()), Cell::Float(5.0));
     assert_eq!(typed_cell("number", &json!(0.25), now()), Cell::Float(0.25));
