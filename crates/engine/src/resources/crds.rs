@@ -214,7 +214,8 @@ impl Strategy for CrdStrategy {
     }
 
     fn field_types(&self) -> Option<Arc<Schema>> {
-        static TYPES: LazyLock<Arc<Schema>> = LazyLock::new(|| Arc::new(Schema::for_crd_objects()));
+        static TYPES: LazyLock<Arc<Schema>> =
+            LazyLock::new(|| Arc::new(super::crd_struct::CUSTOM_RESOURCE_DEFINITION.schema()));
         Some(Arc::clone(&TYPES))
     }
 

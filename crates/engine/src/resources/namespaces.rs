@@ -78,6 +78,15 @@ impl Strategy for NamespaceStrategy {
         Some(&super::builtin::types::NAMESPACE)
     }
 
+    /// The Go struct types the fields, as kube's OpenAPI does: `spec` is a named field, so
+    /// an apply owns it without a `"."` of its own (the oracle's Apply entry).
+    fn field_types(&self) -> Option<std::sync::Arc<super::managed_fields::schema::Schema>> {
+        use super::managed_fields::schema::Schema;
+        static TYPES: std::sync::LazyLock<std::sync::Arc<Schema>> =
+            std::sync::LazyLock::new(|| std::sync::Arc::new(super::builtin::types::NAMESPACE.schema()));
+        Some(std::sync::Arc::clone(&TYPES))
+    }
+
     /// Go's zero Namespace: its `spec` and `status` are `{}`, which a write does not own.
     fn zero_object(&self) -> Value {
         super::builtin::types::NAMESPACE.zero_object(&self.info().api_version(), &self.info().kind)

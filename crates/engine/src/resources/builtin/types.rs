@@ -366,7 +366,7 @@ impl GoStruct {
             _ => MapSchema::default(),
         };
         root.rest = None;
-        if let Schema::Map(own) = struct_schema(self) {
+        if let Schema::Map(own) = struct_schema(self, &mut Vec::new()) {
             root.fields.extend(own.fields);
         }
         Schema::Map(root)
@@ -433,12 +433,22 @@ impl GoStruct {
     }
 }
 
-fn struct_schema(s: &'static GoStruct) -> Schema {
-    let fields: BTreeMap<String, Schema> = s.fields.iter().map(|f| (f.json.to_string(), type_schema(&f.ty))).collect();
+/// The field types of `s`. `within` holds the structs being typed around it: a struct
+/// met again inside itself (`JSONSchemaProps`) is typed as deduced there, since a field
+/// type is a tree. Only the CRD's schemas recurse, and they sit in `versions`, an atomic
+/// list whose insides no field set reaches.
+fn struct_schema(s: &'static GoStruct, within: &mut Vec<&'static GoStruct>) -> Schema {
+    if within.iter().any(|outer| std::ptr::eq(*outer, s)) {
+        return Schema::Deduced;
+    }
+    within.push(s);
+    let fields: BTreeMap<String, Schema> =
+        s.fields.iter().map(|f| (f.json.to_string(), type_schema(&f.ty, within))).collect();
+    within.pop();
     Schema::Map(MapSchema { fields, rest: None, atomic: s.atomic })
 }
 
-fn type_schema(ty: &'static GoType) -> Schema {
+fn type_schema(ty: &'static GoType, within: &mut Vec<&'static GoStruct>) -> Schema {
     match ty {
         GoType::String | GoType::Named(_) | GoType::Time | GoType::MicroTime | GoType::Bytes => {
             Schema::Scalar(ScalarType::String)
@@ -446,18 +456,20 @@ fn type_schema(ty: &'static GoType) -> Schema {
         GoType::Int32 | GoType::Int64 | GoType::Float64 => Schema::Scalar(ScalarType::Numeric),
         GoType::Raw | GoType::Json => Schema::Deduced,
         GoType::Bool => Schema::Scalar(ScalarType::Boolean),
-        GoType::Map(items) => {
-            Schema::Map(MapSchema { fields: BTreeMap::new(), rest: Some(Box::new(type_schema(items))), atomic: false })
-        }
+        GoType::Map(items) => Schema::Map(MapSchema {
+            fields: BTreeMap::new(),
+            rest: Some(Box::new(type_schema(items, within))),
+            atomic: false,
+        }),
         GoType::Slice { items, keys } => {
             let kind = if keys.is_empty() {
                 ListKind::Atomic
             } else {
                 ListKind::Map { keys: keys.iter().map(|k| k.to_string()).collect(), defaults: BTreeMap::new() }
             };
-            Schema::List(ListSchema { items: Box::new(type_schema(items)), kind })
+            Schema::List(ListSchema { items: Box::new(type_schema(items, within)), kind })
         }
-        GoType::Struct(s) | GoType::Union(_, s) => struct_schema(s),
+        GoType::Struct(s) | GoType::Union(_, s) => struct_schema(s, within),
     }
 }
 

@@ -96,24 +96,6 @@ impl Schema {
         Schema::Map(kind_root(schema, preserve_unknown))
     }
 
-    /// The type of a CustomResourceDefinition object as kube's OpenAPI types it for
-    /// managedFields: deduced but for `status.conditions`, a map list keyed by `type`
-    /// (`+listType=map`). Every other list of the kind is atomic, as deduced lists are.
-    pub fn for_crd_objects() -> Schema {
-        let conditions = Schema::List(ListSchema {
-            items: Box::new(Schema::Map(DEDUCED_MAP.clone())),
-            kind: ListKind::Map { keys: vec!["type".into()], defaults: BTreeMap::new() },
-        });
-        let status = MapSchema {
-            fields: BTreeMap::from([("conditions".to_string(), conditions)]),
-            rest: Some(Box::new(Schema::Deduced)),
-            atomic: false,
-        };
-        let mut root = kind_root(None, false);
-        root.fields.insert("status".into(), Schema::Map(status));
-        Schema::Map(root)
-    }
-
     /// The type of the child `pe` leads to.
     pub fn child(&self, pe: &super::path::PathElement) -> &Schema {
         use super::path::PathElement;
