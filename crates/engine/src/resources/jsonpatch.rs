@@ -63,6 +63,8 @@ fn decode(body: &[u8], strict: bool) -> Result<Vec<Operation>, JsonPatchError> {
     } else {
         ("", "jsonpatch.Patch", "jsonpatch.Operation")
     };
+    // Go's syntax check words what does not parse, before anything is decoded.
+    super::go_decode::check_syntax(body).map_err(|e| JsonPatchError::Decode(format!("{prefix}{e}")))?;
     let decode_error = |e: serde_json::Error| JsonPatchError::Decode(format!("{prefix}{e}"));
     let mistyped = |raw: &RawValue, ty: &str| {
         JsonPatchError::Decode(format!("{prefix}json: cannot unmarshal {} into Go value of type {ty}", kind_of(raw)))

@@ -142,6 +142,18 @@ fn bodies_that_are_not_operations_are_refused_with_kubes_messages() {
     );
     assert_eq!(decode("{}", false), "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
     assert_eq!(decode("[1]", false), "json: cannot unmarshal number into Go value of type jsonpatch.Operation");
+    // Text that does not parse, in the oracle's words (Go's syntax check).
+    for (body, why) in [
+        (r#"{"spec":{"image":}}"#, "invalid character '}' looking for beginning of value"),
+        (r#"{"spec":"#, "unexpected end of JSON input"),
+        (r#"[{"op":"add","path":"/spec/x","value":1},]"#, "invalid character ']' looking for beginning of value"),
+        ("spec: {image: [}", "invalid character 's' looking for beginning of value"),
+        (r#"{"spec":{"image":"a"}}x"#, "invalid character 'x' after top-level value"),
+        (r#"{"spec":{"image":"\q"}}"#, "invalid character 'q' in string escape code"),
+    ] {
+        assert_eq!(decode(body, true), format!("error decoding patch: {why}"), "{body}");
+        assert_eq!(decode(body, false), why, "{body}");
+    }
     // Without strict decoding a mistyped member is only a failing operation.
     assert!(matches!(apply(&target, br#"[{"op":5}]"#, false), Err(JsonPatchError::Failed(_))));
 }
