@@ -407,7 +407,7 @@ pub fn typed_cell(type_: &str, value: &Value, now: Timestamp) -> Cell {
         (_, Value::Null) => Cell::Null,
         ("integer", Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Cell::Int(i),
-            (None, Some(f)) => Cell::Int(go_int64(f)),
+            (None, Some(f)) => Cell::Int(crate::schema::gofmt::go_int64(f)),
             _ => Cell::Null,
         },
         ("number", Value::Number(n)) => n.as_f64().map_or(Cell::Null, Cell::Float),
@@ -420,13 +420,6 @@ pub fn typed_cell(type_: &str, value: &Value, now: Timestamp) -> Cell {
         }),
         _ => Cell::Null,
     }
-}
-
-/// Go's `int64(f)` on amd64, which kube-apiserver runs on: the float truncated, and one out
-/// of range the "integer indefinite" `MIN` whatever its sign (the oracle printed 1e20 so).
-fn go_int64(f: f64) -> i64 {
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    if (-LIMIT..LIMIT).contains(&f) { f as i64 } else { i64::MIN }
 }
 
 /// Parses an RFC 3339 time, with a fast path for the `2006-01-02T15:04:05Z` shape every

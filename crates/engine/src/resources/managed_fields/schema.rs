@@ -120,8 +120,10 @@ fn kind_root(schema: Option<&JSONSchemaProps>, preserve_unknown: bool) -> MapSch
 }
 
 fn from_props(s: &JSONSchemaProps, preserve_unknown: bool) -> Schema {
+    // kube's OpenAPI writes an int-or-string as an `anyOf` without a type, which its
+    // converter deduces: a map or a list passes here, for validation to refuse.
     if s.x_kubernetes_int_or_string == Some(true) {
-        return Schema::Scalar(ScalarType::Untyped);
+        return Schema::Deduced;
     }
     match s.type_.as_deref().unwrap_or("") {
         "object" => Schema::Map(map_from_props(s, preserve_unknown)),
@@ -150,7 +152,12 @@ fn from_props(s: &JSONSchemaProps, preserve_unknown: bool) -> Schema {
             };
             Schema::List(ListSchema { items: Box::new(items), kind })
         }
-        "string" => Schema::Scalar(ScalarType::String),
+        // kube-openapi's converter types only plain and `byte` strings as strings; any
+        // other format is an untyped scalar.
+        "string" => match s.format.as_deref().unwrap_or("") {
+            "" | "byte" => Schema::Scalar(ScalarType::String),
+            _ => Schema::Scalar(ScalarType::Untyped),
+        },
         "integer" | "number" => Schema::Scalar(ScalarType::Numeric),
         "boolean" => Schema::Scalar(ScalarType::Boolean),
         // Untyped nodes (x-kubernetes-preserve-unknown-fields without a type).
@@ -272,7 +279,25 @@ mod tests {
         let Schema::Map(selector) = spec.field("selector") else { panic!("a map") };
         assert!(selector.atomic && !selector.is_named("app") && selector.declared("app").is_some());
         assert_eq!(spec.field("anything"), &Schema::Deduced);
-        assert_eq!(spec.field("port"), &Schema::Scalar(ScalarType::Untyped));
+        // The oracle let a map through apply for an int-or-string, to refuse it in validation.
+        assert_eq!(spec.field("port"), &Schema::Deduced);
+    }
+
+    /// The oracle's apply typed a date-time string as any scalar (`expected any scalar`)
+    /// and a plain or `byte` string as a string.
+    #[test]
+    fn only_plain_and_byte_strings_are_strings() {
+        for (format, typed) in [
+            (None, ScalarType::String),
+            (Some("byte"), ScalarType::String),
+            (Some("date-time"), ScalarType::Untyped),
+            (Some("uuid"), ScalarType::Untyped),
+            (Some("int32"), ScalarType::Untyped),
+        ] {
+            let mut s = props(json!({"type": "string"}));
+            s.format = format.map(String::from);
+            assert_eq!(from_props(&s, false), Schema::Scalar(typed), "{format:?}");
+        }
     }
 
     #[test]

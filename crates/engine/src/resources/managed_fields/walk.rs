@@ -11,6 +11,7 @@ use super::path::{Path, PathElement, path_string, values_equal};
 use super::schema::{DEDUCED_LIST, DEDUCED_MAP, ListKind, ListSchema, MapSchema, ScalarType, Schema};
 use super::set::Set;
 use crate::field::go_type;
+use crate::schema::gofmt;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -85,6 +86,7 @@ pub fn item_element(list: &ListSchema, index: usize, item: &Value) -> Result<Pat
         ListKind::Set => match item {
             Value::Object(_) => Err("associative list without keys has an element that's a map type".into()),
             Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
+            Value::Null => Err("associative list without keys has an element that's an explicit null".into()),
             v => Ok(PathElement::Value(v.clone())),
         },
         ListKind::Map { keys, defaults } => {
@@ -395,6 +397,11 @@ pub fn remove_items(schema: &Schema, value: &Value, remove: &Set) -> Value {
     }
 }
 
+/// `%v` of structured-merge-diff's `value.Value` wrapper of `v`: `&{x}`, `&{map[a:1]}`.
+fn wrapped_v(v: &Value) -> String {
+    format!("&{{{}}}", gofmt::plain_v(v))
+}
+
 /// The problems structured-merge-diff finds typing an applied configuration, as
 /// `path: message` lines: fields the schema does not declare, values of the wrong type,
 /// list items without keys or with duplicate keys.
@@ -420,26 +427,30 @@ fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec
                 ScalarType::Untyped => !value.is_object() && !value.is_array(),
             };
             if !ok {
-                let wanted = match t {
-                    ScalarType::String => "string",
-                    ScalarType::Numeric => "numeric (int or float)",
-                    ScalarType::Boolean => "boolean",
-                    ScalarType::Untyped => "any scalar",
+                // structured-merge-diff prints each with its own verb: `%T` of the
+                // value, `%#v` and `%v` of its `value.Value` wrapper.
+                let message = match t {
+                    ScalarType::String => {
+                        format!("expected string, got &value.valueUnstructured{{Value:{}}}", gofmt::sharp_v(value))
+                    }
+                    ScalarType::Numeric => format!("expected numeric (int or float), got {}", go_type(value)),
+                    ScalarType::Boolean => format!("expected boolean, got {}", wrapped_v(value)),
+                    ScalarType::Untyped => format!("expected any scalar, got {}", wrapped_v(value)),
                 };
-                fail(errors, path, format!("expected {wanted}, got {}", go_type(value)));
+                fail(errors, path, message);
             }
         }
         Schema::List(list) => {
             let Some(items) = value.as_array() else {
-                return fail(errors, path, format!("expected list, got {value}"));
+                return fail(errors, path, format!("expected list, got {}", wrapped_v(value)));
             };
             let mut seen = std::collections::BTreeSet::new();
             for (i, item) in items.iter().enumerate() {
                 let pe = match item_element(list, i, item) {
                     Ok(pe) => pe,
                     Err(e) => {
-                        fail(errors, path, format!("element {i}: {e}"));
-                        continue;
+                        // structured-merge-diff gives up on the rest of the list.
+                        return fail(errors, path, format!("element {i}: {e}"));
                     }
                 };
                 if !seen.insert(pe.clone()) {
@@ -452,7 +463,9 @@ fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec
             }
         }
         Schema::Map(map) => {
-            let Some(m) = value.as_object() else { return fail(errors, path, format!("expected map, got {value}")) };
+            let Some(m) = value.as_object() else {
+                return fail(errors, path, format!("expected map, got {}", wrapped_v(value)));
+            };
             for (key, v) in m {
                 path.push(PathElement::Field(key.clone()));
                 match map.declared(key) {

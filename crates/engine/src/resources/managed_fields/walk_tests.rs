@@ -143,3 +143,33 @@ fn validation_names_undeclared_fields_wrong_types_and_duplicate_keys() {
             .is_empty()
     );
 }
+
+/// The oracle's words for values of the wrong type in an applied configuration, each
+/// printed with structured-merge-diff's own verb.
+#[test]
+fn wrong_types_are_worded_as_structured_merge_diff_prints_them() {
+    let one = |spec: serde_json::Value| validate(&widget(), &json!({"spec": spec}));
+    let cases = [
+        (json!({"color": 11}), ".spec.color: expected string, got &value.valueUnstructured{Value:11}"),
+        (json!({"color": 1e20}), ".spec.color: expected string, got &value.valueUnstructured{Value:1e+20}"),
+        (
+            json!({"color": {"a": [1, "b", null, true, 1.5]}}),
+            ".spec.color: expected string, got &value.valueUnstructured{Value:map[string]interface {}{\"a\":[]interface {}{1, \"b\", interface {}(nil), true, 1.5}}}",
+        ),
+        (json!({"tags": "x"}), ".spec.tags: expected list, got &{x}"),
+        (json!({"selector": false}), ".spec.selector: expected map, got &{false}"),
+        (json!({"selector": [11, 0.3, false]}), ".spec.selector: expected map, got &{[11 0.3 false]}"),
+        (
+            json!({"tags": [null]}),
+            ".spec.tags: element 0: associative list without keys has an element that's an explicit null",
+        ),
+        // The rest of a list is not looked at after an item without a path element.
+        (
+            json!({"tags": ["a", [], "a"]}),
+            ".spec.tags: element 1: not supported: associative list with lists as elements",
+        ),
+    ];
+    for (spec, said) in cases {
+        assert_eq!(one(spec.clone()), [said], "{spec}");
+    }
+}

@@ -284,7 +284,12 @@ impl Rest<'_> {
             Origin::Body { .. } => opts.take_decode_errors(),
             Origin::Patch { applied, .. } => applied.clone(),
         };
-        strict.extend(unknown.iter().map(|f| format!("unknown field {f:?}")));
+        // An applied configuration was typed by structured-merge-diff, which refuses an
+        // undeclared field itself: what pruning drops after it sat under a deduced node
+        // (an int-or-string given an object, for validation to refuse) and goes unreported.
+        if !applied {
+            strict.extend(unknown.iter().map(|f| format!("unknown field {f:?}")));
+        }
         if strict.is_empty() {
             return Ok(());
         }
