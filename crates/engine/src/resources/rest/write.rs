@@ -3,7 +3,6 @@
 
 use super::options::{FieldValidation, WriteOptions};
 use super::{Origin, Rest, Subresource, generate_name, parse_precondition, patch_invalid, patch_shown};
-use crate::field::FieldError;
 use crate::meta;
 use crate::resources::managed_fields::fieldmanager::keep_times_if_nothing_else_changed;
 use crate::resources::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
@@ -76,17 +75,12 @@ impl Rest<'_> {
         // body before its create strategy runs (`metadata.name: 5` is a 400, not a 422).
         self.decode(&mut obj, opts, Origin::Body { applied: tracking == Tracking::Applied })?;
         let generated = generate_name(&obj).is_some();
-        if meta::name(&obj).is_none() {
-            match generate_name(&obj).map(|prefix| self.names.generate(prefix)) {
-                Some(name) => {
-                    meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
-                }
-                None => {
-                    return Err(
-                        self.invalid("", &[FieldError::required("metadata.name", "name or generateName is required")])
-                    );
-                }
-            }
+        // Without either, the name stays empty for validation to refuse, with whatever
+        // else is wrong (kube's `ValidateObjectMeta`).
+        if meta::name(&obj).is_none()
+            && let Some(name) = generate_name(&obj).map(|prefix| self.names.generate(prefix))
+        {
+            meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
         }
         let name = meta::name(&obj).unwrap_or_default().to_string();
         if tracking == Tracking::Update {
