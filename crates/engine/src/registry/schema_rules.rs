@@ -456,16 +456,16 @@ fn map_list_rules(
                         "must be a scalar type if parent array's x-kubernetes-list-type is map",
                     )),
                     Some(_) => {}
-                    None => errs.push(FieldError::invalid(
+                    None => errs.push(FieldError::invalid_shown(
                         path.child("x-kubernetes-list-map-keys"),
-                        json!(keys),
+                        &super::gostring::strings(Some(keys)),
                         "entries must all be names of item properties",
                     )),
                 }
                 if seen.contains(&key.as_str()) {
-                    errs.push(FieldError::invalid(
+                    errs.push(FieldError::invalid_shown(
                         path.child("x-kubernetes-list-map-keys"),
-                        json!(keys),
+                        &super::gostring::strings(Some(keys)),
                         "must not contain duplicate entries",
                     ));
                 }

@@ -267,10 +267,10 @@ fn list_and_map_extensions() {
             ),
             vec![
                 format!(
-                    "{ROOT}.properties[p].x-kubernetes-list-map-keys: Invalid value: [\"name\",\"name\",\"missing\",\"obj\"]: must not contain duplicate entries"
+                    "{ROOT}.properties[p].x-kubernetes-list-map-keys: Invalid value: []string{{\"name\", \"name\", \"missing\", \"obj\"}}: must not contain duplicate entries"
                 ),
                 format!(
-                    "{ROOT}.properties[p].x-kubernetes-list-map-keys: Invalid value: [\"name\",\"name\",\"missing\",\"obj\"]: entries must all be names of item properties"
+                    "{ROOT}.properties[p].x-kubernetes-list-map-keys: Invalid value: []string{{\"name\", \"name\", \"missing\", \"obj\"}}: entries must all be names of item properties"
                 ),
                 format!(
                     "{ROOT}.properties[p].items.properties[obj].type: Invalid value: \"object\": must be a scalar type if parent array's x-kubernetes-list-type is map"

@@ -13,10 +13,10 @@ static NAMES: GoStruct = plain_struct(
     &[
         field("plural", GoType::String),
         omit_empty("singular", GoType::String),
-        omit_empty("shortNames", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("shortNames", GoType::Slice { items: &STRING, keys: &[], name: None }),
         field("kind", GoType::String),
         omit_empty("listKind", GoType::String),
-        omit_empty("categories", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("categories", GoType::Slice { items: &STRING, keys: &[], name: None }),
     ],
 );
 
@@ -62,14 +62,14 @@ pub(super) static SCHEMA: GoStruct = plain_struct(
         field("minItems", GoType::Int64),
         omit_empty("uniqueItems", GoType::Bool),
         field("multipleOf", GoType::Float64),
-        omit_empty("enum", GoType::Slice { items: &JSON, keys: &[] }),
+        omit_empty("enum", GoType::Slice { items: &JSON, keys: &[], name: None }),
         field("maxProperties", GoType::Int64),
         field("minProperties", GoType::Int64),
-        omit_empty("required", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("required", GoType::Slice { items: &STRING, keys: &[], name: None }),
         field("items", GoType::Union(SchemaOr::Array, &SCHEMA)),
-        omit_empty("allOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
-        omit_empty("oneOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
-        omit_empty("anyOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[] }),
+        omit_empty("allOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[], name: None }),
+        omit_empty("oneOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[], name: None }),
+        omit_empty("anyOf", GoType::Slice { items: &SCHEMA_TYPE, keys: &[], name: None }),
         field("not", GoType::Struct(&SCHEMA)),
         omit_empty("properties", GoType::Map(&SCHEMA_TYPE)),
         field("additionalProperties", GoType::Union(SchemaOr::Bool, &SCHEMA)),
@@ -83,10 +83,13 @@ pub(super) static SCHEMA: GoStruct = plain_struct(
         field("x-kubernetes-preserve-unknown-fields", GoType::Bool),
         omit_empty("x-kubernetes-embedded-resource", GoType::Bool),
         omit_empty("x-kubernetes-int-or-string", GoType::Bool),
-        omit_empty("x-kubernetes-list-map-keys", GoType::Slice { items: &STRING, keys: &[] }),
+        omit_empty("x-kubernetes-list-map-keys", GoType::Slice { items: &STRING, keys: &[], name: None }),
         field("x-kubernetes-list-type", GoType::String),
         field("x-kubernetes-map-type", GoType::String),
-        omit_empty("x-kubernetes-validations", GoType::Slice { items: &VALIDATION_RULE_TYPE, keys: &["rule"] }),
+        omit_empty(
+            "x-kubernetes-validations",
+            GoType::Slice { items: &VALIDATION_RULE_TYPE, keys: &["rule"], name: Some("v1.ValidationRules") },
+        ),
     ],
 );
 static SCHEMA_TYPE: GoType = GoType::Struct(&SCHEMA);
@@ -130,8 +133,8 @@ static VERSION: GoStruct = plain_struct(
         field("deprecationWarning", GoType::String),
         field("schema", GoType::Struct(&VALIDATION)),
         field("subresources", GoType::Struct(&SUBRESOURCES)),
-        omit_empty("additionalPrinterColumns", GoType::Slice { items: &COLUMN_TYPE, keys: &[] }),
-        omit_empty("selectableFields", GoType::Slice { items: &SELECTABLE_FIELD_TYPE, keys: &[] }),
+        omit_empty("additionalPrinterColumns", GoType::Slice { items: &COLUMN_TYPE, keys: &[], name: None }),
+        omit_empty("selectableFields", GoType::Slice { items: &SELECTABLE_FIELD_TYPE, keys: &[], name: None }),
     ],
 );
 static VERSION_TYPE: GoType = GoType::Struct(&VERSION);
@@ -152,7 +155,7 @@ static WEBHOOK: GoStruct = plain_struct(
     "v1.WebhookConversion",
     &[
         field("clientConfig", GoType::Struct(&CLIENT_CONFIG)),
-        field("conversionReviewVersions", GoType::Slice { items: &STRING, keys: &[] }),
+        field("conversionReviewVersions", GoType::Slice { items: &STRING, keys: &[], name: None }),
     ],
 );
 static CONVERSION: GoStruct = plain_struct(
@@ -165,7 +168,7 @@ static SPEC: GoStruct = plain_struct(
         field("group", GoType::String),
         value_struct("names", &NAMES),
         field("scope", GoType::String),
-        field("versions", GoType::Slice { items: &VERSION_TYPE, keys: &[] }),
+        field("versions", GoType::Slice { items: &VERSION_TYPE, keys: &[], name: None }),
         field("conversion", GoType::Struct(&CONVERSION)),
         omit_empty("preserveUnknownFields", GoType::Bool),
     ],
@@ -184,9 +187,9 @@ static CONDITION_TYPE: GoType = GoType::Struct(&CONDITION);
 static STATUS: GoStruct = plain_struct(
     "v1.CustomResourceDefinitionStatus",
     &[
-        omit_empty("conditions", GoType::Slice { items: &CONDITION_TYPE, keys: &["type"] }),
+        omit_empty("conditions", GoType::Slice { items: &CONDITION_TYPE, keys: &["type"], name: None }),
         value_struct("acceptedNames", &NAMES),
-        field("storedVersions", GoType::Slice { items: &STRING, keys: &[] }),
+        field("storedVersions", GoType::Slice { items: &STRING, keys: &[], name: None }),
     ],
 );
 
@@ -226,6 +229,13 @@ mod tests {
                 format!("json: cannot unmarshal number into {at}.dependencies of type string"),
             ),
             (json!({"additionalProperties": "x"}), "boolean or JSON schema expected".to_string()),
+            // A named slice type is named so (the oracle's answer).
+            (
+                json!({"properties": {"a": {"x-kubernetes-validations": "x"}}}),
+                format!(
+                    "json: cannot unmarshal string into {at}.properties.x-kubernetes-validations of type v1.ValidationRules"
+                ),
+            ),
         ] {
             assert_eq!(CUSTOM_RESOURCE_DEFINITION.type_error(&crd(schema.clone())), Some(words), "{schema}");
         }

@@ -35,10 +35,12 @@ pub enum GoType {
     Json,
     /// `map[string]T`.
     Map(&'static GoType),
-    /// `[]T`; `keys` name a list keyed by those fields (`+listType=map`), else atomic.
+    /// `[]T`; `keys` name a list keyed by those fields (`+listType=map`), else atomic;
+    /// `name` is the Go type's own name when it has one (`v1.ValidationRules`).
     Slice {
         items: &'static GoType,
         keys: &'static [&'static str],
+        name: Option<&'static str>,
     },
     Struct(&'static GoStruct),
     /// One of the CRD schema's unions ([`SchemaOr`]) over a struct.
@@ -167,7 +169,7 @@ static SCALE_STATUS: GoStruct =
 
 static NAMESPACE_SPEC: GoStruct = plain_struct(
     "NamespaceSpec",
-    &[omit_empty("finalizers", GoType::Slice { items: &GoType::Named("v1.FinalizerName"), keys: &[] })],
+    &[omit_empty("finalizers", GoType::Slice { items: &GoType::Named("v1.FinalizerName"), keys: &[], name: None })],
 );
 static NAMESPACE_CONDITION: GoStruct = plain_struct(
     "NamespaceCondition",
@@ -184,7 +186,7 @@ static NAMESPACE_STATUS: GoStruct = plain_struct(
     "NamespaceStatus",
     &[
         omit_empty("phase", GoType::Named("v1.NamespacePhase")),
-        omit_empty("conditions", GoType::Slice { items: &NAMESPACE_CONDITION_TYPE, keys: &["type"] }),
+        omit_empty("conditions", GoType::Slice { items: &NAMESPACE_CONDITION_TYPE, keys: &["type"], name: None }),
     ],
 );
 
@@ -238,17 +240,17 @@ pub static OBJECT_META: GoStruct = plain_struct(
         field("deletionGracePeriodSeconds", GoType::Int64),
         field("labels", GoType::Map(&STRING)),
         field("annotations", GoType::Map(&STRING)),
-        field("ownerReferences", GoType::Slice { items: &OWNER_REFERENCE_TYPE, keys: &["uid"] }),
-        field("finalizers", GoType::Slice { items: &STRING, keys: &[] }),
-        field("managedFields", GoType::Slice { items: &MANAGED_FIELDS_ENTRY_TYPE, keys: &[] }),
+        field("ownerReferences", GoType::Slice { items: &OWNER_REFERENCE_TYPE, keys: &["uid"], name: None }),
+        field("finalizers", GoType::Slice { items: &STRING, keys: &[], name: None }),
+        field("managedFields", GoType::Slice { items: &MANAGED_FIELDS_ENTRY_TYPE, keys: &[], name: None }),
     ],
 );
 
 pub static SERVICE_ACCOUNT: GoStruct = plain_struct(
     "ServiceAccount",
     &[
-        omit_empty("secrets", GoType::Slice { items: &OBJECT_REFERENCE_TYPE, keys: &["name"] }),
-        omit_empty("imagePullSecrets", GoType::Slice { items: &LOCAL_OBJECT_REFERENCE_TYPE, keys: &[] }),
+        omit_empty("secrets", GoType::Slice { items: &OBJECT_REFERENCE_TYPE, keys: &["name"], name: None }),
+        omit_empty("imagePullSecrets", GoType::Slice { items: &LOCAL_OBJECT_REFERENCE_TYPE, keys: &[], name: None }),
         field("automountServiceAccountToken", GoType::Bool),
     ],
 );
@@ -461,7 +463,7 @@ fn type_schema(ty: &'static GoType, within: &mut Vec<&'static GoStruct>) -> Sche
             rest: Some(Box::new(type_schema(items, within))),
             atomic: false,
         }),
-        GoType::Slice { items, keys } => {
+        GoType::Slice { items, keys, .. } => {
             let kind = if keys.is_empty() {
                 ListKind::Atomic
             } else {
@@ -559,6 +561,7 @@ pub fn go_name(ty: &GoType) -> String {
         GoType::Raw => "json.RawMessage".into(),
         GoType::Json => "v1.JSON".into(),
         GoType::Map(items) => format!("map[string]{}", go_name(items)),
+        GoType::Slice { name: Some(name), .. } => (*name).into(),
         GoType::Slice { items, .. } => format!("[]{}", go_name(items)),
         GoType::Struct(s) | GoType::Union(_, s) => s.name.into(),
     }
