@@ -16,7 +16,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceValidation, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
     JSONSchemaPropsOrStringArray,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Which ratcheted rules apply (all on create; on update some only if the old object met them).
 #[derive(Debug, Clone, Copy)]

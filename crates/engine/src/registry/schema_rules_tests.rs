@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::registry::fixtures::schema;
+use serde_json::json;
 
 const ALL: SchemaOptions = SchemaOptions {
     require_structural: true,
