@@ -105,9 +105,11 @@ static SCALE: GoStruct = plain_struct(
         field("labelSelectorPath", GoType::String),
     ],
 );
+/// An empty struct: what it is given decodes to `{}` (an unknown field, reported).
+static SUBRESOURCE_STATUS: GoStruct = plain_struct("v1.CustomResourceSubresourceStatus", &[]);
 static SUBRESOURCES: GoStruct = plain_struct(
     "v1.CustomResourceSubresources",
-    &[field("status", GoType::Raw), field("scale", GoType::Struct(&SCALE))],
+    &[field("status", GoType::Struct(&SUBRESOURCE_STATUS)), field("scale", GoType::Struct(&SCALE))],
 );
 static COLUMN: GoStruct = plain_struct(
     "v1.CustomResourceColumnDefinition",
@@ -244,6 +246,35 @@ mod tests {
         {
             assert_eq!(CUSTOM_RESOURCE_DEFINITION.type_error(&crd(ignored.clone())), None, "{ignored}");
         }
+    }
+
+    /// The oracle's answer to `subresources: {status: "x"}`, and its pruning of a union's
+    /// insides without a word (an empty struct's unknown field is reported).
+    #[test]
+    fn the_status_subresource_is_an_empty_struct_and_unions_prune_silently() {
+        let crd = json!({"spec": {"versions": [{"subresources": {"status": "x"}}]}});
+        assert_eq!(
+            CUSTOM_RESOURCE_DEFINITION.type_error(&crd).as_deref(),
+            Some(
+                "json: cannot unmarshal string into Go struct field CustomResourceSubresources.spec.versions.subresources.status of type v1.CustomResourceSubresourceStatus"
+            )
+        );
+        let mut crd = json!({"spec": {"versions": [{"subresources": {"status": {"x": 1}}, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {
+                "m": {"type": "object", "additionalProperties": {"type": "integer", "foo1": 1}},
+                "l": {"type": "array", "items": {"type": "object", "foo2": 1, "properties": {"a": {"type": "string", "foo3": 1}}}},
+                "n": {"type": "object", "properties": {"b": {"type": "string", "foo4": 1}}}}}}}]}});
+        let dropped = CUSTOM_RESOURCE_DEFINITION.prune(&mut crd);
+        assert_eq!(
+            dropped,
+            [
+                "spec.versions[0].schema.openAPIV3Schema.properties.n.properties.b.foo4",
+                "spec.versions[0].subresources.status.x"
+            ]
+        );
+        let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
+        assert_eq!(schema["m"]["additionalProperties"], json!({"type": "integer"}));
+        assert_eq!(schema["l"]["items"], json!({"type": "object", "properties": {"a": {"type": "string"}}}));
     }
 
     #[test]

@@ -52,11 +52,13 @@ pub fn typed(obj: &Value) -> Option<CustomResourceDefinition> {
 /// words where a value has the wrong type (`json: cannot unmarshal string into Go struct
 /// field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.maxLength of type int64`,
 /// which says where), else serde's.
+/// The Go structs are asked first: the typed model takes some values Go refuses (any JSON
+/// for the empty struct `subresources.status`).
 fn decoded(obj: &Value) -> Result<CustomResourceDefinition, super::Undecodable> {
-    CustomResourceDefinition::deserialize(obj).map_err(|e| {
-        let go = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.type_error(obj);
-        super::Undecodable(go.unwrap_or_else(|| e.to_string()))
-    })
+    if let Some(go) = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.type_error(obj) {
+        return Err(super::Undecodable(go));
+    }
+    CustomResourceDefinition::deserialize(obj).map_err(|e| super::Undecodable(e.to_string()))
 }
 
 /// Writes a typed CRD back over a JSON object, keeping the JSON's metadata (the typed
