@@ -15,8 +15,8 @@
 //! A failed rule is reported on the node's path (plus its `fieldPath`) with the schema type
 //! as the value: `spec: Invalid value: "object": <message>`, the message being the
 //! evaluated `messageExpression`, else `message`, else `failed rule: <rule>`; `reason`
-//! picks the error type. Unchanged correlated values ratchet (their errors are dropped)
-//! for rules that do not use `oldSelf`.
+//! picks the error type. Unchanged correlated values ratchet for rules that do not use
+//! `oldSelf`: their failures become warnings ([`warnings`]), as kube's do.
 //!
 //! Rules are parsed only within cel-go's limits and evaluated on a stack of their own
 //! ([`celcost::on_cel_stack`]); each evaluation is metered ([`celmeter`]) and cancelled past
@@ -31,6 +31,7 @@ use super::correlate;
 use super::formats;
 use super::gofmt::with_value;
 use super::node::Node;
+use super::warnings;
 use crate::field::{ErrorType, FieldError, Path};
 use kube_cel::KubeCelExt;
 use kube_cel::cel::objects::{Key, Map as CelMap, OptionalValue};
@@ -280,8 +281,11 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 Some(Ok(p)) => match message(p, &rule.message_expression, &ctx, budget) {
                     Ok(message) => message.unwrap_or_else(|| rule.message_or_default()),
                     Err(stop) => {
-                        if !ratcheted {
-                            errs.push(with_value(ErrorType::Invalid, path, &type_, stop));
+                        let error = with_value(ErrorType::Invalid, path, &type_, stop);
+                        if ratcheted {
+                            warnings::warn(error.to_string());
+                        } else {
+                            errs.push(error);
                         }
                         *budget = -1;
                         return;
@@ -289,15 +293,18 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 },
                 _ => rule.message_or_default(),
             };
-            if ratcheted {
-                continue;
-            }
-            errs.push(match rule.reason.as_deref() {
+            let error = match rule.reason.as_deref() {
                 Some("FieldValueForbidden") => FieldError::forbidden(path, detail),
                 Some("FieldValueRequired") => FieldError::required(path, detail),
                 Some("FieldValueDuplicate") => with_value(ErrorType::Duplicate, path, &type_, String::new()),
                 _ => with_value(ErrorType::Invalid, path, &type_, detail),
-            });
+            };
+            // kube lets the write through and says why it would have been refused.
+            if ratcheted {
+                warnings::warn(error.to_string());
+            } else {
+                errs.push(error);
+            }
         }
     });
     errs

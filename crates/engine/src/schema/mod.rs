@@ -38,6 +38,7 @@ mod node;
 pub mod object_meta;
 mod prune;
 mod validate;
+pub mod warnings;
 
 pub use node::Node;
 pub use object_meta::{validate_object_meta, validate_object_meta_update};
