@@ -139,6 +139,7 @@ thread_local! {
         cel_invalid::register(&mut ctx);
         super::celtypes::register(&mut ctx);
         super::celstd::register(&mut ctx);
+        super::celtime::register(&mut ctx);
         ctx
     };
 }
@@ -147,6 +148,8 @@ thread_local! {
 fn error_text(e: &ExecutionError) -> String {
     match e {
         ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        // cel-go's errors are their text alone; the functions replaced here say cel-go's.
+        ExecutionError::FunctionError { message, .. } => message.clone(),
         ExecutionError::DivisionByZero(_) => "division by zero".into(),
         ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
         ExecutionError::Overflow(..) => "integer overflow".into(),

@@ -25,6 +25,7 @@ pub mod celcheck;
 pub mod celcost;
 mod celmeter;
 mod celstd;
+mod celtime;
 mod celtypes;
 mod correlate;
 mod defaults;
