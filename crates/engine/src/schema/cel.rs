@@ -140,6 +140,8 @@ thread_local! {
         super::celtypes::register(&mut ctx);
         super::celstd::register(&mut ctx);
         super::celtime::register(&mut ctx);
+        super::celconv::register(&mut ctx);
+        super::celstrings::register(&mut ctx);
         ctx
     };
 }
@@ -152,6 +154,8 @@ fn error_text(e: &ExecutionError) -> String {
         ExecutionError::FunctionError { message, .. } => message.clone(),
         ExecutionError::DivisionByZero(_) => "division by zero".into(),
         ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
+        ExecutionError::Overflow(_, CelValue::UInt(_), _) => "unsigned integer overflow".into(),
+        ExecutionError::Overflow(_, CelValue::Timestamp(_), _) => "timestamp overflow".into(),
         ExecutionError::Overflow(..) => "integer overflow".into(),
         ExecutionError::IndexOutOfBounds(i) => format!("index out of bounds: {}", cel_text(i)),
         ExecutionError::NoSuchOverload

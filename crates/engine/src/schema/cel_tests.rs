@@ -381,3 +381,36 @@ fn optional_selection_of_an_absent_field_is_none() {
         [failed(r#"self.?x.?y.orValue("d") == "d" && !self.?x.hasValue()"#), second]
     );
 }
+
+/// The oracle's answers: cel-go's words for values that do not fit, and for what kube's
+/// libraries refuse, after `evaluating rule: `.
+#[test]
+fn runtime_errors_say_cel_gos_words() {
+    for (rule, spec, oracle) in [
+        ("-self.min < 0", json!({"min": i64::MIN}), "integer overflow"),
+        ("uint(self.min) - 2u > 0u", json!({"min": 1}), "unsigned integer overflow"),
+        ("int(self.name) == 1", json!({"name": "x"}), "type conversion error from 'string' to 'int'"),
+        ("self.name.charAt(10) == 'a'", json!({"name": "abc"}), "index out of range: 10"),
+        (
+            "quantity(self.name).isInteger()",
+            json!({"name": "bad"}),
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+    ] {
+        let s = spec_with_rules(json!([{"rule": rule}]));
+        let want = format!(r#"spec: Invalid value: "object": {oracle} evaluating rule: {rule}"#);
+        assert_eq!(run(&s, json!({"spec": spec}), None), [want], "{rule}");
+    }
+    let s = spec_with_rules(json!([{"rule": "-self.min == 3"}]));
+    assert!(run(&s, json!({"spec": {"min": -3}}), None).is_empty());
+}
+
+/// A ratcheted failure is a warning, with the text kube sends in its `Warning` header.
+#[test]
+fn ratcheted_failures_warn() {
+    let s = spec_with_rules(json!([{"rule": "self.min < 5"}]));
+    let obj = json!({"spec": {"min": 10}});
+    let (errs, warned) = super::warnings::collecting(|| run(&s, obj.clone(), Some(obj.clone())));
+    assert!(errs.is_empty());
+    assert_eq!(warned, [r#"spec: Invalid value: "object": failed rule: self.min < 5"#]);
+}

@@ -233,9 +233,14 @@ impl Instrumenter {
 
 /// The function the interpreter runs for `name`: `x.?f` as `x[?"f"]`, since the `cel`
 /// crate's `.?` fails with `no such key` where cel-go gives `optional.none()` (every value
-/// a rule selects from is a map, which the two read alike).
+/// a rule selects from is a map, which the two read alike); `-x` as a negation of ours
+/// ([`super::celstd`]), since the crate's wraps around (or panics) on the lowest int.
 fn runtime_name(name: &str) -> String {
-    if name == "_?._" { "_[?_]".into() } else { name.into() }
+    match name {
+        "_?._" => "_[?_]".into(),
+        "-_" => super::celstd::NEGATE.into(),
+        _ => name.into(),
+    }
 }
 
 /// How deeply an expression nests: the interpreter recurses once per level, so this bounds

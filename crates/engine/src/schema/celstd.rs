@@ -8,35 +8,72 @@
 //! of numbers) goes back to kube-cel's own function, run in an environment of its own:
 //! the `cel` crate keeps one function per name, so the replaced one is reachable no other way.
 
+use super::formats;
 use crate::representation::gofmt::go_format_g;
 use kube_cel::KubeCelExt;
-use kube_cel::cel::extractors::This;
+use kube_cel::cel::extractors::{Arguments, This};
 use kube_cel::cel::objects::Value;
 use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, ResolveResult};
 use std::sync::Arc;
 
-/// kube-cel's `string`, `format` and `sum`, as calls on the variables `a` and `b`.
+/// kube-cel's functions that the replacements hand back to, as calls on the variables
+/// `a`, `b` and `c`.
 #[derive(Clone, Copy)]
-enum Handed {
+pub(super) enum Handed {
     String,
     Format,
     Sum,
+    IndexOf,
+    LastIndexOf,
+    Find,
+    FindAll,
+    FindAllN,
+    Max,
+    Min,
+    Quantity,
 }
 
 impl Handed {
+    const ALL: [Handed; 11] = [
+        Handed::String,
+        Handed::Format,
+        Handed::Sum,
+        Handed::IndexOf,
+        Handed::LastIndexOf,
+        Handed::Find,
+        Handed::FindAll,
+        Handed::FindAllN,
+        Handed::Max,
+        Handed::Min,
+        Handed::Quantity,
+    ];
+
     fn name(self) -> &'static str {
-        match self {
-            Handed::String => "string",
-            Handed::Format => "format",
-            Handed::Sum => "sum",
-        }
+        self.source().split(['(', '.']).nth(1).unwrap_or_default()
     }
 
     fn source(self) -> &'static str {
         match self {
-            Handed::String => "string(a)",
+            Handed::String => "a.string()",
             Handed::Format => "a.format(b)",
             Handed::Sum => "a.sum()",
+            Handed::IndexOf => "a.indexOf(b)",
+            Handed::LastIndexOf => "a.lastIndexOf(b)",
+            Handed::Find => "a.find(b)",
+            Handed::FindAll => "a.findAll(b)",
+            Handed::FindAllN => "a.findAll(b, c)",
+            Handed::Max => "a.max()",
+            Handed::Min => "a.min()",
+            Handed::Quantity => "a.quantity()",
+        }
+    }
+
+    /// The source as a call: `string(a)` is not a method in CEL, nor `quantity(a)`.
+    fn program_source(self) -> String {
+        match self {
+            Handed::String => "string(a)".into(),
+            Handed::Quantity => "quantity(a)".into(),
+            other => other.source().into(),
         }
     }
 }
@@ -45,13 +82,13 @@ impl Handed {
 /// summing numbers would otherwise compile `a.sum()` at every evaluation).
 struct Kube {
     base: Context<'static>,
-    programs: [Option<Program>; 3],
+    programs: [Option<Program>; Handed::ALL.len()],
 }
 
 thread_local! {
     static KUBE: Kube = Kube {
         base: Context::default().with_all(),
-        programs: [Handed::String, Handed::Format, Handed::Sum].map(|h| Program::compile(h.source()).ok()),
+        programs: Handed::ALL.map(|h| Program::compile(&h.program_source()).ok()),
     };
 }
 
@@ -63,18 +100,22 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("string", string);
     ctx.add_function("format", format);
     ctx.add_function("sum", sum);
+    ctx.add_function(NEGATE, negate);
+    ctx.add_function("max", max);
+    ctx.add_function("min", min);
+    ctx.add_function("quantity", quantity);
+    ctx.add_function("isQuantity", is_quantity);
 }
 
-/// Runs kube-cel's own function `handed`, with `a` (and `b`) bound.
-fn kube(handed: Handed, a: Value, b: Option<Value>) -> ResolveResult {
+/// Runs kube-cel's own function `handed`, with `a`, `b`, ... bound to `args`.
+pub(super) fn kube(handed: Handed, args: Vec<Value>) -> ResolveResult {
     KUBE.with(|kube| {
         let Some(program) = &kube.programs[handed as usize] else {
             return Err(ExecutionError::function_error(handed.name(), "does not compile"));
         };
         let mut ctx = kube.base.new_inner_scope();
-        ctx.add_variable_from_value("a", a);
-        if let Some(b) = b {
-            ctx.add_variable_from_value("b", b);
+        for (name, arg) in ["a", "b", "c"].into_iter().zip(args) {
+            ctx.add_variable_from_value(name, arg);
         }
         program.execute(&ctx)
     })
@@ -113,7 +154,7 @@ fn dyn_of(This(this): This<Value>) -> ResolveResult {
 /// `string()` as cel-go converts to a string.
 fn string(This(this): This<Value>) -> ResolveResult {
     if let Value::Opaque(_) = this {
-        return kube(Handed::String, this, None);
+        return kube(Handed::String, vec![this]);
     }
     text(&this).map(|s| Value::String(Arc::new(s))).ok_or(ExecutionError::NoSuchOverload)
 }
@@ -182,7 +223,7 @@ fn format(This(this): This<Arc<String>>, args: Value) -> ResolveResult {
         }
         other => other,
     };
-    kube(Handed::Format, Value::String(this), Some(args))
+    kube(Handed::Format, vec![Value::String(this), args])
 }
 
 /// `sum()`: kube-cel's, and durations added.
@@ -197,7 +238,78 @@ fn sum(This(this): This<Value>) -> ResolveResult {
         }
         return Ok(Value::Duration(total));
     }
-    kube(Handed::Sum, this, None)
+    kube(Handed::Sum, vec![this])
+}
+
+/// The function `-x` runs as (see `celmeter::runtime_name`).
+pub(super) const NEGATE: &str = "@negate";
+
+/// `-x`, failing as cel-go does where the negation does not fit.
+fn negate(v: Value) -> ResolveResult {
+    let overflow = |words: &str| ExecutionError::function_error("negate", words);
+    match v {
+        Value::Int(i) => i.checked_neg().map(Value::Int).ok_or_else(|| overflow("integer overflow")),
+        Value::Float(f) => Ok(Value::Float(-f)),
+        Value::Duration(d) => Ok(Value::Duration(-d)),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+/// `max()` of a list: kube's words for an empty one; the rest kube-cel's.
+fn max(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
+    extreme(Handed::Max, "max", this, args)
+}
+
+/// `min()` of a list, as [`max`].
+fn min(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
+    extreme(Handed::Min, "min", this, args)
+}
+
+fn extreme(handed: Handed, name: &str, this: Value, args: Arc<Vec<Value>>) -> ResolveResult {
+    match &this {
+        Value::List(items) if args.is_empty() && items.is_empty() => {
+            Err(ExecutionError::function_error(name, format!("{name} called on empty list")))
+        }
+        Value::List(_) if args.is_empty() => kube(handed, vec![this]),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+/// `resource.ParseQuantity`'s errors.
+const QUANTITY_FORMAT_WRONG: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+const QUANTITY_NUMERIC: &str = "unable to parse numeric part of quantity";
+const QUANTITY_SUFFIX: &str = "unable to parse quantity's suffix";
+
+/// Why Go's `resource.ParseQuantity` refuses `s`, `None` when it takes it (kube-cel's
+/// parser trims spaces and words its errors its own way).
+fn quantity_error(s: &str) -> Option<&'static str> {
+    if formats::is_quantity(s) {
+        return None;
+    }
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let number_len = body.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
+    let (number, suffix) = body.split_at(number_len);
+    let suffix_shape = suffix.trim_start_matches(|c| "eEinumkKMGTP".contains(c));
+    let suffix_shape = suffix_shape.strip_prefix(['+', '-']).unwrap_or(suffix_shape);
+    if number.is_empty() || !suffix_shape.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(QUANTITY_FORMAT_WRONG);
+    }
+    if !number.bytes().any(|b| b.is_ascii_digit()) || number.matches('.').count() > 1 {
+        return Some(QUANTITY_NUMERIC);
+    }
+    Some(QUANTITY_SUFFIX)
+}
+
+fn quantity(This(this): This<Arc<String>>) -> ResolveResult {
+    if let Some(words) = quantity_error(&this) {
+        return Err(ExecutionError::function_error("quantity", words));
+    }
+    kube(Handed::Quantity, vec![Value::String(this)])
+}
+
+fn is_quantity(This(this): This<Arc<String>>) -> bool {
+    quantity_error(&this).is_none()
 }
 
 #[cfg(test)]
@@ -263,6 +375,30 @@ mod tests {
         ] {
             assert_eq!(string_of(expr), oracle, "{expr}");
         }
+    }
+
+    #[test]
+    fn empty_lists_and_bad_quantities_fail_with_kubes_words() {
+        let mut ctx = Context::default().with_all();
+        register(&mut ctx);
+        for (expr, oracle) in [
+            ("[].max()", "max called on empty list"),
+            ("[].min()", "min called on empty list"),
+            ("quantity('bad')", QUANTITY_FORMAT_WRONG),
+            ("quantity(' 1')", QUANTITY_FORMAT_WRONG),
+            ("quantity('1.2.3')", QUANTITY_NUMERIC),
+            ("quantity('1Ki5')", QUANTITY_SUFFIX),
+        ] {
+            match Program::compile(expr).expect("compiles").execute(&ctx) {
+                Err(ExecutionError::FunctionError { message, .. }) => assert_eq!(message, oracle, "{expr}"),
+                other => panic!("{expr}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            eval("[1, 3, 2].max() == 3 && [2, 1].min() == 1 && isQuantity('1Ki') && !isQuantity(' 1')"),
+            Value::Bool(true)
+        );
+        assert_eq!(eval("quantity('1.5Gi').isGreaterThan(quantity('1G'))"), Value::Bool(true));
     }
 
     #[test]

@@ -15,7 +15,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// Go's `platformZoneSources`, searched in order.
-const ZONE_SOURCES: [&str; 4] = ["/usr/share/zoneinfo/", "/usr/share/lib/zoneinfo/", "/usr/lib/locale/TZ/", "/etc/zoneinfo/"];
+const ZONE_SOURCES: [&str; 4] =
+    ["/usr/share/zoneinfo/", "/usr/share/lib/zoneinfo/", "/usr/lib/locale/TZ/", "/etc/zoneinfo/"];
 
 /// The parts a timestamp is asked for.
 #[derive(Clone, Copy)]
@@ -78,9 +79,7 @@ impl Part {
 /// Adds the accessors to `ctx` (after the `cel` crate's, which they replace).
 pub fn register(ctx: &mut Context) {
     for (name, part) in Part::ALL {
-        ctx.add_function(name, move |This(this): This<Value>, Arguments(args): Arguments| {
-            accessor(part, this, &args)
-        });
+        ctx.add_function(name, move |This(this): This<Value>, Arguments(args): Arguments| accessor(part, this, &args));
     }
 }
 
@@ -161,7 +160,8 @@ fn local() -> jiff::tz::TimeZone {
     static LOCAL: OnceLock<jiff::tz::TimeZone> = OnceLock::new();
     LOCAL
         .get_or_init(|| {
-            let from_file = |path: &str| std::fs::read(path).ok().and_then(|d| jiff::tz::TimeZone::tzif("Local", &d).ok());
+            let from_file =
+                |path: &str| std::fs::read(path).ok().and_then(|d| jiff::tz::TimeZone::tzif("Local", &d).ok());
             match std::env::var("TZ") {
                 Ok(tz) if tz.is_empty() => None,
                 Ok(tz) => read_zone(tz.trim_start_matches(':')),

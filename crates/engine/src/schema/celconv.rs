@@ -1,0 +1,125 @@
+//! The type conversions `int()`, `uint()`, `double()`, `duration()` and `timestamp()` as
+//! cel-go makes them, with its words when they fail (kube quotes them: `type conversion
+//! error from 'string' to 'int'`, `integer overflow`), where the `cel` crate says its own
+//! (`string parse error: invalid digit found in string`) or converts what cel-go refuses
+//! (`int(-9223372036854775808.0)`, durations in days).
+
+use super::formats;
+use kube_cel::cel::extractors::This;
+use kube_cel::cel::functions::{self as cel_functions, time as cel_time};
+use kube_cel::cel::objects::Value;
+use kube_cel::cel::{Context, ExecutionError, FunctionContext, ResolveResult};
+
+/// Adds the conversions to `ctx` (after the `cel` crate's, which they replace).
+pub fn register(ctx: &mut Context) {
+    ctx.add_function("int", int);
+    ctx.add_function("uint", uint);
+    ctx.add_function("double", double);
+    ctx.add_function("duration", duration);
+    ctx.add_function("timestamp", timestamp);
+}
+
+fn error(words: &str) -> ExecutionError {
+    ExecutionError::function_error("conversion", words)
+}
+
+/// cel-go's `type conversion error from '<from>' to '<to>'`.
+fn conversion_error(to: &str) -> ExecutionError {
+    error(&format!("type conversion error from 'string' to '{to}'"))
+}
+
+const INT_OVERFLOW: &str = "integer overflow";
+const UINT_OVERFLOW: &str = "unsigned integer overflow";
+
+fn int(ftx: &FunctionContext, This(this): This<Value>) -> ResolveResult {
+    match this {
+        Value::String(s) => s.parse::<i64>().map(Value::Int).map_err(|_| conversion_error("int")),
+        // `doubleToInt64Checked`: both ends excluded.
+        Value::Float(f) if !(f > i64::MIN as f64 && f < i64::MAX as f64) => Err(error(INT_OVERFLOW)),
+        Value::UInt(u) => i64::try_from(u).map(Value::Int).map_err(|_| error(INT_OVERFLOW)),
+        other => cel_functions::int(ftx, This(other)),
+    }
+}
+
+fn uint(ftx: &FunctionContext, This(this): This<Value>) -> ResolveResult {
+    match this {
+        Value::String(s) => s.parse::<u64>().map(Value::UInt).map_err(|_| conversion_error("uint")),
+        Value::Float(f) if !(f >= 0.0 && f < u64::MAX as f64) => Err(error(UINT_OVERFLOW)),
+        Value::Int(i) => u64::try_from(i).map(Value::UInt).map_err(|_| error(UINT_OVERFLOW)),
+        other => cel_functions::uint(ftx, This(other)),
+    }
+}
+
+fn double(ftx: &FunctionContext, This(this): This<Value>) -> ResolveResult {
+    match this {
+        Value::String(s) => s.parse::<f64>().map(Value::Float).map_err(|_| conversion_error("double")),
+        other => cel_functions::double(ftx, This(other)),
+    }
+}
+
+/// `duration(string)`: Go's `time.ParseDuration`.
+fn duration(This(this): This<Value>) -> ResolveResult {
+    match this {
+        Value::String(s) => formats::parse_go_duration(&s)
+            .and_then(|ns| i64::try_from(ns).ok())
+            .map(|ns| Value::Duration(chrono::Duration::nanoseconds(ns)))
+            .ok_or_else(|| conversion_error("google.protobuf.Duration")),
+        d @ Value::Duration(_) => Ok(d),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+/// `timestamp(string)`: RFC 3339 (read by the `cel` crate), or seconds since the epoch.
+fn timestamp(This(this): This<Value>) -> ResolveResult {
+    match this {
+        Value::String(s) => cel_time::timestamp(s).map_err(|_| conversion_error("google.protobuf.Timestamp")),
+        t @ Value::Timestamp(_) => Ok(t),
+        Value::Int(secs) => chrono::DateTime::from_timestamp(secs, 0)
+            .map(|t| Value::Timestamp(t.fixed_offset()))
+            .ok_or_else(|| error("timestamp overflow")),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube_cel::KubeCelExt;
+    use kube_cel::cel::Program;
+
+    fn eval(expr: &str) -> Result<Value, String> {
+        let mut ctx = Context::default().with_all();
+        register(&mut ctx);
+        Program::compile(expr).expect("compiles").execute(&ctx).map_err(|e| match e {
+            ExecutionError::FunctionError { message, .. } => message,
+            other => other.to_string(),
+        })
+    }
+
+    /// The oracle's words (the rules took the values from the object).
+    #[test]
+    fn failed_conversions_say_cel_gos_words() {
+        for (expr, oracle) in [
+            ("int('x')", "type conversion error from 'string' to 'int'"),
+            ("int(1e20)", "integer overflow"),
+            ("int(-1e20)", "integer overflow"),
+            ("uint(-1)", "unsigned integer overflow"),
+            ("uint('x')", "type conversion error from 'string' to 'uint'"),
+            ("double('x')", "type conversion error from 'string' to 'double'"),
+            ("duration('bad')", "type conversion error from 'string' to 'google.protobuf.Duration'"),
+            ("timestamp('bad')", "type conversion error from 'string' to 'google.protobuf.Timestamp'"),
+        ] {
+            assert_eq!(eval(expr), Err(oracle.to_string()), "{expr}");
+        }
+    }
+
+    #[test]
+    fn conversions_that_succeed_are_unchanged() {
+        assert_eq!(eval("int('-12')"), Ok(Value::Int(-12)));
+        assert_eq!(eval("int(2.9)"), Ok(Value::Int(2)));
+        assert_eq!(eval("uint(3)"), Ok(Value::UInt(3)));
+        assert_eq!(eval("double('1.5')"), Ok(Value::Float(1.5)));
+        assert_eq!(eval("duration('1h30m') == duration('90m')"), Ok(Value::Bool(true)));
+        assert_eq!(eval("timestamp('2020-01-01T00:00:00Z') == timestamp(1577836800)"), Ok(Value::Bool(true)));
+    }
+}
