@@ -1,11 +1,12 @@
 //! The functions whose answers in the `cel` crate (and kube-cel's library on it) differ
 //! from cel-go's, replaced for the rules the engine runs: `size` of a string counts code
-//! points, `bool()` and `dyn()` exist, `string()` and `format`'s `%s` print values as
-//! cel-go does (Go's floats, `5400s`, RFC 3339 with the value's own offset), and `sum()`
-//! adds durations.
+//! points, `bool()` and `dyn()` exist, `string()` prints values as cel-go does (Go's
+//! floats, `5400s`, RFC 3339 with the value's own offset), `sum()` adds durations, `-x`
+//! fails on the lowest int, `max()`/`min()` of an empty list and `quantity()` of what
+//! Go's parser refuses fail with kube's words; `format` is [`super::celformat`]'s.
 //!
-//! What these do not handle themselves (IP and CIDR values, `format`'s other verbs, sums
-//! of numbers) goes back to kube-cel's own function, run in an environment of its own:
+//! What these do not handle themselves (IP and CIDR values, sums of numbers, lists'
+//! `indexOf`) goes back to kube-cel's own function, run in an environment of its own:
 //! the `cel` crate keeps one function per name, so the replaced one is reachable no other way.
 
 use super::formats;
@@ -21,7 +22,6 @@ use std::sync::Arc;
 #[derive(Clone, Copy)]
 pub(super) enum Handed {
     String,
-    Format,
     Sum,
     IndexOf,
     LastIndexOf,
@@ -34,9 +34,8 @@ pub(super) enum Handed {
 }
 
 impl Handed {
-    const ALL: [Handed; 11] = [
+    const ALL: [Handed; 10] = [
         Handed::String,
-        Handed::Format,
         Handed::Sum,
         Handed::IndexOf,
         Handed::LastIndexOf,
@@ -55,7 +54,6 @@ impl Handed {
     fn source(self) -> &'static str {
         match self {
             Handed::String => "a.string()",
-            Handed::Format => "a.format(b)",
             Handed::Sum => "a.sum()",
             Handed::IndexOf => "a.indexOf(b)",
             Handed::LastIndexOf => "a.lastIndexOf(b)",
@@ -98,7 +96,7 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("bool", to_bool);
     ctx.add_function("dyn", dyn_of);
     ctx.add_function("string", string);
-    ctx.add_function("format", format);
+    ctx.add_function("format", super::celformat::format);
     ctx.add_function("sum", sum);
     ctx.add_function(NEGATE, negate);
     ctx.add_function("max", max);
@@ -183,47 +181,6 @@ pub fn text(v: &Value) -> Option<String> {
         }
         Value::List(_) | Value::Map(_) | Value::Function(..) | Value::Opaque(_) | Value::Null => return None,
     })
-}
-
-/// The verbs of a format string, one per argument it takes, in order.
-fn verbs(format: &str) -> Vec<char> {
-    let mut found = Vec::new();
-    let mut chars = format.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            continue;
-        }
-        match chars.next() {
-            Some('%') | None => {}
-            Some('.') => {
-                while chars.next_if(char::is_ascii_digit).is_some() {}
-                found.extend(chars.next());
-            }
-            Some(verb) => found.push(verb),
-        }
-    }
-    found
-}
-
-/// `format`: kube-cel's, with each scalar printed by `%s` first turned into cel-go's text
-/// of it (kube-cel prints floats, durations, timestamps and bytes its own way).
-fn format(This(this): This<Arc<String>>, args: Value) -> ResolveResult {
-    let args = match args {
-        Value::List(items) => {
-            let verbs = verbs(&this);
-            let printed = items.iter().enumerate().map(|(i, item)| match (verbs.get(i), item) {
-                // cel-go refuses these (IP, CIDR, ...) at compile time.
-                (Some('s'), Value::Opaque(_)) => {
-                    Err(ExecutionError::function_error("format", "no %s of an opaque value"))
-                }
-                (Some('s'), _) => Ok(text(item).map_or_else(|| item.clone(), |s| Value::String(Arc::new(s)))),
-                _ => Ok(item.clone()),
-            });
-            Value::List(Arc::new(printed.collect::<Result<Vec<_>, _>>()?))
-        }
-        other => other,
-    };
-    kube(Handed::Format, vec![Value::String(this), args])
 }
 
 /// `sum()`: kube-cel's, and durations added.
@@ -399,10 +356,5 @@ mod tests {
             Value::Bool(true)
         );
         assert_eq!(eval("quantity('1.5Gi').isGreaterThan(quantity('1G'))"), Value::Bool(true));
-    }
-
-    #[test]
-    fn verbs_skip_escapes_and_read_precisions() {
-        assert_eq!(verbs("%% %s %.2f %d%"), ['s', 'f', 'd']);
     }
 }

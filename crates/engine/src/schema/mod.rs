@@ -24,6 +24,7 @@ mod cel_rule;
 pub mod celcheck;
 mod celconv;
 pub mod celcost;
+mod celformat;
 mod celmeter;
 mod celstd;
 mod celstrings;
