@@ -264,7 +264,10 @@ fn format_string(v: &Value) -> Result<String, String> {
             Ok(format!("{{{}}}", entries.join(", ")))
         }
         Value::Null => Ok("null".into()),
-        Value::Bytes(b) => String::from_utf8(b.to_vec()).map_err(|_| "invalid UTF-8 in bytes, cannot convert to string".into()),
+        // cel-go quotes the conversion's error value as the argument it could not convert.
+        Value::Bytes(b) => String::from_utf8(b.to_vec()).map_err(|_| {
+            r#"could not convert argument "invalid UTF-8 in bytes, cannot convert to string" to string"#.into()
+        }),
         other => type_value_name(other)
             .map(str::to_string)
             .or_else(|| text(other))
@@ -386,8 +389,8 @@ mod tests {
             Err("error during formatting: fixed-point clause can only be used on doubles, was given string".into())
         );
         assert_eq!(
-            formatted("'%s'.format([b'\\xff'])").map_err(|e| e.starts_with("error during formatting")),
-            Err(true)
+            formatted("'%s'.format([b'\\xff'])"),
+            Err(r#"error during formatting: could not convert argument "invalid UTF-8 in bytes, cannot convert to string" to string"#.into())
         );
         assert_eq!(formatted("'%d %d'.format([1])"), Err("index 1 out of range".into()));
     }
