@@ -388,6 +388,11 @@ fn optional_selection_of_an_absent_field_is_none() {
 fn runtime_errors_say_cel_gos_words() {
     for (rule, spec, oracle) in [
         ("-self.min < 0", json!({"min": i64::MIN}), "integer overflow"),
+        (
+            "duration('2562047h') + duration(self.name) > duration('0s')",
+            json!({"name": "2562047h"}),
+            "integer overflow",
+        ),
         ("uint(self.min) - 2u > 0u", json!({"min": 1}), "unsigned integer overflow"),
         ("int(self.name) == 1", json!({"name": "x"}), "type conversion error from 'string' to 'int'"),
         ("self.name.charAt(10) == 'a'", json!({"name": "abc"}), "index out of range: 10"),

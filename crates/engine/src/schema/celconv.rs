@@ -37,6 +37,9 @@ fn int(ftx: &FunctionContext, This(this): This<Value>) -> ResolveResult {
         // `doubleToInt64Checked`: both ends excluded.
         Value::Float(f) if !(f > i64::MIN as f64 && f < i64::MAX as f64) => Err(error(INT_OVERFLOW)),
         Value::UInt(u) => i64::try_from(u).map(Value::Int).map_err(|_| error(INT_OVERFLOW)),
+        // Seconds since the epoch; a duration's nanoseconds.
+        Value::Timestamp(t) => Ok(Value::Int(t.timestamp())),
+        Value::Duration(d) => d.num_nanoseconds().map(Value::Int).ok_or_else(|| error(INT_OVERFLOW)),
         other => cel_functions::int(ftx, This(other)),
     }
 }
@@ -117,6 +120,8 @@ mod tests {
     fn conversions_that_succeed_are_unchanged() {
         assert_eq!(eval("int('-12')"), Ok(Value::Int(-12)));
         assert_eq!(eval("int(2.9)"), Ok(Value::Int(2)));
+        assert_eq!(eval("int(timestamp('2021-01-01T00:00:00Z'))"), Ok(Value::Int(1_609_459_200)));
+        assert_eq!(eval("int(duration('1s'))"), Ok(Value::Int(1_000_000_000)));
         assert_eq!(eval("uint(3)"), Ok(Value::UInt(3)));
         assert_eq!(eval("double('1.5')"), Ok(Value::Float(1.5)));
         assert_eq!(eval("duration('1h30m') == duration('90m')"), Ok(Value::Bool(true)));

@@ -336,9 +336,20 @@ fn literal_int(e: &IdedExpr) -> u64 {
 fn metered(ftx: &FunctionContext) -> ResolveResult {
     let (Some(cost), Some(e)) = (ftx.args.first(), ftx.args.get(1)) else { return Err(ftx.error("bad meter")) };
     charge(literal_int(cost), 0)?;
-    let value = ftx.ptx.resolve(e)?;
+    let value = go_duration(ftx.ptx.resolve(e)?)?;
     charge(0, nodes(&value))?;
     Ok(value)
+}
+
+/// A value cel-go can hold: its durations are Go's, nanoseconds in an int64, where the
+/// `cel` crate's reach further; arithmetic past them is cel-go's `integer overflow`.
+fn go_duration(value: Value) -> ResolveResult {
+    match &value {
+        Value::Duration(d) if d.num_nanoseconds().is_none() => {
+            Err(ExecutionError::function_error("duration", "integer overflow"))
+        }
+        _ => Ok(value),
+    }
 }
 
 fn sized(ftx: &FunctionContext) -> ResolveResult {
@@ -353,7 +364,7 @@ fn sized(ftx: &FunctionContext) -> ResolveResult {
     for (i, v) in values.iter().enumerate() {
         scope.add_variable_from_value(placeholder(i), v.clone());
     }
-    let result = scope.resolve(template);
+    let result = scope.resolve(template).and_then(go_duration);
     charge(call_cost(&function, &values, result.as_ref().ok()), 0)?;
     result
 }

@@ -1,8 +1,8 @@
 //! The string functions whose answers in kube-cel differ from cel-go's (the strings
-//! extension kube 1.32 serves, and regular expressions): `charAt`, `indexOf`,
+//! extension kube 1.32 serves, and regular expressions): `charAt`, `indexOf`, `replace`,
 //! `lastIndexOf` and `substring` count code points and fail as cel-go does (`index out of
 //! range: 10`, `invalid substring range. start: 2, end: 1`, a negative offset refused, an
-//! offset past the end found nowhere); a pattern Go's `regexp` refuses fails with Go's
+//! offset past the end found nowhere), `replace` with a negative count replaces all; a pattern Go's `regexp` refuses fails with Go's
 //! words (`error parsing regexp: missing closing ): ...`).
 //!
 //! `indexOf` and `lastIndexOf` of lists, and the matching itself, stay kube-cel's.
@@ -20,6 +20,7 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("indexOf", index_of);
     ctx.add_function("lastIndexOf", last_index_of);
     ctx.add_function("substring", substring);
+    ctx.add_function("replace", replace);
     ctx.add_function("matches", matches);
     ctx.add_function("find", find);
     ctx.add_function("findAll", find_all);
@@ -82,6 +83,19 @@ fn search(this: &Value, args: &[Value]) -> Result<Option<(Vec<char>, Vec<char>, 
 
 fn found(at: Option<usize>) -> Value {
     Value::Int(at.and_then(|i| i64::try_from(i).ok()).unwrap_or(-1))
+}
+
+/// Go's `strings.Replace`: `n` replacements at most, all when `n` is negative.
+fn replace(This(this): This<Arc<String>>, Arguments(args): Arguments) -> ResolveResult {
+    let (from, to, n) = match args.as_slice() {
+        [Value::String(from), Value::String(to)] => (from, to, -1),
+        [Value::String(from), Value::String(to), Value::Int(n)] => (from, to, *n),
+        _ => return Err(ExecutionError::NoSuchOverload),
+    };
+    Ok(string(match usize::try_from(n) {
+        Ok(n) => this.replacen(from.as_str(), to, n),
+        Err(_) => this.replace(from.as_str(), to),
+    }))
 }
 
 /// cel-go's `indexOfOffset`.
@@ -190,6 +204,10 @@ mod tests {
             ("[1, 2].indexOf(2)", Value::Int(1)),
             ("'a1b22'.findAll('[0-9]+')", Value::List(Arc::new(vec![string("1".into()), string("22".into())]))),
             ("'abc'.matches('b')", Value::Bool(true)),
+            ("'aaa'.replace('a', 'b', -1)", string("bbb".into())),
+            ("'aaa'.replace('a', 'b', 0)", string("aaa".into())),
+            ("'aaa'.replace('a', 'b', 2)", string("bba".into())),
+            ("'ab'.replace('', '-')", string("-a-b-".into())),
         ] {
             assert_eq!(eval(expr), Ok(want), "{expr}");
         }
