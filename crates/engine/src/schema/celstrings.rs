@@ -69,16 +69,22 @@ fn substring(This(this): This<Arc<String>>, Arguments(args): Arguments) -> Resol
     Ok(string(chars[from..to].iter().collect()))
 }
 
-/// The string and search of an `indexOf`-like call, with its offset; `None` for a list's.
-fn search(this: &Value, args: &[Value]) -> Result<Option<(Vec<char>, Vec<char>, Option<i64>)>, ExecutionError> {
+/// An `indexOf`-like call on a string: its code points, those searched for, the offset.
+struct Search {
+    chars: Vec<char>,
+    sub: Vec<char>,
+    offset: Option<i64>,
+}
+
+/// The search of an `indexOf`-like call; `None` for a list's.
+fn search(this: &Value, args: &[Value]) -> Result<Option<Search>, ExecutionError> {
     let Value::String(s) = this else { return Ok(None) };
-    match args {
-        [Value::String(sub)] => Ok(Some((s.chars().collect(), sub.chars().collect(), None))),
-        [Value::String(sub), Value::Int(offset)] => {
-            Ok(Some((s.chars().collect(), sub.chars().collect(), Some(*offset))))
-        }
-        _ => Err(ExecutionError::NoSuchOverload),
-    }
+    let (sub, offset) = match args {
+        [Value::String(sub)] => (sub, None),
+        [Value::String(sub), Value::Int(offset)] => (sub, Some(*offset)),
+        _ => return Err(ExecutionError::NoSuchOverload),
+    };
+    Ok(Some(Search { chars: s.chars().collect(), sub: sub.chars().collect(), offset }))
 }
 
 fn found(at: Option<usize>) -> Value {
@@ -100,7 +106,7 @@ fn replace(This(this): This<Arc<String>>, Arguments(args): Arguments) -> Resolve
 
 /// cel-go's `indexOfOffset`.
 fn index_of(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
-    let Some((chars, sub, offset)) = search(&this, &args)? else {
+    let Some(Search { chars, sub, offset }) = search(&this, &args)? else {
         return kube(Handed::IndexOf, [this].into_iter().chain(args.iter().cloned()).collect());
     };
     let offset = offset.unwrap_or(0);
@@ -116,7 +122,7 @@ fn index_of(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResul
 
 /// cel-go's `lastIndexOf`/`lastIndexOfOffset` (the offset is where a match may start).
 fn last_index_of(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
-    let Some((chars, sub, offset)) = search(&this, &args)? else {
+    let Some(Search { chars, sub, offset }) = search(&this, &args)? else {
         return kube(Handed::LastIndexOf, [this].into_iter().chain(args.iter().cloned()).collect());
     };
     let len = i64::try_from(chars.len()).unwrap_or(i64::MAX);
