@@ -173,14 +173,17 @@ async fn runtime_functions_answer_as_kube_does() {
                     failing("'%x'.format([self])"), {"rule": "-self < 0"}]},
                 "name": {"type": "string", "maxLength": 10, "x-kubernetes-validations": [
                     {"rule": "self.charAt(10) == 'a'"}, {"rule": "int(self) == 1"},
-                    {"rule": "self.substring(2, 1) == ''"}]}
+                    {"rule": "self.substring(2, 1) == ''"}]},
+                "net": {"type": "string", "maxLength": 20, "x-kubernetes-validations": [
+                    {"rule": "isCIDR(self)"}, {"rule": "cidr(self).prefixLength() > 0"}]}
             }),
             json!({}),
         ),
         false,
     )
     .await;
-    let spec = json!({"when": "2021-12-31T23:30:15.250Z", "ratio": 1234.5678, "count": i64::MIN, "name": "abc"});
+    let spec = json!({"when": "2021-12-31T23:30:15.250Z", "ratio": 1234.5678, "count": i64::MIN, "name": "abc",
+                      "net": "1.2.3.4/08"});
     create_refused(
         &api,
         thing("t1", json!({ "spec": spec })),
@@ -206,6 +209,12 @@ async fn runtime_functions_answer_as_kube_does() {
                 "spec.name",
                 INVALID,
                 r#"Invalid value: "string": invalid substring range. start: 2, end: 1 evaluating rule: self.substring(2, 1) == ''"#,
+            ),
+            ("spec.net", INVALID, r#"Invalid value: "string": failed rule: isCIDR(self)"#),
+            (
+                "spec.net",
+                INVALID,
+                r#"Invalid value: "string": network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("1.2.3.4/08"): bad bits after slash: "08" evaluating rule: cidr(self).prefixLength() > 0"#,
             ),
         ],
     )

@@ -142,6 +142,7 @@ thread_local! {
         super::celtime::register(&mut ctx);
         super::celconv::register(&mut ctx);
         super::celstrings::register(&mut ctx);
+        super::celnet::register(&mut ctx);
         ctx
     };
 }

@@ -32,10 +32,12 @@ pub(super) enum Handed {
     Min,
     Quantity,
     AsInteger,
+    Ip,
+    Cidr,
 }
 
 impl Handed {
-    const ALL: [Handed; 11] = [
+    const ALL: [Handed; 13] = [
         Handed::String,
         Handed::Sum,
         Handed::IndexOf,
@@ -47,6 +49,8 @@ impl Handed {
         Handed::Min,
         Handed::Quantity,
         Handed::AsInteger,
+        Handed::Ip,
+        Handed::Cidr,
     ];
 
     fn name(self) -> &'static str {
@@ -66,6 +70,8 @@ impl Handed {
             Handed::Min => "a.min()",
             Handed::Quantity => "a.quantity()",
             Handed::AsInteger => "a.asInteger()",
+            Handed::Ip => "a.ip()",
+            Handed::Cidr => "a.cidr()",
         }
     }
 
@@ -74,6 +80,8 @@ impl Handed {
         match self {
             Handed::String => "string(a)".into(),
             Handed::Quantity => "quantity(a)".into(),
+            Handed::Ip => "ip(a)".into(),
+            Handed::Cidr => "cidr(a)".into(),
             other => other.source().into(),
         }
     }

@@ -26,6 +26,7 @@ mod celconv;
 pub mod celcost;
 mod celformat;
 mod celmeter;
+mod celnet;
 mod celstd;
 mod celstrings;
 mod celtime;
