@@ -87,16 +87,9 @@ fn timestamp(This(this): This<Value>) -> ResolveResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kube_cel::KubeCelExt;
-    use kube_cel::cel::Program;
 
     fn eval(expr: &str) -> Result<Value, String> {
-        let mut ctx = Context::default().with_all();
-        register(&mut ctx);
-        Program::compile(expr).expect("compiles").execute(&ctx).map_err(|e| match e {
-            ExecutionError::FunctionError { message, .. } => message,
-            other => other.to_string(),
-        })
+        super::super::celstd::run_with(register, expr)
     }
 
     /// The oracle's words (the rules took the values from the object).

@@ -288,6 +288,18 @@ fn as_integer(This(this): This<Value>) -> ResolveResult {
         .map_err(|_| ExecutionError::function_error("asInteger", "cannot convert value to integer"))
 }
 
+/// Evaluates `expr` in kube-cel's environment with `register`'s functions added: its value,
+/// or its error as cel-go words it (a function's message alone).
+#[cfg(test)]
+pub(super) fn run_with(register: fn(&mut Context), expr: &str) -> Result<Value, String> {
+    let mut ctx = Context::default().with_all();
+    register(&mut ctx);
+    Program::compile(expr).expect("compiles").execute(&ctx).map_err(|e| match e {
+        ExecutionError::FunctionError { message, .. } => message,
+        other => other.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -164,16 +164,9 @@ fn find_all(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kube_cel::KubeCelExt;
-    use kube_cel::cel::Program;
 
     fn eval(expr: &str) -> Result<Value, String> {
-        let mut ctx = Context::default().with_all();
-        register(&mut ctx);
-        Program::compile(expr).expect("compiles").execute(&ctx).map_err(|e| match e {
-            ExecutionError::FunctionError { message, .. } => message,
-            other => other.to_string(),
-        })
+        super::super::celstd::run_with(register, expr)
     }
 
     /// The oracle's answers (its words from `... evaluating rule: ...`).
