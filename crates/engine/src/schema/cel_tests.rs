@@ -408,6 +408,38 @@ fn runtime_errors_say_cel_gos_words() {
     }
     let s = spec_with_rules(json!([{"rule": "-self.min == 3"}]));
     assert!(run(&s, json!({"spec": {"min": -3}}), None).is_empty());
+    let s = spec_with_rules(json!([{"rule": "[self.max, 1].sum() > 0"}]));
+    assert_eq!(
+        run(&s, json!({"spec": {"max": i64::MAX}}), None),
+        [r#"spec: Invalid value: "object": integer overflow evaluating rule: [self.max, 1].sum() > 0"#]
+    );
+}
+
+/// The oracle's answers: an error in one iteration is absorbed when another decides an
+/// `exists` or an `all`, and numbers compare by value across types.
+#[test]
+fn comprehensions_absorb_errors_and_numbers_compare_across_types() {
+    for (rule, spec, oracle) in [
+        ("[0, 1].exists(x, self.max / x > 5)", json!({"max": 10}), None),
+        ("[0, 20].all(x, self.max / x > 5)", json!({"max": 10}), Some("failed rule: [0, 20].all(x, self.max / x > 5)")),
+        (
+            "[0, 20].exists(x, self.max / x > 5)",
+            json!({"max": 10}),
+            Some("division by zero evaluating rule: [0, 20].exists(x, self.max / x > 5)"),
+        ),
+        (
+            "[0, 1].all(x, self.max / x > 5)",
+            json!({"max": 100}),
+            Some("division by zero evaluating rule: [0, 1].all(x, self.max / x > 5)"),
+        ),
+        ("dyn(self.max) == 1.0 && dyn(self.max) == 1u && [dyn(self.max)] == [1.0]", json!({"max": 1}), None),
+        ("dyn(self.max) != 1.0", json!({"max": 1}), Some("failed rule: dyn(self.max) != 1.0")),
+        ("dyn(self.max) in [1.0] && !(dyn(self.max) in [2.0])", json!({"max": 1}), None),
+    ] {
+        let s = spec_with_rules(json!([{"rule": rule}]));
+        let want: Vec<String> = oracle.map(|o| format!(r#"spec: Invalid value: "object": {o}"#)).into_iter().collect();
+        assert_eq!(run(&s, json!({"spec": spec}), None), want, "{rule}");
+    }
 }
 
 /// A ratcheted failure is a warning, with the text kube sends in its `Warning` header.

@@ -195,19 +195,23 @@ pub fn text(v: &Value) -> Option<String> {
     })
 }
 
-/// `sum()`: kube-cel's, and durations added.
+/// `sum()`: kube-cel's, with durations added and cel-go's overflow errors.
 fn sum(This(this): This<Value>) -> ResolveResult {
-    if let Value::List(items) = &this
-        && let Some(Value::Duration(first)) = items.first()
-    {
-        let mut total = *first;
-        for item in &items[1..] {
-            let Value::Duration(d) = item else { return Err(ExecutionError::NoSuchOverload) };
-            total = total.checked_add(d).ok_or_else(|| ExecutionError::function_error("sum", "duration overflow"))?;
+    let Value::List(items) = &this else { return kube(Handed::Sum, vec![this]) };
+    let overflow = |words: &str| ExecutionError::function_error("sum", words);
+    let mut items = items.iter();
+    let Some(first) = items.next() else { return kube(Handed::Sum, vec![this.clone()]) };
+    items.try_fold(first.clone(), |total, item| match (total, item) {
+        (Value::Int(a), Value::Int(b)) => a.checked_add(*b).map(Value::Int).ok_or_else(|| overflow("integer overflow")),
+        (Value::UInt(a), Value::UInt(b)) => {
+            a.checked_add(*b).map(Value::UInt).ok_or_else(|| overflow("unsigned integer overflow"))
         }
-        return Ok(Value::Duration(total));
-    }
-    kube(Handed::Sum, vec![this])
+        (Value::Float(a), Value::Float(b)) => Ok(Value::Float(a + b)),
+        (Value::Duration(a), Value::Duration(b)) => {
+            a.checked_add(b).map(Value::Duration).ok_or_else(|| overflow("duration overflow"))
+        }
+        _ => Err(ExecutionError::NoSuchOverload),
+    })
 }
 
 /// The function `-x` runs as (see `celmeter::runtime_name`).
