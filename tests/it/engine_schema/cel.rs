@@ -175,7 +175,10 @@ async fn runtime_functions_answer_as_kube_does() {
                     {"rule": "self.charAt(10) == 'a'"}, {"rule": "int(self) == 1"},
                     {"rule": "self.substring(2, 1) == ''"}]},
                 "net": {"type": "string", "maxLength": 20, "x-kubernetes-validations": [
-                    {"rule": "isCIDR(self)"}, {"rule": "cidr(self).prefixLength() > 0"}]}
+                    {"rule": "isCIDR(self)"}, {"rule": "cidr(self).prefixLength() > 0"}]},
+                // Both pass in kube: the division by zero is absorbed, the numbers are equal.
+                "ten": {"type": "integer", "x-kubernetes-validations": [
+                    {"rule": "[0, 1].exists(x, self / x > 5)"}, {"rule": "dyn(self) == 10.0"}]}
             }),
             json!({}),
         ),
@@ -183,7 +186,7 @@ async fn runtime_functions_answer_as_kube_does() {
     )
     .await;
     let spec = json!({"when": "2021-12-31T23:30:15.250Z", "ratio": 1234.5678, "count": i64::MIN, "name": "abc",
-                      "net": "1.2.3.4/08"});
+                      "net": "1.2.3.4/08", "ten": 10});
     create_refused(
         &api,
         thing("t1", json!({ "spec": spec })),
