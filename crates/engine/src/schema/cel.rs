@@ -60,7 +60,8 @@ fn string_value(s: &str, node: Option<&Node>) -> CelValue {
         Some("byte") => base64::engine::general_purpose::STANDARD.decode(s).ok().map(|b| CelValue::Bytes(Arc::new(b))),
         Some("duration") => formats::parse_duration(s).and_then(|ns| duration(Arc::new(format!("{ns}ns"))).ok()),
         Some("date") => formats::parse_date(s).and_then(|_| timestamp(Arc::new(format!("{s}T00:00:00Z"))).ok()),
-        Some("date-time") => formats::parse_date_time(s).and_then(|t| timestamp(Arc::new(t)).ok()),
+        Some("date-time") => cel_invalid::date_time_marker(s)
+            .or_else(|| formats::parse_date_time(s).and_then(|t| timestamp(Arc::new(t)).ok())),
         _ => None,
     };
     converted.unwrap_or_else(|| cel_string(s))
@@ -211,7 +212,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
     }
     BASE.with(|base| {
         let (self_value, any_invalid) = cel_invalid::tracking(|| to_cel(site.value, Some(node), site.resource_root));
-        let self_invalid = cel_invalid::words(&self_value);
+        let self_invalid = cel_invalid::words(&self_value).map(str::to_string);
         // Searched for the markers an error was about, only when there are some.
         let reachable = any_invalid.then(|| self_value.clone());
         let old_value = site.old.map(|o| to_cel(o, Some(node), site.resource_root));
@@ -240,7 +241,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 continue;
             }
             let invalid = |detail: String| with_value(ErrorType::Invalid, error_field(site.path), &type_, detail);
-            if let Some(words) = self_invalid {
+            if let Some(words) = &self_invalid {
                 errs.push(invalid(format!("{words} evaluating rule: {}", rule.error_string())));
                 continue;
             }

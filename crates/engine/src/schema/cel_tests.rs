@@ -451,3 +451,28 @@ fn ratcheted_failures_warn() {
     assert!(errs.is_empty());
     assert_eq!(warned, [r#"spec: Invalid value: "object": failed rule: self.min < 5"#]);
 }
+
+/// The oracle's answers: a `date-time` written with a lower-case `t` or `z` passes kube's
+/// format check, but a rule that reaches it fails on its conversion to a timestamp.
+#[test]
+fn lower_case_date_times_fail_the_rules_that_reach_them() {
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"t": {"type": "string", "format": "date-time"}, "n": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "has(self.t)"}, {"rule": "self.n == 1"}]}}}));
+    assert_eq!(
+        run(&s, json!({"spec": {"t": "2021-01-01t00:00:00z", "n": 1}}), None),
+        [
+            r#"spec: Invalid value: "object": Invalid date-time formatted string 2021-01-01t00:00:00z: parsing time "2021-01-01t00:00:00z" as "2006-01-02T15:04:05": cannot parse "t00:00:00z" as "T" evaluating rule: has(self.t)"#
+        ]
+    );
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"t": {"type": "string", "format": "date-time"}},
+        "x-kubernetes-validations": [{"rule": "self.t == self.t"}]}}}));
+    assert_eq!(
+        run(&s, json!({"spec": {"t": "2021-01-01T00:00:00z"}}), None),
+        [
+            r#"spec: Invalid value: "object": Invalid date-time formatted string 2021-01-01T00:00:00z: parsing time "2021-01-01T00:00:00z": extra text: "z" evaluating rule: self.t == self.t"#
+        ]
+    );
+    assert!(run(&s, json!({"spec": {"t": "2021-01-01T00:00:00Z"}}), None).is_empty());
+}

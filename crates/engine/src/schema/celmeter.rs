@@ -386,6 +386,10 @@ fn sized(ftx: &FunctionContext) -> ResolveResult {
         scope.add_variable_from_value(placeholder(i), v.clone());
     }
     let result = match (function.as_str(), values.as_slice()) {
+        // A value kube cannot convert fails what compares it ([`super::cel_invalid`]).
+        ("_==_" | "_!=_", [a, b]) if super::cel_invalid::words(a).or(super::cel_invalid::words(b)).is_some() => {
+            Err(ExecutionError::UnsupportedBinaryOperator("==", a.clone(), b.clone()))
+        }
         // cel-go's equality, not the crate's (numbers across types).
         ("_==_", [a, b]) => Ok(Value::Bool(cellogic::equal(a, b))),
         ("_!=_", [a, b]) => Ok(Value::Bool(!cellogic::equal(a, b))),
