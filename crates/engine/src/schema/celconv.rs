@@ -84,7 +84,7 @@ fn underscores_ok(s: &str) -> bool {
     let s = s.strip_prefix(['+', '-']).unwrap_or(s).as_bytes();
     let hex = s.len() >= 2 && s[0] == b'0' && matches!(s[1].to_ascii_lowercase(), b'b' | b'o' | b'x');
     let (mut saw, start) = if hex { (b'0', 2) } else { (b'^', 0) };
-    let hex = hex && s[1].to_ascii_lowercase() == b'x';
+    let hex = hex && s[1].eq_ignore_ascii_case(&b'x');
     for &c in &s[start..] {
         if c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()) {
             saw = b'0';

@@ -109,7 +109,7 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
 
 /// Whether the double `f` is the integer `n` exactly.
 fn float_is(f: f64, n: i128) -> bool {
-    f.is_finite() && f.fract() == 0.0 && f >= -1e39 && f <= 1e39 && f as i128 == n
+    f.is_finite() && f.fract() == 0.0 && (-1e39..=1e39).contains(&f) && f as i128 == n
 }
 
 /// The value under the key of the other numeric type that `k` equals (`1` and `1u`).
