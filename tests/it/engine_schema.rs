@@ -419,6 +419,28 @@ async fn unknown_fields_are_pruned_unless_preserved() {
     assert_eq!(stored(&created)["spec"], got["spec"]);
 }
 
+/// A YAML body with a repeated key and an unknown field, under `fieldValidation=Strict`:
+/// one 400 whose strict decoding error names both, go-yaml's error first, as kube's
+/// decoder reports them.
+#[tokio::test]
+async fn strict_yaml_bodies_name_repeated_keys_and_unknown_fields_together() {
+    let (_e, api) = things(spec_schema(json!({"a": {"type": "integer"}}), json!({})), false).await;
+    let yaml =
+        "apiVersion: schema.example.com/v1\nkind: Thing\nmetadata:\n  name: t1\nspec:\n  a: 1\n  a: 2\n  zz: 3\n";
+    let req = http::Request::post(format!("/apis/{GROUP}/v1/namespaces/default/things?fieldValidation=Strict"))
+        .header(http::header::CONTENT_TYPE, "application/yaml")
+        .body(yaml.as_bytes().to_vec())
+        .expect("request");
+    let (status, body) = support::target::send(&api.clone().into_client(), req).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "Thing in version \"v1\" cannot be handled as a Thing: strict decoding error: yaml: unmarshal errors:\n  \
+         line 7: key \"a\" already set in map, unknown field \"spec.zz\""
+    );
+    assert_absent(&api, "t1").await;
+}
+
 #[tokio::test]
 async fn defaults_apply_at_every_depth() {
     let (_e, api) = things(

@@ -153,3 +153,121 @@ async fn rules_that_do_not_type_check_refuse_the_crd() {
     assert_eq!(masked(&causes[0].message), body);
     assert!(crds.get_opt(&format!("things.{GROUP}")).await.expect("get").is_none());
 }
+
+/// cel-go's and kube's libraries at runtime, in the oracle's words: a timestamp's parts in
+/// a time zone, `format` as kube's x/text printer writes floats, and the errors a rule
+/// meets (shown after `evaluating rule: `).
+#[tokio::test]
+async fn runtime_functions_answer_as_kube_does() {
+    let failing = |message_expression: &str| json!({"rule": "false", "messageExpression": message_expression});
+    let (_e, api) = things(
+        spec_schema(
+            json!({
+                "when": {"type": "string", "format": "date-time", "x-kubernetes-validations": [
+                    failing("string(self.getHours('America/New_York'))"),
+                    failing("string(self.getDayOfWeek('Asia/Tokyo'))"),
+                    failing("string(self.getMinutes('+05:30'))")]},
+                "ratio": {"type": "number", "x-kubernetes-validations": [
+                    failing("'%e'.format([self])"), failing("'%f'.format([self])")]},
+                "count": {"type": "integer", "x-kubernetes-validations": [
+                    failing("'%x'.format([self])"), {"rule": "-self < 0"}]},
+                "name": {"type": "string", "maxLength": 10, "x-kubernetes-validations": [
+                    {"rule": "self.charAt(10) == 'a'"}, {"rule": "int(self) == 1"},
+                    {"rule": "self.substring(2, 1) == ''"}]},
+                "net": {"type": "string", "maxLength": 20, "x-kubernetes-validations": [
+                    {"rule": "isCIDR(self)"}, {"rule": "cidr(self).prefixLength() > 0"}]},
+                // Both pass in kube: the division by zero is absorbed, the numbers are equal.
+                "ten": {"type": "integer", "x-kubernetes-validations": [
+                    {"rule": "[0, 1].exists(x, self / x > 5)"}, {"rule": "dyn(self) == 10.0"}]}
+            }),
+            json!({}),
+        ),
+        false,
+    )
+    .await;
+    let spec = json!({"when": "2021-12-31T23:30:15.250Z", "ratio": 1234.5678, "count": i64::MIN, "name": "abc",
+                      "net": "1.2.3.4/08", "ten": 10});
+    create_refused(
+        &api,
+        thing("t1", json!({ "spec": spec })),
+        &[
+            ("spec.when", INVALID, r#"Invalid value: "string": 18"#),
+            ("spec.when", INVALID, r#"Invalid value: "string": 6"#),
+            ("spec.when", INVALID, r#"Invalid value: "string": 0"#),
+            ("spec.ratio", INVALID, "Invalid value: \"number\": 1.234568\u{202f}×\u{202f}10⁰³"),
+            ("spec.ratio", INVALID, r#"Invalid value: "number": 1,234.567800"#),
+            ("spec.count", INVALID, r#"Invalid value: "integer": -8000000000000000"#),
+            ("spec.count", INVALID, r#"Invalid value: "integer": integer overflow evaluating rule: -self < 0"#),
+            (
+                "spec.name",
+                INVALID,
+                r#"Invalid value: "string": index out of range: 10 evaluating rule: self.charAt(10) == 'a'"#,
+            ),
+            (
+                "spec.name",
+                INVALID,
+                r#"Invalid value: "string": type conversion error from 'string' to 'int' evaluating rule: int(self) == 1"#,
+            ),
+            (
+                "spec.name",
+                INVALID,
+                r#"Invalid value: "string": invalid substring range. start: 2, end: 1 evaluating rule: self.substring(2, 1) == ''"#,
+            ),
+            ("spec.net", INVALID, r#"Invalid value: "string": failed rule: isCIDR(self)"#),
+            (
+                "spec.net",
+                INVALID,
+                r#"Invalid value: "string": network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("1.2.3.4/08"): bad bits after slash: "08" evaluating rule: cidr(self).prefixLength() > 0"#,
+            ),
+        ],
+    )
+    .await;
+}
+
+/// An update that leaves a value failing a rule unchanged goes through, with the rule's
+/// error as a `Warning` header, as kube's ratcheting validator answers.
+#[tokio::test]
+async fn ratcheted_rule_failures_come_back_as_warnings() {
+    let (_e, client) = engine().await;
+    let plain = spec_schema(json!({"name": {"type": "string"}, "size": {"type": "integer"}}), json!({}));
+    let crd_name = register(&client, thing_crd(plain, false)).await;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource(GROUP, "Thing", "things"));
+    api.create(&PostParams::default(), &thing("t1", json!({"spec": {"name": "a-long-name", "size": 1}})))
+        .await
+        .expect("create");
+    let ruled = spec_schema(
+        json!({"name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() <= 3"}]},
+               "size": {"type": "integer"}}),
+        json!({}),
+    );
+    let crds: Api<Crd> = Api::all(client.clone());
+    let tightened = json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true,
+        "schema": {"openAPIV3Schema": ruled}}]}});
+    crds.patch(&crd_name, &PatchParams::default(), &Patch::Merge(tightened)).await.expect("tighten");
+    let want = r#"299 - "spec.name: Invalid value: \"string\": failed rule: self.size() <= 3""#;
+    let mut warned = Vec::new();
+    for size in 2..300 {
+        let (status, warnings) = merge_patch_warnings(&client, "t1", json!({"spec": {"size": size}})).await;
+        assert_eq!(status, 200);
+        if !warnings.is_empty() {
+            warned = warnings;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(warned, [want], "the tightened schema is served and ratchets");
+    let (status, warnings) = merge_patch_warnings(&client, "t1", json!({"spec": {"name": "another"}})).await;
+    assert_eq!((status, warnings.len()), (422, 0));
+}
+
+/// A merge patch of the thing `name`: the answer's status and `Warning` headers.
+async fn merge_patch_warnings(client: &kube::Client, name: &str, patch: Value) -> (u16, Vec<String>) {
+    let uri = format!("/apis/{GROUP}/v1/namespaces/default/things/{name}");
+    let req = http::Request::patch(uri)
+        .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
+        .body(kube::client::Body::from(patch.to_string().into_bytes()))
+        .expect("request");
+    let res = client.send(req).await.expect("answer");
+    let warnings = res.headers().get_all("warning").iter().map(|v| v.to_str().unwrap_or_default().to_string());
+    (res.status().as_u16(), warnings.collect())
+}

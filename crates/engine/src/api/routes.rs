@@ -130,14 +130,15 @@ fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) 
     if opts.field_validation != FieldValidation::Ignore {
         opts.note_decode_errors(std::mem::take(&mut decoded.duplicate_fields));
     }
-    strict_decoding(decoded, opts, kind)
+    strict_decoding(decoded, opts, None)
 }
 
-/// The object of a decoded body, decoded as `kind`, its strict decoding complaints (a YAML
-/// body's repeated keys) handled as `fieldValidation` asks: warnings by default, a 400
-/// when Strict (go-yaml's error, in kube's words for an undecodable body), nothing when
-/// Ignore.
-fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions, kind: &str) -> Result<Value, ApiError> {
+/// The object of a decoded body, its strict decoding complaints (a YAML body's repeated
+/// keys) handled as `fieldValidation` asks: warnings by default, nothing when Ignore, and
+/// when Strict go-yaml's one error, which the write reports with the unknown fields in one
+/// strict error (a 400 in kube's words for an undecodable body), as kube's decoder does;
+/// a `Scale` (`alone`: its write joins no unknown fields) is refused with it at once.
+fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions, alone: Option<&str>) -> Result<Value, ApiError> {
     if decoded.duplicates.is_empty() {
         return Ok(decoded.object);
     }
@@ -145,8 +146,12 @@ fn strict_decoding(decoded: super::body::Decoded, opts: &WriteOptions, kind: &st
         FieldValidation::Ignore => {}
         FieldValidation::Warn => decoded.duplicates.into_iter().for_each(|w| opts.warn(w)),
         FieldValidation::Strict => {
-            let why = format!("strict decoding error: yaml: unmarshal errors:\n  {}", decoded.duplicates.join("\n  "));
-            return Err(crate::resources::rest::undecodable(&decoded.object, kind, &why));
+            let yaml = format!("yaml: unmarshal errors:\n  {}", decoded.duplicates.join("\n  "));
+            if let Some(kind) = alone {
+                let why = format!("strict decoding error: {yaml}");
+                return Err(crate::resources::rest::undecodable(&decoded.object, kind, &why));
+            }
+            opts.note_decode_errors(vec![yaml]);
         }
     }
     Ok(decoded.object)
@@ -319,7 +324,7 @@ async fn dispatch_subresource(rest: &Rest<'_>, call: &Call<'_>) -> Result<Respon
         (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
         (Verb::Get, _) => rest.get_at(ns, name, req.query.get("resourceVersion")).await?,
         (Verb::Update, _) if scale => {
-            let scale = strict_decoding(super::body::json(req.headers, body, "Scale")?, opts, "Scale")?;
+            let scale = strict_decoding(super::body::json(req.headers, body, "Scale")?, opts, Some("Scale"))?;
             rest.update_scale(ns, name, scale, opts).await?
         }
         (Verb::Update, _) => rest.update(ns, name, body_object(rest, req, opts)?, sub, opts).await?,

@@ -25,7 +25,7 @@
 pub mod conditions;
 mod conversion;
 pub mod defaults;
-mod go_regexp;
+pub(crate) mod go_regexp;
 mod gostring;
 pub mod metadata;
 pub mod names;

@@ -15,8 +15,8 @@
 //! A failed rule is reported on the node's path (plus its `fieldPath`) with the schema type
 //! as the value: `spec: Invalid value: "object": <message>`, the message being the
 //! evaluated `messageExpression`, else `message`, else `failed rule: <rule>`; `reason`
-//! picks the error type. Unchanged correlated values ratchet (their errors are dropped)
-//! for rules that do not use `oldSelf`.
+//! picks the error type. Unchanged correlated values ratchet for rules that do not use
+//! `oldSelf`: their failures become warnings ([`warnings`]), as kube's do.
 //!
 //! Rules are parsed only within cel-go's limits and evaluated on a stack of their own
 //! ([`celcost::on_cel_stack`]); each evaluation is metered ([`celmeter`]) and cancelled past
@@ -31,6 +31,7 @@ use super::correlate;
 use super::formats;
 use super::gofmt::with_value;
 use super::node::Node;
+use super::warnings;
 use crate::field::{ErrorType, FieldError, Path};
 use kube_cel::KubeCelExt;
 use kube_cel::cel::objects::{Key, Map as CelMap, OptionalValue};
@@ -59,7 +60,8 @@ fn string_value(s: &str, node: Option<&Node>) -> CelValue {
         Some("byte") => base64::engine::general_purpose::STANDARD.decode(s).ok().map(|b| CelValue::Bytes(Arc::new(b))),
         Some("duration") => formats::parse_duration(s).and_then(|ns| duration(Arc::new(format!("{ns}ns"))).ok()),
         Some("date") => formats::parse_date(s).and_then(|_| timestamp(Arc::new(format!("{s}T00:00:00Z"))).ok()),
-        Some("date-time") => formats::parse_date_time(s).and_then(|t| timestamp(Arc::new(t)).ok()),
+        Some("date-time") => cel_invalid::date_time_marker(s)
+            .or_else(|| formats::parse_date_time(s).and_then(|t| timestamp(Arc::new(t)).ok())),
         _ => None,
     };
     converted.unwrap_or_else(|| cel_string(s))
@@ -138,6 +140,11 @@ thread_local! {
         cel_invalid::register(&mut ctx);
         super::celtypes::register(&mut ctx);
         super::celstd::register(&mut ctx);
+        super::celtime::register(&mut ctx);
+        super::celconv::register(&mut ctx);
+        super::celstrings::register(&mut ctx);
+        super::celnet::register(&mut ctx);
+        super::cellogic::register(&mut ctx);
         ctx
     };
 }
@@ -146,8 +153,12 @@ thread_local! {
 fn error_text(e: &ExecutionError) -> String {
     match e {
         ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        // cel-go's errors are their text alone; the functions replaced here say cel-go's.
+        ExecutionError::FunctionError { message, .. } => message.clone(),
         ExecutionError::DivisionByZero(_) => "division by zero".into(),
         ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
+        ExecutionError::Overflow(_, CelValue::UInt(_), _) => "unsigned integer overflow".into(),
+        ExecutionError::Overflow(_, CelValue::Timestamp(_), _) => "timestamp overflow".into(),
         ExecutionError::Overflow(..) => "integer overflow".into(),
         ExecutionError::IndexOutOfBounds(i) => format!("index out of bounds: {}", cel_text(i)),
         ExecutionError::NoSuchOverload
@@ -201,7 +212,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
     }
     BASE.with(|base| {
         let (self_value, any_invalid) = cel_invalid::tracking(|| to_cel(site.value, Some(node), site.resource_root));
-        let self_invalid = cel_invalid::words(&self_value);
+        let self_invalid = cel_invalid::words(&self_value).map(str::to_string);
         // Searched for the markers an error was about, only when there are some.
         let reachable = any_invalid.then(|| self_value.clone());
         let old_value = site.old.map(|o| to_cel(o, Some(node), site.resource_root));
@@ -230,7 +241,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 continue;
             }
             let invalid = |detail: String| with_value(ErrorType::Invalid, error_field(site.path), &type_, detail);
-            if let Some(words) = self_invalid {
+            if let Some(words) = &self_invalid {
                 errs.push(invalid(format!("{words} evaluating rule: {}", rule.error_string())));
                 continue;
             }
@@ -280,8 +291,11 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 Some(Ok(p)) => match message(p, &rule.message_expression, &ctx, budget) {
                     Ok(message) => message.unwrap_or_else(|| rule.message_or_default()),
                     Err(stop) => {
-                        if !ratcheted {
-                            errs.push(with_value(ErrorType::Invalid, path, &type_, stop));
+                        let error = with_value(ErrorType::Invalid, path, &type_, stop);
+                        if ratcheted {
+                            warnings::warn(error.to_string());
+                        } else {
+                            errs.push(error);
                         }
                         *budget = -1;
                         return;
@@ -289,15 +303,18 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 },
                 _ => rule.message_or_default(),
             };
-            if ratcheted {
-                continue;
-            }
-            errs.push(match rule.reason.as_deref() {
+            let error = match rule.reason.as_deref() {
                 Some("FieldValueForbidden") => FieldError::forbidden(path, detail),
                 Some("FieldValueRequired") => FieldError::required(path, detail),
                 Some("FieldValueDuplicate") => with_value(ErrorType::Duplicate, path, &type_, String::new()),
                 _ => with_value(ErrorType::Invalid, path, &type_, detail),
-            });
+            };
+            // kube lets the write through and says why it would have been refused.
+            if ratcheted {
+                warnings::warn(error.to_string());
+            } else {
+                errs.push(error);
+            }
         }
     });
     errs

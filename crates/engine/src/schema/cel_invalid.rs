@@ -16,7 +16,7 @@ use std::sync::Arc;
 const FAIL_WITH: &str = "@invalid_data";
 
 #[derive(Debug, PartialEq, Eq)]
-struct InvalidData(&'static str);
+struct InvalidData(Arc<str>);
 
 impl kube_cel::cel::objects::Opaque for InvalidData {
     fn runtime_type_name(&self) -> &str {
@@ -59,20 +59,42 @@ pub(super) fn marker(n: &serde_json::Number, node: Option<&Node>) -> Option<CelV
     } else {
         return None;
     };
+    Some(invalid(words.into()))
+}
+
+fn invalid(words: Arc<str>) -> CelValue {
     MADE.with(|made| made.set(made.get().wrapping_add(1)));
-    Some(CelValue::Opaque(Arc::new(InvalidData(words))))
+    CelValue::Opaque(Arc::new(InvalidData(words)))
+}
+
+/// The marker for a `date-time` string that kube's format check takes but its CEL
+/// conversion does not (Go's `time.Parse` wants an upper-case `T` and `Z`): the words of
+/// the last layout it tries, `2006-01-02T15:04:05`.
+pub(super) fn date_time_marker(s: &str) -> Option<CelValue> {
+    let quoted = crate::field::go_quote(s);
+    let why = if s.as_bytes().get(10) == Some(&b't') {
+        format!(
+            r#"parsing time {quoted} as "2006-01-02T15:04:05": cannot parse {} as "T""#,
+            crate::field::go_quote(&s[10..])
+        )
+    } else if s.ends_with('z') {
+        format!(r#"parsing time {quoted}: extra text: "z""#)
+    } else {
+        return None;
+    };
+    Some(invalid(format!("Invalid date-time formatted string {s}: {why}").into()))
 }
 
 /// The words of a marker, if `v` is one.
-pub(super) fn words(v: &CelValue) -> Option<&'static str> {
+pub(super) fn words(v: &CelValue) -> Option<&str> {
     match v {
-        CelValue::Opaque(o) => o.downcast_ref::<InvalidData>().map(|d| d.0),
+        CelValue::Opaque(o) => o.downcast_ref::<InvalidData>().map(|d| &*d.0),
         _ => None,
     }
 }
 
 /// The first marker in a value, depth first.
-pub(super) fn first(v: &CelValue) -> Option<&'static str> {
+pub(super) fn first(v: &CelValue) -> Option<&str> {
     match v {
         CelValue::List(items) => items.iter().find_map(first),
         CelValue::Map(map) => map.map.values().find_map(first),

@@ -381,3 +381,98 @@ fn optional_selection_of_an_absent_field_is_none() {
         [failed(r#"self.?x.?y.orValue("d") == "d" && !self.?x.hasValue()"#), second]
     );
 }
+
+/// The oracle's answers: cel-go's words for values that do not fit, and for what kube's
+/// libraries refuse, after `evaluating rule: `.
+#[test]
+fn runtime_errors_say_cel_gos_words() {
+    for (rule, spec, oracle) in [
+        ("-self.min < 0", json!({"min": i64::MIN}), "integer overflow"),
+        (
+            "duration('2562047h') + duration(self.name) > duration('0s')",
+            json!({"name": "2562047h"}),
+            "integer overflow",
+        ),
+        ("uint(self.min) - 2u > 0u", json!({"min": 1}), "unsigned integer overflow"),
+        ("int(self.name) == 1", json!({"name": "x"}), "type conversion error from 'string' to 'int'"),
+        ("self.name.charAt(10) == 'a'", json!({"name": "abc"}), "index out of range: 10"),
+        (
+            "quantity(self.name).isInteger()",
+            json!({"name": "bad"}),
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+    ] {
+        let s = spec_with_rules(json!([{"rule": rule}]));
+        let want = format!(r#"spec: Invalid value: "object": {oracle} evaluating rule: {rule}"#);
+        assert_eq!(run(&s, json!({"spec": spec}), None), [want], "{rule}");
+    }
+    let s = spec_with_rules(json!([{"rule": "-self.min == 3"}]));
+    assert!(run(&s, json!({"spec": {"min": -3}}), None).is_empty());
+    let s = spec_with_rules(json!([{"rule": "[self.max, 1].sum() > 0"}]));
+    assert_eq!(
+        run(&s, json!({"spec": {"max": i64::MAX}}), None),
+        [r#"spec: Invalid value: "object": integer overflow evaluating rule: [self.max, 1].sum() > 0"#]
+    );
+}
+
+/// The oracle's answers: an error in one iteration is absorbed when another decides an
+/// `exists` or an `all`, and numbers compare by value across types.
+#[test]
+fn comprehensions_absorb_errors_and_numbers_compare_across_types() {
+    for (rule, spec, oracle) in [
+        ("[0, 1].exists(x, self.max / x > 5)", json!({"max": 10}), None),
+        ("[0, 20].all(x, self.max / x > 5)", json!({"max": 10}), Some("failed rule: [0, 20].all(x, self.max / x > 5)")),
+        (
+            "[0, 20].exists(x, self.max / x > 5)",
+            json!({"max": 10}),
+            Some("division by zero evaluating rule: [0, 20].exists(x, self.max / x > 5)"),
+        ),
+        (
+            "[0, 1].all(x, self.max / x > 5)",
+            json!({"max": 100}),
+            Some("division by zero evaluating rule: [0, 1].all(x, self.max / x > 5)"),
+        ),
+        ("dyn(self.max) == 1.0 && dyn(self.max) == 1u && [dyn(self.max)] == [1.0]", json!({"max": 1}), None),
+        ("dyn(self.max) != 1.0", json!({"max": 1}), Some("failed rule: dyn(self.max) != 1.0")),
+        ("dyn(self.max) in [1.0] && !(dyn(self.max) in [2.0])", json!({"max": 1}), None),
+    ] {
+        let s = spec_with_rules(json!([{"rule": rule}]));
+        let want: Vec<String> = oracle.map(|o| format!(r#"spec: Invalid value: "object": {o}"#)).into_iter().collect();
+        assert_eq!(run(&s, json!({"spec": spec}), None), want, "{rule}");
+    }
+}
+
+/// A ratcheted failure is a warning, with the text kube sends in its `Warning` header.
+#[test]
+fn ratcheted_failures_warn() {
+    let s = spec_with_rules(json!([{"rule": "self.min < 5"}]));
+    let obj = json!({"spec": {"min": 10}});
+    let (errs, warned) = super::warnings::collecting(|| run(&s, obj.clone(), Some(obj.clone())));
+    assert!(errs.is_empty());
+    assert_eq!(warned, [r#"spec: Invalid value: "object": failed rule: self.min < 5"#]);
+}
+
+/// The oracle's answers: a `date-time` written with a lower-case `t` or `z` passes kube's
+/// format check, but a rule that reaches it fails on its conversion to a timestamp.
+#[test]
+fn lower_case_date_times_fail_the_rules_that_reach_them() {
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"t": {"type": "string", "format": "date-time"}, "n": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "has(self.t)"}, {"rule": "self.n == 1"}]}}}));
+    assert_eq!(
+        run(&s, json!({"spec": {"t": "2021-01-01t00:00:00z", "n": 1}}), None),
+        [
+            r#"spec: Invalid value: "object": Invalid date-time formatted string 2021-01-01t00:00:00z: parsing time "2021-01-01t00:00:00z" as "2006-01-02T15:04:05": cannot parse "t00:00:00z" as "T" evaluating rule: has(self.t)"#
+        ]
+    );
+    let s = node(json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"t": {"type": "string", "format": "date-time"}},
+        "x-kubernetes-validations": [{"rule": "self.t == self.t"}]}}}));
+    assert_eq!(
+        run(&s, json!({"spec": {"t": "2021-01-01T00:00:00z"}}), None),
+        [
+            r#"spec: Invalid value: "object": Invalid date-time formatted string 2021-01-01T00:00:00z: parsing time "2021-01-01T00:00:00z": extra text: "z" evaluating rule: self.t == self.t"#
+        ]
+    );
+    assert!(run(&s, json!({"spec": {"t": "2021-01-01T00:00:00Z"}}), None).is_empty());
+}

@@ -21,6 +21,7 @@ use super::celcost::{
     CANCELLED, LIST_CREATE_BASE_COST, MAP_CREATE_BASE_COST, MAX_NAME_FORMAT_REGEX_SIZE, PER_CALL_LIMIT,
     REGEX_STRING_LENGTH_COST_FACTOR, SELECT_AND_IDENT_COST, STRING_TRAVERSAL_COST_FACTOR, by_factor,
 };
+use super::cellogic;
 use kube_cel::cel::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapEntryExpr, MapExpr, SelectExpr,
 };
@@ -175,7 +176,7 @@ impl Instrumenter {
                 let scoped = [Some(&c.iter_var), c.iter_var2.as_ref(), Some(&c.accu_var)];
                 let before = self.variables.len();
                 self.variables.extend(scoped.into_iter().flatten().cloned());
-                let comprehension = ComprehensionExpr {
+                let mut comprehension = ComprehensionExpr {
                     iter_range,
                     iter_var: c.iter_var.clone(),
                     iter_var2: c.iter_var2.clone(),
@@ -186,6 +187,7 @@ impl Instrumenter {
                     result: self.expr(&c.result),
                 };
                 self.variables.truncate(before);
+                absorbing_errors(c, &mut comprehension);
                 node(Expr::Comprehension(Box::new(comprehension)))
             }
             Expr::Call(c) => self.call(c),
@@ -231,11 +233,35 @@ impl Instrumenter {
     }
 }
 
+/// An `exists` or `all` (its step `@result || p` or `@result && p`) made to absorb errors
+/// as cel-go's does ([`super::cellogic`]).
+fn absorbing_errors(original: &ComprehensionExpr, instrumented: &mut ComprehensionExpr) {
+    let Expr::Call(step) = &original.loop_step.expr else { return };
+    let on_result = matches!(step.args.first(), Some(IdedExpr { expr: Expr::Ident(v), .. }) if *v == original.accu_var);
+    let name = match step.func_name.as_str() {
+        "_||_" => cellogic::OR_STEP,
+        "_&&_" => cellogic::AND_STEP,
+        _ => return,
+    };
+    let Expr::Call(instrumented_step) = &mut instrumented.loop_step.expr else { return };
+    if !on_result {
+        return;
+    }
+    instrumented_step.func_name = name.into();
+    let result = std::mem::replace(&mut instrumented.result, node(Expr::Unspecified));
+    instrumented.result = call(cellogic::ACCUMULATED, vec![result]);
+}
+
 /// The function the interpreter runs for `name`: `x.?f` as `x[?"f"]`, since the `cel`
 /// crate's `.?` fails with `no such key` where cel-go gives `optional.none()` (every value
-/// a rule selects from is a map, which the two read alike).
+/// a rule selects from is a map, which the two read alike); `-x` as a negation of ours
+/// ([`super::celstd`]), since the crate's wraps around (or panics) on the lowest int.
 fn runtime_name(name: &str) -> String {
-    if name == "_?._" { "_[?_]".into() } else { name.into() }
+    match name {
+        "_?._" => "_[?_]".into(),
+        "-_" => super::celstd::NEGATE.into(),
+        _ => name.into(),
+    }
 }
 
 /// How deeply an expression nests: the interpreter recurses once per level, so this bounds
@@ -331,9 +357,20 @@ fn literal_int(e: &IdedExpr) -> u64 {
 fn metered(ftx: &FunctionContext) -> ResolveResult {
     let (Some(cost), Some(e)) = (ftx.args.first(), ftx.args.get(1)) else { return Err(ftx.error("bad meter")) };
     charge(literal_int(cost), 0)?;
-    let value = ftx.ptx.resolve(e)?;
+    let value = go_duration(ftx.ptx.resolve(e)?)?;
     charge(0, nodes(&value))?;
     Ok(value)
+}
+
+/// A value cel-go can hold: its durations are Go's, nanoseconds in an int64, where the
+/// `cel` crate's reach further; arithmetic past them is cel-go's `integer overflow`.
+fn go_duration(value: Value) -> ResolveResult {
+    match &value {
+        Value::Duration(d) if d.num_nanoseconds().is_none() => {
+            Err(ExecutionError::function_error("duration", "integer overflow"))
+        }
+        _ => Ok(value),
+    }
 }
 
 fn sized(ftx: &FunctionContext) -> ResolveResult {
@@ -348,7 +385,17 @@ fn sized(ftx: &FunctionContext) -> ResolveResult {
     for (i, v) in values.iter().enumerate() {
         scope.add_variable_from_value(placeholder(i), v.clone());
     }
-    let result = scope.resolve(template);
+    let result = match (function.as_str(), values.as_slice()) {
+        // A value kube cannot convert fails what compares it ([`super::cel_invalid`]).
+        ("_==_" | "_!=_", [a, b]) if super::cel_invalid::words(a).or(super::cel_invalid::words(b)).is_some() => {
+            Err(ExecutionError::UnsupportedBinaryOperator("==", a.clone(), b.clone()))
+        }
+        // cel-go's equality, not the crate's (numbers across types).
+        ("_==_", [a, b]) => Ok(Value::Bool(cellogic::equal(a, b))),
+        ("_!=_", [a, b]) => Ok(Value::Bool(!cellogic::equal(a, b))),
+        ("@in", [a, Value::List(items)]) => Ok(Value::Bool(items.iter().any(|item| cellogic::equal(a, item)))),
+        _ => scope.resolve(template).and_then(go_duration),
+    };
     charge(call_cost(&function, &values, result.as_ref().ok()), 0)?;
     result
 }

@@ -1,42 +1,88 @@
 //! The functions whose answers in the `cel` crate (and kube-cel's library on it) differ
 //! from cel-go's, replaced for the rules the engine runs: `size` of a string counts code
-//! points, `bool()` and `dyn()` exist, `string()` and `format`'s `%s` print values as
-//! cel-go does (Go's floats, `5400s`, RFC 3339 with the value's own offset), and `sum()`
-//! adds durations.
+//! points, `bool()` and `dyn()` exist, `string()` prints values as cel-go does (Go's
+//! floats, `5400s`, RFC 3339 with the value's own offset), `sum()` adds durations, `-x`
+//! fails on the lowest int, `max()`/`min()` of an empty list and `quantity()` of what
+//! Go's parser refuses fail with kube's words; `format` is [`super::celformat`]'s.
 //!
-//! What these do not handle themselves (IP and CIDR values, `format`'s other verbs, sums
-//! of numbers) goes back to kube-cel's own function, run in an environment of its own:
+//! What these do not handle themselves (IP and CIDR values, sums of numbers, lists'
+//! `indexOf`) goes back to kube-cel's own function, run in an environment of its own:
 //! the `cel` crate keeps one function per name, so the replaced one is reachable no other way.
 
+use super::formats;
 use crate::representation::gofmt::go_format_g;
 use kube_cel::KubeCelExt;
-use kube_cel::cel::extractors::This;
+use kube_cel::cel::extractors::{Arguments, This};
 use kube_cel::cel::objects::Value;
 use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, ResolveResult};
 use std::sync::Arc;
 
-/// kube-cel's `string`, `format` and `sum`, as calls on the variables `a` and `b`.
+/// kube-cel's functions that the replacements hand back to, as calls on the variables
+/// `a`, `b` and `c`.
 #[derive(Clone, Copy)]
-enum Handed {
+pub(super) enum Handed {
     String,
-    Format,
     Sum,
+    IndexOf,
+    LastIndexOf,
+    Find,
+    FindAll,
+    FindAllN,
+    Max,
+    Min,
+    Quantity,
+    AsInteger,
+    Ip,
+    Cidr,
 }
 
 impl Handed {
+    const ALL: [Handed; 13] = [
+        Handed::String,
+        Handed::Sum,
+        Handed::IndexOf,
+        Handed::LastIndexOf,
+        Handed::Find,
+        Handed::FindAll,
+        Handed::FindAllN,
+        Handed::Max,
+        Handed::Min,
+        Handed::Quantity,
+        Handed::AsInteger,
+        Handed::Ip,
+        Handed::Cidr,
+    ];
+
     fn name(self) -> &'static str {
-        match self {
-            Handed::String => "string",
-            Handed::Format => "format",
-            Handed::Sum => "sum",
-        }
+        self.source().split(['(', '.']).nth(1).unwrap_or_default()
     }
 
     fn source(self) -> &'static str {
         match self {
-            Handed::String => "string(a)",
-            Handed::Format => "a.format(b)",
+            Handed::String => "a.string()",
             Handed::Sum => "a.sum()",
+            Handed::IndexOf => "a.indexOf(b)",
+            Handed::LastIndexOf => "a.lastIndexOf(b)",
+            Handed::Find => "a.find(b)",
+            Handed::FindAll => "a.findAll(b)",
+            Handed::FindAllN => "a.findAll(b, c)",
+            Handed::Max => "a.max()",
+            Handed::Min => "a.min()",
+            Handed::Quantity => "a.quantity()",
+            Handed::AsInteger => "a.asInteger()",
+            Handed::Ip => "a.ip()",
+            Handed::Cidr => "a.cidr()",
+        }
+    }
+
+    /// The source as a call: `string(a)` is not a method in CEL, nor `quantity(a)`.
+    fn program_source(self) -> String {
+        match self {
+            Handed::String => "string(a)".into(),
+            Handed::Quantity => "quantity(a)".into(),
+            Handed::Ip => "ip(a)".into(),
+            Handed::Cidr => "cidr(a)".into(),
+            other => other.source().into(),
         }
     }
 }
@@ -45,13 +91,13 @@ impl Handed {
 /// summing numbers would otherwise compile `a.sum()` at every evaluation).
 struct Kube {
     base: Context<'static>,
-    programs: [Option<Program>; 3],
+    programs: [Option<Program>; Handed::ALL.len()],
 }
 
 thread_local! {
     static KUBE: Kube = Kube {
         base: Context::default().with_all(),
-        programs: [Handed::String, Handed::Format, Handed::Sum].map(|h| Program::compile(h.source()).ok()),
+        programs: Handed::ALL.map(|h| Program::compile(&h.program_source()).ok()),
     };
 }
 
@@ -61,20 +107,25 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("bool", to_bool);
     ctx.add_function("dyn", dyn_of);
     ctx.add_function("string", string);
-    ctx.add_function("format", format);
+    ctx.add_function("format", super::celformat::format);
     ctx.add_function("sum", sum);
+    ctx.add_function(NEGATE, negate);
+    ctx.add_function("max", max);
+    ctx.add_function("min", min);
+    ctx.add_function("quantity", quantity);
+    ctx.add_function("isQuantity", is_quantity);
+    ctx.add_function("asInteger", as_integer);
 }
 
-/// Runs kube-cel's own function `handed`, with `a` (and `b`) bound.
-fn kube(handed: Handed, a: Value, b: Option<Value>) -> ResolveResult {
+/// Runs kube-cel's own function `handed`, with `a`, `b`, ... bound to `args`.
+pub(super) fn kube(handed: Handed, args: Vec<Value>) -> ResolveResult {
     KUBE.with(|kube| {
         let Some(program) = &kube.programs[handed as usize] else {
             return Err(ExecutionError::function_error(handed.name(), "does not compile"));
         };
         let mut ctx = kube.base.new_inner_scope();
-        ctx.add_variable_from_value("a", a);
-        if let Some(b) = b {
-            ctx.add_variable_from_value("b", b);
+        for (name, arg) in ["a", "b", "c"].into_iter().zip(args) {
+            ctx.add_variable_from_value(name, arg);
         }
         program.execute(&ctx)
     })
@@ -113,7 +164,7 @@ fn dyn_of(This(this): This<Value>) -> ResolveResult {
 /// `string()` as cel-go converts to a string.
 fn string(This(this): This<Value>) -> ResolveResult {
     if let Value::Opaque(_) = this {
-        return kube(Handed::String, this, None);
+        return kube(Handed::String, vec![this]);
     }
     text(&this).map(|s| Value::String(Arc::new(s))).ok_or(ExecutionError::NoSuchOverload)
 }
@@ -144,60 +195,113 @@ pub fn text(v: &Value) -> Option<String> {
     })
 }
 
-/// The verbs of a format string, one per argument it takes, in order.
-fn verbs(format: &str) -> Vec<char> {
-    let mut found = Vec::new();
-    let mut chars = format.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            continue;
-        }
-        match chars.next() {
-            Some('%') | None => {}
-            Some('.') => {
-                while chars.next_if(char::is_ascii_digit).is_some() {}
-                found.extend(chars.next());
-            }
-            Some(verb) => found.push(verb),
-        }
-    }
-    found
-}
-
-/// `format`: kube-cel's, with each scalar printed by `%s` first turned into cel-go's text
-/// of it (kube-cel prints floats, durations, timestamps and bytes its own way).
-fn format(This(this): This<Arc<String>>, args: Value) -> ResolveResult {
-    let args = match args {
-        Value::List(items) => {
-            let verbs = verbs(&this);
-            let printed = items.iter().enumerate().map(|(i, item)| match (verbs.get(i), item) {
-                // cel-go refuses these (IP, CIDR, ...) at compile time.
-                (Some('s'), Value::Opaque(_)) => {
-                    Err(ExecutionError::function_error("format", "no %s of an opaque value"))
-                }
-                (Some('s'), _) => Ok(text(item).map_or_else(|| item.clone(), |s| Value::String(Arc::new(s)))),
-                _ => Ok(item.clone()),
-            });
-            Value::List(Arc::new(printed.collect::<Result<Vec<_>, _>>()?))
-        }
-        other => other,
-    };
-    kube(Handed::Format, Value::String(this), Some(args))
-}
-
-/// `sum()`: kube-cel's, and durations added.
+/// `sum()`: kube-cel's, with durations added and cel-go's overflow errors.
 fn sum(This(this): This<Value>) -> ResolveResult {
-    if let Value::List(items) = &this
-        && let Some(Value::Duration(first)) = items.first()
-    {
-        let mut total = *first;
-        for item in &items[1..] {
-            let Value::Duration(d) = item else { return Err(ExecutionError::NoSuchOverload) };
-            total = total.checked_add(d).ok_or_else(|| ExecutionError::function_error("sum", "duration overflow"))?;
+    let Value::List(items) = &this else { return kube(Handed::Sum, vec![this]) };
+    let overflow = |words: &str| ExecutionError::function_error("sum", words);
+    let mut items = items.iter();
+    let Some(first) = items.next() else { return kube(Handed::Sum, vec![this.clone()]) };
+    items.try_fold(first.clone(), |total, item| match (total, item) {
+        (Value::Int(a), Value::Int(b)) => a.checked_add(*b).map(Value::Int).ok_or_else(|| overflow("integer overflow")),
+        (Value::UInt(a), Value::UInt(b)) => {
+            a.checked_add(*b).map(Value::UInt).ok_or_else(|| overflow("unsigned integer overflow"))
         }
-        return Ok(Value::Duration(total));
+        (Value::Float(a), Value::Float(b)) => Ok(Value::Float(a + b)),
+        (Value::Duration(a), Value::Duration(b)) => {
+            a.checked_add(b).map(Value::Duration).ok_or_else(|| overflow("duration overflow"))
+        }
+        _ => Err(ExecutionError::NoSuchOverload),
+    })
+}
+
+/// The function `-x` runs as (see `celmeter::runtime_name`).
+pub(super) const NEGATE: &str = "@negate";
+
+/// `-x`, failing as cel-go does where the negation does not fit.
+fn negate(v: Value) -> ResolveResult {
+    let overflow = |words: &str| ExecutionError::function_error("negate", words);
+    match v {
+        Value::Int(i) => i.checked_neg().map(Value::Int).ok_or_else(|| overflow("integer overflow")),
+        Value::Float(f) => Ok(Value::Float(-f)),
+        Value::Duration(d) => Ok(Value::Duration(-d)),
+        _ => Err(ExecutionError::NoSuchOverload),
     }
-    kube(Handed::Sum, this, None)
+}
+
+/// `max()` of a list: kube's words for an empty one; the rest kube-cel's.
+fn max(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
+    extreme(Handed::Max, "max", this, args)
+}
+
+/// `min()` of a list, as [`max`].
+fn min(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
+    extreme(Handed::Min, "min", this, args)
+}
+
+fn extreme(handed: Handed, name: &str, this: Value, args: Arc<Vec<Value>>) -> ResolveResult {
+    match &this {
+        Value::List(items) if args.is_empty() && items.is_empty() => {
+            Err(ExecutionError::function_error(name, format!("{name} called on empty list")))
+        }
+        Value::List(_) if args.is_empty() => kube(handed, vec![this]),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+/// `resource.ParseQuantity`'s errors.
+const QUANTITY_FORMAT_WRONG: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+const QUANTITY_NUMERIC: &str = "unable to parse numeric part of quantity";
+const QUANTITY_SUFFIX: &str = "unable to parse quantity's suffix";
+
+/// Why Go's `resource.ParseQuantity` refuses `s`, `None` when it takes it (kube-cel's
+/// parser trims spaces and words its errors its own way).
+fn quantity_error(s: &str) -> Option<&'static str> {
+    if formats::is_quantity(s) {
+        return None;
+    }
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let number_len = body.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
+    let (number, suffix) = body.split_at(number_len);
+    let suffix_shape = suffix.trim_start_matches(|c| "eEinumkKMGTP".contains(c));
+    let suffix_shape = suffix_shape.strip_prefix(['+', '-']).unwrap_or(suffix_shape);
+    if number.is_empty() || !suffix_shape.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(QUANTITY_FORMAT_WRONG);
+    }
+    if !number.bytes().any(|b| b.is_ascii_digit()) || number.matches('.').count() > 1 {
+        return Some(QUANTITY_NUMERIC);
+    }
+    Some(QUANTITY_SUFFIX)
+}
+
+fn quantity(This(this): This<Arc<String>>) -> ResolveResult {
+    if let Some(words) = quantity_error(&this) {
+        return Err(ExecutionError::function_error("quantity", words));
+    }
+    kube(Handed::Quantity, vec![Value::String(this)])
+}
+
+fn is_quantity(This(this): This<Arc<String>>) -> bool {
+    quantity_error(&this).is_none()
+}
+
+/// `asInteger()`: kube-cel's, failing with kube's words (`AsInt64` said no) whatever the
+/// reason.
+fn as_integer(This(this): This<Value>) -> ResolveResult {
+    kube(Handed::AsInteger, vec![this])
+        .map_err(|_| ExecutionError::function_error("asInteger", "cannot convert value to integer"))
+}
+
+/// Evaluates `expr` in kube-cel's environment with `register`'s functions added: its value,
+/// or its error as cel-go words it (a function's message alone).
+#[cfg(test)]
+pub(super) fn run_with(register: fn(&mut Context), expr: &str) -> Result<Value, String> {
+    let mut ctx = Context::default().with_all();
+    register(&mut ctx);
+    Program::compile(expr).expect("compiles").execute(&ctx).map_err(|e| match e {
+        ExecutionError::FunctionError { message, .. } => message,
+        other => other.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -266,7 +370,27 @@ mod tests {
     }
 
     #[test]
-    fn verbs_skip_escapes_and_read_precisions() {
-        assert_eq!(verbs("%% %s %.2f %d%"), ['s', 'f', 'd']);
+    fn empty_lists_and_bad_quantities_fail_with_kubes_words() {
+        let mut ctx = Context::default().with_all();
+        register(&mut ctx);
+        for (expr, oracle) in [
+            ("[].max()", "max called on empty list"),
+            ("[].min()", "min called on empty list"),
+            ("quantity('bad')", QUANTITY_FORMAT_WRONG),
+            ("quantity(' 1')", QUANTITY_FORMAT_WRONG),
+            ("quantity('1.2.3')", QUANTITY_NUMERIC),
+            ("quantity('1Ki5')", QUANTITY_SUFFIX),
+            ("quantity('1.5').asInteger()", "cannot convert value to integer"),
+        ] {
+            match Program::compile(expr).expect("compiles").execute(&ctx) {
+                Err(ExecutionError::FunctionError { message, .. }) => assert_eq!(message, oracle, "{expr}"),
+                other => panic!("{expr}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            eval("[1, 3, 2].max() == 3 && [2, 1].min() == 1 && isQuantity('1Ki') && !isQuantity(' 1')"),
+            Value::Bool(true)
+        );
+        assert_eq!(eval("quantity('1.5Gi').isGreaterThan(quantity('1G'))"), Value::Bool(true));
     }
 }

@@ -37,8 +37,16 @@ fn type_of(ftx: &FunctionContext) -> ResolveResult {
     Ok(type_value(type_name(&value)))
 }
 
+/// The name of the type that `v` is, when `v` is a type value (`int` for `type(1)`).
+pub(super) fn type_value_name(v: &Value) -> Option<&str> {
+    match v {
+        Value::Opaque(o) => o.downcast_ref::<CelType>().map(|t| t.0.as_str()),
+        _ => None,
+    }
+}
+
 /// The name of `value`'s CEL type.
-fn type_name(value: &Value) -> &str {
+pub(super) fn type_name(value: &Value) -> &str {
     match value {
         Value::List(_) => "list",
         Value::Map(_) => "map",

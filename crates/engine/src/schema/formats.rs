@@ -169,7 +169,7 @@ fn read_date_time(s: &str) -> Option<(String, bool)> {
 }
 
 /// Go's `time.ParseDuration`, in nanoseconds.
-fn parse_go_duration(s: &str) -> Option<i128> {
+pub(super) fn parse_go_duration(s: &str) -> Option<i128> {
     let (negative, mut rest) = match s.as_bytes().first()? {
         b'-' => (true, &s[1..]),
         b'+' => (false, &s[1..]),
@@ -409,7 +409,7 @@ fn is_credit_card(s: &str) -> bool {
 
 /// `resource.ParseQuantity`: a signed decimal number and a binary-SI, decimal-SI or
 /// decimal-exponent suffix.
-fn is_quantity(s: &str) -> bool {
+pub(super) fn is_quantity(s: &str) -> bool {
     let body = s.strip_prefix(['+', '-']).unwrap_or(s);
     let int_len = body.bytes().take_while(u8::is_ascii_digit).count();
     let mut rest = &body[int_len..];

@@ -269,10 +269,13 @@ impl Rest<'_> {
         // kube's registry checks the metadata of every update itself before the strategy
         // does (so a changed uid is reported twice, an invalid label three times).
         let mut errors = self.common_update_errors(&obj, old);
-        errors.extend(match sub {
+        // Rules that ratchet warn, as kube's validator does through the request's context.
+        let (validated, warnings) = crate::schema::warnings::collecting(|| match sub {
             Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
             Subresource::Status => self.strategy.validate_status_update(&obj, old),
         });
+        warnings.into_iter().for_each(|w| opts.warn(w));
+        errors.extend(validated);
         errors.extend(self.scale_errors(&obj, sub));
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
