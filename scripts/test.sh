@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the README's test command, and the one CI runs after fmt and clippy.
 # On a fresh machine with only Rust it first installs what the tests need: cargo-nextest
-# (with cargo), and tmux, kubectl and etcd (with apt, as root) for the terminal UI, kubectl
-# and etcd-backend tests. Arguments go to `cargo nextest run`, e.g. a filter by module path:
+# (with cargo), and tmux, kubectl, etcd and tzdata (with apt, as root) for the terminal UI,
+# kubectl, etcd-backend and CEL time-zone tests. Arguments go to `cargo nextest run`, e.g. a filter by module path:
 #
 #   scripts/test.sh                            # everything (and the fidelity and engine tests again on etcd)
 #   scripts/test.sh -E 'test(/^kubectl_/)'     # the tests of one area
@@ -17,6 +17,8 @@ command -v kubectl >/dev/null 2>&1 || apt_packages+=(kubernetes-client)
 command -v tmux >/dev/null 2>&1 || apt_packages+=(tmux)
 # The etcd backend's tests start a real etcd on loopback (and fail without one).
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || apt_packages+=(etcd-server)
+# CEL reads time zones from the system's zoneinfo, as kube-apiserver's Go does.
+[ -e /usr/share/zoneinfo/America/New_York ] || apt_packages+=(tzdata)
 if [ ${#apt_packages[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${apt_packages[*]}"
