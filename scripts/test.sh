@@ -2,7 +2,8 @@
 # Runs every test: the README's test command, and the one CI runs after fmt and clippy.
 # On a fresh machine with only Rust it first installs what the tests need: cargo-nextest
 # (with cargo), and tmux, kubectl, etcd and tzdata (with apt, as root) for the terminal UI,
-# kubectl, etcd-backend and CEL time-zone tests. Arguments go to `cargo nextest run`, e.g. a filter by module path:
+# kubectl, etcd-backend and CEL time-zone tests. Arguments go to `cargo nextest run`, e.g.
+# a filter by module path:
 #
 #   scripts/test.sh                            # everything (and the fidelity and engine tests again on etcd)
 #   scripts/test.sh -E 'test(/^kubectl_/)'     # the tests of one area
