@@ -397,6 +397,14 @@ impl Strategy for CustomResourceStrategy {
         self.validate_any_update(new, old, false)
     }
 
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        finalizer_warnings(obj, None)
+    }
+
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        finalizer_warnings(new, Some(old))
+    }
+
     /// kube's status strategy validates the whole object too (metadata, schema, rules),
     /// with the same ratcheting of unchanged values.
     fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
@@ -404,10 +412,48 @@ impl Strategy for CustomResourceStrategy {
     }
 }
 
+/// Finalizers kube's own controllers run, which need no domain.
+const STANDARD_FINALIZERS: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+
+/// apiextensions' warnings for the finalizers `new` adds to `old` (all of them on a
+/// create), in name order: one without a domain may clash with another writer's.
+fn finalizer_warnings(new: &Value, old: Option<&Value>) -> Vec<String> {
+    use std::collections::BTreeSet;
+    let before: BTreeSet<String> = old.map(crate::meta::finalizers).unwrap_or_default().into_iter().collect();
+    let added: BTreeSet<String> = crate::meta::finalizers(new).into_iter().filter(|f| !before.contains(f)).collect();
+    added
+        .into_iter()
+        .filter(|f| !f.contains('/') && !STANDARD_FINALIZERS.contains(&f.as_str()))
+        .map(|f| {
+            format!(
+                "metadata.finalizers: {}: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers",
+                crate::field::go_quote(&f)
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The oracle's warnings: a create names every finalizer without a domain but kube's
+    /// own, in name order; an update only those it adds.
+    #[test]
+    fn finalizers_without_a_domain_are_warned_of_when_added() {
+        let with = |f: Value| json!({"metadata": {"finalizers": f}});
+        let warning = |f: &str| {
+            format!(
+                "metadata.finalizers: \"{f}\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"
+            )
+        };
+        let created = with(json!(["g", "kubernetes", "example.com/f", "f", "orphan", "foregroundDeletion", "g"]));
+        assert_eq!(finalizer_warnings(&created, None), [warning("f"), warning("g")]);
+        let updated = with(json!(["f", "h", "example.com/f"]));
+        assert_eq!(finalizer_warnings(&updated, Some(&created)), [warning("h")]);
+        assert!(finalizer_warnings(&with(json!(["example.com/a"])), None).is_empty());
+    }
 
     fn strategy(schema: Value) -> CustomResourceStrategy {
         let crd: CustomResourceDefinition = serde_json::from_value(json!({

@@ -406,6 +406,17 @@ pub trait Strategy: Send + Sync {
     /// Every problem with an update.
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError>;
 
+    /// The warnings of a create that passed validation (kube's `WarningsOnCreate`).
+    fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The warnings of an update (not through `/status`) that passed validation (kube's
+    /// `WarningsOnUpdate`).
+    fn warnings_on_update(&self, _new: &Value, _old: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Normalizes an update through `/status`: only `.status` comes from the request.
     fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
         let status = new.get("status").cloned();

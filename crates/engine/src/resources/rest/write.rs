@@ -98,6 +98,7 @@ impl Rest<'_> {
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
         }
+        self.strategy.warnings_on_create(&obj).into_iter().for_each(|w| opts.warn(w));
         self.strategy.canonicalize(&mut obj);
         // kube's storage refuses it last, and its dry run never gets there: a plain Go error,
         // so a 500 without a reason.
@@ -279,6 +280,9 @@ impl Rest<'_> {
         errors.extend(self.scale_errors(&obj, sub));
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
+        }
+        if sub != Subresource::Status {
+            self.strategy.warnings_on_update(&obj, old).into_iter().for_each(|w| opts.warn(w));
         }
         self.strategy.canonicalize(&mut obj);
         // `obj` has no resourceVersion (see `preserve_on_update`).
