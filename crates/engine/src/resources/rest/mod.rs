@@ -196,10 +196,10 @@ impl Rest<'_> {
         ApiError::invalid(&self.info().kind, self.strategy.invalid_group(), name, errors)
     }
 
-    /// Checks `apiVersion`, `kind` and the namespace of a request body, or of a patched
-    /// object (`patched`): a custom resource patched to another `apiVersion` is for its
+    /// Checks `apiVersion` and `kind` of a request body, or of a patched object
+    /// (`patched`): a custom resource patched to another `apiVersion` is for its
     /// validation to refuse (422), as kube's patcher decodes it rather than a body.
-    fn check_body(&self, obj: &mut Value, namespace: Option<&str>, patched: bool) -> Result<(), ApiError> {
+    fn check_type_meta(&self, obj: &mut Value, patched: bool) -> Result<(), ApiError> {
         if !obj.is_object() {
             return Err(ApiError::bad_request(format!(
                 "the object provided is unrecognized (must be of type {}): expected an object",
@@ -226,6 +226,12 @@ impl Rest<'_> {
             map.insert("apiVersion".into(), Value::from(want_version));
             map.insert("kind".into(), Value::from(self.info().kind.clone()));
         }
+        Ok(())
+    }
+
+    /// Checks the namespace of a decoded body against the request's, as kube's handlers do
+    /// once the body decodes, and writes it in (or out, for a cluster-scoped kind).
+    fn check_namespace(&self, obj: &mut Value, namespace: Option<&str>) -> Result<(), ApiError> {
         // Metadata that is no object is the decoder's to refuse (400), not ours to replace.
         if obj.get("metadata").is_some_and(|m| !m.is_object() && !m.is_null()) {
             return Ok(());

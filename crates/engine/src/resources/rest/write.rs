@@ -66,14 +66,15 @@ impl Rest<'_> {
         tracking: Tracking,
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
-        self.check_body(&mut obj, namespace, false)?;
+        self.check_type_meta(&mut obj, false)?;
         let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
+        // Decoded before its namespace is checked and a name is required or generated, as
+        // kube's handler decodes the body first (`metadata.name: 5` is a 400, not a 422).
+        self.decode(&mut obj, opts, Origin::Body { applied: tracking == Tracking::Applied })?;
+        self.check_namespace(&mut obj, namespace)?;
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
         }
-        // Decoded before a name is required or generated, as kube's handler decodes the
-        // body before its create strategy runs (`metadata.name: 5` is a 400, not a 422).
-        self.decode(&mut obj, opts, Origin::Body { applied: tracking == Tracking::Applied })?;
         let generated = generate_name(&obj).is_some();
         // Without either, the name stays empty for validation to refuse, with whatever
         // else is wrong (kube's `ValidateObjectMeta`).
@@ -177,7 +178,10 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        self.check_body(&mut obj, namespace, false)?;
+        // Decoded first, then its name and namespace checked, as kube's handler does.
+        self.check_type_meta(&mut obj, false)?;
+        self.decode(&mut obj, opts, Origin::Body { applied: false })?;
+        self.check_namespace(&mut obj, namespace)?;
         match meta::name(&obj) {
             Some(n) if n != name => {
                 return Err(ApiError::bad_request(format!(
@@ -191,7 +195,6 @@ impl Rest<'_> {
                 )));
             }
         }
-        self.decode(&mut obj, opts, Origin::Body { applied: false })?;
         let pinned = meta::resource_version(&obj).map(parse_precondition).is_some_and(|rv| rv != Ok(0));
         let attempt = |obj: Value| async move {
             let old = self.current(namespace, name, held).await?;
@@ -444,7 +447,8 @@ impl Rest<'_> {
                 // kube's `BeforeUpdate` cannot type an unstructured object without a version.
                 return Err(ApiError::internal("Object 'apiVersion' is missing in 'object has no apiVersion field'"));
             }
-            self.check_body(&mut patched, namespace, true)?;
+            self.check_type_meta(&mut patched, true)?;
+            self.check_namespace(&mut patched, namespace)?;
             let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
             let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
             Ok(PatchOutcome { object, created: false })
