@@ -426,15 +426,27 @@ fn is_text(t: &CelType) -> bool {
     matches!(t, CelType::String | CelType::Bytes)
 }
 
+/// Types sized 1 when nothing else sizes them: cel-go's scalars, and the values of kube's
+/// library types and of types.
 fn is_scalar(t: &CelType) -> bool {
-    matches!(t, CelType::Bool | CelType::Double | CelType::Duration | CelType::Int | CelType::Timestamp | CelType::Uint)
+    matches!(
+        t,
+        CelType::Bool
+            | CelType::Double
+            | CelType::Duration
+            | CelType::Int
+            | CelType::Timestamp
+            | CelType::Uint
+            | CelType::Opaque(_)
+            | CelType::Type(_)
+    )
 }
 
 /// cel-go's `ComputedSize` of literals, lists and maps.
 fn literal_size(e: &Expr) -> Option<Range> {
     match &e.kind {
-        Kind::Literal(CelType::Null, _) => Some(ONE),
-        Kind::Literal(_, size) => Some(Range::exactly(*size)),
+        Kind::Literal(CelType::Null, ..) => Some(ONE),
+        Kind::Literal(_, size, ..) => Some(Range::exactly(*size)),
         Kind::List(items) => Some(Range::exactly(items.len() as u64)),
         Kind::Map(entries) => Some(Range::exactly(entries.len() as u64)),
         _ => None,

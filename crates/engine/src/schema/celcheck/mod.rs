@@ -2,17 +2,19 @@
 //! `cel.Compile` does: parse, then type-check against the types the schema gives `self`
 //! and `oldSelf`, and refuse the rule with cel-go's messages.
 //!
-//! The `cel` crate parses but has no type checker, so [`parse`] and [`check`] cover the
-//! cases kube refuses most: functions and operators applied to types without an overload
-//! (`size(self)` on an object, `self.name == 1`), fields an object does not declare
-//! (`self.nope`), non-bool logical operands and mixed list literals, and rules that do not
-//! evaluate to a bool. Functions outside the standard set are not checked.
+//! The `cel` crate parses but has no type checker, so [`parse`] and [`check`] do what
+//! cel-go's checker does with the functions kube declares ([`decls`]): refuse functions no
+//! library declares (`self.foo()`), functions and operators applied to types without an
+//! overload (`size(self)` on an object, `self.name == 1`, `isURL(1)`), fields an object
+//! does not declare (`self.nope`), non-bool logical operands, mixed list and map literals,
+//! and rules that do not evaluate to a bool.
 //!
 //! A rule that compiles gets cel-go's cost estimate ([`cost`]), from the sizes the schema
 //! declares ([`size`]).
 
 mod check;
 mod cost;
+mod decls;
 mod parse;
 pub mod size;
 mod types;
@@ -232,3 +234,6 @@ pub fn go_rule_value(rule: &ValidationRule) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod library_tests;

@@ -27,6 +27,10 @@ pub enum CelType {
     /// `optional_type(T)`: `oldSelf` under `optionalOldSelf`, and what selecting or
     /// indexing into one gives.
     Optional(Box<CelType>),
+    /// A type kube's libraries declare (`kubernetes.Quantity`, `net.IP`), by its name.
+    Opaque(&'static str),
+    /// `type(T)`: what `type(x)` gives and what a type's name (`int`) refers to.
+    Type(Box<CelType>),
     /// Anything: checks pass and give `dyn`.
     Dyn,
     /// An expression that already failed: it raises no further errors.
@@ -46,6 +50,20 @@ impl CelType {
         matches!(self, CelType::Dyn | CelType::Error)
     }
 
+    /// Whether `null` is assignable to a value of this type (cel-go's legacy nullable
+    /// types: messages, opaque types, timestamps and durations).
+    pub fn is_nullable(&self) -> bool {
+        matches!(
+            self,
+            CelType::Null
+                | CelType::Object(_)
+                | CelType::Optional(_)
+                | CelType::Opaque(_)
+                | CelType::Timestamp
+                | CelType::Duration
+        )
+    }
+
     /// Whether the numeric types cross-compare (`CrossTypeNumericComparisons`).
     pub fn is_numeric(&self) -> bool {
         matches!(self, CelType::Int | CelType::Uint | CelType::Double)
@@ -55,9 +73,9 @@ impl CelType {
     pub fn unifies(&self, other: &CelType) -> bool {
         match (self, other) {
             (a, b) if a.is_open() || b.is_open() => true,
-            // null is assignable to object types, as to proto messages.
-            (CelType::Null, CelType::Object(_) | CelType::Optional(_))
-            | (CelType::Object(_) | CelType::Optional(_), CelType::Null) => true,
+            (CelType::Null, t) | (t, CelType::Null) => t.is_nullable(),
+            // Types compare whatever they are types of.
+            (CelType::Type(_), CelType::Type(_)) => true,
             (CelType::Optional(a), CelType::Optional(b)) => a.unifies(b),
             (CelType::List(a), CelType::List(b)) => a.unifies(b),
             (CelType::Map(ka, va), CelType::Map(kb, vb)) => ka.unifies(kb) && va.unifies(vb),
@@ -143,8 +161,10 @@ impl fmt::Display for CelType {
             CelType::Map(k, v) => write!(f, "map({k}, {v})"),
             CelType::Object(o) => f.write_str(&o.name),
             CelType::Optional(inner) => write!(f, "optional_type({inner})"),
+            CelType::Opaque(name) => f.write_str(name),
+            CelType::Type(of) => write!(f, "type({of})"),
             CelType::Dyn => f.write_str("dyn"),
-            CelType::Error => f.write_str("*error*"),
+            CelType::Error => f.write_str("!error!"),
         }
     }
 }
