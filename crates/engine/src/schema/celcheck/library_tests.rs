@@ -1,6 +1,6 @@
 //! kube-apiserver 1.32's answers (the oracle's, `selfType<N>` masked) for rules calling
-//! library functions, with right and wrong arguments, and for list and map literals, on
-//! the object `spec` of this schema.
+//! library functions, with right and wrong arguments, constant arguments its validators
+//! check, `format` strings and homogeneous literals, on the object `spec` of this schema.
 //! An empty answer means kube compiles the rule.
 
 use super::*;
@@ -372,26 +372,113 @@ const CASES: &[(&str, &str)] = &[
         "self.name.format(1) == 'a'",
         "compilation failed: ERROR: <input>:1:17: found no matching overload for 'format' applied to 'string.(int)'\n | self.name.format(1) == 'a'\n | ................^",
     ),
+    (
+        "\"%q\".format([1]) == 'a'",
+        "compilation failed: ERROR: <input>:1:12: could not parse formatting clause: unrecognized formatting clause \"q\"\n | \"%q\".format([1]) == 'a'\n | ...........^",
+    ),
+    (
+        "\"%d\".format([\"a\"]) == 'a'",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: decimal clause can only be used on integers, was given string\n | \"%d\".format([\"a\"]) == 'a'\n | .............^",
+    ),
+    (
+        "\"%d %d\".format([1]) == 'a'",
+        "compilation failed: ERROR: <input>:1:15: index 1 out of range\n | \"%d %d\".format([1]) == 'a'\n | ..............^",
+    ),
+    (
+        "\"%d\".format([1, 2]) == 'a'",
+        "compilation failed: ERROR: <input>:1:12: too many arguments supplied to string.format (expected 1, got 2)\n | \"%d\".format([1, 2]) == 'a'\n | ...........^",
+    ),
     ("\"%s\".format([1]) == 'a'", ""),
     ("\"%s\".format([self.tags]) == 'a'", ""),
+    (
+        "\"%x\".format([1.5]) == 'a'",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: only integers, byte buffers, and strings can be formatted as hex, was given double\n | \"%x\".format([1.5]) == 'a'\n | .............^",
+    ),
     ("\"%x\".format([\"a\"]) == 'a'", ""),
     ("\"%X\".format([b'a']) == 'a'", ""),
     ("\"%o\".format([1]) == 'a'", ""),
+    (
+        "\"%o\".format([\"a\"]) == 'a'",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: octal clause can only be used on integers, was given string\n | \"%o\".format([\"a\"]) == 'a'\n | .............^",
+    ),
     ("\"%b\".format([true]) == 'a'", ""),
     ("\"%b\".format([1]) == 'a'", ""),
     ("\"%e\".format([1.5]) == 'a'", ""),
+    (
+        "\"%e\".format([1]) == 'a'",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: scientific clause can only be used on doubles, was given int\n | \"%e\".format([1]) == 'a'\n | .............^",
+    ),
+    (
+        "\"%f\".format([1]) == 'a'",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: fixed-point clause can only be used on doubles, was given int\n | \"%f\".format([1]) == 'a'\n | .............^",
+    ),
     ("\"%.2f\".format([1.5]) == 'a'", ""),
     ("\"%.2f\".format([\"a\"]) == 'a'", ""),
+    (
+        "\"%d\".format([self.name]) == 'a'",
+        "compilation failed: ERROR: <input>:1:18: error during formatting: decimal clause can only be used on integers, was given string\n | \"%d\".format([self.name]) == 'a'\n | .................^",
+    ),
     ("\"%d\".format([self.count]) == 'a'", ""),
     ("\"%d\".format([self.ios]) == 'a'", ""),
+    (
+        "\"%s %s\".format([self.name]) == 'a'",
+        "compilation failed: ERROR: <input>:1:15: index 1 out of range\n | \"%s %s\".format([self.name]) == 'a'\n | ..............^",
+    ),
+    (
+        "\"%\".format([1]) == 'a'",
+        "compilation failed: ERROR: <input>:1:11: unexpected end of string\n | \"%\".format([1]) == 'a'\n | ..........^",
+    ),
     ("\"%%\".format([]) == 'a'", ""),
     ("\"%d\".format([1u]) == 'a'", ""),
+    (
+        "\"%d\".format([1.5]) == 'a'",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: decimal clause can only be used on integers, was given double\n | \"%d\".format([1.5]) == 'a'\n | .............^",
+    ),
     ("\"%s\".format([duration('1s')]) == 'a'", ""),
     ("\"%s\".format([{\"a\": 1}]) == 'a'", ""),
     ("\"%s\".format([null]) == 'a'", ""),
+    (
+        "\"%d\".format([null]) == 'a'",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: decimal clause can only be used on integers, was given null_type\n | \"%d\".format([null]) == 'a'\n | .............^",
+    ),
+    (
+        "\"%f\".format([duration('1s')]) == 'a'",
+        "compilation failed: ERROR: <input>:1:22: error during formatting: fixed-point clause can only be used on doubles, was given google.protobuf.Duration\n | \"%f\".format([duration('1s')]) == 'a'\n | .....................^",
+    ),
+    (
+        "\"%z\".format([1]) == 'a'",
+        "compilation failed: ERROR: <input>:1:12: could not parse formatting clause: unrecognized formatting clause \"z\"\n | \"%z\".format([1]) == 'a'\n | ...........^",
+    ),
     ("self.name.format([\"a\"]) == 'a'", ""),
+    (
+        "self.name.matches('[')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('[')\n | ..................^",
+    ),
+    (
+        "self.name.matches('a[')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('a[')\n | ..................^",
+    ),
     ("self.name.matches('(?P<x>a)')", ""),
+    ("matches(self.name, '[')", "program instantiation failed: error parsing regexp: missing closing ]: `[`"),
+    ("self.name.find('[') == ''", "program instantiation failed: error parsing regexp: missing closing ]: `[`"),
+    ("self.name.findAll('[') == []", "program instantiation failed: error parsing regexp: missing closing ]: `[`"),
+    (
+        "duration('xx') > duration('1s')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('xx') > duration('1s')\n | .........^",
+    ),
     ("duration('1s') > duration('1s')", ""),
+    (
+        "duration('1x') > duration('1s')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('1x') > duration('1s')\n | .........^",
+    ),
+    (
+        "timestamp('bad') > timestamp('2020-01-01T00:00:00Z')",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('bad') > timestamp('2020-01-01T00:00:00Z')\n | ..........^",
+    ),
+    (
+        "timestamp('2020-01-01') > timestamp('2020-01-01T00:00:00Z')",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-01-01') > timestamp('2020-01-01T00:00:00Z')\n | ..........^",
+    ),
     ("quantity('bad').isInteger()", ""),
     ("quantity('1Mi').isInteger()", ""),
     ("ip('bad').family() == 4", ""),
@@ -448,19 +535,93 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("type(self.name) == int", ""),
     (
+        "self.name.matches('a') && self.name.matches('[')",
+        "compilation failed: ERROR: <input>:1:45: invalid matches argument\n | self.name.matches('a') && self.name.matches('[')\n | ............................................^",
+    ),
+    (
         "self.name.matches('[') || self.count == 'a'",
         "compilation failed: ERROR: <input>:1:38: found no matching overload for '_==_' applied to '(int, string)'\n | self.name.matches('[') || self.count == 'a'\n | .....................................^",
     ),
+    (
+        "duration('xx') == duration('yy')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('xx') == duration('yy')\n | .........^\nERROR: <input>:1:28: invalid duration argument\n | duration('xx') == duration('yy')\n | ...........................^",
+    ),
+    (
+        "duration(self.name) == duration('yy')",
+        "compilation failed: ERROR: <input>:1:33: invalid duration argument\n | duration(self.name) == duration('yy')\n | ................................^",
+    ),
+    (
+        "timestamp('2020-01-01T00:00:00Z') < timestamp('2020-13-01T00:00:00Z')",
+        "compilation failed: ERROR: <input>:1:47: invalid timestamp argument\n | timestamp('2020-01-01T00:00:00Z') < timestamp('2020-13-01T00:00:00Z')\n | ..............................................^",
+    ),
     ("duration('-1.5h') < duration('1h30m')", ""),
+    (
+        "duration('1') < duration('1s')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('1') < duration('1s')\n | .........^",
+    ),
+    (
+        "duration('') < duration('1s')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('') < duration('1s')\n | .........^",
+    ),
     ("duration('1us') < duration('1µs')", ""),
     ("timestamp('2020-01-01T00:00:00+01:00') < timestamp('2020-01-01T00:00:00.123456789Z')", ""),
+    (
+        "timestamp('2020-01-01t00:00:00z') < timestamp('2020-01-01T00:00:00Z')",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-01-01t00:00:00z') < timestamp('2020-01-01T00:00:00Z')\n | ..........^",
+    ),
+    (
+        "timestamp('0000-01-01T00:00:00Z') < timestamp('9999-12-31T23:59:59Z')",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('0000-01-01T00:00:00Z') < timestamp('9999-12-31T23:59:59Z')\n | ..........^",
+    ),
+    (
+        "timestamp('10000-01-01T00:00:00Z') < timestamp('2020-01-01T00:00:00Z')",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('10000-01-01T00:00:00Z') < timestamp('2020-01-01T00:00:00Z')\n | ..........^",
+    ),
     ("self.name.matches('\\\\d+')", ""),
     ("self.name.matches('(?i)abc')", ""),
+    (
+        "self.name.matches('a{2,1}')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('a{2,1}')\n | ..................^",
+    ),
+    (
+        "self.name.matches('a**')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('a**')\n | ..................^",
+    ),
     ("self.name.matches('\\\\p{Greek}')", ""),
     ("self.name.matches('(?<n>a)')", ""),
+    (
+        "self.name.matches('a{1001}')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('a{1001}')\n | ..................^",
+    ),
     ("self.name.matches('\\\\z')", ""),
+    (
+        "self.name.matches('\\\\C')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\C')\n | ..................^",
+    ),
     ("self.name.matches('[[:alpha:]]')", ""),
     ("self.name.matches('\\\\Q.*\\\\E')", ""),
+    (
+        "self.name.matches(')')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches(')')\n | ..................^",
+    ),
+    (
+        "self.name.matches('x(?=y)')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('x(?=y)')\n | ..................^",
+    ),
+    (
+        "self.name.matches('\\\\8')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\8')\n | ..................^",
+    ),
+    ("matches(self.name, ')')", "program instantiation failed: error parsing regexp: unexpected ): `)`"),
+    (
+        "matches(self.name, 'a**')",
+        "program instantiation failed: error parsing regexp: invalid nested repetition operator: `**`",
+    ),
+    ("self.name.find('(') == ''", "program instantiation failed: error parsing regexp: missing closing ): `(`"),
+    (
+        "self.name.findAll('a**', 1) == []",
+        "program instantiation failed: error parsing regexp: invalid nested repetition operator: `**`",
+    ),
     (
         "{\"a\": 1, \"b\": \"c\"} == {}",
         "compilation failed: ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {\"a\": 1, \"b\": \"c\"} == {}\n | ..............^",
@@ -470,6 +631,10 @@ const CASES: &[(&str, &str)] = &[
         "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'double'\n | [1, 2.0] == []\n | ....^",
     ),
     ("dyn(1) == 'a'", ""),
+    (
+        "[dyn(1), 'a'] == []",
+        "compilation failed: ERROR: <input>:1:10: expected type 'dyn' but found 'string'\n | [dyn(1), 'a'] == []\n | .........^",
+    ),
     ("self.ios == 'a' && self.ios == 1", ""),
     ("self.labels.x.size() == 1", ""),
     ("self.tags.exists_one(t, t == 'a')", ""),
@@ -596,6 +761,10 @@ const CASES: &[(&str, &str)] = &[
     ("bool(self.name)", ""),
     ("bytes(b'a') == b'a'", ""),
     ("timestamp(1) > self.ts", ""),
+    (
+        "duration(1) > self.d",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration(1) > self.d\n | .........^",
+    ),
     (
         "duration(1.5) > self.d",
         "compilation failed: ERROR: <input>:1:9: found no matching overload for 'duration' applied to '(double)'\n | duration(1.5) > self.d\n | ........^",
@@ -728,6 +897,26 @@ const CASES: &[(&str, &str)] = &[
         "compilation failed: ERROR: <input>:1:15: found no matching overload for 'find' applied to 'string.(string, int)'\n | self.name.find('a', 1) == ''\n | ..............^",
     ),
     (
+        "[self.ios, 1] == []",
+        "compilation failed: ERROR: <input>:1:12: expected type 'dyn' but found 'int'\n | [self.ios, 1] == []\n | ...........^",
+    ),
+    (
+        "[self.name, self.ios] == []",
+        "compilation failed: ERROR: <input>:1:17: expected type 'string' but found 'dyn'\n | [self.name, self.ios] == []\n | ................^",
+    ),
+    (
+        "[1, self.ios] == []",
+        "compilation failed: ERROR: <input>:1:9: expected type 'int' but found 'dyn'\n | [1, self.ios] == []\n | ........^",
+    ),
+    (
+        "{'a': self.ios, 'b': 1} == {}",
+        "compilation failed: ERROR: <input>:1:22: expected type 'dyn' but found 'int'\n | {'a': self.ios, 'b': 1} == {}\n | .....................^",
+    ),
+    (
+        "[[1], [self.ios]] == []",
+        "compilation failed: ERROR: <input>:1:7: expected type 'list(int)' but found 'list(dyn)'\n | [[1], [self.ios]] == []\n | ......^",
+    ),
+    (
         "[1, 2.0, 3] == []",
         "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'double'\n | [1, 2.0, 3] == []\n | ....^",
     ),
@@ -738,6 +927,10 @@ const CASES: &[(&str, &str)] = &[
     (
         "{\"a\": 1, \"b\": \"c\", 1: 2} == {}",
         "compilation failed: ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {\"a\": 1, \"b\": \"c\", 1: 2} == {}\n | ..............^\nERROR: <input>:1:20: expected type 'string' but found 'int'\n | {\"a\": 1, \"b\": \"c\", 1: 2} == {}\n | ...................^",
+    ),
+    (
+        "{'a': self.ios, 'b': 1}.size() == 2",
+        "compilation failed: ERROR: <input>:1:22: expected type 'dyn' but found 'int'\n | {'a': self.ios, 'b': 1}.size() == 2\n | .....................^",
     ),
     ("\"%s\".format([[1, 'a']]) == ''", ""),
     ("[\"%s\".format([[1, 'a']])] == []", ""),
@@ -757,5 +950,9 @@ const CASES: &[(&str, &str)] = &[
         "compilation failed: ERROR: <input>:1:8: expected type 'null' but found 'string'\n | [null, 'a'] == []\n | .......^",
     ),
     ("self.objs == [null]", ""),
+    (
+        "[self.obj, null] == []",
+        "compilation failed: ERROR: <input>:1:12: expected type 'selfTypeN.obj' but found 'null'\n | [self.obj, null] == []\n | ...........^",
+    ),
     ("[optional.none(), optional.of(1)] == []", ""),
 ];

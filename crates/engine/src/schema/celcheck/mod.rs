@@ -7,7 +7,9 @@
 //! library declares (`self.foo()`), functions and operators applied to types without an
 //! overload (`size(self)` on an object, `self.name == 1`, `isURL(1)`), fields an object
 //! does not declare (`self.nope`), non-bool logical operands, mixed list and map literals,
-//! and rules that do not evaluate to a bool.
+//! and rules that do not evaluate to a bool. Then cel-go's validators ([`literals`]):
+//! constant durations, timestamps, regexes and `format` strings, exactly homogeneous
+//! literals.
 //!
 //! A rule that compiles gets cel-go's cost estimate ([`cost`]), from the sizes the schema
 //! declares ([`size`]).
@@ -15,6 +17,7 @@
 mod check;
 mod cost;
 mod decls;
+mod literals;
 mod parse;
 pub mod size;
 mod types;
@@ -127,6 +130,10 @@ fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Check
     let result = checker.check(&expr);
     let mut errors = checker.errors;
     if errors.is_empty() {
+        // cel-go runs its validators only over an expression that type-checked.
+        errors = literals::validate(&expr, &checker.types);
+    }
+    if errors.is_empty() {
         return Ok(Checked::Typed { expr, result, types: checker.types });
     }
     errors.sort_by_key(|(pos, _)| *pos);
@@ -161,6 +168,9 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
         }
         Ok(Checked::Typed { expr, types, .. }) => (expr, types),
     };
+    if let Some(error) = literals::program_error(&expr) {
+        return Compiled { error: Some(format!("program instantiation failed: {error}")), ..Default::default() };
+    }
     let uses_old_self = expr.references(OLD_SELF);
     let max_cost = estimate(&expr, &types, node, root);
     let (message_error, message_cost) = match compile_message(rule, node, root, variables) {
