@@ -58,9 +58,8 @@ impl<'a> Estimator<'a> {
         Arg { path, ty: self.ty(e), computed }
     }
 
-    /// cel-go's `sizeEstimate`: a computed size, else the schema's, else 1 for scalars.
-    /// A `dyn` with neither stands for a value of a library type this checker does not
-    /// know (a quantity, a URL), which kube sizes as 1.
+    /// cel-go's `sizeEstimate`: a computed size, else the schema's, else 1 for scalars
+    /// (and, as the oracle answers, for values of kube's library types), else unknown.
     fn size(&self, a: &Arg) -> Range {
         if let Some(computed) = a.computed {
             return computed;
@@ -70,7 +69,7 @@ impl<'a> Estimator<'a> {
         {
             return Range { min: 0, max };
         }
-        if is_scalar(&a.ty) || (a.ty.is_open() && a.path.is_empty()) { ONE } else { Range::UNKNOWN }
+        if is_scalar(&a.ty) { ONE } else { Range::UNKNOWN }
     }
 
     /// The cost of `e`.
@@ -176,6 +175,16 @@ impl<'a> Estimator<'a> {
         }
         let types = |i: usize| args.get(i).map(|a| &a.ty);
         match (function, target) {
+            // cel-go sizes a quote as every character escaped, plus the quotes.
+            ("strings.quote", None) if args.len() == 1 => {
+                let size = self.size(&args[0]);
+                let quoted =
+                    Range { min: size.min.saturating_add(2), max: size.max.saturating_mul(2).saturating_add(2) };
+                return (string_arg(0).unwrap_or_default().plus(arg_sum), Some(quoted));
+            }
+            ("format", Some(t)) if args.len() == 1 => {
+                return (self.size(t).by_factor(STRING_TRAVERSAL_COST_FACTOR).plus(arg_sum), None);
+            }
             ("startsWith" | "endsWith", Some(_)) if args.len() == 1 => {
                 return (string_arg(0).unwrap_or_default().plus(arg_sum), None);
             }
@@ -245,7 +254,7 @@ impl<'a> Estimator<'a> {
                 if let CelType::List(item) = &t.ty {
                     let mut per_item = ONE;
                     if is_text(item) {
-                        let item = Arg { path: with(&t.path, "@items"), ty: (**item).clone(), computed: None };
+                        let item = Arg { path: item_path(&t.path), ty: (**item).clone(), computed: None };
                         per_item = per_item.plus(traversal(&item));
                     }
                     Some((self.size(t).multiply(per_item), None))
@@ -347,7 +356,7 @@ impl<'a> Estimator<'a> {
         let items = self.size(target);
         let mut size = Range::default();
         if let CelType::List(item) = &target.ty {
-            let item = Arg { path: with(&target.path, "@items"), ty: (**item).clone(), computed: None };
+            let item = Arg { path: item_path(&target.path), ty: (**item).clone(), computed: None };
             size = items.multiply(self.size(&item));
         }
         if let Some(sep) = args.first() {
@@ -412,6 +421,12 @@ fn replace_bound(size: u64, old: u64, kept_whole: bool) -> (u64, u64) {
     }
 }
 
+/// The path of a list's items (kube's `listElementNode`): none for a list with no path
+/// (a literal, a macro's result), which is then sized by its items' type alone.
+fn item_path(list: &[String]) -> Vec<String> {
+    if list.is_empty() { Vec::new() } else { with(list, "@items") }
+}
+
 fn with(path: &[String], next: &str) -> Vec<String> {
     let mut out = path.to_vec();
     out.push(next.to_string());
@@ -427,7 +442,8 @@ fn is_text(t: &CelType) -> bool {
 }
 
 /// Types sized 1 when nothing else sizes them: cel-go's scalars, and the values of kube's
-/// library types and of types.
+/// library types (a `dyn`, a type or an optional stays unknown: the oracle refuses
+/// `dyn(1) == dyn(2)` as too expensive).
 fn is_scalar(t: &CelType) -> bool {
     matches!(
         t,
@@ -438,7 +454,6 @@ fn is_scalar(t: &CelType) -> bool {
             | CelType::Timestamp
             | CelType::Uint
             | CelType::Opaque(_)
-            | CelType::Type(_)
     )
 }
 
