@@ -255,12 +255,21 @@ impl Checker {
             }
             _ => CelType::Dyn,
         };
-        Some(self.within(name, item.clone(), rest, |types| match (function, types) {
+        let types = self.within(name, item.clone(), rest);
+        Some(match (function, types.as_slice()) {
             ("filter", _) => CelType::List(Box::new(item)),
+            ("map", [predicate, mapped]) => {
+                let result = CelType::List(Box::new(mapped.clone()));
+                if !predicate.is_open() && *predicate != CelType::Bool {
+                    // cel-go's expansion: `predicate ? result + [mapped] : result`.
+                    self.no_overload(e, "_?_:_", None, &[predicate.clone(), result.clone(), result.clone()]);
+                }
+                result
+            }
             ("map", [.., mapped]) => CelType::List(Box::new(mapped.clone())),
             ("map", _) => CelType::List(Box::new(CelType::Dyn)),
             _ => CelType::Bool,
-        }))
+        })
     }
 
     /// `opt.optMap(v, f)` and `opt.optFlatMap(v, f)`, which cel-go expands into calls of
@@ -277,7 +286,7 @@ impl Checker {
             }
         };
         let failed = value == CelType::Error;
-        let result = self.within(name, value, rest, |types| types.last().cloned().unwrap_or(CelType::Dyn));
+        let result = self.within(name, value, rest).pop().unwrap_or(CelType::Dyn);
         match function {
             _ if failed => CelType::Error,
             "optMap" => CelType::Optional(Box::new(result)),
@@ -285,18 +294,12 @@ impl Checker {
         }
     }
 
-    /// The types of `exprs` with `name` bound to a value of `item`, made into the result.
-    fn within(
-        &mut self,
-        name: &str,
-        item: CelType,
-        exprs: &[Expr],
-        result: impl FnOnce(&[CelType]) -> CelType,
-    ) -> CelType {
+    /// The types of `exprs` with `name` bound to a value of `item`.
+    fn within(&mut self, name: &str, item: CelType, exprs: &[Expr]) -> Vec<CelType> {
         self.scopes.push((name.to_string(), item));
         let types: Vec<CelType> = exprs.iter().map(|a| self.check(a)).collect();
         self.scopes.pop();
-        result(&types)
+        types
     }
 }
 

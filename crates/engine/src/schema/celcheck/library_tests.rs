@@ -1315,4 +1315,15 @@ const CASES: &[(&str, &str)] = &[
         "compilation failed: ERROR: <input>:1:12: expected type 'selfTypeN.obj' but found 'null'\n | [self.obj, null] == []\n | ...........^",
     ),
     ("[optional.none(), optional.of(1)] == []", ""),
+    ("self.any.x == 1", "compilation failed: ERROR: <input>:1:5: undefined field 'any'\n | self.any.x == 1\n | ....^"),
+    ("has(self.any)", "compilation failed: ERROR: <input>:1:4: undefined field 'any'\n | has(self.any)\n | ...^"),
+    (
+        "self.any == null",
+        "compilation failed: ERROR: <input>:1:5: undefined field 'any'\n | self.any == null\n | ....^",
+    ),
+    ("self.objs.all(o, has(o.x))", ""),
+    (
+        "self.tags.map(t, t, t.size()).all(n, n > 0)",
+        "compilation failed: ERROR: <input>:1:14: found no matching overload for '_?_:_' applied to '(string, list(int), list(int))'\n | self.tags.map(t, t, t.size()).all(n, n > 0)\n | .............^",
+    ),
 ];

@@ -3,7 +3,9 @@
 //! items `.@idx`, map values `.@elem`), `list(string)`, `map(string, int)`, formats as
 //! `timestamp`, `duration` and `bytes`, and `dyn` for int-or-string and untyped values.
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrBool};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -113,6 +115,27 @@ impl CelType {
         }
     }
 
+    /// Whether kube's `SchemaDeclType` gives values of `s` a type: an object leaves out
+    /// the properties it gives none (a schema without a type, a list or map of them), so
+    /// that a rule naming one is refused (`undefined field`).
+    fn is_declared(s: &JSONSchemaProps) -> bool {
+        if s.x_kubernetes_int_or_string == Some(true) {
+            return true;
+        }
+        match s.type_.as_deref() {
+            Some("array") => match &s.items {
+                Some(JSONSchemaPropsOrArray::Schema(item)) => Self::is_declared(item),
+                _ => false,
+            },
+            Some("object") => match &s.additional_properties {
+                Some(JSONSchemaPropsOrBool::Schema(value)) => Self::is_declared(value),
+                _ => true,
+            },
+            Some("string" | "boolean" | "number" | "integer") => true,
+            _ => false,
+        }
+    }
+
     fn object(s: &JSONSchemaProps, name: &str, resource: bool) -> CelType {
         if let Some(JSONSchemaPropsOrBool::Schema(value)) = &s.additional_properties
             && s.properties.is_none()
@@ -128,7 +151,7 @@ impl CelType {
             if resource && prop == "metadata" {
                 continue;
             }
-            if let Some(escaped) = escape(prop) {
+            if let Some(escaped) = escape(prop).filter(|_| Self::is_declared(schema)) {
                 fields.insert(escaped, Self::of_schema(schema, &format!("{name}.{prop}"), false));
             }
         }
