@@ -39,6 +39,31 @@ fn library_calls_compile_as_kube_compiles_them() {
     assert!(wrong.is_empty(), "{} of {} differ:\n{}", wrong.len(), CASES.len(), wrong.join("\n"));
 }
 
+/// A `messageExpression` is compiled as its rule is, and kube words its refusals for it.
+#[test]
+fn message_expressions_compile_as_kube_compiles_them() {
+    let node = spec();
+    let message_error = |expression: &str| {
+        let rule = ValidationRule {
+            rule: "self.count > 0".into(),
+            message_expression: Some(expression.into()),
+            ..Default::default()
+        };
+        compile(&rule, &node, false).message_error
+    };
+    assert_eq!(
+        message_error("self.name.foo()").as_deref(),
+        Some(
+            "messageExpression compilation failed: ERROR: <input>:1:14: undeclared reference to 'foo' (in container '')\n | self.name.foo()\n | .............^"
+        )
+    );
+    assert_eq!(
+        message_error("matches(self.name, ')') ? 'a' : 'b'").as_deref(),
+        Some("messageExpression instantiation failed: error parsing regexp: unexpected ): `)`")
+    );
+    assert_eq!(message_error("\"%s has %d\".format([self.name, self.count])"), None);
+}
+
 /// The estimated cost of each rule kube compiles, held against the budget of one rule
 /// (the rules are on `spec`, which runs once): kube's factor over the budget, or nothing
 /// when within it.
@@ -1325,5 +1350,177 @@ const CASES: &[(&str, &str)] = &[
     (
         "self.tags.map(t, t, t.size()).all(n, n > 0)",
         "compilation failed: ERROR: <input>:1:14: found no matching overload for '_?_:_' applied to '(string, list(int), list(int))'\n | self.tags.map(t, t, t.size()).all(n, n > 0)\n | .............^",
+    ),
+    (
+        "self.obj.all(k, true)",
+        "compilation failed: ERROR: <input>:1:5: expression of type 'selfTypeN.obj' cannot be range of a comprehension (must be list, map, or dynamic)\n | self.obj.all(k, true)\n | ....^",
+    ),
+    ("self.labels.map(k, k).size() > 0", ""),
+    ("self.labels.exists(k, self.labels[k].size() > 0)", ""),
+    ("has(self.labels.a)", ""),
+    ("{'a': 1}.a == 1", ""),
+    ("[1] + [2] == [1, 2]", ""),
+    ("'a' + 'b' == 'ab'", ""),
+    ("1 in [1, 2]", ""),
+    ("self.count < 10u", ""),
+    ("self.obj != null", ""),
+    ("double(self.count) / 2.0 > 1.0", ""),
+    ("self.ts.getDate('UTC') > 0", ""),
+    (
+        "self.name.matches('\\\\u00e9')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\u00e9')\n | ..................^",
+    ),
+    ("self.name.matches(\"\\x41\")", ""),
+    ("self.name.matches('\\101')", ""),
+    ("self.name.matches(r'\\d{2,3}')", ""),
+    ("self.name.matches('\\\\pL+')", ""),
+    ("self.name.matches('(?s).*')", ""),
+    ("self.name.matches('[^\\\\x00-\\\\x7F]')", ""),
+    ("self.name.matches('\\\\b')", ""),
+    (
+        "self.name.matches('\\\\e')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\e')\n | ..................^",
+    ),
+    ("self.name.matches('(?P<a>x)(?P<a>y)')", ""),
+    (
+        "self.name.matches('\\\\x{110000}')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\x{110000}')\n | ..................^",
+    ),
+    (
+        "self.name.matches('[[:foo:]]')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('[[:foo:]]')\n | ..................^",
+    ),
+    (
+        "self.name.matches('\\\\p{Foo}')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\p{Foo}')\n | ..................^",
+    ),
+    (
+        "self.name.matches('x{2}{3}')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('x{2}{3}')\n | ..................^",
+    ),
+    ("self.name.matches('(?i:a)')", ""),
+    (
+        "self.name.matches('a|*')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('a|*')\n | ..................^",
+    ),
+    ("self.name.matches('()')", ""),
+    ("self.name.matches('a{1000}')", ""),
+    ("self.name.matches('\\\\Q[\\\\E')", ""),
+    ("self.name.matches('[]a]')", ""),
+    ("self.name.matches('[a-]')", ""),
+    (
+        "self.name.matches('\\\\cA')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\cA')\n | ..................^",
+    ),
+    ("self.name.matches('\\\\0')", ""),
+    ("self.name.matches('\\\\v\\\\f')", ""),
+    (
+        "self.name.matches('\\\\N{x}')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\N{x}')\n | ..................^",
+    ),
+    (
+        "self.name.matches('x*+')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('x*+')\n | ..................^",
+    ),
+    (
+        "self.name.matches('x++')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('x++')\n | ..................^",
+    ),
+    ("self.name.matches('x??')", ""),
+    ("duration('1h1m1s1ms1us1ns') > duration('0s')", ""),
+    ("duration('+1s') > duration('0')", ""),
+    ("duration('.5s') > duration('0')", ""),
+    ("duration('5.s') > duration('0')", ""),
+    (
+        "duration('1.5.s') > duration('0')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('1.5.s') > duration('0')\n | .........^",
+    ),
+    (
+        "duration('1 s') > duration('0')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('1 s') > duration('0')\n | .........^",
+    ),
+    ("duration('-0') < duration('1s')", ""),
+    (
+        "duration('9999999999h') > duration('0s')",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration('9999999999h') > duration('0s')\n | .........^",
+    ),
+    ("duration('2562047h') > duration('0s')", ""),
+    (
+        "timestamp('2020-01-01T00:00:00.Z') > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-01-01T00:00:00.Z') > self.ts\n | ..........^",
+    ),
+    ("timestamp('2020-01-01T00:00:00,5Z') > self.ts", ""),
+    (
+        "timestamp('2020-01-01T24:00:00Z') > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-01-01T24:00:00Z') > self.ts\n | ..........^",
+    ),
+    (
+        "timestamp('2020-02-30T00:00:00Z') > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-02-30T00:00:00Z') > self.ts\n | ..........^",
+    ),
+    (
+        "timestamp('2020-01-01T00:00:60Z') > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-01-01T00:00:60Z') > self.ts\n | ..........^",
+    ),
+    ("timestamp('2020-01-01T00:00:00+24:00') > self.ts", ""),
+    (
+        "timestamp('2020-01-01T00:00:00+0100') > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-01-01T00:00:00+0100') > self.ts\n | ..........^",
+    ),
+    (
+        "timestamp('2020-01-01 00:00:00Z') > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('2020-01-01 00:00:00Z') > self.ts\n | ..........^",
+    ),
+    (
+        "timestamp(' 2020-01-01T00:00:00Z') > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp(' 2020-01-01T00:00:00Z') > self.ts\n | ..........^",
+    ),
+    ("timestamp('9999-12-31T23:59:59.999999999Z') > self.ts", ""),
+    ("timestamp('2020-01-01T00:00:00.1234567891Z') > self.ts", ""),
+    (
+        "timestamp(253402300800) > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp(253402300800) > self.ts\n | ..........^",
+    ),
+    (
+        "timestamp(-62135596801) > self.ts",
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n | timestamp(-62135596801) > self.ts\n | ..........^",
+    ),
+    (
+        "duration(-1) > self.d",
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument\n | duration(-1) > self.d\n | .........^",
+    ),
+    ("\"%s\".format(self.tags) != ''", ""),
+    (
+        "\"%d %s\".format([1]) != ''",
+        "compilation failed: ERROR: <input>:1:15: index 1 out of range\n | \"%d %s\".format([1]) != ''\n | ..............^",
+    ),
+    (
+        "\"%.f\".format([1.5]) != ''",
+        "compilation failed: ERROR: <input>:1:13: could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing \"\": invalid syntax\n | \"%.f\".format([1.5]) != ''\n | ............^",
+    ),
+    (
+        "\"%.2\".format([1.5]) != ''",
+        "compilation failed: ERROR: <input>:1:13: could not parse formatting clause: error while parsing precision: could not find end of precision specifier\n | \"%.2\".format([1.5]) != ''\n | ............^",
+    ),
+    ("\"100%%\".format([]) != ''", ""),
+    ("\"%.3s\".format(['a']) != ''", ""),
+    ("\"%d\".format([dyn('a')]) != ''", ""),
+    ("\"%s\".format([b'a']) != ''", ""),
+    ("\"%x\".format([self.b]) != ''", ""),
+    ("\"%s\".format([type(1)]) != ''", ""),
+    (
+        "\"%s\".format([self.ts, self.d]) != ''",
+        "compilation failed: ERROR: <input>:1:12: too many arguments supplied to string.format (expected 1, got 2)\n | \"%s\".format([self.ts, self.d]) != ''\n | ...........^",
+    ),
+    ("\"%s %s\".format([self.ts, self.d]) != ''", ""),
+    (
+        "\"%b\".format([1.5]) != ''",
+        "compilation failed: ERROR: <input>:1:14: error during formatting: only integers and bools can be formatted as binary, was given double\n | \"%b\".format([1.5]) != ''\n | .............^",
+    ),
+    ("\"%e\".format([self.ios]) != ''", ""),
+    ("'%s'.format([[1, 'a', {1: 'x'}]]) != ''", ""),
+    (
+        "'%s'.format([{'a': [self.obj]}]) != ''",
+        "compilation failed: ERROR: <input>:1:25: error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given selfTypeN.obj\n | '%s'.format([{'a': [self.obj]}]) != ''\n | ........................^",
     ),
 ];

@@ -63,6 +63,9 @@ impl Validator<'_> {
             ("duration", Kind::Literal(CelType::String, _, Some(s))) => formats::parse_go_duration(s).is_some(),
             ("duration", Kind::Literal(..)) => false,
             ("timestamp", Kind::Literal(CelType::String, _, Some(s))) => is_rfc3339(s),
+            ("timestamp", Kind::Literal(CelType::Int, ..)) => {
+                int_literal(first).is_none_or(|n| (MIN_SECONDS..=MAX_SECONDS).contains(&n))
+            }
             ("matches", Kind::Literal(CelType::String, _, Some(s))) => go_regex_error(s).is_none(),
             ("format", _) => {
                 self.format(e, target, first, args.len());
@@ -119,6 +122,21 @@ impl Validator<'_> {
             Ok(_) => {}
         }
     }
+}
+
+/// The seconds of years 1 and 9999, the range of CEL's timestamps.
+const MIN_SECONDS: i64 = -62_135_596_800;
+const MAX_SECONDS: i64 = 253_402_300_799;
+
+/// The value of an int literal, when it fits.
+fn int_literal(e: &Expr) -> Option<i64> {
+    let Kind::Literal(CelType::Int, _, Some(text)) = &e.kind else { return None };
+    let (negative, digits) = text.strip_prefix('-').map_or((false, text.as_str()), |d| (true, d));
+    let magnitude = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => i128::from_str_radix(hex, 16).ok()?,
+        None => digits.parse::<i128>().ok()?,
+    };
+    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
 }
 
 /// Whether a type in `e` may come from a type parameter our checker left unbound.
@@ -274,7 +292,8 @@ fn is_rfc3339(s: &str) -> bool {
         && number(14, 2) < 60
         && number(17, 2) < 60;
     let mut rest = &s[19..];
-    if let Some(fraction) = rest.strip_prefix('.') {
+    // Go reads a fraction after a comma too.
+    if let Some(fraction) = rest.strip_prefix('.').or_else(|| rest.strip_prefix(',')) {
         let n = fraction.bytes().take_while(u8::is_ascii_digit).count();
         if n == 0 {
             return false;
@@ -285,8 +304,9 @@ fn is_rfc3339(s: &str) -> bool {
         || (rest.len() == 6
             && matches!(rest.as_bytes()[0], b'+' | b'-')
             && rest.as_bytes()[3] == b':'
-            && rest[1..3].parse::<u32>().is_ok_and(|h| h < 24)
-            && rest[4..6].parse::<u32>().is_ok_and(|m| m < 60)
+            // Go's bounds of a zone offset (the oracle takes `+24:00`).
+            && rest[1..3].parse::<u32>().is_ok_and(|h| h <= 24)
+            && rest[4..6].parse::<u32>().is_ok_and(|m| m <= 60)
             && rest[1..3].bytes().chain(rest[4..6].bytes()).all(|c| c.is_ascii_digit()));
     in_range && zone
 }
@@ -342,6 +362,12 @@ pub fn go_regex_error(pattern: &str) -> Option<String> {
                 K::GroupUnopened => ("unexpected )", pattern.to_string()),
                 K::RepetitionMissing => nested_repetition(pattern, span.start.offset, spanned),
                 K::RepetitionCountInvalid => ("invalid repeat count", spanned),
+                // Go reads `\0` and `\12` as octal.
+                K::UnsupportedBackreference | K::EscapeUnrecognized
+                    if go_octal(pattern.get(span.start.offset..).unwrap_or_default()) =>
+                {
+                    return None;
+                }
                 K::EscapeUnrecognized
                 | K::UnsupportedBackreference
                 | K::EscapeHexInvalid
@@ -356,13 +382,15 @@ pub fn go_regex_error(pattern: &str) -> Option<String> {
                 K::GroupNameInvalid | K::GroupNameEmpty | K::GroupNameUnexpectedEof => {
                     ("invalid named capture", spanned)
                 }
-                K::GroupNameDuplicate { .. } => ("duplicate capture group name", spanned),
                 K::ClassRangeInvalid => ("invalid character class range", spanned),
                 _ => return None,
             };
             return Some(format!("error parsing regexp: {code}: `{expr}`"));
         }
     };
+    if let Some(error) = escape_error(pattern).or_else(|| named_class_error(pattern)) {
+        return Some(format!("error parsing regexp: {error}"));
+    }
     if let Some(error) = repetition_error(pattern, &ast) {
         return Some(format!("error parsing regexp: {error}"));
     }
@@ -374,6 +402,55 @@ pub fn go_regex_error(pattern: &str) -> Option<String> {
         ) => Some("error parsing regexp: invalid character class range".to_string()),
         _ => None,
     }
+}
+
+/// Whether the escape at the start of `text` (`\0`, `\12`) is one of Go's octal ones.
+fn go_octal(text: &str) -> bool {
+    let mut digits = text.chars().skip(1);
+    matches!((digits.next(), digits.next()), (Some('0'), _) | (Some('1'..='7'), Some('0'..='7')))
+}
+
+/// An escape Go's parser does not know that Rust's takes (`\u00e9`, `\<`): Go knows
+/// only its letters, octal digits and escaped punctuation.
+fn escape_error(pattern: &str) -> Option<String> {
+    let mut chars = pattern.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if c != '\\' {
+            continue;
+        }
+        let (_, next) = chars.next()?;
+        let known = match next {
+            'a' | 'f' | 'n' | 'r' | 't' | 'v' | 'x' | 'A' | 'z' | 'b' | 'B' | 'd' | 'D' | 's' | 'S' | 'w' | 'W'
+            | 'p' | 'P' | 'Q' | '0' => true,
+            '1'..='7' => go_octal(&pattern[at..]),
+            c => c.is_ascii() && !c.is_ascii_alphanumeric(),
+        };
+        if !known {
+            return Some(format!("invalid escape sequence: `\\{next}`"));
+        }
+    }
+    None
+}
+
+/// A class `[[:name:]]` whose name Go does not know.
+fn named_class_error(pattern: &str) -> Option<String> {
+    const NAMES: [&str; 14] = [
+        "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space", "upper",
+        "word", "xdigit",
+    ];
+    let mut from = 0;
+    while let Some(found) = pattern[from..].find("[[:") {
+        let start = from + found + 1;
+        let rest = &pattern[start + 2..];
+        if let Some(end) = rest.find(":]") {
+            let name = rest[..end].strip_prefix('^').unwrap_or(&rest[..end]);
+            if !NAMES.contains(&name) {
+                return Some(format!("invalid character class range: `{}`", &pattern[start..start + 2 + end + 2]));
+            }
+        }
+        from = start;
+    }
+    None
 }
 
 /// A repetition operator with nothing to repeat: Go's words for one right after another.
@@ -466,6 +543,13 @@ mod tests {
             ("\\z", None),
             ("[[:alpha:]]", None),
             ("\\Q.*\\E", None),
+            ("\\0", None),
+            ("\\12", None),
+            ("\\8", Some("invalid escape sequence: `\\8`")),
+            ("\\u00e9", Some("invalid escape sequence: `\\u`")),
+            ("(?P<a>x)(?P<a>y)", None),
+            ("[[:foo:]]", Some("invalid character class range: `[:foo:]`")),
+            ("[[:^alpha:]]", None),
             ("a{", None),
             ("a{,3}", None),
             ("a{2}*", Some("invalid nested repetition operator: `{2}*`")),

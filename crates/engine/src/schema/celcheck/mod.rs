@@ -204,6 +204,9 @@ fn compile_message(
         Err(issues) => Err(format!("messageExpression compilation failed: {issues}")),
         Ok(Checked::Unchecked { .. }) => Ok(0),
         Ok(Checked::Typed { result, .. }) if !result.is_open() && result != CelType::String => Err(NOT_STRING.into()),
+        Ok(Checked::Typed { expr, .. }) if let Some(error) = literals::program_error(&expr) => {
+            Err(format!("messageExpression instantiation failed: {error}"))
+        }
         Ok(Checked::Typed { expr, types, .. }) => Ok(estimate(&expr, &types, node, root)),
     }
 }

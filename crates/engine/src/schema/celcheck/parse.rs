@@ -43,8 +43,8 @@ impl Expr {
 #[derive(Debug, Clone)]
 pub enum Kind {
     /// A literal and its size as cel-go's estimator takes it (a string's code points, a
-    /// byte string's bytes, 1 for the rest), with a string's value (`None` for other
-    /// literals).
+    /// byte string's bytes, 1 for the rest), with a string's value or an int's text as
+    /// written (`None` for other literals).
     Literal(CelType, u64, Option<String>),
     Ident(String),
     Select(Box<Expr>, String),
@@ -157,7 +157,10 @@ fn lex(s: &str) -> Option<Vec<(Tok, usize)>> {
                 i += 1;
             }
         } else if c.is_ascii_digit() {
-            let (tok, end) = number(b, i)?;
+            let (mut tok, end) = number(b, i)?;
+            if let Tok::Literal(CelType::Int, _, text) = &mut tok {
+                *text = Some(s[i..end].to_string());
+            }
             out.push((tok, i));
             i = end;
         } else if c == b'"' || c == b'\'' {
@@ -473,8 +476,8 @@ impl Parser {
                 return Ok(operand);
             }
             // cel-go folds a negated number into the literal.
-            if let (Kind::Literal(t @ (CelType::Int | CelType::Double), size, _), "-_") = (&operand.kind, function) {
-                let kind = Kind::Literal(t.clone(), *size, None);
+            if let (Kind::Literal(t @ (CelType::Int | CelType::Double), size, text), "-_") = (&operand.kind, function) {
+                let kind = Kind::Literal(t.clone(), *size, text.as_ref().map(|digits| format!("-{digits}")));
                 return self.node(pos, kind, false);
             }
             return self.call(function, pos, vec![operand], false);
