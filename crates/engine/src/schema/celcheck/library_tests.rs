@@ -1381,6 +1381,10 @@ const CASES: &[(&str, &str)] = &[
         "self.name.matches('\\\\e')",
         "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('\\\\e')\n | ..................^",
     ),
+    (
+        "self.name.matches('[a-\\\\d]')",
+        "compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('[a-\\\\d]')\n | ..................^",
+    ),
     ("self.name.matches('(?P<a>x)(?P<a>y)')", ""),
     (
         "self.name.matches('\\\\x{110000}')",
