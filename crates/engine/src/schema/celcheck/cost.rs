@@ -38,6 +38,8 @@ struct Arg {
     path: Vec<String>,
     ty: CelType,
     computed: Option<Range>,
+    /// The value of an int literal.
+    int: Option<i64>,
 }
 
 impl<'a> Estimator<'a> {
@@ -55,7 +57,7 @@ impl<'a> Estimator<'a> {
             path.clear();
         }
         let computed = self.computed.get(&e.id).copied().or_else(|| literal_size(e));
-        Arg { path, ty: self.ty(e), computed }
+        Arg { path, ty: self.ty(e), computed, int: super::literals::int_literal(e) }
     }
 
     /// cel-go's `sizeEstimate`: a computed size, else the schema's, else 1 for scalars
@@ -254,7 +256,7 @@ impl<'a> Estimator<'a> {
                 if let CelType::List(item) = &t.ty {
                     let mut per_item = ONE;
                     if is_text(item) {
-                        let item = Arg { path: item_path(&t.path), ty: (**item).clone(), computed: None };
+                        let item = Arg { path: item_path(&t.path), ty: (**item).clone(), computed: None, int: None };
                         per_item = per_item.plus(traversal(&item));
                     }
                     Some((self.size(t).multiply(per_item), None))
@@ -274,7 +276,9 @@ impl<'a> Estimator<'a> {
             "split" => {
                 let t = target?;
                 let size = self.size(t);
-                Some((size.by_factor(2.0 * STRING_TRAVERSAL_COST_FACTOR), Some(Range { min: 0, max: size.max })))
+                // A constant limit bounds how many parts there are.
+                let parts = args.get(1).and_then(|a| u64::try_from(a.int?).ok()).unwrap_or(size.max);
+                Some((size.by_factor(2.0 * STRING_TRAVERSAL_COST_FACTOR), Some(Range { min: 0, max: parts })))
             }
             "join" => Some(self.join(target?, args)),
             "find" | "findAll" if !args.is_empty() => {
@@ -356,7 +360,7 @@ impl<'a> Estimator<'a> {
         let items = self.size(target);
         let mut size = Range::default();
         if let CelType::List(item) = &target.ty {
-            let item = Arg { path: item_path(&target.path), ty: (**item).clone(), computed: None };
+            let item = Arg { path: item_path(&target.path), ty: (**item).clone(), computed: None, int: None };
             size = items.multiply(self.size(&item));
         }
         if let Some(sep) = args.first() {

@@ -129,7 +129,7 @@ const MIN_SECONDS: i64 = -62_135_596_800;
 const MAX_SECONDS: i64 = 253_402_300_799;
 
 /// The value of an int literal, when it fits.
-fn int_literal(e: &Expr) -> Option<i64> {
+pub(super) fn int_literal(e: &Expr) -> Option<i64> {
     let Kind::Literal(CelType::Int, _, Some(text)) = &e.kind else { return None };
     let (negative, digits) = text.strip_prefix('-').map_or((false, text.as_str()), |d| (true, d));
     let magnitude = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
