@@ -152,6 +152,13 @@ impl Checker {
                 }
                 return CelType::Bool;
             }
+            ("_?._", [operand, Expr { kind: Kind::Literal(_, _, Some(field)), .. }]) => {
+                let t = self.check(operand);
+                return match self.field(e.pos, &t, field) {
+                    found @ (CelType::Error | CelType::Optional(_)) => found,
+                    found => CelType::Optional(Box::new(found)),
+                };
+            }
             ("_&&_" | "_||_", _) => {
                 for arg in args {
                     let t = self.check(arg);
@@ -186,6 +193,10 @@ impl Checker {
                 _ => None,
             },
             ("_[_]", [a, i]) => index(a, i),
+            ("_[?_]", [a, i]) => index(a, i).map(|found| match found {
+                CelType::Optional(_) => found,
+                found => CelType::Optional(Box::new(found)),
+            }),
             ("_?_:_", [c, a, b]) => {
                 ((c.is_open() || *c == CelType::Bool) && a.unifies(b)).then(|| if a.is_open() { b } else { a }.clone())
             }

@@ -489,9 +489,16 @@ impl Parser {
         let mut e = self.primary()?;
         loop {
             if let Some(pos) = self.eat(".") {
+                let optional = self.eat("?").is_some();
+                let field_pos = self.pos();
                 let Some(Tok::Ident(field)) = self.peek().cloned() else { return Err(Failure::Unrecognized) };
                 self.at += 1;
-                if let Some(open) = self.eat("(") {
+                if optional {
+                    // cel-go's `_?._(operand, "field")`, at the `.`.
+                    let size = field.chars().count() as u64;
+                    let name = self.node(field_pos, Kind::Literal(CelType::String, size, Some(field)), false)?;
+                    e = self.call("_?._", pos, vec![e, name], true)?;
+                } else if let Some(open) = self.eat("(") {
                     let args = self.list_until(")")?;
                     let kind = Kind::Call { function: field, target: Some(Box::new(e)), args };
                     e = self.node(open, kind, true)?;
@@ -499,9 +506,10 @@ impl Parser {
                     e = self.node(pos, Kind::Select(Box::new(e), field), true)?;
                 }
             } else if let Some(pos) = self.eat("[") {
+                let function = if self.eat("?").is_some() { "_[?_]" } else { "_[_]" };
                 let index = self.expr()?;
                 self.expect("]")?;
-                e = self.call("_[_]", pos, vec![e, index], true)?;
+                e = self.call(function, pos, vec![e, index], true)?;
             } else {
                 return Ok(e);
             }

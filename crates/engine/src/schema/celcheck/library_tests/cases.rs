@@ -2,6 +2,63 @@
 
 /// `(rule, kube's error)`.
 pub const CASES: &[(&str, &str)] = &[
+    ("self.?obj.?x.orValue('') == ''", ""),
+    ("self.?obj.x.orValue('') == ''", ""),
+    (
+        "self.?obj.nope.orValue('') == ''",
+        "compilation failed: ERROR: <input>:1:10: undefined field 'nope'\n | self.?obj.nope.orValue('') == ''\n | .........^",
+    ),
+    (
+        "self.?nope.orValue('') == ''",
+        "compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.?nope.orValue('') == ''\n | ....^",
+    ),
+    (
+        "self.?obj.foo()",
+        "compilation failed: ERROR: <input>:1:14: undeclared reference to 'foo' (in container '')\n | self.?obj.foo()\n | .............^",
+    ),
+    (
+        "self.?name.orValue('').foo()",
+        "compilation failed: ERROR: <input>:1:27: undeclared reference to 'foo' (in container '')\n | self.?name.orValue('').foo()\n | ..........................^",
+    ),
+    (
+        "self.?name.orValue(1) == 1",
+        "compilation failed: ERROR: <input>:1:19: found no matching overload for 'orValue' applied to 'optional_type(string).(int)'\n | self.?name.orValue(1) == 1\n | ..................^",
+    ),
+    ("self.?labels.?a.orValue('') == ''", ""),
+    ("self.labels.?a.orValue('') == ''", ""),
+    ("self.?tags[?0].orValue('') == ''", ""),
+    (
+        "self.tags[?0].orValue(1) == 1",
+        "compilation failed: ERROR: <input>:1:22: found no matching overload for 'orValue' applied to 'optional_type(string).(int)'\n | self.tags[?0].orValue(1) == 1\n | .....................^",
+    ),
+    ("self.labels[?'a'].hasValue()", ""),
+    (
+        "self.labels[?1].hasValue()",
+        "compilation failed: ERROR: <input>:1:12: found no matching overload for '_[?_]' applied to '(map(string, string), int)'\n | self.labels[?1].hasValue()\n | ...........^",
+    ),
+    (
+        "self.tags[?'a'].hasValue()",
+        "compilation failed: ERROR: <input>:1:10: found no matching overload for '_[?_]' applied to '(list(string), string)'\n | self.tags[?'a'].hasValue()\n | .........^",
+    ),
+    ("self.?count.orValue(0) > 0", ""),
+    ("self.?count.value() + 1 > 0", ""),
+    ("self.?obj.optMap(o, o.x).orValue('') == ''", ""),
+    (
+        "self.?name.or(optional.of(1)).hasValue()",
+        "compilation failed: ERROR: <input>:1:14: found no matching overload for 'or' applied to 'optional_type(string).(optional_type(int))'\n | self.?name.or(optional.of(1)).hasValue()\n | .............^",
+    ),
+    ("self.?objs[?0].?x.orValue('') == ''", ""),
+    (
+        "self.?count.orValue(0).foo()",
+        "compilation failed: ERROR: <input>:1:27: undeclared reference to 'foo' (in container '')\n | self.?count.orValue(0).foo()\n | ..........................^",
+    ),
+    ("has(self.obj) && self.?obj.?x.hasValue()", ""),
+    ("self.?name.hasValue() ? self.name.size() > 0 : true", ""),
+    ("self.?ios.orValue(1) == 1", ""),
+    (
+        "self.?any.orValue(1) == 1",
+        "compilation failed: ERROR: <input>:1:5: undefined field 'any'\n | self.?any.orValue(1) == 1\n | ....^",
+    ),
     (
         "self.foo()",
         "compilation failed: ERROR: <input>:1:9: undeclared reference to 'foo' (in container '')\n | self.foo()\n | ........^",
@@ -1107,6 +1164,24 @@ pub const CASES: &[(&str, &str)] = &[
 
 /// `(rule, kube's factor over the budget)`.
 pub const COSTS: &[(&str, &str)] = &[
+    ("self.?obj.?x.orValue('') == ''", ""),
+    ("self.?obj.x.orValue('') == ''", ""),
+    ("self.?name.orValue('').matches('x')", "more than 100x"),
+    ("self.?short.orValue('').matches('x')", "more than 100x"),
+    ("self.?labels.?a.orValue('') == ''", ""),
+    ("self.labels.?a.orValue('') == ''", ""),
+    ("self.?tags[?0].orValue('') == ''", ""),
+    ("self.labels[?'a'].hasValue()", ""),
+    ("self.?count.orValue(0) > 0", ""),
+    ("self.?count.value() + 1 > 0", ""),
+    ("self.?obj.optMap(o, o.x).orValue('') == ''", ""),
+    ("self.?stags.orValue([]).all(t, t.size() > 0)", "more than 100x"),
+    ("self.?tags.orValue([]).all(t, t.size() > 0)", "more than 100x"),
+    ("self.?name == optional.of('a')", "more than 100x"),
+    ("self.?objs[?0].?x.orValue('') == ''", ""),
+    ("has(self.obj) && self.?obj.?x.hasValue()", ""),
+    ("self.?name.hasValue() ? self.name.size() > 0 : true", ""),
+    ("self.?ios.orValue(1) == 1", ""),
     ("self.name.lowerAscii().matches('abc')", ""),
     ("self.name.upperAscii().contains('a')", ""),
     ("self.name.trim().startsWith('a')", ""),
