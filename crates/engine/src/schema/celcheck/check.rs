@@ -71,9 +71,9 @@ impl Checker {
                 let (mut key, mut value) = (None, None);
                 for (k, v) in entries {
                     let t = self.check_within(k, exempt);
-                    key = self.join(k, key, t, exempt);
+                    key = Self::join(key, t, exempt);
                     let t = self.check_within(v, exempt);
-                    value = self.join(v, value, t, exempt);
+                    value = Self::join(value, t, exempt);
                 }
                 let or_dyn = |t: Option<CelType>| Box::new(t.unwrap_or(CelType::Dyn));
                 CelType::Map(or_dyn(key), or_dyn(value))
@@ -123,22 +123,21 @@ impl Checker {
         let mut item_type: Option<CelType> = None;
         for item in items {
             let t = self.check_within(item, exempt);
-            item_type = self.join(item, item_type, t, exempt);
+            item_type = Self::join(item_type, t, exempt);
         }
         CelType::List(Box::new(item_type.unwrap_or(CelType::Dyn)))
     }
 
     /// cel-go's `joinTypes`: the type of a literal's items so far, with one more item of
-    /// type `t` (refused unless assignable; an `exempt` literal's items are `dyn`).
-    fn join(&mut self, item: &Expr, before: Option<CelType>, t: CelType, exempt: bool) -> Option<CelType> {
+    /// type `t`. Items that do not join make the literal's items `dyn`: kube's environment
+    /// lets the checker pass mixed literals and refuses them in its validator afterwards
+    /// (`literals`), which an error elsewhere in the rule keeps from running.
+    fn join(before: Option<CelType>, t: CelType, exempt: bool) -> Option<CelType> {
         match before {
             _ if exempt => Some(CelType::Dyn),
             None => Some(t),
             Some(before) if decls::assignable(&before, &t) => Some(decls::most_general(&before, &t)),
-            Some(before) => {
-                self.error(item.pos, format!("expected type '{before}' but found '{t}'"));
-                Some(CelType::Error)
-            }
+            Some(_) => Some(CelType::Dyn),
         }
     }
 

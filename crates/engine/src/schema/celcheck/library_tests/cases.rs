@@ -2,6 +2,30 @@
 
 /// `(rule, kube's error)`.
 pub const CASES: &[(&str, &str)] = &[
+    (
+        "[1, 'a'] == [] && self.name == 1",
+        "compilation failed: ERROR: <input>:1:29: found no matching overload for '_==_' applied to '(string, int)'\n | [1, 'a'] == [] && self.name == 1\n | ............................^",
+    ),
+    (
+        "[1, 'a'].size() == 'x'",
+        "compilation failed: ERROR: <input>:1:17: found no matching overload for '_==_' applied to '(int, string)'\n | [1, 'a'].size() == 'x'\n | ................^",
+    ),
+    (
+        "[[1], ['a']] == []",
+        "compilation failed: ERROR: <input>:1:7: expected type 'list(int)' but found 'list(string)'\n | [[1], ['a']] == []\n | ......^",
+    ),
+    (
+        "[1, 'a'][0] + 1 == 2",
+        "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'\n | [1, 'a'][0] + 1 == 2\n | ....^",
+    ),
+    (
+        "{'a': 1, 'b': 'x'}['a'] + 1 == 2",
+        "compilation failed: ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {'a': 1, 'b': 'x'}['a'] + 1 == 2\n | ..............^",
+    ),
+    (
+        "[1, 'a'].exists(x, x == 1)",
+        "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'\n | [1, 'a'].exists(x, x == 1)\n | ....^",
+    ),
     ("self.?obj.?x.orValue('') == ''", ""),
     ("self.?obj.x.orValue('') == ''", ""),
     (
