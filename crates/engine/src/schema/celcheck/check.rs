@@ -1,9 +1,9 @@
-//! The type check of one parsed rule: the subset of cel-go's checker that refuses rules at
-//! registration — functions and operators applied to types they have no overload for,
-//! fields an object does not declare, logical operands and list items of the wrong type.
-//! Functions it does not know are not checked (they give `dyn`), so it refuses only what
-//! kube refuses.
+//! The type check of one parsed rule, as cel-go's checker does it: functions resolved
+//! against the declarations kube's environment has (an undeclared one refused, a declared
+//! one refused when no overload takes its arguments), operators, fields an object does not
+//! declare, logical operands and literals whose items do not join into one type.
 
+use super::decls;
 use super::parse::{Expr, Kind};
 use super::types::{CelType, keyword_field};
 use std::collections::HashMap;
@@ -48,11 +48,13 @@ impl Checker {
 
     fn type_of(&mut self, e: &Expr) -> CelType {
         match &e.kind {
-            Kind::Literal(t, _) => t.clone(),
+            Kind::Literal(t, ..) => t.clone(),
             Kind::Ident(name) => match self.lookup(name) {
                 Some(t) => t,
-                None if TYPE_NAMES.contains(&name.as_str()) => CelType::Dyn,
-                None => self.error(e.pos, format!("undeclared reference to '{name}' (in container '')")),
+                None => match type_name(name) {
+                    Some(t) => CelType::Type(Box::new(t)),
+                    None => self.error(e.pos, format!("undeclared reference to '{name}' (in container '')")),
+                },
             },
             // A qualified name (`a.b`) cel-go resolves otherwise: left unchecked.
             Kind::Select(operand, _) if self.is_unknown_ident(operand) => CelType::Dyn,
@@ -66,12 +68,15 @@ impl Checker {
             }
             Kind::Map(entries) => {
                 let exempt = std::mem::take(&mut self.exempt);
-                let mut types =
-                    entries.iter().map(|(k, v)| (self.check_within(k, exempt), self.check_within(v, exempt)));
-                match types.next() {
-                    Some((k, v)) => CelType::Map(Box::new(k), Box::new(v)),
-                    None => CelType::Map(Box::new(CelType::Dyn), Box::new(CelType::Dyn)),
+                let (mut key, mut value) = (None, None);
+                for (k, v) in entries {
+                    let t = self.check_within(k, exempt);
+                    key = Self::join(key, t, exempt);
+                    let t = self.check_within(v, exempt);
+                    value = Self::join(value, t, exempt);
                 }
+                let or_dyn = |t: Option<CelType>| Box::new(t.unwrap_or(CelType::Dyn));
+                CelType::Map(or_dyn(key), or_dyn(value))
             }
             Kind::Call { function, target: None, args } => self.global(e, function, args),
             Kind::Call { function, target: Some(target), args } => self.member(e, function, target, args),
@@ -118,17 +123,22 @@ impl Checker {
         let mut item_type: Option<CelType> = None;
         for item in items {
             let t = self.check_within(item, exempt);
-            match &item_type {
-                _ if exempt => {}
-                Some(want) if !want.unifies(&t) => {
-                    self.error(item.pos, format!("expected type '{want}' but found '{t}'"));
-                }
-                Some(_) => {}
-                None if !t.is_open() => item_type = Some(t),
-                None => {}
-            }
+            item_type = Self::join(item_type, t, exempt);
         }
         CelType::List(Box::new(item_type.unwrap_or(CelType::Dyn)))
+    }
+
+    /// cel-go's `joinTypes`: the type of a literal's items so far, with one more item of
+    /// type `t`. Items that do not join make the literal's items `dyn`: kube's environment
+    /// lets the checker pass mixed literals and refuses them in its validator afterwards
+    /// (`literals`), which an error elsewhere in the rule keeps from running.
+    fn join(before: Option<CelType>, t: CelType, exempt: bool) -> Option<CelType> {
+        match before {
+            _ if exempt => Some(CelType::Dyn),
+            None => Some(t),
+            Some(before) if decls::assignable(&before, &t) => Some(decls::most_general(&before, &t)),
+            Some(_) => Some(CelType::Dyn),
+        }
     }
 
     fn global(&mut self, e: &Expr, function: &str, args: &[Expr]) -> CelType {
@@ -140,6 +150,13 @@ impl Checker {
                     self.field(e.pos, &t, field);
                 }
                 return CelType::Bool;
+            }
+            ("_?._", [operand, Expr { kind: Kind::Literal(_, _, Some(field)), .. }]) => {
+                let t = self.check(operand);
+                return match self.field(e.pos, &t, field) {
+                    found @ (CelType::Error | CelType::Optional(_)) => found,
+                    found => CelType::Optional(Box::new(found)),
+                };
             }
             ("_&&_" | "_||_", _) => {
                 for arg in args {
@@ -153,21 +170,13 @@ impl Checker {
             _ => {}
         }
         let types: Vec<CelType> = args.iter().map(|a| self.check(a)).collect();
+        if !is_operator(function) {
+            return self.resolve(e, function, None, types);
+        }
         if types.contains(&CelType::Error) {
             return CelType::Error;
         }
         let result = match (function, types.as_slice()) {
-            ("size", [t]) => sized(t).then_some(CelType::Int),
-            // No conversion takes an optional.
-            (_, [CelType::Optional(_)]) if CONVERSIONS.contains(&function) => None,
-            ("int", [_]) => Some(CelType::Int),
-            ("uint", [_]) => Some(CelType::Uint),
-            ("double", [_]) => Some(CelType::Double),
-            ("string", [_]) => Some(CelType::String),
-            ("bool", [_]) => Some(CelType::Bool),
-            ("bytes", [_]) => Some(CelType::Bytes),
-            ("timestamp", [_]) => Some(CelType::Timestamp),
-            ("duration", [_]) => Some(CelType::Duration),
             ("!_", [t]) => (t.is_open() || *t == CelType::Bool).then_some(CelType::Bool),
             ("-_", [t]) => match t {
                 CelType::Int | CelType::Double => Some(t.clone()),
@@ -183,6 +192,10 @@ impl Checker {
                 _ => None,
             },
             ("_[_]", [a, i]) => index(a, i),
+            ("_[?_]", [a, i]) => index(a, i).map(|found| match found {
+                CelType::Optional(_) => found,
+                found => CelType::Optional(Box::new(found)),
+            }),
             ("_?_:_", [c, a, b]) => {
                 ((c.is_open() || *c == CelType::Bool) && a.unifies(b)).then(|| if a.is_open() { b } else { a }.clone())
             }
@@ -191,45 +204,59 @@ impl Checker {
         result.unwrap_or_else(|| self.no_overload(e, function, None, &types))
     }
 
+    /// A call of a named function (`receiver` is the type of a member call's target):
+    /// cel-go's `undeclared reference` when no library declares it, else its overload
+    /// resolution.
+    fn resolve(&mut self, e: &Expr, function: &str, receiver: Option<CelType>, types: Vec<CelType>) -> CelType {
+        if !decls::declared(function) {
+            return self.error(e.pos, format!("undeclared reference to '{function}' (in container '')"));
+        }
+        let member = receiver.is_some();
+        let all: Vec<CelType> = receiver.iter().cloned().chain(types.iter().cloned()).collect();
+        match decls::resolve(function, member, &all) {
+            decls::Resolved::Type(t) => t,
+            decls::Resolved::NoOverload => self.no_overload(e, function, receiver.as_ref(), &types),
+        }
+    }
+
     fn member(&mut self, e: &Expr, function: &str, target: &Expr, args: &[Expr]) -> CelType {
-        if self.is_unknown_ident(target) {
+        if let Kind::Ident(namespace) = &target.kind
+            && self.lookup(namespace).is_none()
+        {
             // A namespaced function (`sets.contains(...)`, `optional.of(...)`).
-            args.iter().for_each(|a| drop(self.check(a)));
-            return CelType::Dyn;
+            let qualified = format!("{namespace}.{function}");
+            if decls::declared(&qualified) {
+                let types: Vec<CelType> = args.iter().map(|a| self.check(a)).collect();
+                return self.resolve(e, &qualified, None, types);
+            }
         }
         let receiver = self.check(target);
-        if let Some(result) = self.macro_call(function, &receiver, target.pos, args) {
+        if let Some(result) = self.macro_call(e, function, &receiver, target.pos, args) {
             return result;
         }
         let types: Vec<CelType> = args.iter().map(|a| self.check_within(a, function == "format")).collect();
-        if receiver == CelType::Error || types.contains(&CelType::Error) {
-            return CelType::Error;
-        }
-        let string_arg = |t: &CelType| t.is_open() || *t == CelType::String;
-        let result = match (function, types.as_slice(), &receiver) {
-            ("hasValue", [], CelType::Optional(_)) => Some(CelType::Bool),
-            ("value", [], CelType::Optional(inner)) => Some((**inner).clone()),
-            ("orValue", [arg], CelType::Optional(inner)) => inner.unifies(arg).then(|| (**inner).clone()),
-            ("or", [_], CelType::Optional(_)) => Some(receiver.clone()),
-            ("size", [], _) => sized(&receiver).then_some(CelType::Int),
-            ("startsWith" | "endsWith" | "contains" | "matches", [arg], _) => {
-                (string_arg(&receiver) && string_arg(arg)).then_some(CelType::Bool)
-            }
-            _ => Some(CelType::Dyn),
-        };
-        result.unwrap_or_else(|| self.no_overload(e, function, Some(&receiver), &types))
+        self.resolve(e, function, Some(receiver), types)
     }
 
     /// `all`, `exists`, `exists_one`, `filter` and `map` over a list (items) or a map (keys).
-    fn macro_call(&mut self, function: &str, range: &CelType, range_pos: usize, args: &[Expr]) -> Option<CelType> {
-        let ([var, rest @ ..], true) = (args, matches!(function, "all" | "exists" | "exists_one" | "filter" | "map"))
-        else {
+    fn macro_call(
+        &mut self,
+        e: &Expr,
+        function: &str,
+        range: &CelType,
+        range_pos: usize,
+        args: &[Expr],
+    ) -> Option<CelType> {
+        let ([var, rest @ ..], true) = (args, is_macro(function, args.len())) else {
             return None;
         };
         let Kind::Ident(name) = &var.kind else { return None };
+        if function.starts_with("opt") {
+            return Some(self.optional_macro(e, function, range, name, rest));
+        }
         let item = match range {
             CelType::List(item) | CelType::Map(item, _) => (**item).clone(),
-            CelType::Optional(_) => {
+            t if !t.is_open() => {
                 let detail = format!(
                     "expression of type '{range}' cannot be range of a comprehension (must be list, map, or dynamic)"
                 );
@@ -238,24 +265,87 @@ impl Checker {
             }
             _ => CelType::Dyn,
         };
-        self.scopes.push((name.clone(), item.clone()));
-        let types: Vec<CelType> = rest.iter().map(|a| self.check(a)).collect();
-        self.scopes.pop();
+        let types = self.within(name, item.clone(), rest);
         Some(match (function, types.as_slice()) {
             ("filter", _) => CelType::List(Box::new(item)),
+            ("map", [predicate, mapped]) => {
+                let result = CelType::List(Box::new(mapped.clone()));
+                if !predicate.is_open() && *predicate != CelType::Bool {
+                    // cel-go's expansion: `predicate ? result + [mapped] : result`.
+                    self.no_overload(e, "_?_:_", None, &[predicate.clone(), result.clone(), result.clone()]);
+                }
+                result
+            }
             ("map", [.., mapped]) => CelType::List(Box::new(mapped.clone())),
             ("map", _) => CelType::List(Box::new(CelType::Dyn)),
             _ => CelType::Bool,
         })
     }
+
+    /// `opt.optMap(v, f)` and `opt.optFlatMap(v, f)`, which cel-go expands into calls of
+    /// `hasValue()` and `value()` on `opt` (refused, at the macro, on a value that is no
+    /// optional) with `v` bound to the value.
+    fn optional_macro(&mut self, e: &Expr, function: &str, range: &CelType, name: &str, rest: &[Expr]) -> CelType {
+        let value = match range {
+            CelType::Optional(inner) => (**inner).clone(),
+            t if t.is_open() => CelType::Dyn,
+            t => {
+                self.no_overload(e, "hasValue", Some(t), &[]);
+                self.no_overload(e, "value", Some(t), &[]);
+                CelType::Error
+            }
+        };
+        let failed = value == CelType::Error;
+        let result = self.within(name, value, rest).pop().unwrap_or(CelType::Dyn);
+        match function {
+            _ if failed => CelType::Error,
+            "optMap" => CelType::Optional(Box::new(result)),
+            _ => result,
+        }
+    }
+
+    /// The types of `exprs` with `name` bound to a value of `item`.
+    fn within(&mut self, name: &str, item: CelType, exprs: &[Expr]) -> Vec<CelType> {
+        self.scopes.push((name.to_string(), item));
+        let types: Vec<CelType> = exprs.iter().map(|a| self.check(a)).collect();
+        self.scopes.pop();
+        types
+    }
 }
 
-/// Identifiers that name types (`type(self) == int`).
-const TYPE_NAMES: [&str; 12] =
-    ["bool", "bytes", "double", "duration", "dyn", "int", "list", "map", "null_type", "string", "timestamp", "type"];
+/// The type an identifier names (`type(self) == int`), if it names one.
+fn type_name(name: &str) -> Option<CelType> {
+    Some(match name {
+        "bool" => CelType::Bool,
+        "bytes" => CelType::Bytes,
+        "double" => CelType::Double,
+        "duration" => CelType::Duration,
+        "dyn" => CelType::Dyn,
+        "int" => CelType::Int,
+        "uint" => CelType::Uint,
+        "string" => CelType::String,
+        "timestamp" => CelType::Timestamp,
+        "null_type" => CelType::Null,
+        "list" => CelType::List(Box::new(CelType::Dyn)),
+        "map" => CelType::Map(Box::new(CelType::Dyn), Box::new(CelType::Dyn)),
+        "type" | "optional_type" => CelType::Type(Box::new(CelType::Dyn)),
+        _ => return None,
+    })
+}
 
-/// The functions that convert a value to a type.
-const CONVERSIONS: [&str; 8] = ["int", "uint", "double", "string", "bool", "bytes", "timestamp", "duration"];
+/// Operators (`_==_`, `@in`, `!_`), as the parser names them; every other call names a
+/// function.
+fn is_operator(function: &str) -> bool {
+    function.starts_with('_') || function.starts_with('@') || function.ends_with('_')
+}
+
+/// The macros cel-go expands, by their argument count (the iteration variable first).
+fn is_macro(function: &str, args: usize) -> bool {
+    matches!(
+        (function, args),
+        ("all" | "exists" | "exists_one" | "filter" | "optMap" | "optFlatMap", 2) | ("map", 2 | 3)
+    )
+}
 
 /// The type of `a[i]`, `None` when no overload takes these operands (an optional list or
 /// map gives an optional item).
@@ -267,11 +357,6 @@ fn index(a: &CelType, i: &CelType) -> Option<CelType> {
         a if a.is_open() => Some(CelType::Dyn),
         _ => None,
     }
-}
-
-/// Whether `size` applies.
-fn sized(t: &CelType) -> bool {
-    t.is_open() || matches!(t, CelType::String | CelType::Bytes | CelType::List(_) | CelType::Map(..))
 }
 
 /// Whether `<` and friends apply (numbers compare across types).

@@ -38,6 +38,8 @@ struct Arg {
     path: Vec<String>,
     ty: CelType,
     computed: Option<Range>,
+    /// The value of an int literal.
+    int: Option<i64>,
 }
 
 impl<'a> Estimator<'a> {
@@ -55,12 +57,11 @@ impl<'a> Estimator<'a> {
             path.clear();
         }
         let computed = self.computed.get(&e.id).copied().or_else(|| literal_size(e));
-        Arg { path, ty: self.ty(e), computed }
+        Arg { path, ty: self.ty(e), computed, int: super::literals::int_literal(e) }
     }
 
-    /// cel-go's `sizeEstimate`: a computed size, else the schema's, else 1 for scalars.
-    /// A `dyn` with neither stands for a value of a library type this checker does not
-    /// know (a quantity, a URL), which kube sizes as 1.
+    /// cel-go's `sizeEstimate`: a computed size, else the schema's, else 1 for scalars
+    /// (and, as the oracle answers, for values of kube's library types), else unknown.
     fn size(&self, a: &Arg) -> Range {
         if let Some(computed) = a.computed {
             return computed;
@@ -70,7 +71,7 @@ impl<'a> Estimator<'a> {
         {
             return Range { min: 0, max };
         }
-        if is_scalar(&a.ty) || (a.ty.is_open() && a.path.is_empty()) { ONE } else { Range::UNKNOWN }
+        if is_scalar(&a.ty) { ONE } else { Range::UNKNOWN }
     }
 
     /// The cost of `e`.
@@ -176,6 +177,16 @@ impl<'a> Estimator<'a> {
         }
         let types = |i: usize| args.get(i).map(|a| &a.ty);
         match (function, target) {
+            // cel-go sizes a quote as every character escaped, plus the quotes.
+            ("strings.quote", None) if args.len() == 1 => {
+                let size = self.size(&args[0]);
+                let quoted =
+                    Range { min: size.min.saturating_add(2), max: size.max.saturating_mul(2).saturating_add(2) };
+                return (string_arg(0).unwrap_or_default().plus(arg_sum), Some(quoted));
+            }
+            ("format", Some(t)) if args.len() == 1 => {
+                return (self.size(t).by_factor(STRING_TRAVERSAL_COST_FACTOR).plus(arg_sum), None);
+            }
             ("startsWith" | "endsWith", Some(_)) if args.len() == 1 => {
                 return (string_arg(0).unwrap_or_default().plus(arg_sum), None);
             }
@@ -245,7 +256,7 @@ impl<'a> Estimator<'a> {
                 if let CelType::List(item) = &t.ty {
                     let mut per_item = ONE;
                     if is_text(item) {
-                        let item = Arg { path: with(&t.path, "@items"), ty: (**item).clone(), computed: None };
+                        let item = Arg { path: item_path(&t.path), ty: (**item).clone(), computed: None, int: None };
                         per_item = per_item.plus(traversal(&item));
                     }
                     Some((self.size(t).multiply(per_item), None))
@@ -265,7 +276,9 @@ impl<'a> Estimator<'a> {
             "split" => {
                 let t = target?;
                 let size = self.size(t);
-                Some((size.by_factor(2.0 * STRING_TRAVERSAL_COST_FACTOR), Some(Range { min: 0, max: size.max })))
+                // A constant limit bounds how many parts there are.
+                let parts = args.get(1).and_then(|a| u64::try_from(a.int?).ok()).unwrap_or(size.max);
+                Some((size.by_factor(2.0 * STRING_TRAVERSAL_COST_FACTOR), Some(Range { min: 0, max: parts })))
             }
             "join" => Some(self.join(target?, args)),
             "find" | "findAll" if !args.is_empty() => {
@@ -347,7 +360,7 @@ impl<'a> Estimator<'a> {
         let items = self.size(target);
         let mut size = Range::default();
         if let CelType::List(item) = &target.ty {
-            let item = Arg { path: with(&target.path, "@items"), ty: (**item).clone(), computed: None };
+            let item = Arg { path: item_path(&target.path), ty: (**item).clone(), computed: None, int: None };
             size = items.multiply(self.size(&item));
         }
         if let Some(sep) = args.first() {
@@ -412,6 +425,12 @@ fn replace_bound(size: u64, old: u64, kept_whole: bool) -> (u64, u64) {
     }
 }
 
+/// The path of a list's items (kube's `listElementNode`): none for a list with no path
+/// (a literal, a macro's result), which is then sized by its items' type alone.
+fn item_path(list: &[String]) -> Vec<String> {
+    if list.is_empty() { Vec::new() } else { with(list, "@items") }
+}
+
 fn with(path: &[String], next: &str) -> Vec<String> {
     let mut out = path.to_vec();
     out.push(next.to_string());
@@ -426,15 +445,27 @@ fn is_text(t: &CelType) -> bool {
     matches!(t, CelType::String | CelType::Bytes)
 }
 
+/// Types sized 1 when nothing else sizes them: cel-go's scalars, and the values of kube's
+/// library types (a `dyn`, a type or an optional stays unknown: the oracle refuses
+/// `dyn(1) == dyn(2)` as too expensive).
 fn is_scalar(t: &CelType) -> bool {
-    matches!(t, CelType::Bool | CelType::Double | CelType::Duration | CelType::Int | CelType::Timestamp | CelType::Uint)
+    matches!(
+        t,
+        CelType::Bool
+            | CelType::Double
+            | CelType::Duration
+            | CelType::Int
+            | CelType::Timestamp
+            | CelType::Uint
+            | CelType::Opaque(_)
+    )
 }
 
 /// cel-go's `ComputedSize` of literals, lists and maps.
 fn literal_size(e: &Expr) -> Option<Range> {
     match &e.kind {
-        Kind::Literal(CelType::Null, _) => Some(ONE),
-        Kind::Literal(_, size) => Some(Range::exactly(*size)),
+        Kind::Literal(CelType::Null, ..) => Some(ONE),
+        Kind::Literal(_, size, ..) => Some(Range::exactly(*size)),
         Kind::List(items) => Some(Range::exactly(items.len() as u64)),
         Kind::Map(entries) => Some(Range::exactly(entries.len() as u64)),
         _ => None,

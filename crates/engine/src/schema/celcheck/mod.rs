@@ -2,17 +2,22 @@
 //! `cel.Compile` does: parse, then type-check against the types the schema gives `self`
 //! and `oldSelf`, and refuse the rule with cel-go's messages.
 //!
-//! The `cel` crate parses but has no type checker, so [`parse`] and [`check`] cover the
-//! cases kube refuses most: functions and operators applied to types without an overload
-//! (`size(self)` on an object, `self.name == 1`), fields an object does not declare
-//! (`self.nope`), non-bool logical operands and mixed list literals, and rules that do not
-//! evaluate to a bool. Functions outside the standard set are not checked.
+//! The `cel` crate parses but has no type checker, so [`parse`] and [`check`] do what
+//! cel-go's checker does with the functions kube declares ([`decls`]): refuse functions no
+//! library declares (`self.foo()`), functions and operators applied to types without an
+//! overload (`size(self)` on an object, `self.name == 1`, `isURL(1)`), fields an object
+//! does not declare (`self.nope`), non-bool logical operands, mixed list and map literals,
+//! and rules that do not evaluate to a bool. Then cel-go's validators ([`literals`]):
+//! constant durations, timestamps, regexes and `format` strings, exactly homogeneous
+//! literals.
 //!
 //! A rule that compiles gets cel-go's cost estimate ([`cost`]), from the sizes the schema
 //! declares ([`size`]).
 
 mod check;
 mod cost;
+mod decls;
+mod literals;
 mod parse;
 pub mod size;
 mod types;
@@ -125,6 +130,10 @@ fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Check
     let result = checker.check(&expr);
     let mut errors = checker.errors;
     if errors.is_empty() {
+        // cel-go runs its validators only over an expression that type-checked.
+        errors = literals::validate(&expr, &checker.types);
+    }
+    if errors.is_empty() {
         return Ok(Checked::Typed { expr, result, types: checker.types });
     }
     errors.sort_by_key(|(pos, _)| *pos);
@@ -159,6 +168,9 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
         }
         Ok(Checked::Typed { expr, types, .. }) => (expr, types),
     };
+    if let Some(error) = literals::program_error(&expr) {
+        return Compiled { error: Some(format!("program instantiation failed: {error}")), ..Default::default() };
+    }
     let uses_old_self = expr.references(OLD_SELF);
     let max_cost = estimate(&expr, &types, node, root);
     let (message_error, message_cost) = match compile_message(rule, node, root, variables) {
@@ -192,6 +204,9 @@ fn compile_message(
         Err(issues) => Err(format!("messageExpression compilation failed: {issues}")),
         Ok(Checked::Unchecked { .. }) => Ok(0),
         Ok(Checked::Typed { result, .. }) if !result.is_open() && result != CelType::String => Err(NOT_STRING.into()),
+        Ok(Checked::Typed { expr, .. }) if let Some(error) = literals::program_error(&expr) => {
+            Err(format!("messageExpression instantiation failed: {error}"))
+        }
         Ok(Checked::Typed { expr, types, .. }) => Ok(estimate(&expr, &types, node, root)),
     }
 }
@@ -232,3 +247,6 @@ pub fn go_rule_value(rule: &ValidationRule) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod library_tests;

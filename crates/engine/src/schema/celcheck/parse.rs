@@ -43,8 +43,9 @@ impl Expr {
 #[derive(Debug, Clone)]
 pub enum Kind {
     /// A literal and its size as cel-go's estimator takes it (a string's code points, a
-    /// byte string's bytes, 1 for the rest).
-    Literal(CelType, u64),
+    /// byte string's bytes, 1 for the rest), with a string's value or an int's text as
+    /// written (`None` for other literals).
+    Literal(CelType, u64, Option<String>),
     Ident(String),
     Select(Box<Expr>, String),
     /// Functions and operators (`_==_`, `_[_]`, `@in`, `!_`, `_?_:_`), with their receiver.
@@ -59,7 +60,7 @@ pub enum Kind {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
-    Literal(CelType, u64),
+    Literal(CelType, u64, Option<String>),
     Ident(String),
     Punct(&'static str),
 }
@@ -156,12 +157,16 @@ fn lex(s: &str) -> Option<Vec<(Tok, usize)>> {
                 i += 1;
             }
         } else if c.is_ascii_digit() {
-            let (tok, end) = number(b, i)?;
+            let (mut tok, end) = number(b, i)?;
+            if let Tok::Literal(CelType::Int, _, text) = &mut tok {
+                *text = Some(s[i..end].to_string());
+            }
             out.push((tok, i));
             i = end;
         } else if c == b'"' || c == b'\'' {
             let end = string_end(b, i, false)?;
-            out.push((Tok::Literal(CelType::String, string_size(&s[i..end], false)), i));
+            let quoted = &s[i..end];
+            out.push((Tok::Literal(CelType::String, string_size(quoted, false), unquote(quoted, false)), i));
             i = end;
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
@@ -174,14 +179,18 @@ fn lex(s: &str) -> Option<Vec<(Tok, usize)>> {
             if quoted && matches!(prefix.as_str(), "r" | "b" | "rb" | "br") {
                 let raw = prefix.contains('r');
                 let end = string_end(b, i, raw)?;
-                let ty = if prefix.contains('b') { CelType::Bytes } else { CelType::String };
-                out.push((Tok::Literal(ty, string_size(&s[i..end], raw)), start));
+                let quoted = &s[i..end];
+                let (ty, value) = match prefix.contains('b') {
+                    true => (CelType::Bytes, None),
+                    false => (CelType::String, unquote(quoted, raw)),
+                };
+                out.push((Tok::Literal(ty, string_size(quoted, raw), value), start));
                 i = end;
                 continue;
             }
             let tok = match word {
-                "true" | "false" => Tok::Literal(CelType::Bool, 1),
-                "null" => Tok::Literal(CelType::Null, 1),
+                "true" | "false" => Tok::Literal(CelType::Bool, 1, None),
+                "null" => Tok::Literal(CelType::Null, 1, None),
                 "in" => Tok::Punct("in"),
                 _ => Tok::Ident(word.to_string()),
             };
@@ -221,13 +230,13 @@ fn number(b: &[u8], mut i: usize) -> Option<(Tok, usize)> {
             float = true;
         }
         if float {
-            return Some((Tok::Literal(CelType::Double, 1), i));
+            return Some((Tok::Literal(CelType::Double, 1, None), i));
         }
     }
     if matches!(b.get(i), Some(b'u' | b'U')) {
-        return Some((Tok::Literal(CelType::Uint, 1), i + 1));
+        return Some((Tok::Literal(CelType::Uint, 1, None), i + 1));
     }
-    Some((Tok::Literal(CelType::Int, 1), i))
+    Some((Tok::Literal(CelType::Int, 1, None), i))
 }
 
 /// Where the string literal opening at `i` ends (single, double or triple quotes).
@@ -275,6 +284,49 @@ fn string_size(quoted: &str, raw: bool) -> u64 {
         count += 1;
     }
     count
+}
+
+/// The value of a quoted string literal, its escapes decoded as cel-go's parser decodes
+/// them; `None` for an escape this parser does not decode.
+fn unquote(quoted: &str, raw: bool) -> Option<String> {
+    let q = quoted.chars().next()?;
+    let skip = if quoted.len() >= 6 && quoted.starts_with(&q.to_string().repeat(3)) { 3 } else { 1 };
+    let inner = quoted.get(skip..quoted.len().checked_sub(skip)?)?;
+    if raw {
+        return Some(inner.to_string());
+    }
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        let hex = |chars: &mut std::str::Chars, n: usize| {
+            let digits: String = chars.by_ref().take(n).collect();
+            u32::from_str_radix(&digits, 16).ok().filter(|_| digits.len() == n).and_then(char::from_u32)
+        };
+        out.push(match e {
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{b}',
+            '\\' | '\'' | '"' | '`' | '?' => e,
+            'x' | 'X' => hex(&mut chars, 2)?,
+            'u' => hex(&mut chars, 4)?,
+            'U' => hex(&mut chars, 8)?,
+            '0'..='3' => {
+                let digits: String = std::iter::once(e).chain(chars.by_ref().take(2)).collect();
+                char::from_u32(u32::from_str_radix(&digits, 8).ok()?)?
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 struct Parser {
@@ -424,8 +476,8 @@ impl Parser {
                 return Ok(operand);
             }
             // cel-go folds a negated number into the literal.
-            if let (Kind::Literal(t @ (CelType::Int | CelType::Double), size), "-_") = (&operand.kind, function) {
-                let kind = Kind::Literal(t.clone(), *size);
+            if let (Kind::Literal(t @ (CelType::Int | CelType::Double), size, text), "-_") = (&operand.kind, function) {
+                let kind = Kind::Literal(t.clone(), *size, text.as_ref().map(|digits| format!("-{digits}")));
                 return self.node(pos, kind, false);
             }
             return self.call(function, pos, vec![operand], false);
@@ -437,9 +489,16 @@ impl Parser {
         let mut e = self.primary()?;
         loop {
             if let Some(pos) = self.eat(".") {
+                let optional = self.eat("?").is_some();
+                let field_pos = self.pos();
                 let Some(Tok::Ident(field)) = self.peek().cloned() else { return Err(Failure::Unrecognized) };
                 self.at += 1;
-                if let Some(open) = self.eat("(") {
+                if optional {
+                    // cel-go's `_?._(operand, "field")`, at the `.`.
+                    let size = field.chars().count() as u64;
+                    let name = self.node(field_pos, Kind::Literal(CelType::String, size, Some(field)), false)?;
+                    e = self.call("_?._", pos, vec![e, name], true)?;
+                } else if let Some(open) = self.eat("(") {
                     let args = self.list_until(")")?;
                     let kind = Kind::Call { function: field, target: Some(Box::new(e)), args };
                     e = self.node(open, kind, true)?;
@@ -447,9 +506,10 @@ impl Parser {
                     e = self.node(pos, Kind::Select(Box::new(e), field), true)?;
                 }
             } else if let Some(pos) = self.eat("[") {
+                let function = if self.eat("?").is_some() { "_[?_]" } else { "_[_]" };
                 let index = self.expr()?;
                 self.expect("]")?;
-                e = self.call("_[_]", pos, vec![e, index], true)?;
+                e = self.call(function, pos, vec![e, index], true)?;
             } else {
                 return Ok(e);
             }
@@ -461,7 +521,7 @@ impl Parser {
         let (tok, _) = self.tokens.get(self.at).cloned().ok_or(Failure::Unrecognized)?;
         self.at += 1;
         match tok {
-            Tok::Literal(t, size) => self.node(pos, Kind::Literal(t, size), false),
+            Tok::Literal(t, size, value) => self.node(pos, Kind::Literal(t, size, value), false),
             Tok::Ident(name) => match self.eat("(") {
                 Some(open) => {
                     let args = self.list_until(")")?;

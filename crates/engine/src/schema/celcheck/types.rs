@@ -3,7 +3,9 @@
 //! items `.@idx`, map values `.@elem`), `list(string)`, `map(string, int)`, formats as
 //! `timestamp`, `duration` and `bytes`, and `dyn` for int-or-string and untyped values.
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrBool};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -27,6 +29,10 @@ pub enum CelType {
     /// `optional_type(T)`: `oldSelf` under `optionalOldSelf`, and what selecting or
     /// indexing into one gives.
     Optional(Box<CelType>),
+    /// A type kube's libraries declare (`kubernetes.Quantity`, `net.IP`), by its name.
+    Opaque(&'static str),
+    /// `type(T)`: what `type(x)` gives and what a type's name (`int`) refers to.
+    Type(Box<CelType>),
     /// Anything: checks pass and give `dyn`.
     Dyn,
     /// An expression that already failed: it raises no further errors.
@@ -46,6 +52,20 @@ impl CelType {
         matches!(self, CelType::Dyn | CelType::Error)
     }
 
+    /// Whether `null` is assignable to a value of this type (cel-go's legacy nullable
+    /// types: messages, opaque types, timestamps and durations).
+    pub fn is_nullable(&self) -> bool {
+        matches!(
+            self,
+            CelType::Null
+                | CelType::Object(_)
+                | CelType::Optional(_)
+                | CelType::Opaque(_)
+                | CelType::Timestamp
+                | CelType::Duration
+        )
+    }
+
     /// Whether the numeric types cross-compare (`CrossTypeNumericComparisons`).
     pub fn is_numeric(&self) -> bool {
         matches!(self, CelType::Int | CelType::Uint | CelType::Double)
@@ -55,9 +75,9 @@ impl CelType {
     pub fn unifies(&self, other: &CelType) -> bool {
         match (self, other) {
             (a, b) if a.is_open() || b.is_open() => true,
-            // null is assignable to object types, as to proto messages.
-            (CelType::Null, CelType::Object(_) | CelType::Optional(_))
-            | (CelType::Object(_) | CelType::Optional(_), CelType::Null) => true,
+            (CelType::Null, t) | (t, CelType::Null) => t.is_nullable(),
+            // Types compare whatever they are types of.
+            (CelType::Type(_), CelType::Type(_)) => true,
             (CelType::Optional(a), CelType::Optional(b)) => a.unifies(b),
             (CelType::List(a), CelType::List(b)) => a.unifies(b),
             (CelType::Map(ka, va), CelType::Map(kb, vb)) => ka.unifies(kb) && va.unifies(vb),
@@ -95,6 +115,27 @@ impl CelType {
         }
     }
 
+    /// Whether kube's `SchemaDeclType` gives values of `s` a type: an object leaves out
+    /// the properties it gives none (a schema without a type, a list or map of them), so
+    /// that a rule naming one is refused (`undefined field`).
+    fn is_declared(s: &JSONSchemaProps) -> bool {
+        if s.x_kubernetes_int_or_string == Some(true) {
+            return true;
+        }
+        match s.type_.as_deref() {
+            Some("array") => match &s.items {
+                Some(JSONSchemaPropsOrArray::Schema(item)) => Self::is_declared(item),
+                _ => false,
+            },
+            Some("object") => match &s.additional_properties {
+                Some(JSONSchemaPropsOrBool::Schema(value)) => Self::is_declared(value),
+                _ => true,
+            },
+            Some("string" | "boolean" | "number" | "integer") => true,
+            _ => false,
+        }
+    }
+
     fn object(s: &JSONSchemaProps, name: &str, resource: bool) -> CelType {
         if let Some(JSONSchemaPropsOrBool::Schema(value)) = &s.additional_properties
             && s.properties.is_none()
@@ -110,7 +151,7 @@ impl CelType {
             if resource && prop == "metadata" {
                 continue;
             }
-            if let Some(escaped) = escape(prop) {
+            if let Some(escaped) = escape(prop).filter(|_| Self::is_declared(schema)) {
                 fields.insert(escaped, Self::of_schema(schema, &format!("{name}.{prop}"), false));
             }
         }
@@ -143,8 +184,10 @@ impl fmt::Display for CelType {
             CelType::Map(k, v) => write!(f, "map({k}, {v})"),
             CelType::Object(o) => f.write_str(&o.name),
             CelType::Optional(inner) => write!(f, "optional_type({inner})"),
+            CelType::Opaque(name) => f.write_str(name),
+            CelType::Type(of) => write!(f, "type({of})"),
             CelType::Dyn => f.write_str("dyn"),
-            CelType::Error => f.write_str("*error*"),
+            CelType::Error => f.write_str("!error!"),
         }
     }
 }
