@@ -25,7 +25,6 @@
 pub mod conditions;
 mod conversion;
 pub mod defaults;
-pub(crate) mod go_regexp;
 mod gostring;
 pub mod metadata;
 pub mod names;

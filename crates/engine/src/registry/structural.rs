@@ -312,7 +312,7 @@ fn value_validation(
         nested(not, false, &path.child("not"), errs);
     }
     if let Some(pattern) = s.pattern.as_deref().filter(|p| !p.is_empty())
-        && let Err(e) = super::go_regexp::check(pattern)
+        && let Err(e) = crate::schema::go_regexp::check(pattern)
     {
         let detail = format!("must be a valid regular expression, but isn't: {e}");
         errs.push(FieldError::invalid(path.child("pattern"), pattern, detail));

@@ -8,7 +8,7 @@
 //! `indexOf` and `lastIndexOf` of lists, and the matching itself, stay kube-cel's.
 
 use super::celstd::{Handed, kube};
-use crate::registry::go_regexp;
+use crate::schema::go_regexp;
 use kube_cel::cel::extractors::{Arguments, This};
 use kube_cel::cel::objects::Value;
 use kube_cel::cel::{Context, ExecutionError, FunctionContext, ResolveResult};

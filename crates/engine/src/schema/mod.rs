@@ -37,6 +37,7 @@ mod defaults;
 mod embedded;
 pub mod fieldpath;
 pub mod formats;
+pub(crate) mod go_regexp;
 pub mod gofmt;
 mod listtype;
 pub mod names;

@@ -345,7 +345,7 @@ fn children(e: &Expr) -> Box<dyn Iterator<Item = &Expr> + '_> {
 /// `None` when Go compiles it: the engine's walk of Go's parser, which also judges a
 /// schema's `pattern`.
 pub fn go_regex_error(pattern: &str) -> Option<String> {
-    crate::registry::go_regexp::check(pattern).err().map(|e| e.to_string())
+    crate::schema::go_regexp::check(pattern).err().map(|e| e.to_string())
 }
 
 #[cfg(test)]
