@@ -9,7 +9,7 @@
 
 use super::jsonpatch::{self, JsonPatchError};
 use crate::status::{ApiError, StatusDetails};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The patch types the API accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,9 +101,12 @@ pub fn merge(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, 
     };
     let patch: Value = serde_json::from_slice(patch_body).map_err(|_| PatchError::Malformed(BAD_JSON_PATCH.into()))?;
     match patch {
-        Value::Object(_) => {
+        Value::Object(patch) => {
             let mut out = target.clone();
-            json_patch::merge(&mut out, &patch);
+            match &mut out {
+                Value::Object(doc) => merge_docs(doc, &patch),
+                other => *other = Value::Object(patch),
+            }
             Ok((out, strict_errors))
         }
         Value::Array(mut items) => {
@@ -114,12 +117,44 @@ pub fn merge(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, 
     }
 }
 
-/// `pruneAryNulls`: null items go from an array, null members from its objects, at every depth.
-fn prune_nulls(items: &mut Vec<Value>) {
-    items.retain(|v| !v.is_null());
-    for item in items {
-        prune_value(item);
+/// evanphx/json-patch's `mergeDocs`: a null member removes its key; a value the document
+/// lacks (or holds as null) goes in with its nulls pruned; others merge (see [`merge_value`]).
+fn merge_docs(doc: &mut Map<String, Value>, patch: &Map<String, Value>) {
+    for (key, value) in patch {
+        if value.is_null() {
+            doc.remove(key);
+            continue;
+        }
+        match doc.get_mut(key) {
+            Some(current) if !current.is_null() => merge_value(current, value),
+            _ => {
+                let mut value = value.clone();
+                prune_value(&mut value);
+                doc.insert(key.clone(), value);
+            }
+        }
     }
+}
+
+/// evanphx/json-patch's `merge`: objects merge; a current value that is no object is
+/// replaced by the patch, nulls pruned; an object is replaced by a patch that is none, as
+/// given (RFC 7386 would merge an object into an empty one instead, dropping its nulls).
+fn merge_value(current: &mut Value, patch: &Value) {
+    match (current, patch) {
+        (Value::Object(doc), Value::Object(patch)) => merge_docs(doc, patch),
+        (current @ Value::Object(_), patch) => *current = patch.clone(),
+        (current, patch) => {
+            let mut patch = patch.clone();
+            prune_value(&mut patch);
+            *current = patch;
+        }
+    }
+}
+
+/// `pruneAryNulls`: null members go from the objects of an array, at every depth; its null
+/// items stay (the oracle kept them).
+fn prune_nulls(items: &mut [Value]) {
+    items.iter_mut().for_each(prune_value);
 }
 
 fn prune_value(v: &mut Value) {
@@ -223,6 +258,25 @@ mod tests {
         );
     }
 
+    /// The oracle's answers: evanphx/json-patch merges as RFC 7386 does but where a value
+    /// is new or replaces one that is no object, its objects' nulls go (inside arrays too)
+    /// while an array's null items stay; an object replaced by what is none keeps its nulls.
+    #[test]
+    fn merge_patches_prune_nulls_as_evanphx_does() {
+        let target = json!({"spec": {"e": "a", "pres": {"k": 1}, "cel": {"a": 1}}});
+        let merged = |patch: Value| merge(&target, patch.to_string().as_bytes(), true).expect("merged").0;
+        assert_eq!(
+            merged(json!({"spec": {"e": [{"y": -1, "b": null}, null, 2]}}))["spec"]["e"],
+            json!([{"y": -1}, null, 2])
+        );
+        assert_eq!(
+            merged(json!({"spec": {"pres": {"new": {"a": null, "b": [null, {"c": null}]}}}}))["spec"]["pres"],
+            json!({"k": 1, "new": {"b": [null, {}]}})
+        );
+        assert_eq!(merged(json!({"spec": {"cel": [{"a": null}]}}))["spec"]["cel"], json!([{"a": null}]));
+        assert_eq!(merged(json!({"spec": {"cel": {"a": null, "b": 2}}}))["spec"]["cel"], json!({"b": 2}));
+    }
+
     #[test]
     fn merge_patches_are_decoded_as_kube_decodes_them() {
         let target = json!({"spec": {"replicas": 1}});
@@ -244,7 +298,7 @@ mod tests {
         assert_eq!(malformed(b"null", true), "Invalid JSON Patch");
         assert_eq!(
             merge(&target, br#"[1, null, {"a": null, "b": [null, 2]}]"#, false).expect("an array").0,
-            json!([1, {"b": [2]}])
+            json!([1, null, {"b": [null, 2]}])
         );
         let (patched, strict) = merge(&target, br#"{"spec":{"replicas":6,"replicas":7}}"#, true).expect("patch");
         assert_eq!(patched, json!({"spec": {"replicas": 7}}));
