@@ -54,6 +54,18 @@ async fn the_registrations_come_before_their_counts_which_are_one_limit_1_list_e
     assert_eq!(seen.lock().expect("log").len(), 1, "the CRDs alone: {:?}", seen.lock());
     let served: Vec<_> = regs.iter().filter(|r| r.resource.is_some()).collect();
     assert!(served.len() >= 3 && served.iter().all(|r| r.counting && r.count().is_none()), "{regs:?}");
+    // The terminating registration's resources are still going while it terminates: wait
+    // for the one its finalizer holds, so that the count and the list below see the same.
+    if let Some(terminating) = served.iter().find(|r| r.name() == demo::TERMINATING_CRD) {
+        let api = terminating.resource.clone().expect("served").api(conn.client(), None);
+        let held = async {
+            while api.list(&Default::default()).await.expect("list").items.len() > 1 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Some(())
+        };
+        next("the terminating resources gone", held).await;
+    }
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let targets = served.iter().filter_map(|r| CountTarget::of(&r.crd)).collect();
