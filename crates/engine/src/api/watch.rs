@@ -426,30 +426,43 @@ mod tests {
         assert_eq!(progress(&store, "/registry/none/", before).await, after, "no change of the prefix");
     }
 
+    /// A session of a Namespace watch that has sent everything up to `sent`, started from
+    /// `from`, with a bookmark every `every`.
+    fn namespace_session(
+        engine: &Arc<Engine>,
+        items: BoxStream<'static, WatchItem>,
+        sent: Revision,
+        from: Revision,
+        every: Duration,
+    ) -> Session {
+        let shape = Shape { negotiated: Negotiated::JSON, table: Default::default(), now: engine.now() };
+        Session {
+            items,
+            encoder: WatchEncoder::new(
+                shape,
+                KindNames::new("", "v1", "Namespace", "NamespaceList"),
+                Arc::new(TableConvertor::namespaces()),
+            ),
+            engine: Arc::clone(engine),
+            sent,
+            from,
+            bookmarks: Some(every),
+            ends: None,
+            prefix: "/registry/none/".into(),
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+        }
+    }
+
     /// Changes a selector left out move the next bookmark past them (the oracle's bookmark
     /// carried the latest revision of a watch whose selector matched nothing).
     #[tokio::test]
     async fn a_bookmark_claims_the_changes_a_selector_left_out() {
         let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
         let current = engine.store().current_revision().await.expect("rv");
-        let shape = Shape { negotiated: Negotiated::JSON, table: Default::default(), now: engine.now() };
         let left_out = (1..=3).map(move |i| WatchItem::Filtered { resource_version: current + i });
-        let session = Session {
-            items: futures::stream::iter(left_out).chain(futures::stream::pending()).boxed(),
-            encoder: WatchEncoder::new(
-                shape,
-                KindNames::new("", "v1", "Namespace", "NamespaceList"),
-                Arc::new(TableConvertor::namespaces()),
-            ),
-            engine: Arc::clone(&engine),
-            sent: current,
-            from: current,
-            bookmarks: Some(Duration::from_millis(50)),
-            ends: None,
-            prefix: "/registry/none/".into(),
-            api_version: "v1".into(),
-            kind: "Namespace".into(),
-        };
+        let items = futures::stream::iter(left_out).chain(futures::stream::pending()).boxed();
+        let session = namespace_session(&engine, items, current, current, Duration::from_millis(50));
         let mut lines = session.into_stream();
         let line = tokio::time::timeout(Duration::from_secs(5), lines.next()).await.expect("in time").expect("line");
         let event: serde_json::Value = serde_json::from_slice(&line).expect("json");
@@ -463,23 +476,8 @@ mod tests {
     async fn a_watch_with_nothing_new_receives_no_timed_bookmark() {
         let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
         let current = engine.store().current_revision().await.expect("rv");
-        let shape = Shape { negotiated: Negotiated::JSON, table: Default::default(), now: engine.now() };
-        let session = Session {
-            items: futures::stream::pending().boxed(),
-            encoder: WatchEncoder::new(
-                shape,
-                KindNames::new("", "v1", "Namespace", "NamespaceList"),
-                Arc::new(TableConvertor::namespaces()),
-            ),
-            engine: Arc::clone(&engine),
-            sent: current,
-            from: current,
-            bookmarks: Some(Duration::from_millis(20)),
-            ends: None,
-            prefix: "/registry/none/".into(),
-            api_version: "v1".into(),
-            kind: "Namespace".into(),
-        };
+        let items = futures::stream::pending().boxed();
+        let session = namespace_session(&engine, items, current, current, Duration::from_millis(20));
         let mut lines = session.into_stream();
         let waited = tokio::time::timeout(Duration::from_millis(300), lines.next()).await;
         assert!(waited.is_err(), "nothing to tell: {waited:?}");
@@ -489,23 +487,7 @@ mod tests {
     async fn an_idle_watch_receives_periodic_bookmarks_at_the_current_revision() {
         let engine = Engine::open(&StorageConfig::Memory).await.expect("engine");
         let current = engine.store().current_revision().await.expect("rv");
-        let shape = Shape { negotiated: Negotiated::JSON, table: Default::default(), now: engine.now() };
-        let session = Session {
-            items: futures::stream::pending().boxed(),
-            encoder: WatchEncoder::new(
-                shape,
-                KindNames::new("", "v1", "Namespace", "NamespaceList"),
-                Arc::new(TableConvertor::namespaces()),
-            ),
-            engine: Arc::clone(&engine),
-            sent: 0,
-            from: 0,
-            bookmarks: Some(Duration::from_millis(50)),
-            ends: None,
-            prefix: "/registry/none/".into(),
-            api_version: "v1".into(),
-            kind: "Namespace".into(),
-        };
+        let session = namespace_session(&engine, futures::stream::pending().boxed(), 0, 0, Duration::from_millis(50));
         let mut lines = session.into_stream();
         for _ in 0..2 {
             let line =
