@@ -180,13 +180,16 @@ impl Strategy for CrdStrategy {
         // are (`crd_schemas`) rather than typed, written back and dropped; the rest is typed
         // as the decode types it, before pruning (k8s-openapi knows fields kube 1.32 lacks).
         let schemas = take_schemas(obj);
-        let light = typed(obj);
+        // The typed model takes some values Go's structs refuse (see `decoded`); asked
+        // without the schemas, the structs cost little.
+        let light = typed(obj).filter(|_| super::crd_struct::CUSTOM_RESOURCE_DEFINITION.type_error(obj).is_none());
         let sure = light.is_some() && schemas.iter().flatten().all(crd_schemas::decodes);
         put_schemas(obj, schemas);
         if !sure {
             // What Go's decoder ignores goes; then the whole typed says why (or that the
             // check was only unsure).
             schemas_mut(obj).for_each(crd_schemas::drop_ignored);
+            super::crd_struct::CUSTOM_RESOURCE_DEFINITION.zero_null_items(obj);
             decoded(obj)?;
         }
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);

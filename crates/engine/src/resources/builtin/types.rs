@@ -409,6 +409,14 @@ impl GoStruct {
         dropped
     }
 
+    /// Go's decoding of a null item of a slice, or value of a map, of structs: the
+    /// struct's zero value, written `{}` here (a typed model refuses the null).
+    pub fn zero_null_items(&'static self, obj: &mut Value) {
+        if let Some(map) = obj.as_object_mut() {
+            zero_nulls_in_struct(map, self);
+        }
+    }
+
     /// Why a body does not decode into this struct: a value of the wrong type, then a
     /// time that does not parse.
     pub fn decode_error(&'static self, obj: &Value) -> Option<String> {
@@ -522,6 +530,39 @@ fn prune_struct(map: &mut Map<String, Value>, s: &'static GoStruct, path: &mut S
             false
         }
     });
+}
+
+fn zero_nulls_in_struct(map: &mut Map<String, Value>, s: &'static GoStruct) {
+    for (key, value) in map.iter_mut() {
+        if let Some(f) = s.get(key) {
+            zero_nulls(value, &f.ty);
+        }
+    }
+}
+
+/// [`GoStruct::zero_null_items`] within `value` of type `ty`.
+fn zero_nulls(value: &mut Value, ty: &'static GoType) {
+    let item = |item: &mut Value, ty: &'static GoType| match (ty, &item) {
+        (GoType::Struct(_), Value::Null) => *item = Value::Object(Map::new()),
+        _ => zero_nulls(item, ty),
+    };
+    match (ty, value) {
+        (GoType::Struct(s), Value::Object(map)) | (GoType::Union(_, s), Value::Object(map)) => {
+            zero_nulls_in_struct(map, s)
+        }
+        (GoType::Union(SchemaOr::Array, s), Value::Array(items)) => {
+            for v in items {
+                match v {
+                    Value::Null => *v = Value::Object(Map::new()),
+                    Value::Object(map) => zero_nulls_in_struct(map, s),
+                    _ => {}
+                }
+            }
+        }
+        (GoType::Slice { items, .. }, Value::Array(list)) => list.iter_mut().for_each(|v| item(v, items)),
+        (GoType::Map(items), Value::Object(map)) => map.values_mut().for_each(|v| item(v, items)),
+        _ => {}
+    }
 }
 
 /// Prunes a union's value (an object of `s`, or a list of them) without reporting.
