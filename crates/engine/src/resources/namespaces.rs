@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 /// The namespaces every engine has from the start.
 pub const INITIAL: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
+/// The finalizer every namespace gets on create, which the namespace controller clears.
+const KUBERNETES_FINALIZER: &str = "kubernetes";
+
 pub struct NamespaceStrategy {
     info: ResourceInfo,
 }
@@ -104,15 +107,29 @@ impl Strategy for NamespaceStrategy {
         dropped
     }
 
+    /// kube's namespace strategy: phase Active, and the `kubernetes` finalizer appended to
+    /// those sent when it is not among them.
     fn prepare_for_create(&self, obj: &mut Value) {
+        let mut finalizers: Vec<Value> =
+            obj.pointer("/spec/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+        if !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER) {
+            finalizers.push(Value::from(KUBERNETES_FINALIZER));
+        }
         if let Some(map) = obj.as_object_mut() {
-            map.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
+            map.insert("spec".into(), json!({"finalizers": finalizers}));
             map.insert("status".into(), json!({"phase": "Active"}));
         }
     }
 
+    /// kube's `ValidateNamespace`: the metadata, and each of `spec.finalizers` (all on the
+    /// list's own path, as kube reports them).
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        validate_meta(obj)
+        let mut errs = validate_meta(obj);
+        let path = Path::root("spec").child("finalizers");
+        for f in obj.pointer("/spec/finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+            errs.extend(super::builtin::finalizer_name_errors(f.as_str().unwrap_or_default(), &path));
+        }
+        errs
     }
 
     /// A namespace goes only once the namespace controller has emptied it and cleared

@@ -34,7 +34,8 @@ pub fn check_base64(obj: &Value, field: &str) -> Result<(), Undecodable> {
     for value in map.values() {
         let problem = match value {
             Value::String(text) => decode_base64(text).err(),
-            Value::Null => None,
+            // A list of bytes, which the Go struct's decoder has checked.
+            Value::Null | Value::Array(_) => None,
             _ => Some(0),
         };
         if let Some(at) = problem {
@@ -42,6 +43,21 @@ pub fn check_base64(obj: &Value, field: &str) -> Result<(), Undecodable> {
         }
     }
     Ok(())
+}
+
+/// A map's null values are Go's zero values, stored as empty text; a `[]byte` map's values
+/// sent as JSON lists of bytes become the base64 text Go encodes them as (a null byte is 0).
+pub fn normalize_map_values(obj: &mut Value, field: &str) {
+    let Some(map) = obj.get_mut(field).and_then(Value::as_object_mut) else { return };
+    for value in map.values_mut() {
+        if value.is_null() {
+            *value = Value::from("");
+        } else if let Value::Array(items) = value {
+            let bytes: Vec<u8> =
+                items.iter().map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()).unwrap_or(0)).collect();
+            *value = Value::from(base64::engine::general_purpose::STANDARD.encode(bytes));
+        }
+    }
 }
 
 /// `stringData` entries become base64 `data` entries (they win), and `stringData` goes,

@@ -22,7 +22,7 @@ pub mod unstructured_convert;
 use super::{ResourceInfo, Strategy};
 use crate::field::{FieldError, Path};
 use crate::kinds::{BUILTIN_VERBS, ServedKind};
-use crate::schema::names::NameFn;
+use crate::schema::names::{NameFn, is_qualified_name};
 use crate::schema::object_meta::validate_object_meta;
 use base64::Engine as _;
 use k8s_openapi::jiff::Timestamp;
@@ -102,15 +102,23 @@ pub(crate) fn core_meta_errors(obj: &Value, name_fn: NameFn) -> Vec<FieldError> 
     let mut errors = validate_object_meta(meta, true, name_fn, &path);
     let finalizers = meta.get("finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     for (i, f) in finalizers.iter().enumerate() {
-        let f = f.as_str().unwrap_or_default();
-        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f) {
-            errors.push(FieldError::invalid(
-                path.child("finalizers").index(i),
-                f,
-                "name is neither a standard finalizer name nor is it fully qualified",
-            ));
-        }
+        errors.extend(kube_finalizer_errors(f.as_str().unwrap_or_default(), path.child("finalizers").index(i)));
     }
+    errors
+}
+
+/// Core's `validateKubeFinalizerName`: a finalizer without a domain must be a standard one.
+fn kube_finalizer_errors(name: &str, path: Path) -> Option<FieldError> {
+    (!name.contains('/') && !STANDARD_FINALIZERS.contains(&name))
+        .then(|| FieldError::invalid(path, name, "name is neither a standard finalizer name nor is it fully qualified"))
+}
+
+/// Core's `validateFinalizerName` (a Namespace's `spec.finalizers`): a qualified name, and
+/// a standard one when it has no domain.
+pub(crate) fn finalizer_name_errors(name: &str, path: &Path) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> =
+        is_qualified_name(name).into_iter().map(|m| FieldError::invalid(path.clone(), name, m)).collect();
+    errors.extend(kube_finalizer_errors(name, path.clone()));
     errors
 }
 

@@ -153,6 +153,14 @@ impl Strategy for BuiltinStrategy {
     /// sees (and records) `data` and `type` only.
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
         let dropped = self.go.prune(obj);
+        match self.kind {
+            Builtin::Secret => data::normalize_map_values(obj, "data"),
+            Builtin::ConfigMap => {
+                data::normalize_map_values(obj, "data");
+                data::normalize_map_values(obj, "binaryData");
+            }
+            Builtin::Lease | Builtin::ServiceAccount => {}
+        }
         if self.kind == Builtin::Secret {
             data::fold_string_data(obj);
             if obj.get("type").and_then(Value::as_str).is_none_or(str::is_empty)

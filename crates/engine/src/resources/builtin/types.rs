@@ -322,7 +322,7 @@ pub fn object_meta_error(meta: &Value) -> Option<String> {
     match meta {
         Value::Null => None,
         Value::Object(_) => {
-            value_time_error(meta, &META).or_else(|| mismatch(meta, &META, "", "").map(|e| e.to_string()))
+            value_time_error(meta, &META, "", "").or_else(|| mismatch(meta, &META, "", "").map(|e| e.to_string()))
         }
         other => {
             Some(format!("json: cannot unmarshal {} into Go value of type {}", json_kind(other), OBJECT_META.name))
@@ -345,8 +345,12 @@ impl GoStruct {
     pub fn time_error(&'static self, obj: &Value) -> Option<String> {
         static META: GoType = GoType::Struct(&OBJECT_META);
         let map = obj.as_object()?;
-        let metadata = map.get("metadata").and_then(|m| value_time_error(m, &META));
-        metadata.or_else(|| self.fields.iter().find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty))))
+        let metadata = map.get("metadata").and_then(|m| value_time_error(m, &META, self.short_name(), "metadata"));
+        metadata.or_else(|| {
+            self.fields
+                .iter()
+                .find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty, self.short_name(), f.json)))
+        })
     }
 
     /// The kind's zero value as kube's converter writes it: its non-pointer structs `{}`
@@ -579,14 +583,33 @@ fn prune_union(value: &mut Value, s: &'static GoStruct) {
     }
 }
 
-fn value_time_error(value: &Value, ty: &'static GoType) -> Option<String> {
+/// `struct_name` and `path` place the value as [`mismatch`] does: Go's decoder puts its
+/// place on the type error a time's own `UnmarshalJSON` returns.
+fn value_time_error(value: &Value, ty: &'static GoType, struct_name: &str, path: &str) -> Option<String> {
     match ty {
         GoType::Struct(s) | GoType::Union(_, s) => {
             let map = value.as_object()?;
-            s.fields.iter().find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty)))
+            s.fields.iter().find_map(|f| {
+                let path = if path.is_empty() { f.json.to_string() } else { format!("{path}.{}", f.json) };
+                map.get(f.json).and_then(|v| value_time_error(v, &f.ty, s.short_name(), &path))
+            })
         }
-        GoType::Slice { items, .. } => value.as_array()?.iter().find_map(|v| value_time_error(v, items)),
-        _ => time_value_error(value, ty),
+        GoType::Slice { items, .. } => {
+            value.as_array()?.iter().find_map(|v| value_time_error(v, items, struct_name, path))
+        }
+        _ => match value {
+            Value::String(_) | Value::Null => time_value_error(value, ty),
+            other if matches!(ty, GoType::Time | GoType::MicroTime) => Some(
+                Mismatch::Type {
+                    what: json_kind(other).into(),
+                    struct_name: struct_name.into(),
+                    path: path.into(),
+                    ty: "string".into(),
+                }
+                .to_string(),
+            ),
+            _ => None,
+        },
     }
 }
 
@@ -599,13 +622,56 @@ pub fn time_value_error(value: &Value, ty: &GoType) -> Option<String> {
     };
     match value {
         Value::Null => None,
-        Value::String(s) if s.is_empty() || super::format_time(s, super::TimeKind::Micro).is_some() => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::String(s) if super::format_time(s, super::TimeKind::Micro).is_some() => match ty {
+            GoType::MicroTime => micro_fraction_error(s, layout),
+            _ => None,
+        },
         Value::String(s) => {
-            let shown = crate::field::go_quote(s);
+            let shown = time_quote(s);
             Some(format!("parsing time {shown} as \"{layout}\": cannot parse {shown} as \"2006\""))
         }
         other => Some(format!("json: cannot unmarshal {} into Go value of type string", json_kind(other))),
     }
+}
+
+/// A `MicroTime`'s layout wants exactly six digits of fraction after the seconds, where
+/// RFC 3339 takes any number: Go's parser names the rest of the text it stopped at.
+fn micro_fraction_error(text: &str, layout: &str) -> Option<String> {
+    // What follows `2006-01-02T15:04:05`.
+    let rest = text.get(19..)?;
+    let bytes = rest.as_bytes();
+    let digits = bytes.iter().skip(1).take_while(|b| b.is_ascii_digit()).count();
+    let (elem, want) = if !matches!(bytes.first(), Some(b'.' | b',')) || digits < 6 {
+        (rest, ".000000")
+    } else if digits > 6 {
+        (&rest[7..], "Z07:00")
+    } else {
+        return None;
+    };
+    let shown = time_quote(text);
+    Some(format!("parsing time {shown} as \"{layout}\": cannot parse {} as \"{want}\"", time_quote(elem)))
+}
+
+/// Go's `time` package quoting in its parse errors: not `strconv.Quote`, but each byte of
+/// a non-ASCII or control character as `\xNN`.
+fn time_quote(text: &str) -> String {
+    let mut out = String::from('"');
+    for c in text.chars() {
+        if c.is_ascii() && c >= ' ' {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        } else {
+            let mut buf = [0; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Go's name of a type in `json` errors.
@@ -703,6 +769,24 @@ fn mismatch(value: &Value, ty: &GoType, struct_name: &str, path: &str) -> Option
         // A null leaves any Go value as it is.
         (_, Value::Null) => None,
         (GoType::String | GoType::Bytes, Value::String(_)) => None,
+        // Go's decoder fills a `[]byte` from a JSON list of bytes too.
+        (GoType::Bytes, Value::Array(list)) => list.iter().find_map(|v| {
+            let byte = match v {
+                Value::Null => true,
+                Value::Number(n) => n.as_u64().is_some_and(|b| b <= 255),
+                _ => false,
+            };
+            let what = match v {
+                Value::Number(n) => format!("number {n}"),
+                other => json_kind(other).to_string(),
+            };
+            (!byte).then(|| Mismatch::Type {
+                what,
+                struct_name: struct_name.to_string(),
+                path: path.to_string(),
+                ty: "uint8".into(),
+            })
+        }),
         (GoType::Bool, Value::Bool(_)) => None,
         (GoType::Float64, Value::Number(_)) => None,
         (GoType::Int32, Value::Number(n)) => {
@@ -813,5 +897,38 @@ mod tests {
         assert!(matches!(&*secrets.items, Schema::Map(m) if m.atomic));
         assert!(sa.declared("spec").is_none());
         assert!(sa.is_named("metadata"));
+    }
+
+    /// The oracle's words for times it refuses (builtins golden).
+    #[test]
+    fn times_are_refused_in_go_s_words() {
+        let lease = |spec: Value| LEASE.decode_error(&json!({"spec": spec}));
+        assert_eq!(
+            lease(json!({"renewTime": 1})).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string")
+        );
+        assert_eq!(
+            lease(json!({"renewTime": "2024-01-01T00:00:00Z"})).as_deref(),
+            Some(
+                r#"parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000""#
+            )
+        );
+        assert_eq!(
+            lease(json!({"renewTime": "2024-01-01T00:00:00.1234567Z"})).as_deref(),
+            Some(
+                r#"parsing time "2024-01-01T00:00:00.1234567Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "7Z" as "Z07:00""#
+            )
+        );
+        assert_eq!(
+            lease(json!({"renewTime": "é"})).as_deref(),
+            Some(r#"parsing time "\xc3\xa9" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "\xc3\xa9" as "2006""#)
+        );
+        assert_eq!(lease(json!({"renewTime": "2024-01-01T00:00:00.123456+02:00"})), None);
+        assert_eq!(
+            CONFIG_MAP.decode_error(&json!({"metadata": {"managedFields": [{"time": 1}]}})).as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.time of type string"
+            )
+        );
     }
 }

@@ -49,6 +49,8 @@ fn convert(value: &Value, ty: &'static GoType) -> Option<String> {
             Value::String(text) => super::data::decode_base64(text)
                 .err()
                 .map(|at| format!("error decoding from json: illegal base64 data at input byte {at}")),
+            // A list of bytes converts item by item.
+            Value::Array(list) => list.iter().find_map(|v| scalar(v, "uint8", "uint8")),
             other => Some(format!("cannot restore slice from {}", source_kind(other))),
         },
         GoType::Map(items) => match value {
@@ -75,7 +77,7 @@ fn convert(value: &Value, ty: &'static GoType) -> Option<String> {
 /// into each other, except integers into floats and integral floats into integers.
 fn scalar(value: &Value, dest_kind: &str, dest_type: &str) -> Option<String> {
     let unrecognized = || Some(format!("unrecognized type: {dest_kind}"));
-    let integer = matches!(dest_kind, "int32" | "int64");
+    let integer = matches!(dest_kind, "int32" | "int64" | "uint8");
     match value {
         Value::String(_) if dest_kind == "string" => None,
         Value::Bool(_) if dest_kind == "bool" => None,
