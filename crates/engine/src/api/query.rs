@@ -70,9 +70,9 @@ impl Query {
     }
 
     /// An integer parameter read as Go's `strconv.ParseInt` (400 with its error when it is
-    /// not one, as kube-apiserver decodes its query parameters).
+    /// not one, even empty, as kube-apiserver decodes its query parameters).
     fn go_int(&self, key: &str) -> Result<Option<i64>, ApiError> {
-        let Some(raw) = self.get(key).filter(|s| !s.is_empty()) else { return Ok(None) };
+        let Some(raw) = self.get(key) else { return Ok(None) };
         go_parse_int(raw).map(Some)
     }
 }
