@@ -164,6 +164,7 @@ scenarios!(
     numbers,
     omitempty,
     patches,
+    queries,
     refusals,
     schemas,
     subresources,

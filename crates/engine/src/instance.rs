@@ -188,6 +188,7 @@ impl Engine {
         };
         let namespaces_kind = ServedKind {
             storage_version_hash: Some(storage_version_hash("", "v1", "Namespace")),
+            verbs: crate::kinds::NAMESPACE_VERBS.to_vec(),
             ..builtin(namespaces.clone())
         };
         let mut served = vec![namespaces_kind, crds];

@@ -41,6 +41,8 @@ impl ServedKind {
 /// Verbs of built-in kinds (sorted, as kube's discovery lists them).
 pub const BUILTIN_VERBS: [&str; 8] =
     ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+/// Verbs of namespaces: kube's namespace storage deletes no collection.
+pub const NAMESPACE_VERBS: [&str; 7] = ["create", "delete", "get", "list", "patch", "update", "watch"];
 /// Verbs of custom resources, in the order kube's discovery lists them.
 pub const CUSTOM_VERBS: [&str; 8] = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
 

@@ -214,14 +214,11 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
-    /// 405 MethodNotAllowed; `method` names the refused method where a resource's own
-    /// verbs refuse it.
-    pub fn method_not_allowed(method: Option<&str>) -> Self {
-        let message = "the server does not allow this method on the requested resource";
-        match method {
-            Some(m) => Self::new(405, "MethodNotAllowed", format!("{message} ({m})")),
-            None => Self::new(405, "MethodNotAllowed", message),
-        }
+    /// 405 MethodNotAllowed, as kube answers a method no route of a path takes (its
+    /// `NewGenericServerResponse`): the method is not named and the details are empty.
+    pub fn method_not_allowed() -> Self {
+        Self::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+            .with_details(StatusDetails::default())
     }
 
     /// 405 `create is not supported on resources of kind "widgets.stable.example.com"`:

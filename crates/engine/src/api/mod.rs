@@ -46,7 +46,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
 /// Another method than GET on `/version`: the 405 `Status` kube-apiserver gives for a
 /// method its routes do not take, where axum would answer with an empty body.
 async fn non_resource_method_not_allowed() -> Response {
-    error_response(&ApiError::method_not_allowed(None))
+    error_response(&ApiError::method_not_allowed())
 }
 
 /// A JSON body with the headers kube-apiserver sends on every API response.

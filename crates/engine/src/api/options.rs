@@ -155,7 +155,10 @@ fn from_query(q: &Query) -> Result<RawDelete, ApiError> {
         propagation_policy: q.get("propagationPolicy").map(String::from),
         orphan_dependents: q.get("orphanDependents").map(go_query_bool),
         dry_run: q.all("dryRun").into_iter().map(String::from).collect(),
-        ..Default::default()
+        // `Convert_url_Values_To_v1_DeleteOptions`: `uid` and `resourceVersion` given in the
+        // query are the preconditions.
+        precondition_uid: q.get("uid").filter(|s| !s.is_empty()).map(String::from),
+        precondition_rv: q.get("resourceVersion").filter(|s| !s.is_empty()).map(String::from),
     })
 }
 

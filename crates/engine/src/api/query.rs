@@ -7,8 +7,9 @@ use std::collections::HashMap;
 /// The raw query of one request.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
-    /// The last value of each parameter.
-    last: HashMap<String, String>,
+    /// The first value of each parameter: kube's query decoding
+    /// (`Convert_Slice_string_To_string`) reads a repeated one by its first.
+    first: HashMap<String, String>,
     /// Every parameter in order, for those kube reads as lists (`dryRun`).
     pairs: Vec<(String, String)>,
 }
@@ -19,14 +20,14 @@ impl Query {
         for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let (k, v) = (decode(k), decode(v));
-            query.last.insert(k.clone(), v.clone());
+            query.first.entry(k.clone()).or_insert_with(|| v.clone());
             query.pairs.push((k, v));
         }
         query
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.last.get(key).map(String::as_str)
+        self.first.get(key).map(String::as_str)
     }
 
     /// Every value of `key`, in the order given.
@@ -51,7 +52,10 @@ impl Query {
         self.go_int("timeoutSeconds")
     }
 
+    /// The list options, their integers parsed in the order of kube's conversion
+    /// (`timeoutSeconds` before `limit`), for lists and collection deletes alike.
     pub fn list_query(&self) -> Result<ListQuery, ApiError> {
+        self.timeout_seconds()?;
         let limit = self.go_int("limit")?.map(|l| usize::try_from(l).unwrap_or(0));
         Ok(ListQuery {
             labels: self.get("labelSelector").map(String::from),
@@ -66,9 +70,9 @@ impl Query {
     }
 
     /// An integer parameter read as Go's `strconv.ParseInt` (400 with its error when it is
-    /// not one, as kube-apiserver decodes its query parameters).
+    /// not one, even empty, as kube-apiserver decodes its query parameters).
     fn go_int(&self, key: &str) -> Result<Option<i64>, ApiError> {
-        let Some(raw) = self.get(key).filter(|s| !s.is_empty()) else { return Ok(None) };
+        let Some(raw) = self.get(key) else { return Ok(None) };
         go_parse_int(raw).map(Some)
     }
 }
@@ -121,6 +125,7 @@ mod tests {
         assert_eq!(q.list_query().expect("valid").limit, Some(2));
         assert_eq!(Query::parse(Some("dryRun=All&dryRun=Some")).all("dryRun"), ["All", "Some"]);
         assert_eq!(Query::parse(Some("x=%")).get("x"), Some("%"));
+        assert_eq!(Query::parse(Some("labelSelector=a&labelSelector=b")).get("labelSelector"), Some("a"));
     }
 
     #[test]
@@ -141,5 +146,11 @@ mod tests {
         assert!(q.allow_watch_bookmarks);
         assert_eq!(q.send_initial_events, Some(true));
         assert_eq!(Query::parse(None).list_query().expect("ok").send_initial_events, None);
+    }
+
+    #[test]
+    fn list_options_fail_on_a_bad_timeout_first() {
+        let err = Query::parse(Some("limit=y&timeoutSeconds=x")).list_query().expect_err("not an integer");
+        assert_eq!(err.message, "strconv.ParseInt: parsing \"x\": invalid syntax");
     }
 }

@@ -83,6 +83,8 @@ pub struct KindRoutes {
     pub custom: bool,
     /// A kind that only takes POST on its collection (the access reviews).
     pub create_only: bool,
+    /// Whether DELETE on the collection deletes it (namespaces' does not).
+    pub delete_collection: bool,
 }
 
 /// Routes a request for `kind` at `t` with `method`.
@@ -119,13 +121,12 @@ fn custom(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
 /// A built-in kind's routes are go-restful's: a path under its group version that none
 /// of them matches is go-restful's JSON 404 ([`ApiError::no_route`]), not the plain one.
 fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
-    let refuse = |named: bool| ApiError::method_not_allowed(named.then_some(method.as_str()));
     // go-restful routes `/watch/` paths of objects and collections for GET alone.
     if t.watch {
         return match (t.subresource.is_some() || kind.create_only, method == Method::GET) {
             (true, _) => Route::Unserved,
             (false, true) => Route::Serve { sub: Subresource::Main, verb: Verb::Watch },
-            (false, false) => Route::Refused(refuse(true)),
+            (false, false) => Route::Refused(ApiError::method_not_allowed()),
         };
     }
     if kind.namespaced && t.name.is_some() && t.namespace.is_none() {
@@ -133,7 +134,7 @@ fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
     }
     // Across namespaces a namespaced kind is only read: its route refuses other methods.
     if kind.namespaced && t.namespace.is_none() && method != Method::GET {
-        return Route::Refused(refuse(false));
+        return Route::Refused(ApiError::method_not_allowed());
     }
     if !kind.namespaced && t.namespace.is_some() {
         return Route::Refused(ApiError::no_route());
@@ -143,7 +144,7 @@ fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
             return Route::Refused(ApiError::no_route());
         }
         if method != Method::POST {
-            return Route::Refused(refuse(true));
+            return Route::Refused(ApiError::method_not_allowed());
         }
     }
     let sub = match t.subresource.as_deref() {
@@ -158,12 +159,12 @@ fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
         (Method::PUT, true, _) => Some(Verb::Update),
         (Method::PATCH, true, _) => Some(Verb::Patch),
         (Method::POST, false, Subresource::Main) => Some(Verb::Create),
-        (Method::DELETE, _, Subresource::Main) => Verb::of(method, named),
+        (Method::DELETE, _, Subresource::Main) if named || kind.delete_collection => Verb::of(method, named),
         _ => None,
     };
     match verb {
         Some(verb) => Route::Serve { sub, verb },
-        None => Route::Refused(refuse(true)),
+        None => Route::Refused(ApiError::method_not_allowed()),
     }
 }
 
@@ -179,6 +180,7 @@ mod tests {
             scale: true,
             custom: true,
             create_only: false,
+            delete_collection: true,
         }
     }
 
@@ -314,7 +316,7 @@ mod tests {
         let t = target(Some("team"), "configmaps", Some("c"), None);
         assert_eq!(
             show(route(&cms, &t, &Method::POST)),
-            "405 the server does not allow this method on the requested resource (POST)"
+            "405 the server does not allow this method on the requested resource"
         );
         assert_eq!(show(route(&cms, &t, &Method::GET)), "serve main get");
         // go-restful's JSON 404 for whatever path under the group version no route matches.
@@ -322,10 +324,19 @@ mod tests {
         assert_eq!(show(route(&cms, &t, &Method::GET)), "404 the server could not find the requested resource");
         let t = target(None, "configmaps", Some("c"), None);
         assert_eq!(show(route(&cms, &t, &Method::GET)), "404 the server could not find the requested resource");
-        let namespaces =
-            KindRoutes { resource: GroupResource::new("", "namespaces"), namespaced: false, ..cms.clone() };
+        let namespaces = KindRoutes {
+            resource: GroupResource::new("", "namespaces"),
+            namespaced: false,
+            delete_collection: false,
+            ..cms.clone()
+        };
         let t = target(Some("team"), "namespaces", None, None);
         assert_eq!(show(route(&namespaces, &t, &Method::POST)), "404 the server could not find the requested resource");
+        let t = target(None, "namespaces", None, None);
+        assert_eq!(
+            show(route(&namespaces, &t, &Method::DELETE)),
+            "405 the server does not allow this method on the requested resource"
+        );
         let t = target(None, "configmaps", None, None);
         assert_eq!(
             show(route(&cms, &t, &Method::POST)),

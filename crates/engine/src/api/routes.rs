@@ -167,6 +167,7 @@ fn kind_routes(kind: &ServedKind) -> KindRoutes {
         scale: kind.scale.is_some(),
         custom: kind.strategy.unstructured(),
         create_only: kind.verbs == ["create"],
+        delete_collection: kind.verbs.contains(&"deletecollection"),
     }
 }
 
@@ -308,9 +309,11 @@ async fn dispatch(
             Ok(json_response(StatusCode::OK, &obj))
         }
         Verb::DeleteCollection => {
-            // kube reads the DeleteOptions before the list options.
+            // kube decodes and validates the list options before it reads the DeleteOptions.
+            let list = q.list_query()?;
+            rest.check_list_options(&list)?;
             let delete = options::delete_options(q, body)?;
-            Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &q.list_query()?, &delete, opts).await?))
+            Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &list, &delete, opts).await?))
         }
     }
 }

@@ -422,7 +422,7 @@ pub(super) mod tests {
             namespaced: false,
             status: true,
             scale: false,
-            verbs: crate::kinds::BUILTIN_VERBS.to_vec(),
+            verbs: crate::kinds::NAMESPACE_VERBS.to_vec(),
             flavor: Flavor::BuiltIn,
             definition: "io.k8s.api.core.v1.Namespace".into(),
             list_definition: "io.k8s.api.core.v1.NamespaceList".into(),

@@ -176,6 +176,12 @@ impl Rest<'_> {
         Ok((labels, fields.with_lookup(self.strategy.field_lookup())))
     }
 
+    /// Checks a collection delete's list options as [`Self::list`] would, before its
+    /// `DeleteOptions` are read: kube's handler decodes and validates them first.
+    pub fn check_list_options(&self, q: &ListQuery) -> Result<(), ApiError> {
+        self.list_selectors(q, false).map(|_| ())
+    }
+
     fn list_store_error(&self, e: StoreError) -> ApiError {
         match e {
             StoreError::TooLarge { requested, current } => ApiError::too_large_resource_version(requested, current),
