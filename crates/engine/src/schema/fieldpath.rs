@@ -67,19 +67,26 @@ fn unescape(s: &str) -> Result<String, FieldPathError> {
             break;
         };
         out.push(match d {
-            'a' => '\u{7}',
-            'b' => '\u{8}',
-            'f' => '\u{c}',
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'v' => '\u{b}',
-            '\'' => '\'',
-            '\\' => '\\',
-            other => return Err(FieldPathError::BadEscape(format!("\\{other}"))),
+            '\'' | '\\' => d,
+            other => control_escape(other).ok_or_else(|| FieldPathError::BadEscape(format!("\\{other}")))?,
         });
     }
     Ok(out)
+}
+
+/// The control character a C-style escape letter stands for (`\n`, `\t`, ... `\v`), as
+/// Go's and CEL's string escapes share them.
+pub(crate) fn control_escape(letter: char) -> Option<char> {
+    Some(match letter {
+        'a' => '\u{7}',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'v' => '\u{b}',
+        _ => return None,
+    })
 }
 
 /// Whether `['name']` may stand for `.name`.

@@ -308,13 +308,7 @@ fn unquote(quoted: &str, raw: bool) -> Option<String> {
             u32::from_str_radix(&digits, 16).ok().filter(|_| digits.len() == n).and_then(char::from_u32)
         };
         out.push(match e {
-            'a' => '\u{7}',
-            'b' => '\u{8}',
-            'f' => '\u{c}',
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'v' => '\u{b}',
+            'a' | 'b' | 'f' | 'n' | 'r' | 't' | 'v' => crate::schema::fieldpath::control_escape(e)?,
             '\\' | '\'' | '"' | '`' | '?' => e,
             'x' | 'X' => hex(&mut chars, 2)?,
             'u' => hex(&mut chars, 4)?,
