@@ -168,6 +168,7 @@ scenarios!(
     refusals,
     schemas,
     subresources,
+    upserts,
     validate,
     verbs,
     watch,

@@ -288,16 +288,20 @@ async fn dispatch(
             Ok(json_response(StatusCode::CREATED, &obj))
         }
         Verb::Update => {
-            Ok(json_response(StatusCode::OK, &rest.update(ns, name, body_object(rest, req, opts)?, sub, opts).await?))
+            let obj = body_object(rest, req, opts)?;
+            // A kind that creates on update: the same admission as a POST first.
+            if rest.strategy.allows_create_on_update() {
+                admit_if_missing(engine, kind, rest, ns, name).await?;
+            }
+            let outcome = rest.update_outcome(ns, name, obj, sub, opts).await?;
+            let code = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
+            Ok(json_response(code, &outcome.object))
         }
         Verb::Patch => {
             let patch_type = call.patch.ok_or_else(ApiError::unsupported_patch)?;
             // An apply patch may create: the same admission as a POST first.
-            if patch_type == PatchType::Apply && rest.get(ns, name).await.is_err_and(|e| e.is_not_found()) {
-                if let Some(ns) = ns {
-                    engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
-                }
-                engine.check_create_allowed(kind).await?;
+            if patch_type == PatchType::Apply {
+                admit_if_missing(engine, kind, rest, ns, name).await?;
             }
             let outcome = rest.patch_outcome(ns, name, patch_type, body, sub, opts).await?;
             let code = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
@@ -316,6 +320,24 @@ async fn dispatch(
             Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &list, &delete, opts).await?))
         }
     }
+}
+
+/// A write that creates `name` when it is missing passes a POST's admission first: its
+/// namespace must exist, and the kind must take creates.
+async fn admit_if_missing(
+    engine: &Engine,
+    kind: &ServedKind,
+    rest: &Rest<'_>,
+    ns: Option<&str>,
+    name: &str,
+) -> Result<(), ApiError> {
+    if !rest.get(ns, name).await.is_err_and(|e| e.is_not_found()) {
+        return Ok(());
+    }
+    if let Some(ns) = ns {
+        engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
+    }
+    engine.check_create_allowed(kind).await
 }
 
 /// `/status` and `/scale` of one object: get, update and patch (routing refused the rest).

@@ -337,6 +337,12 @@ pub trait Strategy: Send + Sync {
         true
     }
 
+    /// Whether a PUT of a missing object creates it (kube's `AllowCreateOnUpdate`: leases
+    /// and events do; the other kinds answer 404).
+    fn allows_create_on_update(&self) -> bool {
+        false
+    }
+
     /// The etcd prefix kube-apiserver keeps this kind under, which its storage errors
     /// quote: `/registry/<group>/<plural>/` for CRDs and custom resources; built-in kinds
     /// live under `/registry/<plural>/`.

@@ -257,6 +257,11 @@ impl Strategy for CoreEventStrategy {
         false
     }
 
+    /// kube's event strategy creates a missing event on update.
+    fn allows_create_on_update(&self) -> bool {
+        true
+    }
+
     fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
         super::scheme::check_type_meta(obj, &self.info)
     }
@@ -346,6 +351,11 @@ impl Strategy for EventsV1Strategy {
 
     fn uses_generation(&self) -> bool {
         false
+    }
+
+    /// kube's event strategy creates a missing event on update.
+    fn allows_create_on_update(&self) -> bool {
+        true
     }
 
     fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {

@@ -127,6 +127,16 @@ impl Strategy for BuiltinStrategy {
         false
     }
 
+    /// A lease must name the resourceVersion it updates, and a missing one is created on
+    /// update (kube's lease strategy); the others overwrite, and answer 404 when missing.
+    fn allows_unconditional_update(&self) -> bool {
+        self.kind != Builtin::Lease
+    }
+
+    fn allows_create_on_update(&self) -> bool {
+        self.kind == Builtin::Lease
+    }
+
     fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
         super::scheme::check_type_meta(obj, &self.info)
     }

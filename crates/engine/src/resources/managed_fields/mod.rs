@@ -25,4 +25,4 @@ pub mod updater;
 pub mod verbs;
 pub mod walk;
 
-pub use verbs::{PatchOutcome, Tracking};
+pub use verbs::{Tracking, WriteOutcome};

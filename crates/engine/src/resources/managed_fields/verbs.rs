@@ -52,10 +52,10 @@ impl ManagedFieldsAfter {
     }
 }
 
-/// The answer to a patch: the object, and whether an apply patch created it (kube
-/// answers 201 then).
+/// The answer to a write that may create: the object, and whether it was created (kube
+/// answers 201 then): by an apply patch, or by a PUT of a kind that creates on update.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PatchOutcome {
+pub struct WriteOutcome {
     pub object: Value,
     pub created: bool,
 }

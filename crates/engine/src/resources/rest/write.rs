@@ -6,7 +6,7 @@ use super::{Origin, Rest, Subresource, generate_name, parse_precondition, patch_
 use crate::meta;
 use crate::resources::managed_fields::fieldmanager::keep_times_if_nothing_else_changed;
 use crate::resources::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
-use crate::resources::managed_fields::{PatchOutcome, Tracking};
+use crate::resources::managed_fields::{Tracking, WriteOutcome};
 use crate::resources::patch::{self, PatchType};
 use crate::resources::patched_json::PatchSource;
 use crate::resources::spec_changed;
@@ -65,13 +65,26 @@ impl Rest<'_> {
         opts: &WriteOptions,
         tracking: Tracking,
     ) -> Result<Value, ApiError> {
-        let dry_run = opts.dry_run;
         self.check_type_meta(&mut obj, false)?;
         let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
         // Decoded before its namespace is checked and a name is required or generated, as
         // kube's handler decodes the body first (`metadata.name: 5` is a 400, not a 422).
         self.decode(&mut obj, opts, Origin::Body { applied: tracking == Tracking::Applied })?;
         self.check_namespace(&mut obj, namespace)?;
+        self.create_decoded(namespace, obj, given_rv, opts, tracking).await
+    }
+
+    /// The part of a create after its body is decoded and its namespace checked; shared
+    /// by the PUT of a kind that creates on update.
+    async fn create_decoded(
+        &self,
+        namespace: Option<&str>,
+        mut obj: Value,
+        given_rv: Option<Revision>,
+        opts: &WriteOptions,
+        tracking: Tracking,
+    ) -> Result<Value, ApiError> {
+        let dry_run = opts.dry_run;
         if let Some(answer) = self.strategy.evaluate(&obj) {
             return answer;
         }
@@ -134,6 +147,19 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        Ok(self.update_over(namespace, name, obj, None, sub, opts).await?.object)
+    }
+
+    /// [`Rest::update`], with whether it created the object: a kind that creates on
+    /// update (kube's `AllowCreateOnUpdate`: leases and events) creates a missing one.
+    pub async fn update_outcome(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        obj: Value,
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<WriteOutcome, ApiError> {
         self.update_over(namespace, name, obj, None, sub, opts).await
     }
 
@@ -149,7 +175,7 @@ impl Rest<'_> {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        self.update_over(namespace, name, obj, Some(held), sub, opts).await
+        Ok(self.update_over(namespace, name, obj, Some(held), sub, opts).await?.object)
     }
 
     /// The object stored now as [`Rest::get`] reads it: `held` when it is what is stored and
@@ -177,7 +203,7 @@ impl Rest<'_> {
         held: Option<Held<'_>>,
         sub: Subresource,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<WriteOutcome, ApiError> {
         // Decoded first, then its name and namespace checked, as kube's handler does.
         self.check_type_meta(&mut obj, false)?;
         self.decode(&mut obj, opts, Origin::Body { applied: false })?;
@@ -197,10 +223,18 @@ impl Rest<'_> {
         }
         let pinned = meta::resource_version(&obj).map(parse_precondition).is_some_and(|rv| rv != Ok(0));
         let attempt = |obj: Value| async move {
-            let old = self.current(namespace, name, held).await?;
+            let old = match self.current(namespace, name, held).await {
+                Err(e) if e.is_not_found() && sub == Subresource::Main && self.strategy.allows_create_on_update() => {
+                    // kube checks a body's uid against the missing object, which has none.
+                    self.check_uid_precondition(namespace, name, meta::uid(&obj), &Value::Null)?;
+                    return self.create_on_update(namespace, obj, opts).await;
+                }
+                old => old?,
+            };
             self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
             let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
-            self.write_update(namespace, name, obj, &old, expected, sub, opts).await
+            let object = self.write_update(namespace, name, obj, &old, expected, sub, opts).await?;
+            Ok(WriteOutcome { object, created: false })
         };
         if pinned {
             // A fresh read would only turn a lost race into the same conflict.
@@ -211,6 +245,23 @@ impl Rest<'_> {
         }
         // Unconditional (kinds that allow it): the body is written over whatever is stored.
         Self::guaranteed(|| attempt(obj.clone())).await
+    }
+
+    /// kube's update of a missing object of a kind that creates on update: a create of
+    /// the decoded body, whatever resourceVersion it names (kube's store clears it). Lost
+    /// to a concurrent create, it is tried again as an update.
+    async fn create_on_update(
+        &self,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<WriteOutcome, ApiError> {
+        meta::metadata_mut(&mut obj).remove("resourceVersion");
+        let object = self.create_decoded(namespace, obj, None, opts, Tracking::Update).await.map_err(|mut e| {
+            e.raced = e.reason == "AlreadyExists";
+            e
+        })?;
+        Ok(WriteOutcome { object, created: true })
     }
 
     /// The shared tail of update and patch: normalize, validate, guard, write.
@@ -398,7 +449,7 @@ impl Rest<'_> {
         body: &[u8],
         sub: Subresource,
         opts: &WriteOptions,
-    ) -> Result<PatchOutcome, ApiError> {
+    ) -> Result<WriteOutcome, ApiError> {
         Self::guaranteed(|| async {
             validate_patch_options(patch_type == PatchType::Apply, opts)?;
             let source = PatchSource { patch_type, body };
@@ -413,7 +464,7 @@ impl Rest<'_> {
                                 e.raced = e.reason == "AlreadyExists";
                                 e
                             })?;
-                        return Ok(PatchOutcome { object, created: true });
+                        return Ok(WriteOutcome { object, created: true });
                     }
                     ApplyStep::Update { live, obj } => (live, Ok((obj, Vec::new())), Tracking::Applied),
                 },
@@ -451,7 +502,7 @@ impl Rest<'_> {
             self.check_namespace(&mut patched, namespace)?;
             let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
             let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
-            Ok(PatchOutcome { object, created: false })
+            Ok(WriteOutcome { object, created: false })
         })
         .await
     }
