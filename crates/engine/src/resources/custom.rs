@@ -347,7 +347,16 @@ impl Strategy for CustomResourceStrategy {
         checked.map_err(Undecodable)
     }
 
+    /// kube converts an apply's merge with its schema coercer, which drops the metadata
+    /// fields that do not decode (`DropMalformedFields`) where a decoded body fails.
     fn decode_and_default_applied(&self, obj: &mut Value) -> Result<Vec<String>, super::Undecodable> {
+        use super::builtin::types::object_meta_error;
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.retain(|k, v| {
+                let one = Value::Object(serde_json::Map::from_iter([(k.clone(), v.clone())]));
+                object_meta_error(&one).is_none()
+            });
+        }
         match self.schema() {
             Some(schema) => {
                 self.decode(obj)?;

@@ -464,9 +464,9 @@ fn struct_schema(s: &'static GoStruct, within: &mut Vec<&'static GoStruct>) -> S
 
 fn type_schema(ty: &'static GoType, within: &mut Vec<&'static GoStruct>) -> Schema {
     match ty {
-        GoType::String | GoType::Named(_) | GoType::Time | GoType::MicroTime | GoType::Bytes => {
-            Schema::Scalar(ScalarType::String)
-        }
+        GoType::String | GoType::Named(_) | GoType::Bytes => Schema::Scalar(ScalarType::String),
+        // OpenAPI's `date-time` strings, which structured-merge-diff takes as any scalar.
+        GoType::Time | GoType::MicroTime => Schema::Scalar(ScalarType::Untyped),
         GoType::Int32 | GoType::Int64 | GoType::Float64 => Schema::Scalar(ScalarType::Numeric),
         GoType::Raw | GoType::Json => Schema::Deduced,
         GoType::Bool => Schema::Scalar(ScalarType::Boolean),

@@ -19,6 +19,46 @@ pub fn conversion_error(obj: &Value, kind: &'static GoStruct) -> Option<String> 
     envelope.into_iter().chain(fields).find_map(|(key, ty)| map.get(key).and_then(|v| convert(v, ty)))
 }
 
+/// The integers of `obj` as the converter stores them in `kind`'s fields: `reflect`
+/// converts an integral float, or an integer, through int64 and keeps the field's bits,
+/// so `3000000000` in an `int32` is `-1294967296` (and validation judges that). Call it
+/// once [`conversion_error`] has found nothing to refuse.
+pub fn convert_integers(obj: &mut Value, kind: &'static GoStruct) {
+    static META: GoType = GoType::Struct(&OBJECT_META);
+    let Some(map) = obj.as_object_mut() else { return };
+    if let Some(meta) = map.get_mut("metadata") {
+        integers(meta, &META);
+    }
+    for f in kind.fields {
+        if let Some(v) = map.get_mut(f.json) {
+            integers(v, &f.ty);
+        }
+    }
+}
+
+fn integers(value: &mut Value, ty: &'static GoType) {
+    match (ty, value) {
+        (GoType::Int32 | GoType::Int64, Value::Number(n)) => {
+            let wide = match n.as_i64() {
+                Some(i) => i,
+                None => crate::schema::gofmt::go_int64(n.as_f64().unwrap_or(f64::NAN)),
+            };
+            let kept = if matches!(ty, GoType::Int32) { i64::from(wide as i32) } else { wide };
+            *n = kept.into();
+        }
+        (GoType::Map(items), Value::Object(map)) => map.values_mut().for_each(|v| integers(v, items)),
+        (GoType::Slice { items, .. }, Value::Array(list)) => list.iter_mut().for_each(|v| integers(v, items)),
+        (GoType::Struct(s) | GoType::Union(_, s), Value::Object(map)) => {
+            for f in s.fields {
+                if let Some(v) = map.get_mut(f.json) {
+                    integers(v, &f.ty);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Go's `reflect.Kind` name of a decoded JSON value, as the converter prints its source.
 fn source_kind(value: &Value) -> &'static str {
     match value {
@@ -129,5 +169,17 @@ mod tests {
             Some("error decoding from json: illegal base64 data at input byte 0")
         );
         assert_eq!(refusal(json!({"data": {"b": "Yg=="}})), None);
+    }
+
+    #[test]
+    fn integers_keep_their_fields_bits() {
+        use crate::resources::builtin::types::LEASE;
+        // The oracle's lease applied with these validates -1294967296 and 2.
+        let mut lease = json!({"metadata": {"generation": 2.0}, "spec": {"leaseDurationSeconds": 3000000000u64, "leaseTransitions": 2.0}});
+        convert_integers(&mut lease, &LEASE);
+        assert_eq!(
+            lease,
+            json!({"metadata": {"generation": 2}, "spec": {"leaseDurationSeconds": -1294967296, "leaseTransitions": 2}})
+        );
     }
 }

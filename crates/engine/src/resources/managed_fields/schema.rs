@@ -194,8 +194,9 @@ fn object_meta() -> Schema {
     for name in ["name", "generateName", "namespace", "selfLink", "uid", "resourceVersion"] {
         fields.insert(name.to_string(), Schema::Scalar(Str));
     }
+    // OpenAPI's `date-time` strings, which structured-merge-diff takes as any scalar.
     for name in ["creationTimestamp", "deletionTimestamp"] {
-        fields.insert(name.to_string(), Schema::Scalar(Str));
+        fields.insert(name.to_string(), Schema::Scalar(ScalarType::Untyped));
     }
     for name in ["generation", "deletionGracePeriodSeconds"] {
         fields.insert(name.to_string(), Schema::Scalar(Numeric));

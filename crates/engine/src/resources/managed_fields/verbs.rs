@@ -7,7 +7,7 @@
 //! never owns `.spec`, and `/scale` owns only the replicas path, kept as kube's scale
 //! handler keeps it ([`super::scale`]).
 
-use super::fieldmanager::FieldManager;
+use super::fieldmanager::{FieldManager, gvk_string};
 use super::path::PathElement;
 use super::scale::{self, SCALE_API_VERSION, ScaleWrite};
 use super::schema::Schema;
@@ -16,6 +16,7 @@ use super::updater::Filter;
 use crate::field::FieldError;
 use crate::meta;
 use crate::representation::body_yaml;
+use crate::resources::builtin::unstructured_convert;
 use crate::resources::rest::{FieldValidation, Rest, Subresource, WriteOptions};
 use crate::resources::scale::{ScalePaths, scale_of};
 use crate::status::ApiError;
@@ -179,6 +180,7 @@ impl Rest<'_> {
         let info = self.strategy.info();
         let Some(live) = live else {
             let mut obj = fm.apply(&fm.zero, &config, manager, opts.force).map_err(ApiError::from)?;
+            self.convert_applied(&mut obj, &config)?;
             check_repeated_keys(&duplicates, opts)?;
             if let Some(uid) = meta::uid(&obj) {
                 return Err(ApiError::conflict(
@@ -191,10 +193,34 @@ impl Rest<'_> {
             meta::metadata_mut(&mut obj).remove("resourceVersion");
             return Ok(ApplyStep::Create(obj));
         };
-        let obj = fm.apply(&live, &config, manager, opts.force).map_err(ApiError::from)?;
+        let mut obj = fm.apply(&live, &config, manager, opts.force).map_err(ApiError::from)?;
+        self.convert_applied(&mut obj, &config)?;
         check_repeated_keys(&duplicates, opts)?;
         check_name(&obj, name, namespace)?;
         Ok(ApplyStep::Update { live, obj })
+    }
+
+    /// An apply's merge of a typed kind is converted from maps into its Go struct, not
+    /// decoded: what the converter refuses is kube's plain error (a 500 without a reason,
+    /// naming the applied configuration), and its integers keep their field's bits.
+    fn convert_applied(&self, obj: &mut Value, config: &Value) -> Result<(), ApiError> {
+        let Some(go) = self.strategy.go_struct() else { return Ok(()) };
+        if let Some(why) = unstructured_convert::conversion_error(obj, go) {
+            let info = self.strategy.info();
+            let gvk = gvk_string(&info.api_version(), &info.kind);
+            let name = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
+            return Err(ApiError::new(
+                500,
+                "",
+                format!(
+                    "failed to convert new object ({}/{}; {gvk}) to proper version: unable to convert unstructured object to {gvk}: {why}",
+                    name("namespace"),
+                    name("name")
+                ),
+            ));
+        }
+        unstructured_convert::convert_integers(obj, go);
+        Ok(())
     }
 }
 
