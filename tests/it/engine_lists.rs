@@ -198,19 +198,26 @@ async fn a_large_list_is_sent_in_chunks_as_it_is_encoded() {
 /// One object read at a resourceVersion the server has not reached waits for it as a list
 /// does, then answers kube's 504 (what kube-apiserver 1.32 answered after its 3 s wait:
 /// `Timeout: Too large resource version: 99999999, current: 277`, reason Timeout, cause
-/// `ResourceVersionTooLarge`, retry after 1 s); one at a revision it has is read.
+/// `ResourceVersionTooLarge`, retry after 1 s); one at a revision it has is read. Its
+/// `/status` and `/scale` read it the same way (kube's scale GET passes its options on;
+/// ours ignored the resourceVersion there until 2026-11-28).
 #[tokio::test]
 async fn a_get_at_a_resource_version_not_reached_yet_is_a_504_after_the_wait() {
     let cluster = Cluster::start().await;
     cluster.create("w1").await;
-    let path = format!("{WIDGETS}/w1?resourceVersion=999999999");
-    let (status, body) = cluster.send("GET", &path, None).await;
-    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
-    assert_eq!(body["reason"], "Timeout");
-    assert_eq!(body["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
-    assert_eq!(body["details"]["retryAfterSeconds"], 1);
-    let message = body["message"].as_str().unwrap_or_default();
-    assert!(message.starts_with("Timeout: Too large resource version: 999999999, current: "), "{message}");
-    let (status, body) = cluster.send("GET", &format!("{WIDGETS}/w1?resourceVersion=1"), None).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    for sub in ["", "/status", "/scale"] {
+        let path = format!("{WIDGETS}/w1{sub}?resourceVersion=999999999");
+        let (status, body) = cluster.send("GET", &path, None).await;
+        assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{sub}: {body}");
+        assert_eq!(body["reason"], "Timeout");
+        assert_eq!(body["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+        assert_eq!(body["details"]["retryAfterSeconds"], 1);
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Timeout: Too large resource version: 999999999, current: "), "{message}");
+        let (status, body) = cluster.send("GET", &format!("{WIDGETS}/w1{sub}?resourceVersion=1"), None).await;
+        assert_eq!(status, StatusCode::OK, "{sub}: {body}");
+        // kube-apiserver 1.32: `resourceVersion: Invalid value: "x": strconv.ParseUint: …`.
+        let (status, body) = cluster.send("GET", &format!("{WIDGETS}/w1{sub}?resourceVersion=x"), None).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{sub}: {body}");
+    }
 }

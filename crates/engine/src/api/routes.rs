@@ -346,7 +346,7 @@ async fn dispatch_subresource(rest: &Rest<'_>, call: &Call<'_>) -> Result<Respon
     let (ns, name, body) = (req.namespace(), req.name(), &req.body);
     let scale = sub == Subresource::Scale;
     let obj = match (call.verb, call.patch) {
-        (Verb::Get, _) if scale => rest.get_scale(ns, name).await?,
+        (Verb::Get, _) if scale => rest.get_scale(ns, name, req.query.get("resourceVersion")).await?,
         (Verb::Get, _) => rest.get_at(ns, name, req.query.get("resourceVersion")).await?,
         (Verb::Update, _) if scale => {
             let scale = strict_decoding(super::body::json(req.headers, body, "Scale")?, opts, Some("Scale"))?;

@@ -20,12 +20,12 @@ impl Rest<'_> {
         self.scale.ok_or_else(|| ApiError::not_found(&self.strategy.info().group_resource(), "scale"))
     }
 
-    /// GET `/scale`.
-    /// kube's scale GET refuses an object without the replicas its spec path names (a 500;
+    /// GET `/scale`, read as a GET of the object at `rv` (kube's scale storage passes its
+    /// GetOptions on). kube's scale GET refuses an object without the replicas its spec path names (a 500;
     /// writes through `/scale` create them).
-    pub async fn get_scale(&self, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
+    pub async fn get_scale(&self, namespace: Option<&str>, name: &str, rv: Option<&str>) -> Result<Value, ApiError> {
         let paths = self.scale_paths()?;
-        let obj = self.get(namespace, name).await?;
+        let obj = self.get_at(namespace, name, rv).await?;
         if !scale::has_spec_replicas(&obj, paths) {
             return Err(ApiError::internal(format!(
                 "the spec replicas field {:?} does not exist",
