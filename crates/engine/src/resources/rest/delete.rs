@@ -54,7 +54,7 @@ impl Rest<'_> {
             return Ok(self.deleted_status(&deleted));
         }
         let already_marked = meta::deletion_timestamp(&current).is_some();
-        if (already_marked && !changed) || dry_run {
+        if already_marked && !changed {
             return Ok(current);
         }
         let mut marked = current.clone();
@@ -63,6 +63,10 @@ impl Rest<'_> {
         }
         if !already_marked {
             self.strategy.prepare_for_deletion(&mut marked, self.now);
+        }
+        // A dry run answers the object as it would be marked, as kube's does.
+        if dry_run {
+            return Ok(marked);
         }
         let kv = self.store.update(&key, self.stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
         Ok(self.read(&kv))
