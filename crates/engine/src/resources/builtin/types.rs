@@ -622,7 +622,6 @@ pub fn time_value_error(value: &Value, ty: &GoType) -> Option<String> {
     };
     match value {
         Value::Null => None,
-        Value::String(s) if s.is_empty() => None,
         Value::String(s) if super::format_time(s, super::TimeKind::Micro).is_some() => match ty {
             GoType::MicroTime => micro_fraction_error(s, layout),
             _ => None,
