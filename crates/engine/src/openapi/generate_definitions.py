@@ -123,6 +123,49 @@ def to_json(body, names):
     return json.loads(body)
 
 
+# The x-kubernetes-* extensions the crate's tables lack (list types, patch strategies and
+# merge keys, which kubectl's client-side apply reads to build its patches), as
+# kube-apiserver 1.32.13 serves them in /openapi/v2: (definition, property or "" for the
+# definition itself) -> extensions.
+EXTENSIONS = {
+    ('io.k8s.api.core.v1.LocalObjectReference', ''): {"x-kubernetes-map-type": "atomic"},
+    ('io.k8s.api.core.v1.NamespaceSpec', 'finalizers'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.api.core.v1.NamespaceStatus', 'conditions'): {"x-kubernetes-list-map-keys": ["type"], "x-kubernetes-list-type": "map", "x-kubernetes-patch-merge-key": "type", "x-kubernetes-patch-strategy": "merge"},
+    ('io.k8s.api.core.v1.ObjectReference', ''): {"x-kubernetes-map-type": "atomic"},
+    ('io.k8s.api.core.v1.ServiceAccount', 'imagePullSecrets'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.api.core.v1.ServiceAccount', 'secrets'): {"x-kubernetes-list-map-keys": ["name"], "x-kubernetes-list-type": "map", "x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames', 'categories'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames', 'shortNames'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec', 'versions'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus', 'conditions'): {"x-kubernetes-list-map-keys": ["type"], "x-kubernetes-list-type": "map"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus', 'storedVersions'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion', 'additionalPrinterColumns'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion', 'selectableFields'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps', 'allOf'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps', 'anyOf'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps', 'enum'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps', 'oneOf'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps', 'required'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps', 'x-kubernetes-list-map-keys'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps', 'x-kubernetes-validations'): {"x-kubernetes-list-map-keys": ["rule"], "x-kubernetes-list-type": "map", "x-kubernetes-patch-merge-key": "rule", "x-kubernetes-patch-strategy": "merge"},
+    ('io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion', 'conversionReviewVersions'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup', 'serverAddressByClientCIDRs'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup', 'versions'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList', 'groups'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIResource', 'categories'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIResource', 'shortNames'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList', 'resources'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions', 'serverAddressByClientCIDRs'): {"x-kubernetes-list-type": "atomic"},
+    ('io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions', 'versions'): {"x-kubernetes-list-type": "atomic"},
+}
+
+
+def add_extensions(defs):
+    for (name, prop), extensions in EXTENSIONS.items():
+        node = defs[name] if not prop else defs[name]["properties"][prop]
+        node.update(extensions)
+
+
 def refs(node, out):
     if isinstance(node, dict):
         for k, v in node.items():
@@ -172,6 +215,7 @@ def main():
             },
             "x-kubernetes-group-version-kind": [{"group": group, "kind": kind + "List", "version": version}],
         }
+    add_extensions(defs)
     for name, kind in DISCOVERY:
         if kind:
             defs[name]["x-kubernetes-group-version-kind"] = [{"group": "", "kind": kind, "version": "v1"}]
