@@ -168,6 +168,7 @@ scenarios!(
     queries,
     refusals,
     schemas,
+    strategic,
     subresources,
     upserts,
     validate,

@@ -134,3 +134,38 @@ fn kubectl_moves_from_client_side_to_server_side_apply_without_conflicts() {
     .expect("json");
     assert_eq!(last["spec"]["replicas"], 2, "the client-side annotation follows the server-side apply");
 }
+
+/// Client-side `kubectl apply` of built-in kinds sends strategic merge patches built from
+/// the server's OpenAPI: one more finalizer is sent alone (with `$setElementOrder`), a
+/// removed secret as a `$patch: delete` item. kube-apiserver 1.32 answered these three
+/// applies with the lists asserted here; ours replaced each list with the patch's items,
+/// so the first finalizer was lost, and published no patch strategies, so the removed
+/// secret stayed.
+#[test]
+fn client_side_apply_of_built_in_kinds_merges_their_lists() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config_map = |finalizers: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: default\n  finalizers: [{finalizers}]\ndata: {{k: v}}\n"
+        )
+    };
+    let account = |secrets: &str| {
+        format!(
+            "apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: sa, namespace: default}}\nimagePullSecrets: [{secrets}]\nsecrets: [{secrets}]\n"
+        )
+    };
+    let apply = |name: &str, text: String| server.ok(&["apply", "-f", &write(dir.path(), name, &text)]);
+    let field = |what: &str, path: &str| server.ok(&["get", what, "-o", &format!("jsonpath={{{path}}}")]);
+    apply("cm1.yaml", config_map("example.com/a"));
+    apply("cm2.yaml", config_map("example.com/a, example.com/b"));
+    assert_eq!(field("cm/cm", ".metadata.finalizers"), r#"["example.com/a","example.com/b"]"#);
+    apply("cm3.yaml", config_map("example.com/b"));
+    assert_eq!(field("cm/cm", ".metadata.finalizers"), r#"["example.com/b"]"#);
+    apply("sa1.yaml", account("{name: a}, {name: b}"));
+    apply("sa2.yaml", account("{name: a}, {name: b}, {name: c}"));
+    apply("sa3.yaml", account("{name: a}, {name: c}"));
+    assert_eq!(field("sa/sa", ".secrets"), r#"[{"name":"a"},{"name":"c"}]"#);
+    assert_eq!(field("sa/sa", ".imagePullSecrets"), r#"[{"name":"a"},{"name":"c"}]"#);
+    server.ok(&["patch", "cm", "cm", "--type", "merge", "-p", r#"{"metadata":{"finalizers":null}}"#]);
+}

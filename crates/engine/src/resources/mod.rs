@@ -28,6 +28,7 @@ pub mod rest;
 pub mod scale;
 mod scale_rest;
 pub mod selector;
+pub mod strategic;
 
 use crate::field::FieldError;
 use crate::representation::raw;

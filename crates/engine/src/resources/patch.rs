@@ -2,12 +2,11 @@
 //! and the strategic merge patch built-in kinds get.
 //!
 //! Custom resources refuse strategic merge patch (415), as kube-apiserver does, because the
-//! server knows no merge keys for them. Built-in kinds here (namespaces, CRDs) have no
-//! list with a merge key that kubectl patches, so their strategic merge patch is a merge
-//! patch with the `$`-directives kubectl adds (`$setElementOrder/…`, `$retainKeys`)
-//! understood and removed.
+//! server knows no merge keys for them; a built-in kind's is merged by its Go struct's
+//! patch strategies ([`super::strategic`]).
 
 use super::jsonpatch::{self, JsonPatchError};
+use super::strategic::StrategicError;
 use crate::status::{ApiError, StatusDetails};
 use serde_json::{Map, Value};
 
@@ -59,6 +58,9 @@ pub enum PatchError {
     /// 422: a JSON patch operation did not apply (the reason is not shown).
     #[error("{0}")]
     Failed(String),
+    /// A strategic merge patch that did not apply, answered as kube's handler answers it.
+    #[error("{0}")]
+    Strategic(super::strategic::StrategicError),
 }
 
 /// What kube answers when a JSON patch operation does not apply: a generic 422 that
@@ -75,6 +77,20 @@ impl From<PatchError> for ApiError {
             PatchError::Failed(_) => {
                 let mut err = ApiError::new(422, "Invalid", JSON_PATCH_FAILED);
                 err.details = Some(Box::new(StatusDetails::default()));
+                err
+            }
+            PatchError::Strategic(StrategicError::Internal(m)) => ApiError::new(500, "", m),
+            PatchError::Strategic(StrategicError::BadRequest(m)) => ApiError::bad_request(m),
+            PatchError::Strategic(StrategicError::Unprocessable(m)) => {
+                let mut err = ApiError::new(422, "Invalid", JSON_PATCH_FAILED);
+                err.details = Some(Box::new(StatusDetails {
+                    causes: vec![crate::status::StatusCause {
+                        reason: Some("UnexpectedServerResponse".into()),
+                        message: Some(m),
+                        field: None,
+                    }],
+                    ..StatusDetails::default()
+                }));
                 err
             }
         }
@@ -178,69 +194,32 @@ pub fn json(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, V
     })
 }
 
-/// A strategic merge patch for kinds with no merge-keyed lists: a merge patch once the
-/// directives are taken out (`$patch: replace` on a map replaces it; `$patch: delete`
-/// removes it).
-/// `strict` (fieldValidation Warn or Strict) decodes the patch as kube does then, for its
-/// repeated members.
-pub fn strategic(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, Vec<String>), PatchError> {
+/// A strategic merge patch of an object of the built-in kind `kind`. `strict`
+/// (fieldValidation Warn or Strict) decodes the patch as kube does then, for its repeated
+/// members.
+pub fn strategic(
+    target: &Value,
+    patch_body: &[u8],
+    strict: bool,
+    kind: &'static super::builtin::types::GoStruct,
+) -> Result<(Value, Vec<String>), PatchError> {
     let strict_errors = match strict {
         true => super::go_decode::unmarshal_map_strict(patch_body).map_err(PatchError::Malformed)?.1,
         false => Vec::new(),
     };
-    let patch: Value = serde_json::from_slice(patch_body).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    let mut out = target.clone();
-    apply_strategic(&mut out, &patch);
-    Ok((out, strict_errors))
-}
-
-fn apply_strategic(target: &mut Value, patch: &Value) {
-    let Some(patch_map) = patch.as_object() else {
-        *target = patch.clone();
-        return;
+    // kube decodes the patch into a Go map: `null` leaves it empty.
+    let patch = match serde_json::from_slice(patch_body).map_err(|e| PatchError::Malformed(e.to_string()))? {
+        Value::Object(patch) => patch,
+        Value::Null => Map::new(),
+        other => {
+            return Err(PatchError::Malformed(format!(
+                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                super::go_decode::go_kind(&other)
+            )));
+        }
     };
-    match patch_map.get("$patch").and_then(Value::as_str) {
-        Some("replace") => {
-            let mut replaced = patch.clone();
-            strip_directives(&mut replaced);
-            *target = replaced;
-            return;
-        }
-        Some("delete") => {
-            *target = Value::Null;
-            return;
-        }
-        _ => {}
-    }
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
-    }
-    let Some(map) = target.as_object_mut() else { return };
-    for (k, v) in patch_map {
-        if k.starts_with('$') {
-            continue;
-        }
-        if v.is_null() {
-            map.remove(k);
-        } else if v.is_object() {
-            let entry = map.entry(k.clone()).or_insert(Value::Null);
-            apply_strategic(entry, v);
-            if entry.is_null() {
-                map.remove(k);
-            }
-        } else {
-            map.insert(k.clone(), v.clone());
-        }
-    }
-}
-
-fn strip_directives(v: &mut Value) {
-    if let Some(m) = v.as_object_mut() {
-        m.retain(|k, _| !k.starts_with('$'));
-        for child in m.values_mut() {
-            strip_directives(child);
-        }
-    }
+    let patched = super::strategic::apply(target, patch, kind).map_err(PatchError::Strategic)?;
+    Ok((patched, strict_errors))
 }
 
 #[cfg(test)]
@@ -250,12 +229,15 @@ mod tests {
 
     #[test]
     fn strategic_merge_drops_directives_and_merges() {
-        let target = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"x": [1, 2]}});
-        let patch = br#"{"$setElementOrder/versions": [{"name": "v1"}], "metadata": {"labels": {"a": null, "c": "3"}}, "spec": {"x": [3]}}"#;
+        use crate::resources::builtin::types::CONFIG_MAP;
+        let target = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "data": {"x": "1"}});
+        let patch = br#"{"$retainKeys": ["metadata", "data"], "metadata": {"labels": {"a": null, "c": "3"}}, "data": {"y": "2"}}"#;
         assert_eq!(
-            strategic(&target, patch, true).expect("patch").0,
-            json!({"metadata": {"labels": {"b": "2", "c": "3"}}, "spec": {"x": [3]}})
+            strategic(&target, patch, true, &CONFIG_MAP).expect("patch").0,
+            json!({"metadata": {"labels": {"b": "2", "c": "3"}}, "data": {"x": "1", "y": "2"}})
         );
+        assert!(matches!(strategic(&target, b"[1]", true, &CONFIG_MAP), Err(PatchError::Malformed(_))));
+        assert_eq!(strategic(&target, b"null", false, &CONFIG_MAP).expect("patch").0, target);
     }
 
     /// The oracle's answers: evanphx/json-patch merges as RFC 7386 does but where a value

@@ -389,6 +389,11 @@ pub(in crate::resources) fn check_name(obj: &Value, name: &str, namespace: Optio
         ));
     }
     let obj_name = obj.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
+    if obj_name.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
     if obj_name != name {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({obj_name}) does not match the name on the URL ({name})"

@@ -476,7 +476,10 @@ impl Rest<'_> {
                     let patched = match other {
                         PatchType::Merge => patch::merge(&old, body, strict_decoding),
                         PatchType::Json => patch::json(&old, body, strict_decoding),
-                        _ => patch::strategic(&old, body, strict_decoding),
+                        _ => match self.strategy.go_struct() {
+                            Some(kind) => patch::strategic(&old, body, strict_decoding, kind),
+                            None => return Err(ApiError::unsupported_patch()),
+                        },
                     };
                     (old, patched, Tracking::Update)
                 }
