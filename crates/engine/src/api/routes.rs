@@ -11,7 +11,7 @@ use super::route::{self, KindRoutes, Route, Verb};
 use super::{json_response, query::Query};
 use crate::Engine;
 use crate::kinds::ServedKind;
-use crate::representation::negotiation::Endpoint;
+use crate::representation::negotiation::{self, Endpoint};
 use crate::resources::patch::PatchType;
 use crate::resources::rest::{FieldValidation, Rest, Subresource, WriteOptions};
 use crate::status::ApiError;
@@ -184,6 +184,10 @@ async fn handle(engine: &Arc<Engine>, kind: &ServedKind, req: &ResourceRequest<'
         Verb::Patch => Some(patch_type(kind, sub, req)?),
         _ => None,
     };
+    if !kind.strategy.unstructured() {
+        let accept = req.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+        negotiation::restful_accepts(accept, matches!(verb, Verb::List | Verb::Watch))?;
+    }
     if matches!(verb, Verb::Update | Verb::Patch) && req.target.name.is_none() {
         return Err(ApiError::bad_request("name must be provided"));
     }

@@ -93,6 +93,35 @@ pub fn not_acceptable_stream() -> ApiError {
     )
 }
 
+/// The media types go-restful's routes of a built-in kind or a CRD produce (kube's
+/// serializers), and those its list and watch routes add.
+const RESTFUL_PRODUCES: [&str; 3] = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
+const RESTFUL_STREAMS: [&str; 2] =
+    ["application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch"];
+
+/// go-restful's own check of `Accept`, before kube's negotiation, for the routes of built-in
+/// kinds and CRDs: one of its media types, without parameters, must be `*/*` or one the
+/// route produces (`streams` for lists and watches); else its 406, listing them.
+pub fn restful_accepts(accept: Option<&str>, streams: bool) -> Result<(), ApiError> {
+    let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
+    let produced = || RESTFUL_PRODUCES.iter().chain(if streams { RESTFUL_STREAMS.as_slice() } else { &[] });
+    let accepted = accept.split(',').any(|m| {
+        let m = m.split(';').next().unwrap_or("").trim();
+        m == "*/*" || produced().any(|p| *p == m)
+    });
+    if accepted {
+        return Ok(());
+    }
+    let available: Vec<&str> = produced().copied().collect();
+    let mut err = ApiError::new(
+        406,
+        "NotAcceptable",
+        format!("406: Not Acceptable\n\nAvailable representations: {}", available.join(", ")),
+    );
+    err.details = Some(Box::default());
+    Err(err)
+}
+
 /// One media range of an `Accept` header.
 #[derive(Debug, Clone, PartialEq)]
 struct Clause<'a> {
@@ -104,7 +133,8 @@ struct Clause<'a> {
 
 /// Parses an `Accept` header: ranges with parameters, `q` read apart; sorted by `q`
 /// (highest first), then concrete types before wildcards, keeping header order on ties.
-/// Ranges with `q=0` are refused by the client and dropped.
+/// A range with `q=0` stays, last: kube's goautoneg only sorts by `q` (kube-apiserver 1.32
+/// answers `Accept: application/json;q=0` with JSON).
 fn parse_accept(header: &str) -> Vec<Clause<'_>> {
     let mut clauses: Vec<Clause<'_>> = header
         .split(',')
@@ -128,7 +158,6 @@ fn parse_accept(header: &str) -> Vec<Clause<'_>> {
             }
             Some(clause)
         })
-        .filter(|c| c.q > 0.0)
         .collect();
     let specificity = |c: &Clause<'_>| (c.type_ != "*") as u8 + (c.subtype != "*") as u8;
     clauses.sort_by(|a, b| b.q.total_cmp(&a.q).then(specificity(b).cmp(&specificity(a))));
@@ -281,7 +310,8 @@ mod tests {
     fn q_values_order_the_entries_and_zero_refuses() {
         assert_eq!(n("application/json;q=0.5, application/yaml").expect("ok").format, Format::Yaml);
         assert_eq!(n("application/yaml;q=0, application/json;q=0.1").expect("ok").format, Format::Json);
-        assert!(n("application/json;q=0").is_err());
+        assert_eq!(n("application/json;q=0").expect("ok").format, Format::Json);
+        assert_eq!(n("application/json;q=0, application/yaml").expect("ok").format, Format::Yaml);
         assert_eq!(n("*/*").expect("ok"), Negotiated::JSON);
         assert_eq!(n("application/*").expect("ok"), Negotiated::JSON);
         assert_eq!(negotiate(None, Endpoint::Resource).expect("ok"), Negotiated::JSON);
