@@ -162,10 +162,8 @@ fn negotiate(headers: &HeaderMap, offers: &[(&str, Repr)]) -> Option<Repr> {
         })
         .collect();
     clauses.sort_by(|a, b| {
-        b.0.partial_cmp(&a.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| (a.1 == "*").cmp(&(b.1 == "*")))
-            .then_with(|| (a.2 == "*").cmp(&(b.2 == "*")))
+        // A total order (a `q` of NaN would make a partial one panic Rust's sort).
+        b.0.total_cmp(&a.0).then_with(|| (a.1 == "*").cmp(&(b.1 == "*"))).then_with(|| (a.2 == "*").cmp(&(b.2 == "*")))
     });
     clauses.iter().filter(|c| c.0 > 0.0).find_map(|(_, t, s)| {
         offers.iter().find_map(|(media, repr)| {

@@ -49,6 +49,7 @@ pub mod body_yaml;
 pub mod csv;
 pub mod duration;
 pub mod export;
+mod go_sort;
 pub mod go_yaml;
 pub mod gofmt;
 pub mod jsonpath;

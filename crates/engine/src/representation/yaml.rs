@@ -6,8 +6,8 @@
 //! inside mappings not indented, strings plain when they read back as the same string,
 //! double-quoted when they would read back as something else (`"83"`, `"yes"`,
 //! timestamps), single-quoted when only YAML syntax gets in the way (`'a: b'`), and
-//! literal blocks for multi-line text. go-yaml's folding of lines past 80 columns is not
-//! reproduced: the documents are equal as YAML, not always byte for byte.
+//! literal blocks for multi-line text, and a value's line folded at a space once it is past
+//! 80 columns, as go-yaml's emitter folds it.
 
 use super::gofmt::go_format_g;
 use serde_json::Value;
@@ -37,11 +37,22 @@ pub fn to_yaml(value: &Value) -> String {
         Value::Object(m) if !m.is_empty() => write_mapping(value, 0, &mut out),
         Value::Array(a) if !a.is_empty() => write_sequence(value, 0, &mut out),
         other => {
-            out.push_str(&scalar(other, 0));
+            out.push_str(&scalar(other, 2, 0));
             out.push('\n');
         }
     }
     out
+}
+
+/// The bytes of go-yaml's longest simple key (`key: value`); a longer one is `? key`.
+const MAX_SIMPLE_KEY: usize = 128;
+
+/// go-yaml's `best_width`: past this column a value's next space becomes a line break.
+const BEST_WIDTH: usize = 80;
+
+/// The column the next character written to `out` lands on.
+fn column(out: &str) -> usize {
+    out.rsplit('\n').next().map_or(0, |line| line.chars().count())
 }
 
 fn indent(out: &mut String, n: usize) {
@@ -102,14 +113,37 @@ fn is_block(v: &Value) -> bool {
 fn write_mapping(value: &Value, level: usize, out: &mut String) {
     let Value::Object(map) = value else { return };
     let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort_by(|a, b| key_order(a, b));
+    // Go's sort: go-yaml's key order is not total, and Rust's sorts panic on such orders.
+    super::go_sort::sort(&mut keys, |a, b| key_order(a, b) == Ordering::Less);
     for (i, key) in keys.into_iter().enumerate() {
         if i > 0 {
             indent(out, level);
         }
-        out.push_str(&string_scalar(key, level, true));
+        let value = &map[key.as_str()];
+        if key.len() > MAX_SIMPLE_KEY && !key.contains('\n') {
+            // go-yaml writes a longer key as a complex one, which folds like a value, and
+            // starts a block value on the line of its `:`.
+            out.push_str("? ");
+            out.push_str(&string_scalar(key, level + 2, Some(column(out))));
+            out.push('\n');
+            indent(out, level);
+            out.push(':');
+            match value {
+                Value::Object(m) if !m.is_empty() => {
+                    out.push(' ');
+                    write_mapping(value, level + 2, out);
+                }
+                Value::Array(a) if !a.is_empty() => {
+                    out.push(' ');
+                    write_sequence(value, level + 2, out);
+                }
+                _ => write_value_after(value, level, true, out),
+            }
+            continue;
+        }
+        out.push_str(&string_scalar(key, level, None));
         out.push(':');
-        write_value_after(&map[key.as_str()], level, true, out);
+        write_value_after(value, level, true, out);
     }
 }
 
@@ -131,7 +165,7 @@ fn write_sequence(value: &Value, level: usize, out: &mut String) {
             }
             _ => {
                 out.push(' ');
-                out.push_str(&scalar(item, level + 2));
+                out.push_str(&scalar(item, level + 2, column(out)));
                 out.push('\n');
             }
         }
@@ -142,7 +176,7 @@ fn write_sequence(value: &Value, level: usize, out: &mut String) {
 fn write_value_after(v: &Value, level: usize, _in_map: bool, out: &mut String) {
     if !is_block(v) {
         out.push(' ');
-        out.push_str(&scalar(v, level + 2));
+        out.push_str(&scalar(v, level + 2, column(out)));
         out.push('\n');
         return;
     }
@@ -160,7 +194,8 @@ fn write_value_after(v: &Value, level: usize, _in_map: bool, out: &mut String) {
     }
 }
 
-fn scalar(v: &Value, level: usize) -> String {
+/// A value written from column `col`, its folded lines indented to `level`.
+fn scalar(v: &Value, level: usize, col: usize) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
@@ -178,7 +213,7 @@ fn scalar(v: &Value, level: usize) -> String {
                 }
             }
         },
-        Value::String(s) => string_scalar(s, level, false),
+        Value::String(s) => string_scalar(s, level, Some(col)),
         Value::Array(_) => "[]".into(),
         Value::Object(_) => "{}".into(),
     }
@@ -255,10 +290,36 @@ fn plain_allowed(s: &str) -> bool {
     true
 }
 
-fn double_quoted(s: &str) -> String {
+/// A double-quoted scalar; `fold` (its first column and its lines' indent) lets a space
+/// past [`BEST_WIDTH`] break the line, a space after it escaped.
+fn double_quoted(s: &str, fold: Option<(usize, usize)>) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
+    let chars: Vec<char> = s.chars().collect();
+    let mut col = fold.map_or(0, |(col, _)| col + 1);
+    let mut spaces = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            match fold {
+                Some((_, indent)) if !spaces && col > BEST_WIDTH && i > 0 && i + 1 < chars.len() => {
+                    out.push('\n');
+                    out.extend(std::iter::repeat_n(' ', indent));
+                    col = indent;
+                    if chars[i + 1] == ' ' {
+                        out.push('\\');
+                        col += 1;
+                    }
+                }
+                _ => {
+                    out.push(' ');
+                    col += 1;
+                }
+            }
+            spaces = true;
+            continue;
+        }
+        spaces = false;
+        let before = out.len();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -285,8 +346,73 @@ fn double_quoted(s: &str) -> String {
             }
             c => out.push(c),
         }
+        col += out[before..].chars().count();
     }
     out.push('"');
+    out
+}
+
+/// A single-quoted scalar, folded as [`double_quoted`] folds (no escapes: a space after the
+/// break cannot be kept, so it is no place to break).
+fn single_quoted(s: &str, fold: Option<(usize, usize)>) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    let chars: Vec<char> = s.chars().collect();
+    let mut col = fold.map_or(0, |(col, _)| col + 1);
+    let mut spaces = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            match fold {
+                Some((_, indent))
+                    if !spaces && col > BEST_WIDTH && i > 0 && i + 1 < chars.len() && chars[i + 1] != ' ' =>
+                {
+                    out.push('\n');
+                    out.extend(std::iter::repeat_n(' ', indent));
+                    col = indent;
+                }
+                _ => {
+                    out.push(' ');
+                    col += 1;
+                }
+            }
+            spaces = true;
+            continue;
+        }
+        spaces = false;
+        if c == '\'' {
+            out.push('\'');
+            col += 1;
+        }
+        out.push(c);
+        col += 1;
+    }
+    out.push('\'');
+    out
+}
+
+/// A plain scalar, folded at a lone space past [`BEST_WIDTH`].
+fn plain(s: &str, fold: Option<(usize, usize)>) -> String {
+    let Some((mut col, indent)) = fold else { return s.to_string() };
+    let mut out = String::with_capacity(s.len());
+    let chars: Vec<char> = s.chars().collect();
+    let mut spaces = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            if !spaces && col > BEST_WIDTH && chars.get(i + 1) != Some(&' ') {
+                out.push('\n');
+                out.extend(std::iter::repeat_n(' ', indent));
+                col = indent;
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+            spaces = true;
+            continue;
+        }
+        spaces = false;
+        out.push(c);
+        col += 1;
+    }
     out
 }
 
@@ -294,7 +420,7 @@ fn double_quoted(s: &str) -> String {
 fn literal(s: &str, level: usize) -> String {
     let chomp = if !s.ends_with('\n') {
         "-"
-    } else if s.ends_with("\n\n") {
+    } else if s == "\n" || s.ends_with("\n\n") {
         "+"
     } else {
         ""
@@ -312,21 +438,25 @@ fn literal(s: &str, level: usize) -> String {
     out
 }
 
-fn string_scalar(s: &str, level: usize, key: bool) -> String {
+/// A string at mapping `level`; a value (not a key) written from column `col` may fold.
+fn string_scalar(s: &str, level: usize, col: Option<usize>) -> String {
+    let key = col.is_none();
+    let fold = col.map(|col| (col, level));
     if resolves_to_non_string(s) {
-        return double_quoted(s);
+        return double_quoted(s, fold);
     }
     let multiline = s.contains('\n');
-    if multiline && !key && !s.chars().any(|c| c.is_control() && c != '\n') && !s.ends_with(' ') {
+    // go-yaml allows no literal block after a space that ends a line or the text.
+    if multiline && !key && !s.chars().any(|c| c.is_control() && c != '\n') && !s.ends_with(' ') && !s.contains(" \n") {
         return literal(s, level);
     }
     if !multiline && plain_allowed(s) {
-        return s.to_string();
+        return plain(s, fold);
     }
     if !s.chars().any(|c| c.is_control() || c == '\u{feff}') {
-        return format!("'{}'", s.replace('\'', "''"));
+        return single_quoted(s, fold);
     }
-    double_quoted(s)
+    double_quoted(s, fold)
 }
 
 #[cfg(test)]
@@ -351,6 +481,55 @@ mod tests {
         assert_eq!(
             to_yaml(&v),
             ".: {}\nempty: {}\nf: 1.5\nitems:\n- a:\n  - 1\n  - 2\n  b: 1\n- x\nk9: 2\nk10: 1\nnone: []\nz: null\n"
+        );
+    }
+
+    /// kube-apiserver 1.32's YAML of these values (go-yaml v2 folds past column 80, and
+    /// writes a key longer than 128 bytes as a complex key).
+    #[test]
+    fn long_values_fold_as_go_yaml_folds_them() {
+        let w = |n: usize| vec!["word"; n].join(" ");
+        let spec = json!({"spec": {"k": w(20), "items": [format!("a: {}", w(20))],
+            "m": {"k": format!("\t{}  two", w(19))}, w(30): 1, "s": "a \nb", "t": "\n"}});
+        assert_eq!(
+            to_yaml(&spec),
+            "spec:\n  items:\n  - 'a: word word word word word word word word word word word word word word word\n    word word word word word'\n  k: word word word word word word word word word word word word word word word word\n    word word word word\n  m:\n    k: \"\\tword word word word word word word word word word word word word word word\n      word word word word  two\"\n  s: \"a \\nb\"\n  t: |2+\n\n  ? word word word word word word word word word word word word word word word word\n    word word word word word word word word word word word word word word\n  : 1\n"
+        );
+    }
+
+    /// These keys are no total order under go-yaml's `Less`: Rust's sort panicked on them
+    /// and the answer was lost. kube-apiserver 1.32 wrote them in an order that changed from
+    /// one GET to the next (Go iterates a map in random order before sorting its keys).
+    #[test]
+    fn keys_that_are_no_total_order_are_all_written() {
+        let mut keys: Vec<String> = ["key74", "key46", "key15", "key73", "key6", "key85"].map(String::from).to_vec();
+        for (k, n) in [("key12", 4), ("key3", 3), ("key2", 2), ("key27", 4), ("key70", 4), ("key87", 3), ("key55", 2)] {
+            keys.push(k.repeat(n));
+        }
+        for (k, n) in [("key9", 4), ("key80", 4), ("key73", 2), ("key60", 2), ("key68", 2), ("key93", 4), ("key26", 4)]
+        {
+            keys.push(k.repeat(n));
+        }
+        keys.push(vec!["kw"; 50].join(" "));
+        let map: serde_json::Map<String, Value> = keys.iter().map(|k| (k.clone(), Value::from(1))).collect();
+        let text = to_yaml(&Value::Object(map.clone()));
+        assert_eq!(text.lines().count(), keys.len() + 2, "{text}");
+        for k in keys.iter().filter(|k| k.len() <= MAX_SIMPLE_KEY) {
+            assert!(text.contains(&format!("{k}: 1\n")), "{k} in {text}");
+        }
+        assert_eq!(to_yaml(&Value::Object(map)), text);
+    }
+
+    /// kube-apiserver 1.32's YAML: a block value of a complex key starts on its `:` line.
+    #[test]
+    fn complex_keys_take_their_block_values_inline() {
+        let (k1, k2) = ("k".repeat(130), "k".repeat(131));
+        let v = json!({"spec": {k1.clone(): {"a": 1, "b": {"c": 2}}, k2.clone(): [1, [2, 3], {"d": 4}]}});
+        assert_eq!(
+            to_yaml(&v),
+            format!(
+                "spec:\n  ? {k1}\n  : a: 1\n    b:\n      c: 2\n  ? {k2}\n  : - 1\n    - - 2\n      - 3\n    - d: 4\n"
+            )
         );
     }
 
