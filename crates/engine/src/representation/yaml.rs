@@ -128,16 +128,8 @@ fn write_mapping(value: &Value, level: usize, out: &mut String) {
             out.push('\n');
             indent(out, level);
             out.push(':');
-            match value {
-                Value::Object(m) if !m.is_empty() => {
-                    out.push(' ');
-                    write_mapping(value, level + 2, out);
-                }
-                Value::Array(a) if !a.is_empty() => {
-                    out.push(' ');
-                    write_sequence(value, level + 2, out);
-                }
-                _ => write_value_after(value, level, true, out),
+            if !write_block_inline(value, level + 2, out) {
+                write_value_after(value, level, true, out);
             }
             continue;
         }
@@ -154,22 +146,29 @@ fn write_sequence(value: &Value, level: usize, out: &mut String) {
             indent(out, level);
         }
         out.push('-');
-        match item {
-            Value::Object(m) if !m.is_empty() => {
-                out.push(' ');
-                write_mapping(item, level + 2, out);
-            }
-            Value::Array(a) if !a.is_empty() => {
-                out.push(' ');
-                write_sequence(item, level + 2, out);
-            }
-            _ => {
-                out.push(' ');
-                out.push_str(&scalar(item, level + 2, column(out)));
-                out.push('\n');
-            }
+        if !write_block_inline(item, level + 2, out) {
+            out.push(' ');
+            out.push_str(&scalar(item, level + 2, column(out)));
+            out.push('\n');
         }
     }
+}
+
+/// A non-empty mapping or sequence started on the current line (after `- ` or a complex
+/// key's `: `), its other entries at `level`; false for anything else, left unwritten.
+fn write_block_inline(v: &Value, level: usize, out: &mut String) -> bool {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            out.push(' ');
+            write_mapping(v, level, out);
+        }
+        Value::Array(a) if !a.is_empty() => {
+            out.push(' ');
+            write_sequence(v, level, out);
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// Writes a mapping value after `key:`.
