@@ -84,6 +84,21 @@ impl BuiltinStrategy {
         }
     }
 
+    /// kube's Secret strategy warns of a TLS Secret whose pair Go's `tls.X509KeyPair`
+    /// refuses (on create and update alike).
+    fn kind_warnings(&self, obj: &Value) -> Vec<String> {
+        if self.kind != Builtin::Secret || obj.get("type").and_then(Value::as_str) != Some("kubernetes.io/tls") {
+            return Vec::new();
+        }
+        let bytes = |key: &str| {
+            obj.pointer(&format!("/data/{}", key.replace('~', "~0").replace('/', "~1")))
+                .and_then(Value::as_str)
+                .and_then(|text| data::decode_base64(text).ok())
+                .unwrap_or_default()
+        };
+        super::tls_pair::pem_problem(&bytes("tls.crt"), &bytes("tls.key")).into_iter().collect()
+    }
+
     /// What kube's strategies do to a body before validation.
     fn normalize(&self, obj: &mut Value) {
         match self.kind {
@@ -135,6 +150,14 @@ impl Strategy for BuiltinStrategy {
 
     fn allows_create_on_update(&self) -> bool {
         self.kind == Builtin::Lease
+    }
+
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        self.kind_warnings(obj)
+    }
+
+    fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
+        self.kind_warnings(new)
     }
 
     fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
