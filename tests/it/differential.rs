@@ -168,6 +168,7 @@ scenarios!(
     queries,
     refusals,
     schemas,
+    select,
     subresources,
     upserts,
     validate,
