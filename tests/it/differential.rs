@@ -168,6 +168,7 @@ scenarios!(
     queries,
     refusals,
     schemas,
+    select,
     strategic,
     subresources,
     upserts,

@@ -158,9 +158,43 @@ fn answered_revision(json: &[u8]) -> Option<Revision> {
     crate::meta::parse_resource_version(&representation::raw::string(rv)?)
 }
 
-/// Re-encodes the JSON answer of a single-object verb at `sub` in the negotiated
-/// representation. Anything else (errors, plain text, a `Status`) passes through.
-pub async fn object(engine: &Engine, kind: &ServedKind, sub: Subresource, shape: &Shape, res: Response) -> Response {
+/// What a verb answers with: one object, or the list of what a deletecollection removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Object,
+    List,
+}
+
+/// A deletecollection's list (`items` and `metadata`) encoded as a list is, so that a
+/// Table has a row per item and PartialObjectMetadata(List) gets kube's list answers.
+fn encode_answered_list(
+    shape: &Shape,
+    names: &KindNames,
+    table: &TableConvertor,
+    bytes: &[u8],
+) -> Result<Encoded, ApiError> {
+    let list: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+    let text = |key: &str| list["metadata"][key].as_str().filter(|s| !s.is_empty()).map(String::from);
+    let meta = ListMeta {
+        resource_version: text("resourceVersion").unwrap_or_default(),
+        continue_token: text("continue"),
+        remaining_item_count: list["metadata"]["remainingItemCount"].as_u64(),
+    };
+    let items: Vec<Vec<u8>> = list["items"].as_array().into_iter().flatten().map(crate::go_json::to_vec).collect();
+    let items: Vec<RawObject<'_>> = items.iter().map(|i| RawObject::complete(i)).collect();
+    representation::encode_list(shape, names, table, &meta, &items)
+}
+
+/// Re-encodes the JSON answer of a verb at `sub` in the negotiated representation.
+/// Anything else (errors, plain text, a `Status`) passes through.
+pub async fn object(
+    engine: &Engine,
+    kind: &ServedKind,
+    sub: Subresource,
+    shape: &Shape,
+    answer: Answer,
+    res: Response,
+) -> Response {
     let json = res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"application/json");
     if !res.status().is_success() || !json {
         return res;
@@ -182,7 +216,14 @@ pub async fn object(engine: &Engine, kind: &ServedKind, sub: Subresource, shape:
         Ok(representation::encode_value(&plain, &value))
     } else {
         let (names, table) = presentation(engine, kind, sub);
-        representation::encode_object(shape, &names, &table, RawObject::complete(&bytes))
+        match (answer, shape.negotiated.target) {
+            // The list as it is, in the negotiated format.
+            (Answer::List, Target::Object) => {
+                representation::encode_object(shape, &names, &table, RawObject::complete(&bytes))
+            }
+            (Answer::List, _) => encode_answered_list(shape, &names, &table, &bytes),
+            (Answer::Object, _) => representation::encode_object(shape, &names, &table, RawObject::complete(&bytes)),
+        }
     };
     match encoded {
         Ok(encoded) => {

@@ -7,6 +7,7 @@
 
 use super::options::{self, OptionsKind};
 use super::request::{ResourceRequest, namespace_object, parse_target};
+use super::respond::Answer;
 use super::route::{self, KindRoutes, Route, Verb};
 use super::{json_response, query::Query};
 use crate::Engine;
@@ -219,7 +220,10 @@ async fn handle(engine: &Arc<Engine>, kind: &ServedKind, req: &ResourceRequest<'
     // Warnings found on the way (unknown fields under Warn) go out with a refusal too.
     let res = match dispatch(engine, kind, &rest, &call).await {
         Ok(res) => match &shape {
-            Some(shape) => super::respond::object(engine, kind, sub, shape, res).await,
+            Some(shape) => {
+                let answer = if verb == Verb::DeleteCollection { Answer::List } else { Answer::Object };
+                super::respond::object(engine, kind, sub, shape, answer, res).await
+            }
             None => res,
         },
         Err(e) => super::respond::error_for(&e, req.headers, req.query),

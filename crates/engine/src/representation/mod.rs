@@ -167,10 +167,17 @@ impl KindNames {
     /// The names of a kind served at `group/version`.
     pub fn new(group: &str, version: &str, kind: &str, list_kind: &str) -> Self {
         let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-        let (go_type, go_list_type) = match group {
-            "" => (format!("*core.{kind}"), format!("*core.{list_kind}")),
-            "apiextensions.k8s.io" => (format!("*apiextensions.{kind}"), format!("*apiextensions.{list_kind}")),
-            _ => (UNSTRUCTURED.to_string(), "*unstructured.UnstructuredList".to_string()),
+        // The package of kube's internal type: events.k8s.io Events are core Events inside.
+        let package = match group {
+            "" | "events.k8s.io" => "core",
+            "apiextensions.k8s.io" => "apiextensions",
+            "coordination.k8s.io" => "coordination",
+            _ => "",
+        };
+        let (go_type, go_list_type) = if package.is_empty() {
+            (UNSTRUCTURED.to_string(), "*unstructured.UnstructuredList".to_string())
+        } else {
+            (format!("*{package}.{kind}"), format!("*{package}.{list_kind}"))
         };
         KindNames { api_version, list_kind: list_kind.to_string(), go_type, go_list_type, typed: false }
     }

@@ -85,6 +85,19 @@ fn partial_metadata_and_its_406s() {
 }
 
 #[test]
+fn built_in_kinds_are_named_by_their_internal_types() {
+    let names = |group: &str, kind: &str| {
+        let k = KindNames::new(group, "v1", kind, &format!("{kind}List"));
+        (k.go_type, k.go_list_type)
+    };
+    assert_eq!(names("coordination.k8s.io", "Lease"), ("*coordination.Lease".into(), "*coordination.LeaseList".into()));
+    // events.k8s.io Events are core Events inside kube-apiserver.
+    assert_eq!(names("events.k8s.io", "Event"), ("*core.Event".into(), "*core.EventList".into()));
+    assert_eq!(names("", "ConfigMap"), ("*core.ConfigMap".into(), "*core.ConfigMapList".into()));
+    assert_eq!(names("g.example.com", "Widget").0, UNSTRUCTURED);
+}
+
+#[test]
 fn tables_include_objects_as_asked() {
     let a = widget("a");
     let obj = RawObject::stored(&a, 3);

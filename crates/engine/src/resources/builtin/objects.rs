@@ -115,6 +115,13 @@ impl BuiltinStrategy {
                 }
             }
             Builtin::Lease => {
+                // `spec` is a struct value, not a pointer: Go decodes a missing or null one
+                // as the empty spec and always writes it back.
+                if let Some(o) = obj.as_object_mut()
+                    && o.get("spec").is_none_or(Value::is_null)
+                {
+                    o.insert("spec".into(), Value::Object(Map::new()));
+                }
                 if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
                     for field in ["acquireTime", "renewTime"] {
                         if let Some(t) = spec.remove(field) {
@@ -365,6 +372,19 @@ mod tests {
         s.prepare_for_create(&mut obj);
         assert_eq!(obj["spec"]["renewTime"], "2024-01-01T00:00:00.000000Z");
         assert!(s.decode(&json!({"spec": {"renewTime": "later"}})).is_err());
+    }
+
+    #[test]
+    fn a_lease_without_spec_is_written_with_an_empty_one() {
+        let s = BuiltinStrategy::new(Builtin::Lease);
+        for spec in [None, Some(Value::Null)] {
+            let mut obj = json!({"metadata": {"name": "l"}});
+            if let Some(spec) = spec {
+                obj["spec"] = spec;
+            }
+            s.prepare_for_create(&mut obj);
+            assert_eq!(obj["spec"], json!({}));
+        }
     }
 
     #[test]

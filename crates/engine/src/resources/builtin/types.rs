@@ -397,6 +397,7 @@ impl GoStruct {
                 (k, _) if ENVELOPE.contains(&k) => {}
                 (_, Some(f)) => {
                     if let Some(v) = map.get_mut(&key) {
+                        zero_null_value_struct(v, f);
                         let mut path = key.clone();
                         prune_value(v, &f.ty, &mut path, &mut dropped);
                         if f.omit_empty && is_go_zero(v, &f.ty) {
@@ -518,11 +519,20 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, droppe
     }
 }
 
+/// Go decodes a null for a struct value (not a pointer) as the zero struct, which its
+/// encoder writes `{}`; the field manager then sees nothing set there.
+fn zero_null_value_struct(v: &mut Value, f: &Field) {
+    if f.in_zero && v.is_null() {
+        *v = Value::Object(Map::new());
+    }
+}
+
 /// Drops what `s` lacks from `map`, and its `omitempty` fields' empty values.
 fn prune_struct(map: &mut Map<String, Value>, s: &'static GoStruct, path: &mut String, dropped: &mut Vec<String>) {
     let len = path.len();
     map.retain(|key, v| match s.get(key) {
         Some(f) => {
+            zero_null_value_struct(v, f);
             path.push('.');
             path.push_str(key);
             prune_value(v, &f.ty, path, dropped);
@@ -874,6 +884,16 @@ mod tests {
             crate::resources::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(&mut crd),
             ["spec.names.x", "spec.versions[1].y", "spec.z"]
         );
+    }
+
+    #[test]
+    fn a_null_struct_value_decodes_as_the_empty_struct() {
+        let mut lease = json!({"spec": null});
+        assert!(LEASE.prune(&mut lease).is_empty());
+        assert_eq!(lease, json!({"spec": {}}));
+        let mut event = json!({"involvedObject": {"name": "p"}, "source": null});
+        CORE_EVENT.prune(&mut event);
+        assert_eq!(event["source"], json!({}));
     }
 
     #[test]

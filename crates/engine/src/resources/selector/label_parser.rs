@@ -329,7 +329,10 @@ impl Parser {
                             set.insert(String::new());
                             return Ok(set);
                         }
+                        // Go consumes the second comma of `,,` here, so `(x,,)` finds its
+                        // `)` where it wants a value and is refused, while `(x,,,)` is not.
                         Token::Comma => {
+                            self.consume(Context::Values);
                             set.insert(String::new());
                         }
                         _ => {}

@@ -97,6 +97,11 @@ const LABEL_ROWS: &[Row] = &[
     ("idx=2=", Err("found '=', expected: ',' or 'end of string'")),
     ("idx in (1,2)", Ok(&["w1", "w2"])),
     ("idx in (1,,2)", Ok(&["w1", "w2"])),
+    // The second comma of `,,` is consumed with the first: a `)` right after is no value.
+    ("idx in (1,,)", Err("unable to parse requirement: found ')', expected: ',', or identifier")),
+    ("idx in (,,)", Err("unable to parse requirement: found ')', expected: ',', or identifier")),
+    ("idx in (1,,,)", Ok(&["w1"])),
+    ("idx in (,,1)", Ok(&["w1"])),
     ("idx in ()", Ok(&[])),
     ("idx in (,)", Ok(&[])),
     ("idx notin ()", Ok(&["w1", "w10", "w2", "w3"])),
