@@ -28,6 +28,7 @@ pub mod rest;
 pub mod scale;
 mod scale_rest;
 pub mod selector;
+pub mod strategic;
 
 use crate::field::FieldError;
 use crate::representation::raw;
@@ -489,6 +490,12 @@ pub trait Strategy: Send + Sync {
     /// whose schemas carry no patch strategies: kube answers 415).
     fn supports_strategic_merge(&self) -> bool {
         true
+    }
+
+    /// The lists a strategic merge patch merges (Go's `patchStrategy:"merge"`): ObjectMeta's,
+    /// and those of the kind's own fields.
+    fn strategic_merge_lists(&self) -> Vec<strategic::MergeList> {
+        strategic::OBJECT_META_LISTS.to_vec()
     }
 
     /// Field paths a field selector may use.

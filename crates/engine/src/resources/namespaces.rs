@@ -1,5 +1,6 @@
 //! core/v1 Namespaces: cluster-scoped, no generation, phase Active on create.
 
+use super::strategic::{MergeList, OBJECT_META_LISTS};
 use super::{ResourceInfo, Strategy};
 use crate::field::{FieldError, Path};
 use crate::meta;
@@ -50,6 +51,13 @@ fn validate_meta(obj: &Value) -> Vec<FieldError> {
 }
 
 impl Strategy for NamespaceStrategy {
+    /// `status.conditions` merge by type (`patchMergeKey:"type"`).
+    fn strategic_merge_lists(&self) -> Vec<MergeList> {
+        let mut lists = OBJECT_META_LISTS.to_vec();
+        lists.push(MergeList { path: &["status", "conditions"], key: Some("type") });
+        lists
+    }
+
     fn info(&self) -> &ResourceInfo {
         &self.info
     }

@@ -1,11 +1,8 @@
 //! Patches: JSON merge patch, JSON patch (applied as kube applies it, see [`super::jsonpatch`]),
-//! and the strategic merge patch built-in kinds get.
+//! and the strategic merge patch built-in kinds get ([`super::strategic`]).
 //!
 //! Custom resources refuse strategic merge patch (415), as kube-apiserver does, because the
-//! server knows no merge keys for them. Built-in kinds here (namespaces, CRDs) have no
-//! list with a merge key that kubectl patches, so their strategic merge patch is a merge
-//! patch with the `$`-directives kubectl adds (`$setElementOrder/…`, `$retainKeys`)
-//! understood and removed.
+//! server knows no merge keys for them.
 
 use super::jsonpatch::{self, JsonPatchError};
 use crate::status::{ApiError, StatusDetails};
@@ -178,69 +175,21 @@ pub fn json(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, V
     })
 }
 
-/// A strategic merge patch for kinds with no merge-keyed lists: a merge patch once the
-/// directives are taken out (`$patch: replace` on a map replaces it; `$patch: delete`
-/// removes it).
+/// A strategic merge patch (see [`super::strategic`]); `lists` are the kind's merged lists.
 /// `strict` (fieldValidation Warn or Strict) decodes the patch as kube does then, for its
 /// repeated members.
-pub fn strategic(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, Vec<String>), PatchError> {
+pub fn strategic(
+    target: &Value,
+    patch_body: &[u8],
+    strict: bool,
+    lists: &[super::strategic::MergeList],
+) -> Result<(Value, Vec<String>), PatchError> {
     let strict_errors = match strict {
         true => super::go_decode::unmarshal_map_strict(patch_body).map_err(PatchError::Malformed)?.1,
         false => Vec::new(),
     };
     let patch: Value = serde_json::from_slice(patch_body).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    let mut out = target.clone();
-    apply_strategic(&mut out, &patch);
-    Ok((out, strict_errors))
-}
-
-fn apply_strategic(target: &mut Value, patch: &Value) {
-    let Some(patch_map) = patch.as_object() else {
-        *target = patch.clone();
-        return;
-    };
-    match patch_map.get("$patch").and_then(Value::as_str) {
-        Some("replace") => {
-            let mut replaced = patch.clone();
-            strip_directives(&mut replaced);
-            *target = replaced;
-            return;
-        }
-        Some("delete") => {
-            *target = Value::Null;
-            return;
-        }
-        _ => {}
-    }
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
-    }
-    let Some(map) = target.as_object_mut() else { return };
-    for (k, v) in patch_map {
-        if k.starts_with('$') {
-            continue;
-        }
-        if v.is_null() {
-            map.remove(k);
-        } else if v.is_object() {
-            let entry = map.entry(k.clone()).or_insert(Value::Null);
-            apply_strategic(entry, v);
-            if entry.is_null() {
-                map.remove(k);
-            }
-        } else {
-            map.insert(k.clone(), v.clone());
-        }
-    }
-}
-
-fn strip_directives(v: &mut Value) {
-    if let Some(m) = v.as_object_mut() {
-        m.retain(|k, _| !k.starts_with('$'));
-        for child in m.values_mut() {
-            strip_directives(child);
-        }
-    }
+    Ok((super::strategic::apply(target, &patch, lists), strict_errors))
 }
 
 #[cfg(test)]
@@ -253,7 +202,7 @@ mod tests {
         let target = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"x": [1, 2]}});
         let patch = br#"{"$setElementOrder/versions": [{"name": "v1"}], "metadata": {"labels": {"a": null, "c": "3"}}, "spec": {"x": [3]}}"#;
         assert_eq!(
-            strategic(&target, patch, true).expect("patch").0,
+            strategic(&target, patch, true, &super::super::strategic::OBJECT_META_LISTS).expect("patch").0,
             json!({"metadata": {"labels": {"b": "2", "c": "3"}}, "spec": {"x": [3]}})
         );
     }

@@ -8,6 +8,7 @@ use super::{TimeKind, core_meta_errors, data, meta_update_errors, normalize_time
 use crate::field::FieldError;
 use crate::representation::table::TableConvertor;
 use crate::resources::managed_fields::schema::Schema;
+use crate::resources::strategic::{MergeList, OBJECT_META_LISTS};
 use crate::resources::{ResourceInfo, Strategy, Undecodable};
 use crate::schema::names::{NameFn, is_qualified_name, name_is_dns_subdomain};
 use crate::schema::object_meta::validate_object_meta;
@@ -158,6 +159,15 @@ impl Strategy for BuiltinStrategy {
         Some(self.go)
     }
 
+    /// A ServiceAccount's `secrets` merge by name (`patchMergeKey:"name"`).
+    fn strategic_merge_lists(&self) -> Vec<MergeList> {
+        let mut lists = OBJECT_META_LISTS.to_vec();
+        if self.kind == Builtin::ServiceAccount {
+            lists.push(MergeList { path: &["secrets"], key: Some("name") });
+        }
+        lists
+    }
+
     /// Decoding drops what the Go struct lacks; a Secret's v1 conversion folds
     /// `stringData` into `data` and its defaulting sets the type, so the field manager
     /// sees (and records) `data` and `type` only.
@@ -169,7 +179,16 @@ impl Strategy for BuiltinStrategy {
                 data::normalize_map_values(obj, "data");
                 data::normalize_map_values(obj, "binaryData");
             }
-            Builtin::Lease | Builtin::ServiceAccount => {}
+            // `Lease.spec` is a struct, not a pointer: Go decodes a missing or null one
+            // as its zero value, which it encodes `{}`.
+            Builtin::Lease => {
+                if let Some(map) = obj.as_object_mut()
+                    && map.get("spec").is_none_or(Value::is_null)
+                {
+                    map.insert("spec".into(), Value::Object(Map::new()));
+                }
+            }
+            Builtin::ServiceAccount => {}
         }
         if self.kind == Builtin::Secret {
             data::fold_string_data(obj);

@@ -391,7 +391,14 @@ impl GoStruct {
             match (key.as_str(), self.get(&key)) {
                 ("metadata", _) => {
                     if let Some(meta) = map.get_mut("metadata") {
+                        let reset = meta.get("managedFields").and_then(Value::as_array).is_some_and(Vec::is_empty);
                         crate::schema::object_meta::coerce(meta, "metadata", &mut dropped);
+                        // A typed kind decodes `managedFields: []` into an empty slice that
+                        // is not nil, which tells its field manager to reset the entries (a
+                        // custom resource's round trip through ObjectMeta makes it nil).
+                        if reset && let Some(m) = meta.as_object_mut() {
+                            m.insert("managedFields".into(), Value::Array(Vec::new()));
+                        }
                     }
                 }
                 (k, _) if ENVELOPE.contains(&k) => {}

@@ -476,7 +476,7 @@ impl Rest<'_> {
                     let patched = match other {
                         PatchType::Merge => patch::merge(&old, body, strict_decoding),
                         PatchType::Json => patch::json(&old, body, strict_decoding),
-                        _ => patch::strategic(&old, body, strict_decoding),
+                        _ => patch::strategic(&old, body, strict_decoding, &self.strategy.strategic_merge_lists()),
                     };
                     (old, patched, Tracking::Update)
                 }
