@@ -167,6 +167,7 @@ scenarios!(
     queries,
     refusals,
     schemas,
+    ssa,
     subresources,
     upserts,
     validate,

@@ -884,6 +884,15 @@ mod tests {
         );
     }
 
+    /// The oracle: a ConfigMap patched with `managedFields: []` loses its entries (Go's
+    /// decoder makes an empty slice that is not nil, a reset); other empty metadata goes.
+    #[test]
+    fn an_empty_managed_fields_list_survives_decoding_as_a_reset() {
+        let mut obj = json!({"metadata": {"name": "a", "managedFields": [], "labels": {}, "finalizers": []}});
+        CONFIG_MAP.prune(&mut obj);
+        assert_eq!(obj, json!({"metadata": {"name": "a", "managedFields": []}}));
+    }
+
     #[test]
     fn zero_objects_hold_value_structs() {
         assert_eq!(
