@@ -278,8 +278,11 @@ impl Strategy for CoreEventStrategy {
         Some(&types::CORE_EVENT)
     }
 
+    /// With the fields Go always writes (times without `omitempty` are `null`), as kube's
+    /// converter gives the zero Event: `before-first-apply` does not own them.
     fn zero_object(&self) -> Value {
-        types::CORE_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+        let zero = types::CORE_EVENT.zero_object(&self.info.api_version(), &self.info.kind);
+        with_always_written(zero, &["eventTime", "firstTimestamp", "lastTimestamp"], &["reportingComponent", "reportingInstance"])
     }
 
     fn field_types(&self) -> Option<Arc<Schema>> {
@@ -379,8 +382,10 @@ impl Strategy for EventsV1Strategy {
         Some(&types::EVENTS_V1_EVENT)
     }
 
+    /// See the core Event's.
     fn zero_object(&self) -> Value {
-        types::EVENTS_V1_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+        let zero = types::EVENTS_V1_EVENT.zero_object(&self.info.api_version(), &self.info.kind);
+        with_always_written(zero, &["eventTime", "deprecatedFirstTimestamp", "deprecatedLastTimestamp"], &[])
     }
 
     fn field_types(&self) -> Option<Arc<Schema>> {
@@ -448,6 +453,15 @@ fn go_field_name(json: &str) -> String {
             chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         }
     }
+}
+
+/// `zero` with the zero values an Event's encoder writes: `null` times and empty strings.
+fn with_always_written(mut zero: Value, times: &[&str], strings: &[&str]) -> Value {
+    if let Some(map) = zero.as_object_mut() {
+        map.extend(times.iter().map(|t| (t.to_string(), Value::Null)));
+        map.extend(strings.iter().map(|s| (s.to_string(), Value::from(""))));
+    }
+    zero
 }
 
 #[cfg(test)]
