@@ -229,9 +229,10 @@ mod tests {
     /// The oracle's answers for a ConfigMap's finalizers.
     #[test]
     fn finalizers_merge_and_order_as_kube_orders_them() {
-        assert_eq!(finalizers(json!(["a/1", "a/2", "a/3"]), json!({"finalizers": ["a/4", "a/2"]})), json!([
-            "a/4", "a/1", "a/2", "a/3"
-        ]));
+        assert_eq!(
+            finalizers(json!(["a/1", "a/2", "a/3"]), json!({"finalizers": ["a/4", "a/2"]})),
+            json!(["a/4", "a/1", "a/2", "a/3"])
+        );
         assert_eq!(
             finalizers(
                 json!(["a/4", "a/1", "a/2", "a/3"]),
@@ -248,6 +249,9 @@ mod tests {
         );
         assert_eq!(finalizers(json!(["a/1"]), json!({"finalizers": []})), json!(["a/1"]));
         let target = json!({"metadata": {"finalizers": ["a/1"]}});
-        assert_eq!(apply(&target, &json!({"metadata": {"finalizers": null}}), &OBJECT_META_LISTS), json!({"metadata": {}}));
+        assert_eq!(
+            apply(&target, &json!({"metadata": {"finalizers": null}}), &OBJECT_META_LISTS),
+            json!({"metadata": {}})
+        );
     }
 }

@@ -282,7 +282,11 @@ impl Strategy for CoreEventStrategy {
     /// converter gives the zero Event: `before-first-apply` does not own them.
     fn zero_object(&self) -> Value {
         let zero = types::CORE_EVENT.zero_object(&self.info.api_version(), &self.info.kind);
-        with_always_written(zero, &["eventTime", "firstTimestamp", "lastTimestamp"], &["reportingComponent", "reportingInstance"])
+        with_always_written(
+            zero,
+            &["eventTime", "firstTimestamp", "lastTimestamp"],
+            &["reportingComponent", "reportingInstance"],
+        )
     }
 
     fn field_types(&self) -> Option<Arc<Schema>> {

@@ -9,6 +9,7 @@
 
 use super::managers::{ManagerId, VersionedSet};
 use super::path::{Path, values_equal};
+use super::scale::group;
 use super::schema::Schema;
 use super::set::Set;
 use super::walk::{self, Comparison};
@@ -87,6 +88,10 @@ impl Updater<'_> {
         writer: &ManagerId,
         force: bool,
     ) -> Result<Comparison, Conflicts> {
+        // kube compares the objects at each manager's version; one of another group (an
+        // Event written through both `v1` and `events.k8s.io/v1`) does not convert, and
+        // structured-merge-diff drops its manager.
+        managers.retain(|id, vs| id == writer || group(&vs.api_version) == group(version));
         let compare = walk::compare(self.schema, old, new);
         if managers.keys().all(|id| id == writer) {
             // Nobody else to take fields from (every create): spare filtering the sets.

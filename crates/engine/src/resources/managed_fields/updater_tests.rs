@@ -122,6 +122,21 @@ fn conflicts_are_listed_members_first() {
     let (live, managers) = up.apply(&json!({}), &config("1"), V1, Managers::new(), &a, false).expect("a");
     let live = live.expect("changed");
     let err = up.apply(&live, &config("2"), V1, managers, &b, false).expect_err("conflicts");
-    let boxed = vec![PathElement::Field("spec".into()), PathElement::Field("box".into()), PathElement::Field("x".into())];
+    let boxed =
+        vec![PathElement::Field("spec".into()), PathElement::Field("box".into()), PathElement::Field("x".into())];
     assert_eq!(err, Conflicts(vec![(a.clone(), spec("mode")), (a, boxed)]));
+}
+
+/// The oracle: an Event written through `events.k8s.io/v1` loses the managers recorded
+/// through `v1`, whose objects structured-merge-diff cannot convert to.
+#[test]
+fn managers_at_another_group_are_dropped() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let core = ManagerId::update("core", "v1", None);
+    let managers = up.update(&json!({}), &json!({"reason": "r"}), "v1", Managers::new(), &core);
+    let labelled = json!({"reason": "r", "metadata": {"labels": {"a": "b"}}});
+    let new_api = ManagerId::update("new", "events.k8s.io/v1", None);
+    let after = up.update(&json!({"reason": "r"}), &labelled, "events.k8s.io/v1", managers, &new_api);
+    assert_eq!(after.keys().collect::<Vec<_>>(), [&new_api]);
 }
