@@ -179,6 +179,9 @@ impl Updater<'_> {
         let last = managers.get(applier).cloned();
         let set = self.filter.restrict(walk::field_set(self.schema, config));
         managers.insert(applier.clone(), VersionedSet { set, api_version: version.to_string(), applied: true });
+        // What the applier set through another group's version cannot be converted to
+        // this one: structured-merge-diff then prunes nothing.
+        let last = last.filter(|l| group(&l.api_version) == group(version));
         let new = self.prune(merged, &managers, last.as_ref());
         self.settle(live, &new, version, &mut managers, applier, force)?;
         let changed = !values_equal(live, &new);

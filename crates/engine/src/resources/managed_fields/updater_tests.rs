@@ -140,3 +140,20 @@ fn managers_at_another_group_are_dropped() {
     let after = up.update(&json!({"reason": "r"}), &labelled, "events.k8s.io/v1", managers, &new_api);
     assert_eq!(after.keys().collect::<Vec<_>>(), [&new_api]);
 }
+
+/// The oracle: an Event applied through `events.k8s.io/v1`, then by the same manager
+/// through `v1` without some of those fields, keeps them (nothing is pruned).
+#[test]
+fn an_apply_prunes_nothing_last_applied_through_another_group() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let m = ManagerId::apply("m", None);
+    let first = json!({"reason": "r", "action": "a"});
+    let (live, managers) = up.apply(&json!({}), &first, "events.k8s.io/v1", Managers::new(), &m, false).expect("a");
+    let live = live.expect("changed");
+    let (same, _) = up.apply(&live, &json!({"reason": "r"}), "v1", managers.clone(), &m, false).expect("again");
+    assert!(same.is_none(), "action stays");
+    let (pruned, _) =
+        up.apply(&live, &json!({"reason": "r"}), "events.k8s.io/v1", managers, &m, false).expect("same group");
+    assert_eq!(pruned, Some(json!({"reason": "r"})));
+}
