@@ -169,6 +169,7 @@ scenarios!(
     refusals,
     schemas,
     select,
+    ssa,
     strategic,
     subresources,
     upserts,

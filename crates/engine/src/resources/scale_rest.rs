@@ -137,6 +137,10 @@ impl Rest<'_> {
         let expected = scale::precondition(requested).map(parse_precondition).transpose()?;
         let mut obj = old.clone();
         scale::set_spec_replicas(&mut obj, paths, scale::requested_replicas(requested));
+        // kube stores the object as the Scale left it and defaults it on every read, so a
+        // parent the replicas created shows its defaults; the engine serves what it stores,
+        // so it defaults before it writes.
+        self.strategy.prune_and_default(&mut obj);
         let written = self.write_update(namespace, name, obj, old, expected, Subresource::Scale, opts).await?;
         Ok(scale::scale_of(&written, paths))
     }

@@ -635,6 +635,35 @@ mod tests {
         );
     }
 
+    /// The oracle's orders: new finalizers first, the server's after them where they were.
+    #[test]
+    fn finalizers_merge_and_order_as_kube_orders_them() {
+        let finalizers = |original: Value, patch: Value| {
+            let cm = json!({"metadata": {"name": "c", "finalizers": original}});
+            patched(&CONFIG_MAP, cm, json!({"metadata": patch})).expect("patched")["metadata"]["finalizers"].clone()
+        };
+        assert_eq!(
+            finalizers(json!(["a/1", "a/2", "a/3"]), json!({"finalizers": ["a/4", "a/2"]})),
+            json!(["a/4", "a/1", "a/2", "a/3"])
+        );
+        assert_eq!(
+            finalizers(
+                json!(["a/4", "a/1", "a/2", "a/3"]),
+                json!({"finalizers": ["a/5"], "$deleteFromPrimitiveList/finalizers": ["a/1"]})
+            ),
+            json!(["a/5", "a/4", "a/2", "a/3"])
+        );
+        assert_eq!(
+            finalizers(
+                json!(["a/5", "a/4", "a/2", "a/3"]),
+                json!({"$setElementOrder/finalizers": ["a/3", "a/2"], "finalizers": ["a/2"]})
+            ),
+            json!(["a/5", "a/4", "a/3", "a/2"])
+        );
+        assert_eq!(finalizers(json!(["a/1"]), json!({"finalizers": []})), json!(["a/1"]));
+        assert_eq!(finalizers(json!(["a/1"]), json!({"finalizers": null})), Value::Null);
+    }
+
     #[test]
     fn refusals_are_in_kubes_words() {
         let sa = json!({"secrets": [{"name": "a"}]});

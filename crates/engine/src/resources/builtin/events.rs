@@ -203,6 +203,10 @@ fn strict_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
                     FieldError::invalid_shown(path, &go_struct(n, &types::OBJECT_REFERENCE), "field is immutable")
                 }
                 "source" => FieldError::invalid_shown(path, &go_struct(n, &types::EVENT_SOURCE), "field is immutable"),
+                // A time is a Stringer to kube's field errors: Go's `time.Time.String()`.
+                "firstTimestamp" | "lastTimestamp" | "eventTime" => {
+                    FieldError::invalid_shown(path, &go_time_string(n), "field is immutable")
+                }
                 _ => FieldError::invalid(path, n.cloned().unwrap_or(Value::from("")), "field is immutable"),
             });
         }
@@ -278,8 +282,15 @@ impl Strategy for CoreEventStrategy {
         Some(&types::CORE_EVENT)
     }
 
+    /// With the fields Go always writes (times without `omitempty` are `null`), as kube's
+    /// converter gives the zero Event: `before-first-apply` does not own them.
     fn zero_object(&self) -> Value {
-        types::CORE_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+        let zero = types::CORE_EVENT.zero_object(&self.info.api_version(), &self.info.kind);
+        with_always_written(
+            zero,
+            &["eventTime", "firstTimestamp", "lastTimestamp"],
+            &["reportingComponent", "reportingInstance"],
+        )
     }
 
     fn field_types(&self) -> Option<Arc<Schema>> {
@@ -379,8 +390,10 @@ impl Strategy for EventsV1Strategy {
         Some(&types::EVENTS_V1_EVENT)
     }
 
+    /// See the core Event's.
     fn zero_object(&self) -> Value {
-        types::EVENTS_V1_EVENT.zero_object(&self.info.api_version(), &self.info.kind)
+        let zero = types::EVENTS_V1_EVENT.zero_object(&self.info.api_version(), &self.info.kind);
+        with_always_written(zero, &["eventTime", "deprecatedFirstTimestamp", "deprecatedLastTimestamp"], &[])
     }
 
     fn field_types(&self) -> Option<Arc<Schema>> {
@@ -448,6 +461,26 @@ fn go_field_name(json: &str) -> String {
             chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         }
     }
+}
+
+/// Go's `time.Time.String()` of a stored (UTC) time: `2006-01-02 15:04:05.999999999 +0000 UTC`,
+/// the zero time for `null`.
+fn go_time_string(v: Option<&Value>) -> String {
+    let parsed = v.and_then(Value::as_str).and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
+    let Some(t) = parsed else { return "0001-01-01 00:00:00 +0000 UTC".into() };
+    let whole = t.strftime("%Y-%m-%d %H:%M:%S").to_string();
+    let nanos = t.subsec_nanosecond();
+    let fraction = if nanos == 0 { String::new() } else { format!(".{nanos:09}").trim_end_matches('0').to_string() };
+    format!("{whole}{fraction} +0000 UTC")
+}
+
+/// `zero` with the zero values an Event's encoder writes: `null` times and empty strings.
+fn with_always_written(mut zero: Value, times: &[&str], strings: &[&str]) -> Value {
+    if let Some(map) = zero.as_object_mut() {
+        map.extend(times.iter().map(|t| (t.to_string(), Value::Null)));
+        map.extend(strings.iter().map(|s| (s.to_string(), Value::from(""))));
+    }
+    zero
 }
 
 #[cfg(test)]
@@ -531,5 +564,13 @@ mod tests {
         let e = json!({"source": {}, "reportingComponent": "ctl", "involvedObject": {"name": "w1"}});
         assert_eq!(core_field(&e, "source").as_deref(), Some("ctl"));
         assert_eq!(core_field(&e, "involvedObject.name").as_deref(), Some("w1"));
+    }
+
+    /// The oracle's words for a changed eventTime (a MicroTime, printed by its String()).
+    #[test]
+    fn times_are_shown_as_go_prints_them() {
+        assert_eq!(go_time_string(Some(&json!("2026-01-01T00:00:00.000000Z"))), "2026-01-01 00:00:00 +0000 UTC");
+        assert_eq!(go_time_string(Some(&json!("2026-01-01T00:00:00.120000Z"))), "2026-01-01 00:00:00.12 +0000 UTC");
+        assert_eq!(go_time_string(None), "0001-01-01 00:00:00 +0000 UTC");
     }
 }

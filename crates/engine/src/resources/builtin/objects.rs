@@ -199,7 +199,16 @@ impl Strategy for BuiltinStrategy {
                 data::normalize_map_values(obj, "data");
                 data::normalize_map_values(obj, "binaryData");
             }
-            Builtin::Lease | Builtin::ServiceAccount => {}
+            // `Lease.spec` is a struct, not a pointer: Go decodes a missing or null one
+            // as its zero value, which it encodes `{}`.
+            Builtin::Lease => {
+                if let Some(map) = obj.as_object_mut()
+                    && map.get("spec").is_none_or(Value::is_null)
+                {
+                    map.insert("spec".into(), Value::Object(Map::new()));
+                }
+            }
+            Builtin::ServiceAccount => {}
         }
         if self.kind == Builtin::Secret {
             data::fold_string_data(obj);

@@ -391,7 +391,14 @@ impl GoStruct {
             match (key.as_str(), self.get(&key)) {
                 ("metadata", _) => {
                     if let Some(meta) = map.get_mut("metadata") {
+                        let reset = meta.get("managedFields").and_then(Value::as_array).is_some_and(Vec::is_empty);
                         crate::schema::object_meta::coerce(meta, "metadata", &mut dropped);
+                        // A typed kind decodes `managedFields: []` into an empty slice that
+                        // is not nil, which tells its field manager to reset the entries (a
+                        // custom resource's round trip through ObjectMeta makes it nil).
+                        if reset && let Some(m) = meta.as_object_mut() {
+                            m.insert("managedFields".into(), Value::Array(Vec::new()));
+                        }
                     }
                 }
                 (k, _) if ENVELOPE.contains(&k) => {}
@@ -884,6 +891,15 @@ mod tests {
             crate::resources::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(&mut crd),
             ["spec.names.x", "spec.versions[1].y", "spec.z"]
         );
+    }
+
+    /// The oracle: a ConfigMap patched with `managedFields: []` loses its entries (Go's
+    /// decoder makes an empty slice that is not nil, a reset); other empty metadata goes.
+    #[test]
+    fn an_empty_managed_fields_list_survives_decoding_as_a_reset() {
+        let mut obj = json!({"metadata": {"name": "a", "managedFields": [], "labels": {}, "finalizers": []}});
+        CONFIG_MAP.prune(&mut obj);
+        assert_eq!(obj, json!({"metadata": {"name": "a", "managedFields": []}}));
     }
 
     #[test]

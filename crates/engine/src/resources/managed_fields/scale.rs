@@ -42,7 +42,7 @@ pub struct ScaleWrite<'a> {
     pub replicas_changed: bool,
 }
 
-fn group(api_version: &str) -> &str {
+pub(super) fn group(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
 }
 

@@ -9,6 +9,7 @@
 
 use super::managers::{ManagerId, VersionedSet};
 use super::path::{Path, values_equal};
+use super::scale::group;
 use super::schema::Schema;
 use super::set::Set;
 use super::walk::{self, Comparison};
@@ -52,16 +53,15 @@ impl Filter {
     }
 }
 
-/// Fields an apply would take from other managers, sorted by manager then path.
+/// Fields an apply would take from other managers, by manager, each manager's paths in
+/// structured-merge-diff's `Set.Iterate` order (a node's members before its children's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conflicts(pub Vec<(ManagerId, Path)>);
 
 impl Conflicts {
     fn from_sets(sets: &BTreeMap<ManagerId, Set>) -> Conflicts {
-        let mut all: Vec<(ManagerId, Path)> =
-            sets.iter().flat_map(|(id, s)| s.paths().into_iter().map(move |p| (id.clone(), p))).collect();
-        all.sort();
-        Conflicts(all)
+        // The map is ordered by manager already; each set lists its paths as kube prints them.
+        Conflicts(sets.iter().flat_map(|(id, s)| s.paths().into_iter().map(move |p| (id.clone(), p))).collect())
     }
 }
 
@@ -74,14 +74,24 @@ pub struct Updater<'a> {
 impl Updater<'_> {
     /// Takes from every manager but `writer` the fields the change `old` → `new` removed,
     /// and those it added or modified (refused unless `force`).
+    ///
+    /// The filter is kube's reset fields, which its strategies key by the request's
+    /// version: managers at another version are compared unfiltered (structured-merge-diff
+    /// filters only the comparison at the request's version), so a write through v1's main
+    /// endpoint that changes `.status` takes it from a v2 status writer.
     fn settle(
         &self,
         old: &Value,
         new: &Value,
+        version: &str,
         managers: &mut Managers,
         writer: &ManagerId,
         force: bool,
     ) -> Result<Comparison, Conflicts> {
+        // kube compares the objects at each manager's version; one of another group (an
+        // Event written through both `v1` and `events.k8s.io/v1`) does not convert, and
+        // structured-merge-diff drops its manager.
+        managers.retain(|id, vs| id == writer || group(&vs.api_version) == group(version));
         let compare = walk::compare(self.schema, old, new);
         if managers.keys().all(|id| id == writer) {
             // Nobody else to take fields from (every create): spare filtering the sets.
@@ -89,13 +99,13 @@ impl Updater<'_> {
             return Ok(compare);
         }
         let visible = compare.map_sets(|s| self.filter.apply(s));
-        let changed = visible.modified.union(&visible.added);
         let mut conflicts = BTreeMap::new();
         for (id, vs) in managers.iter() {
             if id == writer {
                 continue;
             }
-            let taken = vs.set.intersection(&changed);
+            let seen = if vs.api_version == version { &visible } else { &compare };
+            let taken = vs.set.intersection(&seen.modified.union(&seen.added));
             if !taken.is_empty() {
                 conflicts.insert(id.clone(), taken);
             }
@@ -107,10 +117,11 @@ impl Updater<'_> {
             if id == writer {
                 continue;
             }
+            let removed = if vs.api_version == version { &visible.removed } else { &compare.removed };
             if let Some(taken) = conflicts.get(id) {
                 vs.set.subtract(taken);
             }
-            vs.set.subtract(&visible.removed);
+            vs.set.subtract(removed);
         }
         managers.retain(|_, vs| !vs.set.is_empty());
         Ok(compare)
@@ -125,7 +136,7 @@ impl Updater<'_> {
         mut managers: Managers,
         writer: &ManagerId,
     ) -> Managers {
-        let compare = match self.settle(live, new, &mut managers, writer, true) {
+        let compare = match self.settle(live, new, version, &mut managers, writer, true) {
             Ok(c) => c,
             // Forced settling never conflicts.
             Err(_) => return managers,
@@ -168,8 +179,11 @@ impl Updater<'_> {
         let last = managers.get(applier).cloned();
         let set = self.filter.restrict(walk::field_set(self.schema, config));
         managers.insert(applier.clone(), VersionedSet { set, api_version: version.to_string(), applied: true });
+        // What the applier set through another group's version cannot be converted to
+        // this one: structured-merge-diff then prunes nothing.
+        let last = last.filter(|l| group(&l.api_version) == group(version));
         let new = self.prune(merged, &managers, last.as_ref());
-        self.settle(live, &new, &mut managers, applier, force)?;
+        self.settle(live, &new, version, &mut managers, applier, force)?;
         let changed = !values_equal(live, &new);
         Ok((changed.then_some(new), managers))
     }

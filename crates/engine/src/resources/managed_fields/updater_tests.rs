@@ -82,3 +82,78 @@ fn filtered_fields_are_neither_owned_nor_taken() {
     let managers = up.update(&json!({}), &json!({"spec": {"x": 1}, "status": {"s": 1}}), V1, Managers::new(), &a);
     assert_eq!(managers[&a].set, fields(json!({"f:spec": {".": {}, "f:x": {}}})));
 }
+
+/// The oracle: reset fields are keyed by the request's version, so a manager at another
+/// version sees the whole change (a v1 write of the main endpoint that changes `.status`
+/// conflicts with, or takes it from, a status writer at v2).
+#[test]
+fn filtered_fields_are_hidden_from_managers_at_the_request_version_only() {
+    const V2: &str = "stable.example.com/v2";
+    let schema = schema();
+    let hidden = Filter::Except(fields(json!({"f:status": {}})));
+    let up = Updater { schema: &schema, filter: &hidden };
+    let live = json!({"spec": {"x": 1}, "status": {"phase": "a"}});
+    let status_owner = |version: &str| {
+        let id = ManagerId::update("st", version, Some("status"));
+        let set = fields(json!({"f:status": {"f:phase": {}}}));
+        (id, VersionedSet { set, api_version: version.into(), applied: false })
+    };
+    let config = json!({"status": {"phase": "b"}});
+    let applier = ManagerId::apply("m", None);
+    for (version, conflicts) in [(V1, false), (V2, true)] {
+        let (id, vs) = status_owner(version);
+        let managers = Managers::from([(id.clone(), vs)]);
+        let applied = up.apply(&live, &config, V1, managers.clone(), &applier, false);
+        assert_eq!(applied.is_err(), conflicts, "a status writer at {version}");
+        let changed = json!({"spec": {"x": 1}, "status": {"phase": "c"}});
+        let after = up.update(&live, &changed, V1, managers, &ManagerId::update("u", V1, None));
+        assert_eq!(after.contains_key(&id), !conflicts, "an update takes it from a status writer at {version}");
+    }
+}
+
+/// kube lists a manager's conflicts as `Set.Iterate` walks the set: a node's members
+/// before its children's (`.spec.mode` before `.spec.box.x`).
+#[test]
+fn conflicts_are_listed_members_first() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let (a, b) = (ManagerId::apply("a", None), ManagerId::apply("b", None));
+    let config = |v: &str| json!({"spec": {"mode": v, "box": {"x": v}}});
+    let (live, managers) = up.apply(&json!({}), &config("1"), V1, Managers::new(), &a, false).expect("a");
+    let live = live.expect("changed");
+    let err = up.apply(&live, &config("2"), V1, managers, &b, false).expect_err("conflicts");
+    let boxed =
+        vec![PathElement::Field("spec".into()), PathElement::Field("box".into()), PathElement::Field("x".into())];
+    assert_eq!(err, Conflicts(vec![(a.clone(), spec("mode")), (a, boxed)]));
+}
+
+/// The oracle: an Event written through `events.k8s.io/v1` loses the managers recorded
+/// through `v1`, whose objects structured-merge-diff cannot convert to.
+#[test]
+fn managers_at_another_group_are_dropped() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let core = ManagerId::update("core", "v1", None);
+    let managers = up.update(&json!({}), &json!({"reason": "r"}), "v1", Managers::new(), &core);
+    let labelled = json!({"reason": "r", "metadata": {"labels": {"a": "b"}}});
+    let new_api = ManagerId::update("new", "events.k8s.io/v1", None);
+    let after = up.update(&json!({"reason": "r"}), &labelled, "events.k8s.io/v1", managers, &new_api);
+    assert_eq!(after.keys().collect::<Vec<_>>(), [&new_api]);
+}
+
+/// The oracle: an Event applied through `events.k8s.io/v1`, then by the same manager
+/// through `v1` without some of those fields, keeps them (nothing is pruned).
+#[test]
+fn an_apply_prunes_nothing_last_applied_through_another_group() {
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let m = ManagerId::apply("m", None);
+    let first = json!({"reason": "r", "action": "a"});
+    let (live, managers) = up.apply(&json!({}), &first, "events.k8s.io/v1", Managers::new(), &m, false).expect("a");
+    let live = live.expect("changed");
+    let (same, _) = up.apply(&live, &json!({"reason": "r"}), "v1", managers.clone(), &m, false).expect("again");
+    assert!(same.is_none(), "action stays");
+    let (pruned, _) =
+        up.apply(&live, &json!({"reason": "r"}), "events.k8s.io/v1", managers, &m, false).expect("same group");
+    assert_eq!(pruned, Some(json!({"reason": "r"})));
+}
