@@ -145,6 +145,7 @@ thread_local! {
         super::celstrings::register(&mut ctx);
         super::celnet::register(&mut ctx);
         super::celurl::register(&mut ctx);
+        super::celquantity::register(&mut ctx);
         super::cellogic::register(&mut ctx);
         ctx
     };
