@@ -146,6 +146,7 @@ thread_local! {
         super::celnet::register(&mut ctx);
         super::celurl::register(&mut ctx);
         super::celquantity::register(&mut ctx);
+        super::celoptional::register(&mut ctx);
         super::cellogic::register(&mut ctx);
         ctx
     };

@@ -28,6 +28,7 @@ mod celformat;
 mod cellogic;
 mod celmeter;
 mod celnet;
+mod celoptional;
 mod celquantity;
 mod celstd;
 mod celstrings;
