@@ -260,7 +260,9 @@ pub(super) fn quantity_error(s: &str) -> Option<&'static str> {
 pub fn register(ctx: &mut Context) {
     ctx.add_function("quantity", quantity);
     ctx.add_function("isQuantity", |s: Arc<String>| quantity_error(&s).is_none());
-    ctx.add_function("isInteger", |This(q): This<Value>| Ok::<_, ExecutionError>(Value::Bool(of(&q)?.as_int64().is_some())));
+    ctx.add_function("isInteger", |This(q): This<Value>| {
+        Ok::<_, ExecutionError>(Value::Bool(of(&q)?.as_int64().is_some()))
+    });
     ctx.add_function("asInteger", |This(q): This<Value>| {
         of(&q)?.as_int64().map(Value::Int).ok_or_else(|| ExecutionError::function_error("asInteger", NOT_INTEGER))
     });
@@ -332,15 +334,37 @@ mod tests {
         let e = "error: cannot convert value to integer";
         let cases: &[(&str, [&str; 9])] = &[
             ("1.5Gi", ["false", e, "1.610612736e+09", "false", "1.610612737e+09", "false", e, "0", e]),
-            ("1Gi", ["true", "1073741824", "1.073741824e+09", "true", "1.073741825e+09", "false", "1073741823", "-1", "2147483648"]),
+            (
+                "1Gi",
+                [
+                    "true",
+                    "1073741824",
+                    "1.073741824e+09",
+                    "true",
+                    "1.073741825e+09",
+                    "false",
+                    "1073741823",
+                    "-1",
+                    "2147483648",
+                ],
+            ),
             ("1.5", ["false", e, "1.5", "false", "2.5", "false", e, "-1", e]),
             ("1500m", ["false", e, "1.5", "false", "2.5", "false", e, "-1", e]),
             ("1k", ["true", "1000", "1000", "true", "1001", "false", "999", "-1", "2000"]),
             ("1e3", ["true", "1000", "1000", "true", "1001", "false", "999", "-1", "2000"]),
             ("0.1", ["false", e, "0.1", "false", "1.1", "false", e, "-1", e]),
-            ("9223372036854775807", ["false", e, "9.223372036854776e+18", "false", "9.223372036854776e+18", "false", e, "1", e]),
-            ("9223372036854775808", ["false", e, "9.223372036854776e+18", "false", "9.223372036854776e+18", "false", e, "1", e]),
-            ("-9223372036854775808", ["false", e, "-9.223372036854776e+18", "false", "-9.223372036854776e+18", "false", e, "-1", e]),
+            (
+                "9223372036854775807",
+                ["false", e, "9.223372036854776e+18", "false", "9.223372036854776e+18", "false", e, "1", e],
+            ),
+            (
+                "9223372036854775808",
+                ["false", e, "9.223372036854776e+18", "false", "9.223372036854776e+18", "false", e, "1", e],
+            ),
+            (
+                "-9223372036854775808",
+                ["false", e, "-9.223372036854776e+18", "false", "-9.223372036854776e+18", "false", e, "-1", e],
+            ),
             ("1Ei", ["false", e, "1.152921504606847e+18", "false", "1.152921504606847e+18", "false", e, "1", e]),
             ("8Ei", ["false", e, "9.223372036854776e+18", "false", "9.223372036854776e+18", "false", e, "1", e]),
             ("0", ["true", "0", "0", "true", "1", "false", "-1", "-1", "0"]),

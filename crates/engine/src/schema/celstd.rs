@@ -318,18 +318,12 @@ mod tests {
     fn empty_lists_fail_with_kubes_words() {
         let mut ctx = Context::default().with_all();
         register(&mut ctx);
-        for (expr, oracle) in [
-            ("[].max()", "max called on empty list"),
-            ("[].min()", "min called on empty list"),
-        ] {
+        for (expr, oracle) in [("[].max()", "max called on empty list"), ("[].min()", "min called on empty list")] {
             match Program::compile(expr).expect("compiles").execute(&ctx) {
                 Err(ExecutionError::FunctionError { message, .. }) => assert_eq!(message, oracle, "{expr}"),
                 other => panic!("{expr}: {other:?}"),
             }
         }
-        assert_eq!(
-            eval("[1, 3, 2].max() == 3 && [2, 1].min() == 1"),
-            Value::Bool(true)
-        );
+        assert_eq!(eval("[1, 3, 2].max() == 3 && [2, 1].min() == 1"), Value::Bool(true));
     }
 }

@@ -32,9 +32,9 @@ pub fn register(ctx: &mut Context) {
 }
 
 fn url(s: Arc<String>) -> ResolveResult {
-    let parsed = go_url::parse_request_uri(&s)
-        .and_then(|_| go_url::parse_reference(&s))
-        .map_err(|e| ExecutionError::function_error("url", format!("URL parse error during conversion from string: {e}")))?;
+    let parsed = go_url::parse_request_uri(&s).and_then(|_| go_url::parse_reference(&s)).map_err(|e| {
+        ExecutionError::function_error("url", format!("URL parse error during conversion from string: {e}"))
+    })?;
     Ok(Value::Opaque(Arc::new(Url(parsed))))
 }
 

@@ -309,7 +309,8 @@ impl GoUrl {
             else {
                 continue;
             };
-            let (key, value) = (String::from_utf8_lossy(&key).into_owned(), String::from_utf8_lossy(&value).into_owned());
+            let (key, value) =
+                (String::from_utf8_lossy(&key).into_owned(), String::from_utf8_lossy(&value).into_owned());
             match out.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, values)) => values.push(value),
                 None => out.push((key, vec![value])),
@@ -384,7 +385,13 @@ mod tests {
         for (s, scheme, host, hostname, port, path) in cases {
             let u = parse_reference(s).expect(s);
             assert_eq!(
-                (u.scheme.as_str(), u.host().as_str(), u.hostname().as_str(), u.port().as_str(), u.escaped_path().as_str()),
+                (
+                    u.scheme.as_str(),
+                    u.host().as_str(),
+                    u.hostname().as_str(),
+                    u.port().as_str(),
+                    u.escaped_path().as_str()
+                ),
                 (scheme, host, hostname, port, path),
                 "{s}"
             );
