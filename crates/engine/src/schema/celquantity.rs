@@ -116,10 +116,10 @@ impl Quantity {
     /// `Quantity.Add`: int64 amounts add as `int64Amount.Add` (at the smaller scale, not
     /// reduced), else as decimals.
     fn add(self, y: Quantity) -> Result<Quantity, ExecutionError> {
-        if let (Amount::Int { value: a, scale: sa }, Amount::Int { value: b, scale: sb }) = (self.0, y.0) {
-            if let Some(sum) = int_add((a, sa), (b, sb)) {
-                return Ok(Quantity(Amount::Int { value: sum.0, scale: sum.1 }));
-            }
+        if let (Amount::Int { value: a, scale: sa }, Amount::Int { value: b, scale: sb }) = (self.0, y.0)
+            && let Some(sum) = int_add((a, sa), (b, sb))
+        {
+            return Ok(Quantity(Amount::Int { value: sum.0, scale: sum.1 }));
         }
         let (x, y, exponent) = align(self.decimal(), y.decimal()).ok_or_else(overflow)?;
         let unscaled = x.checked_add(y).ok_or_else(overflow)?;

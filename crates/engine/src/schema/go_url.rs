@@ -137,9 +137,9 @@ fn parse_host(host: &str) -> Result<Vec<u8>, String> {
             return Err(format!("invalid port {} after host", go_quote(colon_port)));
         }
         if let Some(zone) = host[..close].find("%25") {
-            let mut out = unescape(host[..zone].as_bytes(), Mode::Host)?;
-            out.extend(unescape(host[zone..close].as_bytes(), Mode::Zone)?);
-            out.extend(unescape(host[close..].as_bytes(), Mode::Host)?);
+            let mut out = unescape(&host.as_bytes()[..zone], Mode::Host)?;
+            out.extend(unescape(&host.as_bytes()[zone..close], Mode::Zone)?);
+            out.extend(unescape(&host.as_bytes()[close..], Mode::Host)?);
             return Ok(out);
         }
     } else if let Some(colon) = host.rfind(':') {
