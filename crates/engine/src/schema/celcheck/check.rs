@@ -207,9 +207,7 @@ impl Checker {
                 CelType::Optional(_) => found,
                 found => CelType::Optional(Box::new(found)),
             }),
-            ("_?_:_", [c, a, b]) => {
-                ((c.is_open() || *c == CelType::Bool) && a.unifies(b)).then(|| if a.is_open() { b } else { a }.clone())
-            }
+            ("_?_:_", [c, a, b]) => ((c.is_open() || *c == CelType::Bool) && a.unifies(b)).then(|| more_specific(a, b)),
             _ => Some(CelType::Dyn),
         };
         result.unwrap_or_else(|| self.no_overload(e, function, None, &types))
@@ -401,5 +399,20 @@ fn arithmetic(function: &str, a: &CelType, b: &CelType) -> Option<CelType> {
         ("_*_" | "_/_", Int | Uint | Double, _) if a == b => Some(a.clone()),
         ("_%_", Int | Uint, _) if a == b => Some(a.clone()),
         _ => None,
+    }
+}
+
+/// Of two types that unify, the one that says more, part by part: cel-go binds a type
+/// parameter to the first type that is not open, so `c ? optional.none() : optional.of('a')`
+/// is an `optional_type(string)` and `c ? [] : [1]` a `list(int)`.
+fn more_specific(a: &CelType, b: &CelType) -> CelType {
+    match (a, b) {
+        (a, b) if a.is_open() => b.clone(),
+        (CelType::Optional(x), CelType::Optional(y)) => CelType::Optional(Box::new(more_specific(x, y))),
+        (CelType::List(x), CelType::List(y)) => CelType::List(Box::new(more_specific(x, y))),
+        (CelType::Map(k1, v1), CelType::Map(k2, v2)) => {
+            CelType::Map(Box::new(more_specific(k1, k2)), Box::new(more_specific(v1, v2)))
+        }
+        (a, _) => a.clone(),
     }
 }
