@@ -154,6 +154,7 @@ macro_rules! scenarios {
 scenarios!(
     apply,
     builtins,
+    cel,
     converted,
     crds,
     decoding,

@@ -144,6 +144,9 @@ thread_local! {
         super::celconv::register(&mut ctx);
         super::celstrings::register(&mut ctx);
         super::celnet::register(&mut ctx);
+        super::celurl::register(&mut ctx);
+        super::celquantity::register(&mut ctx);
+        super::celoptional::register(&mut ctx);
         super::cellogic::register(&mut ctx);
         ctx
     };

@@ -382,6 +382,29 @@ fn optional_selection_of_an_absent_field_is_none() {
     );
 }
 
+/// After an optional qualifier the plain ones are optional too: `self.?o.y.z` and
+/// `self.?l[0][1]` are `optional.none()` when a part is absent (the oracle's answers).
+#[test]
+fn qualifiers_after_an_optional_one_are_optional() {
+    let s = node(json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {
+            "o": {"type": "object", "properties": {"x": {"type": "string"},
+                "y": {"type": "object", "properties": {"z": {"type": "string"}}}}},
+            "l": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}
+        },
+        "x-kubernetes-validations": [
+            {"rule": "false", "messageExpression":
+                "self.?o.x.orValue('-') + self.?o.y.z.orValue('-') + self.?l[0][1].orValue('-')"}
+        ]
+    }}}));
+    let message = |spec: Value| run(&s, json!({"spec": spec}), None);
+    let said = |m: &str| vec![format!(r#"spec: Invalid value: "object": {m}"#)];
+    assert_eq!(message(json!({"o": {}, "l": [["a"]]})), said("---"));
+    assert_eq!(message(json!({"o": {"y": {}}, "l": []})), said("---"));
+    assert_eq!(message(json!({"o": {"x": "X", "y": {"z": "Z"}}, "l": [["a", "b"]]})), said("XZb"));
+}
+
 /// The oracle's answers: cel-go's words for values that do not fit, and for what kube's
 /// libraries refuse, after `evaluating rule: `.
 #[test]

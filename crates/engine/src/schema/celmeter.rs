@@ -138,6 +138,15 @@ impl Instrumenter {
             return meter(cost, e.clone());
         }
         match &e.expr {
+            // After an optional qualifier every qualifier is optional in cel-go
+            // (`self.?o.x` is `optional.none()` when `x` is absent).
+            Expr::Select(s) if !s.test && is_optional_chain(&s.operand) => {
+                let field = node(Expr::Literal(LiteralValue::String(s.field.as_str().into())));
+                meter(SELECT_AND_IDENT_COST, call("_[?_]", vec![self.expr(&s.operand), field]))
+            }
+            Expr::Call(c) if c.func_name == "_[_]" && c.args.first().is_some_and(is_optional_chain) => {
+                self.call(&CallExpr { func_name: "_[?_]".into(), ..c.clone() })
+            }
             Expr::Select(s) => {
                 let select = Expr::Select(SelectExpr {
                     operand: Box::new(self.expr(&s.operand)),
@@ -230,6 +239,17 @@ impl Instrumenter {
             node(Expr::Call(CallExpr { func_name: c.func_name.clone(), target: template_target, args: template_args }));
         let function = node(Expr::Literal(LiteralValue::String(name.as_str().into())));
         call(SIZED, [function, template].into_iter().chain(values).collect())
+    }
+}
+
+/// Whether `e` is an optional selection or index (`a.?b`, `a[?i]`), or a selection or index
+/// of one.
+fn is_optional_chain(e: &IdedExpr) -> bool {
+    match &e.expr {
+        Expr::Call(c) if c.func_name == "_?._" || c.func_name == "_[?_]" => true,
+        Expr::Call(c) if c.func_name == "_[_]" => c.args.first().is_some_and(is_optional_chain),
+        Expr::Select(s) => !s.test && is_optional_chain(&s.operand),
+        _ => false,
     }
 }
 

@@ -2,14 +2,13 @@
 //! from cel-go's, replaced for the rules the engine runs: `size` of a string counts code
 //! points, `bool()` and `dyn()` exist, `string()` prints values as cel-go does (Go's
 //! floats, `5400s`, RFC 3339 with the value's own offset), `sum()` adds durations, `-x`
-//! fails on the lowest int, `max()`/`min()` of an empty list and `quantity()` of what
-//! Go's parser refuses fail with kube's words; `format` is [`super::celformat`]'s.
+//! fails on the lowest int, `max()`/`min()` of an empty list fail with kube's words;
+//! `format` is [`super::celformat`]'s, quantities [`super::celquantity`]'s.
 //!
 //! What these do not handle themselves (IP and CIDR values, sums of numbers, lists'
 //! `indexOf`) goes back to kube-cel's own function, run in an environment of its own:
 //! the `cel` crate keeps one function per name, so the replaced one is reachable no other way.
 
-use super::formats;
 use crate::representation::gofmt::go_format_g;
 use kube_cel::KubeCelExt;
 use kube_cel::cel::extractors::{Arguments, This};
@@ -30,14 +29,12 @@ pub(super) enum Handed {
     FindAllN,
     Max,
     Min,
-    Quantity,
-    AsInteger,
     Ip,
     Cidr,
 }
 
 impl Handed {
-    const ALL: [Handed; 13] = [
+    const ALL: [Handed; 11] = [
         Handed::String,
         Handed::Sum,
         Handed::IndexOf,
@@ -47,8 +44,6 @@ impl Handed {
         Handed::FindAllN,
         Handed::Max,
         Handed::Min,
-        Handed::Quantity,
-        Handed::AsInteger,
         Handed::Ip,
         Handed::Cidr,
     ];
@@ -68,18 +63,15 @@ impl Handed {
             Handed::FindAllN => "a.findAll(b, c)",
             Handed::Max => "a.max()",
             Handed::Min => "a.min()",
-            Handed::Quantity => "a.quantity()",
-            Handed::AsInteger => "a.asInteger()",
             Handed::Ip => "a.ip()",
             Handed::Cidr => "a.cidr()",
         }
     }
 
-    /// The source as a call: `string(a)` is not a method in CEL, nor `quantity(a)`.
+    /// The source as a call: `string(a)` is not a method in CEL.
     fn program_source(self) -> String {
         match self {
             Handed::String => "string(a)".into(),
-            Handed::Quantity => "quantity(a)".into(),
             Handed::Ip => "ip(a)".into(),
             Handed::Cidr => "cidr(a)".into(),
             other => other.source().into(),
@@ -112,9 +104,6 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function(NEGATE, negate);
     ctx.add_function("max", max);
     ctx.add_function("min", min);
-    ctx.add_function("quantity", quantity);
-    ctx.add_function("isQuantity", is_quantity);
-    ctx.add_function("asInteger", as_integer);
 }
 
 /// Runs kube-cel's own function `handed`, with `a`, `b`, ... bound to `args`.
@@ -248,50 +237,6 @@ fn extreme(handed: Handed, name: &str, this: Value, args: Arc<Vec<Value>>) -> Re
     }
 }
 
-/// `resource.ParseQuantity`'s errors.
-const QUANTITY_FORMAT_WRONG: &str =
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-const QUANTITY_NUMERIC: &str = "unable to parse numeric part of quantity";
-const QUANTITY_SUFFIX: &str = "unable to parse quantity's suffix";
-
-/// Why Go's `resource.ParseQuantity` refuses `s`, `None` when it takes it (kube-cel's
-/// parser trims spaces and words its errors its own way).
-fn quantity_error(s: &str) -> Option<&'static str> {
-    if formats::is_quantity(s) {
-        return None;
-    }
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let number_len = body.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
-    let (number, suffix) = body.split_at(number_len);
-    let suffix_shape = suffix.trim_start_matches(|c| "eEinumkKMGTP".contains(c));
-    let suffix_shape = suffix_shape.strip_prefix(['+', '-']).unwrap_or(suffix_shape);
-    if number.is_empty() || !suffix_shape.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(QUANTITY_FORMAT_WRONG);
-    }
-    if !number.bytes().any(|b| b.is_ascii_digit()) || number.matches('.').count() > 1 {
-        return Some(QUANTITY_NUMERIC);
-    }
-    Some(QUANTITY_SUFFIX)
-}
-
-fn quantity(This(this): This<Arc<String>>) -> ResolveResult {
-    if let Some(words) = quantity_error(&this) {
-        return Err(ExecutionError::function_error("quantity", words));
-    }
-    kube(Handed::Quantity, vec![Value::String(this)])
-}
-
-fn is_quantity(This(this): This<Arc<String>>) -> bool {
-    quantity_error(&this).is_none()
-}
-
-/// `asInteger()`: kube-cel's, failing with kube's words (`AsInt64` said no) whatever the
-/// reason.
-fn as_integer(This(this): This<Value>) -> ResolveResult {
-    kube(Handed::AsInteger, vec![this])
-        .map_err(|_| ExecutionError::function_error("asInteger", "cannot convert value to integer"))
-}
-
 /// Evaluates `expr` in kube-cel's environment with `register`'s functions added: its value,
 /// or its error as cel-go words it (a function's message alone).
 #[cfg(test)]
@@ -370,27 +315,15 @@ mod tests {
     }
 
     #[test]
-    fn empty_lists_and_bad_quantities_fail_with_kubes_words() {
+    fn empty_lists_fail_with_kubes_words() {
         let mut ctx = Context::default().with_all();
         register(&mut ctx);
-        for (expr, oracle) in [
-            ("[].max()", "max called on empty list"),
-            ("[].min()", "min called on empty list"),
-            ("quantity('bad')", QUANTITY_FORMAT_WRONG),
-            ("quantity(' 1')", QUANTITY_FORMAT_WRONG),
-            ("quantity('1.2.3')", QUANTITY_NUMERIC),
-            ("quantity('1Ki5')", QUANTITY_SUFFIX),
-            ("quantity('1.5').asInteger()", "cannot convert value to integer"),
-        ] {
+        for (expr, oracle) in [("[].max()", "max called on empty list"), ("[].min()", "min called on empty list")] {
             match Program::compile(expr).expect("compiles").execute(&ctx) {
                 Err(ExecutionError::FunctionError { message, .. }) => assert_eq!(message, oracle, "{expr}"),
                 other => panic!("{expr}: {other:?}"),
             }
         }
-        assert_eq!(
-            eval("[1, 3, 2].max() == 3 && [2, 1].min() == 1 && isQuantity('1Ki') && !isQuantity(' 1')"),
-            Value::Bool(true)
-        );
-        assert_eq!(eval("quantity('1.5Gi').isGreaterThan(quantity('1G'))"), Value::Bool(true));
+        assert_eq!(eval("[1, 3, 2].max() == 3 && [2, 1].min() == 1"), Value::Bool(true));
     }
 }

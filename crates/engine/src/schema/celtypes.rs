@@ -7,7 +7,8 @@ use kube_cel::cel::{Context, FunctionContext, ResolveResult, Value};
 use std::sync::Arc;
 
 /// The names CEL gives the types of the values a custom resource holds.
-const TYPE_NAMES: [&str; 10] = ["int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"];
+const TYPE_NAMES: [&str; 11] =
+    ["int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "optional_type"];
 
 /// A CEL type, by its name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -49,7 +49,8 @@ static DURATION_PART: LazyLock<Regex> = LazyLock::new(|| rx(r"((\d+)\s*([A-Za-zÂ
 pub fn is_valid(format: &str, value: &str) -> bool {
     match format.replace('-', "").as_str() {
         "bsonobjectid" => value.len() == 24 && value.bytes().all(|b| b.is_ascii_hexdigit()),
-        "uri" => is_request_uri(value),
+        // govalidator's `IsRequestURI`: Go's `url.ParseRequestURI` takes it.
+        "uri" => super::go_url::parse_request_uri(value).is_ok(),
         "email" => is_email(value),
         "hostname" => is_hostname(value),
         "ipv4" => is_sloppy_ipv4(value) || (value.parse::<IpAddr>().is_ok() && value.contains('.')),
@@ -253,68 +254,6 @@ pub fn parse_duration(s: &str) -> Option<i128> {
         }
     }
     ok.then_some(total)
-}
-
-/// govalidator's `IsRequestURI` (Go's `url.ParseRequestURI`): an absolute URI, an
-/// absolute path or `*`.
-fn is_request_uri(s: &str) -> bool {
-    if s.is_empty() || s.bytes().any(|b| b < 0x20 || b == 0x7f) {
-        return false;
-    }
-    if s == "*" {
-        return true;
-    }
-    if !valid_escapes(s) {
-        return false;
-    }
-    let scheme_end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.'));
-    let scheme = match scheme_end {
-        Some(0) if s.starts_with(':') => return false,
-        Some(i) if s[i..].starts_with(':') && s.as_bytes()[0].is_ascii_alphabetic() => &s[..i],
-        _ => "",
-    };
-    let rest = if scheme.is_empty() { s } else { &s[scheme.len() + 1..] };
-    let rest = rest.split('?').next().unwrap_or_default();
-    if !rest.starts_with('/') {
-        return !scheme.is_empty();
-    }
-    match rest.strip_prefix("//") {
-        Some(authority) if !scheme.is_empty() => {
-            let authority = authority.split('/').next().unwrap_or_default();
-            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-            valid_host(host)
-        }
-        _ => true,
-    }
-}
-
-fn valid_escapes(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            if !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)) {
-                return false;
-            }
-            i += 3;
-        } else {
-            i += 1;
-        }
-    }
-    true
-}
-
-fn valid_host(host: &str) -> bool {
-    if let Some(inner) = host.strip_prefix('[') {
-        let Some((ip, port)) = inner.split_once(']') else { return false };
-        return ip.parse::<std::net::Ipv6Addr>().is_ok()
-            && (port.is_empty() || port.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())));
-    }
-    let (name, port) = host.rsplit_once(':').unwrap_or((host, ""));
-    let host_ok = name
-        .chars()
-        .all(|c| c.is_alphanumeric() || "-._~!$&'()*+,;=%".contains(c) || (!c.is_ascii() && !c.is_whitespace()));
-    host_ok && port.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Go's `net/mail.ParseAddress`, for the common forms `a@b.c` and `Name <a@b.c>`.

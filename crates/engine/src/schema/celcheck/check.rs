@@ -4,7 +4,7 @@
 //! declare, logical operands and literals whose items do not join into one type.
 
 use super::decls;
-use super::parse::{Expr, Kind};
+use super::parse::{Expr, Kind, OPTIONAL_ENTRY};
 use super::types::{CelType, keyword_field};
 use std::collections::HashMap;
 
@@ -78,8 +78,19 @@ impl Checker {
                 let or_dyn = |t: Option<CelType>| Box::new(t.unwrap_or(CelType::Dyn));
                 CelType::Map(or_dyn(key), or_dyn(value))
             }
+            Kind::Call { function, target: None, args } if function == OPTIONAL_ENTRY => self.optional_entry(args),
             Kind::Call { function, target: None, args } => self.global(e, function, args),
             Kind::Call { function, target: Some(target), args } => self.member(e, function, target, args),
+        }
+    }
+
+    /// An optional entry's value (`[?x]`): an optional, whose held type the literal holds.
+    fn optional_entry(&mut self, args: &[Expr]) -> CelType {
+        let Some(value) = args.first() else { return CelType::Error };
+        match self.check(value) {
+            CelType::Optional(inner) => *inner,
+            t if t.is_open() || t == CelType::Error => t,
+            t => self.error(value.pos, format!("expected type 'optional_type({t})' but found '{t}'")),
         }
     }
 
@@ -196,9 +207,7 @@ impl Checker {
                 CelType::Optional(_) => found,
                 found => CelType::Optional(Box::new(found)),
             }),
-            ("_?_:_", [c, a, b]) => {
-                ((c.is_open() || *c == CelType::Bool) && a.unifies(b)).then(|| if a.is_open() { b } else { a }.clone())
-            }
+            ("_?_:_", [c, a, b]) => ((c.is_open() || *c == CelType::Bool) && a.unifies(b)).then(|| more_specific(a, b)),
             _ => Some(CelType::Dyn),
         };
         result.unwrap_or_else(|| self.no_overload(e, function, None, &types))
@@ -284,7 +293,7 @@ impl Checker {
 
     /// `opt.optMap(v, f)` and `opt.optFlatMap(v, f)`, which cel-go expands into calls of
     /// `hasValue()` and `value()` on `opt` (refused, at the macro, on a value that is no
-    /// optional) with `v` bound to the value.
+    /// optional) with `v` bound to the value; `optFlatMap`'s `f` must be an optional.
     fn optional_macro(&mut self, e: &Expr, function: &str, range: &CelType, name: &str, rest: &[Expr]) -> CelType {
         let value = match range {
             CelType::Optional(inner) => (**inner).clone(),
@@ -300,7 +309,13 @@ impl Checker {
         match function {
             _ if failed => CelType::Error,
             "optMap" => CelType::Optional(Box::new(result)),
-            _ => result,
+            // cel-go's expansion is `hasValue() ? f : optional.none()`, whose branches must
+            // join.
+            _ if matches!(result, CelType::Optional(_)) || result.is_open() || result == CelType::Error => result,
+            _ => {
+                let none = CelType::Optional(Box::new(CelType::Dyn));
+                self.no_overload(e, "_?_:_", None, &[CelType::Bool, result, none])
+            }
         }
     }
 
@@ -384,5 +399,20 @@ fn arithmetic(function: &str, a: &CelType, b: &CelType) -> Option<CelType> {
         ("_*_" | "_/_", Int | Uint | Double, _) if a == b => Some(a.clone()),
         ("_%_", Int | Uint, _) if a == b => Some(a.clone()),
         _ => None,
+    }
+}
+
+/// Of two types that unify, the one that says more, part by part: cel-go binds a type
+/// parameter to the first type that is not open, so `c ? optional.none() : optional.of('a')`
+/// is an `optional_type(string)` and `c ? [] : [1]` a `list(int)`.
+fn more_specific(a: &CelType, b: &CelType) -> CelType {
+    match (a, b) {
+        (a, b) if a.is_open() => b.clone(),
+        (CelType::Optional(x), CelType::Optional(y)) => CelType::Optional(Box::new(more_specific(x, y))),
+        (CelType::List(x), CelType::List(y)) => CelType::List(Box::new(more_specific(x, y))),
+        (CelType::Map(k1, v1), CelType::Map(k2, v2)) => {
+            CelType::Map(Box::new(more_specific(k1, k2)), Box::new(more_specific(v1, v2)))
+        }
+        (a, _) => a.clone(),
     }
 }

@@ -7,7 +7,7 @@
 //! variable's size is that of its range's items (or keys). Functions this estimator does
 //! not know cost 1 plus their arguments, as in cel-go.
 
-use super::parse::{Expr, Kind};
+use super::parse::{Expr, Kind, OPTIONAL_ENTRY};
 use super::size::Sizes;
 use super::types::CelType;
 use crate::schema::celcost::{
@@ -113,6 +113,10 @@ impl<'a> Estimator<'a> {
     }
 
     fn call(&mut self, e: &Expr, function: &str, target: Option<&Expr>, args: &[Expr]) -> Range {
+        // An optional entry of a literal costs what its value costs.
+        if let (OPTIONAL_ENTRY, None, [value]) = (function, target, args) {
+            return self.cost(value);
+        }
         // `has()` is a presence test, free in kube.
         if let ("has", None, [Expr { kind: Kind::Select(operand, _), .. }]) = (function, target, args) {
             return self.cost(operand);

@@ -40,6 +40,10 @@ impl Expr {
     }
 }
 
+/// The pseudo-function an optional entry of a list or map literal is parsed as: its value
+/// must be an optional, and the literal holds what the optional holds.
+pub const OPTIONAL_ENTRY: &str = "@optional_entry";
+
 #[derive(Debug, Clone)]
 pub enum Kind {
     /// A literal and its size as cel-go's estimator takes it (a string's code points, a
@@ -529,15 +533,24 @@ impl Parser {
                 Ok(e)
             }
             Tok::Punct("[") => {
-                let items = self.list_until("]")?;
+                let mut items = Vec::new();
+                while self.eat("]").is_none() {
+                    items.push(self.entry()?);
+                    if self.eat(",").is_none() {
+                        self.expect("]")?;
+                        break;
+                    }
+                }
                 self.node(pos, Kind::List(items), false)
             }
             Tok::Punct("{") => {
                 let mut entries = Vec::new();
                 while self.eat("}").is_none() {
+                    let optional = self.eat("?").is_some();
                     let key = self.expr()?;
                     self.expect(":")?;
-                    entries.push((key, self.expr()?));
+                    let value = if optional { self.optional_entry()? } else { self.expr()? };
+                    entries.push((key, value));
                     if self.eat(",").is_none() {
                         self.expect("}")?;
                         break;
@@ -547,6 +560,19 @@ impl Parser {
             }
             _ => Err(Failure::Unrecognized),
         }
+    }
+
+    /// A list literal's item, `?x` being an optional one.
+    fn entry(&mut self) -> Result<Expr, Failure> {
+        if self.eat("?").is_some() { self.optional_entry() } else { self.expr() }
+    }
+
+    /// The value of an optional entry (`[?x]`, `{?k: x}`), as a call of [`OPTIONAL_ENTRY`]
+    /// at the value, where cel-go reports a value that is no optional.
+    fn optional_entry(&mut self) -> Result<Expr, Failure> {
+        let value = self.expr()?;
+        let pos = value.pos;
+        self.call(OPTIONAL_ENTRY, pos, vec![value], false)
     }
 
     /// Comma-separated expressions up to `close` (a trailing comma allowed).

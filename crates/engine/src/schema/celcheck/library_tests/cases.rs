@@ -3,6 +3,53 @@
 /// `(rule, kube's error)`.
 pub const CASES: &[(&str, &str)] = &[
     (
+        "[?1].size() == 1",
+        "compilation failed: ERROR: <input>:1:3: expected type 'optional_type(int)' but found 'int'\n | [?1].size() == 1\n | ..^",
+    ),
+    (
+        "{?1: 2}.size() == 1",
+        "compilation failed: ERROR: <input>:1:6: expected type 'optional_type(int)' but found 'int'\n | {?1: 2}.size() == 1\n | .....^",
+    ),
+    (
+        "{?'k': 2}.size() == 1",
+        "compilation failed: ERROR: <input>:1:8: expected type 'optional_type(int)' but found 'int'\n | {?'k': 2}.size() == 1\n | .......^",
+    ),
+    ("[?self.?name, 'y'].size() == 2", ""),
+    ("{?'k': self.?name}.size() == 1", ""),
+    ("[?optional.none()].size() == 0", ""),
+    (
+        "[?self.?count, 'y'].size() == 2",
+        "compilation failed: ERROR: <input>:1:16: expected type 'int' but found 'string'\n | [?self.?count, 'y'].size() == 2\n | ...............^",
+    ),
+    ("[?self.?count, 1].size() == 2", ""),
+    ("{'a': 1, ?'b': self.?count}.size() == 2", ""),
+    (
+        "{?'a': self.?name, 'b': 1}.size() == 2",
+        "compilation failed: ERROR: <input>:1:25: expected type 'string' but found 'int'\n | {?'a': self.?name, 'b': 1}.size() == 2\n | ........................^",
+    ),
+    ("[?self.?obj.x, ?self.labels[?'a']] == ['a']", ""),
+    (
+        "[?self.name].size() == 1",
+        "compilation failed: ERROR: <input>:1:7: expected type 'optional_type(string)' but found 'string'\n | [?self.name].size() == 1\n | ......^",
+    ),
+    ("{?self.name: optional.of(1)}.size() == 1", ""),
+    (
+        "[?self.?any].size() == 1",
+        "compilation failed: ERROR: <input>:1:7: undefined field 'any'\n | [?self.?any].size() == 1\n | ......^",
+    ),
+    ("[?self.?ios].size() == 1", ""),
+    (
+        "[1, ?optional.of('a')].size() == 2",
+        "compilation failed: ERROR: <input>:1:17: expected type 'int' but found 'string'\n | [1, ?optional.of('a')].size() == 2\n | ................^",
+    ),
+    ("self.?name.optMap(n, n.size()).orValue(0) == 1", ""),
+    (
+        "self.?name.optFlatMap(n, n).hasValue()",
+        "compilation failed: ERROR: <input>:1:22: found no matching overload for '_?_:_' applied to '(bool, string, optional_type(dyn))'\n | self.?name.optFlatMap(n, n).hasValue()\n | .....................^",
+    ),
+    ("type(self.?name) == optional_type", ""),
+    ("[?self.?tags[?0]].size() == 1", ""),
+    (
         "[1, 'a'] == [] && self.name == 1",
         "compilation failed: ERROR: <input>:1:29: found no matching overload for '_==_' applied to '(string, int)'\n | [1, 'a'] == [] && self.name == 1\n | ............................^",
     ),
