@@ -111,11 +111,11 @@ impl Schema {
     }
 
     /// Compiles a schema as kube's `ValidateDefaults` builds its validator for a default at
-    /// registration: formats as written (none stripped), and rules type-checked too (the
-    /// default is validated before the rules' own refusals are reported).
+    /// registration: formats as written (none stripped), int-or-string untyped, and rules
+    /// type-checked too (the default is validated before the rules' own refusals are reported).
     pub fn for_defaults(props: &JSONSchemaProps) -> Schema {
         let mut compiled = Compiled::new(props);
-        compiled.root.keep_written_formats();
+        compiled.root.as_default_validator();
         compiled.root.type_check_rules(props);
         Schema { compiled: OnceLock::from(compiled), source: None, preserve_unknown_fields: false }
     }
