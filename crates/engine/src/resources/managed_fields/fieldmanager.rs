@@ -240,6 +240,12 @@ impl FieldManager<'_> {
         if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("managedFields");
         }
+        // kube cannot type an object of the wrong shape (a `status: 5` the status strategy
+        // is about to reset, a `spec` a status write ignores); its `UpdateNoErrors` then
+        // leaves managedFields out rather than keep entries it could not compute.
+        if !walk::types_for_update(self.schema, new) || !walk::types_for_update(self.schema, live) {
+            return;
+        }
         // An existing object nobody tracks stays untracked until someone applies. The
         // stored entries are not compared (the walk skips them), so `live` needs no copy
         // without them.

@@ -358,6 +358,27 @@ fn an_untracked_object_stays_untracked_until_an_apply_hands_its_fields_to_before
     assert_eq!(c.0[0].0.manager, BEFORE_FIRST_APPLY);
 }
 
+/// kube's `UpdateNoErrors` drops managedFields when it cannot type the new or the live
+/// object (the oracle: a create with `status: 5`, a status patch with `spec: "x"`), and
+/// types an update with duplicate list keys allowed.
+#[test]
+fn an_update_of_an_object_of_the_wrong_shape_drops_managed_fields() {
+    let schema = widget();
+    let zero = json!({"apiVersion": V1, "kind": "Widget"});
+    let mut created = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}, "status": 5});
+    fm(&schema, None, "02:37:02").update(&zero, &mut created, Some("curl"));
+    assert!(created["metadata"].get("managedFields").is_none());
+
+    let mut live = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}});
+    fm(&schema, None, "02:37:02").update(&zero, &mut live, Some("curl"));
+    assert!(live["metadata"].get("managedFields").is_some());
+    let mut status = live.clone();
+    status["spec"] = json!("x");
+    status["status"] = json!({"phase": "up"});
+    fm(&schema, Some("status"), "02:37:03").update(&live, &mut status, Some("curl"));
+    assert!(status["metadata"].get("managedFields").is_none());
+}
+
 #[test]
 fn an_applied_configuration_is_checked_against_the_schema() {
     let schema = widget();
