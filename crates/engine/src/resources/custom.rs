@@ -268,11 +268,21 @@ fn version_conversion(
         Some(v) if v.name != version.name => compiled_schema(crd, v, schemas).map(|(schema, _)| schema),
         _ => served_schema.cloned(),
     };
+    let stored_schemas = crd
+        .spec
+        .versions
+        .iter()
+        .filter_map(|v| {
+            let schema = if v.name == version.name { served_schema.cloned() } else { compiled_schema(crd, v, schemas).map(|(s, _)| s) };
+            schema.map(|s| (Arc::from(format!("{group}/{}", v.name)), s))
+        })
+        .collect();
     Some(VersionConversion {
         served: format!("{group}/{}", version.name).into(),
         storage: format!("{group}/{storage}").into(),
         served_schema: served_schema.cloned(),
         storage_schema,
+        stored_schemas,
     })
 }
 
