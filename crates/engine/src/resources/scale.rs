@@ -148,24 +148,6 @@ pub fn scale_of(obj: &Value, paths: &ScalePaths) -> Value {
     })
 }
 
-/// What a Scale sent to `/scale` must be to decode into `autoscaling/v1` (an `int32`).
-/// kube's `ValidateScale` is not run on a custom resource's Scale: negative replicas are
-/// refused by the custom resource's own validation once written to it.
-pub fn validate_scale(scale: &Value) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    match scale.get("spec").and_then(|s| s.get("replicas")) {
-        None | Some(Value::Null) => {}
-        Some(v) => match v.as_i64() {
-            Some(n) if n > i64::from(i32::MAX) => {
-                errors.push(FieldError::invalid("spec.replicas", n, "must be less than or equal to 2147483647"))
-            }
-            Some(_) => {}
-            None => errors.push(FieldError::invalid("spec.replicas", v.clone(), "must be an integer")),
-        },
-    }
-    errors
-}
-
 /// The desired replicas a Scale asks for (0 when absent, as Go's zero value).
 pub fn requested_replicas(scale: &Value) -> i64 {
     scale.get("spec").and_then(|s| s.get("replicas")).and_then(Value::as_i64).unwrap_or(0)
@@ -274,13 +256,6 @@ mod tests {
             errors[0].to_string(),
             ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 9.223372036854776e+18 is of the type float64, expected int64"
         );
-    }
-
-    #[test]
-    fn a_scale_with_negative_replicas_is_left_to_the_custom_resource() {
-        assert!(validate_scale(&json!({"spec": {"replicas": -1}})).is_empty());
-        assert!(validate_scale(&json!({"spec": {"replicas": 0}})).is_empty());
-        assert_eq!(validate_scale(&json!({"spec": {"replicas": "four"}})).len(), 1);
     }
 
     #[test]
