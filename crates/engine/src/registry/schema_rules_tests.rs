@@ -567,6 +567,23 @@ fn an_int_or_string_default_of_any_type_passes() {
     );
 }
 
+/// kube checks a default's embedded resources before its values (the oracle: an empty
+/// embedded default misses apiVersion and kind, and its wrong boolean goes unreported).
+#[test]
+fn a_default_s_embedded_resources_are_checked_before_its_values() {
+    let object = json!({"type": "object", "properties": {
+        "g": {"type": "boolean"},
+        "d": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}
+    }, "default": {"g": "s", "d": {}}});
+    assert_eq!(
+        check(prop(object), false),
+        [
+            format!("{ROOT}.properties[p].default.d.apiVersion: Required value: must not be empty"),
+            format!("{ROOT}.properties[p].default.d.kind: Required value: must not be empty"),
+        ]
+    );
+}
+
 /// kube runs a default's rules on an update from the default to itself (a transition rule
 /// sees it as `oldSelf`), then on a create of it (the oracle's answers).
 #[test]

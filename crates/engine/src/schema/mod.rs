@@ -196,20 +196,28 @@ impl Schema {
         self.coerce(obj, false)
     }
 
+    /// The unknown fields come in kube's order, each group sorted: the object's own
+    /// metadata's, then the pruned ones, then those of embedded resources' metadata
+    /// (`metadata.x`, `aa`, `spec.zz`, `spec.e.metadata.x`).
     fn coerce(&self, obj: &mut Value, drop_nulls: bool) -> Vec<String> {
         let mut unknown = Vec::new();
         if let Some(meta) = obj.get_mut("metadata") {
             object_meta::coerce(meta, "metadata", &mut unknown);
         }
+        unknown.sort();
         if !self.preserve_unknown_fields {
-            unknown.extend(prune::prune(obj, self.root()));
+            let mut pruned = prune::prune(obj, self.root());
+            pruned.sort();
+            unknown.extend(pruned);
             if drop_nulls {
                 prune::prune_non_nullable_nulls(obj, Some(self.root()));
             }
         }
-        embedded::coerce(&Path::default(), obj, Some(self.root()), &mut unknown);
+        let mut embedded = Vec::new();
+        embedded::coerce(&Path::default(), obj, Some(self.root()), &mut embedded);
+        embedded.sort();
+        unknown.extend(embedded);
         defaults::default(obj, self.root());
-        unknown.sort();
         unknown
     }
 
@@ -242,6 +250,12 @@ impl Schema {
     pub fn default_errors(&self, value: &Value) -> (bool, Vec<FieldError>) {
         let mut pruned = value.clone();
         let has_unknown = !prune::prune(&mut pruned, self.root()).is_empty();
+        // kube checks embedded resources (apiVersion, kind, metadata) before the values,
+        // and validates the values only when they pass.
+        let embedded = embedded::validate(&Path::default(), value, Some(self.root()));
+        if !embedded.is_empty() {
+            return (has_unknown, embedded);
+        }
         let errs = validate::validate(self.root(), "", value, None).errors;
         if !errs.is_empty() {
             return (has_unknown, errs);
