@@ -168,6 +168,7 @@ scenarios!(
     queries,
     refusals,
     schemas,
+    shape,
     subresources,
     upserts,
     validate,
