@@ -273,7 +273,11 @@ fn version_conversion(
         .versions
         .iter()
         .filter_map(|v| {
-            let schema = if v.name == version.name { served_schema.cloned() } else { compiled_schema(crd, v, schemas).map(|(s, _)| s) };
+            let schema = if v.name == version.name {
+                served_schema.cloned()
+            } else {
+                compiled_schema(crd, v, schemas).map(|(s, _)| s)
+            };
             schema.map(|s| (Arc::from(format!("{group}/{}", v.name)), s))
         })
         .collect();

@@ -44,7 +44,8 @@ fn decoding_prunes_reports_and_defaults() {
 /// embedded resources' metadata, each group sorted.
 #[test]
 fn unknown_fields_come_in_kube_s_order() {
-    let embedded = json!({"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true});
+    let embedded =
+        json!({"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true});
     let props = json!({"type": "object", "properties": {"spec": {"type": "object",
         "properties": {"e": embedded, "f": embedded, "a": {"type": "string"}}}}});
     let s = Schema::new(&serde_json::from_value(props).expect("schema"));

@@ -365,7 +365,8 @@ fn an_untracked_object_stays_untracked_until_an_apply_hands_its_fields_to_before
 fn an_update_of_an_object_of_the_wrong_shape_drops_managed_fields() {
     let schema = widget();
     let zero = json!({"apiVersion": V1, "kind": "Widget"});
-    let mut created = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}, "status": 5});
+    let mut created =
+        json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}, "status": 5});
     fm(&schema, None, "02:37:02").update(&zero, &mut created, Some("curl"));
     assert!(created["metadata"].get("managedFields").is_none());
 
