@@ -488,7 +488,10 @@ fn update_cannot_drop_a_stored_version() {
         n.spec.versions[0].name = "v2".into();
     });
     // The oracle's (1.32) words.
-    assert!(got.contains(&"status.storedVersions[0]: Invalid value: \"v1\": must appear in spec.versions".to_string()), "{got:?}");
+    assert!(
+        got.contains(&"status.storedVersions[0]: Invalid value: \"v1\": must appear in spec.versions".to_string()),
+        "{got:?}"
+    );
 }
 
 #[test]
