@@ -417,6 +417,12 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// The field types of the kind's other served or stored versions, by `group/version`
+    /// (a multi-version CRD's); empty for a kind of one version.
+    fn other_field_types(&self) -> Vec<(String, Arc<managed_fields::schema::Schema>)> {
+        Vec::new()
+    }
+
     /// Normalizes a new object before validation (drop status, set defaults, finalizers).
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

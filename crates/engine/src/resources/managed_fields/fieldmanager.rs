@@ -21,6 +21,7 @@ use super::walk;
 use crate::meta;
 use crate::status::{ApiError, StatusCause, StatusDetails};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// The annotation client-side `kubectl apply` keeps its last configuration in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -48,6 +49,9 @@ pub struct FieldManager<'a> {
     /// The kind's zero object ([`Strategy::zero_object`](crate::resources::Strategy::zero_object)):
     /// what `before-first-apply` is computed from, as kube's skip-non-applied layer does.
     pub zero: Value,
+    /// The field types of the kind's other versions by `group/version` (a multi-version
+    /// CRD's): kube compares an update at each version a manager's entry is at.
+    pub other_versions: Vec<(String, Arc<Schema>)>,
 }
 
 /// Why an apply was refused.
@@ -244,6 +248,18 @@ impl FieldManager<'_> {
         // is about to reset, a `spec` a status write ignores); its `UpdateNoErrors` then
         // leaves managedFields out rather than keep entries it could not compute.
         if !walk::types_for_update(self.schema, new) || !walk::types_for_update(self.schema, live) {
+            return;
+        }
+        // kube converts both objects to each version another manager's entry is at and
+        // types them there; an object that does not fit that version's schema (a field only
+        // this version declares) fails the update of every entry alike.
+        let fits_elsewhere = managed.fields.values().all(|vs| {
+            vs.api_version == self.api_version
+                || self.other_versions.iter().find(|(v, _)| *v == vs.api_version).is_none_or(|(_, types)| {
+                    walk::types_for_update(types, new) && walk::types_for_update(types, live)
+                })
+        });
+        if !fits_elsewhere {
             return;
         }
         // An existing object nobody tracks stays untracked until someone applies. The
