@@ -250,16 +250,7 @@ impl FieldManager<'_> {
         if !walk::types_for_update(self.schema, new) || !walk::types_for_update(self.schema, live) {
             return;
         }
-        // kube converts both objects to each version another manager's entry is at and
-        // types them there; an object that does not fit that version's schema (a field only
-        // this version declares) fails the update of every entry alike.
-        let fits_elsewhere = managed.fields.values().all(|vs| {
-            vs.api_version == self.api_version
-                || self.other_versions.iter().find(|(v, _)| *v == vs.api_version).is_none_or(|(_, types)| {
-                    walk::types_for_update(types, new) && walk::types_for_update(types, live)
-                })
-        });
-        if !fits_elsewhere {
+        if !managed.fields.values().all(|vs| self.fits_version(&vs.api_version, live, new)) {
             return;
         }
         // An existing object nobody tracks stays untracked until someone applies. The
@@ -269,6 +260,18 @@ impl FieldManager<'_> {
             self.record_update(live, new, &mut managed, manager.unwrap_or(""));
             set_managed_fields(new, &managed);
         }
+    }
+
+    /// Whether `live` and `new` type at `api_version`: kube converts both objects to each
+    /// version another manager's entry is at and types them there, so an object that does
+    /// not fit that version's schema (a field only this version declares) fails the update
+    /// of every entry alike. A version the kind no longer has is no check.
+    fn fits_version(&self, api_version: &str, live: &Value, new: &Value) -> bool {
+        if api_version == self.api_version {
+            return true;
+        }
+        let types = self.other_versions.iter().find(|(v, _)| v == api_version);
+        types.is_none_or(|(_, t)| walk::types_for_update(t, new) && walk::types_for_update(t, live))
     }
 
     /// Merges an applied configuration into `live` (for a create, an object with only
