@@ -170,6 +170,7 @@ scenarios!(
     refusals,
     schemas,
     select,
+    shape,
     ssa,
     strategic,
     subresources,

@@ -172,12 +172,13 @@ pub fn format_value(v: &Value) -> String {
 }
 
 /// The Go type (`%T`) of a JSON value decoded into unstructured content, as kube's
-/// messages name it.
+/// messages name it: a number is an int64 when it is an integer that fits one, else a
+/// float64 (`9223372036854775808` included).
 pub fn go_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "<nil>",
         Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
+        Value::Number(n) if !n.is_i64() => "float64",
         Value::Number(_) => "int64",
         Value::String(_) => "string",
         Value::Array(_) => "[]interface {}",

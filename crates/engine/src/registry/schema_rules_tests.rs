@@ -542,6 +542,48 @@ fn a_default_with_unknown_fields_is_printed_as_go_prints_it() {
     );
 }
 
+/// kube validates a default against the structural schema, where int-or-string is only
+/// the extension: a default of any type passes it (the oracle takes `[1]` and `1.5`), and
+/// an object still has unknown fields; a custom resource's value is checked as
+/// `integer,string`.
+#[test]
+fn an_int_or_string_default_of_any_type_passes() {
+    let ios = |default: Value| json!({"x-kubernetes-int-or-string": true, "default": default});
+    assert_eq!(check(prop(ios(json!([1]))), false), Vec::<String>::new());
+    assert_eq!(check(prop(ios(json!(1.5))), false), Vec::<String>::new());
+    let nested = json!({"type": "object", "properties": {"b": {"x-kubernetes-int-or-string": true}, "a": {"type": "boolean"}},
+        "default": {"b": [1], "a": "s"}});
+    assert_eq!(
+        check(prop(nested), false),
+        [format!(
+            "{ROOT}.properties[p].default.a: Invalid value: \"string\": a in body must be of type boolean: \"string\""
+        )]
+    );
+    assert_eq!(
+        check(prop(ios(json!({"a": 1}))), false),
+        [format!(
+            "{ROOT}.properties[p].default: Invalid value: map[string]interface {{}}{{\"a\":1}}: must not have unknown fields"
+        )]
+    );
+}
+
+/// kube checks a default's embedded resources before its values (the oracle: an empty
+/// embedded default misses apiVersion and kind, and its wrong boolean goes unreported).
+#[test]
+fn a_default_s_embedded_resources_are_checked_before_its_values() {
+    let object = json!({"type": "object", "properties": {
+        "g": {"type": "boolean"},
+        "d": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}
+    }, "default": {"g": "s", "d": {}}});
+    assert_eq!(
+        check(prop(object), false),
+        [
+            format!("{ROOT}.properties[p].default.d.apiVersion: Required value: must not be empty"),
+            format!("{ROOT}.properties[p].default.d.kind: Required value: must not be empty"),
+        ]
+    );
+}
+
 /// kube runs a default's rules on an update from the default to itself (a transition rule
 /// sees it as `oldSelf`), then on a create of it (the oracle's answers).
 #[test]

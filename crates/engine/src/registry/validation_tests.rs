@@ -430,7 +430,7 @@ fn stored_versions() {
         strings(&validate_crd_create(&crd)),
         [
             "status.storedVersions: Invalid value: []string{\"v0\"}: must have the storage version v1",
-            "status.storedVersions[0]: Invalid value: \"v0\": missing from spec.versions; v0 was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in v0 and removes v0 from status.storedVersions",
+            "status.storedVersions[0]: Invalid value: \"v0\": must appear in spec.versions",
         ]
     );
 }
@@ -487,7 +487,11 @@ fn update_cannot_drop_a_stored_version() {
     let got = update_errors(&old, |n| {
         n.spec.versions[0].name = "v2".into();
     });
-    assert!(got.contains(&"status.storedVersions[0]: Invalid value: \"v1\": missing from spec.versions; v1 was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in v1 and removes v1 from status.storedVersions".to_string()), "{got:?}");
+    // The oracle's (1.32) words.
+    assert!(
+        got.contains(&"status.storedVersions[0]: Invalid value: \"v1\": must appear in spec.versions".to_string()),
+        "{got:?}"
+    );
 }
 
 #[test]

@@ -43,6 +43,8 @@ pub struct CustomResourceStrategy {
     /// written (as kube's CRD handler builds its type converter with the kind's serving
     /// info, not per request).
     field_types: OnceLock<Arc<managed_fields::schema::Schema>>,
+    /// The other versions' field types, built with `field_types`'s laziness.
+    other_field_types: OnceLock<Vec<(String, Arc<managed_fields::schema::Schema>)>>,
     /// The version's `selectableFields`, as field-selector paths (`spec.color`).
     selectable: Vec<String>,
     /// Served and storage apiVersions when the CRD has several versions (they share one
@@ -183,6 +185,7 @@ impl CustomResourceStrategy {
             schema_since,
             preserve_unknown_fields: crd.spec.preserve_unknown_fields.unwrap_or(false),
             field_types: OnceLock::new(),
+            other_field_types: OnceLock::new(),
             selectable: version
                 .selectable_fields
                 .iter()
@@ -268,11 +271,25 @@ fn version_conversion(
         Some(v) if v.name != version.name => compiled_schema(crd, v, schemas).map(|(schema, _)| schema),
         _ => served_schema.cloned(),
     };
+    let stored_schemas = crd
+        .spec
+        .versions
+        .iter()
+        .filter_map(|v| {
+            let schema = if v.name == version.name {
+                served_schema.cloned()
+            } else {
+                compiled_schema(crd, v, schemas).map(|(s, _)| s)
+            };
+            schema.map(|s| (Arc::from(format!("{group}/{}", v.name)), s))
+        })
+        .collect();
     Some(VersionConversion {
         served: format!("{group}/{}", version.name).into(),
         storage: format!("{group}/{storage}").into(),
         served_schema: served_schema.cloned(),
         storage_schema,
+        stored_schemas,
     })
 }
 
@@ -288,6 +305,22 @@ impl Strategy for CustomResourceStrategy {
     fn refreshed_before(&self) -> Option<super::Refresh> {
         let schema = Arc::clone(self.schema.as_ref()?);
         (self.schema_since > 0).then_some(super::Refresh { since: self.schema_since, schema })
+    }
+
+    /// The other versions' schemas as field types, built when the kind is first written.
+    fn other_field_types(&self) -> Vec<(String, Arc<managed_fields::schema::Schema>)> {
+        let Some(versions) = &self.versions else { return Vec::new() };
+        let built = self.other_field_types.get_or_init(|| {
+            let preserve = self.preserve_unknown_fields;
+            let others = versions.stored_schemas.iter().filter(|(v, _)| **v != *versions.served);
+            others
+                .map(|(v, schema)| {
+                    let types = managed_fields::schema::Schema::for_kind(schema.props().as_ref(), preserve);
+                    (v.to_string(), Arc::new(types))
+                })
+                .collect()
+        });
+        built.clone()
     }
 
     /// The served version's schema as field types (deduced from the value where the

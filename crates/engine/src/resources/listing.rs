@@ -587,6 +587,7 @@ mod stored_events {
             storage: "stable.example.com/v1".into(),
             served_schema: None,
             storage_schema: None,
+            stored_schemas: Vec::new().into(),
         };
         let obj = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "Widget",
             "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 1.5, "big": u64::MAX}});
@@ -597,6 +598,41 @@ mod stored_events {
             assert_eq!(written, codec.read(&kv));
             assert_eq!(written["metadata"]["resourceVersion"], "9");
         }
+    }
+
+    /// The oracle's `None` conversion: an object is stored pruned to the storage version's
+    /// schema and read with that version's defaults; one stored before a schema change is
+    /// defaulted by the schema of the version it is stored at, then pruned to the served one.
+    #[test]
+    fn objects_take_the_defaults_of_the_version_they_are_stored_at() {
+        use crate::schema::Schema;
+        use std::sync::Arc;
+        let schema = |props: Value| {
+            let props = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": props}}});
+            Arc::new(Schema::new(&serde_json::from_value(props).expect("schema")))
+        };
+        let v1 = schema(json!({"a": {"type": "string", "default": "one"}, "k": {"type": "string"}}));
+        let v2 = schema(json!({"c": {"type": "integer", "default": 2}, "k": {"type": "string"}}));
+        let at = |served: &str, served_schema: &Arc<Schema>| super::super::VersionConversion {
+            served: served.into(),
+            storage: "g/v1".into(),
+            served_schema: Some(Arc::clone(served_schema)),
+            storage_schema: Some(Arc::clone(&v1)),
+            stored_schemas: vec![(Arc::from("g/v1"), Arc::clone(&v1)), (Arc::from("g/v2"), Arc::clone(&v2))].into(),
+        };
+        let refresh = |schema: &Arc<Schema>| Some(super::super::Refresh { since: 5, schema: Arc::clone(schema) });
+        let obj = json!({"apiVersion": "g/v2", "kind": "P", "metadata": {"name": "p"}, "spec": {"k": "z", "c": 2}});
+        let codec = Codec { versions: Some(at("g/v2", &v2)), ..Default::default() };
+        let stored = codec.write(&obj);
+        let kv = KeyValue { key: "/p".into(), value: stored, create_revision: 3, mod_revision: 9 };
+        assert_eq!(meta::from_stored(&kv)["spec"], json!({"a": "one", "k": "z"}));
+
+        let old = json!({"apiVersion": "g/v1", "kind": "P", "metadata": {"name": "p"}, "spec": {"k": "z"}});
+        let kv = KeyValue { key: "/p".into(), value: meta::to_stored(&old), create_revision: 3, mod_revision: 3 };
+        let at_v2 = Codec { versions: Some(at("g/v2", &v2)), refresh: refresh(&v2), ..Default::default() };
+        assert_eq!(at_v2.read(&kv)["spec"], json!({"k": "z"}));
+        let at_v1 = Codec { versions: Some(at("g/v1", &v1)), refresh: refresh(&v1), ..Default::default() };
+        assert_eq!(at_v1.read(&kv)["spec"], json!({"a": "one", "k": "z"}));
     }
 
     /// A change the selector leaves out sends nothing but still counts as seen, so the
@@ -616,6 +652,7 @@ mod stored_events {
             storage: "stable.example.com/v1".into(),
             served_schema: None,
             storage_schema: None,
+            stored_schemas: Vec::new().into(),
         };
         let codec = Codec { versions: Some(versions), ..Default::default() };
         let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);

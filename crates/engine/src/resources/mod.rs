@@ -70,6 +70,9 @@ pub struct VersionConversion {
     pub served_schema: Option<Arc<Schema>>,
     /// The storage version's schema.
     pub storage_schema: Option<Arc<Schema>>,
+    /// Every version's schema by `group/version`: kube's storage decoder defaults an
+    /// object by the schema of the version it is stored at, not the one it is served at.
+    pub stored_schemas: Arc<[(Arc<str>, Arc<Schema>)]>,
 }
 
 impl VersionConversion {
@@ -80,6 +83,23 @@ impl VersionConversion {
         if let Some(schema) = schema.filter(|_| converts) {
             schema.prune_converted(obj);
         }
+    }
+
+    /// An object converted to the storage version as kube stores it: pruned to the storage
+    /// version's schema, and defaulted by it, since kube's storage decoder defaults every
+    /// object it reads by the schema of its stored version (an object written at another
+    /// version shows the storage version's defaults when read at the storage version).
+    fn to_storage(&self, obj: &mut Value) {
+        VersionConversion::convert(obj, &self.storage, self.storage_schema.as_deref());
+        if let Some(schema) = &self.storage_schema {
+            schema.default(obj);
+        }
+    }
+
+    /// The schema of the version an object is stored at, if the CRD still has it.
+    fn schema_of(&self, obj: &Value) -> Option<&Schema> {
+        let api_version = obj.get("apiVersion").and_then(Value::as_str)?;
+        self.stored_schemas.iter().find(|(v, _)| &**v == api_version).map(|(_, s)| &**s)
     }
 
     /// Whether objects written at the served version are pruned on their way to storage.
@@ -160,11 +180,13 @@ impl Codec {
     /// A stored object as served, with its resourceVersion.
     pub fn read(&self, kv: &crate::store::KeyValue) -> Value {
         let mut obj = crate::meta::from_stored(kv);
+        // As kube's storage decoder: defaulted at the version stored, then converted.
+        if let Some(r) = self.refresh.as_ref().filter(|r| r.applies(kv)) {
+            let schema = self.versions.as_ref().and_then(|v| v.schema_of(&obj)).unwrap_or(&r.schema);
+            schema.prune_and_default(&mut obj);
+        }
         if let Some(v) = &self.versions {
             VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
-        }
-        if let Some(r) = self.refresh.as_ref().filter(|r| r.applies(kv)) {
-            r.schema.prune_and_default(&mut obj);
         }
         match self.conversion {
             Some(c) => (c.from_storage)(obj),
@@ -193,7 +215,7 @@ impl Codec {
     /// `obj` as it would read back once stored, for answers that store nothing (dry runs).
     pub fn round_trip(&self, mut obj: Value) -> Value {
         if let Some(v) = self.versions.as_ref().filter(|v| v.prunes_writes()) {
-            VersionConversion::convert(&mut obj, &v.storage, v.storage_schema.as_deref());
+            v.to_storage(&mut obj);
             VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
         }
         obj
@@ -207,7 +229,7 @@ impl Codec {
         let Some(versions) = &self.versions else { return crate::meta::to_stored(obj) };
         if versions.prunes_writes() && obj.get("apiVersion").and_then(Value::as_str) != Some(&*versions.storage) {
             let mut converted = obj.clone();
-            VersionConversion::convert(&mut converted, &versions.storage, versions.storage_schema.as_deref());
+            versions.to_storage(&mut converted);
             return crate::meta::to_stored(&converted);
         }
         let stored = crate::meta::to_stored(obj);
@@ -394,6 +416,12 @@ pub trait Strategy: Send + Sync {
     /// resource's come from its served schema); `None`: deduced from the value.
     fn field_types(&self) -> Option<Arc<managed_fields::schema::Schema>> {
         None
+    }
+
+    /// The field types of the kind's other served or stored versions, by `group/version`
+    /// (a multi-version CRD's); empty for a kind of one version.
+    fn other_field_types(&self) -> Vec<(String, Arc<managed_fields::schema::Schema>)> {
+        Vec::new()
     }
 
     /// Normalizes a new object before validation (drop status, set defaults, finalizers).

@@ -10,7 +10,6 @@ use crate::field::FieldError;
 use crate::field::go_type;
 use crate::meta;
 use crate::representation::gofmt::go_format_g;
-use crate::resources::selector::LabelSelector;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale;
 use serde_json::{Map, Value, json};
 
@@ -66,7 +65,8 @@ fn go_value(v: &Value) -> String {
             let inner: Vec<String> = m.iter().map(|(k, v)| format!("{k}:{}", go_value(v))).collect();
             format!("map[{}]", inner.join(" "))
         }
-        Value::Number(n) if n.is_f64() => go_format_g(n.as_f64().unwrap_or(f64::NAN)),
+        // An integer past int64 decodes as a float64 (`9.223372036854776e+18`).
+        Value::Number(n) if !n.is_i64() => go_format_g(n.as_f64().unwrap_or(f64::NAN)),
         other => other.to_string(),
     }
 }
@@ -87,17 +87,14 @@ pub fn validate_spec(obj: &Value, paths: &ScalePaths) -> Vec<FieldError> {
     check_replicas(obj, &paths.spec_replicas).into_iter().collect()
 }
 
-/// kube's `ValidateScaleStatus`: the value at `statusReplicasPath` and the selector.
+/// kube's `ValidateScaleStatus`: the value at `statusReplicasPath`, and the selector's
+/// type: any string passes (kube reads it with `NestedString` and never parses it), a
+/// `null` is the accessor's error as any other type is.
 pub fn validate_status(obj: &Value, paths: &ScalePaths) -> Vec<FieldError> {
     let mut errors: Vec<FieldError> = check_replicas(obj, &paths.status_replicas).into_iter().collect();
     if let Some(path) = &paths.label_selector {
         match lookup(obj, path) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => {
-                if let Err(e) = LabelSelector::parse(s) {
-                    errors.push(FieldError::invalid(path, s.as_str(), &e.0));
-                }
-            }
+            None | Some(Value::String(_)) => {}
             Some(other) => errors.push(FieldError::invalid(
                 path,
                 "",
@@ -149,24 +146,6 @@ pub fn scale_of(obj: &Value, paths: &ScalePaths) -> Value {
         "spec": spec,
         "status": status,
     })
-}
-
-/// What a Scale sent to `/scale` must be to decode into `autoscaling/v1` (an `int32`).
-/// kube's `ValidateScale` is not run on a custom resource's Scale: negative replicas are
-/// refused by the custom resource's own validation once written to it.
-pub fn validate_scale(scale: &Value) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    match scale.get("spec").and_then(|s| s.get("replicas")) {
-        None | Some(Value::Null) => {}
-        Some(v) => match v.as_i64() {
-            Some(n) if n > i64::from(i32::MAX) => {
-                errors.push(FieldError::invalid("spec.replicas", n, "must be less than or equal to 2147483647"))
-            }
-            Some(_) => {}
-            None => errors.push(FieldError::invalid("spec.replicas", v.clone(), "must be an integer")),
-        },
-    }
-    errors
 }
 
 /// The desired replicas a Scale asks for (0 when absent, as Go's zero value).
@@ -255,20 +234,28 @@ mod tests {
         );
     }
 
+    /// The oracle takes a selector that does not parse (`a in (b`) and refuses a `null` one.
     #[test]
-    fn status_replicas_and_selector_are_checked() {
-        let errors = validate_status(&json!({"status": {"replicas": -2, "selector": "a in (b"}}), &paths());
+    fn status_replicas_and_the_selector_s_type_are_checked() {
+        let errors = validate_status(&json!({"status": {"replicas": -2, "selector": null}}), &paths());
         assert_eq!(errors.len(), 2);
         assert_eq!(errors[0].field, ".status.replicas");
         assert_eq!(errors[1].field, ".status.selector");
-        assert!(validate_status(&json!({"status": {"replicas": 2, "selector": "app=demo"}}), &paths()).is_empty());
+        assert_eq!(
+            errors[1].to_string(),
+            ".status.selector: Invalid value: \"\": .status.selector accessor error: <nil> is of the type <nil>, expected string"
+        );
+        assert!(validate_status(&json!({"status": {"replicas": 2, "selector": "a in (b"}}), &paths()).is_empty());
     }
 
+    /// Go decodes an integer past int64 as a float64, and its accessor error says so.
     #[test]
-    fn a_scale_with_negative_replicas_is_left_to_the_custom_resource() {
-        assert!(validate_scale(&json!({"spec": {"replicas": -1}})).is_empty());
-        assert!(validate_scale(&json!({"spec": {"replicas": 0}})).is_empty());
-        assert_eq!(validate_scale(&json!({"spec": {"replicas": "four"}})).len(), 1);
+    fn replicas_past_int64_are_a_float64() {
+        let errors = validate_spec(&json!({"spec": {"replicas": 9223372036854775808u64}}), &paths());
+        assert_eq!(
+            errors[0].to_string(),
+            ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 9.223372036854776e+18 is of the type float64, expected int64"
+        );
     }
 
     #[test]

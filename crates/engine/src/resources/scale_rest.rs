@@ -130,10 +130,6 @@ impl Rest<'_> {
         paths: &ScalePaths,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let errors = scale::validate_scale(requested);
-        if !errors.is_empty() {
-            return Err(ApiError::invalid("Scale", "autoscaling", name, &errors));
-        }
         let expected = scale::precondition(requested).map(parse_precondition).transpose()?;
         let mut obj = old.clone();
         scale::set_spec_replicas(&mut obj, paths, scale::requested_replicas(requested));
@@ -146,12 +142,15 @@ impl Rest<'_> {
     }
 }
 
-/// The type a PUT `/scale` body names, when it names one, must be `autoscaling/v1` `Scale`:
-/// the custom resource handler's Scale codec knows no other and says so in its own words.
+/// The type a PUT `/scale` body names, when it names one, must be `autoscaling/v1` `Scale`,
+/// and it must decode into one: the custom resource handler's Scale codec knows no other
+/// type, and answers a body it cannot decode (replicas of `1.5`, `"5"` or past int32) in
+/// the same words, before it looks for the object.
 fn check_scale_type(scale: &Value) -> Result<(), ApiError> {
     let given = |field: &str| scale.get(field).and_then(Value::as_str).filter(|s| !s.is_empty());
     let api_version_ok = given("apiVersion").is_none_or(|v| v == "autoscaling/v1");
-    if api_version_ok && given("kind").is_none_or(|k| k == "Scale") {
+    let decodes = !scale.is_object() || SCALE.type_error(scale).is_none();
+    if api_version_ok && given("kind").is_none_or(|k| k == "Scale") && decodes {
         return Ok(());
     }
     Err(ApiError::bad_request(
@@ -193,5 +192,10 @@ mod tests {
         assert_eq!(refused(json!({"kind": "Scale"})), None);
         assert_eq!(refused(json!({"apiVersion": "autoscaling/v1"})), None);
         assert_eq!(refused(json!({"metadata": {"name": "s1"}})), None);
+        for replicas in [json!(1.5), json!(3.0), json!("5"), json!(3_000_000_000u64), json!(true), json!({})] {
+            assert_eq!(refused(json!({"kind": "Scale", "spec": {"replicas": replicas}})), words);
+        }
+        assert_eq!(refused(json!({"kind": "Scale", "spec": {"replicas": -2}})), None);
+        assert_eq!(refused(json!({"kind": "Scale", "spec": {"replicas": null}})), None);
     }
 }

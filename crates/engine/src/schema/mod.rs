@@ -115,11 +115,11 @@ impl Schema {
     }
 
     /// Compiles a schema as kube's `ValidateDefaults` builds its validator for a default at
-    /// registration: formats as written (none stripped), and rules type-checked too (the
-    /// default is validated before the rules' own refusals are reported).
+    /// registration: formats as written (none stripped), int-or-string untyped, and rules
+    /// type-checked too (the default is validated before the rules' own refusals are reported).
     pub fn for_defaults(props: &JSONSchemaProps) -> Schema {
         let mut compiled = Compiled::new(props);
-        compiled.root.keep_written_formats();
+        compiled.root.as_default_validator();
         compiled.root.type_check_rules(props);
         Schema { compiled: OnceLock::from(compiled), source: None, preserve_unknown_fields: false }
     }
@@ -200,20 +200,28 @@ impl Schema {
         self.coerce(obj, false)
     }
 
+    /// The unknown fields come in kube's order, each group sorted: the object's own
+    /// metadata's, then the pruned ones, then those of embedded resources' metadata
+    /// (`metadata.x`, `aa`, `spec.zz`, `spec.e.metadata.x`).
     fn coerce(&self, obj: &mut Value, drop_nulls: bool) -> Vec<String> {
         let mut unknown = Vec::new();
         if let Some(meta) = obj.get_mut("metadata") {
             object_meta::coerce(meta, "metadata", &mut unknown);
         }
+        unknown.sort();
         if !self.preserve_unknown_fields {
-            unknown.extend(prune::prune(obj, self.root()));
+            let mut pruned = prune::prune(obj, self.root());
+            pruned.sort();
+            unknown.extend(pruned);
             if drop_nulls {
                 prune::prune_non_nullable_nulls(obj, Some(self.root()));
             }
         }
-        embedded::coerce(&Path::default(), obj, Some(self.root()), &mut unknown);
+        let mut embedded = Vec::new();
+        embedded::coerce(&Path::default(), obj, Some(self.root()), &mut embedded);
+        embedded.sort();
+        unknown.extend(embedded);
         defaults::default(obj, self.root());
-        unknown.sort();
         unknown
     }
 
@@ -246,6 +254,12 @@ impl Schema {
     pub fn default_errors(&self, value: &Value) -> (bool, Vec<FieldError>) {
         let mut pruned = value.clone();
         let has_unknown = !prune::prune(&mut pruned, self.root()).is_empty();
+        // kube checks embedded resources (apiVersion, kind, metadata) before the values,
+        // and validates the values only when they pass.
+        let embedded = embedded::validate(&Path::default(), value, Some(self.root()));
+        if !embedded.is_empty() {
+            return (has_unknown, embedded);
+        }
         let errs = validate::validate(self.root(), "", value, None).errors;
         if !errs.is_empty() {
             return (has_unknown, errs);

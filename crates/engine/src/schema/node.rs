@@ -253,10 +253,16 @@ impl Node {
         }
     }
 
-    /// Validates formats as written, none stripped: kube validates defaults with the schema
-    /// as it is, and custom resources with the formats it supports only.
-    pub fn keep_written_formats(&mut self) {
+    /// Turns a node into the validator kube builds for a default at registration, from the
+    /// structural schema as written: formats none stripped (custom resources are validated
+    /// with the formats kube supports only), and `x-kubernetes-int-or-string` only the
+    /// extension, with no `integer,string` type, so that a default of any type passes it
+    /// (a custom resource's value is checked against both types).
+    pub fn as_default_validator(&mut self) {
         self.format = self.raw_format.clone();
+        if self.int_or_string {
+            self.types.clear();
+        }
         let children = self
             .properties
             .values_mut()
@@ -269,7 +275,7 @@ impl Node {
             .chain(&mut self.any_of)
             .chain(&mut self.one_of)
             .chain(self.not.as_deref_mut());
-        children.for_each(Node::keep_written_formats);
+        children.for_each(Node::as_default_validator);
     }
 
     /// [`Node::cel_depth`] from this node's rules and its children's depths.

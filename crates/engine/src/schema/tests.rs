@@ -27,7 +27,8 @@ fn decoding_prunes_reports_and_defaults() {
     let mut obj = json!({"apiVersion": "x/v1", "kind": "CronTab", "metadata": {"name": "c", "junk": 1},
                          "spec": {"cronSpec": "* * * * */5", "color": "red", "image": null}, "extra": true});
     let unknown = s.prune_and_default(&mut obj);
-    assert_eq!(unknown, ["extra", "metadata.junk", "spec.color"]);
+    // The oracle warns of the object's metadata first, then of the pruned fields.
+    assert_eq!(unknown, ["metadata.junk", "extra", "spec.color"]);
     assert_eq!(
         obj,
         json!({"apiVersion": "x/v1", "kind": "CronTab", "metadata": {"name": "c"},
@@ -37,6 +38,33 @@ fn decoding_prunes_reports_and_defaults() {
     let again = obj.clone();
     assert!(s.prune_and_default(&mut obj).is_empty());
     assert_eq!(obj, again);
+}
+
+/// The oracle's warnings for one create: the object's metadata, the pruned fields, then
+/// embedded resources' metadata, each group sorted.
+#[test]
+fn unknown_fields_come_in_kube_s_order() {
+    let embedded =
+        json!({"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true});
+    let props = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"e": embedded, "f": embedded, "a": {"type": "string"}}}}});
+    let s = Schema::new(&serde_json::from_value(props).expect("schema"));
+    let inner = || json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "n", "zbog": 1, "abog": 2}});
+    let mut obj = json!({"apiVersion": "g/v1", "kind": "Em", "metadata": {"name": "e", "mbog": 1},
+        "spec": {"f": inner(), "e": inner(), "zz": 1, "a": "x", "bb": 2}, "aa": 1});
+    assert_eq!(
+        s.prune_and_default(&mut obj),
+        [
+            "metadata.mbog",
+            "aa",
+            "spec.bb",
+            "spec.zz",
+            "spec.e.metadata.abog",
+            "spec.e.metadata.zbog",
+            "spec.f.metadata.abog",
+            "spec.f.metadata.zbog"
+        ]
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@ use super::walk;
 use crate::meta;
 use crate::status::{ApiError, StatusCause, StatusDetails};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// The annotation client-side `kubectl apply` keeps its last configuration in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -48,6 +49,9 @@ pub struct FieldManager<'a> {
     /// The kind's zero object ([`Strategy::zero_object`](crate::resources::Strategy::zero_object)):
     /// what `before-first-apply` is computed from, as kube's skip-non-applied layer does.
     pub zero: Value,
+    /// The field types of the kind's other versions by `group/version` (a multi-version
+    /// CRD's): kube compares an update at each version a manager's entry is at.
+    pub other_versions: Vec<(String, Arc<Schema>)>,
 }
 
 /// Why an apply was refused.
@@ -240,6 +244,15 @@ impl FieldManager<'_> {
         if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("managedFields");
         }
+        // kube cannot type an object of the wrong shape (a `status: 5` the status strategy
+        // is about to reset, a `spec` a status write ignores); its `UpdateNoErrors` then
+        // leaves managedFields out rather than keep entries it could not compute.
+        if !walk::types_for_update(self.schema, new) || !walk::types_for_update(self.schema, live) {
+            return;
+        }
+        if !managed.fields.values().all(|vs| self.fits_version(&vs.api_version, live, new)) {
+            return;
+        }
         // An existing object nobody tracks stays untracked until someone applies. The
         // stored entries are not compared (the walk skips them), so `live` needs no copy
         // without them.
@@ -247,6 +260,18 @@ impl FieldManager<'_> {
             self.record_update(live, new, &mut managed, manager.unwrap_or(""));
             set_managed_fields(new, &managed);
         }
+    }
+
+    /// Whether `live` and `new` type at `api_version`: kube converts both objects to each
+    /// version another manager's entry is at and types them there, so an object that does
+    /// not fit that version's schema (a field only this version declares) fails the update
+    /// of every entry alike. A version the kind no longer has is no check.
+    fn fits_version(&self, api_version: &str, live: &Value, new: &Value) -> bool {
+        if api_version == self.api_version {
+            return true;
+        }
+        let types = self.other_versions.iter().find(|(v, _)| v == api_version);
+        types.is_none_or(|(_, t)| walk::types_for_update(t, new) && walk::types_for_update(t, live))
     }
 
     /// Merges an applied configuration into `live` (for a create, an object with only

@@ -43,6 +43,7 @@ fn fm<'a>(schema: &'a Schema, sub: Option<&'a str>, now: &str) -> FieldManager<'
         stamps_time: sub != Some("scale"),
         now: format!("2026-11-22T{now}Z"),
         zero: json!({"apiVersion": V1, "kind": "Widget"}),
+        other_versions: Vec::new(),
     }
 }
 
@@ -356,6 +357,54 @@ fn an_untracked_object_stays_untracked_until_an_apply_hands_its_fields_to_before
     let err = fm(&schema, None, "02:37:02").apply(&live, &config, "mgr", false).expect_err("conflict");
     let ApplyError::Conflicts(c) = err else { panic!("conflicts") };
     assert_eq!(c.0[0].0.manager, BEFORE_FIRST_APPLY);
+}
+
+/// kube's `UpdateNoErrors` drops managedFields when it cannot type the new or the live
+/// object (the oracle: a create with `status: 5`, a status patch with `spec: "x"`), and
+/// types an update with duplicate list keys allowed.
+#[test]
+fn an_update_of_an_object_of_the_wrong_shape_drops_managed_fields() {
+    let schema = widget();
+    let zero = json!({"apiVersion": V1, "kind": "Widget"});
+    let mut created =
+        json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}, "status": 5});
+    fm(&schema, None, "02:37:02").update(&zero, &mut created, Some("curl"));
+    assert!(created["metadata"].get("managedFields").is_none());
+
+    let mut live = json!({"apiVersion": V1, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}});
+    fm(&schema, None, "02:37:02").update(&zero, &mut live, Some("curl"));
+    assert!(live["metadata"].get("managedFields").is_some());
+    let mut status = live.clone();
+    status["spec"] = json!("x");
+    status["status"] = json!({"phase": "up"});
+    fm(&schema, Some("status"), "02:37:03").update(&live, &mut status, Some("curl"));
+    assert!(status["metadata"].get("managedFields").is_none());
+}
+
+/// kube types an update at the version of every other manager's entry too: a field only
+/// the written version declares drops managedFields (the oracle, a CRD served at v1 and v2).
+#[test]
+fn an_update_that_does_not_fit_another_manager_s_version_drops_managed_fields() {
+    let v2_props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "extra": {"type": "string"}}}}}))
+    .expect("schema");
+    let v2 = Schema::for_kind(Some(&v2_props), false);
+    let v1 = Arc::new(widget());
+    let at_v2 = |other: Vec<(String, Arc<Schema>)>| FieldManager {
+        api_version: "stable.example.com/v2".into(),
+        other_versions: other,
+        ..fm(&v2, None, "02:37:02")
+    };
+    let live = json!({"apiVersion": "stable.example.com/v2", "kind": "Widget", "metadata": {"name": "w", "uid": "u",
+        "managedFields": [entry(None, Some("02:00:00"), json!({"f:spec": {"f:size": {}}}))]}, "spec": {"size": 1}});
+    let mut fits = live.clone();
+    fits["spec"]["size"] = json!(2);
+    at_v2(vec![(V1.into(), Arc::clone(&v1))]).update(&live, &mut fits, Some("curl"));
+    assert!(fits["metadata"].get("managedFields").is_some());
+    let mut extra = live.clone();
+    extra["spec"]["extra"] = json!("x");
+    at_v2(vec![(V1.into(), Arc::clone(&v1))]).update(&live, &mut extra, Some("curl"));
+    assert!(extra["metadata"].get("managedFields").is_none());
 }
 
 #[test]

@@ -99,6 +99,7 @@ impl Rest<'_> {
             stamps_time: sub != Subresource::Scale,
             now: meta::format_time(self.now),
             zero: self.strategy.zero_object(),
+            other_versions: self.strategy.other_field_types(),
         }
     }
 
@@ -274,6 +275,7 @@ impl Rest<'_> {
             stamps_time: false,
             now: meta::format_time(self.now),
             zero: json!({"apiVersion": SCALE_API_VERSION, "kind": "Scale"}),
+            other_versions: Vec::new(),
         };
         fm.check_type(config).map_err(ApiError::from)?;
         let current = self.scale_with_entries(live, paths);

@@ -407,11 +407,20 @@ fn wrapped_v(v: &Value) -> String {
 /// list items without keys or with duplicate keys.
 pub fn validate(schema: &Schema, value: &Value) -> Vec<String> {
     let mut errors = Vec::new();
-    validate_at(schema, value, &mut Vec::new(), &mut errors);
+    validate_at(schema, value, false, &mut Vec::new(), &mut errors);
     errors
 }
 
-fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec<String>) {
+/// Whether structured-merge-diff types `value` for an update, as kube's `Update` does with
+/// `typed.AllowDuplicates`: list items with the same key are allowed, wrong types and
+/// undeclared fields are not.
+pub fn types_for_update(schema: &Schema, value: &Value) -> bool {
+    let mut errors = Vec::new();
+    validate_at(schema, value, true, &mut Vec::new(), &mut errors);
+    errors.is_empty()
+}
+
+fn validate_at(schema: &Schema, value: &Value, allow_duplicates: bool, path: &mut Path, errors: &mut Vec<String>) {
     if value.is_null() {
         return;
     }
@@ -453,12 +462,12 @@ fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec
                         return fail(errors, path, format!("element {i}: {e}"));
                     }
                 };
-                if !seen.insert(pe.clone()) {
+                if !seen.insert(pe.clone()) && !allow_duplicates {
                     fail(errors, path, format!("duplicate entries for key {pe}"));
                     continue;
                 }
                 path.push(pe);
-                validate_at(&list.items, item, path, errors);
+                validate_at(&list.items, item, allow_duplicates, path, errors);
                 path.pop();
             }
         }
@@ -469,7 +478,7 @@ fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec
             for (key, v) in m {
                 path.push(PathElement::Field(key.clone()));
                 match map.declared(key) {
-                    Some(child) => validate_at(child, v, path, errors),
+                    Some(child) => validate_at(child, v, allow_duplicates, path, errors),
                     None => {
                         fail(errors, path, "field not declared in schema".into());
                         path.pop();
@@ -483,7 +492,7 @@ fn validate_at(schema: &Schema, value: &Value, path: &mut Path, errors: &mut Vec
         Schema::Deduced => {
             for (key, v) in value.as_object().into_iter().flatten() {
                 path.push(PathElement::Field(key.clone()));
-                validate_at(&Schema::Deduced, v, path, errors);
+                validate_at(&Schema::Deduced, v, allow_duplicates, path, errors);
                 path.pop();
             }
         }
