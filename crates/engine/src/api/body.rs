@@ -89,12 +89,30 @@ pub fn number_beyond_float64<'a>(headers: &HeaderMap, body: &'a [u8]) -> Option<
     refused.then(|| go_decode::number_beyond_float64(body)).flatten()
 }
 
-/// The body of a create or update of a custom resource (kind `kind`): JSON, with
-/// `apiVersion` and `kind` strings and a `kind` given, as the unstructured decoder needs.
-pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
-    let decoded = json(headers, body, kind)?;
-    match go_decode::unstructured_error_in(&decoded.object, &String::from_utf8_lossy(body)) {
-        Some(why) => Err(unrecognized(kind, &why, body)),
+/// Why a custom resource's body is refused for lacking what the unstructured decoder
+/// needs (`apiVersion` and `kind` strings, a `kind` given).
+pub enum Unrecognized {
+    /// The strict decoder's answer, complete.
+    Refused(ApiError),
+    /// The non-strict decoder's (`fieldValidation=Ignore`): its reason, for the kind's own
+    /// `cannot be handled as` answer.
+    Undecodable(String),
+}
+
+/// The body of a create or update of a custom resource (kind `kind`), checked as the
+/// unstructured decoder checks it. Under `fieldValidation=Ignore` kube decodes without
+/// the strict decoder, which quotes the JSON without the whitespace around it (a YAML
+/// body as the JSON it became) and lets the kind's handler word the refusal.
+pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str, strict: bool) -> Result<Decoded, Unrecognized> {
+    let decoded = json(headers, body, kind).map_err(Unrecognized::Refused)?;
+    let raw = match (strict, input(headers)) {
+        (false, Ok(Input::Yaml)) => crate::representation::gofmt::go_json(&decoded.object),
+        (false, _) => String::from_utf8_lossy(body.trim_ascii()).into_owned(),
+        (true, _) => String::from_utf8_lossy(body).into_owned(),
+    };
+    match go_decode::unstructured_error_in(&decoded.object, &raw) {
+        Some(why) if strict => Err(Unrecognized::Refused(unrecognized(kind, &why, body))),
+        Some(why) => Err(Unrecognized::Undecodable(why)),
         None => Ok(decoded),
     }
 }
@@ -125,7 +143,11 @@ mod tests {
     use super::*;
 
     fn message(body: &str) -> Option<String> {
-        unstructured(&HeaderMap::new(), body.as_bytes(), "Widget").err().map(|e| e.message)
+        match unstructured(&HeaderMap::new(), body.as_bytes(), "Widget", true) {
+            Err(Unrecognized::Refused(e)) => Some(e.message),
+            Err(Unrecognized::Undecodable(why)) => Some(why),
+            Ok(_) => None,
+        }
     }
 
     /// `json` scans with Go's scanner only once serde has refused a body: that is sound
@@ -248,7 +270,9 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, "application/yaml".parse().expect("header"));
         let body = "apiVersion: stable.example.com/v1\nmetadata:\n  name: y1\n";
-        let err = unstructured(&headers, body.as_bytes(), "Widget").expect_err("no kind");
+        let Err(Unrecognized::Refused(err)) = unstructured(&headers, body.as_bytes(), "Widget", true) else {
+            panic!("no kind is refused")
+        };
         assert_eq!(
             err.message,
             "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in 'apiVersion: stable.example.com/v1\nmetadata:\n  name: y1\n' (61706956657273696f6e3a20737461626c652e6578616d706c652e636f6d ...)"
@@ -281,11 +305,13 @@ mod tests {
         for ct in ["text/plain", "application/x-www-form-urlencoded"] {
             let mut headers = HeaderMap::new();
             headers.insert(header::CONTENT_TYPE, ct.parse().expect("header"));
-            let err = unstructured(&headers, b"a=b", "Widget").expect_err("refused");
+            let Err(Unrecognized::Refused(err)) = unstructured(&headers, b"a=b", "Widget", true) else {
+                panic!("{ct} is refused")
+            };
             assert_eq!((err.code, err.reason.as_str()), (415, "UnsupportedMediaType"));
         }
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, "application/json; charset=utf-8".parse().expect("header"));
-        assert!(unstructured(&headers, br#"{"kind":"Widget"}"#, "Widget").is_ok());
+        assert!(unstructured(&headers, br#"{"kind":"Widget"}"#, "Widget", true).is_ok());
     }
 }

@@ -114,13 +114,17 @@ fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) 
     let (headers, body) = (req.headers, &req.body[..]);
     let kind = &rest.strategy.info().kind;
     let mut decoded = if rest.strategy.unstructured() {
-        super::body::unstructured(headers, body, kind).map_err(|e| {
+        let strict = opts.field_validation != FieldValidation::Ignore;
+        super::body::unstructured(headers, body, kind, strict).map_err(|e| {
+            use super::body::Unrecognized;
+            let undecodable = |why: String| rest.strategy.undecodable_body(&crate::resources::Undecodable(why));
             // Go reads such a number into an interface{} and fails on it alone.
-            match super::body::number_beyond_float64(headers, body) {
-                Some(number) => rest.strategy.undecodable_body(&crate::resources::Undecodable(format!(
-                    "json: cannot unmarshal number {number} into Go value of type float64"
-                ))),
-                None => e,
+            match (super::body::number_beyond_float64(headers, body), e) {
+                (Some(number), _) => {
+                    undecodable(format!("json: cannot unmarshal number {number} into Go value of type float64"))
+                }
+                (None, Unrecognized::Refused(e)) => e,
+                (None, Unrecognized::Undecodable(why)) => undecodable(why),
             }
         })?
     } else {

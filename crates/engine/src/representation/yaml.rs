@@ -289,130 +289,116 @@ fn plain_allowed(s: &str) -> bool {
     true
 }
 
-/// A double-quoted scalar; `fold` (its first column and its lines' indent) lets a space
-/// past [`BEST_WIDTH`] break the line, a space after it escaped.
-fn double_quoted(s: &str, fold: Option<(usize, usize)>) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let chars: Vec<char> = s.chars().collect();
-    let mut col = fold.map_or(0, |(col, _)| col + 1);
-    let mut spaces = false;
-    for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' {
-            match fold {
-                Some((_, indent)) if !spaces && col > BEST_WIDTH && i > 0 && i + 1 < chars.len() => {
-                    out.push('\n');
-                    out.extend(std::iter::repeat_n(' ', indent));
-                    col = indent;
-                    if chars[i + 1] == ' ' {
-                        out.push('\\');
-                        col += 1;
-                    }
-                }
-                _ => {
-                    out.push(' ');
-                    col += 1;
+/// A scalar's text written from a column, folded as go-yaml's emitter folds: a space
+/// past [`BEST_WIDTH`] after a non-space may become a line break indented to the scalar's
+/// level. `fold` is the first column and that indent; `None` (a simple key) never folds.
+struct Folded {
+    out: String,
+    col: usize,
+    indent: Option<usize>,
+    spaces: bool,
+}
+
+impl Folded {
+    fn new(fold: Option<(usize, usize)>) -> Self {
+        Folded { out: String::new(), col: fold.map_or(0, |(col, _)| col), indent: fold.map(|(_, i)| i), spaces: false }
+    }
+
+    fn text(&mut self, text: &str) {
+        self.out.push_str(text);
+        self.col += text.chars().count();
+        self.spaces = false;
+    }
+
+    /// A space, or a break where `breakable` allows one; a break before another space
+    /// is followed by `escape` (the double-quoted style's `\`).
+    fn space(&mut self, breakable: bool, escape: Option<char>) {
+        match self.indent {
+            Some(indent) if breakable && !self.spaces && self.col > BEST_WIDTH => {
+                self.out.push('\n');
+                self.out.extend(std::iter::repeat_n(' ', indent));
+                self.col = indent;
+                if let Some(e) = escape {
+                    self.out.push(e);
+                    self.col += 1;
                 }
             }
-            spaces = true;
+            _ => {
+                self.out.push(' ');
+                self.col += 1;
+            }
+        }
+        self.spaces = true;
+    }
+}
+
+/// A double-quoted scalar: go-yaml's escapes, folded inside the text (a space after the
+/// break escaped).
+fn double_quoted(s: &str, fold: Option<(usize, usize)>) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut f = Folded::new(fold);
+    f.text("\"");
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let inside = i > 0 && i + 1 < chars.len();
+            f.space(inside, chars.get(i + 1).filter(|n| **n == ' ').map(|_| '\\'));
             continue;
         }
-        spaces = false;
-        let before = out.len();
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\0' => out.push_str("\\0"),
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\x0b' => out.push_str("\\v"),
-            '\x0c' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            '\x1b' => out.push_str("\\e"),
-            '\u{85}' => out.push_str("\\N"),
-            '\u{a0}' => out.push_str("\\_"),
-            '\u{2028}' => out.push_str("\\L"),
-            '\u{2029}' => out.push_str("\\P"),
+            '"' => f.text("\\\""),
+            '\\' => f.text("\\\\"),
+            '\0' => f.text("\\0"),
+            '\x07' => f.text("\\a"),
+            '\x08' => f.text("\\b"),
+            '\t' => f.text("\\t"),
+            '\n' => f.text("\\n"),
+            '\x0b' => f.text("\\v"),
+            '\x0c' => f.text("\\f"),
+            '\r' => f.text("\\r"),
+            '\x1b' => f.text("\\e"),
+            '\u{85}' => f.text("\\N"),
+            '\u{a0}' => f.text("\\_"),
+            '\u{2028}' => f.text("\\L"),
+            '\u{2029}' => f.text("\\P"),
             c if c.is_control() || c == '\u{feff}' => {
                 let n = c as u32;
-                if n <= 0xff {
-                    out.push_str(&format!("\\x{n:02X}"));
-                } else {
-                    out.push_str(&format!("\\u{n:04X}"));
-                }
+                f.text(&if n <= 0xff { format!("\\x{n:02X}") } else { format!("\\u{n:04X}") });
             }
-            c => out.push(c),
+            c => f.text(c.encode_utf8(&mut [0; 4])),
         }
-        col += out[before..].chars().count();
     }
-    out.push('"');
-    out
+    f.text("\"");
+    f.out
 }
 
-/// A single-quoted scalar, folded as [`double_quoted`] folds (no escapes: a space after the
-/// break cannot be kept, so it is no place to break).
+/// A single-quoted scalar, folded inside the text where the break is followed by no space
+/// (it has no escape to keep one).
 fn single_quoted(s: &str, fold: Option<(usize, usize)>) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
     let chars: Vec<char> = s.chars().collect();
-    let mut col = fold.map_or(0, |(col, _)| col + 1);
-    let mut spaces = false;
+    let mut f = Folded::new(fold);
+    f.text("'");
     for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' {
-            match fold {
-                Some((_, indent))
-                    if !spaces && col > BEST_WIDTH && i > 0 && i + 1 < chars.len() && chars[i + 1] != ' ' =>
-                {
-                    out.push('\n');
-                    out.extend(std::iter::repeat_n(' ', indent));
-                    col = indent;
-                }
-                _ => {
-                    out.push(' ');
-                    col += 1;
-                }
-            }
-            spaces = true;
-            continue;
+        match c {
+            ' ' => f.space(i > 0 && i + 1 < chars.len() && chars[i + 1] != ' ', None),
+            '\'' => f.text("''"),
+            c => f.text(c.encode_utf8(&mut [0; 4])),
         }
-        spaces = false;
-        if c == '\'' {
-            out.push('\'');
-            col += 1;
-        }
-        out.push(c);
-        col += 1;
     }
-    out.push('\'');
-    out
+    f.text("'");
+    f.out
 }
 
-/// A plain scalar, folded at a lone space past [`BEST_WIDTH`].
+/// A plain scalar, folded at a lone space.
 fn plain(s: &str, fold: Option<(usize, usize)>) -> String {
-    let Some((mut col, indent)) = fold else { return s.to_string() };
-    let mut out = String::with_capacity(s.len());
     let chars: Vec<char> = s.chars().collect();
-    let mut spaces = false;
+    let mut f = Folded::new(fold);
     for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' {
-            if !spaces && col > BEST_WIDTH && chars.get(i + 1) != Some(&' ') {
-                out.push('\n');
-                out.extend(std::iter::repeat_n(' ', indent));
-                col = indent;
-            } else {
-                out.push(' ');
-                col += 1;
-            }
-            spaces = true;
-            continue;
+        match c {
+            ' ' => f.space(chars.get(i + 1) != Some(&' '), None),
+            c => f.text(c.encode_utf8(&mut [0; 4])),
         }
-        spaces = false;
-        out.push(c);
-        col += 1;
     }
-    out
+    f.out
 }
 
 /// A literal block (`|`, `|-`, `|+`) for multi-line text at mapping `level`.
