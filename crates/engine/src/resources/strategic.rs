@@ -18,7 +18,9 @@ use crate::schema::gofmt::plain_v;
 use serde_json::{Map, Value};
 
 /// Fields whose Go struct tag says `patchStrategy:"merge"`: the struct (as Go names it,
-/// without its package), the JSON field, and its `patchMergeKey` (empty for scalars).
+/// without its package), the JSON field, and its `patchMergeKey` (empty for scalars). The
+/// published OpenAPI says the same (`x-kubernetes-patch-strategy`); a test holds the two
+/// together.
 const MERGE_LISTS: &[(&str, &str, &str)] = &[
     ("ObjectMeta", "finalizers", ""),
     ("ObjectMeta", "ownerReferences", "uid"),
@@ -694,6 +696,28 @@ mod tests {
             refused(json!({"$setElementOrder/bogus": [1]})),
             "unable to find api field in struct ServiceAccount for the json field \"bogus\""
         );
+    }
+
+    /// The table is the OpenAPI's patch strategies, which kubectl builds its patches from.
+    #[test]
+    fn the_merge_lists_are_those_the_openapi_publishes() {
+        let defs: Value = serde_json::from_str(include_str!("../openapi/definitions.json")).expect("definitions");
+        let mut published: Vec<(String, String, String)> = Vec::new();
+        for (name, def) in defs.as_object().expect("an object") {
+            for (field, prop) in def.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                if prop.get("x-kubernetes-patch-strategy").and_then(Value::as_str) == Some("merge") {
+                    let key = prop.get("x-kubernetes-patch-merge-key").and_then(Value::as_str).unwrap_or("");
+                    let short = name.rsplit('.').next().unwrap_or(name);
+                    published.push((short.into(), field.clone(), key.into()));
+                }
+            }
+        }
+        published.sort();
+        published.dedup();
+        let mut table: Vec<(String, String, String)> =
+            MERGE_LISTS.iter().map(|(s, f, k)| (s.to_string(), f.to_string(), k.to_string())).collect();
+        table.sort();
+        assert_eq!(table, published);
     }
 
     #[test]

@@ -197,6 +197,13 @@ pub(in crate::resources) fn gvk_string(api_version: &str, kind: &str) -> String 
     format!("{group}/{version}, Kind={kind}")
 }
 
+/// kube's `objectGVKNN` of an applied configuration, as its field manager's errors name
+/// it: `<namespace>/<name>; <group>/<version>, Kind=<kind>` (empty where it gives none).
+pub(in crate::resources) fn config_gvknn(config: &Value, gvk: &str) -> String {
+    let given = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
+    format!("{}/{}; {gvk}", given("namespace"), given("name"))
+}
+
 impl FieldManager<'_> {
     fn updater(&self) -> Updater<'_> {
         Updater { schema: self.schema, filter: &self.filter }
@@ -337,14 +344,11 @@ impl FieldManager<'_> {
                 [one] => one.clone(),
                 many => format!("errors:\n  {}", many.join("\n  ")),
             };
-            let name = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
             // kube-apiserver passes this on as a plain Go error: a 500 without a reason
             // (kubernetes/kubernetes#139253).
             return Err(ApplyError::Unclassified(format!(
-                "failed to create typed patch object ({}/{}; {}): {message}",
-                name("namespace"),
-                name("name"),
-                gvk_string(&self.api_version, &self.kind)
+                "failed to create typed patch object ({}): {message}",
+                config_gvknn(config, &gvk_string(&self.api_version, &self.kind))
             )));
         }
         let (new, mut fields) = self

@@ -7,7 +7,7 @@
 //! never owns `.spec`, and `/scale` owns only the replicas path, kept as kube's scale
 //! handler keeps it ([`super::scale`]).
 
-use super::fieldmanager::{FieldManager, gvk_string};
+use super::fieldmanager::{FieldManager, config_gvknn, gvk_string};
 use super::path::PathElement;
 use super::scale::{self, SCALE_API_VERSION, ScaleWrite};
 use super::schema::Schema;
@@ -209,14 +209,12 @@ impl Rest<'_> {
         if let Some(why) = unstructured_convert::conversion_error(obj, go) {
             let info = self.strategy.info();
             let gvk = gvk_string(&info.api_version(), &info.kind);
-            let name = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
+            let named = config_gvknn(config, &gvk);
             return Err(ApiError::new(
                 500,
                 "",
                 format!(
-                    "failed to convert new object ({}/{}; {gvk}) to proper version: unable to convert unstructured object to {gvk}: {why}",
-                    name("namespace"),
-                    name("name")
+                    "failed to convert new object ({named}) to proper version: unable to convert unstructured object to {gvk}: {why}"
                 ),
             ));
         }
@@ -259,12 +257,13 @@ impl Rest<'_> {
         let api_version = self.strategy.info().api_version();
         let manager = opts.field_manager.as_deref().unwrap_or_default();
         let write = ScaleWrite { manager, api_version: &api_version, replicas: &replicas, replicas_changed: false };
-        let convert_error = |what: &str, namespace: &str, name: &str| {
+        let convert_error = |what: &str, named: &str| {
             format!(
-                "failed to convert {what} object ({namespace}/{name}; {SCALE_API_VERSION}, Kind=Scale) to proper version: \
+                "failed to convert {what} object ({named}) to proper version: \
                  request to convert CR to an invalid group/version: {SCALE_API_VERSION}"
             )
         };
+        let scale_gvk = gvk_string(SCALE_API_VERSION, "Scale");
         let schema = Schema::Deduced;
         let fm = FieldManager {
             schema: &schema,
@@ -282,13 +281,12 @@ impl Rest<'_> {
         if current.pointer("/metadata/managedFields").is_none() {
             // An untracked Scale is first given to `before-first-apply`, an update of an
             // empty Scale that fails the same conversion.
-            let why = convert_error("live", "", "");
+            let why = convert_error("live", &config_gvknn(&Value::Null, &scale_gvk));
             return Err(ApiError::new(500, "", format!("failed to create manager for existing fields: {why}")));
         }
         let applied = fm.apply(&current, config, manager, opts.force).map_err(ApiError::from)?;
         if !same_but_managed_fields(&applied, &current) {
-            let given = |k: &str| config.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
-            return Err(ApiError::new(500, "", convert_error("new", given("namespace"), given("name"))));
+            return Err(ApiError::new(500, "", convert_error("new", &config_gvknn(config, &scale_gvk))));
         }
         let mut obj = live.clone();
         ManagedFieldsAfter(scale::after_scale_apply(live, &applied, &write)).restore(&mut obj);
