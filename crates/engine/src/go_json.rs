@@ -34,10 +34,15 @@ pub fn go_json_float(f: f64) -> String {
 
 /// `v` as Go's `json.Marshal` writes it (keys are sorted already: `serde_json`'s maps are).
 pub fn to_vec(v: &Value) -> Vec<u8> {
+    to_vec_of(v)
+}
+
+/// `v` in Go's text, its members in the order it serializes them.
+pub fn to_vec_of<T: serde::Serialize + ?Sized>(v: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter);
-    // Writing a `Value` into a vector cannot fail.
-    let _ = serde::Serialize::serialize(v, &mut ser);
+    // Writing values of JSON into a vector cannot fail.
+    let _ = v.serialize(&mut ser);
     out
 }
 

@@ -184,15 +184,20 @@ pub fn wipe_system_fields(obj: &mut Value) {
     }
 }
 
-/// Serializes an object for storage (without its resourceVersion).
+/// Serializes an object for storage (without its resourceVersion), keys sorted.
 pub fn to_stored(obj: &Value) -> bytes::Bytes {
+    to_stored_as(obj, crate::go_json::to_vec)
+}
+
+/// Serializes an object for storage (without its resourceVersion) with `write`.
+pub fn to_stored_as(obj: &Value, write: fn(&Value) -> Vec<u8>) -> bytes::Bytes {
     // Written objects come without one: no copy to take it out.
     let json = match obj.get("metadata").and_then(Value::as_object) {
-        Some(m) if !m.contains_key("resourceVersion") => crate::go_json::to_vec(obj),
+        Some(m) if !m.contains_key("resourceVersion") => write(obj),
         _ => {
             let mut obj = obj.clone();
             metadata_mut(&mut obj).remove("resourceVersion");
-            crate::go_json::to_vec(&obj)
+            write(&obj)
         }
     };
     exact(json)

@@ -52,8 +52,8 @@ async fn non_resource_method_not_allowed() -> Response {
 /// A JSON body with the headers kube-apiserver sends on every API response.
 pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
     // Straight into bytes, as Go's encoder writes them (kube's answers escape `<`, `>`
-    // and `&`, and write floats Go's way).
-    json_text_response(status, crate::go_json::to_vec(body))
+    // and `&`, write floats Go's way, and a built-in kind's members in its struct's order).
+    json_text_response(status, crate::resources::builtin::struct_json::to_vec(body))
 }
 
 fn json_text_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {

@@ -180,7 +180,8 @@ fn encode_answered_list(
         continue_token: text("continue"),
         remaining_item_count: list["metadata"]["remainingItemCount"].as_u64(),
     };
-    let items: Vec<Vec<u8>> = list["items"].as_array().into_iter().flatten().map(crate::go_json::to_vec).collect();
+    let items: Vec<Vec<u8>> =
+        list["items"].as_array().into_iter().flatten().map(crate::resources::builtin::struct_json::to_vec).collect();
     let items: Vec<RawObject<'_>> = items.iter().map(|i| RawObject::complete(i)).collect();
     representation::encode_list(shape, names, table, &meta, &items)
 }

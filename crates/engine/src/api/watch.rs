@@ -178,7 +178,7 @@ impl Session {
                             let rv = crate::meta::resource_version(&object)
                                 .and_then(crate::meta::parse_resource_version);
                             s.sent = s.sent.max(rv.unwrap_or(0));
-                            let bytes = crate::go_json::to_vec(&object);
+                            let bytes = crate::resources::builtin::struct_json::to_vec(&object);
                             s.encoder.event(event_type, RawObject::complete(&bytes), s.engine.now())
                         }
                         WatchItem::Stored { event_type, json, resource_version, api_version } => {

@@ -270,7 +270,7 @@ async fn rewrite(store: &dyn Store, key: &str, change: impl FnOnce(&mut Value)) 
     let result = if done {
         store.delete(key, Some(kv.mod_revision)).await.map(|_| ())
     } else {
-        store.update(key, meta::to_stored(&obj), Some(kv.mod_revision)).await.map(|_| ())
+        store.update(key, crate::resources::to_stored(&obj), Some(kv.mod_revision)).await.map(|_| ())
     };
     result.map_err(|e| e.to_string())
 }

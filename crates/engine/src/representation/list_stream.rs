@@ -66,7 +66,7 @@ impl<I: Iterator<Item = StoredItem>> Iterator for ListChunks<I> {
     fn next(&mut self) -> Option<Bytes> {
         let mut out = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
         if let Stage::Head = self.stage {
-            write_list_head(&self.kind, &mut out);
+            write_list_head(&self.kind, &self.meta, &mut out);
             self.stage = Stage::Items;
         }
         while let Stage::Items = self.stage {

@@ -330,10 +330,11 @@ pub fn encode_list(
     Ok(finish(out, n))
 }
 
-/// `{"apiVersion":..,"items":[..],"kind":..,"metadata":{..}}`, keys sorted as kube's
-/// unstructured lists write them.
+/// A list as kube writes it: a typed (built-in) kind's in `ListMeta`'s struct order,
+/// `{"kind":..,"apiVersion":..,"metadata":{..},"items":[..]}`; an unstructured one's
+/// keys sorted, `{"apiVersion":..,"items":[..],"kind":..,"metadata":{..}}`.
 fn write_list(kind: &KindNames, meta: &ListMeta, items: &[RawObject<'_>], out: &mut Vec<u8>) {
-    write_list_head(kind, out);
+    write_list_head(kind, meta, out);
     for (i, item) in items.iter().enumerate() {
         write_list_item(kind, i, item, out);
     }
@@ -341,10 +342,21 @@ fn write_list(kind: &KindNames, meta: &ListMeta, items: &[RawObject<'_>], out: &
 }
 
 /// What a list starts with, up to its first item.
-fn write_list_head(kind: &KindNames, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"{\"apiVersion\":");
-    out.extend_from_slice(Value::from(kind.api_version.as_str()).to_string().as_bytes());
-    out.extend_from_slice(b",\"items\":[");
+fn write_list_head(kind: &KindNames, meta: &ListMeta, out: &mut Vec<u8>) {
+    let string = |s: &str| Value::from(s).to_string().into_bytes();
+    if kind.typed {
+        out.extend_from_slice(b"{\"kind\":");
+        out.extend_from_slice(&string(&kind.list_kind));
+        out.extend_from_slice(b",\"apiVersion\":");
+        out.extend_from_slice(&string(&kind.api_version));
+        out.extend_from_slice(b",\"metadata\":");
+        write_list_meta(meta, true, out);
+        out.extend_from_slice(b",\"items\":[");
+    } else {
+        out.extend_from_slice(b"{\"apiVersion\":");
+        out.extend_from_slice(&string(&kind.api_version));
+        out.extend_from_slice(b",\"items\":[");
+    }
 }
 
 /// The list's item at `index`, with the comma before it.
@@ -363,27 +375,32 @@ fn write_list_item(kind: &KindNames, index: usize, item: &RawObject<'_>, out: &m
 
 /// What a list ends with after its last item.
 fn write_list_tail(kind: &KindNames, meta: &ListMeta, out: &mut Vec<u8>) {
+    if kind.typed {
+        out.extend_from_slice(b"]}");
+        return;
+    }
     out.extend_from_slice(b"],\"kind\":");
     out.extend_from_slice(Value::from(kind.list_kind.as_str()).to_string().as_bytes());
-    out.extend_from_slice(b",\"metadata\":{");
-    let mut first = true;
-    let mut member = |out: &mut Vec<u8>, key: &str, value: String| {
-        if !first {
+    out.extend_from_slice(b",\"metadata\":");
+    write_list_meta(meta, false, out);
+    out.push(b'}');
+}
+
+/// A list's `metadata`: in `ListMeta`'s field order for a typed list, sorted for an
+/// unstructured one (the same three members, reversed but for `continue`).
+fn write_list_meta(meta: &ListMeta, typed: bool, out: &mut Vec<u8>) {
+    let rv = (!meta.resource_version.is_empty()).then(|| ("resourceVersion", format!("\"{}\"", meta.resource_version)));
+    let token = meta.continue_token.as_ref().map(|c| ("continue", Value::from(c.as_str()).to_string()));
+    let remaining = meta.remaining_item_count.map(|n| ("remainingItemCount", n.to_string()));
+    let members = if typed { [rv, token, remaining] } else { [token, remaining, rv] };
+    out.push(b'{');
+    for (i, (key, value)) in members.into_iter().flatten().enumerate() {
+        if i > 0 {
             out.push(b',');
         }
-        first = false;
         out.extend_from_slice(format!("\"{key}\":{value}").as_bytes());
-    };
-    if let Some(c) = &meta.continue_token {
-        member(out, "continue", Value::from(c.as_str()).to_string());
     }
-    if let Some(n) = meta.remaining_item_count {
-        member(out, "remainingItemCount", n.to_string());
-    }
-    if !meta.resource_version.is_empty() {
-        member(out, "resourceVersion", format!("\"{}\"", meta.resource_version));
-    }
-    out.extend_from_slice(b"}}");
+    out.push(b'}');
 }
 
 /// Encodes the events of one watch: every object in the negotiated representation, a

@@ -173,10 +173,17 @@ fn push_rv_member(out: &mut Vec<u8>, rv: u64, first: bool) {
     out.push(b'"');
 }
 
-/// Writes the metadata object `meta` with `resourceVersion` set to `rv`, in sorted key
-/// position (the position serde_json's sorted maps give it), replacing any present.
+/// Writes the metadata object `meta` with `resourceVersion` set to `rv`, replacing any
+/// present, where kube's encoder puts it: in sorted key position for a custom resource's
+/// (unstructured, sorted) metadata, in `ObjectMeta`'s field order for a built-in kind's
+/// (whose members, written in that order, are not sorted: every stored object has a
+/// `uid` and a `creationTimestamp`).
 pub fn write_metadata_with_rv(meta: &[u8], rv: u64, out: &mut Vec<u8>) -> Option<()> {
     let members = members(meta)?;
+    let sorted = members.windows(2).all(|w| w[0].key <= w[1].key);
+    let rank = |key: &[u8]| crate::meta::OBJECT_META_FIELDS.iter().position(|f| f.as_bytes() == key);
+    let rv_rank = rank(b"resourceVersion");
+    let after_rv = |key: &[u8]| if sorted { key > b"resourceVersion".as_slice() } else { rank(key) > rv_rank };
     out.push(b'{');
     let mut written = false;
     let mut first = true;
@@ -184,7 +191,7 @@ pub fn write_metadata_with_rv(meta: &[u8], rv: u64, out: &mut Vec<u8>) -> Option
         if m.key == b"resourceVersion" {
             continue;
         }
-        if !written && m.key > b"resourceVersion".as_slice() {
+        if !written && after_rv(m.key) {
             push_rv_member(out, rv, first);
             written = true;
             first = false;

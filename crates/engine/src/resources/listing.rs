@@ -270,7 +270,7 @@ impl Rest<'_> {
                 let (keep, served) = if codec.decodes_item(kv) {
                     let obj = codec.read(kv);
                     let keep = labels.matches(&obj) && fields.matches(&obj);
-                    (keep, keep.then(|| meta::to_stored(&obj)))
+                    (keep, keep.then(|| super::to_stored(&obj)))
                 } else if filtering {
                     let obj = meta::from_stored(kv);
                     (labels.matches(&obj) && fields.matches(&obj), None)

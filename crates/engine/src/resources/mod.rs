@@ -224,20 +224,26 @@ impl Codec {
     /// An object as the store keeps it (without resourceVersion).
     pub fn write(&self, obj: &Value) -> bytes::Bytes {
         if let Some(c) = self.conversion {
-            return crate::meta::to_stored(&(c.to_storage)(obj.clone()));
+            return to_stored(&(c.to_storage)(obj.clone()));
         }
-        let Some(versions) = &self.versions else { return crate::meta::to_stored(obj) };
+        let Some(versions) = &self.versions else { return to_stored(obj) };
         if versions.prunes_writes() && obj.get("apiVersion").and_then(Value::as_str) != Some(&*versions.storage) {
             let mut converted = obj.clone();
             versions.to_storage(&mut converted);
-            return crate::meta::to_stored(&converted);
+            return to_stored(&converted);
         }
-        let stored = crate::meta::to_stored(obj);
+        let stored = to_stored(obj);
         match raw::with_api_version(&stored, &versions.storage) {
             Cow::Owned(rewritten) => crate::meta::exact(rewritten),
             Cow::Borrowed(_) => stored,
         }
     }
+}
+
+/// An object's bytes as the store keeps them (without resourceVersion), written as kube
+/// writes its kind ([`builtin::struct_json`]).
+pub fn to_stored(obj: &Value) -> bytes::Bytes {
+    crate::meta::to_stored_as(obj, builtin::struct_json::to_vec)
 }
 
 /// Sets the `apiVersion` of `obj` (nothing when it is no object).

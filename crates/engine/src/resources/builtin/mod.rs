@@ -16,6 +16,7 @@ pub mod objects;
 pub mod printers;
 pub mod reviews;
 pub mod scheme;
+pub mod struct_json;
 mod tls_pair;
 pub mod types;
 pub mod unstructured_convert;

@@ -1,0 +1,226 @@
+//! The JSON of a built-in kind's object as kube-apiserver writes it: Go's `json.Marshal` of
+//! the kind's struct, so members come in the struct's field order (`kind`, `apiVersion`,
+//! `metadata` in `ObjectMeta`'s order, then the kind's own fields), while Go maps
+//! (`labels`, `data`, a schema's `properties`) and raw JSON keep sorted keys. Custom
+//! resources are unstructured in kube and written with sorted keys throughout, as
+//! [`crate::go_json::to_vec`] writes every `Value`.
+//!
+//! The struct is found from the object's own `apiVersion` and `kind`: every stored or
+//! answered object of a built-in kind carries them, and no custom resource can be served
+//! at a built-in kind's group and version.
+
+use super::types::{
+    CONFIG_MAP, CORE_EVENT, EVENTS_V1_EVENT, GoStruct, GoType, LEASE, NAMESPACE, OBJECT_META, SCALE, SECRET,
+    SERVICE_ACCOUNT, SchemaOr,
+};
+use crate::resources::crd_struct::CUSTOM_RESOURCE_DEFINITION;
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// The Go struct of the built-in kind `kind` at `api_version`, when it is one.
+pub fn kind_struct(api_version: &str, kind: &str) -> Option<&'static GoStruct> {
+    Some(match (api_version, kind) {
+        ("v1", "ConfigMap") => &CONFIG_MAP,
+        ("v1", "Secret") => &SECRET,
+        ("v1", "Namespace") => &NAMESPACE,
+        ("v1", "ServiceAccount") => &SERVICE_ACCOUNT,
+        ("v1", "Event") => &CORE_EVENT,
+        ("events.k8s.io/v1", "Event") => &EVENTS_V1_EVENT,
+        ("coordination.k8s.io/v1", "Lease") => &LEASE,
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => &CUSTOM_RESOURCE_DEFINITION,
+        ("autoscaling/v1", "Scale") => &SCALE,
+        _ => return None,
+    })
+}
+
+/// `obj` as kube writes it: in its Go struct's order when it is an object or a list of a
+/// built-in kind, else with sorted keys.
+pub fn to_vec(obj: &Value) -> Vec<u8> {
+    let text = |key: &str| obj.get(key).and_then(Value::as_str);
+    let Some((api_version, kind)) = text("apiVersion").zip(text("kind")) else { return crate::go_json::to_vec(obj) };
+    let ty = match kind_struct(api_version, kind) {
+        Some(st) => Ty::Root(st),
+        None => match kind.strip_suffix("List").and_then(|item| kind_struct(api_version, item)) {
+            Some(st) => Ty::List(st),
+            None => return crate::go_json::to_vec(obj),
+        },
+    };
+    crate::go_json::to_vec_of(&Ordered { value: obj, ty })
+}
+
+/// What a value is written as.
+#[derive(Clone, Copy)]
+enum Ty {
+    /// A kind's object: its type's and object's metadata first.
+    Root(&'static GoStruct),
+    /// A list of a kind's objects.
+    List(&'static GoStruct),
+    /// A list's `items`: objects of a kind.
+    Items(&'static GoStruct),
+    Struct(&'static GoStruct),
+    Go(&'static GoType),
+    /// Nothing known: as it is, keys sorted.
+    Plain,
+}
+
+/// The members a kind's object has before its own fields, in `TypeMeta`'s and
+/// `ObjectMeta`'s order.
+const ENVELOPE: [&str; 3] = ["kind", "apiVersion", "metadata"];
+
+struct Ordered<'a> {
+    value: &'a Value,
+    ty: Ty,
+}
+
+impl Serialize for Ordered<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (self.value, self.ty) {
+            (Value::Object(map), Ty::Root(kind)) => write_struct(map, kind, true, s),
+            (Value::Object(map), Ty::List(kind)) => write_list(map, kind, s),
+            (Value::Object(map), Ty::Struct(st)) => write_struct(map, st, false, s),
+            (Value::Object(map), Ty::Go(GoType::Struct(st) | GoType::Union(_, st))) => write_struct(map, st, false, s),
+            (Value::Object(map), Ty::Go(GoType::Map(items))) => {
+                let mut out = s.serialize_map(Some(map.len()))?;
+                for (key, value) in map {
+                    out.serialize_entry(key, &Ordered { value, ty: Ty::Go(items) })?;
+                }
+                out.end()
+            }
+            (Value::Array(list), Ty::Go(GoType::Slice { items, .. })) => write_items(list, Ty::Go(items), s),
+            (Value::Array(list), Ty::Items(kind)) => write_items(list, Ty::Root(kind), s),
+            // `JSONSchemaPropsOrArray` as a list: schemas each.
+            (Value::Array(list), Ty::Go(GoType::Union(SchemaOr::Array, st))) => write_items(list, Ty::Struct(st), s),
+            (value, _) => value.serialize(s),
+        }
+    }
+}
+
+fn write_items<S: Serializer>(list: &[Value], ty: Ty, s: S) -> Result<S::Ok, S::Error> {
+    let mut out = s.serialize_seq(Some(list.len()))?;
+    for value in list {
+        out.serialize_element(&Ordered { value, ty })?;
+    }
+    out.end()
+}
+
+/// A struct's members in its field order; members it does not know (none after a typed
+/// decode) follow, sorted.
+fn write_struct<S: Serializer>(
+    map: &Map<String, Value>,
+    st: &'static GoStruct,
+    root: bool,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let ranks = ranks(st);
+    write_members(map, s, |key| {
+        if root && let Some(i) = ENVELOPE.iter().position(|k| *k == key) {
+            let ty = if key == "metadata" { Ty::Struct(&OBJECT_META) } else { Ty::Plain };
+            return (i, ty);
+        }
+        match ranks.binary_search_by(|(name, _)| (*name).cmp(key)) {
+            Ok(i) => {
+                let field = ranks[i].1;
+                (ENVELOPE.len() + field, Ty::Go(&st.fields[field].ty))
+            }
+            Err(_) => (usize::MAX, Ty::Plain),
+        }
+    })
+}
+
+/// A typed list (`ConfigMapList`): `TypeMeta`, `ListMeta`, then its items, each an object
+/// of `kind`.
+fn write_list<S: Serializer>(map: &Map<String, Value>, kind: &'static GoStruct, s: S) -> Result<S::Ok, S::Error> {
+    static ITEM: GoType = GoType::Struct(&LIST_META);
+    write_members(map, s, |key| match key {
+        "kind" => (0, Ty::Plain),
+        "apiVersion" => (1, Ty::Plain),
+        "metadata" => (2, Ty::Go(&ITEM)),
+        "items" => (3, Ty::Items(kind)),
+        _ => (usize::MAX, Ty::Plain),
+    })
+}
+
+/// `ListMeta`, for the order of its fields.
+static LIST_META: GoStruct = super::types::plain_struct(
+    "v1.ListMeta",
+    &[
+        super::types::field("selfLink", GoType::String),
+        super::types::field("resourceVersion", GoType::String),
+        super::types::field("continue", GoType::String),
+        super::types::field("remainingItemCount", GoType::Int64),
+    ],
+);
+
+/// `map`'s members ordered by `rank` (stable: equal ranks keep the map's sorted order).
+fn write_members<S: Serializer>(
+    map: &Map<String, Value>,
+    s: S,
+    rank: impl Fn(&str) -> (usize, Ty),
+) -> Result<S::Ok, S::Error> {
+    let mut members: Vec<(usize, Ty, &String, &Value)> = map
+        .iter()
+        .map(|(key, value)| {
+            let (rank, ty) = rank(key);
+            (rank, ty, key, value)
+        })
+        .collect();
+    members.sort_by_key(|m| m.0);
+    let mut out = s.serialize_map(Some(members.len()))?;
+    for (_, ty, key, value) in members {
+        out.serialize_entry(key, &Ordered { value, ty })?;
+    }
+    out.end()
+}
+
+/// `st`'s field names sorted, each with its place in the struct, made once per struct: a
+/// CRD's schema is thousands of `JSONSchemaProps` of forty-odd fields.
+fn ranks(st: &'static GoStruct) -> &'static [(&'static str, usize)] {
+    static RANKS: OnceLock<HashMap<usize, Vec<(&'static str, usize)>>> = OnceLock::new();
+    let all = RANKS.get_or_init(|| {
+        let mut all = HashMap::new();
+        for root in ROOTS {
+            index(root, &mut all);
+        }
+        all
+    });
+    all.get(&(std::ptr::from_ref(st) as usize)).map_or(&[], Vec::as_slice)
+}
+
+/// Every struct reachable from the kinds [`kind_struct`] knows.
+static ROOTS: [&GoStruct; 11] = [
+    &LIST_META,
+    &CONFIG_MAP,
+    &SECRET,
+    &NAMESPACE,
+    &SERVICE_ACCOUNT,
+    &CORE_EVENT,
+    &EVENTS_V1_EVENT,
+    &LEASE,
+    &CUSTOM_RESOURCE_DEFINITION,
+    &SCALE,
+    &OBJECT_META,
+];
+
+fn index(st: &'static GoStruct, all: &mut HashMap<usize, Vec<(&'static str, usize)>>) {
+    let key = std::ptr::from_ref(st) as usize;
+    if all.contains_key(&key) {
+        return;
+    }
+    let mut names: Vec<(&'static str, usize)> = st.fields.iter().enumerate().map(|(i, f)| (f.json, i)).collect();
+    names.sort_unstable();
+    all.insert(key, names);
+    for field in st.fields {
+        index_type(&field.ty, all);
+    }
+}
+
+fn index_type(ty: &'static GoType, all: &mut HashMap<usize, Vec<(&'static str, usize)>>) {
+    match ty {
+        GoType::Struct(st) | GoType::Union(_, st) => index(st, all),
+        GoType::Map(items) | GoType::Slice { items, .. } => index_type(items, all),
+        _ => {}
+    }
+}
