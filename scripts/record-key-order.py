@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Records the order of the JSON members in kube-apiserver's answers for the built-in kinds
 into tests/it/engine_representations/key_order.json (the test
-engine_representations::built_in_kinds_answer_their_members_in_kube_s_order replays it).
+engine_representations::built_in_kinds_answer_their_members_in_kube_s_order replays it), and
+a discovery document's bytes as curl and as another client get them (discovery_*.json).
 
     ../shared/oracle/start.sh /tmp/ko && scripts/record-key-order.py /tmp/ko; ../shared/oracle/stop.sh /tmp/ko
 """
@@ -17,10 +18,11 @@ OT = open(oracle + '/token').read().strip()
 ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
 
 
-def req(base, tok, method, path, body=None):
+def req(base, tok, method, path, body=None, agent='key-order'):
     data = None if body is None else json.dumps(body).encode()
     r = urllib.request.Request(base + path, data=data, method=method, headers={
-        'Authorization': 'Bearer ' + tok, 'Content-Type': 'application/json', 'Accept': 'application/json'})
+        'Authorization': 'Bearer ' + tok, 'Content-Type': 'application/json', 'Accept': 'application/json',
+        'User-Agent': agent})
     try:
         with urllib.request.urlopen(r, context=ctx) as resp:
             return resp.status, resp.read()
@@ -66,6 +68,11 @@ steps=[
  ("events-v1-list","GET","/apis/events.k8s.io/v1/namespaces/key-order/events",None),
  ("crd","POST","/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldManager=key-order",crd),
  ("namespace-get","GET","/api/v1/namespaces/key-order",None),
+ ("discovery-core","GET","/api",None),
+ ("discovery-group","GET","/apis/coordination.k8s.io",None),
+ ("discovery-group-version","GET","/apis/coordination.k8s.io/v1",None),
+ ("discovery-crds","GET","/apis/apiextensions.k8s.io/v1",None),
+ ("rules-review","POST","/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"key-order"}}),
 ]
 rec=[]
 for name,method,path,body in steps:
@@ -79,3 +86,7 @@ import os
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'it', 'engine_representations', 'key_order.json')
 json.dump({"recorded":"kube-apiserver v1.32.13, "+time.strftime('%Y-%m-%d'),"steps":rec},open(out,'w'),indent=1)
 print(len(rec), sum(len(r['keys']) for r in rec))
+for agent, name in (('curl/8.5.0', 'discovery_curl.json'), ('key-order', 'discovery_plain.json')):
+    code, b = req(OR, OT, 'GET', '/apis/coordination.k8s.io/v1', agent=agent)
+    assert code == 200, b
+    open(os.path.join(os.path.dirname(out), name), 'wb').write(b)

@@ -675,3 +675,28 @@ fn member_names(text: &[u8]) -> Vec<String> {
     }
     names
 }
+
+/// A discovery document is written as kube-apiserver's serializer writes it: indented for
+/// curl (`json.MarshalIndent`, no newline after), compact with a newline after for other
+/// clients (`json.Encoder`). Both recorded from kube-apiserver 1.32, byte for byte: the
+/// coordination.k8s.io group serves the same Leases in both.
+#[tokio::test]
+async fn discovery_documents_are_written_byte_for_byte_as_kube_writes_them() {
+    let server = support::kubectl::Server::start();
+    let kubeconfig = kube::config::Kubeconfig::read_from(&server.kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("config");
+    let client = kube::Client::try_from(config).expect("client");
+    for (agent, recorded) in [
+        ("curl/8.5.0", &include_bytes!("engine_representations/discovery_curl.json")[..]),
+        ("key-order", &include_bytes!("engine_representations/discovery_plain.json")[..]),
+    ] {
+        let req = Request::get("/apis/coordination.k8s.io/v1")
+            .header("Accept", "application/json")
+            .header("User-Agent", agent)
+            .body(Vec::new())
+            .expect("request");
+        let res = client.send(req.map(kube::client::Body::from)).await.expect("answer");
+        let body = http_body_util::BodyExt::collect(res.into_body()).await.expect("body").to_bytes();
+        assert_eq!(String::from_utf8_lossy(&body), String::from_utf8_lossy(recorded), "as {agent} gets it");
+    }
+}

@@ -43,7 +43,7 @@ pub fn cached(kinds: &Kinds, which: Cached) -> Bytes {
         Cached::Aggregated => aggregated(kinds, false),
         Cached::GroupList => group_list(kinds),
     };
-    let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    let body = Bytes::from(crate::resources::builtin::struct_json::to_vec(&doc));
     let mut cache = lock();
     if cache.len() >= CACHED {
         cache.remove(0);
@@ -178,7 +178,12 @@ pub fn resource_list(kinds: &Kinds, group: &str, version: &str) -> Option<Value>
     }
     let group_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
     let resources: Vec<Value> = served.iter().flat_map(resource_entries).collect();
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}))
+    let mut doc = json!({"kind": "APIResourceList", "groupVersion": group_version, "resources": resources});
+    // kube's legacy `/api/v1` handler writes its list without an apiVersion.
+    if !group.is_empty() {
+        doc["apiVersion"] = json!("v1");
+    }
+    Some(doc)
 }
 
 /// Aggregated discovery (`APIGroupDiscoveryList`, apidiscovery.k8s.io/v2) for `/api`

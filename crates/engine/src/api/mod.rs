@@ -17,6 +17,7 @@ pub mod routes;
 pub mod watch;
 
 use crate::Engine;
+use crate::representation::negotiation;
 use crate::status::ApiError;
 use axum::Router;
 use axum::extract::{Request, State};
@@ -71,23 +72,48 @@ pub fn error_response(e: &ApiError) -> Response {
     json_text_response(status, e.to_body())
 }
 
+/// `version.Info`, in its struct's field order; `kubectlCrdVersion` is ours (the CLI tells
+/// a kubectl-crd server from another by it).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionInfo {
+    major: String,
+    minor: String,
+    git_version: String,
+    git_commit: &'static str,
+    git_tree_state: &'static str,
+    build_date: &'static str,
+    go_version: &'static str,
+    compiler: &'static str,
+    platform: String,
+    kubectl_crd_version: String,
+}
+
+/// `/version`, indented whatever the client, as kube's handler writes it (`WriteRawJSON`).
 async fn version() -> Response {
     let (major, minor) = crate::KUBERNETES_API_LEVEL;
-    json_response(
-        StatusCode::OK,
-        &serde_json::json!({
-            "major": major.to_string(),
-            "minor": minor.to_string(),
-            "gitVersion": format!("v{major}.{minor}.0+kubectl-crd.v{}", crate::VERSION),
-            "gitCommit": "",
-            "gitTreeState": "clean",
-            "buildDate": "",
-            "goVersion": "",
-            "compiler": "rustc",
-            "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-            "kubectlCrdVersion": format!("v{}", crate::VERSION),
-        }),
-    )
+    let info = VersionInfo {
+        major: major.to_string(),
+        minor: minor.to_string(),
+        git_version: format!("v{major}.{minor}.0+kubectl-crd.v{}", crate::VERSION),
+        git_commit: "",
+        git_tree_state: "clean",
+        build_date: "",
+        go_version: "",
+        compiler: "rustc",
+        platform: format!("{}/{}", std::env::consts::OS, go_arch(std::env::consts::ARCH)),
+        kubectl_crd_version: format!("v{}", crate::VERSION),
+    };
+    json_text_response(StatusCode::OK, serde_json::to_vec_pretty(&info).unwrap_or_default())
+}
+
+/// Go's name (`GOARCH`) for a Rust target architecture, as kube's `platform` says it.
+fn go_arch(arch: &str) -> &str {
+    match arch {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
 }
 
 async fn ok_text() -> Response {
@@ -115,7 +141,21 @@ fn wants_aggregated(headers: &HeaderMap) -> bool {
     })
 }
 
-fn aggregated_response(body: bytes::Bytes) -> Response {
+/// A discovery document as kube's serializer writes it: indented when the client asks for
+/// it (`?pretty`, or curl's and browsers' user agents: `json.MarshalIndent`), else ended by
+/// a newline (`json.Encoder`).
+fn discovery_body(json: &[u8], pretty: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() * if pretty { 2 } else { 1 } + 1);
+    if pretty {
+        crate::representation::raw::pretty(json, &mut out);
+    } else {
+        out.extend_from_slice(json);
+        out.push(b'\n');
+    }
+    out
+}
+
+fn aggregated_response(body: Vec<u8>) -> Response {
     let mut res = json_text_response(StatusCode::OK, body);
     let h = res.headers_mut();
     h.insert(
@@ -133,18 +173,21 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     let query = query::Query::parse(parts.uri.query());
     let kinds = engine.kinds();
     if parts.method == Method::GET {
+        let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+        let document = |json: &[u8]| discovery_body(json, negotiation::wants_pretty(query.get("pretty"), user_agent));
         let found = match path.as_str() {
             "/api" if wants_aggregated(&parts.headers) => {
-                return aggregated_response(discovery::cached(kinds, discovery::Cached::AggregatedCore));
+                return aggregated_response(document(&discovery::cached(kinds, discovery::Cached::AggregatedCore)));
             }
             "/apis" if wants_aggregated(&parts.headers) => {
-                return aggregated_response(discovery::cached(kinds, discovery::Cached::Aggregated));
+                return aggregated_response(document(&discovery::cached(kinds, discovery::Cached::Aggregated)));
             }
             "/api" => Some(discovery::core_versions(
                 parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
             )),
             "/apis" => {
-                return json_text_response(StatusCode::OK, discovery::cached(kinds, discovery::Cached::GroupList));
+                let list = discovery::cached(kinds, discovery::Cached::GroupList);
+                return json_text_response(StatusCode::OK, document(&list));
             }
             "/api/v1" => discovery::resource_list(kinds, "", "v1"),
             p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
@@ -154,7 +197,8 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
             },
         };
         if let Some(doc) = found {
-            return json_response(StatusCode::OK, &doc);
+            let json = crate::resources::builtin::struct_json::to_vec(&doc);
+            return json_text_response(StatusCode::OK, document(&json));
         }
     }
     let body = match axum::body::to_bytes(body, routes::MAX_BODY).await {

@@ -10,10 +10,12 @@
 //! - [`printers`]: their Table columns, as kube's `pkg/printers/internalversion`.
 
 pub mod data;
+pub mod discovery_structs;
 pub mod event_conversion;
 pub mod events;
 pub mod objects;
 pub mod printers;
+pub mod review_structs;
 pub mod reviews;
 pub mod scheme;
 pub mod struct_json;

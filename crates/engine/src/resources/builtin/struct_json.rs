@@ -7,8 +7,11 @@
 //!
 //! The struct is found from the object's own `apiVersion` and `kind`: every stored or
 //! answered object of a built-in kind carries them, and no custom resource can be served
-//! at a built-in kind's group and version.
+//! at a built-in kind's group and version. Discovery's documents and the reviews' answers
+//! are typed in kube too ([`super::discovery_structs`], [`super::review_structs`]).
 
+use super::discovery_structs::{API_GROUP, API_GROUP_LIST, API_RESOURCE_LIST, API_VERSIONS, GROUP_DISCOVERY_LIST};
+use super::review_structs::{SELF_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_RULES_REVIEW};
 use super::types::{
     CONFIG_MAP, CORE_EVENT, EVENTS_V1_EVENT, GoStruct, GoType, LEASE, NAMESPACE, OBJECT_META, SCALE, SECRET,
     SERVICE_ACCOUNT, SchemaOr,
@@ -20,7 +23,8 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-/// The Go struct of the built-in kind `kind` at `api_version`, when it is one.
+/// The Go struct of the built-in kind `kind` at `api_version` (empty: none), when it is
+/// one: the kinds served, and the documents of discovery.
 pub fn kind_struct(api_version: &str, kind: &str) -> Option<&'static GoStruct> {
     Some(match (api_version, kind) {
         ("v1", "ConfigMap") => &CONFIG_MAP,
@@ -32,6 +36,14 @@ pub fn kind_struct(api_version: &str, kind: &str) -> Option<&'static GoStruct> {
         ("coordination.k8s.io/v1", "Lease") => &LEASE,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => &CUSTOM_RESOURCE_DEFINITION,
         ("autoscaling/v1", "Scale") => &SCALE,
+        ("", "APIVersions") => &API_VERSIONS,
+        ("v1", "APIGroupList") => &API_GROUP_LIST,
+        ("v1", "APIGroup") => &API_GROUP,
+        // `/api/v1`'s has no apiVersion, every group's has.
+        ("" | "v1", "APIResourceList") => &API_RESOURCE_LIST,
+        ("apidiscovery.k8s.io/v2", "APIGroupDiscoveryList") => &GROUP_DISCOVERY_LIST,
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => &SELF_SUBJECT_ACCESS_REVIEW,
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => &SELF_SUBJECT_RULES_REVIEW,
         _ => return None,
     })
 }
@@ -40,7 +52,8 @@ pub fn kind_struct(api_version: &str, kind: &str) -> Option<&'static GoStruct> {
 /// built-in kind, else with sorted keys.
 pub fn to_vec(obj: &Value) -> Vec<u8> {
     let text = |key: &str| obj.get(key).and_then(Value::as_str);
-    let Some((api_version, kind)) = text("apiVersion").zip(text("kind")) else { return crate::go_json::to_vec(obj) };
+    let Some(kind) = text("kind") else { return crate::go_json::to_vec(obj) };
+    let api_version = text("apiVersion").unwrap_or_default();
     let ty = match kind_struct(api_version, kind) {
         Some(st) => Ty::Root(st),
         None => match kind.strip_suffix("List").and_then(|item| kind_struct(api_version, item)) {
@@ -190,8 +203,15 @@ fn ranks(st: &'static GoStruct) -> &'static [(&'static str, usize)] {
 }
 
 /// Every struct reachable from the kinds [`kind_struct`] knows.
-static ROOTS: [&GoStruct; 11] = [
+static ROOTS: [&GoStruct; 18] = [
     &LIST_META,
+    &SELF_SUBJECT_ACCESS_REVIEW,
+    &SELF_SUBJECT_RULES_REVIEW,
+    &API_VERSIONS,
+    &API_GROUP_LIST,
+    &API_GROUP,
+    &API_RESOURCE_LIST,
+    &GROUP_DISCOVERY_LIST,
     &CONFIG_MAP,
     &SECRET,
     &NAMESPACE,

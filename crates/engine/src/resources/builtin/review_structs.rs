@@ -1,0 +1,96 @@
+//! The Go structs of authorization.k8s.io/v1's self reviews, as far as the order of their
+//! fields goes: kube-apiserver writes its answers in that order ([`super::struct_json`]).
+
+use super::types::{GoStruct, GoType, STRING, field, omit_empty, plain_struct, value_struct};
+
+const fn list(items: &'static GoType) -> GoType {
+    GoType::Slice { items, keys: &[], name: None }
+}
+
+static FIELD_REQUIREMENT: GoStruct = plain_struct(
+    "v1.FieldSelectorRequirement",
+    &[field("key", GoType::String), field("operator", GoType::String), omit_empty("values", list(&STRING))],
+);
+static FIELD_REQUIREMENT_TYPE: GoType = GoType::Struct(&FIELD_REQUIREMENT);
+static FIELD_SELECTOR: GoStruct = plain_struct(
+    "v1.FieldSelectorAttributes",
+    &[omit_empty("rawSelector", GoType::String), omit_empty("requirements", list(&FIELD_REQUIREMENT_TYPE))],
+);
+static LABEL_REQUIREMENT: GoStruct = plain_struct(
+    "v1.LabelSelectorRequirement",
+    &[field("key", GoType::String), field("operator", GoType::String), omit_empty("values", list(&STRING))],
+);
+static LABEL_REQUIREMENT_TYPE: GoType = GoType::Struct(&LABEL_REQUIREMENT);
+static LABEL_SELECTOR: GoStruct = plain_struct(
+    "v1.LabelSelectorAttributes",
+    &[omit_empty("rawSelector", GoType::String), omit_empty("requirements", list(&LABEL_REQUIREMENT_TYPE))],
+);
+
+static RESOURCE_ATTRIBUTES: GoStruct = plain_struct(
+    "v1.ResourceAttributes",
+    &[
+        omit_empty("namespace", GoType::String),
+        omit_empty("verb", GoType::String),
+        omit_empty("group", GoType::String),
+        omit_empty("version", GoType::String),
+        omit_empty("resource", GoType::String),
+        omit_empty("subresource", GoType::String),
+        omit_empty("name", GoType::String),
+        field("fieldSelector", GoType::Struct(&FIELD_SELECTOR)),
+        field("labelSelector", GoType::Struct(&LABEL_SELECTOR)),
+    ],
+);
+static NON_RESOURCE_ATTRIBUTES: GoStruct =
+    plain_struct("v1.NonResourceAttributes", &[omit_empty("path", GoType::String), omit_empty("verb", GoType::String)]);
+
+static ACCESS_SPEC: GoStruct = plain_struct(
+    "v1.SelfSubjectAccessReviewSpec",
+    &[
+        field("resourceAttributes", GoType::Struct(&RESOURCE_ATTRIBUTES)),
+        field("nonResourceAttributes", GoType::Struct(&NON_RESOURCE_ATTRIBUTES)),
+    ],
+);
+static ACCESS_STATUS: GoStruct = plain_struct(
+    "v1.SubjectAccessReviewStatus",
+    &[
+        field("allowed", GoType::Bool),
+        omit_empty("denied", GoType::Bool),
+        omit_empty("reason", GoType::String),
+        omit_empty("evaluationError", GoType::String),
+    ],
+);
+
+/// `SelfSubjectAccessReview`.
+pub static SELF_SUBJECT_ACCESS_REVIEW: GoStruct = plain_struct(
+    "SelfSubjectAccessReview",
+    &[value_struct("spec", &ACCESS_SPEC), value_struct("status", &ACCESS_STATUS)],
+);
+
+static RESOURCE_RULE: GoStruct = plain_struct(
+    "v1.ResourceRule",
+    &[
+        field("verbs", list(&STRING)),
+        omit_empty("apiGroups", list(&STRING)),
+        omit_empty("resources", list(&STRING)),
+        omit_empty("resourceNames", list(&STRING)),
+    ],
+);
+static RESOURCE_RULE_TYPE: GoType = GoType::Struct(&RESOURCE_RULE);
+static NON_RESOURCE_RULE: GoStruct =
+    plain_struct("v1.NonResourceRule", &[field("verbs", list(&STRING)), omit_empty("nonResourceURLs", list(&STRING))]);
+static NON_RESOURCE_RULE_TYPE: GoType = GoType::Struct(&NON_RESOURCE_RULE);
+
+static RULES_SPEC: GoStruct = plain_struct("v1.SelfSubjectRulesReviewSpec", &[omit_empty("namespace", GoType::String)]);
+static RULES_STATUS: GoStruct = plain_struct(
+    "v1.SubjectRulesReviewStatus",
+    &[
+        field("resourceRules", list(&RESOURCE_RULE_TYPE)),
+        field("nonResourceRules", list(&NON_RESOURCE_RULE_TYPE)),
+        field("incomplete", GoType::Bool),
+        omit_empty("evaluationError", GoType::String),
+    ],
+);
+
+/// `SelfSubjectRulesReview`.
+pub static SELF_SUBJECT_RULES_REVIEW: GoStruct =
+    plain_struct("SelfSubjectRulesReview", &[value_struct("spec", &RULES_SPEC), value_struct("status", &RULES_STATUS)]);
