@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 /// The Go struct of the built-in kind `kind` at `api_version` (empty: none), when it is
@@ -133,9 +134,10 @@ fn write_struct<S: Serializer>(
             let ty = if key == "metadata" { Ty::Struct(&OBJECT_META) } else { Ty::Plain };
             return (i, ty);
         }
-        match ranks.binary_search_by(|(name, _)| (*name).cmp(key)) {
+        let packed = pack(key);
+        match ranks.binary_search_by(|(p, name, _)| p.cmp(&packed).then_with(|| (*name).cmp(key))) {
             Ok(i) => {
-                let field = ranks[i].1;
+                let field = ranks[i].2;
                 (ENVELOPE.len() + field, Ty::Go(&st.fields[field].ty))
             }
             Err(_) => (usize::MAX, Ty::Plain),
@@ -168,38 +170,81 @@ static LIST_META: GoStruct = super::types::plain_struct(
 );
 
 /// `map`'s members ordered by `rank` (stable: equal ranks keep the map's sorted order).
+/// A struct has a few members: they are ordered on the stack.
 fn write_members<S: Serializer>(
     map: &Map<String, Value>,
     s: S,
     rank: impl Fn(&str) -> (usize, Ty),
 ) -> Result<S::Ok, S::Error> {
-    let mut members: Vec<(usize, Ty, &String, &Value)> = map
-        .iter()
-        .map(|(key, value)| {
+    const ON_STACK: usize = 24;
+    static NO_KEY: String = String::new();
+    let mut stack = [(usize::MAX, Ty::Plain, &NO_KEY, &Value::Null); ON_STACK];
+    let mut heap = Vec::new();
+    let members = if map.len() <= ON_STACK {
+        for (slot, (key, value)) in stack.iter_mut().zip(map) {
+            let (rank, ty) = rank(key);
+            *slot = (rank, ty, key, value);
+        }
+        &mut stack[..map.len()]
+    } else {
+        heap.extend(map.iter().map(|(key, value)| {
             let (rank, ty) = rank(key);
             (rank, ty, key, value)
-        })
-        .collect();
+        }));
+        &mut heap[..]
+    };
     members.sort_by_key(|m| m.0);
     let mut out = s.serialize_map(Some(members.len()))?;
-    for (_, ty, key, value) in members {
-        out.serialize_entry(key, &Ordered { value, ty })?;
+    for (_, ty, key, value) in members.iter() {
+        out.serialize_entry(*key, &Ordered { value, ty: *ty })?;
     }
     out.end()
 }
 
-/// `st`'s field names sorted, each with its place in the struct, made once per struct: a
+/// `st`'s field names ([`pack`]ed and sorted), each with its place in the struct, made once per struct: a
 /// CRD's schema is thousands of `JSONSchemaProps` of forty-odd fields.
-fn ranks(st: &'static GoStruct) -> &'static [(&'static str, usize)] {
-    static RANKS: OnceLock<HashMap<usize, Vec<(&'static str, usize)>>> = OnceLock::new();
+fn ranks(st: &'static GoStruct) -> &'static [(u32, &'static str, usize)] {
+    static RANKS: OnceLock<Ranks> = OnceLock::new();
     let all = RANKS.get_or_init(|| {
-        let mut all = HashMap::new();
+        let mut all = Ranks::default();
         for root in ROOTS {
             index(root, &mut all);
         }
         all
     });
     all.get(&(std::ptr::from_ref(st) as usize)).map_or(&[], Vec::as_slice)
+}
+
+/// A name's length, first and last bytes in one number: most comparisons of a lookup are
+/// settled by it, without comparing the names (the lookup was most of writing a CRD in
+/// this order).
+fn pack(name: &str) -> u32 {
+    let b = name.as_bytes();
+    let (first, last) = (b.first().copied().unwrap_or(0), b.last().copied().unwrap_or(0));
+    (b.len().min(0xFFFF) as u32) << 16 | u32::from(first) << 8 | u32::from(last)
+}
+
+/// Field names by struct address. The addresses are few and fixed, so a multiplicative
+/// hash spreads them (SipHash was a tenth of writing a CRD).
+type Ranks = HashMap<usize, Vec<(u32, &'static str, usize)>, BuildHasherDefault<AddressHasher>>;
+
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8 | u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// Every struct reachable from the kinds [`kind_struct`] knows.
@@ -224,12 +269,13 @@ static ROOTS: [&GoStruct; 18] = [
     &OBJECT_META,
 ];
 
-fn index(st: &'static GoStruct, all: &mut HashMap<usize, Vec<(&'static str, usize)>>) {
+fn index(st: &'static GoStruct, all: &mut Ranks) {
     let key = std::ptr::from_ref(st) as usize;
     if all.contains_key(&key) {
         return;
     }
-    let mut names: Vec<(&'static str, usize)> = st.fields.iter().enumerate().map(|(i, f)| (f.json, i)).collect();
+    let mut names: Vec<(u32, &'static str, usize)> =
+        st.fields.iter().enumerate().map(|(i, f)| (pack(f.json), f.json, i)).collect();
     names.sort_unstable();
     all.insert(key, names);
     for field in st.fields {
@@ -237,7 +283,7 @@ fn index(st: &'static GoStruct, all: &mut HashMap<usize, Vec<(&'static str, usiz
     }
 }
 
-fn index_type(ty: &'static GoType, all: &mut HashMap<usize, Vec<(&'static str, usize)>>) {
+fn index_type(ty: &'static GoType, all: &mut Ranks) {
     match ty {
         GoType::Struct(st) | GoType::Union(_, st) => index(st, all),
         GoType::Map(items) | GoType::Slice { items, .. } => index_type(items, all),
