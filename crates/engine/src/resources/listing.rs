@@ -184,7 +184,8 @@ impl Rest<'_> {
 
     fn list_store_error(&self, e: StoreError) -> ApiError {
         match e {
-            StoreError::TooLarge { requested, current } => ApiError::too_large_resource_version(requested, current),
+            // Only reads of etcd name a revision: the cache's reads wait in `wait_fresh`.
+            StoreError::TooLarge { .. } => ApiError::future_revision(),
             other => ApiError::storage_read(&other),
         }
     }
@@ -330,8 +331,12 @@ impl Rest<'_> {
         let rv = list_plan::cache_rv(q.resource_version.as_deref())?;
         let initial_events = q.send_initial_events == Some(true);
         let (mut initial, after) = if initial_events {
-            if let Some(rv) = rv {
-                self.wait_fresh(rv).await?;
+            // kube's cacher waits for the revision inside the watch: a 200 whose one event
+            // is the 504.
+            if let Some(rv) = rv
+                && let Err(e) = self.wait_fresh(rv).await
+            {
+                return Ok(futures::stream::iter([WatchItem::Error(e)]).boxed());
             }
             // At least as new as `rv` (the cache), or a consistent read.
             let opts = ListOptions { cached: rv.is_some(), ..Default::default() };
