@@ -162,6 +162,7 @@ scenarios!(
     discovery,
     evolution,
     lists,
+    listwatch,
     negotiation,
     numbers,
     omitempty,

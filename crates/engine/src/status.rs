@@ -251,6 +251,13 @@ impl ApiError {
         err
     }
 
+    /// A read of etcd at a revision it has not reached (an `Exact` list, a legacy exact one
+    /// with a limit, a continue token naming it): kube passes etcd's error on as a bare 500,
+    /// at once, where its watch cache would have waited and answered 504.
+    pub fn future_revision() -> Self {
+        ApiError::new(500, "", "etcdserver: mvcc: required revision is a future revision")
+    }
+
     /// 410 Expired, as a watch from a compacted resourceVersion receives.
     pub fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)

@@ -76,6 +76,8 @@ struct Patterns {
     uuid: Regex,
     time: Regex,
     too_old: Regex,
+    /// `Too large resource version: 99999999, current: 206`: the current one is the server's.
+    too_large: Regex,
     /// A timestamp or a resourceVersion inside a longer text (a message quoting an object).
     embedded_time: Regex,
     embedded_rv: Regex,
@@ -91,6 +93,7 @@ fn patterns() -> &'static Patterns {
         uuid: Regex::new("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").expect("uuid regex"),
         time: Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$").expect("time regex"),
         too_old: Regex::new(r"(too old resource version: \d+) \(\d+\)").expect("too-old regex"),
+        too_large: Regex::new(r"(Too large resource version: \d+, current: )\d+").expect("too-large regex"),
         embedded_time: Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").expect("embedded time regex"),
         embedded_rv: Regex::new(r#"(\\?"resourceVersion\\?":\\?"|ResourceVersion in record \()\d+"#)
             .expect("embedded rv regex"),
@@ -282,6 +285,7 @@ pub fn normalize_text(text: &str, labels: &mut Labels) -> String {
     let out = patterns.embedded_rv.replace_all(&out, "${1}<rv>");
     let out = patterns.cel_self_type.replace_all(&out, "selfType<n>");
     let out = patterns.go_pointer.replace_all(&out, "${1}(<pointer>)");
+    let out = patterns.too_large.replace_all(&out, "${1}<rv>");
     patterns.too_old.replace_all(&out, "$1 (<rv>)").into_owned()
 }
 

@@ -66,6 +66,7 @@ impl Query {
             resource_version_match: self.get("resourceVersionMatch").map(String::from),
             send_initial_events: self.flag("sendInitialEvents"),
             allow_watch_bookmarks: self.flag("allowWatchBookmarks").unwrap_or(false),
+            watch_by_path: false,
         })
     }
 

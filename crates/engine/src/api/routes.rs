@@ -34,6 +34,49 @@ pub fn plain_not_found() -> Response {
     res
 }
 
+/// The API groups kube-apiserver 1.32 serves itself (its default, with the aggregator's
+/// and apiextensions-apiserver's): go-restful web services, rooted at `/apis/<group>`.
+const BUILTIN_GROUPS: [&str; 19] = [
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+];
+
+/// Whether kube's director hands `path` to go-restful: it is under a web service's root
+/// (`/api`, `/apis/<built-in group>`), whose unrouted paths are go-restful's JSON 404
+/// rather than the plain one of the paths nothing claims (CRD groups, unknown groups).
+fn under_go_restful(path: &str) -> bool {
+    let under = |root: &str| path.strip_prefix(root).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    under("/api")
+        || path
+            .strip_prefix("/apis/")
+            .is_some_and(|rest| BUILTIN_GROUPS.contains(&rest.split('/').next().unwrap_or(rest)))
+}
+
+/// The 404 of a path no served kind claims, as kube words it there.
+fn unrouted(path: &str, headers: &HeaderMap, query: &Query) -> Response {
+    if under_go_restful(path) {
+        return super::respond::error_for(&ApiError::no_route(), headers, query);
+    }
+    plain_not_found()
+}
+
 /// Serves one resource request.
 pub async fn serve_resource(
     engine: Arc<Engine>,
@@ -43,14 +86,14 @@ pub async fn serve_resource(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Response {
-    let Some(mut target) = parse_target(path) else { return plain_not_found() };
+    let Some(mut target) = parse_target(path) else { return unrouted(path, headers, &query) };
     if let Some(ns_target) = namespace_object(&target) {
         target = ns_target;
     } else if target.group.is_empty() && target.plural == "namespaces" && target.namespace.is_none() {
         // `/api/v1/namespaces/<name>`: parse_target read it as a cluster-scoped path already.
     }
     let Some(kind) = engine.kinds().find(&target.group, &target.version, &target.plural) else {
-        return plain_not_found();
+        return unrouted(path, headers, &query);
     };
     // Typed clients send built-in objects as protobuf: from here on, they are JSON. A
     // PATCH's Content-Type names its patch type, and protobuf is none (a 415 later).
@@ -374,4 +417,22 @@ async fn dispatch_subresource(rest: &Rest<'_>, call: &Call<'_>) -> Result<Respon
         (verb, _) => return Err(ApiError::method_not_supported(&rest.strategy.info().group_resource(), verb.name())),
     };
     Ok(json_response(StatusCode::OK, &obj))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::under_go_restful;
+
+    /// The oracle answered JSON 404s under `/api` and built-in groups, plain ones elsewhere.
+    #[test]
+    fn go_restful_claims_the_core_and_built_in_groups_alone() {
+        for path in
+            ["/api/v1/nothings", "/api/v2/x", "/api/foo", "/apis/apps/v1/nothings", "/apis/apiextensions.k8s.io/v1/x"]
+        {
+            assert!(under_go_restful(path), "{path}");
+        }
+        for path in ["/apix", "/apis/appsx/v1/x", "/apis/stable.example.com/v1/widgets", "/apisx/apps"] {
+            assert!(!under_go_restful(path), "{path}");
+        }
+    }
 }

@@ -242,6 +242,7 @@ pub async fn respond(
     shape(engine, headers, q, Endpoint::Resource)?;
     let shape = shape(engine, headers, q, Endpoint::Watch)?;
     let mut lq = q.list_query()?;
+    lq.watch_by_path = !q.watch();
     if let Some(name) = name {
         lq.fields = Some(name_selector(lq.fields.as_deref(), name)?);
     }

@@ -39,6 +39,10 @@ pub struct ListPlan {
     /// read is consistent. kube 1.32 reads etcd for those: its consistent reads from the
     /// cache need etcd's watch progress requests, which etcd 3.4 does not have.
     pub cached: bool,
+    /// The revision is the legacy exact read's (a `limit` with a plain `resourceVersion`),
+    /// which kube's etcd store applies to ranges alone: a list of one key (see
+    /// [`super::list_scope`]) reads the latest state, refusing one older than the revision.
+    pub legacy_exact: bool,
 }
 
 /// The field error of an unparsable `resourceVersion` (`APIObjectVersioner`'s).
@@ -68,7 +72,14 @@ pub fn plan(q: &ListQuery) -> Result<ListPlan, ApiError> {
         let snapshot = cache_rv(Some(rv))?.map_or(Snapshot::Latest, Snapshot::NotOlderThan);
         // The cache pages, except at `resourceVersion=0`, which it answers whole.
         let limit = limit.filter(|_| rv != "0");
-        return Ok(ListPlan { snapshot, start: None, limit, continued: false, cached: !rv.is_empty() });
+        return Ok(ListPlan {
+            snapshot,
+            start: None,
+            limit,
+            continued: false,
+            cached: !rv.is_empty(),
+            legacy_exact: false,
+        });
     }
     if let Some(token) = token {
         let resume =
@@ -77,13 +88,20 @@ pub fn plan(q: &ListQuery) -> Result<ListPlan, ApiError> {
             return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
         }
         let snapshot = resume.revision.map_or(Snapshot::Latest, Snapshot::Exact);
-        return Ok(ListPlan { snapshot, start: Some(resume.start), limit, continued: true, cached: false });
+        return Ok(ListPlan {
+            snapshot,
+            start: Some(resume.start),
+            limit,
+            continued: true,
+            cached: false,
+            legacy_exact: false,
+        });
     }
     let revision: Revision =
         rv.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: {}", invalid_rv(rv))))?;
     // Validation left `Exact` (with a non-zero revision) and the legacy exact read here.
     let snapshot = if revision > 0 { Snapshot::Exact(revision) } else { Snapshot::Latest };
-    Ok(ListPlan { snapshot, start: None, limit, continued: false, cached: false })
+    Ok(ListPlan { snapshot, start: None, limit, continued: false, cached: false, legacy_exact })
 }
 
 #[cfg(test)]
@@ -169,7 +187,8 @@ mod tests {
                 start: Some("w1\0".into()),
                 limit: Some(2),
                 continued: true,
-                cached: false
+                cached: false,
+                legacy_exact: false
             }
         );
     }

@@ -184,7 +184,8 @@ impl Rest<'_> {
 
     fn list_store_error(&self, e: StoreError) -> ApiError {
         match e {
-            StoreError::TooLarge { requested, current } => ApiError::too_large_resource_version(requested, current),
+            // Only reads of etcd name a revision: the cache's reads wait in `wait_fresh`.
+            StoreError::TooLarge { .. } => ApiError::future_revision(),
             other => ApiError::storage_read(&other),
         }
     }
@@ -219,9 +220,12 @@ impl Rest<'_> {
         let mut opts = ListOptions { limit: plan.limit, cached: plan.cached, ..Default::default() };
         opts.start_key = plan.start.map(|start| format!("{prefix}{start}"));
         let mut exact = false;
+        // The revision a single key's legacy read must have reached (checked once read).
+        let mut at_least = None;
         match plan.snapshot {
             Snapshot::Latest => {}
             Snapshot::NotOlderThan(rv) => self.wait_fresh(rv).await?,
+            Snapshot::Exact(rv) if plan.legacy_exact && scope.single.is_some() => at_least = Some(rv),
             Snapshot::Exact(rv) => {
                 opts.revision = Some(rv);
                 exact = !plan.continued;
@@ -252,6 +256,10 @@ impl Rest<'_> {
                 }
                 Err(e) => return Err(self.list_store_error(e)),
             };
+            // etcd's answer at once, where the cache would have waited for the revision.
+            if let Some(rv) = at_least.filter(|rv| *rv > page.revision) {
+                return Err(ApiError::too_large_resource_version(rv, page.revision));
+            }
             opts.revision = Some(page.revision);
             let mut has_more = page.next_key.is_some() && scope.single.is_none();
             let read_any = !page.items.is_empty();
@@ -323,15 +331,22 @@ impl Rest<'_> {
         namespace: Option<&str>,
         q: &ListQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
-        let q = &watch_defaults(q.clone());
-        let (labels, fields) = self.list_selectors(q, true)?;
+        let q = &if q.watch_by_path { q.clone() } else { watch_defaults(q.clone()) };
+        let (labels, fields) = self.list_selectors(q, !q.watch_by_path)?;
         let prefix = self.strategy.info().namespace_prefix(namespace);
         let codec = self.strategy.codec();
         let rv = list_plan::cache_rv(q.resource_version.as_deref())?;
-        let initial_events = q.send_initial_events == Some(true);
+        // A legacy watch (`resourceVersion` unset or 0, no `sendInitialEvents`: left so only
+        // by a `/watch/` path, the others are defaulted) starts with the state too, unmarked.
+        let legacy = q.send_initial_events.is_none() && rv.is_none();
+        let initial_events = q.send_initial_events == Some(true) || legacy;
         let (mut initial, after) = if initial_events {
-            if let Some(rv) = rv {
-                self.wait_fresh(rv).await?;
+            // kube's cacher waits for the revision inside the watch: a 200 whose one event
+            // is the 504.
+            if let Some(rv) = rv
+                && let Err(e) = self.wait_fresh(rv).await
+            {
+                return Ok(futures::stream::iter([WatchItem::Error(e)]).boxed());
             }
             // At least as new as `rv` (the cache), or a consistent read.
             let opts = ListOptions { cached: rv.is_some(), ..Default::default() };
@@ -361,7 +376,7 @@ impl Rest<'_> {
                 },
             }
         };
-        if initial_events && q.allow_watch_bookmarks {
+        if q.send_initial_events == Some(true) && q.allow_watch_bookmarks {
             initial.push(WatchItem::Bookmark { resource_version: after, initial_events_end: true });
         }
         let changes = match self.store.watch(&prefix, after).await {

@@ -104,6 +104,9 @@ pub struct ListQuery {
     pub send_initial_events: Option<bool>,
     /// `allowWatchBookmarks` of a watch.
     pub allow_watch_bookmarks: bool,
+    /// A watch asked for by a `/watch/` path alone, its query without `watch=true`: kube
+    /// defaults and validates the options by the query's `watch`, so as a list's.
+    pub watch_by_path: bool,
 }
 
 /// One watch event, or the error that ends the watch.
