@@ -28,12 +28,12 @@
 //! A driver (the CLI, the TUI's wizard) does, in outline:
 //!
 //! ```no_run
-//! # async fn drive(client: kube::Client, request: kubectl_crd::migrate::Request, dir: std::path::PathBuf)
-//! #     -> Result<(), kubectl_crd::migrate::MigrateError> {
+//! # async fn drive(client: kube::Client, request: kubectl_crd::migrate::Request, dir: std::path::PathBuf,
+//! #     here: kubectl_crd::cluster::ClusterIdentity) -> Result<(), kubectl_crd::migrate::MigrateError> {
 //! use kubectl_crd::migrate::{Event, Migration};
 //! let plan = Migration::plan(&client, &request).await?;      // read-only; show it
 //! if plan.is_blocked() { /* show plan.problems; stop */ }
-//! let mut m = Migration::create(&plan, &dir)?;               // or Migration::open(&dir) to resume
+//! let mut m = Migration::create(&plan, &dir, &here)?;        // or Migration::open to resume
 //! let (tx, _rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
 //! let report = move |e: Event| { let _ = tx.send(e); };       // progress for bars or a gauge
 //! while let Some(step) = m.next_step() {
