@@ -53,12 +53,15 @@ fi
 if [ $# -gt 0 ]; then
   exec cargo nextest run --locked --no-fail-fast "$@"
 fi
-# Everything, then the differential corpus, the kubectl tests and the in-process engine
+# Everything, the documentation's examples, then the differential corpus, the kubectl tests and the in-process engine
 # suites again with the engine's store on etcd (each test's engine on an etcd of its own):
 # the same answers on both backends. The second pass takes about 4 minutes (the engine
 # suites about 1.5 of them).
 status=0
 cargo nextest run --locked --no-fail-fast || status=$?
+# nextest runs no documentation examples; cargo does, in seconds.
+echo "== the documentation's examples"
+cargo test --locked --doc --workspace || status=$?
 echo "== again on etcd: the differential corpus, the kubectl tests and the engine suites"
 KUBECTL_CRD_TEST_STORAGE=etcd cargo nextest run --locked --no-fail-fast -p kubectl-crd --test it \
   -E 'test(/^differential::|^kubectl_|^engine_/)' || status=$?
