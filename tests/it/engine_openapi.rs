@@ -495,3 +495,44 @@ async fn gzip_answers_match_the_recorded_ones() {
         }
     }
 }
+
+/// Aggregated discovery lists CRD groups by name, whatever order they were created in:
+/// kube sorts groups by their APIService's priority, ties by name, and every CRD group has
+/// the same one. Observed on kube-apiserver 1.32.13 (groups g12x…, g1x…, g3x…, g4x… created
+/// as g1, g3, g4, g12 came back in name order).
+#[tokio::test]
+async fn aggregated_discovery_lists_crd_groups_by_name() {
+    let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
+    // Kinds whose order is neither the groups' names' nor their creation's.
+    let groups = [
+        ("g1x2201.example.com", "Zed"),
+        ("g4x3867.example.com", "Cat"),
+        ("g3x3898.example.com", "Bee"),
+        ("g12x7775.example.com", "Ant"),
+    ];
+    for (group, kind) in groups {
+        let crd = CrdBuilder::new(group, kind).build();
+        let body = serde_json::to_vec(&crd).expect("JSON");
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        let answer = send(&engine, "POST", crds, &[("content-type", "application/json")], body).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+    }
+    let accept = [("accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")];
+    let mut listed = Vec::new();
+    for _ in 0..300 {
+        let doc = get(&engine, "/apis", &accept).await.json();
+        listed = doc["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g["metadata"]["name"].as_str())
+            .filter(|name| name.ends_with(".example.com"))
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        if listed.len() == groups.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(listed, ["g12x7775.example.com", "g1x2201.example.com", "g3x3898.example.com", "g4x3867.example.com"]);
+}

@@ -190,8 +190,12 @@ pub fn resource_list(kinds: &Kinds, group: &str, version: &str) -> Option<Value>
 /// (`core = true`) or `/apis`.
 pub fn aggregated(kinds: &Kinds, core: bool) -> Value {
     let all = kinds.all();
-    let group_names: Vec<(String, Vec<String>)> =
+    let mut group_names: Vec<(String, Vec<String>)> =
         if core { vec![(String::new(), vec!["v1".to_string()])] } else { groups(&all) };
+    // Aggregated discovery sorts groups by their APIService's priority, ties by name; every
+    // CRD group has the same (1000, below any built-in), so CRD groups come by name.
+    let builtin = group_names.iter().filter(|(g, _)| BUILTIN_GROUP_ORDER.contains(&g.as_str())).count();
+    group_names[builtin..].sort_by(|a, b| a.0.cmp(&b.0));
     // By group-version once: a search of every kind per group-version was quadratic.
     let mut by_gv: HashMap<(&str, &str), Vec<&ServedKind>> = HashMap::new();
     for k in &all {
