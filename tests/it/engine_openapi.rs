@@ -498,41 +498,47 @@ async fn gzip_answers_match_the_recorded_ones() {
 
 /// Aggregated discovery lists CRD groups by name, whatever order they were created in:
 /// kube sorts groups by their APIService's priority, ties by name, and every CRD group has
-/// the same one. Observed on kube-apiserver 1.32.13 (groups g12x…, g1x…, g3x…, g4x… created
-/// as g1, g3, g4, g12 came back in name order).
+/// the same one. The legacy `/apis` lists them as the aggregator walks its APIServices by
+/// name (`<version>.<group>`). Both observed on kube-apiserver 1.32.13.
 #[tokio::test]
-async fn aggregated_discovery_lists_crd_groups_by_name() {
+async fn crd_groups_are_discovered_in_kubes_order() {
     let engine = Engine::open(&crate::support::storage::test_storage()).await.expect("engine");
-    // Kinds whose order is neither the groups' names' nor their creation's.
+    // Kinds whose order is neither the groups' names' nor their creation's, nor their versions'.
     let groups = [
-        ("g1x2201.example.com", "Zed"),
-        ("g4x3867.example.com", "Cat"),
-        ("g3x3898.example.com", "Bee"),
-        ("g12x7775.example.com", "Ant"),
+        ("g1x2201.example.com", "Zed", "v2"),
+        ("g4x3867.example.com", "Cat", "bar"),
+        ("g3x3898.example.com", "Bee", "foo"),
+        ("g12x7775.example.com", "Ant", "v1"),
     ];
-    for (group, kind) in groups {
-        let crd = CrdBuilder::new(group, kind).build();
+    for (group, kind, version) in groups {
+        let schema = json!({"openAPIV3Schema": {"type": "object"}});
+        let served = json!({"name": version, "served": true, "storage": true, "schema": schema});
+        let crd = CrdBuilder::new(group, kind).versions(vec![served]).build();
         let body = serde_json::to_vec(&crd).expect("JSON");
         let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
         let answer = send(&engine, "POST", crds, &[("content-type", "application/json")], body).await;
         assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
     }
-    let accept = [("accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")];
-    let mut listed = Vec::new();
-    for _ in 0..300 {
-        let doc = get(&engine, "/apis", &accept).await.json();
-        listed = doc["items"]
+    let aggregated = [("accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")];
+    let listed = |doc: Value, items: &str, name: &str| -> Vec<String> {
+        doc[items]
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|g| g["metadata"]["name"].as_str())
+            .filter_map(|g| g.pointer(name).and_then(Value::as_str))
             .filter(|name| name.ends_with(".example.com"))
             .map(str::to_string)
-            .collect::<Vec<_>>();
-        if listed.len() == groups.len() {
+            .collect()
+    };
+    let mut found = Vec::new();
+    for _ in 0..300 {
+        found = listed(get(&engine, "/apis", &aggregated).await.json(), "items", "/metadata/name");
+        if found.len() == groups.len() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(listed, ["g12x7775.example.com", "g1x2201.example.com", "g3x3898.example.com", "g4x3867.example.com"]);
+    assert_eq!(found, ["g12x7775.example.com", "g1x2201.example.com", "g3x3898.example.com", "g4x3867.example.com"]);
+    let legacy = listed(get(&engine, "/apis", &[]).await.json(), "groups", "/name");
+    assert_eq!(legacy, ["g4x3867.example.com", "g3x3898.example.com", "g12x7775.example.com", "g1x2201.example.com"]);
 }

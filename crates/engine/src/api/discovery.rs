@@ -70,8 +70,11 @@ fn groups(kinds: &[ServedKind]) -> Vec<(String, Vec<String>)> {
         versions.sort_by(|a, b| crate::registry::versions::compare_priority(a, b));
     }
     // kube-apiserver lists its built-in groups in a fixed priority order (reference 03),
-    // then the CRD groups; the sort is stable, so CRD groups keep their order.
+    // then the CRD groups as the aggregator meets them walking its APIServices by name
+    // (`<version>.<group>`, one per served version): by the least such name of the group.
     out.sort_by_key(|(name, _)| BUILTIN_GROUP_ORDER.iter().position(|g| g == name).unwrap_or(usize::MAX));
+    let builtin = out.iter().filter(|(g, _)| BUILTIN_GROUP_ORDER.contains(&g.as_str())).count();
+    out[builtin..].sort_by_cached_key(|(g, versions)| versions.iter().map(|v| format!("{v}.{g}")).min());
     out
 }
 
