@@ -21,6 +21,7 @@ use super::celcost::{
     CANCELLED, LIST_CREATE_BASE_COST, MAP_CREATE_BASE_COST, MAX_NAME_FORMAT_REGEX_SIZE, PER_CALL_LIMIT,
     REGEX_STRING_LENGTH_COST_FACTOR, SELECT_AND_IDENT_COST, STRING_TRAVERSAL_COST_FACTOR, by_factor,
 };
+use super::celkept;
 use super::cellogic;
 use kube_cel::cel::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapEntryExpr, MapExpr, SelectExpr,
@@ -111,7 +112,8 @@ fn placeholder(i: usize) -> String {
 
 /// Rewrites a parsed rule so that evaluating it charges the meter.
 pub fn instrument(e: &IdedExpr) -> IdedExpr {
-    Instrumenter { variables: vec!["self".into(), "oldSelf".into()] }.expr(e)
+    let instrumented = Instrumenter { variables: vec!["self".into(), "oldSelf".into()] }.expr(e);
+    if celkept::makes_optionals(e) { celkept::keep_optionals(&instrumented) } else { instrumented }
 }
 
 struct Instrumenter {
