@@ -60,7 +60,9 @@ fn rebuild(v: &Value, wrap: fn(&Value) -> Option<Value>) -> Option<Value> {
 
 fn keep(v: &Value) -> Option<Value> {
     match v {
-        Value::Opaque(o) if o.downcast_ref::<OptionalValue>().is_some() => Some(Value::Opaque(Arc::new(Kept(v.clone())))),
+        Value::Opaque(o) if o.downcast_ref::<OptionalValue>().is_some() => {
+            Some(Value::Opaque(Arc::new(Kept(v.clone()))))
+        }
         _ => rebuild(v, keep),
     }
 }
@@ -146,9 +148,11 @@ impl Rewriter {
                 type_name: s.type_name.clone(),
                 entries: s.entries.iter().map(|entry| self.entry(entry)).collect(),
             }),
-            Expr::Select(s) => {
-                Expr::Select(SelectExpr { operand: Box::new(self.expr(&s.operand)), field: s.field.clone(), test: s.test })
-            }
+            Expr::Select(s) => Expr::Select(SelectExpr {
+                operand: Box::new(self.expr(&s.operand)),
+                field: s.field.clone(),
+                test: s.test,
+            }),
             Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => e.expr.clone(),
         };
         let rewritten = IdedExpr { id: e.id, expr };
@@ -164,9 +168,11 @@ impl Rewriter {
 
     fn entry(&mut self, entry: &IdedEntryExpr) -> IdedEntryExpr {
         let expr = match &entry.expr {
-            EntryExpr::MapEntry(m) => {
-                EntryExpr::MapEntry(MapEntryExpr { key: self.expr(&m.key), value: self.expr(&m.value), optional: m.optional })
-            }
+            EntryExpr::MapEntry(m) => EntryExpr::MapEntry(MapEntryExpr {
+                key: self.expr(&m.key),
+                value: self.expr(&m.value),
+                optional: m.optional,
+            }),
             EntryExpr::StructField(f) => EntryExpr::StructField(StructFieldExpr {
                 field: f.field.clone(),
                 value: self.expr(&f.value),
