@@ -162,6 +162,7 @@ scenarios!(
     discovery,
     evolution,
     lists,
+    managers,
     negotiation,
     numbers,
     omitempty,

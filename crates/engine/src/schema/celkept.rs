@@ -7,9 +7,10 @@
 //! which wraps optionals (in lists and map values too) in an opaque value of ours that the
 //! crate copies whole, and every use of a comprehension's variable through `@unkeep`.
 
+use super::celmeter::SIZED;
 use kube_cel::cel::common::ast::{
-    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, ListExpr, MapEntryExpr, MapExpr, SelectExpr,
-    StructExpr, StructFieldExpr,
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, ListExpr, LiteralValue, MapEntryExpr,
+    MapExpr, SelectExpr, StructExpr, StructFieldExpr,
 };
 use kube_cel::cel::objects::{Map, Opaque, OptionalValue, Value};
 use kube_cel::cel::{Context, ResolveResult};
@@ -137,7 +138,7 @@ impl Rewriter {
             Expr::Call(c) => Expr::Call(CallExpr {
                 func_name: c.func_name.clone(),
                 target: c.target.as_deref().map(|t| Box::new(self.expr(t))),
-                args: c.args.iter().map(|a| self.expr(a)).collect(),
+                args: c.args.iter().enumerate().map(|(i, a)| self.argument(c, i, a)).collect(),
             }),
             Expr::List(l) => Expr::List(ListExpr {
                 elements: l.elements.iter().map(|i| self.expr(i)).collect(),
@@ -164,6 +165,16 @@ impl Rewriter {
             Expr::Call(c) if c.func_name == "_[_]" => call(UNKEEP, rewritten),
             _ => rewritten,
         }
+    }
+
+    /// What `==`, `!=` and `in` compare is restored (the meter compares values, not the
+    /// crate's copies), so that a kept optional equals an optional. A concatenation's
+    /// operands stay kept: the crate copies them.
+    fn argument(&mut self, c: &CallExpr, i: usize, a: &IdedExpr) -> IdedExpr {
+        let rewritten = self.expr(a);
+        let compares = c.func_name == SIZED
+            && matches!(&c.args[0].expr, Expr::Literal(LiteralValue::String(f)) if ["_==_", "_!=_", "@in"].contains(&f.inner()));
+        if compares && i >= 2 { call(UNKEEP, rewritten) } else { rewritten }
     }
 
     fn entry(&mut self, entry: &IdedEntryExpr) -> IdedEntryExpr {

@@ -34,7 +34,7 @@ use std::cell::Cell;
 pub(super) const METERED: &str = "@metered";
 /// `@sized("function", template, values...)`: evaluates the values, calls the template
 /// (the original call with `@arg<i>` in their place) and charges by their sizes.
-const SIZED: &str = "@sized";
+pub(super) const SIZED: &str = "@sized";
 /// How many value nodes one evaluation may pass through the meter (see the module doc).
 const WORK_LIMIT: u64 = 20_000_000;
 
