@@ -203,7 +203,7 @@ impl Rewriter {
         let loop_cond = self.expr(&c.loop_cond);
         let loop_step = call(KEEP, self.expr(&c.loop_step));
         self.bound = outer;
-        let rewritten = ComprehensionExpr {
+        ComprehensionExpr {
             iter_range,
             iter_var: c.iter_var.clone(),
             iter_var2: c.iter_var2.clone(),
@@ -212,8 +212,7 @@ impl Rewriter {
             loop_cond,
             loop_step,
             result: call(UNKEEP, self.expr(&c.result)),
-        };
-        rewritten
+        }
     }
 }
 
