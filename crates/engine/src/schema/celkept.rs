@@ -89,31 +89,11 @@ pub fn makes_optionals(e: &IdedExpr) -> bool {
         Expr::Call(c) => {
             matches!(c.func_name.as_str(), "_?._" | "_[?_]")
                 || c.func_name.starts_with("optional.")
-                || matches!((c.target.as_deref(), c.func_name.as_str()),
-                    (Some(IdedExpr { expr: Expr::Ident(ns), .. }), _) if ns == "optional")
+                || matches!(c.target.as_deref(), Some(IdedExpr { expr: Expr::Ident(ns), .. }) if ns == "optional")
         }
         _ => false,
     };
-    own || children(e).into_iter().any(makes_optionals)
-}
-
-fn children(e: &IdedExpr) -> Vec<&IdedExpr> {
-    match &e.expr {
-        Expr::Call(c) => c.target.as_deref().into_iter().chain(&c.args).collect(),
-        Expr::Comprehension(c) => vec![&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result],
-        Expr::List(l) => l.elements.iter().collect(),
-        Expr::Map(m) => m.entries.iter().flat_map(entry_children).collect(),
-        Expr::Struct(s) => s.entries.iter().flat_map(entry_children).collect(),
-        Expr::Select(s) => vec![&s.operand],
-        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => vec![],
-    }
-}
-
-fn entry_children(entry: &IdedEntryExpr) -> Vec<&IdedExpr> {
-    match &entry.expr {
-        EntryExpr::MapEntry(m) => vec![&m.key, &m.value],
-        EntryExpr::StructField(f) => vec![&f.value],
-    }
+    own || super::celmeter::children(e).into_iter().any(makes_optionals)
 }
 
 /// Rewrites an (instrumented) expression so that comprehensions keep their optionals.

@@ -289,7 +289,12 @@ fn runtime_name(name: &str) -> String {
 /// How deeply an expression nests: the interpreter recurses once per level, so this bounds
 /// the stack its evaluation takes (see [`super::celcost::on_stack_for`]).
 pub fn depth(e: &IdedExpr) -> usize {
-    let children: Vec<&IdedExpr> = match &e.expr {
+    1 + children(e).into_iter().map(depth).max().unwrap_or(0)
+}
+
+/// The expressions `e` is made of, in evaluation order.
+pub(super) fn children(e: &IdedExpr) -> Vec<&IdedExpr> {
+    match &e.expr {
         Expr::Call(c) => c.target.as_deref().into_iter().chain(&c.args).collect(),
         Expr::Comprehension(c) => vec![&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result],
         Expr::List(l) => l.elements.iter().collect(),
@@ -297,8 +302,7 @@ pub fn depth(e: &IdedExpr) -> usize {
         Expr::Struct(s) => s.entries.iter().flat_map(entry_children).collect(),
         Expr::Select(s) => vec![&s.operand],
         Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => vec![],
-    };
-    1 + children.into_iter().map(depth).max().unwrap_or(0)
+    }
 }
 
 fn entry_children(entry: &kube_cel::cel::common::ast::IdedEntryExpr) -> Vec<&IdedExpr> {
