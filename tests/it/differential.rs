@@ -163,6 +163,7 @@ scenarios!(
     evolution,
     lists,
     listwatch,
+    managers,
     negotiation,
     numbers,
     omitempty,

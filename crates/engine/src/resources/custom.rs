@@ -50,6 +50,8 @@ pub struct CustomResourceStrategy {
     /// Served and storage apiVersions when the CRD has several versions (they share one
     /// storage); `None` for a single version, whose objects are served as stored.
     versions: Option<VersionConversion>,
+    /// `group/version` of every version the CRD lists: what kube's converter converts to.
+    all_versions: Vec<String>,
 }
 
 /// Which compiled schema a CRD version has: it changes only with the CRD's generation.
@@ -181,6 +183,7 @@ impl CustomResourceStrategy {
                 status_subresource,
             },
             versions: version_conversion(crd, version, schema.as_ref(), schemas),
+            all_versions: crd.spec.versions.iter().map(|v| format!("{}/{}", crd.spec.group, v.name)).collect(),
             schema,
             schema_since,
             preserve_unknown_fields: crd.spec.preserve_unknown_fields.unwrap_or(false),
@@ -308,6 +311,10 @@ impl Strategy for CustomResourceStrategy {
     }
 
     /// The other versions' schemas as field types, built when the kind is first written.
+    fn convertible_versions(&self) -> Option<Vec<String>> {
+        Some(self.all_versions.clone())
+    }
+
     fn other_field_types(&self) -> Vec<(String, Arc<managed_fields::schema::Schema>)> {
         let Some(versions) = &self.versions else { return Vec::new() };
         let built = self.other_field_types.get_or_init(|| {

@@ -430,6 +430,12 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// The `group/version`s the kind's objects convert to, when that is a closed list (a
+    /// CRD's versions, served or not); `None`: any version of its group.
+    fn convertible_versions(&self) -> Option<Vec<String>> {
+        None
+    }
+
     /// Normalizes a new object before validation (drop status, set defaults, finalizers).
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

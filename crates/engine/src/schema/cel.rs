@@ -148,6 +148,7 @@ thread_local! {
         super::celquantity::register(&mut ctx);
         super::celoptional::register(&mut ctx);
         super::cellogic::register(&mut ctx);
+        super::celkept::register(&mut ctx);
         ctx
     };
 }

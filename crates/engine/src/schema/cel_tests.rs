@@ -499,3 +499,18 @@ fn lower_case_date_times_fail_the_rules_that_reach_them() {
     );
     assert!(run(&s, json!({"spec": {"t": "2021-01-01T00:00:00Z"}}), None).is_empty());
 }
+
+/// The oracle's answers: lists of optionals are iterated, compared and searched as any list.
+#[test]
+fn lists_of_optionals_are_iterated_and_compared() {
+    let s = spec_with_rules(json!([
+        {"rule": "[self.?name, self.?min].exists(o, o.hasValue())"},
+        {"rule": "[self.?name, self.?min].filter(o, o.hasValue()).size() == 1"},
+        {"rule": "[self.?name, self.?min].map(o, o.orValue('z')) == ['x', 'z']"},
+        {"rule": "[self.?name].map(o, o) == [self.?name]"},
+        {"rule": "optional.none() in [optional.none()] && [self.?min] == [optional.none()]"},
+        {"rule": "{'k': [self.?name]}.k.all(o, o.hasValue())"},
+        {"rule": "[[self.?name], [self.?min]].exists(l, l.all(o, !o.hasValue()))"},
+    ]));
+    assert_eq!(run(&s, json!({"spec": {"name": "x"}}), None), Vec::<String>::new());
+}

@@ -21,6 +21,7 @@ use super::celcost::{
     CANCELLED, LIST_CREATE_BASE_COST, MAP_CREATE_BASE_COST, MAX_NAME_FORMAT_REGEX_SIZE, PER_CALL_LIMIT,
     REGEX_STRING_LENGTH_COST_FACTOR, SELECT_AND_IDENT_COST, STRING_TRAVERSAL_COST_FACTOR, by_factor,
 };
+use super::celkept;
 use super::cellogic;
 use kube_cel::cel::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapEntryExpr, MapExpr, SelectExpr,
@@ -33,7 +34,7 @@ use std::cell::Cell;
 pub(super) const METERED: &str = "@metered";
 /// `@sized("function", template, values...)`: evaluates the values, calls the template
 /// (the original call with `@arg<i>` in their place) and charges by their sizes.
-const SIZED: &str = "@sized";
+pub(super) const SIZED: &str = "@sized";
 /// How many value nodes one evaluation may pass through the meter (see the module doc).
 const WORK_LIMIT: u64 = 20_000_000;
 
@@ -111,7 +112,8 @@ fn placeholder(i: usize) -> String {
 
 /// Rewrites a parsed rule so that evaluating it charges the meter.
 pub fn instrument(e: &IdedExpr) -> IdedExpr {
-    Instrumenter { variables: vec!["self".into(), "oldSelf".into()] }.expr(e)
+    let instrumented = Instrumenter { variables: vec!["self".into(), "oldSelf".into()] }.expr(e);
+    if celkept::makes_optionals(e) { celkept::keep_optionals(&instrumented) } else { instrumented }
 }
 
 struct Instrumenter {
@@ -287,7 +289,12 @@ fn runtime_name(name: &str) -> String {
 /// How deeply an expression nests: the interpreter recurses once per level, so this bounds
 /// the stack its evaluation takes (see [`super::celcost::on_stack_for`]).
 pub fn depth(e: &IdedExpr) -> usize {
-    let children: Vec<&IdedExpr> = match &e.expr {
+    1 + children(e).into_iter().map(depth).max().unwrap_or(0)
+}
+
+/// The expressions `e` is made of, in evaluation order.
+pub(super) fn children(e: &IdedExpr) -> Vec<&IdedExpr> {
+    match &e.expr {
         Expr::Call(c) => c.target.as_deref().into_iter().chain(&c.args).collect(),
         Expr::Comprehension(c) => vec![&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result],
         Expr::List(l) => l.elements.iter().collect(),
@@ -295,8 +302,7 @@ pub fn depth(e: &IdedExpr) -> usize {
         Expr::Struct(s) => s.entries.iter().flat_map(entry_children).collect(),
         Expr::Select(s) => vec![&s.operand],
         Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => vec![],
-    };
-    1 + children.into_iter().map(depth).max().unwrap_or(0)
+    }
 }
 
 fn entry_children(entry: &kube_cel::cel::common::ast::IdedEntryExpr) -> Vec<&IdedExpr> {

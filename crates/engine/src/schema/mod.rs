@@ -25,6 +25,7 @@ pub mod celcheck;
 mod celconv;
 pub mod celcost;
 mod celformat;
+mod celkept;
 mod cellogic;
 mod celmeter;
 mod celnet;

@@ -52,6 +52,10 @@ pub struct FieldManager<'a> {
     /// The field types of the kind's other versions by `group/version` (a multi-version
     /// CRD's): kube compares an update at each version a manager's entry is at.
     pub other_versions: Vec<(String, Arc<Schema>)>,
+    /// The `group/version`s the kind converts to when that is a closed list (a CRD's):
+    /// kube's CRD converter refuses any other, and an entry recorded at one (a version
+    /// the CRD dropped) fails every write that compares at it.
+    pub convertible_versions: Option<Vec<String>>,
 }
 
 /// Why an apply was refused.
@@ -257,7 +261,9 @@ impl FieldManager<'_> {
         if !walk::types_for_update(self.schema, new) || !walk::types_for_update(self.schema, live) {
             return;
         }
-        if !managed.fields.values().all(|vs| self.fits_version(&vs.api_version, live, new)) {
+        if !managed.fields.values().all(|vs| self.fits_version(&vs.api_version, live, new))
+            || self.unconvertible(&managed).is_some()
+        {
             return;
         }
         // An existing object nobody tracks stays untracked until someone applies. The
@@ -281,11 +287,24 @@ impl FieldManager<'_> {
         types.is_none_or(|(_, t)| walk::types_for_update(t, new) && walk::types_for_update(t, live))
     }
 
+    /// The first entry's version the kind does not convert to, which kube's CRD converter
+    /// refuses (`UpdateNoErrors` then drops every entry; an apply fails with its error).
+    fn unconvertible<'m>(&self, managed: &'m Managed) -> Option<&'m str> {
+        let versions = self.convertible_versions.as_ref()?;
+        let entries = managed.fields.values().map(|vs| vs.api_version.as_str());
+        entries.into_iter().find(|v| !versions.iter().any(|known| known == v))
+    }
+
     /// Merges an applied configuration into `live` (for a create, an object with only
     /// `apiVersion` and `kind`) and returns the object to write, managedFields included.
     pub fn apply(&self, live: &Value, config: &Value, manager: &str, force: bool) -> Result<Value, ApplyError> {
         self.check_type(config)?;
         let managed = managers::live(live);
+        if let Some(version) = self.unconvertible(&managed) {
+            return Err(ApplyError::Unclassified(format!(
+                "request to convert CR to an invalid group/version: {version}"
+            )));
+        }
         let stored = without_managed_fields(live);
         let (mut obj, managed) = match self.apply_tracked(&stored, config, managed.clone(), manager, force) {
             Err(ApplyError::Conflicts(conflicts)) if manager == "kubectl" => {

@@ -44,6 +44,7 @@ fn fm<'a>(schema: &'a Schema, sub: Option<&'a str>, now: &str) -> FieldManager<'
         now: format!("2026-11-22T{now}Z"),
         zero: json!({"apiVersion": V1, "kind": "Widget"}),
         other_versions: Vec::new(),
+        convertible_versions: None,
     }
 }
 

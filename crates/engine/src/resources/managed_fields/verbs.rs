@@ -100,6 +100,7 @@ impl Rest<'_> {
             now: meta::format_time(self.now),
             zero: self.strategy.zero_object(),
             other_versions: self.strategy.other_field_types(),
+            convertible_versions: self.strategy.convertible_versions(),
         }
     }
 
@@ -275,6 +276,7 @@ impl Rest<'_> {
             now: meta::format_time(self.now),
             zero: json!({"apiVersion": SCALE_API_VERSION, "kind": "Scale"}),
             other_versions: Vec::new(),
+            convertible_versions: None,
         };
         fm.check_type(config).map_err(ApiError::from)?;
         let current = self.scale_with_entries(live, paths);

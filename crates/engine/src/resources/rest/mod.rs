@@ -264,10 +264,13 @@ impl Rest<'_> {
             .then(|| obj.clone());
         if let (Origin::Patch { patch_type: PatchType::StrategicMerge, show, .. }, Some(go)) =
             (&origin, self.strategy.go_struct())
-            && let Some(why) = super::builtin::unstructured_convert::conversion_error(obj, go)
         {
-            // A strategic merge is converted from maps, not decoded.
-            return Err(patch_invalid(&show(obj), &why));
+            // A strategic merge is converted from maps, not decoded: what the converter
+            // takes keeps its field's bits (4294967298 in an int32 is 2), as an apply's does.
+            if let Some(why) = super::builtin::unstructured_convert::conversion_error(obj, go) {
+                return Err(patch_invalid(&show(obj), &why));
+            }
+            super::builtin::unstructured_convert::convert_integers(obj, go);
         }
         // A server-side apply's merge is converted, not decoded: it keeps its `null`s.
         let applied =
