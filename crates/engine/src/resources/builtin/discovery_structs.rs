@@ -3,11 +3,7 @@
 //! the order of their fields goes: kube-apiserver writes them in that order
 //! ([`super::struct_json`]).
 
-use super::types::{GoStruct, GoType, OBJECT_META, STRING, field, omit_empty, plain_struct};
-
-const fn list(items: &'static GoType) -> GoType {
-    GoType::Slice { items, keys: &[], name: None }
-}
+use super::types::{GoStruct, GoType, OBJECT_META, STRING, field, list, omit_empty, plain_struct};
 
 static SERVER_ADDRESS: GoStruct = plain_struct(
     "v1.ServerAddressByClientCIDR",

@@ -1,11 +1,7 @@
 //! The Go structs of authorization.k8s.io/v1's self reviews, as far as the order of their
 //! fields goes: kube-apiserver writes its answers in that order ([`super::struct_json`]).
 
-use super::types::{GoStruct, GoType, STRING, field, omit_empty, plain_struct, value_struct};
-
-const fn list(items: &'static GoType) -> GoType {
-    GoType::Slice { items, keys: &[], name: None }
-}
+use super::types::{GoStruct, GoType, STRING, field, list, omit_empty, plain_struct, value_struct};
 
 static FIELD_REQUIREMENT: GoStruct = plain_struct(
     "v1.FieldSelectorRequirement",

@@ -94,6 +94,11 @@ pub(crate) const fn omit_empty(json: &'static str, ty: GoType) -> Field {
     Field { json, ty, in_zero: false, omit_empty: true }
 }
 
+/// `[]T` of an atomic list without a Go name of its own.
+pub(crate) const fn list(items: &'static GoType) -> GoType {
+    GoType::Slice { items, keys: &[], name: None }
+}
+
 /// A non-pointer struct field, present (as `{}`) in the kind's zero value.
 pub(crate) const fn value_struct(json: &'static str, s: &'static GoStruct) -> Field {
     Field { json, ty: GoType::Struct(s), in_zero: true, omit_empty: false }
