@@ -1,7 +1,8 @@
 //! Zero-copy reading and rewriting of serialized JSON objects.
 //!
-//! The store keeps every object as the bytes serde_json wrote (compact, keys sorted,
-//! without `metadata.resourceVersion`). Lists of thousands of objects are answered by
+//! The store keeps every object as the bytes kube would write (compact, a built-in kind's
+//! members in its Go struct's order and a custom resource's sorted, without
+//! `metadata.resourceVersion`). Lists of thousands of objects are answered by
 //! assembling those bytes rather than by parsing each object into a `Value` and writing it
 //! again: this module finds members of an object without decoding them, splices the
 //! resourceVersion into `metadata` and the served `apiVersion` over the stored one (the
