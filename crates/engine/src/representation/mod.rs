@@ -386,15 +386,26 @@ fn write_list_tail(kind: &KindNames, meta: &ListMeta, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
+/// `ListMeta`'s members in its Go struct's field order (`selfLink` is never set).
+pub const LIST_META_ORDER: [&str; 3] = ["resourceVersion", "continue", "remainingItemCount"];
+
 /// A list's `metadata`: in `ListMeta`'s field order for a typed list, sorted for an
-/// unstructured one (the same three members, reversed but for `continue`).
+/// unstructured one. A typed list leaves an empty `continue` out (`omitempty`); an
+/// unstructured one writes what its map holds.
 fn write_list_meta(meta: &ListMeta, typed: bool, out: &mut Vec<u8>) {
-    let rv = (!meta.resource_version.is_empty()).then(|| ("resourceVersion", format!("\"{}\"", meta.resource_version)));
-    let token = meta.continue_token.as_ref().map(|c| ("continue", Value::from(c.as_str()).to_string()));
-    let remaining = meta.remaining_item_count.map(|n| ("remainingItemCount", n.to_string()));
-    let members = if typed { [rv, token, remaining] } else { [token, remaining, rv] };
+    let mut order = LIST_META_ORDER;
+    if !typed {
+        order.sort_unstable();
+    }
+    let value = |key: &str| match key {
+        "resourceVersion" => (!meta.resource_version.is_empty()).then(|| format!("\"{}\"", meta.resource_version)),
+        "continue" => {
+            meta.continue_token.as_deref().filter(|c| !typed || !c.is_empty()).map(|c| Value::from(c).to_string())
+        }
+        _ => meta.remaining_item_count.map(|n| n.to_string()),
+    };
     out.push(b'{');
-    for (i, (key, value)) in members.into_iter().flatten().enumerate() {
+    for (i, (key, value)) in order.into_iter().filter_map(|key| Some((key, value(key)?))).enumerate() {
         if i > 0 {
             out.push(b',');
         }

@@ -9,17 +9,6 @@ use super::raw::{self, Member};
 use super::{MetaVersion, RawObject};
 use crate::meta::{MANAGED_FIELDS_ENTRY_FIELDS, OBJECT_META_FIELDS, OWNER_REFERENCE_FIELDS};
 
-fn push_member(out: &mut Vec<u8>, first: &mut bool, key: &[u8], value: &[u8]) {
-    if !*first {
-        out.push(b',');
-    }
-    *first = false;
-    out.push(b'"');
-    out.extend_from_slice(key);
-    out.extend_from_slice(b"\":");
-    out.extend_from_slice(value);
-}
-
 /// Writes the object `obj` with its members in `order` (unknown members after, as given),
 /// rewriting member values with `rewrite` when it returns `true`.
 fn write_ordered(
@@ -124,30 +113,13 @@ pub fn write_partial(obj: &RawObject<'_>, version: MetaVersion, out: &mut Vec<u8
     out.push(b'}');
 }
 
-/// Writes a `ListMeta` object in Go's field order (selfLink, resourceVersion, continue,
-/// remainingItemCount), empty fields omitted.
-pub fn write_list_meta(meta: &super::ListMeta, out: &mut Vec<u8>) {
-    out.push(b'{');
-    let mut first = true;
-    if !meta.resource_version.is_empty() {
-        push_member(out, &mut first, b"resourceVersion", format!("\"{}\"", meta.resource_version).as_bytes());
-    }
-    if let Some(c) = meta.continue_token.as_ref().filter(|c| !c.is_empty()) {
-        push_member(out, &mut first, b"continue", serde_json::Value::from(c.as_str()).to_string().as_bytes());
-    }
-    if let Some(n) = meta.remaining_item_count {
-        push_member(out, &mut first, b"remainingItemCount", n.to_string().as_bytes());
-    }
-    out.push(b'}');
-}
-
 /// Writes a PartialObjectMetadataList of `items` (`"items": null` when there are none, as
 /// Go writes the nil slice kube builds).
 pub fn write_partial_list(items: &[RawObject<'_>], meta: &super::ListMeta, version: MetaVersion, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":\"");
     out.extend_from_slice(version.api_version().as_bytes());
     out.extend_from_slice(b"\",\"metadata\":");
-    write_list_meta(meta, out);
+    super::write_list_meta(meta, true, out);
     if items.is_empty() {
         out.extend_from_slice(b",\"items\":null}");
         return;

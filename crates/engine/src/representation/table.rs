@@ -15,7 +15,7 @@
 pub use super::duration::human_duration;
 use super::gofmt::{go_json_float, print_text, write_go_string};
 use super::jsonpath::JsonPath;
-use super::partial::{write_list_meta, write_partial};
+use super::partial::write_partial;
 use super::{ListMeta, MetaVersion, RawObject, raw};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition;
 use k8s_openapi::jiff::Timestamp;
@@ -316,7 +316,7 @@ impl TableConvertor {
         out.extend_from_slice(b"{\"kind\":\"Table\",\"apiVersion\":\"");
         out.extend_from_slice(version.api_version().as_bytes());
         out.extend_from_slice(b"\",\"metadata\":");
-        write_list_meta(list_meta, out);
+        super::write_list_meta(list_meta, true, out);
         out.extend_from_slice(b",\"columnDefinitions\":");
         if opts.no_headers {
             out.extend_from_slice(b"null");

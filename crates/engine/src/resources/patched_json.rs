@@ -9,7 +9,8 @@
 //! keys throughout. Values a JSON patch spliced in stay as sent, repeated members and all
 //! (see [`super::jsonpatch_splice`]).
 
-use super::builtin::types::{GoStruct, GoType, OBJECT_META};
+use super::builtin::struct_json;
+use super::builtin::types::{GoStruct, GoType};
 use super::patch::PatchType;
 use crate::representation::gofmt::{go_json, write_go_string};
 use serde_json::{Map, Value};
@@ -102,39 +103,34 @@ pub fn patched_json(old: &Value, patched: &Value, source: &PatchSource, kind: Op
     out
 }
 
+/// What a JSON object is in Go, for the order of its members.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// A struct (`root`: a kind's object, its envelope first).
+    Struct(&'static GoStruct, bool),
+    /// A Go map of values of one type: written sorted.
+    Map(&'static GoType),
+    /// Unknown: written sorted.
+    Plain,
+}
+
 impl Writer {
     fn object_root(&self, obj: &Value, kind: &'static GoStruct, out: &mut String) {
-        let Value::Object(map) = obj else {
-            out.push_str(&go_json(obj));
-            return;
-        };
-        const ENVELOPE: [&str; 3] = ["kind", "apiVersion", "metadata"];
-        static META: GoType = GoType::Struct(&OBJECT_META);
-        let order = ENVELOPE.iter().copied().chain(kind.fields.iter().map(|f| f.json));
-        let ty_of = |key: &str| match key {
-            "metadata" => Some(&META),
-            _ => field_type(kind, key),
-        };
-        self.map(map, order, &ty_of, &[], out);
+        match obj {
+            Value::Object(map) => self.map(map, Shape::Struct(kind, true), &[], out),
+            _ => out.push_str(&go_json(obj)),
+        }
     }
 
-    /// An object: sorted where the patch reached it, else in `order` (then unknown keys
-    /// sorted, as they cannot come from a Go struct anyway).
-    fn map<'k>(
-        &self,
-        map: &Map<String, Value>,
-        order: impl Iterator<Item = &'k str>,
-        ty_of: &dyn Fn(&str) -> Option<&'static GoType>,
-        path: &[String],
-        out: &mut String,
-    ) {
-        let keys: Vec<&str> = if self.reached.reaches(path) {
-            map.keys().map(String::as_str).collect()
-        } else {
-            let ordered: Vec<&str> = order.filter(|k| map.contains_key(*k)).collect();
-            let rest = map.keys().map(String::as_str).filter(|k| !ordered.contains(k)).collect::<Vec<_>>();
-            ordered.into_iter().chain(rest).collect()
-        };
+    /// An object: sorted where the patch reached it, else in its struct's order (then
+    /// unknown keys sorted, as they cannot come from a Go struct anyway).
+    fn map(&self, map: &Map<String, Value>, shape: Shape, path: &[String], out: &mut String) {
+        let mut keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        if let Shape::Struct(st, root) = shape
+            && !self.reached.reaches(path)
+        {
+            keys.sort_by_key(|key| struct_json::member(st, root, key).0);
+        }
         out.push('{');
         for (i, key) in keys.into_iter().enumerate() {
             if i > 0 {
@@ -142,9 +138,14 @@ impl Writer {
             }
             write_go_string(key, out);
             out.push(':');
+            let ty = match shape {
+                Shape::Struct(st, root) => struct_json::member(st, root, key).1,
+                Shape::Map(items) => Some(items),
+                Shape::Plain => None,
+            };
             let mut child = path.to_vec();
             child.push(key.to_string());
-            self.value(&map[key], ty_of(key), &child, out);
+            self.value(&map[key], ty, &child, out);
         }
         out.push('}');
     }
@@ -156,13 +157,11 @@ impl Writer {
         }
         match (value, ty) {
             (Value::Object(map), Some(GoType::Struct(s) | GoType::Union(_, s))) => {
-                self.map(map, s.fields.iter().map(|f| f.json), &|key| field_type(s, key), path, out);
+                self.map(map, Shape::Struct(s, false), path, out);
             }
             // Go writes a map's keys sorted: no order to keep.
-            (Value::Object(map), Some(GoType::Map(items))) => {
-                self.map(map, std::iter::empty(), &|_| Some(items), path, out);
-            }
-            (Value::Object(map), None) => self.map(map, std::iter::empty(), &|_| None, path, out),
+            (Value::Object(map), Some(GoType::Map(items))) => self.map(map, Shape::Map(items), path, out),
+            (Value::Object(map), None) => self.map(map, Shape::Plain, path, out),
             (Value::Array(list), Some(GoType::Slice { items, .. })) => self.items(list, Some(items), path, out),
             (Value::Array(list), None) => self.items(list, None, path, out),
             _ => out.push_str(&go_json(value)),
@@ -181,10 +180,6 @@ impl Writer {
         }
         out.push(']');
     }
-}
-
-fn field_type(s: &'static GoStruct, key: &str) -> Option<&'static GoType> {
-    s.fields.iter().find(|f| f.json == key).map(|f| &f.ty)
 }
 
 #[cfg(test)]

@@ -130,19 +130,37 @@ fn write_struct<S: Serializer>(
 ) -> Result<S::Ok, S::Error> {
     let ranks = ranks(st);
     write_members(map, s, |key| {
-        if root && let Some(i) = ENVELOPE.iter().position(|k| *k == key) {
-            let ty = if key == "metadata" { Ty::Struct(&OBJECT_META) } else { Ty::Plain };
-            return (i, ty);
-        }
-        let packed = pack(key);
-        match ranks.binary_search_by(|(p, name, _)| p.cmp(&packed).then_with(|| (*name).cmp(key))) {
-            Ok(i) => {
-                let field = ranks[i].2;
-                (ENVELOPE.len() + field, Ty::Go(&st.fields[field].ty))
-            }
-            Err(_) => (usize::MAX, Ty::Plain),
-        }
+        let (place, ty) = member_in(ranks, st, root, key);
+        (place, ty.map_or(Ty::Plain, Ty::Go))
     })
+}
+
+/// Where `key` comes among the members of a `st` object (a kind's object, `root`, starts
+/// with its type's and object's metadata), and its Go type when it has one. Unknown keys
+/// come last (`usize::MAX`).
+pub fn member(st: &'static GoStruct, root: bool, key: &str) -> (usize, Option<&'static GoType>) {
+    member_in(ranks(st), st, root, key)
+}
+
+/// [`member`], with `st`'s [`ranks`] at hand: a struct's members share one lookup.
+fn member_in(
+    ranks: &[(u32, &'static str, usize)],
+    st: &'static GoStruct,
+    root: bool,
+    key: &str,
+) -> (usize, Option<&'static GoType>) {
+    static META: GoType = GoType::Struct(&OBJECT_META);
+    if root && let Some(i) = ENVELOPE.iter().position(|k| *k == key) {
+        return (i, (key == "metadata").then_some(&META));
+    }
+    let packed = pack(key);
+    match ranks.binary_search_by(|(p, name, _)| p.cmp(&packed).then_with(|| (*name).cmp(key))) {
+        Ok(i) => {
+            let field = ranks[i].2;
+            (ENVELOPE.len() + field, Some(&st.fields[field].ty))
+        }
+        Err(_) => (usize::MAX, None),
+    }
 }
 
 /// A typed list (`ConfigMapList`): `TypeMeta`, `ListMeta`, then its items, each an object
@@ -288,5 +306,18 @@ fn index_type(ty: &'static GoType, all: &mut Ranks) {
         GoType::Struct(st) | GoType::Union(_, st) => index(st, all),
         GoType::Map(items) | GoType::Slice { items, .. } => index_type(items, all),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lists assembled from stored bytes write their `metadata` by
+    /// [`crate::representation::LIST_META_ORDER`]; lists built as values, by this struct.
+    #[test]
+    fn list_meta_has_the_order_lists_of_stored_objects_are_written_in() {
+        let names: Vec<&str> = LIST_META.fields.iter().map(|f| f.json).filter(|n| *n != "selfLink").collect();
+        assert_eq!(names, crate::representation::LIST_META_ORDER);
     }
 }

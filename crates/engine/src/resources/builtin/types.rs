@@ -844,6 +844,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The byte-level writers (`meta`'s member orders, used where metadata is copied
+    /// from stored bytes) and these types describe the same structs.
+    #[test]
+    fn metadata_structs_list_their_fields_as_the_byte_writers_order_them() {
+        let names = |st: &GoStruct| st.fields.iter().map(|f| f.json).collect::<Vec<_>>();
+        assert_eq!(names(&OBJECT_META), crate::meta::OBJECT_META_FIELDS);
+        assert_eq!(names(&OWNER_REFERENCE), crate::meta::OWNER_REFERENCE_FIELDS);
+        assert_eq!(names(&MANAGED_FIELDS_ENTRY), crate::meta::MANAGED_FIELDS_ENTRY_FIELDS);
+    }
+
     #[test]
     fn a_value_of_the_wrong_type_is_named_as_go_names_it() {
         assert_eq!(
