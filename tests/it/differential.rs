@@ -170,6 +170,7 @@ scenarios!(
     patches,
     queries,
     refusals,
+    scaled,
     schemas,
     select,
     shape,

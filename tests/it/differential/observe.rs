@@ -12,7 +12,8 @@
 //! - timestamps become `<time>`, Table age cells `<age>`, Go pointers in messages
 //!   (`(*bool)(0xc001ef0827)`) `(*bool)(<pointer>)`;
 //! - validation causes are sorted (kube-apiserver's order is not stable, see the reference
-//!   INDEX), and the bracketed list in the message with them; managedFields entries are
+//!   INDEX), and the bracketed list in the message with them, unless the step keeps their
+//!   order (`cause_order: true`, where every cause comes from a stable source); managedFields entries are
 //!   sorted by manager (kube orders them by a time kept to the second).
 //!
 //! Pure: everything here is a function of the answers and the labels seen so far.
@@ -144,7 +145,11 @@ pub fn observe(step: &Step, answer: &Answer, labels: &mut Labels) -> Value {
         };
         observation.insert("body".into(), body);
     }
-    Value::Object(observation)
+    let mut observation = Value::Object(observation);
+    if !step.cause_order {
+        sort_all_causes(&mut observation);
+    }
+    observation
 }
 
 /// An error observation: the server did not answer (or not in time).
@@ -179,7 +184,6 @@ pub fn normalize(value: &Value, labels: &mut Labels) -> Value {
     learn_generated_names(value, labels);
     let mut out = walk(value, labels, &[]);
     mask_age_cells(&mut out, &mut labels.timed_columns);
-    sort_all_causes(&mut out);
     out
 }
 

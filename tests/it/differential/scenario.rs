@@ -62,6 +62,9 @@ struct RawStep {
     observe: Option<bool>,
     /// Seconds to wait before sending (what kube sorts by the second, such as managedFields).
     pause: Option<f64>,
+    /// `true`: validation causes are compared in the order answered (see `observe`).
+    #[serde(default)]
+    cause_order: bool,
 }
 
 /// Repeat a request until its answer satisfies this (for what kube's controllers do in the
@@ -110,6 +113,10 @@ pub struct Step {
     pub extract: Option<Vec<String>>,
     pub observe: bool,
     pub pause: Option<f64>,
+    /// Causes kept in kube's order: each comes from a check whose order is stable (kube's
+    /// schema validator walks properties in map order, so two schema errors are not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cause_order: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -279,6 +286,7 @@ fn build(step: &RawStep, vars: &BTreeMap<String, Value>) -> Result<Step, String>
         extract: request.extract.map(|pointers| pointers.iter().map(|p| text(p)).collect()),
         observe: request.observe.unwrap_or(true),
         pause: request.pause,
+        cause_order: request.cause_order,
     })
 }
 

@@ -7,7 +7,6 @@ use crate::registry::conditions::{self, ESTABLISHED};
 use crate::representation::table::TableConvertor;
 use crate::resources::builtin::storage_version_hash;
 use crate::resources::custom::{CustomResourceStrategy, SchemaSource};
-use crate::resources::scale::ScalePaths;
 use crate::store::KeyValue;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition,
@@ -99,14 +98,17 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool, schemas: Sche
         .versions
         .iter()
         .filter(|v| v.served)
-        .map(|v| ServedKind {
-            strategy: Arc::new(CustomResourceStrategy::new(crd, v, schemas)),
-            verbs: CUSTOM_VERBS.to_vec(),
-            scale: v.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
-            storage_version_hash: hash.clone(),
-            terminating,
-            installing: installing(crd),
-            deprecation_warning: crate::registry::versions::deprecation_warning(crd, v),
+        .map(|v| {
+            let strategy = CustomResourceStrategy::new(crd, v, schemas);
+            ServedKind {
+                scale: strategy.scale_paths().cloned(),
+                strategy: Arc::new(strategy),
+                verbs: CUSTOM_VERBS.to_vec(),
+                storage_version_hash: hash.clone(),
+                terminating,
+                installing: installing(crd),
+                deprecation_warning: crate::registry::versions::deprecation_warning(crd, v),
+            }
         })
         .collect()
 }

@@ -18,6 +18,7 @@
 //! storage version: `apiVersion` is rewritten and the object pruned to the schema of the
 //! version it is converted to ([`VersionConversion`]).
 
+use super::scale::{self, ScalePaths};
 use super::{ResourceInfo, Strategy, Undecodable, VersionConversion, managed_fields};
 use crate::field::{FieldError, Path};
 use crate::schema::names::name_is_dns_subdomain;
@@ -52,6 +53,8 @@ pub struct CustomResourceStrategy {
     versions: Option<VersionConversion>,
     /// `group/version` of every version the CRD lists: what kube's converter converts to.
     all_versions: Vec<String>,
+    /// The version's `/scale` paths, which every write's values must fit.
+    scale: Option<ScalePaths>,
 }
 
 /// Which compiled schema a CRD version has: it changes only with the CRD's generation.
@@ -184,6 +187,7 @@ impl CustomResourceStrategy {
             },
             versions: version_conversion(crd, version, schema.as_ref(), schemas),
             all_versions: crd.spec.versions.iter().map(|v| format!("{}/{}", crd.spec.group, v.name)).collect(),
+            scale: version.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
             schema,
             schema_since,
             preserve_unknown_fields: crd.spec.preserve_unknown_fields.unwrap_or(false),
@@ -203,6 +207,11 @@ impl CustomResourceStrategy {
         self.schema.as_deref()
     }
 
+    /// The served version's `/scale` paths, when it has the subresource.
+    pub fn scale_paths(&self) -> Option<&ScalePaths> {
+        self.scale.as_ref()
+    }
+
     /// `kind` and `apiVersion` must be this kind's (kube checks them before anything else).
     fn validate_type_meta(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = Vec::new();
@@ -218,11 +227,27 @@ impl CustomResourceStrategy {
         errs
     }
 
-    /// The schema's checks, in kube's order: values, structure, then the CEL rules (told
-    /// about every earlier error, `errs` included, since some of them block the rules).
-    fn validate_schema(&self, obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
+    /// The schema's checks, in kube's order: values, the `/scale` paths, structure, then
+    /// the CEL rules (told about every earlier error, `errs` included, since some of them
+    /// block the rules). `status`: a `/status` write, whose values are checked under
+    /// `.status` only.
+    fn validate_schema(&self, obj: &Value, old: Option<&Value>, status: bool, errs: &mut Vec<FieldError>) {
+        if let Some(schema) = self.schema() {
+            errs.extend(if status {
+                schema.validate_status_values(obj, old)
+            } else {
+                schema.validate_values(obj, old)
+            });
+        }
+        // kube's validator checks the `/scale` paths right after the values (a `/status`
+        // write only the status side), before embedded resources and rules.
+        if let Some(paths) = &self.scale {
+            if !status {
+                errs.extend(scale::validate_spec(obj, paths));
+            }
+            errs.extend(scale::validate_status(obj, paths));
+        }
         let Some(schema) = self.schema() else { return };
-        errs.extend(schema.validate_values(obj, old));
         errs.extend(schema.validate_structure(obj, old));
         let rules = schema.validate_rules(obj, old, errs);
         errs.extend(rules);
@@ -242,15 +267,7 @@ impl CustomResourceStrategy {
             return errs;
         }
         errs.extend(validate_object_meta_update(new_meta, old_meta, &metadata));
-        match (status, self.schema()) {
-            (true, Some(schema)) => {
-                errs.extend(schema.validate_status_values(new, Some(old)));
-                errs.extend(schema.validate_structure(new, Some(old)));
-                let rules = schema.validate_rules(new, Some(old), &errs);
-                errs.extend(rules);
-            }
-            _ => self.validate_schema(new, Some(old), &mut errs),
-        }
+        self.validate_schema(new, Some(old), status, &mut errs);
         errs
     }
 }
@@ -438,7 +455,7 @@ impl Strategy for CustomResourceStrategy {
             name_is_dns_subdomain,
             &Path::root("metadata"),
         ));
-        self.validate_schema(obj, None, &mut errs);
+        self.validate_schema(obj, None, false, &mut errs);
         errs
     }
 

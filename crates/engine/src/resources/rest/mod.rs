@@ -22,7 +22,7 @@ use super::Strategy;
 use super::generate_name::NameGenerator;
 use super::patch::PatchType;
 use super::patched_json::PatchSource;
-use super::scale::{self, ScalePaths};
+use super::scale::ScalePaths;
 use crate::field::FieldError;
 use crate::meta;
 use crate::schema::names::validate_path_segment_name;
@@ -331,18 +331,6 @@ impl Rest<'_> {
         let path = crate::field::Path::root("metadata");
         let mut errors = validate_object_meta(new, self.info().namespaced, validate_path_segment_name, &path);
         errors.extend(validate_object_meta_update(new, old, &path));
-        errors
-    }
-
-    /// The `/scale` paths' checks every write makes (kube's ValidateScaleSpec/Status);
-    /// a status write checks only the status side.
-    fn scale_errors(&self, obj: &Value, sub: Subresource) -> Vec<FieldError> {
-        let Some(paths) = self.scale else { return Vec::new() };
-        let mut errors = Vec::new();
-        if sub != Subresource::Status {
-            errors.extend(scale::validate_spec(obj, paths));
-        }
-        errors.extend(scale::validate_status(obj, paths));
         errors
     }
 }

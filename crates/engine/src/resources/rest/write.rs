@@ -107,8 +107,7 @@ impl Rest<'_> {
         }
         self.strategy.prepare_for_create(&mut obj);
         self.check_kind(&obj, &name)?;
-        let mut errors = self.strategy.validate_create(&obj);
-        errors.extend(self.scale_errors(&obj, Subresource::Main));
+        let errors = self.strategy.validate_create(&obj);
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
         }
@@ -331,7 +330,6 @@ impl Rest<'_> {
         });
         warnings.into_iter().for_each(|w| opts.warn(w));
         errors.extend(validated);
-        errors.extend(self.scale_errors(&obj, sub));
         if !errors.is_empty() {
             return Err(self.invalid(name, &errors));
         }
