@@ -170,6 +170,7 @@ scenarios!(
     patches,
     queries,
     refusals,
+    reviews,
     scaled,
     schemas,
     select,

@@ -1,8 +1,8 @@
 //! The built-in kinds driven by the real `kubectl` (v1.32) against `kubectl crd serve`:
 //! `get events` and `describe` of a custom resource listing its events (recorded through
-//! both Event APIs), `auth can-i`, `get leases,cm,secrets,sa` with objects made by
-//! kubectl's own typed `create` commands (protobuf bodies), and bad input refused as
-//! kube-apiserver refuses it. Output is compared as text, ages masked.
+//! both Event APIs), `auth can-i` and `auth whoami`, `get leases,cm,secrets,sa` with
+//! objects made by kubectl's own typed `create` commands (protobuf bodies), and bad input
+//! refused as kube-apiserver refuses it. Output is compared as text, ages masked.
 
 use crate::support;
 
@@ -179,6 +179,25 @@ fn kubectl_gets_events_and_describes_a_custom_resource_with_its_events() {
         ])
     );
     assert!(events.contains(" 20m (x2 over 40m) "), "a repeated event shows its count: {events}");
+}
+
+/// `kubectl auth whoami` asks authentication.k8s.io for a SelfSubjectReview: the engine's
+/// one user, as `serve`'s kubeconfig names it, in the groups that let it do everything.
+#[test]
+fn kubectl_auth_whoami_names_the_engine_s_user() {
+    let server = server_with_w1();
+    assert_eq!(
+        tables(&server.ok(&["auth", "whoami"]), &[]),
+        [table(&[
+            &["ATTRIBUTE", "VALUE"],
+            &["Username", "kubectl-crd"],
+            &["Groups", "[system:masters system:authenticated]"],
+        ])]
+    );
+    let review: serde_json::Value =
+        serde_json::from_str(&server.ok(&["auth", "whoami", "-o", "json"])).expect("a SelfSubjectReview");
+    assert_eq!(review["kind"], "SelfSubjectReview");
+    assert_eq!(review["status"]["userInfo"]["username"], "kubectl-crd");
 }
 
 #[test]

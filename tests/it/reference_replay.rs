@@ -36,9 +36,16 @@ use tokio::time::{Instant, sleep, timeout_at};
 use tower::ServiceExt;
 
 /// Exchanges the engine does not match yet, with the reason. The test fails when one of them
-/// starts matching: remove it from this list in the change that fixes it. The one left is
+/// starts matching: remove it from this list in the change that fixes it. The first is
 /// deliberate: `/version` also names the plugin's own version.
-const KNOWN_GAPS: &[(&str, &str)] = &[("01-version.http", "/version has an extra kubectlCrdVersion field")];
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    ("01-version.http", "/version has an extra kubectlCrdVersion field"),
+    (
+        "04-apis-aggregated-v2.http",
+        "authentication.k8s.io lists tokenreviews, which the engine does not serve: checking a token needs serve's \
+         token inside the engine",
+    ),
+];
 
 /// Exchanges that are not replayed here, with the reason.
 const SKIPPED: &[(&str, &str)] = &[(

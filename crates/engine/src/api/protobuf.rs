@@ -252,6 +252,9 @@ static SELF_SUBJECT_ACCESS_REVIEW: Message = Message(&[
 static SELF_SUBJECT_RULES_REVIEW: Message =
     Message(&[f(1, "metadata", T::Msg(&OBJECT_META)), f(2, "spec", T::Msg(&Message(&[f(1, "namespace", T::Str)])))]);
 
+/// Its status is the server's answer: kube's decoder reads it, and its REST ignores it.
+static SELF_SUBJECT_REVIEW: Message = Message(&[f(1, "metadata", T::Msg(&OBJECT_META))]);
+
 /// The message of a kind the engine decodes from protobuf.
 fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
     Some(match (api_version, kind) {
@@ -265,6 +268,7 @@ fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("coordination.k8s.io/v1", "Lease") => &LEASE,
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => &SELF_SUBJECT_ACCESS_REVIEW,
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => &SELF_SUBJECT_RULES_REVIEW,
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => &SELF_SUBJECT_REVIEW,
         _ => return None,
     })
 }

@@ -92,6 +92,18 @@ mod tests {
         }
     }
 
+    /// A kind without a definition would be published as a bare `{"type": "object"}`.
+    #[test]
+    fn every_built_in_kind_served_has_its_definition() {
+        for kind in crate::resources::builtin::all() {
+            let info = kind.info();
+            assert!(find_kind(&info.group, &info.version, &info.kind).is_some(), "{} has no definition", info.kind);
+        }
+        let review = find_kind("authentication.k8s.io", "v1", "SelfSubjectReview").expect("whoami's review");
+        let reached = closure(builtin_refs, [review]);
+        assert!(reached.contains("io.k8s.api.authentication.v1.UserInfo"), "{reached:?}");
+    }
+
     #[test]
     fn built_in_kinds_are_found_by_their_group_version_kind() {
         assert_eq!(find_kind("", "v1", "Namespace").as_deref(), Some("io.k8s.api.core.v1.Namespace"));

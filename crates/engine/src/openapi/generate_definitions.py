@@ -33,6 +33,13 @@ ROOTS = [
     ("io.k8s.api.coordination.v1.Lease", "coordination.k8s.io", "v1", "Lease"),
 ]
 
+# Create-only kinds (the self reviews): no list kind.
+CREATE_ONLY = [
+    ("io.k8s.api.authorization.v1.SelfSubjectAccessReview", "authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
+    ("io.k8s.api.authorization.v1.SelfSubjectRulesReview", "authorization.k8s.io", "v1", "SelfSubjectRulesReview"),
+    ("io.k8s.api.authentication.v1.SelfSubjectReview", "authentication.k8s.io", "v1", "SelfSubjectReview"),
+]
+
 # The discovery documents' types, served at /api/, /apis/, /apis/<group>/, /api/v1/ and
 # /version/ (kinds without lists; `version.Info` has no kind at all).
 DISCOVERY = [
@@ -182,7 +189,7 @@ def main():
     recorded = json.load(open(os.path.join(REF_DIR, "60-openapi-v3-stable-v1.full.json")))["components"]["schemas"]
     defs = {k: v3_to_v2(v) for k, v in recorded.items() if k.startswith("io.k8s.")}
     bodies, names = crate_definitions()
-    todo = [r[0] for r in ROOTS] + [d[0] for d in DISCOVERY]
+    todo = [r[0] for r in ROOTS + CREATE_ONLY] + [d[0] for d in DISCOVERY]
     while todo:
         name = todo.pop()
         if name in defs:
@@ -194,13 +201,14 @@ def main():
         found = set()
         refs(schema, found)
         todo.extend(found - set(defs))
-    for name, group, version, kind in ROOTS:
+    for name, group, version, kind in ROOTS + CREATE_ONLY:
         # The crate marks metadata required on every kind; kube does not.
         required = [r for r in defs[name].get("required", []) if r != "metadata"]
         defs[name].pop("required", None)
         if required:
             defs[name]["required"] = required
         defs[name]["x-kubernetes-group-version-kind"] = [{"group": group, "kind": kind, "version": version}]
+    for name, group, version, kind in ROOTS:
         described, items = LISTS[name]
         defs[name + "List"] = {
             "description": described,

@@ -588,7 +588,11 @@ pub trait Strategy: Send + Sync {
 
     /// A create-only kind (kube's self access reviews) answers a POST from the request
     /// alone and stores nothing: `Some(answer)`. `None`: objects of this kind are stored.
-    fn evaluate(&self, _obj: &Value) -> Option<Result<Value, crate::status::ApiError>> {
+    fn evaluate(
+        &self,
+        _obj: &Value,
+        _now: k8s_openapi::jiff::Timestamp,
+    ) -> Option<Result<Value, crate::status::ApiError>> {
         None
     }
 

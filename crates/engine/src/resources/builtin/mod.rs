@@ -5,8 +5,8 @@
 //!   (coordination.k8s.io/v1), stored as given;
 //! - [`events`]: Events, one storage seen through core v1 and events.k8s.io/v1
 //!   ([`event_conversion`] between the two forms);
-//! - [`reviews`]: the self access reviews (authorization.k8s.io/v1), create-only and not
-//!   stored, answering "allowed" for the one user the engine knows;
+//! - [`reviews`]: the self reviews (authorization.k8s.io/v1, authentication.k8s.io/v1),
+//!   create-only and not stored, answering for the one user the engine knows;
 //! - [`printers`]: their Table columns, as kube's `pkg/printers/internalversion`.
 
 pub mod data;
@@ -68,6 +68,7 @@ pub fn all() -> Vec<ServedKind> {
     out.push(stored(Arc::new(events::EventsV1Strategy::default()), ("", "Event")));
     out.push(create_only(Arc::new(reviews::ReviewStrategy::new(reviews::Review::Access))));
     out.push(create_only(Arc::new(reviews::ReviewStrategy::new(reviews::Review::Rules))));
+    out.push(create_only(Arc::new(reviews::ReviewStrategy::new(reviews::Review::Identity))));
     out
 }
 

@@ -1,5 +1,7 @@
-//! The Go structs of authorization.k8s.io/v1's self reviews, as far as the order of their
-//! fields goes: kube-apiserver writes its answers in that order ([`super::struct_json`]).
+//! The Go structs of the self reviews (authorization.k8s.io/v1's access and rules reviews,
+//! authentication.k8s.io/v1's SelfSubjectReview): their fields' order, in which
+//! kube-apiserver writes its answers ([`super::struct_json`]), and their types, which
+//! requests decode into.
 
 use super::types::{GoStruct, GoType, STRING, field, list, omit_empty, plain_struct, value_struct};
 
@@ -90,3 +92,19 @@ static RULES_STATUS: GoStruct = plain_struct(
 /// `SelfSubjectRulesReview`.
 pub static SELF_SUBJECT_RULES_REVIEW: GoStruct =
     plain_struct("SelfSubjectRulesReview", &[value_struct("spec", &RULES_SPEC), value_struct("status", &RULES_STATUS)]);
+
+static EXTRA_VALUE: GoType = GoType::Slice { items: &STRING, keys: &[], name: Some("v1.ExtraValue") };
+static USER_INFO: GoStruct = plain_struct(
+    "v1.UserInfo",
+    &[
+        omit_empty("username", GoType::String),
+        omit_empty("uid", GoType::String),
+        omit_empty("groups", list(&STRING)),
+        omit_empty("extra", GoType::Map(&EXTRA_VALUE)),
+    ],
+);
+static IDENTITY_STATUS: GoStruct = plain_struct("v1.SelfSubjectReviewStatus", &[value_struct("userInfo", &USER_INFO)]);
+
+/// `SelfSubjectReview` (authentication.k8s.io/v1): who the requester is.
+pub static SELF_SUBJECT_REVIEW: GoStruct =
+    plain_struct("SelfSubjectReview", &[value_struct("status", &IDENTITY_STATUS)]);

@@ -1,15 +1,26 @@
-//! authorization.k8s.io/v1 SelfSubjectAccessReviews and SelfSubjectRulesReviews:
-//! create-only, never stored. The engine has one user (whoever holds `serve`'s token, or
-//! the local process), who may do everything, so every review answers "allowed" — which
-//! is what `kubectl auth can-i` and tools that check permissions first (k9s) need.
-//! Requests are validated as kube-apiserver validates them.
+//! The self reviews: authorization.k8s.io/v1 SelfSubjectAccessReviews and
+//! SelfSubjectRulesReviews, authentication.k8s.io/v1 SelfSubjectReviews; create-only,
+//! never stored. The engine has one user (whoever holds `serve`'s token, or the local
+//! process), who may do everything, so every review answers "allowed" — which is what
+//! `kubectl auth can-i` and tools that check permissions first (k9s) need — and
+//! `kubectl auth whoami` is told that user. Requests are decoded into the reviews' Go
+//! types and validated as kube-apiserver does.
 
+use super::review_structs::{SELF_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_REVIEW, SELF_SUBJECT_RULES_REVIEW};
+use super::types::GoStruct;
 use crate::field::FieldError;
-use crate::resources::{ResourceInfo, Strategy};
+use crate::resources::{ResourceInfo, Strategy, Undecodable};
 use crate::status::ApiError;
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-const GROUP: &str = "authorization.k8s.io";
+const AUTHORIZATION: &str = "authorization.k8s.io";
+const AUTHENTICATION: &str = "authentication.k8s.io";
+
+/// The engine's one user, as `serve`'s kubeconfig names it: a member of `system:masters`
+/// (cluster-admin's binding), and authenticated.
+const USERNAME: &str = "kubectl-crd";
+const GROUPS: [&str; 2] = ["system:masters", "system:authenticated"];
 
 /// Which review a [`ReviewStrategy`] answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,26 +29,34 @@ pub enum Review {
     Access,
     /// SelfSubjectRulesReview: what may I do in this namespace?
     Rules,
+    /// SelfSubjectReview: who am I?
+    Identity,
 }
 
 pub struct ReviewStrategy {
     review: Review,
     info: ResourceInfo,
+    go: &'static GoStruct,
 }
 
 impl ReviewStrategy {
     pub fn new(review: Review) -> Self {
-        let info = match review {
-            Review::Access => super::info(GROUP, "selfsubjectaccessreviews", "SelfSubjectAccessReview", &[], false),
-            Review::Rules => super::info(GROUP, "selfsubjectrulesreviews", "SelfSubjectRulesReview", &[], false),
+        let (group, plural, kind, go) = match review {
+            Review::Access => {
+                (AUTHORIZATION, "selfsubjectaccessreviews", "SelfSubjectAccessReview", &SELF_SUBJECT_ACCESS_REVIEW)
+            }
+            Review::Rules => {
+                (AUTHORIZATION, "selfsubjectrulesreviews", "SelfSubjectRulesReview", &SELF_SUBJECT_RULES_REVIEW)
+            }
+            Review::Identity => (AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview", &SELF_SUBJECT_REVIEW),
         };
-        ReviewStrategy { review, info }
+        ReviewStrategy { review, info: super::info(group, plural, kind, &[], false), go }
     }
 
     /// kube's review REST names the kind of the object it decoded, whose internal form has
     /// no `kind`: its 422 says `.authorization.k8s.io "" is invalid`.
     fn invalid(&self, errors: &[FieldError]) -> ApiError {
-        ApiError::invalid("", GROUP, "", errors)
+        ApiError::invalid("", &self.info.group, "", errors)
     }
 
     /// The review as kube answers it: the request's spec, empty metadata, a status.
@@ -103,8 +122,35 @@ impl Strategy for ReviewStrategy {
         false
     }
 
-    fn evaluate(&self, obj: &Value) -> Option<Result<Value, ApiError>> {
+    /// A review decodes as kube's typed decoder decodes it (its scheme's words for
+    /// another kind or version, Go's for a value of the wrong type).
+    fn check_type_meta(&self, obj: &Value) -> Result<(), ApiError> {
+        super::scheme::check_type_meta(obj, &self.info)
+    }
+
+    fn decode(&self, obj: &Value) -> Result<(), Undecodable> {
+        self.go.decode_error(obj).map_or(Ok(()), |why| Err(Undecodable(why)))
+    }
+
+    fn go_struct(&self) -> Option<&'static GoStruct> {
+        Some(self.go)
+    }
+
+    /// What the Go type has no field for is dropped (and reported to field validation).
+    fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        self.go.prune(obj)
+    }
+
+    fn evaluate(&self, obj: &Value, now: Timestamp) -> Option<Result<Value, ApiError>> {
         Some(match self.review {
+            // kube's REST answers a new object: the request's metadata and status are
+            // ignored, and the create handler's managedFields are not on it.
+            Review::Identity => Ok(json!({
+                "kind": self.info.kind,
+                "apiVersion": self.info.api_version(),
+                "metadata": {"creationTimestamp": crate::meta::format_time(now)},
+                "status": {"userInfo": {"username": USERNAME, "groups": GROUPS}},
+            })),
             Review::Access => {
                 let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
                 let resource = spec.get("resourceAttributes").filter(|v| v.is_object());
@@ -184,7 +230,7 @@ mod tests {
     use super::*;
 
     fn review(kind: Review, body: Value) -> Result<Value, ApiError> {
-        ReviewStrategy::new(kind).evaluate(&body).expect("a review answers")
+        ReviewStrategy::new(kind).evaluate(&body, Timestamp::UNIX_EPOCH).expect("a review answers")
     }
 
     #[test]

@@ -38,12 +38,20 @@ const REGISTERED: &[(&str, &[&str])] = &[
     ),
     ("apps/v1", &["ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"]),
     ("batch/v1", &["CronJob", "Job"]),
+    ("authentication.k8s.io/v1", &["SelfSubjectReview", "TokenReview"]),
+    ("authentication.k8s.io/v1beta1", &["SelfSubjectReview", "TokenReview"]),
+    ("authentication.k8s.io/v1alpha1", &["SelfSubjectReview"]),
+    ("authorization.k8s.io/v1", AUTHORIZATION_KINDS),
+    ("authorization.k8s.io/v1beta1", AUTHORIZATION_KINDS),
     ("coordination.k8s.io/v1", &["Lease"]),
     ("coordination.k8s.io/v1beta1", &["Lease"]),
     ("coordination.k8s.io/v1alpha2", &["LeaseCandidate"]),
     ("events.k8s.io/v1", &["Event"]),
     ("events.k8s.io/v1beta1", &["Event"]),
 ];
+
+const AUTHORIZATION_KINDS: &[&str] =
+    &["LocalSubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"];
 
 fn registered(api_version: &str, kind: &str) -> bool {
     REGISTERED.iter().any(|(gv, kinds)| *gv == api_version && kinds.contains(&kind))

@@ -85,7 +85,7 @@ impl Rest<'_> {
         tracking: Tracking,
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
-        if let Some(answer) = self.strategy.evaluate(&obj) {
+        if let Some(answer) = self.strategy.evaluate(&obj, self.now) {
             return answer;
         }
         let generated = generate_name(&obj).is_some();
