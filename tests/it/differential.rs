@@ -176,6 +176,7 @@ scenarios!(
     ssa,
     strategic,
     subresources,
+    unlisted,
     upserts,
     validate,
     verbs,
