@@ -130,4 +130,24 @@ mod tests {
         assert_eq!(first.message, "request to convert CR from an invalid group/version: g/v0");
         assert!(listed.first_refused(&items[..1]).is_none());
     }
+
+    /// The look at `apiVersion` that decides whether a stored object is decoded also sends
+    /// one at an unlisted version to be refused, schema or not; one at the served version
+    /// passes as stored.
+    #[test]
+    fn a_codec_refuses_what_it_reads_at_an_unlisted_version_and_passes_the_rest() {
+        let versions = super::super::VersionConversion {
+            served: "g/v2".into(),
+            storage: "g/v2".into(),
+            served_schema: None,
+            storage_schema: None,
+            stored_schemas: Vec::new().into(),
+            listed: Listed::new(["g/v2".to_string()]),
+        };
+        let codec = super::super::Codec { versions: Some(versions), ..Default::default() };
+        let (old, new) = (kv("o", "g/v1"), kv("n", "g/v2"));
+        assert!(codec.decodes_item(&old) && !codec.decodes_item(&new));
+        assert_eq!(codec.read(&old).map_err(|e| e.code), Err(500));
+        assert_eq!(codec.read(&new).expect("listed")["metadata"]["resourceVersion"], "1");
+    }
 }
