@@ -178,6 +178,7 @@ scenarios!(
     ssa,
     strategic,
     subresources,
+    unlisted,
     upserts,
     validate,
     verbs,

@@ -258,6 +258,13 @@ impl ApiError {
         ApiError::new(500, "", "etcdserver: mvcc: required revision is a future revision")
     }
 
+    /// 429 TooManyRequests, with the seconds to wait before retrying (kube's
+    /// `NewTooManyRequests`).
+    pub fn too_many_requests(message: impl Into<String>, retry_after_seconds: u32) -> Self {
+        Self::new(429, "TooManyRequests", message)
+            .with_details(StatusDetails { retry_after_seconds: Some(retry_after_seconds), ..Default::default() })
+    }
+
     /// 410 Expired, as a watch from a compacted resourceVersion receives.
     pub fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)

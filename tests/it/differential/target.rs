@@ -176,8 +176,11 @@ impl Target {
 
 async fn client_from_kubeconfig(path: &Path) -> kube::Client {
     let kubeconfig = Kubeconfig::read_from(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
         .unwrap_or_else(|e| panic!("load {}: {e}", path.display()));
+    // Each request is sent once: kube-rs retries a 429, 503 or 504 by default, which would
+    // hide the answer observed (the in-process client has no retry layer either).
+    config.default_retry = false;
     kube::Client::try_from(config).expect("a client from the kubeconfig")
 }

@@ -45,6 +45,9 @@ pub mod reason {
     pub const INSTANCE_DELETION_PENDING: &str = "InstanceDeletionPending";
     /// `Terminating=True` while the finalizer deletes the instances.
     pub const INSTANCE_DELETION_IN_PROGRESS: &str = "InstanceDeletionInProgress";
+    /// `Terminating=True` while the instances cannot be listed (one is stored at a version
+    /// the CRD no longer lists); the message says why.
+    pub const INSTANCE_DELETION_FAILED: &str = "InstanceDeletionFailed";
 }
 
 /// Messages kube-apiserver pairs with the reasons above (reference files 07, 10, 66, 67).

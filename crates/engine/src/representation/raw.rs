@@ -222,7 +222,7 @@ pub fn write_with_rv(obj: &[u8], rv: u64, out: &mut Vec<u8>) {
 }
 
 /// Whether the JSON string `raw` is `s`.
-fn is_string(raw: &[u8], s: &str) -> bool {
+pub fn is_string(raw: &[u8], s: &str) -> bool {
     match raw.strip_prefix(b"\"").and_then(|r| r.strip_suffix(b"\"")) {
         Some(inner) if !inner.contains(&b'\\') => inner == s.as_bytes(),
         _ => string(raw).as_deref() == Some(s),

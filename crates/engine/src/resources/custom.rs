@@ -16,7 +16,8 @@
 //! The versions of a CRD share one storage. As kube's `None` conversion does, an object is
 //! served at the version of the request whatever version wrote it, and stored at the
 //! storage version: `apiVersion` is rewritten and the object pruned to the schema of the
-//! version it is converted to ([`VersionConversion`]).
+//! version it is converted to ([`VersionConversion`]); an object stored at a version the
+//! CRD no longer lists is refused ([`super::unlisted`]).
 
 use super::scale::{self, ScalePaths};
 use super::{ResourceInfo, Strategy, Undecodable, VersionConversion, managed_fields};
@@ -48,11 +49,9 @@ pub struct CustomResourceStrategy {
     other_field_types: OnceLock<Vec<(String, Arc<managed_fields::schema::Schema>)>>,
     /// The version's `selectableFields`, as field-selector paths (`spec.color`).
     selectable: Vec<String>,
-    /// Served and storage apiVersions when the CRD has several versions (they share one
-    /// storage); `None` for a single version, whose objects are served as stored.
-    versions: Option<VersionConversion>,
-    /// `group/version` of every version the CRD lists: what kube's converter converts to.
-    all_versions: Vec<String>,
+    /// Served and storage apiVersions (the versions share one storage, and a single version's
+    /// objects may be stored at one the CRD no longer lists).
+    versions: VersionConversion,
     /// The version's `/scale` paths, which every write's values must fit.
     scale: Option<ScalePaths>,
 }
@@ -186,7 +185,6 @@ impl CustomResourceStrategy {
                 status_subresource,
             },
             versions: version_conversion(crd, version, schema.as_ref(), schemas),
-            all_versions: crd.spec.versions.iter().map(|v| format!("{}/{}", crd.spec.group, v.name)).collect(),
             scale: version.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
             schema,
             schema_since,
@@ -272,18 +270,15 @@ impl CustomResourceStrategy {
     }
 }
 
-/// kube's `None` conversion between the versions of a multi-version CRD: every object is
-/// served at the endpoint's version and stored at the storage version, pruned to the
-/// schema of the version it is converted to.
+/// kube's `None` conversion between the versions of a CRD: every object is served at the
+/// endpoint's version and stored at the storage version, pruned to the schema of the
+/// version it is converted to.
 fn version_conversion(
     crd: &CustomResourceDefinition,
     version: &CustomResourceDefinitionVersion,
     served_schema: Option<&Arc<Schema>>,
     schemas: SchemaSource<'_>,
-) -> Option<VersionConversion> {
-    if crd.spec.versions.len() < 2 {
-        return None;
-    }
+) -> VersionConversion {
     let group = &crd.spec.group;
     // Validation makes exactly one version the storage version.
     let storage = crate::registry::defaults::storage_version(crd).unwrap_or(&version.name);
@@ -304,13 +299,14 @@ fn version_conversion(
             schema.map(|s| (Arc::from(format!("{group}/{}", v.name)), s))
         })
         .collect();
-    Some(VersionConversion {
+    VersionConversion {
         served: format!("{group}/{}", version.name).into(),
         storage: format!("{group}/{storage}").into(),
         served_schema: served_schema.cloned(),
         storage_schema,
         stored_schemas,
-    })
+        listed: super::unlisted::Listed::of(crd),
+    }
 }
 
 fn metadata_of(obj: &Value) -> &Value {
@@ -329,11 +325,11 @@ impl Strategy for CustomResourceStrategy {
 
     /// The other versions' schemas as field types, built when the kind is first written.
     fn convertible_versions(&self) -> Option<Vec<String>> {
-        Some(self.all_versions.clone())
+        Some(self.versions.listed.names())
     }
 
     fn other_field_types(&self) -> Vec<(String, Arc<managed_fields::schema::Schema>)> {
-        let Some(versions) = &self.versions else { return Vec::new() };
+        let versions = &self.versions;
         let built = self.other_field_types.get_or_init(|| {
             let preserve = self.preserve_unknown_fields;
             let others = versions.stored_schemas.iter().filter(|(v, _)| **v != *versions.served);
@@ -368,7 +364,7 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn version_conversion(&self) -> Option<&VersionConversion> {
-        self.versions.as_ref()
+        Some(&self.versions)
     }
 
     /// Custom resources have no patch strategies: kube answers 415 (reference 27).
@@ -700,10 +696,12 @@ mod tests {
         .expect("crd");
         let conversion =
             |i: usize| CustomResourceStrategy::new(&crd, &crd.spec.versions[i], SchemaSource::Typed).versions;
-        let beta = conversion(0).expect("two versions");
+        let beta = conversion(0);
         assert_eq!((&*beta.served, &*beta.storage), ("example.com/v1beta1", "example.com/v1"));
-        assert_eq!(conversion(1).map(|v| v.served), Some("example.com/v1".into()));
+        assert_eq!(conversion(1).served, "example.com/v1".into());
+        assert!(beta.listed.lists("example.com/v1") && !beta.listed.lists("example.com/v2"));
         let single = strategy(schema());
-        assert!(single.version_conversion().is_none(), "a single version is served as stored");
+        let single = single.version_conversion().expect("a single version has one too");
+        assert_eq!(single.served, single.storage, "it is served as stored");
     }
 }

@@ -45,6 +45,19 @@ pub struct ListPlan {
     pub legacy_exact: bool,
 }
 
+impl ListPlan {
+    /// This plan of a list the watch cache would serve, when the cache is not ready (see
+    /// [`super::unlisted`]): kube 1.32 hands a list with a limit and no selector to etcd,
+    /// which pages it (`resourceVersion=0` reads the latest state there), and refuses any
+    /// other with a 429.
+    pub fn unready(self, q: &ListQuery, selecting: bool) -> Result<ListPlan, ApiError> {
+        match q.limit.filter(|l| *l > 0) {
+            Some(limit) if !selecting => Ok(ListPlan { limit: Some(limit), cached: false, ..self }),
+            _ => Err(super::unlisted::cache_not_ready()),
+        }
+    }
+}
+
 /// The field error of an unparsable `resourceVersion` (`APIObjectVersioner`'s).
 fn invalid_rv(rv: &str) -> String {
     let detail = format!("strconv.ParseUint: parsing {}: invalid syntax", go_quote(rv));
@@ -155,6 +168,19 @@ mod tests {
         // A limit with a plain resourceVersion is the legacy exact read.
         assert_eq!(outcome(&[("limit", "2"), ("resourceVersion", "7")]), Ok((Exact(7), Some(2))));
         assert_eq!(outcome(&[("resourceVersion", "7"), ("resourceVersionMatch", "Exact")]), Ok((Exact(7), None)));
+    }
+
+    #[test]
+    fn an_unready_cache_hands_etcd_only_a_limited_list_without_selectors() {
+        let unready = |pairs: &[(&str, &str)], selecting: bool| {
+            let q = query(pairs);
+            plan(&q).expect("plan").unready(&q, selecting).map(|p| (p.snapshot, p.limit, p.cached)).map_err(|e| e.code)
+        };
+        let at_0 = [("resourceVersion", "0"), ("limit", "2")];
+        assert_eq!(unready(&at_0, false), Ok((Snapshot::Latest, Some(2), false)), "paged by etcd");
+        assert_eq!(unready(&at_0, true), Err(429));
+        assert_eq!(unready(&[("resourceVersion", "0")], false), Err(429));
+        assert_eq!(unready(&[("resourceVersion", "7")], false), Err(429));
     }
 
     #[test]

@@ -214,7 +214,11 @@ impl Rest<'_> {
     /// read, so no object a selector skipped is ever read twice and none it kept is lost.
     pub async fn list_raw(&self, namespace: Option<&str>, q: &ListQuery) -> Result<RawList, ApiError> {
         let (labels, fields) = self.list_selectors(q, false)?;
-        let plan = list_plan::plan(q)?;
+        let filtering = !labels.0.is_empty() || !fields.0.is_empty();
+        let mut plan = list_plan::plan(q)?;
+        if plan.cached && !self.cache_ready().await? {
+            plan = plan.unready(q, filtering)?;
+        }
         let scope = ListScope::of(self.strategy.info(), namespace, &fields, plan.continued);
         let prefix = scope.prefix.as_str();
         let mut opts = ListOptions { limit: plan.limit, cached: plan.cached, ..Default::default() };
@@ -231,7 +235,6 @@ impl Rest<'_> {
                 exact = !plan.continued;
             }
         }
-        let filtering = !labels.0.is_empty() || !fields.0.is_empty();
         // A kind served in another form than stored decodes every item; the others pass
         // the stored bytes through, at most with another apiVersion written in.
         let codec = self.strategy.codec();
@@ -243,6 +246,8 @@ impl Rest<'_> {
         let mut items = Vec::new();
         // The last key read when a selector dropped it; `None`: the last kept item's.
         let mut dropped_last: Option<String> = None;
+        // The first item refused (kube's list stops at it).
+        let mut refused: Option<ApiError> = None;
         let (revision, has_more, remaining) = loop {
             let page = match self.store.list(prefix, &opts).await {
                 Ok(page) => page,
@@ -268,6 +273,9 @@ impl Rest<'_> {
             let mut kept = page.items;
             let mut kept_count = 0;
             kept.retain_mut(|kv| {
+                if refused.is_some() {
+                    return false;
+                }
                 if paging && items.len() + kept_count >= want {
                     has_more = true;
                     return false;
@@ -276,9 +284,16 @@ impl Rest<'_> {
                     return false;
                 }
                 let (keep, served) = if codec.decodes_item(kv) {
-                    let obj = codec.read(kv);
-                    let keep = labels.matches(&obj) && fields.matches(&obj);
-                    (keep, keep.then(|| super::to_stored(&obj)))
+                    match codec.read(kv) {
+                        Ok(obj) => {
+                            let keep = labels.matches(&obj) && fields.matches(&obj);
+                            (keep, keep.then(|| super::to_stored(&obj)))
+                        }
+                        Err(e) => {
+                            refused = Some(e);
+                            return false;
+                        }
+                    }
                 } else if filtering {
                     let obj = meta::from_stored(kv);
                     (labels.matches(&obj) && fields.matches(&obj), None)
@@ -296,6 +311,9 @@ impl Rest<'_> {
                 }
                 keep
             });
+            if let Some(e) = refused {
+                return Err(e);
+            }
             if items.is_empty() {
                 items = kept;
             } else {
@@ -336,6 +354,9 @@ impl Rest<'_> {
         let prefix = self.strategy.info().namespace_prefix(namespace);
         let codec = self.strategy.codec();
         let rv = list_plan::cache_rv(q.resource_version.as_deref())?;
+        if !self.cache_ready().await? {
+            return Err(super::unlisted::cache_not_ready());
+        }
         // A legacy watch (`resourceVersion` unset or 0, no `sendInitialEvents`: left so only
         // by a `/watch/` path, the others are defaulted) starts with the state too, unmarked.
         let legacy = q.send_initial_events.is_none() && rv.is_none();
@@ -360,9 +381,11 @@ impl Rest<'_> {
             } else {
                 page.items
                     .iter()
-                    .map(|kv| codec.read(kv))
-                    .filter(|o| labels.matches(o) && fields.matches(o))
-                    .map(|object| WatchItem::Event { event_type: "ADDED", object })
+                    .filter_map(|kv| match codec.read(kv) {
+                        Ok(object) => (labels.matches(&object) && fields.matches(&object))
+                            .then_some(WatchItem::Event { event_type: "ADDED", object }),
+                        Err(e) => Some(WatchItem::Error(e)),
+                    })
                     .collect()
             };
             (objs, page.revision)
@@ -411,7 +434,10 @@ fn reads_nothing(labels: &LabelSelector, fields: &FieldSelector, codec: &Codec) 
 fn stored_item(event_type: &'static str, kv: &KeyValue, resource_version: Revision, codec: &Codec) -> WatchItem {
     if codec.decodes_item(kv) {
         // Stored at another version than watched: converted, so pruned.
-        let mut object = codec.read(kv);
+        let mut object = match codec.read(kv) {
+            Ok(object) => object,
+            Err(e) => return WatchItem::Error(e),
+        };
         meta::metadata_mut(&mut object).insert("resourceVersion".into(), Value::from(resource_version.to_string()));
         return WatchItem::Event { event_type, object };
     }
@@ -431,8 +457,13 @@ fn translate(event: &WatchEvent, labels: &LabelSelector, fields: &FieldSelector,
         };
     }
     let matches = |o: &Value| labels.matches(o) && fields.matches(o);
-    let current = event.current.as_ref().map(|kv| codec.read(kv));
-    let prev = event.prev.as_ref().map(|kv| codec.read(kv));
+    // A watch starts only while no object is refused (`Rest::cache_ready`); one refused all
+    // the same (its version dropped as the watch ran) is an ERROR event.
+    let (current, prev) =
+        match (event.current.as_ref().map(|kv| codec.read(kv)), event.prev.as_ref().map(|kv| codec.read(kv))) {
+            (Some(Err(e)), _) | (_, Some(Err(e))) => return Some(WatchItem::Error(e)),
+            (current, prev) => (current.and_then(Result::ok), prev.and_then(Result::ok)),
+        };
     // An object that goes is reported as it was, at the revision it went at (kube's
     // cacher sends the previous object with the event's resourceVersion).
     let gone = |mut obj: Value| {
@@ -603,6 +634,10 @@ mod stored_events {
             served_schema: None,
             storage_schema: None,
             stored_schemas: Vec::new().into(),
+            listed: crate::resources::unlisted::Listed::new([
+                "stable.example.com/v1".into(),
+                "stable.example.com/v1beta1".into(),
+            ]),
         };
         let obj = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "Widget",
             "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 1.5, "big": u64::MAX}});
@@ -610,7 +645,7 @@ mod stored_events {
             let stored = codec.write(&obj);
             let kv = KeyValue { key: "/w".into(), value: stored, create_revision: 3, mod_revision: 9 };
             let written = codec.written(obj.clone(), &kv);
-            assert_eq!(written, codec.read(&kv));
+            assert_eq!(written, codec.read(&kv).expect("listed"));
             assert_eq!(written["metadata"]["resourceVersion"], "9");
         }
     }
@@ -634,6 +669,7 @@ mod stored_events {
             served_schema: Some(Arc::clone(served_schema)),
             storage_schema: Some(Arc::clone(&v1)),
             stored_schemas: vec![(Arc::from("g/v1"), Arc::clone(&v1)), (Arc::from("g/v2"), Arc::clone(&v2))].into(),
+            listed: crate::resources::unlisted::Listed::new(["g/v1".into(), "g/v2".into()]),
         };
         let refresh = |schema: &Arc<Schema>| Some(super::super::Refresh { since: 5, schema: Arc::clone(schema) });
         let obj = json!({"apiVersion": "g/v2", "kind": "P", "metadata": {"name": "p"}, "spec": {"k": "z", "c": 2}});
@@ -645,9 +681,9 @@ mod stored_events {
         let old = json!({"apiVersion": "g/v1", "kind": "P", "metadata": {"name": "p"}, "spec": {"k": "z"}});
         let kv = KeyValue { key: "/p".into(), value: meta::to_stored(&old), create_revision: 3, mod_revision: 3 };
         let at_v2 = Codec { versions: Some(at("g/v2", &v2)), refresh: refresh(&v2), ..Default::default() };
-        assert_eq!(at_v2.read(&kv)["spec"], json!({"k": "z"}));
+        assert_eq!(at_v2.read(&kv).expect("listed")["spec"], json!({"k": "z"}));
         let at_v1 = Codec { versions: Some(at("g/v1", &v1)), refresh: refresh(&v1), ..Default::default() };
-        assert_eq!(at_v1.read(&kv)["spec"], json!({"a": "one", "k": "z"}));
+        assert_eq!(at_v1.read(&kv).expect("listed")["spec"], json!({"a": "one", "k": "z"}));
     }
 
     /// A change the selector leaves out sends nothing but still counts as seen, so the
@@ -668,6 +704,10 @@ mod stored_events {
             served_schema: None,
             storage_schema: None,
             stored_schemas: Vec::new().into(),
+            listed: crate::resources::unlisted::Listed::new([
+                "stable.example.com/v1".into(),
+                "stable.example.com/v1beta1".into(),
+            ]),
         };
         let codec = Codec { versions: Some(versions), ..Default::default() };
         let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);

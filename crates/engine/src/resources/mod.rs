@@ -29,6 +29,7 @@ pub mod scale;
 mod scale_rest;
 pub mod selector;
 pub mod strategic;
+pub mod unlisted;
 
 use crate::field::FieldError;
 use crate::representation::raw;
@@ -58,8 +59,10 @@ pub struct StorageConversion {
 /// stored objects. kube's `None` conversion between a CRD's versions rewrites `apiVersion`
 /// and then prunes the object to the schema of the version it converts to, so a field
 /// only one version declares is lost on the way to the storage version and not shown at a
-/// version that lacks it. Objects are served at `served` whatever version they were
-/// stored at (an earlier storage version's included), and stored at `storage`.
+/// version that lacks it. Objects are served at `served` whatever version the CRD still
+/// lists they were stored at (an earlier storage version's included), and stored at
+/// `storage`. A CRD with one version has one too: its objects may be stored at a version
+/// it no longer lists ([`unlisted`]).
 #[derive(Debug, Clone)]
 pub struct VersionConversion {
     /// `group/version` of the endpoint.
@@ -73,6 +76,8 @@ pub struct VersionConversion {
     /// Every version's schema by `group/version`: kube's storage decoder defaults an
     /// object by the schema of the version it is stored at, not the one it is served at.
     pub stored_schemas: Arc<[(Arc<str>, Arc<Schema>)]>,
+    /// Every version the CRD lists: an object stored at another is refused.
+    pub listed: unlisted::Listed,
 }
 
 impl VersionConversion {
@@ -107,10 +112,15 @@ impl VersionConversion {
         self.served != self.storage && self.storage_schema.is_some()
     }
 
-    /// Whether the stored bytes are at another version than served, and pruned to be served.
-    fn prunes_read(&self, stored: &[u8]) -> bool {
-        self.served_schema.is_some()
-            && raw::get(stored, "apiVersion").and_then(raw::string).as_deref() != Some(&*self.served)
+    /// Whether the stored bytes are at another version than served and must be decoded to
+    /// be: pruned to the served version's schema, or refused for a version the CRD no
+    /// longer lists (the one look at `apiVersion` a read makes).
+    fn decodes_read(&self, stored: &[u8]) -> bool {
+        match raw::get(stored, "apiVersion") {
+            Some(at) if raw::is_string(at, &self.served) => false,
+            Some(at) => self.served_schema.is_some() || !self.listed.lists_raw(at),
+            None => self.served_schema.is_some(),
+        }
     }
 }
 
@@ -167,7 +177,7 @@ impl Codec {
     /// served version's schema).
     pub fn decodes_item(&self, kv: &crate::store::KeyValue) -> bool {
         self.decodes()
-            || self.versions.as_ref().is_some_and(|v| v.prunes_read(&kv.value))
+            || self.versions.as_ref().is_some_and(|v| v.decodes_read(&kv.value))
             || self.refresh.as_ref().is_some_and(|r| r.applies(kv))
     }
 
@@ -177,9 +187,18 @@ impl Codec {
         self.versions.as_ref().map(|v| &v.served)
     }
 
-    /// A stored object as served, with its resourceVersion.
-    pub fn read(&self, kv: &crate::store::KeyValue) -> Value {
-        let mut obj = crate::meta::from_stored(kv);
+    /// A stored object as served, with its resourceVersion; kube's 500 for one stored at a
+    /// version its CRD no longer lists.
+    pub fn read(&self, kv: &crate::store::KeyValue) -> Result<Value, crate::status::ApiError> {
+        let obj = crate::meta::from_stored(kv);
+        if let Some(v) = &self.versions {
+            v.listed.check(obj.get("apiVersion").and_then(Value::as_str))?;
+        }
+        Ok(self.serve(obj, kv))
+    }
+
+    /// `obj`, stored as `kv`, at a version the CRD lists, as served.
+    fn serve(&self, mut obj: Value, kv: &crate::store::KeyValue) -> Value {
         // As kube's storage decoder: defaulted at the version stored, then converted.
         if let Some(r) = self.refresh.as_ref().filter(|r| r.applies(kv)) {
             let schema = self.versions.as_ref().and_then(|v| v.schema_of(&obj)).unwrap_or(&r.schema);
@@ -202,7 +221,8 @@ impl Codec {
             || self.versions.as_ref().is_some_and(VersionConversion::prunes_writes)
             || !obj.get("metadata").is_some_and(Value::is_object)
         {
-            return self.read(kv);
+            // Just written, so at the storage version, which the CRD lists.
+            return self.serve(crate::meta::from_stored(kv), kv);
         }
         let rv = Value::from(kv.mod_revision.to_string());
         crate::meta::metadata_mut(&mut obj).insert("resourceVersion".into(), rv);

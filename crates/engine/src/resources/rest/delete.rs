@@ -69,7 +69,7 @@ impl Rest<'_> {
             return Ok(marked);
         }
         let kv = self.store.update(&key, self.stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
-        Ok(self.read(&kv))
+        self.read(&kv)
     }
 
     /// What kube answers for an object deleted at once: a `Success` Status naming it.

@@ -183,7 +183,7 @@ impl Rest<'_> {
     }
 
     /// A stored object as this kind serves it (see [`super::Codec`]).
-    fn read(&self, kv: &crate::store::KeyValue) -> Value {
+    fn read(&self, kv: &crate::store::KeyValue) -> Result<Value, ApiError> {
         self.strategy.codec().read(kv)
     }
 

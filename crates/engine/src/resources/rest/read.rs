@@ -11,7 +11,7 @@ use serde_json::Value;
 impl Rest<'_> {
     /// GET one object.
     pub async fn get(&self, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
-        Ok(self.read(&self.get_stored(namespace, name).await?))
+        self.read(&self.get_stored(namespace, name).await?)
     }
 
     /// GET one object at the request's `resourceVersion`, as kube reads it: none or `0` as

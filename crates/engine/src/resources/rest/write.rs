@@ -190,7 +190,7 @@ impl Rest<'_> {
             Some(h) if h.revision == kv.mod_revision && self.strategy.codec().reads_as_stored() => {
                 Ok(Cow::Borrowed(h.object))
             }
-            _ => Ok(Cow::Owned(self.read(&kv))),
+            _ => Ok(Cow::Owned(self.read(&kv)?)),
         }
     }
 
