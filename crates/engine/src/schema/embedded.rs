@@ -186,7 +186,8 @@ mod tests {
     }
 
     fn errors(obj: Value) -> Vec<String> {
-        validate(&Path::default(), &obj, Some(&schema())).iter().map(ToString::to_string).collect()
+        let meta_error: super::super::MetaError = crate::resources::builtin::types::object_meta_error;
+        validate(&Path::default(), &obj, Some(&schema()), meta_error).iter().map(ToString::to_string).collect()
     }
 
     #[test]
@@ -203,6 +204,18 @@ mod tests {
             [
                 "spec.template.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c",
                 "spec.template.kind: Invalid value: \"Bad_Kind\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]
+        );
+    }
+
+    #[test]
+    fn embedded_metadata_that_is_no_object_meta_is_invalid_as_a_whole() {
+        let errs = errors(json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "a", "generation": 1.5}}}}));
+        assert_eq!(
+            errs,
+            [
+                "spec.template.metadata: Invalid value: map[string]interface {}{\"generation\":1.5, \"name\":\"a\"}: json: cannot unmarshal number 1.5 into Go struct field ObjectMeta.generation of type int64"
             ]
         );
     }
