@@ -61,8 +61,11 @@ fn pem_blocks(cert: &[u8], key: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
     })
 }
 
-/// The PEM blocks Go's `pem.Decode` finds in `data`, in order: type and DER.
-fn blocks(mut data: &[u8]) -> Vec<(String, Vec<u8>)> {
+/// A PEM block: its type and its DER.
+type Block = (String, Vec<u8>);
+
+/// The PEM blocks Go's `pem.Decode` finds in `data`, in order.
+fn blocks(mut data: &[u8]) -> Vec<Block> {
     let mut found = Vec::new();
     while let Some((block, rest)) = decode(data) {
         found.push(block);
@@ -76,7 +79,7 @@ const END: &[u8] = b"\n-----END ";
 const DASHES: &[u8] = b"-----";
 
 /// `pem.Decode`: the type and DER of the next well-formed block, and what follows it.
-fn decode(data: &[u8]) -> Option<((String, Vec<u8>), &[u8])> {
+fn decode(data: &[u8]) -> Option<(Block, &[u8])> {
     let mut rest = data;
     loop {
         rest = if rest.starts_with(&BEGIN[1..]) {
