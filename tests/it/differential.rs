@@ -157,6 +157,7 @@ scenarios!(
     cel,
     converted,
     crds,
+    decoded,
     decoding,
     deletes,
     discovery,

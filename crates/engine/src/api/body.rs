@@ -58,6 +58,11 @@ pub struct Decoded {
     pub duplicate_fields: Vec<String>,
 }
 
+/// Whether the body is JSON (not YAML) by its `Content-Type`.
+pub fn is_json(headers: &HeaderMap) -> bool {
+    matches!(input(headers), Ok(Input::Json))
+}
+
 /// The body of a write to `kind` as JSON, read by the decoder its `Content-Type` names.
 pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
     match input(headers)? {

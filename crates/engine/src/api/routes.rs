@@ -171,7 +171,9 @@ fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) 
             }
         })?
     } else {
-        super::body::json(headers, body, kind)?
+        let decoded = super::body::json(headers, body, kind)?;
+        note_document_error(rest, headers, body, &decoded.object, opts);
+        decoded
     };
     // A JSON body's repeated fields join the unknown ones in one strict error later; a
     // YAML body's repeated keys are go-yaml's own error.
@@ -179,6 +181,18 @@ fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) 
         opts.note_decode_errors(std::mem::take(&mut decoded.duplicate_fields));
     }
     strict_decoding(decoded, opts, None)
+}
+
+/// Go's decoder reports the first decoding error a JSON body holds in the body's own
+/// order, which the object (its keys sorted) has lost: read from the bytes when there is one.
+fn note_document_error(rest: &Rest<'_>, headers: &HeaderMap, body: &[u8], obj: &Value, opts: &WriteOptions) {
+    let Some(go) = rest.strategy.go_struct() else { return };
+    if super::body::is_json(headers)
+        && go.decode_error(obj).is_some()
+        && let Some(first) = crate::resources::builtin::doc_order::first_decode_error(body, go)
+    {
+        opts.note_document_error(first);
+    }
 }
 
 /// The object of a decoded body, its strict decoding complaints (a YAML body's repeated

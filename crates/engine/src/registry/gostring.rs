@@ -17,10 +17,10 @@ use crate::field::go_quote;
 const ADDRESS: &str = "0xc000000000";
 
 /// `[]apiextensions.CustomResourceDefinitionVersion{...}` of `versions`, those of a spec whose
-/// `hoisted` fields moved up.
-pub fn versions(versions: &[CustomResourceDefinitionVersion], hoisted: Hoisted) -> String {
-    let items: Vec<String> = versions.iter().map(|v| version(v, hoisted)).collect();
-    format!("[]apiextensions.CustomResourceDefinitionVersion{{{}}}", items.join(", "))
+/// `hoisted` fields moved up; `(nil)` for none sent (`None`), as Go keeps a nil slice apart
+/// from an empty one.
+pub fn versions(versions: Option<&[CustomResourceDefinitionVersion]>, hoisted: Hoisted) -> String {
+    slice("apiextensions.CustomResourceDefinitionVersion", versions, |v| version(v, hoisted))
 }
 
 /// `[]string(nil)` for none (a new CRD has no status), else the names.
@@ -85,9 +85,10 @@ mod tests {
     #[test]
     fn versions_print_as_kube_s_internal_type() {
         let hoisted = Hoisted { schema: true, subresources: false, columns: false, selectable_fields: false };
-        assert_eq!(versions(&[], hoisted), "[]apiextensions.CustomResourceDefinitionVersion{}");
+        assert_eq!(versions(Some(&[]), hoisted), "[]apiextensions.CustomResourceDefinitionVersion{}");
+        assert_eq!(versions(None, hoisted), "[]apiextensions.CustomResourceDefinitionVersion(nil)");
         assert_eq!(
-            versions(&[v1(false)], hoisted),
+            versions(Some(&[v1(false)]), hoisted),
             "[]apiextensions.CustomResourceDefinitionVersion{apiextensions.CustomResourceDefinitionVersion{Name:\"v1\", Served:true, Storage:false, Deprecated:false, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}}"
         );
         assert_eq!(strings(None), "[]string(nil)");

@@ -49,11 +49,29 @@ struct Options<'a> {
     /// The versions before an update: a version whose schema did not change keeps rules
     /// over the per-rule cost budget (kube's `versionsWithUnchangedSchemas`).
     old_versions: &'a [CustomResourceDefinitionVersion],
+    sent: Sent,
+}
+
+/// What the typed CRD cannot tell of the object sent: whether a list Go decodes as a nil
+/// slice was missing (or `null`). Go prints a nil slice apart from an empty one
+/// (`[]T(nil)` against `[]T{}`) in the messages quoting it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sent {
+    /// `spec.versions` was missing or `null`.
+    pub versions_nil: bool,
+}
+
+impl Sent {
+    /// What `obj`, the CRD as JSON, leaves nil.
+    pub fn of(obj: &Value) -> Self {
+        Sent { versions_nil: obj.pointer("/spec/versions").is_none_or(Value::is_null) }
+    }
 }
 
 impl<'a> Options<'a> {
-    fn create() -> Self {
+    fn create(sent: Sent) -> Self {
         Options {
+            sent,
             require_recognized_review_version: true,
             require_immutable_names: false,
             require_openapi_schema: true,
@@ -68,9 +86,10 @@ impl<'a> Options<'a> {
         }
     }
 
-    fn update(old: &'a CustomResourceDefinition) -> Self {
+    fn update(old: &'a CustomResourceDefinition, sent: Sent) -> Self {
         let old_spec = &old.spec;
         Options {
+            sent,
             require_recognized_review_version: has_recognized_review_version_or_empty(old_spec.conversion.as_ref()),
             require_immutable_names: is_crd_condition_true(old, ESTABLISHED),
             require_openapi_schema: old_spec.versions.iter().all(|v| schema_of(v.schema.as_ref()).is_some()),
@@ -90,10 +109,10 @@ impl<'a> Options<'a> {
     }
 }
 
-/// Validates a CRD about to be created.
-pub fn validate_crd_create(crd: &CustomResourceDefinition) -> Vec<FieldError> {
+/// Validates a CRD about to be created; `sent` tells what its JSON left nil.
+pub fn validate_crd_create(crd: &CustomResourceDefinition, sent: Sent) -> Vec<FieldError> {
     let mut errs = validate_metadata(crd);
-    errs.extend(validate_spec(&crd.spec, Options::create()));
+    errs.extend(validate_spec(&crd.spec, Options::create(sent)));
     errs.extend(validate_crd_status(crd));
     errs.extend(validate_stored_versions(crd));
     errs.extend(validate_api_approval(crd, None));
@@ -101,9 +120,14 @@ pub fn validate_crd_create(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     errs
 }
 
-/// Validates an update of `old` to `new` (the main endpoint, not `/status`).
-pub fn validate_crd_update(new: &CustomResourceDefinition, old: &CustomResourceDefinition) -> Vec<FieldError> {
-    let opts = Options::update(old);
+/// Validates an update of `old` to `new` (the main endpoint, not `/status`); `sent` tells
+/// what `new`'s JSON left nil.
+pub fn validate_crd_update(
+    new: &CustomResourceDefinition,
+    old: &CustomResourceDefinition,
+    sent: Sent,
+) -> Vec<FieldError> {
+    let opts = Options::update(old, sent);
     let mut errs = validate_spec(&new.spec, opts);
     let spec = Path::root("spec");
     if opts.require_immutable_names {
@@ -255,7 +279,8 @@ fn validate_versions(
     }
 
     // kube quotes its internal versions, as Go prints them.
-    let shown = || super::gostring::versions(&spec.versions, hoisted);
+    let sent_versions = Some(spec.versions.as_slice()).filter(|_| !opts.sent.versions_nil);
+    let shown = || super::gostring::versions(sent_versions, hoisted);
     let mut names: Vec<&str> = spec.versions.iter().map(|v| v.name.as_str()).collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) {

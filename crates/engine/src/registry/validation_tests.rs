@@ -21,7 +21,7 @@ fn strings(errs: &[FieldError]) -> Vec<String> {
 }
 
 fn create_errors(builder: CrdBuilder) -> Vec<String> {
-    strings(&validate_crd_create(&prepared(builder)))
+    strings(&validate_crd_create(&prepared(builder), Sent::default()))
 }
 
 fn basic(plural: &str) -> CrdBuilder {
@@ -61,21 +61,21 @@ fn metadata_rules() {
     apply_defaults(&mut with_namespace);
     prepare_for_create(&mut with_namespace);
     assert_eq!(
-        strings(&validate_crd_create(&with_namespace)),
+        strings(&validate_crd_create(&with_namespace, Sent::default())),
         ["metadata.namespace: Forbidden: not allowed on this type"]
     );
 
     let mut unnamed = prepared(basic("widgets"));
     unnamed.metadata.name = None;
     assert_eq!(
-        strings(&validate_crd_create(&unnamed)),
+        strings(&validate_crd_create(&unnamed, Sent::default())),
         ["metadata.name: Required value: name or generateName is required"]
     );
 
     let mut generated = prepared(basic("widgets"));
     generated.metadata.generate_name = Some("widgets-".into());
     assert_eq!(
-        strings(&validate_crd_create(&generated)),
+        strings(&validate_crd_create(&generated, Sent::default())),
         ["metadata.generateName: Invalid value: \"widgets-\": must be spec.names.plural+\".\"+spec.group"]
     );
 
@@ -418,7 +418,7 @@ fn api_approval_in_protected_groups() {
     assert!(is_protected_community_group("kubernetes.io"));
     // An unchanged (even missing) approval never fails an update.
     let old = prepared(protected());
-    assert_eq!(strings(&validate_crd_update(&old.clone(), &old)), Vec::<String>::new());
+    assert_eq!(strings(&validate_crd_update(&old.clone(), &old, Sent::default())), Vec::<String>::new());
 }
 
 #[test]
@@ -427,7 +427,7 @@ fn stored_versions() {
     apply_defaults(&mut crd);
     crd.status.get_or_insert_with(Default::default).stored_versions = Some(vec!["v0".into()]);
     assert_eq!(
-        strings(&validate_crd_create(&crd)),
+        strings(&validate_crd_create(&crd, Sent::default())),
         [
             "status.storedVersions: Invalid value: []string{\"v0\"}: must have the storage version v1",
             "status.storedVersions[0]: Invalid value: \"v0\": must appear in spec.versions",
@@ -451,7 +451,7 @@ fn update_errors(old: &CustomResourceDefinition, edit: impl FnOnce(&mut CustomRe
     let mut new = old.clone();
     edit(&mut new);
     prepare_for_update(&mut new, old);
-    strings(&validate_crd_update(&new, old))
+    strings(&validate_crd_update(&new, old, Sent::default()))
 }
 
 #[test]

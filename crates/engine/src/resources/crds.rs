@@ -66,6 +66,14 @@ fn decoded(obj: &Value) -> Result<CustomResourceDefinition, super::Undecodable> 
 /// managedFields mirror the whole spec.
 fn write_back(obj: &mut Value, crd: &CustomResourceDefinition) {
     let Ok(Value::Object(mut typed)) = serde_json::to_value(crd) else { return };
+    // The typed spec has no nil list: a missing `versions` stays missing, for validation
+    // to quote it as Go's nil slice.
+    if validation::Sent::of(obj).versions_nil
+        && let Some(spec) = typed.get_mut("spec").and_then(Value::as_object_mut)
+        && spec.get("versions").and_then(Value::as_array).is_some_and(Vec::is_empty)
+    {
+        spec.remove("versions");
+    }
     if let Some(meta) = obj.as_object_mut().and_then(|m| m.remove("metadata")) {
         typed.insert("metadata".into(), meta);
     }
@@ -251,7 +259,7 @@ impl Strategy for CrdStrategy {
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        typed(obj).map(|crd| validation::validate_crd_create(&crd)).unwrap_or_default()
+        typed(obj).map(|crd| validation::validate_crd_create(&crd, validation::Sent::of(obj))).unwrap_or_default()
     }
 
     /// A schema's values are validated as written (a default of `1.0` under `multipleOf:
@@ -288,7 +296,7 @@ impl Strategy for CrdStrategy {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = meta_update_errors(new, old);
         if let (Some(n), Some(o)) = (typed(new), typed(old)) {
-            errs.extend(validation::validate_crd_update(&n, &o));
+            errs.extend(validation::validate_crd_update(&n, &o, validation::Sent::of(new)));
         }
         errs
     }

@@ -246,7 +246,7 @@ impl CustomResourceStrategy {
             errs.extend(scale::validate_status(obj, paths));
         }
         let Some(schema) = self.schema() else { return };
-        errs.extend(schema.validate_structure(obj, old));
+        errs.extend(schema.validate_structure(obj, old, super::builtin::types::object_meta_error));
         let rules = schema.validate_rules(obj, old, errs);
         errs.extend(rules);
     }
@@ -412,7 +412,10 @@ impl Strategy for CustomResourceStrategy {
         }
         match self.schema() {
             Some(schema) => {
-                self.decode(obj)?;
+                // An embedded resource's metadata is no field of a decoded struct here:
+                // validation refuses one that is no `ObjectMeta` (a 422, where a body's
+                // decoding answers 400).
+                schema.check_decode(obj, |_| None).map_err(Undecodable)?;
                 Ok(schema.prune_and_default_keeping_nulls(obj))
             }
             None => self.decode_and_default(obj),

@@ -24,25 +24,27 @@ fn additional(s: &Node) -> Option<Option<&Node>> {
 
 /// Every problem with the embedded resources under `x` (kube's `objectmeta.Validate`
 /// with `isResourceRoot=false`: the root's own metadata is validated elsewhere).
-pub fn validate(path: &Path, x: &Value, s: Option<&Node>) -> Vec<FieldError> {
+/// `meta_error` says why a `metadata` is no `ObjectMeta`: decoding refuses that for a body,
+/// but an apply's merge is converted, not decoded, and meets it here.
+pub fn validate(path: &Path, x: &Value, s: Option<&Node>, meta_error: super::MetaError) -> Vec<FieldError> {
     let Some(s) = s.filter(|s| s.embedded_below) else { return vec![] };
     let mut errs = Vec::new();
     match x {
         Value::Object(map) => {
             if s.embedded_resource {
-                errs.extend(validate_resource(path, map));
+                errs.extend(validate_resource(path, map, meta_error));
             }
             for (k, v) in map {
                 if let Some(prop) = s.properties.get(k) {
-                    errs.extend(validate(&path.child(k), v, Some(prop)));
+                    errs.extend(validate(&path.child(k), v, Some(prop), meta_error));
                 } else if let Some(schema) = additional(s) {
-                    errs.extend(validate(&path.key(k), v, schema));
+                    errs.extend(validate(&path.key(k), v, schema, meta_error));
                 }
             }
         }
         Value::Array(items) => {
             for (i, v) in items.iter().enumerate() {
-                errs.extend(validate(&path.index(i), v, s.items.as_deref()));
+                errs.extend(validate(&path.index(i), v, s.items.as_deref(), meta_error));
             }
         }
         _ => {}
@@ -50,7 +52,7 @@ pub fn validate(path: &Path, x: &Value, s: Option<&Node>) -> Vec<FieldError> {
     errs
 }
 
-fn validate_resource(path: &Path, x: &Map<String, Value>) -> Vec<FieldError> {
+fn validate_resource(path: &Path, x: &Map<String, Value>, meta_error: super::MetaError) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for required in ["apiVersion", "kind"] {
         if !x.contains_key(required) {
@@ -79,9 +81,11 @@ fn validate_resource(path: &Path, x: &Map<String, Value>) -> Vec<FieldError> {
                     }
                 }
             },
-            // Decoding refused a metadata that is not an `ObjectMeta` ([`check`]): what is
-            // validated here decoded, so only the object-metadata rules are left.
             "metadata" => {
+                if let Some(why) = meta_error(v) {
+                    errs.push(with_value(ErrorType::Invalid, path.child(k), v, why));
+                    continue;
+                }
                 let mut meta = if v.is_object() { v.clone() } else { Value::Object(Map::new()) };
                 if let Some(m) = meta.as_object_mut()
                     && m.get("name").and_then(Value::as_str).unwrap_or_default().is_empty()
@@ -182,7 +186,8 @@ mod tests {
     }
 
     fn errors(obj: Value) -> Vec<String> {
-        validate(&Path::default(), &obj, Some(&schema())).iter().map(ToString::to_string).collect()
+        let meta_error: super::super::MetaError = crate::resources::builtin::types::object_meta_error;
+        validate(&Path::default(), &obj, Some(&schema()), meta_error).iter().map(ToString::to_string).collect()
     }
 
     #[test]
@@ -199,6 +204,18 @@ mod tests {
             [
                 "spec.template.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c",
                 "spec.template.kind: Invalid value: \"Bad_Kind\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]
+        );
+    }
+
+    #[test]
+    fn embedded_metadata_that_is_no_object_meta_is_invalid_as_a_whole() {
+        let errs = errors(json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "a", "generation": 1.5}}}}));
+        assert_eq!(
+            errs,
+            [
+                "spec.template.metadata: Invalid value: map[string]interface {}{\"generation\":1.5, \"name\":\"a\"}: json: cannot unmarshal number 1.5 into Go struct field ObjectMeta.generation of type int64"
             ]
         );
     }

@@ -257,7 +257,8 @@ impl Schema {
         let has_unknown = !prune::prune(&mut pruned, self.root()).is_empty();
         // kube checks embedded resources (apiVersion, kind, metadata) before the values,
         // and validates the values only when they pass.
-        let embedded = embedded::validate(&Path::default(), value, Some(self.root()));
+        // A default is JSON the CRD's decoder read: its metadata are maps, as kube's are.
+        let embedded = embedded::validate(&Path::default(), value, Some(self.root()), |_| None);
         if !embedded.is_empty() {
             return (has_unknown, embedded);
         }
@@ -287,10 +288,11 @@ impl Schema {
         errs
     }
 
-    /// Embedded resources' type and object metadata, and `x-kubernetes-list-type`
-    /// uniqueness. On update the list rules only apply when the old object met them.
-    pub fn validate_structure(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut errs = embedded::validate(&Path::default(), obj, Some(self.root()));
+    /// Embedded resources' type and object metadata (`meta_error` says why a metadata is no
+    /// `ObjectMeta`), and `x-kubernetes-list-type` uniqueness. On update the list rules only
+    /// apply when the old object met them.
+    pub fn validate_structure(&self, obj: &Value, old: Option<&Value>, meta_error: MetaError) -> Vec<FieldError> {
+        let mut errs = embedded::validate(&Path::default(), obj, Some(self.root()), meta_error);
         let lists = |v: &Value| v.as_object().map(|o| listtype::validate(&Path::default(), self.root(), o));
         let old_ok = old.is_none_or(|o| lists(o).unwrap_or_default().is_empty());
         if old_ok {
@@ -328,7 +330,7 @@ impl Schema {
     /// Every schema problem with a new object: values, structure, then rules.
     pub fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = self.validate_values(obj, None);
-        errs.extend(self.validate_structure(obj, None));
+        errs.extend(self.validate_structure(obj, None, |_| None));
         let rules = self.validate_rules(obj, None, &errs);
         errs.extend(rules);
         errs
@@ -338,7 +340,7 @@ impl Schema {
     /// values, transition rules with `oldSelf`).
     pub fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = self.validate_values(new, Some(old));
-        errs.extend(self.validate_structure(new, Some(old)));
+        errs.extend(self.validate_structure(new, Some(old), |_| None));
         let rules = self.validate_rules(new, Some(old), &errs);
         errs.extend(rules);
         errs

@@ -11,6 +11,7 @@
 
 pub mod data;
 pub mod discovery_structs;
+pub mod doc_order;
 pub mod event_conversion;
 pub mod events;
 pub mod objects;
@@ -19,6 +20,7 @@ pub mod review_structs;
 pub mod reviews;
 pub mod scheme;
 pub mod struct_json;
+mod tls_der;
 mod tls_pair;
 pub mod types;
 pub mod unstructured_convert;

@@ -96,7 +96,7 @@ impl BuiltinStrategy {
                 .and_then(|text| data::decode_base64(text).ok())
                 .unwrap_or_default()
         };
-        super::tls_pair::pem_problem(&bytes("tls.crt"), &bytes("tls.key")).into_iter().collect()
+        super::tls_pair::pair_problem(&bytes("tls.crt"), &bytes("tls.key")).into_iter().collect()
     }
 
     /// What kube's strategies do to a body before validation.

@@ -1,24 +1,37 @@
 //! The warning kube's Secret strategy gives a `kubernetes.io/tls` Secret whose pair Go's
-//! `tls.X509KeyPair` refuses, for what that refusal can be told from the PEM text: no PEM
-//! at all, no certificate block, the inputs switched, no private key block.
-//!
-//! Go then parses the certificate's and the key's DER and matches them; a pair whose PEM
-//! is sound but whose DER is not gets kube's warning and none from here (the engine has no
-//! X.509 parser, and a warning is all that is at stake).
+//! `tls.X509KeyPair` refuses: first what the PEM text shows (no PEM at all, no certificate
+//! block, the inputs switched, no private key block), then what the DER behind it does
+//! ([`super::tls_der`]).
 
-/// Go's `tls.X509KeyPair` refusal of `cert` and `key`, as far as the PEM shows it.
-pub fn pem_problem(cert: &[u8], key: &[u8]) -> Option<String> {
-    let mut found_cert = false;
+use base64::Engine as _;
+use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+
+/// Go's `base64.StdEncoding`, which takes stray bits after the last byte.
+const STD_BASE64: GeneralPurpose =
+    GeneralPurpose::new(&base64::alphabet::STANDARD, GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true));
+
+/// Go's `tls.X509KeyPair` refusal of `cert` and `key`.
+pub fn pair_problem(cert: &[u8], key: &[u8]) -> Option<String> {
+    let (first_cert, key) = match pem_blocks(cert, key) {
+        Ok(ders) => ders,
+        Err(why) => return Some(why),
+    };
+    super::tls_der::der_problem(&first_cert, &key)
+}
+
+/// The DER of the first certificate block and of the key block, or Go's refusal of the PEM.
+fn pem_blocks(cert: &[u8], key: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let mut first_cert = None;
     let mut skipped: Vec<String> = Vec::new();
-    for block in blocks(cert) {
+    for (block, der) in blocks(cert) {
         if block == "CERTIFICATE" {
-            found_cert = true;
+            first_cert.get_or_insert(der);
         } else {
             skipped.push(block);
         }
     }
-    if !found_cert {
-        return Some(match skipped.as_slice() {
+    let Some(first_cert) = first_cert else {
+        return Err(match skipped.as_slice() {
             [] => "tls: failed to find any PEM data in certificate input".into(),
             [one] if one.ends_with("PRIVATE KEY") => {
                 "tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs may have been switched".into()
@@ -28,15 +41,15 @@ pub fn pem_problem(cert: &[u8], key: &[u8]) -> Option<String> {
                 skipped.join(" ")
             ),
         });
-    }
+    };
     skipped.clear();
-    for block in blocks(key) {
+    for (block, der) in blocks(key) {
         if block == "PRIVATE KEY" || block.ends_with(" PRIVATE KEY") {
-            return None;
+            return Ok((first_cert, der));
         }
         skipped.push(block);
     }
-    Some(match skipped.as_slice() {
+    Err(match skipped.as_slice() {
         [] => "tls: failed to find any PEM data in key input".into(),
         [one] if one == "CERTIFICATE" => {
             "tls: found a certificate rather than a key in the PEM for the private key".into()
@@ -48,22 +61,25 @@ pub fn pem_problem(cert: &[u8], key: &[u8]) -> Option<String> {
     })
 }
 
-/// The types of the PEM blocks Go's `pem.Decode` finds in `data`, in order.
-fn blocks(mut data: &[u8]) -> Vec<String> {
-    let mut types = Vec::new();
-    while let Some((block_type, rest)) = decode(data) {
-        types.push(block_type);
+/// A PEM block: its type and its DER.
+type Block = (String, Vec<u8>);
+
+/// The PEM blocks Go's `pem.Decode` finds in `data`, in order.
+fn blocks(mut data: &[u8]) -> Vec<Block> {
+    let mut found = Vec::new();
+    while let Some((block, rest)) = decode(data) {
+        found.push(block);
         data = rest;
     }
-    types
+    found
 }
 
 const BEGIN: &[u8] = b"\n-----BEGIN ";
 const END: &[u8] = b"\n-----END ";
 const DASHES: &[u8] = b"-----";
 
-/// `pem.Decode`: the type of the next well-formed block, and what follows it.
-fn decode(data: &[u8]) -> Option<(String, &[u8])> {
+/// `pem.Decode`: the type and DER of the next well-formed block, and what follows it.
+fn decode(data: &[u8]) -> Option<(Block, &[u8])> {
     let mut rest = data;
     loop {
         rest = if rest.starts_with(&BEGIN[1..]) {
@@ -103,11 +119,9 @@ fn decode(data: &[u8]) -> Option<(String, &[u8])> {
         }
         let body: Vec<u8> =
             rest[..end].iter().copied().filter(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')).collect();
-        if !valid_std_base64(&body) {
-            continue;
-        }
+        let Some(der) = valid_std_base64(&body).then(|| STD_BASE64.decode(&body).ok()).flatten() else { continue };
         let (_, after) = line(&rest[end + END.len() - 1..]);
-        return Some((String::from_utf8_lossy(block_type).into_owned(), after));
+        return Some(((String::from_utf8_lossy(block_type).into_owned(), der), after));
     }
 }
 
@@ -148,7 +162,7 @@ mod tests {
 
     #[test]
     fn refusals_in_go_s_words() {
-        let problem = |c: &str, k: &str| pem_problem(c.as_bytes(), k.as_bytes());
+        let problem = |c: &str, k: &str| pem_blocks(c.as_bytes(), k.as_bytes()).err();
         // kube-apiserver 1.32's warning for a TLS Secret of text that is no PEM.
         assert_eq!(
             problem("notpem", "notpem").as_deref(),
@@ -166,6 +180,8 @@ mod tests {
             Some("tls: found a certificate rather than a key in the PEM for the private key")
         );
         assert_eq!(problem(CERT, KEY), None);
+        // Sound PEM over DER that is not a certificate: the DER's refusal.
+        assert_eq!(pair_problem(CERT.as_bytes(), KEY.as_bytes()).as_deref(), Some("x509: malformed certificate"));
         // A block whose body is no base64, or whose END names another type, is no block.
         assert!(problem("-----BEGIN CERTIFICATE-----\n%%%%\n-----END CERTIFICATE-----\n", KEY).is_some());
         assert!(problem("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERT-----\n", KEY).is_some());

@@ -345,16 +345,14 @@ impl GoStruct {
         self.name.rsplit('.').next().unwrap_or(self.name)
     }
 
-    /// The first time (in the struct's order, metadata first) that does not parse, worded
-    /// as `metav1.Time`'s and `MicroTime`'s decoders word it.
+    /// The first time that does not parse, worded as `metav1.Time`'s and `MicroTime`'s
+    /// decoders word it. First in the object's key order: Go meets a sorted document's
+    /// (a YAML body's, a merge patch's) so; a JSON body's own order is `doc_order`'s.
     pub fn time_error(&'static self, obj: &Value) -> Option<String> {
         static META: GoType = GoType::Struct(&OBJECT_META);
-        let map = obj.as_object()?;
-        let metadata = map.get("metadata").and_then(|m| value_time_error(m, &META, self.short_name(), "metadata"));
-        metadata.or_else(|| {
-            self.fields
-                .iter()
-                .find_map(|f| map.get(f.json).and_then(|v| value_time_error(v, &f.ty, self.short_name(), f.json)))
+        obj.as_object()?.iter().find_map(|(key, v)| match key.as_str() {
+            "metadata" => value_time_error(v, &META, self.short_name(), "metadata"),
+            _ => self.get(key).and_then(|f| value_time_error(v, &f.ty, self.short_name(), f.json)),
         })
     }
 
@@ -434,29 +432,22 @@ impl GoStruct {
         }
     }
 
-    /// Why a body does not decode into this struct: a value of the wrong type, then a
-    /// time that does not parse.
+    /// Why a body does not decode into this struct: a time that does not parse (Go's
+    /// decoder stops there), else a value of the wrong type (which it saves and goes on).
     pub fn decode_error(&'static self, obj: &Value) -> Option<String> {
-        self.type_error(obj).or_else(|| self.time_error(obj))
+        self.time_error(obj).or_else(|| self.type_error(obj))
     }
 
     /// The first value of the wrong JSON type, worded as Go's `json.UnmarshalTypeError`:
     /// `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`.
+    /// First in the object's key order, as [`GoStruct::time_error`].
     pub fn type_error(&'static self, obj: &Value) -> Option<String> {
-        let map = obj.as_object()?;
-        if let Some(meta) = map.get("metadata") {
-            static META: GoType = GoType::Struct(&OBJECT_META);
-            if let Some(e) = mismatch(meta, &META, self.name, "metadata") {
-                return Some(e.to_string());
-            }
-        }
-        for (key, value) in map {
-            let Some(f) = self.get(key) else { continue };
-            if let Some(e) = mismatch(value, &f.ty, self.name, f.json) {
-                return Some(e.to_string());
-            }
-        }
-        None
+        static META: GoType = GoType::Struct(&OBJECT_META);
+        let found = obj.as_object()?.iter().find_map(|(key, value)| match key.as_str() {
+            "metadata" => mismatch(value, &META, self.name, "metadata"),
+            _ => self.get(key).and_then(|f| mismatch(value, &f.ty, self.name, f.json)),
+        });
+        found.map(|e| e.to_string())
     }
 }
 
@@ -885,6 +876,14 @@ mod tests {
             Some("json: cannot unmarshal string into Go struct field Secret.data of type map[string][]uint8")
         );
         assert_eq!(CONFIG_MAP.type_error(&json!({"data": {"a": "1"}, "spec": 3, "immutable": null})), None);
+        // A sorted document (a YAML body, a merge patch) meets `data` before `metadata`,
+        // and Go stops at a time that does not parse, which wins over any wrong type.
+        let both = json!({"data": [], "metadata": {"labels": 5, "creationTimestamp": "x"}});
+        assert_eq!(
+            CONFIG_MAP.type_error(&both).as_deref(),
+            Some("json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string")
+        );
+        assert!(CONFIG_MAP.decode_error(&both).is_some_and(|e| e.starts_with("parsing time")));
     }
 
     #[test]

@@ -283,7 +283,10 @@ impl Rest<'_> {
             Ok(unknown) => unknown,
             Err(why) => {
                 return Err(match &origin {
-                    Origin::Body { .. } => self.strategy.undecodable_body(&why),
+                    Origin::Body { .. } => {
+                        let first = opts.take_document_error().map(crate::resources::Undecodable);
+                        self.strategy.undecodable_body(first.as_ref().unwrap_or(&why))
+                    }
                     // Nothing has changed `obj` yet: it is the patched object.
                     Origin::Patch { show, .. } => patch_invalid(&show(obj), &why.0),
                 });

@@ -29,6 +29,8 @@ pub struct WriteOptions {
     /// Strict errors the body's decoder found before the object was made (duplicate
     /// fields): kube reports them first, with the unknown fields, as one strict error.
     pub decode_errors: std::sync::Mutex<Vec<String>>,
+    /// The decoding error Go meets first in a JSON body's own order, when it has one.
+    pub document_error: std::sync::Mutex<Option<String>>,
 }
 
 impl WriteOptions {
@@ -55,6 +57,15 @@ impl WriteOptions {
     /// Keeps the strict errors of the body's decoding for the write to report.
     pub fn note_decode_errors(&self, errors: Vec<String>) {
         self.decode_errors.lock().unwrap_or_else(|e| e.into_inner()).extend(errors);
+    }
+
+    /// Keeps the decoding error Go meets first in the body, to report for it.
+    pub fn note_document_error(&self, error: String) {
+        *self.document_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+    }
+
+    pub(super) fn take_document_error(&self) -> Option<String> {
+        self.document_error.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     pub(super) fn take_decode_errors(&self) -> Vec<String> {
