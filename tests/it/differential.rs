@@ -155,6 +155,7 @@ scenarios!(
     apply,
     builtins,
     cel,
+    collected,
     converted,
     crds,
     decoded,

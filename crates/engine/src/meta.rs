@@ -155,20 +155,58 @@ pub fn prepare_create(obj: &mut Value, now: Timestamp) {
     meta.remove("selfLink");
 }
 
-/// Keeps the fields an update may not change from the stored object.
-/// A uid the update gives stays, as kube's `BeforeUpdate` leaves it, for validation to
-/// refuse when it differs (a patch can change it; an update's precondition refuses first).
+/// kube's `dedupOwnerReferences`: removes each ownerReference equal to an earlier one
+/// and answers the removed ones' uids.
+pub fn dedup_owner_references(obj: &mut Value) -> Vec<String> {
+    let Some(refs) = obj.pointer_mut("/metadata/ownerReferences").and_then(Value::as_array_mut) else {
+        return Vec::new();
+    };
+    let mut kept: Vec<Value> = Vec::with_capacity(refs.len());
+    let mut duplicates = Vec::new();
+    for r in refs.drain(..) {
+        if kept.contains(&r) {
+            duplicates.push(r.get("uid").and_then(Value::as_str).unwrap_or_default().to_string());
+        } else {
+            kept.push(r);
+        }
+    }
+    *refs = kept;
+    duplicates
+}
+
+/// Keeps the fields an update may not change from the stored object, as kube's
+/// `BeforeUpdate` does. What it leaves as the update gives it stays for validation to
+/// refuse when it differs: a uid given, a deletionTimestamp or grace period on an object
+/// not being deleted, a grace period changed (a patch can set them; an update's
+/// precondition refuses a uid first).
 pub fn preserve_on_update(new: &mut Value, old: &Value) {
-    let keep = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"];
     let old_meta = old.get("metadata").and_then(Value::as_object);
+    let old_field = |field: &str| old_meta.and_then(|m| m.get(field)).filter(|v| !v.is_null());
     let meta = metadata_mut(new);
-    let given_uid = meta.get("uid").and_then(Value::as_str).filter(|u| !u.is_empty()).map(String::from);
-    let keep = keep.iter().filter(|f| **f != "uid" || given_uid.is_none());
+    let given = |meta: &Map<String, Value>, field: &str| {
+        meta.get(field).is_some_and(|v| !v.is_null() && v.as_str().is_none_or(|s| !s.is_empty()))
+    };
+    let mut keep = vec!["creationTimestamp", "generation"];
+    if !given(meta, "uid") {
+        keep.push("uid");
+    }
+    if old_field("deletionTimestamp").is_some() {
+        keep.push("deletionTimestamp");
+    }
+    if old_field("deletionGracePeriodSeconds").is_some() && !given(meta, "deletionGracePeriodSeconds") {
+        keep.push("deletionGracePeriodSeconds");
+    }
     for field in keep {
-        match old_meta.and_then(|m| m.get(*field)) {
-            Some(v) => meta.insert((*field).into(), v.clone()),
-            None => meta.remove(*field),
+        match old_field(field) {
+            Some(v) => meta.insert(field.into(), v.clone()),
+            None => meta.remove(field),
         };
+    }
+    // A null the client sent for what the stored object lacks is no change.
+    for field in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+        if meta.get(field).is_some_and(Value::is_null) {
+            meta.remove(field);
+        }
     }
     meta.remove("resourceVersion");
     meta.remove("selfLink");

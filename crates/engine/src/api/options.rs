@@ -133,6 +133,7 @@ pub fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
         precondition_rv: raw.precondition_rv,
         propagation,
         dry_run: !dry_run.is_empty(),
+        orphan_dependents: raw.orphan_dependents,
     })
 }
 

@@ -377,9 +377,17 @@ async fn dispatch(
             Ok(json_response(code, &outcome.object))
         }
         Verb::Delete => {
-            let obj = rest.delete(ns, name, &options::delete_options(q, body)?, opts).await?;
+            let delete = options::delete_options(q, body)?;
+            let outcome = rest.delete_outcome(ns, name, &delete, opts).await?;
             engine.note_delete(kind, name);
-            Ok(json_response(StatusCode::OK, &obj))
+            // kube's handler: 202 for an object only marked when the client asked for
+            // cascading by `orphanDependents=false` (kept so for old clients).
+            let code = if !outcome.deleted && delete.orphan_dependents == Some(false) {
+                StatusCode::ACCEPTED
+            } else {
+                StatusCode::OK
+            };
+            Ok(json_response(code, &outcome.object))
         }
         Verb::DeleteCollection => {
             // kube decodes and validates the list options before it reads the DeleteOptions.

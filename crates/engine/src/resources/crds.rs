@@ -4,6 +4,7 @@
 use super::builtin::meta_update_errors;
 use super::crd_schemas;
 use super::managed_fields::schema::Schema;
+use super::rest::{DeleteOptions, deletion_finalizers};
 use super::{ResourceInfo, Strategy};
 use crate::field::FieldError;
 use crate::meta;
@@ -139,6 +140,17 @@ impl Strategy for CrdStrategy {
     /// the resourceVersion it replaces.
     fn allows_unconditional_update(&self) -> bool {
         false
+    }
+
+    /// kube's CRD REST marks a CRD on its first delete without the garbage collector's
+    /// finalizers; only a later delete, passed on to the generic store, sets them.
+    fn deletion_finalizers(&self, obj: &Value, delete: &DeleteOptions) -> Option<Vec<String>> {
+        meta::deletion_timestamp(obj)?;
+        deletion_finalizers(&meta::finalizers(obj), delete.propagation)
+    }
+
+    fn own_delete_preconditions(&self) -> bool {
+        true
     }
 
     /// A CRD always waits for the clean-up of its custom resources.

@@ -514,6 +514,18 @@ pub trait Strategy: Send + Sync {
     /// internal object, its storage the versioned one it encodes).
     fn canonicalize(&self, _obj: &mut Value) {}
 
+    /// The finalizers a DELETE with `delete` leaves on `obj`, when it changes them: the
+    /// garbage collector's `orphan` and `foregroundDeletion` as the options ask.
+    fn deletion_finalizers(&self, obj: &Value, delete: &rest::DeleteOptions) -> Option<Vec<String>> {
+        rest::deletion_finalizers(&crate::meta::finalizers(obj), delete.propagation)
+    }
+
+    /// Whether the kind's REST checks a DELETE's preconditions itself, in its own words
+    /// (kube's namespace and CRD REST do, before the generic store's check).
+    fn own_delete_preconditions(&self) -> bool {
+        false
+    }
+
     /// Whether a DELETE only marks the object even without finalizers (a namespace waits
     /// for its content to go).
     fn defers_deletion(&self, _obj: &Value) -> bool {

@@ -1,11 +1,13 @@
 //! core/v1 Namespaces: cluster-scoped, no generation, phase Active on create.
 
+use super::rest::{DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Propagation, deletion_finalizers};
 use super::{ResourceInfo, Strategy};
 use crate::field::{FieldError, Path};
 use crate::meta;
 use crate::schema::names::name_is_dns_label;
 use crate::schema::object_meta::validate_object_meta;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 
 /// The namespaces every engine has from the start.
 pub const INITIAL: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -130,6 +132,35 @@ impl Strategy for NamespaceStrategy {
             errs.extend(super::builtin::finalizer_name_errors(f.as_str().unwrap_or_default(), &path));
         }
         errs
+    }
+
+    /// kube's namespace REST sets the garbage collector's finalizers on the first delete
+    /// only, from the options alone, where the deprecated `orphanDependents=false` asks for
+    /// `foregroundDeletion`; then they are sorted. A later delete leaves them while
+    /// `spec.finalizers` hold it.
+    fn deletion_finalizers(&self, obj: &Value, delete: &DeleteOptions) -> Option<Vec<String>> {
+        let stored = meta::finalizers(obj);
+        if meta::deletion_timestamp(obj).is_some() {
+            return if self.finalizing(obj) { None } else { deletion_finalizers(&stored, delete.propagation) };
+        }
+        let has = |f: &str| stored.iter().any(|x| x == f);
+        let (orphan, foreground) = match (delete.orphan_dependents, delete.propagation) {
+            (Some(orphan), _) => (orphan, !orphan),
+            (None, Some(policy)) => (policy == Propagation::Orphan, policy == Propagation::Foreground),
+            (None, None) => (has(ORPHAN_FINALIZER), has(FOREGROUND_FINALIZER)),
+        };
+        if orphan == has(ORPHAN_FINALIZER) && foreground == has(FOREGROUND_FINALIZER) {
+            return None;
+        }
+        let mut kept: BTreeSet<String> =
+            stored.into_iter().filter(|f| f != ORPHAN_FINALIZER && f != FOREGROUND_FINALIZER).collect();
+        kept.extend(orphan.then(|| ORPHAN_FINALIZER.to_string()));
+        kept.extend(foreground.then(|| FOREGROUND_FINALIZER.to_string()));
+        Some(kept.into_iter().collect())
+    }
+
+    fn own_delete_preconditions(&self) -> bool {
+        true
     }
 
     /// A namespace goes only once the namespace controller has emptied it and cleared

@@ -115,6 +115,17 @@ pub fn with_value(error_type: ErrorType, field: impl Into<String>, v: &Value, de
     FieldError { error_type, field: field.into(), value: None, detail }
 }
 
+/// Go's `time.Time.String()` of a stored (UTC) time: `2006-01-02 15:04:05.999999999 +0000 UTC`,
+/// the zero time for `null`.
+pub fn go_time_string(v: Option<&Value>) -> String {
+    let parsed = v.and_then(Value::as_str).and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
+    let Some(t) = parsed else { return "0001-01-01 00:00:00 +0000 UTC".into() };
+    let whole = t.strftime("%Y-%m-%d %H:%M:%S").to_string();
+    let nanos = t.subsec_nanosecond();
+    let fraction = if nanos == 0 { String::new() } else { format!(".{nanos:09}").trim_end_matches('0').to_string() };
+    format!("{whole}{fraction} +0000 UTC")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

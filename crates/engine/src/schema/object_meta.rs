@@ -6,7 +6,7 @@
 //! `metadata.labels` / `metadata.annotations` (not on the key), owner-reference problems
 //! on `metadata.ownerReferences.<field>` (without an index), managed fields with one.
 
-use super::gofmt::with_value;
+use super::gofmt::{go_time_string, with_value};
 use super::names::{NameFn, is_qualified_name, is_valid_label_value, name_is_dns_label};
 use super::validate::too_long;
 use crate::field::{ErrorType, FieldError, Path, go_quote};
@@ -123,8 +123,14 @@ pub fn validate_object_meta_update(new: &Value, old: &Value, path: &Path) -> Vec
     for field in ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
         let (n, o) = (new.get(field).unwrap_or(&Value::Null), old.get(field).unwrap_or(&Value::Null));
         if n != o {
+            let immutable = "field is immutable".to_string();
+            // kube shows a time as Go's `time.Time.String()`.
+            if n.is_string() && field.ends_with("Timestamp") {
+                errs.push(rendered(ErrorType::Invalid, path.child(field), go_time_string(Some(n)), immutable));
+                continue;
+            }
             let shown = if n.is_null() && field != "deletionGracePeriodSeconds" { &Value::from("") } else { n };
-            errs.push(with_value(ErrorType::Invalid, path.child(field), shown, "field is immutable".into()));
+            errs.push(with_value(ErrorType::Invalid, path.child(field), shown, immutable));
         }
     }
     errs.extend(validate_labels(new, &path.child("labels")));

@@ -15,6 +15,7 @@ use crate::representation::table::TableConvertor;
 use crate::resources::managed_fields::schema::Schema;
 use crate::resources::selector::field_at;
 use crate::resources::{FieldLookup, ResourceInfo, StorageConversion, Strategy, Undecodable};
+use crate::schema::gofmt::go_time_string;
 use crate::schema::names::{
     is_dns1123_subdomain, is_qualified_name, name_is_dns_subdomain, validate_path_segment_name,
 };
@@ -461,17 +462,6 @@ fn go_field_name(json: &str) -> String {
             chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         }
     }
-}
-
-/// Go's `time.Time.String()` of a stored (UTC) time: `2006-01-02 15:04:05.999999999 +0000 UTC`,
-/// the zero time for `null`.
-fn go_time_string(v: Option<&Value>) -> String {
-    let parsed = v.and_then(Value::as_str).and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
-    let Some(t) = parsed else { return "0001-01-01 00:00:00 +0000 UTC".into() };
-    let whole = t.strftime("%Y-%m-%d %H:%M:%S").to_string();
-    let nanos = t.subsec_nanosecond();
-    let fraction = if nanos == 0 { String::new() } else { format!(".{nanos:09}").trim_end_matches('0').to_string() };
-    format!("{whole}{fraction} +0000 UTC")
 }
 
 /// `zero` with the zero values an Event's encoder writes: `null` times and empty strings.

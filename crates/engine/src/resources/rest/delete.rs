@@ -9,6 +9,14 @@ use crate::meta;
 use crate::status::{ApiError, GroupResource};
 use serde_json::{Value, json};
 
+/// The answer to a DELETE: the object (or kube's Status for a kind that answers one), and
+/// whether it went rather than being only marked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteOutcome {
+    pub object: Value,
+    pub deleted: bool,
+}
+
 impl Rest<'_> {
     /// DELETE one object. Finalizers (the object's own, plus `orphan` or
     /// `foregroundDeletion` for those propagation policies, and a kind's own deferral such
@@ -21,24 +29,27 @@ impl Rest<'_> {
         delete: &DeleteOptions,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        Ok(self.delete_outcome(namespace, name, delete, opts).await?.object)
+    }
+
+    /// [`Rest::delete`], with whether the object went (kube's handler answers 202 for one
+    /// only marked under `orphanDependents=false`).
+    pub async fn delete_outcome(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        delete: &DeleteOptions,
+        opts: &WriteOptions,
+    ) -> Result<DeleteOutcome, ApiError> {
         let dry_run = opts.dry_run || delete.dry_run;
         let current = self.get(namespace, name).await?;
         let rv = meta::resource_version(&current).and_then(meta::parse_resource_version);
         self.check_delete_preconditions(name, &current, delete)?;
         let key = self.info().key(namespace, name);
-        let mut finalizers = meta::finalizers(&current);
-        let policy_finalizer = match delete.propagation {
-            Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
-            Some(Propagation::Foreground) => Some(FOREGROUND_FINALIZER),
-            _ => None,
-        };
-        let mut changed = false;
-        if let Some(f) = policy_finalizer
-            && !finalizers.iter().any(|x| x == f)
-        {
-            finalizers.push(f.to_string());
-            changed = true;
-        }
+        let stored_finalizers = meta::finalizers(&current);
+        let updated = self.strategy.deletion_finalizers(&current, delete);
+        let changed = updated.is_some();
+        let finalizers = updated.unwrap_or(stored_finalizers);
         let deferred = self.strategy.defers_deletion(&current);
         if finalizers.is_empty() && !deferred {
             let mut deleted = current;
@@ -48,28 +59,30 @@ impl Rest<'_> {
                 meta::metadata_mut(&mut deleted)
                     .insert("resourceVersion".into(), Value::from(gone.revision.to_string()));
             }
-            if self.strategy.returns_deleted_object() {
-                return Ok(deleted);
-            }
-            return Ok(self.deleted_status(&deleted));
+            let object = if self.strategy.returns_deleted_object() { deleted } else { self.deleted_status(&deleted) };
+            return Ok(DeleteOutcome { object, deleted: true });
         }
+        let marked_only = |object| Ok(DeleteOutcome { object, deleted: false });
         let already_marked = meta::deletion_timestamp(&current).is_some();
         if already_marked && !changed {
-            return Ok(current);
+            return marked_only(current);
         }
         let mut marked = current.clone();
-        if !finalizers.is_empty() {
-            meta::metadata_mut(&mut marked).insert("finalizers".into(), Value::from(finalizers));
+        if changed {
+            meta::set_finalizers(&mut marked, &finalizers);
         }
-        if !already_marked {
+        if already_marked {
+            // The generic store marks it again (kube's `markAsDeleting`): no grace period.
+            meta::metadata_mut(&mut marked).insert("deletionGracePeriodSeconds".into(), Value::from(0));
+        } else {
             self.strategy.prepare_for_deletion(&mut marked, self.now);
         }
         // A dry run answers the object as it would be marked, as kube's does.
         if dry_run {
-            return Ok(marked);
+            return marked_only(marked);
         }
         let kv = self.store.update(&key, self.stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
-        self.read(&kv)
+        marked_only(self.read(&kv)?)
     }
 
     /// What kube answers for an object deleted at once: a `Success` Status naming it.
@@ -91,6 +104,9 @@ impl Rest<'_> {
     /// worded as kube's `BeforeDelete`, which names the kind rather than the resource.
     fn check_delete_preconditions(&self, name: &str, current: &Value, delete: &DeleteOptions) -> Result<(), ApiError> {
         let info = self.info();
+        if self.strategy.own_delete_preconditions() {
+            return own_preconditions(&GroupResource::new(&info.group, &info.plural), name, current, delete);
+        }
         let failed = |why: String| ApiError::conflict(&GroupResource::new(&info.group, &info.kind), name, &why);
         if let Some(want) = &delete.precondition_uid {
             let have = meta::uid(current).unwrap_or_default();
@@ -165,5 +181,80 @@ impl Rest<'_> {
                 }
             }
         }
+    }
+}
+
+/// The preconditions as kube's namespace and CRD REST check them before their own delete:
+/// in their words, naming the resource.
+fn own_preconditions(
+    resource: &GroupResource,
+    name: &str,
+    current: &Value,
+    delete: &DeleteOptions,
+) -> Result<(), ApiError> {
+    let failed = |field: &str, want: &str, have: &str| {
+        let why = format!("Precondition failed: {field} in precondition: {want}, {field} in object meta: {have}");
+        ApiError::conflict(resource, name, &why)
+    };
+    if let Some(want) = &delete.precondition_uid {
+        let have = meta::uid(current).unwrap_or_default();
+        if want != have {
+            return Err(failed("UID", want, have));
+        }
+    }
+    if let Some(want) = &delete.precondition_rv {
+        let have = meta::resource_version(current).unwrap_or_default();
+        if want != have {
+            return Err(failed("ResourceVersion", want, have));
+        }
+    }
+    Ok(())
+}
+
+/// kube's `deletionFinalizersForGarbageCollection`: the finalizers a delete leaves, when it
+/// changes them. The policy asked for wins over the `orphan` or `foregroundDeletion`
+/// finalizer the object holds, which wins over the kind's default (background, which
+/// needs none): both are removed, and the one the outcome needs is appended, so a
+/// Background delete of an object held only by `orphan` deletes it at once.
+pub fn deletion_finalizers(stored: &[String], propagation: Option<Propagation>) -> Option<Vec<String>> {
+    let held = stored.iter().find_map(|f| match f.as_str() {
+        ORPHAN_FINALIZER => Some(Propagation::Orphan),
+        FOREGROUND_FINALIZER => Some(Propagation::Foreground),
+        _ => None,
+    });
+    let policy_finalizer = match propagation.or(held) {
+        Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
+        Some(Propagation::Foreground) => Some(FOREGROUND_FINALIZER),
+        Some(Propagation::Background) | None => None,
+    };
+    let mut finalizers: Vec<String> =
+        stored.iter().filter(|f| *f != ORPHAN_FINALIZER && *f != FOREGROUND_FINALIZER).cloned().collect();
+    finalizers.extend(policy_finalizer.map(String::from));
+    let set = |list: &[String]| list.iter().cloned().collect::<std::collections::BTreeSet<String>>();
+    (set(stored) != set(&finalizers)).then_some(finalizers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fins(list: &[&str]) -> Vec<String> {
+        list.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn a_delete_swaps_the_policy_finalizers_as_kube_does() {
+        let (o, f, b) = (Some(Propagation::Orphan), Some(Propagation::Foreground), Some(Propagation::Background));
+        // Added after the others; none for background.
+        assert_eq!(deletion_finalizers(&fins(&["a"]), o), Some(fins(&["a", "orphan"])));
+        assert_eq!(deletion_finalizers(&fins(&["a"]), b), None);
+        assert_eq!(deletion_finalizers(&fins(&[]), None), None);
+        // The policy asked for replaces the one held.
+        assert_eq!(deletion_finalizers(&fins(&["foregroundDeletion", "a"]), o), Some(fins(&["a", "orphan"])));
+        assert_eq!(deletion_finalizers(&fins(&["orphan"]), b), Some(fins(&[])));
+        assert_eq!(deletion_finalizers(&fins(&["orphan", "a"]), f), Some(fins(&["a", "foregroundDeletion"])));
+        // Without a policy, the one held stays where it is.
+        assert_eq!(deletion_finalizers(&fins(&["orphan", "a"]), None), None);
+        assert_eq!(deletion_finalizers(&fins(&["foregroundDeletion", "a"]), f), None);
     }
 }

@@ -12,6 +12,7 @@ pub mod options;
 mod read;
 mod write;
 
+pub use delete::deletion_finalizers;
 pub use options::{
     DeleteOptions, FOREGROUND_FINALIZER, FieldValidation, ListQuery, ORPHAN_FINALIZER, Propagation, WatchItem,
     WriteOptions,

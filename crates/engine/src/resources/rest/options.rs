@@ -96,6 +96,9 @@ pub struct DeleteOptions {
     pub propagation: Option<Propagation>,
     /// `dryRun: ["All"]` in the body (clients put it there rather than in the query).
     pub dry_run: bool,
+    /// The deprecated `orphanDependents` as given (already folded into `propagation`):
+    /// `false` makes kube answer 202 for an object only marked.
+    pub orphan_dependents: Option<bool>,
 }
 
 /// How many objects a DELETE of a collection without `limit` lists at a time (kube's

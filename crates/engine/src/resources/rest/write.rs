@@ -100,6 +100,7 @@ impl Rest<'_> {
         if tracking == Tracking::Update {
             meta::wipe_system_fields(&mut obj);
         }
+        dedup_owner_references(&mut obj, opts);
         self.track_create(&mut obj, opts, tracking).await;
         meta::prepare_create(&mut obj, self.now);
         if !self.strategy.uses_generation() {
@@ -232,6 +233,8 @@ impl Rest<'_> {
             };
             self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
             let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
+            let mut obj = obj;
+            dedup_owner_references(&mut obj, opts);
             let object = self.write_update(namespace, name, obj, &old, expected, sub, opts).await?;
             Ok(WriteOutcome { object, created: false })
         };
@@ -512,3 +515,15 @@ impl Rest<'_> {
 #[cfg(test)]
 #[path = "write_held_tests.rs"]
 mod held_tests;
+
+/// kube's handlers drop an ownerReference equal to an earlier one, with a warning naming
+/// the duplicated uids, before the field manager sees a create's or an update's body.
+fn dedup_owner_references(obj: &mut Value, opts: &WriteOptions) {
+    let duplicates = meta::dedup_owner_references(obj);
+    if !duplicates.is_empty() {
+        opts.warn(format!(
+            ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+            duplicates.join(", ")
+        ));
+    }
+}
