@@ -164,6 +164,7 @@ scenarios!(
     lists,
     listwatch,
     managers,
+    naming,
     negotiation,
     numbers,
     omitempty,

@@ -3,7 +3,7 @@
 
 use crate::kinds::Kinds;
 use crate::meta;
-use crate::registry::conditions::{self, TERMINATING};
+use crate::registry::conditions::{self, ESTABLISHED, TERMINATING};
 use crate::resources::ResourceInfo;
 use crate::resources::crds::CLEANUP_FINALIZER;
 use crate::resources::rest::{Rest, Subresource, WriteOptions};
@@ -30,29 +30,69 @@ pub(super) async fn clean_up(
     obj: &Value,
 ) -> Result<Step, ApiError> {
     let name = crd.metadata.name.clone().unwrap_or_default();
+    let held: Vec<String> = meta::finalizers(obj);
+    if !held.iter().any(|f| f == CLEANUP_FINALIZER) {
+        // Done, or not ours to do: only finalizers of others hold it, and their removal
+        // brings it back.
+        return Ok(Step::Waiting);
+    }
     let in_progress = conditions::find_condition(conditions::crd_conditions(crd), TERMINATING).is_some_and(|c| {
         c.status == conditions::STATUS_TRUE
             && c.reason.as_deref() == Some(conditions::reason::INSTANCE_DELETION_IN_PROGRESS)
     });
     if !in_progress {
-        let mut status = crd.status.clone().unwrap_or_default();
-        conditions::set_status_condition(
-            &mut status,
-            conditions::condition(
-                TERMINATING,
-                conditions::STATUS_TRUE,
-                conditions::reason::INSTANCE_DELETION_IN_PROGRESS,
-                conditions::message::INSTANCE_DELETION_IN_PROGRESS,
-            ),
-            rest.now,
+        let status = terminating(
+            crd,
+            conditions::STATUS_TRUE,
+            conditions::reason::INSTANCE_DELETION_IN_PROGRESS,
+            conditions::message::INSTANCE_DELETION_IN_PROGRESS,
+            rest,
         );
         let mut updated = obj.clone();
         if let Some(map) = updated.as_object_mut() {
-            map.insert("status".into(), serde_json::to_value(&status).unwrap_or(Value::Null));
+            map.insert("status".into(), status);
         }
         rest.update(None, &name, updated, Subresource::Status, &WriteOptions::internal()).await?;
         return Ok(Step::WroteCrd);
     }
+    // Like kube, only an established CRD has instances to delete; one that never was goes
+    // saying so.
+    let established = conditions::is_crd_condition_true(crd, ESTABLISHED);
+    if established && delete_instances(rest, crd).await? > 0 {
+        return Ok(Step::Waiting);
+    }
+    // kube's last write: `Terminating=False` and its finalizer gone, as one status update.
+    // A CRD that finalizers of others hold stays so, served again with every verb.
+    let (reason, message) = match established {
+        true => (conditions::reason::INSTANCE_DELETION_COMPLETED, conditions::message::INSTANCE_DELETION_COMPLETED),
+        false => (conditions::reason::NEVER_ESTABLISHED, conditions::message::NEVER_ESTABLISHED),
+    };
+    let mut done = obj.clone();
+    if let Some(map) = done.as_object_mut() {
+        map.insert("status".into(), terminating(crd, conditions::STATUS_FALSE, reason, message, rest));
+    }
+    let fins: Vec<String> = held.into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
+    meta::set_finalizers(&mut done, &fins);
+    if fins.is_empty() {
+        // This write deletes the CRD: stop serving first, so whoever sees it gone finds
+        // its kinds gone too. Should the write fail, the CRD is looked at again and
+        // published from what is stored.
+        kinds.set_custom(&name, Vec::new());
+    }
+    rest.update(None, &name, done, Subresource::Status, &WriteOptions::internal()).await?;
+    Ok(Step::WroteCrd)
+}
+
+/// `crd`'s status with its `Terminating` condition set so, as JSON.
+fn terminating(crd: &CustomResourceDefinition, status: &str, reason: &str, message: &str, rest: &Rest<'_>) -> Value {
+    let mut out = crd.status.clone().unwrap_or_default();
+    conditions::set_status_condition(&mut out, conditions::condition(TERMINATING, status, reason, message), rest.now);
+    serde_json::to_value(&out).unwrap_or(Value::Null)
+}
+
+/// Deletes the custom resources of `crd` that no finalizer holds and marks the others as
+/// being deleted; how many remain.
+async fn delete_instances(rest: &Rest<'_>, crd: &CustomResourceDefinition) -> Result<usize, ApiError> {
     let plural =
         crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.plural.clone()).unwrap_or_default();
     let mut remaining = 0;
@@ -73,23 +113,5 @@ pub(super) async fn clean_up(
             }
         }
     }
-    if remaining > 0 {
-        return Ok(Step::Waiting);
-    }
-    let held: Vec<String> = meta::finalizers(obj);
-    if !held.iter().any(|f| f == CLEANUP_FINALIZER) {
-        // Only finalizers of others hold it: their removal brings it back.
-        return Ok(Step::Waiting);
-    }
-    let mut done = obj.clone();
-    let fins: Vec<String> = held.into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
-    meta::set_finalizers(&mut done, &fins);
-    if fins.is_empty() {
-        // This write deletes the CRD: stop serving first, so whoever sees it gone finds
-        // its kinds gone too. Should the write fail, the CRD is looked at again and
-        // published from what is stored.
-        kinds.set_custom(&name, Vec::new());
-    }
-    rest.update(None, &name, done, Subresource::Main, &WriteOptions::internal()).await?;
-    Ok(Step::WroteCrd)
+    Ok(remaining)
 }
