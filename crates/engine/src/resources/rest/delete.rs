@@ -54,7 +54,14 @@ impl Rest<'_> {
             return Ok(self.deleted_status(&deleted));
         }
         let already_marked = meta::deletion_timestamp(&current).is_some();
-        if already_marked && !changed {
+        // kube's generic store marks an object with pending finalizers as deleting on every
+        // DELETE, zeroing its grace period: a CRD's own first DELETE leaves that field out,
+        // a second one writes it (namespaces have their own REST and do not).
+        let info = self.info();
+        let namespace_kind = info.group.is_empty() && info.plural == "namespaces";
+        let ungraced = current.pointer("/metadata/deletionGracePeriodSeconds").is_none();
+        let regrace = already_marked && !finalizers.is_empty() && ungraced && !namespace_kind;
+        if already_marked && !changed && !regrace {
             return Ok(current);
         }
         let mut marked = current.clone();
@@ -63,6 +70,9 @@ impl Rest<'_> {
         }
         if !already_marked {
             self.strategy.prepare_for_deletion(&mut marked, self.now);
+        }
+        if regrace {
+            meta::metadata_mut(&mut marked).insert("deletionGracePeriodSeconds".into(), Value::from(0));
         }
         // A dry run answers the object as it would be marked, as kube's does.
         if dry_run {
