@@ -166,6 +166,7 @@ scenarios!(
     lists,
     listwatch,
     managers,
+    naming,
     negotiation,
     numbers,
     omitempty,

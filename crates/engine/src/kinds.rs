@@ -36,6 +36,15 @@ impl ServedKind {
     pub fn info(&self) -> &ResourceInfo {
         self.strategy.info()
     }
+
+    /// The verbs discovery lists: a terminating CRD's kind takes no more writes but deletes
+    /// (OpenAPI still lists every route, as kube's does).
+    pub fn discovery_verbs(&self) -> &[&'static str] {
+        match self.terminating {
+            true => &TERMINATING_CUSTOM_VERBS,
+            false => &self.verbs,
+        }
+    }
 }
 
 /// Verbs of built-in kinds (sorted, as kube's discovery lists them).
@@ -45,6 +54,9 @@ pub const BUILTIN_VERBS: [&str; 8] =
 pub const NAMESPACE_VERBS: [&str; 7] = ["create", "delete", "get", "list", "patch", "update", "watch"];
 /// Verbs of custom resources, in the order kube's discovery lists them.
 pub const CUSTOM_VERBS: [&str; 8] = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
+/// What discovery lists for a custom resource while its CRD is terminating: no writes but
+/// deletes (kube's discovery controller).
+pub const TERMINATING_CUSTOM_VERBS: [&str; 5] = ["delete", "deletecollection", "get", "list", "watch"];
 
 /// Every kind the engine serves.
 #[derive(Default)]

@@ -146,7 +146,7 @@ fn resource_entries(k: &ServedKind) -> Vec<Value> {
         "singularName": info.singular,
         "namespaced": info.namespaced,
         "kind": info.kind,
-        "verbs": k.verbs,
+        "verbs": k.discovery_verbs(),
     });
     if !info.short_names.is_empty() {
         main["shortNames"] = json!(info.short_names);
@@ -243,7 +243,7 @@ fn aggregated_resource(k: &ServedKind, builtin: bool) -> Value {
         "responseKind": kind,
         "scope": if info.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": info.singular,
-        "verbs": k.verbs,
+        "verbs": k.discovery_verbs(),
     });
     if !info.short_names.is_empty() {
         r["shortNames"] = json!(info.short_names);

@@ -154,7 +154,10 @@ impl Cache {
 
     /// Keeps the `cleaning` and `installing` sets in step with a copy.
     fn index(&mut self, name: &str, crd: &CustomResourceDefinition) {
-        match crd.metadata.deletion_timestamp.is_some() {
+        // Only a clean-up under way waits for custom resources.
+        let cleaning = crd.metadata.deletion_timestamp.is_some()
+            && crd.metadata.finalizers.iter().flatten().any(|f| f == crate::resources::crds::CLEANUP_FINALIZER);
+        match cleaning {
             true => self.cleaning.insert(name.to_string()),
             false => self.cleaning.remove(name),
         };

@@ -3,7 +3,7 @@
 
 use super::cache::{decode, installing};
 use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
-use crate::registry::conditions::{self, ESTABLISHED};
+use crate::registry::conditions::{self, ESTABLISHED, TERMINATING};
 use crate::representation::table::TableConvertor;
 use crate::resources::builtin::storage_version_hash;
 use crate::resources::custom::{CustomResourceStrategy, SchemaSource};
@@ -32,7 +32,7 @@ pub(super) enum Built {
     NotStored,
 }
 
-/// Routes what `crd` serves (as terminating once it is being deleted), with its Table
+/// Routes what `crd` serves (as terminating while `Terminating` is true), with its Table
 /// layouts, first served at `since` — unless they were built from this very CRD already
 /// (an unchanged CRD looked at again, or in an engine forked with its kinds), since
 /// building them compiles the schemas and CEL rules of every version. The versions'
@@ -49,7 +49,10 @@ pub(super) fn publish(
     if rv.is_some_and(|rv| kinds.built_from(name, rv)) {
         return;
     }
-    kinds.set_custom(name, served_kinds(crd, crd.metadata.deletion_timestamp.is_some(), schemas));
+    // kube's handler and discovery read the condition, not the deletionTimestamp: a CRD
+    // whose clean-up is done but that finalizers of others hold takes every verb again.
+    let terminating = conditions::is_crd_condition_true(crd, TERMINATING);
+    kinds.set_custom(name, served_kinds(crd, terminating, schemas));
     kinds.set_tables(name, printer_tables(crd, since));
     kinds.set_built_from(name, rv);
 }

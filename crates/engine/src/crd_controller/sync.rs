@@ -71,7 +71,10 @@ pub(super) async fn round(
     for name in queued {
         let Some(held) = cache.get(&name) else { continue };
         let (crd, kv) = (std::sync::Arc::clone(&held.crd), held.kv.clone());
-        if crd.metadata.deletion_timestamp.is_some() {
+        // Like kube's naming controller, names are settled for a CRD being deleted too (it
+        // may take a name another let go); its clean-up goes on once they are.
+        let status = decide(&crd, &cache.group(&crd.spec.group), &mut reports, rest.now).await;
+        if status.is_none() && crd.metadata.deletion_timestamp.is_some() {
             publish_stored(kinds, &name, &kv, since);
             match clean_up(&rest, kinds, &crd, &meta::from_stored(&kv)).await {
                 Ok(Step::WroteCrd) => cache.wrote(&name, None, false),
@@ -84,7 +87,7 @@ pub(super) async fn round(
             }
             continue;
         }
-        let Some(status) = decide(&crd, &cache.group(&crd.spec.group), &mut reports, rest.now).await else {
+        let Some(status) = status else {
             publish_stored(kinds, &name, &kv, since);
             continue;
         };

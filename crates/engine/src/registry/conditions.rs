@@ -48,6 +48,10 @@ pub mod reason {
     /// `Terminating=True` while the instances cannot be listed (one is stored at a version
     /// the CRD no longer lists); the message says why.
     pub const INSTANCE_DELETION_FAILED: &str = "InstanceDeletionFailed";
+    /// `Terminating=False` once the finalizer removed every instance and itself.
+    pub const INSTANCE_DELETION_COMPLETED: &str = "InstanceDeletionCompleted";
+    /// `Terminating=False` once the finalizer removed itself from a CRD never established.
+    pub const NEVER_ESTABLISHED: &str = "NeverEstablished";
 }
 
 /// Messages kube-apiserver pairs with the reasons above (reference files 07, 10, 66, 67).
@@ -58,6 +62,8 @@ pub mod message {
     pub const INSTANCE_DELETION_PENDING: &str =
         "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon";
     pub const INSTANCE_DELETION_IN_PROGRESS: &str = "CustomResource deletion is in progress";
+    pub const INSTANCE_DELETION_COMPLETED: &str = "removed all instances";
+    pub const NEVER_ESTABLISHED: &str = "resource was never established";
 }
 
 /// A condition without a transition time; [`set_condition`] stamps it.

@@ -64,7 +64,14 @@ impl Rest<'_> {
         }
         let marked_only = |object| Ok(DeleteOutcome { object, deleted: false });
         let already_marked = meta::deletion_timestamp(&current).is_some();
-        if already_marked && !changed {
+        // kube's generic store marks an object with pending finalizers as deleting on every
+        // DELETE, zeroing its grace period: a CRD's own first DELETE leaves that field out,
+        // a second one writes it (namespaces have their own REST and do not).
+        let info = self.info();
+        let namespace_kind = info.group.is_empty() && info.plural == "namespaces";
+        let ungraced = current.pointer("/metadata/deletionGracePeriodSeconds").is_none();
+        let regrace = already_marked && !finalizers.is_empty() && ungraced && !namespace_kind;
+        if already_marked && !changed && !regrace {
             return marked_only(current);
         }
         let mut marked = current.clone();
