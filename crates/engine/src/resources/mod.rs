@@ -526,6 +526,13 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether a DELETE of an object already being deleted, with finalizers pending, goes
+    /// through kube's generic store, which marks it again (grace period zero). A
+    /// namespace's own REST does not.
+    fn marks_pending_deletion_again(&self) -> bool {
+        true
+    }
+
     /// Whether a DELETE only marks the object even without finalizers (a namespace waits
     /// for its content to go).
     fn defers_deletion(&self, _obj: &Value) -> bool {

@@ -169,6 +169,12 @@ impl Strategy for NamespaceStrategy {
         self.finalizing(obj)
     }
 
+    /// kube's namespace REST deletes on its own: a later DELETE leaves the marked
+    /// namespace as it is.
+    fn marks_pending_deletion_again(&self) -> bool {
+        false
+    }
+
     fn finalizing(&self, obj: &Value) -> bool {
         obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
     }

@@ -66,11 +66,10 @@ impl Rest<'_> {
         let already_marked = meta::deletion_timestamp(&current).is_some();
         // kube's generic store marks an object with pending finalizers as deleting on every
         // DELETE, zeroing its grace period: a CRD's own first DELETE leaves that field out,
-        // a second one writes it (namespaces have their own REST and do not).
-        let info = self.info();
-        let namespace_kind = info.group.is_empty() && info.plural == "namespaces";
+        // a second one writes it.
         let ungraced = current.pointer("/metadata/deletionGracePeriodSeconds").is_none();
-        let regrace = already_marked && !finalizers.is_empty() && ungraced && !namespace_kind;
+        let regrace =
+            already_marked && !finalizers.is_empty() && ungraced && self.strategy.marks_pending_deletion_again();
         if already_marked && !changed && !regrace {
             return marked_only(current);
         }
