@@ -1,5 +1,5 @@
-//! Bearer-token authentication in front of the engine's router. The engine itself has no
-//! notion of users (local mode has no one to authenticate), so `serve` wraps the whole
+//! Bearer-token authentication in front of the engine's router. The engine checks no
+//! request (local mode has no one to authenticate), so `serve` wraps the whole
 //! router — unknown paths included — in [`layer`]: a request without
 //! `Authorization: Bearer <token>` gets kube-apiserver's 401 `Status`, byte for byte the
 //! recorded one, before any routing happens. The decision is the pure [`is_authorized`].
@@ -9,6 +9,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use kubectl_crd_engine::authn;
 use kubectl_crd_engine::status::ApiError;
 use std::sync::Arc;
 
@@ -28,27 +29,15 @@ pub fn unauthorized() -> Response {
     kubectl_crd_engine::error_response(&ApiError::unauthorized())
 }
 
-/// Whether the headers carry `Authorization: Bearer <token>`. The scheme is matched without
-/// regard to case, as kube-apiserver does.
+/// Whether the headers carry `Authorization: Bearer <token>`, the token cut from the
+/// header as kube-apiserver cuts it.
 pub fn is_authorized(headers: &HeaderMap, token: &Token) -> bool {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return false;
     };
-    let Some((scheme, given)) = value.as_bytes().split_first_chunk::<7>() else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case(b"bearer ") && constant_time_eq(token.as_str().as_bytes(), given.trim_ascii())
-}
-
-/// Compares two byte strings in time that depends only on their lengths, so a wrong token
-/// does not reveal how many of its leading bytes were right.
-pub fn constant_time_eq(expected: &[u8], given: &[u8]) -> bool {
-    if expected.len() != given.len() {
-        return false;
-    }
-    let diff = expected.iter().zip(given).fold(0u8, |acc, (a, b)| acc | (a ^ b));
-    // `black_box` keeps the optimiser from turning the fold into an early-exit comparison.
-    std::hint::black_box(diff) == 0
+    let value = String::from_utf8_lossy(value.as_bytes());
+    authn::bearer_token(&value)
+        .is_some_and(|given| authn::constant_time_eq(token.as_str().as_bytes(), given.as_bytes()))
 }
 
 #[cfg(test)]
@@ -79,14 +68,9 @@ mod tests {
         assert!(!is_authorized(&headers("Basic 0123456789abcdef0123"), &t));
         assert!(!is_authorized(&headers("Bearer"), &t));
         assert!(!is_authorized(&headers(""), &t));
-    }
-
-    #[test]
-    fn constant_time_eq_is_equality() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
-        assert!(constant_time_eq(b"", b""));
+        // kube cuts the token at the first space after the scheme's.
+        assert!(is_authorized(&headers("Bearer 0123456789abcdef0123 and more"), &t));
+        assert!(!is_authorized(&headers("Bearer  0123456789abcdef0123"), &t));
     }
 
     async fn call(

@@ -195,8 +195,12 @@ impl Server {
         let credentials = (options.transport == Transport::Https).then_some(&token);
         kubeconfig::write(&options.kubeconfig, &kubeconfig::document(&url, ca_pem.as_deref(), credentials)?)?;
         let app = match options.transport {
-            // Authentication wraps the engine's whole router, so no path escapes it.
-            Transport::Https => auth::layer(engine.router(), token),
+            // Authentication wraps the engine's whole router, so no path escapes it; the
+            // engine's TokenReviews know the token too.
+            Transport::Https => {
+                engine.accept_token(token.as_str());
+                auth::layer(engine.router(), token)
+            }
             Transport::Http => engine.router(),
         };
         Ok(Server {

@@ -181,6 +181,7 @@ scenarios!(
     ssa,
     strategic,
     subresources,
+    tokens,
     unlisted,
     upserts,
     validate,

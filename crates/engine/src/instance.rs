@@ -104,6 +104,8 @@ pub struct Engine {
     replicas: crate::coordination::Replicas,
     /// Namespaces deleted through this engine lately (see [`Engine::note_delete`]).
     deleted_namespaces: RecentDeletes,
+    /// The tokens that name the engine's user, as TokenReviews check them.
+    tokens: Arc<crate::authn::Tokens>,
 }
 
 impl Engine {
@@ -192,7 +194,8 @@ impl Engine {
             ..builtin(namespaces.clone())
         };
         let mut served = vec![namespaces_kind, crds];
-        served.extend(crate::resources::builtin::all());
+        let tokens = Arc::new(crate::authn::Tokens::default());
+        served.extend(crate::resources::builtin::all(&tokens));
         let kinds = Arc::new(Kinds::new(served));
         if let Some(snapshot) = snapshot {
             // The controller's first pass still checks them against the stored CRDs.
@@ -247,7 +250,14 @@ impl Engine {
             crds_passed,
             replicas,
             deleted_namespaces: RecentDeletes::default(),
+            tokens,
         }))
+    }
+
+    /// From now on, `token` names the engine's user to TokenReviews: `serve`'s bearer token.
+    /// An engine whose host accepts no token authenticates none.
+    pub fn accept_token(&self, token: &str) {
+        self.tokens.accept(token);
     }
 
     /// The storage every resource lives in.

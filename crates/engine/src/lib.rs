@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 mod api;
+pub mod authn;
 mod coordination;
 mod crd_controller;
 mod field;

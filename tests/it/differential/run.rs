@@ -18,7 +18,8 @@ const POLL: Duration = Duration::from_millis(50);
 /// The observations of one run, in step order; an error when a set-up step fails or a
 /// capture finds nothing (the scenario cannot go on meaningfully).
 pub async fn run(scenario: &Scenario, target: &Target) -> Result<Vec<Value>, String> {
-    let mut captured: BTreeMap<String, Value> = BTreeMap::new();
+    // `${token}`: the target's own bearer token, which its answers show as `${token}` again.
+    let mut captured: BTreeMap<String, Value> = BTreeMap::from([("token".to_string(), Value::from(target.token()))]);
     let mut labels = Labels::default();
     let mut observations = Vec::new();
     for step in &scenario.steps {
@@ -26,7 +27,7 @@ pub async fn run(scenario: &Scenario, target: &Target) -> Result<Vec<Value>, Str
             tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
         }
         let answer = match send_until(step, target, &captured).await {
-            Ok(answer) => answer,
+            Ok(answer) => answer_without_token(answer, target.token()),
             Err(error) if step.observe => {
                 observations.push(observe::failure(step, &error));
                 continue;
@@ -51,6 +52,15 @@ pub async fn run(scenario: &Scenario, target: &Target) -> Result<Vec<Value>, Str
         }
     }
     Ok(observations)
+}
+
+/// The answer with the target's token written `${token}`, as the scenario sent it.
+fn answer_without_token(mut answer: Answer, token: &str) -> Answer {
+    let body = String::from_utf8_lossy(&answer.body);
+    if body.contains(token) {
+        answer.body = body.replace(token, "${token}").into_bytes();
+    }
+    answer
 }
 
 async fn send_until(step: &Step, target: &Target, captured: &BTreeMap<String, Value>) -> Result<Answer, String> {

@@ -35,9 +35,14 @@ pub struct Answer {
     pub ended: bool,
 }
 
+/// The token the engine in process takes for its user (it has no client that sends one).
+const IN_PROCESS_TOKEN: &str = "differential-in-process-token";
+
 /// A server to send scenarios to, kept alive as long as this value.
 pub struct Target {
     client: kube::Client,
+    /// The bearer token that names this server's user (scenarios say `${token}`).
+    token: String,
     _keep: Keep,
 }
 
@@ -80,8 +85,9 @@ impl Target {
             return Self::engine_on_etcd().await;
         }
         let engine = Engine::open(&StorageConfig::Memory).await.expect("open an in-memory engine");
+        engine.accept_token(IN_PROCESS_TOKEN);
         let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
-        Target { client, _keep: Keep::Engine(engine) }
+        Target { client, token: IN_PROCESS_TOKEN.to_string(), _keep: Keep::Engine(engine) }
     }
 
     async fn engine_on_etcd() -> Target {
@@ -89,8 +95,9 @@ impl Target {
         let etcd = EtcdProcess::start(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let config = EtcdConfig::new(vec![etcd.url()]);
         let engine = Engine::open(&StorageConfig::Etcd(config)).await.expect("open an engine on etcd");
+        engine.accept_token(IN_PROCESS_TOKEN);
         let client = kubectl_crd::cluster::connect::in_process_client(&engine, "default");
-        Target { client, _keep: Keep::EngineOnEtcd(engine, etcd, dir) }
+        Target { client, token: IN_PROCESS_TOKEN.to_string(), _keep: Keep::EngineOnEtcd(engine, etcd, dir) }
     }
 
     /// A fresh engine behind `serve` (HTTPS, bearer token, memory storage, or an etcd of its
@@ -118,13 +125,19 @@ impl Target {
                 })
                 .await;
         });
-        let client = client_from_kubeconfig(&kubeconfig).await;
-        Target { client, _keep: Keep::Served { shutdown: Some(shutdown), _dir: dir, task, _etcd: etcd } }
+        let (client, token) = client_from_kubeconfig(&kubeconfig).await;
+        Target { client, token, _keep: Keep::Served { shutdown: Some(shutdown), _dir: dir, task, _etcd: etcd } }
     }
 
     /// The oracle (or any server) its kubeconfig points at.
     pub async fn kubeconfig(path: &Path) -> Target {
-        Target { client: client_from_kubeconfig(path).await, _keep: Keep::Nothing }
+        let (client, token) = client_from_kubeconfig(path).await;
+        Target { client, token, _keep: Keep::Nothing }
+    }
+
+    /// The bearer token that names this server's user.
+    pub fn token(&self) -> &str {
+        &self.token
     }
 
     /// Sends one request. A watch (`watch` given) is read until the stream ends, `events`
@@ -174,13 +187,22 @@ impl Target {
     }
 }
 
-async fn client_from_kubeconfig(path: &Path) -> kube::Client {
+/// A client from the kubeconfig at `path`, and the bearer token it sends.
+async fn client_from_kubeconfig(path: &Path) -> (kube::Client, String) {
     let kubeconfig = Kubeconfig::read_from(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let document =
+        kubectl_crd_engine::manifests::from_yaml(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let token = document
+        .pointer("/users/0/user/token")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_else(|| panic!("{} names no bearer token", path.display()))
+        .to_string();
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
         .unwrap_or_else(|e| panic!("load {}: {e}", path.display()));
     // Each request is sent once: kube-rs retries a 429, 503 or 504 by default, which would
     // hide the answer observed (the in-process client has no retry layer either).
     config.default_retry = false;
-    kube::Client::try_from(config).expect("a client from the kubeconfig")
+    (kube::Client::try_from(config).expect("a client from the kubeconfig"), token)
 }

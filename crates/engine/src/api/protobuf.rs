@@ -255,6 +255,23 @@ static SELF_SUBJECT_RULES_REVIEW: Message =
 /// Its status is the server's answer: kube's decoder reads it, and its REST ignores it.
 static SELF_SUBJECT_REVIEW: Message = Message(&[f(1, "metadata", T::Msg(&OBJECT_META))]);
 
+/// kube's REST keeps what it does not overwrite of the status it is sent. A user's `extra`
+/// (a map of string lists) is not read.
+static TOKEN_REVIEW: Message = Message(&[
+    f(1, "metadata", T::Msg(&OBJECT_META)),
+    f(2, "spec", T::Msg(&Message(&[f(1, "token", T::Str), rep(2, "audiences", T::Str)]))),
+    f(
+        3,
+        "status",
+        T::Msg(&Message(&[
+            f(1, "authenticated", T::Bool),
+            f(2, "user", T::Msg(&Message(&[f(1, "username", T::Str), f(2, "uid", T::Str), rep(3, "groups", T::Str)]))),
+            f(3, "error", T::Str),
+            rep(4, "audiences", T::Str),
+        ])),
+    ),
+]);
+
 /// The message of a kind the engine decodes from protobuf.
 fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
     Some(match (api_version, kind) {
@@ -269,6 +286,7 @@ fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => &SELF_SUBJECT_ACCESS_REVIEW,
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => &SELF_SUBJECT_RULES_REVIEW,
         ("authentication.k8s.io/v1", "SelfSubjectReview") => &SELF_SUBJECT_REVIEW,
+        ("authentication.k8s.io/v1", "TokenReview") => &TOKEN_REVIEW,
         _ => return None,
     })
 }

@@ -95,7 +95,7 @@ mod tests {
     /// A kind without a definition would be published as a bare `{"type": "object"}`.
     #[test]
     fn every_built_in_kind_served_has_its_definition() {
-        for kind in crate::resources::builtin::all() {
+        for kind in crate::resources::builtin::all(&Default::default()) {
             let info = kind.info();
             assert!(find_kind(&info.group, &info.version, &info.kind).is_some(), "{} has no definition", info.kind);
         }

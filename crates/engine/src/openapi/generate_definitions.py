@@ -33,11 +33,12 @@ ROOTS = [
     ("io.k8s.api.coordination.v1.Lease", "coordination.k8s.io", "v1", "Lease"),
 ]
 
-# Create-only kinds (the self reviews): no list kind.
+# Create-only kinds (the reviews): no list kind.
 CREATE_ONLY = [
     ("io.k8s.api.authorization.v1.SelfSubjectAccessReview", "authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
     ("io.k8s.api.authorization.v1.SelfSubjectRulesReview", "authorization.k8s.io", "v1", "SelfSubjectRulesReview"),
     ("io.k8s.api.authentication.v1.SelfSubjectReview", "authentication.k8s.io", "v1", "SelfSubjectReview"),
+    ("io.k8s.api.authentication.v1.TokenReview", "authentication.k8s.io", "v1", "TokenReview"),
 ]
 
 # The discovery documents' types, served at /api/, /apis/, /apis/<group>/, /api/v1/ and

@@ -625,8 +625,10 @@ pub trait Strategy: Send + Sync {
         None
     }
 
-    /// A create-only kind (kube's self access reviews) answers a POST from the request
-    /// alone and stores nothing: `Some(answer)`. `None`: objects of this kind are stored.
+    /// A create-only kind (kube's reviews) answers a POST from the request alone and
+    /// stores nothing: `Some(answer)`. `None`: objects of this kind are stored. As kube's
+    /// create handler before its REST, the request's system fields are wiped and its
+    /// managedFields computed first.
     fn evaluate(
         &self,
         _obj: &Value,

@@ -36,8 +36,9 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
-/// Every built-in kind of this module, ready to serve.
-pub fn all() -> Vec<ServedKind> {
+/// Every built-in kind of this module, ready to serve; TokenReviews find the engine's user
+/// behind `tokens`.
+pub fn all(tokens: &Arc<crate::authn::Tokens>) -> Vec<ServedKind> {
     use objects::{Builtin, BuiltinStrategy};
     let stored = |strategy: Arc<dyn Strategy>, storage_kind: (&str, &str)| ServedKind {
         verbs: BUILTIN_VERBS.to_vec(),
@@ -71,6 +72,7 @@ pub fn all() -> Vec<ServedKind> {
     out.push(create_only(Arc::new(reviews::ReviewStrategy::new(reviews::Review::Access))));
     out.push(create_only(Arc::new(reviews::ReviewStrategy::new(reviews::Review::Rules))));
     out.push(create_only(Arc::new(reviews::ReviewStrategy::new(reviews::Review::Identity))));
+    out.push(create_only(Arc::new(reviews::ReviewStrategy::with_tokens(reviews::Review::Token, tokens.clone()))));
     out
 }
 

@@ -1,5 +1,5 @@
-//! The Go structs of the self reviews (authorization.k8s.io/v1's access and rules reviews,
-//! authentication.k8s.io/v1's SelfSubjectReview): their fields' order, in which
+//! The Go structs of the reviews (authorization.k8s.io/v1's access and rules reviews,
+//! authentication.k8s.io/v1's SelfSubjectReview and TokenReview): their fields' order, in which
 //! kube-apiserver writes its answers ([`super::struct_json`]), and their types, which
 //! requests decode into.
 
@@ -108,3 +108,19 @@ static IDENTITY_STATUS: GoStruct = plain_struct("v1.SelfSubjectReviewStatus", &[
 /// `SelfSubjectReview` (authentication.k8s.io/v1): who the requester is.
 pub static SELF_SUBJECT_REVIEW: GoStruct =
     plain_struct("SelfSubjectReview", &[value_struct("status", &IDENTITY_STATUS)]);
+
+static TOKEN_SPEC: GoStruct =
+    plain_struct("v1.TokenReviewSpec", &[omit_empty("token", GoType::String), omit_empty("audiences", list(&STRING))]);
+static TOKEN_STATUS: GoStruct = plain_struct(
+    "v1.TokenReviewStatus",
+    &[
+        omit_empty("authenticated", GoType::Bool),
+        value_struct("user", &USER_INFO),
+        omit_empty("audiences", list(&STRING)),
+        omit_empty("error", GoType::String),
+    ],
+);
+
+/// `TokenReview` (authentication.k8s.io/v1): whom a token names.
+pub static TOKEN_REVIEW: GoStruct =
+    plain_struct("TokenReview", &[value_struct("spec", &TOKEN_SPEC), value_struct("status", &TOKEN_STATUS)]);

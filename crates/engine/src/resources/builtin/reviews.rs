@@ -1,18 +1,24 @@
-//! The self reviews: authorization.k8s.io/v1 SelfSubjectAccessReviews and
-//! SelfSubjectRulesReviews, authentication.k8s.io/v1 SelfSubjectReviews; create-only,
-//! never stored. The engine has one user (whoever holds `serve`'s token, or the local
-//! process), who may do everything, so every review answers "allowed" — which is what
-//! `kubectl auth can-i` and tools that check permissions first (k9s) need — and
-//! `kubectl auth whoami` is told that user. Requests are decoded into the reviews' Go
-//! types and validated as kube-apiserver does.
+//! The reviews: authorization.k8s.io/v1 SelfSubjectAccessReviews and
+//! SelfSubjectRulesReviews, authentication.k8s.io/v1 SelfSubjectReviews and TokenReviews;
+//! create-only, never stored. The engine has one user (whoever holds `serve`'s token, or the
+//! local process), who may do everything, so every review answers "allowed" — which is what
+//! `kubectl auth can-i` and tools that check permissions first (k9s) need — `kubectl auth
+//! whoami` is told that user, and a TokenReview names it for the tokens `serve` accepts
+//! (kube-rbac-proxy and webhook authenticators ask so). Requests are decoded into the
+//! reviews' Go types and validated as kube-apiserver does; they come here with the
+//! managedFields kube's create handler computes, which the answers that are the request
+//! object kept (access and token reviews) keep.
 
-use super::review_structs::{SELF_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_REVIEW, SELF_SUBJECT_RULES_REVIEW};
+use super::review_structs::{SELF_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_REVIEW, SELF_SUBJECT_RULES_REVIEW, TOKEN_REVIEW};
 use super::types::GoStruct;
+use crate::authn::{TokenVerdict, Tokens};
 use crate::field::FieldError;
+use crate::resources::managed_fields::schema::Schema;
 use crate::resources::{ResourceInfo, Strategy, Undecodable};
 use crate::status::ApiError;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 const AUTHORIZATION: &str = "authorization.k8s.io";
 const AUTHENTICATION: &str = "authentication.k8s.io";
@@ -31,16 +37,28 @@ pub enum Review {
     Rules,
     /// SelfSubjectReview: who am I?
     Identity,
+    /// TokenReview: whom does this token name?
+    Token,
 }
 
 pub struct ReviewStrategy {
     review: Review,
     info: ResourceInfo,
     go: &'static GoStruct,
+    /// The field types managedFields derive from the Go struct.
+    types: Arc<Schema>,
+    /// The tokens a TokenReview finds the engine's user behind.
+    tokens: Arc<Tokens>,
 }
 
 impl ReviewStrategy {
+    /// A review answered for the engine's user, whom no token names.
     pub fn new(review: Review) -> Self {
+        Self::with_tokens(review, Arc::default())
+    }
+
+    /// A review whose tokens (a TokenReview's) are those of `tokens`, now and later.
+    pub fn with_tokens(review: Review, tokens: Arc<Tokens>) -> Self {
         let (group, plural, kind, go) = match review {
             Review::Access => {
                 (AUTHORIZATION, "selfsubjectaccessreviews", "SelfSubjectAccessReview", &SELF_SUBJECT_ACCESS_REVIEW)
@@ -49,8 +67,10 @@ impl ReviewStrategy {
                 (AUTHORIZATION, "selfsubjectrulesreviews", "SelfSubjectRulesReview", &SELF_SUBJECT_RULES_REVIEW)
             }
             Review::Identity => (AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview", &SELF_SUBJECT_REVIEW),
+            Review::Token => (AUTHENTICATION, "tokenreviews", "TokenReview", &TOKEN_REVIEW),
         };
-        ReviewStrategy { review, info: super::info(group, plural, kind, &[], false), go }
+        let info = super::info(group, plural, kind, &[], false);
+        ReviewStrategy { review, info, go, types: Arc::new(go.schema()), tokens }
     }
 
     /// kube's review REST names the kind of the object it decoded, whose internal form has
@@ -59,23 +79,59 @@ impl ReviewStrategy {
         ApiError::invalid("", &self.info.group, "", errors)
     }
 
-    /// The review as kube answers it: the request's spec, empty metadata, a status.
-    fn answer(&self, spec: Value, status: Value) -> Value {
+    /// The review as kube answers it: `metadata` (the request's, or none), the request's
+    /// spec, a status.
+    fn answer(&self, metadata: Option<&Value>, spec: Value, status: Value) -> Value {
+        let mut metadata = metadata.and_then(Value::as_object).cloned().unwrap_or_default();
+        // ObjectMeta's creationTimestamp is no pointer: the zero time is written as null.
+        metadata.entry("creationTimestamp").or_insert(Value::Null);
         json!({
             "kind": self.info.kind,
             "apiVersion": self.info.api_version(),
-            "metadata": {"creationTimestamp": null},
+            "metadata": metadata,
             "spec": spec,
             "status": status,
         })
     }
+
+    /// kube's TokenReview REST: the request kept, its status told what the token
+    /// authenticator found (what it did not find is left as sent).
+    fn token_review(&self, obj: &Value) -> Result<Value, ApiError> {
+        let token = obj.pointer("/spec/token").and_then(Value::as_str).unwrap_or_default();
+        if token.is_empty() {
+            return Err(ApiError::bad_request("token is required for TokenReview in authentication"));
+        }
+        let audiences: Vec<String> = obj
+            .pointer("/spec/audiences")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+            .unwrap_or_default();
+        let verdict = self.tokens.review(token, &audiences);
+        let mut status = obj.get("status").and_then(Value::as_object).cloned().unwrap_or_default();
+        status.remove("authenticated");
+        match verdict {
+            TokenVerdict::Authenticated { audiences } => {
+                status.insert("authenticated".into(), Value::Bool(true));
+                status.insert("user".into(), json!({"username": USERNAME, "groups": GROUPS}));
+                status.insert("audiences".into(), json!(audiences));
+            }
+            TokenVerdict::Invalid => {
+                status.insert("error".into(), Value::from("invalid bearer token"));
+            }
+            TokenVerdict::Unread => {}
+        }
+        status.entry("user").or_insert_with(|| json!({}));
+        let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
+        Ok(self.answer(obj.get("metadata"), spec, Value::Object(status)))
+    }
 }
 
 /// Only the fields a review's metadata may carry: none (clients send
-/// `creationTimestamp: null`, the zero value).
+/// `creationTimestamp: null`, the zero value). The managedFields kube's create handler
+/// put there are not the client's: its validation leaves them out.
 fn metadata_errors(obj: &Value) -> Vec<FieldError> {
     let meta = obj.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
-    let set: Map<String, Value> = meta.into_iter().filter(|(_, v)| !is_zero(v)).collect();
+    let set: Map<String, Value> = meta.into_iter().filter(|(k, v)| k != "managedFields" && !is_zero(v)).collect();
     if set.is_empty() {
         return Vec::new();
     }
@@ -141,8 +197,17 @@ impl Strategy for ReviewStrategy {
         self.go.prune(obj)
     }
 
+    fn zero_object(&self) -> Value {
+        self.go.zero_object(&self.info.api_version(), &self.info.kind)
+    }
+
+    fn field_types(&self) -> Option<Arc<Schema>> {
+        Some(Arc::clone(&self.types))
+    }
+
     fn evaluate(&self, obj: &Value, now: Timestamp) -> Option<Result<Value, ApiError>> {
         Some(match self.review {
+            Review::Token => self.token_review(obj),
             // kube's REST answers a new object: the request's metadata and status are
             // ignored, and the create handler's managedFields are not on it.
             Review::Identity => Ok(json!({
@@ -179,7 +244,7 @@ impl Strategy for ReviewStrategy {
                 if let Some(n) = non_resource {
                     out.insert("nonResourceAttributes".into(), attributes(n, &NON_RESOURCE_ATTRIBUTES));
                 }
-                Ok(self.answer(Value::Object(out), json!({"allowed": true})))
+                Ok(self.answer(obj.get("metadata"), Value::Object(out), json!({"allowed": true})))
             }
             Review::Rules => {
                 // kube's rules review checks its namespace alone: its metadata is ignored.
@@ -192,6 +257,7 @@ impl Strategy for ReviewStrategy {
                 // authenticated user has (basic-user, discovery, public-info-viewer). kube's
                 // order follows its bindings and varies; this is the order it gives most.
                 Ok(self.answer(
+                    None,
                     json!({}),
                     json!({
                         "resourceRules": [
@@ -281,6 +347,35 @@ mod tests {
         assert_eq!(rules.len(), 3, "cluster-admin's and every authenticated user's");
         let e = review(Review::Rules, json!({"spec": {}})).expect_err("no namespace");
         assert_eq!((e.code, e.message.as_str()), (400, "no namespace on request"));
+    }
+
+    /// kube's zero TokenReview holds its status's user, so a sent username is a change of
+    /// it, not an addition (no `"."` for the user in managedFields).
+    #[test]
+    fn a_token_review_s_zero_value_holds_its_structs_within_structs() {
+        let zero = ReviewStrategy::new(Review::Token).zero_object();
+        assert_eq!(zero["status"], json!({"user": {}}));
+        assert_eq!(zero["spec"], json!({}));
+    }
+
+    #[test]
+    fn a_token_review_names_the_user_behind_an_accepted_token() {
+        let tokens = Arc::new(Tokens::default());
+        let strategy = ReviewStrategy::with_tokens(Review::Token, tokens.clone());
+        let ask = |token: &str| {
+            let body = json!({"spec": {"token": token}, "status": {"error": "sent"}});
+            strategy.evaluate(&body, Timestamp::UNIX_EPOCH).expect("answers").expect("a review")["status"].clone()
+        };
+        assert_eq!(ask("the-token"), json!({"user": {}, "error": "invalid bearer token"}));
+        tokens.accept("the-token");
+        assert_eq!(
+            ask("the-token"),
+            json!({"authenticated": true, "user": {"username": USERNAME, "groups": GROUPS},
+                   "audiences": crate::authn::API_AUDIENCES, "error": "sent"})
+        );
+        assert_eq!(ask(" the-token"), json!({"user": {}, "error": "sent"}), "never checked");
+        let e = strategy.evaluate(&json!({"spec": {}}), Timestamp::UNIX_EPOCH).expect("answers").expect_err("no token");
+        assert_eq!((e.code, e.message.as_str()), (400, "token is required for TokenReview in authentication"));
     }
 
     /// The oracle answers a rules review whatever its metadata: only the namespace is

@@ -11,7 +11,7 @@
 //! are typed in kube too ([`super::discovery_structs`], [`super::review_structs`]).
 
 use super::discovery_structs::{API_GROUP, API_GROUP_LIST, API_RESOURCE_LIST, API_VERSIONS, GROUP_DISCOVERY_LIST};
-use super::review_structs::{SELF_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_REVIEW, SELF_SUBJECT_RULES_REVIEW};
+use super::review_structs::{SELF_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_REVIEW, SELF_SUBJECT_RULES_REVIEW, TOKEN_REVIEW};
 use super::types::{
     CONFIG_MAP, CORE_EVENT, EVENTS_V1_EVENT, GoStruct, GoType, LEASE, NAMESPACE, OBJECT_META, SCALE, SECRET,
     SERVICE_ACCOUNT, SchemaOr,
@@ -46,6 +46,7 @@ pub fn kind_struct(api_version: &str, kind: &str) -> Option<&'static GoStruct> {
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => &SELF_SUBJECT_ACCESS_REVIEW,
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => &SELF_SUBJECT_RULES_REVIEW,
         ("authentication.k8s.io/v1", "SelfSubjectReview") => &SELF_SUBJECT_REVIEW,
+        ("authentication.k8s.io/v1", "TokenReview") => &TOKEN_REVIEW,
         _ => return None,
     })
 }
@@ -267,11 +268,12 @@ impl Hasher for AddressHasher {
 }
 
 /// Every struct reachable from the kinds [`kind_struct`] knows.
-static ROOTS: [&GoStruct; 19] = [
+static ROOTS: [&GoStruct; 20] = [
     &LIST_META,
     &SELF_SUBJECT_ACCESS_REVIEW,
     &SELF_SUBJECT_RULES_REVIEW,
     &SELF_SUBJECT_REVIEW,
+    &TOKEN_REVIEW,
     &API_VERSIONS,
     &API_GROUP_LIST,
     &API_GROUP,

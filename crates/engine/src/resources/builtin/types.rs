@@ -356,16 +356,22 @@ impl GoStruct {
         })
     }
 
-    /// The kind's zero value as kube's converter writes it: its non-pointer structs `{}`
-    /// (a field the zero value has is changed, not added, so its owner gets no `"."`).
+    /// The kind's zero value as kube's converter writes it: its non-pointer structs `{}`,
+    /// theirs within them too (a field the zero value has is changed, not added, so its
+    /// owner gets no `"."`).
     pub fn zero_object(&self, api_version: &str, kind: &str) -> Value {
-        let mut obj = Map::new();
+        let mut obj = self.zero_structs();
         obj.insert("apiVersion".into(), Value::from(api_version));
         obj.insert("kind".into(), Value::from(kind));
-        for f in self.fields.iter().filter(|f| f.in_zero) {
-            obj.insert(f.json.into(), Value::Object(Map::new()));
-        }
         Value::Object(obj)
+    }
+
+    fn zero_structs(&self) -> Map<String, Value> {
+        let zero = |f: &Field| match f.ty {
+            GoType::Struct(s) => s.zero_structs(),
+            _ => Map::new(),
+        };
+        self.fields.iter().filter(|f| f.in_zero).map(|f| (f.json.to_string(), Value::Object(zero(f)))).collect()
     }
 
     /// The field types of a whole object of this kind, for managedFields.

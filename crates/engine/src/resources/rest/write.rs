@@ -85,6 +85,14 @@ impl Rest<'_> {
         tracking: Tracking,
     ) -> Result<Value, ApiError> {
         let dry_run = opts.dry_run;
+        // kube's create handler, before its REST: system fields wiped, ownerReferences
+        // deduplicated, managedFields computed (the name, which the store's strategy may
+        // generate next, is not tracked).
+        if tracking == Tracking::Update {
+            meta::wipe_system_fields(&mut obj);
+        }
+        dedup_owner_references(&mut obj, opts);
+        self.track_create(&mut obj, opts, tracking).await;
         if let Some(answer) = self.strategy.evaluate(&obj, self.now) {
             return answer;
         }
@@ -97,11 +105,6 @@ impl Rest<'_> {
             meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
         }
         let name = meta::name(&obj).unwrap_or_default().to_string();
-        if tracking == Tracking::Update {
-            meta::wipe_system_fields(&mut obj);
-        }
-        dedup_owner_references(&mut obj, opts);
-        self.track_create(&mut obj, opts, tracking).await;
         meta::prepare_create(&mut obj, self.now);
         if !self.strategy.uses_generation() {
             meta::metadata_mut(&mut obj).remove("generation");

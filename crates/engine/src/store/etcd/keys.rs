@@ -118,7 +118,7 @@ mod tests {
     fn every_built_in_kind_is_keyed_as_kube_keys_it() {
         use crate::resources::Strategy;
         let mut strategies: Vec<std::sync::Arc<dyn Strategy>> =
-            crate::resources::builtin::all().into_iter().map(|k| k.strategy).collect();
+            crate::resources::builtin::all(&Default::default()).into_iter().map(|k| k.strategy).collect();
         strategies.push(std::sync::Arc::new(crate::resources::namespaces::NamespaceStrategy::default()));
         strategies.push(std::sync::Arc::new(crate::resources::crds::CrdStrategy::default()));
         let keys = KeyMap::new("/registry");
