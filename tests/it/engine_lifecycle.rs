@@ -212,6 +212,52 @@ async fn background_deletion_collects_dependents_whose_owners_are_all_gone() {
     assert_eq!(shared.metadata.owner_references.expect("refs")[0].name, "b");
 }
 
+/// kube's collector looks an owner up by its reference's kind and name, in the dependent's
+/// namespace, and compares the uid: a reference to another namespace's widget, or to a
+/// uid under another name, dangles (the dependent is collected, or loses that reference
+/// when another owner is there), even though an object with that uid exists.
+#[tokio::test]
+async fn an_owner_is_found_by_kind_and_name_in_the_dependent_s_namespace() {
+    let (_engine, client) = engine().await;
+    let widgets = widgets(&client, "default").await;
+    let owner = widgets.create(&PostParams::default(), &widget("owner", 1)).await.expect("owner");
+    let other = widgets.create(&PostParams::default(), &widget("other", 1)).await.expect("other");
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let team = serde_json::from_value(json!({"metadata": {"name": "team"}})).expect("namespace");
+    namespaces.create(&PostParams::default(), &team).await.expect("team");
+    let home = parts(&client, "default").await;
+    let away: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "team",
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("stable.example.com", "v1", "Part"), "parts"),
+    );
+    home.create(&PostParams::default(), &part_owned_by("kept", &[&owner])).await.expect("kept");
+    away.create(&PostParams::default(), &part_owned_by("elsewhere", &[&owner])).await.expect("elsewhere");
+    let mut misnamed = part_owned_by("misnamed", &[&owner]);
+    misnamed.metadata.owner_references.as_mut().expect("refs")[0].name = "someone-else".into();
+    home.create(&PostParams::default(), &misnamed).await.expect("misnamed");
+    let mut half = part_owned_by("half", &[&other, &owner]);
+    half.metadata.owner_references.as_mut().expect("refs")[1].name = "someone-else".into();
+    home.create(&PostParams::default(), &half).await.expect("half");
+
+    eventually("the part in another namespace to be collected", async || {
+        away.get_opt("elsewhere").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    eventually("the misnamed reference's part to be collected", async || {
+        home.get_opt("misnamed").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    let half = eventually("the misnamed reference to be dropped", async || {
+        let p = home.get("half").await.ok()?;
+        (p.metadata.owner_references.as_ref()?.len() == 1).then_some(p)
+    })
+    .await;
+    assert_eq!(half.metadata.owner_references.expect("refs")[0].name, "other");
+    let kept = home.get("kept").await.expect("a part whose owner is where it says stays");
+    assert_eq!(kept.metadata.owner_references.expect("refs").len(), 1);
+}
+
 #[tokio::test]
 async fn foreground_deletion_removes_dependents_before_the_owner() {
     let (_engine, client) = engine().await;

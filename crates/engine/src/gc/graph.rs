@@ -48,9 +48,26 @@ struct DocMeta {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct OwnerRef {
     #[serde(default)]
     uid: String,
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    name: String,
+}
+
+/// Where an owner reference says its owner is: kube's collector looks the owner up by
+/// kind and name (in the dependent's namespace) and compares its uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Coordinates {
+    pub(super) uid: Shared,
+    pub(super) api_version: Shared,
+    pub(super) kind: Shared,
+    pub(super) name: Shared,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -64,7 +81,10 @@ struct DocSpec {
 pub(super) struct Node {
     pub(super) uid: Shared,
     pub(super) deleting: bool,
+    /// The owners' uids, one per reference.
     pub(super) owners: Vec<Shared>,
+    /// Where each reference says its owner is, in the same order.
+    pub(super) coordinates: Vec<Coordinates>,
     pub(super) finalizers: Vec<String>,
     /// For namespaces: `spec.finalizers`.
     pub(super) namespace_finalizers: Vec<String>,
@@ -81,8 +101,18 @@ impl Parsed {
     pub(super) fn of(key: &str, value: &[u8]) -> Parsed {
         let m = serde_json::from_slice::<Doc>(value).map(|d| d.metadata).unwrap_or_default();
         let namespace = key.starts_with(NAMESPACES);
-        let owners: Vec<Shared> =
-            m.owner_references.into_iter().map(|o| o.uid).filter(|u| !u.is_empty()).map(Shared::from).collect();
+        let coordinates: Vec<Coordinates> = m
+            .owner_references
+            .into_iter()
+            .filter(|o| !o.uid.is_empty())
+            .map(|o| Coordinates {
+                uid: Shared::from(o.uid),
+                api_version: Shared::from(o.api_version),
+                kind: Shared::from(o.kind),
+                name: Shared::from(o.name),
+            })
+            .collect();
+        let owners: Vec<Shared> = coordinates.iter().map(|c| Arc::clone(&c.uid)).collect();
         let deleting = m.deletion_timestamp.is_some();
         if owners.is_empty() && !deleting && !namespace {
             return Parsed { uid: m.uid, node: None };
@@ -96,6 +126,7 @@ impl Parsed {
             uid: Shared::from(m.uid.as_str()),
             deleting,
             owners,
+            coordinates,
             finalizers: m.finalizers,
             namespace_finalizers,
         };
@@ -122,6 +153,9 @@ pub(super) fn namespaced(key: &str) -> Option<(&str, &str)> {
 pub(super) struct Dirty {
     pub(super) owners: BTreeSet<Shared>,
     pub(super) namespaces: BTreeSet<Shared>,
+    /// The keys of nodes written since: whether their owners are where their references
+    /// say is checked once per write, not on every change of a sibling.
+    pub(super) dependents: BTreeSet<Shared>,
 }
 
 /// A change the graph cannot follow: a deleted object's previous value was not delivered
@@ -169,7 +203,11 @@ impl Graph {
     /// What a collector starting from this graph must settle: every owner with dependents
     /// or being deleted, every namespace being deleted (what building it marks dirty).
     pub(super) fn all_dirty(&self) -> Dirty {
-        let mut dirty = Dirty { owners: self.dependents.keys().cloned().collect(), ..Dirty::default() };
+        let mut dirty = Dirty {
+            owners: self.dependents.keys().cloned().collect(),
+            dependents: self.nodes.iter().filter(|(_, n)| !n.owners.is_empty()).map(|(k, _)| Arc::clone(k)).collect(),
+            ..Dirty::default()
+        };
         for (key, node) in self.nodes.iter().filter(|(_, n)| n.deleting) {
             dirty.owners.insert(Arc::clone(&node.uid));
             if let Some(name) = namespace_name(key) {
@@ -182,6 +220,11 @@ impl Graph {
     /// Whether an object with this uid is stored.
     pub(super) fn alive(&self, uid: &str) -> bool {
         self.uids.contains(uid)
+    }
+
+    /// Whether the object stored at `key` holds this uid.
+    pub(super) fn stored_at(&self, uid: &str, key: &str) -> bool {
+        self.uids.at(uid, key)
     }
 
     /// The namespace named `name` if it is being deleted: its key and node.
@@ -237,7 +280,7 @@ impl Graph {
         match new {
             Some(Parsed { uid, node }) => {
                 if !kept {
-                    self.uids.insert(&uid);
+                    self.uids.insert(&uid, key);
                 }
                 if let Some(node) = node {
                     self.insert_node(key, node, dirty);
@@ -291,6 +334,9 @@ impl Graph {
 
     fn insert_node(&mut self, key: &str, node: Node, dirty: &mut Dirty) {
         let key = Shared::from(key);
+        if !node.owners.is_empty() {
+            dirty.dependents.insert(Arc::clone(&key));
+        }
         for owner in &node.owners {
             self.dependents.entry(Arc::clone(owner)).or_default().insert(Arc::clone(&key));
             dirty.owners.insert(Arc::clone(owner));
@@ -313,11 +359,16 @@ pub(super) mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A node whose owners are referenced by uid alone (of kinds the engine does not serve).
     pub(in crate::gc) fn node(uid: &str, owners: &[&str]) -> Node {
         Node {
             uid: uid.into(),
             deleting: false,
             owners: owners.iter().map(|&o| Shared::from(o)).collect(),
+            coordinates: owners
+                .iter()
+                .map(|&o| Coordinates { uid: o.into(), api_version: "".into(), kind: "".into(), name: "".into() })
+                .collect(),
             finalizers: Vec::new(),
             namespace_finalizers: Vec::new(),
         }
@@ -338,7 +389,7 @@ pub(super) mod tests {
         let mut g = Graph::default();
         let mut dirty = Dirty::default();
         for (key, n) in nodes {
-            g.uids.insert(&n.uid);
+            g.uids.insert(&n.uid, key);
             g.insert_node(key, n, &mut dirty);
         }
         g

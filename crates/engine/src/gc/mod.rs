@@ -5,7 +5,10 @@
 //! full list, then kept current from a watch of everything) and, after each change,
 //! settles the owners and namespaces the change touched ([`decide`]):
 //! - an owner that is gone: dependents whose owners are all gone are deleted
-//!   (background propagation), the others lose the dangling reference;
+//!   (background propagation), the others lose the dangling reference. As in kube, an
+//!   owner is where its reference says (its kind and name, in the dependent's namespace
+//!   for a namespaced kind) holding the referenced uid, so a reference to another
+//!   namespace's object dangles from the start;
 //! - an owner deleted with `propagationPolicy=Orphan`: its dependents lose the reference,
 //!   then the `orphan` finalizer is cleared;
 //! - an owner deleted with `Foreground`: its dependents are deleted, and once none is
@@ -32,11 +35,13 @@ use crate::meta;
 use crate::resources::generate_name::RANDOM;
 use crate::resources::rest::{DeleteOptions, Rest, WriteOptions};
 use crate::store::{ListOptions, Revision, Store, StoreError};
-use decide::{Action, Content};
+use decide::{Action, Content, Locate, Whereabouts};
 use futures::{FutureExt as _, StreamExt};
+use graph::Coordinates;
 use graph::{Dirty, Graph, NAMESPACES, Parsed, ROOT};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -133,8 +138,14 @@ async fn build(store: &dyn Store) -> Result<(Graph, Dirty, Revision), Restart> {
 /// a failed write is left to the change that caused it, which comes through the watch.
 async fn settle(store: &dyn Store, kinds: &Kinds, graph: &Graph, dirty: Dirty) -> Result<(), StoreError> {
     let mut actions: Vec<Action> = Vec::new();
-    for uid in &dirty.owners {
-        actions.extend(decide::settle_owner(graph, uid));
+    {
+        let locate = ServedKinds { kinds, found: RefCell::default() };
+        for key in &dirty.dependents {
+            actions.extend(decide::settle_dependent(graph, key, &locate));
+        }
+        for uid in &dirty.owners {
+            actions.extend(decide::settle_owner(graph, uid, &locate));
+        }
     }
     for name in &dirty.namespaces {
         if let Some((key, namespace)) = graph.deleting_namespace(name) {
@@ -162,6 +173,32 @@ async fn settle(store: &dyn Store, kinds: &Kinds, graph: &Graph, dirty: Dirty) -
         })
         .await;
     Ok(())
+}
+
+/// The kinds served now, as one settling pass looks owners up (each kind found once).
+struct ServedKinds<'a> {
+    kinds: &'a Kinds,
+    found: RefCell<BTreeMap<(Arc<str>, Arc<str>), Option<crate::resources::ResourceInfo>>>,
+}
+
+impl Locate for ServedKinds<'_> {
+    fn locate(&self, reference: &Coordinates, namespace: Option<&str>) -> Whereabouts {
+        let id = (Arc::clone(&reference.api_version), Arc::clone(&reference.kind));
+        let mut found = self.found.borrow_mut();
+        let info = found.entry(id).or_insert_with(|| {
+            let (group, version) = reference.api_version.rsplit_once('/').unwrap_or(("", &reference.api_version));
+            let kind = &*reference.kind;
+            let served = self.kinds.matching(|i| i.group == group && i.version == version && i.kind == kind);
+            served.first().map(|k| k.info().clone())
+        });
+        match (info, namespace) {
+            (None, _) => Whereabouts::Unserved,
+            (Some(info), None) if info.namespaced => Whereabouts::OutOfScope,
+            (Some(info), namespace) => {
+                Whereabouts::At(info.key(namespace.filter(|_| info.namespaced), &reference.name))
+            }
+        }
+    }
 }
 
 /// What namespace `name` holds now, read from the store kind by kind (as kube's

@@ -1,6 +1,7 @@
-//! Every stored object's uid, for one question the collector asks of any object: is the
-//! owner a reference names still there? Nodes are kept only for the objects the collector
-//! acts on, but any object may be named as an owner.
+//! Every stored object's uid and where it is stored, for one question the collector asks of
+//! any object: is the owner a reference names still there, where the reference says?
+//! Nodes are kept only for the objects the collector acts on, but any object may be named
+//! as an owner. The key is held as a hash: eight bytes an object, not its whole key.
 
 use imbl::OrdMap;
 use std::sync::Arc;
@@ -10,16 +11,28 @@ use std::sync::Arc;
 /// sharing a uid cannot make one look gone when the other goes.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Uids {
-    uuids: OrdMap<[u8; 16], u32>,
-    others: OrdMap<Arc<str>, u32>,
+    uuids: OrdMap<[u8; 16], Held>,
+    others: OrdMap<Arc<str>, Held>,
+}
+
+/// How many stored objects hold a uid, and where the one holding it is stored (`None`
+/// once two have held it at once: data from elsewhere, where only presence is judged).
+#[derive(Debug, Default, Clone, Copy)]
+struct Held {
+    count: u32,
+    key: Option<u64>,
 }
 
 impl Uids {
-    pub(super) fn insert(&mut self, uid: &str) {
-        match parse_uuid(uid) {
-            Some(bytes) => *self.uuids.entry(bytes).or_default() += 1,
-            None => *self.others.entry(Arc::from(uid)).or_default() += 1,
-        }
+    /// Records that the object stored at `key` holds `uid`.
+    pub(super) fn insert(&mut self, uid: &str, key: &str) {
+        let key = key_hash(key);
+        let held = match parse_uuid(uid) {
+            Some(bytes) => self.uuids.entry(bytes).or_default(),
+            None => self.others.entry(Arc::from(uid)).or_default(),
+        };
+        held.key = if held.count == 0 { Some(key) } else { None };
+        held.count += 1;
     }
 
     pub(super) fn remove(&mut self, uid: &str) {
@@ -30,21 +43,38 @@ impl Uids {
     }
 
     pub(super) fn contains(&self, uid: &str) -> bool {
+        self.held(uid).is_some()
+    }
+
+    /// Whether an object holding `uid` is stored at `key` (any one, when several hold it).
+    pub(super) fn at(&self, uid: &str, key: &str) -> bool {
+        self.held(uid).is_some_and(|held| held.key.is_none_or(|k| k == key_hash(key)))
+    }
+
+    fn held(&self, uid: &str) -> Option<&Held> {
         match parse_uuid(uid) {
-            Some(bytes) => self.uuids.contains_key(&bytes),
-            None => self.others.contains_key(uid),
+            Some(bytes) => self.uuids.get(&bytes),
+            None => self.others.get(uid),
         }
     }
 }
 
-fn decrement<K, Q>(map: &mut OrdMap<K, u32>, key: &Q)
+/// A stored key's hash: fixed keys, so a graph means the same in every engine.
+fn key_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn decrement<K, Q>(map: &mut OrdMap<K, Held>, key: &Q)
 where
     K: Ord + Clone + std::borrow::Borrow<Q>,
     Q: Ord + ?Sized,
 {
-    if let Some(count) = map.get_mut(key) {
-        *count -= 1;
-        if *count == 0 {
+    if let Some(held) = map.get_mut(key) {
+        held.count -= 1;
+        if held.count == 0 {
             map.remove(key);
         }
     }
@@ -89,9 +119,11 @@ mod tests {
             assert_eq!(parse_uuid(other), None, "{other:?}");
         }
         let mut uids = Uids::default();
-        uids.insert(&uuid);
-        uids.insert("legacy-uid");
+        uids.insert(&uuid, "/registry/g/p/ns/a");
+        uids.insert("legacy-uid", "/registry/g/p/ns/b");
         assert!(uids.contains(&uuid) && uids.contains("legacy-uid"));
+        assert!(uids.at(&uuid, "/registry/g/p/ns/a") && !uids.at(&uuid, "/registry/g/p/other/a"));
+        assert!(uids.at("legacy-uid", "/registry/g/p/ns/b") && !uids.at("legacy-uid", "/registry/g/p/ns/a"));
         // Upper case is another uid: kube compares uids as strings.
         assert!(!uids.contains(&uuid.to_uppercase()));
         assert_eq!((uids.uuids.len(), uids.others.len()), (1, 1));
@@ -101,10 +133,12 @@ mod tests {
     fn a_uid_held_twice_stays_until_both_go() {
         let mut uids = Uids::default();
         for uid in ["0b5a7c1e-93f2-4d2a-8c1b-2f0e6a9d4b37", "shared"] {
-            uids.insert(uid);
-            uids.insert(uid);
+            uids.insert(uid, "/registry/g/p/a");
+            uids.insert(uid, "/registry/g/p/b");
             uids.remove(uid);
             assert!(uids.contains(uid));
+            // Which of the two is left is not known: wherever a reference looks, it is there.
+            assert!(uids.at(uid, "/registry/g/p/a") && uids.at(uid, "/registry/g/p/c"));
             uids.remove(uid);
             assert!(!uids.contains(uid));
             // Removing what is not there changes nothing.
