@@ -175,10 +175,13 @@ async fn settle(store: &dyn Store, kinds: &Kinds, graph: &Graph, dirty: Dirty) -
     Ok(())
 }
 
+/// An owner reference's `(apiVersion, kind)`.
+type KindId = (Arc<str>, Arc<str>);
+
 /// The kinds served now, as one settling pass looks owners up (each kind found once).
 struct ServedKinds<'a> {
     kinds: &'a Kinds,
-    found: RefCell<BTreeMap<(Arc<str>, Arc<str>), Option<crate::resources::ResourceInfo>>>,
+    found: RefCell<BTreeMap<KindId, Option<crate::resources::ResourceInfo>>>,
 }
 
 impl Locate for ServedKinds<'_> {
