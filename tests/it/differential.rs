@@ -153,6 +153,7 @@ macro_rules! scenarios {
 
 scenarios!(
     apply,
+    bodies,
     builtins,
     cel,
     collected,

@@ -85,6 +85,21 @@ pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, Api
     }
 }
 
+/// The body of a create or update of a typed kind (kind `kind`), whose type the
+/// serializer reads first as `SimpleMetaFactory.Interpret` does: a value that is no object
+/// (or whose `apiVersion` or `kind` is no string, or no group/version) is refused with a
+/// glimpse of the body, and `null` is the empty object Go's decoder leaves it.
+pub fn typed(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
+    let mut decoded = json(headers, body, kind)?;
+    if let Some(why) = go_decode::interpret_error(&decoded.object) {
+        return Err(unrecognized(kind, &why, body));
+    }
+    if decoded.object.is_null() {
+        decoded.object = Value::Object(serde_json::Map::new());
+    }
+    Ok(decoded)
+}
+
 /// The number a JSON body holds beyond a float64 (`1e400`) when that is why it could not be
 /// read: serde refuses such a body whole, where Go's decoder of an unstructured object
 /// names the number. Asked only once a decode has failed.

@@ -171,7 +171,7 @@ fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) 
             }
         })?
     } else {
-        let decoded = super::body::json(headers, body, kind)?;
+        let decoded = super::body::typed(headers, body, kind)?;
         note_document_error(rest, headers, body, &decoded.object, opts);
         decoded
     };
