@@ -173,6 +173,7 @@ scenarios!(
     patches,
     queries,
     refusals,
+    registered,
     reviews,
     scaled,
     schemas,
