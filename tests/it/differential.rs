@@ -174,6 +174,7 @@ scenarios!(
     patches,
     queries,
     refusals,
+    registered,
     reviews,
     scaled,
     schemas,

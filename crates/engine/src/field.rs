@@ -162,11 +162,12 @@ pub fn aggregate_message(errors: &[FieldError]) -> String {
 }
 
 /// A value as Go's field errors print it: strings quoted (`%q`), numbers and bools bare,
-/// anything else as compact JSON.
+/// anything else as compact JSON. A nil value is the string "null" to Go's `ErrorBody`, and
+/// so quoted like any string.
 pub fn format_value(v: &Value) -> String {
     match v {
         Value::String(s) => go_quote(s),
-        Value::Null => "null".to_string(),
+        Value::Null => "\"null\"".to_string(),
         other => other.to_string(),
     }
 }

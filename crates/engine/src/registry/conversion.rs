@@ -9,7 +9,6 @@ use crate::field::{FieldError, Path};
 use crate::registry::defaults::{CONVERSION_NONE, CONVERSION_WEBHOOK, DEFAULT_WEBHOOK_PORT};
 use crate::schema::names::{is_dns1035_label, is_dns1123_subdomain};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomResourceConversion, ServiceReference};
-use serde_json::json;
 
 /// ConversionReview versions this server understands (sorted, as kube lists them).
 const ACCEPTED_REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
@@ -84,7 +83,7 @@ fn validate_review_versions(versions: &[String], require_recognized: bool, path:
     }
     if require_recognized && !versions.iter().any(|v| ACCEPTED_REVIEW_VERSIONS.contains(&v.as_str())) {
         let detail = format!("must include at least one of {}", ACCEPTED_REVIEW_VERSIONS.join(", "));
-        errs.push(FieldError::invalid(path, json!(versions), detail));
+        errs.push(FieldError::invalid_shown(path, &super::gostring::strings(Some(versions)), &detail));
     }
     errs
 }
@@ -120,13 +119,16 @@ fn validate_webhook_url(url: &str, path: &Path) -> Vec<FieldError> {
     errs
 }
 
-/// apiserver's `ValidateWebhookService`.
+/// apiserver's `ValidateWebhookService`, called as apiextensions calls it: with the service's
+/// name and namespace swapped (`(fldPath, cc.Service.Name, cc.Service.Namespace, ...)` into
+/// `(fldPath, namespace, name, ...)`), so an empty namespace is reported as a missing name
+/// and an empty name as a missing namespace.
 fn validate_webhook_service(service: &ServiceReference, path: &Path) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if service.name.is_empty() {
+    if service.namespace.is_empty() {
         errs.push(FieldError::required(path.child("name"), "service name is required"));
     }
-    if service.namespace.is_empty() {
+    if service.name.is_empty() {
         errs.push(FieldError::required(path.child("namespace"), "service namespace is required"));
     }
     let port = service.port.unwrap_or(DEFAULT_WEBHOOK_PORT);
@@ -246,7 +248,7 @@ mod tests {
                 "spec.conversion.webhookClientConfig.url: Invalid value: \"u\": user information is not permitted in the URL",
                 "spec.conversion.webhookClientConfig.url: Invalid value: \"f\": fragments are not permitted in the URL",
                 "spec.conversion.webhookClientConfig.url: Invalid value: \"a=b\": query parameters are not permitted in the URL",
-                "spec.conversion.conversionReviewVersions: Invalid value: [\"v3\"]: must include at least one of v1, v1beta1",
+                "spec.conversion.conversionReviewVersions: Invalid value: []string{\"v3\"}: must include at least one of v1, v1beta1",
             ]
         );
         assert_eq!(

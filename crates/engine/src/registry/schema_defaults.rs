@@ -7,9 +7,20 @@ use crate::schema::Schema;
 use crate::schema::gofmt::with_value;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrArray};
 
+/// Every default of a version's schema `s` (at `path`). The root's own default is checked as
+/// an embedded resource (kube's `ValidateDefaults` clones the root with
+/// `x-kubernetes-embedded-resource` set), so it needs an `apiVersion` and a `kind`.
+pub(super) fn validate_root(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>) {
+    if s.default.is_none() || s.x_kubernetes_embedded_resource == Some(true) {
+        return validate(s, path, errs);
+    }
+    let root = JSONSchemaProps { x_kubernetes_embedded_resource: Some(true), ..s.clone() };
+    validate(&root, path, errs);
+}
+
 /// Every default under `s` (at `path`), through properties and items; `additionalProperties`
 /// is not followed because defaults are forbidden there.
-pub(super) fn validate(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>) {
+fn validate(s: &JSONSchemaProps, path: &Path, errs: &mut Vec<FieldError>) {
     if let Some(default) = &s.default {
         let at = path.child("default");
         let (has_unknown, found) = Schema::for_defaults(s).default_errors(&default.0);

@@ -108,7 +108,7 @@ pub fn validate_validation(
                 let structural = validate_structural(&root, schema);
                 if structural.is_empty() {
                     let before = errs.len();
-                    super::schema_defaults::validate(schema, &root, &mut errs);
+                    super::schema_defaults::validate_root(schema, &root, &mut errs);
                     compile_rules = errs.len() == before;
                 }
                 errs.extend(structural);

@@ -233,7 +233,7 @@ fn list_and_map_extensions() {
         (
             prop(json!({"type": "array", "items": {"type": "object"}, "x-kubernetes-list-type": "set"})),
             vec![format!(
-                "{ROOT}.properties[p].items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set"
+                "{ROOT}.properties[p].items.x-kubernetes-map-type: Invalid value: \"null\": must be atomic as item of a list with x-kubernetes-list-type=set"
             )],
         ),
         (

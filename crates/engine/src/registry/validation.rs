@@ -26,7 +26,7 @@ use crate::registry::schema_walk::{
     spec_has_schema_with,
 };
 use crate::registry::selectable::{Scope, validate_selectable_fields};
-use crate::registry::structural::is_structural;
+use crate::registry::structural::{is_structural, new_structural_error};
 use crate::registry::versions::{
     Hoisted, deprecation_warning_problems, has_status, validate_column, validate_subresources,
 };
@@ -327,6 +327,12 @@ fn version_fields(
         let schema = if here.schema { schema_of(v.schema.as_ref()) } else { None };
         let scope = if schema_field == "validation" { Scope::Spec(schema) } else { Scope::Version(schema) };
         let fields = v.selectable_fields.as_deref().unwrap_or_default();
+        // kube builds the structural schema the paths resolve in, and says why it cannot. It
+        // then resolves them in no schema at all, which panics (the request's connection is
+        // dropped); we resolve them in the schema as it is.
+        if let Some(e) = schema.filter(|_| !fields.is_empty()).and_then(new_structural_error) {
+            errs.push(FieldError::invalid(base.child("schema.openAPIV3Schema"), "", e));
+        }
         errs.extend(validate_selectable_fields(fields, scope, &base.child("selectableFields")));
     }
 }
@@ -387,19 +393,28 @@ fn validate_stored_versions(crd: &CustomResourceDefinition) -> Vec<FieldError> {
         return vec![FieldError::invalid_shown(&path, &shown, "must have at least one stored version")];
     }
     let mut errs = Vec::new();
-    for v in crd.spec.versions.iter().filter(|v| v.storage && !stored.contains(&v.name)) {
-        errs.push(FieldError::invalid_shown(
-            &path,
-            &super::gostring::strings(Some(stored)),
-            &format!("must have the storage version {}", v.name),
-        ));
+    // kube checks the versions off a map of the stored ones: a version matched once is gone,
+    // so a repeated storage version is missing the second time, and what is left was never
+    // matched. A repeated entry is indexed by its last position (the map keeps the last).
+    let mut unmatched: Vec<&String> = stored.iter().collect();
+    for v in &crd.spec.versions {
+        let matched = unmatched.iter().position(|s| **s == v.name);
+        if v.storage && matched.is_none() {
+            errs.push(FieldError::invalid_shown(
+                &path,
+                &super::gostring::strings(Some(stored)),
+                &format!("must have the storage version {}", v.name),
+            ));
+        }
+        if matched.is_some() {
+            unmatched.retain(|s| **s != v.name);
+        }
     }
-    // A version still holding stored data cannot disappear before a storage migration.
-    // kube indexes a repeated entry by its last position, and 1.32 words it tersely (later
-    // releases explain the storage migration).
+    // A version still holding stored data cannot disappear before a storage migration; 1.32
+    // words it tersely (later releases explain the storage migration).
     for (i, v) in stored.iter().enumerate() {
         let last_index = stored.iter().rposition(|s| s == v) == Some(i);
-        if last_index && !crd.spec.versions.iter().any(|sv| &sv.name == v) {
+        if last_index && unmatched.contains(&v) {
             errs.push(FieldError::invalid(path.index(i), v.as_str(), "must appear in spec.versions"));
         }
     }

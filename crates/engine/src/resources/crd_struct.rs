@@ -26,7 +26,7 @@ static VALIDATION_RULE: GoStruct = plain_struct(
         field("rule", GoType::String),
         omit_empty("message", GoType::String),
         omit_empty("messageExpression", GoType::String),
-        field("reason", GoType::String),
+        field("reason", GoType::Named("v1.FieldValueErrorReason")),
         omit_empty("fieldPath", GoType::String),
         field("optionalOldSelf", GoType::Bool),
     ],
@@ -162,14 +162,14 @@ static WEBHOOK: GoStruct = plain_struct(
 );
 static CONVERSION: GoStruct = plain_struct(
     "v1.CustomResourceConversion",
-    &[field("strategy", GoType::String), field("webhook", GoType::Struct(&WEBHOOK))],
+    &[field("strategy", GoType::Named("v1.ConversionStrategyType")), field("webhook", GoType::Struct(&WEBHOOK))],
 );
 static SPEC: GoStruct = plain_struct(
     "v1.CustomResourceDefinitionSpec",
     &[
         field("group", GoType::String),
         value_struct("names", &NAMES),
-        field("scope", GoType::String),
+        field("scope", GoType::Named("v1.ResourceScope")),
         field("versions", GoType::Slice { items: &VERSION_TYPE, keys: &[], name: None }),
         field("conversion", GoType::Struct(&CONVERSION)),
         omit_empty("preserveUnknownFields", GoType::Bool),
@@ -178,8 +178,8 @@ static SPEC: GoStruct = plain_struct(
 static CONDITION: GoStruct = plain_struct(
     "v1.CustomResourceDefinitionCondition",
     &[
-        field("type", GoType::String),
-        field("status", GoType::String),
+        field("type", GoType::Named("v1.CustomResourceDefinitionConditionType")),
+        field("status", GoType::Named("v1.ConditionStatus")),
         field("lastTransitionTime", GoType::Time),
         omit_empty("reason", GoType::String),
         omit_empty("message", GoType::String),

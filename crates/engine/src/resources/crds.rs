@@ -136,6 +136,11 @@ impl Strategy for CrdStrategy {
         &self.info
     }
 
+    /// apiextensions-apiserver's CRD store quotes its keys without the `/registry` root.
+    fn precondition_key_prefix(&self) -> String {
+        format!("/{}/{}/", self.info.group, self.info.plural)
+    }
+
     /// kube's strategy answers `AllowUnconditionalUpdate` with false: an update names
     /// the resourceVersion it replaces.
     fn allows_unconditional_update(&self) -> bool {

@@ -400,6 +400,13 @@ pub trait Strategy: Send + Sync {
         format!("/registry/{}/{}/", info.group, info.plural)
     }
 
+    /// The key prefix a failed uid precondition quotes: the etcd prefix, except where
+    /// kube's store is given keys below its root (the CRD store of apiextensions-apiserver
+    /// quotes `/apiextensions.k8s.io/customresourcedefinitions/<name>`).
+    fn precondition_key_prefix(&self) -> String {
+        self.kube_storage_prefix()
+    }
+
     /// Whether objects of this kind carry `metadata.generation`.
     fn uses_generation(&self) -> bool {
         true

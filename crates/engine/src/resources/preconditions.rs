@@ -29,7 +29,7 @@ impl Rest<'_> {
             Some(ns) => format!("{ns}/"),
             None => String::new(),
         };
-        let key = format!("{}{scope}{name}", self.strategy.kube_storage_prefix());
+        let key = format!("{}{scope}{name}", self.strategy.precondition_key_prefix());
         let why = format!(
             "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
         );

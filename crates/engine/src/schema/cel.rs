@@ -233,6 +233,10 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
         };
         optional_ctx.add_variable_from_value("oldSelf", CelValue::Opaque(Arc::new(optional)));
         for rule in rules {
+            // kube compiles an empty rule to no program and no error, and skips it.
+            if rule.rule.trim().is_empty() {
+                continue;
+            }
             let program = match &rule.program {
                 Ok(p) => p,
                 Err(e) => {

@@ -256,12 +256,12 @@ impl Node {
     /// Turns a node into the validator kube builds for a default at registration, from the
     /// structural schema as written: formats none stripped (custom resources are validated
     /// with the formats kube supports only), and `x-kubernetes-int-or-string` only the
-    /// extension, with no `integer,string` type, so that a default of any type passes it
-    /// (a custom resource's value is checked against both types).
+    /// extension, with the `type` as written (usually none, so that a default of any type
+    /// passes it; a custom resource's value is checked against both types).
     pub fn as_default_validator(&mut self) {
         self.format = self.raw_format.clone();
         if self.int_or_string {
-            self.types.clear();
+            self.types = if self.type_.is_empty() { Vec::new() } else { vec![self.type_.clone()] };
         }
         let children = self
             .properties
