@@ -188,15 +188,26 @@ fn error_field(path: &Path) -> Path {
     if path.as_str().is_empty() { Path::root("<nil>") } else { path.clone() }
 }
 
+/// Whether a node's rule failures ratchet into warnings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ratchet {
+    /// The write does not ratchet at all: kube 1.32's status strategy passes no
+    /// correlation to its CEL validator, so every failure of a `/status` write is an error.
+    Off,
+    /// The node (or its nearest correlated ancestor) is unchanged: failures of rules
+    /// without `oldSelf` become warnings.
+    Unchanged,
+    /// The node changed, or is new.
+    Changed,
+}
+
 /// What the rules of one node need besides the node.
 pub struct Site<'a> {
     pub path: &'a Path,
     pub value: &'a Value,
     pub old: Option<&'a Value>,
     pub resource_root: bool,
-    /// Whether errors here ratchet: the node (or its nearest correlated ancestor) is
-    /// unchanged.
-    pub ratchet: bool,
+    pub ratchet: Ratchet,
 }
 
 /// What is left of the request's runtime budget; negative once spent, when no further
@@ -285,7 +296,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                     continue;
                 }
             }
-            let ratcheted = !rule.uses_old_self && site.ratchet;
+            let ratcheted = !rule.uses_old_self && site.ratchet == Ratchet::Unchanged;
             let path = if rule.field_path.is_empty() {
                 error_field(site.path)
             } else {
@@ -382,12 +393,14 @@ fn visit(
     path: &Path,
     value: &Value,
     old: Option<&Value>,
-    parent_ratchet: bool,
+    parent_ratchet: Ratchet,
     budget: &mut Budget,
 ) -> Vec<FieldError> {
-    let ratchet = match old {
-        Some(o) => correlate::equal(Some(schema), value, o),
-        None => parent_ratchet,
+    let ratchet = match (parent_ratchet, old) {
+        (Ratchet::Off, _) => Ratchet::Off,
+        (_, Some(o)) if correlate::equal(Some(schema), value, o) => Ratchet::Unchanged,
+        (_, Some(_)) => Ratchet::Changed,
+        (parent, None) => parent,
     };
     walk(schema, &Site { path, value, old, resource_root: schema.embedded_resource, ratchet }, budget)
 }
@@ -459,7 +472,8 @@ fn walk(node: &Node, site: &Site, budget: &mut Budget) -> Vec<FieldError> {
                 if site.resource_root && (k == "apiVersion" || k == "kind") {
                     // Never ratcheted: kube cannot see the type of a resource change.
                     let resource_root = prop.embedded_resource;
-                    let site = Site { path: &path, value: v, old, resource_root, ratchet: false };
+                    let ratchet = if site.ratchet == Ratchet::Off { Ratchet::Off } else { Ratchet::Changed };
+                    let site = Site { path: &path, value: v, old, resource_root, ratchet };
                     errs.extend(walk(prop, &site, budget));
                 } else {
                     errs.extend(visit(prop, &path, v, old, site.ratchet, budget));
