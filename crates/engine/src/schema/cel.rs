@@ -29,6 +29,8 @@ use super::celcost::{self, CANCELLED, OUT_OF_BUDGET, RUNTIME_COST_BUDGET};
 use super::celmeter;
 use super::correlate;
 use super::formats;
+use super::go_base64;
+use super::go_time;
 use super::gofmt::with_value;
 use super::node::Node;
 use super::warnings;
@@ -52,16 +54,31 @@ fn cel_string(s: &str) -> CelValue {
     CelValue::String(Arc::new(s.to_string()))
 }
 
-/// A string as kube types it for CEL, by the schema's `format`.
+/// A string as kube types it for CEL, by the schema's `format`. A string the format's
+/// parser refuses (kept by ratcheting) is a value kube cannot convert: a marker with the
+/// parser's words.
 fn string_value(s: &str, node: Option<&Node>) -> CelValue {
-    use base64::Engine as _;
     use kube_cel::cel::functions::time::{duration, timestamp};
+    let unreadable = |what: &str, why: Option<String>| why.map(|why| cel_invalid::unreadable(what, s, &why));
     let converted = match node.map(|n| n.raw_format.as_str()) {
-        Some("byte") => base64::engine::general_purpose::STANDARD.decode(s).ok().map(|b| CelValue::Bytes(Arc::new(b))),
-        Some("duration") => formats::parse_duration(s).and_then(|ns| duration(Arc::new(format!("{ns}ns"))).ok()),
-        Some("date") => formats::parse_date(s).and_then(|_| timestamp(Arc::new(format!("{s}T00:00:00Z"))).ok()),
-        Some("date-time") => cel_invalid::date_time_marker(s)
-            .or_else(|| formats::parse_date_time(s).and_then(|t| timestamp(Arc::new(t)).ok())),
+        Some("byte") => Some(match go_base64::decode(s) {
+            Ok(bytes) => CelValue::Bytes(Arc::new(bytes)),
+            Err(at) => {
+                cel_invalid::unreadable("byte formatted string", s, &format!("illegal base64 data at input byte {at}"))
+            }
+        }),
+        Some("duration") => match formats::parse_duration(s) {
+            Some(ns) => duration(Arc::new(format!("{ns}ns"))).ok(),
+            None => unreadable("duration", Some(format!("unable to parse {s} as duration"))),
+        },
+        Some("date") => match formats::parse_date(s) {
+            Some(_) => timestamp(Arc::new(format!("{s}T00:00:00Z"))).ok(),
+            None => unreadable("date formatted string", go_time::parse_error(s, go_time::DATE)),
+        },
+        Some("date-time") => cel_invalid::date_time_marker(s).or_else(|| match formats::parse_date_time(s) {
+            Some(t) => timestamp(Arc::new(t)).ok(),
+            None => unreadable("date-time formatted string", go_time::parse_error(s, go_time::DATE_TIME)),
+        }),
         _ => None,
     };
     converted.unwrap_or_else(|| cel_string(s))

@@ -67,22 +67,20 @@ fn invalid(words: Arc<str>) -> CelValue {
     CelValue::Opaque(Arc::new(InvalidData(words)))
 }
 
+/// The marker for a string of a `format` kube's CEL conversion cannot read (a value kept
+/// by ratcheting from before the format applied): `Invalid {what} {s}: {why}`, `what`
+/// naming the format as kube's conversion does (`duration`, `byte formatted string`).
+pub(super) fn unreadable(what: &str, s: &str, why: &str) -> CelValue {
+    invalid(format!("Invalid {what} {s}: {why}").into())
+}
+
 /// The marker for a `date-time` string that kube's format check takes but its CEL
 /// conversion does not (Go's `time.Parse` wants an upper-case `T` and `Z`): the words of
 /// the last layout it tries, `2006-01-02T15:04:05`.
 pub(super) fn date_time_marker(s: &str) -> Option<CelValue> {
-    let quoted = crate::field::go_quote(s);
-    let why = if s.as_bytes().get(10) == Some(&b't') {
-        format!(
-            r#"parsing time {quoted} as "2006-01-02T15:04:05": cannot parse {} as "T""#,
-            crate::field::go_quote(&s[10..])
-        )
-    } else if s.ends_with('z') {
-        format!(r#"parsing time {quoted}: extra text: "z""#)
-    } else {
-        return None;
-    };
-    Some(invalid(format!("Invalid date-time formatted string {s}: {why}").into()))
+    let lower_case = s.as_bytes().get(10) == Some(&b't') || s.ends_with('z');
+    let why = lower_case.then(|| super::go_time::parse_error(s, super::go_time::DATE_TIME)).flatten()?;
+    Some(unreadable("date-time formatted string", s, &why))
 }
 
 /// The words of a marker, if `v` is one.
