@@ -278,7 +278,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 continue;
             }
             let activation = if rule.optional_old_self { &optional_ctx } else { &ctx };
-            let failing = reachable.as_ref().and_then(|r| cel_invalid::with_failing_tests(program, r));
+            let failing = reachable.as_ref().and_then(|r| cel_invalid::with_failing_reads(program, r));
             let run = celmeter::evaluate(failing.as_ref().unwrap_or(program), activation);
             if spend(budget, run.cost) {
                 errs.push(invalid(OUT_OF_BUDGET.into()));
@@ -298,7 +298,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 Ok(_) => {}
                 Err(e) => {
                     let text = error_text(&e);
-                    let invalid_data = reachable.as_ref().and_then(|r| cel_invalid::words_of_error(&e, r));
+                    let invalid_data = reachable.as_ref().and_then(|r| cel_invalid::words_of_error(&e, r, failing.as_ref()));
                     let detail = if let Some(words) = invalid_data {
                         format!("{words} evaluating rule: {}", rule.error_string())
                     } else if text.starts_with("no such overload") {

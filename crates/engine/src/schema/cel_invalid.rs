@@ -103,9 +103,14 @@ pub(super) fn first(v: &CelValue) -> Option<&str> {
 /// kube's words for an evaluation error a marker caused: the failing `has()` test's, or a
 /// type error's about a marker (the one it names, else the first `reachable` holds: an
 /// operator's error does not always name its operands).
-pub(super) fn words_of_error(e: &ExecutionError, reachable: &CelValue) -> Option<String> {
+pub(super) fn words_of_error(e: &ExecutionError, reachable: &CelValue, rewritten: Option<&IdedExpr>) -> Option<String> {
     match e {
         ExecutionError::FunctionError { function, message } if function == FAIL_WITH => Some(message.clone()),
+        // A function taking its receiver as an argument (`size(x)`) hides that argument's
+        // error behind this one: it was a failing read's.
+        ExecutionError::MissingArgumentOrTarget => {
+            rewritten.and_then(first_failing_read).or_else(|| first(reachable).map(String::from))
+        }
         ExecutionError::UnsupportedBinaryOperator(_, a, b) | ExecutionError::ValuesNotComparable(a, b) => {
             words(a).or_else(|| words(b)).or_else(|| first(reachable)).map(String::from)
         }
@@ -116,17 +121,34 @@ pub(super) fn words_of_error(e: &ExecutionError, reachable: &CelValue) -> Option
     }
 }
 
-/// `program` with each `has()` test of a marker reached from `self` (through fields) made
-/// a call failing with its words: testing a key never looks at its value here, where kube
-/// converts it. `None` when there is no such test.
-pub(super) fn with_failing_tests(program: &IdedExpr, self_value: &CelValue) -> Option<IdedExpr> {
+/// `program` with each `has()` test and each read of a marker reached from `self` (through
+/// fields) made a call failing with its words: testing a key never looks at its value here,
+/// where kube converts it, and the error of a read is the marker's own, whichever other
+/// markers the value holds. `None` when there is no such test or read.
+/// The words of the first failing read [`with_failing_reads`] put in `e`.
+fn first_failing_read(e: &IdedExpr) -> Option<String> {
+    match &e.expr {
+        Expr::Call(c) if c.func_name == FAIL_WITH => match c.args.first().map(|a| &a.expr) {
+            Some(Expr::Literal(LiteralValue::String(words))) => Some(words.to_string()),
+            _ => None,
+        },
+        Expr::Call(c) => c.target.as_deref().into_iter().chain(&c.args).find_map(first_failing_read),
+        Expr::Comprehension(c) => [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result]
+            .into_iter()
+            .find_map(first_failing_read),
+        Expr::List(l) => l.elements.iter().find_map(first_failing_read),
+        Expr::Select(select) => first_failing_read(&select.operand),
+        _ => None,
+    }
+}
+
+pub(super) fn with_failing_reads(program: &IdedExpr, self_value: &CelValue) -> Option<IdedExpr> {
     let mut rewritten = program.clone();
     fail_tests(&mut rewritten, self_value).then_some(rewritten)
 }
 
 fn fail_tests(e: &mut IdedExpr, self_value: &CelValue) -> bool {
     if let Expr::Select(select) = &e.expr
-        && select.test
         && let Some(words) = reached(&select.operand, self_value).and_then(|v| field(v, &select.field)).and_then(words)
     {
         let words = IdedExpr { id: e.id, expr: Expr::Literal(LiteralValue::String(words.to_string().into())) };
