@@ -88,7 +88,10 @@ fn string_value(s: &str, node: Option<&Node>) -> CelValue {
 /// embedded resource, whose object metadata is limited to name and generateName).
 pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
     match v {
-        Value::Null => CelValue::Null,
+        Value::Null => match node {
+            Some(n) if !n.nullable => cel_invalid::null_marker(),
+            _ => CelValue::Null,
+        },
         Value::Bool(b) => CelValue::Bool(*b),
         Value::Number(n) => {
             if let Some(marker) = cel_invalid::marker(n, node) {
@@ -110,7 +113,8 @@ pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
             let mut entries = HashMap::new();
             match node {
                 Some(s) if !s.properties.is_empty() || resource_root => {
-                    for (k, v) in map {
+                    // kube treats a null field of an object with properties as absent.
+                    for (k, v) in map.iter().filter(|(_, v)| !v.is_null()) {
                         if let (Some(prop), Some(key)) = (s.properties.get(k), escape(k)) {
                             let value = to_cel(v, Some(prop), prop.embedded_resource);
                             // A reserved word is reachable as itself too (`self.namespace`).

@@ -67,6 +67,12 @@ fn invalid(words: Arc<str>) -> CelValue {
     CelValue::Opaque(Arc::new(InvalidData(words)))
 }
 
+/// The marker for a `null` where the schema is not nullable (a value kept by ratcheting,
+/// or a list item or map value kube's pruning leaves).
+pub(super) fn null_marker() -> CelValue {
+    invalid("invalid data, got null for schema with nullable=false".into())
+}
+
 /// The marker for a string of a `format` kube's CEL conversion cannot read (a value kept
 /// by ratcheting from before the format applied): `Invalid {what} {s}: {why}`, `what`
 /// naming the format as kube's conversion does (`duration`, `byte formatted string`).
