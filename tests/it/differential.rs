@@ -172,6 +172,7 @@ scenarios!(
     omitempty,
     patches,
     queries,
+    ratcheted,
     refusals,
     reviews,
     scaled,
