@@ -173,6 +173,7 @@ scenarios!(
     omitempty,
     patches,
     queries,
+    ratcheted,
     refusals,
     registered,
     reviews,

@@ -231,11 +231,7 @@ impl CustomResourceStrategy {
     /// `.status` only.
     fn validate_schema(&self, obj: &Value, old: Option<&Value>, status: bool, errs: &mut Vec<FieldError>) {
         if let Some(schema) = self.schema() {
-            errs.extend(if status {
-                schema.validate_status_values(obj, old)
-            } else {
-                schema.validate_values(obj, old)
-            });
+            errs.extend(if status { schema.validate_status_values(obj) } else { schema.validate_values(obj, old) });
         }
         // kube's validator checks the `/scale` paths right after the values (a `/status`
         // write only the status side), before embedded resources and rules.
@@ -247,7 +243,8 @@ impl CustomResourceStrategy {
         }
         let Some(schema) = self.schema() else { return };
         errs.extend(schema.validate_structure(obj, old, super::builtin::types::object_meta_error));
-        let rules = schema.validate_rules(obj, old, errs);
+        // kube 1.32 ratchets the rules of main writes only (see `Ratchet::Off`).
+        let rules = schema.validate_rules(obj, old, errs, !status);
         errs.extend(rules);
     }
 
@@ -470,8 +467,8 @@ impl Strategy for CustomResourceStrategy {
         finalizer_warnings(new, Some(old))
     }
 
-    /// kube's status strategy validates the whole object too (metadata, schema, rules),
-    /// with the same ratcheting of unchanged values.
+    /// kube's status strategy validates the whole object too (metadata, `.status` values,
+    /// rules), but in 1.32 ratchets nothing: unchanged invalid values are errors here.
     fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         self.validate_any_update(new, old, true)
     }

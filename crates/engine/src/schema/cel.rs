@@ -29,6 +29,8 @@ use super::celcost::{self, CANCELLED, OUT_OF_BUDGET, RUNTIME_COST_BUDGET};
 use super::celmeter;
 use super::correlate;
 use super::formats;
+use super::go_base64;
+use super::go_time;
 use super::gofmt::with_value;
 use super::node::Node;
 use super::warnings;
@@ -52,16 +54,31 @@ fn cel_string(s: &str) -> CelValue {
     CelValue::String(Arc::new(s.to_string()))
 }
 
-/// A string as kube types it for CEL, by the schema's `format`.
+/// A string as kube types it for CEL, by the schema's `format`. A string the format's
+/// parser refuses (kept by ratcheting) is a value kube cannot convert: a marker with the
+/// parser's words.
 fn string_value(s: &str, node: Option<&Node>) -> CelValue {
-    use base64::Engine as _;
     use kube_cel::cel::functions::time::{duration, timestamp};
+    let unreadable = |what: &str, why: Option<String>| why.map(|why| cel_invalid::unreadable(what, s, &why));
     let converted = match node.map(|n| n.raw_format.as_str()) {
-        Some("byte") => base64::engine::general_purpose::STANDARD.decode(s).ok().map(|b| CelValue::Bytes(Arc::new(b))),
-        Some("duration") => formats::parse_duration(s).and_then(|ns| duration(Arc::new(format!("{ns}ns"))).ok()),
-        Some("date") => formats::parse_date(s).and_then(|_| timestamp(Arc::new(format!("{s}T00:00:00Z"))).ok()),
-        Some("date-time") => cel_invalid::date_time_marker(s)
-            .or_else(|| formats::parse_date_time(s).and_then(|t| timestamp(Arc::new(t)).ok())),
+        Some("byte") => Some(match go_base64::decode(s) {
+            Ok(bytes) => CelValue::Bytes(Arc::new(bytes)),
+            Err(at) => {
+                cel_invalid::unreadable("byte formatted string", s, &format!("illegal base64 data at input byte {at}"))
+            }
+        }),
+        Some("duration") => match formats::parse_duration(s) {
+            Some(ns) => duration(Arc::new(format!("{ns}ns"))).ok(),
+            None => unreadable("duration", Some(format!("unable to parse {s} as duration"))),
+        },
+        Some("date") => match formats::parse_date(s) {
+            Some(_) => timestamp(Arc::new(format!("{s}T00:00:00Z"))).ok(),
+            None => unreadable("date formatted string", go_time::parse_error(s, go_time::DATE)),
+        },
+        Some("date-time") => cel_invalid::date_time_marker(s).or_else(|| match formats::parse_date_time(s) {
+            Some(t) => timestamp(Arc::new(t)).ok(),
+            None => unreadable("date-time formatted string", go_time::parse_error(s, go_time::DATE_TIME)),
+        }),
         _ => None,
     };
     converted.unwrap_or_else(|| cel_string(s))
@@ -71,7 +88,10 @@ fn string_value(s: &str, node: Option<&Node>) -> CelValue {
 /// embedded resource, whose object metadata is limited to name and generateName).
 pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
     match v {
-        Value::Null => CelValue::Null,
+        Value::Null => match node {
+            Some(n) if !n.nullable => cel_invalid::null_marker(),
+            _ => CelValue::Null,
+        },
         Value::Bool(b) => CelValue::Bool(*b),
         Value::Number(n) => {
             if let Some(marker) = cel_invalid::marker(n, node) {
@@ -93,7 +113,8 @@ pub fn to_cel(v: &Value, node: Option<&Node>, resource_root: bool) -> CelValue {
             let mut entries = HashMap::new();
             match node {
                 Some(s) if !s.properties.is_empty() || resource_root => {
-                    for (k, v) in map {
+                    // kube treats a null field of an object with properties as absent.
+                    for (k, v) in map.iter().filter(|(_, v)| !v.is_null()) {
                         if let (Some(prop), Some(key)) = (s.properties.get(k), escape(k)) {
                             let value = to_cel(v, Some(prop), prop.embedded_resource);
                             // A reserved word is reachable as itself too (`self.namespace`).
@@ -188,15 +209,26 @@ fn error_field(path: &Path) -> Path {
     if path.as_str().is_empty() { Path::root("<nil>") } else { path.clone() }
 }
 
+/// Whether a node's rule failures ratchet into warnings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ratchet {
+    /// The write does not ratchet at all: kube 1.32's status strategy passes no
+    /// correlation to its CEL validator, so every failure of a `/status` write is an error.
+    Off,
+    /// The node (or its nearest correlated ancestor) is unchanged: failures of rules
+    /// without `oldSelf` become warnings.
+    Unchanged,
+    /// The node changed, or is new.
+    Changed,
+}
+
 /// What the rules of one node need besides the node.
 pub struct Site<'a> {
     pub path: &'a Path,
     pub value: &'a Value,
     pub old: Option<&'a Value>,
     pub resource_root: bool,
-    /// Whether errors here ratchet: the node (or its nearest correlated ancestor) is
-    /// unchanged.
-    pub ratchet: bool,
+    pub ratchet: Ratchet,
 }
 
 /// What is left of the request's runtime budget; negative once spent, when no further
@@ -254,7 +286,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 continue;
             }
             let activation = if rule.optional_old_self { &optional_ctx } else { &ctx };
-            let failing = reachable.as_ref().and_then(|r| cel_invalid::with_failing_tests(program, r));
+            let failing = reachable.as_ref().and_then(|r| cel_invalid::with_failing_reads(program, r));
             let run = celmeter::evaluate(failing.as_ref().unwrap_or(program), activation);
             if spend(budget, run.cost) {
                 errs.push(invalid(OUT_OF_BUDGET.into()));
@@ -274,7 +306,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                 Ok(_) => {}
                 Err(e) => {
                     let text = error_text(&e);
-                    let invalid_data = reachable.as_ref().and_then(|r| cel_invalid::words_of_error(&e, r));
+                    let invalid_data = reachable.as_ref().and_then(|r| cel_invalid::words_of_error(&e, r, failing.as_ref()));
                     let detail = if let Some(words) = invalid_data {
                         format!("{words} evaluating rule: {}", rule.error_string())
                     } else if text.starts_with("no such overload") {
@@ -289,7 +321,7 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
                     continue;
                 }
             }
-            let ratcheted = !rule.uses_old_self && site.ratchet;
+            let ratcheted = !rule.uses_old_self && site.ratchet == Ratchet::Unchanged;
             let path = if rule.field_path.is_empty() {
                 error_field(site.path)
             } else {
@@ -386,12 +418,14 @@ fn visit(
     path: &Path,
     value: &Value,
     old: Option<&Value>,
-    parent_ratchet: bool,
+    parent_ratchet: Ratchet,
     budget: &mut Budget,
 ) -> Vec<FieldError> {
-    let ratchet = match old {
-        Some(o) => correlate::equal(Some(schema), value, o),
-        None => parent_ratchet,
+    let ratchet = match (parent_ratchet, old) {
+        (Ratchet::Off, _) => Ratchet::Off,
+        (_, Some(o)) if correlate::equal(Some(schema), value, o) => Ratchet::Unchanged,
+        (_, Some(_)) => Ratchet::Changed,
+        (parent, None) => parent,
     };
     walk(schema, &Site { path, value, old, resource_root: schema.embedded_resource, ratchet }, budget)
 }
@@ -463,7 +497,8 @@ fn walk(node: &Node, site: &Site, budget: &mut Budget) -> Vec<FieldError> {
                 if site.resource_root && (k == "apiVersion" || k == "kind") {
                     // Never ratcheted: kube cannot see the type of a resource change.
                     let resource_root = prop.embedded_resource;
-                    let site = Site { path: &path, value: v, old, resource_root, ratchet: false };
+                    let ratchet = if site.ratchet == Ratchet::Off { Ratchet::Off } else { Ratchet::Changed };
+                    let site = Site { path: &path, value: v, old, resource_root, ratchet };
                     errs.extend(walk(prop, &site, budget));
                 } else {
                     errs.extend(visit(prop, &path, v, old, site.ratchet, budget));

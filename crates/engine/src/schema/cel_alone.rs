@@ -82,7 +82,7 @@ pub fn evaluate_rule(
     let skipped = self_value.is_null()
         || node.rules.first().is_some_and(|r| r.uses_old_self && old_self.is_none() && !r.optional_old_self);
     let resource_root = resource_root || node.embedded_resource;
-    let site = Site { path: &path, value: self_value, old: old_self, resource_root, ratchet: false };
+    let site = Site { path: &path, value: self_value, old: old_self, resource_root, ratchet: cel::Ratchet::Changed };
     let (errors, runtime_cost) = cel::evaluate_alone(&node, &site);
     let causes: Vec<Cause> = errors
         .into_iter()

@@ -67,22 +67,26 @@ fn invalid(words: Arc<str>) -> CelValue {
     CelValue::Opaque(Arc::new(InvalidData(words)))
 }
 
+/// The marker for a `null` where the schema is not nullable (a value kept by ratcheting,
+/// or a list item or map value kube's pruning leaves).
+pub(super) fn null_marker() -> CelValue {
+    invalid("invalid data, got null for schema with nullable=false".into())
+}
+
+/// The marker for a string of a `format` kube's CEL conversion cannot read (a value kept
+/// by ratcheting from before the format applied): `Invalid {what} {s}: {why}`, `what`
+/// naming the format as kube's conversion does (`duration`, `byte formatted string`).
+pub(super) fn unreadable(what: &str, s: &str, why: &str) -> CelValue {
+    invalid(format!("Invalid {what} {s}: {why}").into())
+}
+
 /// The marker for a `date-time` string that kube's format check takes but its CEL
 /// conversion does not (Go's `time.Parse` wants an upper-case `T` and `Z`): the words of
 /// the last layout it tries, `2006-01-02T15:04:05`.
 pub(super) fn date_time_marker(s: &str) -> Option<CelValue> {
-    let quoted = crate::field::go_quote(s);
-    let why = if s.as_bytes().get(10) == Some(&b't') {
-        format!(
-            r#"parsing time {quoted} as "2006-01-02T15:04:05": cannot parse {} as "T""#,
-            crate::field::go_quote(&s[10..])
-        )
-    } else if s.ends_with('z') {
-        format!(r#"parsing time {quoted}: extra text: "z""#)
-    } else {
-        return None;
-    };
-    Some(invalid(format!("Invalid date-time formatted string {s}: {why}").into()))
+    let lower_case = s.as_bytes().get(10) == Some(&b't') || s.ends_with('z');
+    let why = lower_case.then(|| super::go_time::parse_error(s, super::go_time::DATE_TIME)).flatten()?;
+    Some(unreadable("date-time formatted string", s, &why))
 }
 
 /// The words of a marker, if `v` is one.
@@ -105,9 +109,14 @@ pub(super) fn first(v: &CelValue) -> Option<&str> {
 /// kube's words for an evaluation error a marker caused: the failing `has()` test's, or a
 /// type error's about a marker (the one it names, else the first `reachable` holds: an
 /// operator's error does not always name its operands).
-pub(super) fn words_of_error(e: &ExecutionError, reachable: &CelValue) -> Option<String> {
+pub(super) fn words_of_error(e: &ExecutionError, reachable: &CelValue, rewritten: Option<&IdedExpr>) -> Option<String> {
     match e {
         ExecutionError::FunctionError { function, message } if function == FAIL_WITH => Some(message.clone()),
+        // A function taking its receiver as an argument (`size(x)`) hides that argument's
+        // error behind this one: it was a failing read's.
+        ExecutionError::MissingArgumentOrTarget => {
+            rewritten.and_then(first_failing_read).or_else(|| first(reachable).map(String::from))
+        }
         ExecutionError::UnsupportedBinaryOperator(_, a, b) | ExecutionError::ValuesNotComparable(a, b) => {
             words(a).or_else(|| words(b)).or_else(|| first(reachable)).map(String::from)
         }
@@ -118,17 +127,34 @@ pub(super) fn words_of_error(e: &ExecutionError, reachable: &CelValue) -> Option
     }
 }
 
-/// `program` with each `has()` test of a marker reached from `self` (through fields) made
-/// a call failing with its words: testing a key never looks at its value here, where kube
-/// converts it. `None` when there is no such test.
-pub(super) fn with_failing_tests(program: &IdedExpr, self_value: &CelValue) -> Option<IdedExpr> {
+/// `program` with each `has()` test and each read of a marker reached from `self` (through
+/// fields) made a call failing with its words: testing a key never looks at its value here,
+/// where kube converts it, and the error of a read is the marker's own, whichever other
+/// markers the value holds. `None` when there is no such test or read.
+/// The words of the first failing read [`with_failing_reads`] put in `e`.
+fn first_failing_read(e: &IdedExpr) -> Option<String> {
+    match &e.expr {
+        Expr::Call(c) if c.func_name == FAIL_WITH => match c.args.first().map(|a| &a.expr) {
+            Some(Expr::Literal(LiteralValue::String(words))) => Some(words.to_string()),
+            _ => None,
+        },
+        Expr::Call(c) => c.target.as_deref().into_iter().chain(&c.args).find_map(first_failing_read),
+        Expr::Comprehension(c) => [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result]
+            .into_iter()
+            .find_map(first_failing_read),
+        Expr::List(l) => l.elements.iter().find_map(first_failing_read),
+        Expr::Select(select) => first_failing_read(&select.operand),
+        _ => None,
+    }
+}
+
+pub(super) fn with_failing_reads(program: &IdedExpr, self_value: &CelValue) -> Option<IdedExpr> {
     let mut rewritten = program.clone();
     fail_tests(&mut rewritten, self_value).then_some(rewritten)
 }
 
 fn fail_tests(e: &mut IdedExpr, self_value: &CelValue) -> bool {
     if let Expr::Select(select) = &e.expr
-        && select.test
         && let Some(words) = reached(&select.operand, self_value).and_then(|v| field(v, &select.field)).and_then(words)
     {
         let words = IdedExpr { id: e.id, expr: Expr::Literal(LiteralValue::String(words.to_string().into())) };

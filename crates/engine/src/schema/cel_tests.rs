@@ -7,7 +7,10 @@ fn node(v: Value) -> Node {
 
 fn run(schema: &Node, obj: Value, old: Option<Value>) -> Vec<String> {
     let path = Path::default();
-    let ratchet = old.as_ref().is_some_and(|o| correlate::equal(Some(schema), &obj, o));
+    let ratchet = match &old {
+        Some(o) if correlate::equal(Some(schema), &obj, o) => Ratchet::Unchanged,
+        _ => Ratchet::Changed,
+    };
     let site = Site { path: &path, value: &obj, old: old.as_ref(), resource_root: true, ratchet };
     validate(schema, &site).iter().map(ToString::to_string).collect()
 }
@@ -279,7 +282,7 @@ fn shallow_work_fits_its_stack() {
     let schema = node(schema);
     assert!((depth - 4..=depth).contains(&schema.cel_depth), "{}", schema.cel_depth);
     let path = Path::default();
-    let site = Site { path: &path, value: &value, old: Some(&value), resource_root: true, ratchet: false };
+    let site = Site { path: &path, value: &value, old: Some(&value), resource_root: true, ratchet: Ratchet::Changed };
     assert!(shallow(&schema, &site));
     assert!(!nests_within(&json!({"n": value}), depth), "one level more is not shallow");
 

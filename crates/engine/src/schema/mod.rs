@@ -41,7 +41,9 @@ mod defaults;
 mod embedded;
 pub mod fieldpath;
 pub mod formats;
+mod go_base64;
 pub(crate) mod go_regexp;
+mod go_time;
 mod go_url;
 pub mod gofmt;
 mod listtype;
@@ -266,22 +268,23 @@ impl Schema {
         if !errs.is_empty() {
             return (has_unknown, errs);
         }
-        let unchanged = self.validate_rules(value, Some(value), &[]);
+        // kube's `ValidateDefaults` passes the CEL validator no correlation: nothing ratchets.
+        let unchanged = self.validate_rules(value, Some(value), &[], false);
         if !unchanged.is_empty() {
             return (has_unknown, unchanged);
         }
-        (has_unknown, self.validate_rules(value, None, &[]))
+        (has_unknown, self.validate_rules(value, None, &[], false))
     }
 
     /// Value problems of `.status` alone, as kube's status strategy finds them: validated
     /// with the status schema as the root (messages name `replicas in body`), reported
-    /// under `status` (`status.replicas`).
-    pub fn validate_status_values(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    /// under `status` (`status.replicas`). Nothing ratchets: kube 1.32's status strategy
+    /// gives its validator no old object to correlate with.
+    pub fn validate_status_values(&self, obj: &Value) -> Vec<FieldError> {
         let (Some(node), Some(status)) = (self.root().properties.get("status"), obj.get("status")) else {
             return Vec::new();
         };
-        let old_status = old.map(|o| o.get("status").unwrap_or(&Value::Null));
-        let mut errs = validate::validate(node, "", status, old_status).errors;
+        let mut errs = validate::validate(node, "", status, None).errors;
         for e in &mut errs {
             e.field = if e.field == "<nil>" { "status".into() } else { format!("status.{}", e.field) };
         }
@@ -304,7 +307,13 @@ impl Schema {
     /// The CEL rules, unless `prior` holds an error that makes them meaningless (a wrong
     /// type, a missing required field, an unsupported enum value, a size limit): then the
     /// one error kube reports instead.
-    pub fn validate_rules(&self, obj: &Value, old: Option<&Value>, prior: &[FieldError]) -> Vec<FieldError> {
+    pub fn validate_rules(
+        &self,
+        obj: &Value,
+        old: Option<&Value>,
+        prior: &[FieldError],
+        ratcheting: bool,
+    ) -> Vec<FieldError> {
         if !self.compiled().has_rules {
             return vec![];
         }
@@ -322,7 +331,11 @@ impl Schema {
             return vec![gofmt::with_value(ErrorType::Invalid, "<nil>", &Value::Null, RULES_NOT_CHECKED.into())];
         }
         let path = Path::default();
-        let ratchet = old.is_some_and(|o| correlate::equal(Some(self.root()), obj, o));
+        let ratchet = match old {
+            _ if !ratcheting => cel::Ratchet::Off,
+            Some(o) if correlate::equal(Some(self.root()), obj, o) => cel::Ratchet::Unchanged,
+            _ => cel::Ratchet::Changed,
+        };
         let site = cel::Site { path: &path, value: obj, old, resource_root: true, ratchet };
         cel::validate(self.root(), &site)
     }
@@ -331,7 +344,7 @@ impl Schema {
     pub fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = self.validate_values(obj, None);
         errs.extend(self.validate_structure(obj, None, |_| None));
-        let rules = self.validate_rules(obj, None, &errs);
+        let rules = self.validate_rules(obj, None, &errs, false);
         errs.extend(rules);
         errs
     }
@@ -341,7 +354,7 @@ impl Schema {
     pub fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = self.validate_values(new, Some(old));
         errs.extend(self.validate_structure(new, Some(old), |_| None));
-        let rules = self.validate_rules(new, Some(old), &errs);
+        let rules = self.validate_rules(new, Some(old), &errs, true);
         errs.extend(rules);
         errs
     }
