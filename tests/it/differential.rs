@@ -152,6 +152,7 @@ macro_rules! scenarios {
 }
 
 scenarios!(
+    applied,
     apply,
     bodies,
     builtins,

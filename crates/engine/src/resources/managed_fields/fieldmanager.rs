@@ -278,13 +278,15 @@ impl FieldManager<'_> {
     /// Whether `live` and `new` type at `api_version`: kube converts both objects to each
     /// version another manager's entry is at and types them there, so an object that does
     /// not fit that version's schema (a field only this version declares) fails the update
-    /// of every entry alike. A version the kind no longer has is no check.
+    /// of every entry alike. kube's version converter types without `AllowDuplicates`, so
+    /// there a list with a repeated key fails too. A version the kind no longer has is no
+    /// check.
     fn fits_version(&self, api_version: &str, live: &Value, new: &Value) -> bool {
         if api_version == self.api_version {
             return true;
         }
         let types = self.other_versions.iter().find(|(v, _)| v == api_version);
-        types.is_none_or(|(_, t)| walk::types_for_update(t, new) && walk::types_for_update(t, live))
+        types.is_none_or(|(_, t)| walk::validate(t, new).is_empty() && walk::validate(t, live).is_empty())
     }
 
     /// The first entry's version the kind does not convert to, which kube's CRD converter

@@ -227,7 +227,10 @@ pub fn encode(managed: &Managed) -> Option<Value> {
             e.insert("apiVersion".into(), Value::from(vs.api_version.clone()));
             e.insert("fieldsType".into(), Value::from("FieldsV1"));
             e.insert("fieldsV1".into(), vs.set.to_fields_v1());
-            e.insert("manager".into(), Value::from(id.manager.clone()));
+            // Go's `omitempty`: an entry sent without a manager keeps none.
+            if !id.manager.is_empty() {
+                e.insert("manager".into(), Value::from(id.manager.clone()));
+            }
             let operation = if vs.applied { APPLY } else { id.operation.as_str() };
             e.insert("operation".into(), Value::from(operation));
             if let Some(sub) = id.subresource.as_deref().filter(|s| !s.is_empty()) {

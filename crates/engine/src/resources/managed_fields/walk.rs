@@ -462,9 +462,9 @@ fn validate_at(schema: &Schema, value: &Value, allow_duplicates: bool, path: &mu
                         return fail(errors, path, format!("element {i}: {e}"));
                     }
                 };
+                // A repeated item is still walked: its errors are reported once more.
                 if !seen.insert(pe.clone()) && !allow_duplicates {
                     fail(errors, path, format!("duplicate entries for key {pe}"));
-                    continue;
                 }
                 path.push(pe);
                 validate_at(&list.items, item, allow_duplicates, path, errors);
