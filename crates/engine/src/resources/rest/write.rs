@@ -504,7 +504,8 @@ impl Rest<'_> {
             }
             self.check_type_meta(&mut patched, true)?;
             self.check_namespace(&mut patched, namespace)?;
-            let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
+            // A resourceVersion the patch set that is no number fails as an update's does.
+            let expected = meta::resource_version(&patched).map(parse_precondition).transpose()?;
             let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
             Ok(WriteOutcome { object, created: false })
         })
