@@ -171,6 +171,7 @@ scenarios!(
     numbers,
     omitempty,
     patches,
+    patched,
     queries,
     refusals,
     reviews,

@@ -441,7 +441,9 @@ impl Strategy for CustomResourceStrategy {
         if let Some(meta) = obj.get_mut("metadata") {
             object_meta::coerce(meta, "metadata", &mut unknown);
         }
-        if ours && version != self.info.version && !self.preserve_unknown_fields
+        if ours
+            && version != self.info.version
+            && !self.preserve_unknown_fields
             && let Some(map) = obj.as_object_mut()
         {
             let mut pruned: Vec<String> =

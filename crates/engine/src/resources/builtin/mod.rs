@@ -115,7 +115,8 @@ pub(crate) fn core_meta_errors(obj: &Value, name_fn: NameFn) -> Vec<FieldError> 
 /// qualified (both its `ValidateObjectMeta` and its `ValidateObjectMetaUpdate` run it).
 pub(crate) fn kube_finalizers_errors(obj: &Value) -> Vec<FieldError> {
     let path = Path::root("metadata").child("finalizers");
-    let finalizers = obj.pointer("/metadata/finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let finalizers =
+        obj.pointer("/metadata/finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let names = finalizers.iter().enumerate();
     names.filter_map(|(i, f)| kube_finalizer_errors(f.as_str().unwrap_or_default(), path.index(i))).collect()
 }
