@@ -493,6 +493,9 @@ impl Rest<'_> {
                 }
             }
             let show = |patched: &Value| patch_shown(&source, &old, patched, self.strategy.go_struct());
+            if let (PatchType::Merge | PatchType::Json, Some(kind)) = (patch_type, self.strategy.go_struct()) {
+                self.decode_typed_patch(&patched, kind, name, &applied, opts, &show)?;
+            }
             let origin = Origin::Patch { patch_type, show: &show, applied };
             self.decode(&mut patched, opts, origin)?;
             check_name(&patched, name, namespace)?;
