@@ -100,7 +100,7 @@ impl Rest<'_> {
         if tracking == Tracking::Update {
             meta::wipe_system_fields(&mut obj);
         }
-        dedup_owner_references(&mut obj, opts);
+        dedup_owner_references(&mut obj, opts, Dedup::Body);
         self.track_create(&mut obj, opts, tracking).await;
         meta::prepare_create(&mut obj, self.now);
         if !self.strategy.uses_generation() {
@@ -234,7 +234,7 @@ impl Rest<'_> {
             self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
             let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
             let mut obj = obj;
-            dedup_owner_references(&mut obj, opts);
+            dedup_owner_references(&mut obj, opts, Dedup::Body);
             let object = self.write_update(namespace, name, obj, &old, expected, sub, opts).await?;
             Ok(WriteOutcome { object, created: false })
         };
@@ -509,6 +509,9 @@ impl Rest<'_> {
             self.check_namespace(&mut patched, namespace)?;
             // A resourceVersion the patch set that is no number fails as an update's does.
             let expected = meta::resource_version(&patched).map(parse_precondition).transpose()?;
+            if tracking == Tracking::Update {
+                dedup_owner_references(&mut patched, opts, Dedup::Patched);
+            }
             let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
             Ok(WriteOutcome { object, created: false })
         })
@@ -520,13 +523,26 @@ impl Rest<'_> {
 #[path = "write_held_tests.rs"]
 mod held_tests;
 
+/// When kube's handlers drop an ownerReference equal to an earlier one.
+#[derive(Clone, Copy)]
+enum Dedup {
+    /// A create's or an update's body, before the field manager sees it.
+    Body,
+    /// A patched object, after the field manager and admission (its transformer).
+    Patched,
+}
+
 /// kube's handlers drop an ownerReference equal to an earlier one, with a warning naming
-/// the duplicated uids, before the field manager sees a create's or an update's body.
-fn dedup_owner_references(obj: &mut Value, opts: &WriteOptions) {
+/// the duplicated uids (each repeat), worded by when it happens.
+fn dedup_owner_references(obj: &mut Value, opts: &WriteOptions, when: Dedup) {
     let duplicates = meta::dedup_owner_references(obj);
     if !duplicates.is_empty() {
+        let after = match when {
+            Dedup::Body => "",
+            Dedup::Patched => " after mutating admission happens",
+        };
         opts.warn(format!(
-            ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+            ".metadata.ownerReferences contains duplicate entries{after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
             duplicates.join(", ")
         ));
     }
