@@ -2,8 +2,9 @@
 //! where that differs from decoding a body.
 //!
 //! kube decodes the patched JSON into the endpoint's internal kind with the `apiVersion`
-//! and `kind` it names. One the scheme cannot decode (an unknown kind at its version,
-//! another kind) is a 422 on `patch` quoting the decoder's error, where a body's is a 400.
+//! and `kind` it names. One the scheme cannot decode (no object, an `apiVersion` or
+//! `kind` that is no string, an unknown kind at its version, another kind) is a 422 on
+//! `patch` quoting the decoder's error, where a body's is a 400.
 //! Without an `apiVersion` the decoder has no version to convert from and fills the
 //! internal struct itself, whose fields have no JSON names: only `kind`, `apiVersion` and
 //! the embedded ObjectMeta's fields (at the top level) are known, so `metadata` and the
@@ -27,7 +28,9 @@ impl Rest<'_> {
         opts: &WriteOptions,
         show: &dyn Fn(&Value) -> String,
     ) -> Result<(), ApiError> {
-        if let Some(why) = crate::resources::builtin::scheme::undecodable(patched, self.info()) {
+        let undecodable = crate::resources::go_decode::interpret_error(patched)
+            .or_else(|| crate::resources::builtin::scheme::undecodable(patched, self.info()));
+        if let Some(why) = undecodable {
             return Err(patch_invalid(&show(patched), &why));
         }
         let versioned = patched.get("apiVersion").and_then(Value::as_str).is_some_and(|v| !v.is_empty());

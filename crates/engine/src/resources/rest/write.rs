@@ -322,10 +322,14 @@ impl Rest<'_> {
         }
         // After the strategy, as kube's store does: what it reset counts as unchanged.
         keep_times_if_nothing_else_changed(old, &mut obj);
-        self.check_kind(&obj, name)?;
         // kube's registry checks the metadata of every update itself before the strategy
         // does (so a changed uid is reported twice, an invalid label three times).
         let mut errors = self.common_update_errors(&obj, old);
+        if let Some((kind, group, type_errors)) = self.kind_errors(&obj) {
+            // A custom resource's validation is then its type meta alone.
+            errors.extend(type_errors);
+            return Err(ApiError::invalid(&kind, &group, name, &errors));
+        }
         // Rules that ratchet warn, as kube's validator does through the request's context.
         let (validated, warnings) = crate::schema::warnings::collecting(|| match sub {
             Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
