@@ -57,6 +57,12 @@ fn registered(api_version: &str, kind: &str) -> bool {
     REGISTERED.iter().any(|(gv, kinds)| *gv == api_version && kinds.contains(&kind))
 }
 
+/// Whether kube-apiserver's legacy scheme holds the endpoint's kind (a CRD is another
+/// server's, decoded by its own scheme).
+pub fn holds(info: &ResourceInfo) -> bool {
+    registered(&info.api_version(), &info.kind)
+}
+
 /// The package of a kind's internal type (`core.Event` serves both Event APIs).
 fn internal_package(group: &str) -> &str {
     match group {

@@ -28,6 +28,9 @@ impl Rest<'_> {
         opts: &WriteOptions,
         show: &dyn Fn(&Value) -> String,
     ) -> Result<(), ApiError> {
+        if !crate::resources::builtin::scheme::holds(self.info()) {
+            return Ok(());
+        }
         let undecodable = crate::resources::go_decode::interpret_error(patched)
             .or_else(|| crate::resources::builtin::scheme::undecodable(patched, self.info()));
         if let Some(why) = undecodable {
