@@ -172,6 +172,7 @@ scenarios!(
     negotiation,
     numbers,
     omitempty,
+    patched,
     patches,
     queries,
     ratcheted,

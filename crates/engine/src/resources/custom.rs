@@ -419,17 +419,37 @@ impl Strategy for CustomResourceStrategy {
         }
     }
 
+    /// kube's schema coercer prunes and defaults only an object of the CRD's group and
+    /// kind (a patch may have changed them), by the schema of the version it names; a
+    /// version the CRD lacks has none, which keeps only the type and metadata. The
+    /// metadata is coerced whatever the object is.
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
-        match self.schema() {
-            Some(schema) => schema.prune_and_default(obj),
-            None => {
-                let mut unknown = Vec::new();
-                if let Some(meta) = obj.get_mut("metadata") {
-                    object_meta::coerce(meta, "metadata", &mut unknown);
-                }
-                unknown
-            }
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+        let ours = group == self.info.group && obj.get("kind").and_then(Value::as_str) == Some(&self.info.kind);
+        let schema = match version == self.info.version {
+            true => self.schema(),
+            false => self.versions.stored_schemas.iter().find(|(gv, _)| **gv == *api_version).map(|(_, s)| s.as_ref()),
+        };
+        if let (true, Some(schema)) = (ours, schema) {
+            return schema.prune_and_default(obj);
         }
+        let mut unknown = Vec::new();
+        if let Some(meta) = obj.get_mut("metadata") {
+            object_meta::coerce(meta, "metadata", &mut unknown);
+        }
+        if ours
+            && version != self.info.version
+            && !self.preserve_unknown_fields
+            && let Some(map) = obj.as_object_mut()
+        {
+            let mut pruned: Vec<String> =
+                map.keys().filter(|k| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata")).cloned().collect();
+            map.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata"));
+            pruned.sort();
+            unknown.extend(pruned);
+        }
+        unknown
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {

@@ -80,23 +80,28 @@ fn decode(body: &[u8], strict: bool) -> Result<Vec<Operation>, JsonPatchError> {
             ops.push(Operation { kind: String::new(), path: None, from: None, value: None });
             continue;
         }
-        let mut members: HashMap<String, Box<RawValue>> =
+        let super::go_decode::Members(members) =
             serde_json::from_str(item.get()).map_err(|_| mistyped(&item, item_type))?;
-        let mut string_member = |name: &str| -> Result<Option<String>, JsonPatchError> {
-            let Some(raw) = members.remove(name).filter(|raw| raw.get() != "null") else { return Ok(None) };
-            match serde_json::from_str::<String>(raw.get()) {
-                Ok(s) => Ok(Some(s)),
-                Err(_) if strict => Err(JsonPatchError::Decode(format!(
-                    "{prefix}json: cannot unmarshal {} into Go struct field jsonPatchOp.{name} of type string",
-                    kind_of(&raw)
-                ))),
-                Err(_) => Ok(None),
-            }
+        // Go's strict decoder meets every member, a repeated one too, and reports the first
+        // (in the order sent) that is no string; the operation then holds the last of each.
+        let mistyped_member = members.iter().filter(|_| strict).find(|(name, raw)| {
+            matches!(name.as_str(), "op" | "path" | "from")
+                && raw.get() != "null"
+                && serde_json::from_str::<String>(raw.get()).is_err()
+        });
+        if let Some((name, raw)) = mistyped_member {
+            return Err(JsonPatchError::Decode(format!(
+                "{prefix}json: cannot unmarshal {} into Go struct field jsonPatchOp.{name} of type string",
+                kind_of(raw)
+            )));
+        }
+        let last = |name: &str| members.iter().rev().find(|(n, _)| n == name).map(|(_, raw)| raw);
+        let string_member = |name: &str| {
+            last(name).filter(|raw| raw.get() != "null").and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
         };
-        let kind = string_member("op")?.unwrap_or_else(|| "unknown".into());
-        let path = string_member("path")?;
-        let from = string_member("from")?;
-        ops.push(Operation { kind, path, from, value: members.remove("value") });
+        let kind = string_member("op").unwrap_or_else(|| "unknown".into());
+        let (path, from) = (string_member("path"), string_member("from"));
+        ops.push(Operation { kind, path, from, value: last("value").cloned() });
     }
     Ok(ops)
 }

@@ -80,7 +80,7 @@ fn children(raw: &str) -> Vec<(Step, String)> {
 }
 
 /// Go's `json.Compact` with HTML escaping, as `json.Marshal` writes a `RawMessage`.
-fn compact(raw: &str) -> String {
+pub(super) fn compact(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let (mut in_string, mut escaped) = (false, false);
     for c in raw.chars() {

@@ -43,12 +43,15 @@ pub fn new_namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 }
 
-/// kube's `ValidateNamespace` on the metadata: apimachinery's rules for a cluster-scoped
-/// object named by `NameIsDNSLabel`, the automatic name label included (so a name too
-/// long for a label value fails twice).
+/// kube's `ValidateNamespace` on the metadata: core's rules (apimachinery's for a
+/// cluster-scoped object named by `NameIsDNSLabel`, then finalizer names), the automatic
+/// name label included (so a name too long for a label value fails twice).
 fn validate_meta(obj: &Value) -> Vec<FieldError> {
     let empty = Value::Object(serde_json::Map::new());
-    validate_object_meta(obj.get("metadata").unwrap_or(&empty), false, name_is_dns_label, &Path::root("metadata"))
+    let meta = obj.get("metadata").unwrap_or(&empty);
+    let mut errs = validate_object_meta(meta, false, name_is_dns_label, &Path::root("metadata"));
+    errs.extend(super::builtin::kube_finalizers_errors(obj));
+    errs
 }
 
 impl Strategy for NamespaceStrategy {
@@ -202,7 +205,7 @@ impl Strategy for NamespaceStrategy {
     /// kube's `ValidateNamespace` and `ValidateNamespaceUpdate`.
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = validate_meta(new);
-        errs.extend(super::builtin::meta_update_errors(new, old));
+        errs.extend(super::builtin::core_meta_update_errors(new, old));
         errs
     }
 
@@ -224,7 +227,7 @@ impl Strategy for NamespaceStrategy {
     /// kube's `ValidateNamespaceStatusUpdate`: the phase says whether it is being deleted
     /// (on the field `status.Phase`, as kube names it).
     fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = super::builtin::meta_update_errors(new, old);
+        let mut errs = super::builtin::core_meta_update_errors(new, old);
         let phase = new.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default();
         let (want, why) = match meta::deletion_timestamp(new) {
             None => ("Active", "may only be 'Active' if `deletionTimestamp` is empty"),

@@ -13,6 +13,7 @@ use super::builtin::struct_json;
 use super::builtin::types::{GoStruct, GoType};
 use super::patch::PatchType;
 use crate::representation::gofmt::{go_json, write_go_string};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The patch an object came from.
@@ -74,6 +75,40 @@ fn operation_paths(body: &[u8]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The scalars a merge patch sets, by where they are, as sent: evanphx/json-patch keeps
+/// them as their bytes (`1.0` stays `1.0`), where it parses and rewrites the containers.
+/// Of a repeated member, the last is kept, as Go's map does.
+fn merged_scalars(body: &[u8]) -> Vec<(Vec<String>, String)> {
+    fn walk(raw: &RawValue, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+        let text = raw.get();
+        if text.starts_with('{') {
+            let Ok(super::go_decode::Members(members)) = serde_json::from_str(text) else { return };
+            for (i, (key, value)) in members.iter().enumerate() {
+                if members[i + 1..].iter().any(|(later, _)| later == key) {
+                    continue;
+                }
+                path.push(key.clone());
+                walk(value, path, out);
+                path.pop();
+            }
+        } else if text.starts_with('[') {
+            let items: Vec<Box<RawValue>> = serde_json::from_str(text).unwrap_or_default();
+            for (i, item) in items.iter().enumerate() {
+                path.push(i.to_string());
+                walk(item, path, out);
+                path.pop();
+            }
+        } else if text != "null" {
+            out.push((path.clone(), super::jsonpatch_splice::compact(text)));
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(raw) = serde_json::from_slice::<Box<RawValue>>(body) {
+        walk(&raw, &mut Vec::new(), &mut out);
+    }
+    out
+}
+
 /// How one patched object is written: what the patch reached, and the values it spliced
 /// in as sent.
 struct Writer {
@@ -86,6 +121,7 @@ struct Writer {
 pub fn patched_json(old: &Value, patched: &Value, source: &PatchSource, kind: Option<&'static GoStruct>) -> String {
     let raw = match source.patch_type {
         PatchType::Json => super::jsonpatch::spliced(old, source.body),
+        PatchType::Merge => merged_scalars(source.body),
         _ => Vec::new(),
     };
     let Some(kind) = kind.filter(|_| source.patch_type != PatchType::StrategicMerge) else {

@@ -53,8 +53,16 @@ impl Rest<'_> {
     /// alone: another kind or `apiVersion` than the endpoint's (a patch may change them)
     /// is a 422 naming the object's own kind and group.
     pub(super) fn check_kind(&self, obj: &Value, name: &str) -> Result<(), ApiError> {
+        match self.kind_errors(obj) {
+            Some((kind, group, errors)) => Err(ApiError::invalid(&kind, &group, name, &errors)),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Self::check_kind`]'s errors, with the kind and group its Status names.
+    pub(super) fn kind_errors(&self, obj: &Value) -> Option<(String, String, Vec<FieldError>)> {
         if !self.strategy.unstructured() {
-            return Ok(());
+            return None;
         }
         let info = self.strategy.info();
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
@@ -68,9 +76,9 @@ impl Rest<'_> {
             errors.push(FieldError::invalid("apiVersion", api_version, format!("must be {want}")));
         }
         if errors.is_empty() {
-            return Ok(());
+            return None;
         }
         let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-        Err(ApiError::invalid(kind, group, name, &errors))
+        Some((kind.to_string(), group.to_string(), errors))
     }
 }

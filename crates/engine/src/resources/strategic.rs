@@ -583,7 +583,7 @@ fn bad_arg_type(expected: &str, actual: &Value) -> StrategicError {
     let actual = match go_type(actual) {
         GoKind::Nil => "%!s(<nil>)",
         GoKind::Bool => "bool",
-        GoKind::Float => "float64",
+        GoKind::Float => go_number_type(actual),
         GoKind::String => "string",
         GoKind::Slice => "[]interface {}",
         GoKind::Map => "map[string]interface {}",
@@ -591,12 +591,21 @@ fn bad_arg_type(expected: &str, actual: &Value) -> StrategicError {
     StrategicError::Internal(format!("expected a {expected}, but received a {actual}"))
 }
 
+/// The Go type of a number in the patch as kube decodes it (unstructured JSON): an
+/// integer literal is an `int64`, anything else a `float64`.
+fn go_number_type(n: &Value) -> &'static str {
+    match n.is_i64() {
+        true => "int64",
+        false => "float64",
+    }
+}
+
 /// `ErrBadPatchType`: the directive with `%s`, the map with `%v`.
 fn bad_patch_type(directive: &Value, m: &Map<String, Value>) -> StrategicError {
     let shown = match directive {
         Value::String(s) => s.clone(),
         Value::Bool(b) => format!("%!s(bool={b})"),
-        Value::Number(_) => format!("%!s(float64={})", plain_v(directive)),
+        Value::Number(_) => format!("%!s({}={})", go_number_type(directive), plain_v(directive)),
         Value::Null => "%!s(<nil>)".into(),
         other => plain_v(other),
     };

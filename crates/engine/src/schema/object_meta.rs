@@ -303,7 +303,7 @@ fn retain_known(map: &mut Map<String, Value>, known: &[&str], path: &str, unknow
 
 /// What a round trip through `ObjectMeta` does to a `metadata` object (`path` is where it
 /// sits, e.g. `metadata`): unknown fields are dropped and reported, empty optional fields
-/// disappear, `null` label and annotation values become `""`.
+/// disappear, `null` label and annotation values and finalizers become `""`.
 pub fn coerce(meta: &mut Value, path: &str, unknown: &mut Vec<String>) {
     let Some(map) = meta.as_object_mut() else { return };
     retain_known(map, OBJECT_META_FIELDS, path, unknown);
@@ -324,6 +324,12 @@ pub fn coerce(meta: &mut Value, path: &str, unknown: &mut Vec<String>) {
             for v in o.values_mut().filter(|v| v.is_null()) {
                 *v = Value::from("");
             }
+        }
+    }
+    // Go decodes a `null` item of a `[]string` as the empty string.
+    if let Some(items) = map.get_mut("finalizers").and_then(Value::as_array_mut) {
+        for v in items.iter_mut().filter(|v| v.is_null()) {
+            *v = Value::from("");
         }
     }
     map.retain(|k, v| match v {

@@ -9,7 +9,7 @@
 
 use super::event_conversion::{core_to_events, events_to_core, normalize_core};
 use super::types::{self, GoStruct};
-use super::{core_meta_errors, meta_update_errors};
+use super::{core_meta_errors, core_meta_update_errors, meta_update_errors};
 use crate::field::FieldError;
 use crate::representation::table::TableConvertor;
 use crate::resources::managed_fields::schema::Schema;
@@ -422,7 +422,7 @@ impl Strategy for EventsV1Strategy {
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let (new, old) = (events_to_core(new.clone()), events_to_core(old.clone()));
-        let mut errors = meta_update_errors(&new, &old);
+        let mut errors = core_meta_update_errors(&new, &old);
         errors.extend(legacy_errors(&new, Api::EventsV1));
         errors.extend(strict_update_errors(&new, &old));
         errors

@@ -109,11 +109,18 @@ pub(crate) fn core_meta_errors(obj: &Value, name_fn: NameFn) -> Vec<FieldError> 
     let meta = obj.get("metadata").unwrap_or(&empty);
     let path = Path::root("metadata");
     let mut errors = validate_object_meta(meta, true, name_fn, &path);
-    let finalizers = meta.get("finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    for (i, f) in finalizers.iter().enumerate() {
-        errors.extend(kube_finalizer_errors(f.as_str().unwrap_or_default(), path.child("finalizers").index(i)));
-    }
+    errors.extend(kube_finalizers_errors(obj));
     errors
+}
+
+/// Core's check, after apimachinery's, that `metadata.finalizers` are standard or fully
+/// qualified (both its `ValidateObjectMeta` and its `ValidateObjectMetaUpdate` run it).
+pub(crate) fn kube_finalizers_errors(obj: &Value) -> Vec<FieldError> {
+    let path = Path::root("metadata").child("finalizers");
+    let finalizers =
+        obj.pointer("/metadata/finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let names = finalizers.iter().enumerate();
+    names.filter_map(|(i, f)| kube_finalizer_errors(f.as_str().unwrap_or_default(), path.index(i))).collect()
 }
 
 /// Core's `validateKubeFinalizerName`: a finalizer without a domain must be a standard one.
@@ -139,6 +146,15 @@ pub(crate) fn meta_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
         old.get("metadata").unwrap_or(&empty),
         &Path::root("metadata"),
     )
+}
+
+/// Core's `ValidateObjectMetaUpdate`: apimachinery's, then the finalizer names. A core
+/// kind's update runs it and then its create validation, so kube reports a finalizer
+/// without a domain twice there.
+pub(crate) fn core_meta_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errors = meta_update_errors(new, old);
+    errors.extend(kube_finalizers_errors(new));
+    errors
 }
 
 /// How a time field is written: `metav1.Time` (whole seconds) or `metav1.MicroTime`.

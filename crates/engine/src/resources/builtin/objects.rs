@@ -4,7 +4,7 @@
 //! what kube's strategies and conversions do on the way in.
 
 use super::types::{self, GoStruct};
-use super::{TimeKind, core_meta_errors, data, meta_update_errors, normalize_time};
+use super::{TimeKind, core_meta_errors, core_meta_update_errors, data, meta_update_errors, normalize_time};
 use crate::field::FieldError;
 use crate::representation::table::TableConvertor;
 use crate::resources::managed_fields::schema::Schema;
@@ -254,7 +254,11 @@ impl Strategy for BuiltinStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errors = meta_update_errors(new, old);
+        // Core kinds run core's metadata update rules; a Lease, apimachinery's.
+        let mut errors = match self.kind {
+            Builtin::Lease => meta_update_errors(new, old),
+            _ => core_meta_update_errors(new, old),
+        };
         match self.kind {
             Builtin::ConfigMap => {
                 errors.extend(data::immutability_errors(new, old, &["data", "binaryData"]));

@@ -57,6 +57,12 @@ fn registered(api_version: &str, kind: &str) -> bool {
     REGISTERED.iter().any(|(gv, kinds)| *gv == api_version && kinds.contains(&kind))
 }
 
+/// Whether kube-apiserver's legacy scheme holds the endpoint's kind (a CRD is another
+/// server's, decoded by its own scheme).
+pub fn holds(info: &ResourceInfo) -> bool {
+    registered(&info.api_version(), &info.kind)
+}
+
 /// The package of a kind's internal type (`core.Event` serves both Event APIs).
 fn internal_package(group: &str) -> &str {
     match group {
@@ -65,35 +71,49 @@ fn internal_package(group: &str) -> &str {
     }
 }
 
-/// kube's checks of a typed body's `apiVersion` and `kind` (missing ones are the
-/// endpoint's): the decoder refuses a kind it does not know at that version, the
-/// conversion to the endpoint's internal kind refuses another kind, and the create and
-/// update handlers refuse another group version.
-pub fn check_type_meta(obj: &Value, info: &ResourceInfo) -> Result<(), ApiError> {
-    let want_version = info.api_version();
+/// The `apiVersion`, `kind` and version a typed object is decoded as: what it gives, or
+/// the endpoint's (`want_version`, its kind).
+fn type_meta<'a>(obj: &'a Value, info: &'a ResourceInfo, want_version: &'a str) -> (&'a str, &'a str, &'a str) {
     let given = |field: &str| obj.get(field).and_then(Value::as_str).filter(|s| !s.is_empty());
-    let api_version = given("apiVersion").unwrap_or(&want_version);
+    let api_version = given("apiVersion").unwrap_or(want_version);
     let kind = given("kind").unwrap_or(&info.kind);
-    let version = api_version.rsplit('/').next().unwrap_or(api_version);
-    let cannot = |why: String| {
-        ApiError::bad_request(format!(
-            "{kind} in version {} cannot be handled as a {}: {why}",
-            go_quote(version),
-            info.kind
-        ))
-    };
+    (api_version, kind, api_version.rsplit('/').next().unwrap_or(api_version))
+}
+
+/// Why kube's decoder cannot make the endpoint's internal kind of a typed object (missing
+/// `apiVersion` and `kind` are the endpoint's): a kind unknown at its version, or another
+/// kind. A create or update words it as the body's; a patch quotes it as it is.
+pub fn undecodable(obj: &Value, info: &ResourceInfo) -> Option<String> {
+    let want_version = info.api_version();
+    let (api_version, kind, version) = type_meta(obj, info, &want_version);
     if !registered(api_version, kind) {
-        return Err(cannot(format!(
+        return Some(format!(
             "no kind {} is registered for version {} in scheme {}",
             go_quote(kind),
             go_quote(api_version),
             go_quote(SCHEME)
-        )));
+        ));
     }
-    if kind != info.kind {
-        return Err(cannot(format!(
+    (kind != info.kind).then(|| {
+        format!(
             "converting ({version}.{kind}) to ({}.{}): unknown conversion",
             internal_package(&info.group),
+            info.kind
+        )
+    })
+}
+
+/// kube's checks of a typed body's `apiVersion` and `kind` (missing ones are the
+/// endpoint's): the decoder refuses a kind it does not know at that version, the
+/// conversion to the endpoint's internal kind refuses another kind (see [`undecodable`]),
+/// and the create and update handlers refuse another group version.
+pub fn check_type_meta(obj: &Value, info: &ResourceInfo) -> Result<(), ApiError> {
+    let want_version = info.api_version();
+    let (api_version, kind, version) = type_meta(obj, info, &want_version);
+    if let Some(why) = undecodable(obj, info) {
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a {}: {why}",
+            go_quote(version),
             info.kind
         )));
     }

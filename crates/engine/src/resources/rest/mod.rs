@@ -10,6 +10,7 @@
 mod delete;
 pub mod options;
 mod read;
+mod typed_patch;
 mod write;
 
 pub use delete::deletion_finalizers;
@@ -80,6 +81,26 @@ pub(crate) fn undecodable(obj: &Value, target: &str, why: &str) -> ApiError {
 /// what it decoded shown as its value (`NewInvalid` of an empty kind and name).
 pub(super) fn patch_invalid(shown: &str, why: &str) -> ApiError {
     ApiError::invalid("", "", "", &[FieldError::invalid("patch", shown, why)])
+}
+
+/// Strict decoding errors as `fieldValidation` asks: ignored, warned, or refused by
+/// `refuse`, given kube's words (`strict decoding error: ...`).
+pub(super) fn report_strict(
+    strict: Vec<String>,
+    opts: &WriteOptions,
+    refuse: impl FnOnce(&str) -> ApiError,
+) -> Result<(), ApiError> {
+    if strict.is_empty() {
+        return Ok(());
+    }
+    match opts.field_validation {
+        FieldValidation::Ignore => Ok(()),
+        FieldValidation::Warn => {
+            strict.into_iter().for_each(|w| opts.warn(w));
+            Ok(())
+        }
+        FieldValidation::Strict => Err(refuse(&format!("strict decoding error: {}", strict.join(", ")))),
+    }
 }
 
 /// How kube shows `patched`, what a patch made of `old`, when it does not decode: a
@@ -303,23 +324,10 @@ impl Rest<'_> {
         if !applied {
             strict.extend(unknown.iter().map(|f| format!("unknown field {f:?}")));
         }
-        if strict.is_empty() {
-            return Ok(());
-        }
-        match opts.field_validation {
-            FieldValidation::Ignore => Ok(()),
-            FieldValidation::Warn => {
-                strict.into_iter().for_each(|w| opts.warn(w));
-                Ok(())
-            }
-            FieldValidation::Strict => {
-                let why = format!("strict decoding error: {}", strict.join(", "));
-                Err(match origin {
-                    Origin::Patch { show, .. } => patch_invalid(&show(patched.as_ref().unwrap_or(obj)), &why),
-                    Origin::Body { .. } => self.undecodable(obj, &why),
-                })
-            }
-        }
+        report_strict(strict, opts, |why| match origin {
+            Origin::Patch { show, .. } => patch_invalid(&show(patched.as_ref().unwrap_or(obj)), why),
+            Origin::Body { .. } => self.undecodable(obj, why),
+        })
     }
 
     /// [`undecodable`] as this kind.

@@ -91,7 +91,7 @@ impl Rest<'_> {
         if tracking == Tracking::Update {
             meta::wipe_system_fields(&mut obj);
         }
-        dedup_owner_references(&mut obj, opts);
+        dedup_owner_references(&mut obj, opts, Dedup::Body);
         self.track_create(&mut obj, opts, tracking).await;
         if let Some(answer) = self.strategy.evaluate(&obj, self.now) {
             return answer;
@@ -237,7 +237,7 @@ impl Rest<'_> {
             self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
             let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
             let mut obj = obj;
-            dedup_owner_references(&mut obj, opts);
+            dedup_owner_references(&mut obj, opts, Dedup::Body);
             let object = self.write_update(namespace, name, obj, &old, expected, sub, opts).await?;
             Ok(WriteOutcome { object, created: false })
         };
@@ -325,10 +325,14 @@ impl Rest<'_> {
         }
         // After the strategy, as kube's store does: what it reset counts as unchanged.
         keep_times_if_nothing_else_changed(old, &mut obj);
-        self.check_kind(&obj, name)?;
         // kube's registry checks the metadata of every update itself before the strategy
         // does (so a changed uid is reported twice, an invalid label three times).
         let mut errors = self.common_update_errors(&obj, old);
+        if let Some((kind, group, type_errors)) = self.kind_errors(&obj) {
+            // A custom resource's validation is then its type meta alone.
+            errors.extend(type_errors);
+            return Err(ApiError::invalid(&kind, &group, name, &errors));
+        }
         // Rules that ratchet warn, as kube's validator does through the request's context.
         let (validated, warnings) = crate::schema::warnings::collecting(|| match sub {
             Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
@@ -496,6 +500,9 @@ impl Rest<'_> {
                 }
             }
             let show = |patched: &Value| patch_shown(&source, &old, patched, self.strategy.go_struct());
+            if let (PatchType::Merge | PatchType::Json, Some(kind)) = (patch_type, self.strategy.go_struct()) {
+                self.decode_typed_patch(&patched, kind, name, &applied, opts, &show)?;
+            }
             let origin = Origin::Patch { patch_type, show: &show, applied };
             self.decode(&mut patched, opts, origin)?;
             check_name(&patched, name, namespace)?;
@@ -507,7 +514,11 @@ impl Rest<'_> {
             }
             self.check_type_meta(&mut patched, true)?;
             self.check_namespace(&mut patched, namespace)?;
-            let expected = meta::resource_version(&patched).and_then(meta::parse_resource_version);
+            // A resourceVersion the patch set that is no number fails as an update's does.
+            let expected = meta::resource_version(&patched).map(parse_precondition).transpose()?;
+            if tracking == Tracking::Update {
+                dedup_owner_references(&mut patched, opts, Dedup::Patched);
+            }
             let object = self.write_tracked(namespace, name, patched, &old, expected, sub, opts, tracking).await?;
             Ok(WriteOutcome { object, created: false })
         })
@@ -519,13 +530,26 @@ impl Rest<'_> {
 #[path = "write_held_tests.rs"]
 mod held_tests;
 
+/// When kube's handlers drop an ownerReference equal to an earlier one.
+#[derive(Clone, Copy)]
+enum Dedup {
+    /// A create's or an update's body, before the field manager sees it.
+    Body,
+    /// A patched object, after the field manager and admission (its transformer).
+    Patched,
+}
+
 /// kube's handlers drop an ownerReference equal to an earlier one, with a warning naming
-/// the duplicated uids, before the field manager sees a create's or an update's body.
-fn dedup_owner_references(obj: &mut Value, opts: &WriteOptions) {
+/// the duplicated uids (each repeat), worded by when it happens.
+fn dedup_owner_references(obj: &mut Value, opts: &WriteOptions, when: Dedup) {
     let duplicates = meta::dedup_owner_references(obj);
     if !duplicates.is_empty() {
+        let after = match when {
+            Dedup::Body => "",
+            Dedup::Patched => " after mutating admission happens",
+        };
         opts.warn(format!(
-            ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+            ".metadata.ownerReferences contains duplicate entries{after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
             duplicates.join(", ")
         ));
     }
