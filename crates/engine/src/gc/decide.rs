@@ -26,7 +26,7 @@ pub(super) trait Locate {
 }
 
 /// One step the collector takes; computed from the graph, then carried out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Action {
     /// Delete the object at this key (its own finalizers still apply).
     Delete(String),
@@ -72,7 +72,7 @@ pub(super) fn settle_dependent(graph: &Graph, key: &str, locate: &dyn Locate) ->
     if dangling.is_empty() {
         return None;
     }
-    if node.owners.iter().all(|o| dangling.iter().any(|d| **d == **o)) {
+    if node.owners().all(|o| dangling.iter().any(|d| **d == **o)) {
         return (!node.deleting).then(|| Action::Delete(key.to_string()));
     }
     Some(Action::DropOwners(key.to_string(), dangling))
@@ -163,7 +163,7 @@ mod tests {
     }
 
     fn owned_by(uid: &str, owners: &[(&str, &str, &str)]) -> Node {
-        let mut n = node(uid, &owners.iter().map(|o| o.0).collect::<Vec<_>>());
+        let mut n = node(uid, &[]);
         n.coordinates = owners
             .iter()
             .map(|&(uid, kind, name)| Coordinates {

@@ -81,13 +81,18 @@ struct DocSpec {
 pub(super) struct Node {
     pub(super) uid: Shared,
     pub(super) deleting: bool,
-    /// The owners' uids, one per reference.
-    pub(super) owners: Vec<Shared>,
-    /// Where each reference says its owner is, in the same order.
+    /// Where each owner reference says its owner is.
     pub(super) coordinates: Vec<Coordinates>,
     pub(super) finalizers: Vec<String>,
     /// For namespaces: `spec.finalizers`.
     pub(super) namespace_finalizers: Vec<String>,
+}
+
+impl Node {
+    /// The owners' uids, one per reference.
+    pub(super) fn owners(&self) -> impl Iterator<Item = &Shared> {
+        self.coordinates.iter().map(|c| &c.uid)
+    }
 }
 
 /// One stored value as the collector reads it: its uid, and its node when it needs one.
@@ -112,9 +117,8 @@ impl Parsed {
                 name: Shared::from(o.name),
             })
             .collect();
-        let owners: Vec<Shared> = coordinates.iter().map(|c| Arc::clone(&c.uid)).collect();
         let deleting = m.deletion_timestamp.is_some();
-        if owners.is_empty() && !deleting && !namespace {
+        if coordinates.is_empty() && !deleting && !namespace {
             return Parsed { uid: m.uid, node: None };
         }
         let namespace_finalizers = if namespace {
@@ -125,7 +129,6 @@ impl Parsed {
         let node = Node {
             uid: Shared::from(m.uid.as_str()),
             deleting,
-            owners,
             coordinates,
             finalizers: m.finalizers,
             namespace_finalizers,
@@ -205,7 +208,12 @@ impl Graph {
     pub(super) fn all_dirty(&self) -> Dirty {
         let mut dirty = Dirty {
             owners: self.dependents.keys().cloned().collect(),
-            dependents: self.nodes.iter().filter(|(_, n)| !n.owners.is_empty()).map(|(k, _)| Arc::clone(k)).collect(),
+            dependents: self
+                .nodes
+                .iter()
+                .filter(|(_, n)| !n.coordinates.is_empty())
+                .map(|(k, _)| Arc::clone(k))
+                .collect(),
             ..Dirty::default()
         };
         for (key, node) in self.nodes.iter().filter(|(_, n)| n.deleting) {
@@ -320,7 +328,7 @@ impl Graph {
         if self.key_of_uid.get(&old.uid).is_some_and(|k| &**k == key) {
             self.key_of_uid.remove(&old.uid);
         }
-        for owner in &old.owners {
+        for owner in old.owners() {
             if let Some(set) = self.dependents.get_mut(owner) {
                 set.remove(key);
                 if set.is_empty() {
@@ -334,10 +342,10 @@ impl Graph {
 
     fn insert_node(&mut self, key: &str, node: Node, dirty: &mut Dirty) {
         let key = Shared::from(key);
-        if !node.owners.is_empty() {
+        if !node.coordinates.is_empty() {
             dirty.dependents.insert(Arc::clone(&key));
         }
-        for owner in &node.owners {
+        for owner in node.owners() {
             self.dependents.entry(Arc::clone(owner)).or_default().insert(Arc::clone(&key));
             dirty.owners.insert(Arc::clone(owner));
         }
@@ -364,7 +372,6 @@ pub(super) mod tests {
         Node {
             uid: uid.into(),
             deleting: false,
-            owners: owners.iter().map(|&o| Shared::from(o)).collect(),
             coordinates: owners
                 .iter()
                 .map(|&o| Coordinates { uid: o.into(), api_version: "".into(), kind: "".into(), name: "".into() })
@@ -405,7 +412,7 @@ pub(super) mod tests {
             "ownerReferences": [{"uid": "o1", "kind": "K", "name": "x", "apiVersion": "v1"}],
             "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["orphan"]}, "spec": {"big": [1, 2, 3]}});
         let n = Parsed::of("/registry/g/p/ns/n", doc.to_string().as_bytes()).node.expect("a node");
-        assert_eq!(n.owners, [Shared::from("o1")]);
+        assert_eq!(n.owners().cloned().collect::<Vec<_>>(), [Shared::from("o1")]);
         assert_eq!(n.finalizers, ["orphan"]);
         assert!(n.deleting);
         let ns = json!({"metadata": {"uid": "nu", "name": "team"}, "spec": {"finalizers": ["kubernetes"]}});

@@ -153,7 +153,9 @@ async fn settle(store: &dyn Store, kinds: &Kinds, graph: &Graph, dirty: Dirty) -
             actions.extend(decide::settle_namespace(&key, namespace, &content));
         }
     }
-    actions.dedup();
+    // A written dependent of a gone owner is settled from both sides: each action once.
+    let mut seen = std::collections::HashSet::new();
+    actions.retain(|action| seen.insert(action.clone()));
     // Actions on different objects are independent (an owner's finalizer is cleared only
     // in a later pass, once the graph shows its dependents released), so they run
     // together and their writes share group commits; those on one object stay in order.
