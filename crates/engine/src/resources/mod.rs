@@ -172,6 +172,12 @@ impl Codec {
         self.conversion.is_none() && self.versions.is_none()
     }
 
+    /// Whether an object stored at revision `rv` is read again by a newer schema (see
+    /// [`Refresh`]).
+    pub fn refreshes(&self, rv: crate::store::Revision) -> bool {
+        self.refresh.as_ref().is_some_and(|r| rv < r.since)
+    }
+
     /// Whether the stored `kv` must be decoded to be served: every object of a kind with a
     /// storage conversion, and those stored at another version than served (pruned to the
     /// served version's schema).

@@ -3,7 +3,7 @@
 //! kube-apiserver writes its answers ([`super::struct_json`]), and their types, which
 //! requests decode into.
 
-use super::types::{GoStruct, GoType, STRING, field, list, omit_empty, plain_struct, value_struct};
+use super::types::{GoStruct, GoType, STRING, field, list, omit_empty, plain_struct, value, value_struct};
 
 static FIELD_REQUIREMENT: GoStruct = plain_struct(
     "v1.FieldSelectorRequirement",
@@ -51,7 +51,7 @@ static ACCESS_SPEC: GoStruct = plain_struct(
 static ACCESS_STATUS: GoStruct = plain_struct(
     "v1.SubjectAccessReviewStatus",
     &[
-        field("allowed", GoType::Bool),
+        value("allowed", GoType::Bool),
         omit_empty("denied", GoType::Bool),
         omit_empty("reason", GoType::String),
         omit_empty("evaluationError", GoType::String),

@@ -358,6 +358,14 @@ mod tests {
         assert_eq!(zero["spec"], json!({}));
     }
 
+    /// `allowed` is a Go bool without omitempty: the zero access review holds `false`, so a
+    /// sent `allowed: false` (or a null, which Go decodes as no change) is owned by no one.
+    #[test]
+    fn an_access_review_s_zero_value_holds_allowed_false() {
+        let zero = ReviewStrategy::new(Review::Access).zero_object();
+        assert_eq!(zero["status"], json!({"allowed": false}));
+    }
+
     #[test]
     fn a_token_review_names_the_user_behind_an_accepted_token() {
         let tokens = Arc::new(Tokens::default());

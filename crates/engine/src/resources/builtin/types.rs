@@ -63,7 +63,8 @@ pub struct GoStruct {
 pub struct Field {
     pub json: &'static str,
     pub ty: GoType,
-    /// A value field (not a pointer) of struct type: `{}` in the zero object.
+    /// A value field (not a pointer) without `omitempty`: in the zero object as its type's
+    /// zero value (`{}` for a struct, `false`, `0`, `""`), which a null also decodes to.
     pub in_zero: bool,
     /// A value field (not a pointer) tagged `omitempty`: Go's decoding then encoding
     /// drops it when it holds its type's zero value (`""`, `0`, `false`, `[]`, `{}`).
@@ -97,6 +98,12 @@ pub(crate) const fn omit_empty(json: &'static str, ty: GoType) -> Field {
 /// `[]T` of an atomic list without a Go name of its own.
 pub(crate) const fn list(items: &'static GoType) -> GoType {
     GoType::Slice { items, keys: &[], name: None }
+}
+
+/// A non-pointer scalar field without `omitempty` (`bool`, a number, a string), present
+/// in the kind's zero value as its zero.
+pub(crate) const fn value(json: &'static str, ty: GoType) -> Field {
+    Field { json, ty, in_zero: true, omit_empty: false }
 }
 
 /// A non-pointer struct field, present (as `{}`) in the kind's zero value.
@@ -367,11 +374,7 @@ impl GoStruct {
     }
 
     fn zero_structs(&self) -> Map<String, Value> {
-        let zero = |f: &Field| match f.ty {
-            GoType::Struct(s) => s.zero_structs(),
-            _ => Map::new(),
-        };
-        self.fields.iter().filter(|f| f.in_zero).map(|f| (f.json.to_string(), Value::Object(zero(f)))).collect()
+        self.fields.iter().filter(|f| f.in_zero).map(|f| (f.json.to_string(), go_zero(&f.ty))).collect()
     }
 
     /// The field types of a whole object of this kind, for managedFields.
@@ -528,11 +531,22 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, droppe
     }
 }
 
-/// Go decodes a null for a struct value (not a pointer) as the zero struct, which its
-/// encoder writes `{}`; the field manager then sees nothing set there.
+/// Go's zero value of a value field, as its encoder writes it.
+fn go_zero(ty: &GoType) -> Value {
+    match ty {
+        GoType::Struct(s) => Value::Object(s.zero_structs()),
+        GoType::Bool => Value::Bool(false),
+        GoType::Int32 | GoType::Int64 | GoType::Float64 => Value::from(0),
+        GoType::String | GoType::Named(_) => Value::from(""),
+        _ => Value::Null,
+    }
+}
+
+/// Go decodes a null into a value field (not a pointer) as no change, leaving its zero,
+/// which its encoder writes (`{}` for a struct); the field manager then sees nothing set.
 fn zero_null_value_struct(v: &mut Value, f: &Field) {
     if f.in_zero && v.is_null() {
-        *v = Value::Object(Map::new());
+        *v = go_zero(&f.ty);
     }
 }
 

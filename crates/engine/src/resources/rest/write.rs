@@ -348,7 +348,9 @@ impl Rest<'_> {
         }
         self.strategy.canonicalize(&mut obj);
         // `obj` has no resourceVersion (see `preserve_on_update`).
-        if meta::equal_except_metadata(&obj, old, &["resourceVersion"]) {
+        if meta::equal_except_metadata(&obj, old, &["resourceVersion"])
+            && self.stored_as_read(namespace, name, &obj, old_rv).await?
+        {
             return Ok(old.clone());
         }
         if dry_run {
@@ -377,6 +379,31 @@ impl Rest<'_> {
             .await
             .map_err(|e| self.raced_store_error(e, name))?;
         Ok(self.strategy.codec().written(obj, &kv))
+    }
+
+    /// Whether `obj`, equal to the stored object as read, is also what is stored. kube's
+    /// store skips a write only when the new bytes are the stored ones, so an object read
+    /// otherwise than stored (defaulted or pruned by a schema newer than it, converted from
+    /// another version) is written on a no-op update: a new resourceVersion and a MODIFIED
+    /// event, and the stored form catches up with the schema.
+    async fn stored_as_read(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        obj: &Value,
+        old_rv: Option<Revision>,
+    ) -> Result<bool, ApiError> {
+        let codec = self.strategy.codec();
+        if codec.reads_as_stored() && !old_rv.is_some_and(|rv| codec.refreshes(rv)) {
+            return Ok(true);
+        }
+        let kv = self.get_stored(namespace, name).await?;
+        if Some(kv.mod_revision) != old_rv {
+            // Changed since it was read: the write's guard reports the race.
+            return Ok(false);
+        }
+        let written: Value = serde_json::from_slice(&codec.write(obj)).unwrap_or(Value::Null);
+        Ok(meta::equal_except_metadata(&written, &meta::from_stored(&kv), &["resourceVersion"]))
     }
 
     /// A store error of the write after the read: a conflict there means another write came
