@@ -99,7 +99,7 @@ fn patterns() -> &'static Patterns {
         embedded_rv: Regex::new(r#"(\\?"resourceVersion\\?":\\?"|ResourceVersion in record \()\d+"#)
             .expect("embedded rv regex"),
         cel_self_type: Regex::new(r"selfType\d+").expect("self type regex"),
-        go_pointer: Regex::new(r"(\(\*[A-Za-z.]+\))\(0x[0-9a-f]+\)").expect("go pointer regex"),
+        go_pointer: Regex::new(r"(\(\*[A-Za-z0-9_.]+\))\(0x[0-9a-f]+\)").expect("go pointer regex"),
     })
 }
 

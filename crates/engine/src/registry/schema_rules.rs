@@ -86,10 +86,10 @@ pub fn validate_validation(
                 type_,
                 "only \"object\" is allowed as the type at the root of the schema if the status subresource is enabled",
             )),
-            Some(Ok(())) => errs.push(FieldError::invalid(
+            Some(Ok(())) => errs.push(FieldError::invalid_shown(
                 &root,
-                serde_json::to_value(schema).unwrap_or(Value::Null),
-                format!("only {ALLOWED_AT_ROOT} fields are allowed at the root of the schema if the status subresource is enabled"),
+                &super::gostring::schema_props(schema),
+                &format!("only {ALLOWED_AT_ROOT} fields are allowed at the root of the schema if the status subresource is enabled"),
             )),
             None => {}
         }

@@ -257,7 +257,11 @@ fn status_root_restriction_uses_any_version_status() {
     let v2 = VersionBuilder::new("v2").served(true).schema(root).status_subresource().build();
     let got = create_errors(basic("widgets").versions(vec![v1, v2]));
     assert_eq!(got.len(), 1, "{got:?}");
-    assert!(got[0].starts_with("spec.validation.openAPIV3Schema: Invalid value: {"), "{}", got[0]);
+    assert!(
+        got[0].starts_with("spec.validation.openAPIV3Schema: Invalid value: apiextensions.JSONSchemaProps{"),
+        "{}",
+        got[0]
+    );
     assert!(
         got[0].ends_with("fields are allowed at the root of the schema if the status subresource is enabled"),
         "{}",
