@@ -114,23 +114,38 @@ pub fn item_element(list: &ListSchema, index: usize, item: &Value) -> Result<Pat
     }
 }
 
-/// The items of a list by path element, in order; `Err` on duplicates or items that
-/// have no element.
-fn index_items<'v>(
-    list: &ListSchema,
-    items: &'v [Value],
-) -> Result<(Vec<PathElement>, BTreeMap<PathElement, &'v Value>), String> {
+/// The items of a list by path element, in order; `Err` for an item that has no element,
+/// and for a repeated one unless `allow_duplicates` (a live object's list, which kube's
+/// merge takes with repeated keys and merges without their items: `None`).
+type Indexed<'v> = (Vec<PathElement>, BTreeMap<PathElement, Option<&'v Value>>);
+
+fn index_items<'v>(list: &ListSchema, items: &'v [Value], allow_duplicates: bool) -> Result<Indexed<'v>, String> {
     let mut order = Vec::with_capacity(items.len());
     let mut seen = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {
         let pe = item_element(list, i, item).map_err(|e| format!("element {i}: {e}"))?;
         if seen.contains_key(&pe) {
-            return Err(format!("duplicate entries for key {pe}"));
+            if !allow_duplicates {
+                return Err(format!("duplicate entries for key {pe}"));
+            }
+            seen.insert(pe.clone(), None);
+        } else {
+            seen.insert(pe.clone(), Some(item));
         }
-        seen.insert(pe.clone(), item);
         order.push(pe);
     }
     Ok((order, seen))
+}
+
+/// The items of a list grouped by path element (several under a repeated key); `Err` for
+/// an item that has no element.
+fn group_items<'v>(list: &ListSchema, items: &'v [Value]) -> Result<BTreeMap<PathElement, Vec<&'v Value>>, String> {
+    let mut groups: BTreeMap<PathElement, Vec<&Value>> = BTreeMap::new();
+    for (i, item) in items.iter().enumerate() {
+        let pe = item_element(list, i, item).map_err(|e| format!("element {i}: {e}"))?;
+        groups.entry(pe).or_default().push(item);
+    }
+    Ok(groups)
 }
 
 /// The merging walk; with `comparison` set it records what changed instead (that is how
@@ -211,6 +226,12 @@ impl Merger<'_> {
                 if list.kind == ListKind::Atomic || (empty(l) && empty(r)) {
                     return self.leaf(lhs, rhs, in_leaf);
                 }
+                if self.comparison.is_some() {
+                    return match self.compare_items(list, l.map(Vec::as_slice), r.map(Vec::as_slice)) {
+                        Ok(()) => None,
+                        Err(_) => self.leaf(lhs, rhs, in_leaf),
+                    };
+                }
                 match self.list_items(list, l.map(Vec::as_slice), r.map(Vec::as_slice)) {
                     Ok(out) => out,
                     // Items kube could not key (duplicates, missing keys): the list is
@@ -245,23 +266,28 @@ impl Merger<'_> {
 
     /// structured-merge-diff's list merge: items are matched by element; the result keeps
     /// the applied order for shared items and slots the others around them.
-    fn list_items(
+    fn list_items<'v>(
         &mut self,
         list: &ListSchema,
-        lhs: Option<&[Value]>,
-        rhs: Option<&[Value]>,
+        lhs: Option<&'v [Value]>,
+        rhs: Option<&'v [Value]>,
     ) -> Result<Option<Value>, String> {
-        let (rhs_order, observed_rhs) = index_items(list, rhs.unwrap_or_default())?;
-        let (lhs_order, observed_lhs) = index_items(list, lhs.unwrap_or_default())?;
+        let (lhs, rhs) = (lhs.unwrap_or_default(), rhs.unwrap_or_default());
+        let (rhs_order, observed_rhs) = index_items(list, rhs, false)?;
+        let (lhs_order, observed_lhs) = index_items(list, lhs, true)?;
+        let get =
+            |observed: &BTreeMap<PathElement, Option<&'v Value>>, pe: &PathElement| observed.get(pe).copied().flatten();
         let mut shared = rhs_order.iter().filter(|pe| observed_lhs.contains_key(pe));
         let mut next_shared = shared.next();
+        let mut merged = std::collections::BTreeSet::new();
         let mut out = Vec::new();
         let (mut li, mut ri) = (0, 0);
         while li < lhs_order.len() || ri < rhs_order.len() {
             if li < lhs_order.len() && ri < rhs_order.len() {
                 let pe = &lhs_order[li];
                 if *pe == rhs_order[ri] {
-                    out.extend(self.item(list, pe, observed_lhs.get(pe).copied(), observed_rhs.get(pe).copied()));
+                    merged.insert(pe);
+                    out.extend(self.item(list, pe, get(&observed_lhs, pe), get(&observed_rhs, pe)));
                     li += 1;
                     ri += 1;
                     next_shared = shared.next();
@@ -276,14 +302,19 @@ impl Merger<'_> {
             if li < lhs_order.len() {
                 let pe = &lhs_order[li];
                 if !observed_rhs.contains_key(pe) {
-                    out.extend(self.item(list, pe, observed_lhs.get(pe).copied(), None));
+                    // The item at this index: a repeated key's items are kept each.
+                    out.extend(self.item(list, pe, Some(&lhs[li]), None));
                     li += 1;
                     continue;
+                } else if merged.contains(pe) {
+                    // Merged with the applied item already (a repeated key's others go).
+                    li += 1;
                 }
             }
             if ri < rhs_order.len() {
                 let pe = &rhs_order[ri];
-                out.extend(self.item(list, pe, observed_lhs.get(pe).copied(), observed_rhs.get(pe).copied()));
+                merged.insert(pe);
+                out.extend(self.item(list, pe, get(&observed_lhs, pe), get(&observed_rhs, pe)));
                 ri += 1;
                 if next_shared == Some(pe) {
                     next_shared = shared.next();
@@ -291,6 +322,46 @@ impl Merger<'_> {
             }
         }
         Ok((!out.is_empty()).then_some(Value::Array(out)))
+    }
+
+    /// structured-merge-diff's comparison of a keyed list, item by item. Items sharing a key
+    /// (kube types an update's objects allowing them) are one value under that key: the
+    /// key is added when it becomes repeated, removed when it stops being (its single item
+    /// then compared as new), and modified when its repeated items change.
+    fn compare_items(&mut self, list: &ListSchema, lhs: Option<&[Value]>, rhs: Option<&[Value]>) -> Result<(), String> {
+        let l = group_items(list, lhs.unwrap_or_default())?;
+        let r = group_items(list, rhs.unwrap_or_default())?;
+        let elements: std::collections::BTreeSet<&PathElement> = l.keys().chain(r.keys()).collect();
+        let none = Vec::new();
+        for pe in elements {
+            let (ls, rs) = (l.get(pe).unwrap_or(&none), r.get(pe).unwrap_or(&none));
+            self.path.push(pe.clone());
+            match (ls.len(), rs.len()) {
+                (0..=1, 0..=1) => {
+                    self.merge(&list.items, ls.first().copied(), rs.first().copied());
+                }
+                (2.., 2..) => {
+                    let same = ls.len() == rs.len() && ls.iter().zip(rs).all(|(a, b)| values_equal(a, b));
+                    if !same {
+                        self.record(|c| &mut c.modified);
+                    }
+                }
+                (2.., _) => {
+                    if let Some(r) = rs.first() {
+                        self.merge(&list.items, None, Some(r));
+                    }
+                    self.record(|c| &mut c.removed);
+                }
+                (_, _) => {
+                    if let Some(l) = ls.first() {
+                        self.merge(&list.items, Some(l), None);
+                    }
+                    self.record(|c| &mut c.added);
+                }
+            }
+            self.path.pop();
+        }
+        Ok(())
     }
 
     fn item(&mut self, list: &ListSchema, pe: &PathElement, lhs: Option<&Value>, rhs: Option<&Value>) -> Option<Value> {
@@ -327,10 +398,18 @@ fn collect_fields(schema: &Schema, value: &Value, path: &mut Path, set: &mut Set
         Atom::Scalar => set.insert(path),
         Atom::List(list) if list.kind == ListKind::Atomic => set.insert(path),
         Atom::List(list) => {
-            for (i, item) in value.as_array().into_iter().flatten().enumerate() {
-                let Ok(pe) = item_element(list, i, item) else { continue };
-                path.push(pe);
-                collect_fields(&list.items, item, path, set);
+            let items: Vec<(PathElement, &Value)> = (value.as_array().into_iter().flatten().enumerate())
+                .filter_map(|(i, item)| Some((item_element(list, i, item).ok()?, item)))
+                .collect();
+            let mut seen = std::collections::BTreeSet::new();
+            let repeated: std::collections::BTreeSet<&PathElement> =
+                items.iter().filter(|(pe, _)| !seen.insert(pe)).map(|(pe, _)| pe).collect();
+            for (pe, item) in &items {
+                path.push(pe.clone());
+                // A repeated key is set as itself, without its items' fields.
+                if !repeated.contains(pe) {
+                    collect_fields(&list.items, item, path, set);
+                }
                 set.insert(path);
                 path.pop();
             }

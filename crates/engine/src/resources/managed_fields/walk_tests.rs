@@ -74,6 +74,41 @@ fn a_keyed_list_is_compared_and_merged_item_by_item() {
     );
 }
 
+/// structured-merge-diff's repeated keys: one value under the key, and a merge over a
+/// live list keeps each repeated item it is not given and one for a key it is.
+#[test]
+fn a_repeated_key_is_one_value_compared_and_merged() {
+    let once = json!({"spec": {"ports": [{"name": "a", "port": 1}]}});
+    let twice = json!({"spec": {"ports": [{"name": "a", "port": 1}, {"name": "a", "port": 2}]}});
+    let thrice = json!({"spec": {"ports": [{"name": "a", "port": 1}, {"name": "a", "port": 2}, {"name": "a"}]}});
+    let key = || fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {}}}}));
+    let c = compare(&widget(), &json!({}), &twice);
+    assert_eq!(c.added, fields(json!({"f:spec": {".": {}, "f:ports": {".": {}, "k:{\"name\":\"a\"}": {}}}})));
+    let c = compare(&widget(), &once, &twice);
+    assert_eq!(c.added, key());
+    assert_eq!(
+        c.removed,
+        fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {".": {}, "f:name": {}, "f:port": {}}}}}))
+    );
+    let c = compare(&widget(), &twice, &once);
+    assert_eq!(c.removed, key());
+    assert_eq!(
+        c.added,
+        fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {".": {}, "f:name": {}, "f:port": {}}}}}))
+    );
+    assert_eq!(compare(&widget(), &twice, &thrice).modified, key());
+    assert!(compare(&widget(), &twice, &twice).is_same());
+    assert_eq!(field_set(&widget(), &twice), fields(json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {}}}})));
+
+    let other = json!({"spec": {"ports": [{"name": "b", "port": 3}]}});
+    assert_eq!(
+        merge(&widget(), &twice, &other)["spec"]["ports"],
+        json!([{"name": "a", "port": 1}, {"name": "a", "port": 2}, {"name": "b", "port": 3}])
+    );
+    let named = json!({"spec": {"ports": [{"name": "a", "port": 9}]}});
+    assert_eq!(merge(&widget(), &twice, &named)["spec"]["ports"], json!([{"name": "a", "port": 9}]));
+}
+
 #[test]
 fn atomic_lists_and_maps_are_replaced_whole() {
     let live = json!({"spec": {"args": ["a", "b"], "selector": {"x": "1", "y": "2"}, "size": 1}});
