@@ -256,6 +256,24 @@ async fn an_owner_is_found_by_kind_and_name_in_the_dependent_s_namespace() {
     assert_eq!(half.metadata.owner_references.expect("refs")[0].name, "other");
     let kept = home.get("kept").await.expect("a part whose owner is where it says stays");
     assert_eq!(kept.metadata.owner_references.expect("refs").len(), 1);
+
+    // kube's graph builder warns of the owner in another namespace, on the dependent; a
+    // misnamed reference in the owner's namespace gets no such Event.
+    let events = |ns: &str| Api::<k8s_openapi::api::core::v1::Event>::namespaced(client.clone(), ns);
+    let warned = events("team").list(&Default::default()).await.expect("events").items;
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    let event = &warned[0];
+    assert_eq!((event.type_.as_deref(), event.reason.as_deref()), (Some("Warning"), Some("OwnerRefInvalidNamespace")));
+    let uid = owner.metadata.uid.as_deref().expect("uid");
+    assert_eq!(
+        event.message.as_deref(),
+        Some(format!("ownerRef [stable.example.com/v1/Widget, namespace: team, name: owner, uid: {uid}] does not exist in namespace \"team\"").as_str())
+    );
+    assert_eq!(event.involved_object.name.as_deref(), Some("elsewhere"));
+    assert_eq!(event.involved_object.kind.as_deref(), Some("Part"));
+    assert_eq!(event.source.as_ref().and_then(|s| s.component.as_deref()), Some("garbage-collector-controller"));
+    let home_events = events("default").list(&Default::default()).await.expect("events").items;
+    assert!(home_events.iter().all(|e| e.reason.as_deref() != Some("OwnerRefInvalidNamespace")), "{home_events:?}");
 }
 
 #[tokio::test]

@@ -25,9 +25,21 @@ pub(super) trait Locate {
     fn locate(&self, reference: &Coordinates, namespace: Option<&str>) -> Whereabouts;
 }
 
+/// An owner reference as kube's collector names it in a warning.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct OwnerRef {
+    pub(super) api_version: String,
+    pub(super) kind: String,
+    pub(super) name: String,
+    pub(super) uid: String,
+}
+
 /// One step the collector takes; computed from the graph, then carried out.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Action {
+    /// Record kube's `OwnerRefInvalidNamespace` Warning Event on the object at this key:
+    /// the owner it names lives in another namespace.
+    WarnInvalidNamespace(String, OwnerRef),
     /// Delete the object at this key (its own finalizers still apply).
     Delete(String),
     /// Remove the references to these owners from the object at this key.
@@ -42,7 +54,8 @@ impl Action {
     /// The object the action writes.
     pub(super) fn key(&self) -> &str {
         match self {
-            Action::Delete(key)
+            Action::WarnInvalidNamespace(key, _)
+            | Action::Delete(key)
             | Action::DropOwners(key, _)
             | Action::ClearFinalizer(key, _)
             | Action::FinalizeNamespace(key) => key,
@@ -54,35 +67,54 @@ impl Action {
 /// them (by kind and name, in the dependent's namespace, holding the referenced uid):
 /// deleted once every owner is gone, the references to gone owners dropped while another
 /// owner is there. A reference to an owner that could not be there (another namespace's,
-/// another name's uid) is dangling too; one kube cannot look up leaves it alone.
-pub(super) fn settle_dependent(graph: &Graph, key: &str, locate: &dyn Locate) -> Option<Action> {
-    let node = graph.nodes.get(key)?;
+/// another name's uid) is dangling too; one kube cannot look up leaves it alone. A
+/// dangling reference whose uid an object in another namespace holds is first warned of,
+/// as kube's graph builder does when it meets it.
+pub(super) fn settle_dependent(graph: &Graph, key: &str, locate: &dyn Locate) -> Vec<Action> {
+    let Some(node) = graph.nodes.get(key) else { return Vec::new() };
     let namespace = namespaced(key).map(|(_, namespace)| namespace);
-    let mut dangling: Vec<String> = Vec::new();
+    let mut dangling: Vec<&Coordinates> = Vec::new();
     for reference in &node.coordinates {
         let there = match locate.locate(reference, namespace) {
             Whereabouts::At(owner_key) => graph.stored_at(&reference.uid, &owner_key),
             Whereabouts::Unserved => graph.alive(&reference.uid),
-            Whereabouts::OutOfScope => return None,
+            Whereabouts::OutOfScope => return Vec::new(),
         };
-        if !there && !dangling.iter().any(|d| **d == *reference.uid) {
-            dangling.push(reference.uid.to_string());
+        if !there && !dangling.iter().any(|d| d.uid == reference.uid) {
+            dangling.push(reference);
         }
     }
     if dangling.is_empty() {
-        return None;
+        return Vec::new();
     }
-    if node.owners().all(|o| dangling.iter().any(|d| **d == **o)) {
-        return (!node.deleting).then(|| Action::Delete(key.to_string()));
+    let mut actions: Vec<Action> = dangling
+        .iter()
+        .filter(|r| graph.held_elsewhere(&r.uid, namespace.unwrap_or("")))
+        .map(|r| {
+            let owner = OwnerRef {
+                api_version: r.api_version.to_string(),
+                kind: r.kind.to_string(),
+                name: r.name.to_string(),
+                uid: r.uid.to_string(),
+            };
+            Action::WarnInvalidNamespace(key.to_string(), owner)
+        })
+        .collect();
+    if node.owners().all(|o| dangling.iter().any(|d| d.uid == *o)) {
+        if !node.deleting {
+            actions.push(Action::Delete(key.to_string()));
+        }
+    } else {
+        actions.push(Action::DropOwners(key.to_string(), dangling.iter().map(|d| d.uid.to_string()).collect()));
     }
-    Some(Action::DropOwners(key.to_string(), dangling))
+    actions
 }
 
 /// The actions that settle one owner.
 pub(super) fn settle_owner(graph: &Graph, uid: &str, locate: &dyn Locate) -> Vec<Action> {
     let dependents: Vec<&Shared> = graph.dependents.get(uid).map(|s| s.iter().collect()).unwrap_or_default();
     if !graph.alive(uid) {
-        return dependents.into_iter().filter_map(|key| settle_dependent(graph, key, locate)).collect();
+        return dependents.into_iter().flat_map(|key| settle_dependent(graph, key, locate)).collect();
     }
     // An owner with no node is not being deleted: nothing to do for it.
     let Some(owner_key) = graph.key_of_uid.get(uid) else { return Vec::new() };
@@ -192,17 +224,19 @@ mod tests {
             ("/registry/g/gizmos/z", owned_by("z", &[("w", "Widget", "w"), ("nope", "Gadget", "nope")])),
         ]);
         let settle = |key: &str| settle_dependent(&g, key, &Served);
-        assert_eq!(settle("/registry/g/things/a/ok"), None);
-        assert_eq!(
-            settle("/registry/g/things/b/elsewhere"),
-            Some(Action::Delete("/registry/g/things/b/elsewhere".into()))
-        );
-        assert_eq!(settle("/registry/g/things/a/renamed"), Some(Action::Delete("/registry/g/things/a/renamed".into())));
-        assert_eq!(
-            settle("/registry/g/things/b/half"),
-            Some(Action::DropOwners("/registry/g/things/b/half".into(), vec!["w".into()]))
-        );
-        assert_eq!(settle("/registry/g/gizmos/z"), None);
+        let warn = |key: &str| {
+            let owner =
+                OwnerRef { api_version: "g/v1".into(), kind: "Widget".into(), name: "w".into(), uid: "w".into() };
+            Action::WarnInvalidNamespace(key.into(), owner)
+        };
+        assert_eq!(settle("/registry/g/things/a/ok"), []);
+        // Another namespace's owner is warned of first, as kube's graph builder does.
+        let elsewhere = "/registry/g/things/b/elsewhere";
+        assert_eq!(settle(elsewhere), [warn(elsewhere), Action::Delete(elsewhere.into())]);
+        assert_eq!(settle("/registry/g/things/a/renamed"), [Action::Delete("/registry/g/things/a/renamed".into())]);
+        let half = "/registry/g/things/b/half";
+        assert_eq!(settle(half), [warn(half), Action::DropOwners(half.into(), vec!["w".into()])]);
+        assert_eq!(settle("/registry/g/gizmos/z"), []);
     }
 
     #[test]

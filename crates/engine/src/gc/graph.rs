@@ -230,6 +230,11 @@ impl Graph {
         self.uids.contains(uid)
     }
 
+    /// Whether the one object holding `uid` lives in another namespace than `namespace`.
+    pub(super) fn held_elsewhere(&self, uid: &str, namespace: &str) -> bool {
+        self.uids.elsewhere(uid, namespace)
+    }
+
     /// Whether the object stored at `key` holds this uid.
     pub(super) fn stored_at(&self, uid: &str, key: &str) -> bool {
         self.uids.at(uid, key)

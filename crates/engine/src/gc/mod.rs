@@ -25,6 +25,7 @@
 //! of parsing every object again.
 
 mod decide;
+mod events;
 mod graph;
 mod uids;
 
@@ -238,6 +239,17 @@ fn resource_of(key: &str) -> Option<(&str, &str)> {
 
 async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<(), String> {
     match action {
+        Action::WarnInvalidNamespace(key, owner) => {
+            let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
+            let event = events::invalid_namespace(&meta::from_stored(&kv), owner, Timestamp::now());
+            let Some(kind) = kinds.find_resource("", "events") else { return Ok(()) };
+            let rest =
+                Rest { store, strategy: kind.strategy.as_ref(), now: Timestamp::now(), scale: None, names: &RANDOM };
+            // As kube-controller-manager's event client, whose user agent names the manager.
+            let opts = WriteOptions { field_manager: Some("kube-controller-manager".into()), ..Default::default() };
+            let namespace = meta::namespace(&event).map(str::to_string);
+            rest.create(namespace.as_deref(), event, &opts).await.map(|_| ()).map_err(|e| e.message)
+        }
         Action::Delete(key) => {
             let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
             let obj = meta::from_stored(&kv);

@@ -16,22 +16,26 @@ pub(super) struct Uids {
 }
 
 /// How many stored objects hold a uid, and where the one holding it is stored (`None`
-/// once two have held it at once: data from elsewhere, where only presence is judged).
+/// once two have held it at once: data from elsewhere, where only presence is judged),
+/// with its namespace apart (`""` for a cluster-scoped object).
 #[derive(Debug, Default, Clone, Copy)]
 struct Held {
     count: u32,
     key: Option<u64>,
+    home: u64,
 }
 
 impl Uids {
     /// Records that the object stored at `key` holds `uid`.
     pub(super) fn insert(&mut self, uid: &str, key: &str) {
+        let home = key_hash(super::graph::namespaced(key).map_or("", |(_, namespace)| namespace));
         let key = key_hash(key);
         let held = match parse_uuid(uid) {
             Some(bytes) => self.uuids.entry(bytes).or_default(),
             None => self.others.entry(Arc::from(uid)).or_default(),
         };
         held.key = if held.count == 0 { Some(key) } else { None };
+        held.home = home;
         held.count += 1;
     }
 
@@ -49,6 +53,13 @@ impl Uids {
     /// Whether an object holding `uid` is stored at `key` (any one, when several hold it).
     pub(super) fn at(&self, uid: &str, key: &str) -> bool {
         self.held(uid).is_some_and(|held| held.key.is_none_or(|k| k == key_hash(key)))
+    }
+
+    /// Whether the one object holding `uid` lives in a namespace, not `namespace` (`""`
+    /// for a cluster-scoped dependent): kube's collector warns of a reference to it.
+    pub(super) fn elsewhere(&self, uid: &str, namespace: &str) -> bool {
+        let cluster = key_hash("");
+        self.held(uid).is_some_and(|h| h.key.is_some() && h.home != cluster && h.home != key_hash(namespace))
     }
 
     fn held(&self, uid: &str) -> Option<&Held> {
@@ -124,9 +135,13 @@ mod tests {
         assert!(uids.contains(&uuid) && uids.contains("legacy-uid"));
         assert!(uids.at(&uuid, "/registry/g/p/ns/a") && !uids.at(&uuid, "/registry/g/p/other/a"));
         assert!(uids.at("legacy-uid", "/registry/g/p/ns/b") && !uids.at("legacy-uid", "/registry/g/p/ns/a"));
+        assert!(uids.elsewhere(&uuid, "other") && uids.elsewhere(&uuid, "") && !uids.elsewhere(&uuid, "ns"));
+
         // Upper case is another uid: kube compares uids as strings.
         assert!(!uids.contains(&uuid.to_uppercase()));
         assert_eq!((uids.uuids.len(), uids.others.len()), (1, 1));
+        uids.insert("cluster-uid", "/registry/g/p/c");
+        assert!(!uids.elsewhere("cluster-uid", "ns") && !uids.elsewhere("unknown", "ns"));
     }
 
     #[test]
