@@ -347,3 +347,48 @@ async fn deleting_a_crd_ends_the_watches_of_its_kind() {
     assert!(deleted, "the object's DELETED event came before the watch ended");
     assert!(started.elapsed() < Duration::from_secs(30), "ended {:?} after the delete", started.elapsed());
 }
+
+/// A change of a CRD's spec tears its storage down as kube-apiserver's handler does: the
+/// open watches of its kinds end about a second later, and a watch from a revision before
+/// the change is 410 Gone (the new storage's window starts there). A change of its
+/// metadata alone ends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_crd_spec_ends_the_watches_of_its_kind() {
+    use futures::StreamExt;
+    use kube::api::{Patch, PatchParams, WatchEvent, WatchParams};
+    let (_target, client) = engine().await;
+    let crds: Api<Crd> = Api::all(client.clone());
+    let crd = thing_crd(91);
+    crds.create(&PostParams::default(), &crd).await.expect("create crd");
+    let name = format!("things.{}", crd.spec.group);
+    wait_for(&crds, &name, |c| condition(c, "Established").is_some_and(|c| c.status == "True")).await;
+    let things = things(&client, &crd.spec.group);
+    let thing = |name: &str| -> DynamicObject {
+        serde_json::from_value(json!({"apiVersion": format!("{}/v1", crd.spec.group), "kind": "Thing",
+            "metadata": {"name": name}}))
+        .expect("thing")
+    };
+    let rv = things.create(&PostParams::default(), &thing("first")).await.expect("first").metadata.resource_version;
+    let rv = rv.expect("rv");
+    let mut events = things.watch(&WatchParams::default().timeout(120), &rv).await.expect("watch").boxed();
+
+    let label = json!({"metadata": {"labels": {"team": "a"}}});
+    crds.patch(&name, &PatchParams::default(), &Patch::Merge(&label)).await.expect("label the crd");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    things.create(&PostParams::default(), &thing("second")).await.expect("second");
+    let next = tokio::time::timeout(Duration::from_secs(10), events.next()).await.expect("an event");
+    assert!(matches!(next, Some(Ok(WatchEvent::Added(_)))), "a label left the watch open: {next:?}");
+
+    let started = std::time::Instant::now();
+    let short = json!({"spec": {"names": {"shortNames": ["th"]}}});
+    crds.patch(&name, &PatchParams::default(), &Patch::Merge(&short)).await.expect("change the spec");
+    let ended = tokio::time::timeout(Duration::from_secs(30), async { while events.next().await.is_some() {} }).await;
+    assert!(ended.is_ok(), "the watch was still open 30 s after its CRD's spec changed");
+    assert!(started.elapsed() >= Duration::from_millis(900), "ended {:?} after the change", started.elapsed());
+
+    let mut old = things.watch(&WatchParams::default().timeout(5), &rv).await.expect("watch").boxed();
+    match tokio::time::timeout(Duration::from_secs(10), old.next()).await.expect("an answer") {
+        Some(Ok(WatchEvent::Error(e))) => assert_eq!((e.code, e.reason.as_str()), (410, "Expired"), "{e:?}"),
+        other => panic!("a watch from before the change: {other:?}"),
+    }
+}

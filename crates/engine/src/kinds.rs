@@ -70,8 +70,22 @@ pub struct Kinds {
     /// of the CRD controller rebuilds (recompiles schemas and CEL rules) only what changed.
     built: RwLock<BTreeMap<String, String>>,
     generation: Generation,
-    /// Moves whenever a CRD stops serving kinds: open watches of its kinds end then.
+    /// What each CRD's kinds serve from, and the epoch of that storage: kube's handler
+    /// tears a CRD's storage down (ending its watches) when its spec or accepted names
+    /// change.
+    storages: RwLock<BTreeMap<String, (StorageIdentity, u64)>>,
+    /// Moves whenever a CRD stops serving kinds, or its storage is torn down: open
+    /// watches of its kinds end then.
     withdrawn: Withdrawn,
+}
+
+/// What a CRD's storage is built from, as kube's handler tells a changed CRD: its uid,
+/// its generation (which moves with every change of its spec) and its accepted names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageIdentity {
+    pub uid: String,
+    pub generation: i64,
+    pub accepted_names: String,
 }
 
 /// Counts the CRDs that stopped serving, for whoever waits on it ([`Kinds::withdrawn`]).
@@ -112,6 +126,7 @@ pub struct CustomKinds {
     custom: ByCrd<ServedKind>,
     tables: ByCrd<CustomTable>,
     built: BTreeMap<String, String>,
+    storages: BTreeMap<String, (StorageIdentity, u64)>,
 }
 
 impl CustomKinds {
@@ -220,7 +235,12 @@ impl Kinds {
 
     /// The custom kinds now (the strategies are shared, not copied).
     pub fn custom_kinds(&self) -> CustomKinds {
-        CustomKinds { custom: read(&self.custom), tables: read(&self.tables), built: read(&self.built) }
+        CustomKinds {
+            custom: read(&self.custom),
+            tables: read(&self.tables),
+            built: read(&self.built),
+            storages: read(&self.storages),
+        }
     }
 
     /// Serves `custom` in place of the custom kinds served now.
@@ -228,6 +248,7 @@ impl Kinds {
         write(&self.custom, custom.custom);
         write(&self.tables, custom.tables);
         write(&self.built, custom.built);
+        write(&self.storages, custom.storages);
         self.generation.advance();
     }
 
@@ -252,11 +273,12 @@ impl Kinds {
         }
     }
 
-    /// Replaces the Table layouts of the kinds a CRD serves.
-    pub fn set_tables(&self, crd_name: &str, mut tables: Vec<CustomTable>) {
+    /// Replaces the Table layouts of the kinds a CRD serves; `renewed`: from a new storage
+    /// (see [`Kinds::set_storage`]), whose watch window starts at their `since`.
+    pub fn set_tables(&self, crd_name: &str, mut tables: Vec<CustomTable>, renewed: bool) {
         if let Ok(mut all) = self.tables.write() {
-            // A kind keeps the revision it was first served at.
-            for t in &mut tables {
+            // A kind keeps the revision it was first served at, while its storage stays.
+            for t in tables.iter_mut().filter(|_| !renewed) {
                 let known = all.get(crd_name).into_iter().flatten().find(|o| o.version == t.version);
                 if let Some(old) = known {
                     t.since = old.since;
@@ -290,25 +312,55 @@ impl Kinds {
         if let Ok(mut custom) = self.custom.write() {
             let withdrawn = kinds.is_empty() && custom.entries.contains_key(crd_name);
             if kinds.is_empty() {
-                self.set_tables(crd_name, Vec::new());
+                self.set_tables(crd_name, Vec::new(), true);
                 self.set_built_from(crd_name, None);
             }
             custom.set(crd_name, kinds);
             self.generation.advance();
             if withdrawn {
+                if let Ok(mut storages) = self.storages.write() {
+                    storages.remove(crd_name);
+                }
                 self.withdrawn.0.send_modify(|n| *n += 1);
             }
         }
     }
 
-    /// Returns once `kind` is no longer served (its CRD deleted), as kube-apiserver ends
-    /// the watches of a CRD's kinds when it tears their storage down.
-    pub async fn withdrawn(&self, kind: &ServedKind) {
+    /// Notes what the kinds of `crd_name` serve from now: another identity than before
+    /// starts a new storage epoch (`true`), and the watches of the old one end.
+    pub fn set_storage(&self, crd_name: &str, identity: StorageIdentity) -> bool {
+        let Ok(mut storages) = self.storages.write() else { return false };
+        let changed = match storages.get(crd_name) {
+            Some((old, _)) if *old == identity => return false,
+            Some(_) => true,
+            None => false,
+        };
+        storages.insert(crd_name.to_string(), (identity, GENERATIONS.fetch_add(1, Ordering::Relaxed)));
+        drop(storages);
+        if changed {
+            self.withdrawn.0.send_modify(|n| *n += 1);
+        }
+        changed
+    }
+
+    /// The storage epoch `kind` is served from now (`None` for a built-in kind).
+    pub fn storage_epoch(&self, kind: &ServedKind) -> Option<u64> {
+        let info = kind.info();
+        let custom = self.custom.read().ok()?;
+        let crds = custom.index.get(&info.group)?.get(&info.plural)?;
+        let storages = self.storages.read().ok()?;
+        crds.iter().find_map(|crd| storages.get(crd).map(|(_, epoch)| *epoch))
+    }
+
+    /// Returns once `kind` is no longer served from the storage epoch `epoch` (its CRD
+    /// deleted, or its spec or accepted names changed), as kube-apiserver ends the watches
+    /// of a CRD's kinds when it tears their storage down.
+    pub async fn withdrawn(&self, kind: &ServedKind, epoch: Option<u64>) {
         let info = kind.info();
         // Subscribed before the first look: a withdrawal between the two is not missed.
         let mut changes = self.withdrawn.0.subscribe();
         loop {
-            if self.find(&info.group, &info.version, &info.plural).is_none() {
+            if self.find(&info.group, &info.version, &info.plural).is_none() || self.storage_epoch(kind) != epoch {
                 return;
             }
             if changes.changed().await.is_err() {
@@ -416,7 +468,7 @@ mod tests {
             since,
         });
         kinds.set_custom(crd_name, served.collect());
-        kinds.set_tables(crd_name, tables.collect());
+        kinds.set_tables(crd_name, tables.collect(), false);
     }
 
     /// What a walk of every custom kind finds, as the lookups did before the index: the

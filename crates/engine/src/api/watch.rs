@@ -36,8 +36,8 @@ pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// cacher: a client resuming after the timeout starts from a revision that fresh).
 const PRETIMEOUT: Duration = Duration::from_secs(2);
 
-/// How long a watch of a kind whose CRD is gone goes on (kube-apiserver closed one about
-/// a second after the CRD went).
+/// How long a watch of a kind whose CRD is gone or changed goes on (kube-apiserver tears
+/// the old storage down a second after, ending its watches).
 const WITHDRAWN_GRACE: Duration = Duration::from_secs(1);
 
 /// The annotation of the bookmark that ends a `sendInitialEvents` watch's initial state.
@@ -272,13 +272,14 @@ pub async fn respond(
         api_version: info.api_version(),
         kind: info.kind.clone(),
     };
+    let epoch = engine.kinds().storage_epoch(kind);
     let (engine, kind) = (Arc::clone(engine), kind.clone());
     let ended = async move {
         tokio::select! {
             () = tokio::time::sleep(timeout) => {}
             // kube closes them a moment later: the events on their way still arrive.
             () = async {
-                engine.kinds().withdrawn(&kind).await;
+                engine.kinds().withdrawn(&kind, epoch).await;
                 tokio::time::sleep(WITHDRAWN_GRACE).await;
             } => {}
         }

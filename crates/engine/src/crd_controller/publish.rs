@@ -2,7 +2,7 @@
 //! layouts, built (schemas and CEL rules compiled) only when the CRD changed.
 
 use super::cache::{decode, installing};
-use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind};
+use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind, StorageIdentity};
 use crate::registry::conditions::{self, ESTABLISHED, TERMINATING};
 use crate::representation::table::TableConvertor;
 use crate::resources::builtin::storage_version_hash;
@@ -53,8 +53,21 @@ pub(super) fn publish(
     // whose clean-up is done but that finalizers of others hold takes every verb again.
     let terminating = conditions::is_crd_condition_true(crd, TERMINATING);
     kinds.set_custom(name, served_kinds(crd, terminating, schemas));
-    kinds.set_tables(name, printer_tables(crd, since));
+    // A changed spec or accepted names: kube's new storage serves watches from now on.
+    let renewed = kinds.set_storage(name, storage_identity(crd));
+    kinds.set_tables(name, printer_tables(crd, since), renewed);
     kinds.set_built_from(name, rv);
+}
+
+/// What kube's handler compares to tell that a CRD's storage must be built again: its spec
+/// (by the generation it moves) and its accepted names.
+fn storage_identity(crd: &CustomResourceDefinition) -> StorageIdentity {
+    let names = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref());
+    StorageIdentity {
+        uid: crd.metadata.uid.clone().unwrap_or_default(),
+        generation: crd.metadata.generation.unwrap_or_default(),
+        accepted_names: names.and_then(|n| serde_json::to_string(n).ok()).unwrap_or_default(),
+    }
 }
 
 /// The Table layout of each served version: its `additionalPrinterColumns`. Versions with
