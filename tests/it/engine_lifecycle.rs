@@ -348,6 +348,54 @@ async fn deleting_a_namespace_deletes_its_content_and_refuses_new_content() {
         "widgets.stable.example.com \"late\" is forbidden: unable to create new content in namespace team because it is being terminated"
     );
     assert!(namespaces.get_opt("team").await.expect("get").is_some(), "held content keeps the namespace");
+    // kube's namespace deleter says what holds it, in the namespace's conditions.
+    let conditions = eventually("the namespace's deletion conditions", async || {
+        let ns = namespaces.get("team").await.ok()?;
+        let conditions = ns.status?.conditions?;
+        conditions.iter().any(|c| c.type_ == "NamespaceContentRemaining" && c.status == "True").then_some(conditions)
+    })
+    .await;
+    let said: Vec<(&str, &str, Option<&str>, Option<&str>)> = conditions
+        .iter()
+        .map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_deref(), c.message.as_deref()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (
+                "NamespaceDeletionDiscoveryFailure",
+                "False",
+                Some("ResourcesDiscovered"),
+                Some("All resources successfully discovered")
+            ),
+            (
+                "NamespaceDeletionGroupVersionParsingFailure",
+                "False",
+                Some("ParsedGroupVersions"),
+                Some("All legacy kube types successfully parsed")
+            ),
+            (
+                "NamespaceDeletionContentFailure",
+                "False",
+                Some("ContentDeleted"),
+                Some("All content successfully deleted, may be waiting on finalization")
+            ),
+            (
+                "NamespaceContentRemaining",
+                "True",
+                Some("SomeResourcesRemain"),
+                Some("Some resources are remaining: widgets.stable.example.com has 1 resource instances")
+            ),
+            (
+                "NamespaceFinalizersRemaining",
+                "True",
+                Some("SomeFinalizersRemain"),
+                Some(
+                    "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
+                )
+            ),
+        ]
+    );
 
     api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
         .await

@@ -48,6 +48,8 @@ pub(super) enum Action {
     ClearFinalizer(String, &'static str),
     /// Clear a namespace's `spec.finalizers` (and let it go).
     FinalizeNamespace(String),
+    /// Set the deletion conditions of the namespace at this key from what remains in it.
+    ReportContent(String, Remaining),
 }
 
 impl Action {
@@ -58,7 +60,8 @@ impl Action {
             | Action::Delete(key)
             | Action::DropOwners(key, _)
             | Action::ClearFinalizer(key, _)
-            | Action::FinalizeNamespace(key) => key,
+            | Action::FinalizeNamespace(key)
+            | Action::ReportContent(key, _) => key,
         }
     }
 }
@@ -147,22 +150,62 @@ pub(super) fn settle_owner(graph: &Graph, uid: &str, locate: &dyn Locate) -> Vec
 pub(super) struct Content {
     pub(super) key: String,
     pub(super) deleting: bool,
+    pub(super) finalizers: Vec<String>,
+}
+
+/// What kube's namespace deleter reports of a namespace's content, once it has deleted
+/// what it could: the objects left (those with finalizers) by resource, and the
+/// finalizers holding them, each as the condition's message lists it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub(super) struct Remaining {
+    /// `plural.group has N resource instances`, sorted.
+    pub(super) resources: Vec<String>,
+    /// `finalizer in N resource instances`, sorted.
+    pub(super) finalizers: Vec<String>,
+}
+
+impl Remaining {
+    fn of(content: &[Content]) -> Remaining {
+        let mut resources: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        let mut finalizers: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for c in content.iter().filter(|c| !c.finalizers.is_empty()) {
+            if let Some((group, plural)) = super::resource_of(&c.key) {
+                // Go's `%s.%s` of resource and group: a core resource ends in a dot.
+                *resources.entry(format!("{plural}.{group}")).or_default() += 1;
+            }
+            for f in &c.finalizers {
+                *finalizers.entry(f).or_default() += 1;
+            }
+        }
+        let mut resources: Vec<String> =
+            resources.into_iter().map(|(r, n)| format!("{r} has {n} resource instances")).collect();
+        let mut finalizers: Vec<String> =
+            finalizers.into_iter().map(|(f, n)| format!("{f} in {n} resource instances")).collect();
+        resources.sort();
+        finalizers.sort();
+        Remaining { resources, finalizers }
+    }
 }
 
 /// The actions that settle the namespace stored at `key`, being deleted, holding `content`:
-/// delete what is not being deleted yet; once nothing is left, clear its finalizers.
+/// delete what is not being deleted yet and report what remains in its conditions, as
+/// kube's namespace deleter does on each pass; once nothing is left, clear its finalizers.
 pub(super) fn settle_namespace(key: &str, namespace: &Node, content: &[Content]) -> Vec<Action> {
     if !namespace.deleting {
         return Vec::new();
     }
+    let report = Action::ReportContent(key.to_string(), Remaining::of(content));
     if content.is_empty() {
         return if namespace.namespace_finalizers.is_empty() {
             Vec::new()
         } else {
-            vec![Action::FinalizeNamespace(key.to_string())]
+            vec![report, Action::FinalizeNamespace(key.to_string())]
         };
     }
-    content.iter().filter(|c| !c.deleting).map(|c| Action::Delete(c.key.clone())).collect()
+    let mut actions: Vec<Action> =
+        content.iter().filter(|c| !c.deleting).map(|c| Action::Delete(c.key.clone())).collect();
+    actions.push(report);
+    actions
 }
 
 #[cfg(test)]
@@ -278,18 +321,38 @@ mod tests {
     fn a_terminating_namespace_is_emptied_then_finalized() {
         let ns = deleting(node("ns-uid", &[]), &[], &["kubernetes"]);
         let key = "/registry/core/namespaces/team";
-        let content = |key: &str, deleting| Content { key: key.into(), deleting };
+        let content = |key: &str, deleting, finalizers: &[&str]| Content {
+            key: key.into(),
+            deleting,
+            finalizers: finalizers.iter().map(|f| f.to_string()).collect(),
+        };
+        let held = Remaining {
+            resources: vec!["configmaps. has 1 resource instances".into(), "p.g has 2 resource instances".into()],
+            finalizers: vec!["a/hold in 2 resource instances".into(), "b/hold in 2 resource instances".into()],
+        };
         assert_eq!(
             settle_namespace(
                 key,
                 &ns,
-                &[content("/registry/g/p/team/x", false), content("/registry/g/p/team/y", true)]
+                &[
+                    content("/registry/g/p/team/x", false, &[]),
+                    content("/registry/g/p/team/y", true, &["a/hold", "b/hold"]),
+                    content("/registry/g/p/team/z", false, &["a/hold"]),
+                    content("/registry/core/configmaps/team/c", true, &["b/hold"]),
+                ]
             ),
-            vec![Action::Delete("/registry/g/p/team/x".into())]
+            vec![
+                Action::Delete("/registry/g/p/team/x".into()),
+                Action::Delete("/registry/g/p/team/z".into()),
+                Action::ReportContent(key.into(), held),
+            ]
         );
-        assert_eq!(settle_namespace(key, &ns, &[]), vec![Action::FinalizeNamespace(key.into())]);
+        assert_eq!(
+            settle_namespace(key, &ns, &[]),
+            vec![Action::ReportContent(key.into(), Remaining::default()), Action::FinalizeNamespace(key.into())]
+        );
         // Finalized already, or not being deleted: nothing.
         assert!(settle_namespace(key, &deleting(node("ns-uid", &[]), &[], &[]), &[]).is_empty());
-        assert!(settle_namespace(key, &node("ns-uid", &[]), &[content("/registry/g/p/team/x", false)]).is_empty());
+        assert!(settle_namespace(key, &node("ns-uid", &[]), &[content("/registry/g/p/team/x", false, &[])]).is_empty());
     }
 }

@@ -100,6 +100,8 @@ impl Node {
 pub(super) struct Parsed {
     pub(super) uid: String,
     pub(super) node: Option<Node>,
+    /// Its finalizers, when it has no node (a node holds them).
+    pub(super) finalizers: Vec<String>,
 }
 
 impl Parsed {
@@ -119,7 +121,7 @@ impl Parsed {
             .collect();
         let deleting = m.deletion_timestamp.is_some();
         if coordinates.is_empty() && !deleting && !namespace {
-            return Parsed { uid: m.uid, node: None };
+            return Parsed { uid: m.uid, node: None, finalizers: m.finalizers };
         }
         let namespace_finalizers = if namespace {
             serde_json::from_slice::<NamespaceDoc>(value).map(|d| d.spec.finalizers).unwrap_or_default()
@@ -133,7 +135,7 @@ impl Parsed {
             finalizers: m.finalizers,
             namespace_finalizers,
         };
-        Parsed { uid: m.uid, node: Some(node) }
+        Parsed { uid: m.uid, node: Some(node), finalizers: Vec::new() }
     }
 }
 
@@ -291,7 +293,7 @@ impl Graph {
             }
         }
         match new {
-            Some(Parsed { uid, node }) => {
+            Some(Parsed { uid, node, .. }) => {
                 if !kept {
                     self.uids.insert(&uid, key);
                 }

@@ -27,6 +27,7 @@
 mod decide;
 mod events;
 mod graph;
+mod namespace_conditions;
 mod uids;
 
 pub use graph::GraphAt;
@@ -215,9 +216,13 @@ async fn namespace_content(store: &dyn Store, graph: &Graph, name: &str) -> Resu
         let mut opts = ListOptions { limit: Some(CONTENT_PAGE), ..ListOptions::default() };
         loop {
             let page = store.list(&prefix, &opts).await?;
-            content.extend(page.items.iter().map(|kv| Content {
-                key: kv.key.clone(),
-                deleting: Parsed::of(&kv.key, &kv.value).node.is_some_and(|n| n.deleting),
+            content.extend(page.items.iter().map(|kv| {
+                let parsed = Parsed::of(&kv.key, &kv.value);
+                let (deleting, finalizers) = match parsed.node {
+                    Some(node) => (node.deleting, node.finalizers),
+                    None => (false, parsed.finalizers),
+                };
+                Content { key: kv.key.clone(), deleting, finalizers }
             }));
             opts.revision = Some(page.revision);
             match page.next_key {
@@ -299,6 +304,23 @@ async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<
                 }
             })
             .await
+        }
+        Action::ReportContent(key, remaining) => {
+            let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
+            let mut obj = meta::from_stored(&kv);
+            let Some(status) =
+                obj.as_object_mut().map(|o| o.entry("status").or_insert_with(|| Value::Object(Default::default())))
+            else {
+                return Ok(());
+            };
+            let Some(status) = status.as_object_mut() else { return Ok(()) };
+            let conditions = status.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
+            let Some(conditions) = conditions.as_array_mut() else { return Ok(()) };
+            if !namespace_conditions::update(conditions, remaining, &meta::format_time(Timestamp::now())) {
+                return Ok(());
+            }
+            let value = crate::resources::to_stored(&obj);
+            store.update(key, value, Some(kv.mod_revision)).await.map(|_| ()).map_err(|e| e.to_string())
         }
         Action::FinalizeNamespace(key) => {
             rewrite(store, key, |obj| {
