@@ -10,15 +10,16 @@
 //! them). One pass over the bytes: a Table of ten thousand rows parses ten thousand times.
 
 use super::formats::days_in_month;
-use crate::field::go_quote;
 use jiff::Timestamp;
 
 /// `2006-01-02`, strfmt's full date.
 pub const DATE: &str = "2006-01-02";
 /// `2006-01-02T15:04:05`, the last of strfmt's date-time layouts.
 pub const DATE_TIME: &str = "2006-01-02T15:04:05";
-/// `time.RFC3339`.
+/// `time.RFC3339`, `metav1.Time`'s layout.
 pub const RFC3339: &str = "2006-01-02T15:04:05Z07:00";
+/// `metav1.RFC3339Micro`, `metav1.MicroTime`'s layout: exactly six digits of fraction.
+pub const RFC3339_MICRO: &str = "2006-01-02T15:04:05.000000Z07:00";
 
 /// One element of the layouts.
 #[derive(Clone, Copy)]
@@ -30,6 +31,8 @@ enum Elem {
     Hour,
     Minute,
     Second,
+    /// `.000000`: a period or comma and six digits.
+    Micro,
     /// `Z07:00`: `Z` or a signed `hh:mm`.
     Zone,
 }
@@ -53,9 +56,25 @@ fn elements(layout: &str) -> &'static [Elem] {
         Second,
         Zone,
     ];
+    const MICRO_ELEMS: [Elem; 13] = [
+        Year,
+        Literal("-"),
+        Month,
+        Literal("-"),
+        Day,
+        Literal("T"),
+        Hour,
+        Literal(":"),
+        Minute,
+        Literal(":"),
+        Second,
+        Micro,
+        Zone,
+    ];
     match layout {
         DATE => &DATE_ELEMS,
         RFC3339 => &RFC3339_ELEMS,
+        RFC3339_MICRO => &MICRO_ELEMS,
         _ => &DATE_TIME_ELEMS,
     }
 }
@@ -69,6 +88,7 @@ fn layout_text(e: Elem) -> &'static str {
         Elem::Hour => "15",
         Elem::Minute => "04",
         Elem::Second => "05",
+        Elem::Micro => ".000000",
         Elem::Zone => "Z07:00",
     }
 }
@@ -100,8 +120,8 @@ struct Fields {
     offset: i64,
 }
 
-/// Go's `ParseError` text for `value` under `layout` ([`DATE`], [`DATE_TIME`] or
-/// [`RFC3339`]), `None` when it parses.
+/// Go's `ParseError` text for `value` under `layout` ([`DATE`], [`DATE_TIME`],
+/// [`RFC3339`] or [`RFC3339_MICRO`]), `None` when it parses.
 pub fn parse_error(value: &str, layout: &str) -> Option<String> {
     read(value, layout).err()
 }
@@ -133,10 +153,9 @@ pub fn seconds_since(then: Timestamp, now: Timestamp) -> i64 {
 
 /// Go's `time.parse` of `value` under one of the layouts, element by element.
 fn read(value: &str, layout: &str) -> Result<Fields, String> {
-    let whole = go_quote(value);
+    let whole = quote(value.as_bytes());
     let cannot = |rest: &[u8], elem: &str| {
-        let rest = go_quote(&String::from_utf8_lossy(rest));
-        format!("parsing time {whole} as {}: cannot parse {rest} as {}", go_quote(layout), go_quote(elem))
+        format!("parsing time {whole} as \"{layout}\": cannot parse {} as \"{elem}\"", quote(rest))
     };
     let out_of_range = |what: &str| format!("parsing time {whole}: {what} out of range");
     let mut rest = value.as_bytes();
@@ -157,6 +176,19 @@ fn read(value: &str, layout: &str) -> Result<Fields, String> {
                 .then(|| (rest[..4].iter().fold(0, |n, b| n * 10 + u32::from(b - b'0')), 4)),
             Elem::Month | Elem::Day | Elem::Minute | Elem::Second => number(rest, true),
             Elem::Hour => number(rest, false),
+            // Go's `parseNanoseconds` over `.` and six characters, read by `atoi` (so a
+            // sign passes, and a negative fraction is out of range).
+            Elem::Micro => {
+                let text = rest.get(1..7).and_then(|d| std::str::from_utf8(d).ok());
+                match text.filter(|_| matches!(rest[0], b'.' | b',')).map(str::parse::<i32>) {
+                    Some(Ok(n)) if n < 0 => return Err(out_of_range("fractional second")),
+                    Some(Ok(n)) => {
+                        f.nanos = n.unsigned_abs() * 1000;
+                        Some((0, 7))
+                    }
+                    _ => None,
+                }
+            }
             Elem::Zone => None,
         };
         let Some((n, len)) = taken else { return Err(cannot(rest, layout_text(elem))) };
@@ -186,14 +218,19 @@ fn read(value: &str, layout: &str) -> Result<Fields, String> {
                 f.second = n;
                 (n >= 60).then_some("second")
             }
-            Elem::Literal(_) | Elem::Zone => None,
+            Elem::Literal(_) | Elem::Micro | Elem::Zone => None,
         };
         if let Some(what) = range {
             return Err(out_of_range(what));
         }
         // A fraction after the seconds is read although the layout has none, after a
         // period or a comma, to any length; digits past the ninth are dropped.
-        if matches!(elem, Elem::Second) && matches!(rest.first(), Some(b'.' | b',')) && digit(rest, 1).is_some() {
+        let fraction_next = layout == RFC3339_MICRO;
+        if matches!(elem, Elem::Second)
+            && !fraction_next
+            && matches!(rest.first(), Some(b'.' | b','))
+            && digit(rest, 1).is_some()
+        {
             let digits = rest[1..].iter().take_while(|b| b.is_ascii_digit()).count();
             let kept = &rest[1..1 + digits.min(9)];
             let nanos = kept.iter().fold(0u32, |n, b| n * 10 + u32::from(b - b'0'));
@@ -202,8 +239,7 @@ fn read(value: &str, layout: &str) -> Result<Fields, String> {
         }
     }
     if !rest.is_empty() {
-        let extra = go_quote(&String::from_utf8_lossy(rest));
-        return Err(format!("parsing time {whole}: extra text: {extra}"));
+        return Err(format!("parsing time {whole}: extra text: {}", quote(rest)));
     }
     if f.day < 1 || f.day > days_in_month(f.year, f.month) {
         return Err(out_of_range("day"));
@@ -240,6 +276,28 @@ fn zone(s: &[u8]) -> Result<(i64, usize), Option<&'static str>> {
         return Err(range);
     }
     Ok((sign * i64::from(h * 3600 + m * 60), 6))
+}
+
+/// Go's `time` package quoting in its parse errors: not `strconv.Quote`, but each byte of
+/// a non-ASCII or control character as `\xNN`.
+fn quote(text: &[u8]) -> String {
+    let mut out = String::from('"');
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_ascii() && c >= ' ' {
+                if c == '"' || c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            } else {
+                let mut buf = [0; 4];
+                c.encode_utf8(&mut buf).bytes().for_each(|b| out.push_str(&format!("\\x{b:02x}")));
+            }
+        }
+        chunk.invalid().iter().for_each(|b| out.push_str(&format!("\\x{b:02x}")));
+    }
+    out.push('"');
+    out
 }
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -87,3 +87,18 @@ fn durations_saturate_and_the_zero_time_is_known() {
     assert!(is_zero(parse_rfc3339("0001-01-01T01:00:00+01:00").expect("zero")));
     assert!(!is_zero(parse_rfc3339("0001-01-01T00:00:00.5Z").expect("not zero")));
 }
+
+/// `metav1.MicroTime`'s layout, as the oracle refuses Events' and Leases' times.
+#[test]
+fn micro_times_want_six_digits() {
+    assert_eq!(parse_error("2020-01-02T03:04:05.123456Z", RFC3339_MICRO), None);
+    assert_eq!(parse_error("2020-01-02T3:04:05,123456+01:00", RFC3339_MICRO), None);
+    assert_eq!(
+        parse_error("2020-01-02T3:04:05.5Z", RFC3339_MICRO).as_deref(),
+        Some(r#"parsing time "2020-01-02T3:04:05.5Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".5Z" as ".000000""#)
+    );
+    assert_eq!(
+        parse_error("é", RFC3339).as_deref(),
+        Some(r#"parsing time "\xc3\xa9" as "2006-01-02T15:04:05Z07:00": cannot parse "\xc3\xa9" as "2006""#)
+    );
+}
