@@ -63,10 +63,12 @@ impl JsonPath {
     }
 
     /// Evaluates a single-action template on `value`, the value reached by its first
-    /// `skip` plain fields (see [`JsonPath::plain_prefix`]).
+    /// `skip` plain fields (see [`JsonPath::plain_prefix`]). A template of several actions
+    /// (`{.a} x {.b}`, which has no plain prefix, so `skip` is 0) gives its first node's
+    /// results, as a printer column takes them, failing if any node fails.
     pub fn find_from<'a>(&self, value: &'a Value, skip: usize) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
         let [Node::List(nodes)] = self.root.as_slice() else {
-            return err("find_from needs a single-action template");
+            return Ok(self.find(value)?.into_iter().next().unwrap_or_default());
         };
         eval_list(vec![Cow::Borrowed(value)], nodes.get(skip..).unwrap_or(&[]))
     }

@@ -114,6 +114,20 @@ fn printer_columns_make_cells_from_json_paths() {
     assert_eq!((defs[2].type_.as_str(), defs[2].priority, defs[2].format.as_str()), ("integer", 0, ""));
 }
 
+/// The oracle's cells for a path that closes its action and opens another: the first
+/// action's first result, or nothing when any action fails.
+#[test]
+fn a_path_of_several_actions_shows_its_first() {
+    let conv = TableConvertor::custom_resource(&[
+        column("Two", "date", ".spec.a} x {.spec.b"),
+        column("Failing", "string", ".spec.a}{.spec.a[0]"),
+    ]);
+    let obj = json!({"metadata": {"name": "w1"}, "spec": {"a": "soon"}});
+    assert_eq!(cells(&conv, &obj)[1..], [Cell::Str("<invalid>".into()), Cell::Null]);
+    let bare = json!({"metadata": {"name": "w2"}, "spec": {"b": "x"}});
+    assert_eq!(cells(&conv, &bare)[1..], [Cell::Null, Cell::Null]);
+}
+
 #[test]
 fn no_printer_columns_means_name_and_age() {
     let conv = TableConvertor::custom_resource(&[]);
