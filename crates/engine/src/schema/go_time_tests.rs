@@ -95,7 +95,9 @@ fn micro_times_want_six_digits() {
     assert_eq!(parse_error("2020-01-02T3:04:05,123456+01:00", RFC3339_MICRO), None);
     assert_eq!(
         parse_error("2020-01-02T3:04:05.5Z", RFC3339_MICRO).as_deref(),
-        Some(r#"parsing time "2020-01-02T3:04:05.5Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".5Z" as ".000000""#)
+        Some(
+            r#"parsing time "2020-01-02T3:04:05.5Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".5Z" as ".000000""#
+        )
     );
     assert_eq!(
         parse_error("é", RFC3339).as_deref(),
