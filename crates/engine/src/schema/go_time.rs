@@ -37,46 +37,18 @@ enum Elem {
     Zone,
 }
 
-fn elements(layout: &str) -> &'static [Elem] {
+/// The elements of a layout: a prefix of `2006-01-02T15:04:05`, then the RFC 3339 tails.
+fn elements(layout: &str) -> impl Iterator<Item = Elem> {
     use Elem::*;
-    const DATE_ELEMS: [Elem; 5] = [Year, Literal("-"), Month, Literal("-"), Day];
     const DATE_TIME_ELEMS: [Elem; 11] =
         [Year, Literal("-"), Month, Literal("-"), Day, Literal("T"), Hour, Literal(":"), Minute, Literal(":"), Second];
-    const RFC3339_ELEMS: [Elem; 12] = [
-        Year,
-        Literal("-"),
-        Month,
-        Literal("-"),
-        Day,
-        Literal("T"),
-        Hour,
-        Literal(":"),
-        Minute,
-        Literal(":"),
-        Second,
-        Zone,
-    ];
-    const MICRO_ELEMS: [Elem; 13] = [
-        Year,
-        Literal("-"),
-        Month,
-        Literal("-"),
-        Day,
-        Literal("T"),
-        Hour,
-        Literal(":"),
-        Minute,
-        Literal(":"),
-        Second,
-        Micro,
-        Zone,
-    ];
-    match layout {
-        DATE => &DATE_ELEMS,
-        RFC3339 => &RFC3339_ELEMS,
-        RFC3339_MICRO => &MICRO_ELEMS,
-        _ => &DATE_TIME_ELEMS,
-    }
+    let (head, tail): (&[Elem], &[Elem]) = match layout {
+        DATE => (&DATE_TIME_ELEMS[..5], &[]),
+        RFC3339 => (&DATE_TIME_ELEMS, &[Zone]),
+        RFC3339_MICRO => (&DATE_TIME_ELEMS, &[Micro, Zone]),
+        _ => (&DATE_TIME_ELEMS, &[]),
+    };
+    head.iter().chain(tail).copied()
 }
 
 fn layout_text(e: Elem) -> &'static str {
@@ -160,7 +132,7 @@ fn read(value: &str, layout: &str) -> Result<Fields, String> {
     let out_of_range = |what: &str| format!("parsing time {whole}: {what} out of range");
     let mut rest = value.as_bytes();
     let mut f = Fields::default();
-    for &elem in elements(layout) {
+    for elem in elements(layout) {
         if let Elem::Zone = elem {
             let (offset, len) = zone(rest).map_err(|range| match range {
                 Some(what) => out_of_range(what),
