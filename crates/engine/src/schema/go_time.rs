@@ -107,6 +107,23 @@ pub fn parse_rfc3339(s: &str) -> Option<Timestamp> {
     Timestamp::new(seconds, i32::try_from(f.nanos).ok()?).ok()
 }
 
+/// A time Go's `time.Parse(time.RFC3339, s)` reads, rewritten as strict RFC 3339 with its
+/// offset kept (`2020-01-01T1:00:00,5Z` is `2020-01-01T01:00:00.500000000+00:00`), for
+/// readers that take only that; `None` where Go fails.
+pub fn strict_rfc3339(s: &str) -> Option<String> {
+    let f = read(s, RFC3339).ok()?;
+    // RFC 3339 offsets stop short of a day; Go's `+24:00` is written as the UTC instant.
+    if f.offset.abs() >= 86_400 {
+        return parse_rfc3339(s).map(|t| t.to_string());
+    }
+    let sign = if f.offset < 0 { '-' } else { '+' };
+    let (hours, minutes) = (f.offset.abs() / 3600, f.offset.abs() % 3600 / 60);
+    Some(format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}{sign}{hours:02}:{minutes:02}",
+        f.year, f.month, f.day, f.hour, f.minute, f.second, f.nanos
+    ))
+}
+
 /// Whether `t` is Go's zero `time.Time` (0001-01-01T00:00:00Z), which kube prints as
 /// `<unknown>` where it would print an age.
 pub fn is_zero(t: Timestamp) -> bool {

@@ -104,3 +104,11 @@ fn micro_times_want_six_digits() {
         Some(r#"parsing time "\xc3\xa9" as "2006-01-02T15:04:05Z07:00": cannot parse "\xc3\xa9" as "2006""#)
     );
 }
+
+#[test]
+fn go_times_are_rewritten_strictly() {
+    assert_eq!(strict_rfc3339("2020-01-01T1:00:00,5Z").as_deref(), Some("2020-01-01T01:00:00.500000000+00:00"));
+    assert_eq!(strict_rfc3339("2020-01-01T01:00:00-07:30").as_deref(), Some("2020-01-01T01:00:00.000000000-07:30"));
+    assert_eq!(strict_rfc3339("2020-01-02T03:04:05+24:00").as_deref(), Some("2020-01-01T03:04:05Z"));
+    assert_eq!(strict_rfc3339("2020-01-01t01:00:00z"), None);
+}
