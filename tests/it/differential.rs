@@ -186,6 +186,7 @@ scenarios!(
     ssa,
     strategic,
     subresources,
+    tabulated,
     tokens,
     unlisted,
     upserts,

@@ -293,8 +293,9 @@ pub fn normalize_text(text: &str, labels: &mut Labels) -> String {
     patterns.too_old.replace_all(&out, "$1 (<rv>)").into_owned()
 }
 
-/// In every Table, the cells of age and date columns become `<age>` (they are computed from
-/// the clock when the server answers).
+/// In every Table, the ages and times in age and date columns become `<age>` (they are
+/// computed from the clock when the server answers); `<invalid>` and `<unknown>` are facts
+/// about the value and stay.
 fn mask_age_cells(value: &mut Value, timed: &mut Vec<usize>) {
     match value {
         Value::Object(map) => {
@@ -311,7 +312,7 @@ fn mask_age_cells(value: &mut Value, timed: &mut Vec<usize>) {
                     for row in rows {
                         for &column in timed.iter() {
                             if let Some(cell) = row.pointer_mut(&format!("/cells/{column}"))
-                                && cell.is_string()
+                                && cell.as_str().is_some_and(is_age)
                             {
                                 *cell = json!("<age>");
                             }
@@ -324,6 +325,12 @@ fn mask_age_cells(value: &mut Value, timed: &mut Vec<usize>) {
         Value::Array(items) => items.iter_mut().for_each(|item| mask_age_cells(item, timed)),
         _ => {}
     }
+}
+
+/// Whether a cell of an age or date column hangs on the clock: everything but the texts
+/// kube writes for a missing or unreadable time.
+fn is_age(cell: &str) -> bool {
+    !matches!(cell, "<invalid>" | "<unknown>")
 }
 
 fn sort_all_causes(value: &mut Value) {

@@ -10,16 +10,16 @@ use crate::go_json::{go_exponent, mantissa_exponent};
 use serde_json::Value;
 
 /// The text client-go's `JSONPath.PrintResults` writes for one value: JSON for objects
-/// and arrays, `fmt.Fprint` for the rest (`<no value>` for null).
+/// and arrays, `fmt.Fprint` for the rest (`<no value>` for null). A number past int64 was
+/// decoded as a float64, and prints as one (`9.223372036854776e+18`).
 pub fn print_text(v: &Value) -> String {
     match v {
         Value::Null => "<no value>".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::String(s) => s.clone(),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => i.to_string(),
-            (None, Some(u)) => u.to_string(),
-            _ => go_format_g(n.as_f64().unwrap_or(0.0)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => go_format_g(n.as_f64().unwrap_or(0.0)),
         },
         Value::Array(_) | Value::Object(_) => go_json(v),
     }

@@ -63,10 +63,12 @@ impl JsonPath {
     }
 
     /// Evaluates a single-action template on `value`, the value reached by its first
-    /// `skip` plain fields (see [`JsonPath::plain_prefix`]).
+    /// `skip` plain fields (see [`JsonPath::plain_prefix`]). A template of several actions
+    /// (`{.a} x {.b}`, which has no plain prefix, so `skip` is 0) gives its first node's
+    /// results, as a printer column takes them, failing if any node fails.
     pub fn find_from<'a>(&self, value: &'a Value, skip: usize) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
         let [Node::List(nodes)] = self.root.as_slice() else {
-            return err("find_from needs a single-action template");
+            return Ok(self.find(value)?.into_iter().next().unwrap_or_default());
         };
         eval_list(vec![Cow::Borrowed(value)], nodes.get(skip..).unwrap_or(&[]))
     }
@@ -142,8 +144,9 @@ fn eval_array<'a>(input: Vals<'a>, params: &[Param; 3]) -> Result<Vals<'a>, Json
         if p[1].value < 0 || (p[1].value == 0 && p[1].derived) {
             p[1].value += len;
         }
+        // Asking for no items ends the whole step, later inputs unread, as client-go does.
         if p[1].value == p[0].value {
-            continue;
+            return Ok(out);
         }
         if p[0].value >= len || p[0].value < 0 {
             return err(format!("array index out of bounds: index {}, length {len}", p[0].value));
@@ -154,11 +157,13 @@ fn eval_array<'a>(input: Vals<'a>, params: &[Param; 3]) -> Result<Vals<'a>, Json
         if p[0].value > p[1].value {
             return err(format!("starting index {} is greater than ending index {}", p[0].value, p[1].value));
         }
-        // Go's reflect.Slice3 takes a capacity, not a step: it only bounds the slice.
-        if p[2].known && (p[2].value < p[1].value || p[2].value > len) {
-            return err(format!("slice bounds out of range [::{}] with capacity {len}", p[2].value));
-        }
-        for i in p[0].value..p[1].value {
+        // The third parameter is a step (client-go 1.32; before, it was a capacity).
+        let step = match p[2] {
+            Param { known: true, value, .. } if value <= 0 => return err("step must be > 0"),
+            Param { known: true, value, .. } => value,
+            _ => 1,
+        };
+        for i in (p[0].value..p[1].value).step_by(usize::try_from(step).unwrap_or(usize::MAX)) {
             if let Some(item) = child(value, |v| v.as_array()?.get(i as usize)) {
                 out.push(item);
             }
@@ -197,10 +202,19 @@ fn eval_filter<'a>(input: Vals<'a>, left: &[Node], right: &[Node], op: &str) -> 
                 }
                 continue;
             }
+            // An item the sides find nothing in is skipped; more than one result fails.
             let lefts = lefts?;
-            let [l] = lefts.as_slice() else { return err("can only compare one element at a time") };
+            let l = match lefts.as_slice() {
+                [] => continue,
+                [l] => l,
+                _ => return err("can only compare one element at a time"),
+            };
             let rights = eval_list(vec![item.clone()], right)?;
-            let [r] = rights.as_slice() else { return err("can only compare one element at a time") };
+            let r = match rights.as_slice() {
+                [] => continue,
+                [r] => r,
+                _ => return err("can only compare one element at a time"),
+            };
             let pass = match op {
                 "==" => go_equal(l, r)?,
                 "!=" => !go_equal(l, r)?,
@@ -218,12 +232,12 @@ fn eval_filter<'a>(input: Vals<'a>, left: &[Node], right: &[Node], op: &str) -> 
     Ok(out)
 }
 
-/// Go template's basic kinds for comparisons.
+/// Go template's basic kinds for comparisons. Decoded JSON has no unsigned integers: a
+/// number past int64 is a float64.
 #[derive(PartialEq)]
 enum Basic<'v> {
     Bool(bool),
     Int(i64),
-    Uint(u64),
     Float(f64),
     Str(&'v str),
 }
@@ -232,10 +246,9 @@ fn basic(v: &Value) -> Result<Basic<'_>, JsonPathError> {
     match v {
         Value::Bool(b) => Ok(Basic::Bool(*b)),
         Value::String(s) => Ok(Basic::Str(s)),
-        Value::Number(n) => Ok(match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Basic::Int(i),
-            (None, Some(u)) => Basic::Uint(u),
-            _ => Basic::Float(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Number(n) => Ok(match n.as_i64() {
+            Some(i) => Basic::Int(i),
+            None => Basic::Float(n.as_f64().unwrap_or(f64::NAN)),
         }),
         _ => err("invalid type for comparison"),
     }
@@ -245,9 +258,6 @@ fn go_compare(l: &Value, r: &Value) -> Result<Ordering, JsonPathError> {
     let incompatible = || JsonPathError("incompatible types for comparison".into());
     Ok(match (basic(l)?, basic(r)?) {
         (Basic::Int(a), Basic::Int(b)) => a.cmp(&b),
-        (Basic::Uint(a), Basic::Uint(b)) => a.cmp(&b),
-        (Basic::Int(a), Basic::Uint(b)) => i128::from(a).cmp(&i128::from(b)),
-        (Basic::Uint(a), Basic::Int(b)) => i128::from(a).cmp(&i128::from(b)),
         (Basic::Float(a), Basic::Float(b)) => a.partial_cmp(&b).ok_or_else(incompatible)?,
         (Basic::Str(a), Basic::Str(b)) => a.cmp(b),
         (Basic::Bool(_), Basic::Bool(_)) => return err("invalid type for comparison"),

@@ -68,6 +68,10 @@ fn indexes_slices_wildcards_and_unions() {
     assert_eq!(all(".spec.tags[1:]", &w), vec![json!("b"), json!("c")]);
     assert_eq!(all(".spec.tags[0:2]", &w), vec![json!("a"), json!("b")]);
     assert_eq!(all(".spec.tags[0,2]", &w), vec![json!("a"), json!("c")]);
+    // The third slice parameter is a step.
+    assert_eq!(all(".spec.tags[::2]", &w), vec![json!("a"), json!("c")]);
+    assert_eq!(all(".spec.tags[0:2:1]", &w), vec![json!("a"), json!("b")]);
+    assert!(JsonPath::parse_column(".spec.tags[::0]").expect("parses").find(&w).is_err());
     assert_eq!(all(".status.conditions[*].type", &w), vec![json!("Ready"), json!("Synced")]);
     assert_eq!(all(".spec.nested.*", &w), vec![json!({"y": 1})]);
     // Out of range is an error, and so is indexing a non-array.
@@ -89,10 +93,13 @@ fn filters_compare_like_go_templates() {
     // Comparing a number with a string fails the whole path.
     let p = JsonPath::parse_column(r#".status.conditions[?(@.n=="1")].type"#).expect("parses");
     assert!(p.find(&w).is_err());
-    // So does a filter where an item lacks the field.
-    let sparse = json!({"c": [{"type": "A"}, {"other": 1}]});
-    let p = JsonPath::parse_column(r#".c[?(@.type=="A")]"#).expect("parses");
-    assert!(p.find(&sparse).is_err());
+    // An item that lacks the field is skipped (missing keys are allowed).
+    let sparse = json!({"c": [{"other": 1}, {"type": "A", "n": 1}, {"type": "B", "n": 1.5}]});
+    assert_eq!(all(r#".c[?(@.type=="A")].n"#, &sparse), vec![json!(1)]);
+    // A number past int64 is a float64, which an int literal does not compare with.
+    let big = json!({"c": [{"n": 9223372036854775808u64}]});
+    assert!(JsonPath::parse_column(".c[?(@.n>5)]").expect("parses").find(&big).is_err());
+    assert_eq!(all(".c[?(@.n>5.5)].n", &big), vec![json!(9223372036854775808u64)]);
 }
 
 #[test]
@@ -126,6 +133,7 @@ fn values_print_as_go_prints_them() {
     assert_eq!(print_text(&json!("s")), "s");
     assert_eq!(print_text(&json!(5)), "5");
     assert_eq!(print_text(&json!(1.5)), "1.5");
+    assert_eq!(print_text(&json!(9223372036854775808u64)), "9.223372036854776e+18");
     assert_eq!(print_text(&json!(true)), "true");
     assert_eq!(print_text(&Value::Null), "<no value>");
     assert_eq!(print_text(&json!(["a", "b"])), r#"["a","b"]"#);

@@ -413,50 +413,29 @@ pub fn typed_cell(type_: &str, value: &Value, now: Timestamp) -> Cell {
         ("number", Value::Number(n)) => n.as_f64().map_or(Cell::Null, Cell::Float),
         ("boolean", Value::Bool(b)) => Cell::Bool(*b),
         ("string", Value::String(s)) => Cell::Str(s.clone()),
-        ("date", Value::String(s)) => Cell::Str(if s.is_empty() || s == "null" {
-            "<unknown>".into()
-        } else {
-            parse_time(s).map_or_else(|| "<invalid>".into(), |t| human_age(t, now))
+        // `metav1.Time.UnmarshalQueryParameter`: empty and `null` are the zero time, which
+        // (as a zero time spelled out) prints as `<unknown>`.
+        ("date", Value::String(s)) => Cell::Str(match s.as_str() {
+            "" | "null" => "<unknown>".into(),
+            s => match parse_time(s) {
+                None => "<invalid>".into(),
+                Some(t) if crate::schema::go_time::is_zero(t) => "<unknown>".into(),
+                Some(t) => human_age(t, now),
+            },
         }),
         _ => Cell::Null,
     }
 }
 
-/// Parses an RFC 3339 time, with a fast path for the `2006-01-02T15:04:05Z` shape every
-/// server-set timestamp has (a Table of ten thousand rows parses ten thousand of them).
+/// Parses a time as kube reads a `metav1.Time` (Go's `time.Parse(time.RFC3339, s)`).
 pub fn parse_time(s: &str) -> Option<Timestamp> {
-    let b = s.as_bytes();
-    let shape = b.len() == 20
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[13] == b':'
-        && b[16] == b':'
-        && b[19] == b'Z';
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        b[r].iter().try_fold(0i64, |acc, c| c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0')))
-    };
-    if shape {
-        let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-        let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-        if (1..=12).contains(&m) && (1..=31).contains(&d) && hh < 24 && mm < 60 && ss < 60 {
-            // Days from the civil date (Howard Hinnant's algorithm).
-            let y = if m <= 2 { y - 1 } else { y };
-            let era = y.div_euclid(400);
-            let yoe = y - era * 400;
-            let mp = (m + 9) % 12;
-            let doy = (153 * mp + 2) / 5 + d - 1;
-            let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-            let days = era * 146_097 + doe - 719_468;
-            return Timestamp::from_second(days * 86_400 + hh * 3600 + mm * 60 + ss).ok();
-        }
-    }
-    s.parse().ok()
+    crate::schema::go_time::parse_rfc3339(s)
 }
 
-/// The age of something created at `then`, as kube prints ages.
+/// The age of something created at `then`, as kube prints ages (`HumanDuration` of
+/// `time.Since`, whose Go duration stops at 292 years).
 pub fn human_age(then: Timestamp, now: Timestamp) -> String {
-    human_duration(now.duration_since(then).as_secs())
+    human_duration(crate::schema::go_time::seconds_since(then, now))
 }
 
 #[cfg(test)]

@@ -131,10 +131,16 @@ fn duration(This(this): This<Value>) -> ResolveResult {
     }
 }
 
-/// `timestamp(string)`: RFC 3339 (read by the `cel` crate), or seconds since the epoch.
+/// `timestamp(string)`: RFC 3339 as Go reads it, or seconds since the epoch.
 fn timestamp(This(this): This<Value>) -> ResolveResult {
     match this {
-        Value::String(s) => cel_time::timestamp(s).map_err(|_| conversion_error("google.protobuf.Timestamp")),
+        // cel-go reads the string with Go's `time.Parse(time.RFC3339, s)`, looser and
+        // stricter than RFC 3339 in places: Go's reader decides, then the strict text is
+        // converted.
+        Value::String(s) => super::go_time::strict_rfc3339(&s)
+            .ok_or(())
+            .and_then(|strict| cel_time::timestamp(strict.into()).map_err(|_| ()))
+            .map_err(|_| conversion_error("google.protobuf.Timestamp")),
         t @ Value::Timestamp(_) => Ok(t),
         Value::Int(secs) => chrono::DateTime::from_timestamp(secs, 0)
             .map(|t| Value::Timestamp(t.fixed_offset()))
@@ -163,6 +169,7 @@ mod tests {
             ("double('x')", "type conversion error from 'string' to 'double'"),
             ("duration('bad')", "type conversion error from 'string' to 'google.protobuf.Duration'"),
             ("timestamp('bad')", "type conversion error from 'string' to 'google.protobuf.Timestamp'"),
+            ("timestamp('2020-01-01t01:00:00z')", "type conversion error from 'string' to 'google.protobuf.Timestamp'"),
             ("uint('+1')", "type conversion error from 'string' to 'uint'"),
             ("double('1e400')", "type conversion error from 'string' to 'double'"),
             ("double('1__0')", "type conversion error from 'string' to 'double'"),

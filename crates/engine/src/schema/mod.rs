@@ -43,7 +43,7 @@ pub mod fieldpath;
 pub mod formats;
 mod go_base64;
 pub(crate) mod go_regexp;
-mod go_time;
+pub(crate) mod go_time;
 mod go_url;
 pub mod gofmt;
 mod listtype;

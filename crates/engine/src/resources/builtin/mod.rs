@@ -28,10 +28,10 @@ pub mod unstructured_convert;
 use super::{ResourceInfo, Strategy};
 use crate::field::{FieldError, Path};
 use crate::kinds::{BUILTIN_VERBS, ServedKind};
+use crate::schema::go_time;
 use crate::schema::names::{NameFn, is_qualified_name};
 use crate::schema::object_meta::validate_object_meta;
 use base64::Engine as _;
-use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -164,10 +164,10 @@ pub enum TimeKind {
     Micro,
 }
 
-/// A time as kube writes it back (UTC, seconds or microseconds); `None` when it is not
-/// RFC 3339.
+/// A time as kube writes it back (UTC, seconds or microseconds); `None` when Go's
+/// RFC 3339 reader refuses it.
 pub fn format_time(text: &str, kind: TimeKind) -> Option<String> {
-    let t: Timestamp = text.parse().ok()?;
+    let t = go_time::parse_rfc3339(text)?;
     let layout = match kind {
         TimeKind::Seconds => "%Y-%m-%dT%H:%M:%SZ",
         TimeKind::Micro => "%Y-%m-%dT%H:%M:%S%.6fZ",

@@ -50,7 +50,10 @@ fn name(obj: &Value, _now: Timestamp) -> Cell {
 /// `translateTimestampSince`: `<unknown>` for the zero time, else a human age.
 fn since(value: Option<&Value>, now: Timestamp) -> String {
     match value.and_then(Value::as_str).filter(|s| !s.is_empty()) {
-        Some(t) => parse_time(t).map_or_else(|| "<unknown>".into(), |t| human_age(t, now)),
+        Some(t) => match parse_time(t) {
+            Some(t) if !crate::schema::go_time::is_zero(t) => human_age(t, now),
+            _ => "<unknown>".into(),
+        },
         None => "<unknown>".into(),
     }
 }

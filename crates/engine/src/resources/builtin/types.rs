@@ -9,6 +9,7 @@
 //! One description per kind drives all three, so they cannot disagree.
 
 use crate::resources::managed_fields::schema::{ListKind, ListSchema, MapSchema, ScalarType, Schema};
+use crate::schema::go_time;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -649,61 +650,15 @@ fn value_time_error(value: &Value, ty: &'static GoType, struct_name: &str, path:
 /// A `Time` or `MicroTime` that does not unmarshal from `value`, in their words.
 pub fn time_value_error(value: &Value, ty: &GoType) -> Option<String> {
     let layout = match ty {
-        GoType::Time => "2006-01-02T15:04:05Z07:00",
-        GoType::MicroTime => "2006-01-02T15:04:05.000000Z07:00",
+        GoType::Time => go_time::RFC3339,
+        GoType::MicroTime => go_time::RFC3339_MICRO,
         _ => return None,
     };
     match value {
         Value::Null => None,
-        Value::String(s) if super::format_time(s, super::TimeKind::Micro).is_some() => match ty {
-            GoType::MicroTime => micro_fraction_error(s, layout),
-            _ => None,
-        },
-        Value::String(s) => {
-            let shown = time_quote(s);
-            Some(format!("parsing time {shown} as \"{layout}\": cannot parse {shown} as \"2006\""))
-        }
+        Value::String(s) => go_time::parse_error(s, layout),
         other => Some(format!("json: cannot unmarshal {} into Go value of type string", json_kind(other))),
     }
-}
-
-/// A `MicroTime`'s layout wants exactly six digits of fraction after the seconds, where
-/// RFC 3339 takes any number: Go's parser names the rest of the text it stopped at.
-fn micro_fraction_error(text: &str, layout: &str) -> Option<String> {
-    // What follows `2006-01-02T15:04:05`.
-    let rest = text.get(19..)?;
-    let bytes = rest.as_bytes();
-    let digits = bytes.iter().skip(1).take_while(|b| b.is_ascii_digit()).count();
-    let (elem, want) = if !matches!(bytes.first(), Some(b'.' | b',')) || digits < 6 {
-        (rest, ".000000")
-    } else if digits > 6 {
-        (&rest[7..], "Z07:00")
-    } else {
-        return None;
-    };
-    let shown = time_quote(text);
-    Some(format!("parsing time {shown} as \"{layout}\": cannot parse {} as \"{want}\"", time_quote(elem)))
-}
-
-/// Go's `time` package quoting in its parse errors: not `strconv.Quote`, but each byte of
-/// a non-ASCII or control character as `\xNN`.
-fn time_quote(text: &str) -> String {
-    let mut out = String::from('"');
-    for c in text.chars() {
-        if c.is_ascii() && c >= ' ' {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        } else {
-            let mut buf = [0; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Go's name of a type in `json` errors.
