@@ -45,7 +45,8 @@ fn shared_regex(pattern: &str) -> Result<regex::Regex, String> {
     if let Some(compiled) = held.get(pattern) {
         return compiled.clone();
     }
-    let compiled = regex::Regex::new(pattern).map_err(|e| e.to_string());
+    // Matched as Go matches it (ASCII `\w`, `\Q...\E`, literal `{`).
+    let compiled = regex::Regex::new(&super::go_pattern::to_rust(pattern)).map_err(|e| e.to_string());
     if held.len() >= REGEXES_HELD {
         held.clear();
     }
