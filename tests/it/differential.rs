@@ -190,6 +190,7 @@ scenarios!(
     unlisted,
     upserts,
     validate,
+    validated,
     verbs,
     watch,
     writes
