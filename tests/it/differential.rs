@@ -191,6 +191,7 @@ scenarios!(
     unlisted,
     upserts,
     validate,
+    validated,
     verbs,
     watch,
     writes

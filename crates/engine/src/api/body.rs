@@ -9,7 +9,7 @@
 //! Go's JSON scanner's or go-yaml's sentence.
 
 use crate::representation::body_yaml;
-use crate::resources::go_decode;
+use crate::resources::{go_decode, go_text};
 use crate::status::ApiError;
 use axum::http::{HeaderMap, header};
 use serde_json::Value;
@@ -70,9 +70,10 @@ pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, Api
             let read = body_yaml::read(body).map_err(|why| unrecognized(kind, &why, body))?;
             Ok(Decoded { object: read.object, duplicates: read.duplicates, duplicate_fields: Vec::new() })
         }
-        // serde reads no body Go's scanner refuses (it is the stricter: lone surrogates,
-        // invalid UTF-8, depth), so the scan is needed only to name a failure as Go does.
-        Input::Json => match go_decode::read_strict(body) {
+        // Read as Go reads it (a lone surrogate or a byte that is no UTF-8 is U+FFFD, `-0`
+        // is 0), serde reads no body Go's scanner refuses (it is the stricter: depth), so
+        // the scan is needed only to name a failure as Go does.
+        Input::Json => match go_decode::read_strict(&go_text::as_go_reads(body)) {
             Ok((object, duplicate_fields)) => Ok(Decoded { object, duplicates: Vec::new(), duplicate_fields }),
             Err(e) => {
                 // Go's decoder scans the whole body before it reads the kind.

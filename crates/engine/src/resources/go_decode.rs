@@ -39,7 +39,11 @@ pub fn go_kind(v: &Value) -> &'static str {
 /// `null`) and the strict errors, or the error that stopped decoding.
 pub fn unmarshal_map_strict(data: &[u8]) -> Result<(Value, Vec<String>), String> {
     check_syntax(data)?;
-    let (value, duplicates) = read_strict(data).map_err(|e| e.to_string())?;
+    // Go reads a number past float64 only to refuse it, by its text; serde refuses the body.
+    let (value, duplicates) = read_strict(data).map_err(|e| match number_beyond_float64(data) {
+        Some(n) => format!("json: cannot unmarshal number {n} into Go value of type float64"),
+        None => e.to_string(),
+    })?;
     match &value {
         Value::Object(_) | Value::Null => {}
         other => {
@@ -324,6 +328,10 @@ mod tests {
     fn a_number_beyond_float64_is_found_outside_strings_only() {
         assert_eq!(number_beyond_float64(br#"{"a":"1e400","b":[1,-2.5e3,-1E+400]}"#), Some("-1E+400"));
         assert_eq!(number_beyond_float64(br#"{"a":"x\"1e999","b":12345678901234567890123}"#), None);
+        assert_eq!(
+            unmarshal_map_strict(br#"{"spec":{"v":1e400}}"#),
+            Err("json: cannot unmarshal number 1e400 into Go value of type float64".to_string())
+        );
     }
 
     #[test]

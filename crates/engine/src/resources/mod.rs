@@ -14,6 +14,7 @@ pub mod custom;
 pub mod generate_name;
 pub mod go_decode;
 mod go_json;
+pub mod go_text;
 pub mod jsonpatch;
 mod jsonpatch_splice;
 mod list_plan;

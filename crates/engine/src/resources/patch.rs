@@ -107,6 +107,7 @@ const BAD_JSON_PATCH: &str = "Invalid JSON Patch";
 /// input`) and finds duplicate fields. Then evanphx/json-patch's `MergePatch` refuses what
 /// is no object or array; an array replaces the whole document, for decoding to refuse.
 pub fn merge(target: &Value, patch_body: &[u8], strict: bool) -> Result<(Value, Vec<String>), PatchError> {
+    let patch_body = &*super::go_text::as_go_reads(patch_body);
     let strict_errors = match strict {
         true => {
             super::go_decode::unmarshal_map_strict(patch_body)

@@ -42,6 +42,7 @@ mod embedded;
 pub mod fieldpath;
 pub mod formats;
 mod go_base64;
+mod go_pattern;
 pub(crate) mod go_regexp;
 pub(crate) mod go_time;
 mod go_url;

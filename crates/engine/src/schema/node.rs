@@ -45,7 +45,8 @@ fn shared_regex(pattern: &str) -> Result<regex::Regex, String> {
     if let Some(compiled) = held.get(pattern) {
         return compiled.clone();
     }
-    let compiled = regex::Regex::new(pattern).map_err(|e| e.to_string());
+    // Matched as Go matches it (ASCII `\w`, `\Q...\E`, literal `{`).
+    let compiled = regex::Regex::new(&super::go_pattern::to_rust(pattern)).map_err(|e| e.to_string());
     if held.len() >= REGEXES_HELD {
         held.clear();
     }
@@ -108,8 +109,9 @@ pub struct Node {
 }
 
 /// String formats kube-apiserver 1.32 validates, normalized without dashes as go-openapi
-/// looks them up (`date-time` → `datetime`).
-const SUPPORTED_STRING_FORMATS: [&str; 25] = [
+/// looks them up (`date-time` → `datetime`): apiextensions' `supportedFormats`, which has
+/// no `quantity` (and no `k8s-short-name`/`k8s-long-name`, which came in 1.34).
+const SUPPORTED_STRING_FORMATS: [&str; 24] = [
     "bsonobjectid",
     "uri",
     "email",
@@ -134,7 +136,6 @@ const SUPPORTED_STRING_FORMATS: [&str; 25] = [
     "date",
     "duration",
     "datetime",
-    "quantity",
 ];
 
 /// Go's `StripUnsupportedFormatsPostProcess`: formats kube does not know are ignored.
@@ -341,6 +342,7 @@ mod tests {
         assert_eq!(node(json!({"type": "number", "format": "double"})).format, "");
         assert_eq!(node(json!({"type": "boolean", "format": "byte"})).format, "byte");
         assert_eq!(node(json!({"type": "string", "format": "email"})).raw_format, "email");
+        assert_eq!(node(json!({"type": "string", "format": "quantity"})).format, "");
     }
 
     #[test]

@@ -8,7 +8,6 @@
 
 use super::gofmt::{go_time_string, with_value};
 use super::names::{NameFn, is_qualified_name, is_valid_label_value, name_is_dns_label};
-use super::validate::too_long;
 use crate::field::{ErrorType, FieldError, Path, go_quote};
 use crate::meta::{MANAGED_FIELDS_ENTRY_FIELDS, OBJECT_META_FIELDS, OWNER_REFERENCE_FIELDS};
 use serde_json::{Map, Value};
@@ -158,7 +157,7 @@ fn validate_annotations(meta: &Value, path: &Path) -> Vec<FieldError> {
     }
     let size: usize = annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
     if size > TOTAL_ANNOTATION_SIZE_LIMIT {
-        errs.push(too_long(path.clone(), TOTAL_ANNOTATION_SIZE_LIMIT as i64));
+        errs.push(FieldError::too_long(path.clone(), TOTAL_ANNOTATION_SIZE_LIMIT));
     }
     errs
 }
@@ -274,7 +273,7 @@ fn validate_managed_fields(meta: &Value, path: &Path) -> Vec<FieldError> {
         }
         let manager = text(entry, "manager");
         if manager.len() > FIELD_MANAGER_MAX_LENGTH {
-            errs.push(too_long(p.child("manager"), FIELD_MANAGER_MAX_LENGTH as i64));
+            errs.push(FieldError::too_long(p.child("manager"), FIELD_MANAGER_MAX_LENGTH));
         }
         let mut position = 0;
         for c in manager.chars() {
@@ -285,7 +284,7 @@ fn validate_managed_fields(meta: &Value, path: &Path) -> Vec<FieldError> {
             position += c.len_utf8();
         }
         if text(entry, "subresource").len() > MAX_SUBRESOURCE_NAME_LENGTH {
-            errs.push(too_long(p.child("subresource"), MAX_SUBRESOURCE_NAME_LENGTH as i64));
+            errs.push(FieldError::too_long(p.child("subresource"), MAX_SUBRESOURCE_NAME_LENGTH));
         }
     }
     errs

@@ -62,13 +62,6 @@ pub fn too_many(field: impl Into<String>, actual: usize, max: i64) -> FieldError
     FieldError { error_type: ErrorType::TooMany, field: field.into(), value: None, detail }
 }
 
-/// `Too long: may not be more than 5 bytes`.
-pub fn too_long(field: impl Into<String>, max: i64) -> FieldError {
-    let bytes = if max == 1 { "byte" } else { "bytes" };
-    let detail = format!("may not be more than {max} {bytes}");
-    FieldError { error_type: ErrorType::TooLong, field: field.into(), value: None, detail }
-}
-
 /// Validates `value`, found at kube-openapi path `name` (`""` for the root), against
 /// `node`. `old` is the correlated old value on update.
 pub fn validate(node: &Node, name: &str, value: &Value, old: Option<&Value>) -> Outcome {
@@ -182,7 +175,8 @@ fn type_error(node: &Node, name: &str, v: &Value) -> Option<FieldError> {
 fn string_error(node: &Node, name: &str, s: &str) -> Option<FieldError> {
     let len = s.chars().count() as i64;
     if let Some(max) = node.max_length.filter(|max| len > *max) {
-        return Some(too_long(err_path(name), max));
+        // kube 1.32's words are `may not be more than 1 bytes`, plural even for one.
+        return Some(FieldError::too_long(err_path(name), usize::try_from(max).unwrap_or(0)));
     }
     if let Some(min) = node.min_length.filter(|min| len < *min) {
         return Some(invalid(name, &Value::from(s), format!("{name} in body should be at least {min} chars long")));

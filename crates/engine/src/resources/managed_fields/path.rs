@@ -195,10 +195,10 @@ fn go_value_string(v: &Value) -> String {
     }
 }
 
-/// JSON as Go's encoder writes it: `<`, `>` and `&` (and the two JSON-hostile line
-/// separators) escaped, so keys match the ones kube-apiserver writes byte for byte.
+/// JSON as Go's encoder writes it (HTML characters escaped, floats as Go prints them:
+/// a set item `1.0` is `v:1`), so keys match the ones kube-apiserver writes byte for byte.
 pub fn go_json(v: &Value) -> String {
-    escape_like_go(&v.to_string())
+    String::from_utf8_lossy(&crate::go_json::to_vec(v)).into_owned()
 }
 
 /// A string as Go's encoding/json writes it; one that needs no escaping is only quoted.
@@ -211,24 +211,7 @@ pub fn go_json_str(s: &str) -> String {
         out.push('"');
         return out;
     }
-    escape_like_go(&Value::from(s).to_string())
-}
-
-fn escape_like_go(json: &str) -> String {
-    // These characters only ever occur inside strings in JSON text, so escaping them
-    // everywhere is exactly escaping them in strings.
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
+    go_json(&Value::from(s))
 }
 
 #[cfg(test)]
@@ -263,6 +246,8 @@ mod tests {
         assert!(PathElement::decode("v:{not json").is_err());
         assert!(PathElement::decode("nothing").is_err());
         assert_eq!(PathElement::Value(json!("a<b")).encode(), r#"v:"a\u003cb""#);
+        assert_eq!(PathElement::Value(json!(1.0)).encode(), "v:1");
+        assert_eq!(PathElement::Value(json!(1e21)).encode(), "v:1e+21");
     }
 
     #[test]
