@@ -174,6 +174,11 @@ thread_local! {
     };
 }
 
+/// The value of a constant expression (no variables), or its error in cel-go's words.
+pub(super) fn evaluate_constant(e: &Expression) -> Result<CelValue, String> {
+    BASE.with(|base| CelValue::resolve(e, base)).map_err(|e| error_text(&e))
+}
+
 /// cel-go's wording of an evaluation error, which kube quotes in its messages.
 fn error_text(e: &ExecutionError) -> String {
     match e {

@@ -422,6 +422,9 @@ fn runtime_errors_say_cel_gos_words() {
         ("uint(self.min) - 2u > 0u", json!({"min": 1}), "unsigned integer overflow"),
         ("int(self.name) == 1", json!({"name": "x"}), "type conversion error from 'string' to 'int'"),
         ("self.name.charAt(10) == 'a'", json!({"name": "abc"}), "index out of range: 10"),
+        // A global call passes its argument's failure on.
+        ("uint(self.min) == 2u", json!({}), "no such key: min"),
+        ("size(self.name) == 2", json!({}), "no such key: name"),
         (
             "quantity(self.name).isInteger()",
             json!({"name": "bad"}),
@@ -433,6 +436,10 @@ fn runtime_errors_say_cel_gos_words() {
         assert_eq!(run(&s, json!({"spec": spec}), None), [want], "{rule}");
     }
     let s = spec_with_rules(json!([{"rule": "-self.min == 3"}]));
+    assert!(run(&s, json!({"spec": {"min": -3}}), None).is_empty());
+    let s = spec_with_rules(
+        json!([{"rule": "duration('1h') + timestamp('2020-01-01T00:00:00Z') == timestamp('2020-01-01T01:00:00Z')"}]),
+    );
     assert!(run(&s, json!({"spec": {"min": -3}}), None).is_empty());
     let s = spec_with_rules(json!([{"rule": "[self.max, 1].sum() > 0"}]));
     assert_eq!(

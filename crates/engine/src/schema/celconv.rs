@@ -6,7 +6,7 @@
 
 use super::formats;
 use kube_cel::cel::extractors::This;
-use kube_cel::cel::functions::{self as cel_functions, time as cel_time};
+use kube_cel::cel::functions as cel_functions;
 use kube_cel::cel::objects::Value;
 use kube_cel::cel::{Context, ExecutionError, FunctionContext, ResolveResult};
 
@@ -17,6 +17,7 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("double", double);
     ctx.add_function("duration", duration);
     ctx.add_function("timestamp", timestamp);
+    ctx.add_function("bytes", bytes);
 }
 
 fn error(words: &str) -> ExecutionError {
@@ -131,14 +132,47 @@ fn duration(This(this): This<Value>) -> ResolveResult {
     }
 }
 
-/// `timestamp(string)`: RFC 3339 (read by the `cel` crate), or seconds since the epoch.
+/// `timestamp(string)`: RFC 3339 as Go reads it, or seconds since the epoch.
 fn timestamp(This(this): This<Value>) -> ResolveResult {
     match this {
-        Value::String(s) => cel_time::timestamp(s).map_err(|_| conversion_error("google.protobuf.Timestamp")),
+        Value::String(s) => {
+            go_rfc3339(&s).map(Value::Timestamp).ok_or_else(|| conversion_error("google.protobuf.Timestamp"))
+        }
         t @ Value::Timestamp(_) => Ok(t),
         Value::Int(secs) => chrono::DateTime::from_timestamp(secs, 0)
             .map(|t| Value::Timestamp(t.fixed_offset()))
             .ok_or_else(|| error("timestamp overflow")),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+/// Go's `time.Parse(time.RFC3339, s)`, which the `cel` crate's parser is stricter than: a
+/// fraction after a comma, offsets up to `±24:60` (one past a day kept as UTC, which
+/// chrono's offsets cannot hold).
+fn go_rfc3339(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    if !super::celcheck::is_rfc3339(s) {
+        return None;
+    }
+    let s = s.replacen(',', ".", 1);
+    let (local, offset) = match s.strip_suffix('Z') {
+        Some(local) => (local, 0),
+        None => {
+            let (local, zone) = s.split_at(s.len() - 6);
+            let minutes = zone[1..3].parse::<i32>().ok()? * 60 + zone[4..6].parse::<i32>().ok()?;
+            (local, if zone.starts_with('-') { -minutes * 60 } else { minutes * 60 })
+        }
+    };
+    let naive = chrono::NaiveDateTime::parse_from_str(local, "%Y-%m-%dT%H:%M:%S%.f").ok()?;
+    let utc = naive.checked_sub_signed(chrono::TimeDelta::seconds(i64::from(offset)))?;
+    let zone = chrono::FixedOffset::east_opt(offset).unwrap_or(chrono::FixedOffset::east_opt(0)?);
+    Some(chrono::DateTime::from_naive_utc_and_offset(utc, zone))
+}
+
+/// `bytes()`: cel-go's identity on bytes too.
+fn bytes(This(this): This<Value>) -> ResolveResult {
+    match this {
+        b @ Value::Bytes(_) => Ok(b),
+        Value::String(s) => cel_functions::bytes(s),
         _ => Err(ExecutionError::NoSuchOverload),
     }
 }
@@ -187,5 +221,15 @@ mod tests {
         }
         assert_eq!(eval("duration('1h30m') == duration('90m')"), Ok(Value::Bool(true)));
         assert_eq!(eval("timestamp('2020-01-01T00:00:00Z') == timestamp(1577836800)"), Ok(Value::Bool(true)));
+        // Go's readings (the oracle compiles these literals).
+        assert_eq!(
+            eval("timestamp('2020-01-01T00:00:00,5Z') == timestamp('2020-01-01T00:00:00.5Z')"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            eval("timestamp('2020-01-02T00:00:00+24:00') == timestamp('2020-01-01T00:00:00Z')"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(eval("bytes(b'a') == b'a' && bytes('a') == b'a'"), Ok(Value::Bool(true)));
     }
 }

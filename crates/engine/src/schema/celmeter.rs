@@ -219,7 +219,11 @@ impl Instrumenter {
             Some(t) => (c.func_name.clone(), Some((self.expr(t), true))),
             None => (c.func_name.clone(), None),
         };
-        if !SIZED_FUNCTIONS.contains(&name.as_str()) {
+        // A global call of the crate's (`uint(x)`, `format.named(x)`) reads its first argument as a
+        // receiver and words that argument's failure `Missing argument or target`; cel-go
+        // passes the failure on. Evaluated first, as the sized calls are, it is passed on.
+        let strict = matches!(target, None | Some((_, false))) && name.starts_with(|c: char| c.is_ascii_alphabetic());
+        if !SIZED_FUNCTIONS.contains(&name.as_str()) && !strict {
             let target = target.map(|(t, _)| Box::new(t));
             return meter(1, node(Expr::Call(CallExpr { func_name: runtime_name(&c.func_name), target, args })));
         }
@@ -420,10 +424,20 @@ fn sized(ftx: &FunctionContext) -> ResolveResult {
         ("_==_", [a, b]) => Ok(Value::Bool(cellogic::equal(a, b))),
         ("_!=_", [a, b]) => Ok(Value::Bool(!cellogic::equal(a, b))),
         ("@in", [a, Value::List(items)]) => Ok(Value::Bool(items.iter().any(|item| cellogic::equal(a, item)))),
+        // cel-go refuses to order a NaN, against any number.
+        ("_<_" | "_<=_" | "_>_" | "_>=_", [a, b]) if is_nan(a) || is_nan(b) => {
+            Err(ExecutionError::function_error(&function, "NaN values cannot be ordered"))
+        }
+        // cel-go adds a duration to a timestamp either way round; the crate only one way.
+        ("_+_", [d @ Value::Duration(_), t @ Value::Timestamp(_)]) => t.clone() + d.clone(),
         _ => scope.resolve(template).and_then(go_duration),
     };
     charge(call_cost(&function, &values, result.as_ref().ok()), 0)?;
     result
+}
+
+fn is_nan(v: &Value) -> bool {
+    matches!(v, Value::Float(f) if f.is_nan())
 }
 
 /// How many values `v` holds (itself included), counted without recursion.

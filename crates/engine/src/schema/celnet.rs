@@ -18,6 +18,15 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("cidr", cidr);
     ctx.add_function("isIP", |s: Arc<String>| kube_ip(&s).is_ok());
     ctx.add_function("isCIDR", |s: Arc<String>| kube_cidr(&s).is_ok());
+    ctx.add_function("ip.isCanonical", is_canonical);
+}
+
+/// `ip.isCanonical()`: kube parses its string as `ip()` does, failing in the same words.
+fn is_canonical(This(this): This<Value>) -> ResolveResult {
+    if let Value::String(s) = &this {
+        kube_ip(s).map_err(|e| ExecutionError::function_error("ip.isCanonical", e))?;
+    }
+    kube(Handed::IsCanonical, vec![this])
 }
 
 fn ip(This(this): This<Value>) -> ResolveResult {

@@ -31,10 +31,11 @@ pub(super) enum Handed {
     Min,
     Ip,
     Cidr,
+    IsCanonical,
 }
 
 impl Handed {
-    const ALL: [Handed; 11] = [
+    const ALL: [Handed; 12] = [
         Handed::String,
         Handed::Sum,
         Handed::IndexOf,
@@ -46,6 +47,7 @@ impl Handed {
         Handed::Min,
         Handed::Ip,
         Handed::Cidr,
+        Handed::IsCanonical,
     ];
 
     fn name(self) -> &'static str {
@@ -65,6 +67,7 @@ impl Handed {
             Handed::Min => "a.min()",
             Handed::Ip => "a.ip()",
             Handed::Cidr => "a.cidr()",
+            Handed::IsCanonical => "a.isCanonical()",
         }
     }
 
@@ -74,6 +77,7 @@ impl Handed {
             Handed::String => "string(a)".into(),
             Handed::Ip => "ip(a)".into(),
             Handed::Cidr => "cidr(a)".into(),
+            Handed::IsCanonical => "ip.isCanonical(a)".into(),
             other => other.source().into(),
         }
     }
@@ -154,6 +158,11 @@ fn dyn_of(This(this): This<Value>) -> ResolveResult {
 fn string(This(this): This<Value>) -> ResolveResult {
     if let Value::Opaque(_) = this {
         return kube(Handed::String, vec![this]);
+    }
+    if let Value::Bytes(b) = &this
+        && std::str::from_utf8(b).is_err()
+    {
+        return Err(ExecutionError::function_error("string", "invalid UTF-8 in bytes, cannot convert to string"));
     }
     text(&this).map(|s| Value::String(Arc::new(s))).ok_or(ExecutionError::NoSuchOverload)
 }
@@ -279,6 +288,14 @@ mod tests {
         ] {
             assert_eq!(eval(expr), Value::Bool(true), "{expr}");
         }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_have_no_text() {
+        assert_eq!(
+            run_with(register, "string(b'\\xff')"),
+            Err("invalid UTF-8 in bytes, cannot convert to string".to_string())
+        );
     }
 
     /// The oracle's texts (`string()` and `format`'s), from `messageExpression`s of failing

@@ -143,22 +143,71 @@ fn go_pattern(function: &str, pattern: &str, prefix: &str) -> Result<(), Executi
     go_regexp::check(pattern).map_err(|e| error(function, format!("{prefix}{e}")))
 }
 
+/// A pattern Go takes, as the `regex` crate reads it: Go's `\Q...\E` quotes a literal
+/// (to the end when there is no `\E`), which the crate does not know. Go refuses `\Q`
+/// in a character class, so classes are copied as they are.
+fn rust_pattern(pattern: &str) -> Arc<String> {
+    let mut out = String::with_capacity(pattern.len());
+    let mut rest = pattern;
+    let mut in_class = false;
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        match c {
+            '\\' if !in_class && rest.starts_with('Q') => {
+                let (literal, after) = rest[1..].split_once("\\E").unwrap_or((&rest[1..], ""));
+                out.push_str(&regex::escape(literal));
+                rest = after;
+            }
+            '\\' => {
+                out.push(c);
+                if let Some(next) = rest.chars().next() {
+                    out.push(next);
+                    rest = &rest[next.len_utf8()..];
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` first (after a `^`) is a member, not the end.
+                let lead = usize::from(rest.starts_with('^'));
+                let lead = lead + usize::from(rest[lead..].starts_with(']'));
+                out.push_str(&rest[..lead]);
+                rest = &rest[lead..];
+            }
+            '[' if rest.starts_with(':') => {
+                let end = rest.find(":]").map_or(0, |at| at + 2);
+                out.push(c);
+                out.push_str(&rest[..end]);
+                rest = &rest[end..];
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    Arc::new(out)
+}
+
 fn matches(ftx: &FunctionContext, This(this): This<Arc<String>>, pattern: Arc<String>) -> ResolveResult {
     go_pattern("matches", &pattern, "")?;
-    kube_cel::cel::functions::matches(ftx, This(this), pattern).map(Value::Bool)
+    kube_cel::cel::functions::matches(ftx, This(this), rust_pattern(&pattern)).map(Value::Bool)
 }
 
 fn find(This(this): This<Value>, pattern: Arc<String>) -> ResolveResult {
     go_pattern("find", &pattern, "Illegal regex: ")?;
-    kube(Handed::Find, vec![this, Value::String(pattern)])
+    kube(Handed::Find, vec![this, Value::String(rust_pattern(&pattern))])
 }
 
 fn find_all(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
-    if let Some(Value::String(pattern)) = args.first() {
+    let mut args = args.to_vec();
+    if let Some(Value::String(pattern)) = args.first_mut() {
         go_pattern("findAll", pattern, "Illegal regex: ")?;
+        *pattern = rust_pattern(pattern);
     }
     let handed = if args.len() == 2 { Handed::FindAllN } else { Handed::FindAll };
-    kube(handed, [this].into_iter().chain(args.iter().cloned()).collect())
+    kube(handed, [this].into_iter().chain(args).collect())
 }
 
 #[cfg(test)]
@@ -207,6 +256,10 @@ mod tests {
             ("'aaa'.replace('a', 'b', 0)", string("aaa".into())),
             ("'aaa'.replace('a', 'b', 2)", string("bba".into())),
             ("'ab'.replace('', '-')", string("-a-b-".into())),
+            // Go's quoted literals.
+            ("'a.b'.matches('^\\\\Qa.b\\\\E$') && !'axb'.matches('^\\\\Qa.b\\\\E$')", Value::Bool(true)),
+            ("'x[a]*'.find('\\\\Q[a]*')", string("[a]*".into())),
+            ("'a]b'.matches('[]a]b') && 'ab'.matches('[[:alpha:]]\\\\Qb\\\\E')", Value::Bool(true)),
         ] {
             assert_eq!(eval(expr), Ok(want), "{expr}");
         }

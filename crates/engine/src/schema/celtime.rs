@@ -105,7 +105,10 @@ fn accessor(part: Part, this: Value, args: &[Value]) -> ResolveResult {
 fn zone_offset(zone: &str, utc: NaiveDateTime) -> Result<i32, String> {
     let Some((hours, minutes)) = zone.split_once(':') else {
         let tz = load_location(zone)?;
-        let instant = jiff::Timestamp::new(utc.and_utc().timestamp(), 0).map_err(|e| e.to_string())?;
+        // jiff's range stops a day short of CEL's (9999-12-31): the zone's rule there holds.
+        let seconds =
+            utc.and_utc().timestamp().clamp(jiff::Timestamp::MIN.as_second(), jiff::Timestamp::MAX.as_second());
+        let instant = jiff::Timestamp::new(seconds, 0).map_err(|e| e.to_string())?;
         return Ok(tz.to_offset(instant).seconds());
     };
     let hours = go_atoi(hours)?;
@@ -219,6 +222,9 @@ mod tests {
         assert_eq!(eval("timestamp('2021-03-04T01:06:07+02:00').getDate()"), Ok(Value::Int(3)));
         assert_eq!(eval("timestamp('2021-01-01T01:06:07+02:00').getFullYear()"), Ok(Value::Int(2020)));
         assert_eq!(eval("timestamp('2021-07-04T12:00:00Z').getHours('America/New_York')"), Ok(Value::Int(8)));
+        // The last day CEL holds, past jiff's range.
+        assert_eq!(eval("timestamp('9999-12-31T23:59:59Z').getDate('EST')"), Ok(Value::Int(31)));
+        assert_eq!(eval("timestamp('0001-01-01T00:00:00Z').getFullYear('EST')"), Ok(Value::Int(0)));
         assert_eq!(eval("duration('90m').getHours()"), Ok(Value::Int(1)));
         assert_eq!(eval("duration('90m').getMinutes()"), Ok(Value::Int(90)));
     }

@@ -265,7 +265,7 @@ fn type_name(t: &CelType) -> String {
 }
 
 /// Whether Go's `time.Parse(time.RFC3339, s)` reads `s`, within CEL's years 1 to 9999.
-fn is_rfc3339(s: &str) -> bool {
+pub fn is_rfc3339(s: &str) -> bool {
     let b = s.as_bytes();
     let digits = |from: usize, n: usize| b.get(from..from + n).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
     let number = |from: usize, n: usize| s.get(from..from + n).and_then(|d| d.parse::<u32>().ok()).unwrap_or(0);

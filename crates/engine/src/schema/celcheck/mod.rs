@@ -22,6 +22,7 @@ mod parse;
 pub mod size;
 mod types;
 
+pub use literals::is_rfc3339;
 pub use types::{escape, keyword_field};
 
 use crate::schema::celcost::{MAX_RECURSION_DEPTH, guarded, on_cel_stack};
@@ -149,6 +150,11 @@ fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Check
     Err(shown.join("\n"))
 }
 
+/// What folding the constant conversions of `source` refuses ([`super::celfold`]).
+fn constant_error(source: &str) -> Option<String> {
+    super::celfold::constant_error(&cel_parse(source).ok()?)
+}
+
 /// The name of the previous value's variable.
 const OLD_SELF: &str = "oldSelf";
 
@@ -168,7 +174,7 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
         }
         Ok(Checked::Typed { expr, types, .. }) => (expr, types),
     };
-    if let Some(error) = literals::program_error(&expr) {
+    if let Some(error) = literals::program_error(&expr).or_else(|| constant_error(source)) {
         return Compiled { error: Some(format!("program instantiation failed: {error}")), ..Default::default() };
     }
     let uses_old_self = expr.references(OLD_SELF);
@@ -204,7 +210,9 @@ fn compile_message(
         Err(issues) => Err(format!("messageExpression compilation failed: {issues}")),
         Ok(Checked::Unchecked { .. }) => Ok(0),
         Ok(Checked::Typed { result, .. }) if !result.is_open() && result != CelType::String => Err(NOT_STRING.into()),
-        Ok(Checked::Typed { expr, .. }) if let Some(error) = literals::program_error(&expr) => {
+        Ok(Checked::Typed { expr, .. })
+            if let Some(error) = literals::program_error(&expr).or_else(|| constant_error(source)) =>
+        {
             Err(format!("messageExpression instantiation failed: {error}"))
         }
         Ok(Checked::Typed { expr, types, .. }) => Ok(estimate(&expr, &types, node, root)),
