@@ -39,7 +39,7 @@ thread_local! {
 
 /// `convert`'s value, and whether it holds a marker (so a value without one is not
 /// searched for them).
-pub(super) fn tracking(convert: impl FnOnce() -> CelValue) -> (CelValue, bool) {
+pub(super) fn tracking<T>(convert: impl FnOnce() -> T) -> (T, bool) {
     let before = MADE.with(Cell::get);
     let value = convert();
     (value, MADE.with(Cell::get) != before)

@@ -208,8 +208,20 @@ impl Instrumenter {
 
     fn call(&mut self, c: &CallExpr) -> IdedExpr {
         let args: Vec<IdedExpr> = c.args.iter().map(|a| self.expr(a)).collect();
-        if matches!(c.func_name.as_str(), "_&&_" | "_||_" | "_?_:_") {
-            return node(Expr::Call(CallExpr { func_name: c.func_name.clone(), target: None, args }));
+        let logic = match c.func_name.as_str() {
+            "_||_" => Some(cellogic::OR),
+            "_&&_" => Some(cellogic::AND),
+            "_?_:_" => Some("_?_:_"),
+            _ => None,
+        };
+        if let Some(function) = logic {
+            return node(Expr::Call(CallExpr { func_name: function.into(), target: None, args }));
+        }
+        // cel-go's planner makes `x in []` the constant false: `x` is never evaluated.
+        if c.func_name == "@in"
+            && matches!(c.args.get(1), Some(IdedExpr { expr: Expr::List(l), .. }) if l.elements.is_empty())
+        {
+            return node(Expr::Literal(LiteralValue::Boolean(false.into())));
         }
         // A target that is not a value names a namespace (`sets.contains`): kept as is.
         let (name, target) = match c.target.as_deref() {

@@ -274,9 +274,10 @@ pub(super) fn quantity_error(s: &str) -> Option<&'static str> {
     if number.bytes().any(|c| c.is_ascii_digit()) {
         return None;
     }
-    // No digit: the number is `0` (one digit) unless `inf.Dec` has to read it.
-    let fast =
-        if binary { denom_len == 0 && 15 - 1 - (exponent as f32 * 3.0 / 10.0) as i32 - 1 >= 0 } else { exponent >= -9 };
+    // No digit: the number is `0` (one digit) unless `inf.Dec` has to read it. Go's binary
+    // precision is `15 - len(num) - exponent*3/10 - 1`, `len(num)` being 1 here.
+    let binary_precision = 13 - (exponent as f32 * 3.0 / 10.0) as i32;
+    let fast = if binary { denom_len == 0 && binary_precision >= 0 } else { exponent >= -9 };
     (!fast).then_some(QUANTITY_NUMERIC)
 }
 

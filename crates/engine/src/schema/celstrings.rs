@@ -21,6 +21,7 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("lastIndexOf", last_index_of);
     ctx.add_function("substring", substring);
     ctx.add_function("replace", replace);
+    ctx.add_function("split", split);
     ctx.add_function("matches", matches);
     ctx.add_function("find", find);
     ctx.add_function("findAll", find_all);
@@ -143,6 +144,39 @@ fn go_pattern(function: &str, pattern: &str, prefix: &str) -> Result<(), Executi
     go_regexp::check(pattern).map_err(|e| error(function, format!("{prefix}{e}")))
 }
 
+/// `split(sep)` and `split(sep, n)`: Go's `strings.SplitN` (`n < 0`: every piece; `0`: none).
+/// An empty separator splits between characters, the last piece keeping the rest, where
+/// the crate's splits also before the first and after the last.
+fn split(This(this): This<Arc<String>>, Arguments(args): Arguments) -> ResolveResult {
+    let (sep, n) = match args.as_slice() {
+        [Value::String(sep)] => (sep, -1),
+        [Value::String(sep), Value::Int(n)] => (sep, *n),
+        _ => return Err(ExecutionError::NoSuchOverload),
+    };
+    let limit = usize::try_from(n).ok();
+    let pieces: Vec<&str> = match (sep.is_empty(), limit) {
+        (_, Some(0)) => Vec::new(),
+        (true, limit) => {
+            let count = this.chars().count();
+            let n = limit.map_or(count, |n| n.min(count));
+            let mut pieces: Vec<&str> = Vec::with_capacity(n);
+            let mut rest = this.as_str();
+            for _ in 1..n {
+                let Some(c) = rest.chars().next() else { break };
+                pieces.push(&rest[..c.len_utf8()]);
+                rest = &rest[c.len_utf8()..];
+            }
+            if n > 0 {
+                pieces.push(rest);
+            }
+            pieces
+        }
+        (false, None) => this.split(sep.as_str()).collect(),
+        (false, Some(n)) => this.splitn(n, sep.as_str()).collect(),
+    };
+    Ok(Value::List(Arc::new(pieces.into_iter().map(|p| Value::String(Arc::new(p.to_string()))).collect())))
+}
+
 /// A pattern Go takes, as the `regex` crate reads it: Go's `\Q...\E` quotes a literal
 /// (to the end when there is no `\E`), which the crate does not know. Go refuses `\Q`
 /// in a character class, so classes are copied as they are.
@@ -256,6 +290,11 @@ mod tests {
             ("'aaa'.replace('a', 'b', 0)", string("aaa".into())),
             ("'aaa'.replace('a', 'b', 2)", string("bba".into())),
             ("'ab'.replace('', '-')", string("-a-b-".into())),
+            ("'日本'.split('') == ['日', '本'] && 'abc'.split('', 2) == ['a', 'bc']", Value::Bool(true)),
+            (
+                "''.split('') == [] && 'ab'.split('', 0) == [] && 'a,b,c'.split(',', 2) == ['a', 'b,c']",
+                Value::Bool(true),
+            ),
             // Go's quoted literals.
             ("'a.b'.matches('^\\\\Qa.b\\\\E$') && !'axb'.matches('^\\\\Qa.b\\\\E$')", Value::Bool(true)),
             ("'x[a]*'.find('\\\\Q[a]*')", string("[a]*".into())),

@@ -19,6 +19,7 @@ mod cost;
 mod decls;
 mod literals;
 mod parse;
+mod signs;
 pub mod size;
 mod types;
 
@@ -85,7 +86,7 @@ pub fn cel_parse(source: &str) -> Result<kube_cel::cel::parser::Expression, kube
         kube_cel::cel::parser::Parser::new()
             .max_recursion_depth(MAX_RECURSION_DEPTH as u16)
             .enable_optional_syntax(true)
-            .parse(source)
+            .parse(&signs::mend(source))
     };
     guarded(parser).unwrap_or_else(|msg| {
         let error = kube_cel::cel::ParseError { source: None, pos: (-1, 0), msg, expr_id: 0, source_info: None };
@@ -224,8 +225,12 @@ fn located(source: &str, line: isize, col: isize, msg: &str) -> String {
     let mut out = format!("ERROR: <input>:{line}:{col}: {msg}");
     let index = usize::try_from(line - 1).unwrap_or(0);
     if let Some(text) = source.split('\n').nth(index) {
-        let dots = ".".repeat(usize::try_from(col - 1).unwrap_or(0).min(text.chars().count()));
-        out.push_str(&format!("\n | {}\n | {dots}^", text.replace('\t', " ")));
+        // cel-go marks a character of more than one byte with a full-width dot (and caret).
+        let wide = |c: char, narrow: char, full: char| if c.len_utf8() > 1 { full } else { narrow };
+        let before = usize::try_from(col - 1).unwrap_or(0);
+        let dots: String = text.chars().take(before).map(|c| wide(c, '.', '\u{ff0e}')).collect();
+        let caret = text.chars().nth(before).map_or('^', |c| wide(c, '^', '\u{ff3e}'));
+        out.push_str(&format!("\n | {}\n | {dots}{caret}", text.replace('\t', " ")));
     }
     out
 }
