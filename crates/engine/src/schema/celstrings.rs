@@ -178,7 +178,8 @@ fn split(This(this): This<Arc<String>>, Arguments(args): Arguments) -> ResolveRe
 }
 
 /// A pattern Go takes, as the `regex` crate reads it: Go's `\Q...\E` quotes a literal
-/// (to the end when there is no `\E`), which the crate does not know. Go refuses `\Q`
+/// (to the end when there is no `\E`), which the crate does not know, and its `\d`, `\w`
+/// and `\s` are ASCII. Go refuses `\Q`
 /// in a character class, so classes are copied as they are.
 fn rust_pattern(pattern: &str) -> Arc<String> {
     let mut out = String::with_capacity(pattern.len());
@@ -193,10 +194,17 @@ fn rust_pattern(pattern: &str) -> Arc<String> {
                 rest = after;
             }
             '\\' => {
-                out.push(c);
-                if let Some(next) = rest.chars().next() {
-                    out.push(next);
-                    rest = &rest[next.len_utf8()..];
+                let Some(next) = rest.chars().next() else {
+                    out.push(c);
+                    continue;
+                };
+                rest = &rest[next.len_utf8()..];
+                match perl_class(next) {
+                    Some(class) => out.push_str(class),
+                    None => {
+                        out.push(c);
+                        out.push(next);
+                    }
                 }
             }
             '[' if !in_class => {
@@ -222,6 +230,20 @@ fn rust_pattern(pattern: &str) -> Arc<String> {
         }
     }
     Arc::new(out)
+}
+
+/// Go's Perl classes, which are ASCII (the crate's are Unicode), as classes that nest in
+/// another class too.
+fn perl_class(letter: char) -> Option<&'static str> {
+    Some(match letter {
+        'd' => "[0-9]",
+        'D' => "[^0-9]",
+        'w' => "[0-9A-Za-z_]",
+        'W' => "[^0-9A-Za-z_]",
+        's' => "[\\t\\n\\f\\r ]",
+        'S' => "[^\\t\\n\\f\\r ]",
+        _ => return None,
+    })
 }
 
 fn matches(ftx: &FunctionContext, This(this): This<Arc<String>>, pattern: Arc<String>) -> ResolveResult {
@@ -295,6 +317,9 @@ mod tests {
                 "''.split('') == [] && 'ab'.split('', 0) == [] && 'a,b,c'.split(',', 2) == ['a', 'b,c']",
                 Value::Bool(true),
             ),
+            // Go's Perl classes are ASCII.
+            ("!'ü'.matches('^\\\\w+$') && 'a_1'.matches('^\\\\w+$') && 'ü'.matches('^[\\\\W]$')", Value::Bool(true)),
+            ("!'٣'.matches('\\\\d') && '\\u00a0'.matches('\\\\S') && 'x y'.find('\\\\s') == ' '", Value::Bool(true)),
             // Go's quoted literals.
             ("'a.b'.matches('^\\\\Qa.b\\\\E$') && !'axb'.matches('^\\\\Qa.b\\\\E$')", Value::Bool(true)),
             ("'x[a]*'.find('\\\\Q[a]*')", string("[a]*".into())),
