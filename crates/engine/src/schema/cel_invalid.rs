@@ -97,6 +97,11 @@ pub(super) fn words(v: &CelValue) -> Option<&str> {
     }
 }
 
+/// The error of a marker's words, as a failing read raises it.
+pub(super) fn failure(words: &str) -> ExecutionError {
+    ExecutionError::function_error(FAIL_WITH, words)
+}
+
 /// The first marker in a value, depth first.
 pub(super) fn first(v: &CelValue) -> Option<&str> {
     match v {

@@ -588,3 +588,21 @@ fn optional_old_self_is_the_old_value_untyped() {
         ]
     );
 }
+
+/// The oracle's answer: comparing objects of one size, one holding a value kube cannot
+/// convert (a `byte` string with `/`), fails with that value's words.
+#[test]
+fn comparing_objects_that_hold_unconvertible_values_fails() {
+    let s = node(json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {"by": {"type": "string", "format": "byte"}, "k": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "oldSelf == self", "message": "changed"}]
+    }}}));
+    let spec = |k: i64| json!({"spec": {"by": "YdjM/w==", "k": k}});
+    assert_eq!(
+        run(&s, spec(2), Some(spec(1))),
+        [
+            r#"spec: Invalid value: "object": Invalid byte formatted string YdjM/w==: illegal base64 data at input byte 4 evaluating rule: changed"#
+        ]
+    );
+}

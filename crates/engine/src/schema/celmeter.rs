@@ -428,9 +428,16 @@ fn sized(ftx: &FunctionContext) -> ResolveResult {
         scope.add_variable_from_value(placeholder(i), v.clone());
     }
     let result = match (function.as_str(), values.as_slice()) {
-        // A value kube cannot convert fails what compares it ([`super::cel_invalid`]).
+        // A value kube cannot convert fails what compares it ([`super::cel_invalid`]), held
+        // in a list or map of the other's size too (kube converts items as it compares them).
         ("_==_" | "_!=_", [a, b]) if super::cel_invalid::words(a).or(super::cel_invalid::words(b)).is_some() => {
             Err(ExecutionError::UnsupportedBinaryOperator("==", a.clone(), b.clone()))
+        }
+        ("_==_" | "_!=_", [a, b])
+            if same_size(a, b) && super::cel_invalid::first(a).or(super::cel_invalid::first(b)).is_some() =>
+        {
+            let words = super::cel_invalid::first(a).or(super::cel_invalid::first(b)).unwrap_or_default();
+            Err(super::cel_invalid::failure(words))
         }
         // cel-go's equality, not the crate's (numbers across types).
         ("_==_", [a, b]) => Ok(Value::Bool(cellogic::equal(a, b))),
@@ -446,6 +453,15 @@ fn sized(ftx: &FunctionContext) -> ResolveResult {
     };
     charge(call_cost(&function, &values, result.as_ref().ok()), 0)?;
     result
+}
+
+/// Whether two lists or two maps have as many items (what kube's equality checks first).
+fn same_size(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::List(a), Value::List(b)) => a.len() == b.len(),
+        (Value::Map(a), Value::Map(b)) => a.map.len() == b.map.len(),
+        _ => false,
+    }
 }
 
 fn is_nan(v: &Value) -> bool {
