@@ -164,6 +164,7 @@ scenarios!(
     decoding,
     deletes,
     discovery,
+    evaluated,
     evolution,
     lists,
     listwatch,

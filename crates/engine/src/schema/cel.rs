@@ -174,6 +174,11 @@ thread_local! {
     };
 }
 
+/// The value of a constant expression (no variables), or its error in cel-go's words.
+pub(super) fn evaluate_constant(e: &Expression) -> Result<CelValue, String> {
+    BASE.with(|base| CelValue::resolve(e, base)).map_err(|e| error_text(&e))
+}
+
 /// cel-go's wording of an evaluation error, which kube quotes in its messages.
 fn error_text(e: &ExecutionError) -> String {
     match e {
@@ -249,9 +254,15 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
     BASE.with(|base| {
         let (self_value, any_invalid) = cel_invalid::tracking(|| to_cel(site.value, Some(node), site.resource_root));
         let self_invalid = cel_invalid::words(&self_value).map(str::to_string);
+        // kube binds oldSelf only at a node one of whose rules uses it
+        // (`validationActivationWithOldSelf`): a messageExpression reading it elsewhere
+        // fails, and its rule's message stands.
+        let binds_old = rules.iter().any(|r| r.uses_old_self);
+        let (old_value, old_invalid) = cel_invalid::tracking(|| {
+            site.old.filter(|_| binds_old).map(|o| to_cel(o, Some(node), site.resource_root))
+        });
         // Searched for the markers an error was about, only when there are some.
-        let reachable = any_invalid.then(|| self_value.clone());
-        let old_value = site.old.map(|o| to_cel(o, Some(node), site.resource_root));
+        let reachable = (any_invalid || old_invalid).then(|| self_value.clone());
         let mut ctx = base.new_inner_scope();
         ctx.add_variable_from_value("self", self_value.clone());
         if let Some(old) = &old_value {
@@ -259,11 +270,15 @@ fn evaluate(node: &Node, rules: &[CompiledRule], site: &Site, budget: &mut Budge
         }
         let mut optional_ctx = base.new_inner_scope();
         optional_ctx.add_variable_from_value("self", self_value);
-        let optional = match &old_value {
-            Some(old) => OptionalValue::of(old.clone()),
+        // kube 1.32 hands an `optionalOldSelf` rule the old value untyped, as decoded: no
+        // formats (a duration is a string), no escaped names, no markers.
+        let optional = match site.old.filter(|_| binds_old) {
+            Some(old) => OptionalValue::of(to_cel(old, None, false)),
             None => OptionalValue::none(),
         };
-        optional_ctx.add_variable_from_value("oldSelf", CelValue::Opaque(Arc::new(optional)));
+        if binds_old {
+            optional_ctx.add_variable_from_value("oldSelf", CelValue::Opaque(Arc::new(optional)));
+        }
         for rule in rules {
             // kube compiles an empty rule to no program and no error, and skips it.
             if rule.rule.trim().is_empty() {

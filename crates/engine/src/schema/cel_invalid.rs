@@ -39,7 +39,7 @@ thread_local! {
 
 /// `convert`'s value, and whether it holds a marker (so a value without one is not
 /// searched for them).
-pub(super) fn tracking(convert: impl FnOnce() -> CelValue) -> (CelValue, bool) {
+pub(super) fn tracking<T>(convert: impl FnOnce() -> T) -> (T, bool) {
     let before = MADE.with(Cell::get);
     let value = convert();
     (value, MADE.with(Cell::get) != before)
@@ -95,6 +95,11 @@ pub(super) fn words(v: &CelValue) -> Option<&str> {
         CelValue::Opaque(o) => o.downcast_ref::<InvalidData>().map(|d| &*d.0),
         _ => None,
     }
+}
+
+/// The error of a marker's words, as a failing read raises it.
+pub(super) fn failure(words: &str) -> ExecutionError {
+    ExecutionError::function_error(FAIL_WITH, words)
 }
 
 /// The first marker in a value, depth first.

@@ -422,6 +422,21 @@ fn runtime_errors_say_cel_gos_words() {
         ("uint(self.min) - 2u > 0u", json!({"min": 1}), "unsigned integer overflow"),
         ("int(self.name) == 1", json!({"name": "x"}), "type conversion error from 'string' to 'int'"),
         ("self.name.charAt(10) == 'a'", json!({"name": "abc"}), "index out of range: 10"),
+        // A global call passes its argument's failure on.
+        ("uint(self.min) == 2u", json!({}), "no such key: min"),
+        ("size(self.name) == 2", json!({}), "no such key: name"),
+        (
+            "cidr('10.0.0.0/8').containsCIDR(self.name)",
+            json!({"name": "a+"}),
+            r#"network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("a+"): no '/'"#,
+        ),
+        // Both operands failing: the first's error.
+        ("uint(self.min) == 2u || int(self.name) == 1", json!({"min": -1, "name": "x"}), "unsigned integer overflow"),
+        (
+            "int(self.name) == 1 && uint(self.min) == 2u",
+            json!({"min": -1, "name": "x"}),
+            "type conversion error from 'string' to 'int'",
+        ),
         (
             "quantity(self.name).isInteger()",
             json!({"name": "bad"}),
@@ -432,8 +447,25 @@ fn runtime_errors_say_cel_gos_words() {
         let want = format!(r#"spec: Invalid value: "object": {oracle} evaluating rule: {rule}"#);
         assert_eq!(run(&s, json!({"spec": spec}), None), [want], "{rule}");
     }
-    let s = spec_with_rules(json!([{"rule": "-self.min == 3"}]));
+    let s = spec_with_rules(
+        json!([{"rule": "-self.min == 3"}, {"rule": "--self.min == -3 && !!true && -0x3 == self.min"}]),
+    );
     assert!(run(&s, json!({"spec": {"min": -3}}), None).is_empty());
+    let s = spec_with_rules(
+        json!([{"rule": "duration('1h') + timestamp('2020-01-01T00:00:00Z') == timestamp('2020-01-01T01:00:00Z')"}]),
+    );
+    assert!(run(&s, json!({"spec": {"min": -3}}), None).is_empty());
+    // kube's containsIP of a string that is no IP fails as its receiver's overload error.
+    let s = spec_with_rules(json!([{"rule": "cidr('10.0.0.0/8').containsIP(self.name)"}]));
+    assert_eq!(
+        run(&s, json!({"spec": {"name": "01.2.3.4"}}), None),
+        [
+            r#"spec: Invalid value: "object": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: cidr('10.0.0.0/8').containsIP(self.name)"#
+        ]
+    );
+    // cel-go makes `x in []` false without evaluating `x`.
+    let s = spec_with_rules(json!([{"rule": "!(int(self.name) in [])"}]));
+    assert!(run(&s, json!({"spec": {"name": "x"}}), None).is_empty());
     let s = spec_with_rules(json!([{"rule": "[self.max, 1].sum() > 0"}]));
     assert_eq!(
         run(&s, json!({"spec": {"max": i64::MAX}}), None),
@@ -516,4 +548,61 @@ fn lists_of_optionals_are_iterated_and_compared() {
         {"rule": "[[self.?name], [self.?min]].exists(l, l.all(o, !o.hasValue()))"},
     ]));
     assert_eq!(run(&s, json!({"spec": {"name": "x"}}), None), Vec::<String>::new());
+}
+
+/// The oracle's answers: oldSelf is bound only at a node one of whose rules uses it, so a
+/// messageExpression reading it at another node fails and the rule's message stands.
+#[test]
+fn old_self_is_bound_only_where_a_rule_uses_it() {
+    let message = json!({"rule": "self.min >= 0", "messageExpression": "'was ' + string(oldSelf.min)"});
+    let s = spec_with_rules(json!([message]));
+    let (obj, old) = (json!({"spec": {"min": -1}}), json!({"spec": {"min": 1}}));
+    assert_eq!(
+        run(&s, obj.clone(), Some(old.clone())),
+        [r#"spec: Invalid value: "object": failed rule: self.min >= 0"#]
+    );
+    let s = spec_with_rules(json!([message, {"rule": "oldSelf.min <= 1"}]));
+    assert_eq!(run(&s, obj, Some(old)), [r#"spec: Invalid value: "object": was 1"#]);
+}
+
+/// The oracle's answers: an `optionalOldSelf` rule sees the old value as decoded, its
+/// formatted strings not converted and its names not escaped.
+#[test]
+fn optional_old_self_is_the_old_value_untyped() {
+    let s = node(json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {"a-b": {"type": "string"}, "du": {"type": "string", "format": "duration"}, "k": {"type": "integer"}},
+        "x-kubernetes-validations": [
+            {"rule": "oldSelf.orValue(self).du > duration('0s')", "optionalOldSelf": true},
+            {"rule": "has(oldSelf.orValue(self).a__dash__b)", "optionalOldSelf": true},
+            {"rule": "oldSelf.orValue(self)['a-b'] == 'x' || !oldSelf.hasValue()", "optionalOldSelf": true}
+        ]
+    }}}));
+    let spec = |k: i64| json!({"spec": {"a-b": "x", "du": "1h", "k": k}});
+    assert!(run(&s, spec(1), None).is_empty());
+    assert_eq!(
+        run(&s, spec(2), Some(spec(1))),
+        [
+            r#"spec: Invalid value: "object": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: oldSelf.orValue(self).du > duration('0s')"#,
+            r#"spec: Invalid value: "object": failed rule: has(oldSelf.orValue(self).a__dash__b)"#
+        ]
+    );
+}
+
+/// The oracle's answer: comparing objects of one size, one holding a value kube cannot
+/// convert (a `byte` string with `/`), fails with that value's words.
+#[test]
+fn comparing_objects_that_hold_unconvertible_values_fails() {
+    let s = node(json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {"by": {"type": "string", "format": "byte"}, "k": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "oldSelf == self", "message": "changed"}]
+    }}}));
+    let spec = |k: i64| json!({"spec": {"by": "YdjM/w==", "k": k}});
+    assert_eq!(
+        run(&s, spec(2), Some(spec(1))),
+        [
+            r#"spec: Invalid value: "object": Invalid byte formatted string YdjM/w==: illegal base64 data at input byte 4 evaluating rule: changed"#
+        ]
+    );
 }

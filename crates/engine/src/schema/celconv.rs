@@ -17,6 +17,7 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("double", double);
     ctx.add_function("duration", duration);
     ctx.add_function("timestamp", timestamp);
+    ctx.add_function("bytes", bytes);
 }
 
 fn error(words: &str) -> ExecutionError {
@@ -149,6 +150,15 @@ fn timestamp(This(this): This<Value>) -> ResolveResult {
     }
 }
 
+/// `bytes()`: cel-go's identity on bytes too.
+fn bytes(This(this): This<Value>) -> ResolveResult {
+    match this {
+        b @ Value::Bytes(_) => Ok(b),
+        Value::String(s) => cel_functions::bytes(s),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,5 +204,15 @@ mod tests {
         }
         assert_eq!(eval("duration('1h30m') == duration('90m')"), Ok(Value::Bool(true)));
         assert_eq!(eval("timestamp('2020-01-01T00:00:00Z') == timestamp(1577836800)"), Ok(Value::Bool(true)));
+        // Go's readings (the oracle compiles these literals).
+        assert_eq!(
+            eval("timestamp('2020-01-01T00:00:00,5Z') == timestamp('2020-01-01T00:00:00.5Z')"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            eval("timestamp('2020-01-02T00:00:00+24:00') == timestamp('2020-01-01T00:00:00Z')"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(eval("bytes(b'a') == b'a' && bytes('a') == b'a'"), Ok(Value::Bool(true)));
     }
 }

@@ -19,8 +19,15 @@ pub(super) const AND_STEP: &str = "@and_step";
 /// The result of an `exists` or `all`: the accumulator, its pending error raised.
 pub(super) const ACCUMULATED: &str = "@accumulated";
 
+/// `a || b`, as cel-go's `evalOr`.
+pub(super) const OR: &str = "@or";
+/// `a && b`, as cel-go's `evalAnd`.
+pub(super) const AND: &str = "@and";
+
 /// Adds the functions the instrumented rules call (see `celmeter::instrument`).
 pub fn register(ctx: &mut Context) {
+    ctx.add_function(OR, |ftx: &FunctionContext| logic(ftx, true));
+    ctx.add_function(AND, |ftx: &FunctionContext| logic(ftx, false));
     ctx.add_function(OR_STEP, |ftx: &FunctionContext| step(ftx, true));
     ctx.add_function(AND_STEP, |ftx: &FunctionContext| step(ftx, false));
     ctx.add_function(ACCUMULATED, accumulated);
@@ -74,6 +81,33 @@ fn step(ftx: &FunctionContext, deciding: bool) -> ResolveResult {
         (_, Err(e)) => pending(e),
         (_, Ok(_)) => pending(ExecutionError::NoSuchOverload),
     })
+}
+
+/// `||` (`deciding` true) or `&&`: a deciding operand on either side decides; failing
+/// that, the first operand's error wins (the crate's raises the second's), then the
+/// second's; an operand that is no bool is `no such overload`.
+fn logic(ftx: &FunctionContext, deciding: bool) -> ResolveResult {
+    let [left, right] = ftx.args else { return Err(ftx.error("a logical operator takes two operands")) };
+    let decides = |v: &ResolveResult| matches!(v, Ok(Value::Bool(b)) if *b == deciding);
+    let left = ftx.ptx.resolve(left);
+    if decides(&left) {
+        return left;
+    }
+    if let Err(e) = &left
+        && is_cancellation(e)
+    {
+        return left;
+    }
+    let right = ftx.ptx.resolve(right);
+    if decides(&right) {
+        return right;
+    }
+    match (left, right) {
+        (Err(e), _) => Err(e),
+        (Ok(Value::Bool(_)), Ok(b @ Value::Bool(_))) => Ok(b),
+        (Ok(Value::Bool(_)), Err(e)) => Err(e),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
 }
 
 fn is_cancellation(e: &ExecutionError) -> bool {

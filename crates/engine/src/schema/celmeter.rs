@@ -208,8 +208,20 @@ impl Instrumenter {
 
     fn call(&mut self, c: &CallExpr) -> IdedExpr {
         let args: Vec<IdedExpr> = c.args.iter().map(|a| self.expr(a)).collect();
-        if matches!(c.func_name.as_str(), "_&&_" | "_||_" | "_?_:_") {
-            return node(Expr::Call(CallExpr { func_name: c.func_name.clone(), target: None, args }));
+        let logic = match c.func_name.as_str() {
+            "_||_" => Some(cellogic::OR),
+            "_&&_" => Some(cellogic::AND),
+            "_?_:_" => Some("_?_:_"),
+            _ => None,
+        };
+        if let Some(function) = logic {
+            return node(Expr::Call(CallExpr { func_name: function.into(), target: None, args }));
+        }
+        // cel-go's planner makes `x in []` the constant false: `x` is never evaluated.
+        if c.func_name == "@in"
+            && matches!(c.args.get(1), Some(IdedExpr { expr: Expr::List(l), .. }) if l.elements.is_empty())
+        {
+            return node(Expr::Literal(LiteralValue::Boolean(false.into())));
         }
         // A target that is not a value names a namespace (`sets.contains`): kept as is.
         let (name, target) = match c.target.as_deref() {
@@ -219,7 +231,11 @@ impl Instrumenter {
             Some(t) => (c.func_name.clone(), Some((self.expr(t), true))),
             None => (c.func_name.clone(), None),
         };
-        if !SIZED_FUNCTIONS.contains(&name.as_str()) {
+        // A global call of the crate's (`uint(x)`, `format.named(x)`) reads its first argument as a
+        // receiver and words that argument's failure `Missing argument or target`; cel-go
+        // passes the failure on. Evaluated first, as the sized calls are, it is passed on.
+        let strict = matches!(target, None | Some((_, false))) && name.starts_with(|c: char| c.is_ascii_alphabetic());
+        if !SIZED_FUNCTIONS.contains(&name.as_str()) && !strict {
             let target = target.map(|(t, _)| Box::new(t));
             return meter(1, node(Expr::Call(CallExpr { func_name: runtime_name(&c.func_name), target, args })));
         }
@@ -412,18 +428,44 @@ fn sized(ftx: &FunctionContext) -> ResolveResult {
         scope.add_variable_from_value(placeholder(i), v.clone());
     }
     let result = match (function.as_str(), values.as_slice()) {
-        // A value kube cannot convert fails what compares it ([`super::cel_invalid`]).
+        // A value kube cannot convert fails what compares it ([`super::cel_invalid`]), held
+        // in a list or map of the other's size too (kube converts items as it compares them).
         ("_==_" | "_!=_", [a, b]) if super::cel_invalid::words(a).or(super::cel_invalid::words(b)).is_some() => {
             Err(ExecutionError::UnsupportedBinaryOperator("==", a.clone(), b.clone()))
+        }
+        ("_==_" | "_!=_", [a, b])
+            if same_size(a, b) && super::cel_invalid::first(a).or(super::cel_invalid::first(b)).is_some() =>
+        {
+            let words = super::cel_invalid::first(a).or(super::cel_invalid::first(b)).unwrap_or_default();
+            Err(super::cel_invalid::failure(words))
         }
         // cel-go's equality, not the crate's (numbers across types).
         ("_==_", [a, b]) => Ok(Value::Bool(cellogic::equal(a, b))),
         ("_!=_", [a, b]) => Ok(Value::Bool(!cellogic::equal(a, b))),
         ("@in", [a, Value::List(items)]) => Ok(Value::Bool(items.iter().any(|item| cellogic::equal(a, item)))),
+        // cel-go refuses to order a NaN, against any number.
+        ("_<_" | "_<=_" | "_>_" | "_>=_", [a, b]) if is_nan(a) || is_nan(b) => {
+            Err(ExecutionError::function_error(&function, "NaN values cannot be ordered"))
+        }
+        // cel-go adds a duration to a timestamp either way round; the crate only one way.
+        ("_+_", [d @ Value::Duration(_), t @ Value::Timestamp(_)]) => t.clone() + d.clone(),
         _ => scope.resolve(template).and_then(go_duration),
     };
     charge(call_cost(&function, &values, result.as_ref().ok()), 0)?;
     result
+}
+
+/// Whether two lists or two maps have as many items (what kube's equality checks first).
+fn same_size(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::List(a), Value::List(b)) => a.len() == b.len(),
+        (Value::Map(a), Value::Map(b)) => a.map.len() == b.map.len(),
+        _ => false,
+    }
+}
+
+fn is_nan(v: &Value) -> bool {
+    matches!(v, Value::Float(f) if f.is_nan())
 }
 
 /// How many values `v` holds (itself included), counted without recursion.

@@ -18,6 +18,30 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("cidr", cidr);
     ctx.add_function("isIP", |s: Arc<String>| kube_ip(&s).is_ok());
     ctx.add_function("isCIDR", |s: Arc<String>| kube_cidr(&s).is_ok());
+    ctx.add_function("ip.isCanonical", is_canonical);
+    // kube converts a string argument as `ip()` and `cidr()` do; `containsCIDR` fails in
+    // `cidr()`'s words, `containsIP` (returning its receiver's overload error) with
+    // `no such overload`.
+    ctx.add_function("containsIP", |This(this): This<Value>, other: Value| {
+        let other = match other {
+            Value::String(s) if kube_ip(&s).is_err() => return Err(ExecutionError::NoSuchOverload),
+            Value::String(_) => ip(This(other))?,
+            other => other,
+        };
+        kube(Handed::ContainsIp, vec![this, other])
+    });
+    ctx.add_function("containsCIDR", |This(this): This<Value>, other: Value| {
+        let other = if let Value::String(_) = other { cidr(This(other))? } else { other };
+        kube(Handed::ContainsCidr, vec![this, other])
+    });
+}
+
+/// `ip.isCanonical()`: kube parses its string as `ip()` does, failing in the same words.
+fn is_canonical(This(this): This<Value>) -> ResolveResult {
+    if let Value::String(s) = &this {
+        kube_ip(s).map_err(|e| ExecutionError::function_error("ip.isCanonical", e))?;
+    }
+    kube(Handed::IsCanonical, vec![this])
 }
 
 fn ip(This(this): This<Value>) -> ResolveResult {

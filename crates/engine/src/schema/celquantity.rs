@@ -6,7 +6,6 @@
 //! `0.5 + 0.5` is none either. `asApproximateFloat()` reads the unscaled value times a
 //! power of ten, after parsing rounded up to nanos and capped binary-SI amounts at 2^63-1.
 
-use super::formats;
 use kube_cel::cel::extractors::This;
 use kube_cel::cel::objects::{Opaque, Value};
 use kube_cel::cel::{Context, ExecutionError, ResolveResult};
@@ -237,23 +236,68 @@ fn parse(s: &str) -> Result<Quantity, ExecutionError> {
     Ok(Quantity(Amount::Dec { unscaled, scale: dec_scale }))
 }
 
-/// Why Go's `resource.ParseQuantity` refuses `s`, `None` when it takes it.
+/// Why Go's `resource.ParseQuantity` refuses `s`, `None` when it takes it: its
+/// `parseQuantityString` splits number and suffix (no digit is needed: `+` and `.` are
+/// zero), the suffix must be one it interprets, and a number without digits fails only
+/// where the fast integer path is not taken (`inf.Dec` then reads it).
 pub(super) fn quantity_error(s: &str) -> Option<&'static str> {
-    if formats::is_quantity(s) {
-        return None;
-    }
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let number_len = body.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
-    let (number, suffix) = body.split_at(number_len);
-    let suffix_shape = suffix.trim_start_matches(|c| "eEinumkKMGTP".contains(c));
-    let suffix_shape = suffix_shape.strip_prefix(['+', '-']).unwrap_or(suffix_shape);
-    if number.is_empty() || !suffix_shape.bytes().all(|b| b.is_ascii_digit()) {
+    if s.is_empty() {
         return Some(QUANTITY_FORMAT_WRONG);
     }
-    if !number.bytes().any(|b| b.is_ascii_digit()) || number.matches('.').count() > 1 {
-        return Some(QUANTITY_NUMERIC);
+    let b = s.as_bytes();
+    let digits = |from: usize| from + b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut pos = digits(usize::from(matches!(b[0], b'+' | b'-')));
+    let mut denom_len = 0;
+    if b.get(pos) == Some(&b'.') {
+        let end = digits(pos + 1);
+        denom_len = end - pos - 1;
+        pos = end;
     }
-    Some(QUANTITY_SUFFIX)
+    let number = &s[..pos];
+    let suffix = &s[pos..];
+    let letters = suffix.bytes().take_while(|c| b"eEinumkKMGTP".contains(c)).count();
+    let after = &suffix[letters..];
+    let after = after.strip_prefix(['+', '-']).unwrap_or(after);
+    if !after.bytes().all(|c| c.is_ascii_digit()) {
+        return Some(QUANTITY_FORMAT_WRONG);
+    }
+    let (binary, exponent) = match suffix {
+        "" | "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E" => (false, decimal_exponent(suffix)),
+        "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" => (true, binary_exponent(suffix)),
+        // Go reads the exponent as an int64 and keeps its low 32 bits.
+        e if e.len() > 1 && e.starts_with(['e', 'E']) => match e[1..].parse::<i64>() {
+            Ok(n) => (false, n as i32),
+            Err(_) => return Some(QUANTITY_SUFFIX),
+        },
+        _ => return Some(QUANTITY_SUFFIX),
+    };
+    if number.bytes().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // No digit: the number is `0` (one digit) unless `inf.Dec` has to read it. Go's binary
+    // precision is `15 - len(num) - exponent*3/10 - 1`, `len(num)` being 1 here.
+    let binary_precision = 13 - (exponent as f32 * 3.0 / 10.0) as i32;
+    let fast = if binary { denom_len == 0 && binary_precision >= 0 } else { exponent >= -9 };
+    (!fast).then_some(QUANTITY_NUMERIC)
+}
+
+fn decimal_exponent(suffix: &str) -> i32 {
+    match suffix {
+        "n" => -9,
+        "u" => -6,
+        "m" => -3,
+        "k" => 3,
+        "M" => 6,
+        "G" => 9,
+        "T" => 12,
+        "P" => 15,
+        "E" => 18,
+        _ => 0,
+    }
+}
+
+fn binary_exponent(suffix: &str) -> i32 {
+    10 * ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"].iter().position(|x| *x == suffix).map_or(0, |i| i as i32 + 1)
 }
 
 /// Adds the functions to `ctx` (after kube-cel's, which they replace).
@@ -410,7 +454,10 @@ mod tests {
         for (expr, oracle) in [
             ("quantity('bad')", QUANTITY_FORMAT_WRONG),
             ("quantity(' 1')", QUANTITY_FORMAT_WRONG),
-            ("quantity('1.2.3')", QUANTITY_NUMERIC),
+            ("quantity('1.2.3')", QUANTITY_FORMAT_WRONG),
+            ("quantity('..5')", QUANTITY_FORMAT_WRONG),
+            ("quantity('K')", QUANTITY_SUFFIX),
+            ("quantity('.e-20')", QUANTITY_NUMERIC),
             ("quantity('1Ki5')", QUANTITY_SUFFIX),
         ] {
             assert_eq!(run_with(register, expr).err().as_deref(), Some(oracle), "{expr}");

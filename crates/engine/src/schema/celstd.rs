@@ -14,6 +14,7 @@ use kube_cel::KubeCelExt;
 use kube_cel::cel::extractors::{Arguments, This};
 use kube_cel::cel::objects::Value;
 use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, ResolveResult};
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 /// kube-cel's functions that the replacements hand back to, as calls on the variables
@@ -27,14 +28,15 @@ pub(super) enum Handed {
     Find,
     FindAll,
     FindAllN,
-    Max,
-    Min,
     Ip,
     Cidr,
+    IsCanonical,
+    ContainsIp,
+    ContainsCidr,
 }
 
 impl Handed {
-    const ALL: [Handed; 11] = [
+    const ALL: [Handed; 12] = [
         Handed::String,
         Handed::Sum,
         Handed::IndexOf,
@@ -42,10 +44,11 @@ impl Handed {
         Handed::Find,
         Handed::FindAll,
         Handed::FindAllN,
-        Handed::Max,
-        Handed::Min,
         Handed::Ip,
         Handed::Cidr,
+        Handed::IsCanonical,
+        Handed::ContainsIp,
+        Handed::ContainsCidr,
     ];
 
     fn name(self) -> &'static str {
@@ -61,10 +64,11 @@ impl Handed {
             Handed::Find => "a.find(b)",
             Handed::FindAll => "a.findAll(b)",
             Handed::FindAllN => "a.findAll(b, c)",
-            Handed::Max => "a.max()",
-            Handed::Min => "a.min()",
             Handed::Ip => "a.ip()",
             Handed::Cidr => "a.cidr()",
+            Handed::IsCanonical => "a.isCanonical()",
+            Handed::ContainsIp => "a.containsIP(b)",
+            Handed::ContainsCidr => "a.containsCIDR(b)",
         }
     }
 
@@ -74,6 +78,7 @@ impl Handed {
             Handed::String => "string(a)".into(),
             Handed::Ip => "ip(a)".into(),
             Handed::Cidr => "cidr(a)".into(),
+            Handed::IsCanonical => "ip.isCanonical(a)".into(),
             other => other.source().into(),
         }
     }
@@ -104,6 +109,7 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function(NEGATE, negate);
     ctx.add_function("max", max);
     ctx.add_function("min", min);
+    ctx.add_function("isSorted", is_sorted);
 }
 
 /// Runs kube-cel's own function `handed`, with `a`, `b`, ... bound to `args`.
@@ -154,6 +160,11 @@ fn dyn_of(This(this): This<Value>) -> ResolveResult {
 fn string(This(this): This<Value>) -> ResolveResult {
     if let Value::Opaque(_) = this {
         return kube(Handed::String, vec![this]);
+    }
+    if let Value::Bytes(b) = &this
+        && std::str::from_utf8(b).is_err()
+    {
+        return Err(ExecutionError::function_error("string", "invalid UTF-8 in bytes, cannot convert to string"));
     }
     text(&this).map(|s| Value::String(Arc::new(s))).ok_or(ExecutionError::NoSuchOverload)
 }
@@ -217,24 +228,35 @@ fn negate(v: Value) -> ResolveResult {
     }
 }
 
-/// `max()` of a list: kube's words for an empty one; the rest kube-cel's.
+/// `max()` of a list, as kube's `cmp` folds it: an item replaces the result when the
+/// result compares below it; a comparison that fails (a NaN) replaces nothing.
 fn max(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
-    extreme(Handed::Max, "max", this, args)
+    extreme("max", this, &args, Ordering::Less)
 }
 
-/// `min()` of a list, as [`max`].
+/// `min()` of a list, as [`max`], an item replacing a result that compares above it.
 fn min(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
-    extreme(Handed::Min, "min", this, args)
+    extreme("min", this, &args, Ordering::Greater)
 }
 
-fn extreme(handed: Handed, name: &str, this: Value, args: Arc<Vec<Value>>) -> ResolveResult {
-    match &this {
-        Value::List(items) if args.is_empty() && items.is_empty() => {
-            Err(ExecutionError::function_error(name, format!("{name} called on empty list")))
-        }
-        Value::List(_) if args.is_empty() => kube(handed, vec![this]),
-        _ => Err(ExecutionError::NoSuchOverload),
+fn extreme(name: &str, this: Value, args: &[Value], replaced_when: Ordering) -> ResolveResult {
+    let Value::List(items) = &this else { return Err(ExecutionError::NoSuchOverload) };
+    if !args.is_empty() {
+        return Err(ExecutionError::NoSuchOverload);
     }
+    let mut items = items.iter();
+    let first =
+        items.next().ok_or_else(|| ExecutionError::function_error(name, format!("{name} called on empty list")))?;
+    let chosen =
+        items.fold(first, |result, next| if result.partial_cmp(next) == Some(replaced_when) { next } else { result });
+    Ok(chosen.clone())
+}
+
+/// `isSorted()`: false only where an item compares above the next; kube passes over a
+/// comparison that fails (a NaN), where kube-cel fails the rule.
+fn is_sorted(This(this): This<Value>) -> ResolveResult {
+    let Value::List(items) = &this else { return Err(ExecutionError::NoSuchOverload) };
+    Ok(Value::Bool(items.windows(2).all(|pair| pair[0].partial_cmp(&pair[1]) != Some(Ordering::Greater))))
 }
 
 /// Evaluates `expr` in kube-cel's environment with `register`'s functions added: its value,
@@ -276,9 +298,21 @@ mod tests {
             "dyn('a') == 'a'",
             "[duration('1s'), duration('2s')].sum() == duration('3s')",
             "[1, 2].sum() == 3 && [].sum() == 0",
+            // kube passes over comparisons that fail.
+            "[double('NaN'), 1.0].isSorted() && [2.0, double('NaN')].isSorted() && ![2, 1].isSorted()",
+            "[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && [1.0, double('NaN'), 0.5].min() == 0.5",
+            "[1, 2.5, 2u].max() == 2.5 && ['b', 'a'].min() == 'a'",
         ] {
             assert_eq!(eval(expr), Value::Bool(true), "{expr}");
         }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_have_no_text() {
+        assert_eq!(
+            run_with(register, "string(b'\\xff')"),
+            Err("invalid UTF-8 in bytes, cannot convert to string".to_string())
+        );
     }
 
     /// The oracle's texts (`string()` and `format`'s), from `messageExpression`s of failing

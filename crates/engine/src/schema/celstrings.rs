@@ -21,6 +21,7 @@ pub fn register(ctx: &mut Context) {
     ctx.add_function("lastIndexOf", last_index_of);
     ctx.add_function("substring", substring);
     ctx.add_function("replace", replace);
+    ctx.add_function("split", split);
     ctx.add_function("matches", matches);
     ctx.add_function("find", find);
     ctx.add_function("findAll", find_all);
@@ -143,22 +144,126 @@ fn go_pattern(function: &str, pattern: &str, prefix: &str) -> Result<(), Executi
     go_regexp::check(pattern).map_err(|e| error(function, format!("{prefix}{e}")))
 }
 
+/// `split(sep)` and `split(sep, n)`: Go's `strings.SplitN` (`n < 0`: every piece; `0`: none).
+/// An empty separator splits between characters, the last piece keeping the rest, where
+/// the crate's splits also before the first and after the last.
+fn split(This(this): This<Arc<String>>, Arguments(args): Arguments) -> ResolveResult {
+    let (sep, n) = match args.as_slice() {
+        [Value::String(sep)] => (sep, -1),
+        [Value::String(sep), Value::Int(n)] => (sep, *n),
+        _ => return Err(ExecutionError::NoSuchOverload),
+    };
+    let limit = usize::try_from(n).ok();
+    let pieces: Vec<&str> = match (sep.is_empty(), limit) {
+        (_, Some(0)) => Vec::new(),
+        (true, limit) => {
+            let count = this.chars().count();
+            let n = limit.map_or(count, |n| n.min(count));
+            let mut pieces: Vec<&str> = Vec::with_capacity(n);
+            let mut rest = this.as_str();
+            for _ in 1..n {
+                let Some(c) = rest.chars().next() else { break };
+                pieces.push(&rest[..c.len_utf8()]);
+                rest = &rest[c.len_utf8()..];
+            }
+            if n > 0 {
+                pieces.push(rest);
+            }
+            pieces
+        }
+        (false, None) => this.split(sep.as_str()).collect(),
+        (false, Some(n)) => this.splitn(n, sep.as_str()).collect(),
+    };
+    Ok(Value::List(Arc::new(pieces.into_iter().map(|p| Value::String(Arc::new(p.to_string()))).collect())))
+}
+
+/// A pattern Go takes, as the `regex` crate reads it: Go's `\Q...\E` quotes a literal
+/// (to the end when there is no `\E`), which the crate does not know, and its `\d`, `\w`
+/// and `\s` are ASCII. Go refuses `\Q`
+/// in a character class, so classes are copied as they are.
+fn rust_pattern(pattern: &str) -> Arc<String> {
+    let mut out = String::with_capacity(pattern.len());
+    let mut rest = pattern;
+    let mut in_class = false;
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        match c {
+            '\\' if !in_class && rest.starts_with('Q') => {
+                let (literal, after) = rest[1..].split_once("\\E").unwrap_or((&rest[1..], ""));
+                out.push_str(&regex::escape(literal));
+                rest = after;
+            }
+            '\\' => {
+                let Some(next) = rest.chars().next() else {
+                    out.push(c);
+                    continue;
+                };
+                rest = &rest[next.len_utf8()..];
+                match perl_class(next) {
+                    Some(class) => out.push_str(class),
+                    None => {
+                        out.push(c);
+                        out.push(next);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` first (after a `^`) is a member, not the end.
+                let lead = usize::from(rest.starts_with('^'));
+                let lead = lead + usize::from(rest[lead..].starts_with(']'));
+                out.push_str(&rest[..lead]);
+                rest = &rest[lead..];
+            }
+            '[' if rest.starts_with(':') => {
+                let end = rest.find(":]").map_or(0, |at| at + 2);
+                out.push(c);
+                out.push_str(&rest[..end]);
+                rest = &rest[end..];
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    Arc::new(out)
+}
+
+/// Go's Perl classes, which are ASCII (the crate's are Unicode), as classes that nest in
+/// another class too.
+fn perl_class(letter: char) -> Option<&'static str> {
+    Some(match letter {
+        'd' => "[0-9]",
+        'D' => "[^0-9]",
+        'w' => "[0-9A-Za-z_]",
+        'W' => "[^0-9A-Za-z_]",
+        's' => "[\\t\\n\\f\\r ]",
+        'S' => "[^\\t\\n\\f\\r ]",
+        _ => return None,
+    })
+}
+
 fn matches(ftx: &FunctionContext, This(this): This<Arc<String>>, pattern: Arc<String>) -> ResolveResult {
     go_pattern("matches", &pattern, "")?;
-    kube_cel::cel::functions::matches(ftx, This(this), pattern).map(Value::Bool)
+    kube_cel::cel::functions::matches(ftx, This(this), rust_pattern(&pattern)).map(Value::Bool)
 }
 
 fn find(This(this): This<Value>, pattern: Arc<String>) -> ResolveResult {
     go_pattern("find", &pattern, "Illegal regex: ")?;
-    kube(Handed::Find, vec![this, Value::String(pattern)])
+    kube(Handed::Find, vec![this, Value::String(rust_pattern(&pattern))])
 }
 
 fn find_all(This(this): This<Value>, Arguments(args): Arguments) -> ResolveResult {
-    if let Some(Value::String(pattern)) = args.first() {
+    let mut args = args.to_vec();
+    if let Some(Value::String(pattern)) = args.first_mut() {
         go_pattern("findAll", pattern, "Illegal regex: ")?;
+        *pattern = rust_pattern(pattern);
     }
     let handed = if args.len() == 2 { Handed::FindAllN } else { Handed::FindAll };
-    kube(handed, [this].into_iter().chain(args.iter().cloned()).collect())
+    kube(handed, [this].into_iter().chain(args).collect())
 }
 
 #[cfg(test)]
@@ -207,6 +312,18 @@ mod tests {
             ("'aaa'.replace('a', 'b', 0)", string("aaa".into())),
             ("'aaa'.replace('a', 'b', 2)", string("bba".into())),
             ("'ab'.replace('', '-')", string("-a-b-".into())),
+            ("'日本'.split('') == ['日', '本'] && 'abc'.split('', 2) == ['a', 'bc']", Value::Bool(true)),
+            (
+                "''.split('') == [] && 'ab'.split('', 0) == [] && 'a,b,c'.split(',', 2) == ['a', 'b,c']",
+                Value::Bool(true),
+            ),
+            // Go's Perl classes are ASCII.
+            ("!'ü'.matches('^\\\\w+$') && 'a_1'.matches('^\\\\w+$') && 'ü'.matches('^[\\\\W]$')", Value::Bool(true)),
+            ("!'٣'.matches('\\\\d') && '\\u00a0'.matches('\\\\S') && 'x y'.find('\\\\s') == ' '", Value::Bool(true)),
+            // Go's quoted literals.
+            ("'a.b'.matches('^\\\\Qa.b\\\\E$') && !'axb'.matches('^\\\\Qa.b\\\\E$')", Value::Bool(true)),
+            ("'x[a]*'.find('\\\\Q[a]*')", string("[a]*".into())),
+            ("'a]b'.matches('[]a]b') && 'ab'.matches('[[:alpha:]]\\\\Qb\\\\E')", Value::Bool(true)),
         ] {
             assert_eq!(eval(expr), Ok(want), "{expr}");
         }

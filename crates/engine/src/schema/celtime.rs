@@ -4,11 +4,10 @@
 //! case-sensitive) or an offset `[+-]HH:MM` read as cel-go 0.22 reads it (any integers,
 //! unchecked). The `cel` crate reads a timestamp in its own offset and ignores the zone.
 //!
-//! A duration's parts are the `cel` crate's (totals, truncated, as Go's).
+//! A duration's parts are Go's totals, truncated toward zero.
 
 use chrono::{Datelike, NaiveDateTime, TimeDelta, Timelike};
 use kube_cel::cel::extractors::{Arguments, This};
-use kube_cel::cel::functions::time as cel_time;
 use kube_cel::cel::objects::Value;
 use kube_cel::cel::{Context, ExecutionError, ResolveResult};
 use std::collections::HashMap;
@@ -64,15 +63,17 @@ impl Part {
         i64::from(n)
     }
 
-    /// The `cel` crate's accessor of a duration's part, where there is one.
-    fn of_duration(self, d: Value) -> ResolveResult {
-        match self {
-            Part::Hours => cel_time::get_hours(This(d)),
-            Part::Minutes => cel_time::get_minutes(This(d)),
-            Part::Seconds => cel_time::get_seconds(This(d)),
-            Part::Milliseconds => cel_time::get_milliseconds(This(d)),
-            _ => Err(ExecutionError::NoSuchOverload),
-        }
+    /// A duration's part: Go's totals (`d.Milliseconds()`), truncated toward zero; the
+    /// `cel` crate's milliseconds wrap past an `i32`.
+    fn of_duration(self, d: &TimeDelta) -> ResolveResult {
+        let total = match self {
+            Part::Hours => d.num_hours(),
+            Part::Minutes => d.num_minutes(),
+            Part::Seconds => d.num_seconds(),
+            Part::Milliseconds => d.num_milliseconds(),
+            _ => return Err(ExecutionError::NoSuchOverload),
+        };
+        Ok(Value::Int(total))
     }
 }
 
@@ -86,7 +87,7 @@ pub fn register(ctx: &mut Context) {
 fn accessor(part: Part, this: Value, args: &[Value]) -> ResolveResult {
     let t = match this {
         Value::Timestamp(t) => t.naive_utc(),
-        d @ Value::Duration(_) if args.is_empty() => return part.of_duration(d),
+        Value::Duration(d) if args.is_empty() => return part.of_duration(&d),
         _ => return Err(ExecutionError::NoSuchOverload),
     };
     let offset = match args {
@@ -105,7 +106,10 @@ fn accessor(part: Part, this: Value, args: &[Value]) -> ResolveResult {
 fn zone_offset(zone: &str, utc: NaiveDateTime) -> Result<i32, String> {
     let Some((hours, minutes)) = zone.split_once(':') else {
         let tz = load_location(zone)?;
-        let instant = jiff::Timestamp::new(utc.and_utc().timestamp(), 0).map_err(|e| e.to_string())?;
+        // jiff's range stops a day short of CEL's (9999-12-31): the zone's rule there holds.
+        let seconds =
+            utc.and_utc().timestamp().clamp(jiff::Timestamp::MIN.as_second(), jiff::Timestamp::MAX.as_second());
+        let instant = jiff::Timestamp::new(seconds, 0).map_err(|e| e.to_string())?;
         return Ok(tz.to_offset(instant).seconds());
     };
     let hours = go_atoi(hours)?;
@@ -219,8 +223,13 @@ mod tests {
         assert_eq!(eval("timestamp('2021-03-04T01:06:07+02:00').getDate()"), Ok(Value::Int(3)));
         assert_eq!(eval("timestamp('2021-01-01T01:06:07+02:00').getFullYear()"), Ok(Value::Int(2020)));
         assert_eq!(eval("timestamp('2021-07-04T12:00:00Z').getHours('America/New_York')"), Ok(Value::Int(8)));
+        // The last day CEL holds, past jiff's range.
+        assert_eq!(eval("timestamp('9999-12-31T23:59:59Z').getDate('EST')"), Ok(Value::Int(31)));
+        assert_eq!(eval("timestamp('0001-01-01T00:00:00Z').getFullYear('EST')"), Ok(Value::Int(0)));
         assert_eq!(eval("duration('90m').getHours()"), Ok(Value::Int(1)));
         assert_eq!(eval("duration('90m').getMinutes()"), Ok(Value::Int(90)));
+        assert_eq!(eval("duration('2562047h').getMilliseconds()"), Ok(Value::Int(9_223_369_200_000)));
+        assert_eq!(eval("duration('-1.5s').getSeconds()"), Ok(Value::Int(-1)));
     }
 
     #[test]

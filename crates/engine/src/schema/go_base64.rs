@@ -1,7 +1,10 @@
-//! Go's `base64.StdEncoding.DecodeString`, for what kube's CEL conversion of a `byte`
-//! string answers: the bytes, or the `CorruptInputError` offset that its error message
-//! (`illegal base64 data at input byte N`) shows. Go skips `\r` and `\n` anywhere, needs
-//! padding, and is not strict about the unused bits of the last quantum.
+//! Go's `base64.URLEncoding` decoding, for what kube's CEL conversion of a `byte` string
+//! answers: the bytes, or the `CorruptInputError` offset that its error message
+//! (`illegal base64 data at input byte N`) shows. kube converts with strfmt's `Base64`,
+//! whose `UnmarshalText` reads the URL alphabet (`-`, `_`), though the `byte` format's
+//! validation takes the standard one (`+`, `/`): a rule that reaches `+` or `/` fails.
+//! Go skips `\r` and `\n` anywhere, needs padding, and is not strict about the unused
+//! bits of the last quantum.
 
 use base64::Engine as _;
 
@@ -15,7 +18,7 @@ pub fn decode(s: &str) -> Result<Vec<u8>, usize> {
     let clean: Vec<u8> = src.iter().copied().filter(|b| !matches!(b, b'\r' | b'\n')).collect();
     // Go ignores the unused bits of the last quantum, which the crate's default refuses.
     let lenient = base64::engine::GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
+        &base64::alphabet::URL_SAFE,
         base64::engine::GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
     );
     lenient.decode(clean).map_err(|_| 0)
@@ -26,7 +29,7 @@ fn is_newline(b: u8) -> bool {
 }
 
 fn is_alphabet(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'+' || b == b'/'
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
 }
 
 /// Go's `decodeQuantum` reduced to its checks: where the next quantum starts, or the
@@ -88,5 +91,9 @@ mod tests {
         assert_eq!(decode("ab="), Err(3));
         assert_eq!(decode("ab=c"), Err(2));
         assert_eq!(decode("abc=d"), Err(4));
+        // The URL alphabet.
+        assert_eq!(decode("v-8="), Ok(vec![0xbf, 0xef]));
+        assert_eq!(decode("v+8="), Err(1));
+        assert_eq!(decode("/AUh8g=="), Err(0));
     }
 }

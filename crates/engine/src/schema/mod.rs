@@ -24,6 +24,7 @@ mod cel_rule;
 pub mod celcheck;
 mod celconv;
 pub mod celcost;
+mod celfold;
 mod celformat;
 mod celkept;
 mod cellogic;

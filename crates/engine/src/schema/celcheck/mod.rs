@@ -19,6 +19,7 @@ mod cost;
 mod decls;
 mod literals;
 mod parse;
+mod signs;
 pub mod size;
 mod types;
 
@@ -84,7 +85,7 @@ pub fn cel_parse(source: &str) -> Result<kube_cel::cel::parser::Expression, kube
         kube_cel::cel::parser::Parser::new()
             .max_recursion_depth(MAX_RECURSION_DEPTH as u16)
             .enable_optional_syntax(true)
-            .parse(source)
+            .parse(&signs::mend(source))
     };
     guarded(parser).unwrap_or_else(|msg| {
         let error = kube_cel::cel::ParseError { source: None, pos: (-1, 0), msg, expr_id: 0, source_info: None };
@@ -149,6 +150,11 @@ fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Check
     Err(shown.join("\n"))
 }
 
+/// What folding the constant conversions of `source` refuses ([`super::celfold`]).
+fn constant_error(source: &str) -> Option<String> {
+    super::celfold::constant_error(&cel_parse(source).ok()?)
+}
+
 /// The name of the previous value's variable.
 const OLD_SELF: &str = "oldSelf";
 
@@ -168,7 +174,7 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
         }
         Ok(Checked::Typed { expr, types, .. }) => (expr, types),
     };
-    if let Some(error) = literals::program_error(&expr) {
+    if let Some(error) = literals::program_error(&expr).or_else(|| constant_error(source)) {
         return Compiled { error: Some(format!("program instantiation failed: {error}")), ..Default::default() };
     }
     let uses_old_self = expr.references(OLD_SELF);
@@ -204,7 +210,9 @@ fn compile_message(
         Err(issues) => Err(format!("messageExpression compilation failed: {issues}")),
         Ok(Checked::Unchecked { .. }) => Ok(0),
         Ok(Checked::Typed { result, .. }) if !result.is_open() && result != CelType::String => Err(NOT_STRING.into()),
-        Ok(Checked::Typed { expr, .. }) if let Some(error) = literals::program_error(&expr) => {
+        Ok(Checked::Typed { expr, .. })
+            if let Some(error) = literals::program_error(&expr).or_else(|| constant_error(source)) =>
+        {
             Err(format!("messageExpression instantiation failed: {error}"))
         }
         Ok(Checked::Typed { expr, types, .. }) => Ok(estimate(&expr, &types, node, root)),
@@ -216,8 +224,12 @@ fn located(source: &str, line: isize, col: isize, msg: &str) -> String {
     let mut out = format!("ERROR: <input>:{line}:{col}: {msg}");
     let index = usize::try_from(line - 1).unwrap_or(0);
     if let Some(text) = source.split('\n').nth(index) {
-        let dots = ".".repeat(usize::try_from(col - 1).unwrap_or(0).min(text.chars().count()));
-        out.push_str(&format!("\n | {}\n | {dots}^", text.replace('\t', " ")));
+        // cel-go marks a character of more than one byte with a full-width dot (and caret).
+        let wide = |c: char, narrow: char, full: char| if c.len_utf8() > 1 { full } else { narrow };
+        let before = usize::try_from(col - 1).unwrap_or(0);
+        let dots: String = text.chars().take(before).map(|c| wide(c, '.', '\u{ff0e}')).collect();
+        let caret = text.chars().nth(before).map_or('^', |c| wide(c, '^', '\u{ff3e}'));
+        out.push_str(&format!("\n | {}\n | {dots}{caret}", text.replace('\t', " ")));
     }
     out
 }

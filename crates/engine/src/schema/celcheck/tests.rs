@@ -327,3 +327,13 @@ fn conditionals_take_the_type_of_their_more_specific_branch() {
         );
     }
 }
+
+/// The oracle's caret line under a rule with characters of more than one byte.
+#[test]
+fn wide_characters_are_marked_with_wide_dots() {
+    let shown = located("'ü'.split(self.s.reverse())[0]", 1, 25, "undeclared reference to 'reverse' (in container '')");
+    assert_eq!(
+        shown,
+        "ERROR: <input>:1:25: undeclared reference to 'reverse' (in container '')\n | 'ü'.split(self.s.reverse())[0]\n | .\u{ff0e}......................^"
+    );
+}
