@@ -164,6 +164,7 @@ scenarios!(
     decoding,
     deletes,
     discovery,
+    documented,
     evolution,
     lists,
     listwatch,
