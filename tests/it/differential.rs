@@ -164,6 +164,7 @@ scenarios!(
     decoding,
     deletes,
     discovery,
+    documented,
     evaluated,
     evolution,
     lists,

@@ -1,5 +1,6 @@
 //! The kinds the engine serves right now: the built-in ones, and one per served version
-//! of every established CRD (added by the CRD controller).
+//! of every established CRD (added by the CRD controller). Beside them, the group-versions
+//! every stored CRD registers, established or not, which `/apis` lists.
 //!
 //! Routing and discovery both read this table, so a kind is in discovery exactly when
 //! its endpoints answer. Lookups by resource (routing, Table layouts, watch windows) go
@@ -69,6 +70,8 @@ pub struct Kinds {
     /// The resourceVersion of the CRD each entry of `custom` was built from, so that a pass
     /// of the CRD controller rebuilds (recompiles schemas and CEL rules) only what changed.
     built: RwLock<BTreeMap<String, String>>,
+    /// What every stored CRD registers, by CRD name.
+    registered: RwLock<BTreeMap<String, Registered>>,
     generation: Generation,
     /// What each CRD's kinds serve from, and the epoch of that storage: kube's handler
     /// tears a CRD's storage down (ending its watches) when its spec or accepted names
@@ -86,6 +89,17 @@ pub struct StorageIdentity {
     pub uid: String,
     pub generation: i64,
     pub accepted_names: String,
+}
+
+/// The group and served versions of a stored CRD, established or not. kube's CRD
+/// registration controller makes an APIService of each served version of every CRD it
+/// lists, whatever its conditions, and the aggregator answers `/apis` and `/apis/<group>`
+/// from the APIServices: a CRD whose names were refused lists its versions there, though
+/// nothing serves them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registered {
+    pub group: String,
+    pub versions: Vec<String>,
 }
 
 /// Counts the CRDs that stopped serving, for whoever waits on it ([`Kinds::withdrawn`]).
@@ -127,6 +141,7 @@ pub struct CustomKinds {
     tables: ByCrd<CustomTable>,
     built: BTreeMap<String, String>,
     storages: BTreeMap<String, (StorageIdentity, u64)>,
+    registered: BTreeMap<String, Registered>,
 }
 
 impl CustomKinds {
@@ -240,6 +255,7 @@ impl Kinds {
             tables: read(&self.tables),
             built: read(&self.built),
             storages: read(&self.storages),
+            registered: read(&self.registered),
         }
     }
 
@@ -249,6 +265,7 @@ impl Kinds {
         write(&self.tables, custom.tables);
         write(&self.built, custom.built);
         write(&self.storages, custom.storages);
+        write(&self.registered, custom.registered);
         self.generation.advance();
     }
 
@@ -372,6 +389,36 @@ impl Kinds {
     /// The CRDs that currently serve kinds.
     pub fn custom_names(&self) -> Vec<String> {
         self.custom.read().map(|c| c.entries.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Records what the stored CRD `crd_name` registers (`None`: it is gone).
+    pub fn set_registered(&self, crd_name: &str, registered: Option<Registered>) {
+        let Ok(mut all) = self.registered.write() else { return };
+        if all.get(crd_name) == registered.as_ref() {
+            return;
+        }
+        match registered {
+            Some(r) => all.insert(crd_name.to_string(), r),
+            None => all.remove(crd_name),
+        };
+        drop(all);
+        self.generation.advance();
+    }
+
+    /// The CRDs that register group-versions.
+    pub fn registered_names(&self) -> Vec<String> {
+        self.registered.read().map(|r| r.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Every group-version a stored CRD registers (repeated when several do).
+    pub fn registered(&self) -> Vec<(String, String)> {
+        let Ok(all) = self.registered.read() else { return Vec::new() };
+        all.values().flat_map(|r| r.versions.iter().map(|v| (r.group.clone(), v.clone()))).collect()
+    }
+
+    /// The engine's own kinds.
+    pub fn builtin(&self) -> &[ServedKind] {
+        &self.builtin
     }
 
     /// Whether a kind is one of the engine's own (not served for a CRD).

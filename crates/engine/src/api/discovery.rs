@@ -52,18 +52,32 @@ pub fn cached(kinds: &Kinds, which: Cached) -> Bytes {
     body
 }
 
-/// Groups (not core) with their versions in priority order.
+/// Groups (not core) with their versions in priority order, from the served kinds.
 fn groups(kinds: &[ServedKind]) -> Vec<(String, Vec<String>)> {
+    grouped(kinds.iter().map(|k| (k.info().group.as_str(), k.info().version.as_str())))
+}
+
+/// Groups (not core) with their versions as the aggregator lists them in `/apis` and
+/// `/apis/<group>`: the built-in kinds' and every version a stored CRD registers, whether
+/// the CRD is established or not (see [`crate::kinds::Registered`]).
+fn registered_groups(kinds: &Kinds, only: Option<&str>) -> Vec<(String, Vec<String>)> {
+    let wanted = |g: &str| only.is_none_or(|name| name == g);
+    let builtin = kinds.builtin().iter().map(|k| (k.info().group.clone(), k.info().version.clone()));
+    let all: Vec<(String, String)> = builtin.chain(kinds.registered()).filter(|(g, _)| wanted(g)).collect();
+    grouped(all.iter().map(|(g, v)| (g.as_str(), v.as_str())))
+}
+
+/// Group-versions (core left out) as groups with their versions in priority order.
+fn grouped<'a>(gvs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for k in kinds.iter().filter(|k| !k.info().group.is_empty()) {
-        let (g, v) = (&k.info().group, &k.info().version);
+    for (g, v) in gvs.filter(|(g, _)| !g.is_empty()) {
         match out.iter_mut().find(|(name, _)| name == g) {
             Some((_, versions)) => {
-                if !versions.contains(v) {
-                    versions.push(v.clone());
+                if !versions.iter().any(|known| known == v) {
+                    versions.push(v.to_string());
                 }
             }
-            None => out.push((g.clone(), vec![v.clone()])),
+            None => out.push((g.to_string(), vec![v.to_string()])),
         }
     }
     for (_, versions) in &mut out {
@@ -121,15 +135,14 @@ pub fn core_versions(server_address: &str) -> Value {
 
 /// `/apis`.
 pub fn group_list(kinds: &Kinds) -> Value {
-    let groups: Vec<Value> = groups(&kinds.all()).iter().map(|(g, v)| group_doc(g, v)).collect();
+    let groups: Vec<Value> = registered_groups(kinds, None).iter().map(|(g, v)| group_doc(g, v)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 /// `/apis/<group>`, if the group is served.
 pub fn group(kinds: &Kinds, name: &str) -> Option<Value> {
     // Its own kinds only: copying every served kind was most of the answer with 2,000 CRDs.
-    let own = kinds.matching(|i| i.group == name);
-    let (g, versions) = groups(&own).into_iter().find(|(g, _)| g == name)?;
+    let (g, versions) = registered_groups(kinds, Some(name)).into_iter().find(|(g, _)| g == name)?;
     let mut doc = group_doc(&g, &versions);
     let map = doc.as_object_mut()?;
     let mut out = serde_json::Map::new();
@@ -266,4 +279,40 @@ fn aggregated_resource(k: &ServedKind, builtin: bool) -> Value {
         r["subresources"] = json!(subs);
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::Registered;
+
+    fn register(kinds: &Kinds, crd: &str, versions: &[&str]) {
+        let versions = versions.iter().map(|v| v.to_string()).collect();
+        kinds.set_registered(crd, Some(Registered { group: "x.io".into(), versions }));
+    }
+
+    /// `/apis` and `/apis/<group>` list what CRDs register (the aggregator's APIServices),
+    /// served or not; the version documents and aggregated discovery list served kinds only.
+    #[test]
+    fn group_lists_show_registered_versions_by_priority() {
+        let kinds = Kinds::default();
+        register(&kinds, "a.x.io", &["v1", "v10"]);
+        register(&kinds, "b.x.io", &["v2", "v1"]);
+        let versions = |doc: &Value| {
+            doc["versions"].as_array().map(|v| v.iter().map(|g| g["version"].clone()).collect::<Vec<_>>())
+        };
+        let listed = group_list(&kinds);
+        let group_doc = listed["groups"].as_array().and_then(|g| g.iter().find(|g| g["name"] == "x.io")).cloned();
+        assert_eq!(group_doc.as_ref().and_then(versions), Some(vec![json!("v10"), json!("v2"), json!("v1")]));
+        let one = group(&kinds, "x.io").expect("the group is listed");
+        assert_eq!(versions(&one), Some(vec![json!("v10"), json!("v2"), json!("v1")]));
+        assert_eq!(one["preferredVersion"]["version"], "v10");
+        assert!(resource_list(&kinds, "x.io", "v10").is_none(), "nothing serves it");
+        let aggregated = aggregated(&kinds, false);
+        assert!(aggregated["items"].as_array().is_some_and(|i| i.iter().all(|g| g["metadata"]["name"] != "x.io")));
+        kinds.set_registered("a.x.io", None);
+        assert_eq!(versions(&group(&kinds, "x.io").expect("b still registers")), Some(vec![json!("v2"), json!("v1")]));
+        kinds.set_registered("b.x.io", None);
+        assert!(group(&kinds, "x.io").is_none());
+    }
 }

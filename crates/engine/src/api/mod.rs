@@ -38,6 +38,8 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/readyz", any(readyz))
         .route("/openapi/v2", any(openapi::serve_v2))
         .route("/openapi/v3", any(openapi::serve_v3_index))
+        // The aggregator's prefix handler: `/openapi/v3/` alone is one more unknown document.
+        .route("/openapi/v3/", any(openapi::serve_v3_document))
         .route("/openapi/v3/{*group_version}", any(openapi::serve_v3_document))
         .fallback(dispatch)
         .method_not_allowed_fallback(non_resource_method_not_allowed)

@@ -8,7 +8,6 @@
 //! 1.32 answers: `Content-Encoding: gzip`, no `Content-Length`, the same ETag); every other
 //! answer, and every v3 document whatever the client accepts, is inflated as it is sent.
 
-use super::routes::plain_not_found;
 use crate::Engine;
 use crate::openapi::compressed::Gzipped;
 use crate::openapi::current;
@@ -83,15 +82,19 @@ pub async fn serve_v3_document(State(engine): State<Arc<Engine>>, uri: Uri, head
         Err(e) => return super::error_response(&e),
     };
     let gv = uri.path().trim_start_matches("/openapi/v3/");
+    // The aggregator looks the group-version up before anything else: one nobody publishes
+    // is its bare `WriteHeader(404)` whatever the method or Accept header; only a published
+    // one reaches kube-openapi's handler, which negotiates and varies on Accept.
+    let wanted = gv.to_string();
+    let doc = match written(docs, move |d| d.v3(&wanted).cloned()).await {
+        Err(e) => return super::error_response(&e),
+        Ok(None) => return empty(StatusCode::NOT_FOUND),
+        Ok(Some(doc)) => doc,
+    };
     let mut res = if negotiate(&headers, &[(JSON, Repr::Json)]).is_none() {
         empty(StatusCode::NOT_ACCEPTABLE)
     } else {
-        let wanted = gv.to_string();
-        match written(docs, move |d| d.v3(&wanted).cloned()).await {
-            Err(e) => return super::error_response(&e),
-            Ok(None) => plain_not_found(),
-            Ok(Some(doc)) => v3_answer(&headers, &uri, gv, &doc, engine.now()),
-        }
+        v3_answer(&headers, &uri, gv, &doc, engine.now())
     };
     res.headers_mut().append(header::VARY, HeaderValue::from_static("Accept"));
     res

@@ -90,9 +90,10 @@ async fn list_and_watch(
     // reports let installing CRDs be established.
     let changes = store.watch("/registry/", page.revision).await?;
     cache.relist(page.items);
-    for served in kinds.custom_names() {
-        if !cache.contains(&served) {
-            kinds.set_custom(&served, Vec::new());
+    for known in kinds.custom_names().into_iter().chain(kinds.registered_names()) {
+        if !cache.contains(&known) {
+            kinds.set_custom(&known, Vec::new());
+            kinds.set_registered(&known, None);
         }
     }
     Ok((page.revision, changes))
@@ -146,6 +147,7 @@ async fn wait(
             Applied::Stored => true,
             Applied::Gone(name) => {
                 kinds.set_custom(&name, Vec::new());
+                kinds.set_registered(&name, None);
                 true
             }
             Applied::Other if waiting.cleaning => {

@@ -2,7 +2,7 @@
 //! layouts, built (schemas and CEL rules compiled) only when the CRD changed.
 
 use super::cache::{decode, installing};
-use crate::kinds::{CUSTOM_VERBS, Kinds, ServedKind, StorageIdentity};
+use crate::kinds::{CUSTOM_VERBS, Kinds, Registered, ServedKind, StorageIdentity};
 use crate::registry::conditions::{self, ESTABLISHED, TERMINATING};
 use crate::representation::table::TableConvertor;
 use crate::resources::builtin::storage_version_hash;
@@ -52,6 +52,7 @@ pub(super) fn publish(
     // kube's handler and discovery read the condition, not the deletionTimestamp: a CRD
     // whose clean-up is done but that finalizers of others hold takes every verb again.
     let terminating = conditions::is_crd_condition_true(crd, TERMINATING);
+    kinds.set_registered(name, Some(registered(crd)));
     kinds.set_custom(name, served_kinds(crd, terminating, schemas));
     // A changed spec or accepted names: kube's new storage serves watches from now on.
     let renewed = kinds.set_storage(name, storage_identity(crd));
@@ -99,6 +100,12 @@ fn printer_tables(crd: &CustomResourceDefinition, since: u64) -> Vec<crate::kind
     tables
 }
 
+/// What a stored CRD registers whatever its conditions: its served versions.
+fn registered(crd: &CustomResourceDefinition) -> Registered {
+    let versions = crd.spec.versions.iter().filter(|v| v.served).map(|v| v.name.clone()).collect();
+    Registered { group: crd.spec.group.clone(), versions }
+}
+
 /// The kinds an established CRD serves: one per served version. An installing one is served
 /// too (as kube serves a CRD from `NamesAccepted`): `Established` announces it once every
 /// replica does.
@@ -106,10 +113,15 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool, schemas: Sche
     if !conditions::is_crd_condition_true(crd, ESTABLISHED) && !installing(crd) {
         return Vec::new();
     }
-    // Every served version lists the hash of the storage version (references 05 and 13).
+    // Every served version lists the hash of the storage version (references 05 and 13),
+    // when that is served: kube's discovery controller only meets served versions.
     let kind = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.kind.clone()).unwrap_or_default();
-    let hash =
-        crd.spec.versions.iter().find(|v| v.storage).map(|v| storage_version_hash(&crd.spec.group, &v.name, &kind));
+    let hash = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.storage && v.served)
+        .map(|v| storage_version_hash(&crd.spec.group, &v.name, &kind));
     crd.spec
         .versions
         .iter()
@@ -132,7 +144,56 @@ fn served_kinds(crd: &CustomResourceDefinition, terminating: bool, schemas: Sche
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::fixtures::{CrdBuilder, VersionBuilder};
     use serde_json::json;
+
+    fn things(
+        versions: Vec<
+            k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion,
+        >,
+    ) -> CrdBuilder {
+        CrdBuilder::new("things", "x.io").kind("Thing").versions(versions).accepted_names_from_spec()
+    }
+
+    /// A CRD registers its served versions whatever its conditions (kube's registration
+    /// controller makes APIServices of them), but serves kinds only once established.
+    #[test]
+    fn every_stored_crd_registers_its_served_versions() {
+        let kinds = Kinds::default();
+        let versions = vec![
+            VersionBuilder::new("v1").served(true).storage(true).build(),
+            VersionBuilder::new("v2").served(false).storage(false).build(),
+            VersionBuilder::new("v3").served(true).storage(false).build(),
+        ];
+        let refused = things(versions.clone()).build();
+        publish(&kinds, "things.x.io", &refused, 1, Built::NotStored, SchemaSource::Typed);
+        let registered = [("x.io".to_string(), "v1".to_string()), ("x.io".to_string(), "v3".to_string())];
+        assert_eq!(kinds.registered(), registered);
+        assert!(kinds.custom_names().is_empty(), "not established: nothing served");
+        let established = things(versions).established_at(2).build();
+        publish(&kinds, "things.x.io", &established, 2, Built::NotStored, SchemaSource::Typed);
+        assert_eq!(kinds.registered(), registered);
+        assert_eq!(kinds.custom_names(), ["things.x.io"]);
+    }
+
+    /// kube's discovery controller meets only served versions: an unserved storage
+    /// version gives no `storageVersionHash`.
+    #[test]
+    fn the_storage_version_hash_needs_a_served_storage_version() {
+        let hashes = |storage_served: bool| {
+            let versions = vec![
+                VersionBuilder::new("v1").served(storage_served).storage(true).build(),
+                VersionBuilder::new("v2").served(true).storage(false).build(),
+            ];
+            let crd = things(versions).established_at(1).build();
+            let served = served_kinds(&crd, false, SchemaSource::Typed);
+            served.iter().map(|k| k.storage_version_hash.clone()).collect::<Vec<_>>()
+        };
+        let served = hashes(true);
+        assert_eq!(served.len(), 2);
+        assert!(served.iter().all(|h| h.is_some() && *h == served[0]), "every version lists the storage one's");
+        assert_eq!(hashes(false), [None]);
+    }
 
     /// Versions with the same printer columns share one Table layout; a version with other
     /// columns has its own, and each version's layout shows its own columns.
