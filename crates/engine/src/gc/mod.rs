@@ -307,19 +307,11 @@ async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<
         }
         Action::ReportContent(key, remaining) => {
             let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
-            let mut obj = meta::from_stored(&kv);
-            let Some(status) =
-                obj.as_object_mut().map(|o| o.entry("status").or_insert_with(|| Value::Object(Default::default())))
-            else {
-                return Ok(());
-            };
-            let Some(status) = status.as_object_mut() else { return Ok(()) };
-            let conditions = status.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
-            let Some(conditions) = conditions.as_array_mut() else { return Ok(()) };
-            if !namespace_conditions::update(conditions, remaining, &meta::format_time(Timestamp::now())) {
+            let mut namespace = meta::from_stored(&kv);
+            if !namespace_conditions::report(&mut namespace, remaining, &meta::format_time(Timestamp::now())) {
                 return Ok(());
             }
-            let value = crate::resources::to_stored(&obj);
+            let value = crate::resources::to_stored(&namespace);
             store.update(key, value, Some(kv.mod_revision)).await.map(|_| ()).map_err(|e| e.to_string())
         }
         Action::FinalizeNamespace(key) => {

@@ -47,11 +47,21 @@ fn desired(remaining: &Remaining) -> Vec<Desired> {
         .collect()
 }
 
+/// Brings the `status.conditions` of `namespace` to what `remaining` says (see [`update`]).
+/// Whether anything changed.
+pub(super) fn report(namespace: &mut Value, remaining: &Remaining, now: &str) -> bool {
+    let Some(object) = namespace.as_object_mut() else { return false };
+    let status = object.entry("status").or_insert_with(|| Value::Object(Map::new()));
+    let Some(status) = status.as_object_mut() else { return false };
+    let conditions = status.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
+    conditions.as_array_mut().is_some_and(|conditions| update(conditions, remaining, now))
+}
+
 /// Brings `conditions` (a namespace's `status.conditions`) to what `remaining` says, as
 /// kube's `updateConditions` does: a missing condition is added, one whose status, reason
 /// or message differ is rewritten (its transition time moving only with its status), the
 /// others are left alone. `now` is the time to record. Whether anything changed.
-pub(super) fn update(conditions: &mut Vec<Value>, remaining: &Remaining, now: &str) -> bool {
+fn update(conditions: &mut Vec<Value>, remaining: &Remaining, now: &str) -> bool {
     let mut changed = false;
     for (type_, status, reason, message) in desired(remaining) {
         let text = |c: &Map<String, Value>, k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
@@ -97,34 +107,37 @@ mod tests {
 
     #[test]
     fn a_namespace_being_emptied_reports_what_remains_in_kube_s_words() {
-        let mut conditions = Vec::new();
+        let mut namespace = json!({"metadata": {"name": "team"}, "status": {"phase": "Terminating"}});
         let left =
             remaining(&["widgets.example.com has 2 resource instances"], &["example.com/hold in 2 resource instances"]);
-        assert!(update(&mut conditions, &left, "2026-11-29T06:00:00Z"));
-        let types: Vec<&str> = conditions.iter().filter_map(|c| c["type"].as_str()).collect();
+        assert!(report(&mut namespace, &left, "2026-11-29T06:00:00Z"));
+        assert_eq!(namespace["status"]["phase"], "Terminating", "the rest of the status stays");
+        let conditions = |ns: &Value| ns["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        let now = conditions(&namespace);
+        let types: Vec<&str> = now.iter().filter_map(|c| c["type"].as_str()).collect();
         assert_eq!(types, OK.map(|(t, _, _)| t));
         assert_eq!(
-            conditions[3],
+            now[3],
             json!({"type": "NamespaceContentRemaining", "status": "True", "lastTransitionTime": "2026-11-29T06:00:00Z",
                    "reason": "SomeResourcesRemain",
                    "message": "Some resources are remaining: widgets.example.com has 2 resource instances"})
         );
         assert_eq!(
-            conditions[4]["message"],
+            now[4]["message"],
             "Some content in the namespace has finalizers remaining: example.com/hold in 2 resource instances"
         );
-        assert_eq!(conditions[0]["status"], "False");
+        assert_eq!(now[0]["status"], "False");
         // Nothing new: nothing written.
-        assert!(!update(&mut conditions, &left, "2026-11-29T06:01:00Z"));
+        assert!(!report(&mut namespace, &left, "2026-11-29T06:01:00Z"));
         // A count that moves rewrites the message, not the transition time.
         let fewer =
             remaining(&["widgets.example.com has 1 resource instances"], &["example.com/hold in 1 resource instances"]);
-        assert!(update(&mut conditions, &fewer, "2026-11-29T06:02:00Z"));
-        assert_eq!(conditions[3]["lastTransitionTime"], "2026-11-29T06:00:00Z");
+        assert!(report(&mut namespace, &fewer, "2026-11-29T06:02:00Z"));
+        assert_eq!(conditions(&namespace)[3]["lastTransitionTime"], "2026-11-29T06:00:00Z");
         // All gone: the ok words, and the status flip moves the time.
-        assert!(update(&mut conditions, &Remaining::default(), "2026-11-29T06:03:00Z"));
+        assert!(report(&mut namespace, &Remaining::default(), "2026-11-29T06:03:00Z"));
         assert_eq!(
-            conditions[4],
+            conditions(&namespace)[4],
             json!({"type": "NamespaceFinalizersRemaining", "status": "False", "lastTransitionTime": "2026-11-29T06:03:00Z",
                    "reason": "ContentHasNoFinalizers", "message": "All content-preserving finalizers finished"})
         );
