@@ -84,11 +84,12 @@ pub struct Kinds {
 
 /// What a CRD's storage is built from, as kube's handler tells a changed CRD: its uid,
 /// its generation (which moves with every change of its spec) and its accepted names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StorageIdentity {
     pub uid: String,
     pub generation: i64,
-    pub accepted_names: String,
+    pub accepted_names:
+        Option<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames>,
 }
 
 /// The group and served versions of a stored CRD, established or not. kube's CRD

@@ -63,11 +63,10 @@ pub(super) fn publish(
 /// What kube's handler compares to tell that a CRD's storage must be built again: its spec
 /// (by the generation it moves) and its accepted names.
 fn storage_identity(crd: &CustomResourceDefinition) -> StorageIdentity {
-    let names = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref());
     StorageIdentity {
         uid: crd.metadata.uid.clone().unwrap_or_default(),
         generation: crd.metadata.generation.unwrap_or_default(),
-        accepted_names: names.and_then(|n| serde_json::to_string(n).ok()).unwrap_or_default(),
+        accepted_names: crd.status.as_ref().and_then(|s| s.accepted_names.clone()),
     }
 }
 
