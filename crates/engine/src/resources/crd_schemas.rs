@@ -98,6 +98,105 @@ pub fn settle(validation: &mut Value) {
     }
 }
 
+/// The empty collections (`enum: []`, `properties: {}`, ...) of a version's schema, as
+/// (JSON pointer of the node under the version, key, value), when the version has
+/// `/status` and its root holds what kube's root check refuses there. Go decodes `[]` and
+/// `{}` into slices and maps that are not nil, which that check refuses at the root and
+/// quotes as `[]T{}` anywhere in the schema, though its encoder would have left them out.
+/// The round trip drops them, so they are taken here and put back for validation to see;
+/// never stored, as the check refuses every schema they are put back into.
+pub fn empty_collections_refused(version: &Value) -> Vec<(String, String, Value)> {
+    // The fields of `JSONSchemaProps` the check refuses at the root (their Go zero, and
+    // `null`, pass it).
+    const REFUSED_AT_ROOT: [&str; 22] = [
+        "id",
+        "$schema",
+        "$ref",
+        "nullable",
+        "default",
+        "enum",
+        "maxProperties",
+        "minProperties",
+        "allOf",
+        "oneOf",
+        "anyOf",
+        "not",
+        "additionalProperties",
+        "patternProperties",
+        "dependencies",
+        "additionalItems",
+        "definitions",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+    ];
+    let status = version.pointer("/subresources/status").is_some_and(Value::is_object);
+    let Some(root) = version.pointer("/schema/openAPIV3Schema").filter(|_| status) else { return Vec::new() };
+    let set = |v: &Value| !matches!(v, Value::Null | Value::Bool(false)) && v.as_str() != Some("");
+    let refused = REFUSED_AT_ROOT.iter().any(|key| root.get(*key).is_some_and(set))
+        || root.get("type").and_then(Value::as_str).is_some_and(|t| !t.is_empty() && t != "object");
+    if !refused {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    empty_collections_in(root, &mut "/schema/openAPIV3Schema".to_string(), &mut found);
+    found
+}
+
+fn is_empty_collection(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+/// [`empty_collections_refused`]'s walk: `node`'s empty collections, then those of the
+/// schemas it holds by value (Go prints the ones held by pointer as addresses).
+fn empty_collections_in(node: &Value, pointer: &mut String, found: &mut Vec<(String, String, Value)>) {
+    const COLLECTIONS: [&str; 11] = [
+        "enum",
+        "required",
+        "allOf",
+        "oneOf",
+        "anyOf",
+        "properties",
+        "patternProperties",
+        "dependencies",
+        "definitions",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-validations",
+    ];
+    let Some(map) = node.as_object() else { return };
+    for (key, value) in map {
+        if COLLECTIONS.contains(&key.as_str()) && is_empty_collection(value) {
+            found.push((pointer.clone(), key.clone(), value.clone()));
+            continue;
+        }
+        let len = pointer.len();
+        // A step of a JSON pointer: `~` and `/` escaped.
+        let mut visit = |step: &str, child: &Value, pointer: &mut String| {
+            pointer.push('/');
+            pointer.push_str(key);
+            pointer.push('/');
+            pointer.push_str(&step.replace('~', "~0").replace('/', "~1"));
+            empty_collections_in(child, pointer, found);
+            pointer.truncate(len);
+        };
+        match (key.as_str(), value) {
+            ("properties" | "patternProperties" | "definitions" | "dependencies", Value::Object(children)) => {
+                children.iter().for_each(|(name, child)| visit(name, child, pointer));
+            }
+            ("allOf" | "oneOf" | "anyOf", Value::Array(children)) => {
+                children.iter().enumerate().for_each(|(i, child)| visit(&i.to_string(), child, pointer));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Drops what kube's decoder ignores and k8s-openapi's refuses: an `items` that is neither
 /// a schema nor a list of them, and a `dependencies` entry that is neither a schema nor a
 /// list (their Go unions' `UnmarshalJSON` leaves those unset).
@@ -236,5 +335,29 @@ mod tests {
         for validation in [json!(null), json!([]), json!({"openAPIV3Schema": []}), json!({"openAPIV3Schema": null})] {
             assert_eq!(decodes(&validation), typed_decodes(&validation), "{validation}");
         }
+    }
+
+    #[test]
+    fn empty_collections_are_kept_only_where_the_root_check_refuses_the_schema() {
+        let version = |subresources: Value, root: Value| json!({"name": "v1", "subresources": subresources, "schema": {"openAPIV3Schema": root}});
+        let root = json!({"type": "object", "enum": [], "required": [], "properties": {"a/b~c": {"properties": {}}},
+            "allOf": [{"required": []}], "not": {"required": []}});
+        let found = empty_collections_refused(&version(json!({"status": {}}), root.clone()));
+        let found: Vec<_> = found.iter().map(|(at, key, v)| format!("{at} {key} {v}")).collect();
+        assert_eq!(
+            found,
+            [
+                "/schema/openAPIV3Schema/allOf/0 required []",
+                "/schema/openAPIV3Schema enum []",
+                "/schema/openAPIV3Schema/properties/a~1b~0c properties {}",
+                "/schema/openAPIV3Schema required []",
+            ]
+        );
+        // No /status, or a root the check lets pass (zero values and nulls pass it).
+        assert!(empty_collections_refused(&version(json!({"scale": null}), root)).is_empty());
+        let allowed = json!({"type": "object", "required": [], "nullable": false, "default": null, "id": ""});
+        assert!(empty_collections_refused(&version(json!({"status": {}}), allowed)).is_empty());
+        let typed = json!({"type": "string", "required": []});
+        assert_eq!(empty_collections_refused(&version(json!({"status": {}}), typed)).len(), 1);
     }
 }

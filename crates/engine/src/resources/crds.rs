@@ -121,6 +121,18 @@ fn take_schemas(obj: &mut Value) -> Vec<Option<Value>> {
     versions.iter_mut().map(take).collect()
 }
 
+/// Puts back, version by version, what [`crd_schemas::empty_collections_refused`] found.
+fn put_empty_collections(obj: &mut Value, found: Vec<Vec<(String, String, Value)>>) {
+    let Some(versions) = versions_mut(obj) else { return };
+    for (version, found) in versions.iter_mut().zip(found) {
+        for (pointer, key, value) in found {
+            if let Some(Value::Object(node)) = version.pointer_mut(&pointer) {
+                node.insert(key, value);
+            }
+        }
+    }
+}
+
 /// Puts back what [`take_schemas`] took, version by version.
 fn put_schemas(obj: &mut Value, schemas: Vec<Option<Value>>) {
     let Some(versions) = versions_mut(obj) else { return };
@@ -204,6 +216,8 @@ impl Strategy for CrdStrategy {
         // The schemas, nearly all of a large CRD's bytes, are checked and settled where they
         // are (`crd_schemas`) rather than typed, written back and dropped; the rest is typed
         // as the decode types it, before pruning (k8s-openapi knows fields kube 1.32 lacks).
+        let refused: Vec<_> =
+            versions_mut(obj).into_iter().flatten().map(|v| crd_schemas::empty_collections_refused(v)).collect();
         let schemas = take_schemas(obj);
         // The typed model takes some values Go's structs refuse (see `decoded`); asked
         // without the schemas, the structs cost little.
@@ -229,6 +243,7 @@ impl Strategy for CrdStrategy {
             schemas.iter_mut().flatten().for_each(crd_schemas::settle);
         }
         put_schemas(obj, schemas);
+        put_empty_collections(obj, refused);
         Ok(dropped)
     }
 
