@@ -5,7 +5,7 @@
 //! typing schemas was 29% of the CPU of a burst of CRD writes, most of it only to check
 //! them and write them back.
 
-use crate::representation::gofmt::go_float64;
+use crate::representation::gofmt::{go_float64, integral_floats};
 use serde_json::Value;
 
 /// Whether `validation` surely decodes as `CustomResourceValidation`. `false` means "not
@@ -237,17 +237,53 @@ fn sub_schemas(key: &str, value: &mut Value, f: fn(&mut Value)) {
     }
 }
 
+/// The numbers of a settled `validation` as kube stores them: the float64 keywords as Go
+/// writes a float64, and the values a schema holds (`default`, `enum`, `example`) as the
+/// numbers kube's decoder reads back ([`integral_floats`]: `2.0` is `2`, `-0` is `0`).
+pub fn store_numbers(validation: &mut Value) {
+    if let Some(schema) = validation.get_mut("openAPIV3Schema") {
+        store_numbers_in(schema);
+    }
+}
+
+fn store_numbers_in(node: &mut Value) {
+    let Some(map) = node.as_object_mut() else { return };
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            "maximum" | "minimum" | "multipleOf" => typed_float64(value),
+            "properties"
+            | "patternProperties"
+            | "definitions"
+            | "dependencies"
+            | "items"
+            | "allOf"
+            | "anyOf"
+            | "oneOf"
+            | "not"
+            | "additionalProperties"
+            | "additionalItems" => sub_schemas(key, value, store_numbers_in),
+            _ => integral_floats(value),
+        }
+    }
+}
+
+/// A float64 field of `JSONSchemaProps` as Go writes it: a whole number without fraction,
+/// but a zero keeps its sign (`-0`), which the integer form would lose.
+fn typed_float64(value: &mut Value) {
+    match value.as_f64() {
+        Some(f) if f == 0.0 && f.is_sign_negative() => *value = Value::from(f),
+        Some(f) => *value = go_float64(f),
+        None => {}
+    }
+}
+
 /// [`settle`] for one `JSONSchemaProps` and the schemas under it.
 fn settle_node(node: &mut Value) {
     let Some(map) = node.as_object_mut() else { return };
     map.retain(|_, v| !v.is_null());
     for (key, value) in map.iter_mut() {
         match (key.as_str(), value) {
-            ("maximum" | "minimum" | "multipleOf", value) => {
-                if let Some(f) = value.as_f64() {
-                    *value = go_float64(f);
-                }
-            }
+            ("maximum" | "minimum" | "multipleOf", value) => typed_float64(value),
             ("externalDocs", Value::Object(docs)) => docs.retain(|_, v| !v.is_null()),
             ("x-kubernetes-validations", Value::Array(rules)) => {
                 for rule in rules.iter_mut().filter_map(Value::as_object_mut) {

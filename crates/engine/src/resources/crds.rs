@@ -121,6 +121,12 @@ fn take_schemas(obj: &mut Value) -> Vec<Option<Value>> {
     versions.iter_mut().map(take).collect()
 }
 
+/// What [`crd_schemas::empty_collections_refused`] finds, version by version.
+fn empty_collections_refused(obj: &Value) -> Vec<Vec<(String, String, Value)>> {
+    let versions = obj.pointer("/spec/versions").and_then(Value::as_array);
+    versions.into_iter().flatten().map(crd_schemas::empty_collections_refused).collect()
+}
+
 /// Puts back, version by version, what [`crd_schemas::empty_collections_refused`] found.
 fn put_empty_collections(obj: &mut Value, found: Vec<Vec<(String, String, Value)>>) {
     let Some(versions) = versions_mut(obj) else { return };
@@ -205,8 +211,10 @@ impl Strategy for CrdStrategy {
     /// the creator owns `f:conversion`).
     /// Decoding drops (and reports) what the Go struct lacks, then defaults.
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
+        let refused = empty_collections_refused(obj);
         let dropped = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.prune(obj);
         edit(obj, defaults::apply_defaults);
+        put_empty_collections(obj, refused);
         dropped
     }
 
@@ -216,8 +224,7 @@ impl Strategy for CrdStrategy {
         // The schemas, nearly all of a large CRD's bytes, are checked and settled where they
         // are (`crd_schemas`) rather than typed, written back and dropped; the rest is typed
         // as the decode types it, before pruning (k8s-openapi knows fields kube 1.32 lacks).
-        let refused: Vec<_> =
-            versions_mut(obj).into_iter().flatten().map(|v| crd_schemas::empty_collections_refused(v)).collect();
+        let refused = empty_collections_refused(obj);
         let schemas = take_schemas(obj);
         // The typed model takes some values Go's structs refuse (see `decoded`); asked
         // without the schemas, the structs cost little.
@@ -298,7 +305,7 @@ impl Strategy for CrdStrategy {
     /// 0.5` is a valid float) and stored as Go writes them (`1`, which an update sending
     /// it back is refused for, as kube refuses it).
     fn canonicalize(&self, obj: &mut Value) {
-        schemas_mut(obj).for_each(crate::representation::gofmt::integral_floats);
+        schemas_mut(obj).for_each(crd_schemas::store_numbers);
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
