@@ -196,7 +196,8 @@ scenarios!(
     validated,
     verbs,
     watch,
-    writes
+    writes,
+    zeroes
 );
 
 #[test]

@@ -525,8 +525,13 @@ pub trait Strategy: Send + Sync {
 
     /// What storing writes differently from what was validated, done after validation and
     /// before the no-op check, the dry-run answer and the store (kube's validation sees the
-    /// internal object, its storage the versioned one it encodes).
-    fn canonicalize(&self, _obj: &mut Value) {}
+    /// internal object, its storage the versioned one it encodes). A typed kind's zero
+    /// times are written `null`.
+    fn canonicalize(&self, obj: &mut Value) {
+        if let Some(s) = self.go_struct() {
+            s.null_zero_times(obj);
+        }
+    }
 
     /// The finalizers a DELETE with `delete` leaves on `obj`, when it changes them: the
     /// garbage collector's `orphan` and `foregroundDeletion` as the options ask.

@@ -70,6 +70,16 @@ pub struct Field {
     /// A value field (not a pointer) tagged `omitempty`: Go's decoding then encoding
     /// drops it when it holds its type's zero value (`""`, `0`, `false`, `[]`, `{}`).
     pub omit_empty: bool,
+    /// A pointer field tagged `omitempty`: a `null` decodes to nil, which is left out; a
+    /// zero value is kept (a pointer to it).
+    pub omit_nil: bool,
+}
+
+impl Field {
+    /// Whether Go's decoding then encoding leaves out the field holding `v`.
+    fn left_out(&self, v: &Value) -> bool {
+        (self.omit_empty && is_go_zero(v, &self.ty)) || (self.omit_nil && v.is_null())
+    }
 }
 
 /// The CRD schema's unions: types whose `UnmarshalJSON` takes a struct or another shape.
@@ -88,12 +98,17 @@ pub enum SchemaOr {
 
 /// A field that keeps whatever it holds: a pointer, or a value without `omitempty`.
 pub(crate) const fn field(json: &'static str, ty: GoType) -> Field {
-    Field { json, ty, in_zero: false, omit_empty: false }
+    Field { json, ty, in_zero: false, omit_empty: false, omit_nil: false }
+}
+
+/// A pointer field tagged `omitempty` (see [`Field::omit_nil`]).
+pub(crate) const fn pointer(json: &'static str, ty: GoType) -> Field {
+    Field { json, ty, in_zero: false, omit_empty: false, omit_nil: true }
 }
 
 /// A value field tagged `omitempty` (see [`Field::omit_empty`]).
 pub(crate) const fn omit_empty(json: &'static str, ty: GoType) -> Field {
-    Field { json, ty, in_zero: false, omit_empty: true }
+    Field { json, ty, in_zero: false, omit_empty: true, omit_nil: false }
 }
 
 /// `[]T` of an atomic list without a Go name of its own.
@@ -104,18 +119,21 @@ pub(crate) const fn list(items: &'static GoType) -> GoType {
 /// A non-pointer scalar field without `omitempty` (`bool`, a number, a string), present
 /// in the kind's zero value as its zero.
 pub(crate) const fn value(json: &'static str, ty: GoType) -> Field {
-    Field { json, ty, in_zero: true, omit_empty: false }
+    Field { json, ty, in_zero: true, omit_empty: false, omit_nil: false }
 }
 
 /// A non-pointer struct field, present (as `{}`) in the kind's zero value.
 pub(crate) const fn value_struct(json: &'static str, s: &'static GoStruct) -> Field {
-    Field { json, ty: GoType::Struct(s), in_zero: true, omit_empty: false }
+    Field { json, ty: GoType::Struct(s), in_zero: true, omit_empty: false, omit_nil: false }
 }
 
-/// Whether `value` is Go's zero value of `ty` as an `omitempty` field leaves it out.
+/// Whether `value` is Go's zero value of `ty` as an `omitempty` field leaves it out. A
+/// `null` is: Go decodes it into a pointer as nil, and into a value as no change (its
+/// zero). A time (a struct, which `omitempty` never leaves out) is declared `omitempty`
+/// only behind a pointer.
 fn is_go_zero(value: &Value, ty: &GoType) -> bool {
     match (ty, value) {
-        (_, Value::Null) => matches!(ty, GoType::Slice { .. } | GoType::Map(_) | GoType::Bytes),
+        (_, Value::Null) => true,
         (GoType::String | GoType::Named(_) | GoType::Bytes, Value::String(s)) => s.is_empty(),
         (GoType::Int32 | GoType::Int64 | GoType::Float64, Value::Number(n)) => n.as_f64() == Some(0.0),
         (GoType::Bool, Value::Bool(b)) => !b,
@@ -153,14 +171,19 @@ static LOCAL_OBJECT_REFERENCE: GoStruct =
     atomic_struct("v1.LocalObjectReference", &[omit_empty("name", GoType::String)]);
 static LOCAL_OBJECT_REFERENCE_TYPE: GoType = GoType::Struct(&LOCAL_OBJECT_REFERENCE);
 pub static EVENT_SOURCE: GoStruct =
-    plain_struct("v1.EventSource", &[field("component", GoType::String), field("host", GoType::String)]);
+    plain_struct("v1.EventSource", &[omit_empty("component", GoType::String), omit_empty("host", GoType::String)]);
+/// events.k8s.io/v1's series: both fields always written.
 static EVENT_SERIES: GoStruct =
     plain_struct("v1.EventSeries", &[field("count", GoType::Int32), field("lastObservedTime", GoType::MicroTime)]);
+/// core v1's series: `omitempty` on both, which leaves out a zero count (a time, a struct
+/// by value, is still written: `null` for its zero).
+static CORE_EVENT_SERIES: GoStruct =
+    plain_struct("v1.EventSeries", &[omit_empty("count", GoType::Int32), field("lastObservedTime", GoType::MicroTime)]);
 
 pub static CONFIG_MAP: GoStruct = plain_struct(
     "ConfigMap",
     &[
-        field("immutable", GoType::Bool),
+        pointer("immutable", GoType::Bool),
         omit_empty("data", GoType::Map(&STRING)),
         omit_empty("binaryData", GoType::Map(&BYTES)),
     ],
@@ -169,7 +192,7 @@ pub static CONFIG_MAP: GoStruct = plain_struct(
 pub static SECRET: GoStruct = plain_struct(
     "Secret",
     &[
-        field("immutable", GoType::Bool),
+        pointer("immutable", GoType::Bool),
         omit_empty("data", GoType::Map(&BYTES)),
         omit_empty("stringData", GoType::Map(&STRING)),
         omit_empty("type", GoType::Named("v1.SecretType")),
@@ -264,20 +287,20 @@ pub static SERVICE_ACCOUNT: GoStruct = plain_struct(
     &[
         omit_empty("secrets", GoType::Slice { items: &OBJECT_REFERENCE_TYPE, keys: &["name"], name: None }),
         omit_empty("imagePullSecrets", GoType::Slice { items: &LOCAL_OBJECT_REFERENCE_TYPE, keys: &[], name: None }),
-        field("automountServiceAccountToken", GoType::Bool),
+        pointer("automountServiceAccountToken", GoType::Bool),
     ],
 );
 
 static LEASE_SPEC: GoStruct = plain_struct(
     "v1.LeaseSpec",
     &[
-        field("holderIdentity", GoType::String),
-        field("leaseDurationSeconds", GoType::Int32),
-        field("acquireTime", GoType::MicroTime),
-        field("renewTime", GoType::MicroTime),
-        field("leaseTransitions", GoType::Int32),
-        field("strategy", GoType::Named("v1.CoordinatedLeaseStrategy")),
-        field("preferredHolder", GoType::String),
+        pointer("holderIdentity", GoType::String),
+        pointer("leaseDurationSeconds", GoType::Int32),
+        pointer("acquireTime", GoType::MicroTime),
+        pointer("renewTime", GoType::MicroTime),
+        pointer("leaseTransitions", GoType::Int32),
+        pointer("strategy", GoType::Named("v1.CoordinatedLeaseStrategy")),
+        pointer("preferredHolder", GoType::String),
     ],
 );
 pub static LEASE: GoStruct = plain_struct("Lease", &[value_struct("spec", &LEASE_SPEC)]);
@@ -294,9 +317,9 @@ pub static CORE_EVENT: GoStruct = plain_struct(
         omit_empty("count", GoType::Int32),
         omit_empty("type", GoType::String),
         field("eventTime", GoType::MicroTime),
-        field("series", GoType::Struct(&EVENT_SERIES)),
+        pointer("series", GoType::Struct(&CORE_EVENT_SERIES)),
         omit_empty("action", GoType::String),
-        field("related", GoType::Struct(&OBJECT_REFERENCE)),
+        pointer("related", GoType::Struct(&OBJECT_REFERENCE)),
         field("reportingComponent", GoType::String),
         field("reportingInstance", GoType::String),
     ],
@@ -306,13 +329,13 @@ pub static EVENTS_V1_EVENT: GoStruct = plain_struct(
     "Event",
     &[
         field("eventTime", GoType::MicroTime),
-        field("series", GoType::Struct(&EVENT_SERIES)),
+        pointer("series", GoType::Struct(&EVENT_SERIES)),
         omit_empty("reportingController", GoType::String),
         omit_empty("reportingInstance", GoType::String),
         omit_empty("action", GoType::String),
         omit_empty("reason", GoType::String),
         value_struct("regarding", &OBJECT_REFERENCE),
-        field("related", GoType::Struct(&OBJECT_REFERENCE)),
+        pointer("related", GoType::Struct(&OBJECT_REFERENCE)),
         omit_empty("note", GoType::String),
         omit_empty("type", GoType::String),
         value_struct("deprecatedSource", &EVENT_SOURCE),
@@ -420,7 +443,7 @@ impl GoStruct {
                         zero_null_value_struct(v, f);
                         let mut path = key.clone();
                         prune_value(v, &f.ty, &mut path, &mut dropped);
-                        if f.omit_empty && is_go_zero(v, &f.ty) {
+                        if f.left_out(v) {
                             map.remove(&key);
                         }
                     }
@@ -432,6 +455,13 @@ impl GoStruct {
             }
         }
         dropped
+    }
+
+    /// The times of `obj` at Go's zero instant as `null`, which `metav1.Time` and
+    /// `MicroTime` write for it. Only when storing: decoded, such a time is not the zero
+    /// struct (its location is `Local`), so kube's validation sees it set.
+    pub fn null_zero_times(&'static self, obj: &mut Value) {
+        null_zero_times_in(obj, &GoType::Struct(self));
     }
 
     /// Go's decoding of a null item of a slice, or value of a map, of structs: the
@@ -532,6 +562,27 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, droppe
     }
 }
 
+fn null_zero_times_in(value: &mut Value, ty: &GoType) {
+    use crate::schema::go_time::{is_zero, parse_rfc3339};
+    match (ty, value) {
+        (GoType::Time | GoType::MicroTime, value) => {
+            if value.as_str().and_then(parse_rfc3339).is_some_and(is_zero) {
+                *value = Value::Null;
+            }
+        }
+        (GoType::Struct(s) | GoType::Union(_, s), Value::Object(map)) => {
+            for f in s.fields {
+                if let Some(v) = map.get_mut(f.json) {
+                    null_zero_times_in(v, &f.ty);
+                }
+            }
+        }
+        (GoType::Slice { items, .. }, Value::Array(list)) => list.iter_mut().for_each(|v| null_zero_times_in(v, items)),
+        (GoType::Map(items), Value::Object(map)) => map.values_mut().for_each(|v| null_zero_times_in(v, items)),
+        _ => {}
+    }
+}
+
 /// Go's zero value of a value field, as its encoder writes it.
 fn go_zero(ty: &GoType) -> Value {
     match ty {
@@ -561,7 +612,7 @@ fn prune_struct(map: &mut Map<String, Value>, s: &'static GoStruct, path: &mut S
             path.push_str(key);
             prune_value(v, &f.ty, path, dropped);
             path.truncate(len);
-            !(f.omit_empty && is_go_zero(v, &f.ty))
+            !f.left_out(v)
         }
         None => {
             dropped.push(format!("{path}.{key}"));
