@@ -565,10 +565,8 @@ fn prune_value(value: &mut Value, ty: &'static GoType, path: &mut String, droppe
 fn null_zero_times_in(value: &mut Value, ty: &GoType) {
     use crate::schema::go_time::{is_zero, parse_rfc3339};
     match (ty, value) {
-        (GoType::Time | GoType::MicroTime, value) => {
-            if value.as_str().and_then(parse_rfc3339).is_some_and(is_zero) {
-                *value = Value::Null;
-            }
+        (GoType::Time | GoType::MicroTime, value) if value.as_str().and_then(parse_rfc3339).is_some_and(is_zero) => {
+            *value = Value::Null;
         }
         (GoType::Struct(s) | GoType::Union(_, s), Value::Object(map)) => {
             for f in s.fields {
