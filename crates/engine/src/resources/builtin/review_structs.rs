@@ -3,7 +3,7 @@
 //! kube-apiserver writes its answers ([`super::struct_json`]), and their types, which
 //! requests decode into.
 
-use super::types::{GoStruct, GoType, STRING, field, list, omit_empty, plain_struct, value, value_struct};
+use super::types::{GoStruct, GoType, STRING, field, list, omit_empty, plain_struct, pointer, value, value_struct};
 
 static FIELD_REQUIREMENT: GoStruct = plain_struct(
     "v1.FieldSelectorRequirement",
@@ -34,8 +34,8 @@ static RESOURCE_ATTRIBUTES: GoStruct = plain_struct(
         omit_empty("resource", GoType::String),
         omit_empty("subresource", GoType::String),
         omit_empty("name", GoType::String),
-        field("fieldSelector", GoType::Struct(&FIELD_SELECTOR)),
-        field("labelSelector", GoType::Struct(&LABEL_SELECTOR)),
+        pointer("fieldSelector", GoType::Struct(&FIELD_SELECTOR)),
+        pointer("labelSelector", GoType::Struct(&LABEL_SELECTOR)),
     ],
 );
 static NON_RESOURCE_ATTRIBUTES: GoStruct =
@@ -44,8 +44,8 @@ static NON_RESOURCE_ATTRIBUTES: GoStruct =
 static ACCESS_SPEC: GoStruct = plain_struct(
     "v1.SelfSubjectAccessReviewSpec",
     &[
-        field("resourceAttributes", GoType::Struct(&RESOURCE_ATTRIBUTES)),
-        field("nonResourceAttributes", GoType::Struct(&NON_RESOURCE_ATTRIBUTES)),
+        pointer("resourceAttributes", GoType::Struct(&RESOURCE_ATTRIBUTES)),
+        pointer("nonResourceAttributes", GoType::Struct(&NON_RESOURCE_ATTRIBUTES)),
     ],
 );
 static ACCESS_STATUS: GoStruct = plain_struct(
