@@ -78,3 +78,38 @@ fn kubectl_sees_a_refused_crd_with_kube_apiserver_s_message() {
     );
     assert!(!server.ok(&["get", "crd", "-o", "name"]).contains("gizmo"), "nothing was stored");
 }
+
+/// The ETag and whether kubectl's disk cache answered, of the aggregated `/apis` a
+/// `kubectl api-resources -v=9` run (which refreshes discovery) asked for.
+fn apis_revalidation(server: &Server) -> (String, bool) {
+    let out = server.kubectl(&["api-resources", "-v=9"]);
+    assert!(out.status.success(), "api-resources: {}", String::from_utf8_lossy(&out.stderr));
+    let log = String::from_utf8_lossy(&out.stderr);
+    let mut lines = log.lines().skip_while(|l| !(l.contains("/apis?timeout") && l.contains(" 200 OK in ")));
+    assert!(lines.next().is_some(), "no answer to GET /apis in:\n{log}");
+    let headers: Vec<&str> =
+        lines.take_while(|l| !l.contains("GET https://") && !l.contains("Response Body")).collect();
+    let header = |name: &str| {
+        let prefix = format!("{name}: ");
+        headers.iter().find_map(|l| l.split_once("] ").and_then(|(_, h)| h.trim_start().strip_prefix(&prefix)))
+    };
+    let etag = header("Etag").unwrap_or_else(|| panic!("no ETag on /apis in {headers:?}")).to_string();
+    (etag, header("X-From-Cache") == Some("1"))
+}
+
+#[test]
+fn kubectl_revalidates_aggregated_discovery_by_its_etag() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (first, cached) = apis_revalidation(&server);
+    assert!(!cached, "a fresh cache has nothing to answer with");
+    assert!(first.len() == 130 && first.starts_with('"'), "kube's ETag is a quoted SHA-512: {first}");
+    // Unchanged: the server's 304 lets the cache answer.
+    assert_eq!(apis_revalidation(&server), (first.clone(), true));
+    server.ok(&["apply", "-f", &crd_file(dir.path(), "06")]);
+    server.ok(&["wait", "--for=condition=Established", "crd/widgets.stable.example.com", "--timeout=20s"]);
+    let (after, cached) = apis_revalidation(&server);
+    assert_ne!(after, first, "a new CRD changes the document");
+    assert!(!cached, "a changed document is sent again");
+    assert!(server.ok(&["api-resources", "--api-group=stable.example.com"]).contains("widgets"));
+}

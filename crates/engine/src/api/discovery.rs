@@ -12,7 +12,7 @@ use crate::kinds::{Kinds, ServedKind};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The documents that are cached.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -25,31 +25,62 @@ pub enum Cached {
     GroupList,
 }
 
+/// A cached document: its JSON, and for aggregated discovery its ETag.
+#[derive(Clone)]
+pub struct Document {
+    pub json: Bytes,
+    /// kube's `calculateETag`: SHA-512 of the list as `json.Marshal` writes it without its
+    /// type (kube hashes the list it built, whose kind and apiVersion are unset), in
+    /// upper-case hex.
+    pub etag: Option<Arc<str>>,
+}
+
 /// Serialized documents by the generation of the kinds they were built from (unique in
 /// the process, see [`Kinds::generation`]), the latest few: one per engine and document
 /// in use is what is ever read again.
-static CACHE: Mutex<Vec<(u64, Cached, Bytes)>> = Mutex::new(Vec::new());
+static CACHE: Mutex<Vec<(u64, Cached, Document)>> = Mutex::new(Vec::new());
 const CACHED: usize = 32;
 
 /// Document `which` of `kinds`' current state, built only when they changed.
-pub fn cached(kinds: &Kinds, which: Cached) -> Bytes {
+pub fn cached(kinds: &Kinds, which: Cached) -> Document {
     let generation = kinds.generation();
     let lock = || CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, _, body)) = lock().iter().find(|(g, w, _)| *g == generation && *w == which) {
-        return body.clone();
+    if let Some((_, _, doc)) = lock().iter().find(|(g, w, _)| *g == generation && *w == which) {
+        return doc.clone();
     }
     let doc = match which {
         Cached::AggregatedCore => aggregated(kinds, true),
         Cached::Aggregated => aggregated(kinds, false),
         Cached::GroupList => group_list(kinds),
     };
-    let body = Bytes::from(crate::resources::builtin::struct_json::to_vec(&doc));
+    let json = Bytes::from(crate::resources::builtin::struct_json::to_vec(&doc));
+    let etag = (which != Cached::GroupList).then(|| Arc::from(aggregated_etag(&json)));
+    let doc = Document { json, etag };
     let mut cache = lock();
     if cache.len() >= CACHED {
         cache.remove(0);
     }
-    cache.push((generation, which, body.clone()));
-    body
+    cache.push((generation, which, doc.clone()));
+    doc
+}
+
+/// The ETag of an aggregated discovery list written as `json` (see [`Document::etag`]).
+fn aggregated_etag(json: &[u8]) -> String {
+    use sha2::{Digest, Sha512};
+    use std::fmt::Write;
+    const TYPE: &[u8] = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","#;
+    let mut sha = Sha512::new();
+    match json.strip_prefix(TYPE) {
+        Some(rest) => {
+            sha.update(b"{");
+            sha.update(rest);
+        }
+        None => sha.update(json),
+    }
+    sha.finalize().iter().fold(String::with_capacity(128), |mut hex, b| {
+        let _ = write!(hex, "{b:02X}");
+        hex
+    })
 }
 
 /// Groups (not core) with their versions in priority order, from the served kinds.
@@ -283,6 +314,18 @@ fn aggregated_resource(k: &ServedKind, builtin: bool) -> Value {
 
 #[cfg(test)]
 mod tests {
+
+    /// kube-apiserver 1.32's aggregated `/api` as it sent it (to a client not asking for
+    /// pretty JSON), and the ETag it sent with it.
+    #[test]
+    fn the_etag_is_kubes_hash_of_the_list_without_its_type() {
+        let json = include_bytes!("testdata/core-aggregated-discovery.json");
+        let json = json.strip_suffix(b"\n").unwrap_or(json);
+        assert_eq!(
+            aggregated_etag(json),
+            "7E2E4FBD8CDC884130EBFEF64757F6BC507A8EA6A2EA8F94E05F1B6F207B4E183C63D6D6EA5513FDDC10FC16233248F933DC787C288493D52745A3FAFD68CCD8"
+        );
+    }
     use super::*;
     use crate::kinds::Registered;
 

@@ -157,13 +157,28 @@ fn discovery_body(json: &[u8], pretty: bool) -> Vec<u8> {
     out
 }
 
-fn aggregated_response(body: Vec<u8>) -> Response {
-    let mut res = json_text_response(StatusCode::OK, body);
+/// Aggregated discovery with kube's validators: its ETag, and a 304 without a body when
+/// `If-None-Match` is that ETag exactly (kube compares the header whole), which is how
+/// kubectl's disk cache revalidates it.
+fn aggregated_response(headers: &HeaderMap, doc: discovery::Document, body: impl FnOnce(&[u8]) -> Vec<u8>) -> Response {
+    let etag = doc.etag.map(|e| format!("\"{e}\""));
+    let current = etag
+        .as_deref()
+        .is_some_and(|e| headers.get(header::IF_NONE_MATCH).is_some_and(|inm| inm.as_bytes() == e.as_bytes()));
+    let mut res = if current {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let mut res = json_text_response(StatusCode::OK, body(&doc.json));
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
+        );
+        res
+    };
     let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
-    );
+    if let Some(etag) = etag.and_then(|e| HeaderValue::from_str(&e).ok()) {
+        h.insert(header::ETAG, etag);
+    }
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
     h.insert(header::VARY, HeaderValue::from_static("Accept"));
     res
@@ -179,17 +194,19 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
         let document = |json: &[u8]| discovery_body(json, negotiation::wants_pretty(query.get("pretty"), user_agent));
         let found = match path.as_str() {
             "/api" if wants_aggregated(&parts.headers) => {
-                return aggregated_response(document(&discovery::cached(kinds, discovery::Cached::AggregatedCore)));
+                let doc = discovery::cached(kinds, discovery::Cached::AggregatedCore);
+                return aggregated_response(&parts.headers, doc, document);
             }
             "/apis" if wants_aggregated(&parts.headers) => {
-                return aggregated_response(document(&discovery::cached(kinds, discovery::Cached::Aggregated)));
+                let doc = discovery::cached(kinds, discovery::Cached::Aggregated);
+                return aggregated_response(&parts.headers, doc, document);
             }
             "/api" => Some(discovery::core_versions(
                 parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
             )),
             "/apis" => {
                 let list = discovery::cached(kinds, discovery::Cached::GroupList);
-                return json_text_response(StatusCode::OK, document(&list));
+                return json_text_response(StatusCode::OK, document(&list.json));
             }
             "/api/v1" => discovery::resource_list(kinds, "", "v1"),
             p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
