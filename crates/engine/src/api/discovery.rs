@@ -64,13 +64,40 @@ pub fn cached(kinds: &Kinds, which: Cached) -> Document {
     doc
 }
 
+/// How an aggregated discovery list's JSON begins: its type, as `struct_json` writes it.
+const V2_TYPE: &[u8] = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","#;
+
+/// The versions of aggregated discovery served (kube 1.32 serves both, the same lists).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AggregatedVersion {
+    V2,
+    V2beta1,
+}
+
+impl AggregatedVersion {
+    pub fn content_type(self) -> &'static str {
+        match self {
+            AggregatedVersion::V2 => "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+            AggregatedVersion::V2beta1 => "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+        }
+    }
+}
+
+/// The v2 list written as `json`, as v2beta1: the same fields under another apiVersion.
+pub fn as_v2beta1(json: &[u8]) -> Vec<u8> {
+    const V2BETA1: &[u8] = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2beta1","#;
+    match json.strip_prefix(V2_TYPE) {
+        Some(rest) => [V2BETA1, rest].concat(),
+        None => json.to_vec(),
+    }
+}
+
 /// The ETag of an aggregated discovery list written as `json` (see [`Document::etag`]).
 fn aggregated_etag(json: &[u8]) -> String {
     use sha2::{Digest, Sha512};
     use std::fmt::Write;
-    const TYPE: &[u8] = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","#;
     let mut sha = Sha512::new();
-    match json.strip_prefix(TYPE) {
+    match json.strip_prefix(V2_TYPE) {
         Some(rest) => {
             sha.update(b"{");
             sha.update(rest);
@@ -324,6 +351,15 @@ mod tests {
         assert_eq!(
             aggregated_etag(json),
             "7E2E4FBD8CDC884130EBFEF64757F6BC507A8EA6A2EA8F94E05F1B6F207B4E183C63D6D6EA5513FDDC10FC16233248F933DC787C288493D52745A3FAFD68CCD8"
+        );
+    }
+
+    #[test]
+    fn a_v2beta1_list_is_the_v2_list_under_its_own_api_version() {
+        let v2 = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":[]}"#;
+        assert_eq!(
+            as_v2beta1(v2),
+            br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2beta1","metadata":{},"items":[]}"#
         );
     }
     use super::*;

@@ -137,10 +137,21 @@ async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
 }
 
 /// Whether the client asked for aggregated discovery (apidiscovery.k8s.io/v2).
-fn wants_aggregated(headers: &HeaderMap) -> bool {
-    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| {
-        a.split(',').next().is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2"))
-    })
+fn wants_aggregated(headers: &HeaderMap) -> Option<discovery::AggregatedVersion> {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok())?;
+    let first = accept.split(',').next()?;
+    let params: Vec<(&str, &str)> = first.split(';').skip(1).filter_map(|p| p.trim().split_once('=')).collect();
+    let param = |name: &str| params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    if param("g") != Some("apidiscovery.k8s.io") || param("as") != Some("APIGroupDiscoveryList") {
+        return None;
+    }
+    match param("v") {
+        Some("v2") => Some(discovery::AggregatedVersion::V2),
+        // Clients of client-go before 1.30 ask for v2beta1 first, and read the answer as
+        // aggregated only when its type says v2beta1.
+        Some("v2beta1") => Some(discovery::AggregatedVersion::V2beta1),
+        _ => None,
+    }
 }
 
 /// A discovery document as kube's serializer writes it: indented when the client asks for
@@ -160,7 +171,12 @@ fn discovery_body(json: &[u8], pretty: bool) -> Vec<u8> {
 /// Aggregated discovery with kube's validators: its ETag, and a 304 without a body when
 /// `If-None-Match` is that ETag exactly (kube compares the header whole), which is how
 /// kubectl's disk cache revalidates it.
-fn aggregated_response(headers: &HeaderMap, doc: discovery::Document, body: impl FnOnce(&[u8]) -> Vec<u8>) -> Response {
+fn aggregated_response(
+    headers: &HeaderMap,
+    version: discovery::AggregatedVersion,
+    doc: discovery::Document,
+    body: impl FnOnce(&[u8]) -> Vec<u8>,
+) -> Response {
     let etag = doc.etag.map(|e| format!("\"{e}\""));
     let current = etag
         .as_deref()
@@ -168,11 +184,12 @@ fn aggregated_response(headers: &HeaderMap, doc: discovery::Document, body: impl
     let mut res = if current {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let mut res = json_text_response(StatusCode::OK, body(&doc.json));
-        res.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
-        );
+        let json = match version {
+            discovery::AggregatedVersion::V2 => body(&doc.json),
+            discovery::AggregatedVersion::V2beta1 => body(&discovery::as_v2beta1(&doc.json)),
+        };
+        let mut res = json_text_response(StatusCode::OK, json);
+        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(version.content_type()));
         res
     };
     let h = res.headers_mut();
@@ -193,13 +210,10 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
         let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
         let document = |json: &[u8]| discovery_body(json, negotiation::wants_pretty(query.get("pretty"), user_agent));
         let found = match path.as_str() {
-            "/api" if wants_aggregated(&parts.headers) => {
-                let doc = discovery::cached(kinds, discovery::Cached::AggregatedCore);
-                return aggregated_response(&parts.headers, doc, document);
-            }
-            "/apis" if wants_aggregated(&parts.headers) => {
-                let doc = discovery::cached(kinds, discovery::Cached::Aggregated);
-                return aggregated_response(&parts.headers, doc, document);
+            "/api" | "/apis" if let Some(version) = wants_aggregated(&parts.headers) => {
+                let which =
+                    if path == "/api" { discovery::Cached::AggregatedCore } else { discovery::Cached::Aggregated };
+                return aggregated_response(&parts.headers, version, discovery::cached(kinds, which), document);
             }
             "/api" => Some(discovery::core_versions(
                 parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
