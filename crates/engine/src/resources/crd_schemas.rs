@@ -98,14 +98,22 @@ pub fn settle(validation: &mut Value) {
     }
 }
 
-/// The empty collections (`enum: []`, `properties: {}`, ...) of a version's schema, as
-/// (JSON pointer of the node under the version, key, value), when the version has
-/// `/status` and its root holds what kube's root check refuses there. Go decodes `[]` and
+/// An empty collection (`enum: []`, `properties: {}`) found in a schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmptyCollection {
+    /// The JSON pointer, under the version, of the schema node holding it.
+    pub node: String,
+    pub key: String,
+    pub value: Value,
+}
+
+/// The empty collections of a version's schema, when the version has `/status` and its
+/// root holds what kube's root check refuses there. Go decodes `[]` and
 /// `{}` into slices and maps that are not nil, which that check refuses at the root and
 /// quotes as `[]T{}` anywhere in the schema, though its encoder would have left them out.
 /// The round trip drops them, so they are taken here and put back for validation to see;
 /// never stored, as the check refuses every schema they are put back into.
-pub fn empty_collections_refused(version: &Value) -> Vec<(String, String, Value)> {
+pub fn empty_collections_refused(version: &Value) -> Vec<EmptyCollection> {
     // The fields of `JSONSchemaProps` the check refuses at the root (their Go zero, and
     // `null`, pass it).
     const REFUSED_AT_ROOT: [&str; 22] = [
@@ -155,7 +163,7 @@ fn is_empty_collection(v: &Value) -> bool {
 
 /// [`empty_collections_refused`]'s walk: `node`'s empty collections, then those of the
 /// schemas it holds by value (Go prints the ones held by pointer as addresses).
-fn empty_collections_in(node: &Value, pointer: &mut String, found: &mut Vec<(String, String, Value)>) {
+fn empty_collections_in(node: &Value, pointer: &mut String, found: &mut Vec<EmptyCollection>) {
     const COLLECTIONS: [&str; 11] = [
         "enum",
         "required",
@@ -172,7 +180,7 @@ fn empty_collections_in(node: &Value, pointer: &mut String, found: &mut Vec<(Str
     let Some(map) = node.as_object() else { return };
     for (key, value) in map {
         if COLLECTIONS.contains(&key.as_str()) && is_empty_collection(value) {
-            found.push((pointer.clone(), key.clone(), value.clone()));
+            found.push(EmptyCollection { node: pointer.clone(), key: key.clone(), value: value.clone() });
             continue;
         }
         let len = pointer.len();
@@ -379,7 +387,7 @@ mod tests {
         let root = json!({"type": "object", "enum": [], "required": [], "properties": {"a/b~c": {"properties": {}}},
             "allOf": [{"required": []}], "not": {"required": []}});
         let found = empty_collections_refused(&version(json!({"status": {}}), root.clone()));
-        let found: Vec<_> = found.iter().map(|(at, key, v)| format!("{at} {key} {v}")).collect();
+        let found: Vec<_> = found.iter().map(|e| format!("{} {} {}", e.node, e.key, e.value)).collect();
         assert_eq!(
             found,
             [

@@ -122,18 +122,18 @@ fn take_schemas(obj: &mut Value) -> Vec<Option<Value>> {
 }
 
 /// What [`crd_schemas::empty_collections_refused`] finds, version by version.
-fn empty_collections_refused(obj: &Value) -> Vec<Vec<(String, String, Value)>> {
+fn empty_collections_refused(obj: &Value) -> Vec<Vec<crd_schemas::EmptyCollection>> {
     let versions = obj.pointer("/spec/versions").and_then(Value::as_array);
     versions.into_iter().flatten().map(crd_schemas::empty_collections_refused).collect()
 }
 
 /// Puts back, version by version, what [`crd_schemas::empty_collections_refused`] found.
-fn put_empty_collections(obj: &mut Value, found: Vec<Vec<(String, String, Value)>>) {
+fn put_empty_collections(obj: &mut Value, found: Vec<Vec<crd_schemas::EmptyCollection>>) {
     let Some(versions) = versions_mut(obj) else { return };
     for (version, found) in versions.iter_mut().zip(found) {
-        for (pointer, key, value) in found {
-            if let Some(Value::Object(node)) = version.pointer_mut(&pointer) {
-                node.insert(key, value);
+        for empty in found {
+            if let Some(Value::Object(node)) = version.pointer_mut(&empty.node) {
+                node.insert(empty.key, empty.value);
             }
         }
     }
