@@ -13,6 +13,7 @@ use super::{core_meta_errors, core_meta_update_errors, meta_update_errors};
 use crate::field::FieldError;
 use crate::representation::table::TableConvertor;
 use crate::resources::managed_fields::schema::Schema;
+use crate::resources::rest::{self, DeleteOptions};
 use crate::resources::selector::field_at;
 use crate::resources::{FieldLookup, ResourceInfo, StorageConversion, Strategy, Undecodable};
 use crate::schema::gofmt::go_time_string;
@@ -250,6 +251,12 @@ impl Default for CoreEventStrategy {
 }
 
 impl Strategy for CoreEventStrategy {
+    /// kube's event strategy has no garbage collection (`rest.Unsupported`): a delete
+    /// leaves neither `orphan` nor `foregroundDeletion`, whatever its options ask.
+    fn deletion_finalizers(&self, obj: &Value, _delete: &DeleteOptions) -> Option<Vec<String>> {
+        rest::deletion_finalizers(&crate::meta::finalizers(obj), Some(rest::Propagation::Background))
+    }
+
     fn info(&self) -> &ResourceInfo {
         &self.info
     }
@@ -353,6 +360,12 @@ impl Default for EventsV1Strategy {
 }
 
 impl Strategy for EventsV1Strategy {
+    /// kube's event strategy has no garbage collection (`rest.Unsupported`): a delete
+    /// leaves neither `orphan` nor `foregroundDeletion`, whatever its options ask.
+    fn deletion_finalizers(&self, obj: &Value, _delete: &DeleteOptions) -> Option<Vec<String>> {
+        rest::deletion_finalizers(&crate::meta::finalizers(obj), Some(rest::Propagation::Background))
+    }
+
     fn info(&self) -> &ResourceInfo {
         &self.info
     }

@@ -232,6 +232,12 @@ impl Rest<'_> {
                     self.check_uid_precondition(namespace, name, meta::uid(&obj), &Value::Null)?;
                     return self.create_on_update(namespace, obj, opts).await;
                 }
+                // The storage checks the uid before it finds the object missing: a 409, not
+                // the 404 that follows.
+                Err(e) if e.is_not_found() && sub == Subresource::Main => {
+                    self.check_uid_precondition(namespace, name, meta::uid(&obj), &Value::Null)?;
+                    return Err(e);
+                }
                 old => old?,
             };
             self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
