@@ -186,8 +186,22 @@ fn from_body(doc: Value) -> Result<RawDelete, ApiError> {
     field("gracePeriodSeconds", "int64", |v| v.is_i64())?;
     let policy = field("propagationPolicy", "v1.DeletionPropagation", Value::is_string)?;
     let orphan = field("orphanDependents", "bool", Value::is_boolean)?;
-    let dry_run = field("dryRun", "[]string", |v| v.as_array().is_some_and(|a| a.iter().all(Value::is_string)))?;
+    let dry_run = field("dryRun", "[]string", Value::is_array)?;
+    // Go names an item of the wrong type by the item's type, and a member of the
+    // preconditions by its struct's path.
+    let mistyped = |v: &Value, field: &str, go: &str| {
+        unreason(format!("json: cannot unmarshal {} into Go struct field {field} of type {go}", json_type(v)))
+    };
+    let items = dry_run.and_then(Value::as_array).into_iter().flatten();
+    if let Some(item) = items.into_iter().find(|v| !v.is_null() && !v.is_string()) {
+        return Err(mistyped(item, "DeleteOptions.dryRun", "string"));
+    }
     let pre = field("preconditions", "v1.Preconditions", Value::is_object)?;
+    for (key, go) in [("uid", "types.UID"), ("resourceVersion", "string")] {
+        if let Some(v) = pre.and_then(|p| p.get(key)).filter(|v| !v.is_null() && !v.is_string()) {
+            return Err(mistyped(v, &format!("Preconditions.preconditions.{key}"), go));
+        }
+    }
     let pre_text = |key: &str| pre.and_then(|p| p.get(key)).and_then(Value::as_str).map(String::from);
     Ok(RawDelete {
         propagation_policy: policy.and_then(Value::as_str).map(String::from),
@@ -498,5 +512,28 @@ mod tests {
                 "no kind \"Pod\" is registered for version \"meta.k8s.io/v1\" in scheme \"pkg/apis/meta/internalversion/scheme/register.go:27\""
             )
         );
+    }
+
+    #[test]
+    fn mistyped_members_of_delete_options_are_named_as_go_names_them() {
+        // The oracle's words.
+        let refused = |body: &str| delete("", body).map_err(|e| e.1).err();
+        assert_eq!(
+            refused(r#"{"preconditions":{"uid":5}}"#).as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID"
+            )
+        );
+        assert_eq!(
+            refused(r#"{"preconditions":{"resourceVersion":true}}"#).as_deref(),
+            Some(
+                "json: cannot unmarshal bool into Go struct field Preconditions.preconditions.resourceVersion of type string"
+            )
+        );
+        assert_eq!(
+            refused(r#"{"dryRun":[1]}"#).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type string")
+        );
+        assert_eq!(delete("", r#"{"preconditions":{"uid":null}}"#).map(|o| o.precondition_uid), Ok(None));
     }
 }

@@ -9,7 +9,7 @@
 
 use super::event_conversion::{core_to_events, events_to_core, normalize_core};
 use super::types::{self, GoStruct};
-use super::{core_meta_errors, core_meta_update_errors, meta_update_errors};
+use super::{core_meta_errors, core_meta_update_errors};
 use crate::field::FieldError;
 use crate::representation::table::TableConvertor;
 use crate::resources::managed_fields::schema::Schema;
@@ -329,10 +329,10 @@ impl Strategy for CoreEventStrategy {
         *new = normalize_core(new.take());
     }
 
-    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errors = meta_update_errors(new, old);
-        errors.extend(legacy_errors(new, Api::Core));
-        errors
+    /// The legacy rules alone: kube's `ValidateEventUpdate` checks nothing more for the core
+    /// API (its metadata update is the generic store's check, made once).
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        legacy_errors(new, Api::Core)
     }
 
     fn selectable_fields(&self) -> Vec<String> {
