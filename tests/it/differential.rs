@@ -162,6 +162,7 @@ scenarios!(
     crds,
     decoded,
     decoding,
+    deleted,
     deletes,
     discovery,
     documented,

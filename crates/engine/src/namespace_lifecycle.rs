@@ -82,7 +82,8 @@ pub fn terminating_refusal(ns: &str, creating: &GroupResource, name: &str) -> Ap
     );
     e.details = Some(Box::new(StatusDetails {
         name: Some(name.to_string()),
-        group: Some(creating.group.clone()),
+        // Go's `omitempty`: a core kind's Status names no group.
+        group: Some(creating.group.clone()).filter(|g| !g.is_empty()),
         kind: Some(creating.resource.clone()),
         causes: vec![StatusCause {
             reason: Some("NamespaceTerminating".into()),

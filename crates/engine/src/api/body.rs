@@ -86,6 +86,22 @@ pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, Api
     }
 }
 
+/// The body of a request for options (a DELETE's `DeleteOptions`) as one JSON value, read
+/// by the decoder its `Content-Type` names. kube's handler passes that decoder's errors on
+/// as they are: 500s without a reason, go-yaml's sentence for YAML, Go's scanner's for JSON.
+pub fn options_document(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let unreason = |message: String| ApiError::new(500, "", message);
+    match input(headers)? {
+        Input::Yaml => body_yaml::read(body).map(|read| read.object).map_err(unreason),
+        Input::Json => {
+            go_decode::check_syntax(body)
+                .map_err(|e| unreason(format!("couldn't get version/kind; json parse error: {e}")))?;
+            serde_json::from_slice(&go_text::as_go_reads(body))
+                .map_err(|e| unreason(format!("couldn't get version/kind; json parse error: {e}")))
+        }
+    }
+}
+
 /// The body of a create or update of a typed kind (kind `kind`), whose type the
 /// serializer reads first as `SimpleMetaFactory.Interpret` does: a value that is no object
 /// (or whose `apiVersion` or `kind` is no string, or no group/version) is refused with a

@@ -10,8 +10,10 @@
 
 use super::query::{Query, go_parse_int};
 use crate::field::{ErrorType, FieldError, go_quote};
+use crate::resources::go_decode;
 use crate::resources::rest::{DeleteOptions, FieldValidation, Propagation, WriteOptions};
 use crate::status::ApiError;
+use axum::http::HeaderMap;
 use serde_json::Value;
 
 /// The longest field manager kube takes (`FieldManagerMaxLength`).
@@ -99,8 +101,8 @@ fn manager_from_user_agent(user_agent: &str) -> String {
 
 /// The `DeleteOptions` of a DELETE: the body's when it has one (then the query is not
 /// read at all, as kube's handler does), else the query's.
-pub fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
-    let raw = if body.is_empty() { from_query(q)? } else { from_body(body)? };
+pub fn delete_options(q: &Query, headers: &HeaderMap, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let raw = if body.is_empty() { from_query(q)? } else { from_body(super::body::options_document(headers, body)?)? };
     let mut errors = Vec::new();
     if let (Some(_), Some(policy)) = (raw.orphan_dependents, &raw.propagation_policy) {
         errors.push(FieldError::invalid(
@@ -163,35 +165,16 @@ fn from_query(q: &Query) -> Result<RawDelete, ApiError> {
     })
 }
 
-fn from_body(body: &[u8]) -> Result<RawDelete, ApiError> {
+fn from_body(doc: Value) -> Result<RawDelete, ApiError> {
     // kube's handler passes the decoder's errors on as they are: 500s without a reason.
     let unreason = |message: String| ApiError::new(500, "", message);
-    let doc: Value = serde_json::from_slice(body).map_err(|e| {
-        let why = if e.is_eof() { "unexpected end of JSON input".to_string() } else { e.to_string() };
-        unreason(format!("couldn't get version/kind; json parse error: {why}"))
-    })?;
-    let doc = match doc {
-        Value::Null => return Ok(RawDelete::default()),
-        Value::Object(map) => map,
-        other => {
-            return Err(unreason(format!(
-                "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
-                json_type(&other)
-            )));
-        }
-    };
+    if let Some(why) = go_decode::interpret_error(&doc) {
+        return Err(unreason(why));
+    }
+    let Value::Object(doc) = doc else { return Ok(RawDelete::default()) };
     let text = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or_default();
-    // DeleteOptions decode at any version; another kind is not registered (or, for the other
-    // options kinds, does not convert; both are 500s).
-    let kind = text("kind");
-    if !kind.is_empty() && kind != "DeleteOptions" {
-        let version = Some(text("apiVersion")).filter(|v| !v.is_empty()).unwrap_or("meta.k8s.io/v1");
-        return Err(unreason(format!(
-            "no kind {} is registered for version {} in scheme {}",
-            go_quote(kind),
-            go_quote(version),
-            go_quote(META_SCHEME)
-        )));
+    if let Some(why) = not_delete_options(text("apiVersion"), text("kind")) {
+        return Err(unreason(why));
     }
     let field = |key: &str, go: &str, ok: fn(&Value) -> bool| match doc.get(key) {
         Some(v) if !v.is_null() && !ok(v) => Err(unreason(format!(
@@ -203,8 +186,22 @@ fn from_body(body: &[u8]) -> Result<RawDelete, ApiError> {
     field("gracePeriodSeconds", "int64", |v| v.is_i64())?;
     let policy = field("propagationPolicy", "v1.DeletionPropagation", Value::is_string)?;
     let orphan = field("orphanDependents", "bool", Value::is_boolean)?;
-    let dry_run = field("dryRun", "[]string", |v| v.as_array().is_some_and(|a| a.iter().all(Value::is_string)))?;
+    let dry_run = field("dryRun", "[]string", Value::is_array)?;
+    // Go names an item of the wrong type by the item's type, and a member of the
+    // preconditions by its struct's path.
+    let mistyped = |v: &Value, field: &str, go: &str| {
+        unreason(format!("json: cannot unmarshal {} into Go struct field {field} of type {go}", json_type(v)))
+    };
+    let items = dry_run.and_then(Value::as_array).into_iter().flatten();
+    if let Some(item) = items.into_iter().find(|v| !v.is_null() && !v.is_string()) {
+        return Err(mistyped(item, "DeleteOptions.dryRun", "string"));
+    }
     let pre = field("preconditions", "v1.Preconditions", Value::is_object)?;
+    for (key, go) in [("uid", "types.UID"), ("resourceVersion", "string")] {
+        if let Some(v) = pre.and_then(|p| p.get(key)).filter(|v| !v.is_null() && !v.is_string()) {
+            return Err(mistyped(v, &format!("Preconditions.preconditions.{key}"), go));
+        }
+    }
     let pre_text = |key: &str| pre.and_then(|p| p.get(key)).and_then(Value::as_str).map(String::from);
     Ok(RawDelete {
         propagation_policy: policy.and_then(Value::as_str).map(String::from),
@@ -216,6 +213,52 @@ fn from_body(body: &[u8]) -> Result<RawDelete, ApiError> {
         precondition_uid: pre_text("uid"),
         precondition_rv: pre_text("resourceVersion"),
     })
+}
+
+/// Why a body of kind `kind` at `api_version` is no `DeleteOptions`, in the words of kube's
+/// meta scheme (`metainternalversion`), which decodes what it knows and then fails to
+/// convert it. Its unversioned kinds decode at any version, the meta kinds at their own
+/// (an empty `apiVersion` is `meta.k8s.io/v1`); anything else is not registered.
+fn not_delete_options(api_version: &str, kind: &str) -> Option<String> {
+    const UNVERSIONED: &[&str] = &[
+        "DeleteOptions",
+        "CreateOptions",
+        "UpdateOptions",
+        "Status",
+        "APIVersions",
+        "APIGroupList",
+        "APIGroup",
+        "APIResourceList",
+    ];
+    const META_V1: &[&str] = &[
+        "ListOptions",
+        "GetOptions",
+        "PatchOptions",
+        "WatchEvent",
+        "Table",
+        "TableOptions",
+        "PartialObjectMetadata",
+        "PartialObjectMetadataList",
+    ];
+    // v1beta1's Table, TableOptions and PartialObjectMetadata are Go aliases of v1's.
+    const META_V1BETA1: &[&str] = &["Table", "TableOptions", "PartialObjectMetadata", "PartialObjectMetadataList"];
+    let version = if api_version.is_empty() { "meta.k8s.io/v1" } else { api_version };
+    let package = match version {
+        _ if kind.is_empty() || kind == "DeleteOptions" => return None,
+        _ if UNVERSIONED.contains(&kind) => "v1",
+        "meta.k8s.io/v1" if META_V1.contains(&kind) => "v1",
+        "meta.k8s.io/v1beta1" if kind == "PartialObjectMetadataList" => "v1beta1",
+        "meta.k8s.io/v1beta1" if META_V1BETA1.contains(&kind) => "v1",
+        _ => {
+            return Some(format!(
+                "no kind {} is registered for version {} in scheme {}",
+                go_quote(kind),
+                go_quote(version),
+                go_quote(META_SCHEME)
+            ));
+        }
+    };
+    Some(format!("converting ({package}.{kind}) to (v1.DeleteOptions): unknown conversion"))
 }
 
 /// The JSON type Go's decoder names in its errors.
@@ -277,7 +320,13 @@ mod tests {
     }
 
     fn delete(query: &str, body: &str) -> Result<DeleteOptions, (u16, String)> {
-        delete_options(&Query::parse(Some(query)), body.as_bytes()).map_err(|e| (e.code, e.message))
+        delete_in("application/json", query, body)
+    }
+
+    fn delete_in(content_type: &str, query: &str, body: &str) -> Result<DeleteOptions, (u16, String)> {
+        let mut headers = HeaderMap::new();
+        headers.insert(axum::http::header::CONTENT_TYPE, content_type.parse().expect("header"));
+        delete_options(&Query::parse(Some(query)), &headers, body.as_bytes()).map_err(|e| (e.code, e.message))
     }
 
     #[test]
@@ -405,7 +454,86 @@ mod tests {
             delete("", " "),
             Err((500, "couldn't get version/kind; json parse error: unexpected end of JSON input".into()))
         );
-        let err = delete_options(&Query::default(), b"{\"kind\":\"Pod\"}").expect_err("refused");
+        let err = delete_options(&Query::default(), &HeaderMap::new(), b"{\"kind\":\"Pod\"}").expect_err("refused");
         assert!(!err.to_body().contains("reason"), "no reason, as kube's: {}", err.to_body());
+    }
+
+    #[test]
+    fn a_delete_body_is_read_by_the_decoder_its_content_type_names() {
+        // The oracle's answers: YAML options as JSON ones, go-yaml's errors, and a 415 for
+        // a type kube does not decode (only when there is a body to decode).
+        let opts = delete_in("application/yaml", "", "kind: DeleteOptions\npreconditions:\n  resourceVersion: '1'\n");
+        assert_eq!(opts.expect("valid").precondition_rv.as_deref(), Some("1"));
+        assert_eq!(
+            delete_in("application/yaml", "", "{"),
+            Err((500, "yaml: line 1: did not find expected node content".into()))
+        );
+        assert_eq!(
+            delete_in("application/yaml", "", "gracePeriodSeconds: x\n"),
+            Err((
+                500,
+                "json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"
+                    .into()
+            ))
+        );
+        assert_eq!(
+            delete_in("application/yaml", "", "- a\n").map_err(|e| e.1),
+            Err("couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }".into())
+        );
+        assert_eq!(delete_in("text/plain", "", "{}").map_err(|e| e.0), Err(415));
+        assert!(delete_in("text/plain", "dryRun=All", "").expect("valid").dry_run);
+        assert_eq!(
+            delete_in("application/json", "", "xx").map_err(|e| e.1),
+            Err("couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of value"
+                .into())
+        );
+    }
+
+    #[test]
+    fn another_kind_of_body_is_what_kubes_meta_scheme_makes_of_it() {
+        let why = |v: &str, k: &str| not_delete_options(v, k);
+        assert_eq!(why("apps/v1", "DeleteOptions"), None);
+        assert_eq!(why("", ""), None);
+        // The oracle's words.
+        let unknown = |k: &str| Some(format!("converting (v1.{k}) to (v1.DeleteOptions): unknown conversion"));
+        assert_eq!(why("apps/v1", "Status"), unknown("Status"));
+        assert_eq!(why("", "CreateOptions"), unknown("CreateOptions"));
+        assert_eq!(why("meta.k8s.io/v1", "ListOptions"), unknown("ListOptions"));
+        assert_eq!(why("meta.k8s.io/v1beta1", "Table"), unknown("Table"));
+        assert_eq!(
+            why("v1", "PatchOptions").as_deref(),
+            Some(
+                "no kind \"PatchOptions\" is registered for version \"v1\" in scheme \"pkg/apis/meta/internalversion/scheme/register.go:27\""
+            )
+        );
+        assert_eq!(
+            why("", "Pod").as_deref(),
+            Some(
+                "no kind \"Pod\" is registered for version \"meta.k8s.io/v1\" in scheme \"pkg/apis/meta/internalversion/scheme/register.go:27\""
+            )
+        );
+    }
+
+    #[test]
+    fn mistyped_members_of_delete_options_are_named_as_go_names_them() {
+        // The oracle's words.
+        let refused = |body: &str| delete("", body).map_err(|e| e.1).err();
+        assert_eq!(
+            refused(r#"{"preconditions":{"uid":5}}"#).as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID"
+            )
+        );
+        assert_eq!(
+            refused(r#"{"preconditions":{"resourceVersion":true}}"#).as_deref(),
+            Some(
+                "json: cannot unmarshal bool into Go struct field Preconditions.preconditions.resourceVersion of type string"
+            )
+        );
+        assert_eq!(
+            refused(r#"{"dryRun":[1]}"#).as_deref(),
+            Some("json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type string")
+        );
+        assert_eq!(delete("", r#"{"preconditions":{"uid":null}}"#).map(|o| o.precondition_uid), Ok(None));
     }
 }

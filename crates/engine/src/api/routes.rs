@@ -377,7 +377,7 @@ async fn dispatch(
             Ok(json_response(code, &outcome.object))
         }
         Verb::Delete => {
-            let delete = options::delete_options(q, body)?;
+            let delete = options::delete_options(q, req.headers, body)?;
             let outcome = rest.delete_outcome(ns, name, &delete, opts).await?;
             engine.note_delete(kind, name);
             // kube's handler: 202 for an object only marked when the client asked for
@@ -393,7 +393,7 @@ async fn dispatch(
             // kube decodes and validates the list options before it reads the DeleteOptions.
             let list = q.list_query()?;
             rest.check_list_options(&list)?;
-            let delete = options::delete_options(q, body)?;
+            let delete = options::delete_options(q, req.headers, body)?;
             Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &list, &delete, opts).await?))
         }
     }

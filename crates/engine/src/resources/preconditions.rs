@@ -20,6 +20,20 @@ impl Rest<'_> {
         requested: Option<&str>,
         current: &Value,
     ) -> Result<(), ApiError> {
+        self.check_uid_precondition_in(namespace, name, requested, current, false)
+    }
+
+    /// [`Self::check_uid_precondition`] of a write that may be a dry run: kube's dry-run
+    /// storage checks the key it was given, before the etcd store prefixes it with
+    /// `/registry`, so its 409 names the key without that prefix.
+    pub(super) fn check_uid_precondition_in(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        requested: Option<&str>,
+        current: &Value,
+        dry_run: bool,
+    ) -> Result<(), ApiError> {
         let Some(want) = requested.filter(|uid| !uid.is_empty()) else { return Ok(()) };
         let have = meta::uid(current).unwrap_or_default();
         if want == have {
@@ -29,7 +43,9 @@ impl Rest<'_> {
             Some(ns) => format!("{ns}/"),
             None => String::new(),
         };
-        let key = format!("{}{scope}{name}", self.strategy.precondition_key_prefix());
+        let prefix = self.strategy.precondition_key_prefix();
+        let prefix = if dry_run { prefix.strip_prefix("/registry").unwrap_or(&prefix) } else { &prefix };
+        let key = format!("{prefix}{scope}{name}");
         let why = format!(
             "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
         );

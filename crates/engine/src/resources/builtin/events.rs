@@ -9,10 +9,11 @@
 
 use super::event_conversion::{core_to_events, events_to_core, normalize_core};
 use super::types::{self, GoStruct};
-use super::{core_meta_errors, core_meta_update_errors, meta_update_errors};
+use super::{core_meta_errors, core_meta_update_errors};
 use crate::field::FieldError;
 use crate::representation::table::TableConvertor;
 use crate::resources::managed_fields::schema::Schema;
+use crate::resources::rest::{self, DeleteOptions};
 use crate::resources::selector::field_at;
 use crate::resources::{FieldLookup, ResourceInfo, StorageConversion, Strategy, Undecodable};
 use crate::schema::gofmt::go_time_string;
@@ -250,6 +251,12 @@ impl Default for CoreEventStrategy {
 }
 
 impl Strategy for CoreEventStrategy {
+    /// kube's event strategy has no garbage collection (`rest.Unsupported`): a delete
+    /// leaves neither `orphan` nor `foregroundDeletion`, whatever its options ask.
+    fn deletion_finalizers(&self, obj: &Value, _delete: &DeleteOptions) -> Option<Vec<String>> {
+        rest::deletion_finalizers(&crate::meta::finalizers(obj), Some(rest::Propagation::Background))
+    }
+
     fn info(&self) -> &ResourceInfo {
         &self.info
     }
@@ -322,10 +329,10 @@ impl Strategy for CoreEventStrategy {
         *new = normalize_core(new.take());
     }
 
-    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errors = meta_update_errors(new, old);
-        errors.extend(legacy_errors(new, Api::Core));
-        errors
+    /// The legacy rules alone: kube's `ValidateEventUpdate` checks nothing more for the core
+    /// API (its metadata update is the generic store's check, made once).
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        legacy_errors(new, Api::Core)
     }
 
     fn selectable_fields(&self) -> Vec<String> {
@@ -353,6 +360,12 @@ impl Default for EventsV1Strategy {
 }
 
 impl Strategy for EventsV1Strategy {
+    /// kube's event strategy has no garbage collection (`rest.Unsupported`): a delete
+    /// leaves neither `orphan` nor `foregroundDeletion`, whatever its options ask.
+    fn deletion_finalizers(&self, obj: &Value, _delete: &DeleteOptions) -> Option<Vec<String>> {
+        rest::deletion_finalizers(&crate::meta::finalizers(obj), Some(rest::Propagation::Background))
+    }
+
     fn info(&self) -> &ResourceInfo {
         &self.info
     }

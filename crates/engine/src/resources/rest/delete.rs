@@ -49,9 +49,16 @@ impl Rest<'_> {
         let stored_finalizers = meta::finalizers(&current);
         let updated = self.strategy.deletion_finalizers(&current, delete);
         let changed = updated.is_some();
+        let held = !stored_finalizers.is_empty();
         let finalizers = updated.unwrap_or(stored_finalizers);
         let deferred = self.strategy.defers_deletion(&current);
         if finalizers.is_empty() && !deferred {
+            // kube's store first writes the finalizers a delete changes; one that takes away
+            // the last of them asks to delete now, and a dry run answers what that write's
+            // update left untouched: the kind's empty object.
+            if dry_run && held {
+                return Ok(DeleteOutcome { object: self.emptied(), deleted: true });
+            }
             let mut deleted = current;
             if !dry_run {
                 let gone = self.store.delete(&key, rv).await.map_err(|e| self.store_error(e, name))?;
@@ -89,6 +96,18 @@ impl Rest<'_> {
         }
         let kv = self.store.update(&key, self.stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
         marked_only(self.read(&kv)?)
+    }
+
+    /// The kind's empty object as kube encodes it: a typed kind's zero struct, whose
+    /// metadata always holds its `creationTimestamp`; a custom resource's type alone.
+    fn emptied(&self) -> Value {
+        let mut empty = self.strategy.zero_object();
+        if !self.strategy.unstructured()
+            && let Some(map) = empty.as_object_mut()
+        {
+            map.insert("metadata".into(), json!({"creationTimestamp": null}));
+        }
+        empty
     }
 
     /// What kube answers for an object deleted at once: a `Success` Status naming it.

@@ -229,12 +229,18 @@ impl Rest<'_> {
             let old = match self.current(namespace, name, held).await {
                 Err(e) if e.is_not_found() && sub == Subresource::Main && self.strategy.allows_create_on_update() => {
                     // kube checks a body's uid against the missing object, which has none.
-                    self.check_uid_precondition(namespace, name, meta::uid(&obj), &Value::Null)?;
+                    self.check_uid_precondition_in(namespace, name, meta::uid(&obj), &Value::Null, opts.dry_run)?;
                     return self.create_on_update(namespace, obj, opts).await;
+                }
+                // The storage checks the uid before it finds the object missing: a 409, not
+                // the 404 that follows.
+                Err(e) if e.is_not_found() && sub == Subresource::Main => {
+                    self.check_uid_precondition_in(namespace, name, meta::uid(&obj), &Value::Null, opts.dry_run)?;
+                    return Err(e);
                 }
                 old => old?,
             };
-            self.check_uid_precondition(namespace, name, meta::uid(&obj), &old)?;
+            self.check_uid_precondition_in(namespace, name, meta::uid(&obj), &old, opts.dry_run)?;
             let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
             let mut obj = obj;
             dedup_owner_references(&mut obj, opts, Dedup::Body);
