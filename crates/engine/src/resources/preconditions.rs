@@ -19,6 +19,7 @@ impl Rest<'_> {
         name: &str,
         requested: Option<&str>,
         current: &Value,
+        dry_run: bool,
     ) -> Result<(), ApiError> {
         let Some(want) = requested.filter(|uid| !uid.is_empty()) else { return Ok(()) };
         let have = meta::uid(current).unwrap_or_default();
@@ -29,7 +30,13 @@ impl Rest<'_> {
             Some(ns) => format!("{ns}/"),
             None => String::new(),
         };
-        let key = format!("{}{scope}{name}", self.strategy.precondition_key_prefix());
+        let prefix = self.strategy.precondition_key_prefix();
+        // A dry run's storage checks the precondition itself, on the key below etcd's root.
+        let prefix = match dry_run {
+            true => prefix.strip_prefix("/registry").map_or(prefix.clone(), String::from),
+            false => prefix,
+        };
+        let key = format!("{prefix}{scope}{name}");
         let why = format!(
             "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
         );
