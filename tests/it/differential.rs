@@ -187,6 +187,7 @@ scenarios!(
     shape,
     ssa,
     strategic,
+    subresourced,
     subresources,
     tabulated,
     tokens,
