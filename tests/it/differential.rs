@@ -188,6 +188,7 @@ scenarios!(
     shape,
     ssa,
     strategic,
+    subresourced,
     subresources,
     tabulated,
     tokens,

@@ -18,6 +18,9 @@ pub struct Target {
     pub subresource: Option<String>,
     /// Under `/watch/` (kube's legacy watch paths): a watch whatever the query says.
     pub watch: bool,
+    /// Segments after the subresource, which kube's `RequestInfo` ignores: the CRD handler
+    /// serves `.../o1/status/x` as `.../o1/status`; go-restful routes no such path.
+    pub trailing: bool,
 }
 
 /// Parses `/api/v1/...` and `/apis/<g>/<v>/...` resource paths, `/watch/` after the
@@ -38,7 +41,7 @@ pub fn parse_target(path: &str) -> Option<Target> {
         ["namespaces", ns, plural, tail @ ..] => (Some(ns.to_string()), [&[*plural][..], tail].concat()),
         other => (None, other.to_vec()),
     };
-    let t = |plural: &str, name: Option<&str>, sub: Option<&str>| Target {
+    let t = |plural: &str, name: Option<&str>, sub: Option<&str>, trailing: bool| Target {
         group: group.clone(),
         version: version.clone(),
         namespace: namespace.clone(),
@@ -46,11 +49,12 @@ pub fn parse_target(path: &str) -> Option<Target> {
         name: name.map(String::from),
         subresource: sub.map(String::from),
         watch,
+        trailing,
     };
     match rest.as_slice() {
-        [plural] => Some(t(plural, None, None)),
-        [plural, name] => Some(t(plural, Some(name), None)),
-        [plural, name, sub] => Some(t(plural, Some(name), Some(sub))),
+        [plural] => Some(t(plural, None, None, false)),
+        [plural, name] => Some(t(plural, Some(name), None, false)),
+        [plural, name, sub, tail @ ..] => Some(t(plural, Some(name), Some(sub), !tail.is_empty())),
         _ => None,
     }
 }
@@ -116,7 +120,11 @@ mod tests {
 
     #[test]
     fn paths_parse_into_targets() {
+        let t = parse_target("/apis/stable.example.com/v1/namespaces/default/widgets/w1/status/x/y").expect("parse");
+        assert!(t.trailing);
+        assert_eq!(t.subresource.as_deref(), Some("status"));
         let t = parse_target("/apis/stable.example.com/v1/namespaces/default/widgets/w1/status").expect("parse");
+        assert!(!t.trailing);
         assert_eq!(
             (t.group.as_str(), t.namespace.as_deref(), t.plural.as_str(), t.name.as_deref(), t.subresource.as_deref()),
             ("stable.example.com", Some("default"), "widgets", Some("w1"), Some("status"))

@@ -203,6 +203,7 @@ mod tests {
             name: name.map(String::from),
             subresource: sub.map(String::from),
             watch: false,
+            trailing: false,
         }
     }
 

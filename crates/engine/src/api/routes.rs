@@ -95,6 +95,9 @@ pub async fn serve_resource(
     let Some(kind) = engine.kinds().find(&target.group, &target.version, &target.plural) else {
         return unrouted(path, headers, &query);
     };
+    if target.trailing && !kind.strategy.unstructured() {
+        return unrouted(path, headers, &query);
+    }
     // Typed clients send built-in objects as protobuf: from here on, they are JSON. A
     // PATCH's Content-Type names its patch type, and protobuf is none (a 415 later).
     let protobuf = method != Method::PATCH

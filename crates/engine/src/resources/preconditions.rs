@@ -12,21 +12,9 @@ use serde_json::Value;
 impl Rest<'_> {
     /// The `metadata.uid` of a PUT body is a precondition on the stored object (kube's
     /// `UpdatedObjectInfo.Preconditions`), which kube's storage checks before anything
-    /// else and reports with the etcd key.
+    /// else and reports with the etcd key (a dry run's storage checks the key it was
+    /// given, before the etcd store prefixes it with `/registry`).
     pub(super) fn check_uid_precondition(
-        &self,
-        namespace: Option<&str>,
-        name: &str,
-        requested: Option<&str>,
-        current: &Value,
-    ) -> Result<(), ApiError> {
-        self.check_uid_precondition_in(namespace, name, requested, current, false)
-    }
-
-    /// [`Self::check_uid_precondition`] of a write that may be a dry run: kube's dry-run
-    /// storage checks the key it was given, before the etcd store prefixes it with
-    /// `/registry`, so its 409 names the key without that prefix.
-    pub(super) fn check_uid_precondition_in(
         &self,
         namespace: Option<&str>,
         name: &str,
@@ -44,7 +32,11 @@ impl Rest<'_> {
             None => String::new(),
         };
         let prefix = self.strategy.precondition_key_prefix();
-        let prefix = if dry_run { prefix.strip_prefix("/registry").unwrap_or(&prefix) } else { &prefix };
+        // A dry run's storage checks the precondition itself, on the key below etcd's root.
+        let prefix = match dry_run {
+            true => prefix.strip_prefix("/registry").map_or(prefix.clone(), String::from),
+            false => prefix,
+        };
         let key = format!("{prefix}{scope}{name}");
         let why = format!(
             "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {want}, UID in object meta: {have}"

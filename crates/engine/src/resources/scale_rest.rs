@@ -46,10 +46,10 @@ impl Rest<'_> {
     ) -> Result<Value, ApiError> {
         let paths = self.scale_paths()?;
         check_scale_type(&requested)?;
-        check_scale_body(&requested, name)?;
+        check_scale_body(&requested, name, namespace)?;
         Self::guaranteed(|| async {
             let old = self.get(namespace, name).await?;
-            self.check_uid_precondition(namespace, name, meta::uid(&requested), &old)?;
+            self.check_uid_precondition(namespace, name, meta::uid(&requested), &old, opts.dry_run)?;
             self.write_scale(namespace, name, &requested, &old, paths, opts).await
         })
         .await
@@ -90,7 +90,7 @@ impl Rest<'_> {
             if opts.field_validation == FieldValidation::Warn {
                 strict_errors.into_iter().for_each(|w| opts.warn(w));
             }
-            check_scale_body(&patched, name)?;
+            check_scale_body(&patched, name, namespace)?;
             self.write_scale(namespace, name, &patched, &old, paths, opts).await
         })
         .await
@@ -132,11 +132,8 @@ impl Rest<'_> {
     ) -> Result<Value, ApiError> {
         let expected = scale::precondition(requested).map(parse_precondition).transpose()?;
         let mut obj = old.clone();
+        // Pruned and defaulted after validation ([`Rest::write_tracked`]).
         scale::set_spec_replicas(&mut obj, paths, scale::requested_replicas(requested));
-        // kube stores the object as the Scale left it and defaults it on every read, so a
-        // parent the replicas created shows its defaults; the engine serves what it stores,
-        // so it defaults before it writes.
-        self.strategy.prune_and_default(&mut obj);
         let written = self.write_update(namespace, name, obj, old, expected, Subresource::Scale, opts).await?;
         Ok(scale::scale_of(&written, paths))
     }
@@ -158,12 +155,22 @@ fn check_scale_type(scale: &Value) -> Result<(), ApiError> {
     ))
 }
 
-/// A Scale body must be `autoscaling/v1` `Scale` (when it says) and name the URL's object.
-fn check_scale_body(scale: &Value, name: &str) -> Result<(), ApiError> {
+/// A Scale body must be `autoscaling/v1` `Scale` (when it says), in the URL's namespace
+/// (kube's handler checks a namespace the Scale names before it reads the object, as for
+/// any body) and name the URL's object.
+fn check_scale_body(scale: &Value, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
     if !scale.is_object() {
         return Err(ApiError::bad_request("the object provided is unrecognized (must be of type Scale)"));
     }
     check_type_meta(scale, "autoscaling/v1", "Scale")?;
+    if let (Some(ns), Some(given)) = (namespace, meta::namespace(scale))
+        && !given.is_empty()
+        && given != ns
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
     match meta::name(scale) {
         Some(n) if n != name => Err(ApiError::bad_request(format!(
             "the name of the object ({n}) does not match the name on the URL ({name})"
@@ -197,5 +204,15 @@ mod tests {
         }
         assert_eq!(refused(json!({"kind": "Scale", "spec": {"replicas": -2}})), None);
         assert_eq!(refused(json!({"kind": "Scale", "spec": {"replicas": null}})), None);
+    }
+
+    #[test]
+    fn a_scale_in_another_namespace_is_refused_before_its_name_is_read() {
+        let refused = |body: Value| check_scale_body(&body, "s1", Some("ns")).err().map(|e| (e.code, e.message));
+        let words =
+            Some((400, "the namespace of the provided object does not match the namespace sent on the request".into()));
+        assert_eq!(refused(json!({"metadata": {"name": "other", "namespace": "x"}})), words);
+        assert_eq!(refused(json!({"metadata": {"name": "s1", "namespace": ""}})), None);
+        assert_eq!(refused(json!({"metadata": {"name": "s1", "namespace": "ns"}})), None);
     }
 }

@@ -12,7 +12,9 @@
 //!   cannot both be read back (the later, timed one wins), so the next write drops the
 //!   replicas entry;
 //! - a write that changes the replicas gives them to its manager, in an entry for the
-//!   `scale` subresource with no time;
+//!   `scale` subresource with no time; one that sets them to 0 removes them from the
+//!   Scale (Go omits a zero `spec.replicas`), so every manager loses them and its own
+//!   manager gets nothing;
 //! - when no entry owns the replicas, the Scale has no managedFields and kube's field
 //!   manager leaves an object nobody tracks untracked: nothing changes.
 
@@ -29,8 +31,18 @@ fn scale_replicas() -> Vec<PathElement> {
     vec![PathElement::Field("spec".into()), PathElement::Field("replicas".into())]
 }
 
+/// What a scale write does to the Scale's `spec.replicas`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplicasChange {
+    Kept,
+    /// Set to another value than 0.
+    Set,
+    /// Set to 0, which the Scale omits.
+    Removed,
+}
+
 /// One scale write: who writes, through which version of the custom resource, and
-/// whether the replicas change.
+/// what it does to the replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScaleWrite<'a> {
     /// The request's field manager (`unknown` when it has none).
@@ -39,7 +51,7 @@ pub struct ScaleWrite<'a> {
     pub api_version: &'a str,
     /// The custom resource's replicas path (`specReplicasPath`).
     pub replicas: &'a [PathElement],
-    pub replicas_changed: bool,
+    pub change: ReplicasChange,
 }
 
 pub(super) fn group(api_version: &str) -> &str {
@@ -70,10 +82,16 @@ fn to_subresource(parent: &Managed, write: &ScaleWrite) -> Managed {
 }
 
 /// The Scale's entries after the write: an update takes the replicas it changes from
-/// every other manager (they own nothing else there) and keeps them under its own entry.
+/// every other manager (they own nothing else there) and keeps them under its own entry;
+/// replicas it removes are nobody's (SMD's updater drops removed fields from every set).
 fn update_scale(mut scale: Managed, write: &ScaleWrite) -> Managed {
-    if !write.replicas_changed {
-        return scale;
+    match write.change {
+        ReplicasChange::Kept => return scale,
+        ReplicasChange::Removed => {
+            scale.fields.clear();
+            return scale;
+        }
+        ReplicasChange::Set => {}
     }
     let manager = if write.manager.is_empty() { "unknown" } else { write.manager };
     let id = ManagerId::update(manager, SCALE_API_VERSION, Some("scale"));
@@ -166,9 +184,9 @@ mod tests {
         json!({"metadata": {"managedFields": [entry("c", None, Some("2026-11-26T01:20:43Z"), fields)]}})
     }
 
-    fn scaled(live: &Value, manager: &str, replicas_changed: bool) -> Option<Value> {
+    fn scaled(live: &Value, manager: &str, change: ReplicasChange) -> Option<Value> {
         let replicas = scale_replicas();
-        after_scale_write(live, &ScaleWrite { manager, api_version: V1, replicas: &replicas, replicas_changed })
+        after_scale_write(live, &ScaleWrite { manager, api_version: V1, replicas: &replicas, change })
     }
 
     // Each case is what kube-apiserver 1.32 answered for the same writes.
@@ -177,14 +195,14 @@ mod tests {
     fn a_scale_write_that_changes_the_replicas_takes_them() {
         let size = json!({"f:spec": {".": {}, "f:size": {}}});
         assert_eq!(
-            scaled(&created(), "sc", true),
+            scaled(&created(), "sc", ReplicasChange::Set),
             Some(json!([
                 entry("sc", Some("scale"), None, json!({"f:spec": {"f:replicas": {}}})),
                 entry("c", None, Some("2026-11-26T01:20:43Z"), size.clone()),
             ]))
         );
         assert_eq!(
-            scaled(&created(), "c", true),
+            scaled(&created(), "c", ReplicasChange::Set),
             Some(json!([
                 entry("c", Some("scale"), None, json!({"f:spec": {"f:replicas": {}}})),
                 entry("c", None, Some("2026-11-26T01:20:43Z"), size),
@@ -198,7 +216,7 @@ mod tests {
             entry("c", None, None, json!({"f:spec": {"f:replicas": {}}})),
             entry("c", None, Some("2026-11-26T01:20:43Z"), json!({"f:spec": {".": {}, "f:size": {}}})),
         ]);
-        assert_eq!(scaled(&created(), "sc", false), Some(split.clone()));
+        assert_eq!(scaled(&created(), "sc", ReplicasChange::Kept), Some(split.clone()));
         // The two entries read back as one, the later: the replicas entry is lost, and
         // with nobody owning the replicas the next scale write tracks nothing.
         let after = json!({"metadata": {"managedFields": split}});
@@ -207,7 +225,7 @@ mod tests {
             json!([entry("c", None, Some("2026-11-26T01:20:43Z"), json!({"f:spec": {".": {}, "f:size": {}}}))]);
         assert_eq!(read_back, Some(size_only.clone()));
         let untracked = json!({"metadata": {"managedFields": size_only.clone()}});
-        assert_eq!(scaled(&untracked, "sc", true), Some(size_only));
+        assert_eq!(scaled(&untracked, "sc", ReplicasChange::Set), Some(size_only));
     }
 
     #[test]
@@ -218,8 +236,21 @@ mod tests {
             json!({"f:metadata": {"f:labels": {".": {}, "f:patched": {}}}, "f:spec": {".": {}, "f:replicas": {}}});
         let live =
             json!({"metadata": {"managedFields": [entry("unknown", None, Some("2026-11-26T01:20:43Z"), fields)]}});
-        let out = scaled(&live, "unknown", false).expect("entries");
+        let out = scaled(&live, "unknown", ReplicasChange::Kept).expect("entries");
         assert_eq!(out[1]["fieldsV1"], json!({"f:metadata": {"f:labels": {".": {}, "f:patched": {}}}, "f:spec": {}}));
         assert_eq!(out[0]["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    }
+
+    #[test]
+    fn a_scale_write_to_zero_leaves_the_replicas_to_nobody() {
+        let size = json!({"f:spec": {".": {}, "f:size": {}}});
+        assert_eq!(
+            scaled(&created(), "sc", ReplicasChange::Removed),
+            Some(json!([entry("c", None, Some("2026-11-26T01:20:43Z"), size)]))
+        );
+        let only_replicas = json!({"f:spec": {"f:replicas": {}}});
+        let live =
+            json!({"metadata": {"managedFields": [entry("a", None, Some("2026-11-26T01:20:43Z"), only_replicas)]}});
+        assert_eq!(scaled(&live, "sc", ReplicasChange::Removed), None);
     }
 }

@@ -9,7 +9,7 @@
 
 use super::fieldmanager::{FieldManager, config_gvknn, gvk_string};
 use super::path::PathElement;
-use super::scale::{self, SCALE_API_VERSION, ScaleWrite};
+use super::scale::{self, ReplicasChange, SCALE_API_VERSION, ScaleWrite};
 use super::schema::Schema;
 use super::set::Set;
 use super::updater::Filter;
@@ -135,7 +135,11 @@ impl Rest<'_> {
                 manager: opts.field_manager.as_deref().unwrap_or(""),
                 api_version: &self.strategy.info().api_version(),
                 replicas: &replicas,
-                replicas_changed: spec_replicas(old) != spec_replicas(obj),
+                change: match (spec_replicas(old), spec_replicas(obj)) {
+                    (before, after) if before == after => ReplicasChange::Kept,
+                    (_, Value::Null) => ReplicasChange::Removed,
+                    _ => ReplicasChange::Set,
+                },
             };
             return ManagedFieldsAfter(scale::after_scale_write(old, &write));
         }
@@ -239,7 +243,8 @@ impl Rest<'_> {
     pub(in crate::resources) fn scale_with_entries(&self, live: &Value, paths: &ScalePaths) -> Value {
         let replicas = path_of(&paths.spec_replicas);
         let api_version = self.strategy.info().api_version();
-        let write = ScaleWrite { manager: "", api_version: &api_version, replicas: &replicas, replicas_changed: false };
+        let write =
+            ScaleWrite { manager: "", api_version: &api_version, replicas: &replicas, change: ReplicasChange::Kept };
         let mut scale = scale_of(live, paths);
         if let Some(entries) = scale::scale_entries(live, &write) {
             meta::metadata_mut(&mut scale).insert("managedFields".into(), entries);
@@ -257,7 +262,8 @@ impl Rest<'_> {
         let replicas = path_of(&paths.spec_replicas);
         let api_version = self.strategy.info().api_version();
         let manager = opts.field_manager.as_deref().unwrap_or_default();
-        let write = ScaleWrite { manager, api_version: &api_version, replicas: &replicas, replicas_changed: false };
+        let write =
+            ScaleWrite { manager, api_version: &api_version, replicas: &replicas, change: ReplicasChange::Kept };
         let convert_error = |what: &str, named: &str| {
             format!(
                 "failed to convert {what} object ({named}) to proper version: \

@@ -229,18 +229,18 @@ impl Rest<'_> {
             let old = match self.current(namespace, name, held).await {
                 Err(e) if e.is_not_found() && sub == Subresource::Main && self.strategy.allows_create_on_update() => {
                     // kube checks a body's uid against the missing object, which has none.
-                    self.check_uid_precondition_in(namespace, name, meta::uid(&obj), &Value::Null, opts.dry_run)?;
+                    self.check_uid_precondition(namespace, name, meta::uid(&obj), &Value::Null, opts.dry_run)?;
                     return self.create_on_update(namespace, obj, opts).await;
                 }
                 // The storage checks the uid before it finds the object missing: a 409, not
                 // the 404 that follows.
                 Err(e) if e.is_not_found() && sub == Subresource::Main => {
-                    self.check_uid_precondition_in(namespace, name, meta::uid(&obj), &Value::Null, opts.dry_run)?;
+                    self.check_uid_precondition(namespace, name, meta::uid(&obj), &Value::Null, opts.dry_run)?;
                     return Err(e);
                 }
                 old => old?,
             };
-            self.check_uid_precondition_in(namespace, name, meta::uid(&obj), &old, opts.dry_run)?;
+            self.check_uid_precondition(namespace, name, meta::uid(&obj), &old, opts.dry_run)?;
             let expected = meta::resource_version(&obj).map(parse_precondition).transpose()?;
             let mut obj = obj;
             dedup_owner_references(&mut obj, opts, Dedup::Body);
@@ -351,6 +351,12 @@ impl Rest<'_> {
         }
         if sub != Subresource::Status {
             self.strategy.warnings_on_update(&obj, old).into_iter().for_each(|w| opts.warn(w));
+        }
+        if sub == Subresource::Scale {
+            // kube stores the object as the Scale left it, so replicas at a path the schema
+            // prunes are validated and move the generation, and it prunes and defaults on
+            // every read; the engine serves what it stores, so it does both now.
+            self.strategy.prune_and_default(&mut obj);
         }
         self.strategy.canonicalize(&mut obj);
         // `obj` has no resourceVersion (see `preserve_on_update`).
