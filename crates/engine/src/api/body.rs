@@ -63,6 +63,20 @@ pub fn is_json(headers: &HeaderMap) -> bool {
     matches!(input(headers), Ok(Input::Json))
 }
 
+/// A DELETE's body as the JSON its `DeleteOptions` are read from. kube's delete handlers
+/// decode it with the decoder the `Content-Type` names, as any body (a 415 for another
+/// type), so YAML options are as good as JSON; a YAML error is passed on as it is, a 500
+/// without a reason, as the options' own decoding errors are.
+pub fn delete_options(headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    match input(headers)? {
+        Input::Json => Ok(body.to_vec()),
+        Input::Yaml => {
+            let read = body_yaml::read(body).map_err(|why| ApiError::new(500, "", why))?;
+            Ok(serde_json::to_vec(&read.object).unwrap_or_default())
+        }
+    }
+}
+
 /// The body of a write to `kind` as JSON, read by the decoder its `Content-Type` names.
 pub fn json(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
     match input(headers)? {
@@ -139,7 +153,7 @@ pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str, strict: bool) 
 }
 
 /// kube's `transformDecodeError` without a kind: the error and a glimpse of the body.
-fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
+pub fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
     ApiError::bad_request(format!(
         "the object provided is unrecognized (must be of type {kind}): {why} ({})",
         summary(body)
@@ -169,6 +183,23 @@ mod tests {
             Err(Unrecognized::Undecodable(why)) => Some(why),
             Ok(_) => None,
         }
+    }
+
+    #[test]
+    fn delete_options_are_read_by_their_content_type() {
+        let with = |ct: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, ct.parse().expect("a header"));
+            h
+        };
+        let yaml = delete_options(&with("application/yaml; charset=utf-8"), b"kind: DeleteOptions\ndryRun: [All]\n");
+        let json: Value = serde_json::from_slice(&yaml.expect("YAML")).expect("JSON");
+        assert_eq!(json, serde_json::json!({"kind": "DeleteOptions", "dryRun": ["All"]}));
+        assert_eq!(delete_options(&with("application/json"), b"{}").expect("JSON"), b"{}");
+        assert_eq!(delete_options(&with("text/plain"), b"{}").expect_err("415").code, 415);
+        let bad = delete_options(&with("application/yaml"), b"kind: [DeleteOptions\n").expect_err("500");
+        assert_eq!((bad.code, bad.reason.as_str()), (500, ""));
+        assert_eq!(bad.message, "yaml: line 1: did not find expected ',' or ']'");
     }
 
     /// `json` scans with Go's scanner only once serde has refused a body: that is sound
