@@ -180,6 +180,7 @@ scenarios!(
     ratcheted,
     refusals,
     registered,
+    represented,
     reviews,
     scaled,
     schemas,
