@@ -184,13 +184,12 @@ fn parse_accept(header: &str) -> Vec<Clause<'_>> {
 /// The media types an endpoint serializes, in preference order.
 fn serializers(endpoint: Endpoint) -> &'static [(&'static str, &'static str)] {
     match endpoint {
-        Endpoint::Resource => &[
+        Endpoint::Resource | Endpoint::Watch => &[
             ("application", "json"),
             ("application", "yaml"),
             ("application", "vnd.kubernetes.protobuf"),
             ("text", "csv"),
         ],
-        Endpoint::Watch => &[("application", "json"), ("application", "vnd.kubernetes.protobuf")],
         Endpoint::Plain | Endpoint::Discovery => {
             &[("application", "json"), ("application", "yaml"), ("application", "vnd.kubernetes.protobuf")]
         }
@@ -248,6 +247,15 @@ fn accept(clause: &Clause<'_>, (type_, subtype): (&str, &str), endpoint: Endpoin
 
 /// Chooses a representation for `accept` (the header's value, if any).
 pub fn negotiate(accept_header: Option<&str>, endpoint: Endpoint) -> Result<Negotiated, ApiError> {
+    if endpoint == Endpoint::Watch {
+        // kube picks the object's representation as for a GET, then needs a stream encoder
+        // for that one (`NegotiateOutputMediaTypeStream`): a YAML Table before `*/*` is the
+        // stream 406, not a JSON watch.
+        return match negotiate(accept_header, Endpoint::Resource) {
+            Ok(n) if n.format == Format::Json => Ok(n),
+            _ => Err(not_acceptable_stream()),
+        };
+    }
     let header = accept_header.unwrap_or("").trim();
     if header.is_empty() {
         return Ok(Negotiated::JSON);
@@ -348,6 +356,11 @@ mod tests {
         assert!(n("application/json;sv=v2").is_err());
         assert!(n("application/json;sv=v1").is_ok());
         assert_eq!(n("application/yaml;stream=watch").expect("a GET").format, Format::Yaml);
+        let w = |accept: &str| negotiate(Some(accept), Endpoint::Watch);
+        assert!(w("application/*, application/yaml;as=Table;g=meta.k8s.io;v=v1").is_err());
+        assert!(w("text/csv, application/json").is_err());
+        let table = w("application/yaml;q=0.5, application/json;as=Table;g=meta.k8s.io;v=v1").expect("ok");
+        assert_eq!(table.target, Target::Table(MetaVersion::V1));
         let e = negotiate(Some("application/yaml"), Endpoint::Watch).expect_err("no YAML stream");
         assert_eq!(
             e.message,
