@@ -181,6 +181,7 @@ scenarios!(
     ratcheted,
     refusals,
     registered,
+    represented,
     reviews,
     scaled,
     schemas,

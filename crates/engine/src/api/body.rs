@@ -155,7 +155,7 @@ pub fn unstructured(headers: &HeaderMap, body: &[u8], kind: &str, strict: bool) 
 }
 
 /// kube's `transformDecodeError` without a kind: the error and a glimpse of the body.
-fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
+pub fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
     ApiError::bad_request(format!(
         "the object provided is unrecognized (must be of type {kind}): {why} ({})",
         summary(body)
@@ -185,6 +185,22 @@ mod tests {
             Err(Unrecognized::Undecodable(why)) => Some(why),
             Ok(_) => None,
         }
+    }
+
+    #[test]
+    fn options_are_read_by_their_content_type() {
+        let with = |ct: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, ct.parse().expect("a header"));
+            h
+        };
+        let yaml = options_document(&with("application/yaml; charset=utf-8"), b"kind: DeleteOptions\ndryRun: [All]\n");
+        assert_eq!(yaml.expect("YAML"), serde_json::json!({"kind": "DeleteOptions", "dryRun": ["All"]}));
+        assert_eq!(options_document(&with("application/json"), b"{}").expect("JSON"), serde_json::json!({}));
+        assert_eq!(options_document(&with("text/plain"), b"{}").expect_err("415").code, 415);
+        let bad = options_document(&with("application/yaml"), b"kind: [DeleteOptions\n").expect_err("500");
+        assert_eq!((bad.code, bad.reason.as_str()), (500, ""));
+        assert_eq!(bad.message, "yaml: line 1: did not find expected ',' or ']'");
     }
 
     /// `json` scans with Go's scanner only once serde has refused a body: that is sound

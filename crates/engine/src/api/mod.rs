@@ -92,7 +92,13 @@ struct VersionInfo {
 }
 
 /// `/version`, indented whatever the client, as kube's handler writes it (`WriteRawJSON`).
-async fn version() -> Response {
+/// Its go-restful route produces JSON alone: another `Accept` is go-restful's 406 (the
+/// handler itself negotiates nothing, so conversions and parameters are ignored).
+async fn version(uri: axum::http::Uri, headers: HeaderMap) -> Response {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    if let Err(e) = negotiation::restful_accepts_version(accept) {
+        return respond::error_for(&e, &headers, &query::Query::parse(uri.query()));
+    }
     let (major, minor) = crate::KUBERNETES_API_LEVEL;
     let info = VersionInfo {
         major: major.to_string(),
@@ -201,6 +207,44 @@ fn aggregated_response(
     res
 }
 
+/// The representation of the discovery document at `path` (one that exists). The
+/// built-in group-versions and `/api` are go-restful routes, which check `Accept` first;
+/// `/apis` and `/apis/<group>`, and a CRD's group-version, are plain handlers. Then kube
+/// negotiates as for any object, without conversions.
+fn discovery_negotiated(
+    kinds: &crate::kinds::Kinds,
+    path: &str,
+    headers: &HeaderMap,
+    q: &query::Query,
+) -> Result<negotiation::Negotiated, ApiError> {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let restful = match path.strip_prefix("/apis/").map(|r| r.split_once('/')) {
+        Some(Some((g, v))) => kinds.builtin().iter().any(|k| k.info().group == g && k.info().version == v),
+        Some(None) => false,
+        None => path != "/apis",
+    };
+    if restful {
+        negotiation::restful_accepts(accept, false)?;
+    }
+    let mut negotiated = negotiation::negotiate(accept, negotiation::Endpoint::Discovery)?;
+    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    negotiated.pretty |= negotiation::wants_pretty(q.get("pretty"), user_agent);
+    Ok(negotiated)
+}
+
+/// A discovery document (`json`) in the representation negotiated, or the refusal.
+fn discovery_response(
+    negotiated: Result<negotiation::Negotiated, ApiError>,
+    json: Vec<u8>,
+    headers: &HeaderMap,
+    q: &query::Query,
+) -> Response {
+    match negotiated {
+        Ok(n) => respond::encoded_response(StatusCode::OK, crate::representation::encode_json(&n, json)),
+        Err(e) => respond::error_for(&e, headers, q),
+    }
+}
+
 async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().trim_end_matches('/').to_string();
@@ -209,6 +253,7 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     if parts.method == Method::GET {
         let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
         let document = |json: &[u8]| discovery_body(json, negotiation::wants_pretty(query.get("pretty"), user_agent));
+        let negotiated = || discovery_negotiated(kinds, &path, &parts.headers, &query);
         let found = match path.as_str() {
             "/api" | "/apis" if let Some(version) = wants_aggregated(&parts.headers) => {
                 let which =
@@ -220,7 +265,7 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
             )),
             "/apis" => {
                 let list = discovery::cached(kinds, discovery::Cached::GroupList);
-                return json_text_response(StatusCode::OK, document(&list.json));
+                return discovery_response(negotiated(), list.json.to_vec(), &parts.headers, &query);
             }
             "/api/v1" => discovery::resource_list(kinds, "", "v1"),
             p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
@@ -231,7 +276,7 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
         };
         if let Some(doc) = found {
             let json = crate::resources::builtin::struct_json::to_vec(&doc);
-            return json_text_response(StatusCode::OK, document(&json));
+            return discovery_response(negotiated(), json, &parts.headers, &query);
         }
     }
     let body = match axum::body::to_bytes(body, routes::MAX_BODY).await {

@@ -303,12 +303,21 @@ pub enum ProtobufError {
 }
 
 impl ProtobufError {
-    /// kube's answers: 400 for bytes it cannot read, 415 for a kind it cannot decode.
-    pub fn to_api_error(&self) -> ApiError {
+    /// kube's answer to an object body (of kind `kind`) so refused: 415 for a kind it
+    /// cannot decode; bytes it cannot read are the decoder's error, which the handler
+    /// words as any undecodable body (`transformDecodeError`, a 400 quoting the body).
+    pub fn refusal(&self, kind: &str, body: &[u8]) -> ApiError {
         match self {
-            ProtobufError::Malformed(m) => {
-                ApiError::bad_request(format!("the body of the request was in an unknown format: {m}"))
-            }
+            ProtobufError::Malformed(m) => super::body::unrecognized(kind, m, body),
+            ProtobufError::Unsupported(_) => super::body::unsupported_media_type(),
+        }
+    }
+
+    /// kube's answer to `DeleteOptions` so refused: the delete handlers pass the decoder's
+    /// error on as it is, a 500 without a reason.
+    pub fn delete_refusal(&self) -> ApiError {
+        match self {
+            ProtobufError::Malformed(m) => ApiError::new(500, "", m.as_str()),
             ProtobufError::Unsupported(_) => super::body::unsupported_media_type(),
         }
     }
@@ -479,7 +488,12 @@ fn decode_message(bytes: &[u8], message: &Message) -> Result<Map<String, Value>,
 
 /// Decodes a protobuf request body (kube's envelope) to the object's JSON.
 pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
-    let payload = body.strip_prefix(MAGIC).ok_or_else(|| malformed("missing the k8s envelope"))?;
+    // kube's words for a body without the envelope's magic.
+    let payload = body.strip_prefix(MAGIC).ok_or_else(|| {
+        ProtobufError::Malformed(
+            "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]".into(),
+        )
+    })?;
     let (mut api_version, mut kind, mut raw) = (String::new(), String::new(), &[][..]);
     let mut r = Reader { buf: payload };
     while let Some((n, w)) = r.field()? {
@@ -629,8 +643,13 @@ mod tests {
     #[test]
     fn unknown_kinds_and_bad_bytes_are_refused() {
         let e = decode(&envelope("stable.example.com/v1", "Widget", W::default())).expect_err("no proto form");
-        assert_eq!(e.to_api_error().code, 415);
-        assert_eq!(decode(b"{}").expect_err("no envelope").to_api_error().code, 400);
+        assert_eq!(e.refusal("Widget", b"").code, 415);
+        let e = decode(b"{}").expect_err("no envelope");
+        assert_eq!(
+            e.refusal("Secret", b"{}").message,
+            "the object provided is unrecognized (must be of type Secret): provided data does not appear to be a protobuf message, expected prefix [107 56 115 0] ({})"
+        );
+        assert_eq!((e.delete_refusal().code, e.delete_refusal().reason.as_str()), (500, ""));
         let mut truncated = envelope("v1", "ConfigMap", W::default().str(1, "x"));
         truncated.pop();
         assert!(matches!(decode(&truncated), Err(ProtobufError::Malformed(_))));

@@ -3,6 +3,7 @@
 //! body. Built once by [`super::routes::serve_resource`] and passed by reference to every
 //! handler, so none of them takes the request apart into a long argument list.
 
+use super::protobuf::ProtobufError;
 use super::query::Query;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, header};
@@ -85,6 +86,9 @@ pub struct ResourceRequest<'a> {
     pub headers: &'a HeaderMap,
     /// The body, a protobuf one already decoded to JSON.
     pub body: Bytes,
+    /// Why a protobuf body could not be decoded (then `body` is as sent): refused only
+    /// where the verb reads its body, after what kube checks first (routing, `Accept`).
+    pub undecodable: Option<ProtobufError>,
 }
 
 impl ResourceRequest<'_> {

@@ -33,16 +33,32 @@ pub fn kind_names(kind: &ServedKind) -> KindNames {
 /// Negotiates the representation of a request's answer: the `Accept` header, then the
 /// `pretty` and `export` query parameters, then the Table options when a Table is asked for.
 pub fn shape(engine: &Engine, headers: &HeaderMap, q: &Query, endpoint: Endpoint) -> Result<Shape, ApiError> {
+    with_table_options(negotiated_shape(engine, headers, q, endpoint)?, q)
+}
+
+/// [`shape`] without the Table options, which kube reads only once the verb is done
+/// (`transformResponseObject`): a get of a missing object is a 404 whatever its
+/// `includeObject`, and a write with a bad one is done before its 400.
+pub fn negotiated_shape(
+    engine: &Engine,
+    headers: &HeaderMap,
+    q: &Query,
+    endpoint: Endpoint,
+) -> Result<Shape, ApiError> {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let mut negotiated = negotiation::negotiate(accept, endpoint)?;
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
     negotiated.pretty |= negotiation::wants_pretty(q.get("pretty"), user_agent);
     negotiated.export |= q.get("export").is_some_and(negotiation::parse_bool);
-    let mut table = TableOptions::default();
-    if matches!(negotiated.target, Target::Table(_)) {
-        table.include_object = IncludeObject::parse(q.get("includeObject")).map_err(ApiError::bad_request)?;
+    Ok(Shape { negotiated, table: TableOptions::default(), now: engine.now() })
+}
+
+/// `shape` with the Table options of `q` when a Table is asked for.
+fn with_table_options(mut shape: Shape, q: &Query) -> Result<Shape, ApiError> {
+    if matches!(shape.negotiated.target, Target::Table(_)) {
+        shape.table.include_object = IncludeObject::parse(q.get("includeObject")).map_err(ApiError::bad_request)?;
     }
-    Ok(Shape { negotiated, table, now: engine.now() })
+    Ok(shape)
 }
 
 /// A response carrying `encoded` with kube's headers.
@@ -110,8 +126,9 @@ pub async fn list(
     req: &ResourceRequest<'_>,
 ) -> Result<Response, ApiError> {
     let (ns, q) = (req.namespace(), req.query);
-    let shape = shape(engine, req.headers, q, Endpoint::Resource)?;
+    let shape = negotiated_shape(engine, req.headers, q, Endpoint::Resource)?;
     let list = rest.list_raw(ns, &q.list_query()?).await?;
+    let shape = with_table_options(shape, q)?;
     let meta = ListMeta {
         resource_version: list.revision.to_string(),
         continue_token: list.continue_token.clone(),
@@ -187,19 +204,26 @@ fn encode_answered_list(
 }
 
 /// Re-encodes the JSON answer of a verb at `sub` in the negotiated representation.
-/// Anything else (errors, plain text, a `Status`) passes through.
+/// Anything else (errors, plain text, a `Status`) passes through. A conversion that does
+/// not fit the answer (PartialObjectMetadata of a list) is an error answered as any
+/// other for `req`: in the format its `Accept` allows, else indented JSON.
 pub async fn object(
     engine: &Engine,
     kind: &ServedKind,
-    sub: Subresource,
+    (sub, answer): (Subresource, Answer),
     shape: &Shape,
-    answer: Answer,
+    req: &ResourceRequest<'_>,
     res: Response,
 ) -> Response {
     let json = res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"application/json");
     if !res.status().is_success() || !json {
         return res;
     }
+    let shape = match with_table_options(*shape, req.query) {
+        Ok(shape) => shape,
+        Err(e) => return error_for(&e, req.headers, req.query),
+    };
+    let shape = &shape;
     let (mut parts, body) = res.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         return Response::from_parts(parts, Body::empty());
@@ -235,6 +259,6 @@ pub async fn object(
             }
             Response::from_parts(parts, Body::from(encoded.body))
         }
-        Err(e) => super::error_response(&e),
+        Err(e) => error_for(&e, req.headers, req.query),
     }
 }

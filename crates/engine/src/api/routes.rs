@@ -102,20 +102,20 @@ pub async fn serve_resource(
     // PATCH's Content-Type names its patch type, and protobuf is none (a 415 later).
     let protobuf = method != Method::PATCH
         && headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(super::protobuf::is_protobuf);
-    let (headers, body) = if protobuf && !body.is_empty() {
+    let (headers, body, undecodable) = if protobuf && !body.is_empty() {
         match super::protobuf::decode(&body) {
             Ok(json) => {
                 let mut headers = headers.clone();
                 headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                (std::borrow::Cow::Owned(headers), Bytes::from(json.to_string()))
+                (std::borrow::Cow::Owned(headers), Bytes::from(json.to_string()), None)
             }
-            Err(e) => return super::respond::error_for(&e.to_api_error(), headers, &query),
+            Err(e) => (std::borrow::Cow::Borrowed(headers), body, Some(e)),
         }
     } else {
-        (std::borrow::Cow::Borrowed(headers), body)
+        (std::borrow::Cow::Borrowed(headers), body, None)
     };
     let head = method == Method::HEAD;
-    let req = ResourceRequest { target, method, query: &query, headers: headers.as_ref(), body };
+    let req = ResourceRequest { target, method, query: &query, headers: headers.as_ref(), body, undecodable };
     let res = match handle(&engine, &kind, &req).await {
         Ok(res) => res,
         Err(e) => super::respond::error_for(&e, req.headers, &query),
@@ -159,6 +159,9 @@ fn takes_patch(kind: &ServedKind, sub: Subresource, patch: PatchType) -> bool {
 fn body_object(rest: &Rest<'_>, req: &ResourceRequest<'_>, opts: &WriteOptions) -> Result<Value, ApiError> {
     let (headers, body) = (req.headers, &req.body[..]);
     let kind = &rest.strategy.info().kind;
+    if let Some(e) = &req.undecodable {
+        return Err(e.refusal(kind, body));
+    }
     let mut decoded = if rest.strategy.unstructured() {
         let strict = opts.field_validation != FieldValidation::Ignore;
         super::body::unstructured(headers, body, kind, strict).map_err(|e| {
@@ -260,7 +263,7 @@ async fn handle(engine: &Arc<Engine>, kind: &ServedKind, req: &ResourceRequest<'
     // its representation is chosen before anything is done (a 406 writes nothing).
     let shape = match verb {
         Verb::List | Verb::Watch => None,
-        _ => Some(super::respond::shape(engine, req.headers, req.query, Endpoint::Resource)?),
+        _ => Some(super::respond::negotiated_shape(engine, req.headers, req.query, Endpoint::Resource)?),
     };
     let (q, user_agent) = (req.query, req.user_agent());
     let opts = match verb {
@@ -286,7 +289,7 @@ async fn handle(engine: &Arc<Engine>, kind: &ServedKind, req: &ResourceRequest<'
         Ok(res) => match &shape {
             Some(shape) => {
                 let answer = if verb == Verb::DeleteCollection { Answer::List } else { Answer::Object };
-                super::respond::object(engine, kind, sub, shape, answer, res).await
+                super::respond::object(engine, kind, (sub, answer), shape, req, res).await
             }
             None => res,
         },
@@ -380,7 +383,7 @@ async fn dispatch(
             Ok(json_response(code, &outcome.object))
         }
         Verb::Delete => {
-            let delete = options::delete_options(q, req.headers, body)?;
+            let delete = options::delete_options(q, req.headers, delete_body(req, body)?)?;
             let outcome = rest.delete_outcome(ns, name, &delete, opts).await?;
             engine.note_delete(kind, name);
             // kube's handler: 202 for an object only marked when the client asked for
@@ -396,9 +399,18 @@ async fn dispatch(
             // kube decodes and validates the list options before it reads the DeleteOptions.
             let list = q.list_query()?;
             rest.check_list_options(&list)?;
-            let delete = options::delete_options(q, req.headers, body)?;
+            let delete = options::delete_options(q, req.headers, delete_body(req, body)?)?;
             Ok(json_response(StatusCode::OK, &rest.delete_collection(ns, &list, &delete, opts).await?))
         }
+    }
+}
+
+/// A DELETE's body, unless its Content-Type is one kube refuses to decode it from (a
+/// protobuf body without the envelope); `options::delete_options` reads it by that type.
+fn delete_body<'b>(req: &ResourceRequest<'_>, body: &'b Bytes) -> Result<&'b [u8], ApiError> {
+    match &req.undecodable {
+        Some(e) if !body.is_empty() => Err(e.delete_refusal()),
+        _ => Ok(body),
     }
 }
 
@@ -429,6 +441,9 @@ async fn dispatch_subresource(rest: &Rest<'_>, call: &Call<'_>) -> Result<Respon
         (Verb::Get, _) if scale => rest.get_scale(ns, name, req.query.get("resourceVersion")).await?,
         (Verb::Get, _) => rest.get_at(ns, name, req.query.get("resourceVersion")).await?,
         (Verb::Update, _) if scale => {
+            if let Some(e) = &req.undecodable {
+                return Err(e.refusal("Scale", body));
+            }
             let scale = strict_decoding(super::body::json(req.headers, body, "Scale")?, opts, Some("Scale"))?;
             rest.update_scale(ns, name, scale, opts).await?
         }

@@ -243,6 +243,12 @@ pub fn encode_value(negotiated: &Negotiated, value: &Value) -> Encoded {
     finish(crate::go_json::to_vec(value), negotiated)
 }
 
+/// A plain document already serialized as JSON (a discovery document) in the negotiated
+/// format, untransformed.
+pub fn encode_json(negotiated: &Negotiated, json: Vec<u8>) -> Encoded {
+    finish(json, negotiated)
+}
+
 /// Re-encodes `json` with the server-set fields cleared (`export`).
 fn exported(json: Vec<u8>, list: bool) -> Vec<u8> {
     let Ok(mut value) = serde_json::from_slice::<Value>(&json) else { return json };

@@ -73,6 +73,10 @@ pub enum Endpoint {
     Watch,
     /// Errors: a `Status` as JSON, YAML or protobuf, no conversion.
     Plain,
+    /// Discovery documents (`/api`, `/apis/<group>[/<version>]`): JSON or YAML, no
+    /// conversion. kube also writes them as protobuf; we have no encoder for them, so a
+    /// protobuf entry is answered as JSON, which every client that asks for it reads too.
+    Discovery,
 }
 
 /// kube-apiserver's 406 wording, listing the media types of a custom resource endpoint.
@@ -99,20 +103,33 @@ const RESTFUL_PRODUCES: [&str; 3] = ["application/json", "application/yaml", "ap
 const RESTFUL_STREAMS: [&str; 2] =
     ["application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch"];
 
+/// What go-restful's `/version` route produces.
+const RESTFUL_VERSION: [&str; 1] = ["application/json"];
+
 /// go-restful's own check of `Accept`, before kube's negotiation, for the routes of built-in
-/// kinds and CRDs: one of its media types, without parameters, must be `*/*` or one the
-/// route produces (`streams` for lists and watches); else its 406, listing them.
+/// kinds and CRDs (and the discovery of the built-in group-versions, `/api` included): one
+/// of its media types, without parameters, must be `*/*` or one the route produces
+/// (`streams` for lists and watches); else its 406, listing them.
 pub fn restful_accepts(accept: Option<&str>, streams: bool) -> Result<(), ApiError> {
+    let streams = if streams { RESTFUL_STREAMS.as_slice() } else { &[] };
+    restful_produces(accept, &RESTFUL_PRODUCES.iter().chain(streams).copied().collect::<Vec<_>>())
+}
+
+/// go-restful's check of `Accept` on `/version`, whose route produces JSON alone.
+pub fn restful_accepts_version(accept: Option<&str>) -> Result<(), ApiError> {
+    restful_produces(accept, &RESTFUL_VERSION)
+}
+
+fn restful_produces(accept: Option<&str>, produced: &[&str]) -> Result<(), ApiError> {
     let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
-    let produced = || RESTFUL_PRODUCES.iter().chain(if streams { RESTFUL_STREAMS.as_slice() } else { &[] });
     let accepted = accept.split(',').any(|m| {
         let m = m.split(';').next().unwrap_or("").trim();
-        m == "*/*" || produced().any(|p| *p == m)
+        m == "*/*" || produced.contains(&m)
     });
     if accepted {
         return Ok(());
     }
-    let available: Vec<&str> = produced().copied().collect();
+    let available = produced;
     let mut err = ApiError::new(
         406,
         "NotAcceptable",
@@ -167,14 +184,13 @@ fn parse_accept(header: &str) -> Vec<Clause<'_>> {
 /// The media types an endpoint serializes, in preference order.
 fn serializers(endpoint: Endpoint) -> &'static [(&'static str, &'static str)] {
     match endpoint {
-        Endpoint::Resource => &[
+        Endpoint::Resource | Endpoint::Watch => &[
             ("application", "json"),
             ("application", "yaml"),
             ("application", "vnd.kubernetes.protobuf"),
             ("text", "csv"),
         ],
-        Endpoint::Watch => &[("application", "json"), ("application", "vnd.kubernetes.protobuf")],
-        Endpoint::Plain => {
+        Endpoint::Plain | Endpoint::Discovery => {
             &[("application", "json"), ("application", "yaml"), ("application", "vnd.kubernetes.protobuf")]
         }
     }
@@ -204,13 +220,14 @@ fn accept(clause: &Clause<'_>, (type_, subtype): (&str, &str), endpoint: Endpoin
         ("application", "yaml") => Format::Yaml,
         ("text", "csv") => Format::Csv,
         ("application", "vnd.kubernetes.protobuf") if endpoint == Endpoint::Plain => Format::Protobuf,
+        ("application", "vnd.kubernetes.protobuf") if endpoint == Endpoint::Discovery => Format::Json,
         // Protobuf is accepted by kube but objects are never produced as it: fall through.
         _ => return None,
     };
     let target = if !convert {
         if format == Format::Csv { Target::Table(MetaVersion::V1) } else { Target::Object }
     } else {
-        if endpoint == Endpoint::Plain || group != "meta.k8s.io" {
+        if matches!(endpoint, Endpoint::Plain | Endpoint::Discovery) || group != "meta.k8s.io" {
             return None;
         }
         let version = match version {
@@ -230,6 +247,15 @@ fn accept(clause: &Clause<'_>, (type_, subtype): (&str, &str), endpoint: Endpoin
 
 /// Chooses a representation for `accept` (the header's value, if any).
 pub fn negotiate(accept_header: Option<&str>, endpoint: Endpoint) -> Result<Negotiated, ApiError> {
+    if endpoint == Endpoint::Watch {
+        // kube picks the object's representation as for a GET, then needs a stream encoder
+        // for that one (`NegotiateOutputMediaTypeStream`): a YAML Table before `*/*` is the
+        // stream 406, not a JSON watch.
+        return match negotiate(accept_header, Endpoint::Resource) {
+            Ok(n) if n.format == Format::Json => Ok(n),
+            _ => Err(not_acceptable_stream()),
+        };
+    }
     let header = accept_header.unwrap_or("").trim();
     if header.is_empty() {
         return Ok(Negotiated::JSON);
@@ -241,8 +267,9 @@ pub fn negotiate(accept_header: Option<&str>, endpoint: Endpoint) -> Result<Nego
             if !matches {
                 continue;
             }
-            // A wildcard never selects CSV: only an explicit text/csv does.
-            if (t, s) == ("text", "csv") && clause.subtype == "*" && clause.type_ == "*" {
+            // A wildcard (`*/*`, `text/*`) never selects CSV, which kube does not serve
+            // (it answers `text/*` with 406): only an explicit text/csv does.
+            if (t, s) == ("text", "csv") && clause.subtype == "*" {
                 continue;
             }
             if let Some(n) = accept(&clause, (t, s), endpoint) {
@@ -329,6 +356,11 @@ mod tests {
         assert!(n("application/json;sv=v2").is_err());
         assert!(n("application/json;sv=v1").is_ok());
         assert_eq!(n("application/yaml;stream=watch").expect("a GET").format, Format::Yaml);
+        let w = |accept: &str| negotiate(Some(accept), Endpoint::Watch);
+        assert!(w("application/*, application/yaml;as=Table;g=meta.k8s.io;v=v1").is_err());
+        assert!(w("text/csv, application/json").is_err());
+        let table = w("application/yaml;q=0.5, application/json;as=Table;g=meta.k8s.io;v=v1").expect("ok");
+        assert_eq!(table.target, Target::Table(MetaVersion::V1));
         let e = negotiate(Some("application/yaml"), Endpoint::Watch).expect_err("no YAML stream");
         assert_eq!(
             e.message,
@@ -357,6 +389,35 @@ mod tests {
         let err = negotiate(Some("application/json;as=Table;v=v1;g=meta.k8s.io,application/yaml"), Endpoint::Plain);
         assert_eq!(err.expect("ok").format, Format::Yaml);
         assert!(negotiate(Some("text/csv"), Endpoint::Plain).is_err());
+        assert!(n("text/*").is_err());
+        assert_eq!(n("text/*, application/yaml;q=0.5").expect("ok").format, Format::Yaml);
+    }
+
+    #[test]
+    fn discovery_is_json_or_yaml_and_never_converts() {
+        let d = |accept: &str| negotiate(Some(accept), Endpoint::Discovery);
+        assert_eq!(d("application/yaml;pretty=1, application/json").expect("ok").format, Format::Yaml);
+        assert!(d("application/yaml;pretty=1").expect("ok").pretty);
+        assert_eq!(d("application/vnd.kubernetes.protobuf").expect("a stand-in").format, Format::Json);
+        assert_eq!(d("application/json;stream=watch").expect("ok"), Negotiated::JSON);
+        for refused in ["application/json;as=Table;v=v1;g=meta.k8s.io", "text/plain", "application/cbor", "text/*"] {
+            assert_eq!(d(refused).expect_err(refused).message, not_acceptable().message);
+        }
+    }
+
+    #[test]
+    fn go_restful_checks_accept_against_what_a_route_produces() {
+        assert!(restful_accepts(Some("application/yaml;as=Table"), false).is_ok());
+        assert!(restful_accepts(Some("application/json;stream=watch"), false).is_ok());
+        let e = restful_accepts(Some("text/plain"), false).expect_err("406");
+        assert_eq!(
+            e.message,
+            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        );
+        assert!(restful_accepts_version(Some("application/json;as=Table;v=v1;g=meta.k8s.io")).is_ok());
+        assert!(restful_accepts_version(None).is_ok());
+        let e = restful_accepts_version(Some("application/yaml")).expect_err("406");
+        assert_eq!(e.message, "406: Not Acceptable\n\nAvailable representations: application/json");
     }
 
     #[test]

@@ -239,9 +239,33 @@ fn resolves_to_non_string(s: &str) -> bool {
             || unsigned.strip_prefix("0x").is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
             || unsigned.strip_prefix("0b").is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b == b'0' || b == b'1')));
     let is_float = plain.parse::<f64>().is_ok() && plain.bytes().any(|b| b.is_ascii_digit());
-    let is_base60 = unsigned.contains(':')
-        && unsigned.split(':').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
-    is_int || is_float || is_base60 || is_timestamp(s)
+    is_int || is_float || is_base60_float(s) || is_timestamp(s)
+}
+
+/// go-yaml's `isBase60Float`, which its encoder quotes for YAML 1.1 parsers:
+/// `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$` (`1:20`, `190:20:30.15`, not an
+/// address such as `127.0.0.1:8080`).
+fn is_base60_float(s: &str) -> bool {
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (whole, fraction) = match unsigned.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (unsigned, None),
+    };
+    let mut parts = whole.split(':');
+    let head = parts.next().unwrap_or_default();
+    let head_ok =
+        head.starts_with(|c: char| c.is_ascii_digit()) && head.bytes().all(|b| b.is_ascii_digit() || b == b'_');
+    let sexagesimal = |p: &str| match p.as_bytes() {
+        [d] => d.is_ascii_digit(),
+        [t, d] => (b'0'..=b'5').contains(t) && d.is_ascii_digit(),
+        _ => false,
+    };
+    let (mut groups, mut groups_ok) = (0, true);
+    for p in parts {
+        groups += 1;
+        groups_ok &= sexagesimal(p);
+    }
+    head_ok && groups > 0 && groups_ok && fraction.is_none_or(|f| f.bytes().all(|b| b.is_ascii_digit() || b == b'_'))
 }
 
 /// YAML 1.1 timestamps as go-yaml resolves them (`2001-12-14`, `2001-12-14T21:59:43Z`...).
@@ -458,6 +482,17 @@ mod tests {
             to_yaml(&v),
             "a: \"yes\"\nb: \"\"\nc: \"2026-11-22T02:36:58Z\"\nd: \"1.5\"\ne: 'a: b'\nf: f:app\ng: '- x'\nh: \"83\"\ni: plain text\nj: '@x'\nk: it's\nl: \"tab\\there\"\nm: \"0x1f\"\n\"n\": app=demo\no: \"1:2\"\n"
         );
+    }
+
+    #[test]
+    fn only_go_yaml_s_base_60_floats_are_quoted_for_their_colons() {
+        for quoted in ["1:2", "190:20:30.15", "-1:59", "1_0:5:00.", "+3:0"] {
+            assert!(is_base60_float(quoted), "{quoted}");
+        }
+        for plain in ["127.0.0.1:18484", "1:60", "1:", ":1", "1:234", "a:1", "1:2:x", "1.5:2"] {
+            assert!(!is_base60_float(plain), "{plain}");
+        }
+        assert_eq!(to_yaml(&json!({"a": "127.0.0.1:18484"})), "a: 127.0.0.1:18484\n");
     }
 
     #[test]
