@@ -408,6 +408,42 @@ fn an_update_that_does_not_fit_another_manager_s_version_drops_managed_fields() 
     assert!(extra["metadata"].get("managedFields").is_none());
 }
 
+/// An apply types the live and the new object at every other manager's version before it
+/// counts conflicts: the oracle (a CRD served at v1 and v2, `m1` applied `spec.size`
+/// through v1) answered `m2`'s apply of `spec.extra`, which only v2 declares, through v2
+/// with this plain 500 instead of a conflict over `spec.size`, forced or not.
+#[test]
+fn an_apply_that_does_not_fit_another_manager_s_version_fails() {
+    let v2_props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "extra": {"type": "string"}}}}}))
+    .expect("schema");
+    let v2 = Schema::for_kind(Some(&v2_props), false);
+    let at_v2 = FieldManager {
+        api_version: "stable.example.com/v2".into(),
+        other_versions: vec![(V1.into(), Arc::new(widget()))],
+        ..fm(&v2, None, "02:37:02")
+    };
+    let mut m1 = entry(None, Some("02:00:00"), json!({"f:spec": {"f:size": {}}}));
+    m1["manager"] = json!("m1");
+    m1["operation"] = json!("Apply");
+    let live = json!({"apiVersion": "stable.example.com/v2", "kind": "Widget",
+        "metadata": {"name": "w", "uid": "u", "managedFields": [m1]}, "spec": {"size": 1}});
+    let config = |spec: Value| json!({"apiVersion": "stable.example.com/v2", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec});
+    for force in [false, true] {
+        let err: ApiError = at_v2.apply(&live, &config(json!({"size": 2, "extra": "x"})), "m2", force).expect_err("typed").into();
+        assert_eq!((err.code, err.reason.as_str()), (500, ""));
+        assert_eq!(err.message, "failed to convert new object: .spec.extra: field not declared in schema");
+    }
+    let err: ApiError = at_v2.apply(&live, &config(json!({"size": 2})), "m2", false).expect_err("conflict").into();
+    assert_eq!(err.code, 409);
+    // A live object that does not fit m1's version fails first, with the bare error of
+    // structured-merge-diff's reconciling of m1's set.
+    let mut odd = live.clone();
+    odd["spec"]["extra"] = json!("y");
+    let err: ApiError = at_v2.apply(&odd, &config(json!({"size": 2})), "m2", false).expect_err("typed").into();
+    assert_eq!((err.code, err.message.as_str()), (500, ".spec.extra: field not declared in schema"));
+}
+
 #[test]
 fn an_applied_configuration_is_checked_against_the_schema() {
     let schema = widget();
