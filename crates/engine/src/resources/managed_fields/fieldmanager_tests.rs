@@ -442,6 +442,12 @@ fn an_apply_that_does_not_fit_another_manager_s_version_fails() {
     odd["spec"]["extra"] = json!("y");
     let err: ApiError = at_v2.apply(&odd, &config(json!({"size": 2})), "m2", false).expect_err("typed").into();
     assert_eq!((err.code, err.message.as_str()), (500, ".spec.extra: field not declared in schema"));
+    // m1 applying again through v2 prunes at v1, where it applied last.
+    let err: ApiError = at_v2.apply(&live, &config(json!({"extra": "x"})), "m1", false).expect_err("typed").into();
+    assert_eq!(
+        err.message,
+        "failed to prune fields: failed to convert merged object to last applied version: .spec.extra: field not declared in schema"
+    );
 }
 
 #[test]

@@ -187,13 +187,12 @@ impl Updater<'_> {
         applier: &ManagerId,
         force: bool,
     ) -> Result<(Option<Value>, Managers), Refusal> {
-        // structured-merge-diff converts objects to other managers' versions at three
-        // points, and a CRD's versions convert by relabelling only, so an object with a
-        // field such a version does not declare fails to type there, before any conflict
-        // is counted: the live object to every manager's version first (reconciling their
-        // sets with the schema, its error bare), the merged object to the version the
-        // applier last applied through (to prune it there), and the new object to every
-        // other manager's version (to compare it there).
+        // structured-merge-diff converts objects to other managers' versions, and a CRD's
+        // versions convert by relabelling only, so an object with a field such a version
+        // does not declare fails to type there, before any conflict is counted: the live
+        // object to every manager's version first (reconciling their sets with the schema;
+        // its error bare), the merged object to the applier's last version and every
+        // manager's when it prunes, and the new object to every other manager's version.
         for vs in managers.values().filter(|vs| group(&vs.api_version) == group(version)) {
             if let Some(e) = self.misfit(&vs.api_version, version, live) {
                 return Err(Refusal::Unconvertible(e));
@@ -206,12 +205,8 @@ impl Updater<'_> {
         // What the applier set through another group's version cannot be converted to
         // this one: structured-merge-diff then prunes nothing.
         let last = last.filter(|l| group(&l.api_version) == group(version));
-        if let Some(l) = last.as_ref().filter(|l| !l.set.is_empty())
-            && let Some(e) = self.misfit(&l.api_version, version, &merged)
-        {
-            return Err(Refusal::Unconvertible(format!(
-                "failed to prune fields: failed to convert merged object to last applied version: {e}"
-            )));
+        if let Some(l) = last.as_ref().filter(|l| !l.set.is_empty()) {
+            self.prunable(&merged, version, &l.api_version, &managers)?;
         }
         let new = self.prune(merged, &managers, last.as_ref());
         for (id, vs) in &managers {
@@ -225,6 +220,22 @@ impl Updater<'_> {
         self.settle(live, &new, version, &mut managers, applier, force).map_err(Refusal::Conflicts)?;
         let changed = !values_equal(live, &new);
         Ok((changed.then_some(new), managers))
+    }
+
+    /// Whether the merged object types where structured-merge-diff prunes it: at the
+    /// applier's `last` version, then at every other manager's (to add back what they own).
+    fn prunable(&self, merged: &Value, version: &str, last: &str, managers: &Managers) -> Result<(), Refusal> {
+        let refuse = |why: String| Err(Refusal::Unconvertible(format!("failed to prune fields: {why}")));
+        if let Some(e) = self.misfit(last, version, merged) {
+            return refuse(format!("failed to convert merged object to last applied version: {e}"));
+        }
+        let others = managers.values().map(|vs| vs.api_version.as_str());
+        for at in others.filter(|v| *v != last && group(v) == group(version)) {
+            if let Some(e) = self.misfit(at, version, merged) {
+                return refuse(format!("failed add back owned items: failed to convert merged object at version {at}: {e}"));
+            }
+        }
+        Ok(())
     }
 
     /// Why `obj` does not type at `at`, another version than the request's `version`
