@@ -195,6 +195,7 @@ scenarios!(
     validate,
     validated,
     verbs,
+    versioned,
     watch,
     writes
 );

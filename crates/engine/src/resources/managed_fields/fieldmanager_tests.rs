@@ -430,7 +430,8 @@ fn an_apply_that_does_not_fit_another_manager_s_version_fails() {
         "metadata": {"name": "w", "uid": "u", "managedFields": [m1]}, "spec": {"size": 1}});
     let config = |spec: Value| json!({"apiVersion": "stable.example.com/v2", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec});
     for force in [false, true] {
-        let err: ApiError = at_v2.apply(&live, &config(json!({"size": 2, "extra": "x"})), "m2", force).expect_err("typed").into();
+        let err: ApiError =
+            at_v2.apply(&live, &config(json!({"size": 2, "extra": "x"})), "m2", force).expect_err("typed").into();
         assert_eq!((err.code, err.reason.as_str()), (500, ""));
         assert_eq!(err.message, "failed to convert new object: .spec.extra: field not declared in schema");
     }

@@ -232,7 +232,9 @@ impl Updater<'_> {
         let others = managers.values().map(|vs| vs.api_version.as_str());
         for at in others.filter(|v| *v != last && group(v) == group(version)) {
             if let Some(e) = self.misfit(at, version, merged) {
-                return refuse(format!("failed add back owned items: failed to convert merged object at version {at}: {e}"));
+                return refuse(format!(
+                    "failed add back owned items: failed to convert merged object at version {at}: {e}"
+                ));
             }
         }
         Ok(())
