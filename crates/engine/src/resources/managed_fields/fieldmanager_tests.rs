@@ -382,14 +382,19 @@ fn an_update_of_an_object_of_the_wrong_shape_drops_managed_fields() {
     assert!(status["metadata"].get("managedFields").is_none());
 }
 
+/// The widget's v2: v1's `spec.size` and a `spec.extra` only v2 declares.
+fn widget_v2() -> Schema {
+    let props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "extra": {"type": "string"}}}}}))
+    .expect("schema");
+    Schema::for_kind(Some(&props), false)
+}
+
 /// kube types an update at the version of every other manager's entry too: a field only
 /// the written version declares drops managedFields (the oracle, a CRD served at v1 and v2).
 #[test]
 fn an_update_that_does_not_fit_another_manager_s_version_drops_managed_fields() {
-    let v2_props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "extra": {"type": "string"}}}}}))
-    .expect("schema");
-    let v2 = Schema::for_kind(Some(&v2_props), false);
+    let v2 = widget_v2();
     let v1 = Arc::new(widget());
     let at_v2 = |other: Vec<(String, Arc<Schema>)>| FieldManager {
         api_version: "stable.example.com/v2".into(),
@@ -414,10 +419,7 @@ fn an_update_that_does_not_fit_another_manager_s_version_drops_managed_fields() 
 /// with this plain 500 instead of a conflict over `spec.size`, forced or not.
 #[test]
 fn an_apply_that_does_not_fit_another_manager_s_version_fails() {
-    let v2_props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "extra": {"type": "string"}}}}}))
-    .expect("schema");
-    let v2 = Schema::for_kind(Some(&v2_props), false);
+    let v2 = widget_v2();
     let at_v2 = FieldManager {
         api_version: "stable.example.com/v2".into(),
         other_versions: vec![(V1.into(), Arc::new(widget()))],
