@@ -198,6 +198,7 @@ scenarios!(
     validate,
     validated,
     verbs,
+    versioned,
     watch,
     writes,
     zeroes

@@ -16,7 +16,7 @@ use super::managers::{self, Given, Managed, ManagerId, VersionedSet};
 use super::path::{PathElement, path_string};
 use super::schema::Schema;
 use super::set::Set;
-use super::updater::{Conflicts, Filter, Managers, Updater};
+use super::updater::{Conflicts, Filter, Managers, Refusal, Updater};
 use super::walk;
 use crate::meta;
 use crate::status::{ApiError, StatusCause, StatusDetails};
@@ -210,7 +210,7 @@ pub(in crate::resources) fn config_gvknn(config: &Value, gvk: &str) -> String {
 
 impl FieldManager<'_> {
     fn updater(&self) -> Updater<'_> {
-        Updater { schema: self.schema, filter: &self.filter }
+        Updater { schema: self.schema, filter: &self.filter, other_versions: &self.other_versions }
     }
 
     /// One update's bookkeeping: the writer's changes go to its `Update` entry, merged
@@ -359,12 +359,7 @@ impl FieldManager<'_> {
         if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|v| !v.is_null()) {
             return Err(ApplyError::BadRequest("metadata.managedFields must be nil".into()));
         }
-        let errors = walk::validate(self.schema, config);
-        if !errors.is_empty() {
-            let message = match errors.as_slice() {
-                [one] => one.clone(),
-                many => format!("errors:\n  {}", many.join("\n  ")),
-            };
+        if let Some(message) = walk::type_error(self.schema, config) {
             // kube-apiserver passes this on as a plain Go error: a 500 without a reason
             // (kubernetes/kubernetes#139253).
             return Err(ApplyError::Unclassified(format!(
@@ -375,7 +370,10 @@ impl FieldManager<'_> {
         let (new, mut fields) = self
             .updater()
             .apply(live, config, &self.api_version, std::mem::take(&mut managed.fields), &id, force)
-            .map_err(ApplyError::Conflicts)?;
+            .map_err(|refusal| match refusal {
+                Refusal::Conflicts(c) => ApplyError::Conflicts(c),
+                Refusal::Unconvertible(m) => ApplyError::Unclassified(m),
+            })?;
         strip(&mut fields, &id);
         managed.fields = fields;
         let obj = match new {

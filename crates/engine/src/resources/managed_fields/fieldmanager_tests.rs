@@ -382,14 +382,19 @@ fn an_update_of_an_object_of_the_wrong_shape_drops_managed_fields() {
     assert!(status["metadata"].get("managedFields").is_none());
 }
 
+/// The widget's v2: v1's `spec.size` and a `spec.extra` only v2 declares.
+fn widget_v2() -> Schema {
+    let props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "extra": {"type": "string"}}}}}))
+    .expect("schema");
+    Schema::for_kind(Some(&props), false)
+}
+
 /// kube types an update at the version of every other manager's entry too: a field only
 /// the written version declares drops managedFields (the oracle, a CRD served at v1 and v2).
 #[test]
 fn an_update_that_does_not_fit_another_manager_s_version_drops_managed_fields() {
-    let v2_props: JSONSchemaProps = serde_json::from_value(json!({"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "extra": {"type": "string"}}}}}))
-    .expect("schema");
-    let v2 = Schema::for_kind(Some(&v2_props), false);
+    let v2 = widget_v2();
     let v1 = Arc::new(widget());
     let at_v2 = |other: Vec<(String, Arc<Schema>)>| FieldManager {
         api_version: "stable.example.com/v2".into(),
@@ -406,6 +411,46 @@ fn an_update_that_does_not_fit_another_manager_s_version_drops_managed_fields() 
     extra["spec"]["extra"] = json!("x");
     at_v2(vec![(V1.into(), Arc::clone(&v1))]).update(&live, &mut extra, Some("curl"));
     assert!(extra["metadata"].get("managedFields").is_none());
+}
+
+/// An apply types the live and the new object at every other manager's version before it
+/// counts conflicts: the oracle (a CRD served at v1 and v2, `m1` applied `spec.size`
+/// through v1) answered `m2`'s apply of `spec.extra`, which only v2 declares, through v2
+/// with this plain 500 instead of a conflict over `spec.size`, forced or not.
+#[test]
+fn an_apply_that_does_not_fit_another_manager_s_version_fails() {
+    let v2 = widget_v2();
+    let at_v2 = FieldManager {
+        api_version: "stable.example.com/v2".into(),
+        other_versions: vec![(V1.into(), Arc::new(widget()))],
+        ..fm(&v2, None, "02:37:02")
+    };
+    let mut m1 = entry(None, Some("02:00:00"), json!({"f:spec": {"f:size": {}}}));
+    m1["manager"] = json!("m1");
+    m1["operation"] = json!("Apply");
+    let live = json!({"apiVersion": "stable.example.com/v2", "kind": "Widget",
+        "metadata": {"name": "w", "uid": "u", "managedFields": [m1]}, "spec": {"size": 1}});
+    let config = |spec: Value| json!({"apiVersion": "stable.example.com/v2", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec});
+    for force in [false, true] {
+        let err: ApiError =
+            at_v2.apply(&live, &config(json!({"size": 2, "extra": "x"})), "m2", force).expect_err("typed").into();
+        assert_eq!((err.code, err.reason.as_str()), (500, ""));
+        assert_eq!(err.message, "failed to convert new object: .spec.extra: field not declared in schema");
+    }
+    let err: ApiError = at_v2.apply(&live, &config(json!({"size": 2})), "m2", false).expect_err("conflict").into();
+    assert_eq!(err.code, 409);
+    // A live object that does not fit m1's version fails first, with the bare error of
+    // structured-merge-diff's reconciling of m1's set.
+    let mut odd = live.clone();
+    odd["spec"]["extra"] = json!("y");
+    let err: ApiError = at_v2.apply(&odd, &config(json!({"size": 2})), "m2", false).expect_err("typed").into();
+    assert_eq!((err.code, err.message.as_str()), (500, ".spec.extra: field not declared in schema"));
+    // m1 applying again through v2 prunes at v1, where it applied last.
+    let err: ApiError = at_v2.apply(&live, &config(json!({"extra": "x"})), "m1", false).expect_err("typed").into();
+    assert_eq!(
+        err.message,
+        "failed to prune fields: failed to convert merged object to last applied version: .spec.extra: field not declared in schema"
+    );
 }
 
 #[test]

@@ -91,7 +91,8 @@ impl MapSchema {
 impl Schema {
     /// The type of a whole object of a kind: its schema's properties, with `apiVersion`,
     /// `kind` and ObjectMeta's `metadata` as kube adds them. `preserve_unknown` is the
-    /// CRD's legacy `spec.preserveUnknownFields`.
+    /// CRD's legacy `spec.preserveUnknownFields`, which like a node's own
+    /// `x-kubernetes-preserve-unknown-fields` lets every object below it take unknown fields.
     pub fn for_kind(schema: Option<&JSONSchemaProps>, preserve_unknown: bool) -> Schema {
         Schema::Map(kind_root(schema, preserve_unknown))
     }
@@ -120,6 +121,10 @@ fn kind_root(schema: Option<&JSONSchemaProps>, preserve_unknown: bool) -> MapSch
 }
 
 fn from_props(s: &JSONSchemaProps, preserve_unknown: bool) -> Schema {
+    // kube-openapi's converter hands `x-kubernetes-preserve-unknown-fields` down to every
+    // schema written inline below it (properties, items, additionalProperties), so an
+    // object anywhere under such a node takes fields its own properties do not declare.
+    let preserve_unknown = preserve_unknown || s.x_kubernetes_preserve_unknown_fields == Some(true);
     // kube's OpenAPI writes an int-or-string as an `anyOf` without a type, which its
     // converter deduces: a map or a list passes here, for validation to refuse.
     if s.x_kubernetes_int_or_string == Some(true) {
@@ -176,9 +181,7 @@ fn map_from_props(s: &JSONSchemaProps, preserve_unknown: bool) -> MapSchema {
     let rest = match &s.additional_properties {
         Some(JSONSchemaPropsOrBool::Schema(item)) => Some(Box::new(from_props(item, preserve_unknown))),
         Some(JSONSchemaPropsOrBool::Bool(true)) => Some(Box::new(Schema::Deduced)),
-        _ if preserve_unknown || s.x_kubernetes_preserve_unknown_fields == Some(true) => {
-            Some(Box::new(Schema::Deduced))
-        }
+        _ if preserve_unknown => Some(Box::new(Schema::Deduced)),
         // An object with no properties at all is an arbitrary map to kube's converter.
         _ if fields.is_empty() => Some(Box::new(Schema::Deduced)),
         _ => None,
@@ -308,5 +311,26 @@ mod tests {
         let Schema::Map(meta) = root.field("metadata") else { panic!("ObjectMeta") };
         let Schema::List(finalizers) = meta.field("finalizers") else { panic!("a list") };
         assert_eq!(finalizers.kind, ListKind::Set);
+    }
+
+    /// The oracle let an apply set `spec.o.c` and `spec.l[0].c` under a `spec` that
+    /// preserves unknown fields, though neither `o` nor the items declare `c` (it then
+    /// pruned them), while the sibling `strict`, beside the preserving `spec`, refused `c`.
+    #[test]
+    fn preserving_unknown_fields_reaches_every_object_below() {
+        let s = props(json!({"type": "object", "properties": {
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {
+                "o": {"type": "object", "properties": {"a": {"type": "string"}}},
+                "l": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}}}},
+            "strict": {"type": "object", "properties": {"a": {"type": "string"}}}}}));
+        let Schema::Map(root) = Schema::for_kind(Some(&s), false) else { panic!("a map") };
+        let Schema::Map(spec) = root.field("spec") else { panic!("spec is a struct") };
+        let Schema::Map(o) = spec.field("o") else { panic!("o is a struct") };
+        assert_eq!(o.declared("c"), Some(&Schema::Deduced));
+        let Schema::List(l) = spec.field("l") else { panic!("a list") };
+        let Schema::Map(item) = l.items.as_ref() else { panic!("items are structs") };
+        assert_eq!(item.declared("c"), Some(&Schema::Deduced));
+        let Schema::Map(strict) = root.field("strict") else { panic!("strict is a struct") };
+        assert!(strict.declared("c").is_none());
     }
 }

@@ -15,6 +15,7 @@ use super::set::Set;
 use super::walk::{self, Comparison};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Every manager's fields.
 pub type Managers = BTreeMap<ManagerId, VersionedSet>;
@@ -65,10 +66,21 @@ impl Conflicts {
     }
 }
 
+/// Why an apply was not settled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    Conflicts(Conflicts),
+    /// An object did not type at a version some manager's entry is at (kube's plain error).
+    Unconvertible(String),
+}
+
 /// The updater for one kind's schema and one endpoint's filter.
 pub struct Updater<'a> {
     pub schema: &'a Schema,
     pub filter: &'a Filter,
+    /// The field types of the kind's other versions by `group/version`
+    /// ([`FieldManager::other_versions`](super::fieldmanager::FieldManager::other_versions)).
+    pub other_versions: &'a [(String, Arc<Schema>)],
 }
 
 impl Updater<'_> {
@@ -174,7 +186,18 @@ impl Updater<'_> {
         mut managers: Managers,
         applier: &ManagerId,
         force: bool,
-    ) -> Result<(Option<Value>, Managers), Conflicts> {
+    ) -> Result<(Option<Value>, Managers), Refusal> {
+        // structured-merge-diff converts objects to other managers' versions, and a CRD's
+        // versions convert by relabelling only, so an object with a field such a version
+        // does not declare fails to type there, before any conflict is counted: the live
+        // object to every manager's version first (reconciling their sets with the schema;
+        // its error bare), the merged object to the applier's last version and every
+        // manager's when it prunes, and the new object to every other manager's version.
+        for vs in managers.values().filter(|vs| group(&vs.api_version) == group(version)) {
+            if let Some(e) = self.misfit(&vs.api_version, version, live) {
+                return Err(Refusal::Unconvertible(e));
+            }
+        }
         let merged = walk::merge(self.schema, live, config);
         let last = managers.get(applier).cloned();
         let set = self.filter.restrict(walk::field_set(self.schema, config));
@@ -182,10 +205,49 @@ impl Updater<'_> {
         // What the applier set through another group's version cannot be converted to
         // this one: structured-merge-diff then prunes nothing.
         let last = last.filter(|l| group(&l.api_version) == group(version));
+        if let Some(l) = last.as_ref().filter(|l| !l.set.is_empty()) {
+            self.prunable(&merged, version, &l.api_version, &managers)?;
+        }
         let new = self.prune(merged, &managers, last.as_ref());
-        self.settle(live, &new, version, &mut managers, applier, force)?;
+        for (id, vs) in &managers {
+            if id != applier
+                && group(&vs.api_version) == group(version)
+                && let Some(e) = self.misfit(&vs.api_version, version, &new)
+            {
+                return Err(Refusal::Unconvertible(format!("failed to convert new object: {e}")));
+            }
+        }
+        self.settle(live, &new, version, &mut managers, applier, force).map_err(Refusal::Conflicts)?;
         let changed = !values_equal(live, &new);
         Ok((changed.then_some(new), managers))
+    }
+
+    /// Whether the merged object types where structured-merge-diff prunes it: at the
+    /// applier's `last` version, then at every other manager's (to add back what they own).
+    fn prunable(&self, merged: &Value, version: &str, last: &str, managers: &Managers) -> Result<(), Refusal> {
+        let refuse = |why: String| Err(Refusal::Unconvertible(format!("failed to prune fields: {why}")));
+        if let Some(e) = self.misfit(last, version, merged) {
+            return refuse(format!("failed to convert merged object to last applied version: {e}"));
+        }
+        let others = managers.values().map(|vs| vs.api_version.as_str());
+        for at in others.filter(|v| *v != last && group(v) == group(version)) {
+            if let Some(e) = self.misfit(at, version, merged) {
+                return refuse(format!(
+                    "failed add back owned items: failed to convert merged object at version {at}: {e}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Why `obj` does not type at `at`, another version than the request's `version`
+    /// (`None` at the request's version or one the kind does not list).
+    fn misfit(&self, at: &str, version: &str, obj: &Value) -> Option<String> {
+        if at == version {
+            return None;
+        }
+        let (_, types) = self.other_versions.iter().find(|(v, _)| v == at)?;
+        walk::type_error(types, obj)
     }
 
     /// Removes what the applier set last time and no longer sets, unless a manager (the

@@ -20,14 +20,14 @@ fn spec(name: &str) -> Path {
 #[test]
 fn an_apply_of_another_managers_field_conflicts_unless_forced() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
     let (a, b) = (ManagerId::apply("a", None), ManagerId::apply("b", None));
     let (live, managers) =
         up.apply(&json!({}), &json!({"spec": {"x": 1, "y": 1}}), V1, Managers::new(), &a, false).expect("a");
     let live = live.expect("changed");
 
     let err = up.apply(&live, &json!({"spec": {"x": 2}}), V1, managers.clone(), &b, false).expect_err("conflict");
-    assert_eq!(err, Conflicts(vec![(a.clone(), spec("x"))]));
+    assert_eq!(err, Refusal::Conflicts(Conflicts(vec![(a.clone(), spec("x"))])));
 
     // The same value is no conflict: both own it.
     let (same, shared) = up.apply(&live, &json!({"spec": {"x": 1}}), V1, managers.clone(), &b, false).expect("b");
@@ -43,7 +43,7 @@ fn an_apply_of_another_managers_field_conflicts_unless_forced() {
 #[test]
 fn fields_an_applier_stops_applying_go_unless_someone_else_owns_them() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
     let a = ManagerId::apply("a", None);
     let u = ManagerId::update("u", V1, None);
     let (live, managers) =
@@ -62,7 +62,7 @@ fn fields_an_applier_stops_applying_go_unless_someone_else_owns_them() {
 #[test]
 fn an_update_takes_what_it_changes_and_drops_what_it_removes() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
     let (a, b) = (ManagerId::update("a", V1, None), ManagerId::update("b", V1, None));
     let one = json!({"spec": {"x": 1, "y": 1}});
     let managers = up.update(&json!({}), &one, V1, Managers::new(), &a);
@@ -77,7 +77,7 @@ fn an_update_takes_what_it_changes_and_drops_what_it_removes() {
 fn filtered_fields_are_neither_owned_nor_taken() {
     let schema = schema();
     let hidden = Filter::Except(fields(json!({"f:status": {}})));
-    let up = Updater { schema: &schema, filter: &hidden };
+    let up = Updater { schema: &schema, filter: &hidden, other_versions: &[] };
     let a = ManagerId::update("a", V1, None);
     let managers = up.update(&json!({}), &json!({"spec": {"x": 1}, "status": {"s": 1}}), V1, Managers::new(), &a);
     assert_eq!(managers[&a].set, fields(json!({"f:spec": {".": {}, "f:x": {}}})));
@@ -91,7 +91,7 @@ fn filtered_fields_are_hidden_from_managers_at_the_request_version_only() {
     const V2: &str = "stable.example.com/v2";
     let schema = schema();
     let hidden = Filter::Except(fields(json!({"f:status": {}})));
-    let up = Updater { schema: &schema, filter: &hidden };
+    let up = Updater { schema: &schema, filter: &hidden, other_versions: &[] };
     let live = json!({"spec": {"x": 1}, "status": {"phase": "a"}});
     let status_owner = |version: &str| {
         let id = ManagerId::update("st", version, Some("status"));
@@ -116,7 +116,7 @@ fn filtered_fields_are_hidden_from_managers_at_the_request_version_only() {
 #[test]
 fn conflicts_are_listed_members_first() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
     let (a, b) = (ManagerId::apply("a", None), ManagerId::apply("b", None));
     let config = |v: &str| json!({"spec": {"mode": v, "box": {"x": v}}});
     let (live, managers) = up.apply(&json!({}), &config("1"), V1, Managers::new(), &a, false).expect("a");
@@ -124,7 +124,7 @@ fn conflicts_are_listed_members_first() {
     let err = up.apply(&live, &config("2"), V1, managers, &b, false).expect_err("conflicts");
     let boxed =
         vec![PathElement::Field("spec".into()), PathElement::Field("box".into()), PathElement::Field("x".into())];
-    assert_eq!(err, Conflicts(vec![(a.clone(), spec("mode")), (a, boxed)]));
+    assert_eq!(err, Refusal::Conflicts(Conflicts(vec![(a.clone(), spec("mode")), (a, boxed)])));
 }
 
 /// The oracle: an Event written through `events.k8s.io/v1` loses the managers recorded
@@ -132,7 +132,7 @@ fn conflicts_are_listed_members_first() {
 #[test]
 fn managers_at_another_group_are_dropped() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
     let core = ManagerId::update("core", "v1", None);
     let managers = up.update(&json!({}), &json!({"reason": "r"}), "v1", Managers::new(), &core);
     let labelled = json!({"reason": "r", "metadata": {"labels": {"a": "b"}}});
@@ -146,7 +146,7 @@ fn managers_at_another_group_are_dropped() {
 #[test]
 fn an_apply_prunes_nothing_last_applied_through_another_group() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
     let m = ManagerId::apply("m", None);
     let first = json!({"reason": "r", "action": "a"});
     let (live, managers) = up.apply(&json!({}), &first, "events.k8s.io/v1", Managers::new(), &m, false).expect("a");

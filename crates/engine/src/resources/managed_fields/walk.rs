@@ -490,6 +490,16 @@ pub fn validate(schema: &Schema, value: &Value) -> Vec<String> {
     errors
 }
 
+/// [`validate`]'s errors as structured-merge-diff's `ValidationErrors` print: the one
+/// error alone, several under `errors:`; `None` when `value` types.
+pub fn type_error(schema: &Schema, value: &Value) -> Option<String> {
+    match validate(schema, value).as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(format!("errors:\n  {}", many.join("\n  "))),
+    }
+}
+
 /// Whether structured-merge-diff types `value` for an update, as kube's `Update` does with
 /// `typed.AllowDuplicates`: list items with the same key are allowed, wrong types and
 /// undeclared fields are not.

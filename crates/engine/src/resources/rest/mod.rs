@@ -218,10 +218,10 @@ impl Rest<'_> {
         ApiError::invalid(&self.info().kind, self.strategy.invalid_group(), name, errors)
     }
 
-    /// Checks `apiVersion` and `kind` of a request body, or of a patched object
-    /// (`patched`): a custom resource patched to another `apiVersion` is for its
-    /// validation to refuse (422), as kube's patcher decodes it rather than a body.
-    fn check_type_meta(&self, obj: &mut Value, patched: bool) -> Result<(), ApiError> {
+    /// Checks `apiVersion` and `kind` of a request body or of a patched object: a custom
+    /// resource patched to another `apiVersion` is for its validation to refuse (422), as
+    /// kube's patcher decodes it rather than a body.
+    fn check_type_meta(&self, obj: &mut Value) -> Result<(), ApiError> {
         if !obj.is_object() {
             return Err(ApiError::bad_request(format!(
                 "the object provided is unrecognized (must be of type {}): expected an object",
@@ -231,13 +231,8 @@ impl Rest<'_> {
         let want_version = self.info().api_version();
         if self.strategy.unstructured() {
             // A custom resource names its version; another kind is refused by validation
-            // (see `check_kind`), so it stays as given.
-            let given = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-            if given != want_version && !patched {
-                return Err(ApiError::bad_request(format!(
-                    "the API version in the data ({given}) does not match the expected API version ({want_version})"
-                )));
-            }
+            // (see `check_kind`), so it stays as given. A body's version is checked once
+            // it is decoded ([`Rest::check_decoded_version`]).
             if obj.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
                 let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("expected an object"))?;
                 map.insert("kind".into(), Value::from(self.info().kind.clone()));
@@ -249,6 +244,19 @@ impl Rest<'_> {
             map.insert("kind".into(), Value::from(self.info().kind.clone()));
         }
         Ok(())
+    }
+
+    /// A custom resource body must be of the endpoint's version, which kube's handler
+    /// checks once the body decoded: a body of another version of the CRD was decoded by
+    /// that version's schema, its unknown fields reported (or refused under `Strict`) by it.
+    fn check_decoded_version(&self, obj: &Value) -> Result<(), ApiError> {
+        let want_version = self.info().api_version();
+        match obj.get("apiVersion").and_then(Value::as_str).unwrap_or("") {
+            given if self.strategy.unstructured() && given != want_version => Err(ApiError::bad_request(format!(
+                "the API version in the data ({given}) does not match the expected API version ({want_version})"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Checks the namespace of a decoded body against the request's, as kube's handlers do

@@ -65,11 +65,12 @@ impl Rest<'_> {
         opts: &WriteOptions,
         tracking: Tracking,
     ) -> Result<Value, ApiError> {
-        self.check_type_meta(&mut obj, false)?;
+        self.check_type_meta(&mut obj)?;
         let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
         // Decoded before its namespace is checked and a name is required or generated, as
         // kube's handler decodes the body first (`metadata.name: 5` is a 400, not a 422).
         self.decode(&mut obj, opts, Origin::Body { applied: tracking == Tracking::Applied })?;
+        self.check_decoded_version(&obj)?;
         self.check_namespace(&mut obj, namespace)?;
         self.create_decoded(namespace, obj, given_rv, opts, tracking).await
     }
@@ -208,8 +209,9 @@ impl Rest<'_> {
         opts: &WriteOptions,
     ) -> Result<WriteOutcome, ApiError> {
         // Decoded first, then its name and namespace checked, as kube's handler does.
-        self.check_type_meta(&mut obj, false)?;
+        self.check_type_meta(&mut obj)?;
         self.decode(&mut obj, opts, Origin::Body { applied: false })?;
+        self.check_decoded_version(&obj)?;
         self.check_namespace(&mut obj, namespace)?;
         match meta::name(&obj) {
             Some(n) if n != name => {
@@ -551,7 +553,7 @@ impl Rest<'_> {
                 // kube's `BeforeUpdate` cannot type an unstructured object without a version.
                 return Err(ApiError::internal("Object 'apiVersion' is missing in 'object has no apiVersion field'"));
             }
-            self.check_type_meta(&mut patched, true)?;
+            self.check_type_meta(&mut patched)?;
             self.check_namespace(&mut patched, namespace)?;
             // A resourceVersion the patch set that is no number fails as an update's does.
             let expected = meta::resource_version(&patched).map(parse_precondition).transpose()?;
