@@ -185,10 +185,16 @@ impl TableConvertor {
     }
 
     /// A `/scale` endpoint's Table (the `Scale` printer kube registers for it): `Name`,
-    /// `Desired`, `Available`, `Age`, whatever columns the kind itself prints.
+    /// `Desired`, `Available`, `Age`, whatever columns the kind itself prints. kube reads
+    /// the cells off the Scale as written, whose `spec.replicas` is `omitempty`: zero
+    /// desired replicas are a null cell, zero available ones `0`.
     pub fn scale() -> Self {
         fn replicas(scale: &Value, part: &str) -> Cell {
-            Cell::Int(scale.get(part).and_then(|p| p.get("replicas")).and_then(Value::as_i64).unwrap_or(0))
+            let replicas = scale.get(part).and_then(|p| p.get("replicas")).and_then(Value::as_i64).unwrap_or(0);
+            match (part, replicas) {
+                ("spec", 0) => Cell::Null,
+                _ => Cell::Int(replicas),
+            }
         }
         TableConvertor {
             columns: vec![

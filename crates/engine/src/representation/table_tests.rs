@@ -172,6 +172,9 @@ fn a_scale_has_the_scale_printer_s_columns() {
         "metadata": {"name": "w-1", "creationTimestamp": "2026-11-22T11:59:00Z"},
         "spec": {"replicas": 2}, "status": {"replicas": 1, "selector": "app=w"}});
     assert_eq!(cells(&conv, &scale), [Cell::Str("w-1".into()), Cell::Int(2), Cell::Int(1), Cell::Str("60s".into())]);
+    // The oracle's cells: the Scale leaves out zero desired replicas, not available ones.
     let bare = json!({"metadata": {"name": "w-2"}, "spec": {}, "status": {}});
-    assert_eq!(cells(&conv, &bare)[1..3], [Cell::Int(0), Cell::Int(0)]);
+    assert_eq!(cells(&conv, &bare)[1..3], [Cell::Null, Cell::Int(0)]);
+    let zero = json!({"metadata": {"name": "w-3"}, "spec": {"replicas": 0}, "status": {"replicas": 0}});
+    assert_eq!(cells(&conv, &zero)[1..3], [Cell::Null, Cell::Int(0)]);
 }
