@@ -352,14 +352,21 @@ async fn dispatch(
         Verb::List => super::respond::list(engine, kind, rest, req).await,
         Verb::Get => Ok(json_response(StatusCode::OK, &rest.get_at(ns, name, q.get("resourceVersion")).await?)),
         // kube creates what the body names, whatever name the path has.
+        // A terminating CRD refuses creates before the body is read (kube's CRD handler);
+        // the namespace is admitted once the body is decoded.
         Verb::Create => {
-            let obj = body_object(rest, req, opts)?;
-            if let Some(ns) = ns {
-                let name = crate::meta::name(&obj).unwrap_or_default();
-                engine.require_namespace(ns, &kind.info().group_resource(), name).await?;
-            }
             engine.check_create_allowed(kind).await?;
-            let obj = rest.create(ns, obj, opts).await?;
+            let obj = body_object(rest, req, opts)?;
+            let admit = |obj: &serde_json::Value| {
+                let name = crate::meta::name(obj).unwrap_or_default().to_string();
+                async move {
+                    match ns {
+                        Some(ns) => engine.require_namespace(ns, &kind.info().group_resource(), &name).await,
+                        None => Ok(()),
+                    }
+                }
+            };
+            let obj = rest.create_after(ns, obj, opts, admit).await?;
             Ok(json_response(StatusCode::CREATED, &obj))
         }
         Verb::Update => {

@@ -30,12 +30,28 @@ pub struct Held<'a> {
 impl Rest<'_> {
     /// POST: creates an object. `dry_run` answers as if it had, storing nothing.
     pub async fn create(&self, namespace: Option<&str>, obj: Value, opts: &WriteOptions) -> Result<Value, ApiError> {
-        self.create_tracked(namespace, obj, opts, Tracking::Update).await
+        self.create_admitted(namespace, obj, opts, Tracking::Update, |_| std::future::ready(Ok(()))).await
+    }
+
+    /// A create whose body, once decoded, passes `admit` before it is validated and
+    /// stored, as kube's handler decodes a body before admission: a strict decoding error
+    /// or a body naming another namespace is a 400 before a missing namespace's 404, and
+    /// the body's warnings come with a refusal.
+    pub async fn create_after<F, A>(
+        &self,
+        namespace: Option<&str>,
+        obj: Value,
+        opts: &WriteOptions,
+        admit: A,
+    ) -> Result<Value, ApiError>
+    where
+        A: FnOnce(&Value) -> F,
+        F: std::future::Future<Output = Result<(), ApiError>>,
+    {
+        self.create_admitted(namespace, obj, opts, Tracking::Update, admit).await
     }
 
     /// A create whose managedFields are recorded as an update, or were set by an apply.
-    /// One whose name the server generates is tried again with a new name while that name
-    /// exists, as kube's registry retries (see [`generate_name`](crate::resources::generate_name)).
     pub(in crate::resources) async fn create_tracked(
         &self,
         namespace: Option<&str>,
@@ -43,28 +59,24 @@ impl Rest<'_> {
         opts: &WriteOptions,
         tracking: Tracking,
     ) -> Result<Value, ApiError> {
-        if meta::name(&obj).is_some() || generate_name(&obj).is_none() {
-            return self.create_once(namespace, obj, opts, tracking).await;
-        }
-        let mut attempts = 1;
-        loop {
-            match self.create_once(namespace, obj.clone(), opts, tracking).await {
-                Err(e) if e.reason == "AlreadyExists" && attempts < crate::resources::generate_name::MAX_ATTEMPTS => {
-                    attempts += 1
-                }
-                answer => return answer,
-            }
-        }
+        self.create_admitted(namespace, obj, opts, tracking, |_| std::future::ready(Ok(()))).await
     }
 
-    /// One attempt of [`Rest::create_tracked`].
-    async fn create_once(
+    /// [`Rest::create_after`]. One whose name the server generates is tried again with a
+    /// new name while that name exists, as kube's registry retries (see
+    /// [`generate_name`](crate::resources::generate_name)).
+    async fn create_admitted<F, A>(
         &self,
         namespace: Option<&str>,
         mut obj: Value,
         opts: &WriteOptions,
         tracking: Tracking,
-    ) -> Result<Value, ApiError> {
+        admit: A,
+    ) -> Result<Value, ApiError>
+    where
+        A: FnOnce(&Value) -> F,
+        F: std::future::Future<Output = Result<(), ApiError>>,
+    {
         self.check_type_meta(&mut obj)?;
         let given_rv = meta::resource_version(&obj).and_then(meta::parse_resource_version);
         // Decoded before its namespace is checked and a name is required or generated, as
@@ -72,7 +84,19 @@ impl Rest<'_> {
         self.decode(&mut obj, opts, Origin::Body { applied: tracking == Tracking::Applied })?;
         self.check_decoded_version(&obj)?;
         self.check_namespace(&mut obj, namespace)?;
-        self.create_decoded(namespace, obj, given_rv, opts, tracking).await
+        admit(&obj).await?;
+        if meta::name(&obj).is_some() || generate_name(&obj).is_none() {
+            return self.create_decoded(namespace, obj, given_rv, opts, tracking).await;
+        }
+        let mut attempts = 1;
+        loop {
+            match self.create_decoded(namespace, obj.clone(), given_rv, opts, tracking).await {
+                Err(e) if e.reason == "AlreadyExists" && attempts < crate::resources::generate_name::MAX_ATTEMPTS => {
+                    attempts += 1
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// The part of a create after its body is decoded and its namespace checked; shared
