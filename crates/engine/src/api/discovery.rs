@@ -95,7 +95,6 @@ pub fn as_v2beta1(json: &[u8]) -> Vec<u8> {
 /// The ETag of an aggregated discovery list written as `json` (see [`Document::etag`]).
 fn aggregated_etag(json: &[u8]) -> String {
     use sha2::{Digest, Sha512};
-    use std::fmt::Write;
     let mut sha = Sha512::new();
     match json.strip_prefix(V2_TYPE) {
         Some(rest) => {
@@ -104,10 +103,7 @@ fn aggregated_etag(json: &[u8]) -> String {
         }
         None => sha.update(json),
     }
-    sha.finalize().iter().fold(String::with_capacity(128), |mut hex, b| {
-        let _ = write!(hex, "{b:02X}");
-        hex
-    })
+    crate::openapi::compressed::upper_hex(&sha.finalize())
 }
 
 /// Groups (not core) with their versions in priority order, from the served kinds.
