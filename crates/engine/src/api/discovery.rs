@@ -67,22 +67,6 @@ pub fn cached(kinds: &Kinds, which: Cached) -> Document {
 /// How an aggregated discovery list's JSON begins: its type, as `struct_json` writes it.
 const V2_TYPE: &[u8] = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","#;
 
-/// The versions of aggregated discovery served (kube 1.32 serves both, the same lists).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum AggregatedVersion {
-    V2,
-    V2beta1,
-}
-
-impl AggregatedVersion {
-    pub fn content_type(self) -> &'static str {
-        match self {
-            AggregatedVersion::V2 => "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-            AggregatedVersion::V2beta1 => "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
-        }
-    }
-}
-
 /// The v2 list written as `json`, as v2beta1: the same fields under another apiVersion.
 pub fn as_v2beta1(json: &[u8]) -> Vec<u8> {
     const V2BETA1: &[u8] = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2beta1","#;

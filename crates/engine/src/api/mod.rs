@@ -142,46 +142,13 @@ async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
     res
 }
 
-/// Whether the client asked for aggregated discovery (apidiscovery.k8s.io/v2).
-fn wants_aggregated(headers: &HeaderMap) -> Option<discovery::AggregatedVersion> {
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok())?;
-    let first = accept.split(',').next()?;
-    let params: Vec<(&str, &str)> = first.split(';').skip(1).filter_map(|p| p.trim().split_once('=')).collect();
-    let param = |name: &str| params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-    if param("g") != Some("apidiscovery.k8s.io") || param("as") != Some("APIGroupDiscoveryList") {
-        return None;
-    }
-    match param("v") {
-        Some("v2") => Some(discovery::AggregatedVersion::V2),
-        // Clients of client-go before 1.30 ask for v2beta1 first, and read the answer as
-        // aggregated only when its type says v2beta1.
-        Some("v2beta1") => Some(discovery::AggregatedVersion::V2beta1),
-        _ => None,
-    }
-}
-
-/// A discovery document as kube's serializer writes it: indented when the client asks for
-/// it (`?pretty`, or curl's and browsers' user agents: `json.MarshalIndent`), else ended by
-/// a newline (`json.Encoder`).
-fn discovery_body(json: &[u8], pretty: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(json.len() * if pretty { 2 } else { 1 } + 1);
-    if pretty {
-        crate::representation::raw::pretty(json, &mut out);
-    } else {
-        out.extend_from_slice(json);
-        out.push(b'\n');
-    }
-    out
-}
-
 /// Aggregated discovery with kube's validators: its ETag, and a 304 without a body when
 /// `If-None-Match` is that ETag exactly (kube compares the header whole), which is how
-/// kubectl's disk cache revalidates it.
+/// kubectl's disk cache revalidates it. The ETag is the list's, whatever its encoding.
 fn aggregated_response(
     headers: &HeaderMap,
-    version: discovery::AggregatedVersion,
+    (version, negotiated): (negotiation::AggregatedVersion, negotiation::Negotiated),
     doc: discovery::Document,
-    body: impl FnOnce(&[u8]) -> Vec<u8>,
 ) -> Response {
     let etag = doc.etag.map(|e| format!("\"{e}\""));
     let current = etag
@@ -191,11 +158,15 @@ fn aggregated_response(
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let json = match version {
-            discovery::AggregatedVersion::V2 => body(&doc.json),
-            discovery::AggregatedVersion::V2beta1 => body(&discovery::as_v2beta1(&doc.json)),
+            negotiation::AggregatedVersion::V2 => doc.json.to_vec(),
+            negotiation::AggregatedVersion::V2beta1 => discovery::as_v2beta1(&doc.json),
         };
-        let mut res = json_text_response(StatusCode::OK, json);
-        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(version.content_type()));
+        let encoded = crate::representation::encode_json(&negotiated, json);
+        let mut res = (StatusCode::OK, encoded.body).into_response();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(aggregated_content_type(version, negotiated.format)),
+        );
         res
     };
     let h = res.headers_mut();
@@ -205,6 +176,36 @@ fn aggregated_response(
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
     h.insert(header::VARY, HeaderValue::from_static("Accept"));
     res
+}
+
+/// An aggregated list's Content-Type: the format's, with the type it converts to.
+fn aggregated_content_type(version: negotiation::AggregatedVersion, format: negotiation::Format) -> &'static str {
+    use negotiation::{AggregatedVersion as V, Format as F};
+    match (version, format) {
+        (V::V2, F::Yaml) => "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        (V::V2beta1, F::Yaml) => "application/yaml;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+        (V::V2, _) => "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        (V::V2beta1, _) => "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+    }
+}
+
+/// Whether `/api` or `/apis` is asked for as an aggregated list, and how. `/api` is a
+/// go-restful route, whose own check of `Accept` comes first.
+fn aggregated_negotiated(
+    path: &str,
+    headers: &HeaderMap,
+    q: &query::Query,
+) -> Option<Result<(negotiation::AggregatedVersion, negotiation::Negotiated), ApiError>> {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let (version, mut negotiated) = negotiation::negotiate_aggregated(accept)?;
+    if path == "/api"
+        && let Err(e) = negotiation::restful_accepts(accept, false)
+    {
+        return Some(Err(e));
+    }
+    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    negotiated.pretty |= negotiation::wants_pretty(q.get("pretty"), user_agent);
+    Some(Ok((version, negotiated)))
 }
 
 /// The representation of the discovery document at `path` (one that exists). The
@@ -251,14 +252,15 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     let query = query::Query::parse(parts.uri.query());
     let kinds = engine.kinds();
     if parts.method == Method::GET {
-        let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
-        let document = |json: &[u8]| discovery_body(json, negotiation::wants_pretty(query.get("pretty"), user_agent));
         let negotiated = || discovery_negotiated(kinds, &path, &parts.headers, &query);
         let found = match path.as_str() {
-            "/api" | "/apis" if let Some(version) = wants_aggregated(&parts.headers) => {
+            "/api" | "/apis" if let Some(aggregated) = aggregated_negotiated(&path, &parts.headers, &query) => {
                 let which =
                     if path == "/api" { discovery::Cached::AggregatedCore } else { discovery::Cached::Aggregated };
-                return aggregated_response(&parts.headers, version, discovery::cached(kinds, which), document);
+                return match aggregated {
+                    Ok(chosen) => aggregated_response(&parts.headers, chosen, discovery::cached(kinds, which)),
+                    Err(e) => respond::error_for(&e, &parts.headers, &query),
+                };
             }
             "/api" => Some(discovery::core_versions(
                 parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),

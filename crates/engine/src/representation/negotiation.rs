@@ -280,6 +280,48 @@ pub fn negotiate(accept_header: Option<&str>, endpoint: Endpoint) -> Result<Nego
     Err(if endpoint == Endpoint::Watch { not_acceptable_stream() } else { not_acceptable() })
 }
 
+/// The versions of aggregated discovery (`apidiscovery.k8s.io` `APIGroupDiscoveryList`)
+/// kube 1.32 serves: the same list under two apiVersions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggregatedVersion {
+    V2,
+    V2beta1,
+}
+
+/// kube's aggregated-discovery wrapper of `/api` and `/apis`: the best range (in
+/// [`parse_accept`]'s order) that converts to an aggregated list in a version served is
+/// answered so; ranges that do not are passed over whatever their `q`, since the wrapper's
+/// restrictions allow no other conversion. `None` when no range asks for it: the legacy
+/// document is served. kube also writes the list as protobuf; we have no encoder for it,
+/// so a protobuf range is answered as JSON, which client-go reads by its Content-Type.
+pub fn negotiate_aggregated(accept_header: Option<&str>) -> Option<(AggregatedVersion, Negotiated)> {
+    for clause in parse_accept(accept_header?) {
+        let param = |name: &str| clause.params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        if param("g") != Some("apidiscovery.k8s.io") || param("as") != Some("APIGroupDiscoveryList") {
+            continue;
+        }
+        let version = match param("v") {
+            Some("v2") => AggregatedVersion::V2,
+            Some("v2beta1") => AggregatedVersion::V2beta1,
+            _ => continue,
+        };
+        // A stream needs a stream encoder (JSON has one, YAML none); a server version is
+        // never allowed here.
+        let stream = param("stream").filter(|s| !s.is_empty());
+        if param("sv").is_some_and(|s| !s.is_empty()) || stream.is_some_and(|s| s != "watch") {
+            continue;
+        }
+        let format = match (clause.type_, clause.subtype) {
+            ("application", "yaml") if stream.is_none() => Format::Yaml,
+            ("application", "json" | "vnd.kubernetes.protobuf" | "*") | ("*", "*") => Format::Json,
+            _ => continue,
+        };
+        let pretty = param("pretty") == Some("1");
+        return Some((version, Negotiated { format, target: Target::Object, pretty, export: false }));
+    }
+    None
+}
+
 /// Go's `strconv.ParseBool` (invalid text is false, as kube's `pretty` reading does).
 pub fn parse_bool(s: &str) -> bool {
     matches!(s, "1" | "t" | "T" | "TRUE" | "true" | "True")
@@ -418,6 +460,40 @@ mod tests {
         assert!(restful_accepts_version(None).is_ok());
         let e = restful_accepts_version(Some("application/yaml")).expect_err("406");
         assert_eq!(e.message, "406: Not Acceptable\n\nAvailable representations: application/json");
+    }
+
+    #[test]
+    fn aggregated_discovery_is_any_range_asking_for_it_best_first() {
+        const V2: &str = "g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        const V2BETA1: &str = "g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+        let a = |accept: &str| negotiate_aggregated(Some(accept)).map(|(v, n)| (v, n.format));
+        // The legacy range is passed over, whatever its place or q (kube-apiserver 1.32).
+        assert_eq!(a(&format!("application/json, application/json;{V2}")), Some((AggregatedVersion::V2, Format::Json)));
+        assert_eq!(
+            a(&format!("application/json;{V2};q=0.4, application/json;q=0.5")),
+            Some((AggregatedVersion::V2, Format::Json))
+        );
+        assert_eq!(a(&format!("application/json;{V2};q=0")), Some((AggregatedVersion::V2, Format::Json)));
+        // Ranges are tried by q, then in order; an unserved version falls through.
+        assert_eq!(
+            a(&format!("application/json;{V2BETA1};q=0.5, application/json;{V2}")),
+            Some((AggregatedVersion::V2, Format::Json))
+        );
+        assert_eq!(
+            a(&format!(
+                "application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList, application/json;{V2BETA1}"
+            )),
+            Some((AggregatedVersion::V2beta1, Format::Json))
+        );
+        assert_eq!(a(&format!("application/yaml;{V2}")), Some((AggregatedVersion::V2, Format::Yaml)));
+        assert_eq!(a(&format!("*/*;{V2}")), Some((AggregatedVersion::V2, Format::Json)));
+        assert_eq!(a(&format!("application/yaml;{V2};stream=watch")), None);
+        assert_eq!(a(&format!("application/json;{V2};sv=v1")), None);
+        assert_eq!(a(&format!("text/html;{V2}")), None);
+        assert_eq!(a("application/json;as=APIGroupDiscoveryList;v=v2"), None);
+        assert_eq!(a("application/json"), None);
+        assert_eq!(negotiate_aggregated(None), None);
+        assert!(negotiate_aggregated(Some(&format!("application/json;{V2};pretty=1"))).is_some_and(|(_, n)| n.pretty));
     }
 
     #[test]
