@@ -193,8 +193,8 @@ impl Updater<'_> {
         // object to every manager's version first (reconciling their sets with the schema;
         // its error bare), the merged object to the applier's last version and every
         // manager's when it prunes, and the new object to every other manager's version.
-        for vs in managers.values().filter(|vs| group(&vs.api_version) == group(version)) {
-            if let Some(e) = self.misfit(&vs.api_version, version, live) {
+        for at in versions_in_group(managers.iter(), version) {
+            if let Some(e) = self.misfit(at, version, live) {
                 return Err(Refusal::Unconvertible(e));
             }
         }
@@ -209,11 +209,8 @@ impl Updater<'_> {
             self.prunable(&merged, version, &l.api_version, &managers)?;
         }
         let new = self.prune(merged, &managers, last.as_ref());
-        for (id, vs) in &managers {
-            if id != applier
-                && group(&vs.api_version) == group(version)
-                && let Some(e) = self.misfit(&vs.api_version, version, &new)
-            {
+        for at in versions_in_group(managers.iter().filter(|(id, _)| *id != applier), version) {
+            if let Some(e) = self.misfit(at, version, &new) {
                 return Err(Refusal::Unconvertible(format!("failed to convert new object: {e}")));
             }
         }
@@ -229,8 +226,7 @@ impl Updater<'_> {
         if let Some(e) = self.misfit(last, version, merged) {
             return refuse(format!("failed to convert merged object to last applied version: {e}"));
         }
-        let others = managers.values().map(|vs| vs.api_version.as_str());
-        for at in others.filter(|v| *v != last && group(v) == group(version)) {
+        for at in versions_in_group(managers.iter(), version).into_iter().filter(|v| *v != last) {
             if let Some(e) = self.misfit(at, version, merged) {
                 return refuse(format!(
                     "failed add back owned items: failed to convert merged object at version {at}: {e}"
@@ -270,6 +266,22 @@ impl Updater<'_> {
         let dangling = merged_fields.difference(&fields_of(&pruned)).intersection(&last);
         walk::remove_items(self.schema, &merged, &dangling)
     }
+}
+
+/// The versions `managers` set fields through in `version`'s group, each once (a typing
+/// per version, however many managers share it), in the managers' order.
+fn versions_in_group<'a>(
+    managers: impl Iterator<Item = (&'a ManagerId, &'a VersionedSet)>,
+    version: &str,
+) -> Vec<&'a str> {
+    let mut versions: Vec<&str> = Vec::new();
+    for (_, vs) in managers {
+        let at = vs.api_version.as_str();
+        if group(at) == group(version) && !versions.contains(&at) {
+            versions.push(at);
+        }
+    }
+    versions
 }
 
 #[cfg(test)]
