@@ -15,6 +15,7 @@ mod differential;
 mod engine_apply;
 mod engine_bad_input;
 mod engine_builtin;
+mod engine_conversion_webhook;
 mod engine_crds;
 mod engine_crds_many;
 mod engine_lifecycle;

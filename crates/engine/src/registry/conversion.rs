@@ -2,8 +2,9 @@
 //!
 //! kube reports these under the internal type's paths, `spec.conversion.webhookClientConfig`
 //! and `spec.conversion.conversionReviewVersions`, not v1's `spec.conversion.webhook.*`.
-//! The CA bundle is not parsed (kube accepts an invalid one until the CRD is established
-//! anyway) and the engine never calls a webhook, so only the shape is checked here.
+//! The CA bundle is not parsed here (kube accepts an invalid one until the CRD is
+//! established anyway): only the shape is checked. The webhook itself is called by
+//! `resources::conversion_webhook`.
 
 use crate::field::{FieldError, Path};
 use crate::registry::defaults::{CONVERSION_NONE, CONVERSION_WEBHOOK, DEFAULT_WEBHOOK_PORT};

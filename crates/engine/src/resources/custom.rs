@@ -303,6 +303,7 @@ fn version_conversion(
         storage_schema,
         stored_schemas,
         listed: super::unlisted::Listed::of(crd),
+        webhook: super::conversion_webhook::ConversionWebhook::of(crd),
     }
 }
 

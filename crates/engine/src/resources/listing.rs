@@ -638,13 +638,14 @@ mod stored_events {
                 "stable.example.com/v1".into(),
                 "stable.example.com/v1beta1".into(),
             ]),
+            webhook: None,
         };
         let obj = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "Widget",
             "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 1.5, "big": u64::MAX}});
         for codec in [Codec::default(), Codec { versions: Some(versions), ..Default::default() }] {
-            let stored = codec.write(&obj);
+            let stored = codec.write(&obj).expect("stored");
             let kv = KeyValue { key: "/w".into(), value: stored, create_revision: 3, mod_revision: 9 };
-            let written = codec.written(obj.clone(), &kv);
+            let written = codec.written(obj.clone(), &kv).expect("written");
             assert_eq!(written, codec.read(&kv).expect("listed"));
             assert_eq!(written["metadata"]["resourceVersion"], "9");
         }
@@ -670,11 +671,12 @@ mod stored_events {
             storage_schema: Some(Arc::clone(&v1)),
             stored_schemas: vec![(Arc::from("g/v1"), Arc::clone(&v1)), (Arc::from("g/v2"), Arc::clone(&v2))].into(),
             listed: crate::resources::unlisted::Listed::new(["g/v1".into(), "g/v2".into()]),
+            webhook: None,
         };
         let refresh = |schema: &Arc<Schema>| Some(super::super::Refresh { since: 5, schema: Arc::clone(schema) });
         let obj = json!({"apiVersion": "g/v2", "kind": "P", "metadata": {"name": "p"}, "spec": {"k": "z", "c": 2}});
         let codec = Codec { versions: Some(at("g/v2", &v2)), ..Default::default() };
-        let stored = codec.write(&obj);
+        let stored = codec.write(&obj).expect("stored");
         let kv = KeyValue { key: "/p".into(), value: stored, create_revision: 3, mod_revision: 9 };
         assert_eq!(meta::from_stored(&kv)["spec"], json!({"a": "one", "k": "z"}));
 
@@ -708,6 +710,7 @@ mod stored_events {
                 "stable.example.com/v1".into(),
                 "stable.example.com/v1beta1".into(),
             ]),
+            webhook: None,
         };
         let codec = Codec { versions: Some(versions), ..Default::default() };
         let selecting = LabelSelector(vec![LabelRequirement::Equals("app".into(), "x".into())]);

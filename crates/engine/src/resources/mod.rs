@@ -7,6 +7,7 @@
 
 pub mod builtin;
 pub mod continue_token;
+pub mod conversion_webhook;
 mod crd_schemas;
 pub mod crd_struct;
 pub mod crds;
@@ -35,7 +36,7 @@ pub mod unlisted;
 use crate::field::FieldError;
 use crate::representation::raw;
 use crate::schema::Schema;
-use crate::status::GroupResource;
+use crate::status::{ApiError, GroupResource};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -79,27 +80,36 @@ pub struct VersionConversion {
     pub stored_schemas: Arc<[(Arc<str>, Arc<Schema>)]>,
     /// Every version the CRD lists: an object stored at another is refused.
     pub listed: unlisted::Listed,
+    /// The CRD's conversion webhook (`strategy: Webhook`): what converts an object from one
+    /// version to another, in place of relabelling it.
+    pub webhook: Option<Arc<conversion_webhook::ConversionWebhook>>,
 }
 
 impl VersionConversion {
-    /// Converts `obj` to `api_version`, pruning it to `schema` when its version changes.
-    fn convert(obj: &mut Value, api_version: &str, schema: Option<&Schema>) {
+    /// Converts `obj` to `api_version`, pruning it to `schema` when its version changes:
+    /// by the CRD's webhook, else by relabelling it.
+    fn convert(&self, obj: &mut Value, api_version: &str, schema: Option<&Schema>) -> Result<(), ApiError> {
         let converts = obj.get("apiVersion").and_then(Value::as_str) != Some(api_version);
-        set_api_version(obj, api_version);
+        match self.webhook.as_ref().filter(|_| converts) {
+            Some(webhook) => *obj = webhook.convert(obj, api_version)?,
+            None => set_api_version(obj, api_version),
+        }
         if let Some(schema) = schema.filter(|_| converts) {
             schema.prune_converted(obj);
         }
+        Ok(())
     }
 
     /// An object converted to the storage version as kube stores it: pruned to the storage
     /// version's schema, and defaulted by it, since kube's storage decoder defaults every
     /// object it reads by the schema of its stored version (an object written at another
     /// version shows the storage version's defaults when read at the storage version).
-    fn to_storage(&self, obj: &mut Value) {
-        VersionConversion::convert(obj, &self.storage, self.storage_schema.as_deref());
+    fn to_storage(&self, obj: &mut Value) -> Result<(), ApiError> {
+        self.convert(obj, &self.storage, self.storage_schema.as_deref())?;
         if let Some(schema) = &self.storage_schema {
             schema.default(obj);
         }
+        Ok(())
     }
 
     /// The schema of the version an object is stored at, if the CRD still has it.
@@ -110,7 +120,7 @@ impl VersionConversion {
 
     /// Whether objects written at the served version are pruned on their way to storage.
     fn prunes_writes(&self) -> bool {
-        self.served != self.storage && self.storage_schema.is_some()
+        self.served != self.storage && (self.storage_schema.is_some() || self.webhook.is_some())
     }
 
     /// Whether the stored bytes are at another version than served and must be decoded to
@@ -119,8 +129,8 @@ impl VersionConversion {
     fn decodes_read(&self, stored: &[u8]) -> bool {
         match raw::get(stored, "apiVersion") {
             Some(at) if raw::is_string(at, &self.served) => false,
-            Some(at) => self.served_schema.is_some() || !self.listed.lists_raw(at),
-            None => self.served_schema.is_some(),
+            Some(at) => self.served_schema.is_some() || self.webhook.is_some() || !self.listed.lists_raw(at),
+            None => self.served_schema.is_some() || self.webhook.is_some(),
         }
     }
 }
@@ -201,29 +211,29 @@ impl Codec {
         if let Some(v) = &self.versions {
             v.listed.check(obj.get("apiVersion").and_then(Value::as_str))?;
         }
-        Ok(self.serve(obj, kv))
+        self.serve(obj, kv)
     }
 
     /// `obj`, stored as `kv`, at a version the CRD lists, as served.
-    fn serve(&self, mut obj: Value, kv: &crate::store::KeyValue) -> Value {
+    fn serve(&self, mut obj: Value, kv: &crate::store::KeyValue) -> Result<Value, ApiError> {
         // As kube's storage decoder: defaulted at the version stored, then converted.
         if let Some(r) = self.refresh.as_ref().filter(|r| r.applies(kv)) {
             let schema = self.versions.as_ref().and_then(|v| v.schema_of(&obj)).unwrap_or(&r.schema);
             schema.prune_and_default(&mut obj);
         }
         if let Some(v) = &self.versions {
-            VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
+            v.convert(&mut obj, &v.served, v.served_schema.as_deref())?;
         }
-        match self.conversion {
+        Ok(match self.conversion {
             Some(c) => (c.from_storage)(obj),
             None => obj,
-        }
+        })
     }
 
     /// What [`Codec::read`] gives for `kv`, which holds `obj` just written by
     /// [`Codec::write`]: without a conversion that is `obj` at its resourceVersion and
     /// served apiVersion, with no parse of the bytes.
-    pub fn written(&self, mut obj: Value, kv: &crate::store::KeyValue) -> Value {
+    pub fn written(&self, mut obj: Value, kv: &crate::store::KeyValue) -> Result<Value, ApiError> {
         if self.conversion.is_some()
             || self.versions.as_ref().is_some_and(VersionConversion::prunes_writes)
             || !obj.get("metadata").is_some_and(Value::is_object)
@@ -236,34 +246,34 @@ impl Codec {
         if let Some(api_version) = self.serve_at() {
             set_api_version(&mut obj, api_version);
         }
-        obj
+        Ok(obj)
     }
 
     /// `obj` as it would read back once stored, for answers that store nothing (dry runs).
-    pub fn round_trip(&self, mut obj: Value) -> Value {
+    pub fn round_trip(&self, mut obj: Value) -> Result<Value, ApiError> {
         if let Some(v) = self.versions.as_ref().filter(|v| v.prunes_writes()) {
-            v.to_storage(&mut obj);
-            VersionConversion::convert(&mut obj, &v.served, v.served_schema.as_deref());
+            v.to_storage(&mut obj)?;
+            v.convert(&mut obj, &v.served, v.served_schema.as_deref())?;
         }
-        obj
+        Ok(obj)
     }
 
     /// An object as the store keeps it (without resourceVersion).
-    pub fn write(&self, obj: &Value) -> bytes::Bytes {
+    pub fn write(&self, obj: &Value) -> Result<bytes::Bytes, ApiError> {
         if let Some(c) = self.conversion {
-            return to_stored(&(c.to_storage)(obj.clone()));
+            return Ok(to_stored(&(c.to_storage)(obj.clone())));
         }
-        let Some(versions) = &self.versions else { return to_stored(obj) };
+        let Some(versions) = &self.versions else { return Ok(to_stored(obj)) };
         if versions.prunes_writes() && obj.get("apiVersion").and_then(Value::as_str) != Some(&*versions.storage) {
             let mut converted = obj.clone();
-            versions.to_storage(&mut converted);
-            return to_stored(&converted);
+            versions.to_storage(&mut converted)?;
+            return Ok(to_stored(&converted));
         }
         let stored = to_stored(obj);
-        match raw::with_api_version(&stored, &versions.storage) {
+        Ok(match raw::with_api_version(&stored, &versions.storage) {
             Cow::Owned(rewritten) => crate::meta::exact(rewritten),
             Cow::Borrowed(_) => stored,
-        }
+        })
     }
 }
 

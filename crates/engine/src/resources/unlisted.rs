@@ -143,6 +143,7 @@ mod tests {
             storage_schema: None,
             stored_schemas: Vec::new().into(),
             listed: Listed::new(["g/v2".to_string()]),
+            webhook: None,
         };
         let codec = super::super::Codec { versions: Some(versions), ..Default::default() };
         let (old, new) = (kv("o", "g/v1"), kv("n", "g/v2"));

@@ -139,7 +139,7 @@ pub fn validate_object_meta_update(new: &Value, old: &Value, path: &Path) -> Vec
     errs
 }
 
-fn validate_labels(meta: &Value, path: &Path) -> Vec<FieldError> {
+pub(crate) fn validate_labels(meta: &Value, path: &Path) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (k, v) in string_map(meta, "labels") {
         errs.extend(is_qualified_name(k).into_iter().map(|m| FieldError::invalid(path.clone(), k, m)));
@@ -148,7 +148,7 @@ fn validate_labels(meta: &Value, path: &Path) -> Vec<FieldError> {
     errs
 }
 
-fn validate_annotations(meta: &Value, path: &Path) -> Vec<FieldError> {
+pub(crate) fn validate_annotations(meta: &Value, path: &Path) -> Vec<FieldError> {
     let annotations = string_map(meta, "annotations");
     let mut errs = Vec::new();
     for (k, _) in &annotations {

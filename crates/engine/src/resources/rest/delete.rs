@@ -94,7 +94,7 @@ impl Rest<'_> {
         if dry_run {
             return marked_only(marked);
         }
-        let kv = self.store.update(&key, self.stored(&marked), rv).await.map_err(|e| self.store_error(e, name))?;
+        let kv = self.store.update(&key, self.stored(&marked)?, rv).await.map_err(|e| self.store_error(e, name))?;
         marked_only(self.read(&kv)?)
     }
 

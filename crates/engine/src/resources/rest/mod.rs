@@ -210,7 +210,7 @@ impl Rest<'_> {
     }
 
     /// An object of this kind as the store keeps it.
-    fn stored(&self, obj: &Value) -> bytes::Bytes {
+    fn stored(&self, obj: &Value) -> Result<bytes::Bytes, ApiError> {
         self.strategy.codec().write(obj)
     }
 

@@ -152,9 +152,9 @@ impl Rest<'_> {
             if let Some(existing) = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))? {
                 return Err(self.already_exists(&existing.value, &name, generated));
             }
-            return Ok(self.strategy.codec().round_trip(obj));
+            return self.strategy.codec().round_trip(obj);
         }
-        let kv = match self.shrinking(&mut obj, tracking, |value| self.store.create(&key, value)).await {
+        let kv = match self.shrinking(&mut obj, tracking, |value| self.store.create(&key, value)).await? {
             Ok(kv) => kv,
             Err(StoreError::AlreadyExists { .. }) => {
                 let existing = self.store.get(&key).await.map_err(|e| self.store_error(e, &name))?;
@@ -163,7 +163,7 @@ impl Rest<'_> {
             }
             Err(e) => return Err(self.store_error(e, &name)),
         };
-        Ok(self.strategy.codec().written(obj, &kv))
+        self.strategy.codec().written(obj, &kv)
     }
 
     /// PUT on the main endpoint or `/status`.
@@ -392,7 +392,7 @@ impl Rest<'_> {
             return Ok(old.clone());
         }
         if dry_run {
-            let mut out = self.strategy.codec().round_trip(obj);
+            let mut out = self.strategy.codec().round_trip(obj)?;
             if let Some(rv) = meta::resource_version(old).map(String::from) {
                 meta::metadata_mut(&mut out).insert("resourceVersion".into(), Value::from(rv));
             }
@@ -414,9 +414,9 @@ impl Rest<'_> {
         }
         let kv = self
             .shrinking(&mut obj, tracking, |value| self.store.update(&key, value, old_rv))
-            .await
+            .await?
             .map_err(|e| self.raced_store_error(e, name))?;
-        Ok(self.strategy.codec().written(obj, &kv))
+        self.strategy.codec().written(obj, &kv)
     }
 
     /// Whether `obj`, equal to the stored object as read, is also what is stored. kube's
@@ -440,7 +440,7 @@ impl Rest<'_> {
             // Changed since it was read: the write's guard reports the race.
             return Ok(false);
         }
-        let written: Value = serde_json::from_slice(&codec.write(obj)).unwrap_or(Value::Null);
+        let written: Value = serde_json::from_slice(&codec.write(obj)?).unwrap_or(Value::Null);
         Ok(meta::equal_except_metadata(&written, &meta::from_stored(&kv), &["resourceVersion"]))
     }
 
@@ -477,26 +477,27 @@ impl Rest<'_> {
 
     /// Stores `obj` with `write`; an object too large for storage is written once more
     /// without its managedFields (which can be large, and are the server's bookkeeping), as
-    /// kube's create, update and patch handlers retry, except for an apply.
+    /// kube's create, update and patch handlers retry, except for an apply. The outer error
+    /// is the conversion's to the storage version (a conversion webhook's refusal).
     async fn shrinking<F, Fut>(
         &self,
         obj: &mut Value,
         tracking: Tracking,
         write: F,
-    ) -> Result<crate::store::KeyValue, StoreError>
+    ) -> Result<Result<crate::store::KeyValue, StoreError>, ApiError>
     where
         F: Fn(bytes::Bytes) -> Fut,
         Fut: std::future::Future<Output = Result<crate::store::KeyValue, StoreError>>,
     {
-        match write(self.stored(obj)).await {
+        Ok(match write(self.stored(obj)?).await {
             Err(StoreError::RequestTooLarge) if tracking == Tracking::Update => {
                 if meta::metadata_mut(obj).remove("managedFields").is_none() {
-                    return Err(StoreError::RequestTooLarge);
+                    return Ok(Err(StoreError::RequestTooLarge));
                 }
-                write(self.stored(obj)).await
+                write(self.stored(obj)?).await
             }
             other => other,
-        }
+        })
     }
 
     /// PATCH on the main endpoint or `/status`.

@@ -1,0 +1,320 @@
+//! A CRD whose versions convert through a webhook (`conversion.strategy: Webhook`): the
+//! engine posts a `ConversionReview` to a real HTTPS server started here, whenever an object
+//! changes version, and answers as kube-apiserver 1.32.13 answered for the same webhook
+//! (recorded by hand against the oracle: every message below is its). The webhook marks
+//! what it converted (`spec.convertedTo`), so each answer shows whether it was called.
+
+use crate::support::crd::CrdBuilder;
+use axum::body::Body;
+use base64::Engine as _;
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use kubectl_crd_engine::Engine;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tower::ServiceExt;
+
+const GROUP: &str = "hooks.example.com";
+
+/// How the test webhook answers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    /// Converts: the desired apiVersion, `spec.convertedTo`, and labels of its own.
+    Convert,
+    /// `result.status: Failure` with a message.
+    Fail,
+    /// Two objects for one.
+    TwoObjects,
+    /// The object renamed.
+    Rename,
+    /// A label key kube refuses.
+    BadLabel,
+    /// A 404 without a Status.
+    NotFound,
+}
+
+/// A conversion webhook over HTTPS on 127.0.0.1, on a runtime of its own; it stops with
+/// the test's process.
+struct Webhook {
+    addr: SocketAddr,
+    /// PEM of its certificate: self-signed, and marked as a CA, as `openssl req -x509`
+    /// makes one (Go trusts it as its own issuer).
+    ca_pem: String,
+    mode: Arc<Mutex<Mode>>,
+    /// The reviews received.
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Webhook {
+    fn start() -> Webhook {
+        let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let key = rcgen::KeyPair::generate().expect("key");
+        let cert = params.self_signed(&key).expect("certificate");
+        let ca_pem = cert.pem();
+        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("protocols")
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+            )
+            .expect("tls config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let (mode, seen) = (Arc::new(Mutex::new(Mode::Convert)), Arc::new(Mutex::new(Vec::new())));
+        let (m, s) = (mode.clone(), seen.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                loop {
+                    let Ok((tcp, _)) = listener.accept().await else { continue };
+                    let (acceptor, m, s) = (acceptor.clone(), m.clone(), s.clone());
+                    tokio::spawn(async move {
+                        let Ok(tls) = acceptor.accept(tcp).await else { return };
+                        let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                            let (m, s) = (m.clone(), s.clone());
+                            async move {
+                                let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                                let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                                s.lock().expect("seen").push(review.clone());
+                                let mode = *m.lock().expect("mode");
+                                Ok::<_, std::convert::Infallible>(answer(mode, &review))
+                            }
+                        });
+                        let io = hyper_util::rt::TokioIo::new(tls);
+                        let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+                    });
+                }
+            });
+        });
+        Webhook { addr, ca_pem, mode, seen }
+    }
+
+    fn set(&self, mode: Mode) {
+        *self.mode.lock().expect("mode") = mode;
+    }
+
+    fn reviews(&self) -> Vec<Value> {
+        self.seen.lock().expect("seen").clone()
+    }
+}
+
+/// The webhook's answer to `review` in `mode`.
+fn answer(mode: Mode, review: &Value) -> http::Response<http_body_util::Full<bytes::Bytes>> {
+    let request = &review["request"];
+    let desired = request["desiredAPIVersion"].clone();
+    let mut objects: Vec<Value> = request["objects"].as_array().cloned().unwrap_or_default();
+    for o in &mut objects {
+        o["apiVersion"] = desired.clone();
+        o["spec"]["convertedTo"] = desired.clone();
+        o["metadata"]["labels"] = json!({"converted": "yes"});
+        // Not the webhook's to change: kube puts the original back.
+        o["metadata"]["generation"] = json!(99);
+        match mode {
+            Mode::Rename => o["metadata"]["name"] = json!("other"),
+            Mode::BadLabel => o["metadata"]["labels"] = json!({"bad key!": "x"}),
+            _ => {}
+        }
+    }
+    if mode == Mode::TwoObjects {
+        objects.extend(objects.clone());
+    }
+    let result = match mode {
+        Mode::Fail => json!({"status": "Failure", "message": "cannot convert: nope"}),
+        _ => json!({"status": "Success"}),
+    };
+    let body = json!({"apiVersion": review["apiVersion"], "kind": "ConversionReview",
+        "response": {"uid": request["uid"], "convertedObjects": objects, "result": result}});
+    let status = if mode == Mode::NotFound { 404 } else { 200 };
+    http::Response::builder()
+        .status(status)
+        .header("Content-Type", "application/json")
+        .body(http_body_util::Full::new(serde_json::to_vec(&body).expect("json").into()))
+        .expect("response")
+}
+
+/// `hooks` at v1 (storage) and v2, converting through `client_config`.
+fn hooks_crd(client_config: Value) -> Value {
+    let version = |name: &str, storage: bool| {
+        json!({"name": name, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}})
+    };
+    let mut crd = CrdBuilder::new(GROUP, "Hook").versions(vec![version("v1", true), version("v2", false)]).build();
+    crd["spec"]["conversion"] =
+        json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": client_config}});
+    crd
+}
+
+fn path(version: &str, rest: &str) -> String {
+    format!("/apis/{GROUP}/{version}/namespaces/default/hooks{rest}")
+}
+
+struct Cluster {
+    engine: Arc<Engine>,
+}
+
+impl Cluster {
+    async fn start(client_config: Value) -> Cluster {
+        let cluster = Cluster { engine: Engine::open(&crate::support::storage::test_storage()).await.expect("engine") };
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        let (status, body) = cluster.send("POST", crds, Some(hooks_crd(client_config))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        for _ in 0..300 {
+            if cluster.send("GET", &path("v2", ""), None).await.0 == StatusCode::OK {
+                return cluster;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("hooks never served");
+    }
+
+    async fn send(&self, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("Content-Type", "application/json")
+            .body(body.map_or_else(Body::empty, |b| Body::from(serde_json::to_vec(&b).expect("json"))))
+            .expect("request");
+        let res = self.engine.router().oneshot(req).await.expect("response");
+        let status = res.status();
+        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await.expect("body");
+        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    async fn ok(&self, method: &str, uri: &str, body: Option<Value>) -> Value {
+        let (status, answer) = self.send(method, uri, body).await;
+        assert!(status.is_success(), "{method} {uri}: {status} {answer}");
+        answer
+    }
+
+    /// The message of kube's bare 500 for `method uri`.
+    async fn refused(&self, method: &str, uri: &str, body: Option<Value>) -> String {
+        let (status, answer) = self.send(method, uri, body).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{method} {uri}: {answer}");
+        assert_eq!((answer["kind"].as_str(), answer.get("reason")), (Some("Status"), None), "{answer}");
+        answer["message"].as_str().expect("message").to_string()
+    }
+}
+
+fn hook(api_version: &str, name: &str) -> Value {
+    json!({"apiVersion": api_version, "kind": "Hook", "metadata": {"name": name, "labels": {"l": "1"}}, "spec": {"x": 1}})
+}
+
+fn with_ca(webhook: &Webhook) -> Value {
+    json!({"url": format!("https://{}/convert", webhook.addr),
+        "caBundle": base64::engine::general_purpose::STANDARD.encode(&webhook.ca_pem)})
+}
+
+// The engine waits for the webhook on its worker: a multi-threaded runtime, as `serve` runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_change_version_through_the_webhook_and_keep_their_metadata() {
+    let webhook = Webhook::start();
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    assert!(webhook.reviews().is_empty(), "nothing to convert yet");
+
+    // Read at v2: converted by the webhook, its labels kept, the rest of metadata kube's.
+    let got = cluster.ok("GET", &path("v2", "/a"), None).await;
+    assert_eq!(got["apiVersion"], format!("{GROUP}/v2"));
+    assert_eq!(got["spec"], json!({"x": 1, "convertedTo": format!("{GROUP}/v2")}));
+    assert_eq!(got["metadata"]["labels"], json!({"converted": "yes"}));
+    assert_eq!(got["metadata"]["generation"], 1);
+    assert!(got["metadata"]["resourceVersion"].is_string());
+    let review = &webhook.reviews()[0];
+    assert_eq!(review["apiVersion"], "apiextensions.k8s.io/v1");
+    assert_eq!(review["request"]["desiredAPIVersion"], format!("{GROUP}/v2"));
+    assert_eq!(review["request"]["objects"][0]["apiVersion"], format!("{GROUP}/v1"));
+    assert_eq!(review["request"]["objects"][0]["metadata"].get("resourceVersion"), None, "as decoded from storage");
+
+    // A list at v2 converts each item.
+    let list = cluster.ok("GET", &path("v2", ""), None).await;
+    assert_eq!(list["items"][0]["spec"]["convertedTo"], format!("{GROUP}/v2"));
+
+    // A create at v2 is converted to the storage version on its way in, and back out.
+    let created = cluster.ok("POST", &path("v2", ""), Some(hook(&format!("{GROUP}/v2"), "b"))).await;
+    assert_eq!(created["spec"]["convertedTo"], format!("{GROUP}/v2"));
+    let stored = cluster.ok("GET", &path("v1", "/b"), None).await;
+    assert_eq!(stored["spec"], json!({"x": 1, "convertedTo": format!("{GROUP}/v1")}));
+    assert_eq!(stored["metadata"]["labels"], json!({"converted": "yes"}));
+
+    // Refusals, in kube's words; a refused write stores nothing.
+    let prefix = format!("conversion webhook for {GROUP}/v1, Kind=Hook");
+    webhook.set(Mode::Fail);
+    assert_eq!(cluster.refused("GET", &path("v2", "/a"), None).await, format!("{prefix} failed: cannot convert: nope"));
+    assert_eq!(cluster.refused("GET", &path("v2", ""), None).await, format!("{prefix} failed: cannot convert: nope"));
+    assert_eq!(
+        cluster.refused("POST", &path("v2", ""), Some(hook(&format!("{GROUP}/v2"), "c"))).await,
+        format!("conversion webhook for {GROUP}/v2, Kind=Hook failed: cannot convert: nope")
+    );
+    assert_eq!(cluster.send("GET", &path("v1", "/c"), None).await.0, StatusCode::NOT_FOUND);
+    webhook.set(Mode::TwoObjects);
+    assert_eq!(
+        cluster.refused("GET", &path("v2", "/a"), None).await,
+        format!("{prefix} returned 2 objects, expected 1")
+    );
+    webhook.set(Mode::Rename);
+    assert_eq!(
+        cluster.refused("GET", &path("v2", "/a"), None).await,
+        format!("{prefix} returned invalid object: must have the same name: a != other")
+    );
+    webhook.set(Mode::BadLabel);
+    assert!(cluster.refused("GET", &path("v2", "/a"), None).await.starts_with(&format!(
+        "{prefix} returned invalid metadata: metadata.labels: Invalid value: \"bad key!\": name part must consist of"
+    )));
+    webhook.set(Mode::NotFound);
+    assert_eq!(
+        cluster.refused("GET", &path("v2", "/a"), None).await,
+        format!("{prefix} failed: the server could not find the requested resource")
+    );
+    // At its own version an object needs no webhook.
+    assert_eq!(cluster.ok("GET", &path("v1", "/a"), None).await["spec"], json!({"x": 1}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_that_cannot_be_reached_is_refused_in_gos_words() {
+    let webhook = Webhook::start();
+    // A port nothing listens on: bound, then let go.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr");
+    let cases = [
+        (
+            json!({"url": format!("https://{closed}/convert")}),
+            format!("Post \"https://{closed}/convert?timeout=30s\": dial tcp {closed}: connect: connection refused"),
+        ),
+        (
+            json!({"url": format!("https://{}/convert", webhook.addr)}),
+            format!(
+                "Post \"https://{}/convert?timeout=30s\": tls: failed to verify certificate: x509: certificate signed by unknown authority",
+                webhook.addr
+            ),
+        ),
+        (
+            json!({"url": format!("https://localhost:{}/convert", webhook.addr.port()),
+                "caBundle": with_ca(&webhook)["caBundle"]}),
+            format!(
+                "Post \"https://localhost:{}/convert?timeout=30s\": tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match localhost",
+                webhook.addr.port()
+            ),
+        ),
+        (
+            json!({"service": {"namespace": "default", "name": "conv", "path": "/convert"}}),
+            "Post \"https://conv.default.svc:443/convert?timeout=30s\": service \"conv\" not found".to_string(),
+        ),
+    ];
+    for (config, why) in cases {
+        let cluster = Cluster::start(config.clone()).await;
+        cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+        assert_eq!(
+            cluster.refused("GET", &path("v2", "/a"), None).await,
+            format!("conversion webhook for {GROUP}/v1, Kind=Hook failed: {why}"),
+            "{config}"
+        );
+    }
+}
