@@ -33,6 +33,8 @@ enum Mode {
     BadLabel,
     /// A 404 without a Status.
     NotFound,
+    /// Only renames a field: `spec.x` at v1 is `spec.y` at v2.
+    RenameField,
 }
 
 /// A conversion webhook over HTTPS on 127.0.0.1, on a runtime of its own; it stops with
@@ -113,6 +115,13 @@ fn answer(mode: Mode, review: &Value) -> http::Response<http_body_util::Full<byt
     let mut objects: Vec<Value> = request["objects"].as_array().cloned().unwrap_or_default();
     for o in &mut objects {
         o["apiVersion"] = desired.clone();
+        if mode == Mode::RenameField {
+            let (from, to) = if desired.as_str().is_some_and(|d| d.ends_with("/v2")) { ("x", "y") } else { ("y", "x") };
+            if let Some(value) = o["spec"].as_object_mut().and_then(|spec| spec.remove(from)) {
+                o["spec"][to] = value;
+            }
+            continue;
+        }
         o["spec"]["convertedTo"] = desired.clone();
         o["metadata"]["labels"] = json!({"converted": "yes"});
         // Not the webhook's to change: kube puts the original back.
@@ -193,6 +202,31 @@ impl Cluster {
         let (status, answer) = self.send(method, uri, body).await;
         assert!(status.is_success(), "{method} {uri}: {status} {answer}");
         answer
+    }
+
+    /// A server-side apply of `config` at `uri`.
+    async fn apply(&self, uri: &str, config: &Value) -> (StatusCode, Value) {
+        self.patch(uri, "application/apply-patch+yaml", &config.to_string()).await
+    }
+
+    /// A merge patch that succeeds.
+    async fn ok_patch(&self, uri: &str, patch: &str) -> Value {
+        let (status, answer) = self.patch(uri, "application/merge-patch+json", patch).await;
+        assert!(status.is_success(), "PATCH {uri}: {status} {answer}");
+        answer
+    }
+
+    async fn patch(&self, uri: &str, content_type: &str, body: &str) -> (StatusCode, Value) {
+        let req = Request::builder()
+            .method("PATCH")
+            .uri(uri)
+            .header("Content-Type", content_type)
+            .body(Body::from(body.to_string()))
+            .expect("request");
+        let res = self.engine.router().oneshot(req).await.expect("response");
+        let status = res.status();
+        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await.expect("body");
+        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
     }
 
     /// The message of kube's bare 500 for `method uri`.
@@ -317,4 +351,34 @@ async fn a_webhook_that_cannot_be_reached_is_refused_in_gos_words() {
             "{config}"
         );
     }
+}
+
+/// kube's field manager compares each manager's fields at that manager's version, which it
+/// gets from the webhook: a field renamed between versions is still the same field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_managers_compare_at_their_own_version_through_the_webhook() {
+    let webhook = Webhook::start();
+    webhook.set(Mode::RenameField);
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    let mut created = hook(&format!("{GROUP}/v1"), "a");
+    created["metadata"].as_object_mut().expect("metadata").remove("labels");
+    cluster.ok("POST", &path("v1", "?fieldManager=a"), Some(created)).await;
+    let applied =
+        json!({"apiVersion": format!("{GROUP}/v2"), "kind": "Hook", "metadata": {"name": "a"}, "spec": {"y": 2}});
+    let (status, answer) = cluster.apply(&path("v2", "/a?fieldManager=b"), &applied).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{answer}");
+    assert_eq!(
+        answer["message"],
+        format!("Apply failed with 1 conflict: conflict with \"a\" using {GROUP}/v1: .spec.x"),
+    );
+    let patched = cluster.ok_patch(&path("v2", "/a?fieldManager=c"), r#"{"spec":{"y":3}}"#).await;
+    assert_eq!(patched["spec"], json!({"y": 3}));
+    let entries: Vec<(Value, Value)> = patched["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .map(|e| (e["manager"].clone(), e["fieldsV1"].clone()))
+        .collect();
+    // a's x was changed (seen at v1, where y is x): taken from a, as the oracle answered.
+    assert_eq!(entries, vec![(json!("a"), json!({"f:spec": {}})), (json!("c"), json!({"f:spec": {"f:y": {}}}))]);
 }

@@ -322,6 +322,10 @@ impl Strategy for CustomResourceStrategy {
     }
 
     /// The other versions' schemas as field types, built when the kind is first written.
+    fn conversion_webhook(&self) -> Option<Arc<super::conversion_webhook::ConversionWebhook>> {
+        self.versions.webhook.clone()
+    }
+
     fn convertible_versions(&self) -> Option<Vec<String>> {
         Some(self.versions.listed.names())
     }

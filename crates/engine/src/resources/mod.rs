@@ -480,6 +480,11 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// The conversion webhook the kind's versions convert through (a CRD's, if any).
+    fn conversion_webhook(&self) -> Option<Arc<conversion_webhook::ConversionWebhook>> {
+        None
+    }
+
     /// Normalizes a new object before validation (drop status, set defaults, finalizers).
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

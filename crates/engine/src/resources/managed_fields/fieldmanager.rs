@@ -19,6 +19,7 @@ use super::set::Set;
 use super::updater::{Conflicts, Filter, Managers, Refusal, Updater};
 use super::walk;
 use crate::meta;
+use crate::resources::conversion_webhook::ConversionWebhook;
 use crate::status::{ApiError, StatusCause, StatusDetails};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -56,6 +57,8 @@ pub struct FieldManager<'a> {
     /// kube's CRD converter refuses any other, and an entry recorded at one (a version
     /// the CRD dropped) fails every write that compares at it.
     pub convertible_versions: Option<Vec<String>>,
+    /// The CRD's conversion webhook, which brings objects to other managers' versions.
+    pub webhook: Option<Arc<ConversionWebhook>>,
 }
 
 /// Why an apply was refused.
@@ -210,17 +213,25 @@ pub(in crate::resources) fn config_gvknn(config: &Value, gvk: &str) -> String {
 
 impl FieldManager<'_> {
     fn updater(&self) -> Updater<'_> {
-        Updater { schema: self.schema, filter: &self.filter, other_versions: &self.other_versions }
+        Updater {
+            schema: self.schema,
+            filter: &self.filter,
+            other_versions: &self.other_versions,
+            webhook: self.webhook.as_deref(),
+        }
     }
 
     /// One update's bookkeeping: the writer's changes go to its `Update` entry, merged
     /// with what that entry owned; the entry's time moves only if it took something.
-    fn record_update(&self, live: &Value, new: &Value, managed: &mut Managed, manager: &str) {
+    /// `false` (and no entries left) when the objects could not be converted to another
+    /// entry's version.
+    fn record_update(&self, live: &Value, new: &Value, managed: &mut Managed, manager: &str) -> bool {
         let manager = if manager.is_empty() { "unknown" } else { manager };
         let id = ManagerId::update(manager, &self.api_version, self.subresource);
         let current = ManagerId::internal(CURRENT_OPERATION);
-        let mut fields =
+        let updated =
             self.updater().update(live, new, &self.api_version, std::mem::take(&mut managed.fields), &current);
+        let Some(mut fields) = updated else { return false };
         strip(&mut fields, &current);
         if let Some(vs) = fields.remove(&current) {
             let set = match fields.remove(&id) {
@@ -237,6 +248,7 @@ impl FieldManager<'_> {
         }
         managed.fields = fields;
         cap_update_managers(managed);
+        true
     }
 
     /// Sets `new`'s managedFields for a create, update or patch that is not an apply, as
@@ -269,8 +281,9 @@ impl FieldManager<'_> {
         // An existing object nobody tracks stays untracked until someone applies. The
         // stored entries are not compared (the walk skips them), so `live` needs no copy
         // without them.
-        if !(managed.fields.is_empty() && meta::uid(live).is_some()) {
-            self.record_update(live, new, &mut managed, manager.unwrap_or(""));
+        if !(managed.fields.is_empty() && meta::uid(live).is_some())
+            && self.record_update(live, new, &mut managed, manager.unwrap_or(""))
+        {
             set_managed_fields(new, &managed);
         }
     }
@@ -282,7 +295,9 @@ impl FieldManager<'_> {
     /// there a list with a repeated key fails too. A version the kind no longer has is no
     /// check.
     fn fits_version(&self, api_version: &str, live: &Value, new: &Value) -> bool {
-        if api_version == self.api_version {
+        // Through a conversion webhook the objects at that version are the webhook's, which
+        // the update converts (and drops every entry if it cannot).
+        if api_version == self.api_version || self.webhook.is_some() {
             return true;
         }
         let types = self.other_versions.iter().find(|(v, _)| v == api_version);
@@ -353,6 +368,7 @@ impl FieldManager<'_> {
         force: bool,
     ) -> Result<(Value, Managed), ApplyError> {
         if managed.fields.is_empty() {
+            // Nobody else's entry to convert to: this cannot fail.
             self.record_update(&self.zero, live, &mut managed, BEFORE_FIRST_APPLY);
         }
         let id = ManagerId::apply(if manager.is_empty() { "unknown" } else { manager }, self.subresource);

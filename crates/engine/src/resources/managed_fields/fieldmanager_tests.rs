@@ -45,6 +45,7 @@ fn fm<'a>(schema: &'a Schema, sub: Option<&'a str>, now: &str) -> FieldManager<'
         zero: json!({"apiVersion": V1, "kind": "Widget"}),
         other_versions: Vec::new(),
         convertible_versions: None,
+        webhook: None,
     }
 }
 

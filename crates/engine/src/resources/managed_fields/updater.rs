@@ -13,7 +13,9 @@ use super::scale::group;
 use super::schema::Schema;
 use super::set::Set;
 use super::walk::{self, Comparison};
+use crate::resources::conversion_webhook::ConversionWebhook;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -70,7 +72,8 @@ impl Conflicts {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
     Conflicts(Conflicts),
-    /// An object did not type at a version some manager's entry is at (kube's plain error).
+    /// An object did not type at a version some manager's entry is at, or the CRD's
+    /// conversion webhook did not convert it there (kube's plain error).
     Unconvertible(String),
 }
 
@@ -81,6 +84,9 @@ pub struct Updater<'a> {
     /// The field types of the kind's other versions by `group/version`
     /// ([`FieldManager::other_versions`](super::fieldmanager::FieldManager::other_versions)).
     pub other_versions: &'a [(String, Arc<Schema>)],
+    /// The CRD's conversion webhook: what brings an object to another manager's version,
+    /// in place of relabelling it.
+    pub webhook: Option<&'a ConversionWebhook>,
 }
 
 impl Updater<'_> {
@@ -99,7 +105,7 @@ impl Updater<'_> {
         managers: &mut Managers,
         writer: &ManagerId,
         force: bool,
-    ) -> Result<Comparison, Conflicts> {
+    ) -> Result<Comparison, Refusal> {
         // kube compares the objects at each manager's version; one of another group (an
         // Event written through both `v1` and `events.k8s.io/v1`) does not convert, and
         // structured-merge-diff drops its manager.
@@ -111,25 +117,42 @@ impl Updater<'_> {
             return Ok(compare);
         }
         let visible = compare.map_sets(|s| self.filter.apply(s));
+        // Through a conversion webhook, each other version's fields are those of the
+        // objects the webhook makes there.
+        let mut converted = BTreeMap::new();
+        if self.webhook.is_some() {
+            for at in versions_in_group(managers.iter().filter(|(id, _)| *id != writer), version) {
+                if at != version {
+                    let types = self.types_at(at);
+                    let (o, n) = (self.at_version(old, at)?, self.at_version(new, at)?);
+                    converted.insert(at.to_string(), walk::compare(types, &o, &n));
+                }
+            }
+        }
+        let at_version = |vs: &VersionedSet| match converted.get(&vs.api_version) {
+            Some(c) => c,
+            None if vs.api_version == version => &visible,
+            None => &compare,
+        };
         let mut conflicts = BTreeMap::new();
         for (id, vs) in managers.iter() {
             if id == writer {
                 continue;
             }
-            let seen = if vs.api_version == version { &visible } else { &compare };
+            let seen = at_version(vs);
             let taken = vs.set.intersection(&seen.modified.union(&seen.added));
             if !taken.is_empty() {
                 conflicts.insert(id.clone(), taken);
             }
         }
         if !force && !conflicts.is_empty() {
-            return Err(Conflicts::from_sets(&conflicts));
+            return Err(Refusal::Conflicts(Conflicts::from_sets(&conflicts)));
         }
         for (id, vs) in managers.iter_mut() {
             if id == writer {
                 continue;
             }
-            let removed = if vs.api_version == version { &visible.removed } else { &compare.removed };
+            let removed = &at_version(vs).removed;
             if let Some(taken) = conflicts.get(id) {
                 vs.set.subtract(taken);
             }
@@ -139,7 +162,9 @@ impl Updater<'_> {
         Ok(compare)
     }
 
-    /// An update (create, update, patch) by `writer` through `version`.
+    /// An update (create, update, patch) by `writer` through `version`; `None` when an
+    /// object could not be converted to another manager's version (kube's `UpdateNoErrors`
+    /// then drops every entry).
     pub fn update(
         &self,
         live: &Value,
@@ -147,11 +172,12 @@ impl Updater<'_> {
         version: &str,
         mut managers: Managers,
         writer: &ManagerId,
-    ) -> Managers {
+    ) -> Option<Managers> {
         let compare = match self.settle(live, new, version, &mut managers, writer, true) {
             Ok(c) => c,
             // Forced settling never conflicts.
-            Err(_) => return managers,
+            Err(Refusal::Conflicts(_)) => return Some(managers),
+            Err(Refusal::Unconvertible(_)) => return None,
         };
         let Comparison { added, modified, removed } = compare;
         let set = match managers.remove(writer) {
@@ -173,7 +199,7 @@ impl Updater<'_> {
         if !set.is_empty() {
             managers.insert(writer.clone(), VersionedSet { set, api_version: version.to_string(), applied: false });
         }
-        managers
+        Some(managers)
     }
 
     /// An apply of `config` by `applier`: the new object (`None` when nothing changed) and
@@ -214,7 +240,7 @@ impl Updater<'_> {
                 return Err(Refusal::Unconvertible(format!("failed to convert new object: {e}")));
             }
         }
-        self.settle(live, &new, version, &mut managers, applier, force).map_err(Refusal::Conflicts)?;
+        self.settle(live, &new, version, &mut managers, applier, force)?;
         let changed = !values_equal(live, &new);
         Ok((changed.then_some(new), managers))
     }
@@ -243,7 +269,29 @@ impl Updater<'_> {
             return None;
         }
         let (_, types) = self.other_versions.iter().find(|(v, _)| v == at)?;
-        walk::type_error(types, obj)
+        match self.at_version(obj, at) {
+            Ok(obj) => walk::type_error(types, &obj),
+            Err(Refusal::Unconvertible(e)) => Some(e),
+            Err(Refusal::Conflicts(_)) => None,
+        }
+    }
+
+    /// `obj` at the version `at`: as the CRD's conversion webhook makes it, or as it is
+    /// (a CRD's versions otherwise convert by relabelling, which typing ignores). An
+    /// object of nothing but its type is not sent, as kube's converter sends none.
+    fn at_version<'v>(&self, obj: &'v Value, at: &str) -> Result<Cow<'v, Value>, Refusal> {
+        let typed_only = obj.as_object().is_some_and(|o| o.keys().all(|k| k == "apiVersion" || k == "kind"));
+        match self.webhook {
+            Some(webhook) if !typed_only && obj.get("apiVersion").and_then(Value::as_str) != Some(at) => {
+                webhook.convert(obj, at).map(Cow::Owned).map_err(|e| Refusal::Unconvertible(e.message))
+            }
+            _ => Ok(Cow::Borrowed(obj)),
+        }
+    }
+
+    /// The field types of version `at` (the request's when the kind has no other).
+    fn types_at(&self, at: &str) -> &Schema {
+        self.other_versions.iter().find(|(v, _)| v == at).map_or(self.schema, |(_, t)| t)
     }
 
     /// Removes what the applier set last time and no longer sets, unless a manager (the

@@ -20,7 +20,7 @@ fn spec(name: &str) -> Path {
 #[test]
 fn an_apply_of_another_managers_field_conflicts_unless_forced() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[], webhook: None };
     let (a, b) = (ManagerId::apply("a", None), ManagerId::apply("b", None));
     let (live, managers) =
         up.apply(&json!({}), &json!({"spec": {"x": 1, "y": 1}}), V1, Managers::new(), &a, false).expect("a");
@@ -43,7 +43,7 @@ fn an_apply_of_another_managers_field_conflicts_unless_forced() {
 #[test]
 fn fields_an_applier_stops_applying_go_unless_someone_else_owns_them() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[], webhook: None };
     let a = ManagerId::apply("a", None);
     let u = ManagerId::update("u", V1, None);
     let (live, managers) =
@@ -51,7 +51,7 @@ fn fields_an_applier_stops_applying_go_unless_someone_else_owns_them() {
     let live = live.expect("changed");
     // An updater changes z: it owns z now.
     let updated = json!({"spec": {"x": 1, "y": 1, "z": 2}});
-    let managers = up.update(&live, &updated, V1, managers, &u);
+    let managers = up.update(&live, &updated, V1, managers, &u).expect("updated");
     assert_eq!(managers[&u].set, fields(json!({"f:spec": {"f:z": {}}})));
 
     let (pruned, after) = up.apply(&updated, &json!({"spec": {"x": 1}}), V1, managers, &a, false).expect("a again");
@@ -62,13 +62,13 @@ fn fields_an_applier_stops_applying_go_unless_someone_else_owns_them() {
 #[test]
 fn an_update_takes_what_it_changes_and_drops_what_it_removes() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[], webhook: None };
     let (a, b) = (ManagerId::update("a", V1, None), ManagerId::update("b", V1, None));
     let one = json!({"spec": {"x": 1, "y": 1}});
-    let managers = up.update(&json!({}), &one, V1, Managers::new(), &a);
+    let managers = up.update(&json!({}), &one, V1, Managers::new(), &a).expect("updated");
     assert!(managers[&a].set.has(&[PathElement::Field("spec".into())]));
     let two = json!({"spec": {"x": 2}});
-    let managers = up.update(&one, &two, V1, managers, &b);
+    let managers = up.update(&one, &two, V1, managers, &b).expect("updated");
     assert_eq!(managers[&a].set, fields(json!({"f:spec": {".": {}}})));
     assert_eq!(managers[&b].set, fields(json!({"f:spec": {"f:x": {}}})));
 }
@@ -77,9 +77,11 @@ fn an_update_takes_what_it_changes_and_drops_what_it_removes() {
 fn filtered_fields_are_neither_owned_nor_taken() {
     let schema = schema();
     let hidden = Filter::Except(fields(json!({"f:status": {}})));
-    let up = Updater { schema: &schema, filter: &hidden, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &hidden, other_versions: &[], webhook: None };
     let a = ManagerId::update("a", V1, None);
-    let managers = up.update(&json!({}), &json!({"spec": {"x": 1}, "status": {"s": 1}}), V1, Managers::new(), &a);
+    let managers = up
+        .update(&json!({}), &json!({"spec": {"x": 1}, "status": {"s": 1}}), V1, Managers::new(), &a)
+        .expect("updated");
     assert_eq!(managers[&a].set, fields(json!({"f:spec": {".": {}, "f:x": {}}})));
 }
 
@@ -91,7 +93,7 @@ fn filtered_fields_are_hidden_from_managers_at_the_request_version_only() {
     const V2: &str = "stable.example.com/v2";
     let schema = schema();
     let hidden = Filter::Except(fields(json!({"f:status": {}})));
-    let up = Updater { schema: &schema, filter: &hidden, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &hidden, other_versions: &[], webhook: None };
     let live = json!({"spec": {"x": 1}, "status": {"phase": "a"}});
     let status_owner = |version: &str| {
         let id = ManagerId::update("st", version, Some("status"));
@@ -106,7 +108,7 @@ fn filtered_fields_are_hidden_from_managers_at_the_request_version_only() {
         let applied = up.apply(&live, &config, V1, managers.clone(), &applier, false);
         assert_eq!(applied.is_err(), conflicts, "a status writer at {version}");
         let changed = json!({"spec": {"x": 1}, "status": {"phase": "c"}});
-        let after = up.update(&live, &changed, V1, managers, &ManagerId::update("u", V1, None));
+        let after = up.update(&live, &changed, V1, managers, &ManagerId::update("u", V1, None)).expect("updated");
         assert_eq!(after.contains_key(&id), !conflicts, "an update takes it from a status writer at {version}");
     }
 }
@@ -116,7 +118,7 @@ fn filtered_fields_are_hidden_from_managers_at_the_request_version_only() {
 #[test]
 fn conflicts_are_listed_members_first() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[], webhook: None };
     let (a, b) = (ManagerId::apply("a", None), ManagerId::apply("b", None));
     let config = |v: &str| json!({"spec": {"mode": v, "box": {"x": v}}});
     let (live, managers) = up.apply(&json!({}), &config("1"), V1, Managers::new(), &a, false).expect("a");
@@ -132,12 +134,12 @@ fn conflicts_are_listed_members_first() {
 #[test]
 fn managers_at_another_group_are_dropped() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[], webhook: None };
     let core = ManagerId::update("core", "v1", None);
-    let managers = up.update(&json!({}), &json!({"reason": "r"}), "v1", Managers::new(), &core);
+    let managers = up.update(&json!({}), &json!({"reason": "r"}), "v1", Managers::new(), &core).expect("updated");
     let labelled = json!({"reason": "r", "metadata": {"labels": {"a": "b"}}});
     let new_api = ManagerId::update("new", "events.k8s.io/v1", None);
-    let after = up.update(&json!({"reason": "r"}), &labelled, "events.k8s.io/v1", managers, &new_api);
+    let after = up.update(&json!({"reason": "r"}), &labelled, "events.k8s.io/v1", managers, &new_api).expect("updated");
     assert_eq!(after.keys().collect::<Vec<_>>(), [&new_api]);
 }
 
@@ -146,7 +148,7 @@ fn managers_at_another_group_are_dropped() {
 #[test]
 fn an_apply_prunes_nothing_last_applied_through_another_group() {
     let schema = schema();
-    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[] };
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[], webhook: None };
     let m = ManagerId::apply("m", None);
     let first = json!({"reason": "r", "action": "a"});
     let (live, managers) = up.apply(&json!({}), &first, "events.k8s.io/v1", Managers::new(), &m, false).expect("a");

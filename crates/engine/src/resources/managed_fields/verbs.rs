@@ -101,6 +101,7 @@ impl Rest<'_> {
             zero: self.strategy.zero_object(),
             other_versions: self.strategy.other_field_types(),
             convertible_versions: self.strategy.convertible_versions(),
+            webhook: self.strategy.conversion_webhook(),
         }
     }
 
@@ -283,6 +284,7 @@ impl Rest<'_> {
             zero: json!({"apiVersion": SCALE_API_VERSION, "kind": "Scale"}),
             other_versions: Vec::new(),
             convertible_versions: None,
+            webhook: None,
         };
         fm.check_type(config).map_err(ApiError::from)?;
         let current = self.scale_with_entries(live, paths);
