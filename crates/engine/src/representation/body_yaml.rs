@@ -88,7 +88,7 @@ fn parse_within(body: &[u8], budget: Budget) -> Result<GoYaml, Error> {
 /// A parser error as go-yaml words it: `yaml: line N: <problem>`.
 fn go_yaml_error(body: &[u8], e: Error) -> String {
     let e = e.without_snippet();
-    if breach(&e).is_some_and(|b| ALIASING.contains(&b.as_str())) {
+    if breach(e).is_some_and(|b| ALIASING.contains(&b.as_str())) {
         return EXCESSIVE_ALIASING.to_string();
     }
     let text = e.to_string();
