@@ -155,6 +155,7 @@ scenarios!(
     applied,
     apply,
     bodies,
+    bounded,
     builtins,
     cel,
     collected,

@@ -83,17 +83,23 @@ fn decode(body: &[u8], strict: bool) -> Result<Vec<Operation>, JsonPatchError> {
         let super::go_decode::Members(members) =
             serde_json::from_str(item.get()).map_err(|_| mistyped(&item, item_type))?;
         // Go's strict decoder meets every member, a repeated one too, and reports the first
-        // (in the order sent) that is no string; the operation then holds the last of each.
-        let mistyped_member = members.iter().filter(|_| strict).find(|(name, raw)| {
-            matches!(name.as_str(), "op" | "path" | "from")
-                && raw.get() != "null"
-                && serde_json::from_str::<String>(raw.get()).is_err()
+        // (in the order sent) it cannot decode: a string member that is no string, or a
+        // number beyond float64 anywhere in a `value` (an `interface{}`, whose numbers are
+        // float64s); the operation then holds the last of each.
+        let undecodable = members.iter().filter(|_| strict).find_map(|(name, raw)| match name.as_str() {
+            "op" | "path" | "from" if raw.get() != "null" && serde_json::from_str::<String>(raw.get()).is_err() => {
+                Some(format!(
+                    "json: cannot unmarshal {} into Go struct field jsonPatchOp.{name} of type string",
+                    kind_of(raw)
+                ))
+            }
+            "value" => super::go_decode::number_beyond_float64(raw.get().as_bytes()).map(|n| {
+                format!("json: cannot unmarshal number {n} into Go struct field jsonPatchOp.value of type float64")
+            }),
+            _ => None,
         });
-        if let Some((name, raw)) = mistyped_member {
-            return Err(JsonPatchError::Decode(format!(
-                "{prefix}json: cannot unmarshal {} into Go struct field jsonPatchOp.{name} of type string",
-                kind_of(raw)
-            )));
+        if let Some(why) = undecodable {
+            return Err(JsonPatchError::Decode(format!("{prefix}{why}")));
         }
         let last = |name: &str| members.iter().rev().find(|(n, _)| n == name).map(|(_, raw)| raw);
         let string_member = |name: &str| {

@@ -140,6 +140,14 @@ fn bodies_that_are_not_operations_are_refused_with_kubes_messages() {
         decode(r#"[{"op":"add","path":5,"value":1}]"#, true),
         "error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.path of type string"
     );
+    // A number beyond float64 anywhere in a value, named as sent (the oracle's words).
+    let beyond = "error decoding patch: json: cannot unmarshal number -1E+400 into Go struct field jsonPatchOp.value of type float64";
+    assert_eq!(decode(r#"[{"op":"add","path":"/x","value":-1E+400}]"#, true), beyond);
+    assert_eq!(decode(r#"[{"op":"add","path":"/x","value":{"a":["1e400",[-1E+400]]}}]"#, true), beyond);
+    assert_eq!(
+        decode(r#"[{"value":1e999,"op":5}]"#, true),
+        "error decoding patch: json: cannot unmarshal number 1e999 into Go struct field jsonPatchOp.value of type float64"
+    );
     assert_eq!(decode("{}", false), "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
     assert_eq!(decode("[1]", false), "json: cannot unmarshal number into Go value of type jsonpatch.Operation");
     // Text that does not parse, in the oracle's words (Go's syntax check).

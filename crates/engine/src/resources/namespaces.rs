@@ -104,12 +104,15 @@ impl Strategy for NamespaceStrategy {
     /// labelled with its name.
     fn prune_and_default(&self, obj: &mut Value) -> Vec<String> {
         let dropped = super::builtin::types::NAMESPACE.prune(obj);
-        let Some(name) = meta::name(obj).map(String::from) else { return dropped };
-        let labels = meta::metadata_mut(obj).entry("labels").or_insert_with(|| json!({}));
-        if let Some(l) = labels.as_object_mut() {
-            l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
-        }
+        label_with_name(obj);
         dropped
+    }
+
+    /// kube's namespace `Canonicalize` labels the namespace with its name once more, after
+    /// validation: a generated name, which defaulting (before it existed) could not.
+    fn canonicalize(&self, obj: &mut Value) {
+        super::builtin::types::NAMESPACE.null_zero_times(obj);
+        label_with_name(obj);
     }
 
     /// kube's namespace strategy: phase Active, and the `kubernetes` finalizer appended to
@@ -237,5 +240,14 @@ impl Strategy for NamespaceStrategy {
             errs.push(FieldError::invalid("status.Phase", phase, why));
         }
         errs
+    }
+}
+
+/// Sets the `kubernetes.io/metadata.name` label to the namespace's name, when it has one.
+fn label_with_name(obj: &mut Value) {
+    let Some(name) = meta::name(obj).map(String::from) else { return };
+    let labels = meta::metadata_mut(obj).entry("labels").or_insert_with(|| json!({}));
+    if let Some(l) = labels.as_object_mut() {
+        l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
     }
 }

@@ -138,8 +138,9 @@ pub fn config_map_errors(obj: &Value) -> Vec<FieldError> {
         total += byte_len(value);
     }
     if total > MAX_DATA_SIZE {
-        // kube reports it on the whole object (an empty path).
-        errors.push(FieldError::too_long("", MAX_DATA_SIZE));
+        // kube reports it at `field.NewPath("")`, an element with neither a name nor an
+        // index, which apimachinery prints as `[]`.
+        errors.push(FieldError::too_long("[]", MAX_DATA_SIZE));
     }
     errors
 }
@@ -311,6 +312,13 @@ mod tests {
             shown(secret_errors(&json!({"data": {"a": over}}))),
             ["data: Too long: may not be more than 1048576 bytes"]
         );
+    }
+
+    #[test]
+    fn config_map_size_is_reported_at_the_empty_path() {
+        let at = |n: usize| config_map_errors(&json!({"data": {"a": "x".repeat(n - 1)}, "binaryData": {"b": "eA=="}}));
+        assert!(at(MAX_DATA_SIZE).is_empty(), "exactly the limit is fine");
+        assert_eq!(shown(at(MAX_DATA_SIZE + 1)), ["[]: Too long: may not be more than 1048576 bytes"]);
     }
 
     #[test]

@@ -17,11 +17,26 @@ use std::fmt;
 /// somewhere; `None` if `raw` is no JSON or has no such error.
 pub fn first_decode_error(raw: &[u8], go: &'static GoStruct) -> Option<String> {
     let doc: Ordered = serde_json::from_slice(raw).ok()?;
-    first(&doc, |v| go.time_error(v)).or_else(|| first(&doc, |v| go.type_error(v)))
+    let (at, why) = first(&doc, |v| go.time_error(v)).or_else(|| first(&doc, |v| go.type_error(v)))?;
+    Some(match nth_number(raw, at) {
+        Some(literal) => with_literal(why, literal),
+        None => why,
+    })
 }
 
-/// `check`'s answer for the shortest prefix of `doc` it answers for.
-fn first(doc: &Ordered, check: impl Fn(&Value) -> Option<String>) -> Option<String> {
+/// Go's `UnmarshalTypeError` names a number by its text in the body (`1e2`, `2147483648`),
+/// which the parsed value has lost (`100.0`): the error's number written as `literal`.
+fn with_literal(why: String, literal: &str) -> String {
+    const HEAD: &str = "json: cannot unmarshal number ";
+    match why.strip_prefix(HEAD).and_then(|rest| rest.split_once(" into ")) {
+        Some((_, tail)) => format!("{HEAD}{literal} into {tail}"),
+        None => why,
+    }
+}
+
+/// `check`'s answer for the shortest prefix of `doc` it answers for, and that prefix's
+/// size: the value it ends with, counted in document order from 1, is the one in error.
+fn first(doc: &Ordered, check: impl Fn(&Value) -> Option<String>) -> Option<(usize, String)> {
     let (mut lo, mut hi) = (1, doc.size());
     check(&doc.prefix(hi))?;
     while lo < hi {
@@ -31,7 +46,51 @@ fn first(doc: &Ordered, check: impl Fn(&Value) -> Option<String>) -> Option<Stri
             None => lo = mid + 1,
         }
     }
-    check(&doc.prefix(lo))
+    check(&doc.prefix(lo)).map(|why| (lo, why))
+}
+
+/// The text of the `n`th value of JSON `raw` in document order (from 1, as
+/// [`Ordered::size`] counts), when it is a number. Keys are no values: a string is a key
+/// when a `:` follows it.
+fn nth_number(raw: &[u8], n: usize) -> Option<&str> {
+    let (mut i, mut seen) = (0, 0);
+    while i < raw.len() {
+        let start = i;
+        match raw[i] {
+            b'"' => {
+                i += 1;
+                while i < raw.len() && raw[i] != b'"' {
+                    i += if raw[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                let next = raw.get(i..).and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()));
+                if next != Some(&b':') {
+                    seen += 1;
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                while i < raw.len() && matches!(raw[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                    i += 1;
+                }
+                seen += 1;
+                if seen == n {
+                    return std::str::from_utf8(&raw[start..i]).ok();
+                }
+            }
+            b'{' | b'[' | b't' | b'f' | b'n' => {
+                seen += 1;
+                i += 1;
+                while raw[start].is_ascii_alphabetic() && i < raw.len() && raw[i].is_ascii_alphabetic() {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+        if seen >= n {
+            return None;
+        }
+    }
+    None
 }
 
 /// A JSON value with its members in document order.
@@ -164,5 +223,26 @@ mod tests {
         );
         assert_eq!(first(r#"{"data":{"a":"b"}}"#), None);
         assert_eq!(first("not json"), None);
+    }
+
+    #[test]
+    fn a_number_is_named_by_its_text_in_the_body() {
+        use super::super::types::LEASE;
+        let first = |raw: &str| first_decode_error(raw.as_bytes(), &LEASE);
+        let duration = |n: &str| {
+            format!(
+                "json: cannot unmarshal number {n} into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"
+            )
+        };
+        for n in ["1e2", "1E+2", "0e0", "2147483648", "-9223372036854775809", "18446744073709551616", "4.9e-324", "1.0"]
+        {
+            let body = format!(
+                r#"{{"metadata":{{"name":"a:b","labels":{{"k":"1e2"}}}},"spec":{{"holderIdentity":"x","leaseDurationSeconds": {n}}}}}"#
+            );
+            assert_eq!(first(&body), Some(duration(n)), "{n}");
+        }
+        assert_eq!(nth_number(br#"{"a":[1, "b", {"c": -2.5e3}], "d": true}"#, 6), Some("-2.5e3"));
+        assert_eq!(nth_number(br#"{"a":"\"", "b": 7}"#, 3), Some("7"));
+        assert_eq!(nth_number(br#"{"a": null, "b": 7}"#, 2), None);
     }
 }

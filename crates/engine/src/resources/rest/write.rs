@@ -130,9 +130,17 @@ impl Rest<'_> {
             meta::metadata_mut(&mut obj).insert("name".into(), Value::from(name));
         }
         let name = meta::name(&obj).unwrap_or_default().to_string();
+        let sent_generation = obj.pointer("/metadata/generation").cloned();
         meta::prepare_create(&mut obj, self.now);
         if !self.strategy.uses_generation() {
-            meta::metadata_mut(&mut obj).remove("generation");
+            // A kind that counts no generations keeps the one a create sends (validation
+            // refuses a negative one), as kube's strategies leave it; an update keeps the old.
+            // Zero is Go's omitted value.
+            let metadata = meta::metadata_mut(&mut obj);
+            match sent_generation.filter(|g| g.as_i64().is_some_and(|g| g != 0)) {
+                Some(generation) => metadata.insert("generation".into(), generation),
+                None => metadata.remove("generation"),
+            };
         }
         self.strategy.prepare_for_create(&mut obj);
         self.check_kind(&obj, &name)?;
