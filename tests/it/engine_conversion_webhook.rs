@@ -186,11 +186,16 @@ impl Cluster {
     }
 
     async fn send(&self, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let body = body.map(|b| serde_json::to_vec(&b).expect("json"));
+        self.request(method, uri, "application/json", body).await
+    }
+
+    async fn request(&self, method: &str, uri: &str, content_type: &str, body: Option<Vec<u8>>) -> (StatusCode, Value) {
         let req = Request::builder()
             .method(method)
             .uri(uri)
-            .header("Content-Type", "application/json")
-            .body(body.map_or_else(Body::empty, |b| Body::from(serde_json::to_vec(&b).expect("json"))))
+            .header("Content-Type", content_type)
+            .body(body.map_or_else(Body::empty, Body::from))
             .expect("request");
         let res = self.engine.router().oneshot(req).await.expect("response");
         let status = res.status();
@@ -217,16 +222,7 @@ impl Cluster {
     }
 
     async fn patch(&self, uri: &str, content_type: &str, body: &str) -> (StatusCode, Value) {
-        let req = Request::builder()
-            .method("PATCH")
-            .uri(uri)
-            .header("Content-Type", content_type)
-            .body(Body::from(body.to_string()))
-            .expect("request");
-        let res = self.engine.router().oneshot(req).await.expect("response");
-        let status = res.status();
-        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await.expect("body");
-        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        self.request("PATCH", uri, content_type, Some(body.as_bytes().to_vec())).await
     }
 
     /// The message of kube's bare 500 for `method uri`.
