@@ -141,3 +141,17 @@ fn path_segment_names_for_other_kinds() {
     let errs = validate_object_meta(&json!({"name": ".."}), false, validate_path_segment_name, &Path::root("metadata"));
     assert_eq!(errs[0].to_string(), "metadata.name: Invalid value: \"..\": may not be '..'");
 }
+
+#[test]
+fn owner_references_quoted_by_several_checks_stay_apart() {
+    let refs = json!([{"apiVersion": "v1", "kind": "K", "name": "a", "uid": "1", "controller": true},
+                      {"apiVersion": "v1", "kind": "K", "name": "b", "uid": "2", "controller": true}]);
+    let meta = json!({"name": "x", "labels": {"-bad": "x"}, "ownerReferences": refs});
+    let check = || validate_object_meta(&meta, false, validate_path_segment_name, &Path::root("metadata"));
+    let mut errs: Vec<_> = (0..3).flat_map(|_| check()).collect();
+    assert_eq!(crate::field::aggregate_message(&errs).matches("Only one reference").count(), 1, "typed: one address");
+    apart_owner_quotes(&mut errs);
+    let message = crate::field::aggregate_message(&errs);
+    assert_eq!(message.matches("Only one reference").count(), 3, "{message}");
+    assert_eq!(message.matches("-bad").count(), 1, "errors quoting no owner reference still fold: {message}");
+}
