@@ -171,6 +171,7 @@ scenarios!(
     lists,
     listwatch,
     managers,
+    metadata,
     naming,
     negotiation,
     numbers,
