@@ -226,7 +226,10 @@ fn object_meta() -> Schema {
             // kube's OpenAPI defaults `uid` to "" (a required string without omitempty), so
             // an applied owner reference without one is keyed `uid=""` and left to
             // validation, not refused as typed.
-            kind: ListKind::Map { keys: vec!["uid".into()], defaults: BTreeMap::from([("uid".into(), Value::from(""))]) },
+            kind: ListKind::Map {
+                keys: vec!["uid".into()],
+                defaults: BTreeMap::from([("uid".into(), Value::from(""))]),
+            },
         }),
     );
     // Typed where an applied configuration carries entries kube's accessor cannot read (a

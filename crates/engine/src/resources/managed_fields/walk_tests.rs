@@ -217,7 +217,10 @@ fn metadata_is_typed_as_kube_s_openapi_types_it() {
     let one = json!({"metadata": {"ownerReferences": [owner("a")]}});
     assert_eq!(type_error(&schema, &one), None);
     let two = json!({"metadata": {"ownerReferences": [owner("a"), owner("b")]}});
-    assert_eq!(type_error(&schema, &two).as_deref(), Some(".metadata.ownerReferences: duplicate entries for key [uid=\"\"]"));
+    assert_eq!(
+        type_error(&schema, &two).as_deref(),
+        Some(".metadata.ownerReferences: duplicate entries for key [uid=\"\"]")
+    );
     // managedFields entries are ManagedFieldsEntry structs.
     let entries = json!({"metadata": {"managedFields": [{"manager": 5, "fieldsV1": {"f:a": {}}, "time": "x"}]}});
     assert_eq!(
