@@ -194,14 +194,15 @@ fn owner_reference_v(r: &Value) -> String {
     )
 }
 
-/// Gives each error that quotes owner references its own stand-in addresses. kube reads a
-/// custom resource's through an accessor that copies them on every call, so each of the
-/// checks an update runs quotes them at fresh addresses, and the aggregate message (which
-/// folds equal strings only) repeats the error once per check; a typed object's stay put.
-pub fn apart_owner_quotes(errors: &mut [FieldError]) {
-    let quoting = errors.iter_mut().filter(|e| e.detail.contains("v1.OwnerReference{"));
-    for (n, e) in quoting.enumerate().skip(1) {
-        e.detail = e.detail.replace(ADDRESS, &format!("0xc{:09x}", n * 0x10));
+/// Moves the owner references the errors of one metadata check quote to the stand-in
+/// addresses of that check. kube reads a custom resource's through an accessor that copies
+/// them on every call, so each check an update runs quotes them at fresh addresses, and the
+/// aggregate message (which folds equal strings only) repeats the error once per check; a
+/// typed object's stay put, and so do those of one check.
+pub fn at_check_addresses(errors: &mut [FieldError], check: usize) {
+    let moved = format!("0xc{:09x}", check * 0x10);
+    for e in errors.iter_mut().filter(|e| e.detail.contains("v1.OwnerReference{")) {
+        e.detail = e.detail.replace(ADDRESS, &moved);
     }
 }
 

@@ -365,7 +365,6 @@ impl Rest<'_> {
         if let Some((kind, group, type_errors)) = self.kind_errors(&obj) {
             // A custom resource's validation is then its type meta alone.
             errors.extend(type_errors);
-            crate::schema::object_meta::apart_owner_quotes(&mut errors);
             return Err(ApiError::invalid(&kind, &group, name, &errors));
         }
         // Rules that ratchet warn, as kube's validator does through the request's context.
@@ -376,9 +375,6 @@ impl Rest<'_> {
         warnings.into_iter().for_each(|w| opts.warn(w));
         errors.extend(validated);
         if !errors.is_empty() {
-            if self.strategy.go_struct().is_none() {
-                crate::schema::object_meta::apart_owner_quotes(&mut errors);
-            }
             return Err(self.invalid(name, &errors));
         }
         if sub != Subresource::Status {
