@@ -172,6 +172,7 @@ scenarios!(
     lists,
     listwatch,
     managers,
+    metadata,
     naming,
     negotiation,
     numbers,

@@ -212,6 +212,20 @@ pub fn preserve_on_update(new: &mut Value, old: &Value) {
     meta.remove("selfLink");
 }
 
+/// The selfLink a client sent with an update. kube's storage clears it as it stores an
+/// object (`PrepareObjectForStorage`), so only answers of updates it did not store keep it:
+/// a dry run's, and one that emptied the finalizers of an object being deleted.
+pub fn given_self_link(obj: &Value) -> Option<String> {
+    meta_str(obj, "selfLink").filter(|s| !s.is_empty()).map(String::from)
+}
+
+/// Puts back a selfLink [`given_self_link`] took.
+pub fn restore_self_link(obj: &mut Value, link: Option<String>) {
+    if let Some(link) = link {
+        metadata_mut(obj).insert("selfLink".into(), Value::from(link));
+    }
+}
+
 /// kube's `WipeObjectMetaSystemFields`, which a create runs on the body before its field
 /// manager sees it: what the server sets is not the client's to own.
 pub fn wipe_system_fields(obj: &mut Value) {
@@ -309,6 +323,18 @@ mod tests {
         let mut forged = json!({"metadata": {"name": "a", "uid": "forged"}});
         preserve_on_update(&mut forged, &old);
         assert_eq!(forged["metadata"]["uid"], "forged");
+    }
+
+    #[test]
+    fn a_given_self_link_is_one_that_is_not_empty() {
+        let mut obj = json!({"metadata": {"name": "a", "selfLink": "/x"}});
+        let link = given_self_link(&obj);
+        assert_eq!(link.as_deref(), Some("/x"));
+        assert_eq!(given_self_link(&json!({"metadata": {"selfLink": ""}})), None);
+        preserve_on_update(&mut obj, &json!({"metadata": {"name": "a"}}));
+        assert_eq!(obj.pointer("/metadata/selfLink"), None);
+        restore_self_link(&mut obj, link);
+        assert_eq!(obj["metadata"]["selfLink"], "/x");
     }
 
     #[test]

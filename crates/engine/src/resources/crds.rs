@@ -56,7 +56,9 @@ pub fn typed(obj: &Value) -> Option<CustomResourceDefinition> {
 /// The Go structs are asked first: the typed model takes some values Go refuses (any JSON
 /// for the empty struct `subresources.status`).
 fn decoded(obj: &Value) -> Result<CustomResourceDefinition, super::Undecodable> {
-    if let Some(go) = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.type_error(obj) {
+    // Go's decoder words a time that does not parse itself (`parsing time "" as ...`), as it
+    // does for every built-in kind; the typed model's own words would be jiff's.
+    if let Some(go) = super::crd_struct::CUSTOM_RESOURCE_DEFINITION.decode_error(obj) {
         return Err(super::Undecodable(go));
     }
     CustomResourceDefinition::deserialize(obj).map_err(|e| super::Undecodable(e.to_string()))

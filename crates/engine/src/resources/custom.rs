@@ -261,7 +261,10 @@ impl CustomResourceStrategy {
             errs.extend(type_meta);
             return errs;
         }
-        errs.extend(validate_object_meta_update(new_meta, old_meta, &metadata));
+        let mut meta_errs = validate_object_meta_update(new_meta, old_meta, &metadata);
+        // The third check of the update's metadata, after the registry's two.
+        object_meta::at_check_addresses(&mut meta_errs, 2);
+        errs.extend(meta_errs);
         self.validate_schema(new, Some(old), status, &mut errs);
         errs
     }

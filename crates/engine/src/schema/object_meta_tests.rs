@@ -141,3 +141,23 @@ fn path_segment_names_for_other_kinds() {
     let errs = validate_object_meta(&json!({"name": ".."}), false, validate_path_segment_name, &Path::root("metadata"));
     assert_eq!(errs[0].to_string(), "metadata.name: Invalid value: \"..\": may not be '..'");
 }
+
+#[test]
+fn owner_references_quoted_by_several_checks_stay_apart() {
+    let controller = |uid: &str| json!({"apiVersion": "v1", "kind": "K", "name": "a", "uid": uid, "controller": true});
+    let meta = json!({"name": "x", "labels": {"-bad": "x"}, "ownerReferences": [controller("1"), controller("2"), controller("3")]});
+    let check = || validate_object_meta(&meta, false, validate_path_segment_name, &Path::root("metadata"));
+    let typed: Vec<_> = (0..3).flat_map(|_| check()).collect();
+    // Each check reports two equal errors (a/K twice), which fold.
+    assert_eq!(crate::field::aggregate_message(&typed).matches("Only one reference").count(), 1, "typed: one address");
+    let unstructured: Vec<_> = (0..3)
+        .flat_map(|n| {
+            let mut errs = check();
+            at_check_addresses(&mut errs, n);
+            errs
+        })
+        .collect();
+    let message = crate::field::aggregate_message(&unstructured);
+    assert_eq!(message.matches("Only one reference").count(), 3, "{message}");
+    assert_eq!(message.matches("-bad").count(), 1, "errors quoting no owner reference still fold: {message}");
+}

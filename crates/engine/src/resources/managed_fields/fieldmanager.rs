@@ -372,7 +372,7 @@ impl FieldManager<'_> {
             self.record_update(&self.zero, live, &mut managed, BEFORE_FIRST_APPLY);
         }
         let id = ManagerId::apply(if manager.is_empty() { "unknown" } else { manager }, self.subresource);
-        if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|v| !v.is_null()) {
+        if super::managers::accessor_finds(config) {
             return Err(ApplyError::BadRequest("metadata.managedFields must be nil".into()));
         }
         if let Some(message) = walk::type_error(self.schema, config) {

@@ -154,6 +154,27 @@ pub fn live(obj: &Value) -> Managed {
     }
 }
 
+/// Whether kube's accessor of an unstructured object (`GetManagedFields`, which server-side
+/// apply asks of the configuration) finds entries in `obj`: a list whose items are all
+/// objects that convert into `ManagedFieldsEntry`. Anything else reads as nil, even `[{}]`
+/// does not (an empty entry converts).
+pub fn accessor_finds(obj: &Value) -> bool {
+    let Some(list) = obj.get("metadata").and_then(|m| m.get("managedFields")).and_then(Value::as_array) else {
+        return false;
+    };
+    list.iter().all(|entry| {
+        let Some(e) = entry.as_object() else { return false };
+        let strings = ["manager", "operation", "apiVersion", "fieldsType", "subresource"];
+        // `fieldsV1` takes any JSON; the time is `metav1.Time`, which Go's RFC 3339 must parse.
+        strings.iter().all(|k| e.get(*k).is_none_or(|v| v.is_null() || v.is_string()))
+            && e.get("time").is_none_or(|t| match t {
+                Value::Null => true,
+                Value::String(s) => crate::schema::go_time::parse_error(s, crate::schema::go_time::RFC3339).is_none(),
+                _ => false,
+            })
+    })
+}
+
 fn is_zero_entry(v: &Value) -> bool {
     v.as_object().is_some_and(|m| {
         m.values().all(|v| match v {
@@ -313,6 +334,22 @@ mod tests {
             [("kubectl", "2026-11-22T02:38:00Z"), ("curl", "2026-11-22T02:37:00Z"), ("curl", "2026-11-22T02:37:02Z")]
         );
         assert_eq!(out[1], list[1]);
+    }
+
+    #[test]
+    fn an_applied_configuration_s_entries_are_found_only_where_they_convert() {
+        let with = |list: Value| json!({"metadata": {"managedFields": list}});
+        assert!(accessor_finds(&with(json!([]))));
+        assert!(accessor_finds(&with(json!([{}]))));
+        assert!(accessor_finds(&with(json!([{"manager": "m", "operation": "Bogus", "fieldsV1": 5}]))));
+        assert!(accessor_finds(&with(json!([{"time": "2020-01-01T00:00:00Z", "manager": null}]))));
+        assert!(!accessor_finds(&json!({"metadata": {}})));
+        assert!(!accessor_finds(&with(json!(null))));
+        assert!(!accessor_finds(&with(json!({"manager": "m"}))));
+        assert!(!accessor_finds(&with(json!([{}, 1]))));
+        assert!(!accessor_finds(&with(json!([{"time": "garbage"}]))));
+        assert!(!accessor_finds(&with(json!([{"time": ""}]))));
+        assert!(!accessor_finds(&with(json!([{}, {"manager": 5}]))));
     }
 
     #[test]

@@ -223,12 +223,32 @@ fn object_meta() -> Schema {
         "ownerReferences".into(),
         Schema::List(ListSchema {
             items: Box::new(Schema::Map(MapSchema { fields: owner, rest: None, atomic: true })),
-            kind: ListKind::Map { keys: vec!["uid".into()], defaults: BTreeMap::new() },
+            // kube's OpenAPI defaults `uid` to "" (a required string without omitempty), so
+            // an applied owner reference without one is keyed `uid=""` and left to
+            // validation, not refused as typed.
+            kind: ListKind::Map {
+                keys: vec!["uid".into()],
+                defaults: BTreeMap::from([("uid".into(), Value::from(""))]),
+            },
         }),
     );
+    // Typed where an applied configuration carries entries kube's accessor cannot read (a
+    // time that does not parse), which are then typed with the rest of it: a manager that
+    // is a number is refused there, in structured-merge-diff's words.
+    let mut entry = BTreeMap::new();
+    for name in ["manager", "operation", "apiVersion", "fieldsType", "subresource"] {
+        entry.insert(name.to_string(), Schema::Scalar(Str));
+    }
+    entry.insert("time".into(), Schema::Scalar(ScalarType::Untyped));
+    // `FieldsV1` is an object of anything to OpenAPI.
+    let any_map = MapSchema { fields: BTreeMap::new(), rest: Some(Box::new(Schema::Deduced)), atomic: false };
+    entry.insert("fieldsV1".into(), Schema::Map(any_map));
     fields.insert(
         "managedFields".into(),
-        Schema::List(ListSchema { items: Box::new(Schema::Deduced), kind: ListKind::Atomic }),
+        Schema::List(ListSchema {
+            items: Box::new(Schema::Map(MapSchema { fields: entry, rest: None, atomic: true })),
+            kind: ListKind::Atomic,
+        }),
     );
     Schema::Map(MapSchema { fields, rest: None, atomic: false })
 }

@@ -212,7 +212,17 @@ impl Rest<'_> {
     /// naming the applied configuration), and its integers keep their field's bits.
     fn convert_applied(&self, obj: &mut Value, config: &Value) -> Result<(), ApiError> {
         let Some(go) = self.strategy.go_struct() else { return Ok(()) };
-        if let Some(why) = unstructured_convert::conversion_error(obj, go) {
+        // Entries the configuration carries that kube's accessor could not read (else the
+        // apply was refused) are in kube's merge, and the converter refuses them there.
+        let refused = match config.pointer("/metadata/managedFields").filter(|v| !v.is_null()) {
+            Some(entries) => {
+                let mut merged = obj.clone();
+                meta::metadata_mut(&mut merged).insert("managedFields".into(), entries.clone());
+                unstructured_convert::conversion_error(&merged, go)
+            }
+            None => unstructured_convert::conversion_error(obj, go),
+        };
+        if let Some(why) = refused {
             let info = self.strategy.info();
             let gvk = gvk_string(&info.api_version(), &info.kind);
             let named = config_gvknn(config, &gvk);

@@ -208,3 +208,28 @@ fn wrong_types_are_worded_as_structured_merge_diff_prints_them() {
         assert_eq!(one(spec.clone()), [said], "{spec}");
     }
 }
+
+#[test]
+fn metadata_is_typed_as_kube_s_openapi_types_it() {
+    let schema = Schema::for_kind(None, false);
+    let owner = |name: &str| json!({"apiVersion": "v1", "kind": "K", "name": name});
+    // An owner reference's uid defaults to "": one without is keyed so, two collide.
+    let one = json!({"metadata": {"ownerReferences": [owner("a")]}});
+    assert_eq!(type_error(&schema, &one), None);
+    let two = json!({"metadata": {"ownerReferences": [owner("a"), owner("b")]}});
+    assert_eq!(
+        type_error(&schema, &two).as_deref(),
+        Some(".metadata.ownerReferences: duplicate entries for key [uid=\"\"]")
+    );
+    // managedFields entries are ManagedFieldsEntry structs.
+    let entries = json!({"metadata": {"managedFields": [{"manager": 5, "fieldsV1": {"f:a": {}}, "time": "x"}]}});
+    assert_eq!(
+        type_error(&schema, &entries).as_deref(),
+        Some(".metadata.managedFields[0].manager: expected string, got &value.valueUnstructured{Value:5}")
+    );
+    let unknown = json!({"metadata": {"managedFields": [{"bogus": 1}]}});
+    assert_eq!(
+        type_error(&schema, &unknown).as_deref(),
+        Some(".metadata.managedFields[0].bogus: field not declared in schema")
+    );
+}

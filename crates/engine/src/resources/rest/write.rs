@@ -354,6 +354,8 @@ impl Rest<'_> {
             Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
         }
+        // Taken after the strategy: a custom resource's /status keeps none of the metadata.
+        let self_link = meta::given_self_link(&obj);
         meta::preserve_on_update(&mut obj, old);
         managed_fields.restore(&mut obj);
         if self.strategy.uses_generation()
@@ -397,9 +399,14 @@ impl Rest<'_> {
         if meta::equal_except_metadata(&obj, old, &["resourceVersion"])
             && self.stored_as_read(namespace, name, &obj, old_rv).await?
         {
-            return Ok(old.clone());
+            let mut out = old.clone();
+            if dry_run {
+                meta::restore_self_link(&mut out, self_link);
+            }
+            return Ok(out);
         }
         if dry_run {
+            meta::restore_self_link(&mut obj, self_link);
             let mut out = self.strategy.codec().round_trip(obj)?;
             if let Some(rv) = meta::resource_version(old).map(String::from) {
                 meta::metadata_mut(&mut out).insert("resourceVersion".into(), Value::from(rv));
@@ -418,6 +425,7 @@ impl Rest<'_> {
             if let Some(rv) = meta::resource_version(old).map(String::from) {
                 meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv));
             }
+            meta::restore_self_link(&mut obj, self_link);
             return Ok(obj);
         }
         let kv = self
