@@ -183,6 +183,7 @@ scenarios!(
     registered,
     represented,
     reviews,
+    routed,
     scaled,
     schemas,
     select,

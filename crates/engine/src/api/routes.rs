@@ -129,7 +129,7 @@ pub async fn serve_resource(
 }
 
 /// `res` with its headers and no body (a HEAD's answer).
-fn without_body(res: Response) -> Response {
+pub(crate) fn without_body(res: Response) -> Response {
     let (mut parts, _) = res.into_parts();
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, axum::body::Body::empty())
