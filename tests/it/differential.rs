@@ -185,6 +185,7 @@ scenarios!(
     registered,
     represented,
     reviews,
+    routed,
     scaled,
     schemas,
     select,

@@ -111,8 +111,9 @@ impl ApiError {
 
     fn named(gr: &GroupResource, name: &str) -> StatusDetails {
         StatusDetails {
-            name: Some(name.to_string()),
-            // The core group is omitted, as Go's omitempty does (reference 62).
+            // An empty name and the core group are omitted, as Go's omitempty does
+            // (reference 62; `gizmos/%2Fg1/status` names no object).
+            name: Some(name.to_string()).filter(|n| !n.is_empty()),
             group: Some(gr.group.clone()).filter(|g| !g.is_empty()),
             kind: Some(gr.resource.clone()),
             ..Default::default()

@@ -23,33 +23,55 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::any;
 use std::sync::Arc;
 
 /// The engine's router. No authentication here: `serve` adds its bearer-token layer in
 /// front, and local mode has no one to authenticate.
 pub fn router(engine: Arc<Engine>) -> Router {
     Router::new()
-        // kube serves `/version` through a GET-only route; the health checks and the
-        // OpenAPI documents are plain handlers that answer any method alike.
-        .route("/version", get(version))
-        .route("/healthz", any(ok_text))
-        .route("/livez", any(ok_text))
+        // kube serves `/version` through a GET-only go-restful route (HEAD included in the
+        // refusal, and no `Allow` header); the health checks and the OpenAPI documents are
+        // plain handlers that answer any method alike.
+        .route("/version", any(version))
+        .route("/version/", any(version))
+        .route("/version/{*rest}", any(under_version))
+        .route("/healthz", any(health))
+        .route("/livez", any(health))
         .route("/readyz", any(readyz))
+        .route("/healthz/{check}", any(health_check))
+        .route("/livez/{check}", any(health_check))
+        .route("/readyz/{check}", any(health_check))
         .route("/openapi/v2", any(openapi::serve_v2))
         .route("/openapi/v3", any(openapi::serve_v3_index))
         // The aggregator's prefix handler: `/openapi/v3/` alone is one more unknown document.
         .route("/openapi/v3/", any(openapi::serve_v3_document))
         .route("/openapi/v3/{*group_version}", any(openapi::serve_v3_document))
         .fallback(dispatch)
-        .method_not_allowed_fallback(non_resource_method_not_allowed)
         .with_state(engine)
 }
 
-/// Another method than GET on `/version`: the 405 `Status` kube-apiserver gives for a
-/// method its routes do not take, where axum would answer with an empty body.
-async fn non_resource_method_not_allowed() -> Response {
-    error_response(&ApiError::method_not_allowed())
+/// Go's server's own answer to a request line it cannot parse (a bad `%` escape in the
+/// path): plain text, and the connection closed, before kube sees the request.
+pub fn bad_request_line() -> Response {
+    let mut res = (StatusCode::BAD_REQUEST, "400 Bad Request").into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    res
+}
+
+/// kube's filter that reads a request's `RequestInfo` fails on the path: Go's `http.Error`
+/// with the request line quoted, a 500 before any route.
+fn request_info_failed(uri: &axum::http::Uri, why: &str) -> Response {
+    let raw = uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let text =
+        format!("Internal Server Error: {}: failed to create RequestInfo: {why}, {raw}\n", crate::field::go_quote(raw));
+    let mut res = (StatusCode::INTERNAL_SERVER_ERROR, text).into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    h.insert("X-Content-Type-Options", HeaderValue::from_static("nosniff"));
+    res
 }
 
 /// A JSON body with the headers kube-apiserver sends on every API response.
@@ -94,7 +116,10 @@ struct VersionInfo {
 /// `/version`, indented whatever the client, as kube's handler writes it (`WriteRawJSON`).
 /// Its go-restful route produces JSON alone: another `Accept` is go-restful's 406 (the
 /// handler itself negotiates nothing, so conversions and parameters are ignored).
-async fn version(uri: axum::http::Uri, headers: HeaderMap) -> Response {
+async fn version(method: Method, uri: axum::http::Uri, headers: HeaderMap) -> Response {
+    if method != Method::GET {
+        return error_response(&ApiError::method_not_allowed());
+    }
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     if let Err(e) = negotiation::restful_accepts_version(accept) {
         return respond::error_for(&e, &headers, &query::Query::parse(uri.query()));
@@ -124,22 +149,55 @@ fn go_arch(arch: &str) -> &str {
     }
 }
 
-async fn ok_text() -> Response {
-    let mut res = (StatusCode::OK, "ok").into_response();
-    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+/// A path under `/version` that its go-restful web service routes nowhere.
+async fn under_version() -> Response {
+    error_response(&ApiError::no_route())
+}
+
+/// A plain-text answer with the headers kube's handlers set on it.
+fn text(status: StatusCode, body: &'static str, nosniff: bool) -> Response {
+    let mut res = (status, body).into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+    if nosniff {
+        h.insert("X-Content-Type-Options", HeaderValue::from_static("nosniff"));
+    }
     res
+}
+
+/// `/healthz` and `/livez`, which kube's handler answers with `nosniff`.
+async fn health() -> Response {
+    text(StatusCode::OK, "ok", true)
+}
+
+/// The checks kube registers under `/healthz/<name>` (and `/livez/`, `/readyz/`) that ours
+/// has as well: the server answering (`ping`, `log`) and its store (`etcd`,
+/// `etcd-readiness`). A check ours has not (kube's post-start hooks) is a plain 404, as
+/// any unknown one is.
+async fn health_check(
+    State(engine): State<Arc<Engine>>,
+    axum::extract::Path(check): axum::extract::Path<String>,
+) -> Response {
+    match check.as_str() {
+        "ping" | "log" => text(StatusCode::OK, "ok", false),
+        "etcd" | "etcd-readiness" if engine.store().ready().await => text(StatusCode::OK, "ok", false),
+        // kube's `adaptCheckToHandler`: Go's `http.Error` with the check's error.
+        "etcd" | "etcd-readiness" => {
+            text(StatusCode::INTERNAL_SERVER_ERROR, "internal server error: etcd not ready\n", true)
+        }
+        _ => routes::plain_not_found(),
+    }
 }
 
 /// `/readyz`: ready while the store answers. A failure reads as kube-apiserver's when its
 /// etcd check fails (a 500 listing the failed check, the reason withheld).
 async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
     if engine.store().ready().await {
-        return ok_text().await;
+        return health().await;
     }
     let body = "[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\nreadyz check failed\n";
-    let mut res = (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
-    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    res
+    text(StatusCode::INTERNAL_SERVER_ERROR, body, true)
 }
 
 /// Aggregated discovery with kube's validators: its ETag, and a 304 without a body when
@@ -219,12 +277,7 @@ fn discovery_negotiated(
     q: &query::Query,
 ) -> Result<negotiation::Negotiated, ApiError> {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let restful = match path.strip_prefix("/apis/").map(|r| r.split_once('/')) {
-        Some(Some((g, v))) => kinds.builtin().iter().any(|k| k.info().group == g && k.info().version == v),
-        Some(None) => false,
-        None => path != "/apis",
-    };
-    if restful {
+    if restful_discovery(kinds, path) {
         negotiation::restful_accepts(accept, false)?;
     }
     let mut negotiated = negotiation::negotiate(accept, negotiation::Endpoint::Discovery)?;
@@ -248,38 +301,21 @@ fn discovery_response(
 
 async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let path = parts.uri.path().trim_end_matches('/').to_string();
+    let Some(path) = request::request_path(&parts.uri) else { return bad_request_line() };
+    if let Some(why) = request::request_info_error(&path) {
+        return request_info_failed(&parts.uri, why);
+    }
+    // kube's director hands a path to a handler by its prefix (`/api`, `/apis/`): one that
+    // starts with an empty segment has none, whatever follows.
+    if path.starts_with("//") {
+        return routes::plain_not_found();
+    }
+    let path = path.trim_end_matches('/').to_string();
     let query = query::Query::parse(parts.uri.query());
     let kinds = engine.kinds();
-    if parts.method == Method::GET {
-        let negotiated = || discovery_negotiated(kinds, &path, &parts.headers, &query);
-        let found = match path.as_str() {
-            "/api" | "/apis" if let Some(aggregated) = aggregated_negotiated(&path, &parts.headers, &query) => {
-                let which =
-                    if path == "/api" { discovery::Cached::AggregatedCore } else { discovery::Cached::Aggregated };
-                return match aggregated {
-                    Ok(chosen) => aggregated_response(&parts.headers, chosen, discovery::cached(kinds, which)),
-                    Err(e) => respond::error_for(&e, &parts.headers, &query),
-                };
-            }
-            "/api" => Some(discovery::core_versions(
-                parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
-            )),
-            "/apis" => {
-                let list = discovery::cached(kinds, discovery::Cached::GroupList);
-                return discovery_response(negotiated(), list.json.to_vec(), &parts.headers, &query);
-            }
-            "/api/v1" => discovery::resource_list(kinds, "", "v1"),
-            p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
-                Some([g]) => discovery::group(kinds, g),
-                Some([g, v]) => discovery::resource_list(kinds, g, v),
-                _ => None,
-            },
-        };
-        if let Some(doc) = found {
-            let json = crate::resources::builtin::struct_json::to_vec(&doc);
-            return discovery_response(negotiated(), json, &parts.headers, &query);
-        }
+    if let Some(res) = serve_discovery(kinds, &path, &parts, &query) {
+        // kube answers HEAD as GET; Go's server then sends the headers alone.
+        return if parts.method == Method::HEAD { routes::without_body(res) } else { res };
     }
     let body = match axum::body::to_bytes(body, routes::MAX_BODY).await {
         Ok(b) => b,
@@ -297,6 +333,60 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
         return settle_crd_write(&engine, response).await;
     }
     response
+}
+
+/// The discovery document at `path`, if one is there. kube serves `/apis`, `/apis/<group>`
+/// and a CRD's group-version from plain handlers that answer any method alike; `/api`,
+/// `/api/v1` and a built-in group-version are go-restful routes that take GET alone (HEAD
+/// too is their 405).
+fn serve_discovery(
+    kinds: &crate::kinds::Kinds,
+    path: &str,
+    parts: &axum::http::request::Parts,
+    query: &query::Query,
+) -> Option<Response> {
+    let headers = &parts.headers;
+    let negotiated = || discovery_negotiated(kinds, path, headers, query);
+    let found = match path {
+        "/api" | "/apis" if let Some(aggregated) = aggregated_negotiated(path, headers, query) => {
+            if parts.method != Method::GET && restful_discovery(kinds, path) {
+                return Some(error_response(&ApiError::method_not_allowed()));
+            }
+            let which = if path == "/api" { discovery::Cached::AggregatedCore } else { discovery::Cached::Aggregated };
+            return Some(match aggregated {
+                Ok(chosen) => aggregated_response(headers, chosen, discovery::cached(kinds, which)),
+                Err(e) => respond::error_for(&e, headers, query),
+            });
+        }
+        "/api" => Some(discovery::core_versions(
+            headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
+        )),
+        "/apis" => {
+            let list = discovery::cached(kinds, discovery::Cached::GroupList);
+            return Some(discovery_response(negotiated(), list.json.to_vec(), headers, query));
+        }
+        "/api/v1" => discovery::resource_list(kinds, "", "v1"),
+        p => match p.strip_prefix("/apis/").map(|r| r.split('/').collect::<Vec<_>>()).as_deref() {
+            Some([g]) => discovery::group(kinds, g),
+            Some([g, v]) => discovery::resource_list(kinds, g, v),
+            _ => None,
+        },
+    }?;
+    if parts.method != Method::GET && restful_discovery(kinds, path) {
+        return Some(error_response(&ApiError::method_not_allowed()));
+    }
+    let json = crate::resources::builtin::struct_json::to_vec(&found);
+    Some(discovery_response(negotiated(), json, headers, query))
+}
+
+/// Whether the discovery document at `path` is a go-restful route (`/api`, `/api/v1`, a
+/// built-in group-version) rather than a plain handler (`/apis`, a group, a CRD's version).
+fn restful_discovery(kinds: &crate::kinds::Kinds, path: &str) -> bool {
+    match path.strip_prefix("/apis/").map(|r| r.split_once('/')) {
+        Some(Some((g, v))) => kinds.builtin().iter().any(|k| k.info().group == g && k.info().version == v),
+        Some(None) => false,
+        None => path != "/apis",
+    }
 }
 
 /// Where CRDs are written.

@@ -8,6 +8,30 @@ use super::query::Query;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, header};
 
+/// The path a request names, as Go's server hands it to kube's handlers (`URL.Path`): its
+/// escapes decoded, so `cm%31` is `cm1` and `%2F` a separator like any `/`. `None` for a
+/// request line Go's `url.ParseRequestURI` refuses (a `%` without two hex digits), which
+/// Go's server answers itself ([`super::bad_request_line`]) before kube sees it.
+pub fn request_path(uri: &axum::http::Uri) -> Option<String> {
+    let raw = uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let url = crate::schema::go_url::parse_request_uri(raw).ok()?;
+    Some(String::from_utf8_lossy(&url.path).into_owned())
+}
+
+/// Why kube's `RequestInfo` cannot read a resource path: a verb segment (`watch`,
+/// `proxy`) with nothing after it. kube's filter answers it before any route, as a 500.
+pub fn request_info_error(path: &str) -> Option<&'static str> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let after_version = match segs.as_slice() {
+        ["api", _, rest @ ..] | ["apis", _, _, rest @ ..] => rest,
+        _ => return None,
+    };
+    match after_version {
+        [verb] if matches!(*verb, "watch" | "proxy") => Some("unable to determine kind and namespace from url"),
+        _ => None,
+    }
+}
+
 /// A parsed resource path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -55,20 +79,24 @@ pub fn parse_target(path: &str) -> Option<Target> {
     match rest.as_slice() {
         [plural] => Some(t(plural, None, None, false)),
         [plural, name] => Some(t(plural, Some(name), None, false)),
+        // kube reads an empty subresource (`.../o1//status`) as none: the CRD handler serves
+        // the object itself, and go-restful routes no such path (as with trailing segments).
+        [plural, name, "", ..] => Some(t(plural, Some(name), None, true)),
         [plural, name, sub, tail @ ..] => Some(t(plural, Some(name), Some(sub), !tail.is_empty())),
         _ => None,
     }
 }
 
-/// `/api/v1/namespaces/x` and `/api/v1/namespaces/x/status` name a namespace, not a
-/// namespace prefix.
+/// `/api/v1/namespaces/x`, `/api/v1/namespaces/x/status` and `.../x/finalize` name a
+/// namespace, not a namespace prefix (kube's `namespaceSubresources`).
 pub(crate) fn namespace_object(t: &Target) -> Option<Target> {
-    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && t.plural == "status" && !t.watch {
+    let sub = matches!(t.plural.as_str(), "status" | "finalize");
+    if t.group.is_empty() && t.namespace.is_some() && t.name.is_none() && sub && !t.watch {
         return Some(Target {
             namespace: None,
             plural: "namespaces".into(),
             name: t.namespace.clone(),
-            subresource: Some("status".into()),
+            subresource: Some(t.plural.clone()),
             ..t.clone()
         });
     }
@@ -155,5 +183,33 @@ mod tests {
         assert!(t.watch && namespace_object(&t).is_none());
         assert_eq!((t.plural.as_str(), t.name.as_deref()), ("namespaces", Some("team")));
         assert!(!parse_target("/apis/g.example.com/v1/widgets").expect("parse").watch);
+    }
+
+    #[test]
+    fn paths_are_read_decoded_as_go_serves_them() {
+        let path = |raw: &str| request_path(&raw.parse().expect("a uri"));
+        assert_eq!(
+            path("/api/v1/namespaces/rf/configmaps/cm%31?x=%zz").as_deref(),
+            Some("/api/v1/namespaces/rf/configmaps/cm1")
+        );
+        assert_eq!(
+            path("/apis/g/v1/namespaces/rf/widgets/w%2f1").as_deref(),
+            Some("/apis/g/v1/namespaces/rf/widgets/w/1")
+        );
+        assert_eq!(path("/api/v1/namespaces/r%20f").as_deref(), Some("/api/v1/namespaces/r f"));
+        assert_eq!(path("/api/v1/namespaces/a+b").as_deref(), Some("/api/v1/namespaces/a+b"), "no + in a path");
+        assert_eq!(path("/api/v1/namespaces/r%zzf"), None);
+        assert_eq!(path("/api/v1/namespaces/r%f"), None);
+        assert_eq!(path("/api/v1/namespaces/rf%"), None);
+    }
+
+    #[test]
+    fn a_verb_segment_alone_is_no_request_info() {
+        for path in ["/api/v1/watch", "/api/v1/watch/", "/apis/g/v1/watch", "/apis/nope/v9/proxy"] {
+            assert!(request_info_error(path).is_some(), "{path}");
+        }
+        for path in ["/api/v1/watch/namespaces", "/apis/g/watch", "/api/watch", "/apis/g/v1/watches", "/version"] {
+            assert_eq!(request_info_error(path), None, "{path}");
+        }
     }
 }

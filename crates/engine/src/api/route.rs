@@ -151,6 +151,11 @@ fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
         None => Subresource::Main,
         Some("status") if kind.status => Subresource::Status,
         Some("scale") if kind.scale => Subresource::Scale,
+        // kube routes a namespace's `/finalize` for PUT alone. Ours finalizes no namespace
+        // on request, so a PUT stays unrouted; every other method is kube's 405.
+        Some("finalize") if kind.resource == GroupResource::new("", "namespaces") && method != Method::PUT => {
+            return Route::Refused(ApiError::method_not_allowed());
+        }
         Some(_) => return Route::Refused(ApiError::no_route()),
     };
     let named = t.name.is_some();
@@ -333,6 +338,12 @@ mod tests {
         };
         let t = target(Some("team"), "namespaces", None, None);
         assert_eq!(show(route(&namespaces, &t, &Method::POST)), "404 the server could not find the requested resource");
+        let t = target(None, "namespaces", Some("team"), Some("finalize"));
+        assert_eq!(
+            show(route(&namespaces, &t, &Method::GET)),
+            "405 the server does not allow this method on the requested resource"
+        );
+        assert_eq!(show(route(&namespaces, &t, &Method::PUT)), "404 the server could not find the requested resource");
         let t = target(None, "namespaces", None, None);
         assert_eq!(
             show(route(&namespaces, &t, &Method::DELETE)),

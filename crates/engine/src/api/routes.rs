@@ -129,7 +129,7 @@ pub async fn serve_resource(
 }
 
 /// `res` with its headers and no body (a HEAD's answer).
-fn without_body(res: Response) -> Response {
+pub(crate) fn without_body(res: Response) -> Response {
     let (mut parts, _) = res.into_parts();
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, axum::body::Body::empty())
@@ -371,8 +371,11 @@ async fn dispatch(
         }
         Verb::Update => {
             let obj = body_object(rest, req, opts)?;
-            // A kind that creates on update: the same admission as a POST first.
-            if rest.strategy.allows_create_on_update() {
+            // A kind that creates on update: the same admission as a POST first, once the
+            // body's namespace is the path's (kube checks that as it decodes the body, so
+            // a mismatch is its 400 even where the namespace does not exist).
+            let other_namespace = crate::meta::namespace(&obj).is_some_and(|n| ns.is_some_and(|ns| ns != n));
+            if rest.strategy.allows_create_on_update() && !other_namespace {
                 admit_if_missing(engine, kind, rest, ns, name).await?;
             }
             let outcome = rest.update_outcome(ns, name, obj, sub, opts).await?;

@@ -46,7 +46,7 @@ mod go_base64;
 mod go_pattern;
 pub(crate) mod go_regexp;
 pub(crate) mod go_time;
-mod go_url;
+pub(crate) mod go_url;
 pub mod gofmt;
 mod listtype;
 pub mod names;
