@@ -168,6 +168,7 @@ scenarios!(
     documented,
     evaluated,
     evolution,
+    kubectl,
     lists,
     listwatch,
     managers,
