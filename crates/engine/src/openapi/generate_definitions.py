@@ -189,6 +189,34 @@ REQUIRED = {
 }
 
 
+# The enums kube's openapi-gen writes for Go string types with `+enum` (the crate carries
+# neither the list nor the description's "Possible enum values" that kubectl explain prints):
+# (definition, property) -> {value: its description}, recorded from the oracle.
+ENUMS = {
+    ("io.k8s.api.core.v1.NamespaceStatus", "phase"): {
+        "Active": "means the namespace is available for use in the system",
+        "Terminating": "means the namespace is undergoing graceful termination",
+    },
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule", "reason"): {
+        "FieldValueDuplicate": "is used to report collisions of values that must be unique (e.g. unique IDs).",
+        "FieldValueForbidden": "is used to report valid (as per formatting rules) values which would be accepted "
+                               "under some conditions, but which are not permitted by the current conditions "
+                               "(such as security policy).",
+        "FieldValueInvalid": "is used to report malformed values (e.g. failed regex match, too long, out of bounds).",
+        "FieldValueRequired": "is used to report required values that are not provided (e.g. empty strings, "
+                              "null values, or empty arrays).",
+    },
+}
+
+
+def add_enums(defs):
+    for (name, prop), values in ENUMS.items():
+        node = defs[name]["properties"][prop]
+        node["enum"] = sorted(values)
+        listed = "".join(f'\n - `"{v}"` {values[v]}' for v in sorted(values))
+        node["description"] += "\n\nPossible enum values:" + listed
+
+
 def set_required(defs):
     for name, required in REQUIRED.items():
         defs[name].pop("required", None)
@@ -254,6 +282,7 @@ def main():
         }
     add_extensions(defs)
     set_required(defs)
+    add_enums(defs)
     for name, kind in DISCOVERY:
         if kind:
             defs[name]["x-kubernetes-group-version-kind"] = [{"group": "", "kind": kind, "version": "v1"}]
