@@ -160,6 +160,15 @@ fn wants_aggregated(headers: &HeaderMap) -> Option<discovery::AggregatedVersion>
     }
 }
 
+/// The address `/api` reports for every client CIDR: kube reports its external address
+/// (host and port); the engine knows only the one the client dialled, from the Host header
+/// or, over HTTP/2 (kubectl's), the request's authority, which has no Host header.
+fn server_address(parts: &axum::http::request::Parts) -> String {
+    let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let authority = parts.uri.authority().map(|a| a.as_str());
+    host.or(authority).unwrap_or("127.0.0.1").to_string()
+}
+
 /// A discovery document as kube's serializer writes it: indented when the client asks for
 /// it (`?pretty`, or curl's and browsers' user agents: `json.MarshalIndent`), else ended by
 /// a newline (`json.Encoder`).
@@ -260,9 +269,7 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
                     if path == "/api" { discovery::Cached::AggregatedCore } else { discovery::Cached::Aggregated };
                 return aggregated_response(&parts.headers, version, discovery::cached(kinds, which), document);
             }
-            "/api" => Some(discovery::core_versions(
-                parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
-            )),
+            "/api" => Some(discovery::core_versions(&server_address(&parts))),
             "/apis" => {
                 let list = discovery::cached(kinds, discovery::Cached::GroupList);
                 return discovery_response(negotiated(), list.json.to_vec(), &parts.headers, &query);
