@@ -169,6 +169,7 @@ scenarios!(
     documented,
     evaluated,
     evolution,
+    kubectl,
     lists,
     listwatch,
     managers,

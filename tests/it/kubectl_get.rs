@@ -159,6 +159,17 @@ fn get_raw_and_output_formats() {
     assert_eq!(cells(&custom, &[]), table(&[&["N", "C"], &["w1", "blue"], &["w2", "green"], &["w3", "green"]]));
 }
 
+/// `/api` names the server's address with its port, as kube-apiserver names its external
+/// address, though kubectl speaks HTTP/2 and so sends no Host header.
+#[test]
+fn get_raw_api_names_the_server_address_and_port() {
+    let server = Server::start();
+    let url = server.ok(&["config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"]);
+    let versions: serde_json::Value = serde_json::from_str(&server.ok(&["get", "--raw", "/api"])).expect("json");
+    let address = &versions["serverAddressByClientCIDRs"][0]["serverAddress"];
+    assert_eq!(address.as_str(), url.strip_prefix("https://"), "{versions}");
+}
+
 fn next_line(rx: &mpsc::Receiver<String>) -> String {
     rx.recv_timeout(Duration::from_secs(20)).expect("a line from kubectl get -w")
 }

@@ -200,6 +200,15 @@ async fn readyz(State(engine): State<Arc<Engine>>) -> Response {
     text(StatusCode::INTERNAL_SERVER_ERROR, body, true)
 }
 
+/// The address `/api` reports for every client CIDR: kube reports its external address
+/// (host and port); the engine knows only the one the client dialled, from the Host header
+/// or, over HTTP/2 (kubectl's), the request's authority, which has no Host header.
+fn server_address(parts: &axum::http::request::Parts) -> String {
+    let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let authority = parts.uri.authority().map(|a| a.as_str());
+    host.or(authority).unwrap_or("127.0.0.1").to_string()
+}
+
 /// Aggregated discovery with kube's validators: its ETag, and a 304 without a body when
 /// `If-None-Match` is that ETag exactly (kube compares the header whole), which is how
 /// kubectl's disk cache revalidates it. The ETag is the list's, whatever its encoding.
@@ -358,9 +367,7 @@ fn serve_discovery(
                 Err(e) => respond::error_for(&e, headers, query),
             });
         }
-        "/api" => Some(discovery::core_versions(
-            headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1"),
-        )),
+        "/api" => Some(discovery::core_versions(&server_address(parts))),
         "/apis" => {
             let list = discovery::cached(kinds, discovery::Cached::GroupList);
             return Some(discovery_response(negotiated(), list.json.to_vec(), headers, query));

@@ -168,6 +168,62 @@ EXTENSIONS = {
 }
 
 
+# kube-apiserver 1.32's own `required` lists where the crate's (API level 1.33, sorted by name)
+# differ: kube lists them in its Go structs' order, core/v1 Event does require its metadata,
+# events.k8s.io/v1 Event its eventTime, and a LocalObjectReference's name is not yet required
+# (kubectl explain marks each `-required-`). Recorded from the oracle's /openapi/v2 and /v3.
+REQUIRED = {
+    "io.k8s.api.authorization.v1.SubjectRulesReviewStatus": ["resourceRules", "nonResourceRules", "incomplete"],
+    "io.k8s.api.core.v1.Event": ["metadata", "involvedObject"],
+    "io.k8s.api.core.v1.LocalObjectReference": None,
+    "io.k8s.api.core.v1.NamespaceCondition": ["type", "status"],
+    "io.k8s.api.events.v1.Event": ["eventTime"],
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition": ["name", "type", "jsonPath"],
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition": ["type", "status"],
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames": ["plural", "kind"],
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference": ["namespace", "name"],
+    "io.k8s.apimachinery.pkg.apis.meta.v1.APIResource": ["name", "singularName", "namespaced", "kind", "verbs"],
+    "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions": ["versions", "serverAddressByClientCIDRs"],
+    "io.k8s.apimachinery.pkg.version.Info": ["major", "minor", "gitVersion", "gitCommit", "gitTreeState", "buildDate",
+                                             "goVersion", "compiler", "platform"],
+}
+
+
+# The enums kube's openapi-gen writes for Go string types with `+enum` (the crate carries
+# neither the list nor the description's "Possible enum values" that kubectl explain prints):
+# (definition, property) -> {value: its description}, recorded from the oracle.
+ENUMS = {
+    ("io.k8s.api.core.v1.NamespaceStatus", "phase"): {
+        "Active": "means the namespace is available for use in the system",
+        "Terminating": "means the namespace is undergoing graceful termination",
+    },
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule", "reason"): {
+        "FieldValueDuplicate": "is used to report collisions of values that must be unique (e.g. unique IDs).",
+        "FieldValueForbidden": "is used to report valid (as per formatting rules) values which would be accepted "
+                               "under some conditions, but which are not permitted by the current conditions "
+                               "(such as security policy).",
+        "FieldValueInvalid": "is used to report malformed values (e.g. failed regex match, too long, out of bounds).",
+        "FieldValueRequired": "is used to report required values that are not provided (e.g. empty strings, "
+                              "null values, or empty arrays).",
+    },
+}
+
+
+def add_enums(defs):
+    for (name, prop), values in ENUMS.items():
+        node = defs[name]["properties"][prop]
+        node["enum"] = sorted(values)
+        listed = "".join(f'\n - `"{v}"` {values[v]}' for v in sorted(values))
+        node["description"] += "\n\nPossible enum values:" + listed
+
+
+def set_required(defs):
+    for name, required in REQUIRED.items():
+        defs[name].pop("required", None)
+        if required:
+            defs[name]["required"] = required
+
+
 def add_extensions(defs):
     for (name, prop), extensions in EXTENSIONS.items():
         node = defs[name] if not prop else defs[name]["properties"][prop]
@@ -225,6 +281,8 @@ def main():
             "x-kubernetes-group-version-kind": [{"group": group, "kind": kind + "List", "version": version}],
         }
     add_extensions(defs)
+    set_required(defs)
+    add_enums(defs)
     for name, kind in DISCOVERY:
         if kind:
             defs[name]["x-kubernetes-group-version-kind"] = [{"group": "", "kind": kind, "version": "v1"}]

@@ -174,6 +174,17 @@ impl Strategy for CrdStrategy {
         deletion_finalizers(&meta::finalizers(obj), delete.propagation)
     }
 
+    /// kube's CRD strategy selects on `ObjectMetaFieldsSet(meta, true)`: a CRD has a
+    /// `metadata.namespace` to select on (always empty) though it is cluster-scoped.
+    fn selectable_fields(&self) -> Vec<String> {
+        vec!["metadata.name".into(), "metadata.namespace".into()]
+    }
+
+    /// The apiextensions scheme registers no field label conversion for CRDs.
+    fn unsupported_field_label(&self, field: &str) -> String {
+        super::default_field_label_refusal(field)
+    }
+
     fn own_delete_preconditions(&self) -> bool {
         true
     }
@@ -506,5 +517,15 @@ mod tests {
         assert!(errors.iter().any(|e| e.field == "status.acceptedNames.plural"), "{errors:?}");
         new["status"] = json!({"acceptedNames": {"plural": "widgets", "kind": "Widget"}});
         assert_eq!(strategy.validate_status_update(&new, &old), Vec::new());
+    }
+
+    #[test]
+    fn a_crd_selects_on_an_empty_namespace_and_refuses_other_fields_in_meta_words() {
+        let strategy = CrdStrategy::default();
+        assert_eq!(strategy.selectable_fields(), ["metadata.name", "metadata.namespace"]);
+        assert_eq!(
+            strategy.unsupported_field_label("spec.group"),
+            "\"spec.group\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
     }
 }

@@ -678,6 +678,15 @@ pub trait Strategy: Send + Sync {
     }
 }
 
+/// apimachinery's `DefaultMetaV1FieldSelectorConversion` refusing `field`: the words of
+/// every kind whose scheme registers no field label conversion of its own.
+pub fn default_field_label_refusal(field: &str) -> String {
+    format!(
+        "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+        crate::field::go_quote(field)
+    )
+}
+
 /// kube-apiserver's etcd prefix of a built-in kind: `/registry/<plural>/`, whatever its
 /// group (see [`Strategy::kube_storage_prefix`]).
 pub fn builtin_storage_prefix(info: &ResourceInfo) -> String {

@@ -296,10 +296,7 @@ impl Strategy for BuiltinStrategy {
     fn unsupported_field_label(&self, field: &str) -> String {
         match self.kind {
             Builtin::Secret => format!("field label not supported: {field}"),
-            _ => format!(
-                "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                crate::field::go_quote(field)
-            ),
+            _ => crate::resources::default_field_label_refusal(field),
         }
     }
 
