@@ -2,7 +2,9 @@
 //! engine posts a `ConversionReview` to a real HTTPS server started here, whenever an object
 //! changes version, and answers as kube-apiserver 1.32.13 answered for the same webhook
 //! (recorded by hand against the oracle: every message below is its). The webhook marks
-//! what it converted (`spec.convertedTo`), so each answer shows whether it was called.
+//! what it converted (`spec.convertedTo`), so each answer shows whether it was called. The
+//! last test drives the real `kubectl` against `kubectl crd serve`, and passes against the
+//! oracle too (`KUBECTL_CRD_TEST_ORACLE`).
 
 use crate::support::crd::CrdBuilder;
 use axum::body::Body;
@@ -377,4 +379,49 @@ async fn field_managers_compare_at_their_own_version_through_the_webhook() {
         .collect();
     // a's x was changed (seen at v1, where y is x): taken from a, as the oracle answered.
     assert_eq!(entries, vec![(json!("a"), json!({"f:spec": {}})), (json!("c"), json!({"f:spec": {"f:y": {}}}))]);
+}
+
+/// The real `kubectl` against `kubectl crd serve` over HTTPS (or the oracle, with
+/// `KUBECTL_CRD_TEST_ORACLE` set: the same assertions hold there), the webhook in this test.
+#[test]
+fn kubectl_reads_and_writes_through_the_conversion_webhook() {
+    let webhook = Webhook::start();
+    let server = crate::support::kubectl::Server::start();
+    let file = |name: &str, value: &Value| {
+        let path = server.dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(value).expect("json")).expect("write");
+        path.display().to_string()
+    };
+    let mut crd = hooks_crd(with_ca(&webhook));
+    crd["spec"]["versions"][1]["additionalPrinterColumns"] =
+        json!([{"name": "Converted", "type": "string", "jsonPath": ".spec.convertedTo"}]);
+    server.ok(&["create", "-f", &file("crd.json", &crd)]);
+    server.ok(&["wait", "--for=condition=Established", &format!("crd/hooks.{GROUP}"), "--timeout=20s"]);
+    let mut a = hook(&format!("{GROUP}/v1"), "a");
+    a["metadata"]["namespace"] = json!("default");
+    server.ok(&["create", "-f", &file("a.json", &a)]);
+
+    // Read at v2: the webhook's object, in kubectl's table and in full.
+    let table = server.ok(&["get", &format!("hooks.v2.{GROUP}"), "-n", "default"]);
+    assert!(table.lines().any(|l| l.starts_with("a ") && l.contains(&format!("{GROUP}/v2"))), "{table}");
+    let converted = |version: &str, name: &str| {
+        let resource = format!("hooks.{version}.{GROUP}");
+        server.ok(&["get", &resource, name, "-n", "default", "-o", "jsonpath={.spec.convertedTo}"])
+    };
+    assert_eq!(converted("v2", "a"), format!("{GROUP}/v2"));
+    // Applied at v2: stored through the webhook at v1.
+    let mut b = hook(&format!("{GROUP}/v2"), "b");
+    b["metadata"]["namespace"] = json!("default");
+    server.ok(&["apply", "-f", &file("b.json", &b)]);
+    assert_eq!(converted("v1", "b"), format!("{GROUP}/v1"));
+
+    webhook.set(Mode::Fail);
+    let out = server.kubectl(&["get", &format!("hooks.v2.{GROUP}"), "a", "-n", "default"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("conversion webhook for {GROUP}/v1, Kind=Hook failed: cannot convert: nope")),
+        "{stderr}"
+    );
+    assert!(!webhook.reviews().is_empty());
 }
