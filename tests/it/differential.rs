@@ -169,6 +169,7 @@ scenarios!(
     documented,
     evaluated,
     evolution,
+    finalized,
     kubectl,
     lists,
     listwatch,

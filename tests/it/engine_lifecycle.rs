@@ -548,3 +548,49 @@ async fn a_restart_in_the_middle_of_a_crd_clean_up_finishes_it() {
     eventually("the CRD to go after the restart", async || crds.get_opt(crds_name).await.ok()?.is_none().then_some(()))
         .await;
 }
+
+/// The namespace controller takes only its own token (`kubernetes`) from `spec.finalizers`:
+/// a namespace another finalizer holds stays Terminating, empty, without being written
+/// again, until that finalizer is removed through `/finalize` (kubectl's `replace --raw`
+/// of it, the known way to free a stuck namespace), which deletes it in the same write.
+#[tokio::test]
+async fn a_namespace_held_by_another_finalizer_waits_for_finalize() {
+    let (engine, client) = engine().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "held"}})).expect("ns"))
+        .await
+        .expect("namespace");
+    let finalize = |finalizers: Value| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "held"}, "spec": {"finalizers": finalizers}});
+    let pp = PostParams::default();
+    let added = namespaces
+        .replace_subresource(
+            "finalize",
+            "held",
+            &pp,
+            &finalize(json!(["kubernetes", "example.com/z", "example.com/a"])),
+        )
+        .await
+        .expect("finalize");
+    assert_eq!(added.spec.and_then(|s| s.finalizers).map(|f| f.len()), Some(3));
+    namespaces.delete("held", &DeleteParams::default()).await.expect("delete ns");
+
+    let left = eventually("the controller's token to go", async || {
+        let ns = namespaces.get("held").await.ok()?;
+        let finalizers = ns.spec.clone().and_then(|s| s.finalizers).unwrap_or_default();
+        (!finalizers.iter().any(|f| f == "kubernetes")).then_some((ns, finalizers))
+    })
+    .await;
+    assert_eq!(left.1, ["example.com/a", "example.com/z"], "others' finalizers kept, sorted");
+    assert_eq!(left.0.status.and_then(|s| s.phase).as_deref(), Some("Terminating"));
+    // Settled: the controller does not write it again.
+    let revision = left.0.metadata.resource_version.clone();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let later = namespaces.get("held").await.expect("still there");
+    assert_eq!(later.metadata.resource_version, revision);
+
+    let answer = namespaces.replace_subresource("finalize", "held", &pp, &finalize(json!([]))).await.expect("freed");
+    assert_eq!(answer.status.and_then(|s| s.phase).as_deref(), Some("Terminating"));
+    assert!(namespaces.get_opt("held").await.expect("read").is_none(), "gone in the same write");
+    assert!(engine.store().get("/registry/core/namespaces/held").await.expect("store").is_none());
+}

@@ -154,7 +154,9 @@ pub async fn list(
 fn presentation(engine: &Engine, kind: &ServedKind, sub: Subresource) -> (KindNames, Arc<TableConvertor>) {
     match sub {
         Subresource::Scale => (KindNames::scale(), Arc::new(TableConvertor::scale())),
-        Subresource::Main | Subresource::Status => (kind_names(kind), engine.kinds().table(kind)),
+        Subresource::Main | Subresource::Status | Subresource::Finalize => {
+            (kind_names(kind), engine.kinds().table(kind))
+        }
     }
 }
 

@@ -151,9 +151,11 @@ fn builtin(kind: &KindRoutes, t: &Target, method: &Method) -> Route {
         None => Subresource::Main,
         Some("status") if kind.status => Subresource::Status,
         Some("scale") if kind.scale => Subresource::Scale,
-        // kube routes a namespace's `/finalize` for PUT alone. Ours finalizes no namespace
-        // on request, so a PUT stays unrouted; every other method is kube's 405.
-        Some("finalize") if kind.resource == GroupResource::new("", "namespaces") && method != Method::PUT => {
+        // kube routes a namespace's `/finalize` for PUT alone; every other method is its 405.
+        Some("finalize") if kind.resource == GroupResource::new("", "namespaces") && method == Method::PUT => {
+            Subresource::Finalize
+        }
+        Some("finalize") if kind.resource == GroupResource::new("", "namespaces") => {
             return Route::Refused(ApiError::method_not_allowed());
         }
         Some(_) => return Route::Refused(ApiError::no_route()),
@@ -343,7 +345,7 @@ mod tests {
             show(route(&namespaces, &t, &Method::GET)),
             "405 the server does not allow this method on the requested resource"
         );
-        assert_eq!(show(route(&namespaces, &t, &Method::PUT)), "404 the server could not find the requested resource");
+        assert_eq!(show(route(&namespaces, &t, &Method::PUT)), "serve finalize update");
         let t = target(None, "namespaces", None, None);
         assert_eq!(
             show(route(&namespaces, &t, &Method::DELETE)),

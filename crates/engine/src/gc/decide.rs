@@ -46,7 +46,8 @@ pub(super) enum Action {
     DropOwners(String, Vec<String>),
     /// Clear a finalizer from the object at this key.
     ClearFinalizer(String, &'static str),
-    /// Clear a namespace's `spec.finalizers` (and let it go).
+    /// Take the namespace controller's token from a namespace's `spec.finalizers` (and let
+    /// it go when none is left).
     FinalizeNamespace(String),
     /// Set the deletion conditions of the namespace at this key from what remains in it.
     ReportContent(String, Remaining),

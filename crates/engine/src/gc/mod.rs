@@ -314,10 +314,16 @@ async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<
             let value = crate::resources::to_stored(&namespace);
             store.update(key, value, Some(kv.mod_revision)).await.map(|_| ()).map_err(|e| e.to_string())
         }
+        // kube's namespace controller takes its own token (`kubernetes`) from
+        // `spec.finalizers` and leaves the others, sorted; the namespace goes once none is
+        // left (another's is removed through `/finalize`).
         Action::FinalizeNamespace(key) => {
             rewrite(store, key, |obj| {
                 if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-                    spec.insert("finalizers".into(), Value::Array(Vec::new()));
+                    let given = spec.get("finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+                    let kept: std::collections::BTreeSet<&str> =
+                        given.iter().filter_map(Value::as_str).filter(|f| *f != "kubernetes").collect();
+                    spec.insert("finalizers".into(), kept.into_iter().map(Value::from).collect());
                 }
             })
             .await
@@ -330,6 +336,7 @@ async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<
 async fn rewrite(store: &dyn Store, key: &str, change: impl FnOnce(&mut Value)) -> Result<(), String> {
     let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
     let mut obj = meta::from_stored(&kv);
+    let before = obj.clone();
     change(&mut obj);
     let spec_finalizers = obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
     let done = meta::deletion_timestamp(&obj).is_some()
@@ -337,6 +344,10 @@ async fn rewrite(store: &dyn Store, key: &str, change: impl FnOnce(&mut Value)) 
         && !(key.starts_with(NAMESPACES) && spec_finalizers);
     let result = if done {
         store.delete(key, Some(kv.mod_revision)).await.map(|_| ())
+    } else if obj == before {
+        // Nothing to write (a namespace whose only spec finalizers are others'): a write
+        // would wake the collector for the same step again.
+        Ok(())
     } else {
         store.update(key, crate::resources::to_stored(&obj), Some(kv.mod_revision)).await.map(|_| ())
     };

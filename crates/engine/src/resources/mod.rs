@@ -538,6 +538,17 @@ pub trait Strategy: Send + Sync {
         self.validate_update(new, old)
     }
 
+    /// Normalizes an update through a namespace's `/finalize`: all but the status comes
+    /// from the request (kube's finalize strategy). Only namespaces are routed there.
+    fn prepare_for_finalize(&self, new: &mut Value, old: &Value) {
+        copy_field(new, old, "status");
+    }
+
+    /// Every problem with an update through `/finalize`.
+    fn validate_finalize(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_update(new, old)
+    }
+
     /// What storing writes differently from what was validated, done after validation and
     /// before the no-op check, the dry-run answer and the store (kube's validation sees the
     /// internal object, its storage the versioned one it encodes). A typed kind's zero

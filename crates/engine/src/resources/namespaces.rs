@@ -227,6 +227,19 @@ impl Strategy for NamespaceStrategy {
         }
     }
 
+    /// kube's `ValidateNamespaceFinalizeUpdate`: the metadata, and each finalizer by its
+    /// index (where a create reports them on the list).
+    fn validate_finalize(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = super::builtin::core_meta_update_errors(new, old);
+        let finalizers =
+            new.pointer("/spec/finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        for (i, f) in finalizers.iter().enumerate() {
+            let path = Path::root("spec").child("finalizers").index(i);
+            errs.extend(super::builtin::finalizer_name_errors(f.as_str().unwrap_or_default(), &path));
+        }
+        errs
+    }
+
     /// kube's `ValidateNamespaceStatusUpdate`: the phase says whether it is being deleted
     /// (on the field `status.Phase`, as kube names it).
     fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {

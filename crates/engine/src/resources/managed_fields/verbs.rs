@@ -77,6 +77,8 @@ impl Rest<'_> {
         let top = |field: &str| Set::of(&[vec![PathElement::Field(field.into())]]);
         let filter = match sub {
             Subresource::Main if info.status_subresource => Filter::Except(top("status")),
+            // kube's finalize strategy resets the status.
+            Subresource::Finalize => Filter::Except(top("status")),
             Subresource::Main => Filter::Everything,
             Subresource::Status => {
                 let mut reset = Set::default();

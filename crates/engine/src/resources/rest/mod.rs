@@ -41,6 +41,9 @@ pub enum Subresource {
     Status,
     /// `/scale`: written with the main endpoint's rules (status kept, generation bumped).
     Scale,
+    /// A namespace's `/finalize`: an update of all but its status, `spec.finalizers`
+    /// included (the main endpoint keeps those).
+    Finalize,
 }
 
 impl Subresource {
@@ -50,6 +53,7 @@ impl Subresource {
             Subresource::Main => None,
             Subresource::Status => Some("status"),
             Subresource::Scale => Some("scale"),
+            Subresource::Finalize => Some("finalize"),
         }
     }
 }

@@ -353,6 +353,7 @@ impl Rest<'_> {
         match sub {
             Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
+            Subresource::Finalize => self.strategy.prepare_for_finalize(&mut obj, old),
         }
         // Taken after the strategy: a custom resource's /status keeps none of the metadata.
         let self_link = meta::given_self_link(&obj);
@@ -379,6 +380,7 @@ impl Rest<'_> {
         let (validated, warnings) = crate::schema::warnings::collecting(|| match sub {
             Subresource::Main | Subresource::Scale => self.strategy.validate_update(&obj, old),
             Subresource::Status => self.strategy.validate_status_update(&obj, old),
+            Subresource::Finalize => self.strategy.validate_finalize(&obj, old),
         });
         warnings.into_iter().for_each(|w| opts.warn(w));
         errors.extend(validated);
