@@ -129,11 +129,10 @@ fn restful_produces(accept: Option<&str>, produced: &[&str]) -> Result<(), ApiEr
     if accepted {
         return Ok(());
     }
-    let available = produced;
     let mut err = ApiError::new(
         406,
         "NotAcceptable",
-        format!("406: Not Acceptable\n\nAvailable representations: {}", available.join(", ")),
+        format!("406: Not Acceptable\n\nAvailable representations: {}", produced.join(", ")),
     );
     err.details = Some(Box::default());
     Err(err)
@@ -277,7 +276,7 @@ pub fn negotiate(accept_header: Option<&str>, endpoint: Endpoint) -> Result<Nego
             }
         }
     }
-    Err(if endpoint == Endpoint::Watch { not_acceptable_stream() } else { not_acceptable() })
+    Err(not_acceptable())
 }
 
 /// The versions of aggregated discovery (`apidiscovery.k8s.io` `APIGroupDiscoveryList`)

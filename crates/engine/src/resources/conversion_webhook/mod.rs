@@ -28,6 +28,7 @@ use std::time::Duration;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+type HttpsClient = Client<Https, Full<Bytes>>;
 
 /// Where and how a CRD's conversions are sent.
 pub struct ConversionWebhook {
@@ -37,9 +38,11 @@ pub struct ConversionWebhook {
 }
 
 enum Target {
-    /// `url?timeout=30s` and the client trusting the CRD's CA bundle.
-    Url { url: String, client: Box<Client<Https, Full<Bytes>>> },
-    /// Why nothing can be called (a Service reference, or a CA bundle that does not parse).
+    /// `url?timeout=30s`, and the client trusting the CRD's CA bundle: made at the first
+    /// conversion, not when the CRD is served (a CRD's every version holds a webhook, and
+    /// without a bundle the system's roots are read from disk).
+    Url { url: String, ca_bundle: Option<Vec<u8>>, client: OnceLock<Result<Box<HttpsClient>, String>> },
+    /// Why nothing can be called (a Service reference).
     Unreachable(String),
 }
 
@@ -65,9 +68,10 @@ impl ConversionWebhook {
             .unwrap_or("v1");
         let config = webhook.client_config.as_ref()?;
         let target = match (&config.url, &config.service) {
-            (Some(url), _) => match client(config.ca_bundle.as_ref().map(|b| b.0.as_slice())) {
-                Ok(client) => Target::Url { url: with_timeout(url), client: Box::new(client) },
-                Err(why) => Target::Unreachable(why),
+            (Some(url), _) => Target::Url {
+                url: with_timeout(url),
+                ca_bundle: config.ca_bundle.as_ref().map(|b| b.0.clone()),
+                client: OnceLock::new(),
             },
             // The engine runs no Services: kube's resolver finds none.
             (None, Some(service)) => {
@@ -87,7 +91,12 @@ impl ConversionWebhook {
         let gvk = gvk_of(obj);
         let refused = |r: review::Refusal| ApiError::new(500, "", r.message(&gvk));
         let (url, client) = match &self.target {
-            Target::Url { url, client } => (url.clone(), (**client).clone()),
+            Target::Url { url, ca_bundle, client } => {
+                match client.get_or_init(|| self::client(ca_bundle.as_deref()).map(Box::new)) {
+                    Ok(client) => (url.clone(), HttpsClient::clone(client)),
+                    Err(why) => return Err(refused(review::Refusal::Failed(why.clone()))),
+                }
+            }
             Target::Unreachable(why) => return Err(refused(review::Refusal::Failed(why.clone()))),
         };
         let uid = crate::meta::new_uid();
@@ -100,7 +109,7 @@ impl ConversionWebhook {
 /// Go's `GroupVersionKind.String()` of an object.
 fn gvk_of(obj: &Value) -> String {
     let text = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or_default();
-    format!("{}, Kind={}", text("apiVersion"), text("kind"))
+    crate::resources::managed_fields::fieldmanager::gvk_string(text("apiVersion"), text("kind"))
 }
 
 /// client-go's REST client adds its timeout to the query.
@@ -110,7 +119,7 @@ fn with_timeout(url: &str) -> String {
 }
 
 /// An HTTPS client trusting `ca_bundle` (PEM), or the system's roots without one.
-fn client(ca_bundle: Option<&[u8]>) -> Result<Client<Https, Full<Bytes>>, String> {
+fn client(ca_bundle: Option<&[u8]>) -> Result<HttpsClient, String> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
     let unloadable = |e: &dyn std::fmt::Display| format!("unable to load root certificates: {e}");
@@ -232,7 +241,7 @@ fn wait(call: impl Future<Output = Result<Value, String>> + Send + 'static) -> R
 }
 
 /// POSTs `body` to `url`: the review answered, or Go's words for why not.
-async fn post(client: Client<Https, Full<Bytes>>, url: String, body: Vec<u8>) -> Result<Value, String> {
+async fn post(client: HttpsClient, url: String, body: Vec<u8>) -> Result<Value, String> {
     let request = http::Request::post(&url)
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json, */*")
@@ -334,7 +343,7 @@ fn tls_words(e: &rustls::Error, url: &str) -> String {
             "x509: certificate signed by unknown authority".into()
         }
         rustls::Error::InvalidCertificate(C::NotValidForNameContext { presented, .. }) => {
-            hostname_words(&host_port(url), presented)
+            hostname_words(&dialed(url).0, presented)
         }
         rustls::Error::InvalidCertificate(
             C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. },
@@ -346,8 +355,7 @@ fn tls_words(e: &rustls::Error, url: &str) -> String {
 
 /// Go's `HostnameError`: the names (or addresses, for an address) the certificate is valid
 /// for, of those `presented` (its subject alternative names).
-fn hostname_words(host_port: &str, presented: &[String]) -> String {
-    let host = host_port.rsplit_once(':').map_or(host_port, |(h, _)| h).trim_matches(['[', ']']);
+fn hostname_words(host: &str, presented: &[String]) -> String {
     let is_ip = |s: &str| s.parse::<std::net::IpAddr>().is_ok();
     // rustls shows each as `DnsName("name")` or `IpAddress(address)`.
     let unwrap = |p: &str| {
@@ -365,13 +373,16 @@ fn hostname_words(host_port: &str, presented: &[String]) -> String {
     format!("x509: certificate is valid for {}, not {host}", names.join(", "))
 }
 
-/// The `host:port` a URL dials (https's port when it names none).
+/// The host and port a URL dials (https's port when it names none), read by the
+/// engine's copy of Go's URL parser.
+fn dialed(url: &str) -> (String, String) {
+    let Ok(parsed) = crate::schema::go_url::parse_reference(url) else { return (url.to_string(), String::new()) };
+    let port = parsed.port();
+    (parsed.hostname(), if port.is_empty() { "443".into() } else { port })
+}
+
+/// Go's `host:port` of the address a URL dials.
 fn host_port(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?']).next().unwrap_or(rest);
-    if authority.rsplit_once(':').is_some_and(|(_, p)| p.chars().all(|c| c.is_ascii_digit())) {
-        authority.to_string()
-    } else {
-        format!("{authority}:443")
-    }
+    let (host, port) = dialed(url);
+    if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
 }

@@ -197,7 +197,6 @@ pub(in crate::resources) fn keep_times_if_nothing_else_changed(live: &Value, new
     meta::metadata_mut(new).insert("managedFields".into(), old_entries);
 }
 
-/// `group/version, Kind=kind` as Go prints a GroupVersionKind.
 /// Go's `GroupVersionKind.String()`: `group/version, Kind=Kind`.
 pub(in crate::resources) fn gvk_string(api_version: &str, kind: &str) -> String {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));

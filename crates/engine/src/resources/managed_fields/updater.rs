@@ -268,7 +268,7 @@ impl Updater<'_> {
         if at == version {
             return None;
         }
-        let (_, types) = self.other_versions.iter().find(|(v, _)| v == at)?;
+        let types = self.other_types(at)?;
         match self.at_version(obj, at) {
             Ok(obj) => walk::type_error(types, &obj),
             Err(Refusal::Unconvertible(e)) => Some(e),
@@ -289,9 +289,14 @@ impl Updater<'_> {
         }
     }
 
+    /// The field types of version `at`, another than the request's.
+    fn other_types(&self, at: &str) -> Option<&Schema> {
+        self.other_versions.iter().find(|(v, _)| v == at).map(|(_, t)| &**t)
+    }
+
     /// The field types of version `at` (the request's when the kind has no other).
     fn types_at(&self, at: &str) -> &Schema {
-        self.other_versions.iter().find(|(v, _)| v == at).map_or(self.schema, |(_, t)| t)
+        self.other_types(at).unwrap_or(self.schema)
     }
 
     /// Removes what the applier set last time and no longer sets, unless a manager (the
