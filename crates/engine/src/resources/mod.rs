@@ -5,6 +5,7 @@
 //! update, the status variation). [`rest`] implements the verbs once for every kind:
 //! namespaces, CustomResourceDefinitions and, later, custom resources.
 
+pub mod admit;
 pub mod builtin;
 pub mod continue_token;
 pub mod conversion_webhook;

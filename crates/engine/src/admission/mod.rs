@@ -1,0 +1,364 @@
+//! Admission webhooks, called as kube-apiserver's `MutatingAdmissionWebhook` and
+//! `ValidatingAdmissionWebhook` plugins call them: the webhooks of the stored
+//! `MutatingWebhookConfiguration`s and `ValidatingWebhookConfiguration`s (configurations
+//! in name order, webhooks in their order), each called when its rules, namespace
+//! selector and object selector take the request, with an `AdmissionReview` POSTed over
+//! HTTPS to its `url` (`?timeout=<timeoutSeconds>s`), trusting its `caBundle`.
+//!
+//! - Mutating webhooks are called one after another, each on the object the previous one
+//!   left; their JSON patches are applied, and a webhook with `reinvocationPolicy:
+//!   IfNeeded` is called once more when a later one changed the object.
+//! - Validating webhooks are called together, on the object about to be stored; the first
+//!   refusal (in their order) is the answer.
+//! - A webhook that cannot be called or answers nonsense fails the request with kube's
+//!   500 (`failed calling webhook ...`), unless its `failurePolicy` is `Ignore`. A refusal
+//!   is the webhook's own Status, worded as kube words it.
+//!
+//! The configurations are read from the store (its watch cache, as kube's informers) at
+//! each admitted write; each is parsed once per revision. The verbs reach this through
+//! [`crate::resources::admit::Admission`]. Left for later: `matchConditions` (CEL),
+//! `matchPolicy: Equivalent` across versions, and the engine's own controllers' writes
+//! (kube admits those too).
+
+pub mod hooks;
+pub mod matching;
+pub mod review;
+
+use crate::resources::admit::{Admission, Attributes, Operation};
+use crate::resources::conversion_webhook::{self as http_call, HttpsClient};
+use crate::resources::{ResourceInfo, jsonpatch};
+use crate::status::{ApiError, GroupResource};
+use crate::store::{ListOptions, Revision, Store};
+use async_trait::async_trait;
+use hooks::{Hook, Target};
+use matching::Requested;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const GROUP: &str = "admissionregistration.k8s.io";
+
+/// Each stored configuration's webhooks, by key, at the revision they were read.
+type Parsed = HashMap<String, (Revision, Arc<Vec<Hook>>)>;
+/// An HTTPS client per URL and CA bundle (or why none could be made).
+type Clients = HashMap<(String, Option<Vec<u8>>), Result<HttpsClient, String>>;
+
+/// The admission webhooks of one engine.
+pub struct Webhooks {
+    store: Arc<dyn Store>,
+    parsed: Mutex<Parsed>,
+    /// Made at a webhook's first call.
+    clients: Mutex<Clients>,
+}
+
+impl Webhooks {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Webhooks { store, parsed: Mutex::default(), clients: Mutex::default() }
+    }
+
+    /// The webhooks of every stored configuration of `resource`, configurations in name
+    /// order (their keys' order).
+    async fn stored(&self, resource: &str) -> Result<Vec<Hook>, ApiError> {
+        let prefix = ResourceInfo::store_prefix(GROUP, resource);
+        let page = self
+            .store
+            .list(&prefix, &ListOptions { cached: true, ..Default::default() })
+            .await
+            .map_err(|e| ApiError::storage_read(&e))?;
+        if page.items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut hooks = Vec::new();
+        for kv in &page.items {
+            let current = parsed.get(&kv.key).filter(|(rev, _)| *rev == kv.mod_revision).map(|(_, h)| h.clone());
+            let these = match current {
+                Some(these) => these,
+                None => {
+                    let config: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
+                    let these = Arc::new(hooks::hooks_of(&config));
+                    parsed.insert(kv.key.clone(), (kv.mod_revision, these.clone()));
+                    these
+                }
+            };
+            hooks.extend(these.iter().cloned());
+        }
+        Ok(hooks)
+    }
+
+    /// Whether `hook` is to be called for this request (kube's `ShouldCallHook`): its
+    /// selectors and one of its rules take it. A selector's error counts only when a rule
+    /// matched.
+    async fn takes(
+        &self,
+        hook: &Hook,
+        attrs: &Attributes<'_>,
+        obj: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Result<bool, ApiError> {
+        let namespace = match self.namespace_matches(hook, attrs, obj).await {
+            Ok(false) => return Ok(false),
+            other => other,
+        };
+        let object = match &hook.object_selector {
+            Ok(s) if s.is_everything() => Ok(true),
+            Ok(s) => Ok(obj.is_some_and(|o| s.matches(o)) || old.is_some_and(|o| s.matches(o))),
+            Err(e) => Err(ApiError::internal(e.clone())),
+        };
+        if matches!(object, Ok(false)) {
+            return Ok(false);
+        }
+        let info = attrs.info;
+        let requested = Requested {
+            operation: attrs.operation.as_str(),
+            group: &info.group,
+            version: &info.version,
+            resource: &info.plural,
+            subresource: attrs.subresource.unwrap_or_default(),
+            namespace: attrs.namespace,
+        };
+        if !hook.rules.iter().any(|r| matching::rule_matches(r, &requested)) {
+            return Ok(false);
+        }
+        namespace?;
+        object?;
+        Ok(true)
+    }
+
+    /// kube's namespace matcher: a cluster-scoped object (but a namespace) always
+    /// matches; a namespace being created or updated is matched by its own labels; any
+    /// other object by its namespace's.
+    async fn namespace_matches(
+        &self,
+        hook: &Hook,
+        attrs: &Attributes<'_>,
+        obj: Option<&Value>,
+    ) -> Result<bool, ApiError> {
+        let is_namespace = attrs.info.group.is_empty() && attrs.info.plural == "namespaces";
+        let namespace = if is_namespace { Some(attrs.name) } else { attrs.namespace };
+        let Some(namespace) = namespace.filter(|n| !n.is_empty()) else { return Ok(true) };
+        let selector = match &hook.namespace_selector {
+            Ok(s) if s.is_everything() => return Ok(true),
+            Ok(s) => s,
+            Err(e) => return Err(ApiError::internal(e.clone())),
+        };
+        if is_namespace && attrs.subresource.is_none() && attrs.operation != Operation::Delete {
+            return Ok(obj.is_some_and(|o| selector.matches(o)));
+        }
+        let key = ResourceInfo::store_prefix("", "namespaces") + namespace;
+        match self.store.get_cached(&key).await.map_err(|e| ApiError::storage_read(&e))? {
+            Some(kv) => {
+                let stored: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
+                Ok(selector.matches(&stored))
+            }
+            None => Err(ApiError::not_found(&GroupResource::new("", "namespaces"), namespace)),
+        }
+    }
+
+    /// Calls `hook` with a review of `obj` and `old`: its verdict, or the error kube
+    /// answers for a webhook it could not use (`None` when that webhook fails open).
+    async fn ask(
+        &self,
+        hook: &Hook,
+        mutating: bool,
+        attrs: &Attributes<'_>,
+        obj: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Result<Option<review::Verdict>, ApiError> {
+        if attrs.dry_run {
+            match hook.side_effects.as_deref() {
+                None => return self.failed(hook, "Webhook SideEffects is nil".into()),
+                Some("None" | "NoneOnDryRun") => {}
+                Some(_) => {
+                    return Err(ApiError::bad_request(format!(
+                        "admission webhook {:?} does not support dry run",
+                        hook.name
+                    )));
+                }
+            }
+        }
+        let Some(version) = review::version_for(&hook.review_versions) else {
+            let why = "could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)";
+            return self.failed(hook, why.into());
+        };
+        let uid = crate::meta::new_uid();
+        let info = attrs.info;
+        let user = json!({"username": crate::resources::builtin::reviews::USERNAME, "groups": crate::resources::builtin::reviews::GROUPS});
+        // A validated update's object has the resourceVersion it was read at.
+        let shown;
+        let obj = match (obj, old) {
+            (Some(o), Some(old)) if crate::meta::resource_version(o).is_none() => {
+                let mut o = o.clone();
+                if let Some(rv) = crate::meta::resource_version(old) {
+                    crate::meta::metadata_mut(&mut o).insert("resourceVersion".into(), Value::from(rv));
+                }
+                shown = o;
+                Some(&shown)
+            }
+            _ => obj,
+        };
+        let namespace = if info.namespaced { attrs.namespace.unwrap_or_default() } else { "" };
+        let asked = review::Asked {
+            kind: review::Gvx { group: &info.group, version: &info.version, name: &info.kind },
+            resource: review::Gvx { group: &info.group, version: &info.version, name: &info.plural },
+            subresource: attrs.subresource.unwrap_or_default(),
+            name: attrs.name,
+            namespace,
+            operation: attrs.operation.as_str(),
+            user: &user,
+            object: obj,
+            old_object: old,
+            dry_run: attrs.dry_run,
+            options: &attrs.options,
+        };
+        let body = serde_json::to_vec(&review::request(version, &uid, &asked)).unwrap_or_default();
+        let timeout = Duration::from_secs(hook.timeout_seconds);
+        let answer = match &hook.target {
+            Target::Service { namespace, name, path, port } => {
+                Err(http_call::unreachable_service(namespace, name, path, *port, timeout))
+            }
+            Target::Url { url, ca_bundle } => match self.client(url, ca_bundle.as_deref()) {
+                Ok(client) => http_call::call(client, http_call::with_timeout(url, timeout), body, timeout).await,
+                Err(why) => Err(why),
+            },
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(why) => return self.failed(hook, format!("failed to call webhook: {why}")),
+        };
+        match review::verdict(version, &uid, mutating, &answer) {
+            Ok(verdict) => Ok(Some(verdict)),
+            Err(why) => self.failed(hook, format!("received invalid webhook response: {why}")),
+        }
+    }
+
+    /// A webhook that could not be used: passed over when it fails open, else kube's 500.
+    fn failed<T>(&self, hook: &Hook, why: String) -> Result<Option<T>, ApiError> {
+        if hook.fail_open { Ok(None) } else { Err(review::calling_failed(&hook.name, &why)) }
+    }
+
+    fn client(&self, url: &str, ca_bundle: Option<&[u8]>) -> Result<HttpsClient, String> {
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (url.to_string(), ca_bundle.map(<[u8]>::to_vec));
+        clients.entry(key).or_insert_with(|| http_call::client(ca_bundle)).clone()
+    }
+
+    /// One round of the mutating webhooks over `obj`: calls those `only` names (all when
+    /// `None`); says which were called that may be called again, and which of those a
+    /// later change asks to call again.
+    async fn mutate_round(
+        &self,
+        hooks: &[Hook],
+        only: Option<&HashSet<usize>>,
+        attrs: &Attributes<'_>,
+        obj: &mut Option<&mut Value>,
+        old: Option<&Value>,
+    ) -> Result<(bool, HashSet<usize>), ApiError> {
+        let (mut changed_any, mut invoked, mut again) = (false, HashSet::new(), HashSet::new());
+        for (i, hook) in hooks.iter().enumerate() {
+            if only.is_some_and(|o| !o.contains(&i)) || !self.takes(hook, attrs, obj.as_deref(), old).await? {
+                continue;
+            }
+            let verdict = self.ask(hook, true, attrs, obj.as_deref(), old).await?;
+            let changed = match verdict {
+                Some(verdict) => self.apply_verdict(hook, verdict, attrs, obj)?,
+                None => false,
+            };
+            if changed {
+                changed_any = true;
+                again = invoked.clone();
+            }
+            if hook.reinvoke {
+                invoked.insert(i);
+            }
+        }
+        Ok((changed_any, again))
+    }
+
+    /// A mutating webhook's verdict: its warnings, its refusal, or its patch applied.
+    fn apply_verdict(
+        &self,
+        hook: &Hook,
+        verdict: review::Verdict,
+        attrs: &Attributes<'_>,
+        obj: &mut Option<&mut Value>,
+    ) -> Result<bool, ApiError> {
+        verdict.warnings.into_iter().for_each(|w| attrs.opts.warn(w));
+        if !verdict.allowed {
+            return Err(review::denied(&hook.name, verdict.result.as_ref()));
+        }
+        let Some(patch) = verdict.patch else { return Ok(false) };
+        let ops: Vec<Value> = serde_json::from_slice(&patch).map_err(|e| ApiError::internal(e.to_string()))?;
+        if ops.is_empty() {
+            return Ok(false);
+        }
+        let Some(target) = obj.as_deref_mut() else {
+            return Err(ApiError::internal(format!(
+                "admission webhook {:?} attempted to modify the object, which is not supported for this operation",
+                hook.name
+            )));
+        };
+        let (patched, _) =
+            jsonpatch::apply_strictly(target, &patch, false).map_err(|e| ApiError::internal(e.to_string()))?;
+        let changed = patched != *target;
+        *target = patched;
+        Ok(changed)
+    }
+}
+
+#[async_trait]
+impl Admission for Webhooks {
+    async fn mutate(
+        &self,
+        attrs: &Attributes<'_>,
+        mut obj: Option<&mut Value>,
+        old: Option<&Value>,
+    ) -> Result<bool, ApiError> {
+        if matching::exempt(&attrs.info.group, &attrs.info.kind) {
+            return Ok(false);
+        }
+        let hooks = self.stored("mutatingwebhookconfigurations").await?;
+        if hooks.is_empty() {
+            return Ok(false);
+        }
+        let (changed, again) = self.mutate_round(&hooks, None, attrs, &mut obj, old).await?;
+        // kube's admission chain runs the mutating webhooks a second time when one changed
+        // the object, calling only those that may be reinvoked and were called before it.
+        if changed && !again.is_empty() {
+            self.mutate_round(&hooks, Some(&again), attrs, &mut obj, old).await?;
+        }
+        Ok(changed)
+    }
+
+    async fn validate(&self, attrs: &Attributes<'_>, obj: Option<&Value>, old: Option<&Value>) -> Result<(), ApiError> {
+        if matching::exempt(&attrs.info.group, &attrs.info.kind) {
+            return Ok(());
+        }
+        let hooks = self.stored("validatingwebhookconfigurations").await?;
+        let mut called = Vec::new();
+        for hook in &hooks {
+            if self.takes(hook, attrs, obj, old).await? {
+                called.push(hook);
+            }
+        }
+        let verdicts =
+            futures::future::join_all(called.iter().map(|hook| self.ask(hook, false, attrs, obj, old))).await;
+        let mut first = None;
+        for (hook, verdict) in called.iter().zip(verdicts) {
+            match verdict {
+                Ok(Some(verdict)) => {
+                    verdict.warnings.iter().for_each(|w| attrs.opts.warn(w.clone()));
+                    if !verdict.allowed {
+                        first.get_or_insert_with(|| review::denied(&hook.name, verdict.result.as_ref()));
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
