@@ -243,7 +243,7 @@ impl Engine {
         let mut first_pass = crds_passed.clone();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), first_pass.wait_for(Option::is_some)).await;
         Ok(Arc::new(Engine {
-            admission: crate::admission::Webhooks::new(store.clone()),
+            admission: crate::admission::Webhooks::new(store.clone(), kinds.clone()),
             store,
             kinds,
             namespaces,

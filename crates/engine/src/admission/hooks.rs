@@ -13,6 +13,9 @@ pub struct Hook {
     pub rules: Vec<Rule>,
     /// `failurePolicy: Ignore`: a webhook that cannot be called is passed over.
     pub fail_open: bool,
+    /// `matchPolicy: Exact`: rules naming another version of the requested resource do not
+    /// take it (by default they do, and the webhook sees the object at their version).
+    pub exact: bool,
     /// The parsed `namespaceSelector` and `objectSelector`, or why they do not parse
     /// (kube answers that as an internal error when the webhook would be called).
     pub namespace_selector: Result<LabelSelector, String>,
@@ -73,6 +76,7 @@ fn hook_of(w: &Value) -> Hook {
         target,
         rules: rules.iter().map(rule_of).collect(),
         fail_open: text(w, "failurePolicy").as_deref() == Some("Ignore"),
+        exact: text(w, "matchPolicy").as_deref() == Some("Exact"),
         namespace_selector: selector_of(w.get("namespaceSelector")),
         object_selector: selector_of(w.get("objectSelector")),
         side_effects: text(w, "sideEffects"),
@@ -126,7 +130,7 @@ mod tests {
         let a = &hooks[0];
         assert_eq!(a.name, "a.example.com");
         assert_eq!(a.target, Target::Url { url: "https://127.0.0.1:9/x".into(), ca_bundle: Some(b"abc".to_vec()) });
-        assert!(a.fail_open && !a.reinvoke);
+        assert!(a.fail_open && a.exact && !a.reinvoke);
         assert_eq!(a.timeout_seconds, 3);
         assert_eq!(a.rules[0].scope, "*");
         assert!(!a.object_selector.as_ref().expect("taken").matches(&json!({"metadata": {}})));
@@ -135,7 +139,7 @@ mod tests {
             b.target,
             Target::Service { namespace: "ns".into(), name: "svc".into(), path: String::new(), port: 443 }
         );
-        assert!(!b.fail_open);
+        assert!(!b.fail_open && !b.exact);
         assert_eq!(b.timeout_seconds, 10);
         assert!(b.namespace_selector.as_ref().expect("taken").is_everything());
     }

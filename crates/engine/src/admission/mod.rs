@@ -16,9 +16,13 @@
 //!
 //! The configurations are read from the store (its watch cache, as kube's informers) at
 //! each admitted write; each is parsed once per revision. The verbs reach this through
-//! [`crate::resources::admit::Admission`]. Left for later: `matchConditions` (CEL),
-//! `matchPolicy: Equivalent` across versions, and the engine's own controllers' writes
-//! (kube admits those too).
+//! [`crate::resources::admit::Admission`].
+//!
+//! With `matchPolicy: Equivalent` (the default), a rule naming another version of the
+//! requested resource takes the request too, and the webhook sees the object converted to
+//! that version (a mutation converted back). Left for later: `matchConditions` (CEL), the
+//! equivalence of core and `events.k8s.io` Events, and the engine's own controllers'
+//! writes (kube admits those too).
 
 pub mod hooks;
 pub mod matching;
@@ -26,6 +30,7 @@ pub mod review;
 
 use crate::resources::admit::{Admission, Attributes, Operation};
 use crate::resources::conversion_webhook::{self as http_call, HttpsClient};
+use crate::kinds::{Kinds, ServedKind};
 use crate::resources::{ResourceInfo, jsonpatch};
 use crate::status::{ApiError, GroupResource};
 use crate::store::{ListOptions, Revision, Store};
@@ -39,6 +44,15 @@ use std::time::Duration;
 
 const GROUP: &str = "admissionregistration.k8s.io";
 
+/// The version a webhook is called at.
+enum Called {
+    /// The request's own.
+    Own,
+    /// Another version of the same resource, which its rules name (`matchPolicy:
+    /// Equivalent`).
+    Equivalent(ServedKind),
+}
+
 /// Each stored configuration's webhooks, by key, at the revision they were read.
 type Parsed = HashMap<String, (Revision, Arc<Vec<Hook>>)>;
 /// An HTTPS client per URL and CA bundle (or why none could be made).
@@ -47,14 +61,16 @@ type Clients = HashMap<(String, Option<Vec<u8>>), Result<HttpsClient, String>>;
 /// The admission webhooks of one engine.
 pub struct Webhooks {
     store: Arc<dyn Store>,
+    /// The kinds served, for the other versions of a resource.
+    kinds: Arc<Kinds>,
     parsed: Mutex<Parsed>,
     /// Made at a webhook's first call.
     clients: Mutex<Clients>,
 }
 
 impl Webhooks {
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        Webhooks { store, parsed: Mutex::default(), clients: Mutex::default() }
+    pub fn new(store: Arc<dyn Store>, kinds: Arc<Kinds>) -> Self {
+        Webhooks { store, kinds, parsed: Mutex::default(), clients: Mutex::default() }
     }
 
     /// The webhooks of every stored configuration of `resource`, configurations in name
@@ -87,18 +103,18 @@ impl Webhooks {
         Ok(hooks)
     }
 
-    /// Whether `hook` is to be called for this request (kube's `ShouldCallHook`): its
-    /// selectors and one of its rules take it. A selector's error counts only when a rule
-    /// matched.
+    /// Whether `hook` is to be called for this request, and at which version (kube's
+    /// `ShouldCallHook`): its selectors and one of its rules take it. A selector's error
+    /// counts only when a rule matched.
     async fn takes(
         &self,
         hook: &Hook,
         attrs: &Attributes<'_>,
         obj: Option<&Value>,
         old: Option<&Value>,
-    ) -> Result<bool, ApiError> {
+    ) -> Result<Option<Called>, ApiError> {
         let namespace = match self.namespace_matches(hook, attrs, obj).await {
-            Ok(false) => return Ok(false),
+            Ok(false) => return Ok(None),
             other => other,
         };
         let object = match &hook.object_selector {
@@ -107,10 +123,10 @@ impl Webhooks {
             Err(e) => Err(ApiError::internal(e.clone())),
         };
         if matches!(object, Ok(false)) {
-            return Ok(false);
+            return Ok(None);
         }
         let info = attrs.info;
-        let requested = Requested {
+        let mut requested = Requested {
             operation: attrs.operation.as_str(),
             group: &info.group,
             version: &info.version,
@@ -118,12 +134,24 @@ impl Webhooks {
             subresource: attrs.subresource.unwrap_or_default(),
             namespace: attrs.namespace,
         };
-        if !hook.rules.iter().any(|r| matching::rule_matches(r, &requested)) {
-            return Ok(false);
+        let called = if hook.rules.iter().any(|r| matching::rule_matches(r, &requested)) {
+            Some(Called::Own)
+        } else if hook.exact {
+            None
+        } else {
+            let others = self.kinds.matching(|i| i.group == info.group && i.plural == info.plural && i.version != info.version);
+            hook.rules.iter().find_map(|rule| {
+                others.iter().find_map(|other| {
+                    requested.version = &other.info().version;
+                    matching::rule_matches(rule, &requested).then(|| Called::Equivalent(other.clone()))
+                })
+            })
+        };
+        if called.is_some() {
+            namespace?;
+            object?;
         }
-        namespace?;
-        object?;
-        Ok(true)
+        Ok(called)
     }
 
     /// kube's namespace matcher: a cluster-scoped object (but a namespace) always
@@ -163,6 +191,7 @@ impl Webhooks {
         hook: &Hook,
         mutating: bool,
         attrs: &Attributes<'_>,
+        called: &ResourceInfo,
         obj: Option<&Value>,
         old: Option<&Value>,
     ) -> Result<Option<review::Verdict>, ApiError> {
@@ -200,8 +229,10 @@ impl Webhooks {
         };
         let namespace = if info.namespaced { attrs.namespace.unwrap_or_default() } else { "" };
         let asked = review::Asked {
-            kind: review::Gvx { group: &info.group, version: &info.version, name: &info.kind },
-            resource: review::Gvx { group: &info.group, version: &info.version, name: &info.plural },
+            kind: review::Gvx { group: &called.group, version: &called.version, name: &called.kind },
+            resource: review::Gvx { group: &called.group, version: &called.version, name: &called.plural },
+            request_kind: review::Gvx { group: &info.group, version: &info.version, name: &info.kind },
+            request_resource: review::Gvx { group: &info.group, version: &info.version, name: &info.plural },
             subresource: attrs.subresource.unwrap_or_default(),
             name: attrs.name,
             namespace,
@@ -257,13 +288,16 @@ impl Webhooks {
     ) -> Result<(bool, HashSet<usize>), ApiError> {
         let (mut changed_any, mut invoked, mut again) = (false, HashSet::new(), HashSet::new());
         for (i, hook) in hooks.iter().enumerate() {
-            if only.is_some_and(|o| !o.contains(&i)) || !self.takes(hook, attrs, obj.as_deref(), old).await? {
+            if only.is_some_and(|o| !o.contains(&i)) {
                 continue;
             }
-            let verdict = self.ask(hook, true, attrs, obj.as_deref(), old).await?;
-            let changed = match verdict {
-                Some(verdict) => self.apply_verdict(hook, verdict, attrs, obj)?,
-                None => false,
+            let changed = match self.takes(hook, attrs, obj.as_deref(), old).await? {
+                None => continue,
+                Some(Called::Own) => match self.ask(hook, true, attrs, attrs.info, obj.as_deref(), old).await? {
+                    Some(verdict) => self.apply_verdict(hook, verdict, attrs, obj)?,
+                    None => false,
+                },
+                Some(Called::Equivalent(kind)) => self.mutate_at(hook, &kind, attrs, obj, old).await?,
             };
             if changed {
                 changed_any = true;
@@ -274,6 +308,33 @@ impl Webhooks {
             }
         }
         Ok((changed_any, again))
+    }
+
+    /// A mutating webhook called at another version than requested: on the objects at
+    /// its version, its change converted back.
+    async fn mutate_at(
+        &self,
+        hook: &Hook,
+        kind: &ServedKind,
+        attrs: &Attributes<'_>,
+        obj: &mut Option<&mut Value>,
+        old: Option<&Value>,
+    ) -> Result<bool, ApiError> {
+        let codec = kind.strategy.codec();
+        let mut view = obj.as_deref().map(|o| codec.to_served(o.clone())).transpose()?;
+        let old_view = old.map(|o| codec.to_served(o.clone())).transpose()?;
+        let Some(verdict) = self.ask(hook, true, attrs, kind.info(), view.as_ref(), old_view.as_ref()).await? else {
+            return Ok(false);
+        };
+        if !self.apply_verdict(hook, verdict, attrs, &mut view.as_mut())? {
+            return Ok(false);
+        }
+        let info = attrs.info;
+        let requested = self.kinds.find(&info.group, &info.version, &info.plural);
+        if let (Some(target), Some(view), Some(requested)) = (obj.as_deref_mut(), view, requested) {
+            *target = requested.strategy.codec().to_served(view)?;
+        }
+        Ok(true)
     }
 
     /// A mutating webhook's verdict: its warnings, its refusal, or its patch applied.
@@ -336,16 +397,24 @@ impl Admission for Webhooks {
             return Ok(());
         }
         let hooks = self.stored("validatingwebhookconfigurations").await?;
-        let mut called = Vec::new();
+        // Each webhook with the objects at the version it is called at.
+        let mut calls = Vec::new();
         for hook in &hooks {
-            if self.takes(hook, attrs, obj, old).await? {
-                called.push(hook);
+            match self.takes(hook, attrs, obj, old).await? {
+                None => {}
+                Some(Called::Own) => calls.push((hook, attrs.info.clone(), obj.cloned(), old.cloned())),
+                Some(Called::Equivalent(kind)) => {
+                    let codec = kind.strategy.codec();
+                    let view = obj.map(|o| codec.to_served(o.clone())).transpose()?;
+                    let old_view = old.map(|o| codec.to_served(o.clone())).transpose()?;
+                    calls.push((hook, kind.info().clone(), view, old_view));
+                }
             }
         }
-        let verdicts =
-            futures::future::join_all(called.iter().map(|hook| self.ask(hook, false, attrs, obj, old))).await;
+        let asks = calls.iter().map(|(hook, info, o, old)| self.ask(hook, false, attrs, info, o.as_ref(), old.as_ref()));
+        let verdicts = futures::future::join_all(asks).await;
         let mut first = None;
-        for (hook, verdict) in called.iter().zip(verdicts) {
+        for ((hook, ..), verdict) in calls.iter().zip(verdicts) {
             match verdict {
                 Ok(Some(verdict)) => {
                     verdict.warnings.iter().for_each(|w| attrs.opts.warn(w.clone()));

@@ -24,8 +24,12 @@ pub struct Gvx<'a> {
 
 /// What one review asks about.
 pub struct Asked<'a> {
+    /// The kind and resource at the version the webhook is called at.
     pub kind: Gvx<'a>,
     pub resource: Gvx<'a>,
+    /// The kind and resource requested (another version under `matchPolicy: Equivalent`).
+    pub request_kind: Gvx<'a>,
+    pub request_resource: Gvx<'a>,
     pub subresource: &'a str,
     pub name: &'a str,
     pub namespace: &'a str,
@@ -48,8 +52,8 @@ pub fn request(version: &str, uid: &str, asked: &Asked<'_>) -> Value {
     if !asked.subresource.is_empty() {
         request.insert("subResource".into(), Value::from(asked.subresource));
     }
-    request.insert("requestKind".into(), gvk(asked.kind));
-    request.insert("requestResource".into(), gvr(asked.resource));
+    request.insert("requestKind".into(), gvk(asked.request_kind));
+    request.insert("requestResource".into(), gvr(asked.request_resource));
     if !asked.subresource.is_empty() {
         request.insert("requestSubResource".into(), Value::from(asked.subresource));
     }
@@ -218,6 +222,8 @@ mod tests {
         let asked = Asked {
             kind: Gvx { group: "g", version: "v1", name: "Widget" },
             resource: Gvx { group: "g", version: "v1", name: "widgets" },
+            request_kind: Gvx { group: "g", version: "v2", name: "Widget" },
+            request_resource: Gvx { group: "g", version: "v2", name: "widgets" },
             subresource: "status",
             name: "w",
             namespace: "ns",
@@ -236,6 +242,7 @@ mod tests {
             (Some("uid-1"), Some("status"), Some("status"))
         );
         assert_eq!(r["resource"], json!({"group": "g", "version": "v1", "resource": "widgets"}));
+        assert_eq!(r["requestKind"], json!({"group": "g", "version": "v2", "kind": "Widget"}));
         assert_eq!((r["oldObject"].clone(), r["dryRun"].clone()), (Value::Null, Value::from(true)));
         assert_eq!(version_for(&["v2".into(), "v1beta1".into(), "v1".into()]), Some("v1beta1"));
         assert_eq!(version_for(&["v2".into()]), None);

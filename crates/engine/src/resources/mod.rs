@@ -250,6 +250,16 @@ impl Codec {
         Ok(obj)
     }
 
+    /// `obj`, at any version its CRD lists, converted to the served version (through the
+    /// conversion webhook if any): admission sends a webhook whose rules name another
+    /// version the object at that version.
+    pub fn to_served(&self, mut obj: Value) -> Result<Value, ApiError> {
+        if let Some(v) = &self.versions {
+            v.convert(&mut obj, &v.served, v.served_schema.as_deref())?;
+        }
+        Ok(obj)
+    }
+
     /// `obj` as it would read back once stored, for answers that store nothing (dry runs).
     pub fn round_trip(&self, mut obj: Value) -> Result<Value, ApiError> {
         if let Some(v) = self.versions.as_ref().filter(|v| v.prunes_writes()) {
