@@ -25,6 +25,8 @@ pub struct Hook {
     pub review_versions: Vec<String>,
     /// `reinvocationPolicy: IfNeeded` (mutating webhooks).
     pub reinvoke: bool,
+    /// `matchConditions`: each condition's name and CEL expression.
+    pub match_conditions: Vec<(String, String)>,
 }
 
 /// Where a webhook is called.
@@ -83,6 +85,13 @@ fn hook_of(w: &Value) -> Hook {
         timeout_seconds: w.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(10),
         review_versions: strings(w.get("admissionReviewVersions")),
         reinvoke: text(w, "reinvocationPolicy").as_deref() == Some("IfNeeded"),
+        match_conditions: w
+            .get("matchConditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| (text(c, "name").unwrap_or_default(), text(c, "expression").unwrap_or_default()))
+            .collect(),
     }
 }
 

@@ -20,7 +20,8 @@
 //!
 //! With `matchPolicy: Equivalent` (the default), a rule naming another version of the
 //! requested resource takes the request too, and the webhook sees the object converted to
-//! that version (a mutation converted back). Left for later: `matchConditions` (CEL), the
+//! that version (a mutation converted back). `matchConditions` are evaluated with
+//! `object`, `oldObject` and `request` (not `authorizer`). Left for later: the
 //! equivalence of core and `events.k8s.io` Events, and the engine's own controllers'
 //! writes (kube admits those too).
 
@@ -28,9 +29,9 @@ pub mod hooks;
 pub mod matching;
 pub mod review;
 
+use crate::kinds::{Kinds, ServedKind};
 use crate::resources::admit::{Admission, Attributes, Operation};
 use crate::resources::conversion_webhook::{self as http_call, HttpsClient};
-use crate::kinds::{Kinds, ServedKind};
 use crate::resources::{ResourceInfo, jsonpatch};
 use crate::status::{ApiError, GroupResource};
 use crate::store::{ListOptions, Revision, Store};
@@ -43,6 +44,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const GROUP: &str = "admissionregistration.k8s.io";
+
+/// The engine's one user, as a review names who asks.
+static USER: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    use crate::resources::builtin::reviews::{GROUPS, USERNAME};
+    json!({"username": USERNAME, "groups": GROUPS})
+});
 
 /// The version a webhook is called at.
 enum Called {
@@ -139,7 +146,8 @@ impl Webhooks {
         } else if hook.exact {
             None
         } else {
-            let others = self.kinds.matching(|i| i.group == info.group && i.plural == info.plural && i.version != info.version);
+            let others =
+                self.kinds.matching(|i| i.group == info.group && i.plural == info.plural && i.version != info.version);
             hook.rules.iter().find_map(|rule| {
                 others.iter().find_map(|other| {
                     requested.version = &other.info().version;
@@ -147,11 +155,80 @@ impl Webhooks {
                 })
             })
         };
-        if called.is_some() {
-            namespace?;
-            object?;
+        let Some(called) = called else { return Ok(None) };
+        namespace?;
+        object?;
+        if hook.match_conditions.is_empty() || self.conditions_match(hook, attrs, &called, obj, old)? {
+            Ok(Some(called))
+        } else {
+            Ok(None)
         }
-        Ok(called)
+    }
+
+    /// kube's match conditions: any that is false passes the webhook over; otherwise their
+    /// errors refuse the request with a 403 (or pass it over when it fails open).
+    fn conditions_match(
+        &self,
+        hook: &Hook,
+        attrs: &Attributes<'_>,
+        called: &Called,
+        obj: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Result<bool, ApiError> {
+        let called_info = match called {
+            Called::Own => attrs.info,
+            Called::Equivalent(kind) => kind.info(),
+        };
+        let mut request = review::request("v1", "", &self.asked(attrs, called_info, None, None))["request"].take();
+        if let Some(map) = request.as_object_mut() {
+            for key in ["uid", "object", "oldObject"] {
+                map.remove(key);
+            }
+        }
+        let (obj, old) = (obj.cloned().unwrap_or(Value::Null), old.cloned().unwrap_or(Value::Null));
+        let variables = [("object", &obj), ("oldObject", &old), ("request", &request)];
+        let mut errors = Vec::new();
+        for (_, expression) in &hook.match_conditions {
+            match crate::schema::cel::evaluate_condition(expression, &variables) {
+                Ok(false) => return Ok(false),
+                Ok(true) => {}
+                Err(e) => errors.push(format!("expression '{expression}' resulted in error: {e}")),
+            }
+        }
+        match errors.len() {
+            0 => Ok(true),
+            _ if hook.fail_open => Ok(false),
+            1 => Err(ApiError::forbidden(&attrs.info.group_resource(), attrs.name, &errors[0])),
+            _ => {
+                Err(ApiError::forbidden(&attrs.info.group_resource(), attrs.name, &format!("[{}]", errors.join(", "))))
+            }
+        }
+    }
+
+    /// What a review asks about this request, at the version `called`.
+    fn asked<'a>(
+        &self,
+        attrs: &'a Attributes<'a>,
+        called: &'a ResourceInfo,
+        obj: Option<&'a Value>,
+        old: Option<&'a Value>,
+    ) -> review::Asked<'a> {
+        let info = attrs.info;
+        review::Asked {
+            kind: review::Gvx { group: &called.group, version: &called.version, name: &called.kind },
+            resource: review::Gvx { group: &called.group, version: &called.version, name: &called.plural },
+            request_kind: review::Gvx { group: &info.group, version: &info.version, name: &info.kind },
+            request_resource: review::Gvx { group: &info.group, version: &info.version, name: &info.plural },
+            subresource: attrs.subresource.unwrap_or_default(),
+            name: attrs.name,
+            namespace: if info.namespaced { attrs.namespace.unwrap_or_default() } else { "" },
+            operation: attrs.operation.as_str(),
+            user: &USER,
+            object: obj,
+            old_object: old,
+            dry_run: attrs.dry_run,
+            options: &attrs.options,
+        }
     }
 
     /// kube's namespace matcher: a cluster-scoped object (but a namespace) always
@@ -212,8 +289,6 @@ impl Webhooks {
             return self.failed(hook, why.into());
         };
         let uid = crate::meta::new_uid();
-        let info = attrs.info;
-        let user = json!({"username": crate::resources::builtin::reviews::USERNAME, "groups": crate::resources::builtin::reviews::GROUPS});
         // A validated update's object has the resourceVersion it was read at.
         let shown;
         let obj = match (obj, old) {
@@ -227,22 +302,7 @@ impl Webhooks {
             }
             _ => obj,
         };
-        let namespace = if info.namespaced { attrs.namespace.unwrap_or_default() } else { "" };
-        let asked = review::Asked {
-            kind: review::Gvx { group: &called.group, version: &called.version, name: &called.kind },
-            resource: review::Gvx { group: &called.group, version: &called.version, name: &called.plural },
-            request_kind: review::Gvx { group: &info.group, version: &info.version, name: &info.kind },
-            request_resource: review::Gvx { group: &info.group, version: &info.version, name: &info.plural },
-            subresource: attrs.subresource.unwrap_or_default(),
-            name: attrs.name,
-            namespace,
-            operation: attrs.operation.as_str(),
-            user: &user,
-            object: obj,
-            old_object: old,
-            dry_run: attrs.dry_run,
-            options: &attrs.options,
-        };
+        let asked = self.asked(attrs, called, obj, old);
         let body = serde_json::to_vec(&review::request(version, &uid, &asked)).unwrap_or_default();
         let timeout = Duration::from_secs(hook.timeout_seconds);
         let answer = match &hook.target {
@@ -411,7 +471,8 @@ impl Admission for Webhooks {
                 }
             }
         }
-        let asks = calls.iter().map(|(hook, info, o, old)| self.ask(hook, false, attrs, info, o.as_ref(), old.as_ref()));
+        let asks =
+            calls.iter().map(|(hook, info, o, old)| self.ask(hook, false, attrs, info, o.as_ref(), old.as_ref()));
         let verdicts = futures::future::join_all(asks).await;
         let mut first = None;
         for ((hook, ..), verdict) in calls.iter().zip(verdicts) {
