@@ -186,6 +186,32 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
     Compiled { error: None, max_cost, message_error, message_cost, uses_old_self }
 }
 
+/// The variables an admission webhook's `matchConditions` see (kube's admission
+/// environment without `params`). `request` and `authorizer` are typed objects in kube; here
+/// `request` is open, and an expression that calls the authorizer is not type-checked.
+const ADMISSION_VARIABLES: [&str; 3] = ["object", "oldObject", "request"];
+
+/// Why kube's `CompileCELExpression` refuses a webhook's match condition `source` (already
+/// trimmed), as the detail of its `Invalid` error; `None` when it compiles to a bool.
+pub fn match_condition_error(source: &str) -> Option<String> {
+    on_cel_stack(|| {
+        let variables = ADMISSION_VARIABLES.iter().map(|v| (v.to_string(), CelType::Dyn)).collect();
+        let authorized = parse::parse(source).is_ok_and(|e| e.references("authorizer"));
+        let variables = if authorized { Vec::new() } else { variables };
+        match check_source(source, variables) {
+            Err(issues) if !authorized => Some(format!("compilation failed: {issues}")),
+            Err(issues) if issues.contains("Syntax error") => Some(format!("compilation failed: {issues}")),
+            Err(_) | Ok(Checked::Unchecked { .. }) => None,
+            _ if authorized => None,
+            // cel-go's exact type test: an open `dyn` result is no bool either.
+            Ok(Checked::Typed { result, .. }) if result != CelType::Bool => {
+                Some(format!("must evaluate to bool but got {result}"))
+            }
+            Ok(Checked::Typed { .. }) => None,
+        }
+    })
+}
+
 /// The estimated maximum cost of a type-checked expression.
 fn estimate(
     expr: &parse::Expr,
