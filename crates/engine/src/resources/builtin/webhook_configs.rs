@@ -147,6 +147,16 @@ impl Strategy for WebhookConfigStrategy {
         errors
     }
 
+    /// apimachinery's `DefaultMetaV1FieldSelectorConversion`: both metadata fields, though
+    /// the kind is cluster-scoped.
+    fn selectable_fields(&self) -> Vec<String> {
+        vec!["metadata.name".into(), "metadata.namespace".into()]
+    }
+
+    fn unsupported_field_label(&self, field: &str) -> String {
+        crate::resources::default_field_label_refusal(field)
+    }
+
     fn table_convertor(&self) -> TableConvertor {
         super::printers::webhook_configurations()
     }

@@ -395,6 +395,24 @@ mod tests {
     }
 
     #[test]
+    fn match_conditions_compile_to_a_bool() {
+        let conditions = json!([
+            {"name": "ok", "expression": "request.operation == 'CREATE'"},
+            {"name": "str", "expression": "'x'"},
+            {"name": "params", "expression": "params.x == 1"},
+            {"name": "ok", "expression": "true"},
+        ]);
+        assert_eq!(
+            errors(vec![hook(json!({"matchConditions": conditions}))]),
+            [
+                "webhooks[0].matchConditions[1].expression: Invalid value: \"'x'\": must evaluate to bool but got string",
+                "webhooks[0].matchConditions[2].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^",
+                "webhooks[0].matchConditions[3].name: Duplicate value: \"ok\"",
+            ]
+        );
+    }
+
+    #[test]
     fn an_update_keeps_what_the_old_object_had() {
         let old = json!({"metadata": {"name": "c"}, "webhooks": [hook(json!({"sideEffects": "Some"}))]});
         let new = json!({"metadata": {"name": "c"}, "webhooks": [hook(json!({"sideEffects": "Unknown"}))]});
