@@ -10,14 +10,19 @@ Sources, both read-only:
   union types are reset to kube's description-only shape, and list kinds and the
   `x-kubernetes-group-version-kind` markers (which the crate does not carry) are added here.
 
-Usage: generate_definitions.py REFERENCE_DIR K8S_OPENAPI_SRC_DIR > definitions.json
+- the admissionregistration.k8s.io/v1 webhook configurations and every definition they reach
+  that the two sources above do not give, verbatim from a real kube-apiserver 1.32.13's
+  /openapi/v2 (`kubectl get --raw /openapi/v2` against the oracle), which carries the
+  `+enum` values, list types and patch strategies the crate's tables lack.
+
+Usage: generate_definitions.py REFERENCE_DIR K8S_OPENAPI_SRC_DIR ORACLE_OPENAPI_V2 > definitions.json
 """
 import json
 import os
 import re
 import sys
 
-REF_DIR, SRC = sys.argv[1], sys.argv[2]
+REF_DIR, SRC, ORACLE_V2 = sys.argv[1], sys.argv[2], sys.argv[3]
 V = os.path.join(SRC, "v1_33")
 
 # Kinds the engine serves or is expected to serve as built-ins: (definition, group, version, kind).
@@ -31,6 +36,14 @@ ROOTS = [
     ("io.k8s.api.core.v1.Event", "", "v1", "Event"),
     ("io.k8s.api.events.v1.Event", "events.k8s.io", "v1", "Event"),
     ("io.k8s.api.coordination.v1.Lease", "coordination.k8s.io", "v1", "Lease"),
+]
+
+# Kinds (and their lists) taken whole from the oracle's /openapi/v2.
+FROM_ORACLE = [
+    "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration",
+    "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList",
+    "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+    "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList",
 ]
 
 # Create-only kinds (the reviews): no list kind.
@@ -286,6 +299,16 @@ def main():
     for name, kind in DISCOVERY:
         if kind:
             defs[name]["x-kubernetes-group-version-kind"] = [{"group": "", "kind": kind, "version": "v1"}]
+    oracle = json.load(open(ORACLE_V2))["definitions"]
+    todo = list(FROM_ORACLE)
+    while todo:
+        name = todo.pop()
+        if name in defs:
+            continue
+        defs[name] = oracle[name]
+        found = set()
+        refs(oracle[name], found)
+        todo.extend(found - set(defs))
     json.dump(defs, sys.stdout, indent=1, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")
 

@@ -8,17 +8,14 @@
 
 use crate::field::{FieldError, Path};
 use crate::registry::defaults::{CONVERSION_NONE, CONVERSION_WEBHOOK, DEFAULT_WEBHOOK_PORT};
-use crate::schema::names::{is_dns1035_label, is_dns1123_subdomain};
+use crate::schema::webhook_client::{self, ServiceRef};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomResourceConversion, ServiceReference};
-
-/// ConversionReview versions this server understands (sorted, as kube lists them).
-const ACCEPTED_REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 
 /// Whether a prior object's review versions include a recognized one (or are empty); on
 /// update kube only insists on a recognized version if the old object had one.
 pub fn has_recognized_review_version_or_empty(conversion: Option<&CustomResourceConversion>) -> bool {
     let versions = review_versions(conversion);
-    versions.is_empty() || versions.iter().any(|v| ACCEPTED_REVIEW_VERSIONS.contains(&v.as_str()))
+    versions.is_empty() || webhook_client::has_recognized_version(versions)
 }
 
 fn review_versions(conversion: Option<&CustomResourceConversion>) -> &[String] {
@@ -57,112 +54,28 @@ pub fn validate_conversion(
     match client_config {
         None => errs.push(FieldError::required(&config_path, "required when strategy is set to Webhook")),
         Some(cc) => match (&cc.url, &cc.service) {
-            (Some(url), None) => errs.extend(validate_webhook_url(url, &config_path.child("url"))),
+            (Some(url), None) => errs.extend(webhook_client::validate_url(url, &config_path.child("url"))),
             (None, Some(service)) => errs.extend(validate_webhook_service(service, &config_path.child("service"))),
             _ => errs.push(FieldError::required(&config_path, "exactly one of url or service is required")),
         },
     }
-    errs.extend(validate_review_versions(versions, require_recognized_review_version, &versions_path));
+    errs.extend(webhook_client::validate_review_versions(
+        versions,
+        require_recognized_review_version,
+        "",
+        &versions_path,
+    ));
     errs
 }
 
-fn validate_review_versions(versions: &[String], require_recognized: bool, path: &Path) -> Vec<FieldError> {
-    if versions.is_empty() {
-        return vec![FieldError::required(path, "")];
-    }
-    let mut errs = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for (i, v) in versions.iter().enumerate() {
-        if seen.contains(&v.as_str()) {
-            errs.push(FieldError::invalid(path.index(i), v.as_str(), "duplicate version"));
-            continue;
-        }
-        seen.push(v);
-        for problem in is_dns1035_label(v) {
-            errs.push(FieldError::invalid(path.index(i), v.as_str(), problem));
-        }
-    }
-    if require_recognized && !versions.iter().any(|v| ACCEPTED_REVIEW_VERSIONS.contains(&v.as_str())) {
-        let detail = format!("must include at least one of {}", ACCEPTED_REVIEW_VERSIONS.join(", "));
-        errs.push(FieldError::invalid_shown(path, &super::gostring::strings(Some(versions)), &detail));
-    }
-    errs
-}
-
-/// apiserver's `ValidateWebhookURL` with https required; the URL is split by hand into the
-/// parts kube looks at (scheme, user info, host, query, fragment).
-fn validate_webhook_url(url: &str, path: &Path) -> Vec<FieldError> {
-    const FORM: &str = "; desired format: https://host[/path]";
-    let mut errs = Vec::new();
-    let (scheme, rest) = match url.split_once("://") {
-        Some((scheme, rest)) if !scheme.is_empty() && !scheme.contains('/') => (scheme, rest),
-        _ => ("", url),
-    };
-    if scheme != "https" {
-        errs.push(FieldError::invalid(path, scheme, format!("'https' is the only allowed URL scheme{FORM}")));
-    }
-    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
-    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let authority = if scheme.is_empty() { "" } else { rest.split('/').next().unwrap_or_default() };
-    let (user, host) = authority.rsplit_once('@').map_or((None, authority), |(u, h)| (Some(u), h));
-    if host.is_empty() {
-        errs.push(FieldError::invalid(path, host, format!("host must be specified{FORM}")));
-    }
-    if let Some(user) = user {
-        errs.push(FieldError::invalid(path, user, "user information is not permitted in the URL"));
-    }
-    if !fragment.is_empty() {
-        errs.push(FieldError::invalid(path, fragment, "fragments are not permitted in the URL"));
-    }
-    if !query.is_empty() {
-        errs.push(FieldError::invalid(path, query, "query parameters are not permitted in the URL"));
-    }
-    errs
-}
-
-/// apiserver's `ValidateWebhookService`, called as apiextensions calls it: with the service's
-/// name and namespace swapped (`(fldPath, cc.Service.Name, cc.Service.Namespace, ...)` into
-/// `(fldPath, namespace, name, ...)`), so an empty namespace is reported as a missing name
-/// and an empty name as a missing namespace.
 fn validate_webhook_service(service: &ServiceReference, path: &Path) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    if service.namespace.is_empty() {
-        errs.push(FieldError::required(path.child("name"), "service name is required"));
-    }
-    if service.name.is_empty() {
-        errs.push(FieldError::required(path.child("namespace"), "service namespace is required"));
-    }
-    let port = service.port.unwrap_or(DEFAULT_WEBHOOK_PORT);
-    if !(1..=65535).contains(&port) {
-        errs.push(FieldError::invalid(
-            path.child("port"),
-            port,
-            "port is not valid: must be between 1 and 65535, inclusive",
-        ));
-    }
-    let Some(url_path) = service.path.as_deref().filter(|p| !p.is_empty() && *p != "/") else {
-        return errs;
+    let service = ServiceRef {
+        namespace: &service.namespace,
+        name: &service.name,
+        path: service.path.as_deref(),
+        port: service.port.unwrap_or(DEFAULT_WEBHOOK_PORT),
     };
-    let path_field = path.child("path");
-    if url_path == "//" {
-        errs.push(FieldError::invalid(&path_field, url_path, "segment[0] may not be empty"));
-        return errs;
-    }
-    if !url_path.starts_with('/') {
-        errs.push(FieldError::invalid(&path_field, url_path, "must start with a '/'"));
-    }
-    let trimmed = url_path.get(1..).unwrap_or_default();
-    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    for (i, step) in trimmed.split('/').enumerate() {
-        if step.is_empty() {
-            errs.push(FieldError::invalid(&path_field, url_path, format!("segment[{i}] may not be empty")));
-            continue;
-        }
-        for problem in is_dns1123_subdomain(step) {
-            errs.push(FieldError::invalid(&path_field, url_path, format!("segment[{i}]: {problem}")));
-        }
-    }
-    errs
+    webhook_client::validate_service(service, path)
 }
 
 #[cfg(test)]

@@ -172,6 +172,7 @@ impl KindNames {
             "" | "events.k8s.io" => "core",
             "apiextensions.k8s.io" => "apiextensions",
             "coordination.k8s.io" => "coordination",
+            "admissionregistration.k8s.io" => "admissionregistration",
             _ => "",
         };
         let (go_type, go_list_type) = if package.is_empty() {

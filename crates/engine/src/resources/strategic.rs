@@ -27,6 +27,10 @@ const MERGE_LISTS: &[(&str, &str, &str)] = &[
     ("ServiceAccount", "secrets", "name"),
     ("NamespaceStatus", "conditions", "type"),
     ("JSONSchemaProps", "x-kubernetes-validations", "rule"),
+    ("ValidatingWebhookConfiguration", "webhooks", "name"),
+    ("MutatingWebhookConfiguration", "webhooks", "name"),
+    ("ValidatingWebhook", "matchConditions", "name"),
+    ("MutatingWebhook", "matchConditions", "name"),
 ];
 
 const DIRECTIVE: &str = "$patch";

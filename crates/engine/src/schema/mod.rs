@@ -48,6 +48,7 @@ pub(crate) mod go_regexp;
 pub(crate) mod go_time;
 pub(crate) mod go_url;
 pub mod gofmt;
+pub mod label_selector;
 mod listtype;
 pub mod names;
 mod node;
@@ -55,6 +56,7 @@ pub mod object_meta;
 mod prune;
 mod validate;
 pub mod warnings;
+pub mod webhook_client;
 
 pub use node::Node;
 pub use object_meta::{validate_object_meta, validate_object_meta_update};

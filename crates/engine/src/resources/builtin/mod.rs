@@ -7,6 +7,8 @@
 //!   ([`event_conversion`] between the two forms);
 //! - [`reviews`]: the self reviews (authorization.k8s.io/v1, authentication.k8s.io/v1),
 //!   create-only and not stored, answering for the one user the engine knows;
+//! - [`webhook_configs`]: Validating and MutatingWebhookConfigurations
+//!   (admissionregistration.k8s.io/v1), with kube's defaults and validation;
 //! - [`printers`]: their Table columns, as kube's `pkg/printers/internalversion`.
 
 pub mod data;
@@ -24,6 +26,9 @@ mod tls_der;
 mod tls_pair;
 pub mod types;
 pub mod unstructured_convert;
+pub mod webhook_configs;
+pub mod webhook_structs;
+pub mod webhook_validation;
 
 use super::{ResourceInfo, Strategy};
 use crate::field::{FieldError, Path};
@@ -66,6 +71,12 @@ pub fn all(tokens: &Arc<crate::authn::Tokens>) -> Vec<ServedKind> {
             stored(Arc::new(strategy), (&storage.0, &storage.1))
         })
         .collect();
+    // kube lists its resources of a group by name: mutating before validating.
+    for hooks in [webhook_configs::Hooks::Mutating, webhook_configs::Hooks::Validating] {
+        let strategy = webhook_configs::WebhookConfigStrategy::new(hooks);
+        let kind = strategy.info().kind.clone();
+        out.push(stored(Arc::new(strategy), (webhook_configs::GROUP, &kind)));
+    }
     // Both Event APIs are stored as core v1 Events.
     out.push(stored(Arc::new(events::CoreEventStrategy::default()), ("", "Event")));
     out.push(stored(Arc::new(events::EventsV1Strategy::default()), ("", "Event")));

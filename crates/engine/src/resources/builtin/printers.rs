@@ -113,6 +113,17 @@ pub fn leases() -> TableConvertor {
     ])
 }
 
+/// Validating and mutating webhook configurations: `NAME WEBHOOKS AGE` (the column's
+/// description is the printer's own, not a field's).
+pub fn webhook_configurations() -> TableConvertor {
+    const WEBHOOKS: &str = "Webhooks indicates the number of webhooks registered in this configuration";
+    TableConvertor::printer(vec![
+        name_column(),
+        (ColumnDefinition::new("Webhooks", "integer", "", WEBHOOKS), |o, _| Cell::Int(count(o, "webhooks"))),
+        age_column(),
+    ])
+}
+
 /// The cells `printEvent` computes, from an Event in either form.
 struct EventRow {
     last_seen: String,

@@ -14,11 +14,16 @@ static FIELD_SELECTOR: GoStruct = plain_struct(
     "v1.FieldSelectorAttributes",
     &[omit_empty("rawSelector", GoType::String), omit_empty("requirements", list(&FIELD_REQUIREMENT_TYPE))],
 );
+/// `metav1.LabelSelectorRequirement`, also what a webhook's selectors hold.
 static LABEL_REQUIREMENT: GoStruct = plain_struct(
     "v1.LabelSelectorRequirement",
-    &[field("key", GoType::String), field("operator", GoType::String), omit_empty("values", list(&STRING))],
+    &[
+        field("key", GoType::String),
+        field("operator", GoType::Named("v1.LabelSelectorOperator")),
+        omit_empty("values", list(&STRING)),
+    ],
 );
-static LABEL_REQUIREMENT_TYPE: GoType = GoType::Struct(&LABEL_REQUIREMENT);
+pub(crate) static LABEL_REQUIREMENT_TYPE: GoType = GoType::Struct(&LABEL_REQUIREMENT);
 static LABEL_SELECTOR: GoStruct = plain_struct(
     "v1.LabelSelectorAttributes",
     &[omit_empty("rawSelector", GoType::String), omit_empty("requirements", list(&LABEL_REQUIREMENT_TYPE))],

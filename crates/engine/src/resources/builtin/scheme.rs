@@ -36,6 +36,17 @@ const REGISTERED: &[(&str, &[&str])] = &[
             "ServiceAccount",
         ],
     ),
+    ("admissionregistration.k8s.io/v1", ADMISSION_V1_KINDS),
+    ("admissionregistration.k8s.io/v1beta1", ADMISSION_V1_KINDS),
+    (
+        "admissionregistration.k8s.io/v1alpha1",
+        &[
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+        ],
+    ),
     ("apps/v1", &["ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"]),
     ("batch/v1", &["CronJob", "Job"]),
     ("authentication.k8s.io/v1", &["SelfSubjectReview", "TokenReview"]),
@@ -48,6 +59,13 @@ const REGISTERED: &[(&str, &[&str])] = &[
     ("coordination.k8s.io/v1alpha2", &["LeaseCandidate"]),
     ("events.k8s.io/v1", &["Event"]),
     ("events.k8s.io/v1beta1", &["Event"]),
+];
+
+const ADMISSION_V1_KINDS: &[&str] = &[
+    "MutatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
 ];
 
 const AUTHORIZATION_KINDS: &[&str] =

@@ -16,6 +16,7 @@ use super::types::{
     CONFIG_MAP, CORE_EVENT, EVENTS_V1_EVENT, GoStruct, GoType, LEASE, NAMESPACE, OBJECT_META, SCALE, SECRET,
     SERVICE_ACCOUNT, SchemaOr,
 };
+use super::webhook_structs::{MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION};
 use crate::resources::crd_struct::CUSTOM_RESOURCE_DEFINITION;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
@@ -35,6 +36,8 @@ pub fn kind_struct(api_version: &str, kind: &str) -> Option<&'static GoStruct> {
         ("v1", "Event") => &CORE_EVENT,
         ("events.k8s.io/v1", "Event") => &EVENTS_V1_EVENT,
         ("coordination.k8s.io/v1", "Lease") => &LEASE,
+        ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => &VALIDATING_WEBHOOK_CONFIGURATION,
+        ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => &MUTATING_WEBHOOK_CONFIGURATION,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => &CUSTOM_RESOURCE_DEFINITION,
         ("autoscaling/v1", "Scale") => &SCALE,
         ("", "APIVersions") => &API_VERSIONS,
@@ -268,7 +271,9 @@ impl Hasher for AddressHasher {
 }
 
 /// Every struct reachable from the kinds [`kind_struct`] knows.
-static ROOTS: [&GoStruct; 20] = [
+static ROOTS: [&GoStruct; 22] = [
+    &VALIDATING_WEBHOOK_CONFIGURATION,
+    &MUTATING_WEBHOOK_CONFIGURATION,
     &LIST_META,
     &SELF_SUBJECT_ACCESS_REVIEW,
     &SELF_SUBJECT_RULES_REVIEW,

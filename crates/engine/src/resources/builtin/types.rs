@@ -143,7 +143,7 @@ fn is_go_zero(value: &Value, ty: &GoType) -> bool {
     }
 }
 
-const fn atomic_struct(name: &'static str, fields: &'static [Field]) -> GoStruct {
+pub(crate) const fn atomic_struct(name: &'static str, fields: &'static [Field]) -> GoStruct {
     GoStruct { name, fields, atomic: true }
 }
 

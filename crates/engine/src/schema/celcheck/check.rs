@@ -18,11 +18,21 @@ pub struct Checker {
     /// Set just before a list or map literal is checked when cel-go's homogeneous literal
     /// validator exempts it: it is an argument of `format`, directly or within other literals.
     exempt: bool,
+    /// Whether a field of an undeclared name (`params.x`) is refused as cel-go refuses the
+    /// name, rather than left unchecked as a qualified name cel-go might resolve.
+    strict_names: bool,
 }
 
 impl Checker {
     pub fn new(variables: Vec<(String, CelType)>) -> Self {
-        Checker { scopes: variables, errors: Vec::new(), types: HashMap::new(), exempt: false }
+        Checker { scopes: variables, errors: Vec::new(), types: HashMap::new(), exempt: false, strict_names: false }
+    }
+
+    /// A checker of an environment that declares no qualified names: admission's, where
+    /// every name is one of its variables.
+    pub fn with_strict_names(mut self) -> Self {
+        self.strict_names = true;
+        self
     }
 
     fn error(&mut self, pos: usize, message: String) -> CelType {
@@ -57,7 +67,7 @@ impl Checker {
                 },
             },
             // A qualified name (`a.b`) cel-go resolves otherwise: left unchecked.
-            Kind::Select(operand, _) if self.is_unknown_ident(operand) => CelType::Dyn,
+            Kind::Select(operand, _) if !self.strict_names && self.is_unknown_ident(operand) => CelType::Dyn,
             Kind::Select(operand, field) => {
                 let t = self.check(operand);
                 self.field(e.pos, &t, field)

@@ -115,6 +115,11 @@ enum Checked {
 /// Parses and type-checks one CEL source as cel-go's `Env.Compile` does: `Err` holds its
 /// issues (`ERROR: <input>:L:C: ...` lines with carets).
 fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Checked, String> {
+    check_source_with(source, check::Checker::new(variables))
+}
+
+/// [`check_source`] with the checker `checker`.
+fn check_source_with(source: &str, mut checker: check::Checker) -> Result<Checked, String> {
     let parsed = gate(source)?;
     let cel_expr = match cel_parse(source) {
         Ok(expr) => expr,
@@ -127,7 +132,6 @@ fn check_source(source: &str, variables: Vec<(String, CelType)>) -> Result<Check
     let Some(expr) = parsed else {
         return Ok(Checked::Unchecked { uses_old_self: cel_expr.references().has_variable(OLD_SELF) });
     };
-    let mut checker = check::Checker::new(variables);
     let result = checker.check(&expr);
     let mut errors = checker.errors;
     if errors.is_empty() {
@@ -184,6 +188,32 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
         Err(error) => (Some(error), 0),
     };
     Compiled { error: None, max_cost, message_error, message_cost, uses_old_self }
+}
+
+/// The variables an admission webhook's `matchConditions` see (kube's admission
+/// environment without `params`). `request` and `authorizer` are typed objects in kube; here
+/// `request` is open, and an expression that calls the authorizer is not type-checked.
+const ADMISSION_VARIABLES: [&str; 3] = ["object", "oldObject", "request"];
+
+/// Why kube's `CompileCELExpression` refuses a webhook's match condition `source` (already
+/// trimmed), as the detail of its `Invalid` error; `None` when it compiles to a bool.
+pub fn match_condition_error(source: &str) -> Option<String> {
+    on_cel_stack(|| {
+        let variables = ADMISSION_VARIABLES.iter().map(|v| (v.to_string(), CelType::Dyn)).collect();
+        let authorized = parse::parse(source).is_ok_and(|e| e.references("authorizer"));
+        let variables = if authorized { Vec::new() } else { variables };
+        match check_source_with(source, check::Checker::new(variables).with_strict_names()) {
+            Err(issues) if !authorized => Some(format!("compilation failed: {issues}")),
+            Err(issues) if issues.contains("Syntax error") => Some(format!("compilation failed: {issues}")),
+            Err(_) | Ok(Checked::Unchecked { .. }) => None,
+            _ if authorized => None,
+            // cel-go's exact type test: an open `dyn` result is no bool either.
+            Ok(Checked::Typed { result, .. }) if result != CelType::Bool => {
+                Some(format!("must evaluate to bool but got {result}"))
+            }
+            Ok(Checked::Typed { .. }) => None,
+        }
+    })
 }
 
 /// The estimated maximum cost of a type-checked expression.
