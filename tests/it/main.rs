@@ -12,6 +12,7 @@ mod cluster_owners;
 mod cluster_registrations;
 mod crdtest;
 mod differential;
+mod engine_admission_webhook;
 mod engine_apply;
 mod engine_bad_input;
 mod engine_builtin;
