@@ -34,6 +34,7 @@ mod etcd_layout;
 mod etcd_outage;
 mod etcd_replicas;
 mod krew_manifest;
+mod kubectl_admission;
 mod kubectl_apply;
 mod kubectl_builtin;
 mod kubectl_crd_complete;
