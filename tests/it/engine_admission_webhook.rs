@@ -37,6 +37,7 @@ fn webhook() -> HttpsWebhook {
                 json!([{"op": "add", "path": "/spec/unknownx", "value": 1}, {"op": "add", "path": "/spec/b", "value": "set-by-hook"}]),
             ),
             "label" => patch(json!([{"op": "add", "path": "/metadata/labels/hooked", "value": "yes"}])),
+            "scalefive" => patch(json!([{"op": "replace", "path": "/spec/replicas", "value": 5}])),
             "badpatch" => patch(json!([{"op": "remove", "path": "/spec/nothere"}])),
             "wronguid" => json!({"uid": "x", "allowed": true}),
             _ => json!({"uid": uid, "allowed": true}),
@@ -492,4 +493,55 @@ async fn match_conditions_pass_a_webhook_over_when_one_is_false_and_refuse_when_
         "admission webhook \"v-mc.adm.example.com\" denied the request: no widgets today"
     );
     assert_eq!(webhook.received().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scale_write_is_admitted_as_the_scale_and_takes_the_replicas_a_webhook_sets() {
+    let (webhook, cluster) = (webhook(), Cluster::start().await);
+    let scalers = CrdBuilder::new(GROUP, "Scaler").status().scale().build();
+    cluster.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &scalers).await;
+    let at = |rest: &str| format!("/apis/{GROUP}/v1/namespaces/t1/scalers{rest}");
+    for _ in 0..300 {
+        if cluster.send("GET", &at(""), None).await.status == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let scaler = json!({"apiVersion": format!("{GROUP}/v1"), "kind": "Scaler", "metadata": {"name": "s1"}, "spec": {"replicas": 1}});
+    cluster.ok("POST", &at(""), &scaler).await;
+    cluster
+        .configure(
+            "MutatingWebhookConfiguration",
+            &webhook,
+            "m-five",
+            "scalefive",
+            rule(&["UPDATE"], &["scalers/scale"]),
+            json!({}),
+        )
+        .await;
+    let engine = cluster.engine.clone();
+    let scaled = send(
+        &engine,
+        "PATCH",
+        &at("/s1/scale"),
+        "application/merge-patch+json",
+        Some(br#"{"spec":{"replicas":2}}"#.to_vec()),
+    )
+    .await;
+    assert_eq!(
+        (scaled.status, scaled.body["spec"].clone()),
+        (StatusCode::OK, json!({"replicas": 5})),
+        "{}",
+        scaled.body
+    );
+    assert_eq!(cluster.ok("GET", &at("/s1"), &json!(null)).await["spec"]["replicas"], 5);
+    let r = only_review(&webhook);
+    let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
+    assert_eq!(
+        (r["kind"].clone(), r["requestKind"].clone(), r["subResource"].as_str()),
+        (scale.clone(), scale, Some("scale"))
+    );
+    assert_eq!(r["resource"], json!({"group": GROUP, "version": "v1", "resource": "scalers"}));
+    assert_eq!((r["object"]["kind"].as_str(), r["object"]["spec"].clone()), (Some("Scale"), json!({"replicas": 2})));
+    assert_eq!(r["oldObject"]["spec"], json!({"replicas": 1}));
 }

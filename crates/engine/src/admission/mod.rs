@@ -214,10 +214,19 @@ impl Webhooks {
         old: Option<&'a Value>,
     ) -> review::Asked<'a> {
         let info = attrs.info;
+        let (kind, request_kind) = match attrs.object_kind {
+            Some((group, version, name)) => {
+                (review::Gvx { group, version, name }, review::Gvx { group, version, name })
+            }
+            None => (
+                review::Gvx { group: &called.group, version: &called.version, name: &called.kind },
+                review::Gvx { group: &info.group, version: &info.version, name: &info.kind },
+            ),
+        };
         review::Asked {
-            kind: review::Gvx { group: &called.group, version: &called.version, name: &called.kind },
+            kind,
             resource: review::Gvx { group: &called.group, version: &called.version, name: &called.plural },
-            request_kind: review::Gvx { group: &info.group, version: &info.version, name: &info.kind },
+            request_kind,
             request_resource: review::Gvx { group: &info.group, version: &info.version, name: &info.plural },
             subresource: attrs.subresource.unwrap_or_default(),
             name: attrs.name,
@@ -380,9 +389,8 @@ impl Webhooks {
         obj: &mut Option<&mut Value>,
         old: Option<&Value>,
     ) -> Result<bool, ApiError> {
-        let codec = kind.strategy.codec();
-        let mut view = obj.as_deref().map(|o| codec.to_served(o.clone())).transpose()?;
-        let old_view = old.map(|o| codec.to_served(o.clone())).transpose()?;
+        let mut view = obj.as_deref().map(|o| self.view_at(kind, attrs, o)).transpose()?;
+        let old_view = old.map(|o| self.view_at(kind, attrs, o)).transpose()?;
         let Some(verdict) = self.ask(hook, true, attrs, kind.info(), view.as_ref(), old_view.as_ref()).await? else {
             return Ok(false);
         };
@@ -392,9 +400,18 @@ impl Webhooks {
         let info = attrs.info;
         let requested = self.kinds.find(&info.group, &info.version, &info.plural);
         if let (Some(target), Some(view), Some(requested)) = (obj.as_deref_mut(), view, requested) {
-            *target = requested.strategy.codec().to_served(view)?;
+            *target = self.view_at(&requested, attrs, &view)?;
         }
         Ok(true)
+    }
+
+    /// `obj` as a webhook called at `kind`'s version sees it: converted there, unless it is
+    /// no object of the resource (a Scale is the same at every version).
+    fn view_at(&self, kind: &ServedKind, attrs: &Attributes<'_>, obj: &Value) -> Result<Value, ApiError> {
+        match attrs.object_kind {
+            Some(_) => Ok(obj.clone()),
+            None => kind.strategy.codec().to_served(obj.clone()),
+        }
     }
 
     /// A mutating webhook's verdict: its warnings, its refusal, or its patch applied.
@@ -464,9 +481,8 @@ impl Admission for Webhooks {
                 None => {}
                 Some(Called::Own) => calls.push((hook, attrs.info.clone(), obj.cloned(), old.cloned())),
                 Some(Called::Equivalent(kind)) => {
-                    let codec = kind.strategy.codec();
-                    let view = obj.map(|o| codec.to_served(o.clone())).transpose()?;
-                    let old_view = old.map(|o| codec.to_served(o.clone())).transpose()?;
+                    let view = obj.map(|o| self.view_at(&kind, attrs, o)).transpose()?;
+                    let old_view = old.map(|o| self.view_at(&kind, attrs, o)).transpose()?;
                     calls.push((hook, kind.info().clone(), view, old_view));
                 }
             }

@@ -39,6 +39,9 @@ pub struct Attributes<'a> {
     pub info: &'a ResourceInfo,
     /// `status`, `scale`, `finalize`; `None` for the main endpoint.
     pub subresource: Option<&'static str>,
+    /// The group, version and kind of the objects admission is shown, when not the
+    /// resource's own: a `/scale` write's `autoscaling/v1` Scale.
+    pub object_kind: Option<(&'static str, &'static str, &'static str)>,
     pub namespace: Option<&'a str>,
     /// The object's name (empty for a create whose name is not generated yet).
     pub name: &'a str,

@@ -10,6 +10,7 @@ use crate::resources::managed_fields::verbs::{ApplyStep, check_name, validate_pa
 use crate::resources::managed_fields::{Tracking, WriteOutcome};
 use crate::resources::patch::{self, PatchType};
 use crate::resources::patched_json::PatchSource;
+use crate::resources::scale;
 use crate::resources::spec_changed;
 use crate::status::ApiError;
 use crate::store::{Revision, StoreError};
@@ -363,7 +364,17 @@ impl Rest<'_> {
         // strategy prepares it.
         managed_fields.show(&mut obj);
         let attrs = self.admission_attributes(Operation::Update, namespace, name, sub.name(), opts);
-        self.mutated(&attrs, &mut obj, Some(old)).await?;
+        match self.scale.filter(|_| sub == Subresource::Scale) {
+            // A /scale write is admitted as the Scale; what a webhook made of its replicas
+            // is what the object gets.
+            Some(paths) => {
+                let mut shown = scale::scale_of(&obj, paths);
+                if self.admission.mutate(&attrs, Some(&mut shown), Some(&scale::scale_of(old, paths))).await? {
+                    scale::set_spec_replicas(&mut obj, paths, scale::requested_replicas(&shown));
+                }
+            }
+            None => self.mutated(&attrs, &mut obj, Some(old)).await?,
+        }
         match sub {
             Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
@@ -412,7 +423,13 @@ impl Rest<'_> {
         }
         self.strategy.canonicalize(&mut obj);
         // Validating admission, even of an update that changes nothing, as kube's store.
-        self.admission.validate(&attrs, Some(&obj), Some(old)).await?;
+        match self.scale.filter(|_| sub == Subresource::Scale) {
+            Some(paths) => {
+                let (shown, old_shown) = (scale::scale_of(&obj, paths), scale::scale_of(old, paths));
+                self.admission.validate(&attrs, Some(&shown), Some(&old_shown)).await?;
+            }
+            None => self.admission.validate(&attrs, Some(&obj), Some(old)).await?,
+        }
         // `obj` has no resourceVersion (see `preserve_on_update`).
         if meta::equal_except_metadata(&obj, old, &["resourceVersion"])
             && self.stored_as_read(namespace, name, &obj, old_rv).await?
@@ -522,7 +539,19 @@ impl Rest<'_> {
             Operation::Create => write_options_document("CreateOptions", opts),
             _ => write_options_document("UpdateOptions", opts),
         };
-        Attributes { operation, info: self.info(), subresource, namespace, name, options, dry_run: opts.dry_run, opts }
+        // kube's scale endpoint admits the Scale it reads and writes.
+        let object_kind = (subresource == Subresource::Scale.name()).then_some(("autoscaling", "v1", "Scale"));
+        Attributes {
+            operation,
+            info: self.info(),
+            subresource,
+            object_kind,
+            namespace,
+            name,
+            options,
+            dry_run: opts.dry_run,
+            opts,
+        }
     }
 
     /// Mutating admission of `obj`; what a webhook changed is pruned and defaulted again
