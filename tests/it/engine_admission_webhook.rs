@@ -259,6 +259,15 @@ async fn updates_deletes_and_subresources_are_reviewed_with_the_old_object() {
         r["options"],
         json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "propagationPolicy": "Foreground", "dryRun": ["All"]})
     );
+
+    // Built-in kinds too; a namespace is named as its own namespace.
+    let core = json!({"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["namespaces"]});
+    cluster.configure("ValidatingWebhookConfiguration", &webhook, "v-core", "log", core, json!({})).await;
+    webhook.clear();
+    cluster.ok("POST", "/api/v1/namespaces", &json!({"metadata": {"name": "nsx"}})).await;
+    let r = only_review(&webhook);
+    assert_eq!((r["name"].as_str(), r["namespace"].as_str()), (Some("nsx"), Some("nsx")));
+    assert_eq!(r["kind"], json!({"group": "", "version": "v1", "kind": "Namespace"}));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

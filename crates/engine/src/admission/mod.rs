@@ -230,7 +230,12 @@ impl Webhooks {
             request_resource: review::Gvx { group: &info.group, version: &info.version, name: &info.plural },
             subresource: attrs.subresource.unwrap_or_default(),
             name: attrs.name,
-            namespace: if info.namespaced { attrs.namespace.unwrap_or_default() } else { "" },
+            // kube names a namespace as its own namespace.
+            namespace: match info.namespaced {
+                true => attrs.namespace.unwrap_or_default(),
+                false if info.group.is_empty() && info.plural == "namespaces" => attrs.name,
+                false => "",
+            },
             operation: attrs.operation.as_str(),
             user: &USER,
             object: obj,
