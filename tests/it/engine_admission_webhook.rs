@@ -60,19 +60,30 @@ impl Cluster {
                 "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}))
             .status()
             .build();
-        cluster.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &crd).await;
         cluster.ok("POST", "/api/v1/namespaces", &json!({"metadata": {"name": "t1", "labels": {"team": "x"}}})).await;
+        cluster.serve(&crd, &widgets("")).await;
+        cluster
+    }
+
+    /// Registers `crd` and waits until `path` (a list of its kind) is served.
+    async fn serve(&self, crd: &Value, path: &str) {
+        self.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).await;
         for _ in 0..300 {
-            if cluster.send("GET", &widgets(""), None).await.status == StatusCode::OK {
-                return cluster;
+            if self.send("GET", path, None).await.status == StatusCode::OK {
+                return;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("widgets never served");
+        panic!("{path} never served");
     }
 
     async fn send(&self, method: &str, uri: &str, body: Option<&Value>) -> Answer {
         send_json(&self.engine, method, uri, body).await
+    }
+
+    /// A JSON merge patch of `uri`.
+    async fn merge_patch(&self, uri: &str, patch: &str) -> Answer {
+        send(&self.engine, "PATCH", uri, "application/merge-patch+json", Some(patch.as_bytes().to_vec())).await
     }
 
     async fn ok(&self, method: &str, uri: &str, body: &Value) -> Value {
@@ -228,12 +239,10 @@ async fn updates_deletes_and_subresources_are_reviewed_with_the_old_object() {
     cluster
         .configure("ValidatingWebhookConfiguration", &webhook, "v-log", "log", rule(&["*"], &["*/*"]), json!({}))
         .await;
-    let patch = |uri: String, body: &str| {
-        let engine = cluster.engine.clone();
-        let body = body.as_bytes().to_vec();
-        async move { send(&engine, "PATCH", &uri, "application/merge-patch+json", Some(body)).await }
-    };
-    assert_eq!(patch(widgets("/w1?fieldManager=fm3"), r#"{"spec":{"a":5}}"#).await.status, StatusCode::OK);
+    assert_eq!(
+        cluster.merge_patch(&widgets("/w1?fieldManager=fm3"), r#"{"spec":{"a":5}}"#).await.status,
+        StatusCode::OK
+    );
     let r = only_review(&webhook);
     assert_eq!((r["operation"].as_str(), r.get("subResource")), (Some("UPDATE"), None));
     assert_eq!(r["options"], json!({"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "fm3"}));
@@ -242,7 +251,7 @@ async fn updates_deletes_and_subresources_are_reviewed_with_the_old_object() {
     assert_eq!(r["object"]["metadata"]["resourceVersion"], r["oldObject"]["metadata"]["resourceVersion"]);
 
     webhook.clear();
-    assert_eq!(patch(widgets("/w1/status"), r#"{"status":{"x":5}}"#).await.status, StatusCode::OK);
+    assert_eq!(cluster.merge_patch(&widgets("/w1/status"), r#"{"status":{"x":5}}"#).await.status, StatusCode::OK);
     let r = only_review(&webhook);
     assert_eq!((r["subResource"].as_str(), r["requestSubResource"].as_str()), (Some("status"), Some("status")));
 
@@ -379,15 +388,7 @@ async fn selectors_dry_runs_and_warnings_decide_and_shape_the_calls() {
         )
         .await;
     webhook.clear();
-    let engine = cluster.engine.clone();
-    let answer = send(
-        &engine,
-        "PATCH",
-        &widgets("/w1?dryRun=All"),
-        "application/merge-patch+json",
-        Some(br#"{"spec":{"a":2}}"#.to_vec()),
-    )
-    .await;
+    let answer = cluster.merge_patch(&widgets("/w1?dryRun=All"), r#"{"spec":{"a":2}}"#).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_eq!(answer.warnings(), ["299 - \"first warning\"", "299 - \"second\""]);
     assert_eq!(only_review(&webhook)["dryRun"], true);
@@ -426,14 +427,8 @@ async fn a_rule_naming_another_version_takes_the_request_at_that_version_unless_
             "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
     };
     let gizmos = CrdBuilder::new(GROUP, "Gizmo").versions(vec![version("v1", true), version("v2", false)]).build();
-    cluster.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &gizmos).await;
     let at = |v: &str| format!("/apis/{GROUP}/{v}/namespaces/t1/gizmos");
-    for _ in 0..300 {
-        if cluster.send("GET", &at("v2"), None).await.status == StatusCode::OK {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    cluster.serve(&gizmos, &at("v2")).await;
     let v1_only =
         json!({"operations": ["CREATE"], "apiGroups": [GROUP], "apiVersions": ["v1"], "resources": ["gizmos"]});
     cluster
@@ -508,14 +503,8 @@ async fn match_conditions_pass_a_webhook_over_when_one_is_false_and_refuse_when_
 async fn a_scale_write_is_admitted_as_the_scale_and_takes_the_replicas_a_webhook_sets() {
     let (webhook, cluster) = (webhook(), Cluster::start().await);
     let scalers = CrdBuilder::new(GROUP, "Scaler").status().scale().build();
-    cluster.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &scalers).await;
     let at = |rest: &str| format!("/apis/{GROUP}/v1/namespaces/t1/scalers{rest}");
-    for _ in 0..300 {
-        if cluster.send("GET", &at(""), None).await.status == StatusCode::OK {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    cluster.serve(&scalers, &at("")).await;
     let scaler = json!({"apiVersion": format!("{GROUP}/v1"), "kind": "Scaler", "metadata": {"name": "s1"}, "spec": {"replicas": 1}});
     cluster.ok("POST", &at(""), &scaler).await;
     cluster
@@ -528,15 +517,7 @@ async fn a_scale_write_is_admitted_as_the_scale_and_takes_the_replicas_a_webhook
             json!({}),
         )
         .await;
-    let engine = cluster.engine.clone();
-    let scaled = send(
-        &engine,
-        "PATCH",
-        &at("/s1/scale"),
-        "application/merge-patch+json",
-        Some(br#"{"spec":{"replicas":2}}"#.to_vec()),
-    )
-    .await;
+    let scaled = cluster.merge_patch(&at("/s1/scale"), r#"{"spec":{"replicas":2}}"#).await;
     assert_eq!(
         (scaled.status, scaled.body["spec"].clone()),
         (StatusCode::OK, json!({"replicas": 5})),
