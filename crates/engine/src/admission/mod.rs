@@ -81,33 +81,29 @@ impl Webhooks {
     }
 
     /// The webhooks of every stored configuration of `resource`, configurations in name
-    /// order (their keys' order).
-    async fn stored(&self, resource: &str) -> Result<Vec<Hook>, ApiError> {
+    /// order (their keys' order), each configuration's parsed once per revision.
+    async fn stored(&self, resource: &str) -> Result<Vec<Arc<Vec<Hook>>>, ApiError> {
         let prefix = ResourceInfo::store_prefix(GROUP, resource);
         let page = self
             .store
             .list(&prefix, &ListOptions { cached: true, ..Default::default() })
             .await
             .map_err(|e| ApiError::storage_read(&e))?;
-        if page.items.is_empty() {
-            return Ok(Vec::new());
-        }
         let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
-        let mut hooks = Vec::new();
+        // Configurations gone since are forgotten.
+        parsed.retain(|key, _| !key.starts_with(&prefix) || page.items.iter().any(|kv| &kv.key == key));
+        let mut configurations = Vec::with_capacity(page.items.len());
         for kv in &page.items {
             let current = parsed.get(&kv.key).filter(|(rev, _)| *rev == kv.mod_revision).map(|(_, h)| h.clone());
-            let these = match current {
-                Some(these) => these,
-                None => {
-                    let config: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
-                    let these = Arc::new(hooks::hooks_of(&config));
-                    parsed.insert(kv.key.clone(), (kv.mod_revision, these.clone()));
-                    these
-                }
-            };
-            hooks.extend(these.iter().cloned());
+            let these = current.unwrap_or_else(|| {
+                let config: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
+                let these = Arc::new(hooks::hooks_of(&config));
+                parsed.insert(kv.key.clone(), (kv.mod_revision, these.clone()));
+                these
+            });
+            configurations.push(these);
         }
-        Ok(hooks)
+        Ok(configurations)
     }
 
     /// Whether `hook` is to be called for this request, and at which version (kube's
@@ -354,7 +350,7 @@ impl Webhooks {
     /// later change asks to call again.
     async fn mutate_round(
         &self,
-        hooks: &[Hook],
+        hooks: &[&Hook],
         only: Option<&HashSet<usize>>,
         attrs: &Attributes<'_>,
         obj: &mut Option<&mut Value>,
@@ -461,7 +457,8 @@ impl Admission for Webhooks {
         if matching::exempt(&attrs.info.group, &attrs.info.kind) {
             return Ok(false);
         }
-        let hooks = self.stored("mutatingwebhookconfigurations").await?;
+        let configurations = self.stored("mutatingwebhookconfigurations").await?;
+        let hooks: Vec<&Hook> = configurations.iter().flat_map(|c| c.iter()).collect();
         if hooks.is_empty() {
             return Ok(false);
         }
@@ -478,10 +475,11 @@ impl Admission for Webhooks {
         if matching::exempt(&attrs.info.group, &attrs.info.kind) {
             return Ok(());
         }
-        let hooks = self.stored("validatingwebhookconfigurations").await?;
+        let configurations = self.stored("validatingwebhookconfigurations").await?;
+        let hooks = configurations.iter().flat_map(|c| c.iter());
         // Each webhook with the objects at the version it is called at.
         let mut calls = Vec::new();
-        for hook in &hooks {
+        for hook in hooks {
             match self.takes(hook, attrs, obj, old).await? {
                 None => {}
                 Some(Called::Own) => calls.push((hook, attrs.info.clone(), obj.cloned(), old.cloned())),
