@@ -25,10 +25,15 @@ impl Requested<'_> {
 
 /// Whether `rule` matches `req`.
 pub fn rule_matches(rule: &Rule, req: &Requested<'_>) -> bool {
+    exact_or_wildcard(&rule.api_versions, req.version) && matches_at_some_version(rule, req)
+}
+
+/// Whether `rule` matches `req` but for its version: only then can another version of the
+/// resource be the one it names.
+pub fn matches_at_some_version(rule: &Rule, req: &Requested<'_>) -> bool {
     scope_matches(&rule.scope, req)
         && rule.operations.iter().any(|op| op == "*" || op == req.operation)
         && exact_or_wildcard(&rule.api_groups, req.group)
-        && exact_or_wildcard(&rule.api_versions, req.version)
         && rule.resources.iter().any(|r| {
             let (resource, sub) = r.split_once('/').unwrap_or((r, ""));
             (resource == "*" || resource == req.resource) && (sub == "*" || sub == req.subresource)

@@ -139,7 +139,7 @@ impl Webhooks {
         };
         let called = if hook.rules.iter().any(|r| matching::rule_matches(r, &requested)) {
             Some(Called::Own)
-        } else if hook.exact {
+        } else if hook.exact || !hook.rules.iter().any(|r| matching::matches_at_some_version(r, &requested)) {
             None
         } else {
             let others =
