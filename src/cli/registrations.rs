@@ -8,7 +8,7 @@ use super::output::{self, Rows};
 use super::session::Session;
 use crate::cluster::registrations::{self, ConditionStatus, Description, Registration};
 use crate::cluster::table::age;
-use crate::cluster::{column_preview, counts, listing, schema_fields};
+use crate::cluster::{column_preview, counts, listing, schema_fields, webhooks};
 use crate::text::tabwrite::tabwrite;
 use k8s_openapi::jiff::Timestamp;
 use std::io::Write;
@@ -147,11 +147,37 @@ pub async fn describe(s: &Session, word: &str, out: &mut dyn Write) -> anyhow::R
                 text.push_str(&line);
                 text.push('\n');
             }
+            text.push_str(&webhooks_text(webhooks::for_crd(s.client(), &crd).await));
             text
         }
     };
     write!(out, "{text}")?;
     Ok(())
+}
+
+/// The webhooks section of `describe`: the conversion webhook and the admission webhooks
+/// the CRD's objects go through, or why they could not be read.
+fn webhooks_text(found: Result<Vec<webhooks::WebhookLine>, crate::cluster::ClusterError>) -> String {
+    let lines = match found {
+        Ok(lines) if lines.is_empty() => return "Webhooks: <none>\n".into(),
+        Ok(lines) => lines,
+        Err(e) => return format!("Webhooks: unknown: {e}\n"),
+    };
+    let mut rows = vec![
+        ["KIND", "CONFIGURATION", "WEBHOOK", "OPERATIONS", "RESOURCES", "FAILURE", "TARGET"].map(String::from).to_vec(),
+    ];
+    for l in lines {
+        rows.push(vec![
+            l.kind.to_string(),
+            dash(&l.configuration),
+            dash(&l.name),
+            dash(&l.operations.join(",")),
+            l.resources.join(","),
+            dash(&l.failure_policy),
+            l.target,
+        ]);
+    }
+    format!("Webhooks:\n{}", indent(&tabwrite(&rows), 2))
 }
 
 /// `describe` as text, kubectl-describe style.

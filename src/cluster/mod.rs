@@ -54,6 +54,7 @@ pub mod table;
 pub mod transitions;
 pub mod tui_ops;
 pub mod watch;
+pub mod webhooks;
 
 /// The field managers the plugin's writes are recorded under in `managedFields`, named as
 /// kubectl names its own (`kubectl-client-side-apply`, `kubectl-edit`, `kubectl-scale`), so

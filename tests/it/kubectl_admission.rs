@@ -128,6 +128,24 @@ fn kubectl_applies_webhook_configurations_and_objects_pass_through_their_webhook
         "jsonpath={.metadata.labels.hooked}",
     ]);
     assert_eq!(label, "yes");
+    // `kubectl crd describe` shows the webhooks the CRD's objects go through.
+    let described = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-crd"))
+        .arg("--kubeconfig")
+        .arg(&server.kubeconfig)
+        .args(["describe", &format!("widgets.{GROUP}")])
+        .output()
+        .expect("the plugin runs");
+    let text = String::from_utf8_lossy(&described.stdout);
+    assert!(described.status.success(), "{}", String::from_utf8_lossy(&described.stderr));
+    let row =
+        |kind: &str| text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find(|w| w.first() == Some(&kind));
+    let mutating = row("mutating").unwrap_or_else(|| panic!("{text}"));
+    let url = webhook.url("mutate");
+    let expected =
+        ["mutating", "project-mutating", &format!("mutate.widgets.{GROUP}"), "CREATE,UPDATE", "widgets", "Fail", &url];
+    assert_eq!(mutating, expected, "{text}");
+    assert!(row("validating").is_some(), "{text}");
+
     let paths: Vec<String> = webhook.received().iter().map(|r| r.path.clone()).collect();
     assert!(
         paths.iter().any(|p| p == "/mutate?timeout=10s") && paths.iter().any(|p| p == "/validate?timeout=10s"),

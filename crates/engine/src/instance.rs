@@ -243,7 +243,10 @@ impl Engine {
         let mut first_pass = crds_passed.clone();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), first_pass.wait_for(Option::is_some)).await;
         Ok(Arc::new(Engine {
-            admission: crate::admission::Webhooks::new(store.clone(), kinds.clone()),
+            admission: crate::admission::Webhooks::new(
+                Arc::downgrade(&store) as std::sync::Weak<dyn Store>,
+                kinds.clone(),
+            ),
             store,
             kinds,
             namespaces,

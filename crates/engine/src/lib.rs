@@ -92,6 +92,13 @@ pub mod cel {
     pub use crate::schema::cel_alone::{Cause, Outcome, Verdict, evaluate_rule};
 }
 
+/// Admission webhook configurations read as dispatch reads them, and their rules matched as
+/// kube matches them, for tools that show which webhooks a kind's writes go through.
+pub mod admission_rules {
+    pub use crate::admission::hooks::{Hook, Rule, Target, hooks_of};
+    pub use crate::admission::matching::{Requested, rule_matches};
+}
+
 /// The CRD table convertor (printer columns evaluated as kube-apiserver does), for tools
 /// that preview a kind's columns on objects they already hold.
 pub mod table {

@@ -8,8 +8,11 @@ use serde_json::Value;
 /// One webhook of one configuration.
 #[derive(Debug, Clone)]
 pub struct Hook {
+    /// The webhook's name (`vwidget.example.com`).
     pub name: String,
+    /// Where it is called.
     pub target: Target,
+    /// What it takes.
     pub rules: Vec<Rule>,
     /// `failurePolicy: Ignore`: a webhook that cannot be called is passed over.
     pub fail_open: bool,
@@ -19,9 +22,13 @@ pub struct Hook {
     /// The parsed `namespaceSelector` and `objectSelector`, or why they do not parse
     /// (kube answers that as an internal error when the webhook would be called).
     pub namespace_selector: Result<LabelSelector, String>,
+    /// See `namespace_selector`.
     pub object_selector: Result<LabelSelector, String>,
+    /// `sideEffects` (dry runs reach only `None` and `NoneOnDryRun`).
     pub side_effects: Option<String>,
+    /// `timeoutSeconds` (10 by default).
     pub timeout_seconds: u64,
+    /// `admissionReviewVersions`, in the webhook's order.
     pub review_versions: Vec<String>,
     /// `reinvocationPolicy: IfNeeded` (mutating webhooks).
     pub reinvoke: bool,
@@ -32,16 +39,36 @@ pub struct Hook {
 /// Where a webhook is called.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    Url { url: String, ca_bundle: Option<Vec<u8>> },
-    Service { namespace: String, name: String, path: String, port: i64 },
+    /// `clientConfig.url`, trusting `caBundle` (the system's roots without one).
+    Url {
+        /// The URL as configured.
+        url: String,
+        /// The PEM bundle, decoded from base64.
+        ca_bundle: Option<Vec<u8>>,
+    },
+    /// `clientConfig.service`, which the engine cannot reach (it runs no Services).
+    Service {
+        /// The Service's namespace.
+        namespace: String,
+        /// The Service's name.
+        name: String,
+        /// The path called (empty for `/`).
+        path: String,
+        /// The port (443 by default).
+        port: i64,
+    },
 }
 
 /// One of a webhook's rules (`RuleWithOperations`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rule {
+    /// `CREATE`, `UPDATE`, `DELETE`, `CONNECT` or `*`.
     pub operations: Vec<String>,
+    /// Groups, or `*` (the core group is empty).
     pub api_groups: Vec<String>,
+    /// Versions, or `*`.
     pub api_versions: Vec<String>,
+    /// Resources (`widgets`, `widgets/status`, `*`, `*/*`, `widgets/*`).
     pub resources: Vec<String>,
     /// `*`, `Cluster` or `Namespaced`.
     pub scope: String,

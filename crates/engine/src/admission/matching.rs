@@ -7,9 +7,13 @@ use super::hooks::Rule;
 /// What a rule is matched against: the request's resource and operation.
 #[derive(Debug, Clone, Copy)]
 pub struct Requested<'a> {
+    /// `CREATE`, `UPDATE` or `DELETE`.
     pub operation: &'a str,
+    /// The resource's group (empty for core).
     pub group: &'a str,
+    /// The version requested.
     pub version: &'a str,
+    /// The resource's plural.
     pub resource: &'a str,
     /// Empty for the main endpoint.
     pub subresource: &'a str,

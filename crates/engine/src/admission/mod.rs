@@ -40,7 +40,7 @@ use hooks::{Hook, Target};
 use matching::Requested;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 const GROUP: &str = "admissionregistration.k8s.io";
@@ -67,7 +67,8 @@ type Clients = HashMap<(String, Option<Vec<u8>>), Result<HttpsClient, String>>;
 
 /// The admission webhooks of one engine.
 pub struct Webhooks {
-    store: Arc<dyn Store>,
+    /// Weak: the engine closes its store when it holds the last reference.
+    store: Weak<dyn Store>,
     /// The kinds served, for the other versions of a resource.
     kinds: Arc<Kinds>,
     parsed: Mutex<Parsed>,
@@ -76,8 +77,12 @@ pub struct Webhooks {
 }
 
 impl Webhooks {
-    pub fn new(store: Arc<dyn Store>, kinds: Arc<Kinds>) -> Self {
+    pub fn new(store: Weak<dyn Store>, kinds: Arc<Kinds>) -> Self {
         Webhooks { store, kinds, parsed: Mutex::default(), clients: Mutex::default() }
+    }
+
+    fn store(&self) -> Result<Arc<dyn Store>, ApiError> {
+        self.store.upgrade().ok_or_else(|| ApiError::internal("the store is closed"))
     }
 
     /// The webhooks of every stored configuration of `resource`, configurations in name
@@ -85,7 +90,7 @@ impl Webhooks {
     async fn stored(&self, resource: &str) -> Result<Vec<Arc<Vec<Hook>>>, ApiError> {
         let prefix = ResourceInfo::store_prefix(GROUP, resource);
         let page = self
-            .store
+            .store()?
             .list(&prefix, &ListOptions { cached: true, ..Default::default() })
             .await
             .map_err(|e| ApiError::storage_read(&e))?;
@@ -262,7 +267,7 @@ impl Webhooks {
             return Ok(obj.is_some_and(|o| selector.matches(o)));
         }
         let key = ResourceInfo::store_prefix("", "namespaces") + namespace;
-        match self.store.get_cached(&key).await.map_err(|e| ApiError::storage_read(&e))? {
+        match self.store()?.get_cached(&key).await.map_err(|e| ApiError::storage_read(&e))? {
             Some(kv) => {
                 let stored: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
                 Ok(selector.matches(&stored))
