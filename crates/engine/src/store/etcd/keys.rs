@@ -18,13 +18,15 @@ pub const ENGINE_ROOT: &str = "/registry";
 /// The built-in kinds the engine stores, which kube keeps under their bare resource name:
 /// `(plural, the group in the engine's keys)` (`core` for the core group; events.k8s.io
 /// Events are stored as core Events).
-pub const BARE: [(&str, &str); 6] = [
+pub const BARE: [(&str, &str); 8] = [
     ("configmaps", "core"),
     ("events", "core"),
     ("namespaces", "core"),
     ("secrets", "core"),
     ("serviceaccounts", "core"),
     ("leases", "coordination.k8s.io"),
+    ("mutatingwebhookconfigurations", "admissionregistration.k8s.io"),
+    ("validatingwebhookconfigurations", "admissionregistration.k8s.io"),
 ];
 
 /// The engine's keys to etcd's and back: `/registry` at the start becomes the prefix, and
