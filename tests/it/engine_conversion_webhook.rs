@@ -381,6 +381,30 @@ async fn field_managers_compare_at_their_own_version_through_the_webhook() {
     assert_eq!(entries, vec![(json!("a"), json!({"f:spec": {}})), (json!("c"), json!({"f:spec": {"f:y": {}}}))]);
 }
 
+/// kube prunes what an applier stopped setting where it set it: the merged object goes
+/// through the webhook to the applier's last version (v1, where `spec.x` was applied), so an
+/// apply at v2 without `spec.y`, the same field there, removes it, as the oracle answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_prunes_at_the_version_the_applier_last_applied_through_the_webhook() {
+    let webhook = Webhook::start();
+    webhook.set(Mode::RenameField);
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    let at = |version: &str, spec: Value| json!({"apiVersion": format!("{GROUP}/{version}"), "kind": "Hook", "metadata": {"name": "a"}, "spec": spec});
+    let (status, answer) = cluster.apply(&path("v1", "/a?fieldManager=m"), &at("v1", json!({"x": 1, "z": 1}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let (status, answer) = cluster.apply(&path("v2", "/a?fieldManager=m"), &at("v2", json!({"z": 1}))).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["spec"], json!({"z": 1}), "x, y at v2, is pruned");
+    let entries: Vec<(Value, Value, Value)> = answer["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .map(|e| (e["manager"].clone(), e["apiVersion"].clone(), e["fieldsV1"].clone()))
+        .collect();
+    assert_eq!(entries, vec![(json!("m"), json!(format!("{GROUP}/v2")), json!({"f:spec": {"f:z": {}}}))]);
+    assert_eq!(cluster.ok("GET", &path("v1", "/a"), None).await["spec"], json!({"z": 1}));
+}
+
 /// The real `kubectl` against `kubectl crd serve` over HTTPS (or the oracle, with
 /// `KUBECTL_CRD_TEST_ORACLE` set: the same assertions hold there), the webhook in this test.
 #[test]
