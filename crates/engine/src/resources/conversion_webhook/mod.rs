@@ -248,8 +248,17 @@ async fn post(client: HttpsClient, url: String, body: Vec<u8>) -> Result<Value, 
         .header(http::header::USER_AGENT, "kube-apiserver-admission")
         .body(Full::new(Bytes::from(body)))
         .map_err(|e| format!("Post {url:?}: {e}"))?;
+    // Go's client times the whole exchange out, worded by what it was waiting for.
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    let response = match tokio::time::timeout_at(deadline, client.request(request)).await {
+        Ok(response) => response.map_err(|e| format!("Post {url:?}: {}", go_words(&e, &url)))?,
+        Err(_) => {
+            return Err(format!(
+                "Post {url:?}: net/http: request canceled (Client.Timeout exceeded while awaiting headers)"
+            ));
+        }
+    };
     let call = async {
-        let response = client.request(request).await.map_err(|e| format!("Post {url:?}: {}", go_words(&e, &url)))?;
         let status = response.status();
         let mut body = response.into_body();
         let mut bytes = Vec::new();
@@ -264,9 +273,14 @@ async fn post(client: HttpsClient, url: String, body: Vec<u8>) -> Result<Value, 
         }
         Ok::<_, String>((status, bytes))
     };
-    let (status, bytes) = match tokio::time::timeout(TIMEOUT, call).await {
+    let (status, bytes) = match tokio::time::timeout_at(deadline, call).await {
         Ok(answer) => answer?,
-        Err(_) => return Err(format!("Post {url:?}: context deadline exceeded")),
+        // client-go's REST client words a body cut short by the timeout without the URL.
+        Err(_) => {
+            return Err("unexpected error when reading response body. Please retry. Original error: net/http: \
+                request canceled (Client.Timeout or context cancellation while reading body)"
+                .into());
+        }
     };
     // client-go's JSON serializer reads YAML too (as JSON it becomes).
     let value = serde_json::from_slice(&bytes)
