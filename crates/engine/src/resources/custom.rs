@@ -55,7 +55,7 @@ pub struct CustomResourceStrategy {
     /// The version's `/scale` paths, which every write's values must fit.
     scale: Option<ScalePaths>,
     /// Every version's `specReplicasPath` (`None`: no `/scale`), by `group/version`.
-    replicas_paths: Arc<[(String, Option<String>)]>,
+    replicas_paths: scale::ReplicasPaths,
 }
 
 /// Which compiled schema a CRD version has: it changes only with the CRD's generation.
@@ -344,7 +344,7 @@ impl Strategy for CustomResourceStrategy {
         Some(self.versions.listed.names())
     }
 
-    fn replicas_paths(&self) -> Option<Arc<[(String, Option<String>)]>> {
+    fn replicas_paths(&self) -> Option<scale::ReplicasPaths> {
         Some(Arc::clone(&self.replicas_paths))
     }
 

@@ -483,7 +483,7 @@ pub trait Strategy: Send + Sync {
     /// Each version's `/scale` replicas path by `group/version` (kube's
     /// `ResourcePathMappings`: a CRD's versions may each name another); `None`: every
     /// version of the group has the served version's.
-    fn replicas_paths(&self) -> Option<Arc<[(String, Option<String>)]>> {
+    fn replicas_paths(&self) -> Option<scale::ReplicasPaths> {
         None
     }
 
