@@ -37,6 +37,8 @@ enum Mode {
     NotFound,
     /// Only renames a field: `spec.x` at v1 is `spec.y` at v2.
     RenameField,
+    /// Converts, 3 s late.
+    Slow,
 }
 
 /// A conversion webhook over HTTPS on 127.0.0.1, on a runtime of its own; it stops with
@@ -89,6 +91,9 @@ impl Webhook {
                                 let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                                 s.lock().expect("seen").push(review.clone());
                                 let mode = *m.lock().expect("mode");
+                                if mode == Mode::Slow {
+                                    tokio::time::sleep(Duration::from_secs(3)).await;
+                                }
                                 Ok::<_, std::convert::Infallible>(answer(mode, &review))
                             }
                         });
@@ -403,6 +408,24 @@ async fn an_apply_prunes_at_the_version_the_applier_last_applied_through_the_web
         .collect();
     assert_eq!(entries, vec![(json!("m"), json!(format!("{GROUP}/v2")), json!({"f:spec": {"f:z": {}}}))]);
     assert_eq!(cluster.ok("GET", &path("v1", "/a"), None).await["spec"], json!({"z": 1}));
+}
+
+/// A client's `?timeout=` bounds the wait for a slow webhook: kube's timeout handler
+/// answers 504 in its words when the deadline passes, as the oracle did for a webhook that
+/// slept past `timeout=3s`; without one the answer waits for the webhook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_timeout_cuts_the_wait_for_a_slow_webhook() {
+    let webhook = Webhook::start();
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    webhook.set(Mode::Slow);
+    let started = std::time::Instant::now();
+    let (status, answer) = cluster.send("GET", &path("v2", "/a?timeout=1s"), None).await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{answer}");
+    assert_eq!(answer["message"], "Timeout: request did not complete within the allotted timeout");
+    assert!(started.elapsed() < Duration::from_millis(2500), "answered at the deadline, not the webhook's");
+    let slow = cluster.ok("GET", &path("v2", "/a?timeout=10s"), None).await;
+    assert_eq!(slow["spec"]["convertedTo"], format!("{GROUP}/v2"));
 }
 
 /// The real `kubectl` against `kubectl crd serve` over HTTPS (or the oracle, with
