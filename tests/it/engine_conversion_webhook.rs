@@ -39,6 +39,10 @@ enum Mode {
     RenameField,
     /// Converts, 3 s late.
     Slow,
+    /// Sends every review but one to `/again` with a 307 (a loop, for `/loop`).
+    Redirect,
+    /// A 501 in HTML, as Python's `http.server` answers a method it lacks.
+    Html,
 }
 
 /// A conversion webhook over HTTPS on 127.0.0.1, on a runtime of its own; it stops with
@@ -87,12 +91,34 @@ impl Webhook {
                         let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                             let (m, s) = (m.clone(), s.clone());
                             async move {
+                                let path = req.uri().path().to_string();
                                 let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
                                 let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                                 s.lock().expect("seen").push(review.clone());
                                 let mode = *m.lock().expect("mode");
                                 if mode == Mode::Slow {
                                     tokio::time::sleep(Duration::from_secs(3)).await;
+                                }
+                                let elsewhere = |code: u16, to: &str| {
+                                    http::Response::builder()
+                                        .status(code)
+                                        .header("Location", to)
+                                        .body(Default::default())
+                                };
+                                match (mode, path.as_str()) {
+                                    (Mode::Redirect, "/loop") => return Ok(elsewhere(307, "/loop").expect("response")),
+                                    (Mode::Redirect, p) if p != "/again" => {
+                                        return Ok(elsewhere(307, "/again").expect("response"));
+                                    }
+                                    (Mode::Html, _) => {
+                                        let page = "<html>\n<p>Error code: 501</p>\n</html>\n";
+                                        let answer = http::Response::builder()
+                                            .status(501)
+                                            .header("Content-Type", "text/html;charset=utf-8")
+                                            .body(http_body_util::Full::new(page.into()));
+                                        return Ok(answer.expect("response"));
+                                    }
+                                    _ => {}
                                 }
                                 Ok::<_, std::convert::Infallible>(answer(mode, &review))
                             }
@@ -426,6 +452,34 @@ async fn a_request_timeout_cuts_the_wait_for_a_slow_webhook() {
     assert!(started.elapsed() < Duration::from_millis(2500), "answered at the deadline, not the webhook's");
     let slow = cluster.ok("GET", &path("v2", "/a?timeout=10s"), None).await;
     assert_eq!(slow["spec"]["convertedTo"], format!("{GROUP}/v2"));
+}
+
+/// Go's client follows a webhook's redirects (a 307 with the review, at most 10), and a
+/// failure that is no Status is worded by client-go, its text quoted: the oracle's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_followed_and_other_failures_worded_as_client_gos() {
+    let webhook = Webhook::start();
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    webhook.set(Mode::Redirect);
+    let got = cluster.ok("GET", &path("v2", "/a"), None).await;
+    assert_eq!(got["spec"]["convertedTo"], format!("{GROUP}/v2"), "converted at /again");
+    let prefix = format!("conversion webhook for {GROUP}/v1, Kind=Hook failed:");
+    webhook.set(Mode::Html);
+    assert_eq!(
+        cluster.refused("GET", &path("v2", "/a"), None).await,
+        format!(
+            "{prefix} an error on the server (\"<html>\\n<p>Error code: 501</p>\\n</html>\") has prevented the request from succeeding"
+        )
+    );
+    let looping = json!({"url": format!("https://{}/loop", webhook.addr), "caBundle": with_ca(&webhook)["caBundle"]});
+    let cluster = Cluster::start(looping).await;
+    webhook.set(Mode::Redirect);
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    assert_eq!(
+        cluster.refused("GET", &path("v2", "/a"), None).await,
+        format!("{prefix} Post \"/loop\": stopped after 10 redirects")
+    );
 }
 
 /// The real `kubectl` against `kubectl crd serve` over HTTPS (or the oracle, with
