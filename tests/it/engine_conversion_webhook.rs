@@ -37,6 +37,12 @@ enum Mode {
     NotFound,
     /// Only renames a field: `spec.x` at v1 is `spec.y` at v2.
     RenameField,
+    /// Converts, 3 s late.
+    Slow,
+    /// Sends every review but one to `/again` with a 307 (a loop, for `/loop`).
+    Redirect,
+    /// A 501 in HTML, as Python's `http.server` answers a method it lacks.
+    Html,
 }
 
 /// A conversion webhook over HTTPS on 127.0.0.1, on a runtime of its own; it stops with
@@ -85,10 +91,35 @@ impl Webhook {
                         let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                             let (m, s) = (m.clone(), s.clone());
                             async move {
+                                let path = req.uri().path().to_string();
                                 let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
                                 let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                                 s.lock().expect("seen").push(review.clone());
                                 let mode = *m.lock().expect("mode");
+                                if mode == Mode::Slow {
+                                    tokio::time::sleep(Duration::from_secs(3)).await;
+                                }
+                                let elsewhere = |code: u16, to: &str| {
+                                    http::Response::builder()
+                                        .status(code)
+                                        .header("Location", to)
+                                        .body(Default::default())
+                                };
+                                match (mode, path.as_str()) {
+                                    (Mode::Redirect, "/loop") => return Ok(elsewhere(307, "/loop").expect("response")),
+                                    (Mode::Redirect, p) if p != "/again" => {
+                                        return Ok(elsewhere(307, "/again").expect("response"));
+                                    }
+                                    (Mode::Html, _) => {
+                                        let page = "<html>\n<p>Error code: 501</p>\n</html>\n";
+                                        let answer = http::Response::builder()
+                                            .status(501)
+                                            .header("Content-Type", "text/html;charset=utf-8")
+                                            .body(http_body_util::Full::new(page.into()));
+                                        return Ok(answer.expect("response"));
+                                    }
+                                    _ => {}
+                                }
                                 Ok::<_, std::convert::Infallible>(answer(mode, &review))
                             }
                         });
@@ -379,6 +410,76 @@ async fn field_managers_compare_at_their_own_version_through_the_webhook() {
         .collect();
     // a's x was changed (seen at v1, where y is x): taken from a, as the oracle answered.
     assert_eq!(entries, vec![(json!("a"), json!({"f:spec": {}})), (json!("c"), json!({"f:spec": {"f:y": {}}}))]);
+}
+
+/// kube prunes what an applier stopped setting where it set it: the merged object goes
+/// through the webhook to the applier's last version (v1, where `spec.x` was applied), so an
+/// apply at v2 without `spec.y`, the same field there, removes it, as the oracle answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_prunes_at_the_version_the_applier_last_applied_through_the_webhook() {
+    let webhook = Webhook::start();
+    webhook.set(Mode::RenameField);
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    let at = |version: &str, spec: Value| json!({"apiVersion": format!("{GROUP}/{version}"), "kind": "Hook", "metadata": {"name": "a"}, "spec": spec});
+    let (status, answer) = cluster.apply(&path("v1", "/a?fieldManager=m"), &at("v1", json!({"x": 1, "z": 1}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let (status, answer) = cluster.apply(&path("v2", "/a?fieldManager=m"), &at("v2", json!({"z": 1}))).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["spec"], json!({"z": 1}), "x, y at v2, is pruned");
+    let entries: Vec<(Value, Value, Value)> = answer["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .map(|e| (e["manager"].clone(), e["apiVersion"].clone(), e["fieldsV1"].clone()))
+        .collect();
+    assert_eq!(entries, vec![(json!("m"), json!(format!("{GROUP}/v2")), json!({"f:spec": {"f:z": {}}}))]);
+    assert_eq!(cluster.ok("GET", &path("v1", "/a"), None).await["spec"], json!({"z": 1}));
+}
+
+/// A client's `?timeout=` bounds the wait for a slow webhook: kube's timeout handler
+/// answers 504 in its words when the deadline passes, as the oracle did for a webhook that
+/// slept past `timeout=3s`; without one the answer waits for the webhook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_timeout_cuts_the_wait_for_a_slow_webhook() {
+    let webhook = Webhook::start();
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    webhook.set(Mode::Slow);
+    let started = std::time::Instant::now();
+    let (status, answer) = cluster.send("GET", &path("v2", "/a?timeout=1s"), None).await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{answer}");
+    assert_eq!(answer["message"], "Timeout: request did not complete within the allotted timeout");
+    assert!(started.elapsed() < Duration::from_millis(2500), "answered at the deadline, not the webhook's");
+    let slow = cluster.ok("GET", &path("v2", "/a?timeout=10s"), None).await;
+    assert_eq!(slow["spec"]["convertedTo"], format!("{GROUP}/v2"));
+}
+
+/// Go's client follows a webhook's redirects (a 307 with the review, at most 10), and a
+/// failure that is no Status is worded by client-go, its text quoted: the oracle's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_followed_and_other_failures_worded_as_client_gos() {
+    let webhook = Webhook::start();
+    let cluster = Cluster::start(with_ca(&webhook)).await;
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    webhook.set(Mode::Redirect);
+    let got = cluster.ok("GET", &path("v2", "/a"), None).await;
+    assert_eq!(got["spec"]["convertedTo"], format!("{GROUP}/v2"), "converted at /again");
+    let prefix = format!("conversion webhook for {GROUP}/v1, Kind=Hook failed:");
+    webhook.set(Mode::Html);
+    assert_eq!(
+        cluster.refused("GET", &path("v2", "/a"), None).await,
+        format!(
+            "{prefix} an error on the server (\"<html>\\n<p>Error code: 501</p>\\n</html>\") has prevented the request from succeeding"
+        )
+    );
+    let looping = json!({"url": format!("https://{}/loop", webhook.addr), "caBundle": with_ca(&webhook)["caBundle"]});
+    let cluster = Cluster::start(looping).await;
+    webhook.set(Mode::Redirect);
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    assert_eq!(
+        cluster.refused("GET", &path("v2", "/a"), None).await,
+        format!("{prefix} Post \"/loop\": stopped after 10 redirects")
+    );
 }
 
 /// The real `kubectl` against `kubectl crd serve` over HTTPS (or the oracle, with

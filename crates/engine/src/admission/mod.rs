@@ -325,7 +325,15 @@ impl Webhooks {
                 Err(http_call::unreachable_service(namespace, name, path, *port, timeout))
             }
             Target::Url { url, ca_bundle } => match self.client(url, ca_bundle.as_deref()) {
-                Ok(client) => http_call::call(client, http_call::with_timeout(url, timeout), body, timeout).await,
+                Ok(client) => {
+                    http_call::call(
+                        client,
+                        http_call::with_timeout(url, timeout),
+                        body,
+                        http_call::Deadline::Context(timeout),
+                    )
+                    .await
+                }
                 Err(why) => Err(why),
             },
         };

@@ -4,6 +4,7 @@
 //! paths nothing serves answer kube's plain-text `404 page not found`.
 
 pub mod body;
+mod deadline;
 pub mod discovery;
 mod discovery_http;
 mod health;
@@ -111,6 +112,21 @@ async fn dispatch(State(engine): State<Arc<Engine>>, req: Request) -> Response {
     }
     let path = path.trim_end_matches('/').to_string();
     let query = query::Query::parse(parts.uri.query());
+    let deadline = match deadline::of(&parts.method, request::parse_target(&path).as_ref(), &query) {
+        Ok(deadline) => deadline,
+        Err(e) => return error_response(&e),
+    };
+    deadline::within(deadline, serve(engine, parts, path, query, body)).await
+}
+
+/// A request past kube's filters: discovery, or a resource.
+async fn serve(
+    engine: Arc<Engine>,
+    parts: axum::http::request::Parts,
+    path: String,
+    query: query::Query,
+    body: axum::body::Body,
+) -> Response {
     let kinds = engine.kinds();
     if let Some(res) = discovery_http::serve_discovery(kinds, &path, &parts, &query) {
         // kube answers HEAD as GET; Go's server then sends the headers alone.

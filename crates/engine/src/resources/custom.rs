@@ -54,6 +54,8 @@ pub struct CustomResourceStrategy {
     versions: VersionConversion,
     /// The version's `/scale` paths, which every write's values must fit.
     scale: Option<ScalePaths>,
+    /// Every version's `specReplicasPath` (`None`: no `/scale`), by `group/version`.
+    replicas_paths: scale::ReplicasPaths,
 }
 
 /// Which compiled schema a CRD version has: it changes only with the CRD's generation.
@@ -186,6 +188,15 @@ impl CustomResourceStrategy {
             },
             versions: version_conversion(crd, version, schema.as_ref(), schemas),
             scale: version.subresources.as_ref().and_then(|s| s.scale.as_ref()).map(ScalePaths::from_crd),
+            replicas_paths: crd
+                .spec
+                .versions
+                .iter()
+                .map(|v| {
+                    let scale = v.subresources.as_ref().and_then(|s| s.scale.as_ref());
+                    (format!("{}/{}", crd.spec.group, v.name), scale.map(|s| s.spec_replicas_path.clone()))
+                })
+                .collect(),
             schema,
             schema_since,
             preserve_unknown_fields: crd.spec.preserve_unknown_fields.unwrap_or(false),
@@ -331,6 +342,10 @@ impl Strategy for CustomResourceStrategy {
 
     fn convertible_versions(&self) -> Option<Vec<String>> {
         Some(self.versions.listed.names())
+    }
+
+    fn replicas_paths(&self) -> Option<scale::ReplicasPaths> {
+        Some(Arc::clone(&self.replicas_paths))
     }
 
     fn other_field_types(&self) -> Vec<(String, Arc<managed_fields::schema::Schema>)> {

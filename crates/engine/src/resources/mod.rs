@@ -491,6 +491,13 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// Each version's `/scale` replicas path by `group/version` (kube's
+    /// `ResourcePathMappings`: a CRD's versions may each name another); `None`: every
+    /// version of the group has the served version's.
+    fn replicas_paths(&self) -> Option<scale::ReplicasPaths> {
+        None
+    }
+
     /// The conversion webhook the kind's versions convert through (a CRD's, if any).
     fn conversion_webhook(&self) -> Option<Arc<conversion_webhook::ConversionWebhook>> {
         None

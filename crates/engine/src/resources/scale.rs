@@ -13,6 +13,10 @@ use crate::representation::gofmt::go_format_g;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale;
 use serde_json::{Map, Value, json};
 
+/// Every version's `specReplicasPath` by `group/version` (`None`: no `/scale`): kube's
+/// `ResourcePathMappings`.
+pub type ReplicasPaths = std::sync::Arc<[(String, Option<String>)]>;
+
 /// The JSON paths of one CRD version's scale subresource (`.spec.replicas` form).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScalePaths {

@@ -171,16 +171,24 @@ fn read_date_time(s: &str) -> Option<(String, bool)> {
 
 /// Go's `time.ParseDuration`, in nanoseconds.
 pub(super) fn parse_go_duration(s: &str) -> Option<i128> {
-    let (negative, mut rest) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
+    go_duration(s).ok()
+}
+
+/// Go's `time.ParseDuration`, in nanoseconds, or its error's words
+/// (`time: invalid duration "x"`, `time: missing unit in duration "5"`, ...).
+pub fn go_duration(s: &str) -> Result<i128, String> {
+    let quoted = crate::field::go_quote;
+    let invalid = || format!("time: invalid duration {}", quoted(s));
+    let (negative, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
     if rest == "0" {
-        return Some(0);
+        return Ok(0);
     }
     if rest.is_empty() {
-        return None;
+        return Err(invalid());
     }
     let mut total: i128 = 0;
     while !rest.is_empty() {
@@ -194,32 +202,33 @@ pub(super) fn parse_go_duration(s: &str) -> Option<i128> {
             None => ("", after),
         };
         if int_part.is_empty() && frac_part.is_empty() {
-            return None;
+            return Err(invalid());
         }
         let unit_len = after.find(|c: char| c == '.' || c.is_ascii_digit()).unwrap_or(after.len());
         let (unit, after) = after.split_at(unit_len);
         let scale: i128 = match unit {
+            "" => return Err(format!("time: missing unit in duration {}", quoted(s))),
             "ns" => 1,
             "us" | "µs" | "μs" => 1_000,
             "ms" => 1_000_000,
             "s" => 1_000_000_000,
             "m" => 60_000_000_000,
             "h" => 3_600_000_000_000,
-            _ => return None,
+            _ => return Err(format!("time: unknown unit {} in duration {}", quoted(unit), quoted(s))),
         };
-        let whole: i128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
-        let mut nanos = whole.checked_mul(scale)?;
+        let whole: i128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| invalid())? };
+        let mut nanos = whole.checked_mul(scale).ok_or_else(invalid)?;
         if !frac_part.is_empty() {
-            let frac: f64 = format!("0.{frac_part}").parse().ok()?;
+            let frac: f64 = format!("0.{frac_part}").parse().map_err(|_| invalid())?;
             nanos += (frac * scale as f64) as i128;
         }
-        total = total.checked_add(nanos)?;
+        total = total.checked_add(nanos).ok_or_else(invalid)?;
         rest = after;
     }
     if total > i128::from(i64::MAX) {
-        return None;
+        return Err(invalid());
     }
-    Some(if negative { -total } else { total })
+    Ok(if negative { -total } else { total })
 }
 
 /// kube-openapi's `ParseDuration`: Go's syntax, or else any `<n> <unit>` parts in Scala

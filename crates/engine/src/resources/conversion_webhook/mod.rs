@@ -100,7 +100,8 @@ impl ConversionWebhook {
         };
         let uid = crate::meta::new_uid();
         let body = review::request(self.review_version, &uid, desired, obj);
-        let answer = wait(post(client, url, body, TIMEOUT)).map_err(|why| refused(review::Refusal::Failed(why)))?;
+        let answer = wait(post(client, url, body, Deadline::Client(TIMEOUT)))
+            .map_err(|why| refused(review::Refusal::Failed(why)))?;
         review::converted(&uid, desired, obj, &answer).map_err(refused)
     }
 }
@@ -126,9 +127,9 @@ pub(crate) fn unreachable_service(namespace: &str, name: &str, path: &str, port:
 
 /// POSTs `body` to `url` with `client` on the webhooks' own runtime (whose connections
 /// outlive any one request's runtime), waiting without blocking the caller's.
-pub(crate) async fn call(client: HttpsClient, url: String, body: Vec<u8>, timeout: Duration) -> Result<Value, String> {
+pub(crate) async fn call(client: HttpsClient, url: String, body: Vec<u8>, deadline: Deadline) -> Result<Value, String> {
     runtime()
-        .spawn(post(client, url, body, timeout))
+        .spawn(post(client, url, body, deadline))
         .await
         .unwrap_or_else(|e| Err(format!("the webhook's call failed: {e}")))
 }
@@ -255,45 +256,166 @@ fn wait(call: impl Future<Output = Result<Value, String>> + Send + 'static) -> R
     }
 }
 
-/// POSTs `body` to `url`: the review answered, or Go's words for why not.
-async fn post(client: HttpsClient, url: String, body: Vec<u8>, timeout: Duration) -> Result<Value, String> {
-    let request = http::Request::post(&url)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json, */*")
-        .header(http::header::USER_AGENT, "kube-apiserver-admission")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| format!("Post {url:?}: {e}"))?;
+/// POSTs `body` to `url`, following redirects as Go's client does, within `deadline`: the
+/// review answered, or Go's words for why not.
+async fn post(client: HttpsClient, url: String, body: Vec<u8>, deadline: Deadline) -> Result<Value, String> {
+    // The whole exchange is timed out, worded by what it was waiting for.
+    let (limit, deadline) = (deadline, tokio::time::Instant::now() + deadline.duration());
+    let (mut method, mut url, mut body) = (http::Method::POST, url, Some(Bytes::from(body)));
+    let mut redirects = 0;
+    let response = loop {
+        let verb = go_method(&method);
+        let mut request = http::Request::builder()
+            .method(method.clone())
+            .uri(&url)
+            .header(http::header::ACCEPT, "application/json, */*")
+            .header(http::header::USER_AGENT, "kube-apiserver-admission");
+        if body.is_some() {
+            request = request.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        let request =
+            request.body(Full::new(body.clone().unwrap_or_default())).map_err(|e| format!("{verb} {url:?}: {e}"))?;
+        let response = match tokio::time::timeout_at(deadline, client.request(request)).await {
+            Ok(response) => response.map_err(|e| format!("{verb} {url:?}: {}", go_words(&e, &url)))?,
+            Err(_) => return Err(format!("{verb} {url:?}: {}", limit.expired_awaiting_headers())),
+        };
+        let location = response.headers().get(http::header::LOCATION).and_then(|l| l.to_str().ok());
+        match redirect(response.status().as_u16(), &method, &url, location) {
+            // Go names the first request's method and the Location as sent.
+            Some(_) if redirects == MAX_REDIRECTS => {
+                return Err(format!("Post {:?}: stopped after 10 redirects", location.unwrap_or_default()));
+            }
+            Some((next, to, keeps_body)) => {
+                (method, url, redirects) = (next, to, redirects + 1);
+                body = body.filter(|_| keeps_body);
+            }
+            None => break response,
+        }
+    };
+    let status = response.status();
+    let content_type = response.headers().get(http::header::CONTENT_TYPE).and_then(|c| c.to_str().ok());
+    let text = content_type.is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("text/"));
     let call = async {
-        let response = client.request(request).await.map_err(|e| format!("Post {url:?}: {}", go_words(&e, &url)))?;
-        let status = response.status();
         let mut body = response.into_body();
         let mut bytes = Vec::new();
         while let Some(frame) = body.frame().await {
             match frame {
-                Ok(frame) => bytes.extend_from_slice(frame.data_ref().map_or(&[][..], |d| d.as_ref())),
+                Ok(frame) => {
+                    bytes.extend_from_slice(frame.data_ref().map_or(&[][..], |d| d.as_ref()));
+                    // Go reads any size; the engine's memory stays bounded.
+                    if bytes.len() > MAX_ANSWER {
+                        return Err(format!("{} {url:?}: the answer is over {MAX_ANSWER} bytes", go_method(&method)));
+                    }
+                }
                 // A body that ends with the connection, closed without TLS's close_notify:
                 // Go reads it as ended, and so does this.
                 Err(e) if ends_unannounced(&e) => break,
-                Err(e) => return Err(format!("Post {url:?}: {e}")),
+                Err(e) => return Err(format!("{} {url:?}: {e}", go_method(&method))),
             }
         }
-        Ok::<_, String>((status, bytes))
+        Ok::<_, String>(bytes)
     };
-    let (status, bytes) = match tokio::time::timeout(timeout, call).await {
+    let bytes = match tokio::time::timeout_at(deadline, call).await {
         Ok(answer) => answer?,
-        Err(_) => return Err(format!("Post {url:?}: context deadline exceeded")),
+        // client-go's REST client words a body cut short by the timeout without the URL.
+        Err(_) => {
+            return Err(format!(
+                "unexpected error when reading response body. Please retry. Original error: {}",
+                limit.expired_reading_body()
+            ));
+        }
     };
     // client-go's JSON serializer reads YAML too (as JSON it becomes).
     let value = serde_json::from_slice(&bytes)
         .or_else(|_| crate::representation::body_yaml::read(&bytes).map(|read| read.object));
     if !status.is_success() {
-        return Err(unsuccessful(status.as_u16(), value.as_ref().ok()));
+        return Err(unsuccessful(status.as_u16(), value.as_ref().ok(), text.then_some(&bytes[..])));
     }
     let value = value.map_err(|e| format!("couldn't get version/kind; json parse error: {e}"))?;
     if let Some(why) = crate::resources::go_decode::interpret_error(&value) {
         return Err(why);
     }
     Ok(value)
+}
+
+/// How long a webhook call may take, and whose deadline words its expiry: a conversion's
+/// is its HTTP client's `Timeout`, an admission webhook's its request context's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Deadline {
+    Client(Duration),
+    Context(Duration),
+}
+
+impl Deadline {
+    fn duration(self) -> Duration {
+        match self {
+            Deadline::Client(d) | Deadline::Context(d) => d,
+        }
+    }
+
+    /// Go's words for a deadline passed before the answer's headers came.
+    fn expired_awaiting_headers(self) -> &'static str {
+        match self {
+            Deadline::Client(_) => "net/http: request canceled (Client.Timeout exceeded while awaiting headers)",
+            Deadline::Context(_) => "context deadline exceeded",
+        }
+    }
+
+    /// Go's words for a deadline passed while the answer's body was read.
+    fn expired_reading_body(self) -> &'static str {
+        match self {
+            Deadline::Client(_) => {
+                "net/http: request canceled (Client.Timeout or context cancellation while reading body)"
+            }
+            Deadline::Context(_) => "context deadline exceeded",
+        }
+    }
+}
+
+/// The largest answer read from a webhook (a review holds one object of at most 3 MiB).
+const MAX_ANSWER: usize = 64 << 20;
+
+/// Go's client follows at most this many redirects.
+const MAX_REDIRECTS: usize = 10;
+
+/// Go's word for a method in its errors (`Post`, `Get`).
+fn go_method(method: &http::Method) -> String {
+    let upper = method.as_str();
+    let mut word = upper[..1].to_string();
+    word.push_str(&upper[1..].to_ascii_lowercase());
+    word
+}
+
+/// Where Go's client goes after a `code` answer to `method` at `url` with `location`: the
+/// method, the URL, and whether the body goes too (a 307 or 308 keeps both; a 301, 302 or
+/// 303 to a POST is a GET without one). `None`: no redirect.
+fn redirect(
+    code: u16,
+    method: &http::Method,
+    url: &str,
+    location: Option<&str>,
+) -> Option<(http::Method, String, bool)> {
+    let location = location.filter(|l| !l.is_empty())?;
+    let (method, keeps_body) = match code {
+        301..=303 if *method != http::Method::GET && *method != http::Method::HEAD => (http::Method::GET, false),
+        301..=303 => (method.clone(), false),
+        307 | 308 => (method.clone(), true),
+        _ => return None,
+    };
+    let to = if location.contains("://") {
+        location.to_string()
+    } else {
+        let (scheme, rest) = url.split_once("://")?;
+        let authority = rest.split(['/', '?']).next().unwrap_or(rest);
+        if location.starts_with('/') {
+            format!("{scheme}://{authority}{location}")
+        } else {
+            let path = rest[authority.len()..].split('?').next().unwrap_or_default();
+            let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+            format!("{scheme}://{authority}{dir}/{location}")
+        }
+    };
+    Some((method, to, keeps_body))
 }
 
 /// Whether `e` is a connection closed without TLS's close_notify.
@@ -308,9 +430,10 @@ fn ends_unannounced(e: &hyper::Error) -> bool {
     false
 }
 
-/// client-go's error for an answer that is no success: a Status's message, else its
-/// words for the code.
-fn unsuccessful(code: u16, body: Option<&Value>) -> String {
+/// client-go's error for an answer that is no success: a Status's message, else
+/// apimachinery's `NewGenericServerResponse` words for the code, quoting the body when it
+/// is text (`text`, its first 2048 bytes) where they quote the server.
+fn unsuccessful(code: u16, body: Option<&Value>, text: Option<&[u8]>) -> String {
     let status_message = body
         .filter(|b| b.get("kind").and_then(Value::as_str) == Some("Status"))
         .and_then(|b| b.get("message").and_then(Value::as_str))
@@ -318,8 +441,31 @@ fn unsuccessful(code: u16, body: Option<&Value>) -> String {
     if let Some(message) = status_message {
         return message.to_string();
     }
+    let server = match text {
+        Some(text) => String::from_utf8_lossy(&text[..text.len().min(2048)]).trim().to_string(),
+        None => "unknown".to_string(),
+    };
     match code {
+        409 => "the server reported a conflict".into(),
         404 => "the server could not find the requested resource".into(),
+        400 => "the server rejected our request for an unknown reason".into(),
+        401 => "the server has asked for the client to provide credentials".into(),
+        403 | 415 => server,
+        406 if server != "unknown" && !server.is_empty() => server,
+        406 => "the server was unable to respond with a content type that the client supports".into(),
+        405 => "the server does not allow this method on the requested resource".into(),
+        422 => "the server rejected our request due to an error in our request".into(),
+        503 => "the server is currently unable to handle the request".into(),
+        504 => "the server was unable to return a response in the time allotted, but may still be processing the \
+                request"
+            .into(),
+        429 => "the server has received too many requests and has asked us to try again later".into(),
+        500.. => {
+            format!(
+                "an error on the server ({}) has prevented the request from succeeding",
+                crate::field::go_quote(&server)
+            )
+        }
         _ => format!("the server responded with the status code {code} but did not return more information"),
     }
 }
@@ -400,4 +546,45 @@ fn dialed(url: &str) -> (String, String) {
 fn host_port(url: &str) -> String {
     let (host, port) = dialed(url);
     if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirects_go_where_gos_client_goes() {
+        let at = "https://127.0.0.1:9/hooks/convert?timeout=30s";
+        let post = http::Method::POST;
+        assert_eq!(
+            redirect(302, &post, at, Some("/rename")),
+            Some((http::Method::GET, "https://127.0.0.1:9/rename".into(), false))
+        );
+        assert_eq!(
+            redirect(307, &post, at, Some("other")),
+            Some((post.clone(), "https://127.0.0.1:9/hooks/other".into(), true))
+        );
+        assert_eq!(redirect(308, &post, at, Some("https://h/x")), Some((post.clone(), "https://h/x".into(), true)));
+        assert_eq!(redirect(302, &post, at, None), None);
+        assert_eq!(redirect(200, &post, at, Some("/x")), None);
+    }
+
+    #[test]
+    fn an_unsuccessful_answer_is_worded_as_client_gos() {
+        let html = b"  <html>no</html>\n";
+        assert_eq!(
+            unsuccessful(501, None, Some(html)),
+            r#"an error on the server ("<html>no</html>") has prevented the request from succeeding"#
+        );
+        assert_eq!(
+            unsuccessful(500, None, None),
+            r#"an error on the server ("unknown") has prevented the request from succeeding"#
+        );
+        assert_eq!(
+            unsuccessful(418, None, None),
+            "the server responded with the status code 418 but did not return more information"
+        );
+        let status = serde_json::json!({"kind": "Status", "message": "hook broke"});
+        assert_eq!(unsuccessful(500, Some(&status), None), "hook broke");
+    }
 }

@@ -1,7 +1,8 @@
 //! managedFields through `/scale`, as kube's `ScaleHandler` keeps them.
 //!
 //! kube does not track a scale write on the custom resource. It translates the entries
-//! that own the replicas path into entries of the `autoscaling/v1` Scale
+//! that own the replicas path (each at its own version's `specReplicasPath`, which a
+//! CRD's versions may name differently) into entries of the `autoscaling/v1` Scale
 //! (`ToSubresource`), runs the write's field manager on the Scale, and translates back
 //! (`ToParent`). The round trip has consequences clients see, and this module reproduces
 //! them rather than the intent:
@@ -51,7 +52,21 @@ pub struct ScaleWrite<'a> {
     pub api_version: &'a str,
     /// The custom resource's replicas path (`specReplicasPath`).
     pub replicas: &'a [PathElement],
+    /// Each version's replicas path (`None`: no `/scale`), as kube maps every entry by
+    /// its own version; empty: every version of the group has `replicas`.
+    pub versions: &'a [(String, Option<Vec<PathElement>>)],
     pub change: ReplicasChange,
+}
+
+impl ScaleWrite<'_> {
+    /// The replicas path of an entry at `api_version`: `None` for a version kube cannot
+    /// map (its entry is dropped), `Some(None)` for one without `/scale`.
+    fn replicas_at(&self, api_version: &str) -> Option<Option<&[PathElement]>> {
+        if self.versions.is_empty() {
+            return (group(api_version) == group(self.api_version)).then_some(Some(self.replicas));
+        }
+        self.versions.iter().find(|(v, _)| v == api_version).map(|(_, path)| path.as_deref())
+    }
 }
 
 pub(super) fn group(api_version: &str) -> &str {
@@ -64,7 +79,7 @@ pub(super) fn group(api_version: &str) -> &str {
 fn to_subresource(parent: &Managed, write: &ScaleWrite) -> Managed {
     let mut scale = Managed::default();
     for (id, vs) in &parent.fields {
-        if group(&vs.api_version) != group(write.api_version) || !vs.set.has(write.replicas) {
+        if !write.replicas_at(&vs.api_version).flatten().is_some_and(|path| vs.set.has(path)) {
             continue;
         }
         let set = Set::of(&[scale_replicas()]);
@@ -108,14 +123,13 @@ fn to_parent(parent: &Managed, mut scale: Managed, write: &ScaleWrite) -> Manage
     let replicas = Set::of(&[write.replicas.to_vec()]);
     for (id, vs) in &parent.fields {
         // Entries of a version kube cannot map are dropped.
-        if group(&vs.api_version) != group(write.api_version) {
-            continue;
-        }
-        let kept = if !vs.set.has(write.replicas) || scale.fields.remove(id).is_some() {
-            Some(vs.clone())
-        } else {
-            let set = vs.set.difference(&replicas);
-            (!set.is_empty()).then(|| VersionedSet { set, ..vs.clone() })
+        let Some(path) = write.replicas_at(&vs.api_version) else { continue };
+        let kept = match path.filter(|path| vs.set.has(path)) {
+            Some(path) if scale.fields.remove(id).is_none() => {
+                let set = vs.set.difference(&Set::of(&[path.to_vec()]));
+                (!set.is_empty()).then(|| VersionedSet { set, ..vs.clone() })
+            }
+            _ => Some(vs.clone()),
         };
         if let Some(vs) = kept {
             out.fields.insert(id.clone(), vs);
@@ -186,7 +200,7 @@ mod tests {
 
     fn scaled(live: &Value, manager: &str, change: ReplicasChange) -> Option<Value> {
         let replicas = scale_replicas();
-        after_scale_write(live, &ScaleWrite { manager, api_version: V1, replicas: &replicas, change })
+        after_scale_write(live, &ScaleWrite { manager, api_version: V1, replicas: &replicas, versions: &[], change })
     }
 
     // Each case is what kube-apiserver 1.32 answered for the same writes.
@@ -252,5 +266,32 @@ mod tests {
         let live =
             json!({"metadata": {"managedFields": [entry("a", None, Some("2026-11-26T01:20:43Z"), only_replicas)]}});
         assert_eq!(scaled(&live, "sc", ReplicasChange::Removed), None);
+    }
+
+    /// The oracle, for a CRD whose v2 names its replicas `spec.count`: an entry at v2 owns
+    /// the replicas through its own version's path, so a scale write through v1 takes
+    /// `spec.count` from it and gives its writer v1's `spec.replicas`.
+    #[test]
+    fn each_entry_owns_the_replicas_at_its_own_versions_path() {
+        const V2: &str = "t.example.com/v2";
+        let (replicas, count) =
+            (scale_replicas(), vec![PathElement::Field("spec".into()), PathElement::Field("count".into())]);
+        let versions = [(V1.to_string(), Some(replicas.clone())), (V2.to_string(), Some(count))];
+        let mut at_v2 =
+            entry("c", None, Some("2026-11-26T01:20:43Z"), json!({"f:spec": {".": {}, "f:count": {}, "f:y": {}}}));
+        at_v2["apiVersion"] = json!(V2);
+        let live = json!({"metadata": {"managedFields": [at_v2.clone()]}});
+        let write = ScaleWrite {
+            manager: "sc",
+            api_version: V1,
+            replicas: &replicas,
+            versions: &versions,
+            change: ReplicasChange::Set,
+        };
+        at_v2["fieldsV1"] = json!({"f:spec": {".": {}, "f:y": {}}});
+        assert_eq!(
+            after_scale_write(&live, &write),
+            Some(json!([entry("sc", Some("scale"), None, json!({"f:spec": {"f:replicas": {}}})), at_v2]))
+        );
     }
 }

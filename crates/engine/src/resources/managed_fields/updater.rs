@@ -231,10 +231,21 @@ impl Updater<'_> {
         // What the applier set through another group's version cannot be converted to
         // this one: structured-merge-diff then prunes nothing.
         let last = last.filter(|l| group(&l.api_version) == group(version));
-        if let Some(l) = last.as_ref().filter(|l| !l.set.is_empty()) {
-            self.prunable(&merged, version, &l.api_version, &managers)?;
-        }
-        let new = self.prune(merged, &managers, last.as_ref());
+        let new = match (self.webhook, last.as_ref().filter(|l| !l.set.is_empty())) {
+            // Through a webhook the versions differ in more than their label: prune where
+            // the applier's last fields are, converting as structured-merge-diff does.
+            (Some(_), Some(l)) => {
+                let convert = |obj: &Value, at: &str| self.converted(obj, at, version);
+                prune_across_versions(self, merged, version, &managers, l, &convert)
+                    .map_err(|why| Refusal::Unconvertible(format!("failed to prune fields: {why}")))?
+            }
+            (_, l) => {
+                if let Some(l) = l {
+                    self.prunable(&merged, version, &l.api_version, &managers)?;
+                }
+                self.prune(merged, &managers, last.as_ref())
+            }
+        };
         for at in versions_in_group(managers.iter().filter(|(id, _)| *id != applier), version) {
             if let Some(e) = self.misfit(at, version, &new) {
                 return Err(Refusal::Unconvertible(format!("failed to convert new object: {e}")));
@@ -289,6 +300,19 @@ impl Updater<'_> {
         }
     }
 
+    /// `obj` at version `at` and typed there, for a request through `version`: the
+    /// webhook's object, or why there is none.
+    fn converted(&self, obj: &Value, at: &str, version: &str) -> Result<Value, String> {
+        let converted = self.at_version(obj, at).map_err(|refusal| match refusal {
+            Refusal::Unconvertible(why) => why,
+            Refusal::Conflicts(_) => String::new(),
+        })?;
+        match self.other_types(at).filter(|_| at != version).and_then(|types| walk::type_error(types, &converted)) {
+            Some(why) => Err(why),
+            None => Ok(converted.into_owned()),
+        }
+    }
+
     /// The field types of version `at`, another than the request's.
     fn other_types(&self, at: &str) -> Option<&Schema> {
         self.other_versions.iter().find(|(v, _)| v == at).map(|(_, t)| &**t)
@@ -319,6 +343,60 @@ impl Updater<'_> {
         let dangling = merged_fields.difference(&fields_of(&pruned)).intersection(&last);
         walk::remove_items(self.schema, &merged, &dangling)
     }
+}
+
+/// How an object gets to another version (`Err`: Go's words for why it does not).
+type Convert<'c> = dyn Fn(&Value, &str) -> Result<Value, String> + 'c;
+
+/// structured-merge-diff's `prune` when the applier's `last` fields are at another version
+/// than the request's `version` and versions differ in their fields: the merged object is
+/// converted to the last version, where the fields the applier stopped setting are removed;
+/// what any manager owns is added back at that manager's version (the last version first),
+/// then what nobody owned at the last version; the result is converted back to `version`.
+/// Each conversion of an object not already at its target is one call of `convert`, as
+/// each of kube's is one conversion review. The error is the one kube wraps.
+fn prune_across_versions(
+    up: &Updater<'_>,
+    merged: Value,
+    version: &str,
+    managers: &Managers,
+    last: &VersionedSet,
+    convert: &Convert<'_>,
+) -> Result<Value, String> {
+    let at = last.api_version.as_str();
+    let to = |obj: Value, v: &str| -> Result<Value, String> {
+        if obj.get("apiVersion").and_then(Value::as_str) == Some(v) { Ok(obj) } else { convert(&obj, v) }
+    };
+    let fields = |types: &Schema, obj: &Value| walk::field_set(types, obj).ensure_named_fields_are_members(types);
+    let merged_last =
+        to(merged, at).map_err(|e| format!("failed to convert merged object to last applied version: {e}"))?;
+    let types = up.types_at(at);
+    let last_set = last.set.ensure_named_fields_are_members(types);
+    let mut pruned = walk::remove_items(types, &merged_last, &last_set);
+    // Each version's owners together, the last version's first.
+    let mut owned: Vec<(&str, Set)> = Vec::new();
+    for vs in managers.values().filter(|vs| group(&vs.api_version) == group(version)) {
+        match owned.iter_mut().find(|(v, _)| *v == vs.api_version) {
+            Some((_, set)) => set.union_with(&vs.set),
+            None => owned.push((&vs.api_version, vs.set.clone())),
+        }
+    }
+    owned.sort_by_key(|(v, _)| *v != at);
+    let mut merged_at = merged_last.clone();
+    for (v, set) in owned {
+        let add_back = |e: String| format!("failed add back owned items: {e}");
+        merged_at =
+            to(merged_at, v).map_err(|e| add_back(format!("failed to convert merged object at version {v}: {e}")))?;
+        pruned = to(pruned, v).map_err(|e| add_back(format!("failed to convert pruned object at version {v}: {e}")))?;
+        let types = up.types_at(v);
+        let kept = fields(types, &pruned).union(&set.ensure_named_fields_are_members(types));
+        pruned = walk::remove_items(types, &merged_at, &fields(types, &merged_at).difference(&kept));
+    }
+    let pruned = to(pruned, at).map_err(|e| {
+        format!("failed add back dangling items: failed to convert pruned object to last applied version: {e}")
+    })?;
+    let dangling = fields(types, &merged_last).difference(&fields(types, &pruned)).intersection(&last_set);
+    to(walk::remove_items(types, &merged_last, &dangling), version)
 }
 
 /// The versions `managers` set fields through in `version`'s group, each once (a typing

@@ -159,3 +159,45 @@ fn an_apply_prunes_nothing_last_applied_through_another_group() {
         up.apply(&live, &json!({"reason": "r"}), "events.k8s.io/v1", managers, &m, false).expect("same group");
     assert_eq!(pruned, Some(json!({"reason": "r"})));
 }
+
+/// The oracle, through a webhook renaming v1's `spec.x` to v2's `spec.y`: a manager that
+/// applied `x` at v1 and applies at v2 without `y` loses the field, pruned at v1 where it
+/// set it (relabelling the v2 object would look for `x` and find nothing to prune). The
+/// same field kept in the configuration (`y`) stays, as does one another manager owns.
+#[test]
+fn an_apply_prunes_at_the_version_the_applier_last_applied() {
+    const V2: &str = "stable.example.com/v2";
+    let schema = schema();
+    let up = Updater { schema: &schema, filter: &Filter::Everything, other_versions: &[], webhook: None };
+    let calls = std::cell::Cell::new(0);
+    let rename = |obj: &Value, at: &str| -> Result<Value, String> {
+        calls.set(calls.get() + 1);
+        let (from, to) = if at == V2 { ("x", "y") } else { ("y", "x") };
+        let mut obj = obj.clone();
+        obj["apiVersion"] = json!(at);
+        if let Some(value) = obj["spec"].as_object_mut().and_then(|spec| spec.remove(from)) {
+            obj["spec"][to] = value;
+        }
+        Ok(obj)
+    };
+    let a = ManagerId::apply("a", None);
+    let last =
+        VersionedSet { set: fields(json!({"f:spec": {"f:x": {}, "f:z": {}}})), api_version: V1.into(), applied: true };
+    let owned_by = |config: Value, others: &[(&str, Value)]| {
+        let mut managers = Managers::from([(
+            a.clone(),
+            VersionedSet { set: walk::field_set(&schema, &config), api_version: V2.into(), applied: true },
+        )]);
+        for (name, set) in others {
+            let vs = VersionedSet { set: fields(set.clone()), api_version: V2.into(), applied: true };
+            managers.insert(ManagerId::apply(name, None), vs);
+        }
+        let merged = json!({"apiVersion": V2, "spec": {"y": 1, "z": 1}});
+        prune_across_versions(&up, merged, V2, &managers, &last, &rename).expect("pruned")["spec"].clone()
+    };
+    let config = json!({"apiVersion": V2, "spec": {"z": 1}});
+    assert_eq!(owned_by(config.clone(), &[]), json!({"z": 1}), "x, y at v2, is pruned");
+    assert!(calls.get() > 0, "converted through the webhook");
+    assert_eq!(owned_by(json!({"apiVersion": V2, "spec": {"y": 1}}), &[]), json!({"y": 1}), "y kept, z pruned");
+    assert_eq!(owned_by(config, &[("b", json!({"f:spec": {"f:y": {}}}))]), json!({"y": 1, "z": 1}), "b owns y");
+}

@@ -80,6 +80,13 @@ impl Rest<'_> {
         self.strategy.field_types().unwrap_or_else(|| Arc::new(Schema::for_kind(None, false)))
     }
 
+    /// Each version's replicas path, as the scale handler maps entries (empty: the kind's
+    /// versions share the served version's).
+    fn replicas_versions(&self) -> Vec<(String, Option<Vec<PathElement>>)> {
+        let paths = self.strategy.replicas_paths().unwrap_or_default();
+        paths.iter().map(|(version, path)| (version.clone(), path.as_deref().map(path_of))).collect()
+    }
+
     fn field_manager<'s>(&self, schema: &'s Schema, sub: Subresource) -> FieldManager<'s> {
         let info = self.strategy.info();
         let top = |field: &str| Set::of(&[vec![PathElement::Field(field.into())]]);
@@ -142,10 +149,12 @@ impl Rest<'_> {
             // kube tracks a scale write on the Scale, not on the custom resource.
             let replicas = path_of(&paths.spec_replicas);
             let spec_replicas = |o: &Value| crate::resources::scale::scale_of(o, paths)["spec"]["replicas"].clone();
+            let versions = self.replicas_versions();
             let write = ScaleWrite {
                 manager: opts.field_manager.as_deref().unwrap_or(""),
                 api_version: &self.strategy.info().api_version(),
                 replicas: &replicas,
+                versions: &versions,
                 change: match (spec_replicas(old), spec_replicas(obj)) {
                     (before, after) if before == after => ReplicasChange::Kept,
                     (_, Value::Null) => ReplicasChange::Removed,
@@ -264,8 +273,14 @@ impl Rest<'_> {
     pub(in crate::resources) fn scale_with_entries(&self, live: &Value, paths: &ScalePaths) -> Value {
         let replicas = path_of(&paths.spec_replicas);
         let api_version = self.strategy.info().api_version();
-        let write =
-            ScaleWrite { manager: "", api_version: &api_version, replicas: &replicas, change: ReplicasChange::Kept };
+        let versions = self.replicas_versions();
+        let write = ScaleWrite {
+            manager: "",
+            api_version: &api_version,
+            replicas: &replicas,
+            versions: &versions,
+            change: ReplicasChange::Kept,
+        };
         let mut scale = scale_of(live, paths);
         if let Some(entries) = scale::scale_entries(live, &write) {
             meta::metadata_mut(&mut scale).insert("managedFields".into(), entries);
@@ -283,8 +298,14 @@ impl Rest<'_> {
         let replicas = path_of(&paths.spec_replicas);
         let api_version = self.strategy.info().api_version();
         let manager = opts.field_manager.as_deref().unwrap_or_default();
-        let write =
-            ScaleWrite { manager, api_version: &api_version, replicas: &replicas, change: ReplicasChange::Kept };
+        let versions = self.replicas_versions();
+        let write = ScaleWrite {
+            manager,
+            api_version: &api_version,
+            replicas: &replicas,
+            versions: &versions,
+            change: ReplicasChange::Kept,
+        };
         let convert_error = |what: &str, named: &str| {
             format!(
                 "failed to convert {what} object ({named}) to proper version: \
