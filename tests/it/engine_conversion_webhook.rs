@@ -276,6 +276,13 @@ fn with_ca(webhook: &Webhook) -> Value {
         "caBundle": base64::engine::general_purpose::STANDARD.encode(&webhook.ca_pem)})
 }
 
+/// A cluster converting through `webhook`, holding `a` created at v1.
+async fn cluster_with_a(webhook: &Webhook) -> Cluster {
+    let cluster = Cluster::start(with_ca(webhook)).await;
+    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    cluster
+}
+
 // The engine waits for the webhook on its worker: a multi-threaded runtime, as `serve` runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_change_version_through_the_webhook_and_keep_their_metadata() {
@@ -442,8 +449,7 @@ async fn an_apply_prunes_at_the_version_the_applier_last_applied_through_the_web
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_timeout_cuts_the_wait_for_a_slow_webhook() {
     let webhook = Webhook::start();
-    let cluster = Cluster::start(with_ca(&webhook)).await;
-    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    let cluster = cluster_with_a(&webhook).await;
     webhook.set(Mode::Slow);
     let started = std::time::Instant::now();
     let (status, answer) = cluster.send("GET", &path("v2", "/a?timeout=1s"), None).await;
@@ -459,8 +465,7 @@ async fn a_request_timeout_cuts_the_wait_for_a_slow_webhook() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redirects_are_followed_and_other_failures_worded_as_client_gos() {
     let webhook = Webhook::start();
-    let cluster = Cluster::start(with_ca(&webhook)).await;
-    cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;
+    let cluster = cluster_with_a(&webhook).await;
     webhook.set(Mode::Redirect);
     let got = cluster.ok("GET", &path("v2", "/a"), None).await;
     assert_eq!(got["spec"]["convertedTo"], format!("{GROUP}/v2"), "converted at /again");
