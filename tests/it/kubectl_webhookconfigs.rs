@@ -7,9 +7,7 @@
 
 use crate::support;
 
-use std::io::Write;
-use std::process::Stdio;
-use support::kubectl::{Server, kubectl_for};
+use support::kubectl::Server;
 
 /// One webhook configuration as kubebuilder's `config/webhook/manifests.yaml` writes it: a
 /// webhook for CronJobs of batch.example.com behind the operator's webhook service.
@@ -44,17 +42,7 @@ fn manifest(failure_policy: &str) -> String {
 
 /// `kubectl apply -f -` of `yaml`: whether it succeeded, and its output (or error text).
 fn apply(server: &Server, yaml: &str) -> (bool, String) {
-    let mut child = kubectl_for(&server.kubeconfig)
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    child.stdin.take().expect("stdin").write_all(yaml.as_bytes()).expect("write");
-    let out = child.wait_with_output().expect("kubectl ends");
-    let text = String::from_utf8_lossy(if out.status.success() { &out.stdout } else { &out.stderr }).into_owned();
-    (out.status.success(), text)
+    server.with_stdin(&["apply", "-f", "-"], yaml)
 }
 
 /// kubectl's table with the AGE column (the last) masked.
