@@ -106,6 +106,8 @@ pub struct Engine {
     deleted_namespaces: RecentDeletes,
     /// The tokens that name the engine's user, as TokenReviews check them.
     tokens: Arc<crate::authn::Tokens>,
+    /// The admission webhooks every request's writes pass.
+    admission: crate::admission::Webhooks,
 }
 
 impl Engine {
@@ -207,6 +209,7 @@ impl Engine {
             now: Timestamp::now(),
             scale: None,
             names: names.as_ref(),
+            admission: &crate::resources::admit::NoAdmission,
         };
         for ns in INITIAL {
             // A reopened or forked store has them: a read spares the write path a refusal.
@@ -240,6 +243,7 @@ impl Engine {
         let mut first_pass = crds_passed.clone();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), first_pass.wait_for(Option::is_some)).await;
         Ok(Arc::new(Engine {
+            admission: crate::admission::Webhooks::new(store.clone(), kinds.clone()),
             store,
             kinds,
             namespaces,
@@ -270,6 +274,11 @@ impl Engine {
         self.store.history_stats()
     }
 
+    /// The admission a request's writes pass.
+    pub fn admission(&self) -> &dyn crate::resources::admit::Admission {
+        &self.admission
+    }
+
     /// Where `generateName` names come from.
     pub fn names(&self) -> &dyn NameGenerator {
         self.names.as_ref()
@@ -295,6 +304,7 @@ impl Engine {
             now: self.now(),
             scale: None,
             names: self.names.as_ref(),
+            admission: &crate::resources::admit::NoAdmission,
         };
         // Only `metadata.deletionTimestamp` matters: read from the stored bytes, not decoded
         // (a whole decode of the namespace was 4% of a create's CPU).

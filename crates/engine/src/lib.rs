@@ -28,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+mod admission;
 mod api;
 pub mod authn;
 mod coordination;

@@ -120,6 +120,12 @@ impl ApiError {
         }
     }
 
+    /// 403 `widgets.stable.example.com "w1" is forbidden: why` (kube's `NewForbidden`).
+    pub fn forbidden(gr: &GroupResource, name: &str, why: &str) -> Self {
+        Self::new(403, "Forbidden", format!("{} {name:?} is forbidden: {why}", gr.qualified()))
+            .with_details(Self::named(gr, name))
+    }
+
     /// 404 `widgets.stable.example.com "w1" not found`.
     pub fn not_found(gr: &GroupResource, name: &str) -> Self {
         Self::new(404, "NotFound", format!("{} \"{}\" not found", gr.qualified(), name))

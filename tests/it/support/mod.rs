@@ -22,6 +22,8 @@ pub mod alone;
 pub mod cli;
 pub mod compare;
 pub mod crd;
+pub mod https_webhook;
+pub mod inproc;
 pub mod kubectl;
 pub mod migrate;
 pub mod plugin;

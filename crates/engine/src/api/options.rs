@@ -85,6 +85,13 @@ pub fn write_options(q: &Query, kind: OptionsKind, user_agent: Option<&str>) -> 
         dry_run: !dry_run.is_empty(),
         field_manager,
         field_validation,
+        field_manager_given: !manager.is_empty(),
+        field_validation_given: match field_validation {
+            _ if validation.is_empty() => None,
+            FieldValidation::Warn => Some("Warn"),
+            FieldValidation::Ignore => Some("Ignore"),
+            FieldValidation::Strict => Some("Strict"),
+        },
         force: force.unwrap_or(false),
         ..Default::default()
     })

@@ -282,6 +282,7 @@ async fn handle(engine: &Arc<Engine>, kind: &ServedKind, req: &ResourceRequest<'
         now: engine.now(),
         scale: kind.scale.as_ref(),
         names: engine.names(),
+        admission: engine.admission(),
     };
     let call = Call { req, sub, verb, patch, opts };
     // Warnings found on the way (unknown fields under Warn) go out with a refusal too.

@@ -54,7 +54,14 @@ pub(super) async fn round(
     leader: Option<&Replicas>,
     cache: &mut Cache,
 ) -> Left {
-    let rest = Rest { store, strategy, now: Timestamp::now(), scale: None, names: &RANDOM };
+    let rest = Rest {
+        store,
+        strategy,
+        now: Timestamp::now(),
+        scale: None,
+        names: &RANDOM,
+        admission: &crate::resources::admit::NoAdmission,
+    };
     let since = store.current_revision().await.unwrap_or(0);
     let queued = cache.take_queue();
     let mut left = Left::default();

@@ -248,8 +248,14 @@ async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<
             let Some(kv) = store.get(key).await.map_err(|e| e.to_string())? else { return Ok(()) };
             let event = events::invalid_namespace(&meta::from_stored(&kv), owner, Timestamp::now());
             let Some(kind) = kinds.find_resource("", "events") else { return Ok(()) };
-            let rest =
-                Rest { store, strategy: kind.strategy.as_ref(), now: Timestamp::now(), scale: None, names: &RANDOM };
+            let rest = Rest {
+                store,
+                strategy: kind.strategy.as_ref(),
+                now: Timestamp::now(),
+                scale: None,
+                names: &RANDOM,
+                admission: &crate::resources::admit::NoAdmission,
+            };
             // As kube-controller-manager's event client, whose user agent names the manager.
             let opts = WriteOptions { field_manager: Some("kube-controller-manager".into()), ..Default::default() };
             let namespace = meta::namespace(&event).map(str::to_string);
@@ -267,6 +273,7 @@ async fn carry_out(store: &dyn Store, kinds: &Kinds, action: &Action) -> Result<
                         now: Timestamp::now(),
                         scale: kind.scale.as_ref(),
                         names: &RANDOM,
+                        admission: &crate::resources::admit::NoAdmission,
                     };
                     let name = meta::name(&obj).unwrap_or_default();
                     rest.delete(meta::namespace(&obj), name, &DeleteOptions::default(), &WriteOptions::internal())

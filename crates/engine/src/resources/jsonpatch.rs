@@ -279,9 +279,36 @@ fn container<'a>(doc: &'a mut Value, path: Option<&str>) -> Result<(&'a mut Valu
     Ok((current, key))
 }
 
-/// Go's `strconv.Atoi`.
+/// Go's `strconv.Atoi`, in its words.
 fn atoi(key: &str) -> Result<i64, JsonPatchError> {
-    key.parse::<i64>().map_err(|_| failed(format!("invalid index: {key:?}")))
+    key.parse::<i64>().map_err(|_| failed(format!("strconv.Atoi: parsing {key:?}: invalid syntax")))
+}
+
+/// evanphx/json-patch's words for an index out of range.
+fn invalid_index(i: i64) -> JsonPatchError {
+    failed(format!("Unable to access invalid index: {i}: invalid index referenced"))
+}
+
+/// evanphx/json-patch's words for an operation whose path leads nowhere (kube shows them
+/// when a mutating webhook's patch fails).
+fn missing_path(kind: &str, path: Option<&str>) -> JsonPatchError {
+    let path = path.unwrap_or_default();
+    match kind {
+        "add" | "remove" => {
+            failed(format!("{kind} operation does not apply: doc is missing path: {path:?}: missing value"))
+        }
+        _ => failed(format!("{kind} operation does not apply: doc is missing path: {path}: missing value")),
+    }
+}
+
+/// An operation's own failure, as evanphx/json-patch wraps it with the path.
+fn failed_at(kind: &str, path: Option<&str>, e: JsonPatchError) -> JsonPatchError {
+    match e {
+        JsonPatchError::Failed(why) => {
+            failed(format!("error in {kind} for path: '{}': {why}", path.unwrap_or_default()))
+        }
+        other => other,
+    }
 }
 
 /// An existing item's index (`get`, `replace`, `remove`), negative ones from the end.
@@ -290,14 +317,14 @@ fn array_index(len: usize, key: &str) -> Result<usize, JsonPatchError> {
     let mut i = atoi(key)?;
     if i < 0 {
         if i < -len {
-            return Err(failed(format!("invalid index: {i}")));
+            return Err(invalid_index(i));
         }
         i += len;
     }
     if i >= len {
-        return Err(failed(format!("invalid index: {i}")));
+        return Err(invalid_index(i));
     }
-    usize::try_from(i).map_err(|_| failed(format!("invalid index: {i}")))
+    usize::try_from(i).map_err(|_| invalid_index(i))
 }
 
 /// An insertion index (`add`): up to the length, negative ones counted from one past the end.
@@ -335,7 +362,9 @@ fn insert(container: &mut Value, key: String, value: Value) -> Result<(), JsonPa
 /// Removes and returns the member `key` (an absent object member is an error).
 fn take(container: &mut Value, key: &str) -> Result<Value, JsonPatchError> {
     match container {
-        Value::Object(map) => map.remove(key).ok_or_else(|| failed(format!("Unable to remove nonexistent key: {key}"))),
+        Value::Object(map) => {
+            map.remove(key).ok_or_else(|| failed(format!("Unable to remove nonexistent key: {key}: missing value")))
+        }
         Value::Array(items) => {
             let i = array_index(items.len(), key)?;
             Ok(items.remove(i))
@@ -346,13 +375,15 @@ fn take(container: &mut Value, key: &str) -> Result<Value, JsonPatchError> {
 
 fn add(doc: &mut Value, op: &Operation) -> Result<(), JsonPatchError> {
     let value = value_of(op)?;
-    let (parent, key) = container(doc, op.path.as_deref())?;
-    insert(parent, key, value)
+    let path = op.path.as_deref();
+    let (parent, key) = container(doc, path).map_err(|_| missing_path("add", path))?;
+    insert(parent, key, value).map_err(|e| failed_at("add", path, e))
 }
 
 fn remove(doc: &mut Value, op: &Operation) -> Result<(), JsonPatchError> {
-    let (parent, key) = container(doc, op.path.as_deref())?;
-    take(parent, &key).map(drop)
+    let path = op.path.as_deref();
+    let (parent, key) = container(doc, path).map_err(|_| missing_path("remove", path))?;
+    take(parent, &key).map(drop).map_err(|e| failed_at("remove", path, e))
 }
 
 fn replace(doc: &mut Value, op: &Operation) -> Result<(), JsonPatchError> {
@@ -365,10 +396,16 @@ fn replace(doc: &mut Value, op: &Operation) -> Result<(), JsonPatchError> {
         return Ok(());
     }
     let value = value_of(op)?;
-    let (parent, key) = container(doc, op.path.as_deref())?;
+    let path = op.path.as_deref();
+    let (parent, key) = container(doc, path).map_err(|_| missing_path("replace", path))?;
     match parent {
         Value::Array(items) => {
-            let i = array_index(items.len(), &key)?;
+            let i = array_index(items.len(), &key).map_err(|_| {
+                failed(format!(
+                    "replace operation does not apply: doc is missing key: {}: missing value",
+                    path.unwrap_or_default()
+                ))
+            })?;
             items[i] = value;
         }
         Value::Object(map) => {

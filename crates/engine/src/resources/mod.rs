@@ -5,6 +5,7 @@
 //! update, the status variation). [`rest`] implements the verbs once for every kind:
 //! namespaces, CustomResourceDefinitions and, later, custom resources.
 
+pub mod admit;
 pub mod builtin;
 pub mod continue_token;
 pub mod conversion_webhook;
@@ -245,6 +246,16 @@ impl Codec {
         crate::meta::metadata_mut(&mut obj).insert("resourceVersion".into(), rv);
         if let Some(api_version) = self.serve_at() {
             set_api_version(&mut obj, api_version);
+        }
+        Ok(obj)
+    }
+
+    /// `obj`, at any version its CRD lists, converted to the served version (through the
+    /// conversion webhook if any): admission sends a webhook whose rules name another
+    /// version the object at that version.
+    pub fn to_served(&self, mut obj: Value) -> Result<Value, ApiError> {
+        if let Some(v) = &self.versions {
+            v.convert(&mut obj, &v.served, v.served_schema.as_deref())?;
         }
         Ok(obj)
     }

@@ -174,6 +174,26 @@ thread_local! {
     };
 }
 
+/// An admission webhook's match condition: `expression` evaluated with `variables` bound
+/// to untyped JSON (kube's dynamic objects, `null` for none): its boolean, or why it has
+/// none in cel-go's words.
+pub fn evaluate_condition(expression: &str, variables: &[(&str, &Value)]) -> Result<bool, String> {
+    celcost::on_cel_stack(|| {
+        let program = super::cel_rule::parse(expression).map(|p| celmeter::instrument(&p))?;
+        BASE.with(|base| {
+            let mut ctx = base.new_inner_scope();
+            for (name, value) in variables {
+                ctx.add_variable_from_value(*name, to_cel(value, None, false));
+            }
+            match celmeter::evaluate(&program, &ctx).result {
+                Ok(CelValue::Bool(b)) => Ok(b),
+                Ok(_) => Err("no such overload".into()),
+                Err(e) => Err(error_text(&e)),
+            }
+        })
+    })
+}
+
 /// The value of a constant expression (no variables), or its error in cel-go's words.
 pub(super) fn evaluate_constant(e: &Expression) -> Result<CelValue, String> {
     BASE.with(|base| CelValue::resolve(e, base)).map_err(|e| error_text(&e))

@@ -30,7 +30,7 @@ pub struct CompiledRule {
 /// Parses a CEL expression, refusing one over cel-go's limits (whatever stored it: a CRD
 /// written by an older version must not take the server down); the error is kube's or the
 /// parser's.
-fn parse(expression: &str) -> Result<Expression, String> {
+pub(super) fn parse(expression: &str) -> Result<Expression, String> {
     celcheck::check_limits(expression)?;
     celcheck::cel_parse(expression).map_err(|e| e.to_string().trim().to_string())
 }

@@ -25,8 +25,8 @@ const AUTHENTICATION: &str = "authentication.k8s.io";
 
 /// The engine's one user, as `serve`'s kubeconfig names it: a member of `system:masters`
 /// (cluster-admin's binding), and authenticated.
-const USERNAME: &str = "kubectl-crd";
-const GROUPS: [&str; 2] = ["system:masters", "system:authenticated"];
+pub(crate) const USERNAME: &str = "kubectl-crd";
+pub(crate) const GROUPS: [&str; 2] = ["system:masters", "system:authenticated"];
 
 /// Which review a [`ReviewStrategy`] answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,7 +28,7 @@ use std::time::Duration;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
-type HttpsClient = Client<Https, Full<Bytes>>;
+pub(crate) type HttpsClient = Client<Https, Full<Bytes>>;
 
 /// Where and how a CRD's conversions are sent.
 pub struct ConversionWebhook {
@@ -69,16 +69,15 @@ impl ConversionWebhook {
         let config = webhook.client_config.as_ref()?;
         let target = match (&config.url, &config.service) {
             (Some(url), _) => Target::Url {
-                url: with_timeout(url),
+                url: with_timeout(url, TIMEOUT),
                 ca_bundle: config.ca_bundle.as_ref().map(|b| b.0.clone()),
                 client: OnceLock::new(),
             },
             // The engine runs no Services: kube's resolver finds none.
             (None, Some(service)) => {
-                let port = service.port.unwrap_or(443);
+                let port = service.port.unwrap_or(443).into();
                 let path = service.path.as_deref().unwrap_or_default();
-                let url = with_timeout(&format!("https://{}.{}.svc:{port}{path}", service.name, service.namespace));
-                Target::Unreachable(format!("Post {url:?}: service {:?} not found", service.name))
+                Target::Unreachable(unreachable_service(&service.namespace, &service.name, path, port, TIMEOUT))
             }
             (None, None) => return None,
         };
@@ -101,7 +100,7 @@ impl ConversionWebhook {
         };
         let uid = crate::meta::new_uid();
         let body = review::request(self.review_version, &uid, desired, obj);
-        let answer = wait(post(client, url, body)).map_err(|why| refused(review::Refusal::Failed(why)))?;
+        let answer = wait(post(client, url, body, TIMEOUT)).map_err(|why| refused(review::Refusal::Failed(why)))?;
         review::converted(&uid, desired, obj, &answer).map_err(refused)
     }
 }
@@ -113,13 +112,29 @@ fn gvk_of(obj: &Value) -> String {
 }
 
 /// client-go's REST client adds its timeout to the query.
-fn with_timeout(url: &str) -> String {
+pub(crate) fn with_timeout(url: &str, timeout: Duration) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}timeout={}s", TIMEOUT.as_secs())
+    format!("{url}{sep}timeout={}s", timeout.as_secs())
+}
+
+/// Why a webhook named by a Service cannot be called: the engine runs no Services, and
+/// kube's resolver answers so for a Service that does not exist.
+pub(crate) fn unreachable_service(namespace: &str, name: &str, path: &str, port: i64, timeout: Duration) -> String {
+    let url = with_timeout(&format!("https://{name}.{namespace}.svc:{port}{path}"), timeout);
+    format!("Post {url:?}: service {name:?} not found")
+}
+
+/// POSTs `body` to `url` with `client` on the webhooks' own runtime (whose connections
+/// outlive any one request's runtime), waiting without blocking the caller's.
+pub(crate) async fn call(client: HttpsClient, url: String, body: Vec<u8>, timeout: Duration) -> Result<Value, String> {
+    runtime()
+        .spawn(post(client, url, body, timeout))
+        .await
+        .unwrap_or_else(|e| Err(format!("the webhook's call failed: {e}")))
 }
 
 /// An HTTPS client trusting `ca_bundle` (PEM), or the system's roots without one.
-fn client(ca_bundle: Option<&[u8]>) -> Result<HttpsClient, String> {
+pub(crate) fn client(ca_bundle: Option<&[u8]>) -> Result<HttpsClient, String> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
     let unloadable = |e: &dyn std::fmt::Display| format!("unable to load root certificates: {e}");
@@ -220,7 +235,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
-            .thread_name("conversion-webhook")
+            .thread_name("webhooks")
             .enable_all()
             .build()
             .expect("a runtime for conversion webhooks")
@@ -241,7 +256,7 @@ fn wait(call: impl Future<Output = Result<Value, String>> + Send + 'static) -> R
 }
 
 /// POSTs `body` to `url`: the review answered, or Go's words for why not.
-async fn post(client: HttpsClient, url: String, body: Vec<u8>) -> Result<Value, String> {
+async fn post(client: HttpsClient, url: String, body: Vec<u8>, timeout: Duration) -> Result<Value, String> {
     let request = http::Request::post(&url)
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json, */*")
@@ -264,7 +279,7 @@ async fn post(client: HttpsClient, url: String, body: Vec<u8>) -> Result<Value, 
         }
         Ok::<_, String>((status, bytes))
     };
-    let (status, bytes) = match tokio::time::timeout(TIMEOUT, call).await {
+    let (status, bytes) = match tokio::time::timeout(timeout, call).await {
         Ok(answer) => answer?,
         Err(_) => return Err(format!("Post {url:?}: context deadline exceeded")),
     };

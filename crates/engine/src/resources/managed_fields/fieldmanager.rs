@@ -198,7 +198,7 @@ pub(in crate::resources) fn keep_times_if_nothing_else_changed(live: &Value, new
 }
 
 /// Go's `GroupVersionKind.String()`: `group/version, Kind=Kind`.
-pub(in crate::resources) fn gvk_string(api_version: &str, kind: &str) -> String {
+pub(crate) fn gvk_string(api_version: &str, kind: &str) -> String {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     format!("{group}/{version}, Kind={kind}")
 }

@@ -38,6 +38,14 @@ pub enum Tracking {
 pub struct ManagedFieldsAfter(Option<Value>);
 
 impl ManagedFieldsAfter {
+    /// Puts a copy of the entries on `obj`, for admission to see before the strategy runs
+    /// ([`ManagedFieldsAfter::restore`] puts them back after it).
+    pub fn show(&self, obj: &mut Value) {
+        if let Some(entries) = &self.0 {
+            meta::metadata_mut(obj).insert("managedFields".into(), entries.clone());
+        }
+    }
+
     /// Puts the entries on `obj` (removing the field when there are none).
     pub fn restore(self, obj: &mut Value) {
         match self.0 {

@@ -6,6 +6,7 @@ use super::options::{
     DELETE_COLLECTION_PAGE, DeleteOptions, FOREGROUND_FINALIZER, ListQuery, ORPHAN_FINALIZER, Propagation, WriteOptions,
 };
 use crate::meta;
+use crate::resources::admit::{Attributes, Operation, delete_options_document};
 use crate::status::{ApiError, GroupResource};
 use serde_json::{Value, json};
 
@@ -45,6 +46,14 @@ impl Rest<'_> {
         let current = self.get(namespace, name).await?;
         let rv = meta::resource_version(&current).and_then(meta::parse_resource_version);
         self.check_delete_preconditions(name, &current, delete)?;
+        // Admission of a delete: the object it deletes is the old one, there is no new one.
+        let attrs = Attributes {
+            options: delete_options_document(delete, dry_run),
+            dry_run,
+            ..self.admission_attributes(Operation::Delete, namespace, name, None, opts)
+        };
+        self.admission.mutate(&attrs, None, Some(&current)).await?;
+        self.admission.validate(&attrs, None, Some(&current)).await?;
         let key = self.info().key(namespace, name);
         let stored_finalizers = meta::finalizers(&current);
         let updated = self.strategy.deletion_finalizers(&current, delete);

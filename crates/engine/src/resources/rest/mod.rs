@@ -133,6 +133,9 @@ pub struct Rest<'a> {
     pub scale: Option<&'a ScalePaths>,
     /// Where `generateName` names come from ([`super::generate_name::RANDOM`] but in tests).
     pub names: &'a dyn NameGenerator,
+    /// The admission a request's writes pass ([`super::admit::NoAdmission`] for the
+    /// engine's own).
+    pub admission: &'a dyn super::admit::Admission,
 }
 
 /// A body's `apiVersion` and `kind`, when given, must be the endpoint's (kube answers 400).

@@ -23,6 +23,10 @@ pub struct WriteOptions {
     /// `fieldManager`, or the one kube derives from the User-Agent.
     pub field_manager: Option<String>,
     pub field_validation: FieldValidation,
+    /// Whether `fieldManager` came in the query (admission shows only what was given).
+    pub field_manager_given: bool,
+    /// `fieldValidation` as the query gave it.
+    pub field_validation_given: Option<&'static str>,
     /// `force=true` on an apply patch: take over conflicting fields.
     pub force: bool,
     pub warnings: std::sync::Mutex<Vec<String>>,
@@ -84,6 +88,17 @@ pub enum Propagation {
     Orphan,
     Background,
     Foreground,
+}
+
+impl Propagation {
+    /// The policy's name in `DeleteOptions`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Propagation::Orphan => "Orphan",
+            Propagation::Background => "Background",
+            Propagation::Foreground => "Foreground",
+        }
+    }
 }
 
 /// The parts of `metav1.DeleteOptions` the engine honours.

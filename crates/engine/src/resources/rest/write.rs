@@ -4,11 +4,13 @@
 use super::options::{FieldValidation, WriteOptions};
 use super::{Origin, Rest, Subresource, generate_name, parse_precondition, patch_invalid, patch_shown};
 use crate::meta;
+use crate::resources::admit::{Attributes, Operation, write_options_document};
 use crate::resources::managed_fields::fieldmanager::keep_times_if_nothing_else_changed;
 use crate::resources::managed_fields::verbs::{ApplyStep, check_name, validate_patch_options};
 use crate::resources::managed_fields::{Tracking, WriteOutcome};
 use crate::resources::patch::{self, PatchType};
 use crate::resources::patched_json::PatchSource;
+use crate::resources::scale;
 use crate::resources::spec_changed;
 use crate::status::ApiError;
 use crate::store::{Revision, StoreError};
@@ -118,6 +120,11 @@ impl Rest<'_> {
         }
         dedup_owner_references(&mut obj, opts, Dedup::Body);
         self.track_create(&mut obj, opts, tracking).await;
+        // Mutating admission sees the request's object before the strategy prepares it:
+        // no uid or creation time yet, and no name when one is to be generated.
+        let requested = meta::name(&obj).unwrap_or_default().to_string();
+        let attrs = self.admission_attributes(Operation::Create, namespace, &requested, None, opts);
+        self.mutated(&attrs, &mut obj, None).await?;
         if let Some(answer) = self.strategy.evaluate(&obj, self.now) {
             return answer;
         }
@@ -150,6 +157,9 @@ impl Rest<'_> {
         }
         self.strategy.warnings_on_create(&obj).into_iter().for_each(|w| opts.warn(w));
         self.strategy.canonicalize(&mut obj);
+        // Validating admission, on what would be stored (its generated name included).
+        let attrs = Attributes { name: &name, ..attrs };
+        self.admission.validate(&attrs, Some(&obj), None).await?;
         // kube's storage refuses it last, and its dry run never gets there: a plain Go error,
         // so a 500 without a reason.
         if !dry_run && given_rv.is_some_and(|rv| rv != 0) {
@@ -350,6 +360,21 @@ impl Rest<'_> {
             return Err(ApiError::conflict(&self.info().group_resource(), name, ApiError::STALE_OBJECT));
         }
         let managed_fields = self.track_update(old, &mut obj, sub, opts, tracking).await;
+        // Mutating admission sees the request's object with its managedFields, before the
+        // strategy prepares it.
+        managed_fields.show(&mut obj);
+        let attrs = self.admission_attributes(Operation::Update, namespace, name, sub.name(), opts);
+        match self.scale.filter(|_| sub == Subresource::Scale) {
+            // A /scale write is admitted as the Scale; what a webhook made of its replicas
+            // is what the object gets.
+            Some(paths) => {
+                let mut shown = scale::scale_of(&obj, paths);
+                if self.admission.mutate(&attrs, Some(&mut shown), Some(&scale::scale_of(old, paths))).await? {
+                    scale::set_spec_replicas(&mut obj, paths, scale::requested_replicas(&shown));
+                }
+            }
+            None => self.mutated(&attrs, &mut obj, Some(old)).await?,
+        }
         match sub {
             Subresource::Main | Subresource::Scale => self.strategy.prepare_for_update(&mut obj, old),
             Subresource::Status => self.strategy.prepare_for_status_update(&mut obj, old),
@@ -397,6 +422,14 @@ impl Rest<'_> {
             self.strategy.prune_and_default(&mut obj);
         }
         self.strategy.canonicalize(&mut obj);
+        // Validating admission, even of an update that changes nothing, as kube's store.
+        match self.scale.filter(|_| sub == Subresource::Scale) {
+            Some(paths) => {
+                let (shown, old_shown) = (scale::scale_of(&obj, paths), scale::scale_of(old, paths));
+                self.admission.validate(&attrs, Some(&shown), Some(&old_shown)).await?;
+            }
+            None => self.admission.validate(&attrs, Some(&obj), Some(old)).await?,
+        }
         // `obj` has no resourceVersion (see `preserve_on_update`).
         if meta::equal_except_metadata(&obj, old, &["resourceVersion"])
             && self.stored_as_read(namespace, name, &obj, old_rv).await?
@@ -491,6 +524,44 @@ impl Rest<'_> {
                 done => return done,
             }
         }
+    }
+
+    /// What admission is told of a write of this kind through this endpoint.
+    pub(super) fn admission_attributes<'s>(
+        &'s self,
+        operation: Operation,
+        namespace: Option<&'s str>,
+        name: &'s str,
+        subresource: Option<&'static str>,
+        opts: &'s WriteOptions,
+    ) -> Attributes<'s> {
+        let options = match operation {
+            Operation::Create => write_options_document("CreateOptions", opts),
+            _ => write_options_document("UpdateOptions", opts),
+        };
+        // kube's scale endpoint admits the Scale it reads and writes.
+        let object_kind = (subresource == Subresource::Scale.name()).then_some(("autoscaling", "v1", "Scale"));
+        Attributes {
+            operation,
+            info: self.info(),
+            subresource,
+            object_kind,
+            namespace,
+            name,
+            options,
+            dry_run: opts.dry_run,
+            opts,
+        }
+    }
+
+    /// Mutating admission of `obj`; what a webhook changed is pruned and defaulted again
+    /// by the kind's schema, as kube's defaulter runs after each patch and its storage
+    /// prunes.
+    async fn mutated(&self, attrs: &Attributes<'_>, obj: &mut Value, old: Option<&Value>) -> Result<(), ApiError> {
+        if self.admission.mutate(attrs, Some(obj), old).await? {
+            self.strategy.prune_and_default(obj);
+        }
+        Ok(())
     }
 
     /// Stores `obj` with `write`; an object too large for storage is written once more

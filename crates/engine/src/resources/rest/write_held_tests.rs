@@ -69,7 +69,14 @@ async fn both_ways(
 ) -> Result<Value, ApiError> {
     let [full, fast] = stores(bytes, writes).await;
     let strategy = CrdStrategy::default();
-    let rest = |store| Rest { store, strategy: &strategy, now: at(60), scale: None, names: &RANDOM };
+    let rest = |store| Rest {
+        store,
+        strategy: &strategy,
+        now: at(60),
+        scale: None,
+        names: &RANDOM,
+        admission: &crate::resources::admit::NoAdmission,
+    };
     let (full_rest, fast_rest) = (rest(&full), rest(&fast));
     let kv = stored(&full).await;
     let read = crate::meta::from_stored(&kv);

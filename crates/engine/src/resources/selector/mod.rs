@@ -81,6 +81,46 @@ impl LabelSelector {
         label_parser::parse(s).map(LabelSelector).map_err(SelectorError)
     }
 
+    /// A structured `metav1.LabelSelector` (`matchLabels`, `matchExpressions`), as kube's
+    /// `LabelSelectorAsSelector` reads it; an empty one selects everything.
+    pub fn from_structured(selector: &Value) -> Result<Self, String> {
+        let mut requirements = Vec::new();
+        let labels = selector.get("matchLabels").and_then(Value::as_object);
+        for (key, value) in labels.into_iter().flatten() {
+            requirements.push(LabelRequirement::Equals(key.clone(), value.as_str().unwrap_or_default().to_string()));
+        }
+        let expressions = selector.get("matchExpressions").and_then(Value::as_array);
+        for expression in expressions.into_iter().flatten() {
+            let key = expression.get("key").and_then(Value::as_str).unwrap_or_default().to_string();
+            let values: BTreeSet<String> = expression
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect();
+            let operator = expression.get("operator").and_then(Value::as_str).unwrap_or_default();
+            let requirement = match operator {
+                "In" | "NotIn" if values.is_empty() => {
+                    return Err("for 'in', 'notin' operators, values set can't be empty".into());
+                }
+                "Exists" | "DoesNotExist" if !values.is_empty() => {
+                    return Err("values set must be empty for exists and does not exist".into());
+                }
+                "In" => LabelRequirement::In(key, values),
+                "NotIn" => LabelRequirement::NotIn(key, values),
+                "Exists" => LabelRequirement::Exists(key),
+                "DoesNotExist" => LabelRequirement::NotExists(key),
+                other => {
+                    return Err(format!("{} is not a valid label selector operator", crate::field::go_quote(other)));
+                }
+            };
+            requirements.push(requirement);
+        }
+        Ok(LabelSelector(requirements))
+    }
+
     /// Whether an object's labels satisfy every requirement.
     pub fn matches(&self, obj: &Value) -> bool {
         let labels = obj.get("metadata").and_then(|m| m.get("labels")).and_then(Value::as_object);
