@@ -205,6 +205,7 @@ scenarios!(
     verbs,
     versioned,
     watch,
+    webhookconfigs,
     webhookconverted,
     writes,
     zeroes

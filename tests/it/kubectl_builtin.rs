@@ -7,9 +7,7 @@
 use crate::support;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use std::io::Write;
-use std::process::Stdio;
-use support::kubectl::{Server, kubectl_for};
+use support::kubectl::Server;
 
 /// A server with the Widget CRD of reference 06 established and widget `w1` created.
 fn server_with_w1() -> Server {
@@ -25,17 +23,7 @@ fn server_with_w1() -> Server {
 
 /// `kubectl create -f -` with `yaml`; the output, or the error text when it fails.
 fn create_result(server: &Server, yaml: &str) -> (bool, String) {
-    let mut child = kubectl_for(&server.kubeconfig)
-        .args(["create", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    child.stdin.take().expect("stdin").write_all(yaml.as_bytes()).expect("write");
-    let out = child.wait_with_output().expect("kubectl ends");
-    let text = String::from_utf8_lossy(if out.status.success() { &out.stdout } else { &out.stderr }).into_owned();
-    (out.status.success(), text)
+    server.with_stdin(&["create", "-f", "-"], yaml)
 }
 
 fn create(server: &Server, yaml: &str) -> String {

@@ -47,6 +47,7 @@ mod kubectl_get;
 mod kubectl_openapi;
 mod kubectl_plugin;
 mod kubectl_resources;
+mod kubectl_webhookconfigs;
 mod migrate_crash;
 mod migrate_live;
 mod migrate_local;

@@ -92,6 +92,23 @@ impl Server {
         kubectl_for(&self.kubeconfig).args(args).output().expect("kubectl runs")
     }
 
+    /// `kubectl args` reading `input` on stdin: whether it succeeded, and its output (or its
+    /// error text when it failed).
+    pub fn with_stdin(&self, args: &[&str], input: &str) -> (bool, String) {
+        use std::io::Write;
+        let mut child = kubectl_for(&self.kubeconfig)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+        let out = child.wait_with_output().expect("kubectl ends");
+        let text = String::from_utf8_lossy(if out.status.success() { &out.stdout } else { &out.stderr }).into_owned();
+        (out.status.success(), text)
+    }
+
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.kubectl(args);
         assert!(out.status.success(), "kubectl {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));

@@ -3,7 +3,7 @@
 //!
 //! Typed Kubernetes clients send built-in objects as protobuf: kubectl's `create
 //! configmap|secret|serviceaccount|namespace` and `auth can-i`, controller-runtime's
-//! client for every built-in type (DeleteOptions included). kube-apiserver decodes them;
+//! client for every built-in type (DeleteOptions and webhook configurations included). kube-apiserver decodes them;
 //! so does the engine, for the kinds it serves built in. Answers stay JSON, which those
 //! clients accept (they send `Accept: application/vnd.kubernetes.protobuf, */*` or list
 //! JSON). Custom resources have no protobuf form: kube answers 415, and so does this.
@@ -40,6 +40,11 @@ enum T {
     BytesMap,
     /// `metav1.FieldsV1`: raw JSON.
     FieldsV1,
+    /// `[]byte`: base64 in JSON.
+    Bytes,
+    /// A struct Go embeds with `json:",inline"`: its own message on the wire, its fields
+    /// the parent's in JSON (a webhook rule's `Rule`).
+    Inline(&'static Message),
 }
 
 /// One field of a message.
@@ -219,6 +224,77 @@ static LEASE: Message = Message(&[
     ),
 ]);
 
+static LABEL_SELECTOR: Message =
+    Message(&[f(1, "matchLabels", T::StrMap), rep(2, "matchExpressions", T::Msg(&SELECTOR_REQUIREMENT))]);
+
+static WEBHOOK_RULE: Message = Message(&[
+    rep(1, "operations", T::Str),
+    f(
+        2,
+        "rule",
+        T::Inline(&Message(&[
+            rep(1, "apiGroups", T::Str),
+            rep(2, "apiVersions", T::Str),
+            rep(3, "resources", T::Str),
+            ptr(4, "scope", T::Str),
+        ])),
+    ),
+]);
+
+static WEBHOOK_CLIENT_CONFIG: Message = Message(&[
+    ptr(
+        1,
+        "service",
+        T::Msg(&Message(&[
+            f(1, "namespace", T::Str),
+            f(2, "name", T::Str),
+            ptr(3, "path", T::Str),
+            ptr(4, "port", T::Int),
+        ])),
+    ),
+    f(2, "caBundle", T::Bytes),
+    ptr(3, "url", T::Str),
+]);
+
+static MATCH_CONDITION: Message = Message(&[f(1, "name", T::Str), f(2, "expression", T::Str)]);
+
+/// admissionregistration/v1 `ValidatingWebhook`; a `MutatingWebhook` numbers its
+/// selectors and conditions otherwise.
+static VALIDATING_WEBHOOK: Message = Message(&[
+    f(1, "name", T::Str),
+    f(2, "clientConfig", T::Msg(&WEBHOOK_CLIENT_CONFIG)),
+    rep(3, "rules", T::Msg(&WEBHOOK_RULE)),
+    ptr(4, "failurePolicy", T::Str),
+    ptr(5, "namespaceSelector", T::Msg(&LABEL_SELECTOR)),
+    ptr(6, "sideEffects", T::Str),
+    ptr(7, "timeoutSeconds", T::Int),
+    rep(8, "admissionReviewVersions", T::Str),
+    ptr(9, "matchPolicy", T::Str),
+    ptr(10, "objectSelector", T::Msg(&LABEL_SELECTOR)),
+    rep(11, "matchConditions", T::Msg(&MATCH_CONDITION)),
+]);
+
+static MUTATING_WEBHOOK: Message = Message(&[
+    f(1, "name", T::Str),
+    f(2, "clientConfig", T::Msg(&WEBHOOK_CLIENT_CONFIG)),
+    rep(3, "rules", T::Msg(&WEBHOOK_RULE)),
+    ptr(4, "failurePolicy", T::Str),
+    ptr(5, "namespaceSelector", T::Msg(&LABEL_SELECTOR)),
+    ptr(6, "sideEffects", T::Str),
+    ptr(7, "timeoutSeconds", T::Int),
+    rep(8, "admissionReviewVersions", T::Str),
+    ptr(9, "matchPolicy", T::Str),
+    ptr(10, "reinvocationPolicy", T::Str),
+    ptr(11, "objectSelector", T::Msg(&LABEL_SELECTOR)),
+    rep(12, "matchConditions", T::Msg(&MATCH_CONDITION)),
+]);
+
+static VALIDATING_WEBHOOK_CONFIGURATION: Message =
+    Message(&[f(1, "metadata", T::Msg(&OBJECT_META)), rep(2, "webhooks", T::Msg(&VALIDATING_WEBHOOK))]);
+
+static MUTATING_WEBHOOK_CONFIGURATION: Message =
+    Message(&[f(1, "metadata", T::Msg(&OBJECT_META)), rep(2, "webhooks", T::Msg(&MUTATING_WEBHOOK))]);
+
 static SELECTOR_REQUIREMENT: Message =
     Message(&[f(1, "key", T::Str), f(2, "operator", T::Str), rep(3, "values", T::Str)]);
 
@@ -283,6 +359,8 @@ fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("v1", "Event") => &CORE_EVENT,
         ("events.k8s.io/v1", "Event") => &EVENTS_V1_EVENT,
         ("coordination.k8s.io/v1", "Lease") => &LEASE,
+        ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => &VALIDATING_WEBHOOK_CONFIGURATION,
+        ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => &MUTATING_WEBHOOK_CONFIGURATION,
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => &SELF_SUBJECT_ACCESS_REVIEW,
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => &SELF_SUBJECT_RULES_REVIEW,
         ("authentication.k8s.io/v1", "SelfSubjectReview") => &SELF_SUBJECT_REVIEW,
@@ -450,6 +528,11 @@ fn decode_message(bytes: &[u8], message: &Message) -> Result<Map<String, Value>,
             (T::Int, Wire::Varint(v)) => Value::from(v as i64),
             (T::Bool, Wire::Varint(v)) => Value::from(v != 0),
             (T::Msg(m), Wire::Bytes(b)) => Value::Object(decode_message(b, m)?),
+            (T::Inline(m), Wire::Bytes(b)) => {
+                out.extend(decode_message(b, m)?);
+                continue;
+            }
+            (T::Bytes, Wire::Bytes(b)) => Value::from(base64::engine::general_purpose::STANDARD.encode(b)),
             (T::Time, Wire::Bytes(b)) => time(b, false)?.map_or(Value::Null, Value::from),
             (T::MicroTime, Wire::Bytes(b)) => time(b, true)?.map_or(Value::Null, Value::from),
             (T::FieldsV1, Wire::Bytes(b)) => {
@@ -566,6 +649,39 @@ mod tests {
         let mut out = MAGIC.to_vec();
         out.extend(W::default().msg(1, W::default().str(1, api_version).str(2, kind)).msg(2, raw).0);
         out
+    }
+
+    #[test]
+    fn a_webhook_configuration_inlines_its_rules_and_writes_its_ca_bundle_in_base64() {
+        let rule = W::default().str(1, "CREATE").msg(2, W::default().str(1, "a.io").str(2, "v1").str(3, "widgets"));
+        let service = W::default().str(1, "system").str(2, "webhook").int(4, 8443);
+        let config = W::default().msg(1, service).bytes(2, b"pem");
+        let selector = W::default().msg(1, W::default().str(1, "team").str(2, "a"));
+        let hook = W::default()
+            .str(1, "m.kb.io")
+            .msg(2, config)
+            .msg(3, rule)
+            .str(6, "None")
+            .str(8, "v1")
+            .str(10, "IfNeeded")
+            .msg(11, selector)
+            .msg(12, W::default().str(1, "c").str(2, "true"));
+        let raw = W::default().msg(1, W::default().str(1, "m")).msg(2, hook);
+        let obj = decode(&envelope("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", raw))
+            .expect("a webhook configuration");
+        assert_eq!(
+            obj["webhooks"][0],
+            json!({
+                "name": "m.kb.io",
+                "clientConfig": {"service": {"namespace": "system", "name": "webhook", "port": 8443}, "caBundle": "cGVt"},
+                "rules": [{"operations": ["CREATE"], "apiGroups": ["a.io"], "apiVersions": ["v1"], "resources": ["widgets"]}],
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "reinvocationPolicy": "IfNeeded",
+                "objectSelector": {"matchLabels": {"team": "a"}},
+                "matchConditions": [{"name": "c", "expression": "true"}],
+            })
+        );
     }
 
     #[test]

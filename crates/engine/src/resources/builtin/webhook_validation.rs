@@ -401,6 +401,8 @@ mod tests {
             {"name": "str", "expression": "'x'"},
             {"name": "params", "expression": "params.x == 1"},
             {"name": "ok", "expression": "true"},
+            {"name": "typed", "expression": "request.namespace"},
+            {"name": "authz", "expression": "authorizer.requestResource.check('get').allowed() && request.dryRun"},
         ]);
         assert_eq!(
             errors(vec![hook(json!({"matchConditions": conditions}))]),
@@ -408,6 +410,7 @@ mod tests {
                 "webhooks[0].matchConditions[1].expression: Invalid value: \"'x'\": must evaluate to bool but got string",
                 "webhooks[0].matchConditions[2].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^",
                 "webhooks[0].matchConditions[3].name: Duplicate value: \"ok\"",
+                "webhooks[0].matchConditions[4].expression: Invalid value: \"request.namespace\": must evaluate to bool but got string",
             ]
         );
     }

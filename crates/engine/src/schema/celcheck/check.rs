@@ -67,6 +67,9 @@ impl Checker {
                 },
             },
             // A qualified name (`a.b`) cel-go resolves otherwise: left unchecked.
+            // cel-go resolves a variable whose name has a dot (`authorizer.requestResource`)
+            // before the field of its prefix.
+            Kind::Select(operand, field) if let Some(t) = self.dotted_variable(operand, field) => t,
             Kind::Select(operand, _) if !self.strict_names && self.is_unknown_ident(operand) => CelType::Dyn,
             Kind::Select(operand, field) => {
                 let t = self.check(operand);
@@ -106,6 +109,14 @@ impl Checker {
 
     fn lookup(&self, name: &str) -> Option<CelType> {
         self.scopes.iter().rev().find(|(n, _)| n == name).map(|(_, t)| t.clone())
+    }
+
+    /// The type of the variable named `<ident>.<field>`, when one is in scope.
+    fn dotted_variable(&self, operand: &Expr, field: &str) -> Option<CelType> {
+        match &operand.kind {
+            Kind::Ident(name) => self.lookup(&format!("{name}.{field}")),
+            _ => None,
+        }
     }
 
     /// An identifier that names no variable: a namespace (`sets.contains`) or a mistake.

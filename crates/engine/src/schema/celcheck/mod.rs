@@ -190,29 +190,73 @@ fn compile_here(rule: &ValidationRule, node: &JSONSchemaProps, root: bool) -> Co
     Compiled { error: None, max_cost, message_error, message_cost, uses_old_self }
 }
 
+/// kube's `kubernetes.AdmissionRequest` (`BuildRequestType`), the type of `request`.
+fn admission_request_type() -> CelType {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use types::ObjectType;
+    let object = |name: &str, fields: &[(&str, CelType)]| {
+        let fields: BTreeMap<String, CelType> = fields.iter().map(|(k, t)| (k.to_string(), t.clone())).collect();
+        CelType::Object(Arc::new(ObjectType { name: name.into(), fields }))
+    };
+    let strings = |names: [&'static str; 3]| names.map(|n| (n, CelType::String));
+    let gvk = object("kubernetes.GroupVersionKind", &strings(["group", "version", "kind"]));
+    let gvr = object("kubernetes.GroupVersionResource", &strings(["group", "version", "resource"]));
+    let string_list = CelType::List(Box::new(CelType::String));
+    let user_info = object(
+        "kubernetes.UserInfo",
+        &[
+            ("username", CelType::String),
+            ("uid", CelType::String),
+            ("groups", string_list.clone()),
+            ("extra", CelType::Map(Box::new(CelType::String), Box::new(string_list))),
+        ],
+    );
+    object(
+        "kubernetes.AdmissionRequest",
+        &[
+            ("kind", gvk.clone()),
+            ("resource", gvr.clone()),
+            ("subResource", CelType::String),
+            ("requestKind", gvk),
+            ("requestResource", gvr),
+            ("requestSubResource", CelType::String),
+            ("name", CelType::String),
+            ("namespace", CelType::String),
+            ("operation", CelType::String),
+            ("userInfo", user_info),
+            ("dryRun", CelType::Bool),
+            ("options", CelType::Dyn),
+        ],
+    )
+}
+
 /// The variables an admission webhook's `matchConditions` see (kube's admission
-/// environment without `params`). `request` and `authorizer` are typed objects in kube; here
-/// `request` is open, and an expression that calls the authorizer is not type-checked.
-const ADMISSION_VARIABLES: [&str; 3] = ["object", "oldObject", "request"];
+/// environment without `params`): `object` and `oldObject` are `dyn`, `request` kube's
+/// request type, `authorizer` and `authorizer.requestResource` its authorization library's;
+/// `namespaceObject` (a typed Namespace in kube) is open here.
+fn admission_variables() -> Vec<(String, CelType)> {
+    vec![
+        ("object".into(), CelType::Dyn),
+        ("oldObject".into(), CelType::Dyn),
+        ("namespaceObject".into(), CelType::Dyn),
+        ("request".into(), admission_request_type()),
+        ("authorizer".into(), CelType::Opaque("kubernetes.authorization.Authorizer")),
+        ("authorizer.requestResource".into(), CelType::Opaque("kubernetes.authorization.ResourceCheck")),
+    ]
+}
 
 /// Why kube's `CompileCELExpression` refuses a webhook's match condition `source` (already
 /// trimmed), as the detail of its `Invalid` error; `None` when it compiles to a bool.
 pub fn match_condition_error(source: &str) -> Option<String> {
-    on_cel_stack(|| {
-        let variables = ADMISSION_VARIABLES.iter().map(|v| (v.to_string(), CelType::Dyn)).collect();
-        let authorized = parse::parse(source).is_ok_and(|e| e.references("authorizer"));
-        let variables = if authorized { Vec::new() } else { variables };
-        match check_source_with(source, check::Checker::new(variables).with_strict_names()) {
-            Err(issues) if !authorized => Some(format!("compilation failed: {issues}")),
-            Err(issues) if issues.contains("Syntax error") => Some(format!("compilation failed: {issues}")),
-            Err(_) | Ok(Checked::Unchecked { .. }) => None,
-            _ if authorized => None,
-            // cel-go's exact type test: an open `dyn` result is no bool either.
-            Ok(Checked::Typed { result, .. }) if result != CelType::Bool => {
-                Some(format!("must evaluate to bool but got {result}"))
-            }
-            Ok(Checked::Typed { .. }) => None,
+    on_cel_stack(|| match check_source_with(source, check::Checker::new(admission_variables()).with_strict_names()) {
+        Err(issues) => Some(format!("compilation failed: {issues}")),
+        Ok(Checked::Unchecked { .. }) => None,
+        // cel-go's exact type test: an open `dyn` result is no bool either.
+        Ok(Checked::Typed { result, .. }) if result != CelType::Bool => {
+            Some(format!("must evaluate to bool but got {result}"))
         }
+        Ok(Checked::Typed { .. }) => None,
     })
 }
 
