@@ -5,7 +5,7 @@
 //! message below is its).
 
 use crate::support::crd::CrdBuilder;
-use crate::support::https_webhook::HttpsWebhook;
+use crate::support::https_webhook::{HttpsWebhook, Reply};
 use crate::support::inproc::{Answer, send, send_json};
 use http::StatusCode;
 use kubectl_crd_engine::Engine;
@@ -42,7 +42,7 @@ fn webhook() -> HttpsWebhook {
             "wronguid" => json!({"uid": "x", "allowed": true}),
             _ => json!({"uid": uid, "allowed": true}),
         };
-        (200, json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}))
+        Reply::json(200, &json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}))
     })
 }
 

@@ -7,16 +7,13 @@
 //! oracle too (`KUBECTL_CRD_TEST_ORACLE`).
 
 use crate::support::crd::CrdBuilder;
-use axum::body::Body;
+use crate::support::https_webhook::{HttpsWebhook, Reply};
 use base64::Engine as _;
-use http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use http::StatusCode;
 use kubectl_crd_engine::Engine;
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tower::ServiceExt;
 
 const GROUP: &str = "hooks.example.com";
 
@@ -45,91 +42,31 @@ enum Mode {
     Html,
 }
 
-/// A conversion webhook over HTTPS on 127.0.0.1, on a runtime of its own; it stops with
-/// the test's process.
+/// A conversion webhook over HTTPS on 127.0.0.1 (see [`HttpsWebhook`]), answering as its
+/// mode says.
 struct Webhook {
-    addr: SocketAddr,
-    /// PEM of its certificate: self-signed, and marked as a CA, as `openssl req -x509`
-    /// makes one (Go trusts it as its own issuer).
-    ca_pem: String,
+    server: HttpsWebhook,
     mode: Arc<Mutex<Mode>>,
-    /// The reviews received.
-    seen: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Webhook {
     fn start() -> Webhook {
-        let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let key = rcgen::KeyPair::generate().expect("key");
-        let cert = params.self_signed(&key).expect("certificate");
-        let ca_pem = cert.pem();
-        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .expect("protocols")
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![cert.der().clone()],
-                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-            )
-            .expect("tls config");
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let addr = listener.local_addr().expect("addr");
-        let (mode, seen) = (Arc::new(Mutex::new(Mode::Convert)), Arc::new(Mutex::new(Vec::new())));
-        let (m, s) = (mode.clone(), seen.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    let Ok((tcp, _)) = listener.accept().await else { continue };
-                    let (acceptor, m, s) = (acceptor.clone(), m.clone(), s.clone());
-                    tokio::spawn(async move {
-                        let Ok(tls) = acceptor.accept(tcp).await else { return };
-                        let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                            let (m, s) = (m.clone(), s.clone());
-                            async move {
-                                let path = req.uri().path().to_string();
-                                let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                                let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                                s.lock().expect("seen").push(review.clone());
-                                let mode = *m.lock().expect("mode");
-                                if mode == Mode::Slow {
-                                    tokio::time::sleep(Duration::from_secs(3)).await;
-                                }
-                                let elsewhere = |code: u16, to: &str| {
-                                    http::Response::builder()
-                                        .status(code)
-                                        .header("Location", to)
-                                        .body(Default::default())
-                                };
-                                match (mode, path.as_str()) {
-                                    (Mode::Redirect, "/loop") => return Ok(elsewhere(307, "/loop").expect("response")),
-                                    (Mode::Redirect, p) if p != "/again" => {
-                                        return Ok(elsewhere(307, "/again").expect("response"));
-                                    }
-                                    (Mode::Html, _) => {
-                                        let page = "<html>\n<p>Error code: 501</p>\n</html>\n";
-                                        let answer = http::Response::builder()
-                                            .status(501)
-                                            .header("Content-Type", "text/html;charset=utf-8")
-                                            .body(http_body_util::Full::new(page.into()));
-                                        return Ok(answer.expect("response"));
-                                    }
-                                    _ => {}
-                                }
-                                Ok::<_, std::convert::Infallible>(answer(mode, &review))
-                            }
-                        });
-                        let io = hyper_util::rt::TokioIo::new(tls);
-                        let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
-                    });
+        let mode = Arc::new(Mutex::new(Mode::Convert));
+        let m = mode.clone();
+        let server = HttpsWebhook::start(move |path, review| {
+            let mode = *m.lock().expect("mode");
+            let path = path.split('?').next().unwrap_or_default();
+            match (mode, path) {
+                (Mode::Slow, _) => answer(mode, review).after(Duration::from_secs(3)),
+                (Mode::Redirect, "/loop") => Reply::redirect(307, "/loop"),
+                (Mode::Redirect, p) if p != "/again" => Reply::redirect(307, "/again"),
+                (Mode::Html, _) => {
+                    Reply::text(501, "text/html;charset=utf-8", "<html>\n<p>Error code: 501</p>\n</html>\n")
                 }
-            });
+                _ => answer(mode, review),
+            }
         });
-        Webhook { addr, ca_pem, mode, seen }
+        Webhook { server, mode }
     }
 
     fn set(&self, mode: Mode) {
@@ -137,12 +74,12 @@ impl Webhook {
     }
 
     fn reviews(&self) -> Vec<Value> {
-        self.seen.lock().expect("seen").clone()
+        self.server.received().into_iter().map(|r| r.body).collect()
     }
 }
 
 /// The webhook's answer to `review` in `mode`.
-fn answer(mode: Mode, review: &Value) -> http::Response<http_body_util::Full<bytes::Bytes>> {
+fn answer(mode: Mode, review: &Value) -> Reply {
     let request = &review["request"];
     let desired = request["desiredAPIVersion"].clone();
     let mut objects: Vec<Value> = request["objects"].as_array().cloned().unwrap_or_default();
@@ -174,12 +111,7 @@ fn answer(mode: Mode, review: &Value) -> http::Response<http_body_util::Full<byt
     };
     let body = json!({"apiVersion": review["apiVersion"], "kind": "ConversionReview",
         "response": {"uid": request["uid"], "convertedObjects": objects, "result": result}});
-    let status = if mode == Mode::NotFound { 404 } else { 200 };
-    http::Response::builder()
-        .status(status)
-        .header("Content-Type", "application/json")
-        .body(http_body_util::Full::new(serde_json::to_vec(&body).expect("json").into()))
-        .expect("response")
+    Reply::json(if mode == Mode::NotFound { 404 } else { 200 }, &body)
 }
 
 /// `hooks` at v1 (storage) and v2, converting through `client_config`.
@@ -224,16 +156,8 @@ impl Cluster {
     }
 
     async fn request(&self, method: &str, uri: &str, content_type: &str, body: Option<Vec<u8>>) -> (StatusCode, Value) {
-        let req = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header("Content-Type", content_type)
-            .body(body.map_or_else(Body::empty, Body::from))
-            .expect("request");
-        let res = self.engine.router().oneshot(req).await.expect("response");
-        let status = res.status();
-        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await.expect("body");
-        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        let answer = crate::support::inproc::send(&self.engine, method, uri, content_type, body).await;
+        (answer.status, answer.body)
     }
 
     async fn ok(&self, method: &str, uri: &str, body: Option<Value>) -> Value {
@@ -272,8 +196,8 @@ fn hook(api_version: &str, name: &str) -> Value {
 }
 
 fn with_ca(webhook: &Webhook) -> Value {
-    json!({"url": format!("https://{}/convert", webhook.addr),
-        "caBundle": base64::engine::general_purpose::STANDARD.encode(&webhook.ca_pem)})
+    json!({"url": format!("https://{}/convert", webhook.server.addr),
+        "caBundle": base64::engine::general_purpose::STANDARD.encode(&webhook.server.ca_pem)})
 }
 
 /// A cluster converting through `webhook`, holding `a` created at v1.
@@ -359,18 +283,18 @@ async fn a_webhook_that_cannot_be_reached_is_refused_in_gos_words() {
             format!("Post \"https://{closed}/convert?timeout=30s\": dial tcp {closed}: connect: connection refused"),
         ),
         (
-            json!({"url": format!("https://{}/convert", webhook.addr)}),
+            json!({"url": format!("https://{}/convert", webhook.server.addr)}),
             format!(
                 "Post \"https://{}/convert?timeout=30s\": tls: failed to verify certificate: x509: certificate signed by unknown authority",
-                webhook.addr
+                webhook.server.addr
             ),
         ),
         (
-            json!({"url": format!("https://localhost:{}/convert", webhook.addr.port()),
+            json!({"url": format!("https://localhost:{}/convert", webhook.server.addr.port()),
                 "caBundle": with_ca(&webhook)["caBundle"]}),
             format!(
                 "Post \"https://localhost:{}/convert?timeout=30s\": tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match localhost",
-                webhook.addr.port()
+                webhook.server.addr.port()
             ),
         ),
         (
@@ -477,7 +401,8 @@ async fn redirects_are_followed_and_other_failures_worded_as_client_gos() {
             "{prefix} an error on the server (\"<html>\\n<p>Error code: 501</p>\\n</html>\") has prevented the request from succeeding"
         )
     );
-    let looping = json!({"url": format!("https://{}/loop", webhook.addr), "caBundle": with_ca(&webhook)["caBundle"]});
+    let looping =
+        json!({"url": format!("https://{}/loop", webhook.server.addr), "caBundle": with_ca(&webhook)["caBundle"]});
     let cluster = Cluster::start(looping).await;
     webhook.set(Mode::Redirect);
     cluster.ok("POST", &path("v1", ""), Some(hook(&format!("{GROUP}/v1"), "a"))).await;

@@ -6,7 +6,7 @@
 //! configuration a moment after it is stored: the test waits for the webhooks to act.
 
 use crate::support::crd::CrdBuilder;
-use crate::support::https_webhook::HttpsWebhook;
+use crate::support::https_webhook::{HttpsWebhook, Reply};
 use crate::support::kubectl::Server;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -34,7 +34,7 @@ fn project_webhook() -> HttpsWebhook {
         } else {
             json!({"uid": uid, "allowed": true})
         };
-        (200, json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}))
+        Reply::json(200, &json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}))
     })
 }
 

@@ -2,7 +2,7 @@
 //! configuration points at one: a real TLS server on a runtime of its own (it stops with the
 //! test's process) whose certificate is self-signed and marked as a CA, as `openssl req
 //! -x509` makes one (Go trusts it as its own issuer). Each request's path and JSON body are
-//! kept; the answer is the test's.
+//! kept; the answer is the test's [`Reply`].
 
 use http::Request;
 use http_body_util::BodyExt;
@@ -10,9 +10,40 @@ use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-/// How a test answers: from the request's path (with its query) and JSON body, a status
-/// code and a JSON body.
-pub type Answer = dyn Fn(&str, &Value) -> (u16, Value) + Send + Sync;
+/// How a test answers: from the request's path (with its query) and JSON body.
+pub type Answer = dyn Fn(&str, &Value) -> Reply + Send + Sync;
+
+/// One answer: its status, headers and body, sent after `delay`.
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+    pub delay: std::time::Duration,
+}
+
+impl Reply {
+    /// `status` with a JSON body.
+    pub fn json(status: u16, body: &Value) -> Reply {
+        let headers = vec![("Content-Type", "application/json".to_string())];
+        Reply { status, headers, body: serde_json::to_vec(body).expect("json"), delay: Default::default() }
+    }
+
+    /// `status` with `body` of `content_type`.
+    pub fn text(status: u16, content_type: &str, body: &str) -> Reply {
+        let headers = vec![("Content-Type", content_type.to_string())];
+        Reply { status, headers, body: body.as_bytes().to_vec(), delay: Default::default() }
+    }
+
+    /// A redirect to `location`.
+    pub fn redirect(status: u16, location: &str) -> Reply {
+        Reply { status, headers: vec![("Location", location.to_string())], body: Vec::new(), delay: Default::default() }
+    }
+
+    /// The same answer, `delay` late.
+    pub fn after(self, delay: std::time::Duration) -> Reply {
+        Reply { delay, ..self }
+    }
+}
 
 /// One request the webhook received.
 #[derive(Debug, Clone)]
@@ -30,7 +61,7 @@ pub struct HttpsWebhook {
 }
 
 impl HttpsWebhook {
-    pub fn start(answer: impl Fn(&str, &Value) -> (u16, Value) + Send + Sync + 'static) -> HttpsWebhook {
+    pub fn start(answer: impl Fn(&str, &Value) -> Reply + Send + Sync + 'static) -> HttpsWebhook {
         let answer: Arc<Answer> = Arc::new(answer);
         let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
         params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -67,16 +98,15 @@ impl HttpsWebhook {
                                 let path = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
                                 let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
                                 let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                                let (status, reply) = answer(&path, &body);
+                                let reply = answer(&path, &body);
                                 kept.lock().expect("seen").push(Received { path, body });
-                                let response = http::Response::builder()
-                                    .status(status)
-                                    .header("Content-Type", "application/json")
-                                    .body(http_body_util::Full::new(bytes::Bytes::from(
-                                        serde_json::to_vec(&reply).expect("json"),
-                                    )))
-                                    .expect("response");
-                                Ok::<_, std::convert::Infallible>(response)
+                                tokio::time::sleep(reply.delay).await;
+                                let mut response = http::Response::builder().status(reply.status);
+                                for (name, value) in reply.headers {
+                                    response = response.header(name, value);
+                                }
+                                let body = http_body_util::Full::new(bytes::Bytes::from(reply.body));
+                                Ok::<_, std::convert::Infallible>(response.body(body).expect("response"))
                             }
                         });
                         let io = hyper_util::rt::TokioIo::new(tls);
