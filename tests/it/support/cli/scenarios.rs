@@ -103,6 +103,7 @@ Version v1:
 Schema v1:
   .  <object>
   spec  <object>  preserve-unknown
+Webhooks: <none>
 ",
         "describe gadgets",
     );
