@@ -102,7 +102,8 @@ fn manager_from_user_agent(user_agent: &str) -> String {
 /// The `DeleteOptions` of a DELETE: the body's when it has one (then the query is not
 /// read at all, as kube's handler does), else the query's.
 pub fn delete_options(q: &Query, headers: &HeaderMap, body: &[u8]) -> Result<DeleteOptions, ApiError> {
-    let raw = if body.is_empty() { from_query(q)? } else { from_body(super::body::options_document(headers, body)?, body)? };
+    let raw =
+        if body.is_empty() { from_query(q)? } else { from_body(super::body::options_document(headers, body)?, body)? };
     let mut errors = Vec::new();
     if let (Some(_), Some(policy)) = (raw.orphan_dependents, &raw.propagation_policy) {
         errors.push(FieldError::invalid(
@@ -239,7 +240,11 @@ fn mistyped_member(key: &str, raw: &str) -> Option<String> {
                     _ => return None,
                 };
                 let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-                let what = if raw.get().starts_with(|c: char| c == '-' || c.is_ascii_digit()) { "number" } else { json_type(&v) };
+                let what = if raw.get().starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+                    "number"
+                } else {
+                    json_type(&v)
+                };
                 (raw.get() != "null" && !v.is_string())
                     .then(|| mistyped(&format!("Preconditions.preconditions.{member}"), what, go))
                     .flatten()
@@ -578,14 +583,38 @@ mod tests {
     fn of_several_mistyped_members_the_first_sent_is_named() {
         let field = "json: cannot unmarshal";
         let cases = [
-            (r#"{"gracePeriodSeconds":"x","propagationPolicy":5}"#, "string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
-            (r#"{"propagationPolicy":5,"gracePeriodSeconds":"x"}"#, "number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation"),
-            (r#"{"orphanDependents":"yes","dryRun":"All"}"#, "string into Go struct field DeleteOptions.orphanDependents of type bool"),
-            (r#"{"preconditions":{"uid":5},"gracePeriodSeconds":"x"}"#, "number into Go struct field Preconditions.preconditions.uid of type types.UID"),
-            (r#"{"gracePeriodSeconds":1.5,"propagationPolicy":5}"#, "number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
-            (r#"{"dryRun":["All",5],"propagationPolicy":5}"#, "number into Go struct field DeleteOptions.dryRun of type string"),
-            (r#"{"gracePeriodSeconds":"x","gracePeriodSeconds":"y"}"#, "string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
-            (r#"{"ignoreStoreReadErrorWithClusterBreakingPotential":"x","propagationPolicy":5}"#, "string into Go struct field DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential of type bool"),
+            (
+                r#"{"gracePeriodSeconds":"x","propagationPolicy":5}"#,
+                "string into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+            ),
+            (
+                r#"{"propagationPolicy":5,"gracePeriodSeconds":"x"}"#,
+                "number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation",
+            ),
+            (
+                r#"{"orphanDependents":"yes","dryRun":"All"}"#,
+                "string into Go struct field DeleteOptions.orphanDependents of type bool",
+            ),
+            (
+                r#"{"preconditions":{"uid":5},"gracePeriodSeconds":"x"}"#,
+                "number into Go struct field Preconditions.preconditions.uid of type types.UID",
+            ),
+            (
+                r#"{"gracePeriodSeconds":1.5,"propagationPolicy":5}"#,
+                "number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+            ),
+            (
+                r#"{"dryRun":["All",5],"propagationPolicy":5}"#,
+                "number into Go struct field DeleteOptions.dryRun of type string",
+            ),
+            (
+                r#"{"gracePeriodSeconds":"x","gracePeriodSeconds":"y"}"#,
+                "string into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+            ),
+            (
+                r#"{"ignoreStoreReadErrorWithClusterBreakingPotential":"x","propagationPolicy":5}"#,
+                "string into Go struct field DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential of type bool",
+            ),
         ];
         for (body, want) in cases {
             assert_eq!(delete("", body).map_err(|(_, m)| m), Err(format!("{field} {want}")), "{body}");
