@@ -81,10 +81,9 @@ fn request_bytes(key: &str, value: &[u8]) -> usize {
 /// etcd, so its words are gRPC's, not etcd's.
 pub const MAX_SEND_MESSAGE_BYTES: usize = 2 * 1024 * 1024;
 
-/// The size gRPC counts for the `TxnRequest` kube's `OptimisticPut` sends to write `value`
-/// at `key`: compare the key's mod revision with `expected` (0 for a create), put, and for
-/// an update (`Some`) get the key when the compare fails; protobuf-encoded, behind gRPC's
-/// 5-byte message prefix. kube's JSON for the value ends in a newline that ours lacks.
+/// The protobuf size of the `TxnRequest` kube's `OptimisticPut` sends to write `value` at
+/// `key`: compare the key's mod revision with `expected` (0 for a create), put, and for an
+/// update (`Some`) get the key when the compare fails.
 fn message_bytes(key: &str, value: &[u8], update: Option<Revision>) -> usize {
     let varint = |n: u64| (64 - n.max(1).leading_zeros() as usize).div_ceil(7);
     // A length-delimited field of `len` bytes: its tag, its length, its bytes.
@@ -92,9 +91,9 @@ fn message_bytes(key: &str, value: &[u8], update: Option<Revision>) -> usize {
     let key_field = field(key.len());
     // target MOD, the key, mod_revision (written even when 0: a oneof member).
     let compare = 2 + key_field + 1 + varint(update.unwrap_or(0));
-    let put = field(key_field + field(value.len() + 1));
+    let put = field(key_field + field(value.len()));
     let get_on_failure = update.map_or(0, |_| field(field(key_field)));
-    5 + field(compare) + field(put) + get_on_failure
+    field(compare) + field(put) + get_on_failure
 }
 
 /// How much change history a [`LocalStore`] keeps in memory: the oldest changes are dropped
