@@ -167,6 +167,7 @@ scenarios!(
     deletes,
     discovery,
     documented,
+    edges,
     evaluated,
     evolution,
     finalized,

@@ -291,6 +291,9 @@ impl ApiError {
                 )
                 .with_details(StatusDetails::default())
             }
+            // Refusals for size, passed on as kube passes them: a 500 without a reason.
+            too_large @ (crate::store::StoreError::RequestTooLarge
+            | crate::store::StoreError::MessageTooLarge { .. }) => Self::new(500, "", too_large.to_string()),
             other => Self::internal(other.to_string()),
         }
     }

@@ -109,7 +109,8 @@ fn manager_from_user_agent(user_agent: &str) -> String {
 /// The `DeleteOptions` of a DELETE: the body's when it has one (then the query is not
 /// read at all, as kube's handler does), else the query's.
 pub fn delete_options(q: &Query, headers: &HeaderMap, body: &[u8]) -> Result<DeleteOptions, ApiError> {
-    let raw = if body.is_empty() { from_query(q)? } else { from_body(super::body::options_document(headers, body)?)? };
+    let raw =
+        if body.is_empty() { from_query(q)? } else { from_body(super::body::options_document(headers, body)?, body)? };
     let mut errors = Vec::new();
     if let (Some(_), Some(policy)) = (raw.orphan_dependents, &raw.propagation_policy) {
         errors.push(FieldError::invalid(
@@ -172,7 +173,7 @@ fn from_query(q: &Query) -> Result<RawDelete, ApiError> {
     })
 }
 
-fn from_body(doc: Value) -> Result<RawDelete, ApiError> {
+fn from_body(doc: Value, body: &[u8]) -> Result<RawDelete, ApiError> {
     // kube's handler passes the decoder's errors on as they are: 500s without a reason.
     let unreason = |message: String| ApiError::new(500, "", message);
     if let Some(why) = go_decode::interpret_error(&doc) {
@@ -183,32 +184,18 @@ fn from_body(doc: Value) -> Result<RawDelete, ApiError> {
     if let Some(why) = not_delete_options(text("apiVersion"), text("kind")) {
         return Err(unreason(why));
     }
-    let field = |key: &str, go: &str, ok: fn(&Value) -> bool| match doc.get(key) {
-        Some(v) if !v.is_null() && !ok(v) => Err(unreason(format!(
-            "json: cannot unmarshal {} into Go struct field DeleteOptions.{key} of type {go}",
-            json_type(v)
-        ))),
-        other => Ok(other.filter(|v| !v.is_null())),
+    // Go's decoder goes on past a member of the wrong type and reports the first it met,
+    // in the order sent (a YAML body comes as JSON with its keys sorted).
+    let members = match serde_json::from_slice::<go_decode::Members>(body) {
+        Ok(go_decode::Members(members)) => members.into_iter().map(|(key, raw)| (key, raw.get().to_string())).collect(),
+        Err(_) => doc.iter().map(|(key, value)| (key.clone(), value.to_string())).collect::<Vec<_>>(),
     };
-    field("gracePeriodSeconds", "int64", |v| v.is_i64())?;
-    let policy = field("propagationPolicy", "v1.DeletionPropagation", Value::is_string)?;
-    let orphan = field("orphanDependents", "bool", Value::is_boolean)?;
-    let dry_run = field("dryRun", "[]string", Value::is_array)?;
-    // Go names an item of the wrong type by the item's type, and a member of the
-    // preconditions by its struct's path.
-    let mistyped = |v: &Value, field: &str, go: &str| {
-        unreason(format!("json: cannot unmarshal {} into Go struct field {field} of type {go}", json_type(v)))
-    };
-    let items = dry_run.and_then(Value::as_array).into_iter().flatten();
-    if let Some(item) = items.into_iter().find(|v| !v.is_null() && !v.is_string()) {
-        return Err(mistyped(item, "DeleteOptions.dryRun", "string"));
+    if let Some(why) = members.iter().find_map(|(key, raw)| mistyped_member(key, raw)) {
+        return Err(unreason(why));
     }
-    let pre = field("preconditions", "v1.Preconditions", Value::is_object)?;
-    for (key, go) in [("uid", "types.UID"), ("resourceVersion", "string")] {
-        if let Some(v) = pre.and_then(|p| p.get(key)).filter(|v| !v.is_null() && !v.is_string()) {
-            return Err(mistyped(v, &format!("Preconditions.preconditions.{key}"), go));
-        }
-    }
+    let field = |key: &str| doc.get(key).filter(|v| !v.is_null());
+    let (policy, orphan, dry_run, pre) =
+        (field("propagationPolicy"), field("orphanDependents"), field("dryRun"), field("preconditions"));
     let pre_text = |key: &str| pre.and_then(|p| p.get(key)).and_then(Value::as_str).map(String::from);
     Ok(RawDelete {
         propagation_policy: policy.and_then(Value::as_str).map(String::from),
@@ -220,6 +207,60 @@ fn from_body(doc: Value) -> Result<RawDelete, ApiError> {
         precondition_uid: pre_text("uid"),
         precondition_rv: pre_text("resourceVersion"),
     })
+}
+
+/// Go's words for the member `key` of a DeleteOptions body, `raw` as sent, when it does not
+/// decode into its field: a value of another JSON type, or a number no int64 holds (named
+/// by its text); a `dryRun` item or a preconditions member is named by its own type.
+fn mistyped_member(key: &str, raw: &str) -> Option<String> {
+    let go = match key {
+        "gracePeriodSeconds" => "int64",
+        "propagationPolicy" => "v1.DeletionPropagation",
+        "orphanDependents" | "ignoreStoreReadErrorWithClusterBreakingPotential" => "bool",
+        "dryRun" => "[]string",
+        "preconditions" => "v1.Preconditions",
+        _ => return None,
+    };
+    let mistyped = |field: &str, what: &str, go: &str| {
+        Some(format!("json: cannot unmarshal {what} into Go struct field {field} of type {go}"))
+    };
+    // A number beyond float64 reads as null here; its text still says it is a number.
+    let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
+    let is_number = raw.starts_with(|c: char| c == '-' || c.is_ascii_digit());
+    let what = match (go, &value) {
+        _ if raw == "null" => return None,
+        ("int64", _) if is_number => match raw.parse::<i64>() {
+            Ok(_) => return None,
+            Err(_) => format!("number {raw}"),
+        },
+        ("v1.DeletionPropagation", Value::String(_)) | ("bool", Value::Bool(_)) => return None,
+        ("[]string", Value::Array(items)) => {
+            let item = items.iter().find(|v| !v.is_null() && !v.is_string())?;
+            return mistyped("DeleteOptions.dryRun", json_type(item), "string");
+        }
+        ("v1.Preconditions", Value::Object(_)) => {
+            let go_decode::Members(members) = serde_json::from_str(raw).ok()?;
+            return members.iter().find_map(|(member, raw)| {
+                let go = match member.as_str() {
+                    "uid" => "types.UID",
+                    "resourceVersion" => "string",
+                    _ => return None,
+                };
+                let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                let what = if raw.get().starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+                    "number"
+                } else {
+                    json_type(&v)
+                };
+                (raw.get() != "null" && !v.is_string())
+                    .then(|| mistyped(&format!("Preconditions.preconditions.{member}"), what, go))
+                    .flatten()
+            });
+        }
+        _ if is_number => "number".to_string(),
+        _ => json_type(&value).to_string(),
+    };
+    mistyped(&format!("DeleteOptions.{key}"), &what, go)
 }
 
 /// Why a body of kind `kind` at `api_version` is no `DeleteOptions`, in the words of kube's
@@ -542,5 +583,48 @@ mod tests {
             Some("json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type string")
         );
         assert_eq!(delete("", r#"{"preconditions":{"uid":null}}"#).map(|o| o.precondition_uid), Ok(None));
+    }
+
+    /// kube-apiserver 1.32's answers: of several mistyped members, the first sent is named.
+    #[test]
+    fn of_several_mistyped_members_the_first_sent_is_named() {
+        let field = "json: cannot unmarshal";
+        let cases = [
+            (
+                r#"{"gracePeriodSeconds":"x","propagationPolicy":5}"#,
+                "string into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+            ),
+            (
+                r#"{"propagationPolicy":5,"gracePeriodSeconds":"x"}"#,
+                "number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation",
+            ),
+            (
+                r#"{"orphanDependents":"yes","dryRun":"All"}"#,
+                "string into Go struct field DeleteOptions.orphanDependents of type bool",
+            ),
+            (
+                r#"{"preconditions":{"uid":5},"gracePeriodSeconds":"x"}"#,
+                "number into Go struct field Preconditions.preconditions.uid of type types.UID",
+            ),
+            (
+                r#"{"gracePeriodSeconds":1.5,"propagationPolicy":5}"#,
+                "number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+            ),
+            (
+                r#"{"dryRun":["All",5],"propagationPolicy":5}"#,
+                "number into Go struct field DeleteOptions.dryRun of type string",
+            ),
+            (
+                r#"{"gracePeriodSeconds":"x","gracePeriodSeconds":"y"}"#,
+                "string into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+            ),
+            (
+                r#"{"ignoreStoreReadErrorWithClusterBreakingPotential":"x","propagationPolicy":5}"#,
+                "string into Go struct field DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential of type bool",
+            ),
+        ];
+        for (body, want) in cases {
+            assert_eq!(delete("", body).map_err(|(_, m)| m), Err(format!("{field} {want}")), "{body}");
+        }
     }
 }

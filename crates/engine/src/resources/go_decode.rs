@@ -124,7 +124,7 @@ pub fn join(parent: &str, inner: &str) -> String {
 }
 
 /// An object's members in order, repeated ones included; `null` has none.
-pub(super) struct Members(pub(super) Vec<(String, Box<serde_json::value::RawValue>)>);
+pub(crate) struct Members(pub(crate) Vec<(String, Box<serde_json::value::RawValue>)>);
 
 impl<'de> serde::Deserialize<'de> for Members {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

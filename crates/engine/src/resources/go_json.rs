@@ -103,9 +103,10 @@ struct Scanner {
 }
 
 impl Scanner {
-    fn push(&mut self, open: Open) -> Result<(), String> {
+    /// Opens a value at `c` (`{` or `[`); Go's scanner names it when that is too deep.
+    fn push(&mut self, c: u8, open: Open) -> Result<(), String> {
         if self.stack.len() >= MAX_DEPTH {
-            return Err("exceeded max depth".to_string());
+            return Err(syntax(c, "exceeded max depth"));
         }
         self.stack.push(open);
         Ok(())
@@ -195,11 +196,11 @@ impl Scanner {
         self.state = match c {
             c if is_space(c) => return Ok(()),
             b'{' => {
-                self.push(Open::ObjectKey)?;
+                self.push(c, Open::ObjectKey)?;
                 State::BeginStringOrEmpty
             }
             b'[' => {
-                self.push(Open::ArrayValue)?;
+                self.push(c, Open::ArrayValue)?;
                 State::BeginValueOrEmpty
             }
             b'"' => State::InString,

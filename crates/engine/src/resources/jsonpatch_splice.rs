@@ -14,50 +14,84 @@
 
 use super::go_decode::{duplicate_field, duplicate_paths, join};
 use serde_json::value::RawValue;
+use std::collections::{BTreeMap, HashMap};
 
 /// One step of a resolved location in the document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Step {
+pub(crate) enum Step {
     Key(String),
     Index(usize),
 }
 
-/// A member repeated in the object at `container`, inside the lazy node at `root`.
-#[derive(Debug, Clone)]
-struct Repeat {
-    root: Vec<Step>,
-    container: Vec<Step>,
-    key: String,
-}
-
-/// Document order of two locations: keys as Go's encoder sorts them, items by index.
-fn document_order(a: &[Step], b: &[Step]) -> std::cmp::Ordering {
-    for (x, y) in a.iter().zip(b) {
-        let order = match (x, y) {
-            (Step::Key(x), Step::Key(y)) => x.cmp(y),
-            (Step::Index(x), Step::Index(y)) => x.cmp(y),
-            (Step::Key(_), Step::Index(_)) => std::cmp::Ordering::Less,
-            (Step::Index(_), Step::Key(_)) => std::cmp::Ordering::Greater,
-        };
-        if order.is_ne() {
-            return order;
+impl Step {
+    /// As a path segment: the key, or the index as text.
+    fn text(&self) -> String {
+        match self {
+            Step::Key(key) => key.clone(),
+            Step::Index(i) => i.to_string(),
         }
     }
-    a.len().cmp(&b.len())
 }
 
-/// A value still held as the bytes sent (compacted as Go's encoder writes them).
-#[derive(Debug, Clone)]
-struct Lazy {
-    at: Vec<Step>,
-    raw: String,
+/// What the patch left at one location of the document. The locations form a trie over
+/// the document's paths, so that an operation visits only those on its own path (and an
+/// insertion moves one array's slots), however many values earlier operations spliced in
+/// elsewhere. Nothing is below a lazy node but what it holds.
+#[derive(Debug, Clone, Default)]
+struct Node {
+    /// The bytes sent, while Go still holds this value as a lazy node.
+    lazy: Option<String>,
+    /// The repeats whose lazy node is rooted here, in the order met: each by its container
+    /// below this node and its key.
+    repeats: Vec<(Vec<Step>, String)>,
+    /// Children, as indices into [`Splices::nodes`].
+    keys: BTreeMap<String, usize>,
+    items: Vec<Option<usize>>,
+}
+
+impl Node {
+    fn is_empty(&self) -> bool {
+        self.lazy.is_none() && self.repeats.is_empty() && self.keys.is_empty() && self.items.is_empty()
+    }
+
+    fn child(&self, step: &Step) -> Option<usize> {
+        match step {
+            Step::Key(key) => self.keys.get(key).copied(),
+            Step::Index(i) => self.items.get(*i).copied().flatten(),
+        }
+    }
+
+    fn set_child(&mut self, step: &Step, id: Option<usize>) {
+        match (step, id) {
+            (Step::Key(key), Some(id)) => {
+                self.keys.insert(key.clone(), id);
+            }
+            (Step::Key(key), None) => {
+                self.keys.remove(key);
+            }
+            (Step::Index(i), id) => {
+                if self.items.len() <= *i {
+                    self.items.resize(i + 1, None);
+                }
+                self.items[*i] = id;
+            }
+        }
+    }
 }
 
 /// The repeats and raw values spliced into the document so far.
-#[derive(Default)]
+///
+/// The trie's nodes live in one arena (the root first), so that no walk over it recurses:
+/// moves can nest a value thousands deep. A node cut off from the trie stays in the arena
+/// until the patch is done.
 pub(super) struct Splices {
-    repeats: Vec<Repeat>,
-    lazy: Vec<Lazy>,
+    nodes: Vec<Node>,
+}
+
+impl Default for Splices {
+    fn default() -> Self {
+        Splices { nodes: vec![Node::default()] }
+    }
 }
 
 /// The members of a JSON object (the last of repeated ones, as a Go map keeps) or the items
@@ -65,12 +99,14 @@ pub(super) struct Splices {
 fn children(raw: &str) -> Vec<(Step, String)> {
     if raw.starts_with('{') {
         let Ok(super::go_decode::Members(members)) = serde_json::from_str(raw) else { return Vec::new() };
-        let mut out: Vec<(Step, String)> = Vec::new();
-        for (key, value) in members {
-            out.retain(|(step, _)| *step != Step::Key(key.clone()));
-            out.push((Step::Key(key), value.get().to_string()));
-        }
-        out
+        // Each at its last place: where a Go map's assignment leaves it.
+        let last: HashMap<&str, usize> = members.iter().enumerate().map(|(i, (key, _))| (key.as_str(), i)).collect();
+        members
+            .iter()
+            .enumerate()
+            .filter(|(i, (key, _))| last.get(key.as_str()) == Some(i))
+            .map(|(_, (key, value))| (Step::Key(key.clone()), value.get().to_string()))
+            .collect()
     } else if raw.starts_with('[') {
         let items: Vec<Box<RawValue>> = serde_json::from_str(raw).unwrap_or_default();
         items.into_iter().enumerate().map(|(i, item)| (Step::Index(i), item.get().to_string())).collect()
@@ -104,11 +140,6 @@ pub(super) fn compact(raw: &str) -> String {
     out
 }
 
-/// Whether `a` is `b` or leads to it.
-fn leads_to(a: &[Step], b: &[Step]) -> bool {
-    b.starts_with(a)
-}
-
 /// A Go strict-error path (`spec.tags[0].a`) as steps to its container and its last key.
 fn steps_of(path: &str) -> Option<(Vec<Step>, String)> {
     let mut steps = Vec::new();
@@ -128,77 +159,131 @@ fn steps_of(path: &str) -> Option<(Vec<Step>, String)> {
 }
 
 impl Splices {
+    const ROOT: usize = 0;
+
+    fn child_or_new(&mut self, id: usize, step: &Step) -> usize {
+        if let Some(child) = self.nodes[id].child(step) {
+            return child;
+        }
+        self.nodes.push(Node::default());
+        let child = self.nodes.len() - 1;
+        self.nodes[id].set_child(step, Some(child));
+        child
+    }
+
+    fn at(&self, at: &[Step]) -> Option<usize> {
+        at.iter().try_fold(Self::ROOT, |id, step| self.nodes[id].child(step))
+    }
+
+    /// Go parses the lazy node `id`, on the way to `rest` below it: its members become lazy
+    /// nodes of their own, repeats in the containers on the way are gone, and the others
+    /// are rooted one step down (where the walk may parse them again).
+    fn parse_towards(&mut self, id: usize, rest: &[Step]) {
+        if let Some(raw) = self.nodes[id].lazy.take() {
+            for (step, raw) in children(&raw) {
+                let child = self.child_or_new(id, &step);
+                self.nodes[child].lazy = Some(raw);
+            }
+        }
+        for (container, key) in std::mem::take(&mut self.nodes[id].repeats) {
+            let Some((first, below)) = container.split_first().filter(|_| !rest.starts_with(&container)) else {
+                continue;
+            };
+            let child = self.child_or_new(id, first);
+            self.nodes[child].repeats.push((below.to_vec(), key));
+        }
+    }
+
     /// Go parses every container on the way to `at`: repeats in those are gone, and those
     /// below are in lazy nodes of their own now.
     fn went_to(&mut self, at: &[Step]) {
         let parent = &at[..at.len().saturating_sub(1)];
-        while let Some(i) = self.lazy.iter().position(|l| leads_to(&l.at, parent)) {
-            let parsed = self.lazy.remove(i);
-            for (step, raw) in children(&parsed.raw) {
-                self.lazy.push(Lazy { at: [parsed.at.as_slice(), &[step]].concat(), raw });
-            }
+        let mut id = Self::ROOT;
+        for (depth, step) in parent.iter().enumerate() {
+            self.parse_towards(id, &parent[depth..]);
+            let Some(next) = self.nodes[id].child(step) else { return };
+            id = next;
         }
-        self.repeats.retain(|r| !leads_to(&r.container, parent));
-        for repeat in self.repeats.iter_mut().filter(|r| leads_to(&r.root, parent)) {
-            let common = repeat.container.iter().zip(parent).take_while(|(a, b)| a == b).count();
-            repeat.root = repeat.container[..common + 1].to_vec();
-        }
+        self.parse_towards(id, &[]);
     }
 
     /// What was at `at` is gone, or parsed whole.
     fn replaced(&mut self, at: &[Step]) {
-        self.repeats.retain(|r| !leads_to(at, &r.container));
-        self.lazy.retain(|l| !leads_to(at, &l.at));
+        let Some((last, parent)) = at.split_last() else {
+            self.nodes[Self::ROOT] = Node::default();
+            return;
+        };
+        if let Some(id) = self.at(parent) {
+            self.nodes[id].set_child(last, None);
+        }
     }
 
     /// An item inserted at `at` in an array (`inserted`), or removed from there, moves the
     /// repeats in the items after it.
     fn shift(&mut self, at: &[Step], inserted: bool) {
         let Some((Step::Index(i), array)) = at.split_last() else { return };
-        let moved = |steps: &mut Vec<Step>| {
-            if !steps.starts_with(array) {
-                return;
-            }
-            if let Some(Step::Index(j)) = steps.get_mut(array.len()) {
-                match inserted {
-                    true if *j >= *i => *j += 1,
-                    false if *j > *i => *j -= 1,
-                    _ => {}
+        let Some(id) = self.at(array) else { return };
+        let items = &mut self.nodes[id].items;
+        if *i < items.len() {
+            match inserted {
+                true => items.insert(*i, None),
+                false => {
+                    items.remove(*i);
                 }
             }
-        };
-        for repeat in &mut self.repeats {
-            moved(&mut repeat.container);
-            moved(&mut repeat.root);
-        }
-        for lazy in &mut self.lazy {
-            moved(&mut lazy.at);
         }
     }
 
-    /// Puts `value`'s repeats and raw values, or `carried` ones, at `at` (`inserted` into an
-    /// array, else in place of what was there).
-    fn put(&mut self, at: &[Step], inserted: bool, carried: (Vec<Repeat>, Vec<Lazy>)) {
+    /// A copy of the nodes from `id` down, in the arena; its root's index.
+    fn copied(&mut self, id: usize) -> usize {
+        let mut pending = vec![(id, None::<(usize, Step)>)];
+        let mut top = id;
+        while let Some((from, parent)) = pending.pop() {
+            let node = &self.nodes[from];
+            let copy = Node { lazy: node.lazy.clone(), repeats: node.repeats.clone(), ..Node::default() };
+            let children: Vec<(Step, usize)> = node
+                .keys
+                .iter()
+                .map(|(key, child)| (Step::Key(key.clone()), *child))
+                .chain(node.items.iter().enumerate().filter_map(|(i, child)| Some((Step::Index(i), (*child)?))))
+                .collect();
+            self.nodes.push(copy);
+            let new = self.nodes.len() - 1;
+            match parent {
+                Some((parent, step)) => self.nodes[parent].set_child(&step, Some(new)),
+                None => top = new,
+            }
+            pending.extend(children.into_iter().map(|(step, child)| (child, Some((new, step)))));
+        }
+        top
+    }
+
+    /// Puts the node `spliced` (what a value written or carried holds) at `at` (`inserted`
+    /// into an array, else in place of what was there).
+    fn put(&mut self, at: &[Step], inserted: bool, spliced: Option<usize>) {
         self.went_to(at);
         if inserted {
             self.shift(at, true);
         } else {
             self.replaced(at);
         }
-        self.repeats.extend(carried.0);
-        self.lazy.extend(carried.1);
+        let Some(spliced) = spliced.filter(|id| !self.nodes[*id].is_empty()) else { return };
+        let Some((last, parent)) = at.split_last() else {
+            self.nodes.swap(Self::ROOT, spliced);
+            return;
+        };
+        let id = parent.iter().fold(Self::ROOT, |id, step| self.child_or_new(id, step));
+        self.nodes[id].set_child(last, Some(spliced));
     }
 
     /// `add` (`inserted` into an array) or `replace` of `value` at `at`.
     pub(super) fn written(&mut self, at: &[Step], value: Option<&RawValue>, inserted: bool) {
-        let paths = value.map(|v| duplicate_paths(v.get().as_bytes())).unwrap_or_default();
-        let repeats = paths
-            .iter()
-            .filter_map(|path| steps_of(path))
-            .map(|(inner, key)| Repeat { root: at.to_vec(), container: [at, &inner].concat(), key })
-            .collect();
-        let lazy = value.map(|v| Lazy { at: at.to_vec(), raw: compact(v.get()) }).into_iter().collect();
-        self.put(at, inserted, (repeats, lazy));
+        let spliced = value.map(|value| {
+            let repeats = duplicate_paths(value.get().as_bytes()).iter().filter_map(|p| steps_of(p)).collect();
+            self.nodes.push(Node { lazy: Some(compact(value.get())), repeats, ..Node::default() });
+            self.nodes.len() - 1
+        });
+        self.put(at, inserted, spliced);
     }
 
     /// `remove` (`removed`) or `test` at `at` (a test parses what it compares).
@@ -213,57 +298,60 @@ impl Splices {
     /// `copy` (`moved` false) or `move` of what is at `from` to `to` (`inserted` into an array).
     pub(super) fn carried(&mut self, from: &[Step], to: &[Step], moved: bool, inserted: bool) {
         self.went_to(from);
-        let carried: Vec<Repeat> = self
-            .repeats
-            .iter()
-            .filter(|r| leads_to(from, &r.container))
-            .map(|r| Repeat {
-                root: [to, &r.root[from.len().min(r.root.len())..]].concat(),
-                container: [to, &r.container[from.len()..]].concat(),
-                key: r.key.clone(),
-            })
-            .collect();
-        let lazy: Vec<Lazy> = self
-            .lazy
-            .iter()
-            .filter(|l| leads_to(from, &l.at))
-            .map(|l| Lazy { at: [to, &l.at[from.len()..]].concat(), raw: l.raw.clone() })
-            .collect();
+        let mut spliced = self.at(from);
         if moved {
             self.replaced(from);
             self.shift(from, false);
+        } else {
+            spliced = spliced.map(|id| self.copied(id));
         }
-        self.put(to, inserted, (carried, lazy));
+        self.put(to, inserted, spliced);
+    }
+
+    /// Calls `each` with every node in the trie and its location, in document order (its
+    /// own repeats, then its keys sorted, then its items by index): preorder, with a stack
+    /// of its own.
+    fn each_in_document_order<'a>(&'a self, mut each: impl FnMut(&[Step], &'a Node)) {
+        let mut at: Vec<Step> = Vec::new();
+        let mut pending = vec![(0, None, Self::ROOT)];
+        while let Some((depth, step, id)) = pending.pop() {
+            at.truncate(depth);
+            at.extend(step);
+            let node = &self.nodes[id];
+            each(&at, node);
+            let items = node.items.iter().enumerate().rev().filter_map(|(i, child)| Some((Step::Index(i), (*child)?)));
+            let keys = node.keys.iter().rev().map(|(key, child)| (Step::Key(key.clone()), *child));
+            pending.extend(items.chain(keys).map(|(step, child)| (at.len(), Some(step), child)));
+        }
     }
 
     /// The values still held as sent, by where they are (keys, and item indices as
     /// text), for [`super::patched_json`] to write as they are.
     pub(super) fn raw_values(&self) -> Vec<(Vec<String>, String)> {
-        let path = |at: &[Step]| {
-            at.iter()
-                .map(|step| match step {
-                    Step::Key(k) => k.clone(),
-                    Step::Index(i) => i.to_string(),
-                })
-                .collect()
-        };
-        self.lazy.iter().map(|l| (path(&l.at), l.raw.to_string())).collect()
+        let mut out = Vec::new();
+        self.each_in_document_order(|at, node| {
+            if let Some(raw) = &node.lazy {
+                out.push((at.iter().map(Step::text).collect(), raw.clone()));
+            }
+        });
+        out
     }
 
     /// The strict errors kube's decoding of the patched object reports for them.
     pub(super) fn errors(&self) -> Vec<String> {
-        let render = |repeat: &Repeat| {
-            let mut path = String::new();
-            for step in &repeat.container {
-                path = match step {
-                    Step::Key(k) => join(&path, k),
-                    Step::Index(i) => format!("{path}[{i}]"),
-                };
+        let mut out = Vec::new();
+        self.each_in_document_order(|at, node| {
+            for (container, key) in &node.repeats {
+                let mut path = String::new();
+                for step in at.iter().chain(container) {
+                    path = match step {
+                        Step::Key(k) => join(&path, k),
+                        Step::Index(i) => format!("{path}[{i}]"),
+                    };
+                }
+                out.push(duplicate_field(&join(&path, key)));
             }
-            duplicate_field(&join(&path, &repeat.key))
-        };
-        let mut repeats: Vec<&Repeat> = self.repeats.iter().collect();
-        repeats.sort_by(|a, b| document_order(&a.root, &b.root));
-        repeats.into_iter().map(render).collect()
+        });
+        out
     }
 }

@@ -15,6 +15,7 @@ use super::patch::PatchType;
 use crate::representation::gofmt::{go_json, write_go_string};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// The patch an object came from.
 #[derive(Debug, Clone, Copy)]
@@ -113,17 +114,20 @@ fn merged_scalars(body: &[u8]) -> Vec<(Vec<String>, String)> {
 /// in as sent.
 struct Writer {
     reached: Reached,
-    raw: Vec<(Vec<String>, String)>,
+    /// By path: a patch may splice in thousands, each looked up at every value written.
+    raw: HashMap<Vec<String>, String>,
 }
 
 /// The JSON kube quotes for `patched`, the result of `source` on `old`, an object of the
 /// Go struct `kind` (`None`: an unstructured kind).
 pub fn patched_json(old: &Value, patched: &Value, source: &PatchSource, kind: Option<&'static GoStruct>) -> String {
-    let raw = match source.patch_type {
+    let raw: HashMap<_, _> = match source.patch_type {
         PatchType::Json => super::jsonpatch::spliced(old, source.body),
         PatchType::Merge => merged_scalars(source.body),
         _ => Vec::new(),
-    };
+    }
+    .into_iter()
+    .collect();
     let Some(kind) = kind.filter(|_| source.patch_type != PatchType::StrategicMerge) else {
         if raw.is_empty() {
             return go_json(patched);
@@ -187,7 +191,7 @@ impl Writer {
     }
 
     fn value(&self, value: &Value, ty: Option<&'static GoType>, path: &[String], out: &mut String) {
-        if let Some((_, raw)) = self.raw.iter().find(|(at, _)| at == path) {
+        if let Some(raw) = self.raw.get(path) {
             out.push_str(raw);
             return;
         }

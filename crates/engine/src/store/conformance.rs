@@ -308,3 +308,22 @@ async fn a_write_over_etcd_s_request_limit_is_refused_as_etcd_refuses_it() {
     assert_eq!(s.update("/k/a", over, Some(a.mod_revision)).await, Err(StoreError::RequestTooLarge));
     assert_eq!(s.get("/k/b").await.expect("get"), None);
 }
+
+#[tokio::test]
+async fn a_write_over_grpc_s_message_limit_is_refused_in_grpc_s_words() {
+    // The oracle's answer to the create of a custom resource stored in 2,098,378 bytes at
+    // this key (its size once kube dropped its managedFields to try again).
+    let key = "/registry/edges.diff.example.com/frees/edge/s2098152";
+    assert_eq!(message_bytes(key, &vec![b'x'; 2_098_378], None), 2_098_507);
+    let s = LocalStore::memory();
+    let over = Bytes::from(vec![b'x'; 2_098_378]);
+    let refused = s.create(key, over.clone()).await.expect_err("over 2 MiB");
+    assert_eq!(refused, StoreError::MessageTooLarge { size: 2_098_507 });
+    assert_eq!(
+        refused.to_string(),
+        "rpc error: code = ResourceExhausted desc = trying to send message larger than max (2098507 vs. 2097152)"
+    );
+    // An update also gets the key when its compare fails: a RequestOp of a RangeRequest.
+    let updated = s.update(key, over, Some(7)).await;
+    assert_eq!(updated, Err(StoreError::MessageTooLarge { size: 2_098_507 + 2 + 2 + 54 }));
+}

@@ -76,6 +76,26 @@ fn request_bytes(key: &str, value: &[u8]) -> usize {
     value.len() + 2 * key.len() + 40
 }
 
+/// The most kube-apiserver's etcd client sends in one gRPC message: clientv3's default
+/// `MaxCallSendMsgSize` (2 MiB), which kube leaves as it is. A larger write never reaches
+/// etcd, so its words are gRPC's, not etcd's.
+pub const MAX_SEND_MESSAGE_BYTES: usize = 2 * 1024 * 1024;
+
+/// The protobuf size of the `TxnRequest` kube's `OptimisticPut` sends to write `value` at
+/// `key`: compare the key's mod revision with `expected` (0 for a create), put, and for an
+/// update (`Some`) get the key when the compare fails.
+fn message_bytes(key: &str, value: &[u8], update: Option<Revision>) -> usize {
+    let varint = |n: u64| (64 - n.max(1).leading_zeros() as usize).div_ceil(7);
+    // A length-delimited field of `len` bytes: its tag, its length, its bytes.
+    let field = |len: usize| 1 + varint(len as u64) + len;
+    let key_field = field(key.len());
+    // target MOD, the key, mod_revision (written even when 0: a oneof member).
+    let compare = 2 + key_field + 1 + varint(update.unwrap_or(0));
+    let put = field(key_field + field(value.len()));
+    let get_on_failure = update.map_or(0, |_| field(field(key_field)));
+    field(compare) + field(put) + get_on_failure
+}
+
 /// How much change history a [`LocalStore`] keeps in memory: the oldest changes are dropped
 /// once either bound is passed, and a watch or list from before them is `Expired` (410).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +258,16 @@ pub enum StoreError {
     /// A write over [`MAX_REQUEST_BYTES`] (kube answers etcd's words with a 500).
     #[error("etcdserver: request is too large")]
     RequestTooLarge,
+    /// A write whose message kube's etcd client refuses to send, `size` bytes being over
+    /// [`MAX_SEND_MESSAGE_BYTES`] (kube answers gRPC's words with a 500, and, unlike after
+    /// etcd's own refusal, does not try again without managedFields).
+    #[error(
+        "rpc error: code = ResourceExhausted desc = trying to send message larger than max ({size} vs. {MAX_SEND_MESSAGE_BYTES})"
+    )]
+    MessageTooLarge {
+        /// The message's bytes.
+        size: usize,
+    },
     /// Another process holds the database.
     #[error("the data directory {path} is in use by another process")]
     Locked {
@@ -408,8 +438,13 @@ impl LocalStore {
     }
 }
 
-/// Refuses a write etcd would refuse for its size.
-fn check_request_size(key: &str, value: &[u8]) -> Result<(), StoreError> {
+/// Refuses a write kube's etcd client, or else etcd, would refuse for its size (`update`:
+/// the revision an update expects; `None` for a create).
+fn check_request_size(key: &str, value: &[u8], update: Option<Revision>) -> Result<(), StoreError> {
+    let size = message_bytes(key, value, update);
+    if size > MAX_SEND_MESSAGE_BYTES {
+        return Err(StoreError::MessageTooLarge { size });
+    }
     if request_bytes(key, value) > MAX_REQUEST_BYTES {
         return Err(StoreError::RequestTooLarge);
     }
@@ -431,7 +466,7 @@ impl Store for LocalStore {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
-        check_request_size(key, &value)?;
+        check_request_size(key, &value, None)?;
         match self.writer.submit(writer::Op::Create { key: key.to_string(), value }).await? {
             writer::Outcome::Written(kv) => Ok(kv),
             writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),
@@ -439,7 +474,7 @@ impl Store for LocalStore {
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
-        check_request_size(key, &value)?;
+        check_request_size(key, &value, Some(expected.unwrap_or_default()))?;
         match self.writer.submit(writer::Op::Update { key: key.to_string(), value, expected }).await? {
             writer::Outcome::Written(kv) => Ok(kv),
             writer::Outcome::Deleted(_) => Err(StoreError::Backend("unexpected outcome".into())),

@@ -159,6 +159,6 @@ fn no_token_panics() {
     }
     assert_eq!(
         decode(&doc(&long_nesting)).map_err(|e| e.to_string()),
-        Err("continue key is not valid: exceeded max depth".to_string())
+        Err("continue key is not valid: invalid character '[' exceeded max depth".to_string())
     );
 }

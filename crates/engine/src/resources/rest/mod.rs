@@ -205,8 +205,6 @@ impl Rest<'_> {
                 "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
             ),
             StoreError::TooLarge { requested, current } => ApiError::too_large_resource_version(requested, current),
-            // etcd's refusal, passed on as kube passes it: a 500 without a reason.
-            StoreError::RequestTooLarge => ApiError::new(500, "", StoreError::RequestTooLarge.to_string()),
             other => ApiError::storage(&other),
         }
     }

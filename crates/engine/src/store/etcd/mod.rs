@@ -300,7 +300,7 @@ impl Store for Etcd {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, StoreError> {
-        super::check_request_size(key, &value)?;
+        super::check_request_size(key, &value, None)?;
         let k = self.keys.etcd_key(key);
         let Written { answer: r, repeated } = self
             .written_txn(wire::Txn {
@@ -322,7 +322,7 @@ impl Store for Etcd {
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>) -> Result<KeyValue, StoreError> {
-        super::check_request_size(key, &value)?;
+        super::check_request_size(key, &value, Some(expected.unwrap_or_default()))?;
         let k = self.keys.etcd_key(key);
         // The key's create_revision, without its (possibly large) value, then the put.
         let r = match self.guarded(key, expected, vec![wire::get(&k, true), wire::put(&k, &value)]).await? {
