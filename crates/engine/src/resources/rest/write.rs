@@ -579,9 +579,12 @@ impl Rest<'_> {
         Fut: std::future::Future<Output = Result<crate::store::KeyValue, StoreError>>,
     {
         Ok(match write(self.stored(obj)?).await {
-            Err(StoreError::RequestTooLarge) if tracking == Tracking::Update => {
+            // Too large for etcd or for its client's gRPC message: kube's handlers retry both.
+            Err(e @ (StoreError::RequestTooLarge | StoreError::MessageTooLarge { .. }))
+                if tracking == Tracking::Update =>
+            {
                 if meta::metadata_mut(obj).remove("managedFields").is_none() {
-                    return Ok(Err(StoreError::RequestTooLarge));
+                    return Ok(Err(e));
                 }
                 write(self.stored(obj)?).await
             }
