@@ -314,7 +314,7 @@ async fn a_write_over_grpc_s_message_limit_is_refused_in_grpc_s_words() {
     // The oracle's answer to the create of a custom resource stored in 2,098,378 bytes at
     // this key (its size once kube dropped its managedFields to try again).
     let key = "/registry/edges.diff.example.com/frees/edge/s2098152";
-    assert_eq!(message_bytes(key, &vec![b'x'; 2_098_378], None), 2_098_507);
+    assert_eq!(message_bytes(key, 2_098_378, None), 2_098_507);
     let s = LocalStore::memory();
     let over = Bytes::from(vec![b'x'; 2_098_378]);
     let refused = s.create(key, over.clone()).await.expect_err("over 2 MiB");

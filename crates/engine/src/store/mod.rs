@@ -84,14 +84,14 @@ pub const MAX_SEND_MESSAGE_BYTES: usize = 2 * 1024 * 1024;
 /// The protobuf size of the `TxnRequest` kube's `OptimisticPut` sends to write `value` at
 /// `key`: compare the key's mod revision with `expected` (0 for a create), put, and for an
 /// update (`Some`) get the key when the compare fails.
-fn message_bytes(key: &str, value: &[u8], update: Option<Revision>) -> usize {
+fn message_bytes(key: &str, value_len: usize, update: Option<Revision>) -> usize {
     let varint = |n: u64| (64 - n.max(1).leading_zeros() as usize).div_ceil(7);
     // A length-delimited field of `len` bytes: its tag, its length, its bytes.
     let field = |len: usize| 1 + varint(len as u64) + len;
     let key_field = field(key.len());
     // target MOD, the key, mod_revision (written even when 0: a oneof member).
     let compare = 2 + key_field + 1 + varint(update.unwrap_or(0));
-    let put = field(key_field + field(value.len()));
+    let put = field(key_field + field(value_len));
     let get_on_failure = update.map_or(0, |_| field(field(key_field)));
     field(compare) + field(put) + get_on_failure
 }
@@ -438,10 +438,16 @@ impl LocalStore {
     }
 }
 
+/// How long kube's stored form of `value` is: a JSON object as Go's encoder writes it, with
+/// a newline after it (the engine stores none).
+fn kube_value_len(value: &[u8]) -> usize {
+    value.len() + usize::from(value.first() == Some(&b'{'))
+}
+
 /// Refuses a write kube's etcd client, or else etcd, would refuse for its size (`update`:
 /// the revision an update expects; `None` for a create).
 fn check_request_size(key: &str, value: &[u8], update: Option<Revision>) -> Result<(), StoreError> {
-    let size = message_bytes(key, value, update);
+    let size = message_bytes(key, kube_value_len(value), update);
     if size > MAX_SEND_MESSAGE_BYTES {
         return Err(StoreError::MessageTooLarge { size });
     }
