@@ -2,7 +2,9 @@
 //! `MutatingWebhookConfiguration`s, read into what dispatch needs. The objects were
 //! defaulted and validated when stored, so a field missing here takes kube's default.
 
+use crate::resources::builtin::webhook_configs::DEFAULT_TIMEOUT_SECONDS;
 use crate::resources::selector::LabelSelector;
+use crate::schema::webhook_client::DEFAULT_SERVICE_PORT;
 use serde_json::Value;
 
 /// One webhook of one configuration.
@@ -89,7 +91,7 @@ fn hook_of(w: &Value) -> Hook {
             namespace: text(service, "namespace").unwrap_or_default(),
             name: text(service, "name").unwrap_or_default(),
             path: text(service, "path").unwrap_or_default(),
-            port: service.get("port").and_then(Value::as_i64).unwrap_or(443),
+            port: service.get("port").and_then(Value::as_i64).unwrap_or(DEFAULT_SERVICE_PORT.into()),
         },
         _ => Target::Url {
             url: text(&client, "url").unwrap_or_default(),
@@ -109,7 +111,7 @@ fn hook_of(w: &Value) -> Hook {
         namespace_selector: selector_of(w.get("namespaceSelector")),
         object_selector: selector_of(w.get("objectSelector")),
         side_effects: text(w, "sideEffects"),
-        timeout_seconds: w.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(10),
+        timeout_seconds: w.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(DEFAULT_TIMEOUT_SECONDS as u64),
         review_versions: strings(w.get("admissionReviewVersions")),
         reinvoke: text(w, "reinvocationPolicy").as_deref() == Some("IfNeeded"),
         match_conditions: w

@@ -31,7 +31,8 @@ pub mod review;
 
 use crate::kinds::{Kinds, ServedKind};
 use crate::resources::admit::{Admission, Attributes, Operation};
-use crate::resources::conversion_webhook::{self as http_call, HttpsClient};
+use crate::resources::builtin::webhook_configs::{GROUP, Hooks};
+use crate::resources::webhook_call::{self as http_call, HttpsClient};
 use crate::resources::{ResourceInfo, jsonpatch};
 use crate::status::{ApiError, GroupResource};
 use crate::store::{ListOptions, Revision, Store};
@@ -42,8 +43,6 @@ use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-
-const GROUP: &str = "admissionregistration.k8s.io";
 
 /// The engine's one user, as a review names who asks.
 static USER: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
@@ -87,8 +86,8 @@ impl Webhooks {
 
     /// The webhooks of every stored configuration of `resource`, configurations in name
     /// order (their keys' order), each configuration's parsed once per revision.
-    async fn stored(&self, resource: &str) -> Result<Vec<Arc<Vec<Hook>>>, ApiError> {
-        let prefix = ResourceInfo::store_prefix(GROUP, resource);
+    async fn stored(&self, kind: Hooks) -> Result<Vec<Arc<Vec<Hook>>>, ApiError> {
+        let prefix = ResourceInfo::store_prefix(GROUP, kind.plural());
         let page = self
             .store()?
             .list(&prefix, &ListOptions { cached: true, ..Default::default() })
@@ -299,7 +298,7 @@ impl Webhooks {
                 }
             }
         }
-        let Some(version) = review::version_for(&hook.review_versions) else {
+        let Some(version) = crate::schema::webhook_client::first_recognized(&hook.review_versions) else {
             let why = "could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)";
             return self.failed(hook, why.into());
         };
@@ -470,7 +469,7 @@ impl Admission for Webhooks {
         if matching::exempt(&attrs.info.group, &attrs.info.kind) {
             return Ok(false);
         }
-        let configurations = self.stored("mutatingwebhookconfigurations").await?;
+        let configurations = self.stored(Hooks::Mutating).await?;
         let hooks: Vec<&Hook> = configurations.iter().flat_map(|c| c.iter()).collect();
         if hooks.is_empty() {
             return Ok(false);
@@ -488,7 +487,7 @@ impl Admission for Webhooks {
         if matching::exempt(&attrs.info.group, &attrs.info.kind) {
             return Ok(());
         }
-        let configurations = self.stored("validatingwebhookconfigurations").await?;
+        let configurations = self.stored(Hooks::Validating).await?;
         let hooks = configurations.iter().flat_map(|c| c.iter());
         // Each webhook with the objects at the version it is called at.
         let mut calls = Vec::new();

@@ -5,14 +5,6 @@
 use crate::status::ApiError;
 use serde_json::{Map, Value, json};
 
-/// The review versions kube speaks.
-const KNOWN: [&str; 2] = ["v1", "v1beta1"];
-
-/// The first of a webhook's `admissionReviewVersions` kube speaks.
-pub fn version_for(review_versions: &[String]) -> Option<&'static str> {
-    review_versions.iter().find_map(|v| KNOWN.into_iter().find(|k| k == v))
-}
-
 /// A group, version and kind or resource, as a review names them.
 #[derive(Debug, Clone, Copy)]
 pub struct Gvx<'a> {
@@ -244,7 +236,5 @@ mod tests {
         assert_eq!(r["resource"], json!({"group": "g", "version": "v1", "resource": "widgets"}));
         assert_eq!(r["requestKind"], json!({"group": "g", "version": "v2", "kind": "Widget"}));
         assert_eq!((r["oldObject"].clone(), r["dryRun"].clone()), (Value::Null, Value::from(true)));
-        assert_eq!(version_for(&["v2".into(), "v1beta1".into(), "v1".into()]), Some("v1beta1"));
-        assert_eq!(version_for(&["v2".into()]), None);
     }
 }

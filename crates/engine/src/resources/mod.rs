@@ -33,6 +33,7 @@ mod scale_rest;
 pub mod selector;
 pub mod strategic;
 pub mod unlisted;
+pub mod webhook_call;
 
 use crate::field::FieldError;
 use crate::representation::raw;

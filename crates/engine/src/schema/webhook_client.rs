@@ -145,6 +145,11 @@ pub fn validate_review_versions(
     errs
 }
 
+/// The first of a webhook's review versions this server speaks: the one it is sent.
+pub fn first_recognized(versions: &[String]) -> Option<&'static str> {
+    versions.iter().find_map(|v| ACCEPTED_REVIEW_VERSIONS.into_iter().find(|known| known == v))
+}
+
 /// Whether `versions` name one this server speaks.
 pub fn has_recognized_version(versions: &[String]) -> bool {
     versions.iter().any(|v| ACCEPTED_REVIEW_VERSIONS.contains(&v.as_str()))
@@ -159,6 +164,12 @@ pub fn go_strings<S: AsRef<str>>(ty: &str, values: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_webhook_is_sent_the_first_review_version_this_server_speaks() {
+        assert_eq!(first_recognized(&["v2".into(), "v1beta1".into(), "v1".into()]), Some("v1beta1"));
+        assert_eq!(first_recognized(&["v2".into()]), None);
+    }
 
     fn url_errors(url: &str) -> Vec<String> {
         validate_url(url, &Path::root("url")).iter().map(ToString::to_string).collect()

@@ -23,7 +23,8 @@ pub const GROUP: &str = "admissionregistration.k8s.io";
 
 /// kube's defaults of a webhook in v1, in the order its defaulter sets them.
 const HOOK_DEFAULTS: [(&str, &str); 2] = [("failurePolicy", "Fail"), ("matchPolicy", "Equivalent")];
-const DEFAULT_TIMEOUT_SECONDS: i64 = 10;
+/// kube's `timeoutSeconds` of a webhook that names none.
+pub const DEFAULT_TIMEOUT_SECONDS: i64 = 10;
 
 /// The strategy of one of the two kinds.
 pub struct WebhookConfigStrategy {
@@ -35,15 +36,11 @@ pub struct WebhookConfigStrategy {
 
 impl WebhookConfigStrategy {
     pub fn new(hooks: Hooks) -> Self {
-        let (plural, kind, go) = match hooks {
-            Hooks::Validating => {
-                ("validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &VALIDATING_WEBHOOK_CONFIGURATION)
-            }
-            Hooks::Mutating => {
-                ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &MUTATING_WEBHOOK_CONFIGURATION)
-            }
+        let go = match hooks {
+            Hooks::Validating => &VALIDATING_WEBHOOK_CONFIGURATION,
+            Hooks::Mutating => &MUTATING_WEBHOOK_CONFIGURATION,
         };
-        let mut info = super::info(GROUP, plural, kind, &[], false);
+        let mut info = super::info(GROUP, hooks.plural(), hooks.kind(), &[], false);
         info.categories = vec!["api-extensions".into()];
         WebhookConfigStrategy { hooks, info, go, types: Arc::new(go.schema()) }
     }

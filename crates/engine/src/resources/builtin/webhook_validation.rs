@@ -29,6 +29,24 @@ pub enum Hooks {
     Mutating,
 }
 
+impl Hooks {
+    /// The kind's resource.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Hooks::Validating => "validatingwebhookconfigurations",
+            Hooks::Mutating => "mutatingwebhookconfigurations",
+        }
+    }
+
+    /// The kind's name.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Hooks::Validating => "ValidatingWebhookConfiguration",
+            Hooks::Mutating => "MutatingWebhookConfiguration",
+        }
+    }
+}
+
 /// kube's `validationOptions`: what an update relaxes because the stored object already
 /// broke the rule.
 #[derive(Debug, Clone, Copy)]
